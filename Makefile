@@ -1,0 +1,150 @@
+# SchedMate: one GNU Makefile for the library, the schedmate command, the
+# build-time tools, the tests, the fuzz targets and the benchmarks.
+#
+#   make            build/schedmate (optimised, with debug info)
+#   make test       deps, AddressSanitizer+UBSan build, all tests, fuzz smoke
+#   make demo       deps, build, run the main job on the embedded defaults
+#   make bench      the benchmarks under bench/ (not part of the tests)
+#   make asan       sanitizer build in build/asan
+#   make lint       clang-format check
+#
+# Every C file under src/*/ goes into the library, every file under cli/
+# into the command, every tests/unit/test_*.c into the unit-test runner.
+# Line-classifier corpora data/classifier/NAME.tsv are turned into
+# prototype tables (build/gen/protos_NAME.c) by build/tools/sm_train.
+
+BUILD   ?= build
+SAN     ?= 0
+CC      ?= cc
+PKGS    := sqlite3 hiredis yaml-0.1 libcjson
+WARN    := -Wall -Wextra -Wstrict-prototypes -Wwrite-strings \
+           -Wno-missing-field-initializers
+CSTD    := -std=c11 -D_GNU_SOURCE
+OPT     ?= -O2 -g
+ifeq ($(SAN),1)
+OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+           -fno-sanitize-recover=undefined
+endif
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS  += $(CSTD) $(WARN) $(OPT) $(EXTRA_CFLAGS) -Iinclude -Isrc \
+           $(PKG_CFLAGS) -MMD -MP
+LDFLAGS += $(OPT)
+LDLIBS  += $(PKG_LIBS) -lm -lpthread
+
+LIB_SRCS   := $(sort $(wildcard src/*/*.c))
+CLI_SRCS   := $(sort $(wildcard cli/*.c))
+TEST_SRCS  := $(sort $(wildcard tests/unit/*.c))
+CORPORA    := $(sort $(wildcard data/classifier/*.tsv))
+GEN_SRCS   := $(patsubst data/classifier/%.tsv,$(BUILD)/gen/protos_%.c,$(CORPORA))
+
+LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+GEN_OBJS   := $(patsubst %.c,%.o,$(GEN_SRCS))
+CLI_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+TEST_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
+
+CORE_LIB   := $(BUILD)/libschedmate_core.a
+LIB        := $(BUILD)/libschedmate.a
+BIN        := $(BUILD)/schedmate
+TRAIN      := $(BUILD)/tools/sm_train
+TEST_BIN   := $(BUILD)/sm_test
+
+.PHONY: all lib cli tools unit test check asan demo bench fuzz lint clean deps
+.DEFAULT_GOAL := all
+
+all: $(BIN)
+lib: $(LIB)
+cli: $(BIN)
+tools: $(TRAIN)
+unit: $(TEST_BIN)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# The core archive holds everything but the generated tables, so that the
+# trainer can link against the embedder without needing its own output.
+$(CORE_LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIB): $(LIB_OBJS) $(GEN_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(TRAIN): $(BUILD)/obj/tools/sm_train.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/gen/protos_%.c: data/classifier/%.tsv $(TRAIN)
+	@mkdir -p $(dir $@)
+	$(TRAIN) --name $* --out $@ $<
+
+$(BIN): $(CLI_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+
+$(TEST_BIN): $(TEST_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS)
+
+# ---- Entry points for people and CI -------------------------------------
+
+deps:
+	@scripts/deps.sh
+
+# The README's test command: install what is missing, build with
+# AddressSanitizer and UBSan, run every test, then a short fuzz run.
+test: deps
+	$(MAKE) BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test
+	$(MAKE) all
+	tests/run.sh build/asan
+	@if command -v clang >/dev/null; then $(MAKE) fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-10}; \
+	 else echo "fuzz: clang not found, skipped"; fi
+
+check: test
+
+asan:
+	$(MAKE) BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh
+
+bench: all
+	@for b in bench/*/run.sh; do echo "== $$b"; $$b || exit 1; done
+
+# libFuzzer targets: tests/fuzz/fuzz_NAME.c, linked with the library
+# sources compiled by clang with the fuzzer and sanitizers.
+FUZZ_SRCS    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+FUZZ_SECONDS ?= 10
+FUZZ_CFLAGS  := $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined \
+                -Iinclude -Isrc $(PKG_CFLAGS)
+
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard src/*/*.h) \
+              $(wildcard include/schedmate/*.h) $(GEN_SRCS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LDLIBS)
+
+fuzz: $(GEN_SRCS)
+	@$(MAKE) $(FUZZ_BINS)
+	@for f in $(FUZZ_BINS); do \
+	  n=$$(basename $$f); mkdir -p build/fuzz/corpus-$$n; \
+	  seeds=tests/fuzz/seeds/$${n#fuzz_}; [ -d $$seeds ] || seeds=; \
+	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=2048 \
+	      -print_final_stats=0 build/fuzz/corpus-$$n $$seeds \
+	      >build/fuzz/$$n.log 2>&1 || { tail -40 build/fuzz/$$n.log; exit 1; }; \
+	  grep -E 'Done [0-9]+ runs' build/fuzz/$$n.log | tail -1; \
+	done
+
+lint:
+	@clang-format --dry-run -Werror $(LIB_SRCS) $(CLI_SRCS) \
+	  $(wildcard include/schedmate/*.h src/*/*.h)
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
+         $(BUILD)/obj/tools/sm_train.d $(GEN_OBJS:.o=.d)

@@ -1,0 +1,69 @@
+/* main.c - the schedmate command: git-style dispatch to subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_cmd commands[] = {
+    {"version", cmd_version, "print the version"},
+};
+
+static void print_help(FILE *out) {
+  fprintf(out,
+          "usage: schedmate [--version] [--help] COMMAND [ARGS]\n"
+          "\n"
+          "SchedMate reads what GPU cluster schedulers ignore (a job's code,\n"
+          "its logs, the history of similar jobs) and turns it into facts\n"
+          "a scheduler can use.\n"
+          "\n"
+          "Commands:\n");
+  for (size_t i = 0; i < SM_ARRAY_LEN(commands); i++)
+    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\nRun 'schedmate COMMAND --help' for a command's options.\n"
+               "Exit status: 0 success, 1 a check failed, 2 bad usage or "
+               "unreadable input.\n");
+}
+
+int cmd_version(int argc, char **argv) {
+  (void)argv;
+  if (argc > 1 && cli_wants_help(argc, argv)) {
+    printf("usage: schedmate version\n");
+    return CLI_OK;
+  }
+  if (argc > 1)
+    return cli_usage("version", "takes no arguments");
+  printf("schedmate %s\n", SM_VERSION_STRING);
+  return CLI_OK;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    print_help(stderr);
+    return CLI_USAGE;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    if (argc > 2 && strcmp(argv[1], "help") == 0) {
+      for (size_t i = 0; i < SM_ARRAY_LEN(commands); i++)
+        if (strcmp(argv[2], commands[i].name) == 0) {
+          char *hargv[] = {argv[2], (char *)"--help", NULL};
+          return commands[i].run(2, hargv);
+        }
+      fprintf(stderr, "schedmate: unknown command '%s'\n", argv[2]);
+      return CLI_USAGE;
+    }
+    print_help(stdout);
+    return CLI_OK;
+  }
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+    printf("schedmate %s\n", SM_VERSION_STRING);
+    return CLI_OK;
+  }
+  for (size_t i = 0; i < SM_ARRAY_LEN(commands); i++)
+    if (strcmp(argv[1], commands[i].name) == 0)
+      return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr,
+          "schedmate: '%s' is not a command. See 'schedmate --help'.\n",
+          argv[1]);
+  return CLI_USAGE;
+}

@@ -1,0 +1,14 @@
+/* sm.h - the SchedMate library: the one header to include.
+ *
+ * SchedMate is a semantic information layer for GPU cluster schedulers:
+ * it reads a job's code, command, logs and the history of similar jobs and
+ * turns them into checkable facts with provenance.  See docs/ and
+ * DESIGN.md for the picture; each component has its own header. */
+#ifndef SM_SM_H
+#define SM_SM_H
+
+#include "schedmate/sm_base.h"
+#include "schedmate/sm_util.h"
+#include "schedmate/sm_text.h"
+
+#endif /* SM_SM_H */

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs every test against one build directory and ends with the closing
+# line "N passed, N failed, N skipped".
+#
+#   tests/run.sh [BUILD_DIR]        (default: build/asan)
+#
+# Unit tests: BUILD_DIR/sm_test (each test forked, with a timeout).
+# Integration tests: tests/integration/*.sh, each one test; exit 0 passes,
+# 77 skips, anything else fails.  They get SCHEDMATE (the binary), BUILD,
+# SM_TMP (a private scratch directory) and the service addresses that
+# tests/services.sh exported.  Services (Redis, Slurm) are started before
+# and stopped by PID afterwards, whatever happens.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${1:-build/asan}
+export BUILD
+export SCHEDMATE="$PWD/$BUILD/schedmate"
+export SM_TMP; SM_TMP=$(mktemp -d /tmp/schedmate-test.XXXXXX)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+passed=0 failed=0 skipped=0
+
+cleanup() {
+  if [ -x tests/services.sh ]; then tests/services.sh stop >/dev/null 2>&1; fi
+  rm -rf "$SM_TMP"
+}
+trap cleanup EXIT INT TERM
+
+if [ -x tests/services.sh ]; then
+  # shellcheck disable=SC1090
+  if ! tests/services.sh start >"$SM_TMP/services.env" 2>"$SM_TMP/services.log"; then
+    echo "services: could not start all of them:"; cat "$SM_TMP/services.log"
+  fi
+  set -a; . "$SM_TMP/services.env"; set +a
+fi
+
+echo "== unit tests ($BUILD/sm_test)"
+out="$SM_TMP/unit.out"
+"$BUILD/sm_test" | tee "$out"
+read -r p f s < <(tail -1 "$out" | sed -E 's/([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped/\1 \2 \3/')
+if ! [[ "$p" =~ ^[0-9]+$ ]]; then p=0 f=1 s=0; echo "FAIL    unit runner did not finish"; fi
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+
+echo "== integration tests"
+for t in tests/integration/*.sh; do
+  [ -e "$t" ] || continue
+  name=$(basename "$t" .sh)
+  start=$(date +%s.%N)
+  log="$SM_TMP/$name.log"
+  timeout 900 bash "$t" >"$log" 2>&1
+  rc=$?
+  ms=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", (b-a)*1000}')
+  if [ $rc = 0 ]; then
+    printf 'ok      %-40s %8s ms\n' "$name" "$ms"; passed=$((passed + 1))
+  elif [ $rc = 77 ]; then
+    printf 'skip    %-40s %s\n' "$name" "$(tail -1 "$log")"; skipped=$((skipped + 1))
+  else
+    printf 'FAIL    %s (exit %d)\n' "$name" "$rc"; sed 's/^/    /' "$log" | tail -40
+    failed=$((failed + 1))
+  fi
+done
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
