@@ -10,5 +10,6 @@
 #include "schedmate/sm_base.h"
 #include "schedmate/sm_util.h"
 #include "schedmate/sm_text.h"
+#include "schedmate/sm_meta.h"
 
 #endif /* SM_SM_H */
