@@ -11,7 +11,10 @@
 # Every C file under src/*/ goes into the library, every file under cli/
 # into the command, every tests/unit/test_*.c into the unit-test runner.
 # Line-classifier corpora data/classifier/NAME.tsv are turned into
-# prototype tables (build/gen/protos_NAME.c) by build/tools/sm_train.
+# prototype tables (build/gen/protos_NAME.c) by build/tools/sm_train, and
+# every data/embed/NAME.EXT (signature tables, alias tables) becomes
+# `const char sm__embed_NAME[]` (build/gen/embed_NAME.c) via sm_embed, so
+# that the binary carries its knowledge files.
 
 BUILD   ?= build
 SAN     ?= 0
@@ -36,7 +39,9 @@ LIB_SRCS   := $(sort $(wildcard src/*/*.c))
 CLI_SRCS   := $(sort $(wildcard cli/*.c))
 TEST_SRCS  := $(sort $(wildcard tests/unit/*.c))
 CORPORA    := $(sort $(wildcard data/classifier/*.tsv))
-GEN_SRCS   := $(patsubst data/classifier/%.tsv,$(BUILD)/gen/protos_%.c,$(CORPORA))
+EMBEDS     := $(sort $(wildcard data/embed/*.*))
+GEN_SRCS   := $(patsubst data/classifier/%.tsv,$(BUILD)/gen/protos_%.c,$(CORPORA)) \
+              $(foreach f,$(EMBEDS),$(BUILD)/gen/embed_$(basename $(notdir $(f))).c)
 
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 GEN_OBJS   := $(patsubst %.c,%.o,$(GEN_SRCS))
@@ -47,6 +52,7 @@ CORE_LIB   := $(BUILD)/libschedmate_core.a
 LIB        := $(BUILD)/libschedmate.a
 BIN        := $(BUILD)/schedmate
 TRAIN      := $(BUILD)/tools/sm_train
+EMBED      := $(BUILD)/tools/sm_embed
 TEST_BIN   := $(BUILD)/sm_test
 
 .PHONY: all lib cli tools unit test check asan demo bench fuzz lint clean deps
@@ -81,6 +87,18 @@ $(TRAIN): $(BUILD)/obj/tools/sm_train.o $(CORE_LIB)
 $(BUILD)/gen/protos_%.c: data/classifier/%.tsv $(TRAIN)
 	@mkdir -p $(dir $@)
 	$(TRAIN) --name $* --out $@ $<
+
+$(EMBED): tools/sm_embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -o $@ $<
+
+# One rule per embedded file (its extension is free).
+define embed_rule
+$(BUILD)/gen/embed_$(basename $(notdir $(1))).c: $(1) $(EMBED)
+	@mkdir -p $$(dir $$@)
+	$(EMBED) --name $(basename $(notdir $(1))) --out $$@ $(1)
+endef
+$(foreach f,$(EMBEDS),$(eval $(call embed_rule,$(f))))
 
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
