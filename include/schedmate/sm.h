@@ -11,5 +11,6 @@
 #include "schedmate/sm_util.h"
 #include "schedmate/sm_text.h"
 #include "schedmate/sm_meta.h"
+#include "schedmate/sm_history.h"
 
 #endif /* SM_SM_H */

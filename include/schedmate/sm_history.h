@@ -1,0 +1,285 @@
+/* sm_history.h - the Advisor's memory: job records with their real
+ * outcomes, semantic fingerprints, an exact top-k vector index, the SQLite
+ * and Redis stores, and the estimates handed to a scheduler.
+ *
+ *   meta --sm_fingerprint--> vector --sm_index_search--> similar past jobs
+ *        --sm_estimate--> duration / utilisation / perf model, or fallback
+ */
+#ifndef SM_HISTORY_H
+#define SM_HISTORY_H
+
+#include <stdint.h>
+
+#include "schedmate/sm_base.h"
+#include "schedmate/sm_meta.h"
+#include "schedmate/sm_util.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== Records ==== */
+
+/* How a job ended.  Only completed runs give a duration that can stand for
+ * "how long this kind of job takes". */
+typedef enum sm_end_state {
+  SM_END_COMPLETED = 0,
+  SM_END_CANCELED,
+  SM_END_FAILED_USER,
+  SM_END_FAILED_FRAMEWORK,
+  SM_END_FAILED_INFRA,
+  SM_END_FAILED, /* failed, cause not known (e.g. from a trace) */
+  SM_END_UNKNOWN,
+  SM_END__COUNT
+} sm_end_state;
+
+/* "completed", "canceled", "failed_user", "failed_framework",
+ * "failed_infra", "failed", "unknown". */
+SM_EXTERN const char *sm_end_state_name(sm_end_state s);
+/* Parses a name, case-insensitively.  Trace spellings are accepted too:
+ * "cancelled" and "timeout" (ended by its time limit) are canceled,
+ * "node_fail" is failed_infra; a plain "failed" stays "failed" (cause
+ * unknown), never a guessed cause.  Returns 0 or SM_EINVAL. */
+SM_EXTERN int sm_end_state_parse(const char *s, sm_end_state *out);
+
+/* One measured throughput of a job in one configuration. */
+typedef struct sm_perf_point {
+  char *gpu_type;    /* e.g. "a100", owned */
+  int gpus;          /* GPU count */
+  int batch;         /* global batch size, 0 if unknown */
+  double throughput; /* samples (or the job's unit) per second */
+} sm_perf_point;
+
+/* Extra attributes of a job that are not workload metadata but help to
+ * recognise a job from a trace (user, job name, virtual cluster).  All
+ * optional. */
+typedef struct sm_fp_extra {
+  const char *user; /* submitting user */
+  const char *name; /* job name; digits and separators are folded */
+  const char *vc;   /* virtual cluster / partition */
+} sm_fp_extra;
+
+#define SM_FP_DIMS 256
+#define SM_FP_VERSION 1
+
+/* A job with its outcome.  Strings are owned; NAN means unknown for the
+ * doubles. */
+typedef struct sm_record {
+  char *id;                /* unique job id */
+  sm_meta meta;            /* extracted workload metadata */
+  char *user;              /* optional */
+  char *name;              /* optional job name */
+  char *vc;                /* optional virtual cluster */
+  double duration_s;       /* real run time */
+  double sm_util;          /* mean SM utilisation, percent [0, 100] */
+  sm_end_state end_state;  /* how it ended */
+  char *gpu_type;          /* GPU type it ran on */
+  double throughput;       /* mean throughput */
+  double submit_time;      /* Unix seconds */
+  char *sw_version;        /* software stack version */
+  double added_at;         /* Unix seconds when recorded */
+  sm_perf_point *perf;     /* performance model points */
+  int n_perf;              /* number of points */
+  float fp[SM_FP_DIMS];    /* fingerprint (L2-normalised) */
+} sm_record;
+
+/* Sets every field unknown/empty. */
+SM_EXTERN void sm_record_init(sm_record *r);
+SM_EXTERN void sm_record_release(sm_record *r);
+/* Appends a performance point (gpu_type copied).  0 or SM_ENOMEM. */
+SM_EXTERN int sm_record_add_perf(sm_record *r, const char *gpu_type,
+                                 int gpus, int batch, double throughput);
+/* Recomputes r->fp from r->meta and the extra attributes. */
+SM_EXTERN void sm_record_fingerprint(sm_record *r);
+/* Writes the record as one JSON object (the export/import format). */
+SM_EXTERN void sm_record_write_json(const sm_record *r, sm_jw *w);
+/* Reads a record from one JSON object as written above (the fingerprint
+ * is recomputed).  r must be initialised; it is reset first.  Returns 0
+ * or SM_EPARSE with a message. */
+SM_EXTERN int sm_record_from_json(sm_record *r, const char *json, size_t n,
+                                  sm_err *err);
+
+/* ==== Fingerprints ==== */
+
+/* Computes the L2-normalised fingerprint of metadata (and optional extra
+ * attributes, may be NULL) into out[SM_FP_DIMS].  Deterministic feature
+ * hashing: each known field contributes a block of features scaled to the
+ * field's weight (strings: the whole value and its word pieces; numbers:
+ * log-spaced buckets with linear interpolation), so that the cosine of two
+ * fingerprints is close to the weighted share of fields that agree.  Names
+ * of runs, output paths, seeds and ports are not metadata and cannot
+ * affect it. */
+SM_EXTERN void sm_fingerprint(const sm_meta *m, const sm_fp_extra *x,
+                              float *out);
+/* Cosine similarity of two fingerprints. */
+SM_EXTERN float sm_fp_cosine(const float *a, const float *b);
+
+/* ==== Vector index ==== */
+
+/* Exact top-k cosine search over L2-normalised rows.  Rows are kept as
+ * float32 and as int8 with a per-row scale: a scan of the int8 rows with a
+ * proven error bound selects candidates, which are then rescored exactly,
+ * so results equal a full float32 scan. */
+typedef struct sm_index sm_index;
+
+typedef struct sm_hit {
+  int64_t row;  /* row number, in order of addition */
+  float score;  /* exact cosine */
+} sm_hit;
+
+SM_EXTERN sm_index *sm_index_new(uint32_t dims);
+SM_EXTERN void sm_index_free(sm_index *ix);
+/* Makes room for n rows in total.  0 or SM_ENOMEM. */
+SM_EXTERN int sm_index_reserve(sm_index *ix, size_t n);
+/* Appends a row (copied; should be L2-normalised).  Returns 0 or
+ * SM_ENOMEM. */
+SM_EXTERN int sm_index_add(sm_index *ix, const float *vec);
+SM_EXTERN size_t sm_index_size(const sm_index *ix);
+SM_EXTERN const float *sm_index_row(const sm_index *ix, size_t row);
+/* Finds the k rows with the highest cosine >= min_score.  hits must hold k
+ * entries; they come back by score descending, ties by row ascending.
+ * Returns the number found (0..k) or a negative code. */
+SM_EXTERN int sm_index_search(const sm_index *ix, const float *q, int k,
+                              float min_score, sm_hit *hits);
+/* Reference: the same search by a plain float32 scan (for tests and the
+ * benchmark). */
+SM_EXTERN int sm_index_search_flat(const sm_index *ix, const float *q, int k,
+                                   float min_score, sm_hit *hits);
+
+/* ==== Stores ==== */
+
+/* A history store: a SQLite file (the embedded default, "path" or
+ * "sqlite:path"), Redis ("redis://host:port/db[?prefix=P]", for several
+ * schedulers sharing one history) or process memory ("mem:", for the
+ * simulator and tests). */
+typedef struct sm_store sm_store;
+
+/* Open flags. */
+#define SM_STORE_CREATE 1 /* create a missing SQLite file / schema */
+
+/* Opens (and with SM_STORE_CREATE creates or migrates) a store.
+ * timeout_ms bounds every network wait and lock wait (0: 2000 ms).
+ * Returns NULL with a message in err when the store is missing,
+ * unreachable, corrupt or of a newer schema (err->code SM_ENOENT,
+ * SM_ECONN, SM_ECORRUPT, SM_ESCHEMA, ...). */
+SM_EXTERN sm_store *sm_store_open(const char *uri, int flags, int timeout_ms,
+                                  sm_err *err);
+SM_EXTERN void sm_store_close(sm_store *s);
+/* "sqlite", "redis" or "mem". */
+SM_EXTERN const char *sm_store_kind(const sm_store *s);
+/* Adds or replaces a record (atomically; a replaced record keeps its
+ * place in insertion order).  0 or a negative code. */
+SM_EXTERN int sm_store_put(sm_store *s, const sm_record *r, sm_err *err);
+/* Reads one record into an initialised r.  SM_ENOTFOUND if absent. */
+SM_EXTERN int sm_store_get(sm_store *s, const char *id, sm_record *r,
+                           sm_err *err);
+/* Calls fn for every record in insertion order; fn returns non-zero to
+ * stop.  Returns 0 or a negative code. */
+SM_EXTERN int sm_store_each(sm_store *s,
+                            int (*fn)(const sm_record *r, void *arg),
+                            void *arg, sm_err *err);
+/* Number of records, or a negative code. */
+SM_EXTERN long long sm_store_count(sm_store *s, sm_err *err);
+
+/* One search result: the job id (owned by the store until the next call
+ * on it) and the cosine. */
+typedef struct sm_store_hit {
+  const char *id; /* job id */
+  float score;    /* cosine with the query */
+} sm_store_hit;
+
+/* Exact top-k over every stored fingerprint (ties: insertion order).  The
+ * store keeps its index between calls and reloads it only when the
+ * history changed.  Returns the number of hits or a negative code. */
+SM_EXTERN int sm_store_search(sm_store *s, const float *fp, int k,
+                              float min_score, sm_store_hit *hits,
+                              sm_err *err);
+/* The schema version this build writes. */
+#define SM_STORE_SCHEMA 1
+
+/* ==== Estimates ==== */
+
+typedef enum sm_fallback {
+  SM_FALLBACK_NONE = 0,
+  SM_FALLBACK_NO_MATCH,
+  SM_FALLBACK_BELOW_THRESHOLD,
+  SM_FALLBACK_EXTRACT_FAILED,
+  SM_FALLBACK_INCONSISTENT,
+  SM_FALLBACK_UNAVAILABLE
+} sm_fallback;
+
+/* NULL for NONE, else "no_match", "below_threshold", "extract_failed",
+ * "inconsistent_history", "history_unavailable". */
+SM_EXTERN const char *sm_fallback_name(sm_fallback f);
+
+typedef struct sm_advise_opts {
+  int top_k;             /* matches kept [5] */
+  float threshold;       /* minimum cosine T_score [0.95] */
+  double half_life_s;    /* time decay of old records; 0 = none */
+  double now;            /* "now" for time decay (Unix s); 0 = clock */
+  double max_cv;         /* coefficient of variation above which the
+                          * history is inconsistent [1.0] */
+  double max_ratio;      /* max/min completed duration above which the
+                          * history is inconsistent [20] */
+} sm_advise_opts;
+
+/* One aggregated point of the performance model. */
+typedef struct sm_perf_agg {
+  char *gpu_type;    /* owned */
+  int gpus;          /* GPU count */
+  int batch;         /* global batch or 0 */
+  double throughput; /* mean over matches */
+  int n;             /* points averaged */
+} sm_perf_agg;
+
+typedef struct sm_estimate {
+  int valid;                 /* 0: no estimate (see fallback) */
+  double duration_s;         /* plain mean over completed matches (the
+                              * reference design's rule) */
+  double sm_util;            /* plain mean SM utilisation (NAN if none) */
+  int n;                     /* matches the means are over */
+  double stdev;              /* duration standard deviation */
+  double weighted_duration_s; /* similarity- (and time-) weighted mean */
+  double median_duration_s;  /* median of completed durations */
+  double p_early_end;        /* share of matches that did not complete */
+  double expected_duration_s; /* mean over all matches, any end state */
+  int n_completed;           /* completed matches */
+  sm_perf_agg *perf;         /* aggregated perf model (owned) */
+  int n_perf;                /* its points */
+} sm_estimate;
+
+/* A scheduler's answer. */
+typedef struct sm_advice {
+  sm_record *matches;     /* top-k records above threshold (owned) */
+  float *scores;          /* their cosines */
+  int n_matches;          /* count */
+  float best_score;       /* best cosine seen, even below threshold */
+  sm_estimate est;        /* the estimate, valid or not */
+  sm_fallback fallback;   /* why there is no estimate */
+  char detail[SM_ERR_MSG_SIZE + 64]; /* one line explaining the fallback */
+} sm_advice;
+
+SM_EXTERN void sm_advice_init(sm_advice *a);
+SM_EXTERN void sm_advice_release(sm_advice *a);
+
+/* Computes the estimate for matches already found (records + scores);
+ * sets a->est and a->fallback.  Used by sm_advise and the simulator. */
+SM_EXTERN void sm_estimate_compute(sm_advice *a, const sm_advise_opts *o);
+
+/* Answers for one job: fingerprint (with optional extra attributes),
+ * search the store, estimate.  s may be NULL (store could not be opened:
+ * history_unavailable).  Store failures become the
+ * history_unavailable fallback (err gets the message) rather than an
+ * error: the scheduler must always get an answer.  Returns 0, or
+ * SM_ENOMEM. */
+SM_EXTERN int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
+                        const sm_advise_opts *o, sm_advice *a, sm_err *err);
+
+/* Writes the advice as the JSON members matches, estimate, fallback,
+ * fallback_reason (into an open object). */
+SM_EXTERN void sm_advice_write_json(const sm_advice *a, sm_jw *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SM_HISTORY_H */

@@ -1,0 +1,237 @@
+/* fingerprint.c - a deterministic semantic fingerprint of a job.
+ *
+ * The reference design embeds the whole metadata JSON with a neural text
+ * encoder.  Here each known metadata field contributes a small block of
+ * hashed features whose squared norm equals the field's weight, so the
+ * cosine of two fingerprints is about the weighted share of fields on
+ * which the jobs agree:
+ *
+ *   strings  the whole normalised value (most of the weight) and its word
+ *            pieces ("llama-3-8b" -> "llama", "3", "8b"), so a different
+ *            model size under a similar name keeps little similarity;
+ *   numbers  log2-spaced buckets, four per octave, with linear
+ *            interpolation between the two nearest, so equal values agree
+ *            fully, values within a few percent nearly, and a factor of
+ *            two not at all.
+ *
+ * Only workload metadata enters: run names, output paths, seeds, ports and
+ * log intervals cannot move a fingerprint.  A job known only from a trace
+ * (no model, dataset or task) is recognised instead by its user, its job
+ * name with digits folded ("train_resnet50_run17" -> "train_resnet0_run0")
+ * and its virtual cluster, beside whatever metadata the trace has. */
+#include <ctype.h>
+#include <math.h>
+#include <string.h>
+
+#include "schedmate/sm_history.h"
+
+/* Squared weight of each field (sum about 30).  Fields appended to the
+ * schema later get DEFAULT_W2. */
+static float field_w2(int f) {
+  switch (f) {
+  case SM_META_MODEL_NAME:
+    return 5.0f;
+  case SM_META_DATASET:
+    return 3.0f;
+  case SM_META_TASK:
+    return 2.0f;
+  case SM_META_DOMAIN:
+    return 0.5f;
+  case SM_META_ITERATIONS:
+    return 2.0f;
+  case SM_META_ITERATION_TYPE:
+    return 0.5f;
+  case SM_META_GLOBAL_BATCH_SIZE:
+    return 2.0f;
+  case SM_META_PER_DEVICE_BATCH_SIZE:
+    return 1.0f;
+  case SM_META_LR:
+    return 1.5f;
+  case SM_META_GPUS:
+    return 2.0f;
+  case SM_META_NODES:
+    return 0.5f;
+  case SM_META_D_MODEL:
+    return 1.5f;
+  case SM_META_N_LAYERS:
+    return 1.5f;
+  case SM_META_SEQ_LEN:
+    return 2.0f;
+  case SM_META_PRECISION:
+    return 1.5f;
+  case SM_META_PARALLELISM:
+    return 1.5f;
+  default:
+    return 1.0f;
+  }
+}
+
+#define W2_USER 1.0f
+#define W2_NAME 2.0f
+#define W2_VC 0.5f
+
+/* Share of a string field's weight on the whole value; the rest goes to
+ * its word pieces. */
+#define FULL_SHARE 0.9f
+#define BUCKETS_PER_OCTAVE 4.0
+
+static void add(float *v, uint64_t h, float w) {
+  v[h & (SM_FP_DIMS - 1)] += (h >> 63) ? -w : w;
+}
+
+static uint64_t tag_hash(uint64_t tag, const char *s, size_t n) {
+  return sm_hash64(s, n, 0x6a09e667f3bcc909ULL ^ (tag * 0x9e3779b97f4a7c15ULL));
+}
+
+/* Lower-cased copy of s into buf (cap bytes); returns its length. */
+static size_t lower(const char *s, char *buf, size_t cap) {
+  size_t n = 0;
+
+  for (; *s && n + 1 < cap; s++)
+    buf[n++] = (char)tolower((unsigned char)*s);
+  buf[n] = '\0';
+  return n;
+}
+
+/* Splits on anything but letters and digits; drop_numbers skips pieces
+ * made of digits only. */
+static int pieces(const char *s, size_t n, size_t *start, size_t *len,
+                  int max, int drop_numbers) {
+  int k = 0;
+  size_t i = 0;
+
+  while (i < n && k < max) {
+    size_t j;
+    int digits = 1;
+    while (i < n && !isalnum((unsigned char)s[i]))
+      i++;
+    j = i;
+    while (j < n && isalnum((unsigned char)s[j])) {
+      digits &= isdigit((unsigned char)s[j]) != 0;
+      j++;
+    }
+    if (j > i && !(drop_numbers && digits)) {
+      start[k] = i;
+      len[k] = j - i;
+      k++;
+    }
+    i = j;
+  }
+  return k;
+}
+
+/* Job names: digit runs become one '0', so that run counters and dates
+ * do not make two submissions of one job look different. */
+static size_t fold_digits(char *s, size_t n) {
+  size_t o = 0;
+
+  for (size_t i = 0; i < n; i++) {
+    if (isdigit((unsigned char)s[i])) {
+      if (o > 0 && s[o - 1] == '0' &&
+          (i > 0 && isdigit((unsigned char)s[i - 1])))
+        continue;
+      s[o++] = '0';
+    } else {
+      s[o++] = s[i];
+    }
+  }
+  s[o] = '\0';
+  return o;
+}
+
+static void add_string(float *v, uint64_t tag, const char *s, float w2,
+                       float full_share, int trace_name) {
+  char buf[256];
+  size_t n = lower(s, buf, sizeof(buf));
+  int drop_numbers = trace_name;
+
+  if (trace_name)
+    n = fold_digits(buf, n);
+  size_t st[32], ln[32];
+  int k = pieces(buf, n, st, ln, 32, drop_numbers);
+  float w = sqrtf(w2);
+
+  if (n == 0)
+    return;
+  if (k == 0)
+    full_share = 1.0f;
+  add(v, tag_hash(tag, buf, n), w * full_share);
+  if (k > 0) {
+    float rest = w * sqrtf(1.0f - full_share * full_share) / sqrtf((float)k);
+    for (int i = 0; i < k; i++)
+      add(v, tag_hash(tag + 1000, buf + st[i], ln[i]), rest);
+  }
+}
+
+static void add_number(float *v, uint64_t tag, double x, float w2) {
+  float w = sqrtf(w2);
+  double pos, frac;
+  long long b;
+  uint64_t sign = x < 0 ? 1 : 0;
+  float a0, a1, norm;
+
+  if (x == 0) {
+    add(v, tag_hash(tag, "zero", 4), w);
+    return;
+  }
+  pos = log2(fabs(x)) * BUCKETS_PER_OCTAVE;
+  b = (long long)floor(pos);
+  frac = pos - (double)b;
+  a0 = (float)(1.0 - frac);
+  a1 = (float)frac;
+  norm = sqrtf(a0 * a0 + a1 * a1);
+  {
+    long long key[2] = {b, (long long)sign};
+    add(v, tag_hash(tag, (const char *)key, sizeof(key)), w * a0 / norm);
+    key[0] = b + 1;
+    add(v, tag_hash(tag, (const char *)key, sizeof(key)), w * a1 / norm);
+  }
+}
+
+void sm_fingerprint(const sm_meta *m, const sm_fp_extra *x, float *out) {
+  double ss = 0;
+
+  memset(out, 0, SM_FP_DIMS * sizeof(float));
+  for (int f = 0; f < SM_META_NFIELDS; f++) {
+    const sm_meta_value *val = &m->f[f];
+    if (!val->known)
+      continue;
+    if (sm_meta_type_of((sm_meta_field)f) == SM_META_STR) {
+      if (val->str != NULL)
+        add_string(out, (uint64_t)f + 1, val->str, field_w2(f), FULL_SHARE,
+                   0);
+    } else {
+      add_number(out, (uint64_t)f + 1, val->num, field_w2(f));
+    }
+  }
+  /* Trace attributes only where the metadata cannot identify the job. */
+  if (x != NULL && !m->f[SM_META_MODEL_NAME].known &&
+      !m->f[SM_META_DATASET].known && !m->f[SM_META_TASK].known) {
+    if (x->user && *x->user)
+      add_string(out, 201, x->user, W2_USER, 1.0f, 0);
+    if (x->name && *x->name)
+      add_string(out, 202, x->name, W2_NAME, 0.5f, 1);
+    if (x->vc && *x->vc)
+      add_string(out, 203, x->vc, W2_VC, 1.0f, 0);
+  }
+  for (int i = 0; i < SM_FP_DIMS; i++)
+    ss += (double)out[i] * out[i];
+  if (ss > 0) {
+    float inv = (float)(1.0 / sqrt(ss));
+    for (int i = 0; i < SM_FP_DIMS; i++)
+      out[i] *= inv;
+  }
+}
+
+float sm_fp_cosine(const float *a, const float *b) {
+  double ab = 0, aa = 0, bb = 0;
+
+  for (int i = 0; i < SM_FP_DIMS; i++) {
+    ab += (double)a[i] * b[i];
+    aa += (double)a[i] * a[i];
+    bb += (double)b[i] * b[i];
+  }
+  if (aa <= 0 || bb <= 0)
+    return 0.0f;
+  return (float)(ab / sqrt(aa * bb));
+}

@@ -1,0 +1,304 @@
+/* record.c - a job record with its outcome: life cycle, end states and the
+ * JSON-lines form used by `history export` and `history import`. */
+#include <math.h>
+#include <strings.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "schedmate/sm_history.h"
+#include "store_impl.h"
+
+static const char *const end_names[SM_END__COUNT] = {
+    "completed",    "canceled", "failed_user", "failed_framework",
+    "failed_infra", "failed",   "unknown"};
+
+const char *sm_end_state_name(sm_end_state s) {
+  return (unsigned)s < SM_END__COUNT ? end_names[s] : "unknown";
+}
+
+int sm_end_state_parse(const char *s, sm_end_state *out) {
+  static const struct {
+    const char *name;
+    sm_end_state state;
+  } aliases[] = {
+      {"cancelled", SM_END_CANCELED}, {"timeout", SM_END_CANCELED},
+      {"node_fail", SM_END_FAILED_INFRA}, {"success", SM_END_COMPLETED},
+      {"pass", SM_END_COMPLETED},
+  };
+
+  if (s == NULL)
+    return SM_EINVAL;
+  for (int i = 0; i < SM_END__COUNT; i++)
+    if (strcasecmp(s, end_names[i]) == 0) {
+      *out = (sm_end_state)i;
+      return 0;
+    }
+  for (size_t i = 0; i < SM_ARRAY_LEN(aliases); i++)
+    if (strcasecmp(s, aliases[i].name) == 0) {
+      *out = aliases[i].state;
+      return 0;
+    }
+  return SM_EINVAL;
+}
+
+void sm_record_init(sm_record *r) {
+  memset(r, 0, sizeof(*r));
+  sm_meta_init(&r->meta);
+  r->duration_s = NAN;
+  r->sm_util = NAN;
+  r->throughput = NAN;
+  r->submit_time = NAN;
+  r->added_at = NAN;
+  r->end_state = SM_END_UNKNOWN;
+}
+
+void sm_record_release(sm_record *r) {
+  sm_free(r->id);
+  sm_meta_release(&r->meta);
+  sm_free(r->user);
+  sm_free(r->name);
+  sm_free(r->vc);
+  sm_free(r->gpu_type);
+  sm_free(r->sw_version);
+  for (int i = 0; i < r->n_perf; i++)
+    sm_free(r->perf[i].gpu_type);
+  sm_free(r->perf);
+  sm_record_init(r);
+}
+
+int sm_record_add_perf(sm_record *r, const char *gpu_type, int gpus,
+                       int batch, double throughput) {
+  sm_perf_point *p = sm_realloc(r->perf, (size_t)(r->n_perf + 1) *
+                                             sizeof(*p));
+  char *g;
+
+  if (p == NULL)
+    return SM_ENOMEM;
+  r->perf = p;
+  g = sm_strdup(gpu_type ? gpu_type : "");
+  if (g == NULL)
+    return SM_ENOMEM;
+  p[r->n_perf].gpu_type = g;
+  p[r->n_perf].gpus = gpus;
+  p[r->n_perf].batch = batch;
+  p[r->n_perf].throughput = throughput;
+  r->n_perf++;
+  return 0;
+}
+
+void sm_record_fingerprint(sm_record *r) {
+  sm_fp_extra x = {r->user, r->name, r->vc};
+  sm_fingerprint(&r->meta, &x, r->fp);
+}
+
+/* ==== JSON ==== */
+
+static void num_or_null(sm_jw *w, const char *key, double v) {
+  sm_jw_key(w, key);
+  if (isnan(v))
+    sm_jw_null(w);
+  else
+    sm_jw_num(w, v);
+}
+
+static void str_or_null(sm_jw *w, const char *key, const char *s) {
+  sm_jw_key(w, key);
+  if (s == NULL)
+    sm_jw_null(w);
+  else
+    sm_jw_str(w, s);
+}
+
+void sm_record_write_json(const sm_record *r, sm_jw *w) {
+  sm_jw_obj_begin(w);
+  str_or_null(w, "id", r->id);
+  num_or_null(w, "duration_s", r->duration_s);
+  num_or_null(w, "sm_util", r->sm_util);
+  sm_jw_key(w, "end_state");
+  sm_jw_str(w, sm_end_state_name(r->end_state));
+  str_or_null(w, "gpu_type", r->gpu_type);
+  num_or_null(w, "throughput", r->throughput);
+  num_or_null(w, "submit_time", r->submit_time);
+  str_or_null(w, "sw_version", r->sw_version);
+  str_or_null(w, "user", r->user);
+  str_or_null(w, "name", r->name);
+  str_or_null(w, "vc", r->vc);
+  num_or_null(w, "added_at", r->added_at);
+  sm_jw_key(w, "metadata");
+  sm_meta_write_json(&r->meta, w);
+  sm_jw_key(w, "evidence");
+  sm_meta_write_evidence(&r->meta, w);
+  sm_jw_key(w, "perf");
+  sm_jw_arr_begin(w);
+  for (int i = 0; i < r->n_perf; i++) {
+    sm_jw_obj_begin(w);
+    sm_jw_key(w, "gpu_type");
+    sm_jw_str(w, r->perf[i].gpu_type);
+    sm_jw_key(w, "gpus");
+    sm_jw_int(w, r->perf[i].gpus);
+    sm_jw_key(w, "batch");
+    sm_jw_int(w, r->perf[i].batch);
+    sm_jw_key(w, "throughput");
+    sm_jw_num(w, r->perf[i].throughput);
+    sm_jw_obj_end(w);
+  }
+  sm_jw_arr_end(w);
+  sm_jw_obj_end(w);
+}
+
+/* Reads an optional number member: absent/null keeps NAN. */
+static int get_num(cJSON *o, const char *key, double *out, sm_err *err) {
+  cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+  if (v == NULL || cJSON_IsNull(v))
+    return 0;
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    return sm_err_set(err, SM_EPARSE, "record: %s must be a number", key);
+  *out = v->valuedouble;
+  return 0;
+}
+
+static int get_str(cJSON *o, const char *key, char **out, sm_err *err) {
+  cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+  if (v == NULL || cJSON_IsNull(v))
+    return 0;
+  if (!cJSON_IsString(v))
+    return sm_err_set(err, SM_EPARSE, "record: %s must be a string", key);
+  *out = sm_strdup(v->valuestring);
+  return *out ? 0 : sm_err_set(err, SM_ENOMEM, "record: out of memory");
+}
+
+int sm_record_from_json(sm_record *r, const char *json, size_t n,
+                        sm_err *err) {
+  cJSON *o = cJSON_ParseWithLength(json, n), *v;
+  int rc = 0;
+
+  sm_record_release(r);
+  if (o == NULL || !cJSON_IsObject(o)) {
+    cJSON_Delete(o);
+    return sm_err_set(err, SM_EPARSE, "record: not a JSON object");
+  }
+  rc = get_str(o, "id", &r->id, err);
+  if (rc == 0 && (r->id == NULL || r->id[0] == '\0'))
+    rc = sm_err_set(err, SM_EPARSE, "record: missing \"id\"");
+  if (rc == 0)
+    rc = get_num(o, "duration_s", &r->duration_s, err);
+  if (rc == 0 && !(r->duration_s >= 0))
+    rc = sm_err_set(err, SM_EPARSE,
+                    "record %s: duration_s must be a number >= 0", r->id);
+  if (rc == 0)
+    rc = get_num(o, "sm_util", &r->sm_util, err);
+  if (rc == 0)
+    rc = get_num(o, "throughput", &r->throughput, err);
+  if (rc == 0)
+    rc = get_num(o, "submit_time", &r->submit_time, err);
+  if (rc == 0)
+    rc = get_num(o, "added_at", &r->added_at, err);
+  if (rc == 0)
+    rc = get_str(o, "gpu_type", &r->gpu_type, err);
+  if (rc == 0)
+    rc = get_str(o, "sw_version", &r->sw_version, err);
+  if (rc == 0)
+    rc = get_str(o, "user", &r->user, err);
+  if (rc == 0)
+    rc = get_str(o, "name", &r->name, err);
+  if (rc == 0)
+    rc = get_str(o, "vc", &r->vc, err);
+  if (rc == 0) {
+    v = cJSON_GetObjectItemCaseSensitive(o, "end_state");
+    if (v != NULL && !cJSON_IsNull(v) &&
+        (!cJSON_IsString(v) || sm_end_state_parse(v->valuestring,
+                                                  &r->end_state) != 0))
+      rc = sm_err_set(err, SM_EPARSE, "record %s: bad end_state", r->id);
+  }
+  if (rc == 0) {
+    v = cJSON_GetObjectItemCaseSensitive(o, "metadata");
+    if (v != NULL && !cJSON_IsNull(v)) {
+      /* Re-serialise the metadata + evidence members for the meta reader. */
+      cJSON *wrap = cJSON_CreateObject();
+      char *txt;
+      cJSON_AddItemReferenceToObject(wrap, "metadata", v);
+      if (cJSON_GetObjectItemCaseSensitive(o, "evidence"))
+        cJSON_AddItemReferenceToObject(
+            wrap, "evidence", cJSON_GetObjectItemCaseSensitive(o, "evidence"));
+      txt = cJSON_PrintUnformatted(wrap);
+      cJSON_Delete(wrap);
+      if (txt == NULL)
+        rc = sm_err_set(err, SM_ENOMEM, "record: out of memory");
+      else {
+        rc = sm_meta_from_json(&r->meta, txt, strlen(txt), err);
+        cJSON_free(txt);
+      }
+    }
+  }
+  if (rc == 0) {
+    v = cJSON_GetObjectItemCaseSensitive(o, "perf");
+    if (v != NULL && !cJSON_IsNull(v)) {
+      cJSON *p;
+      if (!cJSON_IsArray(v))
+        rc = sm_err_set(err, SM_EPARSE, "record %s: perf must be an array",
+                        r->id);
+      cJSON_ArrayForEach(p, v) {
+        cJSON *g = cJSON_GetObjectItemCaseSensitive(p, "gpu_type");
+        cJSON *n1 = cJSON_GetObjectItemCaseSensitive(p, "gpus");
+        cJSON *b = cJSON_GetObjectItemCaseSensitive(p, "batch");
+        cJSON *t = cJSON_GetObjectItemCaseSensitive(p, "throughput");
+        if (rc != 0)
+          break;
+        if (!cJSON_IsString(g) || !cJSON_IsNumber(n1) || !cJSON_IsNumber(t) ||
+            (b != NULL && !cJSON_IsNumber(b)))
+          rc = sm_err_set(err, SM_EPARSE, "record %s: bad perf point",
+                          r->id);
+        else
+          rc = sm_record_add_perf(r, g->valuestring, n1->valueint,
+                                  b ? b->valueint : 0, t->valuedouble);
+      }
+    }
+  }
+  cJSON_Delete(o);
+  if (rc != 0) {
+    sm_record_release(r);
+    return rc;
+  }
+  sm_record_fingerprint(r);
+  return 0;
+}
+
+static int dup_into(char **dst, const char *src) {
+  *dst = NULL;
+  if (src == NULL)
+    return 0;
+  *dst = sm_strdup(src);
+  return *dst ? 0 : SM_ENOMEM;
+}
+
+int sm__record_copy(sm_record *dst, const sm_record *src) {
+  int rc = 0;
+
+  sm_record_release(dst);
+  rc |= dup_into(&dst->id, src->id);
+  rc |= dup_into(&dst->user, src->user);
+  rc |= dup_into(&dst->name, src->name);
+  rc |= dup_into(&dst->vc, src->vc);
+  rc |= dup_into(&dst->gpu_type, src->gpu_type);
+  rc |= dup_into(&dst->sw_version, src->sw_version);
+  if (rc == 0)
+    rc = sm_meta_copy(&dst->meta, &src->meta);
+  for (int i = 0; rc == 0 && i < src->n_perf; i++)
+    rc = sm_record_add_perf(dst, src->perf[i].gpu_type, src->perf[i].gpus,
+                            src->perf[i].batch, src->perf[i].throughput);
+  dst->duration_s = src->duration_s;
+  dst->sm_util = src->sm_util;
+  dst->end_state = src->end_state;
+  dst->throughput = src->throughput;
+  dst->submit_time = src->submit_time;
+  dst->added_at = src->added_at;
+  memcpy(dst->fp, src->fp, sizeof(dst->fp));
+  if (rc != 0) {
+    sm_record_release(dst);
+    return SM_ENOMEM;
+  }
+  return 0;
+}

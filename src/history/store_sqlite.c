@@ -1,0 +1,376 @@
+/* store_sqlite.c - the embedded history store: one SQLite file in WAL
+ * mode, safe for several processes adding at once, with a versioned schema
+ * and forward-only migrations.
+ *
+ * Table jobs: seq (insertion order), id (unique), record (the JSON export
+ * form, the source of truth), fp (packed fingerprint), and a few columns
+ * copied out of the record for queries by hand.  A committed record
+ * survives a crash of the writer (WAL, synchronous=NORMAL: only a power
+ * loss can undo the last commits). */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "store_impl.h"
+
+typedef struct sql_store {
+  sqlite3 *db;      /* connection */
+  char *path;       /* for messages */
+  int readonly;     /* opened without SM_STORE_CREATE */
+} sql_store;
+
+/* Each entry upgrades the schema from version i to i + 1. */
+static const char *const migrations[SM_STORE_SCHEMA] = {
+    /* 0 -> 1 */
+    "CREATE TABLE jobs ("
+    "  seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  id TEXT NOT NULL UNIQUE,"
+    "  record TEXT NOT NULL,"
+    "  fp BLOB NOT NULL,"
+    "  end_state TEXT,"
+    "  duration_s REAL,"
+    "  submit_time REAL,"
+    "  added_at REAL"
+    ");",
+};
+
+static int sql_fail(sql_store *s, int rc, const char *what, sm_err *err) {
+  int code = SM_EIO;
+
+  if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+    code = SM_ECORRUPT;
+  else if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+    code = SM_EBUSY;
+  else if (rc == SQLITE_NOMEM)
+    code = SM_ENOMEM;
+  else if (rc == SQLITE_CANTOPEN)
+    code = SM_ENOENT;
+  else if (rc == SQLITE_READONLY || rc == SQLITE_PERM || rc == SQLITE_AUTH)
+    code = SM_EACCES;
+  return sm_err_set(err, code, "%s: %s: %s", s->path, what,
+                    s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+}
+
+static int exec(sql_store *s, const char *sql, sm_err *err) {
+  int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+  return rc == SQLITE_OK ? 0 : sql_fail(s, rc, "query failed", err);
+}
+
+static int user_version(sql_store *s, int *v, sm_err *err) {
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL);
+
+  if (rc != SQLITE_OK)
+    return sql_fail(s, rc, "cannot read the schema version", err);
+  rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    return sql_fail(s, rc, "cannot read the schema version", err);
+  }
+  *v = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return 0;
+}
+
+/* Brings the schema to SM_STORE_SCHEMA inside one write transaction. */
+static int migrate(sql_store *s, sm_err *err) {
+  int v, rc;
+  char sql[64];
+
+  rc = exec(s, "BEGIN IMMEDIATE", err);
+  if (rc != 0)
+    return rc;
+  rc = user_version(s, &v, err);
+  if (rc == 0 && v > SM_STORE_SCHEMA)
+    rc = sm_err_set(err, SM_ESCHEMA,
+                    "%s: schema version %d is newer than this build's (%d)",
+                    s->path, v, SM_STORE_SCHEMA);
+  for (; rc == 0 && v < SM_STORE_SCHEMA; v++)
+    rc = exec(s, migrations[v], err);
+  if (rc == 0) {
+    snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", SM_STORE_SCHEMA);
+    rc = exec(s, sql, err);
+  }
+  if (rc == 0)
+    return exec(s, "COMMIT", err);
+  sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  return rc;
+}
+
+static void sql_close(void *impl) {
+  sql_store *s = impl;
+
+  if (s == NULL)
+    return;
+  sqlite3_close(s->db);
+  sm_free(s->path);
+  sm_free(s);
+}
+
+void *sm__sqlite_open(const char *path, int flags, int timeout_ms,
+                      sm_err *err) {
+  sql_store *s = sm_calloc(1, sizeof(*s));
+  struct stat st;
+  int rc, v, oflags;
+
+  if (s == NULL || (s->path = sm_strdup(path)) == NULL) {
+    sm_free(s);
+    sm_err_set(err, SM_ENOMEM, "history: out of memory");
+    return NULL;
+  }
+  s->readonly = !(flags & SM_STORE_CREATE);
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    sm_err_set(err, SM_ENOTREG, "%s: not a regular file", path);
+    sql_close(s);
+    return NULL;
+  }
+  if (s->readonly && stat(path, &st) != 0) {
+    sm_err_set(err, SM_ENOENT, "%s: no such history database", path);
+    sql_close(s);
+    return NULL;
+  }
+  oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  if (!s->readonly)
+    oflags |= SQLITE_OPEN_CREATE;
+  rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
+  if (rc != SQLITE_OK) {
+    sql_fail(s, rc, "cannot open", err);
+    sql_close(s);
+    return NULL;
+  }
+  sqlite3_busy_timeout(s->db, timeout_ms);
+  /* journal_mode reads the header: a non-database fails here. */
+  rc = exec(s, "PRAGMA journal_mode=WAL", err);
+  if (rc == 0)
+    rc = exec(s, "PRAGMA synchronous=NORMAL", err);
+  if (rc == 0)
+    rc = user_version(s, &v, err);
+  if (rc == 0 && v > SM_STORE_SCHEMA)
+    rc = sm_err_set(err, SM_ESCHEMA,
+                    "%s: schema version %d is newer than this build's (%d)",
+                    path, v, SM_STORE_SCHEMA);
+  if (rc == 0 && v < SM_STORE_SCHEMA) {
+    if (s->readonly && v == 0)
+      rc = sm_err_set(err, SM_ECORRUPT, "%s: not a SchedMate history", path);
+    else
+      rc = migrate(s, err);
+  }
+  if (rc != 0) {
+    sql_close(s);
+    return NULL;
+  }
+  return s;
+}
+
+static int sql_put(void *impl, const sm_record *r, sm_err *err) {
+  sql_store *s = impl;
+  static const char *sql =
+      "INSERT INTO jobs(id, record, fp, end_state, duration_s, submit_time,"
+      " added_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+      " ON CONFLICT(id) DO UPDATE SET record = ?2, fp = ?3, end_state = ?4,"
+      " duration_s = ?5, submit_time = ?6, added_at = ?7";
+  unsigned char blob[SM__FP_BLOB_LEN];
+  sqlite3_stmt *st;
+  char *json = sm__record_json(r);
+  int rc;
+
+  if (json == NULL)
+    return sm_err_set(err, SM_ENOMEM, "history: out of memory");
+  sm__fp_pack(r->fp, blob);
+  rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    sm_free(json);
+    return sql_fail(s, rc, "cannot add", err);
+  }
+  sqlite3_bind_text(st, 1, r->id, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, json, -1, SQLITE_TRANSIENT);
+  sqlite3_bind_blob(st, 3, blob, sizeof(blob), SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 4, sm_end_state_name(r->end_state), -1,
+                    SQLITE_STATIC);
+  if (r->duration_s == r->duration_s)
+    sqlite3_bind_double(st, 5, r->duration_s);
+  if (r->submit_time == r->submit_time)
+    sqlite3_bind_double(st, 6, r->submit_time);
+  if (r->added_at == r->added_at)
+    sqlite3_bind_double(st, 7, r->added_at);
+  rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  sm_free(json);
+  return rc == SQLITE_DONE ? 0 : sql_fail(s, rc, "cannot add", err);
+}
+
+static int row_record(sql_store *s, sqlite3_stmt *st, int col, sm_record *r,
+                      sm_err *err) {
+  const char *json = (const char *)sqlite3_column_text(st, col);
+  int n = sqlite3_column_bytes(st, col);
+
+  if (json == NULL)
+    return sm_err_set(err, SM_ECORRUPT, "%s: empty record", s->path);
+  if (sm_record_from_json(r, json, (size_t)n, err) != 0)
+    return SM_ECORRUPT;
+  return 0;
+}
+
+static int sql_get(void *impl, const char *id, sm_record *r, sm_err *err) {
+  sql_store *s = impl;
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(s->db, "SELECT record FROM jobs WHERE id = ?1",
+                              -1, &st, NULL);
+
+  if (rc != SQLITE_OK)
+    return sql_fail(s, rc, "cannot read", err);
+  sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW)
+    rc = row_record(s, st, 0, r, err);
+  else if (rc == SQLITE_DONE)
+    rc = sm_err_set(err, SM_ENOTFOUND, "%s: no job '%s'", s->path, id);
+  else
+    rc = sql_fail(s, rc, "cannot read", err);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+static int sql_each(void *impl, int (*fn)(const sm_record *, void *),
+                    void *arg, sm_err *err) {
+  sql_store *s = impl;
+  sqlite3_stmt *st;
+  sm_record r;
+  int rc = sqlite3_prepare_v2(s->db, "SELECT record FROM jobs ORDER BY seq",
+                              -1, &st, NULL);
+
+  if (rc != SQLITE_OK)
+    return sql_fail(s, rc, "cannot read", err);
+  sm_record_init(&r);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (row_record(s, st, 0, &r, err) != 0) {
+      rc = SM_ECORRUPT;
+      break;
+    }
+    if (fn(&r, arg) != 0) {
+      rc = SQLITE_DONE;
+      break;
+    }
+  }
+  sm_record_release(&r);
+  sqlite3_finalize(st);
+  if (rc == SM_ECORRUPT)
+    return rc;
+  return rc == SQLITE_DONE ? 0 : sql_fail(s, rc, "cannot read", err);
+}
+
+static long long sql_count(void *impl, sm_err *err) {
+  sql_store *s = impl;
+  sqlite3_stmt *st;
+  long long n;
+  int rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM jobs", -1, &st,
+                              NULL);
+
+  if (rc != SQLITE_OK)
+    return sql_fail(s, rc, "cannot count", err);
+  rc = sqlite3_step(st);
+  n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+  sqlite3_finalize(st);
+  return n >= 0 ? n : sql_fail(s, rc, "cannot count", err);
+}
+
+/* Changes when any connection commits: data_version (other connections)
+ * combined with total_changes (this one). */
+static int sql_version(void *impl, uint64_t *v, sm_err *err) {
+  sql_store *s = impl;
+  sqlite3_stmt *st;
+  int rc = sqlite3_prepare_v2(s->db, "PRAGMA data_version", -1, &st, NULL);
+
+  if (rc != SQLITE_OK)
+    return sql_fail(s, rc, "cannot read", err);
+  rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW) {
+    sqlite3_finalize(st);
+    return sql_fail(s, rc, "cannot read", err);
+  }
+  *v = ((uint64_t)sqlite3_column_int64(st, 0) << 32) ^
+       (uint64_t)sqlite3_total_changes(s->db);
+  sqlite3_finalize(st);
+  return 0;
+}
+
+static int sql_load(void *impl, sm_index **ixp, char ***idsp, size_t *np,
+                    sm_err *err) {
+  sql_store *s = impl;
+  sqlite3_stmt *st;
+  sm_index *ix = sm_index_new(SM_FP_DIMS);
+  char **ids = NULL;
+  size_t n = 0, cap = 0;
+  int rc;
+
+  if (ix == NULL)
+    return sm_err_set(err, SM_ENOMEM, "history: out of memory");
+  rc = sqlite3_prepare_v2(s->db, "SELECT id, fp, record FROM jobs ORDER BY seq",
+                          -1, &st, NULL);
+  if (rc != SQLITE_OK) {
+    sm_index_free(ix);
+    return sql_fail(s, rc, "cannot read", err);
+  }
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    float fp[SM_FP_DIMS];
+    const unsigned char *blob = sqlite3_column_blob(st, 1);
+    const char *id = (const char *)sqlite3_column_text(st, 0);
+    if (id == NULL) {
+      rc = sm_err_set(err, SM_ECORRUPT, "%s: a job without id", s->path);
+      break;
+    }
+    if (blob == NULL || sm__fp_unpack(blob, (size_t)sqlite3_column_bytes(st, 1),
+                                      fp) != 0) {
+      /* Another fingerprint version (or damage): recompute it from the
+       * record, which is the source of truth. */
+      sm_record r;
+      sm_record_init(&r);
+      if (row_record(s, st, 2, &r, err) != 0) {
+        sm_record_release(&r);
+        rc = SM_ECORRUPT;
+        break;
+      }
+      memcpy(fp, r.fp, sizeof(fp));
+      sm_record_release(&r);
+    }
+    if (n == cap) {
+      size_t nc = cap ? cap * 2 : 1024;
+      char **ni = sm_realloc(ids, nc * sizeof(char *));
+      if (ni == NULL) {
+        rc = SM_ENOMEM;
+        break;
+      }
+      ids = ni;
+      cap = nc;
+    }
+    if ((ids[n] = sm_strdup(id)) == NULL || sm_index_add(ix, fp) != 0) {
+      sm_free(ids[n]);
+      rc = SM_ENOMEM;
+      break;
+    }
+    n++;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    for (size_t i = 0; i < n; i++)
+      sm_free(ids[i]);
+    sm_free(ids);
+    sm_index_free(ix);
+    if (rc == SM_ENOMEM)
+      return sm_err_set(err, rc, "history: out of memory");
+    if (rc < 0)
+      return rc;
+    return sql_fail(s, rc, "cannot read", err);
+  }
+  *ixp = ix;
+  *idsp = ids;
+  *np = n;
+  return 0;
+}
+
+const store_ops sm__sqlite_ops = {"sqlite",    sql_put,     sql_get,
+                                  sql_each,    sql_count,   sql_version,
+                                  sql_load,    NULL,        sql_close};

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Starts and stops the real services the tests use, on 127.0.0.1, without
+# systemd, and stops them by PID only.
+#
+#   tests/services.sh start   prints NAME=VALUE lines for the tests' env
+#   tests/services.sh stop
+#
+# Redis: a private redis-server on a free port, no persistence.
+# State lives in $SM_SERVICES_DIR (default /tmp/schedmate-services).
+set -u
+DIR=${SM_SERVICES_DIR:-/tmp/schedmate-services}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+start_redis() {
+  command -v redis-server >/dev/null || { echo "services: no redis-server" >&2; return 1; }
+  mkdir -p "$DIR/redis"
+  local p tries=0
+  while [ $tries -lt 20 ]; do
+    p=$((20000 + (RANDOM % 20000))); tries=$((tries + 1))
+    port_free "$p" || continue
+    redis-server --port "$p" --bind 127.0.0.1 --dir "$DIR/redis" \
+      --daemonize yes --pidfile "$DIR/redis/redis.pid" \
+      --logfile "$DIR/redis/redis.log" --save '' --appendonly no >/dev/null 2>&1 || continue
+    for _ in $(seq 1 100); do
+      redis-cli -p "$p" ping 2>/dev/null | grep -q PONG && {
+        echo "$p" > "$DIR/redis/port"
+        echo "SM_REDIS_URL=redis://127.0.0.1:$p/0"
+        echo "SM_REDIS_PORT=$p"
+        return 0; }
+      sleep 0.05
+    done
+    stop_pidfile "$DIR/redis/redis.pid"
+  done
+  echo "services: redis did not start" >&2
+  return 1
+}
+
+stop_pidfile() {
+  local f=$1 p
+  [ -s "$f" ] || return 0
+  p=$(cat "$f")
+  kill "$p" 2>/dev/null
+  for _ in $(seq 1 100); do
+    kill -0 "$p" 2>/dev/null || break
+    [ "$(ps -o stat= -p "$p" 2>/dev/null | cut -c1)" = Z ] && break
+    sleep 0.05
+  done
+  kill -9 "$p" 2>/dev/null
+  rm -f "$f"
+}
+
+case "${1:-}" in
+  start)
+    rc=0
+    start_redis || rc=1
+    exit $rc ;;
+  stop)
+    stop_pidfile "$DIR/redis/redis.pid"
+    exit 0 ;;
+  *) echo "usage: $0 start|stop" >&2; exit 2 ;;
+esac
