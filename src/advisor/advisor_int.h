@@ -150,12 +150,14 @@ typedef struct sm__ctx {
   int sig_layer[SM__NSIG];   /* layer of the file the signal came from */
   const char *word[SM__NWORD]; /* evidence of each word family */
   int word_n[SM__NWORD];     /* weighted count of each word family */
+  int word_strong[SM__NWORD]; /* the same from the command and entry */
   sm__vec models;            /* sm__cand from code */
   sm__vec datasets;          /* sm__cand from code */
   sm__vec presets;           /* sm__kv */
   sm__vec factories;         /* sm__kv */
   sm__vec pyqueue;           /* sm__pyfile: files to scan */
   sm__vec flags;             /* const char *: store_true option names */
+  sm__vec classes;           /* const char *: classes defined in the code */
   const char *fire_target;   /* function given to fire.Fire, or NULL */
   const char *hydra_path;    /* @hydra.main config_path, root-relative */
   const char *hydra_name;    /* @hydra.main config_name */

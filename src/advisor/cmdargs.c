@@ -79,6 +79,7 @@ void sm__command_args(sm__ctx *c) {
       sm__key_norm(w, kn, key, sizeof(key));
       if (key[0] == '\0')
         continue;
+      sm__words_in(c, key, strlen(key), e, 2);
       if (eq != NULL) {
         val = eq + 1;
       } else if (!is_flag(c, key) && i + 1 < c->n_sargs &&

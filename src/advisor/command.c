@@ -274,7 +274,7 @@ static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
   if (vars == NULL)
     return;
   for (int i = 0; i < nargs && i < 9; i++) {
-    char k[4];
+    char k[12];
     snprintf(k, sizeof(k), "%d", i + 1);
     sm__sh_set(c, vars, k, args[i]);
   }

@@ -212,21 +212,29 @@ static const sm__param *get(sm__ctx *c, const char *const *names,
   return best;
 }
 
+/* A reference by dotted name ("data.batch_size"): the dotted key or, when
+ * a higher layer sets the bare leaf ("--batch-size"), that one. */
+static const sm__param *by_name(sm__ctx *c, const char *name,
+                                const sm__param *self) {
+  const char *names[2] = {name, NULL};
+  const char *dot = strrchr(name, '.');
+  const sm__param *q = get(c, names, 0, self), *q2;
+  if (dot == NULL)
+    return q;
+  names[0] = dot + 1;
+  q2 = get(c, names, 0, self);
+  if (q == NULL || (q2 != NULL && q2->layer > q->layer))
+    return q2;
+  return q;
+}
+
 const sm__param *sm__param_deref(sm__ctx *c, const sm__param *p) {
   for (int hop = 0; p != NULL && p->kind == SM__V_REF && hop < 6; hop++) {
-    const char *names[2] = {p->str, NULL};
-    const sm__param *q;
-    const char *dot = strrchr(p->str, '.');
     if (strncmp(p->str, "env:", 4) == 0) {
       const char *v = sm__env(c, p->str + 4);
       return v ? sm__param_text(c, p->key, v, p->layer, p->ev) : NULL;
     }
-    q = get(c, names, 0, p);
-    if (q == NULL && dot != NULL) {
-      names[0] = dot + 1;
-      q = get(c, names, 0, p);
-    }
-    p = q;
+    p = by_name(c, p->str, p);
   }
   return (p != NULL && p->kind == SM__V_REF) ? NULL : p;
 }
@@ -303,20 +311,14 @@ static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
           return -1;
         v = c->world;
       } else {
-        const char *names[3] = {tok, NULL, NULL};
-        const char *dot = strrchr(tok, '.');
-        const sm__param *q = get(c, names, 0, self);
-        if (q == NULL && dot != NULL) {
-          names[0] = dot + 1;
-          q = get(c, names, 0, self);
-        }
-        q = sm__param_deref(c, q);
+        const sm__param *q = sm__param_deref(c, by_name(c, tok, self));
         if (q == NULL || q == self)
           return -1;
         if (q->kind == SM__V_EXPR) {
           if (eval_rpn(c, q, q->str, &v, depth + 1) != 0)
             return -1;
-        } else if (q->kind == SM__V_NUM || q->kind == SM__V_BOOL) {
+        } else if (q->kind == SM__V_NUM || q->kind == SM__V_BOOL ||
+                   (q->kind == SM__V_LIST && isfinite(q->num))) {
           v = q->num;
         } else {
           return -1;
@@ -335,7 +337,9 @@ int sm__param_value(sm__ctx *c, const sm__param *p, double *out) {
   p = sm__param_deref(c, p);
   if (p == NULL)
     return -1;
-  if (p->kind == SM__V_NUM || p->kind == SM__V_BOOL) {
+  if (p->kind == SM__V_NUM || p->kind == SM__V_BOOL ||
+      (p->kind == SM__V_LIST && p->list_n > 0 && isfinite(p->num))) {
+    /* A list counts as the sum of its numbers (Swin's DEPTHS). */
     *out = p->num;
     return 0;
   }
@@ -362,6 +366,8 @@ void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight) {
   if (c->word[w] == NULL)
     c->word[w] = ev ? ev : "command";
   c->word_n[w] += weight;
+  if (weight >= 2)
+    c->word_strong[w] += weight;
 }
 
 /* Substrings that hint at a word family.  A leading '=' asks for the

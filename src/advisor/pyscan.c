@@ -622,6 +622,13 @@ static int model_fn_name(const char *l) {
   return 0;
 }
 
+static int optimizer_callee(const char *l) {
+  return strcmp(l, "Adam") == 0 || strcmp(l, "AdamW") == 0 ||
+         strcmp(l, "SGD") == 0 || strcmp(l, "Adafactor") == 0 ||
+         strcmp(l, "Lion") == 0 || strcmp(l, "LAMB") == 0 ||
+         strcmp(l, "FusedAdam") == 0 || strcmp(l, "LARS") == 0;
+}
+
 static void kwargs_to_params(scan *s, TSNode args, int layer, int factory) {
   uint32_t nc = ts_node_named_child_count(args);
   for (uint32_t i = 0; i < nc; i++) {
@@ -728,7 +735,10 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
   }
   if (def.kind < 0)
     def.kind = SM__V_NULL;
-  p = put(s, key, def, s->layer, ev(s, call));
+  /* The program's options are its defaults wherever the parser is built
+   * (wrappers such as submitit scripts import the real parser). */
+  p = put(s, key, def, s->layer < SM__L_ENTRY ? SM__L_ENTRY : s->layer,
+          ev(s, call));
   if (p != NULL)
     p->flag = flag;
 }
@@ -799,6 +809,17 @@ static void visit_call(scan *s, TSNode n) {
     val q4 = kwarg(s, args, "load_in_4bit");
     val td = kwarg(s, args, "torch_dtype");
     val cd = kwarg(s, args, "bnb_4bit_compute_dtype");
+    if (dm.kind == SM__V_REF) {
+      /* device_map = "auto" set earlier in the function. */
+      for (int i = s->c->params.n - 1; i >= 0; i--) {
+        const sm__param *p = &SM__AT(s->c->params, sm__param, i);
+        if (p->kind == SM__V_STR && strcmp(p->leaf, dm.str) == 0) {
+          dm.kind = SM__V_STR;
+          dm.str = p->str;
+          break;
+        }
+      }
+    }
     if (dm.kind == SM__V_STR && strcmp(dm.str, "auto") == 0)
       sm__signal(s->c, SM__SIG_DEVICE_MAP, e, s->layer);
     if ((q8.kind == SM__V_BOOL && q8.num) ||
@@ -866,7 +887,10 @@ static void visit_call(scan *s, TSNode n) {
         strcmp(l, "BitsAndBytesConfig") != 0 &&
         strcmp(l, "DeepSpeedConfig") != 0)
       sm__signal(s->c, SM__SIG_FROM_SCRATCH, e, SM__L_CODE);
-    kwargs_to_params(s, args, s->layer, 0);
+    /* Optimizer keywords are often placeholders (lr=0 set by a
+     * scheduler): they sit under the declared defaults. */
+    kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer,
+                     0);
   } else if (s->func != NULL) {
     kwargs_to_params(s, args, s->layer, 1);
   }
@@ -993,6 +1017,14 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     }
     if (is(right, "dictionary"))
       visit_dict(s, right);
+    /* model = DETR(...): a class of the repository built as "the model". */
+    if (strcmp(name, "model") == 0 && is(right, "call") && !s->config_only) {
+      char *callee = dup_text(s, field(right, "function"));
+      const char *l = callee ? last_comp(callee) : NULL;
+      if (l && isupper((unsigned char)l[0]))
+        sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "class:%s", l), e,
+                     0);
+    }
     return;
   }
   if (is(left, "attribute") && !s->config_only) {
@@ -1028,6 +1060,9 @@ static void visit_def(scan *s, TSNode n, int depth) {
     return;
   sm__words_in(s->c, name, strlen(name), ev(s, n), s->wweight);
   if (is(n, "class_definition")) {
+    const char **slot = sm__vec_push(&s->c->classes);
+    if (slot)
+      *slot = name;
     s->cls = name;
     s->func = NULL;
     visit(s, field(n, "body"), depth + 1);

@@ -32,15 +32,23 @@ static double num_of(sm__ctx *c, sm_meta_field f) {
 
 /* The best value among names that is a number > 0 (positive) or >= 0;
  * names whose best value is not usable are dropped and the rest tried. */
+static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
+                                  int positive, double *out, int min_layer);
+
 static const sm__param *get_num(sm__ctx *c, const char *const *names,
                                 int positive, double *out) {
+  return get_num_l(c, names, positive, out, 0);
+}
+
+static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
+                                  int positive, double *out, int min_layer) {
   const char *left[48];
   int n = 0;
   for (; names[n] && n < 47; n++)
     left[n] = names[n];
   left[n] = NULL;
   while (n > 0) {
-    const sm__param *p = sm__param_get(c, left);
+    const sm__param *p = sm__param_get_min(c, left, min_layer);
     double v;
     int k;
     if (p == NULL)
@@ -57,7 +65,7 @@ static const sm__param *get_num(sm__ctx *c, const char *const *names,
         break;
     if (k == n)
       return NULL;
-    if (p->kind == SM__V_NULL || (p->kind == SM__V_NUM && p->num <= 0))
+    if (p->kind == SM__V_NULL)
       return NULL;
     left[k] = left[--n];
     left[n] = NULL;
@@ -360,24 +368,27 @@ static int transformer_like(sm__ctx *c, const char *model) {
 static void architecture(sm__ctx *c, const char *model) {
   const sm__param *p;
   double v;
+  /* Sizes only from what the job sets: the entry's defaults, configs,
+   * the command, presets.  Defaults deep in libraries describe other
+   * models. */
   if (!transformer_like(c, model))
     return;
-  if ((p = get_num(c, N("d_model", "n_embd", "hidden_size", "hidden_dim",
+  if ((p = get_num_l(c, N("d_model", "n_embd", "hidden_size", "hidden_dim",
                         "embed_dim", "model_dim", "emb_dim", "dim"),
-                   1, &v)) != NULL)
+                   1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_D_MODEL, v, p->ev);
-  if ((p = get_num(c, N("n_layers", "n_layer", "num_layers",
+  if ((p = get_num_l(c, N("n_layers", "n_layer", "num_layers",
                         "num_hidden_layers", "enc_layers",
                         "num_encoder_layers", "encoder_layers", "depth",
                         "depths", "layers"),
-                   1, &v)) != NULL)
+                   1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_N_LAYERS, v, p->ev);
-  if ((p = get_num(c, N("seq_len", "seq_length", "max_seq_length",
+  if ((p = get_num_l(c, N("seq_len", "seq_length", "max_seq_length",
                         "max_seq_len", "model_max_length", "block_size",
                         "cutoff_len", "context_length", "n_ctx",
                         "sequence_length", "max_length", "context_len",
                         "max_len"),
-                   1, &v)) != NULL)
+                   1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_SEQ_LEN, v, p->ev);
 }
 
@@ -386,7 +397,8 @@ static void architecture(sm__ctx *c, const char *model) {
 static void precision(sm__ctx *c) {
   /* Each rule: names, and what a true / string value means. */
   const sm__param *best = NULL;
-  const char *val = NULL;
+  const char *val = NULL, *saw_false_ev = NULL;
+  int saw_false = 0;
   struct {
     const char *const *names;
     const char *if_true;
@@ -429,6 +441,10 @@ static void precision(sm__ctx *c) {
     } else if (p->kind == SM__V_NUM) {
       v = p->num == 16 ? "fp16" : p->num == 32 ? "fp32" : NULL;
     }
+    if (v == NULL || strcmp(v, "fp32") == 0) {
+      saw_false = 1;
+      saw_false_ev = p->ev;
+    }
     if (v != NULL &&
         (best == NULL || p->layer > best->layer ||
          (p->layer == best->layer && p->order > best->order &&
@@ -445,22 +461,31 @@ static void precision(sm__ctx *c) {
     set_str(c, SM_META_PRECISION, val, best->ev);
     return;
   }
-  if (c->sig[SM__SIG_BF16]) {
-    set_str(c, SM_META_PRECISION, "bf16", c->sig[SM__SIG_BF16]);
-    return;
-  }
-  if (best != NULL) {
-    set_str(c, SM_META_PRECISION, val, best->ev);
-    return;
-  }
-  if (c->sig[SM__SIG_AMP] || c->sig[SM__SIG_FP16]) {
-    const char *e = c->sig[SM__SIG_AMP] ? c->sig[SM__SIG_AMP]
-                                        : c->sig[SM__SIG_FP16];
-    set_str(c, SM_META_PRECISION, "fp16", e);
-    return;
+  /* What the entry script itself does (autocast with bf16, GradScaler). */
+  for (int pass = 0; pass < 2; pass++) {
+    int min = pass == 0 ? SM__L_ENTRY : 0;
+    if (pass == 1 && (best != NULL || saw_false))
+      break;
+    if (c->sig[SM__SIG_BF16] && c->sig_layer[SM__SIG_BF16] >= min) {
+      set_str(c, SM_META_PRECISION, "bf16", c->sig[SM__SIG_BF16]);
+      return;
+    }
+    if (c->sig[SM__SIG_AMP] && c->sig_layer[SM__SIG_AMP] >= min) {
+      set_str(c, SM_META_PRECISION, "fp16", c->sig[SM__SIG_AMP]);
+      return;
+    }
+    if (c->sig[SM__SIG_FP16] && c->sig_layer[SM__SIG_FP16] >= min) {
+      set_str(c, SM_META_PRECISION, "fp16", c->sig[SM__SIG_FP16]);
+      return;
+    }
+    if (pass == 0 && best != NULL) {
+      set_str(c, SM_META_PRECISION, val, best->ev);
+      return;
+    }
   }
   if (c->entry != NULL && c->sig[SM__SIG_TORCH])
-    set_str(c, SM_META_PRECISION, "fp32", c->entry);
+    set_str(c, SM_META_PRECISION, "fp32",
+            saw_false_ev ? saw_false_ev : c->entry);
 }
 
 static void parallelism(sm__ctx *c) {
@@ -571,6 +596,7 @@ static void model_name(sm__ctx *c, const char **model_out) {
       "arch", "architecture", "init_from", "model", "network", "net",
       "model.model_type", NULL};
   const sm__param *p;
+  const sm__cand *class_cand = NULL;
   const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
   const char *left[32];
   int n = 0;
@@ -603,11 +629,29 @@ static void model_name(sm__ctx *c, const char **model_out) {
     const sm__cand *best = NULL;
     for (int i = 0; i < c->models.n; i++) {
       const sm__cand *k = &SM__AT(c->models, sm__cand, i);
+      if (strncmp(k->name, "class:", 6) == 0) {
+        /* Only a class the repository defines names the model. */
+        int local = 0;
+        for (int j = 0; j < c->classes.n && !local; j++)
+          local = strcmp(SM__AT(c->classes, const char *, j),
+                         k->name + 6) == 0;
+        if (!local)
+          continue;
+      }
       if (best == NULL || k->weight > best->weight)
         best = k;
     }
+    /* A class of the repository comes after a config named after a
+     * size. */
+    if (best != NULL && strncmp(best->name, "class:", 6) == 0) {
+      class_cand = best;
+      best = NULL;
+    }
     if (best != NULL) {
-      name = sm__norm_model(c, best->name, &t, &d);
+      name = sm__norm_model(c, strncmp(best->name, "class:", 6) == 0
+                                   ? best->name + 6
+                                   : best->name,
+                            &t, &d);
       ev = best->ev;
     }
   }
@@ -639,6 +683,10 @@ static void model_name(sm__ctx *c, const char **model_out) {
         name = sm__norm_model(c, stem, &t, &d);
       ev = sm__printf(c, "%s:1", path);
     }
+  }
+  if (name == NULL && class_cand != NULL) {
+    name = sm__norm_model(c, class_cand->name + 6, &t, &d);
+    ev = class_cand->ev;
   }
   if (name != NULL) {
     set_str(c, SM_META_MODEL_NAME, name, ev);
@@ -718,18 +766,28 @@ static void dataset(sm__ctx *c) {
 static void task_domain(sm__ctx *c, const char *model) {
   const char *task = NULL, *domain = NULL, *ev = NULL, *e2 = NULL;
   int *w = c->word_n;
-  int lora = c->sig[SM__SIG_LORA] != NULL ||
-             truthy(c, N("q_lora", "use_lora", "lora", "use_peft", "peft"),
-                    &e2) ||
-             sm__param_get(c, N("lora_r", "lora_rank", "lora_alpha")) != NULL;
+  const sm__param *lora_flag =
+      sm__param_get(c, N("lora_enable", "use_lora", "lora", "use_peft",
+                         "peft", "enable_lora"));
+  int lora = truthy(c, N("q_lora", "qlora"), &e2) ||
+             (lora_flag != NULL
+                  ? truthy(c, N("lora_enable", "use_lora", "lora", "use_peft",
+                                "peft", "enable_lora"),
+                           &e2)
+                  : (c->sig[SM__SIG_LORA] != NULL &&
+                     c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
   int masks = truthy(c, N("masks"), &e2);
   int lm = c->sig[SM__SIG_CAUSAL_LM] != NULL || w[SM__W_LM] >= 3 ||
            (c->hint_domain && strcmp(c->hint_domain, "nlp") == 0) ||
            (c->ds_domain && strcmp(c->ds_domain, "nlp") == 0);
   int finetune = truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
-                 c->sig[SM__SIG_FROM_PRETRAINED] != NULL ||
-                 w[SM__W_FINETUNE] >= 2;
-  int mm = w[SM__W_MULTIMODAL] >= 2 ||
+                 (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
+                  c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
+                 sm__param_get(c, N("model_name_or_path", "base_model",
+                                    "pretrained_model_name_or_path")) !=
+                     NULL ||
+                 c->word_strong[SM__W_FINETUNE] >= 2;
+  int mm = c->word_strong[SM__W_MULTIMODAL] >= 4 ||
            (c->hint_domain && strcmp(c->hint_domain, "multimodal") == 0) ||
            (c->ds_domain && strcmp(c->ds_domain, "multimodal") == 0);
   (void)model;
@@ -748,12 +806,12 @@ static void task_domain(sm__ctx *c, const char *model) {
       task = c->ds_task;
     else
       task = "visual_instruction_tuning";
-  } else if (w[SM__W_DIFFUSION] >= 2 ||
+  } else if (c->word_strong[SM__W_DIFFUSION] >= 4 ||
              (c->ds_task && strstr(c->ds_task, "diffusion"))) {
     task = "image_generation_diffusion";
     domain = "cv";
     ev = c->word[SM__W_DIFFUSION];
-  } else if (w[SM__W_SELFSUP] >= 2) {
+  } else if (c->word_strong[SM__W_SELFSUP] >= 4) {
     task = "self_supervised_image_pretraining";
     domain = "cv";
     ev = c->word[SM__W_SELFSUP];
@@ -762,30 +820,30 @@ static void task_domain(sm__ctx *c, const char *model) {
                              : "instance_segmentation";
     domain = "cv";
     ev = e2;
-  } else if (w[SM__W_DETECTION] >= 2 ||
+  } else if (c->word_strong[SM__W_DETECTION] >= 4 ||
              (c->ds_task && strcmp(c->ds_task, "object_detection") == 0) ||
              (c->hint_task && strcmp(c->hint_task, "object_detection") == 0)) {
     task = "object_detection";
     domain = "cv";
     ev = c->word[SM__W_DETECTION];
-  } else if (w[SM__W_SEGMENTATION] >= 2 ||
+  } else if (c->word_strong[SM__W_SEGMENTATION] >= 4 ||
              (c->ds_task && strstr(c->ds_task, "segmentation"))) {
     task = c->ds_task && strstr(c->ds_task, "segmentation") ? c->ds_task
                                                       : "semantic_segmentation";
     domain = "cv";
     ev = c->word[SM__W_SEGMENTATION];
-  } else if (w[SM__W_SPEECH] >= 2 ||
+  } else if (c->word_strong[SM__W_SPEECH] >= 4 ||
              (c->hint_domain && strcmp(c->hint_domain, "speech") == 0) ||
              (c->ds_domain && strcmp(c->ds_domain, "speech") == 0)) {
     task = "speech_recognition";
     domain = "speech";
     ev = c->word[SM__W_SPEECH];
-  } else if (w[SM__W_RECSYS] >= 2 ||
+  } else if (c->word_strong[SM__W_RECSYS] >= 4 ||
              (c->ds_domain && strcmp(c->ds_domain, "recsys") == 0)) {
     task = "recommendation";
     domain = "recsys";
     ev = c->word[SM__W_RECSYS];
-  } else if (w[SM__W_TRANSLATION] >= 2) {
+  } else if (c->word_strong[SM__W_TRANSLATION] >= 4) {
     task = "translation";
     domain = "nlp";
     ev = c->word[SM__W_TRANSLATION];
@@ -806,7 +864,7 @@ static void task_domain(sm__ctx *c, const char *model) {
     } else {
       task = "language_model_pretraining";
     }
-  } else if (w[SM__W_CLASSIFICATION] >= 2 || c->sig[SM__SIG_VISION] ||
+  } else if (c->word_strong[SM__W_CLASSIFICATION] >= 4 || c->sig[SM__SIG_VISION] ||
              (c->ds_task && strstr(c->ds_task, "classification")) ||
              (c->hint_task && strstr(c->hint_task, "classification"))) {
     task = "image_classification";

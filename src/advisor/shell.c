@@ -310,7 +310,7 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
         }
         if (at) {
           /* "$@": each positional argument is its own word. */
-          char key[4];
+          char key[12];
           at = 0;
           for (int i = 1; i <= 9; i++) {
             const char *a;
@@ -331,7 +331,7 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
     } else if (ch == '$' && vars != NULL) {
       p = expand(p + 1, end, vars, w, &at);
       if (at) {
-        char key[4];
+        char key[12];
         for (int i = 1; i <= 9; i++) {
           const char *a;
           snprintf(key, sizeof(key), "%d", i);
