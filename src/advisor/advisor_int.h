@@ -157,6 +157,7 @@ typedef struct sm__ctx {
   sm__vec factories;         /* sm__kv */
   sm__vec pyqueue;           /* sm__pyfile: files to scan */
   sm__vec flags;             /* const char *: store_true option names */
+  sm__vec optalias;          /* const char *[2]: option spelling, key */
   sm__vec classes;           /* const char *: classes defined in the code */
   const char *fire_target;   /* function given to fire.Fire, or NULL */
   const char *hydra_path;    /* @hydra.main config_path, root-relative */

@@ -488,6 +488,7 @@ typedef struct hydra {
   const char *dir;             /* config directory, root-relative */
   const char *g[MAX_GROUPS];   /* group names */
   const char *o[MAX_GROUPS];   /* chosen option (NULL: none) */
+  int cmd[MAX_GROUPS];         /* chosen on the command line */
   int ng;                      /* groups */
   int files;                   /* files composed, bounded */
 } hydra;
@@ -544,7 +545,7 @@ static void hydra_choices(hydra *h, const char *rel, int depth) {
     slot = group_slot(h, group);
     if (slot < 0)
       continue;
-    if (ov || h->o[slot] == NULL)
+    if (!h->cmd[slot] && (ov || h->o[slot] == NULL))
       h->o[slot] = (strcmp(v->val, "null") == 0 || v->val[0] == '\0')
                        ? NULL
                        : v->val;
@@ -658,7 +659,6 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
     sm_free(h);
     return;
   }
-  hydra_choices(h, primary, 0);
   /* Command-line group choices win over every defaults list. */
   for (int i = 0; i < n_ov; i++) {
     const char *eq = strchr(ov[i], '=');
@@ -668,9 +668,12 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
       continue;
     snprintf(group, sizeof(group), "%.*s", (int)(eq - ov[i]), ov[i]);
     slot = group_slot(h, group[0] == '+' ? group + 1 : group);
-    if (slot >= 0)
+    if (slot >= 0) {
       h->o[slot] = eq[1] ? eq + 1 : NULL;
+      h->cmd[slot] = 1;
+    }
   }
+  hydra_choices(h, primary, 0);
   /* Groups added only on the command line ("+group=x") are merged too. */
   h->files = 0;
   hydra_merge(h, primary, "", 0);

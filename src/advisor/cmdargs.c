@@ -79,6 +79,13 @@ void sm__command_args(sm__ctx *c) {
       sm__key_norm(w, kn, key, sizeof(key));
       if (key[0] == '\0')
         continue;
+      for (int a = 0; a < c->optalias.n; a++) {
+        const char **pair = (const char **)c->optalias.v + 2 * a;
+        if (strcmp(pair[0], key) == 0) {
+          snprintf(key, sizeof(key), "%s", pair[1]);
+          break;
+        }
+      }
       sm__words_in(c, key, strlen(key), e, 2);
       if (eq != NULL) {
         val = eq + 1;

@@ -219,30 +219,51 @@ static int is_launch_word(const char *w) {
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".py") == 0);
 }
 
-/* Line number of each word: the first physical line at or after the
- * current one that holds the word's text. */
+/* Line number of each word of the launch.  An option is looked for from
+ * the launch line on, then anywhere in the script (options often sit in
+ * variables set earlier); a value takes its option's line. */
+static int line_at(const char *text, const char *at) {
+  int line = 1;
+  for (const char *p = text; p < at; p++)
+    line += *p == '\n';
+  return line;
+}
+
 static void word_lines(sm__ctx *c, const char *path, const char *text,
                        const char *start, int line0, cmdline *cl) {
   const char *pos = start;
-  int line = line0;
+  int opt_line = 0;
   for (int k = 0; k < cl->n; k++) {
-    const char *hit = strstr(pos, cl->w[k]);
-    const char *eol = pos;
-    int ln = line;
-    if (hit != NULL && cl->w[k][0] != '\0') {
-      /* Only accept a hit within the next few lines. */
-      for (const char *p = pos; p < hit; p++)
-        if (*p == '\n')
-          ln++;
-      if (ln - line < 40) {
-        line = ln;
-        pos = hit + strlen(cl->w[k]);
+    const char *w = cl->w[k];
+    const char *hit = w[0] ? strstr(pos, w) : NULL;
+    int line = line0;
+    if (hit != NULL && line_at(start, hit) - 1 < 40) {
+      line = line0 + line_at(start, hit) - 1;
+      pos = hit + strlen(w);
+    } else if (w[0] == '-' && (hit = strstr(text, w)) != NULL) {
+      line = line_at(text, hit);
+    } else if (w[0] != '-' && opt_line > 0) {
+      line = opt_line;
+    }
+    if (w[0] != '-' && k > 0 && cl->w[k - 1][0] == '-' && opt_line > 0 &&
+        (hit == NULL || line != opt_line)) {
+      /* A value expanded from a variable: its option's line. */
+      const char *ls = text;
+      int l = 1;
+      while (l < opt_line && (ls = strchr(ls, '\n')) != NULL) {
+        ls++;
+        l++;
+      }
+      if (ls != NULL) {
+        const char *le = strchr(ls, '\n');
+        size_t n = le ? (size_t)(le - ls) : strlen(ls);
+        if (memmem(ls, n, w, strlen(w)) == NULL || line != opt_line)
+          line = opt_line;
       }
     }
-    (void)eol;
+    opt_line = w[0] == '-' ? line : 0;
     cl->ev[k] = sm__ev(c, path, line);
   }
-  (void)text;
 }
 
 /* Follows a shell script: variables, positional arguments, cd, #SBATCH,
@@ -288,18 +309,44 @@ static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
     int start_line = line;
     const char **w;
     int n, seg;
-    while (p < end) {
-      if (*p == '\n') {
-        line++;
-        if (p > ls && (p[-1] == '\\' || (p[-1] == '\r' && p - 1 > ls &&
-                                         p[-2] == '\\'))) {
+    {
+      /* Quotes and comments decide where the logical line ends. */
+      char q = 0;
+      int comment = 0;
+      while (p < end) {
+        char ch = *p;
+        if (comment) {
+          if (ch == '\n')
+            comment = 0;
+          else {
+            p++;
+            continue;
+          }
+        }
+        if (ch == '\\' && q != '\'' && p + 1 < end) {
+          if (p[1] == '\n')
+            line++;
+          p += 2;
+          continue;
+        }
+        if (q == 0 && ch == '#' && (p == ls || isspace((unsigned char)p[-1]))) {
+          comment = 1;
           p++;
           continue;
         }
+        if (q == 0 && (ch == '"' || ch == '\'')) {
+          q = ch;
+        } else if (q != 0 && ch == q) {
+          q = 0;
+        } else if (ch == '\n') {
+          line++;
+          if (q == 0) {
+            p++;
+            break;
+          }
+        }
         p++;
-        break;
       }
-      p++;
     }
     {
       const char *s = ls;

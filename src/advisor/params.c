@@ -379,7 +379,7 @@ static const struct {
     {"causallm", SM__W_LM},          {"causal_lm", SM__W_LM},
     {"gpt", SM__W_LM},               {"llama", SM__W_LM},
     {"language_model", SM__W_LM},    {"tokenizer", SM__W_LM},
-    {"lm_head", SM__W_LM},           {"detection", SM__W_DETECTION},
+    {"lm_head", SM__W_LM},          {"maskedlm", SM__W_LM},           {"detection", SM__W_DETECTION},
     {"detector", SM__W_DETECTION},   {"bbox", SM__W_DETECTION},
     {"yolo", SM__W_DETECTION},       {"detr", SM__W_DETECTION},
     {"rcnn", SM__W_DETECTION},       {"retinanet", SM__W_DETECTION},

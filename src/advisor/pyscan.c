@@ -711,6 +711,24 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     key = shortk;
   if (key == NULL)
     return;
+  /* Every spelling of the option (-b, --batch-size) names the key. */
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    val v;
+    char kn[128], on[128];
+    const char **pair;
+    if (is(a, "keyword_argument"))
+      continue;
+    v = eval(s, a, 0);
+    if (v.kind != SM__V_STR || v.str[0] != '-')
+      continue;
+    sm__key_norm(v.str, strlen(v.str), on, sizeof(on));
+    sm__key_norm(key, strlen(key), kn, sizeof(kn));
+    if (strcmp(on, kn) == 0 || (pair = sm__vec_push(&s->c->optalias)) == NULL)
+      continue;
+    pair[0] = sm__strdup(s->c, on);
+    pair[1] = sm__strdup(s->c, kn);
+  }
   if (action.kind == SM__V_STR) {
     if (strcmp(action.str, "store_true") == 0) {
       flag = 1;

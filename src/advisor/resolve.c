@@ -304,7 +304,7 @@ static void iterations(sm__ctx *c) {
 static void learning_rate(sm__ctx *c) {
   static const char *const names[] = {
       "learning_rate", "lr", "base_lr", "optimizer.params.lr", "optim.lr",
-      "max_lr", "peak_lr", "blr", NULL};
+      "max_lr", "peak_lr", "blr", "lr0", NULL};
   const char *const r1[] = {"__lr_rescale", NULL};
   const char *const r2[] = {"__lr_rescale2", NULL};
   double lr, v;
@@ -346,7 +346,7 @@ static int transformer_like(sm__ctx *c, const char *model) {
       "gpt", "llama", "bert", "vit", "swin", "t5", "opt", "mistral",
       "transformer", "detr", "deit", "llava", "vicuna", "bloom", "falcon",
       "qwen", "phi", "gemma", "neox", "pythia", "mpt", "bart", "whisper",
-      "clip", "beit", "mixtral", NULL};
+      "clip", "beit", "mixtral", "conformer", NULL};
   static const char *const no[] = {"resnet", "unet", "vgg", "efficientnet",
                                    "mobilenet", "densenet", "convnext",
                                    "regnet", "inception", "yolo", "alexnet",
@@ -390,6 +390,45 @@ static void architecture(sm__ctx *c, const char *model) {
                         "max_len"),
                    1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_SEQ_LEN, v, p->ev);
+}
+
+/* A GPT-family model named by its size from its dimensions when the code
+ * names no model (nanoGPT, Megatron): parameters ~ 12 L d^2 + V d + S d. */
+static void gpt_size_name(sm__ctx *c) {
+  const sm_meta_value *m = &c->res->meta.f[SM_META_MODEL_NAME];
+  const sm_meta_value *d = &c->res->meta.f[SM_META_D_MODEL];
+  const sm_meta_value *l = &c->res->meta.f[SM_META_N_LAYERS];
+  const sm_meta_value *s = &c->res->meta.f[SM_META_SEQ_LEN];
+  const sm__param *vp;
+  double vocab = 50257, params, v;
+  const char *fam;
+  char size[32];
+
+  if (!d->known || !l->known)
+    return;
+  if (m->known && strcmp(m->str, "gpt") != 0 && strcmp(m->str, "gpt2") != 0 &&
+      strcmp(m->str, "gptmodel") != 0 && strcmp(m->str, "gpt2model") != 0 &&
+      strcmp(m->str, "gpt2lmheadmodel") != 0)
+    return;
+  if (!m->known && c->word_n[SM__W_LM] < 3)
+    return;
+  fam = (m->known && strstr(m->str, "gpt2")) ? "gpt2" : "gpt";
+  if ((vp = get_num(c, N("vocab_size", "padded_vocab_size"), 1, &v)) != NULL)
+    vocab = v;
+  params = 12.0 * l->num * d->num * d->num + vocab * d->num +
+           (s->known ? s->num : 1024) * d->num;
+  if (params < 1e9)
+    snprintf(size, sizeof(size), "%.0fm", params / 1e6);
+  else
+    snprintf(size, sizeof(size), "%.1fb", params / 1e9);
+  if (strstr(size, ".0b"))
+    memmove(strstr(size, ".0b"), "b", 2);
+  /* GPT-2 sizes carry the GPT-2 name (gpt2-124m). */
+  if (strcmp(size, "124m") == 0 || strcmp(size, "355m") == 0 ||
+      strcmp(size, "774m") == 0 || strcmp(size, "1.6b") == 0)
+    fam = "gpt2";
+  set_str(c, SM_META_MODEL_NAME, sm__printf(c, "%s-%s", fam, size),
+          d->evidence);
 }
 
 /* ==== Precision and parallelism ==== */
@@ -470,6 +509,11 @@ static void precision(sm__ctx *c) {
       set_str(c, SM_META_PRECISION, "bf16", c->sig[SM__SIG_BF16]);
       return;
     }
+    /* A dtype the entry declares beats autocast of an unknown dtype. */
+    if (pass == 0 && best != NULL && best->layer >= SM__L_ENTRY) {
+      set_str(c, SM_META_PRECISION, val, best->ev);
+      return;
+    }
     if (c->sig[SM__SIG_AMP] && c->sig_layer[SM__SIG_AMP] >= min) {
       set_str(c, SM_META_PRECISION, "fp16", c->sig[SM__SIG_AMP]);
       return;
@@ -485,7 +529,7 @@ static void precision(sm__ctx *c) {
   }
   if (c->entry != NULL && c->sig[SM__SIG_TORCH])
     set_str(c, SM_META_PRECISION, "fp32",
-            saw_false_ev ? saw_false_ev : c->entry);
+            saw_false_ev ? saw_false_ev : sm__ev(c, c->entry, 1));
 }
 
 static void parallelism(sm__ctx *c) {
@@ -594,7 +638,7 @@ static void model_name(sm__ctx *c, const char **model_out) {
       "model_name_or_path", "pretrained_model_name_or_path", "base_model",
       "model_name", "model_id", "model_path", "model.name", "model_type",
       "arch", "architecture", "init_from", "model", "network", "net",
-      "model.model_type", NULL};
+      "model.model_type", "weights", "pretrained_weights", NULL};
   const sm__param *p;
   const sm__cand *class_cand = NULL;
   const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
@@ -702,7 +746,7 @@ static void dataset(sm__ctx *c) {
       "data.name", "data_path", "data_dir", "train_data_path",
       "train_data", "train_file", "data_root", "dataset_path",
       "data_files", "train_dataset", "data", "coco_path", "data_prefix",
-      "train_data_paths", NULL};
+      "train_data_paths", "task_name", NULL};
   const sm__param *p;
   const char *name = NULL, *ev = NULL;
   const char *left[32];
@@ -778,6 +822,7 @@ static void task_domain(sm__ctx *c, const char *model) {
                      c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
   int masks = truthy(c, N("masks"), &e2);
   int lm = c->sig[SM__SIG_CAUSAL_LM] != NULL || w[SM__W_LM] >= 3 ||
+           (c->sig[SM__SIG_TRANSFORMERS] && c->word_strong[SM__W_LM] >= 2) ||
            (c->hint_domain && strcmp(c->hint_domain, "nlp") == 0) ||
            (c->ds_domain && strcmp(c->ds_domain, "nlp") == 0);
   int finetune = truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
@@ -850,7 +895,12 @@ static void task_domain(sm__ctx *c, const char *model) {
   } else if (lm) {
     domain = "nlp";
     ev = c->word[SM__W_LM] ? c->word[SM__W_LM] : c->sig[SM__SIG_CAUSAL_LM];
-    if (lora) {
+    if (c->ds_task && c->ds_domain && strcmp(c->ds_domain, "nlp") == 0 &&
+        !strstr(c->ds_task, "language_model") && !strstr(c->ds_task, "sft")) {
+      /* A labelled NLP task (GLUE, SQuAD): the dataset says what. */
+      task = c->ds_task;
+      ev = c->res->meta.f[SM_META_DATASET].evidence;
+    } else if (lora) {
       task = "llm_finetuning_lora";
     } else if (w[SM__W_INSTRUCT] >= 2 ||
                (c->ds_task && strstr(c->ds_task, "sft"))) {
@@ -895,6 +945,7 @@ void sm__resolve(sm__ctx *c) {
   batches(c);
   learning_rate(c);
   architecture(c, model);
+  gpt_size_name(c);
   precision(c);
   parallelism(c);
   task_domain(c, model);

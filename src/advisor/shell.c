@@ -329,7 +329,22 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
       }
       p++;
     } else if (ch == '$' && vars != NULL) {
-      p = expand(p + 1, end, vars, w, &at);
+      /* Unquoted: the expansion is split into words at blanks. */
+      word *tmp = sm_malloc(sizeof(*tmp));
+      if (tmp == NULL) {
+        sm_free(w);
+        return -1;
+      }
+      tmp->n = 0;
+      p = expand(p + 1, end, vars, tmp, &at);
+      for (size_t i = 0; i < tmp->n; i++) {
+        char x = tmp->s[i];
+        if (x == ' ' || x == '\t' || x == '\n' || x == '\r')
+          FLUSH();
+        else
+          put(w, x);
+      }
+      sm_free(tmp);
       if (at) {
         char key[12];
         for (int i = 1; i <= 9; i++) {
