@@ -19,7 +19,7 @@
 BUILD   ?= build
 SAN     ?= 0
 CC      ?= cc
-PKGS    := sqlite3 hiredis yaml-0.1 libcjson
+PKGS    := sqlite3 hiredis yaml-0.1 libcjson tree-sitter
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wwrite-strings \
            -Wno-missing-field-initializers
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -44,6 +44,14 @@ GEN_SRCS   := $(patsubst data/classifier/%.tsv,$(BUILD)/gen/protos_%.c,$(CORPORA
               $(foreach f,$(EMBEDS),$(BUILD)/gen/embed_$(basename $(notdir $(f))).c)
 
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+
+# The tree-sitter Python grammar (generated C from npm, never committed) is
+# fetched once into build/third_party by scripts/fetch-grammar.sh and
+# compiled into the library with warnings off for those two files only.
+GRAMMAR_DIR  := build/third_party/tree-sitter-python
+GRAMMAR_SRCS := $(GRAMMAR_DIR)/src/parser.c $(GRAMMAR_DIR)/src/scanner.c
+GRAMMAR_OBJS := $(BUILD)/obj/grammar/parser.o $(BUILD)/obj/grammar/scanner.o
+GRAMMAR_CFLAGS := -std=c11 -w $(OPT) -I$(GRAMMAR_DIR)/src
 GEN_OBJS   := $(patsubst %.c,%.o,$(GEN_SRCS))
 CLI_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 TEST_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
@@ -68,16 +76,24 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+$(GRAMMAR_SRCS) &: scripts/fetch-grammar.sh
+	scripts/fetch-grammar.sh $(GRAMMAR_DIR)
+	@touch $(GRAMMAR_SRCS)
+
+$(BUILD)/obj/grammar/%.o: $(GRAMMAR_DIR)/src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(GRAMMAR_CFLAGS) -c $< -o $@
+
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # The core archive holds everything but the generated tables, so that the
 # trainer can link against the embedder without needing its own output.
-$(CORE_LIB): $(LIB_OBJS)
+$(CORE_LIB): $(LIB_OBJS) $(GRAMMAR_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIB): $(LIB_OBJS) $(GEN_OBJS)
+$(LIB): $(LIB_OBJS) $(GRAMMAR_OBJS) $(GEN_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(TRAIN): $(BUILD)/obj/tools/sm_train.o $(CORE_LIB)
@@ -140,12 +156,21 @@ FUZZ_SECONDS ?= 10
 FUZZ_CFLAGS  := $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined \
                 -Iinclude -Isrc $(PKG_CFLAGS)
 
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard src/*/*.h) \
-              $(wildcard include/schedmate/*.h) $(GEN_SRCS)
+# The grammar is compiled once for all fuzz targets (without the fuzzer's
+# coverage instrumentation, which would only slow it down).
+FUZZ_GRAMMAR := build/fuzz/obj/parser.o build/fuzz/obj/scanner.o
+build/fuzz/obj/%.o: $(GRAMMAR_DIR)/src/%.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LDLIBS)
+	clang -std=c11 -w -g -O1 -fsanitize=address,undefined \
+	  -I$(GRAMMAR_DIR)/src -c $< -o $@
 
-fuzz: $(GEN_SRCS)
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard src/*/*.h) \
+              $(wildcard include/schedmate/*.h) $(GEN_SRCS) $(FUZZ_GRAMMAR)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(FUZZ_GRAMMAR) \
+	  $(LDLIBS)
+
+fuzz: $(GEN_SRCS) $(GRAMMAR_SRCS)
 	@$(MAKE) $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
 	  n=$$(basename $$f); mkdir -p build/fuzz/corpus-$$n; \

@@ -6,6 +6,7 @@
 
 static const cli_cmd commands[] = {
     {"version", cmd_version, "print the version"},
+    {"extract", cmd_extract, "read a job's code and command into metadata"},
 };
 
 static void print_help(FILE *out) {

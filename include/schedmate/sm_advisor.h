@@ -9,6 +9,7 @@
 
 #include "schedmate/sm_base.h"
 #include "schedmate/sm_meta.h"
+#include "schedmate/sm_util.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,18 @@ typedef struct sm_extract_res {
 SM_EXTERN int sm_extract(const sm_extract_req *req, sm_extract_res *res,
                          sm_err *err);
 SM_EXTERN void sm_extract_res_release(sm_extract_res *res);
+
+/* Writes the result as the JSON object of DESIGN.md section 3:
+ * {"metadata": {...}, "evidence": {...}, "files_read": N,
+ *  "elapsed_ms": X, "warnings": [...]}. */
+SM_EXTERN void sm_extract_write_json(const sm_extract_res *res, sm_jw *w);
+
+/* Replaces the embedded model/dataset alias table with an operator's own
+ * (same format as data/embed/aliases.tsv: kind, pattern, canonical, task,
+ * domain, tab-separated).  Call it before extracting, not during.  Returns
+ * 0, SM_EPARSE (bad line in err) or SM_ENOMEM. */
+SM_EXTERN int sm_extract_load_aliases(const char *text, size_t len,
+                                      sm_err *err);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,357 @@
+/* advisor_int.h - what the parts of the extractor share: the bounded,
+ * read-only view of the repository, the layered store of configuration
+ * values ("params") with their evidence, the signals found in the code,
+ * and the entry points of each reader.
+ *
+ * One extraction owns one sm__ctx.  Every string in it lives in the
+ * context's arena and dies with it. */
+#ifndef SM_ADVISOR_INT_H
+#define SM_ADVISOR_INT_H
+
+#include <stddef.h>
+
+#include "schedmate/sm_advisor.h"
+#include "schedmate/sm_util.h"
+
+/* ==== Layers of configuration, lowest first ==== */
+
+/* Where a value was written decides which one the program uses: defaults
+ * in imported code < defaults in the entry script < config files < the
+ * command line < presets that the code applies after parsing. */
+enum {
+  SM__L_CODE = 1,   /* a default in a module the entry imports */
+  SM__L_ENTRY = 2,  /* a default in the entry script itself */
+  SM__L_CONFIG = 3, /* a config file (YAML, JSON, TOML, Python) */
+  SM__L_CMD = 5,    /* the launch command (or the script that runs it) */
+  SM__L_PRESET = 6  /* a preset table the code applies over the config */
+};
+
+/* Kinds of value. */
+enum {
+  SM__V_NULL = 0, /* None, null, ~ */
+  SM__V_NUM,      /* a number */
+  SM__V_BOOL,     /* true/false, num is 0 or 1 */
+  SM__V_STR,      /* a string */
+  SM__V_LIST,     /* a list: str is its text, num the sum of its numbers */
+  SM__V_REF,      /* a reference to another key (str), e.g. args.lr */
+  SM__V_EXPR      /* arithmetic over keys: str is RPN ("a b * 2 /") */
+};
+
+/* One configuration value. */
+typedef struct sm__param {
+  const char *key;  /* normalised dotted key: "trainer.batch_size" */
+  const char *leaf; /* its last component: "batch_size" */
+  int kind;         /* SM__V_* */
+  double num;       /* value of NUM, BOOL and LIST */
+  const char *str;  /* text of STR, LIST and REF */
+  int list_n;       /* number of list elements */
+  int layer;        /* SM__L_* */
+  int order;        /* insertion sequence, later wins within a layer */
+  int flag;         /* an argparse store_true/store_false option */
+  const char *ev;   /* evidence: "path:line" or "command" */
+} sm__param;
+
+/* ==== Signals found in the code ==== */
+
+#define SM__SIGNALS(XX)                                                       \
+  XX(DDP)           /* DistributedDataParallel */                             \
+  XX(FSDP)          /* FullyShardedDataParallel, --fsdp */                    \
+  XX(DEEPSPEED)     /* deepspeed.initialize or a DeepSpeed config */          \
+  XX(DP)            /* nn.DataParallel */                                     \
+  XX(AMP)           /* autocast / GradScaler: fp16 unless bf16 */             \
+  XX(BF16)          /* torch.bfloat16 as compute dtype */                     \
+  XX(FP16)          /* .half() / torch.float16 compute */                     \
+  XX(LORA)          /* peft / LoRA adapters */                                \
+  XX(HF_TRAINER)    /* transformers.Trainer */                                \
+  XX(TRANSFORMERS)  /* imports transformers */                                \
+  XX(LIGHTNING)     /* PyTorch Lightning */                                   \
+  XX(VISION)        /* torchvision / timm */                                  \
+  XX(DEVICE_COUNT)  /* torch.cuda.device_count(): all visible GPUs */         \
+  XX(DEVICE_MAP)    /* device_map="auto": one process, all GPUs */            \
+  XX(DS_LAUNCHER)   /* runs the deepspeed launcher itself */                  \
+  XX(ACCUM_DIV)     /* accumulation divided by the world size */             \
+  XX(FROM_PRETRAINED) /* loads pre-trained weights */                         \
+  XX(FROM_SCRATCH)  /* builds a model from a config */                        \
+  XX(CAUSAL_LM)     /* a causal language model */                            \
+  XX(QUANT)         /* 8/4-bit base weights */                                \
+  XX(TORCH)         /* imports torch at all */
+
+typedef enum sm__sig {
+#define SM__XX(n) SM__SIG_##n,
+  SM__SIGNALS(SM__XX)
+#undef SM__XX
+  SM__NSIG
+} sm__sig;
+
+/* Keyword families that hint at task and domain. */
+#define SM__WORDS(XX)                                                         \
+  XX(LM) XX(DETECTION) XX(SEGMENTATION) XX(PANOPTIC) XX(MASKS)                \
+  XX(DIFFUSION) XX(SELFSUP) XX(MULTIMODAL) XX(SPEECH) XX(RECSYS)              \
+  XX(TRANSLATION) XX(CONTRASTIVE) XX(CLASSIFICATION) XX(INSTRUCT)             \
+  XX(FINETUNE) XX(PRETRAIN)
+
+typedef enum sm__word {
+#define SM__XX(n) SM__W_##n,
+  SM__WORDS(SM__XX)
+#undef SM__XX
+  SM__NWORD
+} sm__word;
+
+/* A candidate name (model or dataset) seen in code. */
+typedef struct sm__cand {
+  const char *name; /* as written */
+  const char *ev;   /* where */
+  int weight;       /* higher is better */
+} sm__cand;
+
+/* key=value pairs of a preset (model_type table) or a factory function. */
+typedef struct sm__kv {
+  const char *group; /* preset name or function name */
+  const char *key;   /* leaf key */
+  double num;        /* numeric value (only numbers are kept) */
+  const char *ev;    /* evidence */
+} sm__kv;
+
+/* A Python file waiting to be scanned. */
+typedef struct sm__pyfile {
+  const char *path; /* root-relative */
+  int layer;        /* SM__L_ENTRY or SM__L_CODE */
+  int depth;        /* import depth from the entry */
+} sm__pyfile;
+
+/* A growable array of fixed-size items in plain memory. */
+typedef struct sm__vec {
+  void *v;    /* items */
+  int n;      /* used */
+  int cap;    /* allocated */
+  size_t sz;  /* item size */
+} sm__vec;
+
+#define SM__MAX_ENV 64
+
+/* The extraction context. */
+typedef struct sm__ctx {
+  const sm_extract_req *req; /* the request (borrowed) */
+  sm_extract_res *res;       /* the result being filled (borrowed) */
+  sm_arena arena;            /* every string below */
+  char *root;                /* real path of the repository root */
+  size_t root_len;           /* its length */
+  const char *cwd;           /* root-relative command directory ("" root) */
+  size_t max_file;           /* per-file cap */
+  int max_files;             /* file count cap */
+  size_t max_total;          /* byte cap */
+  double deadline;           /* sm_now() past which we stop */
+  size_t bytes_read;         /* total so far */
+  int stopped;               /* a limit was hit: read nothing more */
+  sm__vec read_paths;        /* const char *: files already read */
+  sm__vec params;            /* sm__param */
+  int seq;                   /* next param order */
+  const char *sig[SM__NSIG]; /* evidence of each signal, NULL if absent */
+  int sig_layer[SM__NSIG];   /* layer of the file the signal came from */
+  const char *word[SM__NWORD]; /* evidence of each word family */
+  int word_n[SM__NWORD];     /* weighted count of each word family */
+  int word_strong[SM__NWORD]; /* the same from the command and entry */
+  sm__vec models;            /* sm__cand from code */
+  sm__vec datasets;          /* sm__cand from code */
+  sm__vec presets;           /* sm__kv */
+  sm__vec factories;         /* sm__kv */
+  sm__vec pyqueue;           /* sm__pyfile: files to scan */
+  sm__vec flags;             /* const char *: store_true option names */
+  sm__vec optalias;          /* const char *[2]: option spelling, key */
+  sm__vec classes;           /* const char *: classes defined in the code */
+  const char *fire_target;   /* function given to fire.Fire, or NULL */
+  const char *hydra_path;    /* @hydra.main config_path, root-relative */
+  const char *hydra_name;    /* @hydra.main config_name */
+  const char *entry;         /* root-relative entry script, or NULL */
+  const char *entry_dir;     /* its directory */
+  /* Environment of the command: VAR=value prefixes and exports. */
+  const char *env_k[SM__MAX_ENV]; /* names */
+  const char *env_v[SM__MAX_ENV]; /* values */
+  int n_env;                 /* count */
+  /* Resources from the launcher. */
+  double gpus_per_node;      /* processes (GPUs) per node, 0 unknown */
+  const char *gpn_ev;        /* its evidence */
+  double nodes;              /* nodes, 0 unknown */
+  const char *nodes_ev;      /* its evidence */
+  int gpus_unfixed;          /* the launcher takes all visible GPUs */
+  int nodes_unfixed;         /* a hostfile or range decides the nodes */
+  int launcher;              /* a multi-process launcher was used */
+  const char *launcher_name; /* "torchrun", "deepspeed", ... */
+  double gpus_total;         /* total processes (mpirun -np), 0 unknown */
+  const char *gt_ev;         /* its evidence */
+  /* The entry script's own arguments, with the evidence of each. */
+  const char **sargs;        /* words after the script or module */
+  const char **sargs_ev;     /* "command" or "path:line" per word */
+  int n_sargs;               /* count */
+  const char *cmd_dir;       /* directory the entry runs in */
+  double world;              /* data-parallel world size, 0 unknown */
+  /* Launcher-level facts (accelerate / deepspeed flags). */
+  const char *precision;     /* "bf16", "fp16" from the launcher */
+  const char *precision_ev;  /* its evidence */
+  const char *strategy;      /* "fsdp", "deepspeed_zero2" ... */
+  const char *strategy_ev;   /* its evidence */
+  /* Hints of the alias table for task and domain. */
+  const char *hint_task;     /* from the model name */
+  const char *hint_domain;   /* from the model name */
+  const char *ds_task;       /* from the dataset name */
+  const char *ds_domain;     /* from the dataset name */
+} sm__ctx;
+
+/* ==== ctx.c: vectors, strings, warnings, limits ==== */
+
+void sm__vec_init(sm__vec *v, size_t sz);
+void sm__vec_release(sm__vec *v);
+/* Returns a zeroed new item, or NULL on exhaustion. */
+void *sm__vec_push(sm__vec *v);
+#define SM__AT(vec, type, i) (((type *)(vec).v)[i])
+
+char *sm__strdup(sm__ctx *c, const char *s);
+char *sm__strndup(sm__ctx *c, const char *s, size_t n);
+char *sm__printf(sm__ctx *c, const char *fmt, ...) SM_PRINTF(2, 3);
+/* Evidence string "path:line". */
+const char *sm__ev(sm__ctx *c, const char *path, int line);
+void sm__warn(sm__ctx *c, const char *fmt, ...) SM_PRINTF(2, 3);
+/* True when the time budget is spent (warns once). */
+int sm__expired(sm__ctx *c);
+
+/* ==== repo.c: the read-only repository ==== */
+
+/* Sets root, cwd and limits from the request.  Returns 0 or an error. */
+int sm__repo_open(sm__ctx *c, sm_err *err);
+/* Joins base (root-relative directory) and path, collapses "." and "..",
+ * and returns the root-relative result, or NULL when it leaves the root
+ * (absolute paths are accepted only inside the root). */
+const char *sm__repo_join(sm__ctx *c, const char *base, const char *path);
+/* True when rel names a regular file inside the root whose real path stays
+ * inside the root (no symlink escape) and that is not skipped. */
+int sm__repo_is_file(sm__ctx *c, const char *rel);
+/* True when rel is a directory inside the root (same checks). */
+int sm__repo_is_dir(sm__ctx *c, const char *rel);
+/* Reads a file (once: a second read gives SM_EBUSY).  *data is
+ * NUL-terminated and lives in the arena.  Problems become warnings and a
+ * negative return. */
+int sm__repo_read(sm__ctx *c, const char *rel, const char **data,
+                  size_t *len);
+/* Like sm__repo_read but a file already read is read again (for configs
+ * used twice). */
+int sm__repo_read_again(sm__ctx *c, const char *rel, const char **data,
+                        size_t *len);
+
+/* ==== params.c: the layered value store ==== */
+
+/* Normalises a key into out: lower case, '-' to '_', leading dashes and
+ * '+'/'~' dropped. */
+void sm__key_norm(const char *in, size_t n, char *out, size_t cap);
+/* Adds a value parsed from text (numbers, booleans, None/null, lists,
+ * strings). */
+sm__param *sm__param_text(sm__ctx *c, const char *key, const char *text,
+                          int layer, const char *ev);
+sm__param *sm__param_num(sm__ctx *c, const char *key, double v, int kind,
+                         int layer, const char *ev);
+sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s,
+                         int kind, int layer, const char *ev);
+/* The value the program uses for any of names (leaf names, or dotted
+ * suffixes such as "train.epochs"): highest layer, then the earliest name
+ * in the list, then the latest written.  References are followed.
+ * Returns NULL when none is set. */
+const sm__param *sm__param_get(sm__ctx *c, const char *const *names);
+/* As sm__param_get, restricted to layers >= min_layer. */
+const sm__param *sm__param_get_min(sm__ctx *c, const char *const *names,
+                                   int min_layer);
+/* Follows a reference; returns p itself when it is not one. */
+const sm__param *sm__param_deref(sm__ctx *c, const sm__param *p);
+/* The numeric value of p (numbers, booleans, expressions over other
+ * keys, references).  Returns 0, or -1 when it is not a known number. */
+int sm__param_value(sm__ctx *c, const sm__param *p, double *out);
+/* Environment lookup (VAR=value prefixes, exports); NULL if unset. */
+const char *sm__env(sm__ctx *c, const char *name);
+/* Marks a signal / word family with its evidence (the first one stays,
+ * but a higher layer replaces a lower). */
+void sm__signal(sm__ctx *c, sm__sig s, const char *ev, int layer);
+void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight);
+/* Scans text (an identifier, a path, a command word) for word families. */
+void sm__words_in(sm__ctx *c, const char *s, size_t n, const char *ev,
+                  int weight);
+void sm__cand_add(sm__ctx *c, sm__vec *v, const char *name, const char *ev,
+                  int weight);
+
+/* ==== shell.c: shell words and scripts ==== */
+
+/* Splits one command line into words with POSIX quoting; $VAR, ${VAR},
+ * ${VAR:-x} and $1.. are expanded from the script's variables when vars
+ * is not NULL.  Returns the count, or -1 on unbalanced quotes.  Words are
+ * arena strings. */
+typedef struct sm__shvars {
+  const char *k[128]; /* names ("1".."9" for positional arguments) */
+  const char *v[128]; /* values */
+  int n;              /* count */
+} sm__shvars;
+int sm__sh_split(sm__ctx *c, const char *line, size_t n, sm__shvars *vars,
+                 const char ***words, int max_words);
+const char *sm__sh_get(const sm__shvars *vars, const char *name);
+void sm__sh_set(sm__ctx *c, sm__shvars *vars, const char *name,
+                const char *value);
+
+/* ==== command.c: the launch command ==== */
+
+/* Parses argv (and any scripts it runs) into launcher facts, the entry
+ * script and its arguments, and queues the entry for scanning.  Returns
+ * 0; problems are warnings. */
+int sm__command(sm__ctx *c, const char *const *argv, int argc);
+/* Applies the entry script's arguments (after the code scan has told
+ * which options are flags).  */
+void sm__command_args(sm__ctx *c);
+
+/* ==== cfgfile.c: configuration files ==== */
+
+/* Loads a config file by extension (.yaml/.yml, .json, .toml, .py, .cfg
+ * INI-like) into params at layer, keys prefixed by prefix (may be NULL).
+ * Returns 0, or a negative code with a warning. */
+int sm__config_load(sm__ctx *c, const char *rel, const char *prefix,
+                    int layer);
+/* Hydra: composes config_name from dir with its defaults list and the
+ * command's group overrides. */
+void sm__hydra(sm__ctx *c, const char *dir, const char *name,
+               const char *const *overrides, int n_overrides);
+/* Parses a TOML subset: calls fn(key, value text, line) per scalar. */
+typedef void (*sm__toml_fn)(void *ud, const char *key, const char *val,
+                            int line);
+int sm__toml_parse(const char *text, size_t n, sm__toml_fn fn, void *ud,
+                   int *bad_line);
+/* Console entry point `name` from pyproject.toml / setup.py / setup.cfg:
+ * returns the module path ("pkg.cli:main" -> "pkg.cli") or NULL. */
+const char *sm__console_entry(sm__ctx *c, const char *name);
+
+/* ==== pyscan.c: Python source ==== */
+
+/* Scans the queued Python files (entry first, then imports, bounded). */
+void sm__py_scan_all(sm__ctx *c);
+/* Scans one Python file as a config file (plain assignments) at layer. */
+int sm__py_config(sm__ctx *c, const char *rel, int layer);
+/* Resolves a module name (dots) from a directory to a file, or NULL. */
+const char *sm__py_module_path(sm__ctx *c, const char *dir,
+                               const char *module, int level);
+/* Queues a Python file for scanning. */
+void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth);
+
+/* ==== resolve.c: fields from the evidence ==== */
+
+void sm__resolve(sm__ctx *c);
+
+/* ==== alias.c: normalisation ==== */
+
+/* Canonical model / dataset name of a raw value (a path, a Hub id, an
+ * argument).  Returns an arena string, or NULL when nothing name-like is
+ * left.  *hint_task / *hint_domain get the alias table's hints (may be
+ * NULL). */
+const char *sm__norm_model(sm__ctx *c, const char *raw,
+                           const char **hint_task, const char **hint_domain);
+const char *sm__norm_dataset(sm__ctx *c, const char *raw,
+                             const char **hint_task,
+                             const char **hint_domain);
+/* Looks a canonical-ish name up as a known model (1) or not (0). */
+int sm__is_known_model(sm__ctx *c, const char *name);
+/* Loads an operator's alias file in place of the embedded one. */
+int sm__alias_load(const char *text, size_t n, sm_err *err);
+
+#endif /* SM_ADVISOR_INT_H */

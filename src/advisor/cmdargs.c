@@ -1,0 +1,151 @@
+/* cmdargs.c - the entry script's own arguments, applied once the code
+ * scan has said which options are flags: `--key value`, `--key=value`,
+ * bare flags, `key=value` and Hydra overrides (`group=option`,
+ * `+key=value`), and positional or option values that name config files
+ * in the repository (YAML, JSON, TOML, Python), which are read at the
+ * config layer in the order given. */
+#include <ctype.h>
+#include <string.h>
+
+#include "advisor/advisor_int.h"
+
+#define MAX_DIRS 8
+#define MAX_OVERRIDES 64
+
+static int is_flag(sm__ctx *c, const char *key) {
+  for (int i = 0; i < c->flags.n; i++)
+    if (strcmp(SM__AT(c->flags, const char *, i), key) == 0)
+      return 1;
+  return 0;
+}
+
+static int looks_number(const char *s) {
+  double v;
+  return sm_parse_double(s, &v) == 0;
+}
+
+static int config_ext(const char *p) {
+  const char *dot = strrchr(p, '.');
+  if (dot == NULL || strchr(dot, '/'))
+    return 0;
+  return strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0 ||
+         strcasecmp(dot, ".json") == 0 || strcasecmp(dot, ".toml") == 0 ||
+         strcasecmp(dot, ".py") == 0;
+}
+
+/* Finds a config file named by word in one of dirs; root-relative path or
+ * NULL. */
+static const char *find_file(sm__ctx *c, const char *word,
+                             const char *const *dirs, int nd) {
+  if (!config_ext(word))
+    return NULL;
+  for (int i = 0; i < nd; i++) {
+    const char *p = sm__repo_join(c, dirs[i], word);
+    if (p != NULL && sm__repo_is_file(c, p))
+      return p;
+  }
+  return NULL;
+}
+
+static void load(sm__ctx *c, const char *path) {
+  const char *dot = strrchr(path, '.');
+  if (c->entry != NULL && strcmp(path, c->entry) == 0)
+    return;
+  if (dot && strcasecmp(dot, ".py") == 0) {
+    /* A Python config (plain assignments) or another script (a wrapper's
+     * training script): pyscan decides. */
+    sm__py_config(c, path, SM__L_CONFIG);
+    return;
+  }
+  sm__config_load(c, path, NULL, SM__L_CONFIG);
+}
+
+void sm__command_args(sm__ctx *c) {
+  const char *dirs[MAX_DIRS];
+  const char *ov[MAX_OVERRIDES];
+  int nd = 0, nov = 0;
+
+  dirs[nd++] = c->cmd_dir ? c->cmd_dir : c->cwd;
+  if (c->entry_dir)
+    dirs[nd++] = c->entry_dir;
+  dirs[nd++] = "";
+  for (int i = 0; i < c->n_sargs; i++) {
+    const char *w = c->sargs[i], *e = c->sargs_ev[i];
+    const char *eq = strchr(w, '=');
+    if (w[0] == '-' && w[1] != '\0' && !looks_number(w)) {
+      char key[256];
+      const char *val = NULL;
+      size_t kn = eq ? (size_t)(eq - w) : strlen(w);
+      sm__key_norm(w, kn, key, sizeof(key));
+      if (key[0] == '\0')
+        continue;
+      for (int a = 0; a < c->optalias.n; a++) {
+        const char **pair = (const char **)c->optalias.v + 2 * a;
+        if (strcmp(pair[0], key) == 0) {
+          snprintf(key, sizeof(key), "%s", pair[1]);
+          break;
+        }
+      }
+      sm__words_in(c, key, strlen(key), e, 2);
+      if (eq != NULL) {
+        val = eq + 1;
+      } else if (!is_flag(c, key) && i + 1 < c->n_sargs &&
+                 (c->sargs[i + 1][0] != '-' ||
+                  looks_number(c->sargs[i + 1]))) {
+        val = c->sargs[++i];
+        e = c->sargs_ev[i];
+      }
+      if (val == NULL) {
+        /* A bare flag: true, or false for a store_false option. */
+        const char *names[2] = {key, NULL};
+        const sm__param *d = sm__param_get(c, names);
+        double v = (d && d->flag == 2) ? 0 : 1;
+        sm__param_num(c, key, v, SM__V_BOOL, SM__L_CMD, e);
+        continue;
+      }
+      sm__param_text(c, key, val, SM__L_CMD, e);
+      {
+        const char *path = find_file(c, val, dirs, nd);
+        const char *dpath = sm__repo_join(c, dirs[0], val);
+        if (path != NULL)
+          load(c, path);
+        else if (dpath != NULL && sm__repo_is_dir(c, dpath) &&
+                 nd < MAX_DIRS && dpath[0] != '\0')
+          dirs[nd++] = dpath; /* -d configs: later names are inside */
+      }
+      continue;
+    }
+    if (eq != NULL && eq != w) {
+      char key[256];
+      int ok = 1;
+      for (const char *p = w; p < eq; p++)
+        if (!(isalnum((unsigned char)*p) || strchr("_.-+~/@", *p)))
+          ok = 0;
+      if (!ok)
+        continue;
+      sm__key_norm(w, (size_t)(eq - w), key, sizeof(key));
+      if (c->hydra_name != NULL && nov < MAX_OVERRIDES) {
+        /* A Hydra group choice when the config dir has that group. */
+        const char *g = sm__repo_join(c, c->hydra_path ? c->hydra_path : "",
+                                      w[0] == '+' ? key : key);
+        char raw[256];
+        snprintf(raw, sizeof(raw), "%.*s", (int)(eq - w), w);
+        if (g != NULL && strchr(key, '.') == NULL && sm__repo_is_dir(c, g)) {
+          ov[nov++] = w;
+          continue;
+        }
+      }
+      if (w[0] == '~')
+        continue;
+      sm__param_text(c, key, eq + 1, SM__L_CMD, e);
+      continue;
+    }
+    {
+      const char *path = find_file(c, w, dirs, nd);
+      if (path != NULL)
+        load(c, path);
+    }
+  }
+  if (c->hydra_name != NULL)
+    sm__hydra(c, c->hydra_path ? c->hydra_path : "", c->hydra_name, ov, nov);
+}

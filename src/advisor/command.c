@@ -1,0 +1,925 @@
+/* command.c - the launch command as a user submits it: VAR=value
+ * prefixes, wrappers (env, nohup, time), launchers (torchrun and
+ * torch.distributed.run/launch, accelerate launch, deepspeed, srun,
+ * mpirun, sbatch), shell scripts that are followed line by line, Python
+ * scripts, modules and console entry points.  The launcher's resource
+ * flags become gpus/nodes; the entry script's arguments are kept for
+ * sm__command_args, which applies them once the code has said which
+ * options are flags. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advisor/advisor_int.h"
+
+#define MAX_WORDS 512
+#define MAX_DEPTH 4
+
+/* One command being interpreted. */
+typedef struct cmdline {
+  const char **w;    /* words */
+  const char **ev;   /* evidence per word */
+  int n;             /* count */
+  const char *dir;   /* directory it runs in (root-relative) */
+  int depth;         /* script nesting */
+} cmdline;
+
+static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars);
+
+static const char *base_name(const char *s) {
+  const char *b = strrchr(s, '/');
+  return b ? b + 1 : s;
+}
+
+static int is_assignment(const char *w) {
+  const char *eq = strchr(w, '=');
+  if (eq == NULL || eq == w || !(isalpha((unsigned char)w[0]) || w[0] == '_'))
+    return 0;
+  for (const char *p = w; p < eq; p++)
+    if (!isalnum((unsigned char)*p) && *p != '_')
+      return 0;
+  return 1;
+}
+
+static void set_env(sm__ctx *c, const char *k, size_t kn, const char *v) {
+  if (c->n_env >= SM__MAX_ENV)
+    return;
+  c->env_k[c->n_env] = sm__strndup(c, k, kn);
+  c->env_v[c->n_env] = sm__strdup(c, v);
+  if (c->env_k[c->n_env] && c->env_v[c->n_env])
+    c->n_env++;
+}
+
+static int count_list(const char *s) {
+  int n = 0, in = 0;
+  for (; *s; s++) {
+    if (*s == ',') {
+      in = 0;
+    } else if (!isspace((unsigned char)*s) && !in) {
+      in = 1;
+      n++;
+    }
+  }
+  return n;
+}
+
+static int parse_count(const char *s, double *out) {
+  long long v;
+  if (s == NULL || sm_parse_i64(s, &v) != 0 || v <= 0 || v > 1000000)
+    return -1;
+  *out = (double)v;
+  return 0;
+}
+
+/* "--opt=value" or "--opt value": returns the value and advances *i. */
+static const char *opt_value(cmdline *cl, int *i, const char *name) {
+  const char *w = cl->w[*i];
+  size_t n = strlen(name);
+  if (strncmp(w, name, n) != 0)
+    return NULL;
+  if (w[n] == '=')
+    return w + n + 1;
+  if (w[n] == '\0' && *i + 1 < cl->n) {
+    (*i)++;
+    return cl->w[*i];
+  }
+  return NULL;
+}
+
+/* Same option spelt with '-' or '_' (torchrun accepts both). */
+static const char *opt_value2(cmdline *cl, int *i, const char *name) {
+  char alt[64];
+  const char *v = opt_value(cl, i, name);
+  size_t k;
+  if (v != NULL)
+    return v;
+  for (k = 0; name[k] && k + 1 < sizeof(alt); k++)
+    alt[k] = (k > 1 && name[k] == '_') ? '-' : name[k];
+  alt[k] = '\0';
+  return opt_value(cl, i, alt);
+}
+
+static void set_gpn(sm__ctx *c, const char *v, const char *ev, int force) {
+  double x;
+  if (parse_count(v, &x) == 0 && (force || c->gpus_per_node == 0)) {
+    c->gpus_per_node = x;
+    c->gpn_ev = ev;
+  }
+}
+
+static void set_nodes(sm__ctx *c, const char *v, const char *ev, int force) {
+  double x;
+  if (v == NULL)
+    return;
+  if (strchr(v, ':') != NULL) {
+    /* An elastic range "1:4" leaves the count open. */
+    const char *colon = strchr(v, ':');
+    if (strcmp(colon + 1, v) != 0 && strncmp(v, colon + 1,
+                                             (size_t)(colon - v)) != 0) {
+      c->nodes_unfixed = 1;
+      return;
+    }
+    v = colon + 1;
+  }
+  if (parse_count(v, &x) == 0 && (force || c->nodes == 0)) {
+    c->nodes = x;
+    c->nodes_ev = ev;
+  }
+}
+
+/* "gpu:4", "gpu:a100:4", "gpu" */
+static void set_gres(sm__ctx *c, const char *v, const char *ev) {
+  const char *g = strstr(v, "gpu");
+  const char *colon;
+  if (g == NULL)
+    return;
+  colon = strrchr(g, ':');
+  set_gpn(c, colon ? colon + 1 : "1", ev, 0);
+}
+
+/* ==== Slurm ==== */
+
+/* Applies one sbatch/srun option at words[*i]. */
+static int slurm_opt(sm__ctx *c, cmdline *cl, int *i, const char *ev) {
+  const char *v;
+  if ((v = opt_value(cl, i, "--nodes")) || (v = opt_value(cl, i, "-N"))) {
+    set_nodes(c, v, ev, 0);
+  } else if ((v = opt_value(cl, i, "--gres"))) {
+    set_gres(c, v, ev);
+  } else if ((v = opt_value(cl, i, "--gpus-per-node"))) {
+    const char *colon = strrchr(v, ':');
+    set_gpn(c, colon ? colon + 1 : v, ev, 0);
+  } else if ((v = opt_value(cl, i, "--gpus")) || (v = opt_value(cl, i, "-G"))) {
+    const char *colon = strrchr(v, ':');
+    double x;
+    if (parse_count(colon ? colon + 1 : v, &x) == 0 && c->gpus_total == 0) {
+      c->gpus_total = x;
+      c->gt_ev = ev;
+    }
+  } else if ((v = opt_value(cl, i, "--ntasks-per-node"))) {
+    /* One task per GPU is the usual layout; --gres wins when given. */
+    if (c->gpn_ev == NULL)
+      set_gpn(c, v, ev, 0);
+  } else if ((v = opt_value(cl, i, "--ntasks")) ||
+             (v = opt_value(cl, i, "-n"))) {
+    double x;
+    if (parse_count(v, &x) == 0 && c->gpus_total == 0 && c->gpn_ev == NULL) {
+      c->gpus_total = x;
+      c->gt_ev = ev;
+    }
+  } else if (cl->w[*i][0] == '-' && strchr(cl->w[*i], '=') == NULL &&
+             cl->w[*i][1] != '-' && cl->w[*i][2] == '\0' && *i + 1 < cl->n) {
+    /* A short option with a separate value: -p partition, -t time. */
+    (*i)++;
+  } else if (cl->w[*i][0] != '-') {
+    return 0;
+  }
+  return 1;
+}
+
+/* ==== Shell scripts ==== */
+
+/* How much a command looks like the training launch of a script. */
+static int launch_score(const char *const *w, int n) {
+  int score = 0, i = 0;
+  while (i < n && is_assignment(w[i]))
+    i++;
+  for (; i < n; i++) {
+    const char *b = base_name(w[i]);
+    if (strcmp(b, "torchrun") == 0 || strcmp(b, "deepspeed") == 0 ||
+        strcmp(b, "accelerate") == 0 || strcmp(b, "srun") == 0 ||
+        strcmp(b, "mpirun") == 0 || strcmp(b, "mpiexec") == 0)
+      score += 2;
+    if (strstr(b, "train") || strstr(b, "finetune") ||
+        strstr(b, "pretrain") || strcmp(b, "main.py") == 0 ||
+        strstr(b, "fit"))
+      score += 3;
+    if (strstr(b, "eval") || strstr(b, "test") || strstr(b, "infer") ||
+        strstr(b, "predict") || strstr(b, "generate") ||
+        strstr(b, "convert") || strstr(b, "preprocess") ||
+        strstr(b, "download") || strstr(b, "prepare") ||
+        strstr(b, "export") || strstr(b, "merge"))
+      score -= 4;
+    if (strncmp(b, "python", 6) == 0 || strstr(b, ".py") != NULL)
+      score += 1;
+    if (strstr(b, ".sh") != NULL)
+      score += 1;
+  }
+  return score;
+}
+
+static int is_launch_word(const char *w) {
+  const char *b = base_name(w);
+  return strncmp(b, "python", 6) == 0 || strcmp(b, "torchrun") == 0 ||
+         strcmp(b, "deepspeed") == 0 || strcmp(b, "accelerate") == 0 ||
+         strcmp(b, "srun") == 0 || strcmp(b, "mpirun") == 0 ||
+         strcmp(b, "mpiexec") == 0 || strcmp(b, "bash") == 0 ||
+         strcmp(b, "sh") == 0 || strcmp(b, "horovodrun") == 0 ||
+         (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".sh") == 0) ||
+         (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".py") == 0);
+}
+
+/* Line number of each word of the launch.  An option is looked for from
+ * the launch line on, then anywhere in the script (options often sit in
+ * variables set earlier); a value takes its option's line. */
+static int line_at(const char *text, const char *at) {
+  int line = 1;
+  for (const char *p = text; p < at; p++)
+    line += *p == '\n';
+  return line;
+}
+
+static void word_lines(sm__ctx *c, const char *path, const char *text,
+                       const char *start, int line0, cmdline *cl) {
+  const char *pos = start;
+  int opt_line = 0;
+  for (int k = 0; k < cl->n; k++) {
+    const char *w = cl->w[k];
+    const char *hit = w[0] ? strstr(pos, w) : NULL;
+    int line = line0;
+    if (hit != NULL && line_at(start, hit) - 1 < 40) {
+      line = line0 + line_at(start, hit) - 1;
+      pos = hit + strlen(w);
+    } else if (w[0] == '-' && (hit = strstr(text, w)) != NULL) {
+      line = line_at(text, hit);
+    } else if (w[0] != '-' && opt_line > 0) {
+      line = opt_line;
+    }
+    if (w[0] != '-' && k > 0 && cl->w[k - 1][0] == '-' && opt_line > 0 &&
+        (hit == NULL || line != opt_line)) {
+      /* A value expanded from a variable: its option's line. */
+      const char *ls = text;
+      int l = 1;
+      while (l < opt_line && (ls = strchr(ls, '\n')) != NULL) {
+        ls++;
+        l++;
+      }
+      if (ls != NULL) {
+        const char *le = strchr(ls, '\n');
+        size_t n = le ? (size_t)(le - ls) : strlen(ls);
+        if (memmem(ls, n, w, strlen(w)) == NULL || line != opt_line)
+          line = opt_line;
+      }
+    }
+    opt_line = w[0] == '-' ? line : 0;
+    cl->ev[k] = sm__ev(c, path, line);
+  }
+}
+
+/* Follows a shell script: variables, positional arguments, cd, #SBATCH,
+ * and the line that launches the training. */
+static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
+                          int nargs, const char *dir, int depth) {
+  const char *text;
+  size_t len;
+  sm__shvars *vars;
+  const char *p, *end;
+  int line = 1;
+  int best_score = -1000, best_line = 0;
+  cmdline best = {0};
+  const char *best_text = NULL;
+  const char *cur_dir = dir;
+  const char *best_dir = dir;
+  int rc;
+
+  if (depth > MAX_DEPTH) {
+    sm__warn(c, "%s: scripts nested too deep, not followed", rel);
+    return;
+  }
+  rc = sm__repo_read(c, rel, &text, &len);
+  if (rc == SM_EBUSY)
+    rc = sm__repo_read_again(c, rel, &text, &len);
+  if (rc != 0)
+    return;
+  vars = sm_calloc(1, sizeof(*vars));
+  if (vars == NULL)
+    return;
+  for (int i = 0; i < nargs && i < 9; i++) {
+    char k[12];
+    snprintf(k, sizeof(k), "%d", i + 1);
+    sm__sh_set(c, vars, k, args[i]);
+  }
+  for (int i = 0; i < c->n_env; i++)
+    sm__sh_set(c, vars, c->env_k[i], c->env_v[i]);
+  p = text;
+  end = text + len;
+  while (p < end && !c->stopped) {
+    /* One logical line: physical lines joined by trailing backslashes. */
+    const char *ls = p;
+    int start_line = line;
+    const char **w;
+    int n, seg;
+    {
+      /* Quotes and comments decide where the logical line ends. */
+      char q = 0;
+      int comment = 0;
+      while (p < end) {
+        char ch = *p;
+        if (comment) {
+          if (ch == '\n')
+            comment = 0;
+          else {
+            p++;
+            continue;
+          }
+        }
+        if (ch == '\\' && q != '\'' && p + 1 < end) {
+          if (p[1] == '\n')
+            line++;
+          p += 2;
+          continue;
+        }
+        if (q == 0 && ch == '#' && (p == ls || isspace((unsigned char)p[-1]))) {
+          comment = 1;
+          p++;
+          continue;
+        }
+        if (q == 0 && (ch == '"' || ch == '\'')) {
+          q = ch;
+        } else if (q != 0 && ch == q) {
+          q = 0;
+        } else if (ch == '\n') {
+          line++;
+          if (q == 0) {
+            p++;
+            break;
+          }
+        }
+        p++;
+      }
+    }
+    {
+      const char *s = ls;
+      while (s < p && (*s == ' ' || *s == '\t'))
+        s++;
+      if (strncmp(s, "#SBATCH", 7) == 0) {
+        cmdline sl = {0};
+        n = sm__sh_split(c, s + 7, (size_t)(p - s - 7), NULL, &w, 64);
+        sl.w = w;
+        sl.n = n > 0 ? n : 0;
+        for (int i = 0; i < sl.n; i++)
+          slurm_opt(c, &sl, &i, sm__ev(c, rel, start_line));
+        continue;
+      }
+      if (s >= p || *s == '#')
+        continue;
+    }
+    n = sm__sh_split(c, ls, (size_t)(p - ls), vars, &w, MAX_WORDS);
+    if (n < 0) {
+      sm__warn(c, "%s:%d: unbalanced quotes, line skipped", rel, start_line);
+      continue;
+    }
+    /* Each segment between ; && || | & is a command of its own. */
+    for (int i = 0; i < n; i = seg + 1) {
+      int k = i, all_assign = 1;
+      for (seg = i; seg < n; seg++)
+        if (strcmp(w[seg], ";") == 0 || strcmp(w[seg], "&&") == 0 ||
+            strcmp(w[seg], "||") == 0 || strcmp(w[seg], "|") == 0 ||
+            strcmp(w[seg], "&") == 0)
+          break;
+      /* Shell keywords in front of a command. */
+      while (k < seg && (strcmp(w[k], "then") == 0 ||
+                         strcmp(w[k], "do") == 0 || strcmp(w[k], "else") == 0 ||
+                         strcmp(w[k], "{") == 0 || strcmp(w[k], "(") == 0))
+        k++;
+      if (k >= seg)
+        continue;
+      if (strcmp(w[k], "export") == 0 || strcmp(w[k], "declare") == 0 ||
+          strcmp(w[k], "local") == 0 || strcmp(w[k], "readonly") == 0) {
+        for (int j = k + 1; j < seg; j++)
+          if (is_assignment(w[j])) {
+            const char *eq = strchr(w[j], '=');
+            char *name = sm__strndup(c, w[j], (size_t)(eq - w[j]));
+            if (name != NULL) {
+              sm__sh_set(c, vars, name, eq + 1);
+              set_env(c, w[j], (size_t)(eq - w[j]), eq + 1);
+            }
+          }
+        continue;
+      }
+      for (int j = k; j < seg; j++)
+        if (!is_assignment(w[j]))
+          all_assign = 0;
+      if (all_assign) {
+        for (int j = k; j < seg; j++) {
+          const char *eq = strchr(w[j], '=');
+          char *name = sm__strndup(c, w[j], (size_t)(eq - w[j]));
+          if (name != NULL)
+            sm__sh_set(c, vars, name, eq + 1);
+        }
+        continue;
+      }
+      if (strcmp(w[k], "cd") == 0 && k + 1 < seg) {
+        const char *d = sm__repo_join(c, cur_dir, w[k + 1]);
+        if (d != NULL)
+          cur_dir = d;
+        continue;
+      }
+      {
+        int j = k;
+        while (j < seg && is_assignment(w[j]))
+          j++;
+        if (j < seg && is_launch_word(w[j])) {
+          int sc = launch_score(w + k, seg - k);
+          if (sc > best_score) {
+            best_score = sc;
+            best_line = start_line;
+            best.w = w + k;
+            best.n = seg - k;
+            best_text = ls;
+            best_dir = cur_dir;
+          }
+        }
+      }
+    }
+  }
+  if (best.w != NULL) {
+    best.ev = sm_arena_calloc(&c->arena, (size_t)best.n + 1,
+                              sizeof(*best.ev));
+    if (best.ev != NULL) {
+      word_lines(c, rel, text, best_text, best_line, &best);
+      best.dir = best_dir;
+      best.depth = depth + 1;
+      launch(c, &best, vars);
+    }
+  } else {
+    sm__warn(c, "%s: no launch command found in the script", rel);
+  }
+  sm_free(vars);
+}
+
+/* ==== Launchers ==== */
+
+/* Options of torchrun / torch.distributed.launch that take a value. */
+static const char *const torchrun_valued[] = {
+    "--master_port", "--master-port", "--master_addr", "--master-addr",
+    "--node_rank", "--node-rank", "--rdzv_backend", "--rdzv-backend",
+    "--rdzv_endpoint", "--rdzv-endpoint", "--rdzv_id", "--rdzv-id",
+    "--rdzv_conf", "--rdzv-conf", "--max_restarts", "--max-restarts",
+    "--monitor_interval", "--monitor-interval", "--log_dir", "--log-dir",
+    "--redirects", "-r", "--tee", "-t", "--role", "--start_method",
+    "--start-method", "--local_addr", "--local-addr", "--logs_specs",
+    "--local-ranks-filter", NULL};
+
+static int in_list(const char *const *list, const char *w) {
+  const char *eq = strchr(w, '=');
+  size_t n = eq ? (size_t)(eq - w) : strlen(w);
+  for (int i = 0; list[i]; i++)
+    if (strlen(list[i]) == n && strncmp(list[i], w, n) == 0)
+      return 1;
+  return 0;
+}
+
+/* Sets the entry script and its arguments from words [i, n). */
+static void set_entry(sm__ctx *c, cmdline *cl, int i, const char *path) {
+  c->entry = path;
+  c->cmd_dir = cl->dir;
+  c->sargs = cl->w + i;
+  c->sargs_ev = cl->ev + i;
+  c->n_sargs = cl->n - i;
+  if (path != NULL) {
+    const char *slash = strrchr(path, '/');
+    c->entry_dir = slash ? sm__strndup(c, path, (size_t)(slash - path)) : "";
+    sm__py_queue(c, path, SM__L_ENTRY, 0);
+    sm__words_in(c, path, strlen(path), "command", 2);
+  }
+}
+
+static int python_script(sm__ctx *c, cmdline *cl, int i) {
+  const char *path;
+  if (i >= cl->n) {
+    sm__warn(c, "command: no script after the interpreter");
+    return -1;
+  }
+  path = sm__repo_join(c, cl->dir, cl->w[i]);
+  if (path == NULL || !sm__repo_is_file(c, path)) {
+    sm__warn(c, "command: %s: script not found in the repository",
+             cl->w[i]);
+    set_entry(c, cl, i + 1, NULL);
+    return -1;
+  }
+  set_entry(c, cl, i + 1, path);
+  return 0;
+}
+
+static int python_module(sm__ctx *c, cmdline *cl, int i) {
+  const char *path;
+  if (i >= cl->n) {
+    sm__warn(c, "command: -m without a module");
+    return -1;
+  }
+  path = sm__py_module_path(c, cl->dir, cl->w[i], 0);
+  if (path == NULL) {
+    sm__warn(c, "command: module %s not found in the repository", cl->w[i]);
+    set_entry(c, cl, i + 1, NULL);
+    return -1;
+  }
+  set_entry(c, cl, i + 1, path);
+  return 0;
+}
+
+static int torchrun(sm__ctx *c, cmdline *cl, int i) {
+  c->launcher = 1;
+  if (c->launcher_name == NULL)
+    c->launcher_name = "torchrun";
+  for (; i < cl->n; i++) {
+    const char *v, *w = cl->w[i];
+    const char *ev = cl->ev[i];
+    if ((v = opt_value2(cl, &i, "--nproc_per_node"))) {
+      if (strcmp(v, "gpu") == 0 || strcmp(v, "auto") == 0)
+        c->gpus_unfixed = 1;
+      else
+        set_gpn(c, v, ev, 1);
+    } else if ((v = opt_value(cl, &i, "--nnodes"))) {
+      set_nodes(c, v, ev, 1);
+    } else if (strcmp(w, "-m") == 0 || strcmp(w, "--module") == 0) {
+      return python_module(c, cl, i + 1);
+    } else if (in_list(torchrun_valued, w)) {
+      if (strchr(w, '=') == NULL)
+        i++;
+    } else if (w[0] == '-') {
+      /* A flag: --use_env, --standalone, --no_python. */
+    } else {
+      return python_script(c, cl, i);
+    }
+  }
+  sm__warn(c, "command: no script after the launcher");
+  return -1;
+}
+
+static int deepspeed_launcher(sm__ctx *c, cmdline *cl, int i) {
+  int have_gpus = 0, have_nodes = 0, hostfile = 0;
+  c->launcher = 1;
+  c->launcher_name = "deepspeed";
+  for (; i < cl->n; i++) {
+    const char *v, *w = cl->w[i];
+    const char *ev = cl->ev[i];
+    if ((v = opt_value2(cl, &i, "--num_gpus"))) {
+      set_gpn(c, v, ev, 1);
+      have_gpus = 1;
+    } else if ((v = opt_value2(cl, &i, "--num_nodes"))) {
+      set_nodes(c, v, ev, 1);
+      have_nodes = 1;
+    } else if ((v = opt_value(cl, &i, "--include")) ||
+               (v = opt_value(cl, &i, "-i"))) {
+      /* localhost:0,1,2,3 */
+      const char *colon = strchr(v, ':');
+      if (colon != NULL && strchr(colon + 1, '@') == NULL &&
+          strchr(v, '@') == NULL) {
+        char num[16];
+        snprintf(num, sizeof(num), "%d", count_list(colon + 1));
+        set_gpn(c, num, ev, 1);
+        have_gpus = 1;
+      }
+    } else if ((v = opt_value(cl, &i, "--hostfile")) ||
+               (v = opt_value(cl, &i, "-H"))) {
+      hostfile = 1;
+    } else if (strcmp(w, "--module") == 0) {
+      return python_module(c, cl, i + 1);
+    } else if (w[0] == '-' && strchr(w, '=') == NULL &&
+               (strcmp(w, "--master_port") == 0 ||
+                strcmp(w, "--master_addr") == 0 ||
+                strcmp(w, "--launcher") == 0 ||
+                strcmp(w, "--exclude") == 0 || strcmp(w, "-e") == 0 ||
+                strcmp(w, "--launcher_args") == 0 ||
+                strcmp(w, "--ssh_port") == 0)) {
+      i++;
+    } else if (w[0] == '-') {
+      /* flag */
+    } else {
+      if (!have_gpus)
+        c->gpus_unfixed = 1;
+      if (hostfile && !have_nodes)
+        c->nodes_unfixed = 1;
+      return python_script(c, cl, i);
+    }
+  }
+  sm__warn(c, "command: no script after deepspeed");
+  return -1;
+}
+
+/* Reads an accelerate config YAML into launcher facts. */
+static void accelerate_config(sm__ctx *c, const char *rel) {
+  static const char *const np[] = {"num_processes", NULL};
+  static const char *const nm[] = {"num_machines", NULL};
+  static const char *const mp[] = {"mixed_precision", NULL};
+  static const char *const dt[] = {"distributed_type", NULL};
+  static const char *const zs[] = {"zero_stage", NULL};
+  const sm__param *p;
+  int before = c->params.n;
+
+  if (sm__config_load(c, rel, "accelerate", SM__L_CONFIG) != 0)
+    return;
+  (void)before;
+  if ((p = sm__param_get(c, np)) && p->kind == SM__V_NUM && p->num > 0 &&
+      c->gpus_total == 0) {
+    c->gpus_total = p->num;
+    c->gt_ev = p->ev;
+  }
+  if ((p = sm__param_get(c, nm)) && p->kind == SM__V_NUM && p->num > 0 &&
+      c->nodes == 0) {
+    c->nodes = p->num;
+    c->nodes_ev = p->ev;
+  }
+  if ((p = sm__param_get(c, mp)) && p->kind == SM__V_STR &&
+      c->precision == NULL) {
+    if (strcmp(p->str, "bf16") == 0 || strcmp(p->str, "fp16") == 0 ||
+        strcmp(p->str, "fp8") == 0)
+      c->precision = p->str;
+    else if (strcmp(p->str, "no") == 0)
+      c->precision = "fp32";
+    c->precision_ev = p->ev;
+  }
+  if ((p = sm__param_get(c, dt)) && p->kind == SM__V_STR &&
+      c->strategy == NULL) {
+    if (strcasecmp(p->str, "FSDP") == 0)
+      c->strategy = "fsdp";
+    else if (strcasecmp(p->str, "DEEPSPEED") == 0) {
+      const sm__param *z = sm__param_get(c, zs);
+      c->strategy = (z && z->kind == SM__V_NUM)
+                        ? sm__printf(c, "deepspeed_zero%d", (int)z->num)
+                        : "deepspeed";
+    } else if (strcasecmp(p->str, "MULTI_GPU") == 0)
+      c->strategy = "ddp";
+    if (c->strategy != NULL)
+      c->strategy_ev = p->ev;
+  }
+}
+
+static int accelerate(sm__ctx *c, cmdline *cl, int i) {
+  const char *cfg = NULL;
+  int have_np = 0;
+  c->launcher = 1;
+  c->launcher_name = "accelerate";
+  if (i < cl->n && strcmp(cl->w[i], "launch") == 0)
+    i++;
+  for (; i < cl->n; i++) {
+    const char *v, *w = cl->w[i];
+    const char *ev = cl->ev[i];
+    if ((v = opt_value2(cl, &i, "--num_processes"))) {
+      double x;
+      if (parse_count(v, &x) == 0) {
+        c->gpus_total = x;
+        c->gt_ev = ev;
+        have_np = 1;
+      }
+    } else if ((v = opt_value2(cl, &i, "--num_machines"))) {
+      set_nodes(c, v, ev, 1);
+    } else if ((v = opt_value2(cl, &i, "--config_file"))) {
+      cfg = sm__repo_join(c, cl->dir, v);
+    } else if ((v = opt_value2(cl, &i, "--mixed_precision"))) {
+      c->precision = strcmp(v, "no") == 0 ? "fp32" : v;
+      c->precision_ev = ev;
+    } else if ((v = opt_value2(cl, &i, "--zero_stage"))) {
+      c->strategy = sm__printf(c, "deepspeed_zero%s", v);
+      c->strategy_ev = ev;
+    } else if (strcmp(w, "--use_fsdp") == 0) {
+      c->strategy = "fsdp";
+      c->strategy_ev = ev;
+    } else if (strcmp(w, "--use_deepspeed") == 0) {
+      if (c->strategy == NULL) {
+        c->strategy = "deepspeed";
+        c->strategy_ev = ev;
+      }
+    } else if (strcmp(w, "--multi_gpu") == 0) {
+      if (c->strategy == NULL) {
+        c->strategy = "ddp";
+        c->strategy_ev = ev;
+      }
+    } else if ((v = opt_value2(cl, &i, "--gpu_ids"))) {
+      if (strcmp(v, "all") != 0 && !have_np) {
+        c->gpus_total = count_list(v);
+        c->gt_ev = ev;
+      }
+    } else if (strcmp(w, "-m") == 0 || strcmp(w, "--module") == 0) {
+      if (cfg)
+        accelerate_config(c, cfg);
+      return python_module(c, cl, i + 1);
+    } else if (w[0] == '-' && strchr(w, '=') == NULL &&
+               i + 1 < cl->n && cl->w[i + 1][0] != '-' &&
+               strstr(cl->w[i + 1], ".py") == NULL) {
+      i++; /* another valued option */
+    } else if (w[0] == '-') {
+      /* flag */
+    } else {
+      if (cfg != NULL)
+        accelerate_config(c, cfg);
+      if (c->gpus_total == 0 && c->gpus_per_node == 0)
+        c->gpus_unfixed = 1;
+      return python_script(c, cl, i);
+    }
+  }
+  sm__warn(c, "command: no script after accelerate launch");
+  return -1;
+}
+
+static int python(sm__ctx *c, cmdline *cl, int i) {
+  for (; i < cl->n; i++) {
+    const char *w = cl->w[i];
+    if (strcmp(w, "-m") == 0) {
+      const char *m = i + 1 < cl->n ? cl->w[i + 1] : "";
+      if (strcmp(m, "torch.distributed.run") == 0 ||
+          strcmp(m, "torch.distributed.launch") == 0) {
+        c->launcher_name = m;
+        return torchrun(c, cl, i + 2);
+      }
+      if (strcmp(m, "deepspeed.launcher.runner") == 0)
+        return deepspeed_launcher(c, cl, i + 2);
+      if (strcmp(m, "accelerate.commands.launch") == 0)
+        return accelerate(c, cl, i + 2);
+      return python_module(c, cl, i + 1);
+    }
+    if (strcmp(w, "-c") == 0) {
+      sm__warn(c, "command: python -c code is not read");
+      return -1;
+    }
+    if (strcmp(w, "-W") == 0 || strcmp(w, "-X") == 0) {
+      i++;
+      continue;
+    }
+    if (w[0] == '-')
+      continue;
+    return python_script(c, cl, i);
+  }
+  sm__warn(c, "command: python without a script");
+  return -1;
+}
+
+static int mpirun(sm__ctx *c, cmdline *cl, int i) {
+  static const char *const valued[] = {
+      "-x", "-H", "--host", "-host", "--hostfile", "-hostfile", "--map-by",
+      "-map-by", "--bind-to", "-bind-to", "-wdir", "--wdir", "-env",
+      "--rankfile", "-f", "-ppn", NULL};
+  c->launcher = 1;
+  c->launcher_name = "mpirun";
+  for (; i < cl->n; i++) {
+    const char *v, *w = cl->w[i];
+    const char *ev = cl->ev[i];
+    if ((v = opt_value(cl, &i, "-np")) || (v = opt_value(cl, &i, "-n")) ||
+        (v = opt_value(cl, &i, "--np")) || (v = opt_value(cl, &i, "-c"))) {
+      double x;
+      if (parse_count(v, &x) == 0) {
+        c->gpus_total = x;
+        c->gt_ev = ev;
+      }
+    } else if ((v = opt_value(cl, &i, "-npernode")) ||
+               (v = opt_value(cl, &i, "--npernode")) ||
+               (v = opt_value(cl, &i, "-N"))) {
+      set_gpn(c, v, ev, 1);
+    } else if (strcmp(w, "--mca") == 0 || strcmp(w, "-mca") == 0) {
+      i += 2;
+    } else if (in_list(valued, w)) {
+      if (strchr(w, '=') == NULL)
+        i++;
+    } else if (w[0] != '-') {
+      cmdline rest = *cl;
+      rest.w += i;
+      rest.ev += i;
+      rest.n -= i;
+      return launch(c, &rest, NULL);
+    }
+  }
+  return -1;
+}
+
+static int run_script(sm__ctx *c, cmdline *cl, int i) {
+  const char *path = sm__repo_join(c, cl->dir, cl->w[i]);
+  if (path == NULL || !sm__repo_is_file(c, path)) {
+    sm__warn(c, "command: %s: script not found in the repository",
+             cl->w[i]);
+    return -1;
+  }
+  follow_script(c, path, cl->w + i + 1, cl->n - i - 1, cl->dir, cl->depth);
+  return 0;
+}
+
+static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
+  int i = 0;
+  (void)vars;
+  while (i < cl->n) {
+    const char *w = cl->w[i], *b;
+    if (is_assignment(w)) {
+      const char *eq = strchr(w, '=');
+      set_env(c, w, (size_t)(eq - w), eq + 1);
+      if (strncmp(w, "CUDA_VISIBLE_DEVICES=", 21) == 0 && eq[1] != '\0') {
+        char num[16];
+        snprintf(num, sizeof(num), "%d", count_list(eq + 1));
+        set_gpn(c, num, cl->ev[i], 0);
+      }
+      i++;
+      continue;
+    }
+    b = base_name(w);
+    sm__words_in(c, w, strlen(w), cl->ev[i], 2);
+    if (strcmp(b, "env") == 0 || strcmp(b, "nohup") == 0 ||
+        strcmp(b, "time") == 0 || strcmp(b, "exec") == 0 ||
+        strcmp(b, "sudo") == 0 || strcmp(b, "stdbuf") == 0 ||
+        strcmp(b, "nice") == 0 || strcmp(b, "numactl") == 0) {
+      i++;
+      while (i < cl->n && cl->w[i][0] == '-')
+        i++;
+      continue;
+    }
+    if (strcmp(b, "bash") == 0 || strcmp(b, "sh") == 0 ||
+        strcmp(b, "zsh") == 0 || strcmp(b, "source") == 0 ||
+        strcmp(b, ".") == 0) {
+      i++;
+      while (i < cl->n && cl->w[i][0] == '-')
+        i++;
+      if (i >= cl->n) {
+        sm__warn(c, "command: %s without a script", b);
+        return -1;
+      }
+      return run_script(c, cl, i);
+    }
+    if (strcmp(b, "sbatch") == 0 || strcmp(b, "srun") == 0 ||
+        strcmp(b, "salloc") == 0) {
+      for (i++; i < cl->n; i++)
+        if (!slurm_opt(c, cl, &i, cl->ev[i]))
+          break;
+      if (strcmp(b, "srun") == 0)
+        c->launcher = 1;
+      continue;
+    }
+    if (strcmp(b, "mpirun") == 0 || strcmp(b, "mpiexec") == 0 ||
+        strcmp(b, "horovodrun") == 0)
+      return mpirun(c, cl, i + 1);
+    if (strcmp(b, "torchrun") == 0)
+      return torchrun(c, cl, i + 1);
+    if (strcmp(b, "deepspeed") == 0)
+      return deepspeed_launcher(c, cl, i + 1);
+    if (strcmp(b, "accelerate") == 0)
+      return accelerate(c, cl, i + 1);
+    if (strncmp(b, "python", 6) == 0)
+      return python(c, cl, i + 1);
+    {
+      size_t n = strlen(b);
+      if ((n > 3 && strcmp(b + n - 3, ".sh") == 0) ||
+          (n > 6 && strcmp(b + n - 6, ".slurm") == 0) ||
+          (n > 7 && strcmp(b + n - 7, ".sbatch") == 0))
+        return run_script(c, cl, i);
+      if (n > 3 && strcmp(b + n - 3, ".py") == 0)
+        return python_script(c, cl, i);
+    }
+    {
+      /* A console entry point declared by the package. */
+      const char *mod = sm__console_entry(c, b);
+      if (mod != NULL) {
+        const char *path = sm__py_module_path(c, "", mod, 0);
+        if (path != NULL) {
+          set_entry(c, cl, i + 1, path);
+          return 0;
+        }
+      }
+    }
+    sm__warn(c, "command: '%s' is not a launcher or script the extractor "
+                "knows",
+             w);
+    return -1;
+  }
+  sm__warn(c, "command: no program to run");
+  return -1;
+}
+
+int sm__command(sm__ctx *c, const char *const *argv, int argc) {
+  cmdline cl;
+  const char **ev;
+
+  if (argc > MAX_WORDS) {
+    sm__warn(c, "command: %d words, only the first %d are read", argc,
+             MAX_WORDS);
+    argc = MAX_WORDS;
+  }
+  ev = sm_arena_calloc(&c->arena, (size_t)argc + 1, sizeof(*ev));
+  if (ev == NULL)
+    return SM_ENOMEM;
+  for (int i = 0; i < argc; i++)
+    ev[i] = "command";
+  cl.w = (const char **)argv;
+  cl.ev = ev;
+  cl.n = argc;
+  cl.dir = c->cwd;
+  cl.depth = 0;
+  c->cmd_dir = c->cwd;
+  /* A whole command given as one word ("python train.py --lr 1") is split
+   * like a shell would. */
+  if (argc == 1 && strchr(argv[0], ' ') != NULL) {
+    const char **w;
+    int n = sm__sh_split(c, argv[0], strlen(argv[0]), NULL, &w, MAX_WORDS);
+    if (n <= 0) {
+      sm__warn(c, "command: cannot split '%s' (unbalanced quotes)",
+               argv[0]);
+      return 0;
+    }
+    ev = sm_arena_calloc(&c->arena, (size_t)n + 1, sizeof(*ev));
+    if (ev == NULL)
+      return SM_ENOMEM;
+    for (int i = 0; i < n; i++)
+      ev[i] = "command";
+    cl.w = w;
+    cl.ev = ev;
+    cl.n = n;
+  }
+  launch(c, &cl, NULL);
+  return 0;
+}

@@ -1,0 +1,114 @@
+/* extract.c - sm_extract: the order of the work.  The command is read
+ * first (launcher, scripts, entry), then the entry script and the local
+ * modules it imports, then the entry's arguments and the config files
+ * they name (and --config files), then the fields are resolved. */
+#include <string.h>
+
+#include "advisor/advisor_int.h"
+
+static void ctx_release(sm__ctx *c) {
+  sm__vec_release(&c->read_paths);
+  sm__vec_release(&c->params);
+  sm__vec_release(&c->models);
+  sm__vec_release(&c->datasets);
+  sm__vec_release(&c->presets);
+  sm__vec_release(&c->factories);
+  sm__vec_release(&c->pyqueue);
+  sm__vec_release(&c->flags);
+  sm__vec_release(&c->classes);
+  sm__vec_release(&c->optalias);
+  sm_arena_discard(&c->arena);
+}
+
+int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
+  sm__ctx *c;
+  double t0 = sm_now();
+  int rc;
+
+  memset(res, 0, sizeof(*res));
+  sm_meta_init(&res->meta);
+  if (req == NULL || req->argv == NULL || req->argc <= 0)
+    return sm_err_set(err, SM_EINVAL, "no launch command given");
+  for (int i = 0; i < req->argc; i++)
+    if (req->argv[i] == NULL)
+      return sm_err_set(err, SM_EINVAL, "launch command word %d is NULL",
+                        i);
+  c = sm_calloc(1, sizeof(*c));
+  if (c == NULL)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  c->req = req;
+  c->res = res;
+  sm_arena_init(&c->arena, 0, 0);
+  sm__vec_init(&c->read_paths, sizeof(const char *));
+  sm__vec_init(&c->params, sizeof(sm__param));
+  sm__vec_init(&c->models, sizeof(sm__cand));
+  sm__vec_init(&c->datasets, sizeof(sm__cand));
+  sm__vec_init(&c->presets, sizeof(sm__kv));
+  sm__vec_init(&c->factories, sizeof(sm__kv));
+  sm__vec_init(&c->pyqueue, sizeof(sm__pyfile));
+  sm__vec_init(&c->flags, sizeof(const char *));
+  sm__vec_init(&c->classes, sizeof(const char *));
+  sm__vec_init(&c->optalias, 2 * sizeof(const char *));
+  rc = sm__repo_open(c, err);
+  if (rc == 0)
+    rc = sm__command(c, req->argv, req->argc);
+  if (rc == 0) {
+    sm__py_scan_all(c);
+    sm__command_args(c);
+    for (int i = 0; i < req->n_configs; i++) {
+      const char *p = req->configs[i]
+                          ? sm__repo_join(c, c->cwd, req->configs[i])
+                          : NULL;
+      if (p == NULL || !sm__repo_is_file(c, p))
+        sm__warn(c, "--config %s: not a file in the repository",
+                 req->configs[i] ? req->configs[i] : "(null)");
+      else
+        sm__config_load(c, p, NULL, SM__L_CONFIG);
+    }
+    sm__resolve(c);
+  }
+  res->elapsed_ms = (sm_now() - t0) * 1000.0;
+  ctx_release(c);
+  sm_free(c);
+  if (rc != 0) {
+    sm_extract_res_release(res);
+    res->elapsed_ms = (sm_now() - t0) * 1000.0;
+  }
+  return rc;
+}
+
+void sm_extract_res_release(sm_extract_res *res) {
+  if (res == NULL)
+    return;
+  sm_meta_release(&res->meta);
+  for (int i = 0; i < res->n_warnings; i++)
+    sm_free(res->warnings[i]);
+  sm_free(res->warnings);
+  res->warnings = NULL;
+  res->n_warnings = 0;
+  res->files_read = 0;
+}
+
+int sm_extract_load_aliases(const char *text, size_t len, sm_err *err) {
+  if (text == NULL)
+    return sm_err_set(err, SM_EINVAL, "aliases: no text");
+  return sm__alias_load(text, len, err);
+}
+
+void sm_extract_write_json(const sm_extract_res *res, sm_jw *w) {
+  sm_jw_obj_begin(w);
+  sm_jw_key(w, "metadata");
+  sm_meta_write_json(&res->meta, w);
+  sm_jw_key(w, "evidence");
+  sm_meta_write_evidence(&res->meta, w);
+  sm_jw_key(w, "files_read");
+  sm_jw_int(w, res->files_read);
+  sm_jw_key(w, "elapsed_ms");
+  sm_jw_num(w, (double)(long long)(res->elapsed_ms * 1000.0) / 1000.0);
+  sm_jw_key(w, "warnings");
+  sm_jw_arr_begin(w);
+  for (int i = 0; i < res->n_warnings; i++)
+    sm_jw_str(w, res->warnings[i]);
+  sm_jw_arr_end(w);
+  sm_jw_obj_end(w);
+}

@@ -1,0 +1,483 @@
+/* params.c - the layered store of configuration values, the signals and
+ * keyword families found in the code, and name candidates.
+ *
+ * A value is kept with the layer it was written in (code default, config
+ * file, command line, preset) and its evidence; a lookup returns the one
+ * the program would use: the highest layer wins, then the most specific
+ * name, then the latest write. */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advisor/advisor_int.h"
+
+#define MAX_KEY 256
+
+void sm__key_norm(const char *in, size_t n, char *out, size_t cap) {
+  size_t o = 0, i = 0;
+
+  while (i < n && (in[i] == '-' || in[i] == '+' || in[i] == '~'))
+    i++;
+  for (; i < n && o + 1 < cap; i++) {
+    char ch = in[i];
+    if (ch == '-')
+      ch = '_';
+    out[o++] = (char)tolower((unsigned char)ch);
+  }
+  out[o] = '\0';
+}
+
+static sm__param *add(sm__ctx *c, const char *key, int layer,
+                      const char *ev) {
+  char norm[MAX_KEY];
+  sm__param *p;
+  const char *dot;
+
+  if (key == NULL)
+    return NULL;
+  sm__key_norm(key, strlen(key), norm, sizeof(norm));
+  if (norm[0] == '\0')
+    return NULL;
+  p = sm__vec_push(&c->params);
+  if (p == NULL)
+    return NULL;
+  p->key = sm__strdup(c, norm);
+  if (p->key == NULL) {
+    c->params.n--;
+    return NULL;
+  }
+  dot = strrchr(p->key, '.');
+  p->leaf = dot ? dot + 1 : p->key;
+  p->layer = layer;
+  p->order = c->seq++;
+  p->ev = ev ? ev : "command";
+  return p;
+}
+
+sm__param *sm__param_num(sm__ctx *c, const char *key, double v, int kind,
+                         int layer, const char *ev) {
+  sm__param *p = add(c, key, layer, ev);
+  if (p != NULL) {
+    p->kind = kind;
+    p->num = v;
+  }
+  return p;
+}
+
+sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s,
+                         int kind, int layer, const char *ev) {
+  sm__param *p = add(c, key, layer, ev);
+  if (p != NULL) {
+    p->kind = kind;
+    p->str = sm__strdup(c, s ? s : "");
+  }
+  return p;
+}
+
+/* Parses a number as people write them in configs: 3e-4, 1_000, .5, 0. */
+static int parse_num(const char *s, double *out) {
+  char tmp[64];
+  size_t o = 0;
+
+  for (; *s && o + 1 < sizeof(tmp); s++)
+    if (*s != '_')
+      tmp[o++] = *s;
+  tmp[o] = '\0';
+  if (o == 0 || o + 1 >= sizeof(tmp))
+    return -1;
+  if (!(isdigit((unsigned char)tmp[0]) || tmp[0] == '-' || tmp[0] == '+' ||
+        tmp[0] == '.'))
+    return -1;
+  return sm_parse_double(tmp, out);
+}
+
+/* Sums the numbers of a "[2, 2, 6, 2]" list; returns the count. */
+static int list_sum(const char *s, double *sum) {
+  int n = 0, numeric = 1;
+  *sum = 0;
+  s++;
+  while (*s && *s != ']') {
+    char item[64];
+    size_t o = 0;
+    double v;
+    while (*s == ' ' || *s == '\t')
+      s++;
+    while (*s && *s != ',' && *s != ']' && o + 1 < sizeof(item))
+      item[o++] = *s++;
+    while (o > 0 && (item[o - 1] == ' ' || item[o - 1] == '\t'))
+      o--;
+    item[o] = '\0';
+    if (o > 0) {
+      n++;
+      if (parse_num(item, &v) == 0)
+        *sum += v;
+      else
+        numeric = 0;
+    }
+    if (*s == ',')
+      s++;
+    else if (*s && *s != ']')
+      s++;
+  }
+  if (!numeric)
+    *sum = NAN;
+  return n;
+}
+
+sm__param *sm__param_text(sm__ctx *c, const char *key, const char *text,
+                          int layer, const char *ev) {
+  char buf[1024];
+  size_t n;
+  double v;
+  const char *s = text ? text : "";
+
+  while (isspace((unsigned char)*s))
+    s++;
+  n = strlen(s);
+  while (n > 0 && isspace((unsigned char)s[n - 1]))
+    n--;
+  if (n >= sizeof(buf))
+    n = sizeof(buf) - 1;
+  memcpy(buf, s, n);
+  buf[n] = '\0';
+  if (n >= 2 && (buf[0] == '"' || buf[0] == '\'') && buf[n - 1] == buf[0]) {
+    buf[n - 1] = '\0';
+    return sm__param_str(c, key, buf + 1, SM__V_STR, layer, ev);
+  }
+  if (n == 0 || strcmp(buf, "None") == 0 || strcmp(buf, "null") == 0 ||
+      strcmp(buf, "~") == 0 || strcmp(buf, "Null") == 0 ||
+      strcmp(buf, "NULL") == 0)
+    return sm__param_num(c, key, 0, SM__V_NULL, layer, ev);
+  if (strcasecmp(buf, "true") == 0 || strcasecmp(buf, "yes") == 0)
+    return sm__param_num(c, key, 1, SM__V_BOOL, layer, ev);
+  if (strcasecmp(buf, "false") == 0 || strcasecmp(buf, "no") == 0)
+    return sm__param_num(c, key, 0, SM__V_BOOL, layer, ev);
+  if (parse_num(buf, &v) == 0)
+    return sm__param_num(c, key, v, SM__V_NUM, layer, ev);
+  if (buf[0] == '[' && buf[n - 1] == ']') {
+    sm__param *p = sm__param_str(c, key, buf, SM__V_LIST, layer, ev);
+    if (p != NULL)
+      p->list_n = list_sum(buf, &p->num);
+    return p;
+  }
+  return sm__param_str(c, key, buf, SM__V_STR, layer, ev);
+}
+
+/* Does name (a leaf or a dotted suffix) match the key of p? */
+static int name_matches(const sm__param *p, const char *name) {
+  size_t kn, nn;
+
+  if (strchr(name, '.') == NULL)
+    return strcmp(p->leaf, name) == 0;
+  kn = strlen(p->key);
+  nn = strlen(name);
+  if (nn > kn)
+    return 0;
+  if (strcmp(p->key + kn - nn, name) != 0)
+    return 0;
+  return nn == kn || p->key[kn - nn - 1] == '.';
+}
+
+static const sm__param *get(sm__ctx *c, const char *const *names,
+                            int min_layer, const sm__param *self) {
+  const sm__param *best = NULL;
+  int best_name = 0;
+
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    if (p == self || p->layer < min_layer)
+      continue;
+    /* "auto" defers to another source (DeepSpeed configs under HF). */
+    if (p->kind == SM__V_STR && strcmp(p->str, "auto") == 0)
+      continue;
+    /* `batch_size = args.batch_size` only passes a value along. */
+    if (p->kind == SM__V_REF) {
+      const char *d = strrchr(p->str, '.');
+      if (strcmp(d ? d + 1 : p->str, p->leaf) == 0)
+        continue;
+    }
+    for (int j = 0; names[j]; j++) {
+      if (!name_matches(p, names[j]))
+        continue;
+      if (best == NULL || p->layer > best->layer ||
+          (p->layer == best->layer &&
+           (j < best_name || (j == best_name && p->order > best->order)))) {
+        best = p;
+        best_name = j;
+      }
+      break;
+    }
+  }
+  return best;
+}
+
+/* A reference by dotted name ("data.batch_size"): the dotted key or, when
+ * a higher layer sets the bare leaf ("--batch-size"), that one. */
+static const sm__param *by_name(sm__ctx *c, const char *name,
+                                const sm__param *self) {
+  const char *names[2] = {name, NULL};
+  const char *dot = strrchr(name, '.');
+  const sm__param *q = get(c, names, 0, self), *q2;
+  if (dot == NULL)
+    return q;
+  names[0] = dot + 1;
+  q2 = get(c, names, 0, self);
+  if (q == NULL || (q2 != NULL && q2->layer > q->layer))
+    return q2;
+  return q;
+}
+
+const sm__param *sm__param_deref(sm__ctx *c, const sm__param *p) {
+  for (int hop = 0; p != NULL && p->kind == SM__V_REF && hop < 6; hop++) {
+    if (strncmp(p->str, "env:", 4) == 0) {
+      const char *v = sm__env(c, p->str + 4);
+      return v ? sm__param_text(c, p->key, v, p->layer, p->ev) : NULL;
+    }
+    p = by_name(c, p->str, p);
+  }
+  return (p != NULL && p->kind == SM__V_REF) ? NULL : p;
+}
+
+const sm__param *sm__param_get_min(sm__ctx *c, const char *const *names,
+                                   int min_layer) {
+  return sm__param_deref(c, get(c, names, min_layer, NULL));
+}
+
+const sm__param *sm__param_get(sm__ctx *c, const char *const *names) {
+  return sm__param_get_min(c, names, 0);
+}
+
+/* Keys that stand for the data-parallel world size in expressions. */
+static int is_world(const char *name) {
+  const char *dot = strrchr(name, '.');
+  const char *leaf = dot ? dot + 1 : name;
+  return strcmp(leaf, "@world") == 0 || strcmp(leaf, "world_size") == 0 ||
+         strcmp(leaf, "ddp_world_size") == 0 || strcmp(leaf, "n_gpu") == 0;
+}
+
+static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
+                    double *out, int depth) {
+  double st[32];
+  int sp = 0;
+  const char *p = rpn;
+
+  if (depth > 6)
+    return -1;
+  while (*p) {
+    char tok[128];
+    size_t n = 0;
+    while (*p == ' ')
+      p++;
+    if (!*p)
+      break;
+    while (*p && *p != ' ' && n + 1 < sizeof(tok))
+      tok[n++] = *p++;
+    tok[n] = '\0';
+    if (strchr("+-*/%", tok[0]) != NULL && (n == 1 || strcmp(tok, "//") == 0 ||
+                                            strcmp(tok, "**") == 0)) {
+      double a, b;
+      if (sp < 2)
+        return -1;
+      b = st[--sp];
+      a = st[--sp];
+      if (strcmp(tok, "+") == 0)
+        a += b;
+      else if (strcmp(tok, "-") == 0)
+        a -= b;
+      else if (strcmp(tok, "*") == 0)
+        a *= b;
+      else if (strcmp(tok, "**") == 0)
+        a = pow(a, b);
+      else if (b == 0)
+        return -1;
+      else if (strcmp(tok, "/") == 0)
+        a /= b;
+      else if (strcmp(tok, "//") == 0)
+        a = floor(a / b);
+      else
+        a = fmod(a, b);
+      st[sp++] = a;
+    } else if (isdigit((unsigned char)tok[0]) || tok[0] == '.') {
+      if (sp == 32 || parse_num(tok, &st[sp]) != 0)
+        return -1;
+      sp++;
+    } else {
+      double v;
+      if (sp == 32)
+        return -1;
+      if (is_world(tok)) {
+        if (c->world <= 0)
+          return -1;
+        v = c->world;
+      } else {
+        const sm__param *q = sm__param_deref(c, by_name(c, tok, self));
+        if (q == NULL || q == self)
+          return -1;
+        if (q->kind == SM__V_EXPR) {
+          if (eval_rpn(c, q, q->str, &v, depth + 1) != 0)
+            return -1;
+        } else if (q->kind == SM__V_NUM || q->kind == SM__V_BOOL ||
+                   (q->kind == SM__V_LIST && isfinite(q->num))) {
+          v = q->num;
+        } else {
+          return -1;
+        }
+      }
+      st[sp++] = v;
+    }
+  }
+  if (sp != 1 || !isfinite(st[0]))
+    return -1;
+  *out = st[0];
+  return 0;
+}
+
+int sm__param_value(sm__ctx *c, const sm__param *p, double *out) {
+  p = sm__param_deref(c, p);
+  if (p == NULL)
+    return -1;
+  if (p->kind == SM__V_NUM || p->kind == SM__V_BOOL ||
+      (p->kind == SM__V_LIST && p->list_n > 0 && isfinite(p->num))) {
+    /* A list counts as the sum of its numbers (Swin's DEPTHS). */
+    *out = p->num;
+    return 0;
+  }
+  if (p->kind == SM__V_EXPR)
+    return eval_rpn(c, p, p->str, out, 0);
+  return -1;
+}
+
+const char *sm__env(sm__ctx *c, const char *name) {
+  for (int i = c->n_env - 1; i >= 0; i--)
+    if (strcmp(c->env_k[i], name) == 0)
+      return c->env_v[i];
+  return NULL;
+}
+
+void sm__signal(sm__ctx *c, sm__sig s, const char *ev, int layer) {
+  if (c->sig[s] == NULL || layer > c->sig_layer[s]) {
+    c->sig[s] = ev ? ev : "command";
+    c->sig_layer[s] = layer;
+  }
+}
+
+void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight) {
+  if (c->word[w] == NULL)
+    c->word[w] = ev ? ev : "command";
+  c->word_n[w] += weight;
+  if (weight >= 2)
+    c->word_strong[w] += weight;
+}
+
+/* Substrings that hint at a word family.  A leading '=' asks for the
+ * whole word (between non-letters). */
+static const struct {
+  const char *pat;
+  sm__word w;
+} word_pats[] = {
+    {"causallm", SM__W_LM},          {"causal_lm", SM__W_LM},
+    {"gpt", SM__W_LM},               {"llama", SM__W_LM},
+    {"language_model", SM__W_LM},    {"tokenizer", SM__W_LM},
+    {"lm_head", SM__W_LM},          {"maskedlm", SM__W_LM},           {"detection", SM__W_DETECTION},
+    {"detector", SM__W_DETECTION},   {"bbox", SM__W_DETECTION},
+    {"yolo", SM__W_DETECTION},       {"detr", SM__W_DETECTION},
+    {"rcnn", SM__W_DETECTION},       {"retinanet", SM__W_DETECTION},
+    {"mmdet", SM__W_DETECTION},      {"detectron", SM__W_DETECTION},
+    {"segmentation", SM__W_SEGMENTATION}, {"deeplab", SM__W_SEGMENTATION},
+    {"ade20k", SM__W_SEGMENTATION},  {"cityscapes", SM__W_SEGMENTATION},
+    {"mask2former", SM__W_SEGMENTATION}, {"semseg", SM__W_SEGMENTATION},
+    {"panoptic", SM__W_PANOPTIC},    {"=masks", SM__W_MASKS},
+    {"diffusion", SM__W_DIFFUSION},  {"ddpm", SM__W_DIFFUSION},
+    {"ddim", SM__W_DIFFUSION},       {"noise_schedule", SM__W_DIFFUSION},
+    {"denois", SM__W_DIFFUSION},     {"=dino", SM__W_SELFSUP},
+    {"moco", SM__W_SELFSUP},         {"simclr", SM__W_SELFSUP},
+    {"byol", SM__W_SELFSUP},         {"self_supervised", SM__W_SELFSUP},
+    {"selfsup", SM__W_SELFSUP},      {"ibot", SM__W_SELFSUP},
+    {"llava", SM__W_MULTIMODAL},     {"vision_tower", SM__W_MULTIMODAL},
+    {"mm_projector", SM__W_MULTIMODAL}, {"multimodal", SM__W_MULTIMODAL},
+    {"blip", SM__W_MULTIMODAL},      {"flamingo", SM__W_MULTIMODAL},
+    {"speech", SM__W_SPEECH},        {"audio", SM__W_SPEECH},
+    {"wav2vec", SM__W_SPEECH},       {"whisper", SM__W_SPEECH},
+    {"librispeech", SM__W_SPEECH},   {"=asr", SM__W_SPEECH},
+    {"recommend", SM__W_RECSYS},     {"dlrm", SM__W_RECSYS},
+    {"criteo", SM__W_RECSYS},        {"movielens", SM__W_RECSYS},
+    {"translation", SM__W_TRANSLATION}, {"=wmt", SM__W_TRANSLATION},
+    {"contrastive", SM__W_CONTRASTIVE}, {"open_clip", SM__W_CONTRASTIVE},
+    {"infonce", SM__W_CONTRASTIVE},  {"siglip", SM__W_CONTRASTIVE},
+    {"classif", SM__W_CLASSIFICATION}, {"imagenet", SM__W_CLASSIFICATION},
+    {"cifar", SM__W_CLASSIFICATION}, {"num_classes", SM__W_CLASSIFICATION},
+    {"instruction", SM__W_INSTRUCT}, {"alpaca", SM__W_INSTRUCT},
+    {"sharegpt", SM__W_INSTRUCT},    {"conversation", SM__W_INSTRUCT},
+    {"=sft", SM__W_INSTRUCT},        {"vicuna", SM__W_INSTRUCT},
+    {"finetun", SM__W_FINETUNE},     {"fine_tun", SM__W_FINETUNE},
+    {"pretrain", SM__W_PRETRAIN},    {"pre_train", SM__W_PRETRAIN},
+};
+
+static int is_alpha(int ch) {
+  return isalpha(ch) != 0;
+}
+
+void sm__words_in(sm__ctx *c, const char *s, size_t n, const char *ev,
+                  int weight) {
+  char low[256];
+
+  if (n >= sizeof(low))
+    n = sizeof(low) - 1;
+  for (size_t i = 0; i < n; i++)
+    low[i] = (char)tolower((unsigned char)s[i]);
+  low[n] = '\0';
+  for (size_t k = 0; k < SM_ARRAY_LEN(word_pats); k++) {
+    const char *pat = word_pats[k].pat;
+    int whole = pat[0] == '=';
+    const char *hit;
+    if (whole)
+      pat++;
+    hit = strstr(low, pat);
+    if (hit == NULL)
+      continue;
+    if (whole) {
+      size_t pl = strlen(pat);
+      int ok = 0;
+      for (; hit; hit = strstr(hit + 1, pat))
+        if ((hit == low || !is_alpha((unsigned char)hit[-1])) &&
+            !is_alpha((unsigned char)hit[pl])) {
+          ok = 1;
+          break;
+        }
+      if (!ok)
+        continue;
+    }
+    /* "pretrained" weights say nothing about pre-training. */
+    if (word_pats[k].w == SM__W_PRETRAIN) {
+      const char *e = hit + strlen(pat);
+      if (strncmp(e, "ed", 2) == 0)
+        continue;
+    }
+    sm__word_add(c, word_pats[k].w, ev, weight);
+  }
+}
+
+void sm__cand_add(sm__ctx *c, sm__vec *v, const char *name, const char *ev,
+                  int weight) {
+  sm__cand *k;
+
+  if (name == NULL || name[0] == '\0')
+    return;
+  for (int i = 0; i < v->n; i++) {
+    k = &SM__AT(*v, sm__cand, i);
+    if (strcmp(k->name, name) == 0) {
+      if (weight > k->weight) {
+        k->weight = weight;
+        k->ev = ev;
+      }
+      return;
+    }
+  }
+  k = sm__vec_push(v);
+  if (k == NULL)
+    return;
+  k->name = sm__strdup(c, name);
+  k->ev = ev;
+  k->weight = weight;
+}

@@ -1,0 +1,1335 @@
+/* pyscan.c - Python source through the tree-sitter Python grammar.
+ *
+ * From the syntax tree of the entry script and the local modules it
+ * imports (breadth first, bounded) this reads: argparse options and their
+ * defaults, dataclass and config-class fields, attribute assignments of
+ * config objects (yacs `_C.TRAIN.BASE_LR = 5e-4`), module-level
+ * assignments of the entry and of Python config files, keyword arguments
+ * of config, trainer and optimizer calls, the defaults of the function
+ * given to fire.Fire, preset tables ({'gpt-mini': dict(n_layer=6, ...)}),
+ * model factories (def vit_small(): VisionTransformer(embed_dim=384,
+ * ...)), model and dataset names in from_pretrained / create_model /
+ * load_dataset / torchvision calls, learning-rate scaling expressions,
+ * and signals: DDP, FSDP, DeepSpeed, AMP, bf16, LoRA, device counts.
+ * Nothing is executed. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tree_sitter/api.h>
+
+#include "advisor/advisor_int.h"
+
+const TSLanguage *tree_sitter_python(void);
+
+#define MAX_PY_FILES 160
+#define MAX_IMPORT_DEPTH 3
+#define MAX_TREE_DEPTH 300
+#define MAX_RPN 400
+
+/* One file being scanned. */
+typedef struct scan {
+  sm__ctx *c;           /* context */
+  const char *rel;      /* root-relative path */
+  const char *dir;      /* its directory */
+  const char *src;      /* source text */
+  int layer;            /* layer of its values */
+  int depth;            /* import depth */
+  int config_only;      /* a Python config file: module assignments only */
+  const char *func;     /* enclosing function, NULL at module level */
+  const char *cls;      /* enclosing class */
+  int wweight;          /* weight of words found here */
+  const char *lr_var;   /* variable holding a rescaled learning rate */
+} scan;
+
+/* ==== Node helpers ==== */
+
+static const char *ntype(TSNode n) {
+  return ts_node_type(n);
+}
+
+static int is(TSNode n, const char *t) {
+  return !ts_node_is_null(n) && strcmp(ts_node_type(n), t) == 0;
+}
+
+static const char *text(scan *s, TSNode n, size_t *len) {
+  uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+  *len = b - a;
+  return s->src + a;
+}
+
+static char *dup_text(scan *s, TSNode n) {
+  size_t len;
+  const char *t = text(s, n, &len);
+  if (len > 4096)
+    len = 4096;
+  return sm__strndup(s->c, t, len);
+}
+
+static int line_of(TSNode n) {
+  return (int)ts_node_start_point(n).row + 1;
+}
+
+static const char *ev(scan *s, TSNode n) {
+  return sm__ev(s->c, s->rel, line_of(n));
+}
+
+static TSNode field(TSNode n, const char *name) {
+  return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
+}
+
+/* Last component of a dotted name. */
+static const char *last_comp(const char *s) {
+  const char *d = strrchr(s, '.');
+  return d ? d + 1 : s;
+}
+
+/* ==== Values ==== */
+
+typedef struct val {
+  int kind;         /* SM__V_*, or -1 for unknown */
+  double num;       /* number */
+  const char *str;  /* string, ref, list text or RPN */
+  int list_n;       /* list length */
+} val;
+
+/* The text of a string literal; NULL for f-strings with fields. */
+static const char *string_value(scan *s, TSNode n) {
+  sm_buf b;
+  uint32_t nc = ts_node_named_child_count(n);
+  const char *out;
+
+  if (is(n, "concatenated_string")) {
+    sm_buf_init(&b, 1 << 16);
+    for (uint32_t i = 0; i < nc; i++) {
+      const char *part = string_value(s, ts_node_named_child(n, i));
+      if (part == NULL) {
+        sm_buf_release(&b);
+        return NULL;
+      }
+      sm_buf_adds(&b, part);
+    }
+    out = sm__strdup(s->c, sm_buf_str(&b));
+    sm_buf_release(&b);
+    return out;
+  }
+  sm_buf_init(&b, 1 << 16);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode k = ts_node_named_child(n, i);
+    size_t len;
+    const char *t;
+    if (is(k, "interpolation")) {
+      sm_buf_release(&b);
+      return NULL;
+    }
+    if (is(k, "string_content") || is(k, "escape_sequence")) {
+      t = text(s, k, &len);
+      sm_buf_add(&b, t, len);
+    }
+  }
+  out = sm__strdup(s->c, sm_buf_str(&b));
+  sm_buf_release(&b);
+  return out;
+}
+
+/* A dotted reference name for identifiers and attributes: `args.lr` ->
+ * "lr", `config.TRAIN.BASE_LR` -> "train.base_lr". */
+static const char *ref_name(scan *s, TSNode n) {
+  char *t = dup_text(s, n), *p;
+  if (t == NULL)
+    return NULL;
+  for (p = t; *p; p++) {
+    if (isspace((unsigned char)*p))
+      return NULL;
+    *p = (char)tolower((unsigned char)*p);
+  }
+  if (is(n, "attribute")) {
+    char *dot = strchr(t, '.');
+    if (dot != NULL)
+      t = dot + 1;
+  }
+  return t;
+}
+
+static int rpn(scan *s, TSNode n, sm_buf *out, int depth);
+
+static val eval(scan *s, TSNode n, int depth);
+
+/* Names of calls that give the world size. */
+static int world_call(const char *callee) {
+  const char *l = last_comp(callee);
+  return strcmp(l, "get_world_size") == 0 ||
+         strcmp(l, "device_count") == 0;
+}
+
+/* Compiles arithmetic into RPN text; returns 0 or -1. */
+static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
+  if (depth > 20 || out->len > MAX_RPN)
+    return -1;
+  if (is(n, "parenthesized_expression"))
+    return rpn(s, ts_node_named_child(n, 0), out, depth + 1);
+  if (is(n, "binary_operator")) {
+    TSNode op = field(n, "operator");
+    size_t len;
+    const char *o = text(s, op, &len);
+    if (len > 2 || strchr("+-*/%", o[0]) == NULL)
+      return -1;
+    if (rpn(s, field(n, "left"), out, depth + 1) != 0 ||
+        rpn(s, field(n, "right"), out, depth + 1) != 0)
+      return -1;
+    sm_buf_addc(out, ' ');
+    sm_buf_add(out, o, len);
+    return 0;
+  }
+  if (is(n, "call")) {
+    char *callee = dup_text(s, field(n, "function"));
+    TSNode args = field(n, "arguments");
+    if (callee && world_call(callee)) {
+      sm_buf_adds(out, " @world");
+      return 0;
+    }
+    if (callee && (strcmp(callee, "int") == 0 ||
+                   strcmp(callee, "float") == 0) &&
+        ts_node_named_child_count(args) == 1)
+      return rpn(s, ts_node_named_child(args, 0), out, depth + 1);
+    return -1;
+  }
+  if (is(n, "identifier") || is(n, "attribute")) {
+    const char *r = ref_name(s, n);
+    if (r == NULL || strlen(r) > 100)
+      return -1;
+    sm_buf_addc(out, ' ');
+    sm_buf_adds(out, r);
+    return 0;
+  }
+  {
+    val v = eval(s, n, depth + 1);
+    if (v.kind == SM__V_NUM) {
+      sm_buf_addf(out, " %.17g", v.num);
+      return 0;
+    }
+  }
+  return -1;
+}
+
+static val eval(scan *s, TSNode n, int depth) {
+  val v = {-1, 0, NULL, 0};
+  const char *t = ntype(n);
+  size_t len;
+
+  if (ts_node_is_null(n) || depth > 30)
+    return v;
+  if (strcmp(t, "integer") == 0 || strcmp(t, "float") == 0) {
+    char buf[64];
+    const char *x = text(s, n, &len);
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 1 < sizeof(buf); i++)
+      if (x[i] != '_')
+        buf[o++] = x[i];
+    buf[o] = '\0';
+    if (o > 2 && buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'))
+      v.num = (double)strtoll(buf, NULL, 16);
+    else if (sm_parse_double(buf, &v.num) != 0)
+      return v;
+    v.kind = SM__V_NUM;
+  } else if (strcmp(t, "string") == 0 ||
+             strcmp(t, "concatenated_string") == 0) {
+    v.str = string_value(s, n);
+    if (v.str != NULL)
+      v.kind = SM__V_STR;
+  } else if (strcmp(t, "true") == 0 || strcmp(t, "false") == 0) {
+    v.kind = SM__V_BOOL;
+    v.num = t[0] == 't';
+  } else if (strcmp(t, "none") == 0) {
+    v.kind = SM__V_NULL;
+  } else if (strcmp(t, "unary_operator") == 0) {
+    TSNode arg = field(n, "argument");
+    const char *op = text(s, field(n, "operator"), &len);
+    v = eval(s, arg, depth + 1);
+    if (v.kind == SM__V_NUM && op[0] == '-')
+      v.num = -v.num;
+    else if (v.kind != SM__V_NUM)
+      v.kind = -1;
+  } else if (strcmp(t, "parenthesized_expression") == 0) {
+    v = eval(s, ts_node_named_child(n, 0), depth + 1);
+  } else if (strcmp(t, "conditional_expression") == 0) {
+    /* `a if cond else b`: the first branch, as the common case. */
+    v = eval(s, ts_node_named_child(n, 0), depth + 1);
+  } else if (strcmp(t, "binary_operator") == 0) {
+    val a = eval(s, field(n, "left"), depth + 1);
+    val b = eval(s, field(n, "right"), depth + 1);
+    const char *op = text(s, field(n, "operator"), &len);
+    if (a.kind == SM__V_NUM && b.kind == SM__V_NUM) {
+      v.kind = SM__V_NUM;
+      if (len == 1 && op[0] == '+')
+        v.num = a.num + b.num;
+      else if (len == 1 && op[0] == '-')
+        v.num = a.num - b.num;
+      else if (len == 1 && op[0] == '*')
+        v.num = a.num * b.num;
+      else if (len == 1 && op[0] == '/' && b.num != 0)
+        v.num = a.num / b.num;
+      else if (len == 2 && op[0] == '/' && b.num != 0)
+        v.num = (double)(long long)(a.num / b.num);
+      else if (len == 2 && op[0] == '*' && b.num >= 0 && b.num < 64)
+        v.num = __builtin_pow(a.num, b.num);
+      else
+        v.kind = -1;
+    } else {
+      sm_buf b2;
+      sm_buf_init(&b2, 4096);
+      if (rpn(s, n, &b2, depth) == 0) {
+        v.kind = SM__V_EXPR;
+        v.str = sm__strdup(s->c, sm_buf_str(&b2));
+      }
+      sm_buf_release(&b2);
+    }
+  } else if (strcmp(t, "list") == 0 || strcmp(t, "tuple") == 0) {
+    sm_buf b;
+    uint32_t nc = ts_node_named_child_count(n);
+    double sum = 0;
+    int numeric = 1;
+    sm_buf_init(&b, 4096);
+    sm_buf_addc(&b, '[');
+    for (uint32_t i = 0; i < nc && i < 64; i++) {
+      val e = eval(s, ts_node_named_child(n, i), depth + 1);
+      if (i)
+        sm_buf_adds(&b, ", ");
+      if (e.kind == SM__V_NUM) {
+        sm_buf_addf(&b, "%.17g", e.num);
+        sum += e.num;
+      } else if (e.kind == SM__V_STR) {
+        sm_buf_adds(&b, e.str);
+        numeric = 0;
+      } else {
+        numeric = 0;
+      }
+    }
+    sm_buf_addc(&b, ']');
+    v.kind = SM__V_LIST;
+    v.str = sm__strdup(s->c, sm_buf_str(&b));
+    v.num = numeric ? sum : 0.0 / 0.0;
+    v.list_n = (int)nc;
+    sm_buf_release(&b);
+  } else if (strcmp(t, "identifier") == 0 || strcmp(t, "attribute") == 0) {
+    char *full = dup_text(s, n);
+    if (full && (strcmp(full, "torch.bfloat16") == 0 ||
+                 strcmp(full, "torch.float16") == 0 ||
+                 strcmp(full, "torch.half") == 0 ||
+                 strcmp(full, "torch.float32") == 0)) {
+      v.kind = SM__V_STR;
+      v.str = last_comp(full);
+      return v;
+    }
+    v.str = ref_name(s, n);
+    if (v.str != NULL)
+      v.kind = SM__V_REF;
+  } else if (strcmp(t, "call") == 0) {
+    char *callee = dup_text(s, field(n, "function"));
+    TSNode args = field(n, "arguments");
+    uint32_t nc = ts_node_named_child_count(args);
+    if (callee == NULL)
+      return v;
+    if ((strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0 ||
+         strcmp(callee, "str") == 0 || strcmp(callee, "bool") == 0) &&
+        nc >= 1)
+      return eval(s, ts_node_named_child(args, 0), depth + 1);
+    if (strcmp(last_comp(callee), "field") == 0) {
+      for (uint32_t i = 0; i < nc; i++) {
+        TSNode a = ts_node_named_child(args, i);
+        if (is(a, "keyword_argument")) {
+          size_t kl;
+          const char *k = text(s, field(a, "name"), &kl);
+          if (kl == 7 && strncmp(k, "default", 7) == 0)
+            return eval(s, field(a, "value"), depth + 1);
+        }
+      }
+      return v;
+    }
+    if ((strcmp(callee, "os.environ.get") == 0 ||
+         strcmp(callee, "os.getenv") == 0) && nc >= 1) {
+      val name = eval(s, ts_node_named_child(args, 0), depth + 1);
+      const char *e;
+      if (name.kind == SM__V_STR && (e = sm__env(s->c, name.str)) != NULL) {
+        v.kind = SM__V_STR;
+        v.str = e;
+        return v;
+      }
+      if (nc >= 2)
+        return eval(s, ts_node_named_child(args, 1), depth + 1);
+      return v;
+    }
+    if (world_call(callee)) {
+      v.kind = SM__V_EXPR;
+      v.str = "@world";
+    }
+  }
+  return v;
+}
+
+static sm__param *put(scan *s, const char *key, val v, int layer,
+                      const char *e) {
+  sm__param *p = NULL;
+  switch (v.kind) {
+  case SM__V_NUM:
+  case SM__V_BOOL:
+  case SM__V_NULL:
+    p = sm__param_num(s->c, key, v.num, v.kind, layer, e);
+    break;
+  case SM__V_STR:
+  case SM__V_REF:
+  case SM__V_EXPR:
+    p = sm__param_str(s->c, key, v.str, v.kind, layer, e);
+    break;
+  case SM__V_LIST:
+    p = sm__param_str(s->c, key, v.str, v.kind, layer, e);
+    if (p) {
+      p->num = v.num;
+      p->list_n = v.list_n;
+    }
+    break;
+  default:
+    break;
+  }
+  return p;
+}
+
+/* ==== Imports ==== */
+
+const char *sm__py_module_path(sm__ctx *c, const char *dir,
+                               const char *module, int level) {
+  const char *bases[6];
+  int nb = 0;
+  char mod[512];
+  size_t i;
+
+  if (strlen(module) >= sizeof(mod))
+    return NULL;
+  for (i = 0; module[i]; i++)
+    mod[i] = module[i] == '.' ? '/' : module[i];
+  mod[i] = '\0';
+  if (level > 0) {
+    const char *b = dir;
+    for (int k = 1; k < level && b; k++)
+      b = sm__repo_join(c, b, "..");
+    if (b == NULL)
+      return NULL;
+    bases[nb++] = b;
+  } else {
+    bases[nb++] = dir;
+    if (c->entry_dir)
+      bases[nb++] = c->entry_dir;
+    if (c->cmd_dir)
+      bases[nb++] = c->cmd_dir;
+    bases[nb++] = "";
+    bases[nb++] = "src";
+  }
+  for (int k = 0; k < nb; k++) {
+    const char *cand[2];
+    if (bases[k] == NULL)
+      continue;
+    cand[0] = sm__printf(c, "%s%s%s.py", bases[k], bases[k][0] ? "/" : "",
+                         mod);
+    cand[1] = sm__printf(c, "%s%s%s/__init__.py", bases[k],
+                         bases[k][0] ? "/" : "", mod);
+    for (int j = 0; j < 2; j++) {
+      const char *p = sm__repo_join(c, "", cand[j]);
+      if (p != NULL && sm__repo_is_file(c, p))
+        return p;
+    }
+    if (mod[0] == '\0')
+      break;
+  }
+  return NULL;
+}
+
+void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth) {
+  sm__pyfile *f;
+  for (int i = 0; i < c->pyqueue.n; i++)
+    if (strcmp(SM__AT(c->pyqueue, sm__pyfile, i).path, rel) == 0)
+      return;
+  if (c->pyqueue.n >= MAX_PY_FILES)
+    return;
+  f = sm__vec_push(&c->pyqueue);
+  if (f != NULL) {
+    f->path = rel;
+    f->layer = layer;
+    f->depth = depth;
+  }
+}
+
+static void import_module(scan *s, const char *module, int level,
+                          const char *name) {
+  const char *path;
+  if (s->depth + 1 > MAX_IMPORT_DEPTH || s->config_only)
+    return;
+  sm__words_in(s->c, module, strlen(module), s->rel, s->wweight);
+  if (strncmp(module, "transformers", 12) == 0)
+    sm__signal(s->c, SM__SIG_TRANSFORMERS, s->rel, s->layer);
+  else if (strncmp(module, "torchvision", 11) == 0 ||
+           strncmp(module, "timm", 4) == 0)
+    sm__signal(s->c, SM__SIG_VISION, s->rel, s->layer);
+  else if (strncmp(module, "peft", 4) == 0)
+    sm__signal(s->c, SM__SIG_LORA, s->rel, s->layer);
+  else if (strncmp(module, "lightning", 9) == 0 ||
+           strncmp(module, "pytorch_lightning", 17) == 0)
+    sm__signal(s->c, SM__SIG_LIGHTNING, s->rel, s->layer);
+  else if (strcmp(module, "torch") == 0 || strncmp(module, "torch.", 6) == 0)
+    sm__signal(s->c, SM__SIG_TORCH, s->rel, s->layer);
+  if (name != NULL) {
+    /* `from pkg import mod` may name a module. */
+    const char *full = module[0] ? sm__printf(s->c, "%s.%s", module, name)
+                                 : name;
+    path = sm__py_module_path(s->c, s->dir, full, level);
+    if (path != NULL) {
+      sm__py_queue(s->c, path, SM__L_CODE, s->depth + 1);
+      return;
+    }
+  }
+  if (module[0] == '\0')
+    return;
+  path = sm__py_module_path(s->c, s->dir, module, level);
+  if (path != NULL)
+    sm__py_queue(s->c, path, SM__L_CODE, s->depth + 1);
+}
+
+static void visit_import(scan *s, TSNode n) {
+  uint32_t nc = ts_node_named_child_count(n);
+  if (is(n, "import_statement")) {
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(n, i);
+      if (is(k, "aliased_import"))
+        k = field(k, "name");
+      if (is(k, "dotted_name")) {
+        char *m = dup_text(s, k);
+        if (m)
+          import_module(s, m, 0, NULL);
+      }
+    }
+    return;
+  }
+  /* import_from_statement */
+  {
+    TSNode mn = field(n, "module_name");
+    const char *module = "";
+    int level = 0;
+    if (is(mn, "relative_import")) {
+      uint32_t rc = ts_node_named_child_count(mn);
+      size_t len;
+      for (uint32_t i = 0; i < rc; i++) {
+        TSNode k = ts_node_named_child(mn, i);
+        if (is(k, "import_prefix")) {
+          text(s, k, &len);
+          level = (int)len;
+        } else if (is(k, "dotted_name")) {
+          module = dup_text(s, k);
+        }
+      }
+      if (level == 0)
+        level = 1;
+    } else if (!ts_node_is_null(mn)) {
+      module = dup_text(s, mn);
+    }
+    if (module == NULL)
+      return;
+    {
+      int any = 0;
+      for (uint32_t i = 0; i < nc; i++) {
+        TSNode k = ts_node_named_child(n, i);
+        if (ts_node_eq(k, mn))
+          continue;
+        if (is(k, "aliased_import"))
+          k = field(k, "name");
+        if (is(k, "dotted_name")) {
+          char *nm = dup_text(s, k);
+          if (nm)
+            import_module(s, module, level, nm);
+          any = 1;
+        }
+      }
+      if (!any)
+        import_module(s, module, level, NULL);
+    }
+  }
+}
+
+/* ==== Calls ==== */
+
+/* Names of keys that a learning-rate or batch expression mentions. */
+static int is_lr_name(const char *leaf) {
+  return strcmp(leaf, "lr") == 0 || strcmp(leaf, "learning_rate") == 0 ||
+         strcmp(leaf, "base_lr") == 0 || strcmp(leaf, "blr") == 0 ||
+         strcmp(leaf, "max_lr") == 0 || strcmp(leaf, "peak_lr") == 0;
+}
+
+static int is_batch_name(const char *leaf) {
+  return strstr(leaf, "batch_size") != NULL || strcmp(leaf, "@world") == 0;
+}
+
+/* Does RPN text mention an lr key and a batch key? */
+static int lr_rescale_expr(const char *r) {
+  int lr = 0, batch = 0, num = 0;
+  char tok[128];
+  while (*r) {
+    size_t n = 0;
+    while (*r == ' ')
+      r++;
+    while (*r && *r != ' ' && n + 1 < sizeof(tok))
+      tok[n++] = *r++;
+    tok[n] = '\0';
+    if (n == 0)
+      break;
+    if (isdigit((unsigned char)tok[0]))
+      num = 1;
+    else if (is_lr_name(last_comp(tok)))
+      lr = 1;
+    else if (is_batch_name(last_comp(tok)))
+      batch = 1;
+  }
+  return lr && batch && num;
+}
+
+static int config_callee(const char *callee) {
+  const char *l = last_comp(callee);
+  size_t n = strlen(l);
+  if (strstr(l, "Tokenizer") != NULL || strstr(l, "Processor") != NULL)
+    return 0;
+  if ((n > 6 && strcmp(l + n - 6, "Config") == 0) ||
+      (n > 9 && strcmp(l + n - 9, "Arguments") == 0) ||
+      (n > 4 && strcmp(l + n - 4, "Args") == 0) ||
+      (n >= 7 && strcmp(l + n - 7, "Trainer") == 0) ||
+      strcmp(l, "dict") == 0 || strcmp(l, "Adam") == 0 ||
+      strcmp(l, "AdamW") == 0 || strcmp(l, "SGD") == 0 ||
+      strcmp(l, "Adafactor") == 0 || strcmp(l, "Lion") == 0 ||
+      strcmp(l, "LAMB") == 0 || strcmp(l, "FusedAdam") == 0 ||
+      strcmp(l, "Accelerator") == 0 || strcmp(l, "SimpleNamespace") == 0 ||
+      strcmp(l, "Namespace") == 0)
+    return 1;
+  return 0;
+}
+
+/* Model names that torchvision and timm export as functions. */
+static int model_fn_name(const char *l) {
+  static const char *const pre[] = {
+      "resnet", "resnext", "wide_resnet", "vgg", "densenet", "mobilenet",
+      "efficientnet", "vit_", "swin_", "convnext", "regnet", "alexnet",
+      "inception", "googlenet", "shufflenet", "squeezenet", "mnasnet",
+      "deit_", "beit_", "maxvit", "fasterrcnn", "maskrcnn", "retinanet",
+      "deeplabv3", "fcn_", "ssd", "yolo", NULL};
+  for (int i = 0; pre[i]; i++)
+    if (strncmp(l, pre[i], strlen(pre[i])) == 0)
+      return 1;
+  return 0;
+}
+
+static int optimizer_callee(const char *l) {
+  return strcmp(l, "Adam") == 0 || strcmp(l, "AdamW") == 0 ||
+         strcmp(l, "SGD") == 0 || strcmp(l, "Adafactor") == 0 ||
+         strcmp(l, "Lion") == 0 || strcmp(l, "LAMB") == 0 ||
+         strcmp(l, "FusedAdam") == 0 || strcmp(l, "LARS") == 0;
+}
+
+static void kwargs_to_params(scan *s, TSNode args, int layer, int factory) {
+  uint32_t nc = ts_node_named_child_count(args);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    char *k;
+    val v;
+    if (!is(a, "keyword_argument"))
+      continue;
+    k = dup_text(s, field(a, "name"));
+    v = eval(s, field(a, "value"), 0);
+    if (k == NULL || v.kind < 0)
+      continue;
+    if (factory) {
+      if (v.kind == SM__V_NUM && s->func != NULL) {
+        sm__kv *kv = sm__vec_push(&s->c->factories);
+        if (kv) {
+          kv->group = s->func;
+          kv->key = k;
+          kv->num = v.num;
+          kv->ev = ev(s, a);
+        }
+      }
+    } else {
+      put(s, k, v, layer, ev(s, a));
+    }
+  }
+}
+
+static val kwarg(scan *s, TSNode args, const char *name) {
+  uint32_t nc = ts_node_named_child_count(args);
+  val none = {-1, 0, NULL, 0};
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    size_t len;
+    const char *k;
+    if (!is(a, "keyword_argument"))
+      continue;
+    k = text(s, field(a, "name"), &len);
+    if (len == strlen(name) && strncmp(k, name, len) == 0)
+      return eval(s, field(a, "value"), 0);
+  }
+  return none;
+}
+
+static TSNode first_pos(TSNode args) {
+  uint32_t nc = ts_node_named_child_count(args);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    if (!is(a, "keyword_argument") && !is(a, "comment"))
+      return a;
+  }
+  return (TSNode){0};
+}
+
+static void add_argument(scan *s, TSNode args, TSNode call) {
+  uint32_t nc = ts_node_named_child_count(args);
+  const char *key = NULL, *shortk = NULL;
+  val def = kwarg(s, args, "default");
+  val dest = kwarg(s, args, "dest");
+  val action = kwarg(s, args, "action");
+  int flag = 0;
+  sm__param *p;
+
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    val v;
+    if (is(a, "keyword_argument"))
+      continue;
+    v = eval(s, a, 0);
+    if (v.kind != SM__V_STR)
+      continue;
+    if (strncmp(v.str, "--", 2) == 0 && key == NULL)
+      key = v.str;
+    else if (v.str[0] == '-' && shortk == NULL)
+      shortk = v.str;
+  }
+  if (dest.kind == SM__V_STR)
+    key = dest.str;
+  if (key == NULL)
+    key = shortk;
+  if (key == NULL)
+    return;
+  /* Every spelling of the option (-b, --batch-size) names the key. */
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    val v;
+    char kn[128], on[128];
+    const char **pair;
+    if (is(a, "keyword_argument"))
+      continue;
+    v = eval(s, a, 0);
+    if (v.kind != SM__V_STR || v.str[0] != '-')
+      continue;
+    sm__key_norm(v.str, strlen(v.str), on, sizeof(on));
+    sm__key_norm(key, strlen(key), kn, sizeof(kn));
+    if (strcmp(on, kn) == 0 || (pair = sm__vec_push(&s->c->optalias)) == NULL)
+      continue;
+    pair[0] = sm__strdup(s->c, on);
+    pair[1] = sm__strdup(s->c, kn);
+  }
+  if (action.kind == SM__V_STR) {
+    if (strcmp(action.str, "store_true") == 0) {
+      flag = 1;
+      if (def.kind < 0) {
+        def.kind = SM__V_BOOL;
+        def.num = 0;
+      }
+    } else if (strcmp(action.str, "store_false") == 0) {
+      flag = 2;
+      if (def.kind < 0) {
+        def.kind = SM__V_BOOL;
+        def.num = 1;
+      }
+    }
+  }
+  if (flag) {
+    const char **slot = sm__vec_push(&s->c->flags);
+    char norm[128];
+    sm__key_norm(key, strlen(key), norm, sizeof(norm));
+    if (slot)
+      *slot = sm__strdup(s->c, norm);
+  }
+  if (def.kind < 0)
+    def.kind = SM__V_NULL;
+  /* The program's options are its defaults wherever the parser is built
+   * (wrappers such as submitit scripts import the real parser). */
+  p = put(s, key, def, s->layer < SM__L_ENTRY ? SM__L_ENTRY : s->layer,
+          ev(s, call));
+  if (p != NULL)
+    p->flag = flag;
+}
+
+static void visit_call(scan *s, TSNode n) {
+  TSNode fn = field(n, "function");
+  TSNode args = field(n, "arguments");
+  char *callee = dup_text(s, fn);
+  const char *l;
+  const char *e;
+
+  if (callee == NULL || !is(args, "argument_list"))
+    return;
+  l = last_comp(callee);
+  e = ev(s, n);
+  sm__words_in(s->c, callee, strlen(callee), e, s->wweight);
+  if (s->config_only)
+    return;
+  if (strcmp(l, "add_argument") == 0) {
+    add_argument(s, args, n);
+    return;
+  }
+  if (strcmp(l, "set_defaults") == 0) {
+    kwargs_to_params(s, args, s->layer, 0);
+    return;
+  }
+  if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0)
+    sm__signal(s->c, SM__SIG_DDP, e, s->layer);
+  else if (strcmp(l, "FullyShardedDataParallel") == 0 ||
+           strcmp(l, "FSDP") == 0 || strcmp(l, "fully_shard") == 0)
+    sm__signal(s->c, SM__SIG_FSDP, e, s->layer);
+  else if (strcmp(callee, "deepspeed.initialize") == 0)
+    sm__signal(s->c, SM__SIG_DEEPSPEED, e, s->layer);
+  else if (strcmp(l, "DataParallel") == 0)
+    sm__signal(s->c, SM__SIG_DP, e, s->layer);
+  else if (strcmp(l, "autocast") == 0) {
+    val dt = kwarg(s, args, "dtype");
+    val en = kwarg(s, args, "enabled");
+    if (!(en.kind == SM__V_BOOL && en.num == 0)) {
+      if (dt.kind == SM__V_STR && strstr(dt.str, "bfloat16"))
+        sm__signal(s->c, SM__SIG_BF16, e, s->layer);
+      else
+        sm__signal(s->c, SM__SIG_AMP, e, s->layer);
+    }
+  } else if (strcmp(l, "GradScaler") == 0 ||
+             strcmp(callee, "amp.initialize") == 0) {
+    sm__signal(s->c, SM__SIG_AMP, e, s->layer);
+  } else if (strcmp(l, "half") == 0 && is(fn, "attribute")) {
+    sm__signal(s->c, SM__SIG_FP16, e, s->layer);
+  } else if (strcmp(l, "LoraConfig") == 0 ||
+             strcmp(l, "get_peft_model") == 0) {
+    sm__signal(s->c, SM__SIG_LORA, e, s->layer);
+  } else if (strcmp(l, "device_count") == 0) {
+    sm__signal(s->c, SM__SIG_DEVICE_COUNT, e, s->layer);
+  } else if (strcmp(l, "Fire") == 0) {
+    TSNode a = first_pos(args);
+    if (!ts_node_is_null(a) && is(a, "identifier"))
+      s->c->fire_target = dup_text(s, a);
+  } else if (strcmp(l, "LightningCLI") == 0) {
+    sm__signal(s->c, SM__SIG_LIGHTNING, e, s->layer);
+  }
+  if (strstr(callee, "deepspeed") != NULL &&
+      (strstr(callee, "launcher") != NULL || strstr(callee, "runner") != NULL))
+    sm__signal(s->c, SM__SIG_DS_LAUNCHER, e, s->layer);
+  {
+    val dm = kwarg(s, args, "device_map");
+    val q8 = kwarg(s, args, "load_in_8bit");
+    val q4 = kwarg(s, args, "load_in_4bit");
+    val td = kwarg(s, args, "torch_dtype");
+    val cd = kwarg(s, args, "bnb_4bit_compute_dtype");
+    if (dm.kind == SM__V_REF) {
+      /* device_map = "auto" set earlier in the function. */
+      for (int i = s->c->params.n - 1; i >= 0; i--) {
+        const sm__param *p = &SM__AT(s->c->params, sm__param, i);
+        if (p->kind == SM__V_STR && strcmp(p->leaf, dm.str) == 0) {
+          dm.kind = SM__V_STR;
+          dm.str = p->str;
+          break;
+        }
+      }
+    }
+    if (dm.kind == SM__V_STR && strcmp(dm.str, "auto") == 0)
+      sm__signal(s->c, SM__SIG_DEVICE_MAP, e, s->layer);
+    if ((q8.kind == SM__V_BOOL && q8.num) ||
+        (q4.kind == SM__V_BOOL && q4.num) || q8.kind == SM__V_REF ||
+        q4.kind == SM__V_REF)
+      sm__signal(s->c, SM__SIG_QUANT, e, s->layer);
+    if ((td.kind == SM__V_STR && strstr(td.str, "bfloat16")) ||
+        (cd.kind == SM__V_STR && strstr(cd.str, "bfloat16")))
+      sm__signal(s->c, SM__SIG_BF16, e, s->layer);
+  }
+  if (strcmp(l, "from_pretrained") == 0) {
+    TSNode a = first_pos(args);
+    int model_class = strstr(callee, "Tokenizer") == NULL &&
+                      strstr(callee, "Processor") == NULL &&
+                      strstr(callee, "Config") == NULL &&
+                      strstr(callee, "FeatureExtractor") == NULL;
+    if (model_class) {
+      sm__signal(s->c, SM__SIG_FROM_PRETRAINED, e, s->layer);
+      if (strstr(callee, "CausalLM") != NULL)
+        sm__signal(s->c, SM__SIG_CAUSAL_LM, e, s->layer);
+      if (!ts_node_is_null(a)) {
+        val v = eval(s, a, 0);
+        if (v.kind == SM__V_STR)
+          sm__cand_add(s->c, &s->c->models, v.str, e, 3 + s->layer);
+        else if (v.kind == SM__V_REF)
+          sm__param_str(s->c, "__model_ref", v.str, SM__V_REF, s->layer, e);
+      }
+    }
+  } else if (strcmp(l, "from_config") == 0) {
+    sm__signal(s->c, SM__SIG_FROM_SCRATCH, e, s->layer);
+    if (strstr(callee, "CausalLM") != NULL)
+      sm__signal(s->c, SM__SIG_CAUSAL_LM, e, s->layer);
+  } else if (strcmp(l, "load_dataset") == 0) {
+    TSNode a = first_pos(args);
+    if (!ts_node_is_null(a)) {
+      val v = eval(s, a, 0);
+      if (v.kind == SM__V_STR)
+        sm__cand_add(s->c, &s->c->datasets, v.str, e, 3 + s->layer);
+    }
+  } else if (strcmp(l, "create_model") == 0) {
+    TSNode a = first_pos(args);
+    if (!ts_node_is_null(a)) {
+      val v = eval(s, a, 0);
+      if (v.kind == SM__V_STR)
+        sm__cand_add(s->c, &s->c->models, v.str, e, 3 + s->layer);
+    }
+  } else if (model_fn_name(l) && strchr(callee, '.') != NULL &&
+             (strstr(callee, "models") != NULL ||
+              strstr(callee, "timm") != NULL)) {
+    sm__cand_add(s->c, &s->c->models, l, e, 2 + s->layer);
+  } else if (strstr(l, "UNet") != NULL && isupper((unsigned char)l[0])) {
+    sm__cand_add(s->c, &s->c->models, "unet", e, 1);
+  }
+  if (config_callee(callee)) {
+    if (strcmp(l, "Trainer") == 0 || strcmp(l, "SFTTrainer") == 0 ||
+        strcmp(l, "Seq2SeqTrainer") == 0) {
+      if (strchr(callee, '.') != NULL && (strncmp(callee, "pl.", 3) == 0 ||
+                                          strncmp(callee, "L.", 2) == 0 ||
+                                          strstr(callee, "lightning")))
+        sm__signal(s->c, SM__SIG_LIGHTNING, e, s->layer);
+      else
+        sm__signal(s->c, SM__SIG_HF_TRAINER, e, s->layer);
+    }
+    if (strstr(l, "Config") != NULL && strcmp(l, "LoraConfig") != 0 &&
+        strcmp(l, "BitsAndBytesConfig") != 0 &&
+        strcmp(l, "DeepSpeedConfig") != 0)
+      sm__signal(s->c, SM__SIG_FROM_SCRATCH, e, SM__L_CODE);
+    /* Optimizer keywords are often placeholders (lr=0 set by a
+     * scheduler): they sit under the declared defaults. */
+    kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer,
+                     0);
+  } else if (s->func != NULL) {
+    kwargs_to_params(s, args, s->layer, 1);
+  }
+}
+
+/* ==== Statements ==== */
+
+/* A dictionary literal of presets: {"name": dict(k=v, ...), ...}. */
+static void visit_dict(scan *s, TSNode n) {
+  uint32_t nc = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode pr = ts_node_named_child(n, i);
+    TSNode k, v;
+    val kv;
+    if (!is(pr, "pair"))
+      continue;
+    k = field(pr, "key");
+    v = field(pr, "value");
+    kv = eval(s, k, 0);
+    if (kv.kind != SM__V_STR || !is(v, "call"))
+      continue;
+    {
+      char *callee = dup_text(s, field(v, "function"));
+      TSNode args = field(v, "arguments");
+      uint32_t ac = ts_node_named_child_count(args);
+      if (callee == NULL || strcmp(callee, "dict") != 0)
+        continue;
+      for (uint32_t j = 0; j < ac; j++) {
+        TSNode a = ts_node_named_child(args, j);
+        val av;
+        sm__kv *p;
+        if (!is(a, "keyword_argument"))
+          continue;
+        av = eval(s, field(a, "value"), 0);
+        if (av.kind != SM__V_NUM)
+          continue;
+        p = sm__vec_push(&s->c->presets);
+        if (p) {
+          p->group = kv.str;
+          p->key = dup_text(s, field(a, "name"));
+          p->num = av.num;
+          p->ev = ev(s, a);
+        }
+      }
+    }
+  }
+}
+
+static void visit_assignment(scan *s, TSNode n, int augmented) {
+  TSNode left = field(n, "left");
+  TSNode right = field(n, "right");
+  const char *e = ev(s, n);
+  val v;
+
+  if (ts_node_is_null(right))
+    return;
+  if (augmented) {
+    /* x //= world_size: accumulation divided over ranks. */
+    char *lt = dup_text(s, left), *rt = dup_text(s, right);
+    size_t len;
+    const char *op = text(s, field(n, "operator"), &len);
+    if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") &&
+        op[0] == '/')
+      sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
+    if (lt && rt && s->lr_var && strcmp(lt, s->lr_var) == 0 && op[0] == '*') {
+      const char *r = ref_name(s, right);
+      if (r)
+        sm__param_str(s->c, "__lr_rescale2", sm__printf(s->c, "@prev %s *", r),
+                      SM__V_EXPR, s->layer, e);
+    }
+    return;
+  }
+  v = eval(s, right, 0);
+  if (is(left, "identifier")) {
+    char *name = dup_text(s, left);
+    if (name == NULL)
+      return;
+    sm__words_in(s->c, name, strlen(name), e, s->wweight);
+    if (v.kind == SM__V_EXPR) {
+      /* x = x // world_size */
+      if (strstr(name, "accum") && strstr(v.str, "world") &&
+          strstr(v.str, "/"))
+        sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
+      if (lr_rescale_expr(v.str)) {
+        sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
+        s->lr_var = name;
+      } else if (s->lr_var && strcmp(name, s->lr_var) == 0) {
+        /* lr = lr * accumulation_steps */
+        const char *r = v.str;
+        char *tmp = sm__strdup(s->c, r);
+        char *hit = tmp ? strstr(tmp, name) : NULL;
+        if (hit != NULL) {
+          char lname[128];
+          snprintf(lname, sizeof(lname), "%s", name);
+          for (char *q = lname; *q; q++)
+            *q = (char)tolower((unsigned char)*q);
+          hit = strstr(tmp, lname);
+        }
+        if (hit != NULL)
+          sm__param_str(s->c, "__lr_rescale2",
+                        sm__printf(s->c, "%.*s@prev%s", (int)(hit - tmp), tmp,
+                                   hit + strlen(name)),
+                        SM__V_EXPR, s->layer, e);
+      }
+    }
+    if (s->config_only) {
+      if (s->func == NULL && s->cls == NULL && v.kind >= 0)
+        put(s, name, v, s->layer, e);
+      return;
+    }
+    if (s->cls != NULL && s->func == NULL) {
+      /* A dataclass / config-class field. */
+      put(s, name, v, s->layer, e);
+    } else if (s->func == NULL) {
+      if (s->layer >= SM__L_ENTRY)
+        put(s, name, v, s->layer, e);
+    } else if (s->layer >= SM__L_ENTRY) {
+      /* Locals of the entry sit under its declared defaults. */
+      if (v.kind == SM__V_EXPR || v.kind == SM__V_NUM ||
+          v.kind == SM__V_STR || v.kind == SM__V_REF)
+        put(s, name, v, SM__L_CODE, e);
+    } else if (v.kind == SM__V_EXPR) {
+      put(s, name, v, SM__L_CODE, e);
+    }
+    if (is(right, "dictionary"))
+      visit_dict(s, right);
+    /* model = DETR(...): a class of the repository built as "the model". */
+    if (strcmp(name, "model") == 0 && is(right, "call") && !s->config_only) {
+      char *callee = dup_text(s, field(right, "function"));
+      const char *l = callee ? last_comp(callee) : NULL;
+      if (l && isupper((unsigned char)l[0]))
+        sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "class:%s", l), e,
+                     0);
+    }
+    return;
+  }
+  if (is(left, "attribute") && !s->config_only) {
+    const char *r = ref_name(s, left);
+    char *full = dup_text(s, left);
+    if (r == NULL || full == NULL)
+      return;
+    if (v.kind == SM__V_REF && s->lr_var &&
+        strcmp(v.str, s->lr_var) == 0 && is_lr_name(last_comp(r)))
+      return;
+    if (v.kind == SM__V_NUM || v.kind == SM__V_STR || v.kind == SM__V_BOOL ||
+        v.kind == SM__V_LIST || v.kind == SM__V_NULL)
+      put(s, strncmp(full, "self.", 5) == 0 ? r : r, v,
+          s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer,
+          e);
+    if (v.kind == SM__V_EXPR && lr_rescale_expr(v.str))
+      sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
+  }
+}
+
+static void visit(scan *s, TSNode n, int depth);
+
+static void visit_children(scan *s, TSNode n, int depth) {
+  uint32_t nc = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < nc; i++)
+    visit(s, ts_node_named_child(n, i), depth + 1);
+}
+
+static void visit_def(scan *s, TSNode n, int depth) {
+  const char *save_f = s->func, *save_c = s->cls, *save_lr = s->lr_var;
+  char *name = dup_text(s, field(n, "name"));
+  if (name == NULL)
+    return;
+  sm__words_in(s->c, name, strlen(name), ev(s, n), s->wweight);
+  if (is(n, "class_definition")) {
+    const char **slot = sm__vec_push(&s->c->classes);
+    if (slot)
+      *slot = name;
+    s->cls = name;
+    s->func = NULL;
+    visit(s, field(n, "body"), depth + 1);
+  } else {
+    /* Parameter defaults, kept under the function's name so that fire
+     * targets and factories can find them. */
+    TSNode ps = field(n, "parameters");
+    uint32_t pc = ts_node_named_child_count(ps);
+    if (!s->config_only)
+      for (uint32_t i = 0; i < pc; i++) {
+        TSNode p = ts_node_named_child(ps, i);
+        if (is(p, "default_parameter") || is(p, "typed_default_parameter")) {
+          char *pn = dup_text(s, field(p, "name"));
+          val v = eval(s, field(p, "value"), 0);
+          if (pn && v.kind >= 0)
+            put(s, sm__printf(s->c, "fn~%s~%s", name, pn), v, s->layer,
+                ev(s, p));
+        }
+      }
+    s->func = name;
+    visit(s, field(n, "body"), depth + 1);
+  }
+  s->func = save_f;
+  s->cls = save_c;
+  s->lr_var = save_lr;
+}
+
+static void visit_decorated(scan *s, TSNode n, int depth) {
+  uint32_t nc = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode d = ts_node_named_child(n, i);
+    TSNode call;
+    char *callee;
+    if (!is(d, "decorator"))
+      continue;
+    call = ts_node_named_child(d, 0);
+    if (!is(call, "call"))
+      continue;
+    callee = dup_text(s, field(call, "function"));
+    if (callee && strcmp(last_comp(callee), "main") == 0 &&
+        strstr(callee, "hydra") != NULL) {
+      TSNode args = field(call, "arguments");
+      val p = kwarg(s, args, "config_path");
+      val nm = kwarg(s, args, "config_name");
+      if (p.kind == SM__V_STR)
+        s->c->hydra_path = sm__repo_join(s->c, s->dir, p.str);
+      else
+        s->c->hydra_path = s->dir;
+      if (nm.kind == SM__V_STR)
+        s->c->hydra_name = nm.str;
+    }
+  }
+  visit(s, field(n, "definition"), depth + 1);
+}
+
+static void visit(scan *s, TSNode n, int depth) {
+  const char *t;
+  if (ts_node_is_null(n) || depth > MAX_TREE_DEPTH)
+    return;
+  t = ntype(n);
+  switch (t[0]) {
+  case 'i':
+    if (strcmp(t, "import_statement") == 0 ||
+        strcmp(t, "import_from_statement") == 0) {
+      visit_import(s, n);
+      return;
+    }
+    break;
+  case 'c':
+    if (strcmp(t, "class_definition") == 0) {
+      visit_def(s, n, depth);
+      return;
+    }
+    if (strcmp(t, "call") == 0) {
+      visit_call(s, n);
+      visit_children(s, n, depth);
+      return;
+    }
+    if (strcmp(t, "comment") == 0)
+      return;
+    break;
+  case 'f':
+    if (strcmp(t, "function_definition") == 0) {
+      visit_def(s, n, depth);
+      return;
+    }
+    break;
+  case 'd':
+    if (strcmp(t, "decorated_definition") == 0) {
+      visit_decorated(s, n, depth);
+      return;
+    }
+    if (strcmp(t, "dictionary") == 0 && !s->config_only)
+      visit_dict(s, n);
+    break;
+  case 'a':
+    if (strcmp(t, "assignment") == 0) {
+      visit_assignment(s, n, 0);
+      visit(s, field(n, "right"), depth + 1);
+      return;
+    }
+    if (strcmp(t, "augmented_assignment") == 0) {
+      visit_assignment(s, n, 1);
+      return;
+    }
+    break;
+  case 'b':
+    if (strcmp(t, "binary_operator") == 0 && !s->config_only) {
+      /* A learning-rate scaling rule inside a call argument. */
+      sm_buf b;
+      sm_buf_init(&b, 4096);
+      if (rpn(s, n, &b, 0) == 0 && lr_rescale_expr(sm_buf_str(&b)))
+        sm__param_str(s->c, "__lr_rescale", sm_buf_str(&b), SM__V_EXPR,
+                      s->layer, ev(s, n));
+      sm_buf_release(&b);
+    }
+    break;
+  case 's':
+    if (strcmp(t, "string") == 0) {
+      size_t len;
+      const char *x = text(s, n, &len);
+      if (len < 80)
+        sm__words_in(s->c, x, len, ev(s, n), s->wweight);
+      return;
+    }
+    break;
+  default:
+    break;
+  }
+  visit_children(s, n, depth);
+}
+
+/* ==== Files ==== */
+
+static TSParser *new_parser(void) {
+  TSParser *p = ts_parser_new();
+  if (p != NULL && !ts_parser_set_language(p, tree_sitter_python())) {
+    ts_parser_delete(p);
+    return NULL;
+  }
+  return p;
+}
+
+/* Does the module hold code (defs, classes, calls) rather than plain
+ * assignments? */
+static int has_code(TSNode root) {
+  uint32_t nc = ts_node_named_child_count(root);
+  for (uint32_t i = 0; i < nc; i++) {
+    const char *t = ts_node_type(ts_node_named_child(root, i));
+    if (strcmp(t, "function_definition") == 0 ||
+        strcmp(t, "class_definition") == 0 ||
+        strcmp(t, "decorated_definition") == 0 ||
+        strcmp(t, "for_statement") == 0 || strcmp(t, "while_statement") == 0)
+      return 1;
+  }
+  return 0;
+}
+
+static int scan_file(sm__ctx *c, TSParser *parser, const char *rel,
+                     int layer, int depth, int config_only) {
+  const char *src;
+  size_t len;
+  TSTree *tree;
+  TSNode root;
+  scan s;
+  int rc = sm__repo_read(c, rel, &src, &len);
+
+  if (rc == SM_EBUSY)
+    rc = sm__repo_read_again(c, rel, &src, &len);
+  if (rc != 0)
+    return rc;
+  tree = ts_parser_parse_string(parser, NULL, src, (uint32_t)len);
+  if (tree == NULL) {
+    sm__warn(c, "%s: cannot parse as Python", rel);
+    return SM_EPARSE;
+  }
+  root = ts_tree_root_node(tree);
+  if (ts_node_has_error(root)) {
+    /* Partial trees are still read; the error is reported. */
+    sm__warn(c, "%s: Python syntax errors, read what parsed", rel);
+  }
+  if (config_only && has_code(root)) {
+    /* Not a plain config: read it as code imported by the entry. */
+    config_only = 0;
+    layer = SM__L_CODE;
+  }
+  memset(&s, 0, sizeof(s));
+  s.c = c;
+  s.rel = rel;
+  {
+    const char *slash = strrchr(rel, '/');
+    s.dir = slash ? sm__strndup(c, rel, (size_t)(slash - rel)) : "";
+  }
+  s.src = src;
+  s.layer = layer;
+  s.depth = depth;
+  s.config_only = config_only;
+  s.wweight = layer >= SM__L_ENTRY ? 2 : 1;
+  visit(&s, root, 0);
+  ts_tree_delete(tree);
+  return 0;
+}
+
+/* Copies the defaults of the fire.Fire target to real keys. */
+static void promote_fire(sm__ctx *c) {
+  char prefix[256];
+  size_t pn;
+  int n = c->params.n;
+  if (c->fire_target == NULL)
+    return;
+  snprintf(prefix, sizeof(prefix), "fn~%s~", c->fire_target);
+  for (pn = 0; prefix[pn]; pn++)
+    prefix[pn] = (char)tolower((unsigned char)prefix[pn]);
+  for (int i = 0; i < n; i++) {
+    sm__param p = SM__AT(c->params, sm__param, i);
+    sm__param *q;
+    if (strncmp(p.key, prefix, pn) != 0)
+      continue;
+    q = sm__vec_push(&c->params);
+    if (q == NULL)
+      return;
+    *q = p;
+    q->key = sm__strdup(c, p.key + pn);
+    q->leaf = q->key;
+    q->order = c->seq++;
+  }
+}
+
+void sm__py_scan_all(sm__ctx *c) {
+  TSParser *parser = new_parser();
+  if (parser == NULL) {
+    sm__warn(c, "the Python grammar does not load: Python not read");
+    return;
+  }
+  /* The queue grows while it is read: breadth first. */
+  for (int i = 0; i < c->pyqueue.n && !sm__expired(c) && !c->stopped; i++) {
+    sm__pyfile f = SM__AT(c->pyqueue, sm__pyfile, i);
+    scan_file(c, parser, f.path, f.layer, f.depth, 0);
+  }
+  ts_parser_delete(parser);
+  promote_fire(c);
+}
+
+int sm__py_config(sm__ctx *c, const char *rel, int layer) {
+  TSParser *parser = new_parser();
+  int rc;
+  if (parser == NULL)
+    return SM_EUNSUPP;
+  rc = scan_file(c, parser, rel, layer, MAX_IMPORT_DEPTH, 1);
+  ts_parser_delete(parser);
+  return rc;
+}

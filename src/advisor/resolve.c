@@ -1,0 +1,952 @@
+/* resolve.c - the metadata fields from what the readers gathered: the
+ * value the program really uses for each field (by layer), derived
+ * fields (GPUs from the launcher, global batch = per-device x data-
+ * parallel ranks x accumulation, the learning rate as the code rescales
+ * it), normalised names, and task and domain from the evidence.  A field
+ * that cannot be established stays unknown. */
+#include <math.h>
+#include <string.h>
+
+#include "advisor/advisor_int.h"
+
+#define N(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void set_num(sm__ctx *c, sm_meta_field f, double v, const char *ev) {
+  if (isfinite(v))
+    sm_meta_set_num(&c->res->meta, f, v, ev ? ev : "command");
+}
+
+static void set_str(sm__ctx *c, sm_meta_field f, const char *s,
+                    const char *ev) {
+  if (s != NULL && s[0] != '\0')
+    sm_meta_set_str(&c->res->meta, f, s, ev ? ev : "command");
+}
+
+static int known(sm__ctx *c, sm_meta_field f) {
+  return c->res->meta.f[f].known;
+}
+
+static double num_of(sm__ctx *c, sm_meta_field f) {
+  return c->res->meta.f[f].num;
+}
+
+/* The best value among names that is a number > 0 (positive) or >= 0;
+ * names whose best value is not usable are dropped and the rest tried. */
+static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
+                                  int positive, double *out, int min_layer);
+
+static const sm__param *get_num(sm__ctx *c, const char *const *names,
+                                int positive, double *out) {
+  return get_num_l(c, names, positive, out, 0);
+}
+
+static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
+                                  int positive, double *out, int min_layer) {
+  const char *left[48];
+  int n = 0;
+  for (; names[n] && n < 47; n++)
+    left[n] = names[n];
+  left[n] = NULL;
+  while (n > 0) {
+    const sm__param *p = sm__param_get_min(c, left, min_layer);
+    double v;
+    int k;
+    if (p == NULL)
+      return NULL;
+    if (sm__param_value(c, p, &v) == 0 && (positive ? v > 0 : v >= 0)) {
+      *out = v;
+      return p;
+    }
+    /* A null, -1 or non-number at the top hides lower values only when
+     * it is the same key: None means "unbounded", not "look further". */
+    for (k = 0; k < n; k++)
+      if (strcmp(left[k], p->leaf) == 0 ||
+          (strchr(left[k], '.') && strstr(p->key, left[k])))
+        break;
+    if (k == n)
+      return NULL;
+    if (p->kind == SM__V_NULL)
+      return NULL;
+    left[k] = left[--n];
+    left[n] = NULL;
+  }
+  return NULL;
+}
+
+static const sm__param *get_str(sm__ctx *c, const char *const *names) {
+  const char *left[48];
+  int n = 0;
+  for (; names[n] && n < 47; n++)
+    left[n] = names[n];
+  left[n] = NULL;
+  while (n > 0) {
+    const sm__param *p = sm__param_get(c, left);
+    int k;
+    if (p == NULL)
+      return NULL;
+    if (p->kind == SM__V_STR && p->str[0] != '\0')
+      return p;
+    for (k = 0; k < n; k++)
+      if (strcmp(left[k], p->leaf) == 0 ||
+          (strchr(left[k], '.') && strstr(p->key, left[k])))
+        break;
+    if (k == n)
+      return NULL;
+    left[k] = left[--n];
+    left[n] = NULL;
+  }
+  return NULL;
+}
+
+static int truthy(sm__ctx *c, const char *const *names, const char **ev) {
+  const sm__param *p = sm__param_get(c, names);
+  double v;
+  if (p == NULL)
+    return 0;
+  if (p->kind == SM__V_STR)
+    return strcmp(p->str, "") != 0 && strcasecmp(p->str, "false") != 0 &&
+           strcmp(p->str, "0") != 0 && ((*ev = p->ev), 1);
+  if (sm__param_value(c, p, &v) == 0 && v != 0) {
+    *ev = p->ev;
+    return 1;
+  }
+  return 0;
+}
+
+/* ==== Presets and factories ==== */
+
+/* Applies a preset table or a factory function selected by a name value
+ * (model_type = 'gpt-mini', arch = 'vit_small'). */
+static void apply_presets(sm__ctx *c) {
+  static const char *const sel[] = {"model_type", "arch", "model",
+                                    "model_name", "init_from", "network",
+                                    "architecture", NULL};
+  for (int s = 0; sel[s]; s++) {
+    const char *names[2] = {sel[s], NULL};
+    const sm__param *p = sm__param_get(c, names);
+    if (p == NULL || p->kind != SM__V_STR)
+      continue;
+    for (int i = 0; i < c->presets.n; i++) {
+      sm__kv *kv = &SM__AT(c->presets, sm__kv, i);
+      if (strcmp(kv->group, p->str) == 0)
+        sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
+    }
+    for (int i = 0; i < c->factories.n; i++) {
+      sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
+      if (strcasecmp(kv->group, p->str) == 0)
+        sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
+    }
+  }
+}
+
+/* ==== Resources ==== */
+
+static void resources(sm__ctx *c) {
+  double nodes = 0, gpus = 0, v;
+  const char *nev = NULL, *gev = NULL;
+  const sm__param *p;
+
+  if (c->nodes > 0) {
+    nodes = c->nodes;
+    nev = c->nodes_ev;
+  } else if (!c->nodes_unfixed && !c->launcher &&
+             (p = get_num(c, N("nodes", "num_nodes", "nnodes",
+                               "trainer.num_nodes"),
+                          1, &v)) != NULL) {
+    nodes = v;
+    nev = p->ev;
+  } else if (!c->nodes_unfixed) {
+    nodes = 1;
+    nev = "command";
+  }
+  if (nodes > 0)
+    set_num(c, SM_META_NODES, nodes, nev);
+  if (c->gpus_total > 0) {
+    gpus = c->gpus_total;
+    gev = c->gt_ev;
+  } else if (c->gpus_per_node > 0 && !c->nodes_unfixed) {
+    gpus = c->gpus_per_node * (nodes > 0 ? nodes : 1);
+    gev = c->gpn_ev;
+  } else if (c->gpus_unfixed || c->nodes_unfixed) {
+    gpus = 0;
+  } else if (!c->launcher &&
+             (p = get_num(c, N("ngpus", "num_gpus", "n_gpus", "gpus",
+                               "gpus_per_node", "nproc_per_node",
+                               "trainer.devices", "devices",
+                               "trainer.gpus"),
+                          1, &v)) != NULL) {
+    gpus = v * (nodes > 0 ? nodes : 1);
+    gev = p->ev;
+  } else if (!c->launcher && c->entry != NULL &&
+             ((c->sig[SM__SIG_DEVICE_COUNT] &&
+               c->sig_layer[SM__SIG_DEVICE_COUNT] >= SM__L_ENTRY) ||
+              c->sig[SM__SIG_DEVICE_MAP] || c->sig[SM__SIG_DS_LAUNCHER])) {
+    gpus = 0; /* one process that takes every visible GPU */
+  } else if (!c->launcher && c->entry != NULL) {
+    gpus = 1;
+    gev = "command";
+  }
+  if (gpus > 0) {
+    set_num(c, SM_META_GPUS, gpus, gev);
+    c->world = gpus;
+  }
+}
+
+/* ==== Batch, iterations, learning rate ==== */
+
+static const char *const per_device_names[] = {
+    "per_device_train_batch_size", "train_micro_batch_size_per_gpu",
+    "micro_batch_size", "microbatch", "micro_batch", "batch_size_per_gpu",
+    "batch_size_per_device", "per_gpu_train_batch_size", "train.batch_size",
+    "data.batch_size", "batch_size", "train_batch_size", "bs", NULL};
+
+static const char *const accum_names[] = {
+    "gradient_accumulation_steps", "accumulation_steps",
+    "grad_accum_steps", "gradient_accumulation", "accumulate_grad_batches",
+    "accum_iter", "grad_accum", "accum_steps", "update_freq", NULL};
+
+static double model_parallel(sm__ctx *c, double *tp, double *pp,
+                             const char **ev) {
+  const sm__param *p;
+  double v;
+  *tp = *pp = 1;
+  if ((p = get_num(c, N("tensor_model_parallel_size", "model_parallel_size",
+                        "tensor_parallel_size", "tp_size"),
+                   1, &v)) != NULL) {
+    *tp = v;
+    *ev = p->ev;
+  }
+  if ((p = get_num(c, N("pipeline_model_parallel_size", "pipe_parallel_size",
+                        "pipeline_parallel_size", "pp_size"),
+                   1, &v)) != NULL) {
+    *pp = v;
+    if (*tp <= 1)
+      *ev = p->ev;
+  }
+  return *tp * *pp;
+}
+
+static void batches(sm__ctx *c) {
+  const sm__param *pd, *acc, *gb, *bs;
+  double per = 0, accum = 1, g, v, tp, pp, mp;
+  const char *mev = NULL;
+  int micro_style;
+
+  pd = get_num(c, per_device_names, 1, &per);
+  if (pd != NULL)
+    set_num(c, SM_META_PER_DEVICE_BATCH_SIZE, per, pd->ev);
+  acc = get_num(c, accum_names, 1, &accum);
+  mp = model_parallel(c, &tp, &pp, &mev);
+  gb = get_num(c, N("global_batch_size", "total_batch_size",
+                    "effective_batch_size", "gbs"),
+               1, &g);
+  if (gb != NULL) {
+    set_num(c, SM_META_GLOBAL_BATCH_SIZE, g, gb->ev);
+    return;
+  }
+  if (pd == NULL)
+    return;
+  /* alpaca-lora style: batch_size is the global batch, micro_batch_size
+   * the per-device one; or improved-diffusion style: batch_size per rank,
+   * microbatch inside it. */
+  micro_style = strstr(pd->leaf, "micro") != NULL;
+  bs = NULL;
+  if (micro_style) {
+    const char *const bn[] = {"batch_size", NULL};
+    bs = get_num(c, bn, 1, &v);
+  }
+  if (bs != NULL) {
+    if (c->sig[SM__SIG_ACCUM_DIV] || acc == NULL) {
+      if (c->sig[SM__SIG_ACCUM_DIV]) {
+        set_num(c, SM_META_GLOBAL_BATCH_SIZE, v, bs->ev);
+        return;
+      }
+    }
+    if (c->world > 0)
+      set_num(c, SM_META_GLOBAL_BATCH_SIZE, v * c->world / mp, bs->ev);
+    return;
+  }
+  if (c->sig[SM__SIG_ACCUM_DIV] && acc != NULL) {
+    /* Accumulation is divided over the ranks: the product is global. */
+    set_num(c, SM_META_GLOBAL_BATCH_SIZE, per * accum, acc->ev);
+    return;
+  }
+  if (c->world > 0 && fmod(c->world, mp) == 0)
+    set_num(c, SM_META_GLOBAL_BATCH_SIZE, per * accum * (c->world / mp),
+            c->gpn_ev && strcmp(pd->ev, "command") == 0 ? "command"
+                                                        : pd->ev);
+}
+
+static void iterations(sm__ctx *c) {
+  static const char *const steps[] = {
+      "max_steps", "max_iters", "max_iter", "train_iters", "num_steps",
+      "total_steps", "train_steps", "num_train_steps", "max_iterations",
+      "total_iters", "num_iterations", "n_steps", "training_steps",
+      "trainer.max_steps", "iterations", NULL};
+  static const char *const epochs[] = {
+      "num_train_epochs", "epochs", "num_epochs", "max_epochs", "n_epochs",
+      "train.epochs", "trainer.max_epochs", "epoch_num", NULL};
+  const sm__param *s = sm__param_get(c, steps);
+  const sm__param *e = sm__param_get(c, epochs);
+  double sv = 0, ev = 0;
+  int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
+  int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
+
+  if (s_ok && (!e_ok || s->layer >= e->layer)) {
+    set_num(c, SM_META_ITERATIONS, sv, s->ev);
+    set_str(c, SM_META_ITERATION_TYPE, "steps", s->ev);
+  } else if (e_ok && !(s && !s_ok && s->layer > e->layer)) {
+    set_num(c, SM_META_ITERATIONS, ev, e->ev);
+    set_str(c, SM_META_ITERATION_TYPE, "epochs", e->ev);
+  }
+}
+
+static void learning_rate(sm__ctx *c) {
+  static const char *const names[] = {
+      "learning_rate", "lr", "base_lr", "optimizer.params.lr", "optim.lr",
+      "max_lr", "peak_lr", "blr", "lr0", NULL};
+  const char *const r1[] = {"__lr_rescale", NULL};
+  const char *const r2[] = {"__lr_rescale2", NULL};
+  double lr, v;
+  const sm__param *p = get_num(c, names, 1, &lr);
+  const sm__param *r;
+
+  if (p == NULL)
+    return;
+  r = sm__param_get(c, r1);
+  if (r != NULL && sm__param_value(c, r, &v) == 0 && v > 0) {
+    const sm__param *r2p = sm__param_get(c, r2);
+    if (r2p != NULL) {
+      /* lr = lr * accumulation, applied after the first rescale. */
+      char num[64];
+      const char *at = strstr(r2p->str, "@prev");
+      if (at != NULL) {
+        sm__param *t;
+        snprintf(num, sizeof(num), "%.17g", v);
+        t = sm__param_str(c, "__lr_tmp",
+                          sm__printf(c, "%.*s%s%s", (int)(at - r2p->str),
+                                     r2p->str, num, at + 5),
+                          SM__V_EXPR, SM__L_CODE, r2p->ev);
+        if (t != NULL && sm__param_value(c, t, &lr) == 0 && lr > 0) {
+          set_num(c, SM_META_LR, lr, r2p->ev);
+          return;
+        }
+      }
+    }
+    set_num(c, SM_META_LR, v, r->ev);
+    return;
+  }
+  set_num(c, SM_META_LR, lr, p->ev);
+}
+
+/* ==== Architecture ==== */
+
+static int transformer_like(sm__ctx *c, const char *model) {
+  static const char *const yes[] = {
+      "gpt", "llama", "bert", "vit", "swin", "t5", "opt", "mistral",
+      "transformer", "detr", "deit", "llava", "vicuna", "bloom", "falcon",
+      "qwen", "phi", "gemma", "neox", "pythia", "mpt", "bart", "whisper",
+      "clip", "beit", "mixtral", "conformer", NULL};
+  static const char *const no[] = {"resnet", "unet", "vgg", "efficientnet",
+                                   "mobilenet", "densenet", "convnext",
+                                   "regnet", "inception", "yolo", "alexnet",
+                                   NULL};
+  if (model != NULL) {
+    for (int i = 0; no[i]; i++)
+      if (strstr(model, no[i]))
+        return 0;
+    for (int i = 0; yes[i]; i++)
+      if (strstr(model, yes[i]))
+        return 1;
+  }
+  return sm__param_get(c, N("n_embd", "n_layer", "num_hidden_layers",
+                            "num_attention_heads", "n_head", "nheads",
+                            "seq_length", "n_heads")) != NULL ||
+         c->sig[SM__SIG_CAUSAL_LM] != NULL || c->word_n[SM__W_LM] > 2;
+}
+
+static void architecture(sm__ctx *c, const char *model) {
+  const sm__param *p;
+  double v;
+  /* Sizes only from what the job sets: the entry's defaults, configs,
+   * the command, presets.  Defaults deep in libraries describe other
+   * models. */
+  if (!transformer_like(c, model))
+    return;
+  if ((p = get_num_l(c, N("d_model", "n_embd", "hidden_size", "hidden_dim",
+                        "embed_dim", "model_dim", "emb_dim", "dim"),
+                   1, &v, SM__L_ENTRY)) != NULL)
+    set_num(c, SM_META_D_MODEL, v, p->ev);
+  if ((p = get_num_l(c, N("n_layers", "n_layer", "num_layers",
+                        "num_hidden_layers", "enc_layers",
+                        "num_encoder_layers", "encoder_layers", "depth",
+                        "depths", "layers"),
+                   1, &v, SM__L_ENTRY)) != NULL)
+    set_num(c, SM_META_N_LAYERS, v, p->ev);
+  if ((p = get_num_l(c, N("seq_len", "seq_length", "max_seq_length",
+                        "max_seq_len", "model_max_length", "block_size",
+                        "cutoff_len", "context_length", "n_ctx",
+                        "sequence_length", "max_length", "context_len",
+                        "max_len"),
+                   1, &v, SM__L_ENTRY)) != NULL)
+    set_num(c, SM_META_SEQ_LEN, v, p->ev);
+}
+
+/* A GPT-family model named by its size from its dimensions when the code
+ * names no model (nanoGPT, Megatron): parameters ~ 12 L d^2 + V d + S d. */
+static void gpt_size_name(sm__ctx *c) {
+  const sm_meta_value *m = &c->res->meta.f[SM_META_MODEL_NAME];
+  const sm_meta_value *d = &c->res->meta.f[SM_META_D_MODEL];
+  const sm_meta_value *l = &c->res->meta.f[SM_META_N_LAYERS];
+  const sm_meta_value *s = &c->res->meta.f[SM_META_SEQ_LEN];
+  const sm__param *vp;
+  double vocab = 50257, params, v;
+  const char *fam;
+  char size[32];
+
+  if (!d->known || !l->known)
+    return;
+  if (m->known && strcmp(m->str, "gpt") != 0 && strcmp(m->str, "gpt2") != 0 &&
+      strcmp(m->str, "gptmodel") != 0 && strcmp(m->str, "gpt2model") != 0 &&
+      strcmp(m->str, "gpt2lmheadmodel") != 0)
+    return;
+  if (!m->known && c->word_n[SM__W_LM] < 3)
+    return;
+  fam = (m->known && strstr(m->str, "gpt2")) ? "gpt2" : "gpt";
+  if ((vp = get_num(c, N("vocab_size", "padded_vocab_size"), 1, &v)) != NULL)
+    vocab = v;
+  params = 12.0 * l->num * d->num * d->num + vocab * d->num +
+           (s->known ? s->num : 1024) * d->num;
+  if (params < 1e9)
+    snprintf(size, sizeof(size), "%.0fm", params / 1e6);
+  else
+    snprintf(size, sizeof(size), "%.1fb", params / 1e9);
+  if (strstr(size, ".0b"))
+    memmove(strstr(size, ".0b"), "b", 2);
+  /* GPT-2 sizes carry the GPT-2 name (gpt2-124m). */
+  if (strcmp(size, "124m") == 0 || strcmp(size, "355m") == 0 ||
+      strcmp(size, "774m") == 0 || strcmp(size, "1.6b") == 0)
+    fam = "gpt2";
+  set_str(c, SM_META_MODEL_NAME, sm__printf(c, "%s-%s", fam, size),
+          d->evidence);
+}
+
+/* ==== Precision and parallelism ==== */
+
+static void precision(sm__ctx *c) {
+  /* Each rule: names, and what a true / string value means. */
+  const sm__param *best = NULL;
+  const char *val = NULL, *saw_false_ev = NULL;
+  int saw_false = 0;
+  struct {
+    const char *const *names;
+    const char *if_true;
+  } rules[] = {
+      {N("bf16", "bf16.enabled", "use_bf16"), "bf16"},
+      {N("fp16", "fp16.enabled", "use_fp16", "half", "amp", "use_amp",
+         "amp_enable", "enable_amp", "mixed_precision_training"),
+       "fp16"},
+      {N("fp8", "use_fp8", "fp8.enabled"), "fp8"},
+      {N("mixed_precision", "precision", "dtype", "torch_dtype",
+         "compute_dtype", "amp_dtype", "trainer.precision"),
+       NULL},
+  };
+  for (size_t i = 0; i < SM_ARRAY_LEN(rules); i++) {
+    const sm__param *p = sm__param_get(c, rules[i].names);
+    const char *v = NULL;
+    double x;
+    if (p == NULL)
+      continue;
+    if (rules[i].if_true != NULL) {
+      if (p->kind == SM__V_STR)
+        v = (p->str[0] && strcasecmp(p->str, "false") != 0 &&
+             strcmp(p->str, "0") != 0)
+                ? rules[i].if_true
+                : NULL;
+      else if (sm__param_value(c, p, &x) == 0 && x != 0)
+        v = rules[i].if_true;
+    } else if (p->kind == SM__V_STR) {
+      const char *s = p->str;
+      if (strstr(s, "bf16") || strstr(s, "bfloat16"))
+        v = "bf16";
+      else if (strstr(s, "fp8"))
+        v = "fp8";
+      else if (strstr(s, "fp16") || strstr(s, "float16") ||
+               strncmp(s, "16", 2) == 0 || strcmp(s, "half") == 0)
+        v = "fp16";
+      else if (strcmp(s, "no") == 0 || strstr(s, "32") ||
+               strcmp(s, "float") == 0)
+        v = "fp32";
+    } else if (p->kind == SM__V_NUM) {
+      v = p->num == 16 ? "fp16" : p->num == 32 ? "fp32" : NULL;
+    }
+    if (v == NULL || strcmp(v, "fp32") == 0) {
+      saw_false = 1;
+      saw_false_ev = p->ev;
+    }
+    if (v != NULL &&
+        (best == NULL || p->layer > best->layer ||
+         (p->layer == best->layer && p->order > best->order &&
+          strcmp(v, "fp32") != 0))) {
+      best = p;
+      val = v;
+    }
+  }
+  if (c->precision != NULL && (best == NULL || best->layer <= SM__L_CMD)) {
+    set_str(c, SM_META_PRECISION, c->precision, c->precision_ev);
+    return;
+  }
+  if (best != NULL && best->layer >= SM__L_CONFIG) {
+    set_str(c, SM_META_PRECISION, val, best->ev);
+    return;
+  }
+  /* What the entry script itself does (autocast with bf16, GradScaler). */
+  for (int pass = 0; pass < 2; pass++) {
+    int min = pass == 0 ? SM__L_ENTRY : 0;
+    if (pass == 1 && (best != NULL || saw_false))
+      break;
+    if (c->sig[SM__SIG_BF16] && c->sig_layer[SM__SIG_BF16] >= min) {
+      set_str(c, SM_META_PRECISION, "bf16", c->sig[SM__SIG_BF16]);
+      return;
+    }
+    /* A dtype the entry declares beats autocast of an unknown dtype. */
+    if (pass == 0 && best != NULL && best->layer >= SM__L_ENTRY) {
+      set_str(c, SM_META_PRECISION, val, best->ev);
+      return;
+    }
+    if (c->sig[SM__SIG_AMP] && c->sig_layer[SM__SIG_AMP] >= min) {
+      set_str(c, SM_META_PRECISION, "fp16", c->sig[SM__SIG_AMP]);
+      return;
+    }
+    if (c->sig[SM__SIG_FP16] && c->sig_layer[SM__SIG_FP16] >= min) {
+      set_str(c, SM_META_PRECISION, "fp16", c->sig[SM__SIG_FP16]);
+      return;
+    }
+    if (pass == 0 && best != NULL) {
+      set_str(c, SM_META_PRECISION, val, best->ev);
+      return;
+    }
+  }
+  if (c->entry != NULL && c->sig[SM__SIG_TORCH])
+    set_str(c, SM_META_PRECISION, "fp32",
+            saw_false_ev ? saw_false_ev : sm__ev(c, c->entry, 1));
+}
+
+static void parallelism(sm__ctx *c) {
+  double tp, pp, zero = -1, v;
+  const char *mev = NULL, *zev = NULL, *e = NULL;
+  const sm__param *p;
+  int ds = 0;
+
+  model_parallel(c, &tp, &pp, &mev);
+  if ((p = get_num(c, N("zero_optimization.stage", "zero_stage",
+                        "deepspeed_stage", "zero.stage"),
+                   0, &v)) != NULL) {
+    zero = v;
+    zev = p->ev;
+  }
+  ds = get_str(c, N("deepspeed", "deepspeed_config")) != NULL ||
+       c->sig[SM__SIG_DEEPSPEED] != NULL || zero >= 0;
+  if (tp > 1 || pp > 1) {
+    if (zero > 0)
+      set_str(c, SM_META_PARALLELISM,
+              sm__printf(c, "megatron_tp%d_pp%d_zero%d", (int)tp, (int)pp,
+                         (int)zero),
+              mev);
+    else
+      set_str(c, SM_META_PARALLELISM,
+              sm__printf(c, "megatron_tp%d_pp%d", (int)tp, (int)pp), mev);
+    return;
+  }
+  if (ds && zero >= 0) {
+    set_str(c, SM_META_PARALLELISM,
+            sm__printf(c, "deepspeed_zero%d", (int)zero), zev);
+    return;
+  }
+  if ((p = get_str(c, N("fsdp", "fsdp_config"))) != NULL &&
+      strcasecmp(p->str, "false") != 0) {
+    set_str(c, SM_META_PARALLELISM, "fsdp", p->ev);
+    return;
+  }
+  if (c->strategy != NULL) {
+    set_str(c, SM_META_PARALLELISM, c->strategy, c->strategy_ev);
+    return;
+  }
+  if ((p = get_str(c, N("strategy", "trainer.strategy",
+                        "distributed_backend"))) != NULL) {
+    const char *s = p->str;
+    if (strstr(s, "fsdp"))
+      set_str(c, SM_META_PARALLELISM, "fsdp", p->ev);
+    else if (strstr(s, "deepspeed")) {
+      const char *st = strstr(s, "stage_");
+      set_str(c, SM_META_PARALLELISM,
+              st ? sm__printf(c, "deepspeed_zero%c", st[6]) : "deepspeed",
+              p->ev);
+    } else if (strstr(s, "ddp"))
+      set_str(c, SM_META_PARALLELISM, "ddp", p->ev);
+    if (known(c, SM_META_PARALLELISM))
+      return;
+  }
+  if (ds) {
+    set_str(c, SM_META_PARALLELISM, "deepspeed",
+            c->sig[SM__SIG_DEEPSPEED] ? c->sig[SM__SIG_DEEPSPEED] : "command");
+    return;
+  }
+  if (c->sig[SM__SIG_FSDP]) {
+    set_str(c, SM_META_PARALLELISM, "fsdp", c->sig[SM__SIG_FSDP]);
+    return;
+  }
+  if (known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) == 1) {
+    set_str(c, SM_META_PARALLELISM, "none", c->res->meta.f[SM_META_GPUS].evidence);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher) {
+    if (c->sig[SM__SIG_DEVICE_MAP])
+      set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
+    return;
+  }
+  e = c->sig[SM__SIG_DDP];
+  if (e == NULL && (c->sig[SM__SIG_HF_TRAINER] || c->sig[SM__SIG_LIGHTNING]))
+    e = c->sig[SM__SIG_HF_TRAINER] ? c->sig[SM__SIG_HF_TRAINER]
+                                   : c->sig[SM__SIG_LIGHTNING];
+  if (e == NULL && c->launcher)
+    e = c->gpn_ev ? c->gpn_ev : "command";
+  if (e != NULL) {
+    set_str(c, SM_META_PARALLELISM, "ddp", e);
+    return;
+  }
+  if (c->sig[SM__SIG_DP])
+    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
+}
+
+/* ==== Names ==== */
+
+static int size_token(const char *s) {
+  /* "125M", "7B", "1.3b" */
+  size_t n = strlen(s);
+  if (n < 2 || (s[n - 1] != 'm' && s[n - 1] != 'M' && s[n - 1] != 'b' &&
+                s[n - 1] != 'B'))
+    return 0;
+  for (size_t i = 0; i + 1 < n; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
+      return 0;
+  return 1;
+}
+
+static void model_name(sm__ctx *c, const char **model_out) {
+  static const char *const keys[] = {
+      "model_name_or_path", "pretrained_model_name_or_path", "base_model",
+      "model_name", "model_id", "model_path", "model.name", "model_type",
+      "arch", "architecture", "init_from", "model", "network", "net",
+      "model.model_type", "weights", "pretrained_weights", NULL};
+  const sm__param *p;
+  const sm__cand *class_cand = NULL;
+  const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
+  const char *left[32];
+  int n = 0;
+  for (; keys[n]; n++)
+    left[n] = keys[n];
+  left[n] = NULL;
+  /* The first usable string among the keys, by layer. */
+  while (n > 0 && name == NULL) {
+    int k;
+    p = sm__param_get(c, left);
+    if (p == NULL)
+      break;
+    if (p->kind == SM__V_STR)
+      name = sm__norm_model(c, p->str, &t, &d);
+    if (name != NULL) {
+      ev = p->ev;
+      break;
+    }
+    for (k = 0; k < n; k++)
+      if (strcmp(left[k], p->leaf) == 0 ||
+          (strchr(left[k], '.') && strstr(p->key, left[k])))
+        break;
+    if (k == n)
+      break;
+    left[k] = left[--n];
+    left[n] = NULL;
+  }
+  if (name == NULL) {
+    /* Names in code: from_pretrained("..."), timm / torchvision. */
+    const sm__cand *best = NULL;
+    for (int i = 0; i < c->models.n; i++) {
+      const sm__cand *k = &SM__AT(c->models, sm__cand, i);
+      if (strncmp(k->name, "class:", 6) == 0) {
+        /* Only a class the repository defines names the model. */
+        int local = 0;
+        for (int j = 0; j < c->classes.n && !local; j++)
+          local = strcmp(SM__AT(c->classes, const char *, j),
+                         k->name + 6) == 0;
+        if (!local)
+          continue;
+      }
+      if (best == NULL || k->weight > best->weight)
+        best = k;
+    }
+    /* A class of the repository comes after a config named after a
+     * size. */
+    if (best != NULL && strncmp(best->name, "class:", 6) == 0) {
+      class_cand = best;
+      best = NULL;
+    }
+    if (best != NULL) {
+      name = sm__norm_model(c, strncmp(best->name, "class:", 6) == 0
+                                   ? best->name + 6
+                                   : best->name,
+                            &t, &d);
+      ev = best->ev;
+    }
+  }
+  if (name == NULL) {
+    /* A config file named after the size: configs/125M.yml,
+     * configs/llama/7B.yml. */
+    for (int i = 0; i < c->read_paths.n && name == NULL; i++) {
+      const char *path = SM__AT(c->read_paths, const char *, i);
+      const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+      const char *dot = strrchr(base, '.');
+      char stem[64];
+      if (dot == NULL || (strcmp(dot, ".yml") && strcmp(dot, ".yaml")) ||
+          (size_t)(dot - base) >= sizeof(stem))
+        continue;
+      snprintf(stem, sizeof(stem), "%.*s", (int)(dot - base), base);
+      if (!size_token(stem))
+        continue;
+      if (slash != NULL) {
+        const char *ps = slash;
+        while (ps > path && ps[-1] != '/')
+          ps--;
+        if (strncmp(ps, "configs/", 8) != 0 && strncmp(ps, "config/", 7) &&
+            strncmp(ps, "conf/", 5) != 0)
+          name = sm__norm_model(
+              c, sm__printf(c, "%.*s-%s", (int)(slash - ps), ps, stem), &t,
+              &d);
+      }
+      if (name == NULL)
+        name = sm__norm_model(c, stem, &t, &d);
+      ev = sm__printf(c, "%s:1", path);
+    }
+  }
+  if (name == NULL && class_cand != NULL) {
+    name = sm__norm_model(c, class_cand->name + 6, &t, &d);
+    ev = class_cand->ev;
+  }
+  if (name != NULL) {
+    set_str(c, SM_META_MODEL_NAME, name, ev);
+    c->hint_task = t;
+    c->hint_domain = d;
+  }
+  *model_out = name;
+}
+
+static void dataset(sm__ctx *c) {
+  static const char *const keys[] = {
+      "dataset_name", "dataset", "data.dataset", "dataset_file",
+      "data.name", "data_path", "data_dir", "train_data_path",
+      "train_data", "train_file", "data_root", "dataset_path",
+      "data_files", "train_dataset", "data", "coco_path", "data_prefix",
+      "train_data_paths", "task_name", NULL};
+  const sm__param *p;
+  const char *name = NULL, *ev = NULL;
+  const char *left[32];
+  int n = 0;
+  for (; keys[n]; n++)
+    left[n] = keys[n];
+  left[n] = NULL;
+  while (n > 0 && name == NULL) {
+    int k;
+    p = sm__param_get(c, left);
+    if (p == NULL)
+      break;
+    if (p->kind == SM__V_STR || p->kind == SM__V_LIST) {
+      const char *s = p->str;
+      if (p->kind == SM__V_LIST) {
+        /* The first element of a list of paths. */
+        char first[512];
+        size_t o = 0;
+        s++;
+        while (*s == ' ' || *s == '\'' || *s == '"')
+          s++;
+        while (*s && *s != ',' && *s != ']' && *s != '\'' && *s != '"' &&
+               o + 1 < sizeof(first))
+          first[o++] = *s++;
+        first[o] = '\0';
+        s = sm__strdup(c, first);
+      }
+      name = sm__norm_dataset(c, s, &c->ds_task, &c->ds_domain);
+    }
+    if (name != NULL) {
+      ev = p->ev;
+      break;
+    }
+    for (k = 0; k < n; k++)
+      if (strcmp(left[k], p->leaf) == 0 ||
+          (strchr(left[k], '.') && strstr(p->key, left[k])))
+        break;
+    if (k == n)
+      break;
+    left[k] = left[--n];
+    left[n] = NULL;
+  }
+  if (name == NULL) {
+    const sm__cand *best = NULL;
+    for (int i = 0; i < c->datasets.n; i++) {
+      const sm__cand *k = &SM__AT(c->datasets, sm__cand, i);
+      if (best == NULL || k->weight > best->weight)
+        best = k;
+    }
+    if (best != NULL) {
+      name = sm__norm_dataset(c, best->name, &c->ds_task, &c->ds_domain);
+      ev = best->ev;
+    }
+  }
+  if (name != NULL)
+    set_str(c, SM_META_DATASET, name, ev);
+}
+
+/* ==== Task and domain ==== */
+
+static void task_domain(sm__ctx *c, const char *model) {
+  const char *task = NULL, *domain = NULL, *ev = NULL, *e2 = NULL;
+  int *w = c->word_n;
+  const sm__param *lora_flag =
+      sm__param_get(c, N("lora_enable", "use_lora", "lora", "use_peft",
+                         "peft", "enable_lora"));
+  int lora = truthy(c, N("q_lora", "qlora"), &e2) ||
+             (lora_flag != NULL
+                  ? truthy(c, N("lora_enable", "use_lora", "lora", "use_peft",
+                                "peft", "enable_lora"),
+                           &e2)
+                  : (c->sig[SM__SIG_LORA] != NULL &&
+                     c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
+  int masks = truthy(c, N("masks"), &e2);
+  int lm = c->sig[SM__SIG_CAUSAL_LM] != NULL || w[SM__W_LM] >= 3 ||
+           (c->sig[SM__SIG_TRANSFORMERS] && c->word_strong[SM__W_LM] >= 2) ||
+           (c->hint_domain && strcmp(c->hint_domain, "nlp") == 0) ||
+           (c->ds_domain && strcmp(c->ds_domain, "nlp") == 0);
+  int finetune = truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
+                 (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
+                  c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
+                 sm__param_get(c, N("model_name_or_path", "base_model",
+                                    "pretrained_model_name_or_path")) !=
+                     NULL ||
+                 c->word_strong[SM__W_FINETUNE] >= 2;
+  int mm = c->word_strong[SM__W_MULTIMODAL] >= 4 ||
+           (c->hint_domain && strcmp(c->hint_domain, "multimodal") == 0) ||
+           (c->ds_domain && strcmp(c->ds_domain, "multimodal") == 0);
+  (void)model;
+
+  if (mm) {
+    domain = "multimodal";
+    ev = c->word[SM__W_MULTIMODAL];
+    if (lora)
+      task = "visual_instruction_tuning_lora";
+    else if (truthy(c, N("tune_mm_mlp_adapter", "freeze_backbone",
+                         "pretrain_mm_mlp_adapter"),
+                    &e2) &&
+             !sm__param_get(c, N("pretrain_mm_mlp_adapter")))
+      task = "multimodal_pretraining_feature_alignment";
+    else if (c->ds_task)
+      task = c->ds_task;
+    else
+      task = "visual_instruction_tuning";
+  } else if (c->word_strong[SM__W_DIFFUSION] >= 4 ||
+             (c->ds_task && strstr(c->ds_task, "diffusion"))) {
+    task = "image_generation_diffusion";
+    domain = "cv";
+    ev = c->word[SM__W_DIFFUSION];
+  } else if (c->word_strong[SM__W_SELFSUP] >= 4) {
+    task = "self_supervised_image_pretraining";
+    domain = "cv";
+    ev = c->word[SM__W_SELFSUP];
+  } else if (masks && (w[SM__W_PANOPTIC] || w[SM__W_SEGMENTATION])) {
+    task = w[SM__W_PANOPTIC] ? "panoptic_segmentation"
+                             : "instance_segmentation";
+    domain = "cv";
+    ev = e2;
+  } else if (c->word_strong[SM__W_DETECTION] >= 4 ||
+             (c->ds_task && strcmp(c->ds_task, "object_detection") == 0) ||
+             (c->hint_task && strcmp(c->hint_task, "object_detection") == 0)) {
+    task = "object_detection";
+    domain = "cv";
+    ev = c->word[SM__W_DETECTION];
+  } else if (c->word_strong[SM__W_SEGMENTATION] >= 4 ||
+             (c->ds_task && strstr(c->ds_task, "segmentation"))) {
+    task = c->ds_task && strstr(c->ds_task, "segmentation") ? c->ds_task
+                                                      : "semantic_segmentation";
+    domain = "cv";
+    ev = c->word[SM__W_SEGMENTATION];
+  } else if (c->word_strong[SM__W_SPEECH] >= 4 ||
+             (c->hint_domain && strcmp(c->hint_domain, "speech") == 0) ||
+             (c->ds_domain && strcmp(c->ds_domain, "speech") == 0)) {
+    task = "speech_recognition";
+    domain = "speech";
+    ev = c->word[SM__W_SPEECH];
+  } else if (c->word_strong[SM__W_RECSYS] >= 4 ||
+             (c->ds_domain && strcmp(c->ds_domain, "recsys") == 0)) {
+    task = "recommendation";
+    domain = "recsys";
+    ev = c->word[SM__W_RECSYS];
+  } else if (c->word_strong[SM__W_TRANSLATION] >= 4) {
+    task = "translation";
+    domain = "nlp";
+    ev = c->word[SM__W_TRANSLATION];
+  } else if (lm) {
+    domain = "nlp";
+    ev = c->word[SM__W_LM] ? c->word[SM__W_LM] : c->sig[SM__SIG_CAUSAL_LM];
+    if (c->ds_task && c->ds_domain && strcmp(c->ds_domain, "nlp") == 0 &&
+        !strstr(c->ds_task, "language_model") && !strstr(c->ds_task, "sft")) {
+      /* A labelled NLP task (GLUE, SQuAD): the dataset says what. */
+      task = c->ds_task;
+      ev = c->res->meta.f[SM_META_DATASET].evidence;
+    } else if (lora) {
+      task = "llm_finetuning_lora";
+    } else if (w[SM__W_INSTRUCT] >= 2 ||
+               (c->ds_task && strstr(c->ds_task, "sft"))) {
+      task = "llm_finetuning_sft";
+      ev = c->word[SM__W_INSTRUCT] ? c->word[SM__W_INSTRUCT] : ev;
+    } else if (finetune && !c->sig[SM__SIG_FROM_SCRATCH]) {
+      task = "language_model_finetuning";
+    } else if (truthy(c, N("finetune"), &e2)) {
+      task = "language_model_finetuning";
+      ev = e2;
+    } else {
+      task = "language_model_pretraining";
+    }
+  } else if (c->word_strong[SM__W_CLASSIFICATION] >= 4 || c->sig[SM__SIG_VISION] ||
+             (c->ds_task && strstr(c->ds_task, "classification")) ||
+             (c->hint_task && strstr(c->hint_task, "classification"))) {
+    task = "image_classification";
+    domain = "cv";
+    ev = c->word[SM__W_CLASSIFICATION] ? c->word[SM__W_CLASSIFICATION]
+                                       : c->sig[SM__SIG_VISION];
+  } else if (c->ds_task || c->hint_task) {
+    task = c->ds_task ? c->ds_task : c->hint_task;
+    domain = c->ds_task ? c->ds_domain : c->hint_domain;
+    ev = c->res->meta.f[c->ds_task ? SM_META_DATASET : SM_META_MODEL_NAME]
+             .evidence;
+  }
+  if (domain == NULL)
+    domain = c->ds_domain ? c->ds_domain : c->hint_domain;
+  if (task)
+    set_str(c, SM_META_TASK, task, ev);
+  if (domain)
+    set_str(c, SM_META_DOMAIN, domain, ev);
+}
+
+void sm__resolve(sm__ctx *c) {
+  const char *model = NULL;
+  apply_presets(c);
+  resources(c);
+  model_name(c, &model);
+  dataset(c);
+  iterations(c);
+  batches(c);
+  learning_rate(c);
+  architecture(c, model);
+  gpt_size_name(c);
+  precision(c);
+  parallelism(c);
+  task_domain(c, model);
+}
