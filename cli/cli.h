@@ -36,8 +36,44 @@ int cli_parse_int(const char *cmd, const char *opt, const char *s, long lo,
 int cli_parse_num(const char *cmd, const char *opt, const char *s,
                   double *out);
 
+/* ==== A job given by repository + command, or by a metadata file ==== */
+
+#define CLI_MAX_CONFIGS 32
+/* getopt_long codes of the shared job options. */
+enum { CLI_OPT_REPO = 1000, CLI_OPT_CWD, CLI_OPT_CONFIG, CLI_OPT_META };
+#define CLI_JOB_LONGOPTS                                                      \
+  {"repo", required_argument, NULL, CLI_OPT_REPO},                            \
+      {"cwd", required_argument, NULL, CLI_OPT_CWD},                          \
+      {"config", required_argument, NULL, CLI_OPT_CONFIG},                    \
+      {"meta", required_argument, NULL, CLI_OPT_META}
+
+typedef struct cli_job {
+  const char *repo;                     /* --repo */
+  const char *cwd;                      /* --cwd */
+  const char *configs[CLI_MAX_CONFIGS]; /* --config, repeatable */
+  int n_configs;                        /* their count */
+  const char *meta_file;                /* --meta FILE instead of a repo */
+  char **argv;                          /* the command after "--" */
+  int argc;                             /* its words */
+} cli_job;
+
+/* Takes one of the shared options; returns 0, CLI_USAGE, or -1 when opt
+ * is not one of them. */
+int cli_job_option(cli_job *j, const char *cmd, int opt, const char *arg);
+/* After option parsing (argv[first..] is the command): checks that the
+ * job is complete.  0 or CLI_USAGE. */
+int cli_job_finish(cli_job *j, const char *cmd, int argc, char **argv,
+                   int first);
+/* Extracts (or reads) the job's metadata into an initialised meta; the
+ * extractor's warnings go into warnings_json as a JSON array (if not
+ * NULL).  0 or CLI_USAGE (message printed). */
+int cli_job_read(cli_job *j, const char *cmd, sm_meta *meta,
+                 sm_buf *warnings_json);
+
 /* Subcommands. */
 int cmd_version(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 
 #endif /* SM_CLI_H */

@@ -5,8 +5,10 @@
 #include "cli.h"
 
 static const cli_cmd commands[] = {
-    {"version", cmd_version, "print the version"},
+    {"advise", cmd_advise, "estimate a job from similar past jobs"},
     {"extract", cmd_extract, "read a job's code and command into metadata"},
+    {"history", cmd_history, "the job history: add, list, show, import..."},
+    {"version", cmd_version, "print the version"},
 };
 
 static void print_help(FILE *out) {

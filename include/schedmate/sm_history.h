@@ -170,6 +170,11 @@ SM_EXTERN const char *sm_store_kind(const sm_store *s);
 /* Adds or replaces a record (atomically; a replaced record keeps its
  * place in insertion order).  0 or a negative code. */
 SM_EXTERN int sm_store_put(sm_store *s, const sm_record *r, sm_err *err);
+/* Groups many puts: SQLite commits them as one transaction, Redis
+ * pipelines them.  A batch must be ended with sm_store_end (which reports
+ * the first failure of the batch).  0 or a negative code. */
+SM_EXTERN int sm_store_begin(sm_store *s, sm_err *err);
+SM_EXTERN int sm_store_end(sm_store *s, sm_err *err);
 /* Reads one record into an initialised r.  SM_ENOTFOUND if absent. */
 SM_EXTERN int sm_store_get(sm_store *s, const char *id, sm_record *r,
                            sm_err *err);

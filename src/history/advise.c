@@ -233,7 +233,7 @@ int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
     sm_free(hits);
     return 0;
   }
-  a->best_score = hits[0].score;
+  a->best_score = hits[0].score > 1.0f ? 1.0f : hits[0].score;
   while (keep < n && hits[keep].score >= o.threshold)
     keep++;
   if (keep == 0) {
@@ -264,7 +264,8 @@ int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
       sm_err_clear(&serr);
       continue;
     }
-    a->scores[a->n_matches++] = hits[i].score;
+    /* Rounding can put a self-match a hair above 1. */
+    a->scores[a->n_matches++] = hits[i].score > 1.0f ? 1.0f : hits[i].score;
   }
   sm_free(hits);
   if (a->n_matches == 0) {
@@ -301,7 +302,7 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     const sm_record *r = &a->matches[i];
     sm_jw_obj_begin(w);
     jstr(w, "job_id", r->id);
-    jnum(w, "score", a->scores[i]);
+    jnum(w, "score", round(a->scores[i] * 1e6) / 1e6);
     jnum(w, "duration_s", r->duration_s);
     jnum(w, "sm_util", r->sm_util);
     jstr(w, "end_state", sm_end_state_name(r->end_state));
@@ -363,7 +364,7 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     jnum(w, "expected_duration_s", e->expected_duration_s);
     sm_jw_obj_end(w);
   }
-  jnum(w, "best_score", a->best_score);
+  jnum(w, "best_score", round(a->best_score * 1e6) / 1e6);
   sm_jw_key(w, "fallback");
   sm_jw_bool(w, a->fallback != SM_FALLBACK_NONE);
   jstr(w, "fallback_reason", sm_fallback_name(a->fallback));

@@ -82,6 +82,14 @@ int sm_store_put(sm_store *s, const sm_record *r, sm_err *err) {
   return s->ops->put(s->impl, r, err);
 }
 
+int sm_store_begin(sm_store *s, sm_err *err) {
+  return s->ops->begin ? s->ops->begin(s->impl, err) : 0;
+}
+
+int sm_store_end(sm_store *s, sm_err *err) {
+  return s->ops->end ? s->ops->end(s->impl, err) : 0;
+}
+
 int sm_store_get(sm_store *s, const char *id, sm_record *r, sm_err *err) {
   return s->ops->get(s->impl, id, r, err);
 }
@@ -327,6 +335,6 @@ static void mem_close(void *impl) {
   sm_free(m);
 }
 
-const store_ops sm__mem_ops = {"mem",      mem_put, mem_get,    mem_each,
-                               mem_count,  NULL,    NULL,       mem_search,
-                               mem_close};
+const store_ops sm__mem_ops = {"mem",     mem_put, mem_get, mem_each,
+                               mem_count, NULL,    NULL,    mem_search,
+                               NULL,      NULL,    mem_close};

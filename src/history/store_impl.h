@@ -19,6 +19,9 @@ typedef struct store_ops {
   /* Optional: a backend that keeps a live index searches itself. */
   int (*search)(void *impl, const float *fp, int k, float min_score,
                 sm_store_hit *hits, sm_err *err);
+  /* Optional batching (NULL: puts are independent anyway). */
+  int (*begin)(void *impl, sm_err *err);
+  int (*end)(void *impl, sm_err *err);
   void (*close)(void *impl);
 } store_ops;
 

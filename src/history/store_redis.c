@@ -9,7 +9,9 @@
  *   P:rec      hash    job id -> record JSON (the export form)
  *   P:fp       hash    job id -> packed fingerprint (version byte +
  *                      float32 little-endian x 256)
- * A write is one MULTI/EXEC transaction; loads are pipelined in batches.
+ * A write is one server-side script (atomic: the sequence number, both
+ * hashes and the order entry change together); batches of writes and all
+ * loads are pipelined.
  * Every network wait is bounded by the open timeout. */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +26,10 @@
 
 typedef struct redis_store {
   redisContext *c;  /* connection */
+  int batching;     /* inside sm_store_begin/end */
+  int pending;      /* replies not read yet while batching */
+  int batch_rc;     /* first failure inside the batch */
+  sm_err batch_err; /* its message */
   char prefix[64];  /* key prefix */
   char where[300];  /* host:port/db, for messages */
 } redis_store;
@@ -178,46 +184,72 @@ static int drain(redis_store *s, int n, sm_err *err) {
       return rfail(s, "no reply", err);
     if (r->type == REDIS_REPLY_ERROR && rc == 0)
       rc = sm_err_set(err, SM_EIO, "redis %s: %s", s->where, r->str);
-    if (i == n - 1 && r->type == REDIS_REPLY_NIL && rc == 0)
-      rc = sm_err_set(err, SM_EBUSY, "redis %s: transaction aborted",
-                      s->where);
     freeReplyObject(r);
   }
   return rc;
 }
 
+/* The whole write, atomic on the server. */
+static const char put_script[] =
+    "redis.call('SET', KEYS[1], ARGV[4], 'NX') "
+    "local s = redis.call('INCR', KEYS[2]) "
+    "redis.call('HSET', KEYS[3], ARGV[1], ARGV[2]) "
+    "redis.call('HSET', KEYS[4], ARGV[1], ARGV[3]) "
+    "redis.call('ZADD', KEYS[5], 'NX', s, ARGV[1]) "
+    "return s";
+
 static int redis_put(void *impl, const sm_record *r, sm_err *err) {
   redis_store *s = impl;
   unsigned char blob[SM__FP_BLOB_LEN];
   char *json = sm__record_json(r);
-  redisReply *rep;
-  long long seq;
-  int rc;
+  char k[5][96], ver[16];
+  int rc = 0;
 
   if (json == NULL)
     return sm_err_set(err, SM_ENOMEM, "history: out of memory");
   sm__fp_pack(r->fp, blob);
-  rep = cmd(s, "INCR %s:seq", s->prefix);
-  if (rep == NULL || rep->type != REDIS_REPLY_INTEGER) {
-    rc = rep ? sm_err_set(err, SM_EIO, "redis %s: INCR: %s", s->where,
-                          rep->type == REDIS_REPLY_ERROR ? rep->str : "?")
-             : rfail(s, "INCR", err);
-    freeReplyObject(rep);
-    sm_free(json);
-    return rc;
-  }
-  seq = rep->integer;
-  freeReplyObject(rep);
-  redisAppendCommand(s->c, "MULTI");
-  redisAppendCommand(s->c, "SET %s:schema %d NX", s->prefix, SM_STORE_SCHEMA);
-  redisAppendCommand(s->c, "HSET %s:rec %s %s", s->prefix, r->id, json);
-  redisAppendCommand(s->c, "HSET %s:fp %s %b", s->prefix, r->id, blob,
-                     sizeof(blob));
-  redisAppendCommand(s->c, "ZADD %s:order NX %lld %s", s->prefix, seq, r->id);
-  redisAppendCommand(s->c, "EXEC");
-  rc = drain(s, 6, err);
+  snprintf(k[0], sizeof(k[0]), "%s:schema", s->prefix);
+  snprintf(k[1], sizeof(k[1]), "%s:seq", s->prefix);
+  snprintf(k[2], sizeof(k[2]), "%s:rec", s->prefix);
+  snprintf(k[3], sizeof(k[3]), "%s:fp", s->prefix);
+  snprintf(k[4], sizeof(k[4]), "%s:order", s->prefix);
+  snprintf(ver, sizeof(ver), "%d", SM_STORE_SCHEMA);
+  redisAppendCommand(s->c, "EVAL %s 5 %s %s %s %s %s %s %s %b %s",
+                     put_script, k[0], k[1], k[2], k[3], k[4], r->id, json,
+                     blob, sizeof(blob), ver);
   sm_free(json);
-  return rc;
+  if (!s->batching)
+    return drain(s, 1, err);
+  if (++s->pending >= BATCH) {
+    rc = drain(s, s->pending, &s->batch_err);
+    s->pending = 0;
+    if (rc != 0 && s->batch_rc == 0)
+      s->batch_rc = rc;
+  }
+  return 0;
+}
+
+static int redis_begin(void *impl, sm_err *err) {
+  redis_store *s = impl;
+  (void)err;
+  s->batching = 1;
+  s->pending = 0;
+  s->batch_rc = 0;
+  sm_err_clear(&s->batch_err);
+  return 0;
+}
+
+static int redis_end(void *impl, sm_err *err) {
+  redis_store *s = impl;
+  int rc = s->pending ? drain(s, s->pending, &s->batch_err) : 0;
+
+  s->batching = 0;
+  s->pending = 0;
+  if (s->batch_rc == 0)
+    s->batch_rc = rc;
+  if (s->batch_rc != 0)
+    return sm_err_set(err, s->batch_rc, "%s", s->batch_err.msg);
+  return 0;
 }
 
 static int redis_get(void *impl, const char *id, sm_record *r, sm_err *err) {
@@ -417,4 +449,5 @@ done:
 
 const store_ops sm__redis_ops = {"redis",     redis_put,   redis_get,
                                  redis_each,  redis_count, redis_version,
-                                 redis_load,  NULL,        redis_close};
+                                 redis_load,  NULL,        redis_begin,
+                                 redis_end,   redis_close};

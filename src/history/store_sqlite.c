@@ -308,8 +308,9 @@ static int sql_load(void *impl, sm_index **ixp, char ***idsp, size_t *np,
 
   if (ix == NULL)
     return sm_err_set(err, SM_ENOMEM, "history: out of memory");
-  rc = sqlite3_prepare_v2(s->db, "SELECT id, fp, record FROM jobs ORDER BY seq",
-                          -1, &st, NULL);
+  /* Only ids and fingerprints: the records stay on disk. */
+  rc = sqlite3_prepare_v2(s->db, "SELECT id, fp FROM jobs ORDER BY seq", -1,
+                          &st, NULL);
   if (rc != SQLITE_OK) {
     sm_index_free(ix);
     return sql_fail(s, rc, "cannot read", err);
@@ -328,7 +329,7 @@ static int sql_load(void *impl, sm_index **ixp, char ***idsp, size_t *np,
        * record, which is the source of truth. */
       sm_record r;
       sm_record_init(&r);
-      if (row_record(s, st, 2, &r, err) != 0) {
+      if (sql_get(s, id, &r, err) != 0) {
         sm_record_release(&r);
         rc = SM_ECORRUPT;
         break;
@@ -371,6 +372,19 @@ static int sql_load(void *impl, sm_index **ixp, char ***idsp, size_t *np,
   return 0;
 }
 
-const store_ops sm__sqlite_ops = {"sqlite",    sql_put,     sql_get,
-                                  sql_each,    sql_count,   sql_version,
-                                  sql_load,    NULL,        sql_close};
+static int sql_begin(void *impl, sm_err *err) {
+  return exec(impl, "BEGIN IMMEDIATE", err);
+}
+
+static int sql_end(void *impl, sm_err *err) {
+  sql_store *s = impl;
+  int rc = exec(s, "COMMIT", err);
+  if (rc != 0)
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+  return rc;
+}
+
+const store_ops sm__sqlite_ops = {"sqlite",  sql_put,   sql_get,
+                                  sql_each,  sql_count, sql_version,
+                                  sql_load,  NULL,      sql_begin,
+                                  sql_end,   sql_close};

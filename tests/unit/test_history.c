@@ -264,9 +264,12 @@ SM_TEST(store_sqlite_roundtrip_and_reopen) {
 
 SM_TEST(store_redis_roundtrip) {
   const char *url = getenv("SM_REDIS_URL");
+  char uri[256];
   if (url == NULL)
     SM_SKIP("SM_REDIS_URL not set (tests/services.sh starts Redis)");
-  store_roundtrip(url);
+  /* A private key prefix: other tests share the server. */
+  snprintf(uri, sizeof(uri), "%s?prefix=unit%d", url, (int)getpid());
+  store_roundtrip(uri);
 }
 
 SM_TEST(store_sqlite_bad_files) {
