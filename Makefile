@@ -63,10 +63,15 @@ TRAIN      := $(BUILD)/tools/sm_train
 EMBED      := $(BUILD)/tools/sm_embed
 TEST_BIN   := $(BUILD)/sm_test
 
+# The Slurm job_submit plugin is built where Slurm's headers are installed.
+# It runs inside slurmctld, so it is never built with the sanitizers.
+SLURM_H    := $(wildcard /usr/include/slurm/slurm.h)
+PLUGIN     := $(if $(SLURM_H),$(BUILD)/plugins/job_submit_schedmate.so)
+
 .PHONY: all lib cli tools unit test check asan demo bench fuzz lint clean deps
 .DEFAULT_GOAL := all
 
-all: $(BIN)
+all: $(BIN) $(PLUGIN)
 lib: $(LIB)
 cli: $(BIN)
 tools: $(TRAIN)
@@ -119,6 +124,10 @@ $(foreach f,$(EMBEDS),$(eval $(call embed_rule,$(f))))
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
 
+$(BUILD)/plugins/job_submit_schedmate.so: plugins/slurm/job_submit_schedmate.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) -O2 -g -fPIC -shared -o $@ $<
+
 $(TEST_BIN): $(TEST_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS)
 
@@ -130,7 +139,7 @@ deps:
 # The README's test command: install what is missing, build with
 # AddressSanitizer and UBSan, run every test, then a short fuzz run.
 test: deps
-	$(MAKE) BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test
+	$(MAKE) BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test $(if $(SLURM_H),build/asan/plugins/job_submit_schedmate.so)
 	$(MAKE) all
 	tests/run.sh build/asan
 	@if command -v clang >/dev/null; then $(MAKE) fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-10}; \
