@@ -225,6 +225,8 @@ const char *sm__repo_join(sm__ctx *c, const char *base, const char *path);
 /* True when rel names a regular file inside the root whose real path stays
  * inside the root (no symlink escape) and that is not skipped. */
 int sm__repo_is_file(sm__ctx *c, const char *rel);
+/* True when something (even a dangling link or a FIFO) is at rel. */
+int sm__repo_exists(sm__ctx *c, const char *rel);
 /* True when rel is a directory inside the root (same checks). */
 int sm__repo_is_dir(sm__ctx *c, const char *rel);
 /* Reads a file (once: a second read gives SM_EBUSY).  *data is

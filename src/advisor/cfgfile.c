@@ -425,6 +425,8 @@ int sm__toml_parse(const char *text, size_t n, sm__toml_fn fn, void *ud,
         for (const char *q = p; q < close; q++)
           line += *q == '\n';
         p = memchr(close, '\n', (size_t)(end - close));
+        if (p != NULL)
+          line++;
         p = p ? p + 1 : end;
       }
       continue;

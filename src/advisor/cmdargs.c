@@ -44,6 +44,21 @@ static const char *find_file(sm__ctx *c, const char *word,
     if (p != NULL && sm__repo_is_file(c, p))
       return p;
   }
+  /* Say why a named config is not read: outside the root, a link out of
+   * it, a FIFO or a device, too big. */
+  for (int i = 0; i < nd; i++) {
+    const char *p = sm__repo_join(c, dirs[i], word);
+    const char *data;
+    size_t len;
+    if (p == NULL) {
+      sm__warn(c, "%s: refused: outside the repository", word);
+      return NULL;
+    }
+    if (sm__repo_exists(c, p)) {
+      sm__repo_read_again(c, p, &data, &len);
+      return NULL;
+    }
+  }
   return NULL;
 }
 

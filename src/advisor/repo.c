@@ -203,6 +203,15 @@ int sm__repo_is_file(sm__ctx *c, const char *rel) {
   return stat(real, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+int sm__repo_exists(sm__ctx *c, const char *rel) {
+  char abs[PATH_MAX];
+  struct stat st;
+  if (rel == NULL ||
+      snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= (int)sizeof(abs))
+    return 0;
+  return lstat(abs, &st) == 0;
+}
+
 int sm__repo_is_dir(sm__ctx *c, const char *rel) {
   char real[PATH_MAX];
   struct stat st;

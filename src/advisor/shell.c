@@ -309,15 +309,19 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
           put(w, *p++);
         }
         if (at) {
-          /* "$@": each positional argument is its own word. */
+          /* "$@": each positional argument is its own word, and no
+           * argument at all gives no word. */
           char key[12];
           at = 0;
+          if (w->n == 0)
+            w->any = 0;
           for (int i = 1; i <= 9; i++) {
             const char *a;
             snprintf(key, sizeof(key), "%d", i);
             if ((a = sm__sh_get(vars, key)) == NULL)
               break;
-            FLUSH();
+            if (i > 1 || w->n > 0)
+              FLUSH();
             puts_w(w, a);
             w->any = 1;
           }
