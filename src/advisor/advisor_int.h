@@ -274,6 +274,9 @@ void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight);
 /* Scans text (an identifier, a path, a command word) for word families. */
 void sm__words_in(sm__ctx *c, const char *s, size_t n, const char *ev,
                   int weight);
+/* The same with the evidence made only when a family is found. */
+void sm__words_at(sm__ctx *c, const char *s, size_t n, const char *path,
+                  int line, int weight);
 void sm__cand_add(sm__ctx *c, sm__vec *v, const char *name, const char *ev,
                   int weight);
 

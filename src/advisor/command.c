@@ -168,7 +168,8 @@ static int slurm_opt(sm__ctx *c, cmdline *cl, int *i, const char *ev) {
       c->gt_ev = ev;
     }
   } else if (cl->w[*i][0] == '-' && strchr(cl->w[*i], '=') == NULL &&
-             cl->w[*i][1] != '-' && cl->w[*i][2] == '\0' && *i + 1 < cl->n) {
+             cl->w[*i][1] != '-' && cl->w[*i][1] != '\0' &&
+             cl->w[*i][2] == '\0' && *i + 1 < cl->n) {
     /* A short option with a separate value: -p partition, -t time. */
     (*i)++;
   } else if (cl->w[*i][0] != '-') {

@@ -363,8 +363,9 @@ void sm__signal(sm__ctx *c, sm__sig s, const char *ev, int layer) {
 }
 
 void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight) {
+  /* "?" marks evidence that sm__words_at fills in. */
   if (c->word[w] == NULL)
-    c->word[w] = ev ? ev : "command";
+    c->word[w] = ev ? ev : "?";
   c->word_n[w] += weight;
   if (weight >= 2)
     c->word_strong[w] += weight;
@@ -416,6 +417,25 @@ static const struct {
 
 static int is_alpha(int ch) {
   return isalpha(ch) != 0;
+}
+
+/* Does s hold a letter sequence any pattern could start with?  A quick
+ * filter: every pattern has at least 3 letters. */
+void sm__words_at(sm__ctx *c, const char *s, size_t n, const char *path,
+                  int line, int weight) {
+  int before = 0, after = 0;
+  for (int i = 0; i < SM__NWORD; i++)
+    before += c->word_n[i];
+  if (n < 3)
+    return;
+  sm__words_in(c, s, n, NULL, weight);
+  for (int i = 0; i < SM__NWORD; i++)
+    after += c->word_n[i];
+  if (after != before)
+    /* Fill in the evidence of the families that were just seen. */
+    for (int i = 0; i < SM__NWORD; i++)
+      if (c->word[i] != NULL && strcmp(c->word[i], "?") == 0)
+        c->word[i] = sm__ev(c, path, line);
 }
 
 void sm__words_in(sm__ctx *c, const char *s, size_t n, const char *ev,

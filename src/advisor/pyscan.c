@@ -24,6 +24,8 @@ const TSLanguage *tree_sitter_python(void);
 
 #define MAX_PY_FILES 160
 #define MAX_IMPORT_DEPTH 3
+/* Modules deeper than this get a light line scan, not a parse. */
+#define FULL_PARSE_DEPTH 2
 #define MAX_TREE_DEPTH 300
 #define MAX_RPN 400
 
@@ -766,13 +768,13 @@ static void visit_call(scan *s, TSNode n) {
   TSNode args = field(n, "arguments");
   char *callee = dup_text(s, fn);
   const char *l;
-  const char *e;
+  const char *e = NULL;
+#define EV() (e != NULL ? e : (e = ev(s, n)))
 
   if (callee == NULL || !is(args, "argument_list"))
     return;
   l = last_comp(callee);
-  e = ev(s, n);
-  sm__words_in(s->c, callee, strlen(callee), e, s->wweight);
+  sm__words_at(s->c, callee, strlen(callee), s->rel, line_of(n), s->wweight);
   if (s->config_only)
     return;
   if (strcmp(l, "add_argument") == 0) {
@@ -784,43 +786,43 @@ static void visit_call(scan *s, TSNode n) {
     return;
   }
   if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0)
-    sm__signal(s->c, SM__SIG_DDP, e, s->layer);
+    sm__signal(s->c, SM__SIG_DDP, EV(), s->layer);
   else if (strcmp(l, "FullyShardedDataParallel") == 0 ||
            strcmp(l, "FSDP") == 0 || strcmp(l, "fully_shard") == 0)
-    sm__signal(s->c, SM__SIG_FSDP, e, s->layer);
+    sm__signal(s->c, SM__SIG_FSDP, EV(), s->layer);
   else if (strcmp(callee, "deepspeed.initialize") == 0)
-    sm__signal(s->c, SM__SIG_DEEPSPEED, e, s->layer);
+    sm__signal(s->c, SM__SIG_DEEPSPEED, EV(), s->layer);
   else if (strcmp(l, "DataParallel") == 0)
-    sm__signal(s->c, SM__SIG_DP, e, s->layer);
+    sm__signal(s->c, SM__SIG_DP, EV(), s->layer);
   else if (strcmp(l, "autocast") == 0) {
     val dt = kwarg(s, args, "dtype");
     val en = kwarg(s, args, "enabled");
     if (!(en.kind == SM__V_BOOL && en.num == 0)) {
       if (dt.kind == SM__V_STR && strstr(dt.str, "bfloat16"))
-        sm__signal(s->c, SM__SIG_BF16, e, s->layer);
+        sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
       else
-        sm__signal(s->c, SM__SIG_AMP, e, s->layer);
+        sm__signal(s->c, SM__SIG_AMP, EV(), s->layer);
     }
   } else if (strcmp(l, "GradScaler") == 0 ||
              strcmp(callee, "amp.initialize") == 0) {
-    sm__signal(s->c, SM__SIG_AMP, e, s->layer);
+    sm__signal(s->c, SM__SIG_AMP, EV(), s->layer);
   } else if (strcmp(l, "half") == 0 && is(fn, "attribute")) {
-    sm__signal(s->c, SM__SIG_FP16, e, s->layer);
+    sm__signal(s->c, SM__SIG_FP16, EV(), s->layer);
   } else if (strcmp(l, "LoraConfig") == 0 ||
              strcmp(l, "get_peft_model") == 0) {
-    sm__signal(s->c, SM__SIG_LORA, e, s->layer);
+    sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);
   } else if (strcmp(l, "device_count") == 0) {
-    sm__signal(s->c, SM__SIG_DEVICE_COUNT, e, s->layer);
+    sm__signal(s->c, SM__SIG_DEVICE_COUNT, EV(), s->layer);
   } else if (strcmp(l, "Fire") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a) && is(a, "identifier"))
       s->c->fire_target = dup_text(s, a);
   } else if (strcmp(l, "LightningCLI") == 0) {
-    sm__signal(s->c, SM__SIG_LIGHTNING, e, s->layer);
+    sm__signal(s->c, SM__SIG_LIGHTNING, EV(), s->layer);
   }
   if (strstr(callee, "deepspeed") != NULL &&
       (strstr(callee, "launcher") != NULL || strstr(callee, "runner") != NULL))
-    sm__signal(s->c, SM__SIG_DS_LAUNCHER, e, s->layer);
+    sm__signal(s->c, SM__SIG_DS_LAUNCHER, EV(), s->layer);
   {
     val dm = kwarg(s, args, "device_map");
     val q8 = kwarg(s, args, "load_in_8bit");
@@ -839,14 +841,14 @@ static void visit_call(scan *s, TSNode n) {
       }
     }
     if (dm.kind == SM__V_STR && strcmp(dm.str, "auto") == 0)
-      sm__signal(s->c, SM__SIG_DEVICE_MAP, e, s->layer);
+      sm__signal(s->c, SM__SIG_DEVICE_MAP, EV(), s->layer);
     if ((q8.kind == SM__V_BOOL && q8.num) ||
         (q4.kind == SM__V_BOOL && q4.num) || q8.kind == SM__V_REF ||
         q4.kind == SM__V_REF)
-      sm__signal(s->c, SM__SIG_QUANT, e, s->layer);
+      sm__signal(s->c, SM__SIG_QUANT, EV(), s->layer);
     if ((td.kind == SM__V_STR && strstr(td.str, "bfloat16")) ||
         (cd.kind == SM__V_STR && strstr(cd.str, "bfloat16")))
-      sm__signal(s->c, SM__SIG_BF16, e, s->layer);
+      sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
   }
   if (strcmp(l, "from_pretrained") == 0) {
     TSNode a = first_pos(args);
@@ -855,41 +857,41 @@ static void visit_call(scan *s, TSNode n) {
                       strstr(callee, "Config") == NULL &&
                       strstr(callee, "FeatureExtractor") == NULL;
     if (model_class) {
-      sm__signal(s->c, SM__SIG_FROM_PRETRAINED, e, s->layer);
+      sm__signal(s->c, SM__SIG_FROM_PRETRAINED, EV(), s->layer);
       if (strstr(callee, "CausalLM") != NULL)
-        sm__signal(s->c, SM__SIG_CAUSAL_LM, e, s->layer);
+        sm__signal(s->c, SM__SIG_CAUSAL_LM, EV(), s->layer);
       if (!ts_node_is_null(a)) {
         val v = eval(s, a, 0);
         if (v.kind == SM__V_STR)
-          sm__cand_add(s->c, &s->c->models, v.str, e, 3 + s->layer);
+          sm__cand_add(s->c, &s->c->models, v.str, EV(), 3 + s->layer);
         else if (v.kind == SM__V_REF)
-          sm__param_str(s->c, "__model_ref", v.str, SM__V_REF, s->layer, e);
+          sm__param_str(s->c, "__model_ref", v.str, SM__V_REF, s->layer, EV());
       }
     }
   } else if (strcmp(l, "from_config") == 0) {
-    sm__signal(s->c, SM__SIG_FROM_SCRATCH, e, s->layer);
+    sm__signal(s->c, SM__SIG_FROM_SCRATCH, EV(), s->layer);
     if (strstr(callee, "CausalLM") != NULL)
-      sm__signal(s->c, SM__SIG_CAUSAL_LM, e, s->layer);
+      sm__signal(s->c, SM__SIG_CAUSAL_LM, EV(), s->layer);
   } else if (strcmp(l, "load_dataset") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a)) {
       val v = eval(s, a, 0);
       if (v.kind == SM__V_STR)
-        sm__cand_add(s->c, &s->c->datasets, v.str, e, 3 + s->layer);
+        sm__cand_add(s->c, &s->c->datasets, v.str, EV(), 3 + s->layer);
     }
   } else if (strcmp(l, "create_model") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a)) {
       val v = eval(s, a, 0);
       if (v.kind == SM__V_STR)
-        sm__cand_add(s->c, &s->c->models, v.str, e, 3 + s->layer);
+        sm__cand_add(s->c, &s->c->models, v.str, EV(), 3 + s->layer);
     }
   } else if (model_fn_name(l) && strchr(callee, '.') != NULL &&
              (strstr(callee, "models") != NULL ||
               strstr(callee, "timm") != NULL)) {
-    sm__cand_add(s->c, &s->c->models, l, e, 2 + s->layer);
+    sm__cand_add(s->c, &s->c->models, l, EV(), 2 + s->layer);
   } else if (strstr(l, "UNet") != NULL && isupper((unsigned char)l[0])) {
-    sm__cand_add(s->c, &s->c->models, "unet", e, 1);
+    sm__cand_add(s->c, &s->c->models, "unet", EV(), 1);
   }
   if (config_callee(callee)) {
     if (strcmp(l, "Trainer") == 0 || strcmp(l, "SFTTrainer") == 0 ||
@@ -897,14 +899,14 @@ static void visit_call(scan *s, TSNode n) {
       if (strchr(callee, '.') != NULL && (strncmp(callee, "pl.", 3) == 0 ||
                                           strncmp(callee, "L.", 2) == 0 ||
                                           strstr(callee, "lightning")))
-        sm__signal(s->c, SM__SIG_LIGHTNING, e, s->layer);
+        sm__signal(s->c, SM__SIG_LIGHTNING, EV(), s->layer);
       else
-        sm__signal(s->c, SM__SIG_HF_TRAINER, e, s->layer);
+        sm__signal(s->c, SM__SIG_HF_TRAINER, EV(), s->layer);
     }
     if (strstr(l, "Config") != NULL && strcmp(l, "LoraConfig") != 0 &&
         strcmp(l, "BitsAndBytesConfig") != 0 &&
         strcmp(l, "DeepSpeedConfig") != 0)
-      sm__signal(s->c, SM__SIG_FROM_SCRATCH, e, SM__L_CODE);
+      sm__signal(s->c, SM__SIG_FROM_SCRATCH, EV(), SM__L_CODE);
     /* Optimizer keywords are often placeholders (lr=0 set by a
      * scheduler): they sit under the declared defaults. */
     kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer,
@@ -913,8 +915,28 @@ static void visit_call(scan *s, TSNode n) {
     kwargs_to_params(s, args, s->layer, 1);
   }
 }
+#undef EV
 
 /* ==== Statements ==== */
+
+/* Cheap test before compiling an expression: does its text name a
+ * learning rate and a batch size or world size? */
+static int mentions_lr(scan *s, TSNode n) {
+  size_t len;
+  const char *t = text(s, n, &len);
+  int lr = 0, other = 0;
+  for (size_t i = 0; i + 1 < len; i++) {
+    char a = (char)(t[i] | 0x20), b = (char)(t[i + 1] | 0x20);
+    if (a == 'l' && b == 'r')
+      lr = 1;
+    else if ((a == 'b' && b == 'a' && i + 4 < len &&
+              strncasecmp(t + i, "batch", 5) == 0) ||
+             (a == 'w' && b == 'o' && i + 4 < len &&
+              strncasecmp(t + i, "world", 5) == 0))
+      other = 1;
+  }
+  return lr && other;
+}
 
 /* A dictionary literal of presets: {"name": dict(k=v, ...), ...}. */
 static void visit_dict(scan *s, TSNode n) {
@@ -986,7 +1008,7 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     char *name = dup_text(s, left);
     if (name == NULL)
       return;
-    sm__words_in(s->c, name, strlen(name), e, s->wweight);
+    sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
     if (v.kind == SM__V_EXPR) {
       /* x = x // world_size */
       if (strstr(name, "accum") && strstr(v.str, "world") &&
@@ -1066,9 +1088,17 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
 static void visit(scan *s, TSNode n, int depth);
 
 static void visit_children(scan *s, TSNode n, int depth) {
-  uint32_t nc = ts_node_named_child_count(n);
-  for (uint32_t i = 0; i < nc; i++)
-    visit(s, ts_node_named_child(n, i), depth + 1);
+  /* A cursor walks siblings in constant time each; indexing children
+   * would restart from the first one every time. */
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do {
+      TSNode k = ts_tree_cursor_current_node(&cur);
+      if (ts_node_is_named(k))
+        visit(s, k, depth + 1);
+    } while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
 }
 
 static void visit_def(scan *s, TSNode n, int depth) {
@@ -1076,7 +1106,7 @@ static void visit_def(scan *s, TSNode n, int depth) {
   char *name = dup_text(s, field(n, "name"));
   if (name == NULL)
     return;
-  sm__words_in(s->c, name, strlen(name), ev(s, n), s->wweight);
+  sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
   if (is(n, "class_definition")) {
     const char **slot = sm__vec_push(&s->c->classes);
     if (slot)
@@ -1188,7 +1218,8 @@ static void visit(scan *s, TSNode n, int depth) {
     }
     break;
   case 'b':
-    if (strcmp(t, "binary_operator") == 0 && !s->config_only) {
+    if (strcmp(t, "binary_operator") == 0 && !s->config_only &&
+        mentions_lr(s, n)) {
       /* A learning-rate scaling rule inside a call argument. */
       sm_buf b;
       sm_buf_init(&b, 4096);
@@ -1202,8 +1233,8 @@ static void visit(scan *s, TSNode n, int depth) {
     if (strcmp(t, "string") == 0) {
       size_t len;
       const char *x = text(s, n, &len);
-      if (len < 80)
-        sm__words_in(s->c, x, len, ev(s, n), s->wweight);
+      if (len < 80 && s->layer >= SM__L_ENTRY)
+        sm__words_at(s->c, x, len, s->rel, line_of(n), s->wweight);
       return;
     }
     break;
@@ -1284,6 +1315,45 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel,
   return 0;
 }
 
+/* A light scan of a deep module: class definitions and `model =
+ * Class(...)`, line by line, without a parse (parsing every module of a
+ * large package would cost more than it tells). */
+static void light_scan(sm__ctx *c, const char *rel) {
+  const char *src, *p, *end;
+  size_t len;
+  int line = 0, rc = sm__repo_read(c, rel, &src, &len);
+  if (rc == SM_EBUSY)
+    rc = sm__repo_read_again(c, rel, &src, &len);
+  if (rc != 0)
+    return;
+  for (p = src, end = src + len; p < end;) {
+    const char *le = memchr(p, '\n', (size_t)(end - p)), *q = p;
+    if (le == NULL)
+      le = end;
+    line++;
+    while (q < le && (*q == ' ' || *q == '\t'))
+      q++;
+    if (le - q > 6 && strncmp(q, "class ", 6) == 0) {
+      const char *a = q + 6, *b = a;
+      const char **slot;
+      while (b < le && (isalnum((unsigned char)*b) || *b == '_'))
+        b++;
+      if (b > a && (slot = sm__vec_push(&c->classes)) != NULL)
+        *slot = sm__strndup(c, a, (size_t)(b - a));
+    } else if (le - q > 9 && strncmp(q, "model = ", 8) == 0 &&
+               isupper((unsigned char)q[8])) {
+      const char *a = q + 8, *b = a;
+      while (b < le && (isalnum((unsigned char)*b) || *b == '_'))
+        b++;
+      if (b < le && *b == '(')
+        sm__cand_add(c, &c->models,
+                     sm__printf(c, "class:%.*s", (int)(b - a), a),
+                     sm__ev(c, rel, line), 0);
+    }
+    p = le < end ? le + 1 : end;
+  }
+}
+
 /* Copies the defaults of the fire.Fire target to real keys. */
 static void promote_fire(sm__ctx *c) {
   char prefix[256];
@@ -1318,7 +1388,10 @@ void sm__py_scan_all(sm__ctx *c) {
   /* The queue grows while it is read: breadth first. */
   for (int i = 0; i < c->pyqueue.n && !sm__expired(c) && !c->stopped; i++) {
     sm__pyfile f = SM__AT(c->pyqueue, sm__pyfile, i);
-    scan_file(c, parser, f.path, f.layer, f.depth, 0);
+    if (f.depth > FULL_PARSE_DEPTH)
+      light_scan(c, f.path);
+    else
+      scan_file(c, parser, f.path, f.layer, f.depth, 0);
   }
   ts_parser_delete(parser);
   promote_fire(c);
