@@ -19,14 +19,14 @@
 enum { N_SCALAR, N_MAP, N_SEQ };
 
 typedef struct ynode {
-  int type;             /* N_* */
-  const char *key;      /* member name inside a map, NULL otherwise */
-  const char *val;      /* scalar text */
-  int quoted;           /* scalar was quoted (always a string) */
-  int line;             /* 1-based line */
-  struct ynode *child;  /* first child */
-  struct ynode *last;   /* last child, for appending */
-  struct ynode *next;   /* next sibling */
+  int type;            /* N_* */
+  const char *key;     /* member name inside a map, NULL otherwise */
+  const char *val;     /* scalar text */
+  int quoted;          /* scalar was quoted (always a string) */
+  int line;            /* 1-based line */
+  struct ynode *child; /* first child */
+  struct ynode *last;  /* last child, for appending */
+  struct ynode *next;  /* next sibling */
 } ynode;
 
 static ynode *node_new(sm__ctx *c, int type, int line) {
@@ -95,9 +95,8 @@ static ynode *yaml_tree(sm__ctx *c, const char *rel, const char *text,
     case YAML_SCALAR_EVENT:
       if (depth > 0 && stack[depth - 1]->type == N_MAP &&
           pending_key[depth - 1] == NULL) {
-        pending_key[depth - 1] =
-            sm__strndup(c, (const char *)ev.data.scalar.value,
-                        ev.data.scalar.length);
+        pending_key[depth - 1] = sm__strndup(
+            c, (const char *)ev.data.scalar.value, ev.data.scalar.length);
         if (pending_key[depth - 1] == NULL)
           ok = 0, done = 1;
         break;
@@ -406,8 +405,8 @@ int sm__toml_parse(const char *text, size_t n, sm__toml_fn fn, void *ud,
     while (vn > 0 && isspace((unsigned char)val[vn - 1]))
       vn--;
     val[vn] = '\0';
-    if (vn >= 3 && (strncmp(val, "\"\"\"", 3) == 0 ||
-                    strncmp(val, "'''", 3) == 0)) {
+    if (vn >= 3 &&
+        (strncmp(val, "\"\"\"", 3) == 0 || strncmp(val, "'''", 3) == 0)) {
       /* A multi-line string: skip to its end. */
       const char *close = NULL;
       char q3[4] = {val[0], val[0], val[0], 0};
@@ -486,13 +485,13 @@ int sm__config_load(sm__ctx *c, const char *rel, const char *prefix,
 #define MAX_GROUPS 32
 
 typedef struct hydra {
-  sm__ctx *c;                  /* context */
-  const char *dir;             /* config directory, root-relative */
-  const char *g[MAX_GROUPS];   /* group names */
-  const char *o[MAX_GROUPS];   /* chosen option (NULL: none) */
-  int cmd[MAX_GROUPS];         /* chosen on the command line */
-  int ng;                      /* groups */
-  int files;                   /* files composed, bounded */
+  sm__ctx *c;                /* context */
+  const char *dir;           /* config directory, root-relative */
+  const char *g[MAX_GROUPS]; /* group names */
+  const char *o[MAX_GROUPS]; /* chosen option (NULL: none) */
+  int cmd[MAX_GROUPS];       /* chosen on the command line */
+  int ng;                    /* groups */
+  int files;                 /* files composed, bounded */
 } hydra;
 
 static int group_slot(hydra *h, const char *g) {
@@ -548,9 +547,8 @@ static void hydra_choices(hydra *h, const char *rel, int depth) {
     if (slot < 0)
       continue;
     if (!h->cmd[slot] && (ov || h->o[slot] == NULL))
-      h->o[slot] = (strcmp(v->val, "null") == 0 || v->val[0] == '\0')
-                       ? NULL
-                       : v->val;
+      h->o[slot] =
+          (strcmp(v->val, "null") == 0 || v->val[0] == '\0') ? NULL : v->val;
     if (h->o[slot] != NULL) {
       const char *child =
           sm__printf(h->c, "%s/%s/%s.yaml", h->dir, h->g[slot], h->o[slot]);
@@ -612,17 +610,16 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
         }
         continue;
       }
-      if (e->type != N_MAP || e->child == NULL ||
-          e->child->type != N_SCALAR)
+      if (e->type != N_MAP || e->child == NULL || e->child->type != N_SCALAR)
         continue;
       if (entry_key(e->child->key, group, sizeof(group), pkg, sizeof(pkg)))
         continue;
       slot = group_slot(h, group);
       if (slot < 0 || h->o[slot] == NULL)
         continue;
-      child = sm__repo_join(h->c, "", sm__printf(h->c, "%s/%s/%s.yaml",
-                                                 h->dir, h->g[slot],
-                                                 h->o[slot]));
+      child = sm__repo_join(
+          h->c, "",
+          sm__printf(h->c, "%s/%s/%s.yaml", h->dir, h->g[slot], h->o[slot]));
       if (child == NULL || !sm__repo_is_file(h->c, child)) {
         sm__warn(h->c, "hydra: %s/%s.yaml not found in %s", h->g[slot],
                  h->o[slot], h->dir);
@@ -632,8 +629,7 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
         char pk[256];
         const char *gp = pkg[0] ? pkg : h->g[slot];
         size_t k;
-        snprintf(pk, sizeof(pk), "%s%s%s", package, package[0] ? "." : "",
-                 gp);
+        snprintf(pk, sizeof(pk), "%s%s%s", package, package[0] ? "." : "", gp);
         for (k = 0; pk[k]; k++)
           if (pk[k] == '/')
             pk[k] = '.';
@@ -653,9 +649,9 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
     return;
   h->c = c;
   h->dir = dir;
-  primary = sm__repo_join(c, "", sm__printf(c, "%s/%s%s", dir, name,
-                                            strstr(name, ".yaml") ? ""
-                                                                  : ".yaml"));
+  primary = sm__repo_join(c, "",
+                          sm__printf(c, "%s/%s%s", dir, name,
+                                     strstr(name, ".yaml") ? "" : ".yaml"));
   if (primary == NULL || !sm__repo_is_file(c, primary)) {
     sm__warn(c, "hydra: config %s not found in %s", name, dir);
     sm_free(h);
@@ -685,13 +681,13 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
       const char *child;
       if (eq == NULL)
         continue;
-      child = sm__repo_join(c, "", sm__printf(c, "%s/%.*s/%s.yaml", dir,
-                                              (int)(eq - ov[i] - 1),
-                                              ov[i] + 1, eq + 1));
+      child =
+          sm__repo_join(c, "",
+                        sm__printf(c, "%s/%.*s/%s.yaml", dir,
+                                   (int)(eq - ov[i] - 1), ov[i] + 1, eq + 1));
       if (child && sm__repo_is_file(c, child))
-        hydra_merge(h, child, sm__strndup(c, ov[i] + 1,
-                                          (size_t)(eq - ov[i] - 1)),
-                    1);
+        hydra_merge(h, child,
+                    sm__strndup(c, ov[i] + 1, (size_t)(eq - ov[i] - 1)), 1);
     }
   sm_free(h);
 }
@@ -700,13 +696,12 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
 
 /* Finds "name = "pkg.mod:fn"" (TOML) or "name = pkg.mod:fn" (cfg) or
  * "'name=pkg.mod:fn'" (setup.py) in text. */
-static const char *find_entry(sm__ctx *c, const char *text,
-                              const char *name) {
+static const char *find_entry(sm__ctx *c, const char *text, const char *name) {
   size_t n = strlen(name);
   for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
     const char *q = p + n, *s, *e;
-    if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '-' ||
-                     p[-1] == '_'))
+    if (p > text &&
+        (isalnum((unsigned char)p[-1]) || p[-1] == '-' || p[-1] == '_'))
       continue;
     while (*q == ' ' || *q == '"' || *q == '\'')
       q++;
@@ -727,8 +722,8 @@ static const char *find_entry(sm__ctx *c, const char *text,
 }
 
 const char *sm__console_entry(sm__ctx *c, const char *name) {
-  static const char *const files[] = {"pyproject.toml", "setup.cfg",
-                                      "setup.py", NULL};
+  static const char *const files[] = {"pyproject.toml", "setup.cfg", "setup.py",
+                                      NULL};
   for (int i = 0; files[i]; i++) {
     const char *text, *m;
     size_t len;

@@ -105,8 +105,7 @@ void sm__command_args(sm__ctx *c) {
       if (eq != NULL) {
         val = eq + 1;
       } else if (!is_flag(c, key) && i + 1 < c->n_sargs &&
-                 (c->sargs[i + 1][0] != '-' ||
-                  looks_number(c->sargs[i + 1]))) {
+                 (c->sargs[i + 1][0] != '-' || looks_number(c->sargs[i + 1]))) {
         val = c->sargs[++i];
         e = c->sargs_ev[i];
       }
@@ -124,8 +123,8 @@ void sm__command_args(sm__ctx *c) {
         const char *dpath = sm__repo_join(c, dirs[0], val);
         if (path != NULL)
           load(c, path);
-        else if (dpath != NULL && sm__repo_is_dir(c, dpath) &&
-                 nd < MAX_DIRS && dpath[0] != '\0')
+        else if (dpath != NULL && sm__repo_is_dir(c, dpath) && nd < MAX_DIRS &&
+                 dpath[0] != '\0')
           dirs[nd++] = dpath; /* -d configs: later names are inside */
       }
       continue;

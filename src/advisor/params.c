@@ -28,8 +28,7 @@ void sm__key_norm(const char *in, size_t n, char *out, size_t cap) {
   out[o] = '\0';
 }
 
-static sm__param *add(sm__ctx *c, const char *key, int layer,
-                      const char *ev) {
+static sm__param *add(sm__ctx *c, const char *key, int layer, const char *ev) {
   char norm[MAX_KEY];
   sm__param *p;
   const char *dot;
@@ -65,8 +64,8 @@ sm__param *sm__param_num(sm__ctx *c, const char *key, double v, int kind,
   return p;
 }
 
-sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s,
-                         int kind, int layer, const char *ev) {
+sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s, int kind,
+                         int layer, const char *ev) {
   sm__param *p = add(c, key, layer, ev);
   if (p != NULL) {
     p->kind = kind;
@@ -179,8 +178,8 @@ static int name_matches(const sm__param *p, const char *name) {
   return nn == kn || p->key[kn - nn - 1] == '.';
 }
 
-static const sm__param *get(sm__ctx *c, const char *const *names,
-                            int min_layer, const sm__param *self) {
+static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
+                            const sm__param *self) {
   const sm__param *best = NULL;
   int best_name = 0;
 
@@ -274,8 +273,8 @@ static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
     while (*p && *p != ' ' && n + 1 < sizeof(tok))
       tok[n++] = *p++;
     tok[n] = '\0';
-    if (strchr("+-*/%", tok[0]) != NULL && (n == 1 || strcmp(tok, "//") == 0 ||
-                                            strcmp(tok, "**") == 0)) {
+    if (strchr("+-*/%", tok[0]) != NULL &&
+        (n == 1 || strcmp(tok, "//") == 0 || strcmp(tok, "**") == 0)) {
       double a, b;
       if (sp < 2)
         return -1;
@@ -377,42 +376,79 @@ static const struct {
   const char *pat;
   sm__word w;
 } word_pats[] = {
-    {"causallm", SM__W_LM},          {"causal_lm", SM__W_LM},
-    {"gpt", SM__W_LM},               {"llama", SM__W_LM},
-    {"language_model", SM__W_LM},    {"tokenizer", SM__W_LM},
-    {"lm_head", SM__W_LM},          {"maskedlm", SM__W_LM},           {"detection", SM__W_DETECTION},
-    {"detector", SM__W_DETECTION},   {"bbox", SM__W_DETECTION},
-    {"yolo", SM__W_DETECTION},       {"detr", SM__W_DETECTION},
-    {"rcnn", SM__W_DETECTION},       {"retinanet", SM__W_DETECTION},
-    {"mmdet", SM__W_DETECTION},      {"detectron", SM__W_DETECTION},
-    {"segmentation", SM__W_SEGMENTATION}, {"deeplab", SM__W_SEGMENTATION},
-    {"ade20k", SM__W_SEGMENTATION},  {"cityscapes", SM__W_SEGMENTATION},
-    {"mask2former", SM__W_SEGMENTATION}, {"semseg", SM__W_SEGMENTATION},
-    {"panoptic", SM__W_PANOPTIC},    {"=masks", SM__W_MASKS},
-    {"diffusion", SM__W_DIFFUSION},  {"ddpm", SM__W_DIFFUSION},
-    {"ddim", SM__W_DIFFUSION},       {"noise_schedule", SM__W_DIFFUSION},
-    {"denois", SM__W_DIFFUSION},     {"=dino", SM__W_SELFSUP},
-    {"moco", SM__W_SELFSUP},         {"simclr", SM__W_SELFSUP},
-    {"byol", SM__W_SELFSUP},         {"self_supervised", SM__W_SELFSUP},
-    {"selfsup", SM__W_SELFSUP},      {"ibot", SM__W_SELFSUP},
-    {"llava", SM__W_MULTIMODAL},     {"vision_tower", SM__W_MULTIMODAL},
-    {"mm_projector", SM__W_MULTIMODAL}, {"multimodal", SM__W_MULTIMODAL},
-    {"blip", SM__W_MULTIMODAL},      {"flamingo", SM__W_MULTIMODAL},
-    {"speech", SM__W_SPEECH},        {"audio", SM__W_SPEECH},
-    {"wav2vec", SM__W_SPEECH},       {"whisper", SM__W_SPEECH},
-    {"librispeech", SM__W_SPEECH},   {"=asr", SM__W_SPEECH},
-    {"recommend", SM__W_RECSYS},     {"dlrm", SM__W_RECSYS},
-    {"criteo", SM__W_RECSYS},        {"movielens", SM__W_RECSYS},
-    {"translation", SM__W_TRANSLATION}, {"=wmt", SM__W_TRANSLATION},
-    {"contrastive", SM__W_CONTRASTIVE}, {"open_clip", SM__W_CONTRASTIVE},
-    {"infonce", SM__W_CONTRASTIVE},  {"siglip", SM__W_CONTRASTIVE},
-    {"classif", SM__W_CLASSIFICATION}, {"imagenet", SM__W_CLASSIFICATION},
-    {"cifar", SM__W_CLASSIFICATION}, {"num_classes", SM__W_CLASSIFICATION},
-    {"instruction", SM__W_INSTRUCT}, {"alpaca", SM__W_INSTRUCT},
-    {"sharegpt", SM__W_INSTRUCT},    {"conversation", SM__W_INSTRUCT},
-    {"=sft", SM__W_INSTRUCT},        {"vicuna", SM__W_INSTRUCT},
-    {"finetun", SM__W_FINETUNE},     {"fine_tun", SM__W_FINETUNE},
-    {"pretrain", SM__W_PRETRAIN},    {"pre_train", SM__W_PRETRAIN},
+    {"causallm", SM__W_LM},
+    {"causal_lm", SM__W_LM},
+    {"gpt", SM__W_LM},
+    {"llama", SM__W_LM},
+    {"language_model", SM__W_LM},
+    {"tokenizer", SM__W_LM},
+    {"lm_head", SM__W_LM},
+    {"maskedlm", SM__W_LM},
+    {"detection", SM__W_DETECTION},
+    {"detector", SM__W_DETECTION},
+    {"bbox", SM__W_DETECTION},
+    {"yolo", SM__W_DETECTION},
+    {"detr", SM__W_DETECTION},
+    {"rcnn", SM__W_DETECTION},
+    {"retinanet", SM__W_DETECTION},
+    {"mmdet", SM__W_DETECTION},
+    {"detectron", SM__W_DETECTION},
+    {"segmentation", SM__W_SEGMENTATION},
+    {"deeplab", SM__W_SEGMENTATION},
+    {"ade20k", SM__W_SEGMENTATION},
+    {"cityscapes", SM__W_SEGMENTATION},
+    {"mask2former", SM__W_SEGMENTATION},
+    {"semseg", SM__W_SEGMENTATION},
+    {"panoptic", SM__W_PANOPTIC},
+    {"=masks", SM__W_MASKS},
+    {"diffusion", SM__W_DIFFUSION},
+    {"ddpm", SM__W_DIFFUSION},
+    {"ddim", SM__W_DIFFUSION},
+    {"noise_schedule", SM__W_DIFFUSION},
+    {"denois", SM__W_DIFFUSION},
+    {"=dino", SM__W_SELFSUP},
+    {"moco", SM__W_SELFSUP},
+    {"simclr", SM__W_SELFSUP},
+    {"byol", SM__W_SELFSUP},
+    {"self_supervised", SM__W_SELFSUP},
+    {"selfsup", SM__W_SELFSUP},
+    {"ibot", SM__W_SELFSUP},
+    {"llava", SM__W_MULTIMODAL},
+    {"vision_tower", SM__W_MULTIMODAL},
+    {"mm_projector", SM__W_MULTIMODAL},
+    {"multimodal", SM__W_MULTIMODAL},
+    {"blip", SM__W_MULTIMODAL},
+    {"flamingo", SM__W_MULTIMODAL},
+    {"speech", SM__W_SPEECH},
+    {"audio", SM__W_SPEECH},
+    {"wav2vec", SM__W_SPEECH},
+    {"whisper", SM__W_SPEECH},
+    {"librispeech", SM__W_SPEECH},
+    {"=asr", SM__W_SPEECH},
+    {"recommend", SM__W_RECSYS},
+    {"dlrm", SM__W_RECSYS},
+    {"criteo", SM__W_RECSYS},
+    {"movielens", SM__W_RECSYS},
+    {"translation", SM__W_TRANSLATION},
+    {"=wmt", SM__W_TRANSLATION},
+    {"contrastive", SM__W_CONTRASTIVE},
+    {"open_clip", SM__W_CONTRASTIVE},
+    {"infonce", SM__W_CONTRASTIVE},
+    {"siglip", SM__W_CONTRASTIVE},
+    {"classif", SM__W_CLASSIFICATION},
+    {"imagenet", SM__W_CLASSIFICATION},
+    {"cifar", SM__W_CLASSIFICATION},
+    {"num_classes", SM__W_CLASSIFICATION},
+    {"instruction", SM__W_INSTRUCT},
+    {"alpaca", SM__W_INSTRUCT},
+    {"sharegpt", SM__W_INSTRUCT},
+    {"conversation", SM__W_INSTRUCT},
+    {"=sft", SM__W_INSTRUCT},
+    {"vicuna", SM__W_INSTRUCT},
+    {"finetun", SM__W_FINETUNE},
+    {"fine_tun", SM__W_FINETUNE},
+    {"pretrain", SM__W_PRETRAIN},
+    {"pre_train", SM__W_PRETRAIN},
 };
 
 static int is_alpha(int ch) {

@@ -31,17 +31,17 @@ const TSLanguage *tree_sitter_python(void);
 
 /* One file being scanned. */
 typedef struct scan {
-  sm__ctx *c;           /* context */
-  const char *rel;      /* root-relative path */
-  const char *dir;      /* its directory */
-  const char *src;      /* source text */
-  int layer;            /* layer of its values */
-  int depth;            /* import depth */
-  int config_only;      /* a Python config file: module assignments only */
-  const char *func;     /* enclosing function, NULL at module level */
-  const char *cls;      /* enclosing class */
-  int wweight;          /* weight of words found here */
-  const char *lr_var;   /* variable holding a rescaled learning rate */
+  sm__ctx *c;         /* context */
+  const char *rel;    /* root-relative path */
+  const char *dir;    /* its directory */
+  const char *src;    /* source text */
+  int layer;          /* layer of its values */
+  int depth;          /* import depth */
+  int config_only;    /* a Python config file: module assignments only */
+  const char *func;   /* enclosing function, NULL at module level */
+  const char *cls;    /* enclosing class */
+  int wweight;        /* weight of words found here */
+  const char *lr_var; /* variable holding a rescaled learning rate */
 } scan;
 
 /* ==== Node helpers ==== */
@@ -89,10 +89,10 @@ static const char *last_comp(const char *s) {
 /* ==== Values ==== */
 
 typedef struct val {
-  int kind;         /* SM__V_*, or -1 for unknown */
-  double num;       /* number */
-  const char *str;  /* string, ref, list text or RPN */
-  int list_n;       /* list length */
+  int kind;        /* SM__V_*, or -1 for unknown */
+  double num;      /* number */
+  const char *str; /* string, ref, list text or RPN */
+  int list_n;      /* list length */
 } val;
 
 /* The text of a string literal; NULL for f-strings with fields. */
@@ -160,8 +160,7 @@ static val eval(scan *s, TSNode n, int depth);
 /* Names of calls that give the world size. */
 static int world_call(const char *callee) {
   const char *l = last_comp(callee);
-  return strcmp(l, "get_world_size") == 0 ||
-         strcmp(l, "device_count") == 0;
+  return strcmp(l, "get_world_size") == 0 || strcmp(l, "device_count") == 0;
 }
 
 /* Compiles arithmetic into RPN text; returns 0 or -1. */
@@ -190,8 +189,8 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
       sm_buf_adds(out, " @world");
       return 0;
     }
-    if (callee && (strcmp(callee, "int") == 0 ||
-                   strcmp(callee, "float") == 0) &&
+    if (callee &&
+        (strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0) &&
         ts_node_named_child_count(args) == 1)
       return rpn(s, ts_node_named_child(args, 0), out, depth + 1);
     return -1;
@@ -349,7 +348,8 @@ static val eval(scan *s, TSNode n, int depth) {
       return v;
     }
     if ((strcmp(callee, "os.environ.get") == 0 ||
-         strcmp(callee, "os.getenv") == 0) && nc >= 1) {
+         strcmp(callee, "os.getenv") == 0) &&
+        nc >= 1) {
       val name = eval(s, ts_node_named_child(args, 0), depth + 1);
       const char *e;
       if (name.kind == SM__V_STR && (e = sm__env(s->c, name.str)) != NULL) {
@@ -398,8 +398,8 @@ static sm__param *put(scan *s, const char *key, val v, int layer,
 
 /* ==== Imports ==== */
 
-const char *sm__py_module_path(sm__ctx *c, const char *dir,
-                               const char *module, int level) {
+const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
+                               int level) {
   const char *bases[6];
   int nb = 0;
   char mod[512];
@@ -430,8 +430,7 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir,
     const char *cand[2];
     if (bases[k] == NULL)
       continue;
-    cand[0] = sm__printf(c, "%s%s%s.py", bases[k], bases[k][0] ? "/" : "",
-                         mod);
+    cand[0] = sm__printf(c, "%s%s%s.py", bases[k], bases[k][0] ? "/" : "", mod);
     cand[1] = sm__printf(c, "%s%s%s/__init__.py", bases[k],
                          bases[k][0] ? "/" : "", mod);
     for (int j = 0; j < 2; j++) {
@@ -480,8 +479,8 @@ static void import_module(scan *s, const char *module, int level,
     sm__signal(s->c, SM__SIG_TORCH, s->rel, s->layer);
   if (name != NULL) {
     /* `from pkg import mod` may name a module. */
-    const char *full = module[0] ? sm__printf(s->c, "%s.%s", module, name)
-                                 : name;
+    const char *full =
+        module[0] ? sm__printf(s->c, "%s.%s", module, name) : name;
     path = sm__py_module_path(s->c, s->dir, full, level);
     if (path != NULL) {
       sm__py_queue(s->c, path, SM__L_CODE, s->depth + 1);
@@ -599,13 +598,12 @@ static int config_callee(const char *callee) {
   if ((n > 6 && strcmp(l + n - 6, "Config") == 0) ||
       (n > 9 && strcmp(l + n - 9, "Arguments") == 0) ||
       (n > 4 && strcmp(l + n - 4, "Args") == 0) ||
-      (n >= 7 && strcmp(l + n - 7, "Trainer") == 0) ||
-      strcmp(l, "dict") == 0 || strcmp(l, "Adam") == 0 ||
-      strcmp(l, "AdamW") == 0 || strcmp(l, "SGD") == 0 ||
-      strcmp(l, "Adafactor") == 0 || strcmp(l, "Lion") == 0 ||
-      strcmp(l, "LAMB") == 0 || strcmp(l, "FusedAdam") == 0 ||
-      strcmp(l, "Accelerator") == 0 || strcmp(l, "SimpleNamespace") == 0 ||
-      strcmp(l, "Namespace") == 0)
+      (n >= 7 && strcmp(l + n - 7, "Trainer") == 0) || strcmp(l, "dict") == 0 ||
+      strcmp(l, "Adam") == 0 || strcmp(l, "AdamW") == 0 ||
+      strcmp(l, "SGD") == 0 || strcmp(l, "Adafactor") == 0 ||
+      strcmp(l, "Lion") == 0 || strcmp(l, "LAMB") == 0 ||
+      strcmp(l, "FusedAdam") == 0 || strcmp(l, "Accelerator") == 0 ||
+      strcmp(l, "SimpleNamespace") == 0 || strcmp(l, "Namespace") == 0)
     return 1;
   return 0;
 }
@@ -613,11 +611,12 @@ static int config_callee(const char *callee) {
 /* Model names that torchvision and timm export as functions. */
 static int model_fn_name(const char *l) {
   static const char *const pre[] = {
-      "resnet", "resnext", "wide_resnet", "vgg", "densenet", "mobilenet",
-      "efficientnet", "vit_", "swin_", "convnext", "regnet", "alexnet",
-      "inception", "googlenet", "shufflenet", "squeezenet", "mnasnet",
-      "deit_", "beit_", "maxvit", "fasterrcnn", "maskrcnn", "retinanet",
-      "deeplabv3", "fcn_", "ssd", "yolo", NULL};
+      "resnet",     "resnext",      "wide_resnet", "vgg",       "densenet",
+      "mobilenet",  "efficientnet", "vit_",        "swin_",     "convnext",
+      "regnet",     "alexnet",      "inception",   "googlenet", "shufflenet",
+      "squeezenet", "mnasnet",      "deit_",       "beit_",     "maxvit",
+      "fasterrcnn", "maskrcnn",     "retinanet",   "deeplabv3", "fcn_",
+      "ssd",        "yolo",         NULL};
   for (int i = 0; pre[i]; i++)
     if (strncmp(l, pre[i], strlen(pre[i])) == 0)
       return 1;
@@ -808,8 +807,7 @@ static void visit_call(scan *s, TSNode n) {
     sm__signal(s->c, SM__SIG_AMP, EV(), s->layer);
   } else if (strcmp(l, "half") == 0 && is(fn, "attribute")) {
     sm__signal(s->c, SM__SIG_FP16, EV(), s->layer);
-  } else if (strcmp(l, "LoraConfig") == 0 ||
-             strcmp(l, "get_peft_model") == 0) {
+  } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0) {
     sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);
   } else if (strcmp(l, "device_count") == 0) {
     sm__signal(s->c, SM__SIG_DEVICE_COUNT, EV(), s->layer);
@@ -896,9 +894,9 @@ static void visit_call(scan *s, TSNode n) {
   if (config_callee(callee)) {
     if (strcmp(l, "Trainer") == 0 || strcmp(l, "SFTTrainer") == 0 ||
         strcmp(l, "Seq2SeqTrainer") == 0) {
-      if (strchr(callee, '.') != NULL && (strncmp(callee, "pl.", 3) == 0 ||
-                                          strncmp(callee, "L.", 2) == 0 ||
-                                          strstr(callee, "lightning")))
+      if (strchr(callee, '.') != NULL &&
+          (strncmp(callee, "pl.", 3) == 0 || strncmp(callee, "L.", 2) == 0 ||
+           strstr(callee, "lightning")))
         sm__signal(s->c, SM__SIG_LIGHTNING, EV(), s->layer);
       else
         sm__signal(s->c, SM__SIG_HF_TRAINER, EV(), s->layer);
@@ -909,8 +907,7 @@ static void visit_call(scan *s, TSNode n) {
       sm__signal(s->c, SM__SIG_FROM_SCRATCH, EV(), SM__L_CODE);
     /* Optimizer keywords are often placeholders (lr=0 set by a
      * scheduler): they sit under the declared defaults. */
-    kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer,
-                     0);
+    kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer, 0);
   } else if (s->func != NULL) {
     kwargs_to_params(s, args, s->layer, 1);
   }
@@ -992,8 +989,7 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     char *lt = dup_text(s, left), *rt = dup_text(s, right);
     size_t len;
     const char *op = text(s, field(n, "operator"), &len);
-    if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") &&
-        op[0] == '/')
+    if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") && op[0] == '/')
       sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
     if (lt && rt && s->lr_var && strcmp(lt, s->lr_var) == 0 && op[0] == '*') {
       const char *r = ref_name(s, right);
@@ -1011,8 +1007,7 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
     if (v.kind == SM__V_EXPR) {
       /* x = x // world_size */
-      if (strstr(name, "accum") && strstr(v.str, "world") &&
-          strstr(v.str, "/"))
+      if (strstr(name, "accum") && strstr(v.str, "world") && strstr(v.str, "/"))
         sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
       if (lr_rescale_expr(v.str)) {
         sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
@@ -1049,8 +1044,8 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
         put(s, name, v, s->layer, e);
     } else if (s->layer >= SM__L_ENTRY) {
       /* Locals of the entry sit under its declared defaults. */
-      if (v.kind == SM__V_EXPR || v.kind == SM__V_NUM ||
-          v.kind == SM__V_STR || v.kind == SM__V_REF)
+      if (v.kind == SM__V_EXPR || v.kind == SM__V_NUM || v.kind == SM__V_STR ||
+          v.kind == SM__V_REF)
         put(s, name, v, SM__L_CODE, e);
     } else if (v.kind == SM__V_EXPR) {
       put(s, name, v, SM__L_CODE, e);
@@ -1072,14 +1067,13 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     char *full = dup_text(s, left);
     if (r == NULL || full == NULL)
       return;
-    if (v.kind == SM__V_REF && s->lr_var &&
-        strcmp(v.str, s->lr_var) == 0 && is_lr_name(last_comp(r)))
+    if (v.kind == SM__V_REF && s->lr_var && strcmp(v.str, s->lr_var) == 0 &&
+        is_lr_name(last_comp(r)))
       return;
     if (v.kind == SM__V_NUM || v.kind == SM__V_STR || v.kind == SM__V_BOOL ||
         v.kind == SM__V_LIST || v.kind == SM__V_NULL)
       put(s, strncmp(full, "self.", 5) == 0 ? r : r, v,
-          s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer,
-          e);
+          s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer, e);
     if (v.kind == SM__V_EXPR && lr_rescale_expr(v.str))
       sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
   }
@@ -1270,8 +1264,8 @@ static int has_code(TSNode root) {
   return 0;
 }
 
-static int scan_file(sm__ctx *c, TSParser *parser, const char *rel,
-                     int layer, int depth, int config_only) {
+static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
+                     int depth, int config_only) {
   const char *src;
   size_t len;
   TSTree *tree;

@@ -13,12 +13,17 @@
 
 static char repo[64];
 
+static void cleanup(void) {
+  rmdir(repo);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
   snprintf(repo, sizeof(repo), "/tmp/sm-fuzz-cfg-XXXXXX");
   if (mkdtemp(repo) == NULL)
     abort();
+  atexit(cleanup);
   return 0;
 }
 

@@ -24,6 +24,18 @@ static void put(const char *rel, const char *text) {
   }
 }
 
+/* Removes the scratch repository at exit. */
+static void cleanup(void) {
+  static const char *const files[] = {"train.py", "run.sh", "configs/a.yaml",
+                                      "configs", ""};
+  char path[256];
+  for (int i = 0; files[i]; i++) {
+    snprintf(path, sizeof(path), "%s/%s", repo, files[i]);
+    if (remove(path) != 0 && files[i][0] == '\0')
+      rmdir(repo);
+  }
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   char dir[128];
   (void)argc;
@@ -31,6 +43,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   snprintf(repo, sizeof(repo), "/tmp/sm-fuzz-cmd-XXXXXX");
   if (mkdtemp(repo) == NULL)
     abort();
+  atexit(cleanup);
   snprintf(dir, sizeof(dir), "%s/configs", repo);
   mkdir(dir, 0755);
   put("train.py", "import argparse\nimport torch\np = argparse.Argument"
