@@ -26,14 +26,15 @@ static void put(const char *rel, const char *text) {
 
 /* Removes the scratch repository at exit. */
 static void cleanup(void) {
-  static const char *const files[] = {"train.py", "run.sh", "configs/a.yaml",
-                                      "configs", ""};
+  static const char *const files[] = {"train.py", "run.sh", "configs/a.yaml"};
   char path[256];
-  for (int i = 0; files[i]; i++) {
+  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
     snprintf(path, sizeof(path), "%s/%s", repo, files[i]);
-    if (remove(path) != 0 && files[i][0] == '\0')
-      rmdir(repo);
+    remove(path);
   }
+  snprintf(path, sizeof(path), "%s/configs", repo);
+  rmdir(path);
+  rmdir(repo);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
