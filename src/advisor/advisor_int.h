@@ -48,6 +48,7 @@ typedef struct sm__param {
   int layer;        /* SM__L_* */
   int order;        /* insertion sequence, later wins within a layer */
   int flag;         /* an argparse store_true/store_false option */
+  int opt;          /* an argparse option's default */
   const char *ev;   /* evidence: "path:line" or "command" */
 } sm__param;
 
@@ -86,10 +87,10 @@ typedef enum sm__sig {
 /* Keyword families that hint at task and domain. */
 #define SM__WORDS(XX)                                                          \
   XX(LM)                                                                       \
-  XX(DETECTION) XX(SEGMENTATION) XX(PANOPTIC) XX(MASKS) XX(DIFFUSION)          \
-      XX(SELFSUP) XX(MULTIMODAL) XX(SPEECH) XX(RECSYS) XX(TRANSLATION)         \
-          XX(CONTRASTIVE) XX(CLASSIFICATION) XX(INSTRUCT) XX(FINETUNE)         \
-              XX(PRETRAIN)
+  XX(DETECTION)                                                                \
+  XX(SEGMENTATION) XX(PANOPTIC) XX(MASKS) XX(DIFFUSION) XX(SELFSUP)            \
+      XX(MULTIMODAL) XX(SPEECH) XX(RECSYS) XX(TRANSLATION) XX(CONTRASTIVE)     \
+          XX(CLASSIFICATION) XX(INSTRUCT) XX(FINETUNE) XX(PRETRAIN)
 
 typedef enum sm__word {
 #define SM__XX(n) SM__W_##n,

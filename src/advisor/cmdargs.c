@@ -162,4 +162,23 @@ void sm__command_args(sm__ctx *c) {
   }
   if (c->hydra_name != NULL)
     sm__hydra(c, c->hydra_path ? c->hydra_path : "", c->hydra_name, ov, nov);
+  /* An option whose default names a config file of the repository (YOLO's
+   * --hyp data/hyp.scratch.yaml) is read unless the command set it. */
+  for (int i = 0, n = c->params.n; i < n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    const char *names[2];
+    const sm__param *top;
+    const char *path;
+    if (!p->opt || p->kind != SM__V_STR || !config_ext(p->str) ||
+        strstr(p->str, ".py") != NULL)
+      continue;
+    names[0] = p->leaf;
+    names[1] = NULL;
+    top = sm__param_get(c, names);
+    if (top != p)
+      continue;
+    path = find_file(c, p->str, dirs, nd);
+    if (path != NULL)
+      sm__config_load(c, path, NULL, SM__L_CONFIG);
+  }
 }

@@ -260,6 +260,14 @@ static val eval(scan *s, TSNode n, int depth) {
     val a = eval(s, field(n, "left"), depth + 1);
     val b = eval(s, field(n, "right"), depth + 1);
     const char *op = text(s, field(n, "operator"), &len);
+    if (len == 1 && op[0] == '/' && b.kind == SM__V_STR &&
+        (a.kind == SM__V_STR || a.kind == SM__V_REF)) {
+      /* pathlib: ROOT / "data/hyp.yaml" is a path next to the script. */
+      v.kind = SM__V_STR;
+      v.str =
+          a.kind == SM__V_STR ? sm__printf(s->c, "%s/%s", a.str, b.str) : b.str;
+      return v;
+    }
     if (a.kind == SM__V_NUM && b.kind == SM__V_NUM) {
       v.kind = SM__V_NUM;
       if (len == 1 && op[0] == '+')
@@ -758,8 +766,10 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
    * (wrappers such as submitit scripts import the real parser). */
   p = put(s, key, def, s->layer < SM__L_ENTRY ? SM__L_ENTRY : s->layer,
           ev(s, call));
-  if (p != NULL)
+  if (p != NULL) {
     p->flag = flag;
+    p->opt = 1;
+  }
 }
 
 static void visit_call(scan *s, TSNode n) {
@@ -1004,6 +1014,16 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     char *name = dup_text(s, left);
     if (name == NULL)
       return;
+    if (s->func == NULL && s->cls == NULL && is(right, "identifier") &&
+        !s->config_only) {
+      /* mae_vit_large_patch16 = mae_vit_large_patch16_dec512d8b */
+      sm__kv *kv = sm__vec_push(&s->c->factories);
+      if (kv != NULL) {
+        kv->group = name;
+        kv->key = sm__printf(s->c, "@alias:%s", dup_text(s, right));
+        kv->ev = e;
+      }
+    }
     sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
     if (v.kind == SM__V_EXPR) {
       /* x = x // world_size */
@@ -1218,7 +1238,7 @@ static void visit(scan *s, TSNode n, int depth) {
       sm_buf b;
       sm_buf_init(&b, 4096);
       if (rpn(s, n, &b, 0) == 0 && lr_rescale_expr(sm_buf_str(&b)))
-        sm__param_str(s->c, "__lr_rescale", sm_buf_str(&b), SM__V_EXPR,
+        sm__param_str(s->c, "__lr_rescale_free", sm_buf_str(&b), SM__V_EXPR,
                       s->layer, ev(s, n));
       sm_buf_release(&b);
     }

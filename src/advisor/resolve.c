@@ -131,10 +131,26 @@ static void apply_presets(sm__ctx *c) {
       if (strcmp(kv->group, p->str) == 0)
         sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
     }
-    for (int i = 0; i < c->factories.n; i++) {
-      sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
-      if (strcasecmp(kv->group, p->str) == 0)
-        sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
+    {
+      const char *fn = p->str;
+      /* Follow module-level aliases of factory functions. */
+      for (int hop = 0; hop < 4; hop++) {
+        const char *next = NULL;
+        for (int i = 0; i < c->factories.n && next == NULL; i++) {
+          sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
+          if (strcasecmp(kv->group, fn) == 0 &&
+              strncmp(kv->key, "@alias:", 7) == 0)
+            next = kv->key + 7;
+        }
+        if (next == NULL)
+          break;
+        fn = next;
+      }
+      for (int i = 0; i < c->factories.n; i++) {
+        sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
+        if (strcasecmp(kv->group, fn) == 0 && kv->key[0] != '@')
+          sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
+      }
     }
   }
 }
@@ -336,6 +352,16 @@ static void learning_rate(sm__ctx *c) {
   if (p == NULL)
     return;
   r = sm__param_get(c, r1);
+  if (r == NULL) {
+    /* A rule inside a call (DINO's scheduler argument): the first one
+     * written, not a later print of the inverse. */
+    for (int i = 0; i < c->params.n; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      if (strcmp(q->key, "__lr_rescale_free") == 0 &&
+          (r == NULL || q->layer > r->layer))
+        r = q;
+    }
+  }
   if (r != NULL && sm__param_value(c, r, &v) == 0 && v > 0) {
     const sm__param *r2p = sm__param_get(c, r2);
     if (r2p != NULL) {
@@ -439,6 +465,9 @@ static void gpt_size_name(sm__ctx *c) {
   fam = (m->known && strstr(m->str, "gpt2")) ? "gpt2" : "gpt";
   if ((vp = get_num(c, N("vocab_size", "padded_vocab_size"), 1, &v)) != NULL)
     vocab = v;
+  /* With an unknown vocabulary the embedding must not decide the size. */
+  if (vp == NULL && 12.0 * l->num * d->num < 2.0 * vocab)
+    return;
   params = 12.0 * l->num * d->num * d->num + vocab * d->num +
            (s->known ? s->num : 1024) * d->num;
   if (params < 1e9)
@@ -707,6 +736,15 @@ static void model_name(sm__ctx *c, const char **model_out) {
     left[n] = NULL;
   }
   if (name == NULL) {
+    /* A model config file named after a known model (--cfg yolov5n.yaml,
+     * --config configs/resnet50.yaml). */
+    p = get_str(c, N("cfg", "config", "model_cfg", "model_config"));
+    if (p != NULL && sm__is_known_model(c, p->str)) {
+      name = sm__norm_model(c, p->str, &t, &d);
+      ev = p->ev;
+    }
+  }
+  if (name == NULL) {
     /* Names in code: from_pretrained("..."), timm / torchvision. */
     const sm__cand *best = NULL;
     for (int i = 0; i < c->models.n; i++) {
@@ -777,12 +815,17 @@ static void model_name(sm__ctx *c, const char **model_out) {
 }
 
 static void dataset(sm__ctx *c) {
-  static const char *const keys[] = {
-      "dataset_name", "dataset",          "data.dataset", "dataset_file",
-      "data.name",    "data_path",        "data_dir",     "train_data_path",
-      "train_data",   "train_file",       "data_root",    "dataset_path",
-      "data_files",   "train_dataset",    "data",         "coco_path",
-      "data_prefix",  "train_data_paths", "task_name",    NULL};
+  static const char *const keys[] = {"dataset_name", "dataset",
+                                     "data.dataset", "dataset_file",
+                                     "data.name",    "data_path",
+                                     "data_dir",     "train_data_path",
+                                     "train_data",   "train_file",
+                                     "data_root",    "dataset_path",
+                                     "data_files",   "train_dataset",
+                                     "data",         "coco_path",
+                                     "data_prefix",  "train_data_paths",
+                                     "datasets.id",  "dataset_id",
+                                     "task_name",    NULL};
   const sm__param *p;
   const char *name = NULL, *ev = NULL;
   const char *left[32];
@@ -824,6 +867,16 @@ static void dataset(sm__ctx *c) {
       break;
     left[k] = left[--n];
     left[n] = NULL;
+  }
+  if (name == NULL) {
+    /* dataset_mixer: {HuggingFaceH4/ultrachat_200k: 1.0} */
+    for (int i = 0; i < c->params.n && name == NULL; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      if (strncmp(q->key, "dataset_mixer.", 14) == 0) {
+        name = sm__norm_dataset(c, q->key + 14, &c->ds_task, &c->ds_domain);
+        ev = q->ev;
+      }
+    }
   }
   if (name == NULL) {
     const sm__cand *best = NULL;
