@@ -88,9 +88,11 @@ typedef enum sm__sig {
 #define SM__WORDS(XX)                                                          \
   XX(LM)                                                                       \
   XX(DETECTION)                                                                \
-  XX(SEGMENTATION) XX(PANOPTIC) XX(MASKS) XX(DIFFUSION) XX(SELFSUP)            \
-      XX(MULTIMODAL) XX(SPEECH) XX(RECSYS) XX(TRANSLATION) XX(CONTRASTIVE)     \
-          XX(CLASSIFICATION) XX(INSTRUCT) XX(FINETUNE) XX(PRETRAIN)
+  XX(SEGMENTATION)                                                             \
+  XX(PANOPTIC)                                                                 \
+  XX(MASKS) XX(DIFFUSION) XX(SELFSUP) XX(MULTIMODAL) XX(SPEECH) XX(RECSYS)     \
+      XX(TRANSLATION) XX(CONTRASTIVE) XX(CLASSIFICATION) XX(INSTRUCT)          \
+          XX(FINETUNE) XX(PRETRAIN)
 
 typedef enum sm__word {
 #define SM__XX(n) SM__W_##n,
@@ -160,12 +162,13 @@ typedef struct sm__ctx {
   sm__vec pyqueue;             /* sm__pyfile: files to scan */
   sm__vec flags;               /* const char *: store_true option names */
   sm__vec optalias;            /* const char *[2]: option spelling, key */
-  sm__vec classes;             /* const char *: classes defined in the code */
-  const char *fire_target;     /* function given to fire.Fire, or NULL */
-  const char *hydra_path;      /* @hydra.main config_path, root-relative */
-  const char *hydra_name;      /* @hydra.main config_name */
-  const char *entry;           /* root-relative entry script, or NULL */
-  const char *entry_dir;       /* its directory */
+  sm__vec positionals;     /* const char *: argparse positionals, in order */
+  sm__vec classes;         /* const char *: classes defined in the code */
+  const char *fire_target; /* function given to fire.Fire, or NULL */
+  const char *hydra_path;  /* @hydra.main config_path, root-relative */
+  const char *hydra_name;  /* @hydra.main config_name */
+  const char *entry;       /* root-relative entry script, or NULL */
+  const char *entry_dir;   /* its directory */
   /* Environment of the command: VAR=value prefixes and exports. */
   const char *env_k[SM__MAX_ENV]; /* names */
   const char *env_v[SM__MAX_ENV]; /* values */

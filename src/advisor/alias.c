@@ -163,8 +163,17 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
     s++;
   if (strstr(s, "://"))
     s = strstr(s, "://") + 3;
-  for (; *s && n + 1 < sizeof(buf); s++)
+  for (; *s && n + 1 < sizeof(buf); s++) {
+    /* Interpolations (${paths.data_dir}) say nothing about the name. */
+    if (s[0] == '$' && s[1] == '{') {
+      const char *close = strchr(s, '}');
+      if (close == NULL)
+        break;
+      s = close;
+      continue;
+    }
     buf[n++] = (char)tolower((unsigned char)*s);
+  }
   while (n > 0 && (buf[n - 1] == '/' || buf[n - 1] == ' ' ||
                    buf[n - 1] == '"' || buf[n - 1] == '\''))
     n--;

@@ -518,6 +518,7 @@ static int entry_key(const char *k, char *group, size_t gcap, char *pkg,
     k += 9;
   } else if (strncmp(k, "optional ", 9) == 0) {
     k += 9;
+    ov = 2;
   }
   while (*k == '/' || *k == ' ')
     k++;
@@ -525,6 +526,15 @@ static int entry_key(const char *k, char *group, size_t gcap, char *pkg,
   snprintf(group, gcap, "%.*s", at ? (int)(at - k) : (int)strlen(k), k);
   snprintf(pkg, pcap, "%s", at ? at + 1 : "");
   return ov;
+}
+
+/* The file of a group option: "gpt2" or "gpt2.yaml" in dir/group/. */
+static const char *option_path(hydra *h, int slot) {
+  const char *o = h->o[slot];
+  size_t n = strlen(o);
+  int ext = n > 5 && strcmp(o + n - 5, ".yaml") == 0;
+  return sm__printf(h->c, "%s/%s/%s%s", h->dir, h->g[slot], o,
+                    ext ? "" : ".yaml");
 }
 
 /* Pass 1: group choices from the defaults lists, overrides last. */
@@ -542,7 +552,7 @@ static void hydra_choices(hydra *h, const char *rel, int depth) {
     int ov, slot;
     if (e->type != N_MAP || (v = e->child) == NULL || v->type != N_SCALAR)
       continue;
-    ov = entry_key(v->key, group, sizeof(group), pkg, sizeof(pkg));
+    ov = entry_key(v->key, group, sizeof(group), pkg, sizeof(pkg)) == 1;
     slot = group_slot(h, group);
     if (slot < 0)
       continue;
@@ -550,9 +560,7 @@ static void hydra_choices(hydra *h, const char *rel, int depth) {
       h->o[slot] =
           (strcmp(v->val, "null") == 0 || v->val[0] == '\0') ? NULL : v->val;
     if (h->o[slot] != NULL) {
-      const char *child =
-          sm__printf(h->c, "%s/%s/%s.yaml", h->dir, h->g[slot], h->o[slot]);
-      const char *norm = sm__repo_join(h->c, "", child);
+      const char *norm = sm__repo_join(h->c, "", option_path(h, slot));
       if (norm && sm__repo_is_file(h->c, norm))
         hydra_choices(h, norm, depth + 1);
     }
@@ -592,7 +600,7 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
     for (ynode *e = d->child; e; e = e->next) {
       char group[256], pkg[128];
       const char *child;
-      int slot;
+      int slot, kind;
       if (e->type == N_SCALAR) {
         if (strcmp(e->val, "_self_") == 0) {
           flatten(h->c, t, package, rel, SM__L_CONFIG, 0);
@@ -612,17 +620,17 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
       }
       if (e->type != N_MAP || e->child == NULL || e->child->type != N_SCALAR)
         continue;
-      if (entry_key(e->child->key, group, sizeof(group), pkg, sizeof(pkg)))
+      kind = entry_key(e->child->key, group, sizeof(group), pkg, sizeof(pkg));
+      if (kind == 1)
         continue;
       slot = group_slot(h, group);
       if (slot < 0 || h->o[slot] == NULL)
         continue;
-      child = sm__repo_join(
-          h->c, "",
-          sm__printf(h->c, "%s/%s/%s.yaml", h->dir, h->g[slot], h->o[slot]));
+      child = sm__repo_join(h->c, "", option_path(h, slot));
       if (child == NULL || !sm__repo_is_file(h->c, child)) {
-        sm__warn(h->c, "hydra: %s/%s.yaml not found in %s", h->g[slot],
-                 h->o[slot], h->dir);
+        if (kind != 2) /* optional groups may be absent */
+          sm__warn(h->c, "hydra: %s/%s not found in %s", h->g[slot], h->o[slot],
+                   h->dir);
         continue;
       }
       {

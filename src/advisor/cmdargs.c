@@ -78,7 +78,7 @@ static void load(sm__ctx *c, const char *path) {
 void sm__command_args(sm__ctx *c) {
   const char *dirs[MAX_DIRS];
   const char *ov[MAX_OVERRIDES];
-  int nd = 0, nov = 0;
+  int nd = 0, nov = 0, npos = 0;
 
   dirs[nd++] = c->cmd_dir ? c->cmd_dir : c->cwd;
   if (c->entry_dir)
@@ -156,8 +156,14 @@ void sm__command_args(sm__ctx *c) {
     }
     {
       const char *path = find_file(c, w, dirs, nd);
-      if (path != NULL)
+      if (path != NULL) {
         load(c, path);
+      } else if (npos < c->positionals.n) {
+        /* main.py /data/imagenet: the script's positional "data". */
+        sm__param_text(c, SM__AT(c->positionals, const char *, npos), w,
+                       SM__L_CMD, e);
+        npos++;
+      }
     }
   }
   if (c->hydra_name != NULL)

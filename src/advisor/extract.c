@@ -17,6 +17,7 @@ static void ctx_release(sm__ctx *c) {
   sm__vec_release(&c->flags);
   sm__vec_release(&c->classes);
   sm__vec_release(&c->optalias);
+  sm__vec_release(&c->positionals);
   sm_arena_discard(&c->arena);
 }
 
@@ -48,6 +49,7 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
   sm__vec_init(&c->flags, sizeof(const char *));
   sm__vec_init(&c->classes, sizeof(const char *));
   sm__vec_init(&c->optalias, 2 * sizeof(const char *));
+  sm__vec_init(&c->positionals, sizeof(const char *));
   rc = sm__repo_open(c, err);
   if (rc == 0)
     rc = sm__command(c, req->argv, req->argc);

@@ -144,6 +144,14 @@ sm__param *sm__param_text(sm__ctx *c, const char *key, const char *text,
     buf[n - 1] = '\0';
     return sm__param_str(c, key, buf + 1, SM__V_STR, layer, ev);
   }
+  if (n > 3 && buf[0] == '$' && buf[1] == '{' && buf[n - 1] == '}' &&
+      strchr(buf + 2, '{') == NULL && strchr(buf, '}') == buf + n - 1 &&
+      strchr(buf, ':') == NULL) {
+    /* An OmegaConf interpolation ${paths.data_dir}: a reference. */
+    char ref[256];
+    sm__key_norm(buf + 2, n - 3, ref, sizeof(ref));
+    return sm__param_str(c, key, ref, SM__V_REF, layer, ev);
+  }
   if (n == 0 || strcmp(buf, "None") == 0 || strcmp(buf, "null") == 0 ||
       strcmp(buf, "~") == 0 || strcmp(buf, "Null") == 0 ||
       strcmp(buf, "NULL") == 0)

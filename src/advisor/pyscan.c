@@ -718,8 +718,21 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     key = dest.str;
   if (key == NULL)
     key = shortk;
-  if (key == NULL)
+  if (key == NULL) {
+    /* A positional argument: the command fills it in order. */
+    TSNode a = first_pos(args);
+    val v = ts_node_is_null(a) ? (val){-1, 0, NULL, 0} : eval(s, a, 0);
+    const char **slot;
+    if (v.kind == SM__V_STR && v.str[0] != '-' && v.str[0] != '\0' &&
+        (slot = sm__vec_push(&s->c->positionals)) != NULL)
+      *slot = v.str;
+    if (v.kind == SM__V_STR && def.kind >= 0) {
+      sm__param *p2 = put(s, v.str, def, SM__L_ENTRY, ev(s, call));
+      if (p2 != NULL)
+        p2->opt = 1;
+    }
     return;
+  }
   /* Every spelling of the option (-b, --batch-size) names the key. */
   for (uint32_t i = 0; i < nc; i++) {
     TSNode a = ts_node_named_child(args, i);

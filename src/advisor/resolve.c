@@ -869,6 +869,28 @@ static void dataset(sm__ctx *c) {
     left[n] = NULL;
   }
   if (name == NULL) {
+    /* Hydra/Lightning: data._target_: src.data.mnist_datamodule.MNIST-
+     * DataModule names the dataset. */
+    p = get_str(c,
+                N("data._target_", "datamodule._target_", "data.class_path"));
+    if (p != NULL) {
+      const char *cls = strrchr(p->str, '.');
+      char base[128];
+      size_t n;
+      snprintf(base, sizeof(base), "%s", cls ? cls + 1 : p->str);
+      n = strlen(base);
+      if (n > 10 && strcasecmp(base + n - 10, "DataModule") == 0)
+        base[n - 10] = '\0';
+      else if (n > 7 && strcasecmp(base + n - 7, "Dataset") == 0)
+        base[n - 7] = '\0';
+      else
+        base[0] = '\0';
+      if (base[0] != '\0' && (name = sm__norm_dataset(c, base, &c->ds_task,
+                                                      &c->ds_domain)) != NULL)
+        ev = p->ev;
+    }
+  }
+  if (name == NULL) {
     /* dataset_mixer: {HuggingFaceH4/ultrachat_200k: 1.0} */
     for (int i = 0; i < c->params.n && name == NULL; i++) {
       const sm__param *q = &SM__AT(c->params, sm__param, i);

@@ -33,6 +33,7 @@ static sm__ctx *ctx_new(const char *repo, sm_extract_req *req,
   sm__vec_init(&c->flags, sizeof(const char *));
   sm__vec_init(&c->classes, sizeof(const char *));
   sm__vec_init(&c->optalias, 2 * sizeof(const char *));
+  sm__vec_init(&c->positionals, sizeof(const char *));
   if (sm__repo_open(c, &err) != 0)
     SM_FAIL_AT("repo_open: %s", err.msg);
   return c;
@@ -49,6 +50,7 @@ static void ctx_free(sm__ctx *c) {
   sm__vec_release(&c->flags);
   sm__vec_release(&c->classes);
   sm__vec_release(&c->optalias);
+  sm__vec_release(&c->positionals);
   sm_arena_discard(&c->arena);
   sm_extract_res_release(c->res);
   free(c);
@@ -139,8 +141,7 @@ SM_TEST(extract_toml_subset) {
   /* Malformed: an unclosed table, a line without '=', an open string. */
   ASSERT_EQ(sm__toml_parse("[x\n", 3, collect, &s, &bad), SM_EPARSE);
   ASSERT_EQ(bad, 1);
-  ASSERT_EQ(sm__toml_parse("a = 1\njunk\n", 11, collect, &s, &bad),
-            SM_EPARSE);
+  ASSERT_EQ(sm__toml_parse("a = 1\njunk\n", 11, collect, &s, &bad), SM_EPARSE);
   ASSERT_EQ(bad, 2);
   ASSERT_EQ(sm__toml_parse("s = '''\nx\n", 10, collect, &s, &bad), SM_EPARSE);
   ASSERT_OK(sm__toml_parse("", 0, collect, &s, &bad));
@@ -195,6 +196,16 @@ SM_TEST(extract_params_layers) {
     ASSERT_EQ(p->kind, SM__V_NULL);
     ASSERT(sm__param_value(c, p, &v) != 0);
   }
+  /* An OmegaConf interpolation is a reference to another key. */
+  sm__param_text(c, "paths.data_dir", "/data/mnist", SM__L_CONFIG, "p:1");
+  sm__param_text(c, "data.data_dir", "${paths.data_dir}", SM__L_CONFIG,
+                 "d:1");
+  {
+    const char *const dn[] = {"data.data_dir", NULL};
+    p = sm__param_get(c, dn);
+    ASSERT(p != NULL);
+    ASSERT_STREQ(p->str, "/data/mnist");
+  }
   /* Division by zero and malformed expressions are unknown. */
   p = sm__param_str(c, "z", "1 0 /", SM__V_EXPR, SM__L_CMD, "x");
   ASSERT(sm__param_value(c, p, &v) != 0);
@@ -216,8 +227,7 @@ SM_TEST(extract_name_normalisation) {
                "llama-7b");
   ASSERT_STREQ(sm__norm_model(c, "~/weights/Llama-2-13b-hf", NULL, NULL),
                "llama-2-13b");
-  ASSERT_STREQ(sm__norm_model(c, "vit_small", NULL, NULL),
-               "vit-small-patch16");
+  ASSERT_STREQ(sm__norm_model(c, "vit_small", NULL, NULL), "vit-small-patch16");
   ASSERT_STREQ(sm__norm_model(c, "swin_tiny_patch4_window7_224", NULL, NULL),
                "swin-tiny-patch4-window7-224");
   ASSERT_STREQ(sm__norm_model(c, "SomeNewNet", NULL, NULL), "somenewnet");
@@ -231,12 +241,16 @@ SM_TEST(extract_name_normalisation) {
                "imagenet-22k");
   ASSERT_STREQ(sm__norm_dataset(c, "./alpaca_data.json", NULL, NULL),
                "alpaca-52k");
-  ASSERT_STREQ(sm__norm_dataset(c, "data/enwik8/enwik8_text_document",
-                                NULL, NULL),
-               "enwik8");
+  ASSERT_STREQ(
+      sm__norm_dataset(c, "data/enwik8/enwik8_text_document", NULL, NULL),
+      "enwik8");
   ASSERT_STREQ(sm__norm_dataset(c, "/data/coco_panoptic", NULL, NULL),
                "coco-panoptic-2017");
   ASSERT(sm__norm_dataset(c, "/data/train/", NULL, NULL) == NULL);
+  /* Interpolations are not names. */
+  ASSERT_STREQ(sm__norm_dataset(c, "${paths.data_dir}/mnist", NULL, NULL),
+               "mnist");
+  ASSERT(sm__norm_dataset(c, "${paths.data_dir}", NULL, NULL) == NULL);
   ctx_free(c);
 }
 
