@@ -199,11 +199,10 @@ static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
     if (p->kind == SM__V_STR && strcmp(p->str, "auto") == 0)
       continue;
     /* `batch_size = args.batch_size` only passes a value along. */
-    if (p->kind == SM__V_REF) {
-      const char *d = strrchr(p->str, '.');
-      if (strcmp(d ? d + 1 : p->str, p->leaf) == 0)
-        continue;
-    }
+    if (p->kind == SM__V_REF &&
+        (strcmp(p->str, p->key) == 0 ||
+         (strchr(p->str, '.') == NULL && strcmp(p->str, p->leaf) == 0)))
+      continue;
     for (int j = 0; names[j]; j++) {
       if (!name_matches(p, names[j]))
         continue;
