@@ -236,10 +236,6 @@ static const sm__param *by_name(sm__ctx *c, const char *name,
 
 const sm__param *sm__param_deref(sm__ctx *c, const sm__param *p) {
   for (int hop = 0; p != NULL && p->kind == SM__V_REF && hop < 6; hop++) {
-    if (strncmp(p->str, "env:", 4) == 0) {
-      const char *v = sm__env(c, p->str + 4);
-      return v ? sm__param_text(c, p->key, v, p->layer, p->ev) : NULL;
-    }
     p = by_name(c, p->str, p);
   }
   return (p != NULL && p->kind == SM__V_REF) ? NULL : p;

@@ -124,15 +124,18 @@ static void apply_presets(sm__ctx *c) {
   for (int s = 0; sel[s]; s++) {
     const char *names[2] = {sel[s], NULL};
     const sm__param *p = sm__param_get(c, names);
+    const char *sel_val;
     if (p == NULL || p->kind != SM__V_STR)
       continue;
+    /* The store may move while presets are added: keep the string. */
+    sel_val = p->str;
     for (int i = 0; i < c->presets.n; i++) {
       sm__kv *kv = &SM__AT(c->presets, sm__kv, i);
-      if (strcmp(kv->group, p->str) == 0)
+      if (strcmp(kv->group, sel_val) == 0)
         sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
     }
     {
-      const char *fn = p->str;
+      const char *fn = sel_val;
       /* Follow module-level aliases of factory functions. */
       for (int hop = 0; hop < 4; hop++) {
         const char *next = NULL;
@@ -364,24 +367,27 @@ static void learning_rate(sm__ctx *c) {
   }
   if (r != NULL && sm__param_value(c, r, &v) == 0 && v > 0) {
     const sm__param *r2p = sm__param_get(c, r2);
-    if (r2p != NULL) {
+    /* Copies: adding a value below may move the store. */
+    const char *r2s = r2p ? r2p->str : NULL, *r2ev = r2p ? r2p->ev : NULL;
+    const char *rev = r->ev;
+    if (r2s != NULL) {
       /* lr = lr * accumulation, applied after the first rescale. */
       char num[64];
-      const char *at = strstr(r2p->str, "@prev");
+      const char *at = strstr(r2s, "@prev");
       if (at != NULL) {
         sm__param *t;
         snprintf(num, sizeof(num), "%.17g", v);
-        t = sm__param_str(c, "__lr_tmp",
-                          sm__printf(c, "%.*s%s%s", (int)(at - r2p->str),
-                                     r2p->str, num, at + 5),
-                          SM__V_EXPR, SM__L_CODE, r2p->ev);
+        t = sm__param_str(
+            c, "__lr_tmp",
+            sm__printf(c, "%.*s%s%s", (int)(at - r2s), r2s, num, at + 5),
+            SM__V_EXPR, SM__L_CODE, r2ev);
         if (t != NULL && sm__param_value(c, t, &lr) == 0 && lr > 0) {
-          set_num(c, SM_META_LR, lr, r2p->ev);
+          set_num(c, SM_META_LR, lr, r2ev);
           return;
         }
       }
     }
-    set_num(c, SM_META_LR, v, r->ev);
+    set_num(c, SM_META_LR, v, rev);
     return;
   }
   set_num(c, SM_META_LR, lr, p->ev);
