@@ -999,6 +999,16 @@ static void visit_dict(scan *s, TSNode n) {
   }
 }
 
+/* Locals of imported code worth keeping: the ones derived fields use. */
+static int derived_name(const char *name) {
+  static const char *const part[] = {"batch", "accum", "lr", "world",
+                                     "iters", "steps", "epochs", NULL};
+  for (int i = 0; part[i]; i++)
+    if (strcasestr(name, part[i]) != NULL)
+      return 1;
+  return 0;
+}
+
 static void visit_assignment(scan *s, TSNode n, int augmented) {
   TSNode left = field(n, "left");
   TSNode right = field(n, "right");
@@ -1080,7 +1090,8 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
       if (v.kind == SM__V_EXPR || v.kind == SM__V_NUM || v.kind == SM__V_STR ||
           v.kind == SM__V_REF)
         put(s, name, v, SM__L_CODE, e);
-    } else if (v.kind == SM__V_EXPR) {
+    } else if (v.kind == SM__V_EXPR && derived_name(name)) {
+      /* eff_batch_size = batch_size * accum_iter * get_world_size() */
       put(s, name, v, SM__L_CODE, e);
     }
     if (is(right, "dictionary"))
@@ -1146,7 +1157,8 @@ static void visit_def(scan *s, TSNode n, int depth) {
      * targets and factories can find them. */
     TSNode ps = field(n, "parameters");
     uint32_t pc = ts_node_named_child_count(ps);
-    if (!s->config_only)
+    /* Only the entry's functions can be fire.Fire targets. */
+    if (!s->config_only && s->layer >= SM__L_ENTRY)
       for (uint32_t i = 0; i < pc; i++) {
         TSNode p = ts_node_named_child(ps, i);
         if (is(p, "default_parameter") || is(p, "typed_default_parameter")) {
