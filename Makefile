@@ -168,6 +168,7 @@ FUZZ_CFLAGS  := $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined \
 # The grammar is compiled once for all fuzz targets (without the fuzzer's
 # coverage instrumentation, which would only slow it down).
 FUZZ_GRAMMAR := build/fuzz/obj/parser.o build/fuzz/obj/scanner.o
+.PRECIOUS: $(FUZZ_GRAMMAR)
 build/fuzz/obj/%.o: $(GRAMMAR_DIR)/src/%.c
 	@mkdir -p $(dir $@)
 	clang -std=c11 -w -g -O1 -fsanitize=address,undefined \

@@ -97,8 +97,7 @@ int cmd_extract(int argc, char **argv) {
       break;
     case 'c':
       if (req.n_configs == MAX_CONFIGS)
-        return cli_usage("extract", "at most %d --config files",
-                         MAX_CONFIGS);
+        return cli_usage("extract", "at most %d --config files", MAX_CONFIGS);
       configs[req.n_configs++] = optarg;
       break;
     case 'a': {
@@ -118,8 +117,7 @@ int cmd_extract(int argc, char **argv) {
       req.max_files = (int)v;
       break;
     case 'B':
-      if (cli_parse_int("extract", "--max-file-bytes", optarg, 1,
-                        1L << 30, &v))
+      if (cli_parse_int("extract", "--max-file-bytes", optarg, 1, 1L << 30, &v))
         return CLI_USAGE;
       req.max_file_bytes = (size_t)v;
       break;
@@ -129,8 +127,7 @@ int cmd_extract(int argc, char **argv) {
       req.max_total_bytes = (size_t)v;
       break;
     case 't':
-      if (cli_parse_num("extract", "--time-budget", optarg,
-                        &req.time_budget_s))
+      if (cli_parse_num("extract", "--time-budget", optarg, &req.time_budget_s))
         return CLI_USAGE;
       if (req.time_budget_s <= 0 || req.time_budget_s > 3600)
         return cli_usage("extract", "--time-budget: expected (0, 3600] s");
@@ -160,9 +157,9 @@ int cmd_extract(int argc, char **argv) {
     sm_buf_init(&b, 0);
     sm_jw_init(&w, &b);
     sm_extract_write_json(&res, &w);
-    rc = sm_jw_finish(&w) == 0 ? cli_emit(&b)
-                               : cli_error("extract", CLI_USAGE,
-                                           "cannot write JSON output");
+    rc = sm_jw_finish(&w) == 0
+             ? cli_emit(&b)
+             : cli_error("extract", CLI_USAGE, "cannot write JSON output");
     sm_buf_release(&b);
   } else {
     print_text(&res);

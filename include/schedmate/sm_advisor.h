@@ -17,17 +17,17 @@ extern "C" {
 
 /* What to extract from.  Zero limits take the defaults in brackets. */
 typedef struct sm_extract_req {
-  const char *repo;                /* repository root */
-  const char *cwd;                 /* command's directory, relative to the
-                                    * root, or NULL for the root */
-  const char *const *configs;      /* extra config files (--config) */
-  int n_configs;                   /* number of configs */
-  const char *const *argv;         /* the launch command as submitted */
-  int argc;                        /* number of words in argv */
-  size_t max_file_bytes;           /* per file [1 MiB] */
-  int max_files;                   /* files read [2000] */
-  size_t max_total_bytes;          /* all files [64 MiB] */
-  double time_budget_s;            /* stop with what was found [2 s] */
+  const char *repo;           /* repository root */
+  const char *cwd;            /* command's directory, relative to the
+                               * root, or NULL for the root */
+  const char *const *configs; /* extra config files (--config) */
+  int n_configs;              /* number of configs */
+  const char *const *argv;    /* the launch command as submitted */
+  int argc;                   /* number of words in argv */
+  size_t max_file_bytes;      /* per file [1 MiB] */
+  int max_files;              /* files read [2000] */
+  size_t max_total_bytes;     /* all files [64 MiB] */
+  double time_budget_s;       /* stop with what was found [2 s] */
 } sm_extract_req;
 
 /* What was extracted. */

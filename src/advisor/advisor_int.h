@@ -48,53 +48,57 @@ typedef struct sm__param {
   int layer;        /* SM__L_* */
   int order;        /* insertion sequence, later wins within a layer */
   int flag;         /* an argparse store_true/store_false option */
+  int opt;          /* an argparse option's default */
   const char *ev;   /* evidence: "path:line" or "command" */
 } sm__param;
 
 /* ==== Signals found in the code ==== */
 
-#define SM__SIGNALS(XX)                                                       \
-  XX(DDP)           /* DistributedDataParallel */                             \
-  XX(FSDP)          /* FullyShardedDataParallel, --fsdp */                    \
-  XX(DEEPSPEED)     /* deepspeed.initialize or a DeepSpeed config */          \
-  XX(DP)            /* nn.DataParallel */                                     \
-  XX(AMP)           /* autocast / GradScaler: fp16 unless bf16 */             \
-  XX(BF16)          /* torch.bfloat16 as compute dtype */                     \
-  XX(FP16)          /* .half() / torch.float16 compute */                     \
-  XX(LORA)          /* peft / LoRA adapters */                                \
-  XX(HF_TRAINER)    /* transformers.Trainer */                                \
-  XX(TRANSFORMERS)  /* imports transformers */                                \
-  XX(LIGHTNING)     /* PyTorch Lightning */                                   \
-  XX(VISION)        /* torchvision / timm */                                  \
-  XX(DEVICE_COUNT)  /* torch.cuda.device_count(): all visible GPUs */         \
-  XX(DEVICE_MAP)    /* device_map="auto": one process, all GPUs */            \
-  XX(DS_LAUNCHER)   /* runs the deepspeed launcher itself */                  \
-  XX(ACCUM_DIV)     /* accumulation divided by the world size */             \
-  XX(FROM_PRETRAINED) /* loads pre-trained weights */                         \
-  XX(FROM_SCRATCH)  /* builds a model from a config */                        \
-  XX(CAUSAL_LM)     /* a causal language model */                            \
-  XX(QUANT)         /* 8/4-bit base weights */                                \
-  XX(TORCH)         /* imports torch at all */
+#define SM__SIGNALS(XX)                                                        \
+  XX(DDP)             /* DistributedDataParallel */                            \
+  XX(FSDP)            /* FullyShardedDataParallel, --fsdp */                   \
+  XX(DEEPSPEED)       /* deepspeed.initialize or a DeepSpeed config */         \
+  XX(DP)              /* nn.DataParallel */                                    \
+  XX(AMP)             /* autocast / GradScaler: fp16 unless bf16 */            \
+  XX(BF16)            /* torch.bfloat16 as compute dtype */                    \
+  XX(FP16)            /* .half() / torch.float16 compute */                    \
+  XX(LORA)            /* peft / LoRA adapters */                               \
+  XX(HF_TRAINER)      /* transformers.Trainer */                               \
+  XX(TRANSFORMERS)    /* imports transformers */                               \
+  XX(LIGHTNING)       /* PyTorch Lightning */                                  \
+  XX(VISION)          /* torchvision / timm */                                 \
+  XX(DEVICE_COUNT)    /* torch.cuda.device_count(): all visible GPUs */        \
+  XX(DEVICE_MAP)      /* device_map="auto": one process, all GPUs */           \
+  XX(DS_LAUNCHER)     /* runs the deepspeed launcher itself */                 \
+  XX(ACCUM_DIV)       /* accumulation divided by the world size */             \
+  XX(FROM_PRETRAINED) /* loads pre-trained weights */                          \
+  XX(FROM_SCRATCH)    /* builds a model from a config */                       \
+  XX(CAUSAL_LM)       /* a causal language model */                            \
+  XX(QUANT)           /* 8/4-bit base weights */                               \
+  XX(TORCH)           /* imports torch at all */
 
 typedef enum sm__sig {
 #define SM__XX(n) SM__SIG_##n,
   SM__SIGNALS(SM__XX)
 #undef SM__XX
-  SM__NSIG
+      SM__NSIG
 } sm__sig;
 
 /* Keyword families that hint at task and domain. */
-#define SM__WORDS(XX)                                                         \
-  XX(LM) XX(DETECTION) XX(SEGMENTATION) XX(PANOPTIC) XX(MASKS)                \
-  XX(DIFFUSION) XX(SELFSUP) XX(MULTIMODAL) XX(SPEECH) XX(RECSYS)              \
-  XX(TRANSLATION) XX(CONTRASTIVE) XX(CLASSIFICATION) XX(INSTRUCT)             \
-  XX(FINETUNE) XX(PRETRAIN)
+#define SM__WORDS(XX)                                                          \
+  XX(LM)                                                                       \
+  XX(DETECTION)                                                                \
+  XX(SEGMENTATION)                                                             \
+  XX(PANOPTIC)                                                                 \
+  XX(MASKS) XX(DIFFUSION) XX(SELFSUP) XX(MULTIMODAL) XX(SPEECH) XX(RECSYS)     \
+      XX(TRANSLATION) XX(CONTRASTIVE) XX(CLASSIFICATION) XX(INSTRUCT)          \
+          XX(FINETUNE) XX(PRETRAIN)
 
 typedef enum sm__word {
 #define SM__XX(n) SM__W_##n,
   SM__WORDS(SM__XX)
 #undef SM__XX
-  SM__NWORD
+      SM__NWORD
 } sm__word;
 
 /* A candidate name (model or dataset) seen in code. */
@@ -121,53 +125,54 @@ typedef struct sm__pyfile {
 
 /* A growable array of fixed-size items in plain memory. */
 typedef struct sm__vec {
-  void *v;    /* items */
-  int n;      /* used */
-  int cap;    /* allocated */
-  size_t sz;  /* item size */
+  void *v;   /* items */
+  int n;     /* used */
+  int cap;   /* allocated */
+  size_t sz; /* item size */
 } sm__vec;
 
 #define SM__MAX_ENV 64
 
 /* The extraction context. */
 typedef struct sm__ctx {
-  const sm_extract_req *req; /* the request (borrowed) */
-  sm_extract_res *res;       /* the result being filled (borrowed) */
-  sm_arena arena;            /* every string below */
-  char *root;                /* real path of the repository root */
-  size_t root_len;           /* its length */
-  const char *cwd;           /* root-relative command directory ("" root) */
-  size_t max_file;           /* per-file cap */
-  int max_files;             /* file count cap */
-  size_t max_total;          /* byte cap */
-  double deadline;           /* sm_now() past which we stop */
-  size_t bytes_read;         /* total so far */
-  int stopped;               /* a limit was hit: read nothing more */
-  sm__vec read_paths;        /* const char *: files already read */
-  sm__vec params;            /* sm__param */
-  int seq;                   /* next param order */
-  const char *sig[SM__NSIG]; /* evidence of each signal, NULL if absent */
-  int sig_layer[SM__NSIG];   /* layer of the file the signal came from */
+  const sm_extract_req *req;   /* the request (borrowed) */
+  sm_extract_res *res;         /* the result being filled (borrowed) */
+  sm_arena arena;              /* every string below */
+  char *root;                  /* real path of the repository root */
+  size_t root_len;             /* its length */
+  const char *cwd;             /* root-relative command directory ("" root) */
+  size_t max_file;             /* per-file cap */
+  int max_files;               /* file count cap */
+  size_t max_total;            /* byte cap */
+  double deadline;             /* sm_now() past which we stop */
+  size_t bytes_read;           /* total so far */
+  int stopped;                 /* a limit was hit: read nothing more */
+  sm__vec read_paths;          /* const char *: files already read */
+  sm__vec params;              /* sm__param */
+  int seq;                     /* next param order */
+  const char *sig[SM__NSIG];   /* evidence of each signal, NULL if absent */
+  int sig_layer[SM__NSIG];     /* layer of the file the signal came from */
   const char *word[SM__NWORD]; /* evidence of each word family */
-  int word_n[SM__NWORD];     /* weighted count of each word family */
-  int word_strong[SM__NWORD]; /* the same from the command and entry */
-  sm__vec models;            /* sm__cand from code */
-  sm__vec datasets;          /* sm__cand from code */
-  sm__vec presets;           /* sm__kv */
-  sm__vec factories;         /* sm__kv */
-  sm__vec pyqueue;           /* sm__pyfile: files to scan */
-  sm__vec flags;             /* const char *: store_true option names */
-  sm__vec optalias;          /* const char *[2]: option spelling, key */
-  sm__vec classes;           /* const char *: classes defined in the code */
-  const char *fire_target;   /* function given to fire.Fire, or NULL */
-  const char *hydra_path;    /* @hydra.main config_path, root-relative */
-  const char *hydra_name;    /* @hydra.main config_name */
-  const char *entry;         /* root-relative entry script, or NULL */
-  const char *entry_dir;     /* its directory */
+  int word_n[SM__NWORD];       /* weighted count of each word family */
+  int word_strong[SM__NWORD];  /* the same from the command and entry */
+  sm__vec models;              /* sm__cand from code */
+  sm__vec datasets;            /* sm__cand from code */
+  sm__vec presets;             /* sm__kv */
+  sm__vec factories;           /* sm__kv */
+  sm__vec pyqueue;             /* sm__pyfile: files to scan */
+  sm__vec flags;               /* const char *: store_true option names */
+  sm__vec optalias;            /* const char *[2]: option spelling, key */
+  sm__vec positionals;     /* const char *: argparse positionals, in order */
+  sm__vec classes;         /* const char *: classes defined in the code */
+  const char *fire_target; /* function given to fire.Fire, or NULL */
+  const char *hydra_path;  /* @hydra.main config_path, root-relative */
+  const char *hydra_name;  /* @hydra.main config_name */
+  const char *entry;       /* root-relative entry script, or NULL */
+  const char *entry_dir;   /* its directory */
   /* Environment of the command: VAR=value prefixes and exports. */
   const char *env_k[SM__MAX_ENV]; /* names */
   const char *env_v[SM__MAX_ENV]; /* values */
-  int n_env;                 /* count */
+  int n_env;                      /* count */
   /* Resources from the launcher. */
   double gpus_per_node;      /* processes (GPUs) per node, 0 unknown */
   const char *gpn_ev;        /* its evidence */
@@ -180,21 +185,21 @@ typedef struct sm__ctx {
   double gpus_total;         /* total processes (mpirun -np), 0 unknown */
   const char *gt_ev;         /* its evidence */
   /* The entry script's own arguments, with the evidence of each. */
-  const char **sargs;        /* words after the script or module */
-  const char **sargs_ev;     /* "command" or "path:line" per word */
-  int n_sargs;               /* count */
-  const char *cmd_dir;       /* directory the entry runs in */
-  double world;              /* data-parallel world size, 0 unknown */
+  const char **sargs;    /* words after the script or module */
+  const char **sargs_ev; /* "command" or "path:line" per word */
+  int n_sargs;           /* count */
+  const char *cmd_dir;   /* directory the entry runs in */
+  double world;          /* data-parallel world size, 0 unknown */
   /* Launcher-level facts (accelerate / deepspeed flags). */
-  const char *precision;     /* "bf16", "fp16" from the launcher */
-  const char *precision_ev;  /* its evidence */
-  const char *strategy;      /* "fsdp", "deepspeed_zero2" ... */
-  const char *strategy_ev;   /* its evidence */
+  const char *precision;    /* "bf16", "fp16" from the launcher */
+  const char *precision_ev; /* its evidence */
+  const char *strategy;     /* "fsdp", "deepspeed_zero2" ... */
+  const char *strategy_ev;  /* its evidence */
   /* Hints of the alias table for task and domain. */
-  const char *hint_task;     /* from the model name */
-  const char *hint_domain;   /* from the model name */
-  const char *ds_task;       /* from the dataset name */
-  const char *ds_domain;     /* from the dataset name */
+  const char *hint_task;   /* from the model name */
+  const char *hint_domain; /* from the model name */
+  const char *ds_task;     /* from the dataset name */
+  const char *ds_domain;   /* from the dataset name */
 } sm__ctx;
 
 /* ==== ctx.c: vectors, strings, warnings, limits ==== */
@@ -225,13 +230,14 @@ const char *sm__repo_join(sm__ctx *c, const char *base, const char *path);
 /* True when rel names a regular file inside the root whose real path stays
  * inside the root (no symlink escape) and that is not skipped. */
 int sm__repo_is_file(sm__ctx *c, const char *rel);
+/* True when something (even a dangling link or a FIFO) is at rel. */
+int sm__repo_exists(sm__ctx *c, const char *rel);
 /* True when rel is a directory inside the root (same checks). */
 int sm__repo_is_dir(sm__ctx *c, const char *rel);
 /* Reads a file (once: a second read gives SM_EBUSY).  *data is
  * NUL-terminated and lives in the arena.  Problems become warnings and a
  * negative return. */
-int sm__repo_read(sm__ctx *c, const char *rel, const char **data,
-                  size_t *len);
+int sm__repo_read(sm__ctx *c, const char *rel, const char **data, size_t *len);
 /* Like sm__repo_read but a file already read is read again (for configs
  * used twice). */
 int sm__repo_read_again(sm__ctx *c, const char *rel, const char **data,
@@ -248,8 +254,8 @@ sm__param *sm__param_text(sm__ctx *c, const char *key, const char *text,
                           int layer, const char *ev);
 sm__param *sm__param_num(sm__ctx *c, const char *key, double v, int kind,
                          int layer, const char *ev);
-sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s,
-                         int kind, int layer, const char *ev);
+sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s, int kind,
+                         int layer, const char *ev);
 /* The value the program uses for any of names (leaf names, or dotted
  * suffixes such as "train.epochs"): highest layer, then the earliest name
  * in the list, then the latest written.  References are followed.
@@ -272,6 +278,9 @@ void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight);
 /* Scans text (an identifier, a path, a command word) for word families. */
 void sm__words_in(sm__ctx *c, const char *s, size_t n, const char *ev,
                   int weight);
+/* The same with the evidence made only when a family is found. */
+void sm__words_at(sm__ctx *c, const char *s, size_t n, const char *path,
+                  int line, int weight);
 void sm__cand_add(sm__ctx *c, sm__vec *v, const char *name, const char *ev,
                   int weight);
 
@@ -307,8 +316,7 @@ void sm__command_args(sm__ctx *c);
 /* Loads a config file by extension (.yaml/.yml, .json, .toml, .py, .cfg
  * INI-like) into params at layer, keys prefixed by prefix (may be NULL).
  * Returns 0, or a negative code with a warning. */
-int sm__config_load(sm__ctx *c, const char *rel, const char *prefix,
-                    int layer);
+int sm__config_load(sm__ctx *c, const char *rel, const char *prefix, int layer);
 /* Hydra: composes config_name from dir with its defaults list and the
  * command's group overrides. */
 void sm__hydra(sm__ctx *c, const char *dir, const char *name,
@@ -329,8 +337,8 @@ void sm__py_scan_all(sm__ctx *c);
 /* Scans one Python file as a config file (plain assignments) at layer. */
 int sm__py_config(sm__ctx *c, const char *rel, int layer);
 /* Resolves a module name (dots) from a directory to a file, or NULL. */
-const char *sm__py_module_path(sm__ctx *c, const char *dir,
-                               const char *module, int level);
+const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
+                               int level);
 /* Queues a Python file for scanning. */
 void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth);
 
@@ -344,11 +352,10 @@ void sm__resolve(sm__ctx *c);
  * argument).  Returns an arena string, or NULL when nothing name-like is
  * left.  *hint_task / *hint_domain get the alias table's hints (may be
  * NULL). */
-const char *sm__norm_model(sm__ctx *c, const char *raw,
-                           const char **hint_task, const char **hint_domain);
+const char *sm__norm_model(sm__ctx *c, const char *raw, const char **hint_task,
+                           const char **hint_domain);
 const char *sm__norm_dataset(sm__ctx *c, const char *raw,
-                             const char **hint_task,
-                             const char **hint_domain);
+                             const char **hint_task, const char **hint_domain);
 /* Looks a canonical-ish name up as a known model (1) or not (0). */
 int sm__is_known_model(sm__ctx *c, const char *name);
 /* Loads an operator's alias file in place of the embedded one. */

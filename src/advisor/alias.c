@@ -53,8 +53,8 @@ static int parse_table(char *text, alias *out, int *bad) {
       while (k > 0 && (f[i][k - 1] == '\r' || f[i][k - 1] == ' '))
         f[i][--k] = '\0';
     }
-    if (nf < 3 || (strcmp(f[0], "model") != 0 &&
-                   strcmp(f[0], "dataset") != 0) ||
+    if (nf < 3 ||
+        (strcmp(f[0], "model") != 0 && strcmp(f[0], "dataset") != 0) ||
         f[1][0] == '\0' || f[2][0] == '\0') {
       *bad = line;
       return -1;
@@ -65,8 +65,7 @@ static int parse_table(char *text, alias *out, int *bad) {
     out[n].pattern = f[1];
     out[n].canonical = f[2];
     out[n].task = (nf > 3 && strcmp(f[3], "-") != 0 && f[3][0]) ? f[3] : NULL;
-    out[n].domain =
-        (nf > 4 && strcmp(f[4], "-") != 0 && f[4][0]) ? f[4] : NULL;
+    out[n].domain = (nf > 4 && strcmp(f[4], "-") != 0 && f[4][0]) ? f[4] : NULL;
     n++;
   }
   return n;
@@ -126,15 +125,17 @@ int sm__alias_load(const char *text, size_t len, sm_err *err) {
 /* ==== Cleaning ==== */
 
 static const char *const generic_dirs[] = {
-    "train", "training", "val", "valid", "validation", "test", "data",
-    "dataset", "datasets", "images", "image", "raw", "processed", "files",
-    "input", "inputs", "text", "corpus", "", ".", "..", NULL};
+    "train",     "training", "val",      "valid",  "validation", "test",
+    "data",      "dataset",  "datasets", "images", "image",      "raw",
+    "processed", "files",    "input",    "inputs", "text",       "corpus",
+    "",          ".",        "..",       NULL};
 
 static const char *const generic_names[] = {
-    "model", "models", "checkpoint", "checkpoints", "ckpt", "output",
-    "outputs", "pretrained", "scratch", "resume", "none", "null", "auto",
-    "custom", "base", "default", "path", "dir", "data", "dataset", "true",
-    "false", "weights", "model-weights", NULL};
+    "model",   "models",  "checkpoint", "checkpoints",   "ckpt",
+    "output",  "outputs", "pretrained", "scratch",       "resume",
+    "none",    "null",    "auto",       "custom",        "base",
+    "default", "path",    "dir",        "data",          "dataset",
+    "true",    "false",   "weights",    "model-weights", NULL};
 
 static int in(const char *const *list, const char *s, size_t n) {
   for (int i = 0; list[i]; i++)
@@ -162,8 +163,17 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
     s++;
   if (strstr(s, "://"))
     s = strstr(s, "://") + 3;
-  for (; *s && n + 1 < sizeof(buf); s++)
+  for (; *s && n + 1 < sizeof(buf); s++) {
+    /* Interpolations (${paths.data_dir}) say nothing about the name. */
+    if (s[0] == '$' && s[1] == '{') {
+      const char *close = strchr(s, '}');
+      if (close == NULL)
+        break;
+      s = close;
+      continue;
+    }
     buf[n++] = (char)tolower((unsigned char)*s);
+  }
   while (n > 0 && (buf[n - 1] == '/' || buf[n - 1] == ' ' ||
                    buf[n - 1] == '"' || buf[n - 1] == '\''))
     n--;

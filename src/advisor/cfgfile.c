@@ -19,14 +19,14 @@
 enum { N_SCALAR, N_MAP, N_SEQ };
 
 typedef struct ynode {
-  int type;             /* N_* */
-  const char *key;      /* member name inside a map, NULL otherwise */
-  const char *val;      /* scalar text */
-  int quoted;           /* scalar was quoted (always a string) */
-  int line;             /* 1-based line */
-  struct ynode *child;  /* first child */
-  struct ynode *last;   /* last child, for appending */
-  struct ynode *next;   /* next sibling */
+  int type;            /* N_* */
+  const char *key;     /* member name inside a map, NULL otherwise */
+  const char *val;     /* scalar text */
+  int quoted;          /* scalar was quoted (always a string) */
+  int line;            /* 1-based line */
+  struct ynode *child; /* first child */
+  struct ynode *last;  /* last child, for appending */
+  struct ynode *next;  /* next sibling */
 } ynode;
 
 static ynode *node_new(sm__ctx *c, int type, int line) {
@@ -95,9 +95,8 @@ static ynode *yaml_tree(sm__ctx *c, const char *rel, const char *text,
     case YAML_SCALAR_EVENT:
       if (depth > 0 && stack[depth - 1]->type == N_MAP &&
           pending_key[depth - 1] == NULL) {
-        pending_key[depth - 1] =
-            sm__strndup(c, (const char *)ev.data.scalar.value,
-                        ev.data.scalar.length);
+        pending_key[depth - 1] = sm__strndup(
+            c, (const char *)ev.data.scalar.value, ev.data.scalar.length);
         if (pending_key[depth - 1] == NULL)
           ok = 0, done = 1;
         break;
@@ -406,8 +405,8 @@ int sm__toml_parse(const char *text, size_t n, sm__toml_fn fn, void *ud,
     while (vn > 0 && isspace((unsigned char)val[vn - 1]))
       vn--;
     val[vn] = '\0';
-    if (vn >= 3 && (strncmp(val, "\"\"\"", 3) == 0 ||
-                    strncmp(val, "'''", 3) == 0)) {
+    if (vn >= 3 &&
+        (strncmp(val, "\"\"\"", 3) == 0 || strncmp(val, "'''", 3) == 0)) {
       /* A multi-line string: skip to its end. */
       const char *close = NULL;
       char q3[4] = {val[0], val[0], val[0], 0};
@@ -425,6 +424,8 @@ int sm__toml_parse(const char *text, size_t n, sm__toml_fn fn, void *ud,
         for (const char *q = p; q < close; q++)
           line += *q == '\n';
         p = memchr(close, '\n', (size_t)(end - close));
+        if (p != NULL)
+          line++;
         p = p ? p + 1 : end;
       }
       continue;
@@ -484,13 +485,13 @@ int sm__config_load(sm__ctx *c, const char *rel, const char *prefix,
 #define MAX_GROUPS 32
 
 typedef struct hydra {
-  sm__ctx *c;                  /* context */
-  const char *dir;             /* config directory, root-relative */
-  const char *g[MAX_GROUPS];   /* group names */
-  const char *o[MAX_GROUPS];   /* chosen option (NULL: none) */
-  int cmd[MAX_GROUPS];         /* chosen on the command line */
-  int ng;                      /* groups */
-  int files;                   /* files composed, bounded */
+  sm__ctx *c;                /* context */
+  const char *dir;           /* config directory, root-relative */
+  const char *g[MAX_GROUPS]; /* group names */
+  const char *o[MAX_GROUPS]; /* chosen option (NULL: none) */
+  int cmd[MAX_GROUPS];       /* chosen on the command line */
+  int ng;                    /* groups */
+  int files;                 /* files composed, bounded */
 } hydra;
 
 static int group_slot(hydra *h, const char *g) {
@@ -517,6 +518,7 @@ static int entry_key(const char *k, char *group, size_t gcap, char *pkg,
     k += 9;
   } else if (strncmp(k, "optional ", 9) == 0) {
     k += 9;
+    ov = 2;
   }
   while (*k == '/' || *k == ' ')
     k++;
@@ -524,6 +526,15 @@ static int entry_key(const char *k, char *group, size_t gcap, char *pkg,
   snprintf(group, gcap, "%.*s", at ? (int)(at - k) : (int)strlen(k), k);
   snprintf(pkg, pcap, "%s", at ? at + 1 : "");
   return ov;
+}
+
+/* The file of a group option: "gpt2" or "gpt2.yaml" in dir/group/. */
+static const char *option_path(hydra *h, int slot) {
+  const char *o = h->o[slot];
+  size_t n = strlen(o);
+  int ext = n > 5 && strcmp(o + n - 5, ".yaml") == 0;
+  return sm__printf(h->c, "%s/%s/%s%s", h->dir, h->g[slot], o,
+                    ext ? "" : ".yaml");
 }
 
 /* Pass 1: group choices from the defaults lists, overrides last. */
@@ -541,18 +552,15 @@ static void hydra_choices(hydra *h, const char *rel, int depth) {
     int ov, slot;
     if (e->type != N_MAP || (v = e->child) == NULL || v->type != N_SCALAR)
       continue;
-    ov = entry_key(v->key, group, sizeof(group), pkg, sizeof(pkg));
+    ov = entry_key(v->key, group, sizeof(group), pkg, sizeof(pkg)) == 1;
     slot = group_slot(h, group);
     if (slot < 0)
       continue;
     if (!h->cmd[slot] && (ov || h->o[slot] == NULL))
-      h->o[slot] = (strcmp(v->val, "null") == 0 || v->val[0] == '\0')
-                       ? NULL
-                       : v->val;
+      h->o[slot] =
+          (strcmp(v->val, "null") == 0 || v->val[0] == '\0') ? NULL : v->val;
     if (h->o[slot] != NULL) {
-      const char *child =
-          sm__printf(h->c, "%s/%s/%s.yaml", h->dir, h->g[slot], h->o[slot]);
-      const char *norm = sm__repo_join(h->c, "", child);
+      const char *norm = sm__repo_join(h->c, "", option_path(h, slot));
       if (norm && sm__repo_is_file(h->c, norm))
         hydra_choices(h, norm, depth + 1);
     }
@@ -592,7 +600,7 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
     for (ynode *e = d->child; e; e = e->next) {
       char group[256], pkg[128];
       const char *child;
-      int slot;
+      int slot, kind;
       if (e->type == N_SCALAR) {
         if (strcmp(e->val, "_self_") == 0) {
           flatten(h->c, t, package, rel, SM__L_CONFIG, 0);
@@ -610,28 +618,26 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
         }
         continue;
       }
-      if (e->type != N_MAP || e->child == NULL ||
-          e->child->type != N_SCALAR)
+      if (e->type != N_MAP || e->child == NULL || e->child->type != N_SCALAR)
         continue;
-      if (entry_key(e->child->key, group, sizeof(group), pkg, sizeof(pkg)))
+      kind = entry_key(e->child->key, group, sizeof(group), pkg, sizeof(pkg));
+      if (kind == 1)
         continue;
       slot = group_slot(h, group);
       if (slot < 0 || h->o[slot] == NULL)
         continue;
-      child = sm__repo_join(h->c, "", sm__printf(h->c, "%s/%s/%s.yaml",
-                                                 h->dir, h->g[slot],
-                                                 h->o[slot]));
+      child = sm__repo_join(h->c, "", option_path(h, slot));
       if (child == NULL || !sm__repo_is_file(h->c, child)) {
-        sm__warn(h->c, "hydra: %s/%s.yaml not found in %s", h->g[slot],
-                 h->o[slot], h->dir);
+        if (kind != 2) /* optional groups may be absent */
+          sm__warn(h->c, "hydra: %s/%s not found in %s", h->g[slot], h->o[slot],
+                   h->dir);
         continue;
       }
       {
         char pk[256];
         const char *gp = pkg[0] ? pkg : h->g[slot];
         size_t k;
-        snprintf(pk, sizeof(pk), "%s%s%s", package, package[0] ? "." : "",
-                 gp);
+        snprintf(pk, sizeof(pk), "%s%s%s", package, package[0] ? "." : "", gp);
         for (k = 0; pk[k]; k++)
           if (pk[k] == '/')
             pk[k] = '.';
@@ -651,9 +657,9 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
     return;
   h->c = c;
   h->dir = dir;
-  primary = sm__repo_join(c, "", sm__printf(c, "%s/%s%s", dir, name,
-                                            strstr(name, ".yaml") ? ""
-                                                                  : ".yaml"));
+  primary = sm__repo_join(c, "",
+                          sm__printf(c, "%s/%s%s", dir, name,
+                                     strstr(name, ".yaml") ? "" : ".yaml"));
   if (primary == NULL || !sm__repo_is_file(c, primary)) {
     sm__warn(c, "hydra: config %s not found in %s", name, dir);
     sm_free(h);
@@ -683,13 +689,13 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
       const char *child;
       if (eq == NULL)
         continue;
-      child = sm__repo_join(c, "", sm__printf(c, "%s/%.*s/%s.yaml", dir,
-                                              (int)(eq - ov[i] - 1),
-                                              ov[i] + 1, eq + 1));
+      child =
+          sm__repo_join(c, "",
+                        sm__printf(c, "%s/%.*s/%s.yaml", dir,
+                                   (int)(eq - ov[i] - 1), ov[i] + 1, eq + 1));
       if (child && sm__repo_is_file(c, child))
-        hydra_merge(h, child, sm__strndup(c, ov[i] + 1,
-                                          (size_t)(eq - ov[i] - 1)),
-                    1);
+        hydra_merge(h, child,
+                    sm__strndup(c, ov[i] + 1, (size_t)(eq - ov[i] - 1)), 1);
     }
   sm_free(h);
 }
@@ -698,13 +704,12 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
 
 /* Finds "name = "pkg.mod:fn"" (TOML) or "name = pkg.mod:fn" (cfg) or
  * "'name=pkg.mod:fn'" (setup.py) in text. */
-static const char *find_entry(sm__ctx *c, const char *text,
-                              const char *name) {
+static const char *find_entry(sm__ctx *c, const char *text, const char *name) {
   size_t n = strlen(name);
   for (const char *p = strstr(text, name); p; p = strstr(p + 1, name)) {
     const char *q = p + n, *s, *e;
-    if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '-' ||
-                     p[-1] == '_'))
+    if (p > text &&
+        (isalnum((unsigned char)p[-1]) || p[-1] == '-' || p[-1] == '_'))
       continue;
     while (*q == ' ' || *q == '"' || *q == '\'')
       q++;
@@ -725,8 +730,8 @@ static const char *find_entry(sm__ctx *c, const char *text,
 }
 
 const char *sm__console_entry(sm__ctx *c, const char *name) {
-  static const char *const files[] = {"pyproject.toml", "setup.cfg",
-                                      "setup.py", NULL};
+  static const char *const files[] = {"pyproject.toml", "setup.cfg", "setup.py",
+                                      NULL};
   for (int i = 0; files[i]; i++) {
     const char *text, *m;
     size_t len;

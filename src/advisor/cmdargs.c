@@ -44,6 +44,21 @@ static const char *find_file(sm__ctx *c, const char *word,
     if (p != NULL && sm__repo_is_file(c, p))
       return p;
   }
+  /* Say why a named config is not read: outside the root, a link out of
+   * it, a FIFO or a device, too big. */
+  for (int i = 0; i < nd; i++) {
+    const char *p = sm__repo_join(c, dirs[i], word);
+    const char *data;
+    size_t len;
+    if (p == NULL) {
+      sm__warn(c, "%s: refused: outside the repository", word);
+      return NULL;
+    }
+    if (sm__repo_exists(c, p)) {
+      sm__repo_read_again(c, p, &data, &len);
+      return NULL;
+    }
+  }
   return NULL;
 }
 
@@ -63,7 +78,7 @@ static void load(sm__ctx *c, const char *path) {
 void sm__command_args(sm__ctx *c) {
   const char *dirs[MAX_DIRS];
   const char *ov[MAX_OVERRIDES];
-  int nd = 0, nov = 0;
+  int nd = 0, nov = 0, npos = 0;
 
   dirs[nd++] = c->cmd_dir ? c->cmd_dir : c->cwd;
   if (c->entry_dir)
@@ -90,8 +105,7 @@ void sm__command_args(sm__ctx *c) {
       if (eq != NULL) {
         val = eq + 1;
       } else if (!is_flag(c, key) && i + 1 < c->n_sargs &&
-                 (c->sargs[i + 1][0] != '-' ||
-                  looks_number(c->sargs[i + 1]))) {
+                 (c->sargs[i + 1][0] != '-' || looks_number(c->sargs[i + 1]))) {
         val = c->sargs[++i];
         e = c->sargs_ev[i];
       }
@@ -109,8 +123,8 @@ void sm__command_args(sm__ctx *c) {
         const char *dpath = sm__repo_join(c, dirs[0], val);
         if (path != NULL)
           load(c, path);
-        else if (dpath != NULL && sm__repo_is_dir(c, dpath) &&
-                 nd < MAX_DIRS && dpath[0] != '\0')
+        else if (dpath != NULL && sm__repo_is_dir(c, dpath) && nd < MAX_DIRS &&
+                 dpath[0] != '\0')
           dirs[nd++] = dpath; /* -d configs: later names are inside */
       }
       continue;
@@ -142,10 +156,35 @@ void sm__command_args(sm__ctx *c) {
     }
     {
       const char *path = find_file(c, w, dirs, nd);
-      if (path != NULL)
+      if (path != NULL) {
         load(c, path);
+      } else if (npos < c->positionals.n) {
+        /* main.py /data/imagenet: the script's positional "data". */
+        sm__param_text(c, SM__AT(c->positionals, const char *, npos), w,
+                       SM__L_CMD, e);
+        npos++;
+      }
     }
   }
   if (c->hydra_name != NULL)
     sm__hydra(c, c->hydra_path ? c->hydra_path : "", c->hydra_name, ov, nov);
+  /* An option whose default names a config file of the repository (YOLO's
+   * --hyp data/hyp.scratch.yaml) is read unless the command set it. */
+  for (int i = 0, n = c->params.n; i < n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    const char *names[2];
+    const sm__param *top;
+    const char *path;
+    if (!p->opt || p->kind != SM__V_STR || !config_ext(p->str) ||
+        strstr(p->str, ".py") != NULL)
+      continue;
+    names[0] = p->leaf;
+    names[1] = NULL;
+    top = sm__param_get(c, names);
+    if (top != p)
+      continue;
+    path = find_file(c, p->str, dirs, nd);
+    if (path != NULL)
+      sm__config_load(c, path, NULL, SM__L_CONFIG);
+  }
 }

@@ -17,11 +17,11 @@
 
 /* One command being interpreted. */
 typedef struct cmdline {
-  const char **w;    /* words */
-  const char **ev;   /* evidence per word */
-  int n;             /* count */
-  const char *dir;   /* directory it runs in (root-relative) */
-  int depth;         /* script nesting */
+  const char **w;  /* words */
+  const char **ev; /* evidence per word */
+  int n;           /* count */
+  const char *dir; /* directory it runs in (root-relative) */
+  int depth;       /* script nesting */
 } cmdline;
 
 static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars);
@@ -114,8 +114,8 @@ static void set_nodes(sm__ctx *c, const char *v, const char *ev, int force) {
   if (strchr(v, ':') != NULL) {
     /* An elastic range "1:4" leaves the count open. */
     const char *colon = strchr(v, ':');
-    if (strcmp(colon + 1, v) != 0 && strncmp(v, colon + 1,
-                                             (size_t)(colon - v)) != 0) {
+    if (strcmp(colon + 1, v) != 0 &&
+        strncmp(v, colon + 1, (size_t)(colon - v)) != 0) {
       c->nodes_unfixed = 1;
       return;
     }
@@ -168,7 +168,8 @@ static int slurm_opt(sm__ctx *c, cmdline *cl, int *i, const char *ev) {
       c->gt_ev = ev;
     }
   } else if (cl->w[*i][0] == '-' && strchr(cl->w[*i], '=') == NULL &&
-             cl->w[*i][1] != '-' && cl->w[*i][2] == '\0' && *i + 1 < cl->n) {
+             cl->w[*i][1] != '-' && cl->w[*i][1] != '\0' &&
+             cl->w[*i][2] == '\0' && *i + 1 < cl->n) {
     /* A short option with a separate value: -p partition, -t time. */
     (*i)++;
   } else if (cl->w[*i][0] != '-') {
@@ -190,15 +191,13 @@ static int launch_score(const char *const *w, int n) {
         strcmp(b, "accelerate") == 0 || strcmp(b, "srun") == 0 ||
         strcmp(b, "mpirun") == 0 || strcmp(b, "mpiexec") == 0)
       score += 2;
-    if (strstr(b, "train") || strstr(b, "finetune") ||
-        strstr(b, "pretrain") || strcmp(b, "main.py") == 0 ||
-        strstr(b, "fit"))
+    if (strstr(b, "train") || strstr(b, "finetune") || strstr(b, "pretrain") ||
+        strcmp(b, "main.py") == 0 || strstr(b, "fit"))
       score += 3;
     if (strstr(b, "eval") || strstr(b, "test") || strstr(b, "infer") ||
-        strstr(b, "predict") || strstr(b, "generate") ||
-        strstr(b, "convert") || strstr(b, "preprocess") ||
-        strstr(b, "download") || strstr(b, "prepare") ||
-        strstr(b, "export") || strstr(b, "merge"))
+        strstr(b, "predict") || strstr(b, "generate") || strstr(b, "convert") ||
+        strstr(b, "preprocess") || strstr(b, "download") ||
+        strstr(b, "prepare") || strstr(b, "export") || strstr(b, "merge"))
       score -= 4;
     if (strncmp(b, "python", 6) == 0 || strstr(b, ".py") != NULL)
       score += 1;
@@ -378,9 +377,9 @@ static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
             strcmp(w[seg], "&") == 0)
           break;
       /* Shell keywords in front of a command. */
-      while (k < seg && (strcmp(w[k], "then") == 0 ||
-                         strcmp(w[k], "do") == 0 || strcmp(w[k], "else") == 0 ||
-                         strcmp(w[k], "{") == 0 || strcmp(w[k], "(") == 0))
+      while (k < seg && (strcmp(w[k], "then") == 0 || strcmp(w[k], "do") == 0 ||
+                         strcmp(w[k], "else") == 0 || strcmp(w[k], "{") == 0 ||
+                         strcmp(w[k], "(") == 0))
         k++;
       if (k >= seg)
         continue;
@@ -434,8 +433,7 @@ static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
     }
   }
   if (best.w != NULL) {
-    best.ev = sm_arena_calloc(&c->arena, (size_t)best.n + 1,
-                              sizeof(*best.ev));
+    best.ev = sm_arena_calloc(&c->arena, (size_t)best.n + 1, sizeof(*best.ev));
     if (best.ev != NULL) {
       word_lines(c, rel, text, best_text, best_line, &best);
       best.dir = best_dir;
@@ -451,15 +449,38 @@ static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
 /* ==== Launchers ==== */
 
 /* Options of torchrun / torch.distributed.launch that take a value. */
-static const char *const torchrun_valued[] = {
-    "--master_port", "--master-port", "--master_addr", "--master-addr",
-    "--node_rank", "--node-rank", "--rdzv_backend", "--rdzv-backend",
-    "--rdzv_endpoint", "--rdzv-endpoint", "--rdzv_id", "--rdzv-id",
-    "--rdzv_conf", "--rdzv-conf", "--max_restarts", "--max-restarts",
-    "--monitor_interval", "--monitor-interval", "--log_dir", "--log-dir",
-    "--redirects", "-r", "--tee", "-t", "--role", "--start_method",
-    "--start-method", "--local_addr", "--local-addr", "--logs_specs",
-    "--local-ranks-filter", NULL};
+static const char *const torchrun_valued[] = {"--master_port",
+                                              "--master-port",
+                                              "--master_addr",
+                                              "--master-addr",
+                                              "--node_rank",
+                                              "--node-rank",
+                                              "--rdzv_backend",
+                                              "--rdzv-backend",
+                                              "--rdzv_endpoint",
+                                              "--rdzv-endpoint",
+                                              "--rdzv_id",
+                                              "--rdzv-id",
+                                              "--rdzv_conf",
+                                              "--rdzv-conf",
+                                              "--max_restarts",
+                                              "--max-restarts",
+                                              "--monitor_interval",
+                                              "--monitor-interval",
+                                              "--log_dir",
+                                              "--log-dir",
+                                              "--redirects",
+                                              "-r",
+                                              "--tee",
+                                              "-t",
+                                              "--role",
+                                              "--start_method",
+                                              "--start-method",
+                                              "--local_addr",
+                                              "--local-addr",
+                                              "--logs_specs",
+                                              "--local-ranks-filter",
+                                              NULL};
 
 static int in_list(const char *const *list, const char *w) {
   const char *eq = strchr(w, '=');
@@ -493,8 +514,7 @@ static int python_script(sm__ctx *c, cmdline *cl, int i) {
   }
   path = sm__repo_join(c, cl->dir, cl->w[i]);
   if (path == NULL || !sm__repo_is_file(c, path)) {
-    sm__warn(c, "command: %s: script not found in the repository",
-             cl->w[i]);
+    sm__warn(c, "command: %s: script not found in the repository", cl->w[i]);
     set_entry(c, cl, i + 1, NULL);
     return -1;
   }
@@ -579,9 +599,8 @@ static int deepspeed_launcher(sm__ctx *c, cmdline *cl, int i) {
     } else if (w[0] == '-' && strchr(w, '=') == NULL &&
                (strcmp(w, "--master_port") == 0 ||
                 strcmp(w, "--master_addr") == 0 ||
-                strcmp(w, "--launcher") == 0 ||
-                strcmp(w, "--exclude") == 0 || strcmp(w, "-e") == 0 ||
-                strcmp(w, "--launcher_args") == 0 ||
+                strcmp(w, "--launcher") == 0 || strcmp(w, "--exclude") == 0 ||
+                strcmp(w, "-e") == 0 || strcmp(w, "--launcher_args") == 0 ||
                 strcmp(w, "--ssh_port") == 0)) {
       i++;
     } else if (w[0] == '-') {
@@ -695,9 +714,8 @@ static int accelerate(sm__ctx *c, cmdline *cl, int i) {
       if (cfg)
         accelerate_config(c, cfg);
       return python_module(c, cl, i + 1);
-    } else if (w[0] == '-' && strchr(w, '=') == NULL &&
-               i + 1 < cl->n && cl->w[i + 1][0] != '-' &&
-               strstr(cl->w[i + 1], ".py") == NULL) {
+    } else if (w[0] == '-' && strchr(w, '=') == NULL && i + 1 < cl->n &&
+               cl->w[i + 1][0] != '-' && strstr(cl->w[i + 1], ".py") == NULL) {
       i++; /* another valued option */
     } else if (w[0] == '-') {
       /* flag */
@@ -747,9 +765,10 @@ static int python(sm__ctx *c, cmdline *cl, int i) {
 
 static int mpirun(sm__ctx *c, cmdline *cl, int i) {
   static const char *const valued[] = {
-      "-x", "-H", "--host", "-host", "--hostfile", "-hostfile", "--map-by",
-      "-map-by", "--bind-to", "-bind-to", "-wdir", "--wdir", "-env",
-      "--rankfile", "-f", "-ppn", NULL};
+      "-x",        "-H",       "--host",  "-host",      "--hostfile",
+      "-hostfile", "--map-by", "-map-by", "--bind-to",  "-bind-to",
+      "-wdir",     "--wdir",   "-env",    "--rankfile", "-f",
+      "-ppn",      NULL};
   c->launcher = 1;
   c->launcher_name = "mpirun";
   for (; i < cl->n; i++) {
@@ -785,8 +804,7 @@ static int mpirun(sm__ctx *c, cmdline *cl, int i) {
 static int run_script(sm__ctx *c, cmdline *cl, int i) {
   const char *path = sm__repo_join(c, cl->dir, cl->w[i]);
   if (path == NULL || !sm__repo_is_file(c, path)) {
-    sm__warn(c, "command: %s: script not found in the repository",
-             cl->w[i]);
+    sm__warn(c, "command: %s: script not found in the repository", cl->w[i]);
     return -1;
   }
   follow_script(c, path, cl->w + i + 1, cl->n - i - 1, cl->dir, cl->depth);
@@ -872,8 +890,9 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
         }
       }
     }
-    sm__warn(c, "command: '%s' is not a launcher or script the extractor "
-                "knows",
+    sm__warn(c,
+             "command: '%s' is not a launcher or script the extractor "
+             "knows",
              w);
     return -1;
   }
@@ -907,8 +926,7 @@ int sm__command(sm__ctx *c, const char *const *argv, int argc) {
     const char **w;
     int n = sm__sh_split(c, argv[0], strlen(argv[0]), NULL, &w, MAX_WORDS);
     if (n <= 0) {
-      sm__warn(c, "command: cannot split '%s' (unbalanced quotes)",
-               argv[0]);
+      sm__warn(c, "command: cannot split '%s' (unbalanced quotes)", argv[0]);
       return 0;
     }
     ev = sm_arena_calloc(&c->arena, (size_t)n + 1, sizeof(*ev));

@@ -17,6 +17,7 @@ static void ctx_release(sm__ctx *c) {
   sm__vec_release(&c->flags);
   sm__vec_release(&c->classes);
   sm__vec_release(&c->optalias);
+  sm__vec_release(&c->positionals);
   sm_arena_discard(&c->arena);
 }
 
@@ -31,8 +32,7 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
     return sm_err_set(err, SM_EINVAL, "no launch command given");
   for (int i = 0; i < req->argc; i++)
     if (req->argv[i] == NULL)
-      return sm_err_set(err, SM_EINVAL, "launch command word %d is NULL",
-                        i);
+      return sm_err_set(err, SM_EINVAL, "launch command word %d is NULL", i);
   c = sm_calloc(1, sizeof(*c));
   if (c == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
@@ -49,6 +49,7 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
   sm__vec_init(&c->flags, sizeof(const char *));
   sm__vec_init(&c->classes, sizeof(const char *));
   sm__vec_init(&c->optalias, 2 * sizeof(const char *));
+  sm__vec_init(&c->positionals, sizeof(const char *));
   rc = sm__repo_open(c, err);
   if (rc == 0)
     rc = sm__command(c, req->argv, req->argc);
@@ -56,9 +57,8 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
     sm__py_scan_all(c);
     sm__command_args(c);
     for (int i = 0; i < req->n_configs; i++) {
-      const char *p = req->configs[i]
-                          ? sm__repo_join(c, c->cwd, req->configs[i])
-                          : NULL;
+      const char *p =
+          req->configs[i] ? sm__repo_join(c, c->cwd, req->configs[i]) : NULL;
       if (p == NULL || !sm__repo_is_file(c, p))
         sm__warn(c, "--config %s: not a file in the repository",
                  req->configs[i] ? req->configs[i] : "(null)");

@@ -154,13 +154,13 @@ int sm_meta_from_json(sm_meta *m, const char *json, size_t n, sm_err *err) {
     md = root;
   if (!cJSON_IsObject(md)) {
     cJSON_Delete(root);
-    return sm_err_set(err, SM_EPARSE, "metadata: \"metadata\" is not an "
-                                      "object");
+    return sm_err_set(err, SM_EPARSE,
+                      "metadata: \"metadata\" is not an "
+                      "object");
   }
   for (int i = 0; i < SM_META_NFIELDS && rc == 0; i++) {
     cJSON *v = cJSON_GetObjectItemCaseSensitive(md, field_names[i]);
-    cJSON *e = ev ? cJSON_GetObjectItemCaseSensitive(ev, field_names[i])
-                  : NULL;
+    cJSON *e = ev ? cJSON_GetObjectItemCaseSensitive(ev, field_names[i]) : NULL;
     const char *es = cJSON_IsString(e) ? e->valuestring : NULL;
     if (v == NULL || cJSON_IsNull(v))
       continue;

@@ -28,8 +28,7 @@ void sm__key_norm(const char *in, size_t n, char *out, size_t cap) {
   out[o] = '\0';
 }
 
-static sm__param *add(sm__ctx *c, const char *key, int layer,
-                      const char *ev) {
+static sm__param *add(sm__ctx *c, const char *key, int layer, const char *ev) {
   char norm[MAX_KEY];
   sm__param *p;
   const char *dot;
@@ -65,8 +64,8 @@ sm__param *sm__param_num(sm__ctx *c, const char *key, double v, int kind,
   return p;
 }
 
-sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s,
-                         int kind, int layer, const char *ev) {
+sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s, int kind,
+                         int layer, const char *ev) {
   sm__param *p = add(c, key, layer, ev);
   if (p != NULL) {
     p->kind = kind;
@@ -145,6 +144,14 @@ sm__param *sm__param_text(sm__ctx *c, const char *key, const char *text,
     buf[n - 1] = '\0';
     return sm__param_str(c, key, buf + 1, SM__V_STR, layer, ev);
   }
+  if (n > 3 && buf[0] == '$' && buf[1] == '{' && buf[n - 1] == '}' &&
+      strchr(buf + 2, '{') == NULL && strchr(buf, '}') == buf + n - 1 &&
+      strchr(buf, ':') == NULL) {
+    /* An OmegaConf interpolation ${paths.data_dir}: a reference. */
+    char ref[256];
+    sm__key_norm(buf + 2, n - 3, ref, sizeof(ref));
+    return sm__param_str(c, key, ref, SM__V_REF, layer, ev);
+  }
   if (n == 0 || strcmp(buf, "None") == 0 || strcmp(buf, "null") == 0 ||
       strcmp(buf, "~") == 0 || strcmp(buf, "Null") == 0 ||
       strcmp(buf, "NULL") == 0)
@@ -179,8 +186,8 @@ static int name_matches(const sm__param *p, const char *name) {
   return nn == kn || p->key[kn - nn - 1] == '.';
 }
 
-static const sm__param *get(sm__ctx *c, const char *const *names,
-                            int min_layer, const sm__param *self) {
+static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
+                            const sm__param *self) {
   const sm__param *best = NULL;
   int best_name = 0;
 
@@ -192,11 +199,10 @@ static const sm__param *get(sm__ctx *c, const char *const *names,
     if (p->kind == SM__V_STR && strcmp(p->str, "auto") == 0)
       continue;
     /* `batch_size = args.batch_size` only passes a value along. */
-    if (p->kind == SM__V_REF) {
-      const char *d = strrchr(p->str, '.');
-      if (strcmp(d ? d + 1 : p->str, p->leaf) == 0)
-        continue;
-    }
+    if (p->kind == SM__V_REF &&
+        (strcmp(p->str, p->key) == 0 ||
+         (strchr(p->str, '.') == NULL && strcmp(p->str, p->leaf) == 0)))
+      continue;
     for (int j = 0; names[j]; j++) {
       if (!name_matches(p, names[j]))
         continue;
@@ -230,10 +236,6 @@ static const sm__param *by_name(sm__ctx *c, const char *name,
 
 const sm__param *sm__param_deref(sm__ctx *c, const sm__param *p) {
   for (int hop = 0; p != NULL && p->kind == SM__V_REF && hop < 6; hop++) {
-    if (strncmp(p->str, "env:", 4) == 0) {
-      const char *v = sm__env(c, p->str + 4);
-      return v ? sm__param_text(c, p->key, v, p->layer, p->ev) : NULL;
-    }
     p = by_name(c, p->str, p);
   }
   return (p != NULL && p->kind == SM__V_REF) ? NULL : p;
@@ -274,8 +276,8 @@ static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
     while (*p && *p != ' ' && n + 1 < sizeof(tok))
       tok[n++] = *p++;
     tok[n] = '\0';
-    if (strchr("+-*/%", tok[0]) != NULL && (n == 1 || strcmp(tok, "//") == 0 ||
-                                            strcmp(tok, "**") == 0)) {
+    if (strchr("+-*/%", tok[0]) != NULL &&
+        (n == 1 || strcmp(tok, "//") == 0 || strcmp(tok, "**") == 0)) {
       double a, b;
       if (sp < 2)
         return -1;
@@ -363,8 +365,9 @@ void sm__signal(sm__ctx *c, sm__sig s, const char *ev, int layer) {
 }
 
 void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight) {
+  /* "?" marks evidence that sm__words_at fills in. */
   if (c->word[w] == NULL)
-    c->word[w] = ev ? ev : "command";
+    c->word[w] = ev ? ev : "?";
   c->word_n[w] += weight;
   if (weight >= 2)
     c->word_strong[w] += weight;
@@ -376,46 +379,105 @@ static const struct {
   const char *pat;
   sm__word w;
 } word_pats[] = {
-    {"causallm", SM__W_LM},          {"causal_lm", SM__W_LM},
-    {"gpt", SM__W_LM},               {"llama", SM__W_LM},
-    {"language_model", SM__W_LM},    {"tokenizer", SM__W_LM},
-    {"lm_head", SM__W_LM},          {"maskedlm", SM__W_LM},           {"detection", SM__W_DETECTION},
-    {"detector", SM__W_DETECTION},   {"bbox", SM__W_DETECTION},
-    {"yolo", SM__W_DETECTION},       {"detr", SM__W_DETECTION},
-    {"rcnn", SM__W_DETECTION},       {"retinanet", SM__W_DETECTION},
-    {"mmdet", SM__W_DETECTION},      {"detectron", SM__W_DETECTION},
-    {"segmentation", SM__W_SEGMENTATION}, {"deeplab", SM__W_SEGMENTATION},
-    {"ade20k", SM__W_SEGMENTATION},  {"cityscapes", SM__W_SEGMENTATION},
-    {"mask2former", SM__W_SEGMENTATION}, {"semseg", SM__W_SEGMENTATION},
-    {"panoptic", SM__W_PANOPTIC},    {"=masks", SM__W_MASKS},
-    {"diffusion", SM__W_DIFFUSION},  {"ddpm", SM__W_DIFFUSION},
-    {"ddim", SM__W_DIFFUSION},       {"noise_schedule", SM__W_DIFFUSION},
-    {"denois", SM__W_DIFFUSION},     {"=dino", SM__W_SELFSUP},
-    {"moco", SM__W_SELFSUP},         {"simclr", SM__W_SELFSUP},
-    {"byol", SM__W_SELFSUP},         {"self_supervised", SM__W_SELFSUP},
-    {"selfsup", SM__W_SELFSUP},      {"ibot", SM__W_SELFSUP},
-    {"llava", SM__W_MULTIMODAL},     {"vision_tower", SM__W_MULTIMODAL},
-    {"mm_projector", SM__W_MULTIMODAL}, {"multimodal", SM__W_MULTIMODAL},
-    {"blip", SM__W_MULTIMODAL},      {"flamingo", SM__W_MULTIMODAL},
-    {"speech", SM__W_SPEECH},        {"audio", SM__W_SPEECH},
-    {"wav2vec", SM__W_SPEECH},       {"whisper", SM__W_SPEECH},
-    {"librispeech", SM__W_SPEECH},   {"=asr", SM__W_SPEECH},
-    {"recommend", SM__W_RECSYS},     {"dlrm", SM__W_RECSYS},
-    {"criteo", SM__W_RECSYS},        {"movielens", SM__W_RECSYS},
-    {"translation", SM__W_TRANSLATION}, {"=wmt", SM__W_TRANSLATION},
-    {"contrastive", SM__W_CONTRASTIVE}, {"open_clip", SM__W_CONTRASTIVE},
-    {"infonce", SM__W_CONTRASTIVE},  {"siglip", SM__W_CONTRASTIVE},
-    {"classif", SM__W_CLASSIFICATION}, {"imagenet", SM__W_CLASSIFICATION},
-    {"cifar", SM__W_CLASSIFICATION}, {"num_classes", SM__W_CLASSIFICATION},
-    {"instruction", SM__W_INSTRUCT}, {"alpaca", SM__W_INSTRUCT},
-    {"sharegpt", SM__W_INSTRUCT},    {"conversation", SM__W_INSTRUCT},
-    {"=sft", SM__W_INSTRUCT},        {"vicuna", SM__W_INSTRUCT},
-    {"finetun", SM__W_FINETUNE},     {"fine_tun", SM__W_FINETUNE},
-    {"pretrain", SM__W_PRETRAIN},    {"pre_train", SM__W_PRETRAIN},
+    {"causallm", SM__W_LM},
+    {"causal_lm", SM__W_LM},
+    {"gpt", SM__W_LM},
+    {"llama", SM__W_LM},
+    {"language_model", SM__W_LM},
+    {"tokenizer", SM__W_LM},
+    {"lm_head", SM__W_LM},
+    {"maskedlm", SM__W_LM},
+    {"detection", SM__W_DETECTION},
+    {"detector", SM__W_DETECTION},
+    {"bbox", SM__W_DETECTION},
+    {"yolo", SM__W_DETECTION},
+    {"detr", SM__W_DETECTION},
+    {"rcnn", SM__W_DETECTION},
+    {"retinanet", SM__W_DETECTION},
+    {"mmdet", SM__W_DETECTION},
+    {"detectron", SM__W_DETECTION},
+    {"segmentation", SM__W_SEGMENTATION},
+    {"deeplab", SM__W_SEGMENTATION},
+    {"ade20k", SM__W_SEGMENTATION},
+    {"cityscapes", SM__W_SEGMENTATION},
+    {"mask2former", SM__W_SEGMENTATION},
+    {"semseg", SM__W_SEGMENTATION},
+    {"panoptic", SM__W_PANOPTIC},
+    {"=masks", SM__W_MASKS},
+    {"diffusion", SM__W_DIFFUSION},
+    {"ddpm", SM__W_DIFFUSION},
+    {"ddim", SM__W_DIFFUSION},
+    {"noise_schedule", SM__W_DIFFUSION},
+    {"denois", SM__W_DIFFUSION},
+    {"=dino", SM__W_SELFSUP},
+    {"moco", SM__W_SELFSUP},
+    {"simclr", SM__W_SELFSUP},
+    {"byol", SM__W_SELFSUP},
+    {"self_supervised", SM__W_SELFSUP},
+    {"selfsup", SM__W_SELFSUP},
+    {"ibot", SM__W_SELFSUP},
+    {"=mae", SM__W_SELFSUP},
+    {"mask_ratio", SM__W_SELFSUP},
+    {"norm_pix_loss", SM__W_SELFSUP},
+    {"llava", SM__W_MULTIMODAL},
+    {"vision_tower", SM__W_MULTIMODAL},
+    {"mm_projector", SM__W_MULTIMODAL},
+    {"multimodal", SM__W_MULTIMODAL},
+    {"blip", SM__W_MULTIMODAL},
+    {"flamingo", SM__W_MULTIMODAL},
+    {"speech", SM__W_SPEECH},
+    {"audio", SM__W_SPEECH},
+    {"wav2vec", SM__W_SPEECH},
+    {"whisper", SM__W_SPEECH},
+    {"librispeech", SM__W_SPEECH},
+    {"=asr", SM__W_SPEECH},
+    {"recommend", SM__W_RECSYS},
+    {"dlrm", SM__W_RECSYS},
+    {"criteo", SM__W_RECSYS},
+    {"movielens", SM__W_RECSYS},
+    {"translation", SM__W_TRANSLATION},
+    {"=wmt", SM__W_TRANSLATION},
+    {"contrastive", SM__W_CONTRASTIVE},
+    {"open_clip", SM__W_CONTRASTIVE},
+    {"infonce", SM__W_CONTRASTIVE},
+    {"siglip", SM__W_CONTRASTIVE},
+    {"classif", SM__W_CLASSIFICATION},
+    {"imagenet", SM__W_CLASSIFICATION},
+    {"cifar", SM__W_CLASSIFICATION},
+    {"num_classes", SM__W_CLASSIFICATION},
+    {"instruction", SM__W_INSTRUCT},
+    {"alpaca", SM__W_INSTRUCT},
+    {"sharegpt", SM__W_INSTRUCT},
+    {"conversation", SM__W_INSTRUCT},
+    {"=sft", SM__W_INSTRUCT},
+    {"vicuna", SM__W_INSTRUCT},
+    {"finetun", SM__W_FINETUNE},
+    {"fine_tun", SM__W_FINETUNE},
+    {"pretrain", SM__W_PRETRAIN},
+    {"pre_train", SM__W_PRETRAIN},
 };
 
 static int is_alpha(int ch) {
   return isalpha(ch) != 0;
+}
+
+/* Does s hold a letter sequence any pattern could start with?  A quick
+ * filter: every pattern has at least 3 letters. */
+void sm__words_at(sm__ctx *c, const char *s, size_t n, const char *path,
+                  int line, int weight) {
+  int before = 0, after = 0;
+  for (int i = 0; i < SM__NWORD; i++)
+    before += c->word_n[i];
+  if (n < 3)
+    return;
+  sm__words_in(c, s, n, NULL, weight);
+  for (int i = 0; i < SM__NWORD; i++)
+    after += c->word_n[i];
+  if (after != before)
+    /* Fill in the evidence of the families that were just seen. */
+    for (int i = 0; i < SM__NWORD; i++)
+      if (c->word[i] != NULL && strcmp(c->word[i], "?") == 0)
+        c->word[i] = sm__ev(c, path, line);
 }
 
 void sm__words_in(sm__ctx *c, const char *s, size_t n, const char *ev,

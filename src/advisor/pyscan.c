@@ -24,22 +24,24 @@ const TSLanguage *tree_sitter_python(void);
 
 #define MAX_PY_FILES 160
 #define MAX_IMPORT_DEPTH 3
+/* Modules deeper than this get a light line scan, not a parse. */
+#define FULL_PARSE_DEPTH 2
 #define MAX_TREE_DEPTH 300
 #define MAX_RPN 400
 
 /* One file being scanned. */
 typedef struct scan {
-  sm__ctx *c;           /* context */
-  const char *rel;      /* root-relative path */
-  const char *dir;      /* its directory */
-  const char *src;      /* source text */
-  int layer;            /* layer of its values */
-  int depth;            /* import depth */
-  int config_only;      /* a Python config file: module assignments only */
-  const char *func;     /* enclosing function, NULL at module level */
-  const char *cls;      /* enclosing class */
-  int wweight;          /* weight of words found here */
-  const char *lr_var;   /* variable holding a rescaled learning rate */
+  sm__ctx *c;         /* context */
+  const char *rel;    /* root-relative path */
+  const char *dir;    /* its directory */
+  const char *src;    /* source text */
+  int layer;          /* layer of its values */
+  int depth;          /* import depth */
+  int config_only;    /* a Python config file: module assignments only */
+  const char *func;   /* enclosing function, NULL at module level */
+  const char *cls;    /* enclosing class */
+  int wweight;        /* weight of words found here */
+  const char *lr_var; /* variable holding a rescaled learning rate */
 } scan;
 
 /* ==== Node helpers ==== */
@@ -87,10 +89,10 @@ static const char *last_comp(const char *s) {
 /* ==== Values ==== */
 
 typedef struct val {
-  int kind;         /* SM__V_*, or -1 for unknown */
-  double num;       /* number */
-  const char *str;  /* string, ref, list text or RPN */
-  int list_n;       /* list length */
+  int kind;        /* SM__V_*, or -1 for unknown */
+  double num;      /* number */
+  const char *str; /* string, ref, list text or RPN */
+  int list_n;      /* list length */
 } val;
 
 /* The text of a string literal; NULL for f-strings with fields. */
@@ -158,8 +160,7 @@ static val eval(scan *s, TSNode n, int depth);
 /* Names of calls that give the world size. */
 static int world_call(const char *callee) {
   const char *l = last_comp(callee);
-  return strcmp(l, "get_world_size") == 0 ||
-         strcmp(l, "device_count") == 0;
+  return strcmp(l, "get_world_size") == 0 || strcmp(l, "device_count") == 0;
 }
 
 /* Compiles arithmetic into RPN text; returns 0 or -1. */
@@ -188,8 +189,8 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
       sm_buf_adds(out, " @world");
       return 0;
     }
-    if (callee && (strcmp(callee, "int") == 0 ||
-                   strcmp(callee, "float") == 0) &&
+    if (callee &&
+        (strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0) &&
         ts_node_named_child_count(args) == 1)
       return rpn(s, ts_node_named_child(args, 0), out, depth + 1);
     return -1;
@@ -259,6 +260,14 @@ static val eval(scan *s, TSNode n, int depth) {
     val a = eval(s, field(n, "left"), depth + 1);
     val b = eval(s, field(n, "right"), depth + 1);
     const char *op = text(s, field(n, "operator"), &len);
+    if (len == 1 && op[0] == '/' && b.kind == SM__V_STR &&
+        (a.kind == SM__V_STR || a.kind == SM__V_REF)) {
+      /* pathlib: ROOT / "data/hyp.yaml" is a path next to the script. */
+      v.kind = SM__V_STR;
+      v.str =
+          a.kind == SM__V_STR ? sm__printf(s->c, "%s/%s", a.str, b.str) : b.str;
+      return v;
+    }
     if (a.kind == SM__V_NUM && b.kind == SM__V_NUM) {
       v.kind = SM__V_NUM;
       if (len == 1 && op[0] == '+')
@@ -347,7 +356,8 @@ static val eval(scan *s, TSNode n, int depth) {
       return v;
     }
     if ((strcmp(callee, "os.environ.get") == 0 ||
-         strcmp(callee, "os.getenv") == 0) && nc >= 1) {
+         strcmp(callee, "os.getenv") == 0) &&
+        nc >= 1) {
       val name = eval(s, ts_node_named_child(args, 0), depth + 1);
       const char *e;
       if (name.kind == SM__V_STR && (e = sm__env(s->c, name.str)) != NULL) {
@@ -396,8 +406,8 @@ static sm__param *put(scan *s, const char *key, val v, int layer,
 
 /* ==== Imports ==== */
 
-const char *sm__py_module_path(sm__ctx *c, const char *dir,
-                               const char *module, int level) {
+const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
+                               int level) {
   const char *bases[6];
   int nb = 0;
   char mod[512];
@@ -428,8 +438,7 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir,
     const char *cand[2];
     if (bases[k] == NULL)
       continue;
-    cand[0] = sm__printf(c, "%s%s%s.py", bases[k], bases[k][0] ? "/" : "",
-                         mod);
+    cand[0] = sm__printf(c, "%s%s%s.py", bases[k], bases[k][0] ? "/" : "", mod);
     cand[1] = sm__printf(c, "%s%s%s/__init__.py", bases[k],
                          bases[k][0] ? "/" : "", mod);
     for (int j = 0; j < 2; j++) {
@@ -478,8 +487,8 @@ static void import_module(scan *s, const char *module, int level,
     sm__signal(s->c, SM__SIG_TORCH, s->rel, s->layer);
   if (name != NULL) {
     /* `from pkg import mod` may name a module. */
-    const char *full = module[0] ? sm__printf(s->c, "%s.%s", module, name)
-                                 : name;
+    const char *full =
+        module[0] ? sm__printf(s->c, "%s.%s", module, name) : name;
     path = sm__py_module_path(s->c, s->dir, full, level);
     if (path != NULL) {
       sm__py_queue(s->c, path, SM__L_CODE, s->depth + 1);
@@ -597,13 +606,12 @@ static int config_callee(const char *callee) {
   if ((n > 6 && strcmp(l + n - 6, "Config") == 0) ||
       (n > 9 && strcmp(l + n - 9, "Arguments") == 0) ||
       (n > 4 && strcmp(l + n - 4, "Args") == 0) ||
-      (n >= 7 && strcmp(l + n - 7, "Trainer") == 0) ||
-      strcmp(l, "dict") == 0 || strcmp(l, "Adam") == 0 ||
-      strcmp(l, "AdamW") == 0 || strcmp(l, "SGD") == 0 ||
-      strcmp(l, "Adafactor") == 0 || strcmp(l, "Lion") == 0 ||
-      strcmp(l, "LAMB") == 0 || strcmp(l, "FusedAdam") == 0 ||
-      strcmp(l, "Accelerator") == 0 || strcmp(l, "SimpleNamespace") == 0 ||
-      strcmp(l, "Namespace") == 0)
+      (n >= 7 && strcmp(l + n - 7, "Trainer") == 0) || strcmp(l, "dict") == 0 ||
+      strcmp(l, "Adam") == 0 || strcmp(l, "AdamW") == 0 ||
+      strcmp(l, "SGD") == 0 || strcmp(l, "Adafactor") == 0 ||
+      strcmp(l, "Lion") == 0 || strcmp(l, "LAMB") == 0 ||
+      strcmp(l, "FusedAdam") == 0 || strcmp(l, "Accelerator") == 0 ||
+      strcmp(l, "SimpleNamespace") == 0 || strcmp(l, "Namespace") == 0)
     return 1;
   return 0;
 }
@@ -611,11 +619,12 @@ static int config_callee(const char *callee) {
 /* Model names that torchvision and timm export as functions. */
 static int model_fn_name(const char *l) {
   static const char *const pre[] = {
-      "resnet", "resnext", "wide_resnet", "vgg", "densenet", "mobilenet",
-      "efficientnet", "vit_", "swin_", "convnext", "regnet", "alexnet",
-      "inception", "googlenet", "shufflenet", "squeezenet", "mnasnet",
-      "deit_", "beit_", "maxvit", "fasterrcnn", "maskrcnn", "retinanet",
-      "deeplabv3", "fcn_", "ssd", "yolo", NULL};
+      "resnet",     "resnext",      "wide_resnet", "vgg",       "densenet",
+      "mobilenet",  "efficientnet", "vit_",        "swin_",     "convnext",
+      "regnet",     "alexnet",      "inception",   "googlenet", "shufflenet",
+      "squeezenet", "mnasnet",      "deit_",       "beit_",     "maxvit",
+      "fasterrcnn", "maskrcnn",     "retinanet",   "deeplabv3", "fcn_",
+      "ssd",        "yolo",         NULL};
   for (int i = 0; pre[i]; i++)
     if (strncmp(l, pre[i], strlen(pre[i])) == 0)
       return 1;
@@ -709,8 +718,21 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     key = dest.str;
   if (key == NULL)
     key = shortk;
-  if (key == NULL)
+  if (key == NULL) {
+    /* A positional argument: the command fills it in order. */
+    TSNode a = first_pos(args);
+    val v = ts_node_is_null(a) ? (val){-1, 0, NULL, 0} : eval(s, a, 0);
+    const char **slot;
+    if (v.kind == SM__V_STR && v.str[0] != '-' && v.str[0] != '\0' &&
+        (slot = sm__vec_push(&s->c->positionals)) != NULL)
+      *slot = v.str;
+    if (v.kind == SM__V_STR && def.kind >= 0) {
+      sm__param *p2 = put(s, v.str, def, SM__L_ENTRY, ev(s, call));
+      if (p2 != NULL)
+        p2->opt = 1;
+    }
     return;
+  }
   /* Every spelling of the option (-b, --batch-size) names the key. */
   for (uint32_t i = 0; i < nc; i++) {
     TSNode a = ts_node_named_child(args, i);
@@ -757,8 +779,10 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
    * (wrappers such as submitit scripts import the real parser). */
   p = put(s, key, def, s->layer < SM__L_ENTRY ? SM__L_ENTRY : s->layer,
           ev(s, call));
-  if (p != NULL)
+  if (p != NULL) {
     p->flag = flag;
+    p->opt = 1;
+  }
 }
 
 static void visit_call(scan *s, TSNode n) {
@@ -766,13 +790,13 @@ static void visit_call(scan *s, TSNode n) {
   TSNode args = field(n, "arguments");
   char *callee = dup_text(s, fn);
   const char *l;
-  const char *e;
+  const char *e = NULL;
+#define EV() (e != NULL ? e : (e = ev(s, n)))
 
   if (callee == NULL || !is(args, "argument_list"))
     return;
   l = last_comp(callee);
-  e = ev(s, n);
-  sm__words_in(s->c, callee, strlen(callee), e, s->wweight);
+  sm__words_at(s->c, callee, strlen(callee), s->rel, line_of(n), s->wweight);
   if (s->config_only)
     return;
   if (strcmp(l, "add_argument") == 0) {
@@ -784,43 +808,42 @@ static void visit_call(scan *s, TSNode n) {
     return;
   }
   if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0)
-    sm__signal(s->c, SM__SIG_DDP, e, s->layer);
+    sm__signal(s->c, SM__SIG_DDP, EV(), s->layer);
   else if (strcmp(l, "FullyShardedDataParallel") == 0 ||
            strcmp(l, "FSDP") == 0 || strcmp(l, "fully_shard") == 0)
-    sm__signal(s->c, SM__SIG_FSDP, e, s->layer);
+    sm__signal(s->c, SM__SIG_FSDP, EV(), s->layer);
   else if (strcmp(callee, "deepspeed.initialize") == 0)
-    sm__signal(s->c, SM__SIG_DEEPSPEED, e, s->layer);
+    sm__signal(s->c, SM__SIG_DEEPSPEED, EV(), s->layer);
   else if (strcmp(l, "DataParallel") == 0)
-    sm__signal(s->c, SM__SIG_DP, e, s->layer);
+    sm__signal(s->c, SM__SIG_DP, EV(), s->layer);
   else if (strcmp(l, "autocast") == 0) {
     val dt = kwarg(s, args, "dtype");
     val en = kwarg(s, args, "enabled");
     if (!(en.kind == SM__V_BOOL && en.num == 0)) {
       if (dt.kind == SM__V_STR && strstr(dt.str, "bfloat16"))
-        sm__signal(s->c, SM__SIG_BF16, e, s->layer);
+        sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
       else
-        sm__signal(s->c, SM__SIG_AMP, e, s->layer);
+        sm__signal(s->c, SM__SIG_AMP, EV(), s->layer);
     }
   } else if (strcmp(l, "GradScaler") == 0 ||
              strcmp(callee, "amp.initialize") == 0) {
-    sm__signal(s->c, SM__SIG_AMP, e, s->layer);
+    sm__signal(s->c, SM__SIG_AMP, EV(), s->layer);
   } else if (strcmp(l, "half") == 0 && is(fn, "attribute")) {
-    sm__signal(s->c, SM__SIG_FP16, e, s->layer);
-  } else if (strcmp(l, "LoraConfig") == 0 ||
-             strcmp(l, "get_peft_model") == 0) {
-    sm__signal(s->c, SM__SIG_LORA, e, s->layer);
+    sm__signal(s->c, SM__SIG_FP16, EV(), s->layer);
+  } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0) {
+    sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);
   } else if (strcmp(l, "device_count") == 0) {
-    sm__signal(s->c, SM__SIG_DEVICE_COUNT, e, s->layer);
+    sm__signal(s->c, SM__SIG_DEVICE_COUNT, EV(), s->layer);
   } else if (strcmp(l, "Fire") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a) && is(a, "identifier"))
       s->c->fire_target = dup_text(s, a);
   } else if (strcmp(l, "LightningCLI") == 0) {
-    sm__signal(s->c, SM__SIG_LIGHTNING, e, s->layer);
+    sm__signal(s->c, SM__SIG_LIGHTNING, EV(), s->layer);
   }
   if (strstr(callee, "deepspeed") != NULL &&
       (strstr(callee, "launcher") != NULL || strstr(callee, "runner") != NULL))
-    sm__signal(s->c, SM__SIG_DS_LAUNCHER, e, s->layer);
+    sm__signal(s->c, SM__SIG_DS_LAUNCHER, EV(), s->layer);
   {
     val dm = kwarg(s, args, "device_map");
     val q8 = kwarg(s, args, "load_in_8bit");
@@ -839,14 +862,14 @@ static void visit_call(scan *s, TSNode n) {
       }
     }
     if (dm.kind == SM__V_STR && strcmp(dm.str, "auto") == 0)
-      sm__signal(s->c, SM__SIG_DEVICE_MAP, e, s->layer);
+      sm__signal(s->c, SM__SIG_DEVICE_MAP, EV(), s->layer);
     if ((q8.kind == SM__V_BOOL && q8.num) ||
         (q4.kind == SM__V_BOOL && q4.num) || q8.kind == SM__V_REF ||
         q4.kind == SM__V_REF)
-      sm__signal(s->c, SM__SIG_QUANT, e, s->layer);
+      sm__signal(s->c, SM__SIG_QUANT, EV(), s->layer);
     if ((td.kind == SM__V_STR && strstr(td.str, "bfloat16")) ||
         (cd.kind == SM__V_STR && strstr(cd.str, "bfloat16")))
-      sm__signal(s->c, SM__SIG_BF16, e, s->layer);
+      sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
   }
   if (strcmp(l, "from_pretrained") == 0) {
     TSNode a = first_pos(args);
@@ -855,66 +878,85 @@ static void visit_call(scan *s, TSNode n) {
                       strstr(callee, "Config") == NULL &&
                       strstr(callee, "FeatureExtractor") == NULL;
     if (model_class) {
-      sm__signal(s->c, SM__SIG_FROM_PRETRAINED, e, s->layer);
+      sm__signal(s->c, SM__SIG_FROM_PRETRAINED, EV(), s->layer);
       if (strstr(callee, "CausalLM") != NULL)
-        sm__signal(s->c, SM__SIG_CAUSAL_LM, e, s->layer);
+        sm__signal(s->c, SM__SIG_CAUSAL_LM, EV(), s->layer);
       if (!ts_node_is_null(a)) {
         val v = eval(s, a, 0);
         if (v.kind == SM__V_STR)
-          sm__cand_add(s->c, &s->c->models, v.str, e, 3 + s->layer);
+          sm__cand_add(s->c, &s->c->models, v.str, EV(), 3 + s->layer);
         else if (v.kind == SM__V_REF)
-          sm__param_str(s->c, "__model_ref", v.str, SM__V_REF, s->layer, e);
+          sm__param_str(s->c, "__model_ref", v.str, SM__V_REF, s->layer, EV());
       }
     }
   } else if (strcmp(l, "from_config") == 0) {
-    sm__signal(s->c, SM__SIG_FROM_SCRATCH, e, s->layer);
+    sm__signal(s->c, SM__SIG_FROM_SCRATCH, EV(), s->layer);
     if (strstr(callee, "CausalLM") != NULL)
-      sm__signal(s->c, SM__SIG_CAUSAL_LM, e, s->layer);
+      sm__signal(s->c, SM__SIG_CAUSAL_LM, EV(), s->layer);
   } else if (strcmp(l, "load_dataset") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a)) {
       val v = eval(s, a, 0);
       if (v.kind == SM__V_STR)
-        sm__cand_add(s->c, &s->c->datasets, v.str, e, 3 + s->layer);
+        sm__cand_add(s->c, &s->c->datasets, v.str, EV(), 3 + s->layer);
     }
   } else if (strcmp(l, "create_model") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a)) {
       val v = eval(s, a, 0);
       if (v.kind == SM__V_STR)
-        sm__cand_add(s->c, &s->c->models, v.str, e, 3 + s->layer);
+        sm__cand_add(s->c, &s->c->models, v.str, EV(), 3 + s->layer);
     }
   } else if (model_fn_name(l) && strchr(callee, '.') != NULL &&
              (strstr(callee, "models") != NULL ||
               strstr(callee, "timm") != NULL)) {
-    sm__cand_add(s->c, &s->c->models, l, e, 2 + s->layer);
+    sm__cand_add(s->c, &s->c->models, l, EV(), 2 + s->layer);
   } else if (strstr(l, "UNet") != NULL && isupper((unsigned char)l[0])) {
-    sm__cand_add(s->c, &s->c->models, "unet", e, 1);
+    sm__cand_add(s->c, &s->c->models, "unet", EV(), 1);
   }
   if (config_callee(callee)) {
     if (strcmp(l, "Trainer") == 0 || strcmp(l, "SFTTrainer") == 0 ||
         strcmp(l, "Seq2SeqTrainer") == 0) {
-      if (strchr(callee, '.') != NULL && (strncmp(callee, "pl.", 3) == 0 ||
-                                          strncmp(callee, "L.", 2) == 0 ||
-                                          strstr(callee, "lightning")))
-        sm__signal(s->c, SM__SIG_LIGHTNING, e, s->layer);
+      if (strchr(callee, '.') != NULL &&
+          (strncmp(callee, "pl.", 3) == 0 || strncmp(callee, "L.", 2) == 0 ||
+           strstr(callee, "lightning")))
+        sm__signal(s->c, SM__SIG_LIGHTNING, EV(), s->layer);
       else
-        sm__signal(s->c, SM__SIG_HF_TRAINER, e, s->layer);
+        sm__signal(s->c, SM__SIG_HF_TRAINER, EV(), s->layer);
     }
     if (strstr(l, "Config") != NULL && strcmp(l, "LoraConfig") != 0 &&
         strcmp(l, "BitsAndBytesConfig") != 0 &&
         strcmp(l, "DeepSpeedConfig") != 0)
-      sm__signal(s->c, SM__SIG_FROM_SCRATCH, e, SM__L_CODE);
+      sm__signal(s->c, SM__SIG_FROM_SCRATCH, EV(), SM__L_CODE);
     /* Optimizer keywords are often placeholders (lr=0 set by a
      * scheduler): they sit under the declared defaults. */
-    kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer,
-                     0);
+    kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer, 0);
   } else if (s->func != NULL) {
     kwargs_to_params(s, args, s->layer, 1);
   }
 }
+#undef EV
 
 /* ==== Statements ==== */
+
+/* Cheap test before compiling an expression: does its text name a
+ * learning rate and a batch size or world size? */
+static int mentions_lr(scan *s, TSNode n) {
+  size_t len;
+  const char *t = text(s, n, &len);
+  int lr = 0, other = 0;
+  for (size_t i = 0; i + 1 < len; i++) {
+    char a = (char)(t[i] | 0x20), b = (char)(t[i + 1] | 0x20);
+    if (a == 'l' && b == 'r')
+      lr = 1;
+    else if ((a == 'b' && b == 'a' && i + 4 < len &&
+              strncasecmp(t + i, "batch", 5) == 0) ||
+             (a == 'w' && b == 'o' && i + 4 < len &&
+              strncasecmp(t + i, "world", 5) == 0))
+      other = 1;
+  }
+  return lr && other;
+}
 
 /* A dictionary literal of presets: {"name": dict(k=v, ...), ...}. */
 static void visit_dict(scan *s, TSNode n) {
@@ -957,6 +999,16 @@ static void visit_dict(scan *s, TSNode n) {
   }
 }
 
+/* Locals of imported code worth keeping: the ones derived fields use. */
+static int derived_name(const char *name) {
+  static const char *const part[] = {"batch", "accum", "lr", "world",
+                                     "iters", "steps", "epochs", NULL};
+  for (int i = 0; part[i]; i++)
+    if (strcasestr(name, part[i]) != NULL)
+      return 1;
+  return 0;
+}
+
 static void visit_assignment(scan *s, TSNode n, int augmented) {
   TSNode left = field(n, "left");
   TSNode right = field(n, "right");
@@ -970,8 +1022,7 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     char *lt = dup_text(s, left), *rt = dup_text(s, right);
     size_t len;
     const char *op = text(s, field(n, "operator"), &len);
-    if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") &&
-        op[0] == '/')
+    if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") && op[0] == '/')
       sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
     if (lt && rt && s->lr_var && strcmp(lt, s->lr_var) == 0 && op[0] == '*') {
       const char *r = ref_name(s, right);
@@ -986,11 +1037,20 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     char *name = dup_text(s, left);
     if (name == NULL)
       return;
-    sm__words_in(s->c, name, strlen(name), e, s->wweight);
+    if (s->func == NULL && s->cls == NULL && is(right, "identifier") &&
+        !s->config_only) {
+      /* mae_vit_large_patch16 = mae_vit_large_patch16_dec512d8b */
+      sm__kv *kv = sm__vec_push(&s->c->factories);
+      if (kv != NULL) {
+        kv->group = name;
+        kv->key = sm__printf(s->c, "@alias:%s", dup_text(s, right));
+        kv->ev = e;
+      }
+    }
+    sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
     if (v.kind == SM__V_EXPR) {
       /* x = x // world_size */
-      if (strstr(name, "accum") && strstr(v.str, "world") &&
-          strstr(v.str, "/"))
+      if (strstr(name, "accum") && strstr(v.str, "world") && strstr(v.str, "/"))
         sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
       if (lr_rescale_expr(v.str)) {
         sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
@@ -1027,10 +1087,11 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
         put(s, name, v, s->layer, e);
     } else if (s->layer >= SM__L_ENTRY) {
       /* Locals of the entry sit under its declared defaults. */
-      if (v.kind == SM__V_EXPR || v.kind == SM__V_NUM ||
-          v.kind == SM__V_STR || v.kind == SM__V_REF)
+      if (v.kind == SM__V_EXPR || v.kind == SM__V_NUM || v.kind == SM__V_STR ||
+          v.kind == SM__V_REF)
         put(s, name, v, SM__L_CODE, e);
-    } else if (v.kind == SM__V_EXPR) {
+    } else if (v.kind == SM__V_EXPR && derived_name(name)) {
+      /* eff_batch_size = batch_size * accum_iter * get_world_size() */
       put(s, name, v, SM__L_CODE, e);
     }
     if (is(right, "dictionary"))
@@ -1050,14 +1111,13 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     char *full = dup_text(s, left);
     if (r == NULL || full == NULL)
       return;
-    if (v.kind == SM__V_REF && s->lr_var &&
-        strcmp(v.str, s->lr_var) == 0 && is_lr_name(last_comp(r)))
+    if (v.kind == SM__V_REF && s->lr_var && strcmp(v.str, s->lr_var) == 0 &&
+        is_lr_name(last_comp(r)))
       return;
     if (v.kind == SM__V_NUM || v.kind == SM__V_STR || v.kind == SM__V_BOOL ||
         v.kind == SM__V_LIST || v.kind == SM__V_NULL)
       put(s, strncmp(full, "self.", 5) == 0 ? r : r, v,
-          s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer,
-          e);
+          s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer, e);
     if (v.kind == SM__V_EXPR && lr_rescale_expr(v.str))
       sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
   }
@@ -1066,9 +1126,17 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
 static void visit(scan *s, TSNode n, int depth);
 
 static void visit_children(scan *s, TSNode n, int depth) {
-  uint32_t nc = ts_node_named_child_count(n);
-  for (uint32_t i = 0; i < nc; i++)
-    visit(s, ts_node_named_child(n, i), depth + 1);
+  /* A cursor walks siblings in constant time each; indexing children
+   * would restart from the first one every time. */
+  TSTreeCursor cur = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do {
+      TSNode k = ts_tree_cursor_current_node(&cur);
+      if (ts_node_is_named(k))
+        visit(s, k, depth + 1);
+    } while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
 }
 
 static void visit_def(scan *s, TSNode n, int depth) {
@@ -1076,7 +1144,7 @@ static void visit_def(scan *s, TSNode n, int depth) {
   char *name = dup_text(s, field(n, "name"));
   if (name == NULL)
     return;
-  sm__words_in(s->c, name, strlen(name), ev(s, n), s->wweight);
+  sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
   if (is(n, "class_definition")) {
     const char **slot = sm__vec_push(&s->c->classes);
     if (slot)
@@ -1089,7 +1157,8 @@ static void visit_def(scan *s, TSNode n, int depth) {
      * targets and factories can find them. */
     TSNode ps = field(n, "parameters");
     uint32_t pc = ts_node_named_child_count(ps);
-    if (!s->config_only)
+    /* Only the entry's functions can be fire.Fire targets. */
+    if (!s->config_only && s->layer >= SM__L_ENTRY)
       for (uint32_t i = 0; i < pc; i++) {
         TSNode p = ts_node_named_child(ps, i);
         if (is(p, "default_parameter") || is(p, "typed_default_parameter")) {
@@ -1188,12 +1257,13 @@ static void visit(scan *s, TSNode n, int depth) {
     }
     break;
   case 'b':
-    if (strcmp(t, "binary_operator") == 0 && !s->config_only) {
+    if (strcmp(t, "binary_operator") == 0 && !s->config_only &&
+        mentions_lr(s, n)) {
       /* A learning-rate scaling rule inside a call argument. */
       sm_buf b;
       sm_buf_init(&b, 4096);
       if (rpn(s, n, &b, 0) == 0 && lr_rescale_expr(sm_buf_str(&b)))
-        sm__param_str(s->c, "__lr_rescale", sm_buf_str(&b), SM__V_EXPR,
+        sm__param_str(s->c, "__lr_rescale_free", sm_buf_str(&b), SM__V_EXPR,
                       s->layer, ev(s, n));
       sm_buf_release(&b);
     }
@@ -1202,8 +1272,8 @@ static void visit(scan *s, TSNode n, int depth) {
     if (strcmp(t, "string") == 0) {
       size_t len;
       const char *x = text(s, n, &len);
-      if (len < 80)
-        sm__words_in(s->c, x, len, ev(s, n), s->wweight);
+      if (len < 80 && s->layer >= SM__L_ENTRY)
+        sm__words_at(s->c, x, len, s->rel, line_of(n), s->wweight);
       return;
     }
     break;
@@ -1239,8 +1309,8 @@ static int has_code(TSNode root) {
   return 0;
 }
 
-static int scan_file(sm__ctx *c, TSParser *parser, const char *rel,
-                     int layer, int depth, int config_only) {
+static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
+                     int depth, int config_only) {
   const char *src;
   size_t len;
   TSTree *tree;
@@ -1284,6 +1354,45 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel,
   return 0;
 }
 
+/* A light scan of a deep module: class definitions and `model =
+ * Class(...)`, line by line, without a parse (parsing every module of a
+ * large package would cost more than it tells). */
+static void light_scan(sm__ctx *c, const char *rel) {
+  const char *src, *p, *end;
+  size_t len;
+  int line = 0, rc = sm__repo_read(c, rel, &src, &len);
+  if (rc == SM_EBUSY)
+    rc = sm__repo_read_again(c, rel, &src, &len);
+  if (rc != 0)
+    return;
+  for (p = src, end = src + len; p < end;) {
+    const char *le = memchr(p, '\n', (size_t)(end - p)), *q = p;
+    if (le == NULL)
+      le = end;
+    line++;
+    while (q < le && (*q == ' ' || *q == '\t'))
+      q++;
+    if (le - q > 6 && strncmp(q, "class ", 6) == 0) {
+      const char *a = q + 6, *b = a;
+      const char **slot;
+      while (b < le && (isalnum((unsigned char)*b) || *b == '_'))
+        b++;
+      if (b > a && (slot = sm__vec_push(&c->classes)) != NULL)
+        *slot = sm__strndup(c, a, (size_t)(b - a));
+    } else if (le - q > 9 && strncmp(q, "model = ", 8) == 0 &&
+               isupper((unsigned char)q[8])) {
+      const char *a = q + 8, *b = a;
+      while (b < le && (isalnum((unsigned char)*b) || *b == '_'))
+        b++;
+      if (b < le && *b == '(')
+        sm__cand_add(c, &c->models,
+                     sm__printf(c, "class:%.*s", (int)(b - a), a),
+                     sm__ev(c, rel, line), 0);
+    }
+    p = le < end ? le + 1 : end;
+  }
+}
+
 /* Copies the defaults of the fire.Fire target to real keys. */
 static void promote_fire(sm__ctx *c) {
   char prefix[256];
@@ -1318,7 +1427,10 @@ void sm__py_scan_all(sm__ctx *c) {
   /* The queue grows while it is read: breadth first. */
   for (int i = 0; i < c->pyqueue.n && !sm__expired(c) && !c->stopped; i++) {
     sm__pyfile f = SM__AT(c->pyqueue, sm__pyfile, i);
-    scan_file(c, parser, f.path, f.layer, f.depth, 0);
+    if (f.depth > FULL_PARSE_DEPTH)
+      light_scan(c, f.path);
+    else
+      scan_file(c, parser, f.path, f.layer, f.depth, 0);
   }
   ts_parser_delete(parser);
   promote_fire(c);

@@ -22,19 +22,31 @@
 #define DEFAULT_BUDGET_S 2.0
 
 /* Directories never read: version control, environments, caches. */
-static const char *const skip_dirs[] = {
-    ".git", ".hg", ".svn", "node_modules", "__pycache__", "site-packages",
-    "dist-packages", ".venv", "venv", ".tox", ".mypy_cache", ".eggs",
-    "wandb", ".ipynb_checkpoints", NULL};
+static const char *const skip_dirs[] = {".git",
+                                        ".hg",
+                                        ".svn",
+                                        "node_modules",
+                                        "__pycache__",
+                                        "site-packages",
+                                        "dist-packages",
+                                        ".venv",
+                                        "venv",
+                                        ".tox",
+                                        ".mypy_cache",
+                                        ".eggs",
+                                        "wandb",
+                                        ".ipynb_checkpoints",
+                                        NULL};
 
 /* Extensions of data and binary files, never opened. */
 static const char *const skip_exts[] = {
-    ".pt", ".pth", ".bin", ".ckpt", ".safetensors", ".npy", ".npz", ".pkl",
-    ".pickle", ".h5", ".hdf5", ".parquet", ".arrow", ".png", ".jpg",
-    ".jpeg", ".gif", ".bmp", ".webp", ".mp4", ".wav", ".flac", ".mp3",
-    ".zip", ".gz", ".tgz", ".bz2", ".xz", ".zst", ".tar", ".so", ".o",
-    ".a", ".pyc", ".whl", ".onnx", ".tfrecord", ".jsonl", ".csv", ".tsv",
-    ".pdf", ".model", ".idx", ".lmdb", NULL};
+    ".pt",   ".pth",      ".bin",   ".ckpt", ".safetensors", ".npy",   ".npz",
+    ".pkl",  ".pickle",   ".h5",    ".hdf5", ".parquet",     ".arrow", ".png",
+    ".jpg",  ".jpeg",     ".gif",   ".bmp",  ".webp",        ".mp4",   ".wav",
+    ".flac", ".mp3",      ".zip",   ".gz",   ".tgz",         ".bz2",   ".xz",
+    ".zst",  ".tar",      ".so",    ".o",    ".a",           ".pyc",   ".whl",
+    ".onnx", ".tfrecord", ".jsonl", ".csv",  ".tsv",         ".pdf",   ".model",
+    ".idx",  ".lmdb",     NULL};
 
 static int refused_root(const char *real) {
   static const char *const bad[] = {"/proc", "/sys", "/dev", NULL};
@@ -69,13 +81,12 @@ int sm__repo_open(sm__ctx *c, sm_err *err) {
   c->root_len = strlen(c->root);
   /* "/" as root would make every path "inside". */
   if (c->root_len == 1)
-    return sm_err_set(err, SM_EACCES, "%s: refusing / as repository",
-                      q->repo);
+    return sm_err_set(err, SM_EACCES, "%s: refusing / as repository", q->repo);
   c->max_file = q->max_file_bytes ? q->max_file_bytes : DEFAULT_MAX_FILE;
   c->max_files = q->max_files > 0 ? q->max_files : DEFAULT_MAX_FILES;
   c->max_total = q->max_total_bytes ? q->max_total_bytes : DEFAULT_MAX_TOTAL;
-  c->deadline = sm_now() + (q->time_budget_s > 0 ? q->time_budget_s
-                                                 : DEFAULT_BUDGET_S);
+  c->deadline =
+      sm_now() + (q->time_budget_s > 0 ? q->time_budget_s : DEFAULT_BUDGET_S);
   c->cwd = "";
   if (q->cwd != NULL && q->cwd[0] != '\0') {
     const char *cwd = sm__repo_join(c, "", q->cwd);
@@ -203,6 +214,15 @@ int sm__repo_is_file(sm__ctx *c, const char *rel) {
   return stat(real, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+int sm__repo_exists(sm__ctx *c, const char *rel) {
+  char abs[PATH_MAX];
+  struct stat st;
+  if (rel == NULL ||
+      snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= (int)sizeof(abs))
+    return 0;
+  return lstat(abs, &st) == 0;
+}
+
 int sm__repo_is_dir(sm__ctx *c, const char *rel) {
   char real[PATH_MAX];
   struct stat st;
@@ -292,8 +312,7 @@ static int read_file(sm__ctx *c, const char *rel, const char **data,
   return 0;
 }
 
-int sm__repo_read(sm__ctx *c, const char *rel, const char **data,
-                  size_t *len) {
+int sm__repo_read(sm__ctx *c, const char *rel, const char **data, size_t *len) {
   const char **slot;
 
   for (int i = 0; i < c->read_paths.n; i++)

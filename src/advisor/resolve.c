@@ -118,23 +118,42 @@ static int truthy(sm__ctx *c, const char *const *names, const char **ev) {
 /* Applies a preset table or a factory function selected by a name value
  * (model_type = 'gpt-mini', arch = 'vit_small'). */
 static void apply_presets(sm__ctx *c) {
-  static const char *const sel[] = {"model_type", "arch", "model",
-                                    "model_name", "init_from", "network",
+  static const char *const sel[] = {"model_type",   "arch",      "model",
+                                    "model_name",   "init_from", "network",
                                     "architecture", NULL};
   for (int s = 0; sel[s]; s++) {
     const char *names[2] = {sel[s], NULL};
     const sm__param *p = sm__param_get(c, names);
+    const char *sel_val;
     if (p == NULL || p->kind != SM__V_STR)
       continue;
+    /* The store may move while presets are added: keep the string. */
+    sel_val = p->str;
     for (int i = 0; i < c->presets.n; i++) {
       sm__kv *kv = &SM__AT(c->presets, sm__kv, i);
-      if (strcmp(kv->group, p->str) == 0)
+      if (strcmp(kv->group, sel_val) == 0)
         sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
     }
-    for (int i = 0; i < c->factories.n; i++) {
-      sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
-      if (strcasecmp(kv->group, p->str) == 0)
-        sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
+    {
+      const char *fn = sel_val;
+      /* Follow module-level aliases of factory functions. */
+      for (int hop = 0; hop < 4; hop++) {
+        const char *next = NULL;
+        for (int i = 0; i < c->factories.n && next == NULL; i++) {
+          sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
+          if (strcasecmp(kv->group, fn) == 0 &&
+              strncmp(kv->key, "@alias:", 7) == 0)
+            next = kv->key + 7;
+        }
+        if (next == NULL)
+          break;
+        fn = next;
+      }
+      for (int i = 0; i < c->factories.n; i++) {
+        sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
+        if (strcasecmp(kv->group, fn) == 0 && kv->key[0] != '@')
+          sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
+      }
     }
   }
 }
@@ -150,9 +169,9 @@ static void resources(sm__ctx *c) {
     nodes = c->nodes;
     nev = c->nodes_ev;
   } else if (!c->nodes_unfixed && !c->launcher &&
-             (p = get_num(c, N("nodes", "num_nodes", "nnodes",
-                               "trainer.num_nodes"),
-                          1, &v)) != NULL) {
+             (p = get_num(
+                  c, N("nodes", "num_nodes", "nnodes", "trainer.num_nodes"), 1,
+                  &v)) != NULL) {
     nodes = v;
     nev = p->ev;
   } else if (!c->nodes_unfixed) {
@@ -170,10 +189,10 @@ static void resources(sm__ctx *c) {
   } else if (c->gpus_unfixed || c->nodes_unfixed) {
     gpus = 0;
   } else if (!c->launcher &&
-             (p = get_num(c, N("ngpus", "num_gpus", "n_gpus", "gpus",
-                               "gpus_per_node", "nproc_per_node",
-                               "trainer.devices", "devices",
-                               "trainer.gpus"),
+             (p = get_num(c,
+                          N("ngpus", "num_gpus", "n_gpus", "gpus",
+                            "gpus_per_node", "nproc_per_node",
+                            "trainer.devices", "devices", "trainer.gpus"),
                           1, &v)) != NULL) {
     gpus = v * (nodes > 0 ? nodes : 1);
     gev = p->ev;
@@ -194,30 +213,47 @@ static void resources(sm__ctx *c) {
 
 /* ==== Batch, iterations, learning rate ==== */
 
-static const char *const per_device_names[] = {
-    "per_device_train_batch_size", "train_micro_batch_size_per_gpu",
-    "micro_batch_size", "microbatch", "micro_batch", "batch_size_per_gpu",
-    "batch_size_per_device", "per_gpu_train_batch_size", "train.batch_size",
-    "data.batch_size", "batch_size", "train_batch_size", "bs", NULL};
+static const char *const per_device_names[] = {"per_device_train_batch_size",
+                                               "train_micro_batch_size_per_gpu",
+                                               "micro_batch_size",
+                                               "microbatch",
+                                               "micro_batch",
+                                               "batch_size_per_gpu",
+                                               "batch_size_per_device",
+                                               "per_gpu_train_batch_size",
+                                               "train.batch_size",
+                                               "data.batch_size",
+                                               "batch_size",
+                                               "train_batch_size",
+                                               "bs",
+                                               NULL};
 
-static const char *const accum_names[] = {
-    "gradient_accumulation_steps", "accumulation_steps",
-    "grad_accum_steps", "gradient_accumulation", "accumulate_grad_batches",
-    "accum_iter", "grad_accum", "accum_steps", "update_freq", NULL};
+static const char *const accum_names[] = {"gradient_accumulation_steps",
+                                          "accumulation_steps",
+                                          "grad_accum_steps",
+                                          "gradient_accumulation",
+                                          "accumulate_grad_batches",
+                                          "accum_iter",
+                                          "grad_accum",
+                                          "accum_steps",
+                                          "update_freq",
+                                          NULL};
 
 static double model_parallel(sm__ctx *c, double *tp, double *pp,
                              const char **ev) {
   const sm__param *p;
   double v;
   *tp = *pp = 1;
-  if ((p = get_num(c, N("tensor_model_parallel_size", "model_parallel_size",
-                        "tensor_parallel_size", "tp_size"),
+  if ((p = get_num(c,
+                   N("tensor_model_parallel_size", "model_parallel_size",
+                     "tensor_parallel_size", "tp_size"),
                    1, &v)) != NULL) {
     *tp = v;
     *ev = p->ev;
   }
-  if ((p = get_num(c, N("pipeline_model_parallel_size", "pipe_parallel_size",
-                        "pipeline_parallel_size", "pp_size"),
+  if ((p = get_num(c,
+                   N("pipeline_model_parallel_size", "pipe_parallel_size",
+                     "pipeline_parallel_size", "pp_size"),
                    1, &v)) != NULL) {
     *pp = v;
     if (*tp <= 1)
@@ -237,9 +273,10 @@ static void batches(sm__ctx *c) {
     set_num(c, SM_META_PER_DEVICE_BATCH_SIZE, per, pd->ev);
   acc = get_num(c, accum_names, 1, &accum);
   mp = model_parallel(c, &tp, &pp, &mev);
-  gb = get_num(c, N("global_batch_size", "total_batch_size",
-                    "effective_batch_size", "gbs"),
-               1, &g);
+  gb = get_num(
+      c,
+      N("global_batch_size", "total_batch_size", "effective_batch_size", "gbs"),
+      1, &g);
   if (gb != NULL) {
     set_num(c, SM_META_GLOBAL_BATCH_SIZE, g, gb->ev);
     return;
@@ -273,19 +310,22 @@ static void batches(sm__ctx *c) {
   }
   if (c->world > 0 && fmod(c->world, mp) == 0)
     set_num(c, SM_META_GLOBAL_BATCH_SIZE, per * accum * (c->world / mp),
-            c->gpn_ev && strcmp(pd->ev, "command") == 0 ? "command"
-                                                        : pd->ev);
+            c->gpn_ev && strcmp(pd->ev, "command") == 0 ? "command" : pd->ev);
 }
 
 static void iterations(sm__ctx *c) {
-  static const char *const steps[] = {
-      "max_steps", "max_iters", "max_iter", "train_iters", "num_steps",
-      "total_steps", "train_steps", "num_train_steps", "max_iterations",
-      "total_iters", "num_iterations", "n_steps", "training_steps",
-      "trainer.max_steps", "iterations", NULL};
+  static const char *const steps[] = {"max_steps",      "max_iters",
+                                      "max_iter",       "train_iters",
+                                      "num_steps",      "total_steps",
+                                      "train_steps",    "num_train_steps",
+                                      "max_iterations", "total_iters",
+                                      "num_iterations", "n_steps",
+                                      "training_steps", "trainer.max_steps",
+                                      "iterations",     NULL};
   static const char *const epochs[] = {
-      "num_train_epochs", "epochs", "num_epochs", "max_epochs", "n_epochs",
-      "train.epochs", "trainer.max_epochs", "epoch_num", NULL};
+      "num_train_epochs",   "epochs",    "num_epochs",
+      "max_epochs",         "n_epochs",  "train.epochs",
+      "trainer.max_epochs", "epoch_num", NULL};
   const sm__param *s = sm__param_get(c, steps);
   const sm__param *e = sm__param_get(c, epochs);
   double sv = 0, ev = 0;
@@ -303,8 +343,9 @@ static void iterations(sm__ctx *c) {
 
 static void learning_rate(sm__ctx *c) {
   static const char *const names[] = {
-      "learning_rate", "lr", "base_lr", "optimizer.params.lr", "optim.lr",
-      "max_lr", "peak_lr", "blr", "lr0", NULL};
+      "learning_rate", "lr",     "base_lr", "optimizer.params.lr",
+      "optim.lr",      "max_lr", "peak_lr", "blr",
+      "lr0",           NULL};
   const char *const r1[] = {"__lr_rescale", NULL};
   const char *const r2[] = {"__lr_rescale2", NULL};
   double lr, v;
@@ -314,26 +355,39 @@ static void learning_rate(sm__ctx *c) {
   if (p == NULL)
     return;
   r = sm__param_get(c, r1);
+  if (r == NULL) {
+    /* A rule inside a call (DINO's scheduler argument): the first one
+     * written, not a later print of the inverse. */
+    for (int i = 0; i < c->params.n; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      if (strcmp(q->key, "__lr_rescale_free") == 0 &&
+          (r == NULL || q->layer > r->layer))
+        r = q;
+    }
+  }
   if (r != NULL && sm__param_value(c, r, &v) == 0 && v > 0) {
     const sm__param *r2p = sm__param_get(c, r2);
-    if (r2p != NULL) {
+    /* Copies: adding a value below may move the store. */
+    const char *r2s = r2p ? r2p->str : NULL, *r2ev = r2p ? r2p->ev : NULL;
+    const char *rev = r->ev;
+    if (r2s != NULL) {
       /* lr = lr * accumulation, applied after the first rescale. */
       char num[64];
-      const char *at = strstr(r2p->str, "@prev");
+      const char *at = strstr(r2s, "@prev");
       if (at != NULL) {
         sm__param *t;
         snprintf(num, sizeof(num), "%.17g", v);
-        t = sm__param_str(c, "__lr_tmp",
-                          sm__printf(c, "%.*s%s%s", (int)(at - r2p->str),
-                                     r2p->str, num, at + 5),
-                          SM__V_EXPR, SM__L_CODE, r2p->ev);
+        t = sm__param_str(
+            c, "__lr_tmp",
+            sm__printf(c, "%.*s%s%s", (int)(at - r2s), r2s, num, at + 5),
+            SM__V_EXPR, SM__L_CODE, r2ev);
         if (t != NULL && sm__param_value(c, t, &lr) == 0 && lr > 0) {
-          set_num(c, SM_META_LR, lr, r2p->ev);
+          set_num(c, SM_META_LR, lr, r2ev);
           return;
         }
       }
     }
-    set_num(c, SM_META_LR, v, r->ev);
+    set_num(c, SM_META_LR, v, rev);
     return;
   }
   set_num(c, SM_META_LR, lr, p->ev);
@@ -343,14 +397,15 @@ static void learning_rate(sm__ctx *c) {
 
 static int transformer_like(sm__ctx *c, const char *model) {
   static const char *const yes[] = {
-      "gpt", "llama", "bert", "vit", "swin", "t5", "opt", "mistral",
-      "transformer", "detr", "deit", "llava", "vicuna", "bloom", "falcon",
-      "qwen", "phi", "gemma", "neox", "pythia", "mpt", "bart", "whisper",
-      "clip", "beit", "mixtral", "conformer", NULL};
-  static const char *const no[] = {"resnet", "unet", "vgg", "efficientnet",
-                                   "mobilenet", "densenet", "convnext",
-                                   "regnet", "inception", "yolo", "alexnet",
-                                   NULL};
+      "gpt",    "llama",   "bert",        "vit",  "swin",    "t5",
+      "opt",    "mistral", "transformer", "detr", "deit",    "llava",
+      "vicuna", "bloom",   "falcon",      "qwen", "phi",     "gemma",
+      "neox",   "pythia",  "mpt",         "bart", "whisper", "clip",
+      "beit",   "mixtral", "conformer",   NULL};
+  static const char *const no[] = {"resnet",       "unet",      "vgg",
+                                   "efficientnet", "mobilenet", "densenet",
+                                   "convnext",     "regnet",    "inception",
+                                   "yolo",         "alexnet",   NULL};
   if (model != NULL) {
     for (int i = 0; no[i]; i++)
       if (strstr(model, no[i]))
@@ -373,22 +428,23 @@ static void architecture(sm__ctx *c, const char *model) {
    * models. */
   if (!transformer_like(c, model))
     return;
-  if ((p = get_num_l(c, N("d_model", "n_embd", "hidden_size", "hidden_dim",
-                        "embed_dim", "model_dim", "emb_dim", "dim"),
-                   1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c,
+                     N("d_model", "n_embd", "hidden_size", "hidden_dim",
+                       "embed_dim", "model_dim", "emb_dim", "dim"),
+                     1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_D_MODEL, v, p->ev);
-  if ((p = get_num_l(c, N("n_layers", "n_layer", "num_layers",
-                        "num_hidden_layers", "enc_layers",
-                        "num_encoder_layers", "encoder_layers", "depth",
-                        "depths", "layers"),
-                   1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c,
+                     N("n_layers", "n_layer", "num_layers", "num_hidden_layers",
+                       "enc_layers", "num_encoder_layers", "encoder_layers",
+                       "depth", "depths", "layers"),
+                     1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_N_LAYERS, v, p->ev);
-  if ((p = get_num_l(c, N("seq_len", "seq_length", "max_seq_length",
-                        "max_seq_len", "model_max_length", "block_size",
-                        "cutoff_len", "context_length", "n_ctx",
-                        "sequence_length", "max_length", "context_len",
-                        "max_len"),
-                   1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c,
+                     N("seq_len", "seq_length", "max_seq_length", "max_seq_len",
+                       "model_max_length", "block_size", "cutoff_len",
+                       "context_length", "n_ctx", "sequence_length",
+                       "max_length", "context_len", "max_len"),
+                     1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_SEQ_LEN, v, p->ev);
 }
 
@@ -415,6 +471,9 @@ static void gpt_size_name(sm__ctx *c) {
   fam = (m->known && strstr(m->str, "gpt2")) ? "gpt2" : "gpt";
   if ((vp = get_num(c, N("vocab_size", "padded_vocab_size"), 1, &v)) != NULL)
     vocab = v;
+  /* With an unknown vocabulary the embedding must not decide the size. */
+  if (vp == NULL && 12.0 * l->num * d->num < 2.0 * vocab)
+    return;
   params = 12.0 * l->num * d->num * d->num + vocab * d->num +
            (s->known ? s->num : 1024) * d->num;
   if (params < 1e9)
@@ -484,10 +543,9 @@ static void precision(sm__ctx *c) {
       saw_false = 1;
       saw_false_ev = p->ev;
     }
-    if (v != NULL &&
-        (best == NULL || p->layer > best->layer ||
-         (p->layer == best->layer && p->order > best->order &&
-          strcmp(v, "fp32") != 0))) {
+    if (v != NULL && (best == NULL || p->layer > best->layer ||
+                      (p->layer == best->layer && p->order > best->order &&
+                       strcmp(v, "fp32") != 0))) {
       best = p;
       val = v;
     }
@@ -539,8 +597,9 @@ static void parallelism(sm__ctx *c) {
   int ds = 0;
 
   model_parallel(c, &tp, &pp, &mev);
-  if ((p = get_num(c, N("zero_optimization.stage", "zero_stage",
-                        "deepspeed_stage", "zero.stage"),
+  if ((p = get_num(c,
+                   N("zero_optimization.stage", "zero_stage", "deepspeed_stage",
+                     "zero.stage"),
                    0, &v)) != NULL) {
     zero = v;
     zev = p->ev;
@@ -597,7 +656,8 @@ static void parallelism(sm__ctx *c) {
     return;
   }
   if (known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) == 1) {
-    set_str(c, SM_META_PARALLELISM, "none", c->res->meta.f[SM_META_GPUS].evidence);
+    set_str(c, SM_META_PARALLELISM, "none",
+            c->res->meta.f[SM_META_GPUS].evidence);
     return;
   }
   if (!known(c, SM_META_GPUS) && !c->launcher) {
@@ -634,11 +694,24 @@ static int size_token(const char *s) {
 }
 
 static void model_name(sm__ctx *c, const char **model_out) {
-  static const char *const keys[] = {
-      "model_name_or_path", "pretrained_model_name_or_path", "base_model",
-      "model_name", "model_id", "model_path", "model.name", "model_type",
-      "arch", "architecture", "init_from", "model", "network", "net",
-      "model.model_type", "weights", "pretrained_weights", NULL};
+  static const char *const keys[] = {"model_name_or_path",
+                                     "pretrained_model_name_or_path",
+                                     "base_model",
+                                     "model_name",
+                                     "model_id",
+                                     "model_path",
+                                     "model.name",
+                                     "model_type",
+                                     "arch",
+                                     "architecture",
+                                     "init_from",
+                                     "model",
+                                     "network",
+                                     "net",
+                                     "model.model_type",
+                                     "weights",
+                                     "pretrained_weights",
+                                     NULL};
   const sm__param *p;
   const sm__cand *class_cand = NULL;
   const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
@@ -669,6 +742,15 @@ static void model_name(sm__ctx *c, const char **model_out) {
     left[n] = NULL;
   }
   if (name == NULL) {
+    /* A model config file named after a known model (--cfg yolov5n.yaml,
+     * --config configs/resnet50.yaml). */
+    p = get_str(c, N("cfg", "config", "model_cfg", "model_config"));
+    if (p != NULL && sm__is_known_model(c, p->str)) {
+      name = sm__norm_model(c, p->str, &t, &d);
+      ev = p->ev;
+    }
+  }
+  if (name == NULL) {
     /* Names in code: from_pretrained("..."), timm / torchvision. */
     const sm__cand *best = NULL;
     for (int i = 0; i < c->models.n; i++) {
@@ -677,8 +759,7 @@ static void model_name(sm__ctx *c, const char **model_out) {
         /* Only a class the repository defines names the model. */
         int local = 0;
         for (int j = 0; j < c->classes.n && !local; j++)
-          local = strcmp(SM__AT(c->classes, const char *, j),
-                         k->name + 6) == 0;
+          local = strcmp(SM__AT(c->classes, const char *, j), k->name + 6) == 0;
         if (!local)
           continue;
       }
@@ -692,10 +773,10 @@ static void model_name(sm__ctx *c, const char **model_out) {
       best = NULL;
     }
     if (best != NULL) {
-      name = sm__norm_model(c, strncmp(best->name, "class:", 6) == 0
-                                   ? best->name + 6
-                                   : best->name,
-                            &t, &d);
+      name = sm__norm_model(
+          c,
+          strncmp(best->name, "class:", 6) == 0 ? best->name + 6 : best->name,
+          &t, &d);
       ev = best->ev;
     }
   }
@@ -720,8 +801,7 @@ static void model_name(sm__ctx *c, const char **model_out) {
         if (strncmp(ps, "configs/", 8) != 0 && strncmp(ps, "config/", 7) &&
             strncmp(ps, "conf/", 5) != 0)
           name = sm__norm_model(
-              c, sm__printf(c, "%.*s-%s", (int)(slash - ps), ps, stem), &t,
-              &d);
+              c, sm__printf(c, "%.*s-%s", (int)(slash - ps), ps, stem), &t, &d);
       }
       if (name == NULL)
         name = sm__norm_model(c, stem, &t, &d);
@@ -741,12 +821,17 @@ static void model_name(sm__ctx *c, const char **model_out) {
 }
 
 static void dataset(sm__ctx *c) {
-  static const char *const keys[] = {
-      "dataset_name", "dataset", "data.dataset", "dataset_file",
-      "data.name", "data_path", "data_dir", "train_data_path",
-      "train_data", "train_file", "data_root", "dataset_path",
-      "data_files", "train_dataset", "data", "coco_path", "data_prefix",
-      "train_data_paths", "task_name", NULL};
+  static const char *const keys[] = {"dataset_name", "dataset",
+                                     "data.dataset", "dataset_file",
+                                     "data.name",    "data_path",
+                                     "data_dir",     "train_data_path",
+                                     "train_data",   "train_file",
+                                     "data_root",    "dataset_path",
+                                     "data_files",   "train_dataset",
+                                     "data",         "coco_path",
+                                     "data_prefix",  "train_data_paths",
+                                     "datasets.id",  "dataset_id",
+                                     "task_name",    NULL};
   const sm__param *p;
   const char *name = NULL, *ev = NULL;
   const char *left[32];
@@ -790,6 +875,38 @@ static void dataset(sm__ctx *c) {
     left[n] = NULL;
   }
   if (name == NULL) {
+    /* Hydra/Lightning: data._target_: src.data.mnist_datamodule.MNIST-
+     * DataModule names the dataset. */
+    p = get_str(c,
+                N("data._target_", "datamodule._target_", "data.class_path"));
+    if (p != NULL) {
+      const char *cls = strrchr(p->str, '.');
+      char base[128];
+      size_t n;
+      snprintf(base, sizeof(base), "%s", cls ? cls + 1 : p->str);
+      n = strlen(base);
+      if (n > 10 && strcasecmp(base + n - 10, "DataModule") == 0)
+        base[n - 10] = '\0';
+      else if (n > 7 && strcasecmp(base + n - 7, "Dataset") == 0)
+        base[n - 7] = '\0';
+      else
+        base[0] = '\0';
+      if (base[0] != '\0' && (name = sm__norm_dataset(c, base, &c->ds_task,
+                                                      &c->ds_domain)) != NULL)
+        ev = p->ev;
+    }
+  }
+  if (name == NULL) {
+    /* dataset_mixer: {HuggingFaceH4/ultrachat_200k: 1.0} */
+    for (int i = 0; i < c->params.n && name == NULL; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      if (strncmp(q->key, "dataset_mixer.", 14) == 0) {
+        name = sm__norm_dataset(c, q->key + 14, &c->ds_task, &c->ds_domain);
+        ev = q->ev;
+      }
+    }
+  }
+  if (name == NULL) {
     const sm__cand *best = NULL;
     for (int i = 0; i < c->datasets.n; i++) {
       const sm__cand *k = &SM__AT(c->datasets, sm__cand, i);
@@ -811,15 +928,15 @@ static void task_domain(sm__ctx *c, const char *model) {
   const char *task = NULL, *domain = NULL, *ev = NULL, *e2 = NULL;
   int *w = c->word_n;
   const sm__param *lora_flag =
-      sm__param_get(c, N("lora_enable", "use_lora", "lora", "use_peft",
-                         "peft", "enable_lora"));
+      sm__param_get(c, N("lora_enable", "use_lora", "lora", "use_peft", "peft",
+                         "enable_lora"));
   int lora = truthy(c, N("q_lora", "qlora"), &e2) ||
-             (lora_flag != NULL
-                  ? truthy(c, N("lora_enable", "use_lora", "lora", "use_peft",
-                                "peft", "enable_lora"),
-                           &e2)
-                  : (c->sig[SM__SIG_LORA] != NULL &&
-                     c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
+             (lora_flag != NULL ? truthy(c,
+                                         N("lora_enable", "use_lora", "lora",
+                                           "use_peft", "peft", "enable_lora"),
+                                         &e2)
+                                : (c->sig[SM__SIG_LORA] != NULL &&
+                                   c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
   int masks = truthy(c, N("masks"), &e2);
   int lm = c->sig[SM__SIG_CAUSAL_LM] != NULL || w[SM__W_LM] >= 3 ||
            (c->sig[SM__SIG_TRANSFORMERS] && c->word_strong[SM__W_LM] >= 2) ||
@@ -829,8 +946,7 @@ static void task_domain(sm__ctx *c, const char *model) {
                  (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
                   c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
                  sm__param_get(c, N("model_name_or_path", "base_model",
-                                    "pretrained_model_name_or_path")) !=
-                     NULL ||
+                                    "pretrained_model_name_or_path")) != NULL ||
                  c->word_strong[SM__W_FINETUNE] >= 2;
   int mm = c->word_strong[SM__W_MULTIMODAL] >= 4 ||
            (c->hint_domain && strcmp(c->hint_domain, "multimodal") == 0) ||
@@ -842,8 +958,9 @@ static void task_domain(sm__ctx *c, const char *model) {
     ev = c->word[SM__W_MULTIMODAL];
     if (lora)
       task = "visual_instruction_tuning_lora";
-    else if (truthy(c, N("tune_mm_mlp_adapter", "freeze_backbone",
-                         "pretrain_mm_mlp_adapter"),
+    else if (truthy(c,
+                    N("tune_mm_mlp_adapter", "freeze_backbone",
+                      "pretrain_mm_mlp_adapter"),
                     &e2) &&
              !sm__param_get(c, N("pretrain_mm_mlp_adapter")))
       task = "multimodal_pretraining_feature_alignment";
@@ -861,8 +978,8 @@ static void task_domain(sm__ctx *c, const char *model) {
     domain = "cv";
     ev = c->word[SM__W_SELFSUP];
   } else if (masks && (w[SM__W_PANOPTIC] || w[SM__W_SEGMENTATION])) {
-    task = w[SM__W_PANOPTIC] ? "panoptic_segmentation"
-                             : "instance_segmentation";
+    task =
+        w[SM__W_PANOPTIC] ? "panoptic_segmentation" : "instance_segmentation";
     domain = "cv";
     ev = e2;
   } else if (c->word_strong[SM__W_DETECTION] >= 4 ||
@@ -873,8 +990,9 @@ static void task_domain(sm__ctx *c, const char *model) {
     ev = c->word[SM__W_DETECTION];
   } else if (c->word_strong[SM__W_SEGMENTATION] >= 4 ||
              (c->ds_task && strstr(c->ds_task, "segmentation"))) {
-    task = c->ds_task && strstr(c->ds_task, "segmentation") ? c->ds_task
-                                                      : "semantic_segmentation";
+    task = c->ds_task && strstr(c->ds_task, "segmentation")
+               ? c->ds_task
+               : "semantic_segmentation";
     domain = "cv";
     ev = c->word[SM__W_SEGMENTATION];
   } else if (c->word_strong[SM__W_SPEECH] >= 4 ||
@@ -914,7 +1032,8 @@ static void task_domain(sm__ctx *c, const char *model) {
     } else {
       task = "language_model_pretraining";
     }
-  } else if (c->word_strong[SM__W_CLASSIFICATION] >= 4 || c->sig[SM__SIG_VISION] ||
+  } else if (c->word_strong[SM__W_CLASSIFICATION] >= 4 ||
+             c->sig[SM__SIG_VISION] ||
              (c->ds_task && strstr(c->ds_task, "classification")) ||
              (c->hint_task && strstr(c->hint_task, "classification"))) {
     task = "image_classification";

@@ -245,8 +245,8 @@ static const char *expand(const char *p, const char *end,
 
 int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
                  const char ***words_out, int max_words) {
-  const char **words = sm_arena_calloc(&c->arena, (size_t)max_words + 1,
-                                       sizeof(*words));
+  const char **words =
+      sm_arena_calloc(&c->arena, (size_t)max_words + 1, sizeof(*words));
   const char *p = line, *end = line + len;
   int nw = 0;
   word *w = sm_malloc(sizeof(*w));
@@ -258,12 +258,12 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
   *words_out = words;
   w->n = 0;
   w->any = 0;
-#define FLUSH()                                                               \
-  do {                                                                        \
-    if ((w->n > 0 || w->any) && nw < max_words)                               \
-      words[nw++] = sm__strndup(c, w->s, w->n);                               \
-    w->n = 0;                                                                 \
-    w->any = 0;                                                               \
+#define FLUSH()                                                                \
+  do {                                                                         \
+    if ((w->n > 0 || w->any) && nw < max_words)                                \
+      words[nw++] = sm__strndup(c, w->s, w->n);                                \
+    w->n = 0;                                                                  \
+    w->any = 0;                                                                \
   } while (0)
   while (p < end) {
     char ch = *p;
@@ -298,8 +298,7 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
       p++;
       w->any = 1;
       while (p < end && *p != '"') {
-        if (*p == '\\' && p + 1 < end &&
-            strchr("\"\\$`\n", p[1]) != NULL) {
+        if (*p == '\\' && p + 1 < end && strchr("\"\\$`\n", p[1]) != NULL) {
           if (p[1] != '\n')
             put(w, p[1]);
           p += 2;
@@ -309,15 +308,19 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
           put(w, *p++);
         }
         if (at) {
-          /* "$@": each positional argument is its own word. */
+          /* "$@": each positional argument is its own word, and no
+           * argument at all gives no word. */
           char key[12];
           at = 0;
+          if (w->n == 0)
+            w->any = 0;
           for (int i = 1; i <= 9; i++) {
             const char *a;
             snprintf(key, sizeof(key), "%d", i);
             if ((a = sm__sh_get(vars, key)) == NULL)
               break;
-            FLUSH();
+            if (i > 1 || w->n > 0)
+              FLUSH();
             puts_w(w, a);
             w->any = 1;
           }
@@ -373,8 +376,8 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
         p++;
       while (p < end && (*p == ' ' || *p == '\t'))
         p++;
-      while (p < end && !isspace((unsigned char)*p) && *p != ';' &&
-             *p != '|' && *p != '&')
+      while (p < end && !isspace((unsigned char)*p) && *p != ';' && *p != '|' &&
+             *p != '&')
         p++;
     } else if (ch == '&' && p + 1 < end && p[1] == '>') {
       p++;
