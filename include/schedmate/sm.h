@@ -12,5 +12,6 @@
 #include "schedmate/sm_text.h"
 #include "schedmate/sm_meta.h"
 #include "schedmate/sm_history.h"
+#include "schedmate/sm_advisor.h"
 
 #endif /* SM_SM_H */
