@@ -6,6 +6,7 @@
 
 static const cli_cmd commands[] = {
     {"version", cmd_version, "print the version"},
+    {"simulate", cmd_simulate, "replay a job trace on a simulated cluster"},
 };
 
 static void print_help(FILE *out) {
