@@ -446,7 +446,11 @@ static void print_one(const sm_sim_result *r) {
   num_h(a, sizeof(a), m->avg_queue_s);
   num_h(b, sizeof(b), m->median_queue_s);
   num_h(c, sizeof(c), m->p99_queue_s);
-  printf("queue      avg %s s, median %s s, p99 %s s\n", a, b, c);
+  printf("queue      avg %s s, median %s s, p99 %s s (first start)\n", a, b,
+         c);
+  num_h(a, sizeof(a), m->avg_wait_s);
+  printf("wait       avg %s s (all time pending, after preemptions too)\n",
+         a);
   printf("makespan   %.0f s (%.2f days), GPU utilisation %.1f%%\n",
          m->makespan_s, m->makespan_s / 86400, 100 * m->avg_util);
   printf("jobs       %zu completed, %zu canceled, %zu failed, %zu "
@@ -474,14 +478,15 @@ static void print_table(sm_sim_result **rs, int n) {
          "VC%s\n\n",
          m0->trace, m0->jobs, m0->dropped, m0->gpus, m0->nodes, m0->vcs,
          m0->vcs == 1 ? "" : "s");
-  printf("%-12s %12s %12s %12s %12s %12s %6s %8s %9s\n", "policy",
-         "avg JCT s", "median JCT s", "p99 JCT s", "avg queue s",
-         "makespan s", "util", "preempt", "wall s");
+  printf("%-12s %11s %11s %11s %11s %11s %11s %6s %8s %8s\n", "policy",
+         "avg JCT s", "median JCT", "p99 JCT s", "avg queue s",
+         "avg wait s", "makespan s", "util", "preempt", "wall s");
   for (int i = 0; i < n; i++) {
     const sm_sim_summary *m = sm_sim_result_summary(rs[i]);
-    printf("%-12s %12.0f %12.0f %12.0f %12.0f %12.0f %5.1f%% %8zu %9.3f\n",
+    printf("%-12s %11.0f %11.0f %11.0f %11.0f %11.0f %11.0f %5.1f%% %8zu "
+           "%8.3f\n",
            m->policy, m->avg_jct_s, m->median_jct_s, m->p99_jct_s,
-           m->avg_queue_s, m->makespan_s, 100 * m->avg_util,
+           m->avg_queue_s, m->avg_wait_s, m->makespan_s, 100 * m->avg_util,
            m->preemptions, m->wall_s);
   }
   for (size_t i = 0; i < sm_sim_result_note_count(rs[0]); i++)

@@ -213,6 +213,8 @@ SM_EXTERN int sm_sim_trace_synthetic(const char *cluster,
 /* Names of the clusters the generator knows, NULL-terminated. */
 SM_EXTERN const char *const *sm_sim_synth_clusters(void);
 
+/* Releases the caller's hold on t; results made from it keep it alive
+ * until they are freed too. */
 SM_EXTERN void sm_sim_trace_free(sm_sim_trace *t);
 SM_EXTERN size_t sm_sim_trace_count(const sm_sim_trace *t);
 SM_EXTERN const sm_sim_job *sm_sim_trace_job(const sm_sim_trace *t,
@@ -304,7 +306,9 @@ SM_EXTERN int sm_sim_config_param(sm_sim_config *c, const char *kv);
 /* Runs one policy over the trace on the cluster.  Checks the invariants
  * (no GPU over-allocated, starts after submissions, ends after starts,
  * work conserved) at the end of every run and fails with SM_ECORRUPT
- * if one is broken.  *out is freed with sm_sim_result_free. */
+ * if one is broken.  *out is freed with sm_sim_result_free; it holds a
+ * reference to the trace, which may be freed before it.  Runs on one
+ * trace may proceed in parallel threads. */
 SM_EXTERN int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
                          const sm_sim_config *cfg, sm_sim_result **out,
                          sm_err *err);

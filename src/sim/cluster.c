@@ -295,6 +295,13 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
       break;
     }
     if (nodec < 0) {
+      if (strcmp(f[0], "vc") != 0 && f[0][0] != '\0') {
+        rc = sm_err_set(err, SM_EPARSE,
+                        "%s:1: expected a VC table: vc,nodes (or Helios' "
+                        "'vc,node num' or Lucid's ',num')",
+                        path);
+        break;
+      }
       for (int c = 1; c < nf; c++) {
         if (strcmp(f[c], "node num") == 0 || strcmp(f[c], "num") == 0 ||
             strcmp(f[c], "nodes") == 0 || strcmp(f[c], "node_num") == 0)

@@ -140,7 +140,10 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out,
   r->overhead_gpus = s->cfg.overhead_gpus;
   r->seed = s->cfg.seed;
 
-  /* Take over the run's memory. */
+  /* Keep the trace alive (the jobs point at its strings) and take over
+   * the run's memory. */
+  r->trace = (sm_sim_trace *)s->trace;
+  __atomic_add_fetch(&r->trace->refs, 1, __ATOMIC_ACQ_REL);
   r->arena = s->arena;
   sm_arena_init(&s->arena, 0, 0);
   r->jobs = s->jobs;
@@ -178,6 +181,7 @@ void sm_sim_result_free(sm_sim_result *r) {
   sm_free(r->stats);
   sm__notes_release(&r->notes);
   sm__notes_release(&r->params);
+  sm_sim_trace_free(r->trace);
   sm_free(r);
 }
 
@@ -352,16 +356,25 @@ static int csv_str(sm_buf *b, const char *s) {
 /* Seconds with millisecond precision, trailing zeros dropped; empty for
  * NaN. */
 static int csv_num(sm_buf *b, double v) {
-  char tmp[48];
+  char tmp[64];
+  int k;
   size_t n;
 
   if (isnan(v))
     return 0;
-  n = (size_t)snprintf(tmp, sizeof(tmp), "%.3f", v);
-  while (n > 0 && tmp[n - 1] == '0')
-    tmp[--n] = '\0';
-  if (n > 0 && tmp[n - 1] == '.')
-    tmp[--n] = '\0';
+  if (fabs(v) >= 1e15)
+    k = snprintf(tmp, sizeof(tmp), "%.17g", v);
+  else
+    k = snprintf(tmp, sizeof(tmp), "%.3f", v);
+  if (k < 0 || (size_t)k >= sizeof(tmp))
+    return SM_ERANGE;
+  n = (size_t)k;
+  if (strchr(tmp, '.') != NULL && strchr(tmp, 'e') == NULL) {
+    while (n > 0 && tmp[n - 1] == '0')
+      tmp[--n] = '\0';
+    if (n > 0 && tmp[n - 1] == '.')
+      tmp[--n] = '\0';
+  }
   return sm_buf_adds(b, tmp);
 }
 

@@ -89,13 +89,17 @@ static void detach(pre_state *st, sm_sim_job *j) {
 
 /* Arms the demotion timer of a running Tiresias job. */
 static void arm_demotion(sm_sim *s, pre_state *st, sm_sim_job *j) {
-  double left;
+  double left, at;
 
   if (st->srtf || j->plevel >= st->nthr)
     return;
   left = (st->thr[j->plevel] - j->attained) / j->gpus;
-  sm_sim_timer(s, sm_sim_now(s) + (left > 0 ? left : 0), j, TIMER_DEMOTE,
-               (uint64_t)j->starts);
+  at = sm_sim_now(s) + (left > 0 ? left : 0);
+  /* Far from time 0 a tiny remainder rounds away: step to the next
+   * representable time so that the job always makes progress. */
+  if (!(at > sm_sim_now(s)))
+    at = nextafter(sm_sim_now(s), INFINITY);
+  sm_sim_timer(s, at, j, TIMER_DEMOTE, (uint64_t)j->starts);
 }
 
 /* ==== The round ==== */

@@ -39,6 +39,7 @@ struct sm_sim_trace {
   int synthetic;       /* 1 for generated traces */
   int calibrated_gpus; /* GPUs of the calibration cluster, or 0 */
   sm__notes notes;     /* repairs and assumptions */
+  int refs;            /* owners: the caller and every result (atomic) */
 };
 
 /* Allocates an empty trace owning name (copied). */
@@ -272,6 +273,7 @@ struct sm_sim_result {
   double preempt_small, preempt_large; /* overhead settings */
   int overhead_gpus;             /* overhead boundary */
   uint64_t seed;                 /* run seed */
+  sm_sim_trace *trace;           /* kept alive: jobs point into it */
 };
 
 /* Placement (cluster.c, per run). */

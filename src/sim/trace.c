@@ -25,6 +25,11 @@
 #include "sim/sim_int.h"
 
 #define DEFAULT_MAX_JOBS ((size_t)20000000)
+/* Bounds of the time domain: beyond them doubles lose the millisecond
+ * resolution the invariants check (ten thousand years of submissions,
+ * a thousand years of run time). */
+#define MAX_SPAN_S 3e11
+#define MAX_DURATION_S 3e10
 #define ARENA_MAX ((size_t)8 << 30)
 
 /* ==== Container ==== */
@@ -48,6 +53,7 @@ sm_sim_trace *sm__trace_new(const char *name, int format) {
   sm_arena_init(&t->arena, 0, ARENA_MAX);
   t->name = sm_strdup(name);
   t->format = format;
+  t->refs = 1;
   if (t->name == NULL) {
     sm_free(t);
     return NULL;
@@ -103,7 +109,7 @@ void sm__trace_finish(sm_sim_trace *t) {
 }
 
 void sm_sim_trace_free(sm_sim_trace *t) {
-  if (t == NULL)
+  if (t == NULL || __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) > 0)
     return;
   sm_arena_discard(&t->arena);
   sm__notes_release(&t->notes);
@@ -416,6 +422,10 @@ static int read_row(loader *L, char **f, int nf, long line, sm_err *err) {
       if (d < 0)
         return col_error(L, err, line, c,
                          "negative duration '%.*s'", v);
+      if (d > MAX_DURATION_S)
+        return col_error(L, err, line, c,
+                         "duration '%.*s' out of range (at most 3e10 s)",
+                         v);
       j.duration = d;
       have_dur = 1;
       break;
@@ -786,6 +796,14 @@ static int load_lines(sm__lsrc *l, const sm_sim_load_opts *o,
     goto fail;
   }
   sm__trace_finish(L.t);
+  if (L.t->jobs[L.t->n - 1].submit > MAX_SPAN_S) {
+    rc = sm_err_set(err, SM_ERANGE,
+                    "%s:%d: submit time %.6g s after the first job: "
+                    "submissions may span at most 3e11 s",
+                    l->name, L.t->jobs[L.t->n - 1].line,
+                    L.t->jobs[L.t->n - 1].submit);
+    goto fail;
+  }
   if (o->limit > 0 && L.t->n > o->limit) {
     sm__notes_add(&L.t->notes, "kept the first %zu of %zu jobs (--limit)",
                   o->limit, L.t->n);
