@@ -16,82 +16,84 @@
 #define MAX_POLICIES 16
 
 static void usage(FILE *out) {
-  fprintf(out,
-"usage: schedmate simulate [OPTIONS] (--trace FILE | --synthetic CLUSTER)\n"
-"\n"
-"Replays a job trace on a simulated GPU cluster under a scheduling\n"
-"policy (event-driven) and reports JCT, queueing delay, makespan and\n"
-"utilisation.\n"
-"\n"
-"Trace:\n"
-"  --trace FILE          CSV trace, plain or gzip-compressed\n"
-"  --format F            auto (default), sia-philly, helios, lucid, acme,\n"
-"                        tiresias, chronus, sia, generic\n"
-"  --from T, --to T      keep jobs submitted in [T, T] (datetime or\n"
-"                        seconds, as the trace writes them)\n"
-"  --limit N             keep the first N jobs\n"
-"  --estimates FILE      job_id,estimate CSV (e.g. Lucid's priority files)\n"
-"  --synthetic CLUSTER   generate a trace calibrated to a published\n"
-"                        summary: venus, earth, saturn, uranus, seren, kalos\n"
-"  --synthetic-days D    span of the synthetic trace (default 7)\n"
-"  --synthetic-jobs N    exact job count instead\n"
-"  --calibration FILE    summary CSV (Acme or Helios layout) to calibrate to\n"
-"\n"
-"Cluster (default: the calibrated size for synthetic traces, else one\n"
-"cluster sized so the trace fills --load of it):\n"
-"  --cluster SPEC        [VC=]NODESxGPUS[:TYPE[@SPEED]],... e.g. 64x8,\n"
-"                        a=4x8,b=2x8 or 16x8:a100@1,16x8:v100@0.5\n"
-"  --vc-config FILE      VC table: vc,nodes (Helios 'vc,node num' and\n"
-"                        Lucid ',num' layouts too)\n"
-"  --gpus-per-node G     GPUs per node for --vc-config and auto (8)\n"
-"  --load L              target load of the auto-sized cluster (0.8)\n"
-"  --placement P         consolidate (default) or first-fit\n"
-"  --oversize A          jobs larger than their VC: cap (default), drop,\n"
-"                        error\n"
-"  --unknown-vc A        jobs of VCs the cluster lacks: drop (default),\n"
-"                        error\n"
-"\n"
-"Policy:\n"
-"  --policy P            fifo (default), sjf, srtf, qssf, tiresias\n"
-"  --compare P1,P2,...   run several policies on the same trace\n"
-"  --estimator E         qssf estimator: history (default), oracle, trace,\n"
-"                        noisy:lognormal:SIGMA, noisy:uniform:E\n"
-"  --backfill            fifo/sjf/qssf skip a blocked head job\n"
-"  --preempt-overhead S[,L]  restart overhead after a preemption for jobs\n"
-"                        of at most 8 GPUs / more (default 40,60)\n"
-"  --tiresias-thresholds LIST  attained GPU-seconds per level (18000)\n"
-"  --tiresias-interval S scheduling round of tiresias (60)\n"
-"  --param KEY=VALUE     policy parameter (repeatable)\n"
-"  --semantic on|off     use SchedMate's facts (policies that support it)\n"
-"  --seed N              seed of every random draw (default 1)\n"
-"\n"
-"Output:\n"
-"  --json                one JSON object (with --compare: {trace,results})\n"
-"  --jobs-csv FILE       per-job outcomes (with --compare, one file per\n"
-"                        policy: FILE with .POLICY before the extension)\n"
-"  --report FILE.html    HTML report with plots (works offline)\n"
-"  --progress, --no-progress  progress on stderr (default: when a tty)\n"
-"\n"
-"Exit status: 0 ok, 2 bad usage or unreadable trace.\n");
+  fputs(
+      "usage: schedmate simulate [OPTIONS] (--trace FILE | --synthetic C)\n"
+      "\n"
+      "Replays a job trace on a simulated GPU cluster under a scheduling\n"
+      "policy (event-driven) and reports JCT, queueing delay, makespan and\n"
+      "utilisation.\n"
+      "\n"
+      "Trace:\n"
+      "  --trace FILE          CSV trace, plain or gzip-compressed\n"
+      "  --format F            auto (default), sia-philly, helios, lucid,\n"
+      "                        acme, tiresias, chronus, sia, generic\n"
+      "  --from T, --to T      keep jobs submitted in [T, T] (datetime or\n"
+      "                        seconds, as the trace writes them)\n"
+      "  --limit N             keep the first N jobs\n"
+      "  --estimates FILE      job_id,estimate CSV (or Lucid's priority file)\n"
+      "  --synthetic C         a trace calibrated to a published summary:\n"
+      "                        venus, earth, saturn, uranus, seren, kalos\n"
+      "  --synthetic-days D    span of the synthetic trace (default 7)\n"
+      "  --synthetic-jobs N    exact job count instead\n"
+      "  --calibration FILE    summary CSV (Acme or Helios layout) to use\n"
+      "\n"
+      "Cluster (default: the calibrated size for synthetic traces, else one\n"
+      "cluster sized so that the trace fills --load of it):\n"
+      "  --cluster SPEC        [VC=]NODESxGPUS[:TYPE[@SPEED]],... e.g. 64x8,\n"
+      "                        a=4x8,b=2x8 or 16x8:a100@1,16x8:v100@0.5\n"
+      "  --vc-config FILE      VC table vc,nodes (Helios 'vc,node num' and\n"
+      "                        Lucid ',num' layouts too)\n"
+      "  --gpus-per-node G     GPUs per node for --vc-config and auto (8)\n"
+      "  --load L              target load of the auto-sized cluster (0.8)\n"
+      "  --placement P         consolidate (default) or first-fit\n"
+      "  --oversize A          jobs larger than their VC: cap (default),\n"
+      "                        drop, error\n"
+      "  --unknown-vc A        jobs of VCs the cluster lacks: drop (default),\n"
+      "                        error\n"
+      "\n"
+      "Policy:\n"
+      "  --policy P            fifo (default), sjf, srtf, qssf, tiresias\n"
+      "  --compare P1,P2,...   run several policies on the same trace\n"
+      "  --estimator E         qssf estimator: history (default), oracle,\n"
+      "                        trace, noisy:lognormal:SIGMA, noisy:uniform:E\n"
+      "  --backfill            fifo/sjf/qssf skip a blocked head job\n"
+      "  --preempt-overhead S[,L]  restart overhead after a preemption, jobs\n"
+      "                        of at most 8 GPUs / more (default 40,60)\n"
+      "  --tiresias-thresholds LIST  attained GPU-seconds per level (18000)\n"
+      "  --tiresias-interval S scheduling round of tiresias (60)\n"
+      "  --param KEY=VALUE     policy parameter (repeatable)\n"
+      "  --semantic on|off     use SchedMate's facts (policies that can)\n"
+      "  --seed N              seed of every random draw (default 1)\n"
+      "\n"
+      "Output:\n"
+      "  --json                one JSON object ({trace,results} to compare)\n"
+      "  --jobs-csv FILE       per-job outcomes (with --compare, one file per\n"
+      "                        policy: FILE with .POLICY before the "
+      "extension)\n"
+      "  --report FILE.html    HTML report with plots (works offline)\n"
+      "  --progress, --no-progress  progress on stderr (default: on a tty)\n"
+      "\n"
+      "Exit status: 0 ok, 2 bad usage or unreadable trace.\n",
+      out);
 }
 
 typedef struct opts {
-  sm_sim_load_opts load;     /* trace reading */
-  sm_sim_synth_opts synth;   /* synthetic generator */
-  sm_sim_config cfg;         /* run configuration */
-  const char *trace;         /* --trace */
-  const char *synthetic;     /* --synthetic */
-  const char *cluster;       /* --cluster */
-  const char *vc_config;     /* --vc-config */
-  const char *compare;       /* --compare */
-  const char *jobs_csv;      /* --jobs-csv */
-  const char *report;        /* --report */
-  long gpn;                  /* --gpus-per-node */
-  double load_target;        /* --load */
-  int json;                  /* --json */
-  int progress;              /* -1 auto, 0 off, 1 on */
-  char kv[8][300];           /* storage for generated parameters */
-  int nkv;                   /* used entries of kv */
+  sm_sim_load_opts load;   /* trace reading */
+  sm_sim_synth_opts synth; /* synthetic generator */
+  sm_sim_config cfg;       /* run configuration */
+  const char *trace;       /* --trace */
+  const char *synthetic;   /* --synthetic */
+  const char *cluster;     /* --cluster */
+  const char *vc_config;   /* --vc-config */
+  const char *compare;     /* --compare */
+  const char *jobs_csv;    /* --jobs-csv */
+  const char *report;      /* --report */
+  long gpn;                /* --gpus-per-node */
+  double load_target;      /* --load */
+  int json;                /* --json */
+  int progress;            /* -1 auto, 0 off, 1 on */
+  char kv[8][300];         /* storage for generated parameters */
+  int nkv;                 /* used entries of kv */
 } opts;
 
 typedef struct prog {
@@ -114,8 +116,7 @@ static void on_progress(void *ud, double done) {
   fflush(stderr);
 }
 
-static int add_param(opts *o, const char *fmt, const char *a,
-                     const char *b) {
+static int add_param(opts *o, const char *fmt, const char *a, const char *b) {
   if (o->nkv >= (int)SM_ARRAY_LEN(o->kv))
     return cli_usage(CMD, "too many parameters");
   snprintf(o->kv[o->nkv], sizeof(o->kv[0]), fmt, a, b);
@@ -134,22 +135,54 @@ static int parse_overheads(opts *o, const char *s) {
     *c = '\0';
   if (sm_parse_double(tmp, &o->cfg.preempt_small_s) != 0 ||
       o->cfg.preempt_small_s < 0)
-    return cli_usage(CMD, "--preempt-overhead: expected S[,L] seconds, "
-                          "got '%s'", s);
+    return cli_usage(CMD,
+                     "--preempt-overhead: expected S[,L] seconds, "
+                     "got '%s'",
+                     s);
   o->cfg.preempt_large_s = o->cfg.preempt_small_s;
   if (c != NULL && (sm_parse_double(c + 1, &o->cfg.preempt_large_s) != 0 ||
                     o->cfg.preempt_large_s < 0))
-    return cli_usage(CMD, "--preempt-overhead: expected S[,L] seconds, "
-                          "got '%s'", s);
+    return cli_usage(CMD,
+                     "--preempt-overhead: expected S[,L] seconds, "
+                     "got '%s'",
+                     s);
   return 0;
 }
 
 enum {
-  O_TRACE = 256, O_FORMAT, O_FROM, O_TO, O_LIMIT, O_ESTIMATES, O_SYNTH,
-  O_SDAYS, O_SJOBS, O_CALIB, O_CLUSTER, O_VCCONF, O_GPN, O_LOAD, O_PLACE,
-  O_OVERSIZE, O_UNKVC, O_POLICY, O_COMPARE, O_ESTIM, O_BACKFILL, O_OVERHEAD,
-  O_TTHR, O_TINT, O_PARAM, O_SEMANTIC, O_SEED, O_JSON, O_JOBSCSV, O_REPORT,
-  O_PROGRESS, O_NOPROGRESS, O_HELP
+  O_TRACE = 256,
+  O_FORMAT,
+  O_FROM,
+  O_TO,
+  O_LIMIT,
+  O_ESTIMATES,
+  O_SYNTH,
+  O_SDAYS,
+  O_SJOBS,
+  O_CALIB,
+  O_CLUSTER,
+  O_VCCONF,
+  O_GPN,
+  O_LOAD,
+  O_PLACE,
+  O_OVERSIZE,
+  O_UNKVC,
+  O_POLICY,
+  O_COMPARE,
+  O_ESTIM,
+  O_BACKFILL,
+  O_OVERHEAD,
+  O_TTHR,
+  O_TINT,
+  O_PARAM,
+  O_SEMANTIC,
+  O_SEED,
+  O_JSON,
+  O_JOBSCSV,
+  O_REPORT,
+  O_PROGRESS,
+  O_NOPROGRESS,
+  O_HELP
 };
 
 static const struct option longopts[] = {
@@ -313,8 +346,7 @@ static int parse(int argc, char **argv, opts *o) {
       break;
     case O_PARAM:
       if (strchr(optarg, '=') == NULL || optarg[0] == '=')
-        return cli_usage(CMD, "--param: expected KEY=VALUE, got '%s'",
-                         optarg);
+        return cli_usage(CMD, "--param: expected KEY=VALUE, got '%s'", optarg);
       if (sm_sim_config_param(&o->cfg, optarg) != 0)
         return cli_usage(CMD, "too many --param");
       break;
@@ -361,6 +393,15 @@ static int parse(int argc, char **argv, opts *o) {
   if ((o->trace == NULL) == (o->synthetic == NULL))
     return cli_usage(CMD, "give exactly one of --trace FILE and "
                           "--synthetic CLUSTER");
+  if (o->synthetic != NULL &&
+      (o->load.from || o->load.to || o->load.limit || o->load.estimates ||
+       o->load.format != SM_SIM_FMT_AUTO))
+    return cli_usage(CMD, "--from, --to, --limit, --estimates and --format "
+                          "apply to --trace, not --synthetic");
+  if (o->trace != NULL &&
+      (o->synth.calibration || o->synth.jobs || o->synth.days != 7))
+    return cli_usage(CMD, "--synthetic-days, --synthetic-jobs and "
+                          "--calibration apply to --synthetic");
   if (o->cluster != NULL && o->vc_config != NULL)
     return cli_usage(CMD, "give --cluster or --vc-config, not both");
   return 0;
@@ -381,8 +422,8 @@ static int policies(const opts *o, char names[][48], int *n) {
     memcpy(names[*n], p, len);
     names[*n][len] = '\0';
     if (sm_sim_policy_find(names[*n]) == NULL) {
-      fprintf(stderr, "schedmate simulate: unknown policy '%s'; known:",
-              names[*n]);
+      fprintf(stderr,
+              "schedmate simulate: unknown policy '%s'; known:", names[*n]);
       for (size_t i = 0; sm_sim_policy_at(i); i++)
         fprintf(stderr, " %s", sm_sim_policy_at(i)->name);
       fprintf(stderr, "\n");
@@ -436,8 +477,8 @@ static void print_one(const sm_sim_result *r) {
            "real jobs)\n");
   printf("trace      %s, %zu jobs (%zu left out)\n", m->trace, m->jobs,
          m->dropped);
-  printf("cluster    %d GPUs on %d nodes, %d VC%s\n", m->gpus, m->nodes,
-         m->vcs, m->vcs == 1 ? "" : "s");
+  printf("cluster    %d GPUs on %d nodes, %d VC%s\n", m->gpus, m->nodes, m->vcs,
+         m->vcs == 1 ? "" : "s");
   printf("policy     %s (semantic %s)\n", m->policy, m->semantic);
   num_h(a, sizeof(a), m->avg_jct_s);
   num_h(b, sizeof(b), m->median_jct_s);
@@ -446,17 +487,14 @@ static void print_one(const sm_sim_result *r) {
   num_h(a, sizeof(a), m->avg_queue_s);
   num_h(b, sizeof(b), m->median_queue_s);
   num_h(c, sizeof(c), m->p99_queue_s);
-  printf("queue      avg %s s, median %s s, p99 %s s (first start)\n", a, b,
-         c);
+  printf("queue      avg %s s, median %s s, p99 %s s (first start)\n", a, b, c);
   num_h(a, sizeof(a), m->avg_wait_s);
-  printf("wait       avg %s s (all time pending, after preemptions too)\n",
-         a);
+  printf("wait       avg %s s (all time pending, after preemptions too)\n", a);
   printf("makespan   %.0f s (%.2f days), GPU utilisation %.1f%%\n",
          m->makespan_s, m->makespan_s / 86400, 100 * m->avg_util);
   printf("jobs       %zu completed, %zu canceled, %zu failed, %zu "
          "unfinished; %zu preemptions\n",
-         m->completed, m->canceled, m->failed, m->unfinished,
-         m->preemptions);
+         m->completed, m->canceled, m->failed, m->unfinished, m->preemptions);
   printf("run        %.3f s wall, %.0f jobs/s, %zu events\n", m->wall_s,
          m->jobs_per_s, m->events);
   for (size_t i = 0; i < sm_sim_result_stat_count(r); i++) {
@@ -479,8 +517,8 @@ static void print_table(sm_sim_result **rs, int n) {
          m0->trace, m0->jobs, m0->dropped, m0->gpus, m0->nodes, m0->vcs,
          m0->vcs == 1 ? "" : "s");
   printf("%-12s %11s %11s %11s %11s %11s %11s %6s %8s %8s\n", "policy",
-         "avg JCT s", "median JCT", "p99 JCT s", "avg queue s",
-         "avg wait s", "makespan s", "util", "preempt", "wall s");
+         "avg JCT s", "median JCT", "p99 JCT s", "avg queue s", "avg wait s",
+         "makespan s", "util", "preempt", "wall s");
   for (int i = 0; i < n; i++) {
     const sm_sim_summary *m = sm_sim_result_summary(rs[i]);
     printf("%-12s %11.0f %11.0f %11.0f %11.0f %11.0f %11.0f %5.1f%% %8zu "
@@ -488,6 +526,18 @@ static void print_table(sm_sim_result **rs, int n) {
            m->policy, m->avg_jct_s, m->median_jct_s, m->p99_jct_s,
            m->avg_queue_s, m->avg_wait_s, m->makespan_s, 100 * m->avg_util,
            m->preemptions, m->wall_s);
+  }
+  for (int i = 0; i < n; i++) {
+    size_t k, ns = sm_sim_result_stat_count(rs[i]);
+    if (ns == 0)
+      continue;
+    printf("stats (%s):", sm_sim_result_summary(rs[i])->policy);
+    for (k = 0; k < ns; k++) {
+      double v;
+      const char *name = sm_sim_result_stat(rs[i], k, &v);
+      printf("%s %s=%g", k ? "," : "", name, v);
+    }
+    printf("\n");
   }
   for (size_t i = 0; i < sm_sim_result_note_count(rs[0]); i++)
     printf("note: %s\n", sm_sim_result_note(rs[0], i));
@@ -516,8 +566,7 @@ static int inputs(opts *o, sm_sim_trace **t, sm_sim_cluster **c) {
   else if (sm_sim_trace_calibrated_gpus(*t) > 0) {
     char spec[64];
     int g = sm_sim_trace_calibrated_gpus(*t);
-    snprintf(spec, sizeof(spec), "%ldx%ld", (g + o->gpn - 1) / o->gpn,
-             o->gpn);
+    snprintf(spec, sizeof(spec), "%ldx%ld", (g + o->gpn - 1) / o->gpn, o->gpn);
     rc = sm_sim_cluster_parse(spec, c, &err);
   } else
     rc = sm_sim_cluster_auto(*t, (int)o->gpn, o->load_target, c, &err);
@@ -596,8 +645,8 @@ int cmd_simulate(int argc, char **argv) {
   if (o.report) {
     sm_buf b;
     sm_buf_init(&b, 0);
-    if (sm_sim_report_html((const sm_sim_result *const *)rs, (size_t)n,
-                           &b) != 0)
+    if (sm_sim_report_html((const sm_sim_result *const *)rs, (size_t)n, &b) !=
+        0)
       ret = cli_error(CMD, CLI_USAGE, "out of memory writing the report");
     else if (write_file(o.report, &b))
       ret = CLI_USAGE;

@@ -52,14 +52,14 @@ typedef enum sm_sim_status {
 
 /* Trace layouts. */
 typedef enum sm_sim_format {
-  SM_SIM_FMT_AUTO = 0,    /* detect from the header */
-  SM_SIM_FMT_SIA_PHILLY,  /* timestamp,duration,num_gpus,gpu_time,cluster */
-  SM_SIM_FMT_HELIOS,      /* Helios / Lucid cluster_log.csv */
-  SM_SIM_FMT_ACME,        /* Acme trace_seren.csv / trace_kalos.csv */
-  SM_SIM_FMT_TIRESIAS,    /* Tiresias / Chronus job files */
-  SM_SIM_FMT_SIA,         /* Sia workload-N.csv */
-  SM_SIM_FMT_GENERIC,     /* job_id,submit_s,duration_s,gpus[,...] */
-  SM_SIM_FMT_SYNTHETIC    /* made by sm_sim_trace_synthetic */
+  SM_SIM_FMT_AUTO = 0,   /* detect from the header */
+  SM_SIM_FMT_SIA_PHILLY, /* timestamp,duration,num_gpus,gpu_time,cluster */
+  SM_SIM_FMT_HELIOS,     /* Helios / Lucid cluster_log.csv */
+  SM_SIM_FMT_ACME,       /* Acme trace_seren.csv / trace_kalos.csv */
+  SM_SIM_FMT_TIRESIAS,   /* Tiresias / Chronus job files */
+  SM_SIM_FMT_SIA,        /* Sia workload-N.csv */
+  SM_SIM_FMT_GENERIC,    /* job_id,submit_s,duration_s,gpus[,...] */
+  SM_SIM_FMT_SYNTHETIC   /* made by sm_sim_trace_synthetic */
 } sm_sim_format;
 
 /* Placement policies. */
@@ -114,38 +114,39 @@ typedef struct sm_sim_job {
   const sm_sim_attr *attrs; /* extra columns, nattrs entries */
 
   /* Simulation state (read-only for policies). */
-  int vc;                   /* VC index in the cluster */
-  int status;               /* sm_sim_status */
-  int final_state;          /* sm_sim_end reached in the simulation */
-  double first_start;       /* first start time, NaN before */
-  double end;               /* end time, NaN before */
-  double work_left;         /* work still needed, seconds at speed 1.0,
-                               including added overheads */
-  double executed;          /* wall seconds spent holding GPUs */
-  double attained;          /* GPU-seconds of service so far */
-  double overhead;          /* seconds of overhead added so far */
-  double rate;              /* current speed (work per second) */
-  double queued;            /* total seconds spent pending */
-  double wait_since;        /* when it last became pending */
-  double last_update;       /* when work_left/executed/attained were
-                               last brought up to date */
-  int preemptions;          /* times preempted */
-  int restarts;             /* times restarted after an end */
-  int starts;               /* times started */
-  int shared;               /* 1 while it shares another job's GPUs */
+  int vc;             /* VC index in the cluster */
+  int status;         /* sm_sim_status */
+  int final_state;    /* sm_sim_end reached in the simulation */
+  double first_start; /* first start time, NaN before */
+  double end;         /* end time, NaN before */
+  double work_left;   /* work still needed, seconds at speed 1.0,
+                         including added overheads */
+  double executed;    /* wall seconds spent holding GPUs */
+  double attained;    /* GPU-seconds of service so far */
+  double overhead;    /* seconds of overhead added so far */
+  double rate;        /* current speed (work per second) */
+  double queued;      /* total seconds spent pending */
+  double wait_since;  /* when it last became pending */
+  double last_update; /* when work_left/executed/attained were
+                         last brought up to date */
+  int preemptions;    /* times preempted */
+  int restarts;       /* times restarted after an end */
+  int starts;         /* times started */
+  int shared;         /* 1 while it shares another job's GPUs */
 
   /* Policy scratch: the engine never reads or writes these. */
-  double pkey;              /* priority key */
-  double pkey2;             /* secondary key */
-  int plevel;               /* queue level */
-  int pflag;                /* free use */
-  void *pdata;              /* free use */
+  double pkey;  /* priority key */
+  double pkey2; /* secondary key */
+  int plevel;   /* queue level */
+  int pflag;    /* free use */
+  void *pdata;  /* free use */
 
   /* Engine-private. */
   uint32_t _gen;            /* bumps when the projected end changes */
   int _nalloc;              /* entries used in _alloc */
   int _allocmax;            /* entries available in _alloc */
   int _type;                /* GPU type index of the placement */
+  int _pvc;                 /* VC of the placement (usually vc) */
   int _reqtype;             /* requested type index, -1 for any */
   sm_sim_alloc *_alloc;     /* nodes and GPU counts held */
   struct sm_sim_job *_peer; /* the job sharing these GPUs, or NULL */
@@ -166,15 +167,15 @@ typedef struct sm_sim_trace sm_sim_trace;
 
 /* How to read a trace.  Initialise with sm_sim_load_opts_init. */
 typedef struct sm_sim_load_opts {
-  int format;           /* sm_sim_format, SM_SIM_FMT_AUTO to detect */
-  const char *from;     /* keep jobs submitted at or after this time
-                           (datetime or seconds as in the trace), or NULL */
-  const char *to;       /* ... and at or before this time, or NULL */
-  size_t limit;         /* keep at most this many jobs, 0 = all */
-  uint64_t seed;        /* for layouts whose durations are drawn (Sia) */
+  int format;            /* sm_sim_format, SM_SIM_FMT_AUTO to detect */
+  const char *from;      /* keep jobs submitted at or after this time
+                            (datetime or seconds as in the trace), or NULL */
+  const char *to;        /* ... and at or before this time, or NULL */
+  size_t limit;          /* keep at most this many jobs, 0 = all */
+  uint64_t seed;         /* for layouts whose durations are drawn (Sia) */
   const char *estimates; /* CSV job_id,<estimate|priority> to attach, or
                             NULL */
-  size_t max_jobs;      /* refuse traces with more rows (0: 20 million) */
+  size_t max_jobs;       /* refuse traces with more rows (0: 20 million) */
 } sm_sim_load_opts;
 
 SM_EXTERN void sm_sim_load_opts_init(sm_sim_load_opts *o);
@@ -188,15 +189,14 @@ SM_EXTERN int sm_sim_trace_load(const char *path, const sm_sim_load_opts *o,
 
 /* As sm_sim_trace_load, from memory; name is used in messages. */
 SM_EXTERN int sm_sim_trace_load_mem(const char *data, size_t len,
-                                    const char *name,
-                                    const sm_sim_load_opts *o,
+                                    const char *name, const sm_sim_load_opts *o,
                                     sm_sim_trace **out, sm_err *err);
 
 /* Options of the synthetic generator. */
 typedef struct sm_sim_synth_opts {
-  double days;          /* simulated span of submissions (default 7) */
-  size_t jobs;          /* exact job count instead of days x rate, 0 */
-  uint64_t seed;        /* generator seed */
+  double days;             /* simulated span of submissions (default 7) */
+  size_t jobs;             /* exact job count instead of days x rate, 0 */
+  uint64_t seed;           /* generator seed */
   const char *calibration; /* a summary CSV (Acme or Helios layout) to
                               read instead of the built-in figures */
 } sm_sim_synth_opts;
@@ -217,8 +217,7 @@ SM_EXTERN const char *const *sm_sim_synth_clusters(void);
  * until they are freed too. */
 SM_EXTERN void sm_sim_trace_free(sm_sim_trace *t);
 SM_EXTERN size_t sm_sim_trace_count(const sm_sim_trace *t);
-SM_EXTERN const sm_sim_job *sm_sim_trace_job(const sm_sim_trace *t,
-                                             size_t i);
+SM_EXTERN const sm_sim_job *sm_sim_trace_job(const sm_sim_trace *t, size_t i);
 /* The path or "synthetic:<cluster>". */
 SM_EXTERN const char *sm_sim_trace_name(const sm_sim_trace *t);
 SM_EXTERN int sm_sim_trace_format(const sm_sim_trace *t);
@@ -260,8 +259,7 @@ SM_EXTERN void sm_sim_cluster_free(sm_sim_cluster *c);
 SM_EXTERN int sm_sim_cluster_nodes(const sm_sim_cluster *c);
 SM_EXTERN int sm_sim_cluster_gpus(const sm_sim_cluster *c);
 SM_EXTERN int sm_sim_cluster_vc_count(const sm_sim_cluster *c);
-SM_EXTERN const char *sm_sim_cluster_vc_name(const sm_sim_cluster *c,
-                                             int vc);
+SM_EXTERN const char *sm_sim_cluster_vc_name(const sm_sim_cluster *c, int vc);
 SM_EXTERN int sm_sim_cluster_vc_gpus(const sm_sim_cluster *c, int vc);
 /* A one-line description, e.g. "352 nodes x 8 GPUs in 11 VCs". */
 SM_EXTERN const char *sm_sim_cluster_describe(const sm_sim_cluster *c);
@@ -280,22 +278,22 @@ typedef void (*sm_sim_progress_fn)(void *ud, double done);
 /* Everything a run needs besides the trace and the cluster.  Initialise
  * with sm_sim_config_init. */
 typedef struct sm_sim_config {
-  const char *policy;        /* policy name (default "fifo") */
-  int placement;             /* sm_sim_placement */
-  int oversize;              /* sm_sim_oversize */
-  int unknown_vc_error;      /* 1: a job of a VC the cluster lacks is an
-                                error; 0: it is dropped (noted) */
-  const char *semantic;      /* "off" or "on" (policy must support it) */
-  double preempt_small_s;    /* restart overhead after a preemption, jobs
-                                of at most overhead_gpus GPUs (40) */
-  double preempt_large_s;    /* the same above overhead_gpus (60) */
-  int overhead_gpus;         /* the boundary (8) */
-  uint64_t seed;             /* run seed (estimator noise, policies) */
-  int nparams;               /* entries used in params */
+  const char *policy;     /* policy name (default "fifo") */
+  int placement;          /* sm_sim_placement */
+  int oversize;           /* sm_sim_oversize */
+  int unknown_vc_error;   /* 1: a job of a VC the cluster lacks is an
+                             error; 0: it is dropped (noted) */
+  const char *semantic;   /* "off" or "on" (policy must support it) */
+  double preempt_small_s; /* restart overhead after a preemption, jobs
+                             of at most overhead_gpus GPUs (40) */
+  double preempt_large_s; /* the same above overhead_gpus (60) */
+  int overhead_gpus;      /* the boundary (8) */
+  uint64_t seed;          /* run seed (estimator noise, policies) */
+  int nparams;            /* entries used in params */
   const char *params[SM_SIM_MAX_PARAMS]; /* "key=value" settings read by
                                             policies and estimators */
-  sm_sim_progress_fn progress; /* optional progress callback */
-  void *progress_ud;         /* its argument */
+  sm_sim_progress_fn progress;           /* optional progress callback */
+  void *progress_ud;                     /* its argument */
 } sm_sim_config;
 
 SM_EXTERN void sm_sim_config_init(sm_sim_config *c);
@@ -316,32 +314,32 @@ SM_EXTERN void sm_sim_result_free(sm_sim_result *r);
 
 /* The headline figures of one run. */
 typedef struct sm_sim_summary {
-  const char *policy;        /* policy name */
-  const char *semantic;      /* "off" / "on" */
-  const char *trace;         /* trace name */
-  int synthetic;             /* 1 when the trace is synthetic */
-  size_t jobs;               /* jobs simulated (not dropped) */
+  const char *policy;                 /* policy name */
+  const char *semantic;               /* "off" / "on" */
+  const char *trace;                  /* trace name */
+  int synthetic;                      /* 1 when the trace is synthetic */
+  size_t jobs;                        /* jobs simulated (not dropped) */
   size_t completed, canceled, failed; /* final states */
-  size_t unfinished;         /* jobs that never ended (no room ever) */
-  size_t dropped;            /* jobs left out before the run */
-  double avg_jct_s;          /* mean job completion time (end - submit) */
-  double median_jct_s;       /* median JCT */
-  double p99_jct_s;          /* 99th percentile JCT (nearest rank) */
-  double avg_queue_s;        /* mean first start - submit */
-  double median_queue_s;     /* median of the same */
-  double p99_queue_s;        /* 99th percentile of the same */
-  double avg_wait_s;         /* mean total time pending, all waits */
-  double makespan_s;         /* last end - first submit */
-  double avg_util;           /* busy GPU-seconds / (GPUs x makespan) */
-  size_t peak_pending;       /* largest number of pending jobs */
-  size_t preemptions;        /* total preemptions */
-  size_t restarts;           /* total restarts after failures */
-  size_t events;             /* events processed */
-  double wall_s;             /* wall-clock seconds of the run */
-  double jobs_per_s;         /* jobs / wall_s */
-  int gpus;                  /* GPUs in the cluster */
-  int nodes;                 /* nodes in the cluster */
-  int vcs;                   /* VCs in the cluster */
+  size_t unfinished;                  /* jobs that never ended (no room ever) */
+  size_t dropped;                     /* jobs left out before the run */
+  double avg_jct_s;      /* mean job completion time (end - submit) */
+  double median_jct_s;   /* median JCT */
+  double p99_jct_s;      /* 99th percentile JCT (nearest rank) */
+  double avg_queue_s;    /* mean first start - submit */
+  double median_queue_s; /* median of the same */
+  double p99_queue_s;    /* 99th percentile of the same */
+  double avg_wait_s;     /* mean total time pending, all waits */
+  double makespan_s;     /* last end - first submit */
+  double avg_util;       /* busy GPU-seconds / (GPUs x makespan) */
+  size_t peak_pending;   /* largest number of pending jobs */
+  size_t preemptions;    /* total preemptions */
+  size_t restarts;       /* total restarts after failures */
+  size_t events;         /* events processed */
+  double wall_s;         /* wall-clock seconds of the run */
+  double jobs_per_s;     /* jobs / wall_s */
+  int gpus;              /* GPUs in the cluster */
+  int nodes;             /* nodes in the cluster */
+  int vcs;               /* VCs in the cluster */
 } sm_sim_summary;
 
 SM_EXTERN const sm_sim_summary *sm_sim_result_summary(const sm_sim_result *r);
@@ -360,13 +358,11 @@ SM_EXTERN const char *sm_sim_result_stat(const sm_sim_result *r, size_t i,
 /* The per-job outcome of job i of the trace (dropped jobs included, with
  * status SM_SIM_JOB_DROPPED). */
 SM_EXTERN size_t sm_sim_result_job_count(const sm_sim_result *r);
-SM_EXTERN const sm_sim_job *sm_sim_result_job(const sm_sim_result *r,
-                                              size_t i);
+SM_EXTERN const sm_sim_job *sm_sim_result_job(const sm_sim_result *r, size_t i);
 /* Time series (a step function): n points of time (s), busy GPUs and
  * pending jobs, each valid from its time to the next point's. */
-SM_EXTERN size_t sm_sim_result_series(const sm_sim_result *r,
-                                      const double **t, const int **busy,
-                                      const int **pending);
+SM_EXTERN size_t sm_sim_result_series(const sm_sim_result *r, const double **t,
+                                      const int **busy, const int **pending);
 
 /* Writes a self-contained HTML page (inline SVG, no scripts, no network)
  * comparing the runs: summary table, JCT CDF per policy, queue length
@@ -392,8 +388,7 @@ typedef struct sm_sim_policy {
   /* j has ended (j->final_state says how).  The policy may call
    * sm_sim_job_restart to bring it back instead. */
   void (*finish)(sm_sim *s, void *state, sm_sim_job *j);
-  void (*timer)(sm_sim *s, void *state, sm_sim_job *j, int kind,
-                uint64_t arg);
+  void (*timer)(sm_sim *s, void *state, sm_sim_job *j, int kind, uint64_t arg);
   void (*schedule)(sm_sim *s, void *state, int vc);
   /* After the last event, before the figures are taken: a place to add
    * statistics (sm_sim_stat_add) and notes. */
@@ -424,12 +419,14 @@ SM_EXTERN void sm_sim_job_update(sm_sim *s, sm_sim_job *j);
 /* Tries to place a pending job with the configured placement and start
  * it.  Returns 1 when it started, 0 when there is no room. */
 SM_EXTERN int sm_sim_start(sm_sim *s, sm_sim_job *j);
+/* As sm_sim_start, on the nodes of another VC (a profiling partition, a
+ * borrowed VC); the job keeps its own VC for everything else. */
+SM_EXTERN int sm_sim_start_in(sm_sim *s, sm_sim_job *j, int vc);
 /* Starts pending job j on the GPUs of running job host (same GPU count,
  * no other job on them) at speed rate, and sets host's speed to
  * host_rate.  Returns 1, or 0 when the GPUs cannot be shared. */
-SM_EXTERN int sm_sim_start_shared(sm_sim *s, sm_sim_job *j,
-                                  sm_sim_job *host, double rate,
-                                  double host_rate);
+SM_EXTERN int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host,
+                                  double rate, double host_rate);
 /* Stops a running job and makes it pending again; its restart costs the
  * preemption overhead (added to work_left).  The policy re-queues it. */
 SM_EXTERN void sm_sim_preempt(sm_sim *s, sm_sim_job *j);
@@ -458,20 +455,18 @@ SM_EXTERN void sm_sim_job_fail_at(sm_sim *s, sm_sim_job *j,
  * running; its free GPUs are not offered).  Node indices run over the
  * whole cluster; sm_sim_job_nodes lists a job's. */
 SM_EXTERN int sm_sim_node_down(sm_sim *s, int node, double until);
-/* Writes up to max node indices held by j into nodes; returns how many
- * nodes it holds. */
+/* Writes up to max node indices of j's placement into nodes (the nodes it
+ * holds, or held when it last stopped or ended); returns their count. */
 SM_EXTERN int sm_sim_job_nodes(const sm_sim_job *j, int *nodes, int max);
 /* Restart overhead of a preemption for j (40 s / 60 s by default). */
-SM_EXTERN double sm_sim_preempt_overhead(const sm_sim *s,
-                                         const sm_sim_job *j);
+SM_EXTERN double sm_sim_preempt_overhead(const sm_sim *s, const sm_sim_job *j);
 /* Adds delta to a named figure of the run (created at 0). */
 SM_EXTERN int sm_sim_stat_add(sm_sim *s, const char *name, double delta);
 /* Adds a note (one line) to the run's report. */
 SM_EXTERN int sm_sim_note(sm_sim *s, const char *fmt, ...) SM_PRINTF(2, 3);
 /* A parameter from the config ("key=value"), or def when absent or not a
  * number; sm_sim_param_str returns NULL when absent. */
-SM_EXTERN double sm_sim_param_num(const sm_sim *s, const char *key,
-                                  double def);
+SM_EXTERN double sm_sim_param_num(const sm_sim *s, const char *key, double def);
 SM_EXTERN const char *sm_sim_param_str(const sm_sim *s, const char *key);
 /* The run's seeded generator (deterministic for a seed). */
 SM_EXTERN sm_rng *sm_sim_rng(sm_sim *s);

@@ -28,11 +28,11 @@
 /* ==== Description ==== */
 
 typedef struct group {
-  char vc[64];    /* VC name, "" for anonymous */
-  char type[64];  /* GPU type, "" for none */
-  double speed;   /* speed of the type */
-  int nodes;      /* node count */
-  int gpn;        /* GPUs per node */
+  char vc[64];   /* VC name, "" for anonymous */
+  char type[64]; /* GPU type, "" for none */
+  double speed;  /* speed of the type */
+  int nodes;     /* node count */
+  int gpn;       /* GPUs per node */
 } group;
 
 void sm_sim_cluster_free(sm_sim_cluster *c) {
@@ -85,9 +85,8 @@ static int build(const group *g, int ng, int anonymous, const char *what,
         t = j;
     if (t >= 0 && c->types[t].speed != g[i].speed) {
       sm_sim_cluster_free(c);
-      return sm_err_set(err, SM_EINVAL,
-                        "%s: GPU type '%s' given two speeds", what,
-                        g[i].type);
+      return sm_err_set(err, SM_EINVAL, "%s: GPU type '%s' given two speeds",
+                        what, g[i].type);
     }
     if (t < 0) {
       c->types[c->ntypes].name = sm_strdup(g[i].type);
@@ -139,8 +138,7 @@ static int build(const group *g, int ng, int anonymous, const char *what,
       if (c->nodes[i].cap != gpn)
         uniform = 0;
     if (uniform)
-      snprintf(c->desc, sizeof(c->desc), "%d nodes x %d GPUs", c->nnodes,
-               gpn);
+      snprintf(c->desc, sizeof(c->desc), "%d nodes x %d GPUs", c->nnodes, gpn);
     else
       snprintf(c->desc, sizeof(c->desc), "%d nodes, %d GPUs", c->nnodes,
                c->gpus);
@@ -178,8 +176,7 @@ static int parse_group(const char *s, size_t n, group *g, sm_err *err) {
   if (x != NULL) {
     *x = '\0';
     if (*p == '\0' || strlen(p) >= sizeof(g->vc))
-      return sm_err_set(err, SM_EINVAL, "cluster spec: bad VC name in '%s'",
-                        s);
+      return sm_err_set(err, SM_EINVAL, "cluster spec: bad VC name in '%s'", s);
     strcpy(g->vc, p);
     p = x + 1;
   }
@@ -206,8 +203,8 @@ static int parse_group(const char *s, size_t n, group *g, sm_err *err) {
                       "cluster spec: expected NODESxGPUS, got '%s'", p);
   x = end + 1;
   gpn = strtol(x, &end, 10);
-  if (end == x || *end != '\0' || nodes < 1 || nodes > MAX_NODES ||
-      gpn < 1 || gpn > MAX_GPN)
+  if (end == x || *end != '\0' || nodes < 1 || nodes > MAX_NODES || gpn < 1 ||
+      gpn > MAX_GPN)
     return sm_err_set(err, SM_EINVAL,
                       "cluster spec: expected NODESxGPUS with 1..%d nodes "
                       "and 1..%d GPUs per node, got '%s'",
@@ -217,8 +214,7 @@ static int parse_group(const char *s, size_t n, group *g, sm_err *err) {
   return 0;
 }
 
-int sm_sim_cluster_parse(const char *spec, sm_sim_cluster **out,
-                         sm_err *err) {
+int sm_sim_cluster_parse(const char *spec, sm_sim_cluster **out, sm_err *err) {
   group *g;
   int ng = 0, cap = 8, named = 0, anon = 0, rc;
   const char *p = spec;
@@ -278,8 +274,7 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
   int ng = 0, cap = 0, rc, nodec = -1, gpnc = -1, typec = -1, speedc = -1;
 
   if (gpn < 1 || gpn > MAX_GPN)
-    return sm_err_set(err, SM_EINVAL, "GPUs per node must be 1..%d",
-                      MAX_GPN);
+    return sm_err_set(err, SM_EINVAL, "GPUs per node must be 1..%d", MAX_GPN);
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
     return rc;
@@ -323,8 +318,10 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
       continue;
     }
     if (nf <= nodec || f[0][0] == '\0') {
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: expected a VC name and a "
-                      "node count", path, l.lineno);
+      rc = sm_err_set(err, SM_EPARSE,
+                      "%s:%ld: expected a VC name and a "
+                      "node count",
+                      path, l.lineno);
       break;
     }
     if (ng == cap) {
@@ -348,16 +345,16 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
     strcpy(g[ng].vc, f[0]);
     if (sm_parse_i64(f[nodec], &v) != 0 || v < 0 || v > MAX_NODES) {
       rc = sm_err_set(err, SM_EPARSE,
-                      "%s:%ld: column %d: '%.40s' is not a node count",
-                      path, l.lineno, nodec + 1, f[nodec]);
+                      "%s:%ld: column %d: '%.40s' is not a node count", path,
+                      l.lineno, nodec + 1, f[nodec]);
       break;
     }
     g[ng].nodes = (int)v;
     if (gpnc >= 0 && gpnc < nf && f[gpnc][0] != '\0') {
       if (sm_parse_i64(f[gpnc], &v) != 0 || v < 1 || v > MAX_GPN) {
         rc = sm_err_set(err, SM_EPARSE,
-                        "%s:%ld: column %d: '%.40s' is not a GPU count",
-                        path, l.lineno, gpnc + 1, f[gpnc]);
+                        "%s:%ld: column %d: '%.40s' is not a GPU count", path,
+                        l.lineno, gpnc + 1, f[gpnc]);
         break;
       }
       g[ng].gpn = (int)v;
@@ -365,8 +362,7 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
     if (typec >= 0 && typec < nf && strlen(f[typec]) < sizeof(g->type))
       strcpy(g[ng].type, f[typec]);
     if (speedc >= 0 && speedc < nf && f[speedc][0] != '\0') {
-      if (sm_parse_double(f[speedc], &g[ng].speed) != 0 ||
-          g[ng].speed <= 0) {
+      if (sm_parse_double(f[speedc], &g[ng].speed) != 0 || g[ng].speed <= 0) {
         rc = sm_err_set(err, SM_EPARSE,
                         "%s:%ld: column %d: '%.40s' is not a speed", path,
                         l.lineno, speedc + 1, f[speedc]);
@@ -412,9 +408,15 @@ int sm_sim_cluster_auto(const sm_sim_trace *t, int gpn, double load,
   return build(&g, 1, 1, "auto cluster", out, err);
 }
 
-int sm_sim_cluster_nodes(const sm_sim_cluster *c) { return c->nnodes; }
-int sm_sim_cluster_gpus(const sm_sim_cluster *c) { return c->gpus; }
-int sm_sim_cluster_vc_count(const sm_sim_cluster *c) { return c->nvcs; }
+int sm_sim_cluster_nodes(const sm_sim_cluster *c) {
+  return c->nnodes;
+}
+int sm_sim_cluster_gpus(const sm_sim_cluster *c) {
+  return c->gpus;
+}
+int sm_sim_cluster_vc_count(const sm_sim_cluster *c) {
+  return c->nvcs;
+}
 const char *sm_sim_cluster_vc_name(const sm_sim_cluster *c, int vc) {
   return vc >= 0 && vc < c->nvcs ? c->vcs[vc].name : NULL;
 }
@@ -489,10 +491,8 @@ int sm__run_cluster_init(sm_sim *s, sm_err *err) {
   for (int v = 0; v < c->nvcs; v++) {
     sm__vc *vc = &s->vcs[v];
     vc->heads = sm_arena_alloc(&s->arena, per * sizeof(int));
-    vc->type_free = sm_arena_calloc(&s->arena, (size_t)c->ntypes,
-                                    sizeof(int));
-    vc->type_cap = sm_arena_calloc(&s->arena, (size_t)c->ntypes,
-                                   sizeof(int));
+    vc->type_free = sm_arena_calloc(&s->arena, (size_t)c->ntypes, sizeof(int));
+    vc->type_cap = sm_arena_calloc(&s->arena, (size_t)c->ntypes, sizeof(int));
     if (vc->heads == NULL || vc->type_free == NULL || vc->type_cap == NULL)
       return sm_err_set(err, SM_ENOMEM, "out of memory");
     for (size_t k = 0; k < per; k++)
@@ -552,8 +552,8 @@ static void take(sm_sim *s, sm_sim_job *j, int node, int n) {
 }
 
 /* Plans a consolidated placement on type t; 1 and applied, or 0. */
-static int place_consolidate(sm_sim *s, sm_sim_job *j, int t) {
-  int v = j->vc, need = j->gpus, maxcap = s->cl->maxcap, used = 0;
+static int place_consolidate(sm_sim *s, sm_sim_job *j, int v, int t) {
+  int need = j->gpus, maxcap = s->cl->maxcap, used = 0;
   int *plan_node = s->plan_node, *plan_n = s->plan_n, np = 0, cap;
   int min_nodes;
 
@@ -591,12 +591,11 @@ static int place_consolidate(sm_sim *s, sm_sim_job *j, int t) {
   return 1;
 }
 
-static int place_first_fit(sm_sim *s, sm_sim_job *j, int t) {
-  const sm__vcdef *d = &s->cl->vcs[j->vc];
+static int place_first_fit(sm_sim *s, sm_sim_job *j, int v, int t) {
+  const sm__vcdef *d = &s->cl->vcs[v];
   int need = j->gpus;
 
-  for (int i = d->first_node; i < d->first_node + d->nnodes && need > 0;
-       i++) {
+  for (int i = d->first_node; i < d->first_node + d->nnodes && need > 0; i++) {
     sm__node *n = &s->nodes[i];
     int k;
     if (n->type != t || n->down || n->free == 0)
@@ -609,9 +608,9 @@ static int place_first_fit(sm_sim *s, sm_sim_job *j, int t) {
   return 1;
 }
 
-int sm__place(sm_sim *s, sm_sim_job *j) {
+int sm__place(sm_sim *s, sm_sim_job *j, int v) {
   const sm_sim_cluster *c = s->cl;
-  sm__vc *vc = &s->vcs[j->vc];
+  sm__vc *vc = &s->vcs[v];
   int tried[64], nt = 0;
 
   if (vc->free < j->gpus)
@@ -639,9 +638,10 @@ int sm__place(sm_sim *s, sm_sim_job *j) {
     if (vc->type_free[t] < j->gpus)
       continue;
     if (s->cfg.placement == SM_SIM_PLACE_FIRST_FIT
-            ? place_first_fit(s, j, t)
-            : place_consolidate(s, j, t)) {
+            ? place_first_fit(s, j, v, t)
+            : place_consolidate(s, j, v, t)) {
       j->_type = t;
+      j->_pvc = v;
       return 1;
     }
   }
@@ -663,7 +663,8 @@ void sm__unplace(sm_sim *s, sm_sim_job *j) {
     }
     SM_ASSERT(n->free <= n->cap);
   }
-  j->_nalloc = 0;
+  /* _nalloc stays: the job's last nodes remain readable after its end
+   * (sm_sim_job_nodes), e.g. for isolating a failed node. */
 }
 
 void sm__node_set_down(sm_sim *s, int i) {

@@ -50,16 +50,14 @@ int sm__lsrc_open_file(sm__lsrc *l, const char *path, sm_err *err) {
   if (l->gz == NULL) {
     close(fd);
     sm__lsrc_close(l);
-    return sm_err_set(err, SM_ENOMEM, "%s: cannot start decompression",
-                      path);
+    return sm_err_set(err, SM_ENOMEM, "%s: cannot start decompression", path);
   }
   gzbuffer(l->gz, READ_BLOCK);
   return 0;
 }
 
 /* Inflates a gzip block into l->inflated, up to MEM_INFLATE_MAX. */
-static int inflate_mem(sm__lsrc *l, const char *data, size_t len,
-                       sm_err *err) {
+static int inflate_mem(sm__lsrc *l, const char *data, size_t len, sm_err *err) {
   z_stream zs;
   sm_buf out;
   unsigned char tmp[READ_BLOCK];
@@ -77,8 +75,8 @@ static int inflate_mem(sm__lsrc *l, const char *data, size_t len,
     zs.avail_out = sizeof(tmp);
     zrc = inflate(&zs, Z_NO_FLUSH);
     if (zrc != Z_OK && zrc != Z_STREAM_END) {
-      rc = sm_err_set(err, SM_ECORRUPT,
-                      "%s: corrupt or truncated gzip data", l->name);
+      rc = sm_err_set(err, SM_ECORRUPT, "%s: corrupt or truncated gzip data",
+                      l->name);
       break;
     }
     rc = sm_buf_add(&out, tmp, sizeof(tmp) - zs.avail_out);
@@ -87,8 +85,7 @@ static int inflate_mem(sm__lsrc *l, const char *data, size_t len,
       break;
     }
     if (zrc == Z_OK && zs.avail_in == 0 && zs.avail_out != 0) {
-      rc = sm_err_set(err, SM_ECORRUPT, "%s: truncated gzip data",
-                      l->name);
+      rc = sm_err_set(err, SM_ECORRUPT, "%s: truncated gzip data", l->name);
       break;
     }
   }
@@ -145,9 +142,8 @@ static int refill(sm__lsrc *l, sm_err *err) {
     if (n < 0) {
       int zerr;
       const char *msg = gzerror(l->gz, &zerr);
-      return sm_err_set(err, zerr == Z_ERRNO ? SM_EIO : SM_ECORRUPT,
-                        "%s: %s", l->name,
-                        zerr == Z_ERRNO ? strerror(errno) : msg);
+      return sm_err_set(err, zerr == Z_ERRNO ? SM_EIO : SM_ECORRUPT, "%s: %s",
+                        l->name, zerr == Z_ERRNO ? strerror(errno) : msg);
     }
     if (n == 0) {
       int zerr;
@@ -193,9 +189,8 @@ int sm__lsrc_next(sm__lsrc *l, char **line, size_t *len, sm_err *err) {
     n = nl ? (size_t)(nl - start) : avail;
     l->lineno++;
     if (n > SM__CSV_MAX_LINE)
-      return sm_err_set(err, SM_ETOOBIG,
-                        "%s:%ld: line longer than %d bytes", l->name,
-                        l->lineno, SM__CSV_MAX_LINE);
+      return sm_err_set(err, SM_ETOOBIG, "%s:%ld: line longer than %d bytes",
+                        l->name, l->lineno, SM__CSV_MAX_LINE);
     if (memchr(start, '\0', n) != NULL)
       return sm_err_set(err, SM_EPARSE,
                         "%s:%ld: binary data (NUL byte), not a CSV trace",
@@ -358,8 +353,8 @@ int sm__parse_time(const char *s, double *out) {
       p += 2;
     }
   }
-  if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-      mi > 59 || se > 60 || oh > 23 || om > 59)
+  if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+      se > 60 || oh > 23 || om > 59)
     return SM_EPARSE;
   v = (double)days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400.0 +
       (double)(h * 3600 + mi * 60 + se) + frac;

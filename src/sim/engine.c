@@ -181,16 +181,30 @@ void sm_sim_set_round_interval(sm_sim *s, double seconds) {
 
 /* ==== Engine calls ==== */
 
-double sm_sim_now(const sm_sim *s) { return s->now; }
-const sm_sim_config *sm_sim_config_of(const sm_sim *s) { return &s->cfg; }
-size_t sm_sim_job_count(const sm_sim *s) { return s->njobs; }
+double sm_sim_now(const sm_sim *s) {
+  return s->now;
+}
+const sm_sim_config *sm_sim_config_of(const sm_sim *s) {
+  return &s->cfg;
+}
+size_t sm_sim_job_count(const sm_sim *s) {
+  return s->njobs;
+}
 sm_sim_job *sm_sim_job_at(sm_sim *s, size_t i) {
   return i < s->njobs ? &s->jobs[i] : NULL;
 }
-int sm_sim_vc_count(const sm_sim *s) { return s->cl->nvcs; }
-int sm_sim_vc_gpus(const sm_sim *s, int vc) { return s->vcs[vc].gpus_up; }
-int sm_sim_vc_free(const sm_sim *s, int vc) { return s->vcs[vc].free; }
-sm_rng *sm_sim_rng(sm_sim *s) { return &s->rng; }
+int sm_sim_vc_count(const sm_sim *s) {
+  return s->cl->nvcs;
+}
+int sm_sim_vc_gpus(const sm_sim *s, int vc) {
+  return s->vcs[vc].gpus_up;
+}
+int sm_sim_vc_free(const sm_sim *s, int vc) {
+  return s->vcs[vc].free;
+}
+sm_rng *sm_sim_rng(sm_sim *s) {
+  return &s->rng;
+}
 
 void *sm_sim_alloc_mem(sm_sim *s, size_t size) {
   return sm_arena_calloc(&s->arena, 1, size ? size : 1);
@@ -202,11 +216,15 @@ double sm_sim_preempt_overhead(const sm_sim *s, const sm_sim_job *j) {
 }
 
 int sm_sim_start(sm_sim *s, sm_sim_job *j) {
+  return sm_sim_start_in(s, j, j->vc);
+}
+
+int sm_sim_start_in(sm_sim *s, sm_sim_job *j, int vc) {
   int rc;
 
-  if (j->status != SM_SIM_JOB_PENDING)
+  if (j->status != SM_SIM_JOB_PENDING || vc < 0 || vc >= s->cl->nvcs)
     return 0;
-  rc = sm__place(s, j);
+  rc = sm__place(s, j, vc);
   if (rc < 0) {
     fail(s, rc, "out of memory (placement)");
     return 0;
@@ -229,17 +247,16 @@ int sm_sim_start(sm_sim *s, sm_sim_job *j) {
   return 1;
 }
 
-int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host,
-                        double rate, double host_rate) {
-  if (j->status != SM_SIM_JOB_PENDING ||
-      host->status != SM_SIM_JOB_RUNNING || host->_peer != NULL ||
-      j->gpus != host->gpus || j->vc != host->vc || !(rate > 0) ||
-      !(host_rate > 0) ||
+int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host, double rate,
+                        double host_rate) {
+  if (j->status != SM_SIM_JOB_PENDING || host->status != SM_SIM_JOB_RUNNING ||
+      host->_peer != NULL || j->gpus != host->gpus || j->vc != host->vc ||
+      !(rate > 0) || !(host_rate > 0) ||
       (j->_reqtype >= 0 && j->_reqtype != host->_type))
     return 0;
   if (j->_alloc == NULL) {
-    j->_alloc = sm_arena_alloc(&s->arena, (size_t)host->_allocmax *
-                                              sizeof(sm_sim_alloc));
+    j->_alloc = sm_arena_alloc(&s->arena,
+                               (size_t)host->_allocmax * sizeof(sm_sim_alloc));
     if (j->_alloc == NULL) {
       fail(s, SM_ENOMEM, "out of memory (placement)");
       return 0;
@@ -248,10 +265,10 @@ int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host,
   }
   if (j->_allocmax < host->_nalloc)
     return 0;
-  memcpy(j->_alloc, host->_alloc,
-         (size_t)host->_nalloc * sizeof(sm_sim_alloc));
+  memcpy(j->_alloc, host->_alloc, (size_t)host->_nalloc * sizeof(sm_sim_alloc));
   j->_nalloc = host->_nalloc;
   j->_type = host->_type;
+  j->_pvc = host->_pvc;
   j->status = SM_SIM_JOB_RUNNING;
   if (j->starts == 0)
     j->first_start = s->now;
@@ -282,7 +299,6 @@ static void release(sm_sim *s, sm_sim_job *j) {
       p->_owner = 1; /* the peer keeps running on these GPUs */
       j->_owner = 0;
     }
-    j->_nalloc = 0;
     j->_peer = NULL;
     j->shared = 0;
     return;
@@ -328,8 +344,7 @@ void sm_sim_set_rate(sm_sim *s, sm_sim_job *j, double rate) {
   arm_end(s, j);
 }
 
-int sm_sim_timer(sm_sim *s, double at, sm_sim_job *j, int kind,
-                 uint64_t arg) {
+int sm_sim_timer(sm_sim *s, double at, sm_sim_job *j, int kind, uint64_t arg) {
   if (!(at >= s->now))
     at = s->now;
   push(s, at, SM__EV_TIMER, j ? j->idx : NO_JOB, 0, kind, arg);
@@ -413,8 +428,7 @@ const char *sm_sim_param_str(const sm_sim *s, const char *key) {
   size_t n = strlen(key);
 
   for (int i = s->cfg.nparams - 1; i >= 0; i--)
-    if (strncmp(s->cfg.params[i], key, n) == 0 &&
-        s->cfg.params[i][n] == '=')
+    if (strncmp(s->cfg.params[i], key, n) == 0 && s->cfg.params[i][n] == '=')
       return s->cfg.params[i] + n + 1;
   return NULL;
 }
@@ -459,9 +473,8 @@ static void on_end(sm_sim *s, sm_sim_job *j) {
     j->final_state = SM_SIM_END_FAILED;
   } else {
     j->work_left = 0;
-    j->final_state = j->end_state == SM_SIM_END_UNKNOWN
-                         ? SM_SIM_END_COMPLETED
-                         : j->end_state;
+    j->final_state = j->end_state == SM_SIM_END_UNKNOWN ? SM_SIM_END_COMPLETED
+                                                        : j->end_state;
   }
   release(s, j);
   j->status = SM_SIM_JOB_DONE;
@@ -470,6 +483,8 @@ static void on_end(sm_sim *s, sm_sim_job *j) {
   j->_gen++;
   s->live--;
   sm_sim_mark_dirty(s, j->vc);
+  if (j->_pvc != j->vc)
+    sm_sim_mark_dirty(s, j->_pvc);
   if (s->pol->finish)
     s->pol->finish(s, s->pstate, j);
 }
@@ -658,12 +673,12 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
     j->_fail_work = NAN;
     j->_reqtype = -1;
     j->_alloc = NULL;
-    j->vc = sm__cluster_vc_find(c, j->vc_name);
+    j->vc = j->_pvc = sm__cluster_vc_find(c, j->vc_name);
     if (j->vc < 0) {
       if (s->cfg.unknown_vc_error)
         return sm_err_set(err, SM_EINVAL,
-                          "%s:%d: VC '%.40s' is not in the cluster",
-                          t->name, j->line, j->vc_name);
+                          "%s:%d: VC '%.40s' is not in the cluster", t->name,
+                          j->line, j->vc_name);
       if (unknown_vc++ == 0) {
         first_unknown = j->line;
         unknown_name = j->vc_name;
@@ -701,8 +716,7 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
                           "%s:%d: job %.40s asks for %d GPUs, VC '%s' has "
                           "%d",
                           t->name, j->line, j->id, j->gpus,
-                          c->vcs[j->vc].name[0] ? c->vcs[j->vc].name
-                                                : "(all)",
+                          c->vcs[j->vc].name[0] ? c->vcs[j->vc].name : "(all)",
                           limit);
       if (s->cfg.oversize == SM_SIM_OVERSIZE_DROP || limit == 0) {
         dropped_big++;
@@ -745,6 +759,24 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
                   "%zu jobs name a GPU type; the cluster has no named "
                   "types, so any GPU serves",
                   ignored_type);
+  if (c->anonymous) {
+    size_t named = 0;
+    for (size_t i = 0; i < t->n; i++)
+      named += t->jobs[i].vc_name[0] != '\0';
+    if (named)
+      sm__notes_add(&s->notes,
+                    "%zu jobs name a VC; the cluster has no VCs, so all "
+                    "jobs share it",
+                    named);
+  }
+  if (s->dropped == t->n)
+    return sm_err_set(err, SM_EINVAL,
+                      "%s: none of the %zu jobs can run on this cluster "
+                      "(%s)",
+                      t->name, t->n,
+                      unknown_vc ? "their VCs are not in the cluster"
+                      : bad_type ? "their GPU types are not in the cluster"
+                                 : "they are larger than their VCs");
   return 0;
 }
 
@@ -757,8 +789,8 @@ static int check(sm_sim *s, sm_err *err) {
   for (int i = 0; i < s->cl->nnodes; i++)
     if (s->nodes[i].free != s->nodes[i].cap)
       return sm_err_set(err, SM_ECORRUPT,
-                        "invariant: node %d ends with %d of %d GPUs free",
-                        i, s->nodes[i].free, s->nodes[i].cap);
+                        "invariant: node %d ends with %d of %d GPUs free", i,
+                        s->nodes[i].free, s->nodes[i].cap);
   if (s->busy != 0)
     return sm_err_set(err, SM_ECORRUPT,
                       "invariant: %ld GPUs still held at the end", s->busy);
@@ -794,9 +826,8 @@ static int check(sm_sim *s, sm_err *err) {
                         "invariant: job %s ended with work left", j->id);
     gpu_time += j->executed * j->gpus;
   }
-  if (s->shared_starts == 0 &&
-      fabs(gpu_time - s->busy_integral) >
-          1e-6 * SM_MAX(1.0, s->busy_integral) + 1e-3)
+  if (s->shared_starts == 0 && fabs(gpu_time - s->busy_integral) >
+                                   1e-6 * SM_MAX(1.0, s->busy_integral) + 1e-3)
     return sm_err_set(err, SM_ECORRUPT,
                       "invariant: jobs held %.3f GPU-seconds, the cluster "
                       "counted %.3f",

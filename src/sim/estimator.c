@@ -40,8 +40,8 @@ struct sm_sim_estimator {
   htab by_user;      /* user -> mean */
   double gsum;       /* all finished jobs */
   long gn;
-  size_t hits[4];    /* answered by: name, user, global, fallback */
-  char name[48];     /* spec, for reports */
+  size_t hits[4]; /* answered by: name, user, global, fallback */
+  char name[48];  /* spec, for reports */
 };
 
 static uint64_t key_hash(const char *user, const char *name) {
@@ -104,8 +104,7 @@ int sm_sim_estimator_new(sm_sim *s, const char *spec, sm_sim_estimator **out,
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   snprintf(e->name, sizeof(e->name), "%s", spec);
   e->seed = s ? sm_sim_config_of(s)->seed : 1;
-  e->fallback_s = s ? sm_sim_param_num(s, "estimator.default_s", 3600)
-                    : 3600;
+  e->fallback_s = s ? sm_sim_param_num(s, "estimator.default_s", 3600) : 3600;
   if (strcmp(spec, "oracle") == 0) {
     e->kind = E_ORACLE;
   } else if (strcmp(spec, "history") == 0) {

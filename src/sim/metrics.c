@@ -38,8 +38,7 @@ static double median_sorted(const double *v, size_t n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int sm__result_build(sm_sim *s, double wall, sm_sim_result **out,
-                     sm_err *err) {
+int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   sm_sim_result *r = sm_calloc(1, sizeof(*r));
   sm_sim_summary *m;
   double *queue = NULL, jsum = 0, qsum = 0, wsum = 0, first = INFINITY;
@@ -71,8 +70,8 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out,
       sm__notes_copy(&r->notes, &s->notes) != 0)
     goto fail;
   if (s->series_full &&
-      sm__notes_add(&r->notes, "time series truncated at %zu points",
-                    s->sn) != 0)
+      sm__notes_add(&r->notes, "time series truncated at %zu points", s->sn) !=
+          0)
     goto fail;
 
   for (size_t i = 0; i < s->njobs; i++) {
@@ -128,9 +127,9 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out,
   m->gpus = s->cl->gpus;
   m->nodes = s->cl->nnodes;
   m->vcs = s->cl->nvcs;
-  m->avg_util = m->makespan_s > 0 ? s->busy_integral /
-                                        ((double)m->gpus * m->makespan_s)
-                                  : 0;
+  m->avg_util = m->makespan_s > 0
+                    ? s->busy_integral / ((double)m->gpus * m->makespan_s)
+                    : 0;
   m->peak_pending = s->peak_pending;
   m->events = s->events;
   m->wall_s = wall;
@@ -210,7 +209,9 @@ const char *sm_sim_result_stat(const sm_sim_result *r, size_t i,
   return r->stats[i].name;
 }
 
-size_t sm_sim_result_job_count(const sm_sim_result *r) { return r->njobs; }
+size_t sm_sim_result_job_count(const sm_sim_result *r) {
+  return r->njobs;
+}
 
 const sm_sim_job *sm_sim_result_job(const sm_sim_result *r, size_t i) {
   return i < r->njobs ? &r->jobs[i] : NULL;
@@ -313,8 +314,15 @@ void sm_sim_result_json(const sm_sim_result *r, sm_jw *w) {
   sm_jw_obj_begin(w);
   for (size_t i = 0; i < r->params.n; i++) {
     const char *kv = r->params.v[i], *eq = strchr(kv, '=');
+    size_t klen = (size_t)(eq - kv);
     char key[96];
-    snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+    int later = 0;
+    /* The last setting of a key wins, as in sm_sim_param_str. */
+    for (size_t k = i + 1; k < r->params.n && !later; k++)
+      later = strncmp(r->params.v[k], kv, klen + 1) == 0;
+    if (later)
+      continue;
+    snprintf(key, sizeof(key), "%.*s", (int)klen, kv);
     sm_jw_key(w, key);
     sm_jw_str(w, eq + 1);
   }
@@ -422,8 +430,7 @@ int sm_sim_result_jobs_csv(const sm_sim_result *r, sm_buf *b) {
     rc |= sm_buf_addc(b, ',');
     rc |= csv_num(b, done ? j->end - j->submit : NAN);
     rc |= sm_buf_addc(b, ',');
-    rc |= csv_num(b, isnan(j->first_start) ? NAN
-                                           : j->first_start - j->submit);
+    rc |= csv_num(b, isnan(j->first_start) ? NAN : j->first_start - j->submit);
     rc |= sm_buf_addc(b, ',');
     rc |= csv_num(b, done ? j->queued : NAN);
     rc |= sm_buf_addf(b, ",%d,%d,%s,%s,%s\n", j->preemptions, j->restarts,

@@ -72,8 +72,8 @@ void sm__ordered_schedule(sm_sim *s, sm__ordered *o, int vc) {
 /* ==== The three policies ==== */
 
 typedef struct ord_state {
-  sm__ordered o;          /* queues */
-  sm_sim_estimator *est;  /* QSSF's estimator */
+  sm__ordered o;         /* queues */
+  sm_sim_estimator *est; /* QSSF's estimator */
 } ord_state;
 
 static double key_submit(sm_sim *s, void *ud, sm_sim_job *j) {
@@ -130,8 +130,9 @@ static int sjf_init(sm_sim *s, void **state, sm_err *err) {
 static int qssf_init(sm_sim *s, void **state, sm_err *err) {
   int rc = ord_init(s, state, key_service, 1, err);
   if (rc == 0)
-    sm_sim_note(s, "qssf: priority = estimated duration x GPUs, estimator "
-                   "%s, estimated at submission",
+    sm_sim_note(s,
+                "qssf: priority = estimated duration x GPUs, estimator "
+                "%s, estimated at submission",
                 sm_sim_estimator_name(((ord_state *)*state)->est));
   return rc;
 }

@@ -64,8 +64,8 @@ void sm__notes_release(sm__notes *n) {
 /* ==== Skip list ==== */
 
 static sm__onode *node_new(int level) {
-  sm__onode *n = sm_calloc(1, sizeof(sm__onode) +
-                                  (size_t)level * sizeof(sm__onode *));
+  sm__onode *n =
+      sm_calloc(1, sizeof(sm__onode) + (size_t)level * sizeof(sm__onode *));
   if (n != NULL)
     n->level = level;
   return n;
@@ -122,8 +122,7 @@ static int before(const sm__onode *a, double k1, double k2, uint32_t idx) {
   return a->job->idx < idx;
 }
 
-sm__onode *sm__oset_insert(sm__oset *s, sm_sim_job *j, double k1,
-                           double k2) {
+sm__onode *sm__oset_insert(sm__oset *s, sm_sim_job *j, double k1, double k2) {
   sm__onode *update[SM__OSET_MAXLVL];
   sm__onode *x = s->head, *n;
   int level;

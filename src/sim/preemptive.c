@@ -30,16 +30,16 @@
 #define TIMER_DEMOTE 1
 
 typedef struct pre_state {
-  sm__oset *pend;          /* pending jobs per VC */
-  sm__oset *run;           /* running jobs per VC */
-  int nvc;                 /* VC count */
-  int srtf;                /* 1: SRTF keys, 0: Tiresias keys */
-  int nthr;                /* Tiresias thresholds */
-  double thr[MAX_LEVELS];  /* ascending, GPU-seconds */
-  sm__onode **keep;        /* round scratch: pending jobs to start */
-  sm__onode **drop;        /* round scratch: running jobs to preempt */
-  size_t cap;              /* scratch capacity */
-  size_t demotions;        /* level changes */
+  sm__oset *pend;         /* pending jobs per VC */
+  sm__oset *run;          /* running jobs per VC */
+  int nvc;                /* VC count */
+  int srtf;               /* 1: SRTF keys, 0: Tiresias keys */
+  int nthr;               /* Tiresias thresholds */
+  double thr[MAX_LEVELS]; /* ascending, GPU-seconds */
+  sm__onode **keep;       /* round scratch: pending jobs to start */
+  sm__onode **drop;       /* round scratch: running jobs to preempt */
+  size_t cap;             /* scratch capacity */
+  size_t demotions;       /* level changes */
 } pre_state;
 
 /* ==== Keys ==== */
@@ -82,8 +82,7 @@ static void run_insert(sm_sim *s, pre_state *st, sm_sim_job *j) {
 
 static void detach(pre_state *st, sm_sim_job *j) {
   if (j->pdata != NULL)
-    sm__oset_remove(j->pflag ? &st->run[j->vc] : &st->pend[j->vc],
-                    j->pdata);
+    sm__oset_remove(j->pflag ? &st->run[j->vc] : &st->pend[j->vc], j->pdata);
   j->pdata = NULL;
 }
 
@@ -246,8 +245,8 @@ static int parse_thresholds(pre_state *st, const char *v, sm_err *err) {
   for (p = strtok_r(tmp, ",", &save); p != NULL;
        p = strtok_r(NULL, ",", &save)) {
     double d;
-    if (st->nthr == MAX_LEVELS - 1 || sm_parse_double(p, &d) != 0 ||
-        d <= 0 || (st->nthr > 0 && d <= st->thr[st->nthr - 1]))
+    if (st->nthr == MAX_LEVELS - 1 || sm_parse_double(p, &d) != 0 || d <= 0 ||
+        (st->nthr > 0 && d <= st->thr[st->nthr - 1]))
       return sm_err_set(err, SM_EINVAL,
                         "tiresias.thresholds: expected up to %d ascending "
                         "positive GPU-second limits, got '%.60s'",
@@ -295,8 +294,8 @@ static void pre_timer(sm_sim *s, void *state, sm_sim_job *j, int kind,
   pre_state *st = state;
   int l;
 
-  if (kind != TIMER_DEMOTE || j == NULL ||
-      j->status != SM_SIM_JOB_RUNNING || (uint64_t)j->starts != arg)
+  if (kind != TIMER_DEMOTE || j == NULL || j->status != SM_SIM_JOB_RUNNING ||
+      (uint64_t)j->starts != arg)
     return; /* stale: the job stopped since */
   sm_sim_job_update(s, j);
   l = level_of(st, j->attained);
@@ -320,8 +319,9 @@ static void pre_finalize(sm_sim *s, void *state) {
       snprintf(thr + n, sizeof(thr) - n, "%s%g", i ? "," : "", st->thr[i]);
     }
     sm_sim_stat_add(s, "demotions", (double)st->demotions);
-    sm_sim_note(s, "tiresias: %d queues, thresholds %s GPU-s, rounds every "
-                   "%g s",
+    sm_sim_note(s,
+                "tiresias: %d queues, thresholds %s GPU-s, rounds every "
+                "%g s",
                 st->nthr + 1, thr,
                 sm_sim_param_num(s, "tiresias.interval", 60));
   }

@@ -94,8 +94,8 @@ static double px(const frame *f, double x) {
 }
 
 static double py(const frame *f, double y) {
-  return H - MB - (y - f->y0) / (f->y1 - f->y0 > 0 ? f->y1 - f->y0 : 1) *
-                      (H - MT - MB);
+  return H - MB -
+         (y - f->y0) / (f->y1 - f->y0 > 0 ? f->y1 - f->y0 : 1) * (H - MT - MB);
 }
 
 /* A "nice" step for about n ticks over span. */
@@ -114,11 +114,11 @@ static void axes(sm_buf *b, const frame *f, const char *xlabel,
               "stroke='#999'/>\n",
               ML, MT, W - ML - MR, H - MT - MB);
   if (f->logx) {
-    static const double ticks[] = {1,     10,     60,      600,    3600,
-                                   36000, 86400,  864000,  8640000};
-    static const char *const labels[] = {"1 s", "10 s", "1 min",
-                                         "10 min", "1 h", "10 h", "1 d",
-                                         "10 d", "100 d"};
+    static const double ticks[] = {1,     10,    60,     600,    3600,
+                                   36000, 86400, 864000, 8640000};
+    static const char *const labels[] = {"1 s",    "10 s", "1 min",
+                                         "10 min", "1 h",  "10 h",
+                                         "1 d",    "10 d", "100 d"};
     for (size_t k = 0; k < SM_ARRAY_LEN(ticks); k++) {
       double x;
       if (ticks[k] < f->x0 || ticks[k] > f->x1)
@@ -132,8 +132,7 @@ static void axes(sm_buf *b, const frame *f, const char *xlabel,
     }
   } else {
     step = nice_step(f->x1 - f->x0, 8);
-    for (double x = ceil(f->x0 / step) * step; x <= f->x1 + 1e-9;
-         x += step)
+    for (double x = ceil(f->x0 / step) * step; x <= f->x1 + 1e-9; x += step)
       sm_buf_addf(b,
                   "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' "
                   "stroke='#eee'/><text x='%.1f' y='%d' font-size='11' "
@@ -176,8 +175,7 @@ static void legend(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
 
 /* ==== Plots ==== */
 
-static void plot_cdf(sm_buf *b, const sm_sim_result *const *runs,
-                     size_t n) {
+static void plot_cdf(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
   frame f = {INFINITY, 0, 0, 1, 1};
 
   for (size_t i = 0; i < n; i++)
@@ -189,18 +187,19 @@ static void plot_cdf(sm_buf *b, const sm_sim_result *const *runs,
     f.x0 = 1;
   f.x0 = pow(10, floor(log10(f.x0)));
   f.x1 = pow(10, ceil(log10(SM_MAX(f.x1, f.x0 * 10))));
-  sm_buf_addf(b, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' "
-                 "height='%d' viewBox='0 0 %d %d' role='img'>\n",
+  sm_buf_addf(b,
+              "<svg xmlns='http://www.w3.org/2000/svg' width='%d' "
+              "height='%d' viewBox='0 0 %d %d' role='img'>\n",
               W, H, W, H);
-  axes(b, &f, "job completion time (log scale)", "fraction of jobs",
-       "%.1f");
+  axes(b, &f, "job completion time (log scale)", "fraction of jobs", "%.1f");
   for (size_t i = 0; i < n; i++) {
     const sm_sim_result *r = runs[i];
     size_t m = r->njct < QUANTILES ? r->njct : QUANTILES;
     if (m == 0)
       continue;
-    sm_buf_addf(b, "<polyline fill='none' stroke='%s' stroke-width='2' "
-                   "points='",
+    sm_buf_addf(b,
+                "<polyline fill='none' stroke='%s' stroke-width='2' "
+                "points='",
                 colors[i % SM_ARRAY_LEN(colors)]);
     for (size_t q = 0; q < m; q++) {
       size_t k = m == 1 ? r->njct - 1 : q * (r->njct - 1) / (m - 1);
@@ -234,9 +233,9 @@ static void bin_series(const sm_sim_result *r, int which, double end,
   }
 }
 
-static void plot_series(sm_buf *b, const sm_sim_result *const *runs,
-                        size_t n, int which) {
-  double (*v)[BINS] = sm_malloc(8 * sizeof(*v));
+static void plot_series(sm_buf *b, const sm_sim_result *const *runs, size_t n,
+                        int which) {
+  double(*v)[BINS] = sm_malloc(8 * sizeof(*v));
   double end = 0, top = 0, unit;
   frame f;
   size_t nn = n > 8 ? 8 : n;
@@ -263,14 +262,16 @@ static void plot_series(sm_buf *b, const sm_sim_result *const *runs,
   f.y0 = 0;
   f.y1 = which ? SM_MAX(1.0, top * 1.05) : 100;
   f.logx = 0;
-  sm_buf_addf(b, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' "
-                 "height='%d' viewBox='0 0 %d %d' role='img'>\n",
+  sm_buf_addf(b,
+              "<svg xmlns='http://www.w3.org/2000/svg' width='%d' "
+              "height='%d' viewBox='0 0 %d %d' role='img'>\n",
               W, H, W, H);
   axes(b, &f, unit == 86400 ? "time (days)" : "time (hours)",
        which ? "pending jobs" : "GPUs busy (%)", which ? "%.0f" : "%.0f");
   for (size_t i = 0; i < nn; i++) {
-    sm_buf_addf(b, "<polyline fill='none' stroke='%s' stroke-width='1.5' "
-                   "points='",
+    sm_buf_addf(b,
+                "<polyline fill='none' stroke='%s' stroke-width='1.5' "
+                "points='",
                 colors[i % SM_ARRAY_LEN(colors)]);
     for (int k = 0; k < BINS; k++)
       sm_buf_addf(b, "%.1f,%.1f ", px(&f, (k + 0.5) * end / BINS / unit),
@@ -291,8 +292,7 @@ static void cell_dur(sm_buf *b, double s) {
   sm_buf_addf(b, "<td>%s</td>", tmp);
 }
 
-int sm_sim_report_html(const sm_sim_result *const *runs, size_t n,
-                       sm_buf *b) {
+int sm_sim_report_html(const sm_sim_result *const *runs, size_t n, sm_buf *b) {
   const sm_sim_result *r0;
 
   if (n == 0)
@@ -301,13 +301,12 @@ int sm_sim_report_html(const sm_sim_result *const *runs, size_t n,
   sm_buf_adds(b, "<!DOCTYPE html>\n<html lang='en'><head><meta "
                  "charset='utf-8'><title>SchedMate simulation: ");
   sm__html_escape(b, r0->trace_name);
-  sm_buf_adds(b,
-              "</title>\n<style>body{font-family:sans-serif;margin:24px;"
-              "max-width:1000px}table{border-collapse:collapse}"
-              "td,th{border:1px solid #ccc;padding:3px 8px;text-align:"
-              "right}th{background:#f4f4f4}td:first-child{text-align:"
-              "left}.warn{background:#fff3cd;border:1px solid #e0c060;"
-              "padding:8px;font-weight:bold}</style></head><body>\n");
+  sm_buf_adds(b, "</title>\n<style>body{font-family:sans-serif;margin:24px;"
+                 "max-width:1000px}table{border-collapse:collapse}"
+                 "td,th{border:1px solid #ccc;padding:3px 8px;text-align:"
+                 "right}th{background:#f4f4f4}td:first-child{text-align:"
+                 "left}.warn{background:#fff3cd;border:1px solid #e0c060;"
+                 "padding:8px;font-weight:bold}</style></head><body>\n");
   sm_buf_adds(b, "<h1>Trace-driven simulation</h1>\n");
   if (r0->sum.synthetic)
     sm_buf_adds(b, "<p class='warn'>SYNTHETIC TRACE: the jobs below were "

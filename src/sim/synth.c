@@ -32,21 +32,21 @@
 #define DEFAULT_MAX_RUN (30.0 * 86400.0)
 
 typedef struct calib {
-  const char *name;    /* cluster */
-  const char *source;  /* where the figures come from */
-  int gpus;            /* GPUs in the cluster */
-  double days;         /* span of the published trace */
-  double jobs;         /* GPU jobs in that span */
-  double avg_run;      /* mean GPU-job run time, s */
-  double med_run;      /* median, s */
-  double max_run;      /* maximum, s (0: unknown) */
-  double avg_gpu;      /* mean GPUs per GPU job */
-  int max_gpu;         /* largest GPU count (0: unknown) */
-  double p_done;       /* completion share of GPU jobs */
-  double p_cancel;     /* cancel share */
-  double p_fail;       /* failure share */
-  double avg_queue;    /* published mean queue time, s */
-  double med_queue;    /* published median queue time, s */
+  const char *name;   /* cluster */
+  const char *source; /* where the figures come from */
+  int gpus;           /* GPUs in the cluster */
+  double days;        /* span of the published trace */
+  double jobs;        /* GPU jobs in that span */
+  double avg_run;     /* mean GPU-job run time, s */
+  double med_run;     /* median, s */
+  double max_run;     /* maximum, s (0: unknown) */
+  double avg_gpu;     /* mean GPUs per GPU job */
+  int max_gpu;        /* largest GPU count (0: unknown) */
+  double p_done;      /* completion share of GPU jobs */
+  double p_cancel;    /* cancel share */
+  double p_fail;      /* failure share */
+  double avg_queue;   /* published mean queue time, s */
+  double med_queue;   /* published median queue time, s */
 } calib;
 
 /* Figures of helios/helios_cluster_summary.csv (HeliosArtifact, GPU-job
@@ -54,26 +54,25 @@ typedef struct calib {
  * and acme/cluster_summary.csv (AcmeTrace; GPU counts of Seren and Kalos
  * and their spans as stated in the Acme paper, NSDI'24). */
 static const calib builtin[] = {
-    {"venus", "helios_cluster_summary.csv (Helios, SC'21)", 1022, 181,
-     125303, 13040.598, 204, 0, 6.736, 0, 0.526, 0.272, 0.202, 1253.288,
-     0},
-    {"earth", "helios_cluster_summary.csv (Helios, SC'21)", 997, 181,
-     427148, 5130.609, 234, 0, 2.101, 0, 0.735, 0.136, 0.129, 319.483, 0},
-    {"saturn", "helios_cluster_summary.csv (Helios, SC'21)", 2080, 181,
-     698896, 5252.927, 124, 0, 4.01, 0, 0.582, 0.272, 0.145, 611.561, 0},
-    {"uranus", "helios_cluster_summary.csv (Helios, SC'21)", 2119, 181,
-     329117, 9163.725, 280, 0, 4.038, 0, 0.607, 0.201, 0.192, 1949.182,
-     0},
+    {"venus", "helios_cluster_summary.csv (Helios, SC'21)", 1022, 181, 125303,
+     13040.598, 204, 0, 6.736, 0, 0.526, 0.272, 0.202, 1253.288, 0},
+    {"earth", "helios_cluster_summary.csv (Helios, SC'21)", 997, 181, 427148,
+     5130.609, 234, 0, 2.101, 0, 0.735, 0.136, 0.129, 319.483, 0},
+    {"saturn", "helios_cluster_summary.csv (Helios, SC'21)", 2080, 181, 698896,
+     5252.927, 124, 0, 4.01, 0, 0.582, 0.272, 0.145, 611.561, 0},
+    {"uranus", "helios_cluster_summary.csv (Helios, SC'21)", 2119, 181, 329117,
+     9163.725, 280, 0, 4.038, 0, 0.607, 0.201, 0.192, 1949.182, 0},
     {"seren", "cluster_summary.csv (Acme, NSDI'24)", 2288, 184, 663813,
      1414.335, 122, 1209604, 5.68, 1024, 0.497, 0.075, 0.429, 445.984, 1},
-    {"kalos", "cluster_summary.csv (Acme, NSDI'24)", 2416, 123, 19907,
-     1259.689, 124, 625740, 26.77, 1024, 0.541, 0.062, 0.397, 214.179,
-     17}};
+    {"kalos", "cluster_summary.csv (Acme, NSDI'24)", 2416, 123, 19907, 1259.689,
+     124, 625740, 26.77, 1024, 0.541, 0.062, 0.397, 214.179, 17}};
 
 static const char *const names[] = {"venus", "earth", "saturn", "uranus",
                                     "seren", "kalos", NULL};
 
-const char *const *sm_sim_synth_clusters(void) { return names; }
+const char *const *sm_sim_synth_clusters(void) {
+  return names;
+}
 
 void sm_sim_synth_opts_init(sm_sim_synth_opts *o) {
   memset(o, 0, sizeof(*o));
@@ -154,10 +153,10 @@ static int read_calibration(calib *c, const char *path, sm_err *err) {
   if (rc < 0)
     return rc;
   if (!found)
-    return sm_err_set(err, SM_ENOTFOUND, "%s: no row for cluster '%s'",
-                      path, c->name);
-  if (c->jobs <= 0 || c->avg_run <= 0 || c->med_run <= 0 ||
-      c->avg_gpu < 1 || c->gpus < 1)
+    return sm_err_set(err, SM_ENOTFOUND, "%s: no row for cluster '%s'", path,
+                      c->name);
+  if (c->jobs <= 0 || c->avg_run <= 0 || c->med_run <= 0 || c->avg_gpu < 1 ||
+      c->gpus < 1)
     return sm_err_set(err, SM_EPARSE,
                       "%s: the row of '%s' lacks positive job count, run "
                       "times or GPU figures",
@@ -237,10 +236,10 @@ static double *zipf_table(int n) {
 }
 
 typedef struct tmpl {
-  const char *user;  /* user name */
-  const char *name;  /* job name */
-  double mu;         /* log-duration centre */
-  int gpus;          /* GPU count */
+  const char *user; /* user name */
+  const char *name; /* job name */
+  double mu;        /* log-duration centre */
+  int gpus;         /* GPU count */
 } tmpl;
 
 int sm_sim_trace_synthetic(const char *cluster, const sm_sim_synth_opts *o,
@@ -296,8 +295,7 @@ int sm_sim_trace_synthetic(const char *cluster, const sm_sim_synth_opts *o,
   tcdf = zipf_table(TEMPLATES_PER_USER);
   tp = sm_calloc((size_t)users * TEMPLATES_PER_USER, sizeof(*tp));
   runs = sm_malloc(n * sizeof(double));
-  if (t == NULL || ucdf == NULL || tcdf == NULL || tp == NULL ||
-      runs == NULL) {
+  if (t == NULL || ucdf == NULL || tcdf == NULL || tp == NULL || runs == NULL) {
     rc = sm_err_set(err, SM_ENOMEM, "out of memory");
     goto done;
   }
@@ -348,7 +346,7 @@ int sm_sim_trace_synthetic(const char *cluster, const sm_sim_synth_opts *o,
     j.duration = d;
     j.gpus = j.trace_gpus = k->gpus;
     u = sm_rng_uniform(&rng) * (c.p_done + c.p_cancel + c.p_fail);
-    j.end_state = u < c.p_done              ? SM_SIM_END_COMPLETED
+    j.end_state = u < c.p_done                ? SM_SIM_END_COMPLETED
                   : u < c.p_done + c.p_cancel ? SM_SIM_END_CANCELED
                                               : SM_SIM_END_FAILED;
     rc = sm__trace_push(t, &j, 20000000, err);
@@ -378,8 +376,7 @@ int sm_sim_trace_synthetic(const char *cluster, const sm_sim_synth_opts *o,
                   "generated: run time median %.0f s mean %.0f s (log-normal "
                   "sigma %.2f, cap %.0f s), %.2f GPUs per job, offered load "
                   "%.2f of %d GPUs",
-                  med, sum_run / (double)n, sigma, cap,
-                  sum_gpu / (double)n,
+                  med, sum_run / (double)n, sigma, cap, sum_gpu / (double)n,
                   gsec / (SM_MAX(1.0, now) * (double)c.gpus), c.gpus);
   }
   sm__notes_add(&t->notes,

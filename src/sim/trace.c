@@ -118,15 +118,23 @@ void sm_sim_trace_free(sm_sim_trace *t) {
   sm_free(t);
 }
 
-size_t sm_sim_trace_count(const sm_sim_trace *t) { return t->n; }
+size_t sm_sim_trace_count(const sm_sim_trace *t) {
+  return t->n;
+}
 
 const sm_sim_job *sm_sim_trace_job(const sm_sim_trace *t, size_t i) {
   return i < t->n ? &t->jobs[i] : NULL;
 }
 
-const char *sm_sim_trace_name(const sm_sim_trace *t) { return t->name; }
-int sm_sim_trace_format(const sm_sim_trace *t) { return t->format; }
-int sm_sim_trace_synthetic_p(const sm_sim_trace *t) { return t->synthetic; }
+const char *sm_sim_trace_name(const sm_sim_trace *t) {
+  return t->name;
+}
+int sm_sim_trace_format(const sm_sim_trace *t) {
+  return t->format;
+}
+int sm_sim_trace_synthetic_p(const sm_sim_trace *t) {
+  return t->synthetic;
+}
 int sm_sim_trace_calibrated_gpus(const sm_sim_trace *t) {
   return t->calibrated_gpus;
 }
@@ -157,9 +165,9 @@ const char *sm_sim_job_attr(const sm_sim_job *j, const char *key) {
   return NULL;
 }
 
-static const char *const format_names[] = {
-    "auto", "sia-philly", "helios", "acme", "tiresias", "sia", "generic",
-    "synthetic"};
+static const char *const format_names[] = {"auto",    "sia-philly", "helios",
+                                           "acme",    "tiresias",   "sia",
+                                           "generic", "synthetic"};
 
 const char *sm_sim_format_name(int f) {
   if (f < 0 || f >= (int)SM_ARRAY_LEN(format_names))
@@ -228,25 +236,33 @@ static const colspec cols_helios[] = {
     {"fail_time", R_IGNORE, 0},   {"stop_time", R_IGNORE, 0},
     {"remain", R_IGNORE, 0},      {NULL, 0, 0}};
 
-static const colspec cols_tiresias[] = {
-    {"submit_time", R_SUBMIT, 1}, {"duration", R_DURATION, 1},
-    {"num_gpu", R_GPUS, 1},       {"job_id", R_ID, 0},
-    {"user", R_USER, 0},          {"model_name", R_NONE, 0},
-    {"interval", R_IGNORE, 0},    {"start_time", R_IGNORE, 0},
-    {NULL, 0, 0}};
+static const colspec cols_tiresias[] = {{"submit_time", R_SUBMIT, 1},
+                                        {"duration", R_DURATION, 1},
+                                        {"num_gpu", R_GPUS, 1},
+                                        {"job_id", R_ID, 0},
+                                        {"user", R_USER, 0},
+                                        {"model_name", R_NONE, 0},
+                                        {"interval", R_IGNORE, 0},
+                                        {"start_time", R_IGNORE, 0},
+                                        {NULL, 0, 0}};
 
 static const colspec cols_sia[] = {
-    {"time", R_SUBMIT, 1},         {"num_replicas", R_GPUS, 1},
-    {"application", R_APP, 1},     {"name", R_ID, 0},
-    {"duration", R_DURATION, 0},   {NULL, 0, 0}};
+    {"time", R_SUBMIT, 1},       {"num_replicas", R_GPUS, 1},
+    {"application", R_APP, 1},   {"name", R_ID, 0},
+    {"duration", R_DURATION, 0}, {NULL, 0, 0}};
 
-static const colspec cols_generic[] = {
-    {"submit_s", R_SUBMIT, 1},    {"duration_s", R_DURATION, 1},
-    {"gpus", R_GPUS, 1},          {"job_id", R_ID, 0},
-    {"user", R_USER, 0},          {"name", R_NAME, 0},
-    {"vc", R_VC, 0},              {"state", R_STATE, 0},
-    {"gpu_type", R_GPU_TYPE, 0},  {"nodes", R_NODES, 0},
-    {"estimate_s", R_ESTIMATE, 0}, {NULL, 0, 0}};
+static const colspec cols_generic[] = {{"submit_s", R_SUBMIT, 1},
+                                       {"duration_s", R_DURATION, 1},
+                                       {"gpus", R_GPUS, 1},
+                                       {"job_id", R_ID, 0},
+                                       {"user", R_USER, 0},
+                                       {"name", R_NAME, 0},
+                                       {"vc", R_VC, 0},
+                                       {"state", R_STATE, 0},
+                                       {"gpu_type", R_GPU_TYPE, 0},
+                                       {"nodes", R_NODES, 0},
+                                       {"estimate_s", R_ESTIMATE, 0},
+                                       {NULL, 0, 0}};
 
 static const colspec *layout_cols(int f) {
   switch (f) {
@@ -294,24 +310,23 @@ static int detect(char **h, int n) {
 /* ==== Row reading ==== */
 
 typedef struct loader {
-  sm_sim_trace *t;          /* trace being built */
+  sm_sim_trace *t;           /* trace being built */
   const sm_sim_load_opts *o; /* options */
-  const char *file;         /* for messages */
-  int ncols;                /* header width */
-  char **hdr;               /* header names (arena) */
-  int *role;                /* role per column */
-  int nattr;                /* columns that become attributes */
-  int has_app;              /* 1 when a Sia application column exists */
-  double from, to;          /* window in trace time units */
-  int has_from, has_to;     /* window ends given */
-  size_t cpu_jobs;          /* rows with 0 GPUs skipped */
-  size_t outside;           /* rows outside the window */
-  size_t gpu_time_bad;      /* rows whose gpu_time disagrees */
-  size_t unknown_states;    /* state text not recognised */
-  size_t drawn;             /* durations drawn (Sia) */
-  int submit_is_date;       /* submit column holds datetimes */
+  const char *file;          /* for messages */
+  int ncols;                 /* header width */
+  char **hdr;                /* header names (arena) */
+  int *role;                 /* role per column */
+  int nattr;                 /* columns that become attributes */
+  int has_app;               /* 1 when a Sia application column exists */
+  double from, to;           /* window in trace time units */
+  int has_from, has_to;      /* window ends given */
+  size_t cpu_jobs;           /* rows with 0 GPUs skipped */
+  size_t outside;            /* rows outside the window */
+  size_t gpu_time_bad;       /* rows whose gpu_time disagrees */
+  size_t unknown_states;     /* state text not recognised */
+  size_t drawn;              /* durations drawn (Sia) */
+  int submit_is_date;        /* submit column holds datetimes */
 } loader;
-
 
 /* "FILE:LINE: column 'NAME' (field K): MESSAGE" */
 static int col_error(loader *L, sm_err *err, long line, int col,
@@ -329,8 +344,8 @@ static int map_state(const char *s) {
   static const char *const done[] = {"completed", "pass", "success",
                                      "succeeded", "finished"};
   static const char *const canc[] = {"cancelled", "canceled", "killed"};
-  static const char *const fail[] = {"failed", "timeout", "node_fail",
-                                     "out_of_memory", "oom", "error"};
+  static const char *const fail[] = {"failed",        "timeout", "node_fail",
+                                     "out_of_memory", "oom",     "error"};
   for (size_t i = 0; i < SM_ARRAY_LEN(done); i++)
     if (strcasecmp(s, done[i]) == 0)
       return SM_SIM_END_COMPLETED;
@@ -347,15 +362,17 @@ static int map_state(const char *s) {
  * choose each application; a job's GPU time is drawn log-uniformly in its
  * class because the workload files carry no durations. */
 typedef struct sia_class {
-  const char *app;  /* application */
-  double lo, hi;    /* GPU-hours */
+  const char *app; /* application */
+  double lo, hi;   /* GPU-hours */
 } sia_class;
 
-static const sia_class sia_classes[] = {
-    {"cifar10", 60.0 / 3600.0, 1.0}, {"deepspeech2", 1.0, 10.0},
-    {"bert", 1.0, 10.0},             {"yolov3", 10.0, 100.0},
-    {"imagenet", 100.0, 1000.0},     {"ncf", 60.0 / 3600.0, 1.0},
-    {"gpt_pmp", 100.0, 1000.0}};
+static const sia_class sia_classes[] = {{"cifar10", 60.0 / 3600.0, 1.0},
+                                        {"deepspeech2", 1.0, 10.0},
+                                        {"bert", 1.0, 10.0},
+                                        {"yolov3", 10.0, 100.0},
+                                        {"imagenet", 100.0, 1000.0},
+                                        {"ncf", 60.0 / 3600.0, 1.0},
+                                        {"gpt_pmp", 100.0, 1000.0}};
 
 static const sia_class *sia_class_of(const char *app) {
   for (size_t i = 0; i < SM_ARRAY_LEN(sia_classes); i++)
@@ -420,12 +437,10 @@ static int read_row(loader *L, char **f, int nf, long line, sm_err *err) {
       if (sm_parse_double(v, &d) != 0)
         return col_error(L, err, line, c, "'%.*s' is not a number", v);
       if (d < 0)
-        return col_error(L, err, line, c,
-                         "negative duration '%.*s'", v);
+        return col_error(L, err, line, c, "negative duration '%.*s'", v);
       if (d > MAX_DURATION_S)
         return col_error(L, err, line, c,
-                         "duration '%.*s' out of range (at most 3e10 s)",
-                         v);
+                         "duration '%.*s' out of range (at most 3e10 s)", v);
       j.duration = d;
       have_dur = 1;
       break;
@@ -437,8 +452,7 @@ static int read_row(loader *L, char **f, int nf, long line, sm_err *err) {
         return col_error(L, err, line, c,
                          "'%.*s' is not a whole number of GPUs", v);
       if (n > 1000000)
-        return col_error(L, err, line, c, "implausible GPU count '%.*s'",
-                         v);
+        return col_error(L, err, line, c, "implausible GPU count '%.*s'", v);
       j.gpus = j.trace_gpus = (int)n;
       break;
     }
@@ -448,8 +462,7 @@ static int read_row(loader *L, char **f, int nf, long line, sm_err *err) {
         break;
       rc = parse_count(v, &n);
       if (rc != 0 || n > 1000000)
-        return col_error(L, err, line, c,
-                         "'%.*s' is not a node count", v);
+        return col_error(L, err, line, c, "'%.*s' is not a node count", v);
       j.nodes = (int)n;
       break;
     }
@@ -535,9 +548,8 @@ static int read_row(loader *L, char **f, int nf, long line, sm_err *err) {
     j.duration = round(gt / j.gpus);
     L->drawn++;
   }
-  if (!isnan(gpu_time) &&
-      fabs(gpu_time - j.duration * j.trace_gpus) >
-          1e-6 * SM_MAX(1.0, fabs(gpu_time)))
+  if (!isnan(gpu_time) && fabs(gpu_time - j.duration * j.trace_gpus) >
+                              1e-6 * SM_MAX(1.0, fabs(gpu_time)))
     L->gpu_time_bad++;
   if ((L->has_from && raw_submit < L->from) ||
       (L->has_to && raw_submit > L->to)) {
@@ -553,9 +565,8 @@ static int read_row(loader *L, char **f, int nf, long line, sm_err *err) {
   }
   j.submit = raw_submit;
   j.idx = (uint32_t)L->t->n;
-  return sm__trace_push(L->t, &j, L->o->max_jobs ? L->o->max_jobs
-                                                 : DEFAULT_MAX_JOBS,
-                        err);
+  return sm__trace_push(
+      L->t, &j, L->o->max_jobs ? L->o->max_jobs : DEFAULT_MAX_JOBS, err);
 }
 
 /* ==== Estimates file ==== */
@@ -567,8 +578,7 @@ typedef struct est_slot {
 } est_slot;
 
 /* Attaches "job_id,<estimate>" rows to the trace's jobs by id. */
-static int attach_estimates(sm_sim_trace *t, const char *path,
-                            sm_err *err) {
+static int attach_estimates(sm_sim_trace *t, const char *path, sm_err *err) {
   sm__lsrc l;
   est_slot *tab;
   size_t cap = 16, matched = 0, negative = 0, rows = 0;
@@ -623,8 +633,7 @@ static int attach_estimates(sm_sim_trace *t, const char *path,
       continue;
     }
     if (nf <= idc || nf <= vc) {
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: too few fields", path,
-                      l.lineno);
+      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: too few fields", path, l.lineno);
       break;
     }
     if (sm_parse_double(f[vc], &v) != 0) {
@@ -692,8 +701,8 @@ static int setup_header(loader *L, char **f, int nf, sm_err *err) {
   L->t->format = fmt;
   cols = layout_cols(fmt);
   if (cols == NULL)
-    return sm_err_set(err, SM_EINVAL, "%s: format %s cannot be read",
-                      L->file, sm_sim_format_name(fmt));
+    return sm_err_set(err, SM_EINVAL, "%s: format %s cannot be read", L->file,
+                      sm_sim_format_name(fmt));
   for (const colspec *k = cols; k->name != NULL; k++) {
     int found = 0;
     for (int c = 0; c < nf; c++)
@@ -703,9 +712,8 @@ static int setup_header(loader *L, char **f, int nf, sm_err *err) {
         break;
       }
     if (!found && k->required)
-      return sm_err_set(err, SM_EPARSE,
-                        "%s:1: missing column '%s' (format %s)", L->file,
-                        k->name, sm_sim_format_name(fmt));
+      return sm_err_set(err, SM_EPARSE, "%s:1: missing column '%s' (format %s)",
+                        L->file, k->name, sm_sim_format_name(fmt));
   }
   for (int c = 0; c < nf; c++) {
     if (L->role[c] == R_NONE)
@@ -759,8 +767,8 @@ static int load_lines(sm__lsrc *l, const sm_sim_load_opts *o,
       continue; /* blank lines */
     nf = sm__csv_split(line, f, SM__CSV_MAX_FIELDS);
     if (nf == SM_ETOOBIG) {
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: more than %d fields",
-                      l->name, l->lineno, SM__CSV_MAX_FIELDS);
+      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: more than %d fields", l->name,
+                      l->lineno, SM__CSV_MAX_FIELDS);
       goto fail;
     }
     if (nf < 0) {
@@ -810,10 +818,9 @@ static int load_lines(sm__lsrc *l, const sm_sim_load_opts *o,
     L.t->n = o->limit;
   }
   if (L.has_from || L.has_to)
-    sm__notes_add(&L.t->notes,
-                  "window %s .. %s: %zu jobs kept, %zu outside",
-                  o->from ? o->from : "start", o->to ? o->to : "end",
-                  L.t->n, L.outside);
+    sm__notes_add(&L.t->notes, "window %s .. %s: %zu jobs kept, %zu outside",
+                  o->from ? o->from : "start", o->to ? o->to : "end", L.t->n,
+                  L.outside);
   if (L.cpu_jobs)
     sm__notes_add(&L.t->notes, "%zu jobs without GPUs skipped", L.cpu_jobs);
   if (L.gpu_time_bad)

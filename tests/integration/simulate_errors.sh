@@ -61,3 +61,8 @@ expect_rc 2 "$SCHEDMATE" simulate --trace $D/generic.csv --format sia-philly
 grep -qF "generic.csv:1: missing column 'timestamp' (format sia-philly)" "$SM_TMP/last.err" || fail "format mismatch"
 expect_rc 2 "$SCHEDMATE" simulate --trace $D/generic.csv --report /nonexistent/dir/r.html
 grep -q "/nonexistent/dir/r.html" "$SM_TMP/last.err" || fail "report path error"
+# Nothing left to run, and options of the other input kind.
+expect_rc 2 "$SCHEDMATE" simulate --trace $D/generic.csv --vc-config data/traces/philly_vc.csv
+grep -q "none of the 4 jobs can run on this cluster" "$SM_TMP/last.err" || fail "all dropped"
+expect_rc 2 "$SCHEDMATE" simulate --synthetic venus --limit 3
+expect_rc 2 "$SCHEDMATE" simulate --trace $D/generic.csv --synthetic-days 3

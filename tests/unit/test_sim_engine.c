@@ -64,11 +64,11 @@ static const sm_sim_job *job(const run *x, const char *id) {
   return NULL;
 }
 
-#define ASSERT_RUN(x, id, t_start, t_end)                                    \
-  do {                                                                       \
-    const sm_sim_job *j_ = job(&(x), id);                                    \
-    ASSERT_NEAR(j_->first_start, t_start, 1e-6);                             \
-    ASSERT_NEAR(j_->end, t_end, 1e-6);                                       \
+#define ASSERT_RUN(x, id, t_start, t_end)                                      \
+  do {                                                                         \
+    const sm_sim_job *j_ = job(&(x), id);                                      \
+    ASSERT_NEAR(j_->first_start, t_start, 1e-6);                               \
+    ASSERT_NEAR(j_->end, t_end, 1e-6);                                         \
   } while (0)
 
 /* ==== FIFO, SJF, backfill ==== */
@@ -77,11 +77,10 @@ static const sm_sim_job *job(const run *x, const char *id) {
  * and cannot fit; C (1 GPU) arrives at 20 and would fit in the 2 free
  * GPUs, but FIFO keeps it behind B: B runs 100-150, C 150-160.  With
  * backfill C runs at once, 20-30. */
-static const char *hol =
-    "job_id,submit_s,duration_s,gpus\n"
-    "A,0,100,2\n"
-    "B,10,50,4\n"
-    "C,20,10,1\n";
+static const char *hol = "job_id,submit_s,duration_s,gpus\n"
+                         "A,0,100,2\n"
+                         "B,10,50,4\n"
+                         "C,20,10,1\n";
 
 SM_TEST(sim_fifo_head_of_line_blocking) {
   run x = simulate(hol, "1x4", "fifo", NULL, NULL);
@@ -112,12 +111,11 @@ SM_TEST(sim_fifo_backfill_skips_blocked_head) {
 /* One GPU.  A runs 0-100 (nothing else is there).  At 100 SJF picks by
  * true duration: C (10) 100-110, D (30) 110-140, B (50) 140-190; FIFO
  * keeps submit order: B 100-150, C 150-160, D 160-190. */
-static const char *four =
-    "job_id,submit_s,duration_s,gpus\n"
-    "A,0,100,1\n"
-    "B,1,50,1\n"
-    "C,2,10,1\n"
-    "D,3,30,1\n";
+static const char *four = "job_id,submit_s,duration_s,gpus\n"
+                          "A,0,100,1\n"
+                          "B,1,50,1\n"
+                          "C,2,10,1\n"
+                          "D,3,30,1\n";
 
 SM_TEST(sim_sjf_order) {
   run x = simulate(four, "1x1", "sjf", NULL, NULL);
@@ -397,8 +395,8 @@ static char *random_trace(uint64_t seed, int n) {
     static const char *const st[] = {"completed", "failed", "canceled"};
     t += floor(-log(1 - sm_rng_uniform(&r)) * 30);
     sm_buf_addf(&b, "j%d,%.0f,%.0f,%d,%s,u%d,n%d,%s\n", i, t,
-                floor(exp(3 + 3 * sm_rng_uniform(&r))),
-                g[sm_rng_next(&r) % 8], sm_rng_uniform(&r) < 0.6 ? "a" : "b",
+                floor(exp(3 + 3 * sm_rng_uniform(&r))), g[sm_rng_next(&r) % 8],
+                sm_rng_uniform(&r) < 0.6 ? "a" : "b",
                 (int)(sm_rng_next(&r) % 5), (int)(sm_rng_next(&r) % 3),
                 st[sm_rng_next(&r) % 3]);
   }
@@ -406,8 +404,7 @@ static char *random_trace(uint64_t seed, int n) {
 }
 
 SM_TEST(sim_invariants_all_policies_random_traces) {
-  static const char *const pols[] = {"fifo", "sjf", "srtf", "qssf",
-                                     "tiresias"};
+  static const char *const pols[] = {"fifo", "sjf", "srtf", "qssf", "tiresias"};
   static const char *const clusters[] = {"a=3x8,b=2x8", "a=2x4,b=5x2",
                                          "a=2x8:x@1,b=1x8:y@2"};
 
@@ -415,9 +412,9 @@ SM_TEST(sim_invariants_all_policies_random_traces) {
     char *csv = random_trace(seed, 300);
     for (size_t p = 0; p < SM_ARRAY_LEN(pols); p++)
       for (size_t c = 0; c < SM_ARRAY_LEN(clusters); c++) {
-        run x = simulate(csv, clusters[c], pols[p],
-                         seed % 2 ? "backfill=1" : NULL,
-                         seed % 3 ? "tiresias.interval=0" : NULL);
+        run x =
+            simulate(csv, clusters[c], pols[p], seed % 2 ? "backfill=1" : NULL,
+                     seed % 3 ? "tiresias.interval=0" : NULL);
         const sm_sim_summary *m = sm_sim_result_summary(x.r);
         double busy = 0;
         ASSERT_EQ(m->jobs, 300);
@@ -552,15 +549,18 @@ static void tp_schedule(sm_sim *s, void *st, int vc) {
       }
     if (host != NULL && sm_sim_start_shared(s, j, host, 0.5, 0.5))
       continue;
-    if (!sm_sim_start(s, j))
-      p->q[k++] = j;
+    if (sm_sim_start(s, j))
+      continue;
+    if (sm_sim_param_num(s, "test.borrow", 0) > 0 && sm_sim_start_in(s, j, 1))
+      continue;
+    p->q[k++] = j;
   }
   p->n = k;
 }
 
 static const sm_sim_policy test_policy = {
-    "test-engine", "engine calls", 0, tp_init, NULL, tp_arrive, tp_finish,
-    NULL, tp_schedule, NULL};
+    "test-engine", "engine calls", 0,    tp_init,     NULL,
+    tp_arrive,     tp_finish,      NULL, tp_schedule, NULL};
 
 static void ensure_test_policy(void) {
   if (sm_sim_policy_find("test-engine") == NULL)
@@ -617,6 +617,27 @@ SM_TEST(sim_engine_node_down) {
   x = simulate(csv, "2x1", "test-engine", "test.down=1", NULL);
   ASSERT_RUN(x, "A", 0, 100);
   ASSERT_RUN(x, "B", 50, 60);
+  done(&x);
+}
+
+/* Borrowing another VC's nodes (a profiling partition): B does not fit
+ * in VC main and runs on VC prof's node (node 1) at once; after its end
+ * its last placement is still readable. */
+SM_TEST(sim_engine_start_in_other_vc) {
+  const char *csv = "job_id,submit_s,duration_s,gpus,vc\n"
+                    "A,0,100,1,main\n"
+                    "B,0,100,1,main\n";
+  run x;
+  int nodes[4] = {-1, -1, -1, -1};
+
+  ensure_test_policy();
+  x = simulate(csv, "main=1x1,prof=1x1", "test-engine", "test.borrow=1", NULL);
+  ASSERT_RUN(x, "A", 0, 100);
+  ASSERT_RUN(x, "B", 0, 100);
+  ASSERT_EQ(sm_sim_job_nodes(job(&x, "B"), nodes, 4), 1);
+  ASSERT_EQ(nodes[0], 1);
+  ASSERT_EQ(sm_sim_job_nodes(job(&x, "A"), nodes, 4), 1);
+  ASSERT_EQ(nodes[0], 0);
   done(&x);
 }
 
