@@ -70,6 +70,8 @@ static void usage(FILE *out) {
       "  --jobs-csv FILE       per-job outcomes (with --compare, one file per\n"
       "                        policy: FILE with .POLICY before the "
       "extension)\n"
+      "  --series-csv FILE     busy GPUs and pending jobs over time (per\n"
+      "                        policy with --compare, as --jobs-csv)\n"
       "  --report FILE.html    HTML report with plots (works offline)\n"
       "  --progress, --no-progress  progress on stderr (default: on a tty)\n"
       "\n"
@@ -87,6 +89,7 @@ typedef struct opts {
   const char *vc_config;   /* --vc-config */
   const char *compare;     /* --compare */
   const char *jobs_csv;    /* --jobs-csv */
+  const char *series_csv;  /* --series-csv */
   const char *report;      /* --report */
   long gpn;                /* --gpus-per-node */
   double load_target;      /* --load */
@@ -182,7 +185,8 @@ enum {
   O_REPORT,
   O_PROGRESS,
   O_NOPROGRESS,
-  O_HELP
+  O_HELP,
+  O_SERIES
 };
 
 static const struct option longopts[] = {
@@ -215,6 +219,7 @@ static const struct option longopts[] = {
     {"seed", required_argument, 0, O_SEED},
     {"json", no_argument, 0, O_JSON},
     {"jobs-csv", required_argument, 0, O_JOBSCSV},
+    {"series-csv", required_argument, 0, O_SERIES},
     {"report", required_argument, 0, O_REPORT},
     {"progress", no_argument, 0, O_PROGRESS},
     {"no-progress", no_argument, 0, O_NOPROGRESS},
@@ -368,6 +373,9 @@ static int parse(int argc, char **argv, opts *o) {
     case O_JOBSCSV:
       o->jobs_csv = optarg;
       break;
+    case O_SERIES:
+      o->series_csv = optarg;
+      break;
     case O_REPORT:
       o->report = optarg;
       break;
@@ -506,6 +514,17 @@ static void print_one(const sm_sim_result *r) {
     printf("note       %s\n", sm_sim_result_note(r, i));
 }
 
+static int note_everywhere(sm_sim_result **rs, int n, const char *note) {
+  for (int i = 0; i < n; i++) {
+    int found = 0;
+    for (size_t k = 0; k < sm_sim_result_note_count(rs[i]) && !found; k++)
+      found = strcmp(sm_sim_result_note(rs[i], k), note) == 0;
+    if (!found)
+      return 0;
+  }
+  return 1;
+}
+
 static void print_table(sm_sim_result **rs, int n) {
   const sm_sim_summary *m0 = sm_sim_result_summary(rs[0]);
 
@@ -539,13 +558,17 @@ static void print_table(sm_sim_result **rs, int n) {
     }
     printf("\n");
   }
-  for (size_t i = 0; i < sm_sim_result_note_count(rs[0]); i++)
-    printf("note: %s\n", sm_sim_result_note(rs[0], i));
-  for (int i = 1; i < n; i++)
-    for (size_t k = sm_sim_result_note_count(rs[0]);
-         k < sm_sim_result_note_count(rs[i]); k++)
-      printf("note (%s): %s\n", sm_sim_result_summary(rs[i])->policy,
-             sm_sim_result_note(rs[i], k));
+  /* Notes every run shares (the trace's) once, the others per policy. */
+  for (int i = 0; i < n; i++)
+    for (size_t k = 0; k < sm_sim_result_note_count(rs[i]); k++) {
+      const char *note = sm_sim_result_note(rs[i], k);
+      if (note_everywhere(rs, n, note)) {
+        if (i == 0)
+          printf("note: %s\n", note);
+      } else {
+        printf("note (%s): %s\n", sm_sim_result_summary(rs[i])->policy, note);
+      }
+    }
 }
 
 /* Loads the trace and builds the cluster. */
@@ -641,6 +664,30 @@ int cmd_simulate(int argc, char **argv) {
       if (ret != CLI_OK)
         goto out;
     }
+  }
+  if (o.series_csv) {
+    for (int i = 0; i < n && ret == CLI_OK; i++) {
+      sm_buf b;
+      char path[4096];
+      const double *t;
+      const int *busy, *pend;
+      size_t ns = sm_sim_result_series(rs[i], &t, &busy, &pend);
+      int gpus = sm_sim_result_summary(rs[i])->gpus;
+      sm_buf_init(&b, 0);
+      if (n > 1)
+        per_policy_path(path, sizeof(path), o.series_csv, names[i]);
+      else
+        snprintf(path, sizeof(path), "%s", o.series_csv);
+      sm_buf_adds(&b, "time_s,busy_gpus,pending_jobs,util\n");
+      for (size_t k = 0; k < ns; k++)
+        sm_buf_addf(&b, "%.3f,%d,%d,%.6f\n", t[k], busy[k], pend[k],
+                    gpus > 0 ? (double)busy[k] / gpus : 0.0);
+      if (write_file(path, &b))
+        ret = CLI_USAGE;
+      sm_buf_release(&b);
+    }
+    if (ret != CLI_OK)
+      goto out;
   }
   if (o.report) {
     sm_buf b;

@@ -67,3 +67,10 @@ expect_rc 0 "$SCHEDMATE" simulate --json --trace $D/tiresias_jobs.csv --cluster 
 expect_rc 0 "$SCHEDMATE" simulate --json --trace $D/helios_cluster_log.csv --vc-config $D/vcs_helios.csv --policy srtf
 [ "$(jget $J .cluster.vcs)" = 2 ] || fail "VC table"
 [ "$(jget $J .jobs)" = 6 ] || fail "helios jobs"
+
+# Utilisation and queue length over time.
+expect_rc 0 "$SCHEDMATE" simulate --trace $SM_TMP/hol.csv --cluster 1x4 --series-csv $SM_TMP/s.csv
+head -1 $SM_TMP/s.csv | grep -q '^time_s,busy_gpus,pending_jobs,util$' || fail "series header"
+grep -q '^10.000,2,1,0.500000$' $SM_TMP/s.csv || fail "series point at 10 s"
+grep -q '^100.000,4,1,1.000000$' $SM_TMP/s.csv || fail "series point at 100 s"
+grep -q '^160.000,0,0,0.000000$' $SM_TMP/s.csv || fail "series end"
