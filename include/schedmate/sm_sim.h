@@ -430,8 +430,11 @@ SM_EXTERN int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host,
 /* Stops a running job and makes it pending again; its restart costs the
  * preemption overhead (added to work_left).  The policy re-queues it. */
 SM_EXTERN void sm_sim_preempt(sm_sim *s, sm_sim_job *j);
-/* As sm_sim_preempt with an explicit amount of lost or added work
- * (seconds at speed 1.0, may be 0). */
+/* As sm_sim_preempt with an explicit amount of work added to what the job
+ * still needs (seconds at speed 1.0, >= 0; negative counts as 0): the
+ * restart overhead, or the progress lost since its last checkpoint.  A
+ * job sharing GPUs leaves its peer running at the peer's current speed
+ * (set it with sm_sim_set_rate). */
 SM_EXTERN void sm_sim_stop(sm_sim *s, sm_sim_job *j, double extra_work);
 /* Sets a running job's speed (work per second). */
 SM_EXTERN void sm_sim_set_rate(sm_sim *s, sm_sim_job *j, double rate);

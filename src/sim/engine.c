@@ -319,12 +319,9 @@ void sm_sim_stop(sm_sim *s, sm_sim_job *j, double extra) {
   j->rate = 0;
   j->_gen++;
   if (extra > 0) {
+    /* Restart overhead, or progress lost since the last checkpoint. */
     j->work_left += extra;
     j->overhead += extra;
-  } else if (extra < 0) {
-    /* Lost progress: the work comes back (checkpoint restore). */
-    j->work_left -= extra;
-    j->overhead -= extra;
   }
   s->pending++;
 }
