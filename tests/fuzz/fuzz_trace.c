@@ -20,8 +20,7 @@ static void run(const sm_sim_trace *t, const char *policy, int first_fit) {
 
   sm_sim_config_init(&cfg);
   cfg.policy = policy;
-  cfg.placement = first_fit ? SM_SIM_PLACE_FIRST_FIT
-                            : SM_SIM_PLACE_CONSOLIDATE;
+  cfg.placement = first_fit ? SM_SIM_PLACE_FIRST_FIT : SM_SIM_PLACE_CONSOLIDATE;
   sm_sim_config_param(&cfg, "tiresias.thresholds=100,1000");
   rc = sm_sim_run(t, cluster, &cfg, &r, &err);
   if (rc == SM_ECORRUPT)
@@ -49,8 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   if (cluster == NULL && sm_sim_cluster_parse("3x8", &cluster, &err) != 0)
     abort();
-  if (sm_sim_trace_load_mem((const char *)data, size, "fuzz", NULL, &t,
-                            &err) != 0) {
+  if (sm_sim_trace_load_mem((const char *)data, size, "fuzz", NULL, &t, &err) !=
+      0) {
     if (err.msg[0] == '\0')
       abort(); /* every failure explains itself */
     return 0;

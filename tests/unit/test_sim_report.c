@@ -22,8 +22,8 @@ static sm_sim_result *run_hol(const char *policy) {
   sm_sim_config cfg;
   sm_err err = {0};
 
-  ASSERT_OK(sm_sim_trace_load_mem(hol, strlen(hol), "<hol>.csv", NULL, &t,
-                                  &err));
+  ASSERT_OK(
+      sm_sim_trace_load_mem(hol, strlen(hol), "<hol>.csv", NULL, &t, &err));
   ASSERT_OK(sm_sim_cluster_parse("1x4", &c, &err));
   sm_sim_config_init(&cfg);
   cfg.policy = policy;
@@ -68,8 +68,8 @@ SM_TEST(sim_report_json_summary) {
   ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(o, "synthetic")));
   ASSERT_STREQ(cJSON_GetObjectItem(o, "invariants")->valuestring, "ok");
   ASSERT_NEAR(num(cJSON_GetObjectItem(o, "cluster"), "gpus"), 4, 0);
-  ASSERT_NEAR(num(cJSON_GetObjectItem(o, "preempt_overhead_s"), "small"),
-              40, 0);
+  ASSERT_NEAR(num(cJSON_GetObjectItem(o, "preempt_overhead_s"), "small"), 40,
+              0);
   ASSERT(cJSON_IsArray(cJSON_GetObjectItem(o, "notes")));
   cJSON_Delete(o);
   sm_buf_release(&b);
@@ -89,15 +89,13 @@ SM_TEST(sim_report_jobs_csv) {
   ASSERT(strncmp(b.data, "job_id,line,vc,user,name,gpus", 29) == 0);
   ASSERT(strstr(b.data, "\nA,2,,,\"a, first\",2,2,0,0,100,100,100,0,0,0,0,"
                         "unknown,completed,done\n") != NULL);
-  ASSERT(strstr(b.data, "\nC,4,,,<c>,1,1,20,150,160,10,140,130,130,") !=
-         NULL);
+  ASSERT(strstr(b.data, "\nC,4,,,<c>,1,1,20,150,160,10,140,130,130,") != NULL);
   sm_buf_release(&b);
   sm_sim_result_free(r);
 }
 
 SM_TEST(sim_report_html_offline) {
-  sm_sim_result *rs[3] = {run_hol("fifo"), run_hol("sjf"),
-                          run_hol("tiresias")};
+  sm_sim_result *rs[3] = {run_hol("fifo"), run_hol("sjf"), run_hol("tiresias")};
   sm_buf b;
   const char *p;
   int svgs = 0, lines = 0;
@@ -134,18 +132,15 @@ SM_TEST(sim_shipped_philly_trace) {
   sm_err err = {0};
   FILE *f;
 
-  ASSERT_OK(sm_sim_trace_load("data/traces/sia_philly.csv.gz", NULL, &t,
-                              &err));
+  ASSERT_OK(sm_sim_trace_load("data/traces/sia_philly.csv.gz", NULL, &t, &err));
   ASSERT_EQ(sm_sim_trace_count(t), 82247);
   ASSERT_EQ(sm_sim_trace_format(t), SM_SIM_FMT_SIA_PHILLY);
   sm_sim_load_opts_init(&o);
   o.from = "2017-10-01 00:00:00";
   o.to = "2017-10-07 23:59:00";
-  ASSERT_OK(sm_sim_trace_load("data/traces/sia_philly.csv.gz", &o, &w,
-                              &err));
+  ASSERT_OK(sm_sim_trace_load("data/traces/sia_philly.csv.gz", &o, &w, &err));
   ASSERT_EQ(sm_sim_trace_count(w), 10650);
-  ASSERT_OK(sm_sim_cluster_load_vcs("data/traces/philly_vc.csv", 8, &c,
-                                    &err));
+  ASSERT_OK(sm_sim_cluster_load_vcs("data/traces/philly_vc.csv", 8, &c, &err));
   ASSERT_EQ(sm_sim_cluster_gpus(c), 2816);
   {
     static const char *const pols[] = {"fifo", "sjf", "srtf", "qssf",
@@ -172,8 +167,8 @@ SM_TEST(sim_shipped_philly_trace) {
   f = fopen("../shared/traces/philly/sia_philly.csv", "r");
   if (f != NULL) {
     fclose(f);
-    ASSERT_OK(sm_sim_trace_load("../shared/traces/philly/sia_philly.csv",
-                                NULL, &s, &err));
+    ASSERT_OK(sm_sim_trace_load("../shared/traces/philly/sia_philly.csv", NULL,
+                                &s, &err));
     ASSERT_EQ(sm_sim_trace_count(s), sm_sim_trace_count(t));
     for (size_t i = 0; i < sm_sim_trace_count(t); i++) {
       const sm_sim_job *a = sm_sim_trace_job(t, i);

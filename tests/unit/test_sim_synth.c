@@ -94,7 +94,8 @@ SM_TEST(sim_synth_rate_and_days) {
 }
 
 SM_TEST(sim_synth_deterministic) {
-  sm_sim_trace *a = gen("earth", 2000, 9, NULL), *b = gen("earth", 2000, 9, NULL);
+  sm_sim_trace *a = gen("earth", 2000, 9, NULL),
+               *b = gen("earth", 2000, 9, NULL);
   sm_sim_trace *c = gen("earth", 2000, 10, NULL);
   int same = 1, differ = 0;
 
@@ -139,7 +140,8 @@ SM_TEST(sim_synth_templates_are_informative) {
 }
 
 SM_TEST(sim_synth_calibration_file) {
-  sm_sim_trace *t = gen("venus", 5000, 1, SM_TEST_DATA("sim/summary_helios_sample.csv"));
+  sm_sim_trace *t =
+      gen("venus", 5000, 1, SM_TEST_DATA("sim/summary_helios_sample.csv"));
   figs f = measure(t);
   sm_sim_synth_opts o;
   sm_err err = {0};

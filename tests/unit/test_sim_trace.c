@@ -191,8 +191,8 @@ SM_TEST(sim_trace_sia_workload_durations) {
   {
     int differ = 0;
     for (size_t i = 0; i < 5; i++)
-      differ |= sm_sim_trace_job(a, i)->duration !=
-                sm_sim_trace_job(c, i)->duration;
+      differ |=
+          sm_sim_trace_job(a, i)->duration != sm_sim_trace_job(c, i)->duration;
     ASSERT(differ);
   }
   sm_sim_trace_free(a);
@@ -295,8 +295,8 @@ SM_TEST(sim_trace_crlf_and_invalid_utf8) {
   sm_buf b;
   sm_jw w;
 
-  ASSERT_OK(sm_sim_trace_load_mem(csv, strlen(csv), "crlf.csv", NULL, &t,
-                                  &err));
+  ASSERT_OK(
+      sm_sim_trace_load_mem(csv, strlen(csv), "crlf.csv", NULL, &t, &err));
   ASSERT_EQ(sm_sim_trace_count(t), 2);
   ASSERT_STREQ(sm_sim_trace_job(t, 1)->user, "ok");
   /* Bytes are kept; JSON output replaces what is not UTF-8. */
@@ -480,8 +480,7 @@ SM_TEST(sim_cluster_vc_tables) {
   ASSERT_EQ(sm_sim_cluster_gpus(c), 32);
   ASSERT(strstr(sm_sim_cluster_describe(c), "v100@0.7") != NULL);
   sm_sim_cluster_free(c);
-  ASSERT_EQ(sm_sim_cluster_load_vcs(D("generic.csv"), 8, &c, &err),
-            SM_EPARSE);
+  ASSERT_EQ(sm_sim_cluster_load_vcs(D("generic.csv"), 8, &c, &err), SM_EPARSE);
   ASSERT(strstr(err.msg, "expected a VC table") != NULL);
 }
 
