@@ -8,6 +8,7 @@ static const cli_cmd commands[] = {
     {"advise", cmd_advise, "estimate a job from similar past jobs"},
     {"extract", cmd_extract, "read a job's code and command into metadata"},
     {"history", cmd_history, "the job history: add, list, show, import..."},
+    {"simulate", cmd_simulate, "replay a job trace on a simulated cluster"},
     {"version", cmd_version, "print the version"},
 };
 

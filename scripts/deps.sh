@@ -7,6 +7,7 @@ PKGS=(
   gcc make pkg-config jq
   clang libclang-rt-14-dev          # fuzz targets (libFuzzer)
   libsqlite3-dev libhiredis-dev libyaml-dev libcjson-dev
+  zlib1g-dev                        # gzip-compressed traces (simulator)
   libtree-sitter-dev                # Python parsing (grammar from npm)
   libopenblas-dev                   # reference run in bench/index
   redis-server                      # shared history store in the tests

@@ -13,5 +13,6 @@
 #include "schedmate/sm_meta.h"
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_advisor.h"
+#include "schedmate/sm_sim.h"
 
 #endif /* SM_SM_H */

@@ -1,0 +1,911 @@
+/* engine.c - the discrete-event core of the simulator.
+ *
+ * Events live in a binary heap ordered by (time, type, insertion order);
+ * submissions are not pushed but taken from the trace's sorted job list,
+ * so the heap holds only what is in flight.  Within one instant the
+ * engine handles ends, node returns, restarts, timers, submissions and
+ * rounds in that order, then calls the policy's schedule() for every VC
+ * the instant touched (or arms a round at the next multiple of the
+ * policy's interval), then records one point of the time series.  A run
+ * costs O(events x log events) plus what the policy spends per call.
+ *
+ * Job progress is lazy: a running job's work_left, executed and attained
+ * are brought up to date only when it is touched, and its end is an event
+ * at now + work_left / rate that a generation counter invalidates when the
+ * job is stopped or changes speed. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/sim_int.h"
+
+#define MAX_EVENTS ((size_t)4000000000ULL)
+#define SERIES_MAX ((size_t)8 << 20)
+#define NO_JOB UINT32_MAX
+#define EPS 1e-6
+
+/* ==== Event heap ==== */
+
+static int ev_less(const sm__ev *a, const sm__ev *b) {
+  if (a->t != b->t)
+    return a->t < b->t;
+  if (a->type != b->type)
+    return a->type < b->type;
+  return a->seq < b->seq;
+}
+
+static int heap_push(sm_sim *s, const sm__ev *e) {
+  size_t i;
+
+  if (s->hn == s->hcap) {
+    size_t cap = s->hcap ? s->hcap * 2 : 1024;
+    sm__ev *h = sm_realloc(s->heap, cap * sizeof(*h));
+    if (h == NULL)
+      return SM_ENOMEM;
+    s->heap = h;
+    s->hcap = cap;
+  }
+  i = s->hn++;
+  s->heap[i] = *e;
+  s->heap[i].seq = s->seq++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    sm__ev tmp;
+    if (!ev_less(&s->heap[i], &s->heap[p]))
+      break;
+    tmp = s->heap[p];
+    s->heap[p] = s->heap[i];
+    s->heap[i] = tmp;
+    i = p;
+  }
+  return 0;
+}
+
+static sm__ev heap_pop(sm_sim *s) {
+  sm__ev top = s->heap[0];
+  size_t i = 0;
+
+  s->heap[0] = s->heap[--s->hn];
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    sm__ev tmp;
+    if (l < s->hn && ev_less(&s->heap[l], &s->heap[m]))
+      m = l;
+    if (r < s->hn && ev_less(&s->heap[r], &s->heap[m]))
+      m = r;
+    if (m == i)
+      break;
+    tmp = s->heap[m];
+    s->heap[m] = s->heap[i];
+    s->heap[i] = tmp;
+    i = m;
+  }
+  return top;
+}
+
+/* Records the first error raised inside a callback. */
+static void fail(sm_sim *s, int code, const char *fmt, ...) {
+  va_list ap;
+
+  if (s->err != 0)
+    return;
+  s->err = code;
+  va_start(ap, fmt);
+  vsnprintf(s->errd.msg, sizeof(s->errd.msg), fmt, ap);
+  va_end(ap);
+  s->errd.code = code;
+}
+
+static void push(sm_sim *s, double t, int type, uint32_t job, uint32_t gen,
+                 int kind, uint64_t arg) {
+  sm__ev e;
+
+  e.t = t;
+  e.type = type;
+  e.job = job;
+  e.gen = gen;
+  e.kind = kind;
+  e.arg = arg;
+  e.seq = 0;
+  if (heap_push(s, &e) != 0)
+    fail(s, SM_ENOMEM, "out of memory (event queue)");
+}
+
+/* ==== Job progress ==== */
+
+void sm_sim_job_update(sm_sim *s, sm_sim_job *j) {
+  double dt;
+
+  if (j->status != SM_SIM_JOB_RUNNING)
+    return;
+  dt = s->now - j->last_update;
+  if (dt > 0) {
+    double w = dt * j->rate;
+    j->work_left -= w;
+    if (j->work_left < 0)
+      j->work_left = 0;
+    j->_done_work += w;
+    j->executed += dt;
+    j->attained += dt * j->gpus;
+  }
+  j->last_update = s->now;
+}
+
+/* Schedules the end (or failure) of a running job. */
+static void arm_end(sm_sim *s, sm_sim_job *j) {
+  double w = j->work_left;
+
+  j->_gen++;
+  j->_failing = 0;
+  if (!isnan(j->_fail_work) && j->_fail_work < j->work_left) {
+    w = j->work_left - j->_fail_work;
+    j->_failing = 1;
+  }
+  if (j->rate <= 0)
+    return; /* a stalled job ends only when its speed changes */
+  push(s, s->now + w / j->rate, SM__EV_END, j->idx, j->_gen, 0, 0);
+}
+
+static double type_speed(const sm_sim *s, int t) {
+  return s->cl->types[t].speed;
+}
+
+/* ==== Dirty VCs and rounds ==== */
+
+void sm_sim_mark_dirty(sm_sim *s, int vc) {
+  sm__vc *v;
+
+  if (vc < 0 || vc >= s->cl->nvcs)
+    return;
+  v = &s->vcs[vc];
+  if (s->round > 0) {
+    if (!v->round_armed) {
+      double t = ceil(s->now / s->round - 1e-9) * s->round;
+      if (t < s->now)
+        t = s->now;
+      v->round_armed = 1;
+      push(s, t, SM__EV_ROUND, NO_JOB, 0, vc, 0);
+    }
+    return;
+  }
+  if (!v->dirty) {
+    v->dirty = 1;
+    s->dirty[s->ndirty++] = vc;
+  }
+}
+
+void sm_sim_set_round_interval(sm_sim *s, double seconds) {
+  s->round = seconds > 0 ? seconds : 0;
+}
+
+/* ==== Engine calls ==== */
+
+double sm_sim_now(const sm_sim *s) {
+  return s->now;
+}
+const sm_sim_config *sm_sim_config_of(const sm_sim *s) {
+  return &s->cfg;
+}
+size_t sm_sim_job_count(const sm_sim *s) {
+  return s->njobs;
+}
+sm_sim_job *sm_sim_job_at(sm_sim *s, size_t i) {
+  return i < s->njobs ? &s->jobs[i] : NULL;
+}
+int sm_sim_vc_count(const sm_sim *s) {
+  return s->cl->nvcs;
+}
+int sm_sim_vc_gpus(const sm_sim *s, int vc) {
+  return s->vcs[vc].gpus_up;
+}
+int sm_sim_vc_free(const sm_sim *s, int vc) {
+  return s->vcs[vc].free;
+}
+sm_rng *sm_sim_rng(sm_sim *s) {
+  return &s->rng;
+}
+
+void *sm_sim_alloc_mem(sm_sim *s, size_t size) {
+  return sm_arena_calloc(&s->arena, 1, size ? size : 1);
+}
+
+double sm_sim_preempt_overhead(const sm_sim *s, const sm_sim_job *j) {
+  return j->gpus <= s->cfg.overhead_gpus ? s->cfg.preempt_small_s
+                                         : s->cfg.preempt_large_s;
+}
+
+int sm_sim_start(sm_sim *s, sm_sim_job *j) {
+  return sm_sim_start_in(s, j, j->vc);
+}
+
+int sm_sim_start_in(sm_sim *s, sm_sim_job *j, int vc) {
+  int rc;
+
+  if (j->status != SM_SIM_JOB_PENDING || vc < 0 || vc >= s->cl->nvcs)
+    return 0;
+  rc = sm__place(s, j, vc);
+  if (rc < 0) {
+    fail(s, rc, "out of memory (placement)");
+    return 0;
+  }
+  if (rc == 0)
+    return 0;
+  j->status = SM_SIM_JOB_RUNNING;
+  if (j->starts == 0)
+    j->first_start = s->now;
+  j->starts++;
+  j->queued += s->now - j->wait_since;
+  j->last_update = s->now;
+  j->rate = type_speed(s, j->_type);
+  j->_owner = 1;
+  j->_peer = NULL;
+  j->shared = 0;
+  s->pending--;
+  s->busy += j->gpus;
+  arm_end(s, j);
+  return 1;
+}
+
+int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host, double rate,
+                        double host_rate) {
+  if (j->status != SM_SIM_JOB_PENDING || host->status != SM_SIM_JOB_RUNNING ||
+      host->_peer != NULL || j->gpus != host->gpus || j->vc != host->vc ||
+      !(rate > 0) || !(host_rate > 0) ||
+      (j->_reqtype >= 0 && j->_reqtype != host->_type))
+    return 0;
+  if (j->_alloc == NULL) {
+    j->_alloc = sm_arena_alloc(&s->arena,
+                               (size_t)host->_allocmax * sizeof(sm_sim_alloc));
+    if (j->_alloc == NULL) {
+      fail(s, SM_ENOMEM, "out of memory (placement)");
+      return 0;
+    }
+    j->_allocmax = host->_allocmax;
+  }
+  if (j->_allocmax < host->_nalloc)
+    return 0;
+  memcpy(j->_alloc, host->_alloc, (size_t)host->_nalloc * sizeof(sm_sim_alloc));
+  j->_nalloc = host->_nalloc;
+  j->_type = host->_type;
+  j->_pvc = host->_pvc;
+  j->status = SM_SIM_JOB_RUNNING;
+  if (j->starts == 0)
+    j->first_start = s->now;
+  j->starts++;
+  j->queued += s->now - j->wait_since;
+  j->last_update = s->now;
+  j->rate = rate;
+  j->_owner = 0;
+  j->_peer = host;
+  j->shared = 1;
+  host->_peer = j;
+  host->shared = 1;
+  s->pending--;
+  s->shared_starts++;
+  arm_end(s, j);
+  sm_sim_set_rate(s, host, host_rate);
+  return 1;
+}
+
+/* Gives up j's GPUs: frees them, or hands them to its peer. */
+static void release(sm_sim *s, sm_sim_job *j) {
+  sm_sim_job *p = j->_peer;
+
+  if (p != NULL) {
+    p->_peer = NULL;
+    p->shared = 0;
+    if (j->_owner) {
+      p->_owner = 1; /* the peer keeps running on these GPUs */
+      j->_owner = 0;
+    }
+    j->_peer = NULL;
+    j->shared = 0;
+    return;
+  }
+  SM_ASSERT(j->_owner);
+  sm__unplace(s, j);
+  s->busy -= j->gpus;
+  j->_owner = 0;
+}
+
+void sm_sim_stop(sm_sim *s, sm_sim_job *j, double extra) {
+  if (j->status != SM_SIM_JOB_RUNNING)
+    return;
+  sm_sim_job_update(s, j);
+  release(s, j);
+  j->status = SM_SIM_JOB_PENDING;
+  j->wait_since = s->now;
+  j->rate = 0;
+  j->_gen++;
+  if (extra > 0) {
+    /* Restart overhead, or progress lost since the last checkpoint. */
+    j->work_left += extra;
+    j->overhead += extra;
+  }
+  s->pending++;
+}
+
+void sm_sim_preempt(sm_sim *s, sm_sim_job *j) {
+  if (j->status != SM_SIM_JOB_RUNNING)
+    return;
+  j->preemptions++;
+  sm_sim_stop(s, j, sm_sim_preempt_overhead(s, j));
+}
+
+void sm_sim_set_rate(sm_sim *s, sm_sim_job *j, double rate) {
+  if (j->status != SM_SIM_JOB_RUNNING || !(rate >= 0))
+    return;
+  sm_sim_job_update(s, j);
+  j->rate = rate;
+  arm_end(s, j);
+}
+
+int sm_sim_timer(sm_sim *s, double at, sm_sim_job *j, int kind, uint64_t arg) {
+  if (!(at >= s->now))
+    at = s->now;
+  push(s, at, SM__EV_TIMER, j ? j->idx : NO_JOB, 0, kind, arg);
+  return s->err;
+}
+
+int sm_sim_job_restart(sm_sim *s, sm_sim_job *j, double work_left,
+                       double delay) {
+  if (j->status != SM_SIM_JOB_DONE || !(work_left >= 0) || !(delay >= 0))
+    return SM_EINVAL;
+  j->status = SM_SIM_JOB_DELAYED;
+  j->end = NAN;
+  j->overhead += work_left - j->work_left; /* lost or added work */
+  j->work_left = work_left;
+  j->restarts++;
+  j->_fail_work = NAN;
+  s->live++;
+  push(s, s->now + delay, SM__EV_RESUBMIT, j->idx, 0, 0, 0);
+  return s->err;
+}
+
+void sm_sim_job_fail_at(sm_sim *s, sm_sim_job *j, double at_work_left) {
+  sm_sim_job_update(s, j);
+  j->_fail_work = at_work_left;
+  if (j->status == SM_SIM_JOB_RUNNING)
+    arm_end(s, j);
+}
+
+int sm_sim_node_down(sm_sim *s, int node, double until) {
+  sm__node *n;
+
+  if (node < 0 || node >= s->cl->nnodes || !(until > s->now))
+    return SM_EINVAL;
+  n = &s->nodes[node];
+  if (!n->down || until > n->down_until)
+    n->down_until = until;
+  sm__node_set_down(s, node);
+  if (isfinite(until))
+    push(s, until, SM__EV_NODE_UP, NO_JOB, 0, node, 0);
+  return s->err;
+}
+
+int sm_sim_job_nodes(const sm_sim_job *j, int *nodes, int max) {
+  for (int i = 0; i < j->_nalloc && i < max; i++)
+    nodes[i] = j->_alloc[i].node;
+  return j->_nalloc;
+}
+
+int sm_sim_stat_add(sm_sim *s, const char *name, double delta) {
+  for (size_t i = 0; i < s->nstats; i++)
+    if (strcmp(s->stats[i].name, name) == 0) {
+      s->stats[i].value += delta;
+      return 0;
+    }
+  if (s->nstats == s->capstats) {
+    size_t cap = s->capstats ? s->capstats * 2 : 8;
+    sm__stat *v = sm_realloc(s->stats, cap * sizeof(*v));
+    if (v == NULL)
+      return SM_ENOMEM;
+    s->stats = v;
+    s->capstats = cap;
+  }
+  s->stats[s->nstats].name = sm_strdup(name);
+  if (s->stats[s->nstats].name == NULL)
+    return SM_ENOMEM;
+  s->stats[s->nstats++].value = delta;
+  return 0;
+}
+
+int sm_sim_note(sm_sim *s, const char *fmt, ...) {
+  va_list ap;
+  int rc;
+
+  va_start(ap, fmt);
+  rc = sm__notes_vadd(&s->notes, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+const char *sm_sim_param_str(const sm_sim *s, const char *key) {
+  size_t n = strlen(key);
+
+  for (int i = s->cfg.nparams - 1; i >= 0; i--)
+    if (strncmp(s->cfg.params[i], key, n) == 0 && s->cfg.params[i][n] == '=')
+      return s->cfg.params[i] + n + 1;
+  return NULL;
+}
+
+double sm_sim_param_num(const sm_sim *s, const char *key, double def) {
+  const char *v = sm_sim_param_str(s, key);
+  double d;
+
+  if (v == NULL || sm_parse_double(v, &d) != 0)
+    return def;
+  return d;
+}
+
+/* ==== Configuration ==== */
+
+void sm_sim_config_init(sm_sim_config *c) {
+  memset(c, 0, sizeof(*c));
+  c->policy = "fifo";
+  c->placement = SM_SIM_PLACE_CONSOLIDATE;
+  c->oversize = SM_SIM_OVERSIZE_CAP;
+  c->semantic = "off";
+  c->preempt_small_s = 40;
+  c->preempt_large_s = 60;
+  c->overhead_gpus = 8;
+  c->seed = 1;
+}
+
+int sm_sim_config_param(sm_sim_config *c, const char *kv) {
+  if (kv == NULL || strchr(kv, '=') == NULL || kv[0] == '=')
+    return SM_EINVAL;
+  if (c->nparams >= SM_SIM_MAX_PARAMS)
+    return SM_ELIMIT;
+  c->params[c->nparams++] = kv;
+  return 0;
+}
+
+/* ==== Event handling ==== */
+
+static void on_end(sm_sim *s, sm_sim_job *j) {
+  sm_sim_job_update(s, j);
+  if (j->_failing) {
+    j->final_state = SM_SIM_END_FAILED;
+  } else {
+    j->work_left = 0;
+    j->final_state = j->end_state == SM_SIM_END_UNKNOWN ? SM_SIM_END_COMPLETED
+                                                        : j->end_state;
+  }
+  release(s, j);
+  j->status = SM_SIM_JOB_DONE;
+  j->end = s->now;
+  j->rate = 0;
+  j->_gen++;
+  s->live--;
+  sm_sim_mark_dirty(s, j->vc);
+  if (j->_pvc != j->vc)
+    sm_sim_mark_dirty(s, j->_pvc);
+  if (s->pol->finish)
+    s->pol->finish(s, s->pstate, j);
+}
+
+static void on_arrive(sm_sim *s, sm_sim_job *j) {
+  j->status = SM_SIM_JOB_PENDING;
+  j->wait_since = s->now;
+  s->pending++;
+  sm_sim_mark_dirty(s, j->vc);
+  if (s->pol->arrive)
+    s->pol->arrive(s, s->pstate, j);
+}
+
+static void handle(sm_sim *s, const sm__ev *e) {
+  sm_sim_job *j = e->job == NO_JOB ? NULL : &s->jobs[e->job];
+
+  s->events++;
+  switch (e->type) {
+  case SM__EV_END:
+    if (j->status == SM_SIM_JOB_RUNNING && e->gen == j->_gen)
+      on_end(s, j);
+    else
+      s->events--; /* stale: not counted */
+    break;
+  case SM__EV_NODE_UP: {
+    sm__node *n = &s->nodes[e->kind];
+    if (n->down && n->down_until <= s->now + EPS) {
+      sm__node_set_up(s, e->kind);
+      sm_sim_mark_dirty(s, n->vc);
+    }
+    break;
+  }
+  case SM__EV_RESUBMIT:
+    if (j->status == SM_SIM_JOB_DELAYED)
+      on_arrive(s, j); /* live was counted by the restart */
+    break;
+  case SM__EV_TIMER:
+    if (s->pol->timer)
+      s->pol->timer(s, s->pstate, j, e->kind, e->arg);
+    break;
+  case SM__EV_ROUND:
+    s->vcs[e->kind].round_armed = 0;
+    s->pol->schedule(s, s->pstate, e->kind);
+    break;
+  default:
+    SM_BUG("unknown event type");
+  }
+}
+
+/* Time and type of the next event (heap or submission); 0 if none. */
+static int peek(sm_sim *s, double *t, int *type) {
+  int have = 0;
+
+  if (s->hn > 0) {
+    *t = s->heap[0].t;
+    *type = s->heap[0].type;
+    have = 1;
+  }
+  while (s->next_arrival < s->njobs &&
+         s->jobs[s->next_arrival].status == SM_SIM_JOB_DROPPED)
+    s->next_arrival++;
+  if (s->next_arrival < s->njobs) {
+    double ta = s->jobs[s->next_arrival].submit;
+    if (!have || ta < *t || (ta == *t && SM__EV_ARRIVE < *type)) {
+      *t = ta;
+      *type = SM__EV_ARRIVE;
+    }
+    have = 1;
+  }
+  return have;
+}
+
+static void record(sm_sim *s) {
+  if (s->pending > (long)s->peak_pending)
+    s->peak_pending = (size_t)s->pending;
+  if (s->sn > 0) {
+    size_t k = s->sn - 1;
+    if (s->sbusy[k] == (int)s->busy && s->spend[k] == (int)s->pending)
+      return;
+    if (s->st[k] == s->now) {
+      s->sbusy[k] = (int)s->busy;
+      s->spend[k] = (int)s->pending;
+      return;
+    }
+  }
+  if (s->sn == s->scap) {
+    size_t cap = s->scap ? s->scap * 2 : 4096;
+    double *t;
+    int *b, *p;
+    if (cap > SERIES_MAX) {
+      s->series_full = 1;
+      return;
+    }
+    t = sm_realloc(s->st, cap * sizeof(double));
+    if (t != NULL)
+      s->st = t;
+    b = sm_realloc(s->sbusy, cap * sizeof(int));
+    if (b != NULL)
+      s->sbusy = b;
+    p = sm_realloc(s->spend, cap * sizeof(int));
+    if (p != NULL)
+      s->spend = p;
+    if (t == NULL || b == NULL || p == NULL) {
+      fail(s, SM_ENOMEM, "out of memory (time series)");
+      return;
+    }
+    s->scap = cap;
+  }
+  s->st[s->sn] = s->now;
+  s->sbusy[s->sn] = (int)s->busy;
+  s->spend[s->sn] = (int)s->pending;
+  s->sn++;
+}
+
+/* End of an instant: schedule the VCs it touched. */
+static void flush(sm_sim *s) {
+  for (int i = 0; i < s->ndirty && s->err == 0; i++) {
+    int vc = s->dirty[i];
+    s->vcs[vc].dirty = 0;
+    s->pol->schedule(s, s->pstate, vc);
+  }
+  s->ndirty = 0;
+}
+
+static int loop(sm_sim *s) {
+  double t;
+  int type;
+  size_t tick = 0;
+
+  while (s->err == 0) {
+    if (!peek(s, &t, &type) || t > s->now) {
+      flush(s);
+      if (s->err != 0)
+        break;
+      if (peek(s, &t, &type) && t <= s->now)
+        continue; /* the schedule created work at this instant */
+      record(s);
+      if (!peek(s, &t, &type))
+        break;
+      s->busy_integral += (double)s->busy * (t - s->now);
+      s->now = t;
+    }
+    if (type == SM__EV_ARRIVE) {
+      sm_sim_job *j = &s->jobs[s->next_arrival++];
+      s->events++;
+      s->live++;
+      on_arrive(s, j);
+    } else {
+      sm__ev e = heap_pop(s);
+      handle(s, &e);
+    }
+    if (s->events >= MAX_EVENTS)
+      fail(s, SM_ELIMIT, "more than %zu events: stopped", MAX_EVENTS);
+    if (s->cfg.progress && ++tick >= 65536) {
+      tick = 0;
+      s->cfg.progress(s->cfg.progress_ud,
+                      s->njobs ? (double)s->next_arrival / s->njobs : 1);
+    }
+  }
+  return s->err;
+}
+
+/* ==== Set-up and checks ==== */
+
+/* Copies the trace's jobs and applies the cluster-dependent repairs. */
+static int setup_jobs(sm_sim *s, sm_err *err) {
+  const sm_sim_trace *t = s->trace;
+  const sm_sim_cluster *c = s->cl;
+  size_t unknown_vc = 0, capped = 0, dropped_big = 0, bad_type = 0;
+  size_t ignored_type = 0;
+  long first_unknown = 0, first_capped = 0;
+  const char *unknown_name = "";
+  int named_types = c->ntypes > 1 || c->types[0].name[0] != '\0';
+
+  s->njobs = t->n;
+  s->jobs = sm_arena_alloc(&s->arena, t->n * sizeof(sm_sim_job));
+  if (s->jobs == NULL)
+    return sm_err_set(err, SM_ENOMEM, "out of memory (%zu jobs)", t->n);
+  memcpy(s->jobs, t->jobs, t->n * sizeof(sm_sim_job));
+  for (size_t i = 0; i < t->n; i++) {
+    sm_sim_job *j = &s->jobs[i];
+    int limit;
+    j->status = SM_SIM_JOB_FUTURE;
+    j->work_left = j->duration;
+    j->first_start = j->end = NAN;
+    j->_fail_work = NAN;
+    j->_reqtype = -1;
+    j->_alloc = NULL;
+    j->vc = j->_pvc = sm__cluster_vc_find(c, j->vc_name);
+    if (j->vc < 0) {
+      if (s->cfg.unknown_vc_error)
+        return sm_err_set(err, SM_EINVAL,
+                          "%s:%d: VC '%.40s' is not in the cluster", t->name,
+                          j->line, j->vc_name);
+      if (unknown_vc++ == 0) {
+        first_unknown = j->line;
+        unknown_name = j->vc_name;
+      }
+      j->status = SM_SIM_JOB_DROPPED;
+      continue;
+    }
+    if (j->gpu_type[0] != '\0') {
+      if (!named_types) {
+        ignored_type++;
+      } else {
+        j->_reqtype = sm__cluster_type_find(c, j->gpu_type);
+        if (j->_reqtype < 0) {
+          bad_type++;
+          j->status = SM_SIM_JOB_DROPPED;
+          continue;
+        }
+      }
+    }
+    limit = 0;
+    for (int ty = 0; ty < c->ntypes; ty++) {
+      int g = 0;
+      const sm__vcdef *d = &c->vcs[j->vc];
+      if (j->_reqtype >= 0 && ty != j->_reqtype)
+        continue;
+      for (int n = d->first_node; n < d->first_node + d->nnodes; n++)
+        if (c->nodes[n].type == ty)
+          g += c->nodes[n].cap;
+      if (g > limit)
+        limit = g;
+    }
+    if (j->gpus > limit) {
+      if (s->cfg.oversize == SM_SIM_OVERSIZE_ERROR)
+        return sm_err_set(err, SM_ERANGE,
+                          "%s:%d: job %.40s asks for %d GPUs, VC '%s' has "
+                          "%d",
+                          t->name, j->line, j->id, j->gpus,
+                          c->vcs[j->vc].name[0] ? c->vcs[j->vc].name : "(all)",
+                          limit);
+      if (s->cfg.oversize == SM_SIM_OVERSIZE_DROP || limit == 0) {
+        dropped_big++;
+        j->status = SM_SIM_JOB_DROPPED;
+        continue;
+      }
+      if (capped++ == 0)
+        first_capped = j->line;
+      j->gpus = limit;
+    }
+  }
+  if (unknown_vc) {
+    s->dropped += unknown_vc;
+    sm__notes_add(&s->notes,
+                  "%zu jobs of VCs the cluster does not have were left out "
+                  "(first: VC '%.40s', line %ld)",
+                  unknown_vc, unknown_name, first_unknown);
+  }
+  if (capped)
+    sm__notes_add(&s->notes,
+                  "%zu jobs asked for more GPUs than their VC has: capped "
+                  "to the VC size (first at line %ld)",
+                  capped, first_capped);
+  if (dropped_big) {
+    s->dropped += dropped_big;
+    sm__notes_add(&s->notes,
+                  "%zu jobs asked for more GPUs than their VC has: left "
+                  "out",
+                  dropped_big);
+  }
+  if (bad_type) {
+    s->dropped += bad_type;
+    sm__notes_add(&s->notes,
+                  "%zu jobs asked for a GPU type the cluster lacks: left "
+                  "out",
+                  bad_type);
+  }
+  if (ignored_type)
+    sm__notes_add(&s->notes,
+                  "%zu jobs name a GPU type; the cluster has no named "
+                  "types, so any GPU serves",
+                  ignored_type);
+  if (c->anonymous) {
+    size_t named = 0;
+    for (size_t i = 0; i < t->n; i++)
+      named += t->jobs[i].vc_name[0] != '\0';
+    if (named)
+      sm__notes_add(&s->notes,
+                    "%zu jobs name a VC; the cluster has no VCs, so all "
+                    "jobs share it",
+                    named);
+  }
+  if (s->dropped == t->n)
+    return sm_err_set(err, SM_EINVAL,
+                      "%s: none of the %zu jobs can run on this cluster "
+                      "(%s)",
+                      t->name, t->n,
+                      unknown_vc ? "their VCs are not in the cluster"
+                      : bad_type ? "their GPU types are not in the cluster"
+                                 : "they are larger than their VCs");
+  return 0;
+}
+
+/* The invariants every run must keep. */
+static int check(sm_sim *s, sm_err *err) {
+  const sm_sim_trace *t = s->trace;
+  double gpu_time = 0;
+  size_t unfinished = 0;
+
+  for (int i = 0; i < s->cl->nnodes; i++)
+    if (s->nodes[i].free != s->nodes[i].cap)
+      return sm_err_set(err, SM_ECORRUPT,
+                        "invariant: node %d ends with %d of %d GPUs free", i,
+                        s->nodes[i].free, s->nodes[i].cap);
+  if (s->busy != 0)
+    return sm_err_set(err, SM_ECORRUPT,
+                      "invariant: %ld GPUs still held at the end", s->busy);
+  for (size_t i = 0; i < s->njobs; i++) {
+    const sm_sim_job *j = &s->jobs[i];
+    double done;
+    if (j->status == SM_SIM_JOB_DROPPED)
+      continue;
+    if (j->status != SM_SIM_JOB_DONE) {
+      unfinished++;
+      continue;
+    }
+    if (!(j->first_start >= j->submit - EPS))
+      return sm_err_set(err, SM_ECORRUPT,
+                        "invariant: %s:%d job %s starts at %.3f before "
+                        "its submission at %.3f",
+                        t->name, j->line, j->id, j->first_start, j->submit);
+    if (!(j->end >= j->first_start - EPS))
+      return sm_err_set(err, SM_ECORRUPT,
+                        "invariant: job %s ends before it starts", j->id);
+    done = j->duration + j->overhead - j->work_left;
+    /* Tolerance: rounding of time differences at this magnitude, once
+     * per start and stop. */
+    if (fabs(j->_done_work - done) >
+        1e-6 * SM_MAX(1.0, done) + 1e-3 +
+            4e-16 * fabs(j->end) * (4 + 2 * j->starts + j->restarts))
+      return sm_err_set(err, SM_ECORRUPT,
+                        "invariant: job %s performed %.6f s of work, "
+                        "expected %.6f",
+                        j->id, j->_done_work, done);
+    if (j->final_state != SM_SIM_END_FAILED && j->work_left > 1e-6)
+      return sm_err_set(err, SM_ECORRUPT,
+                        "invariant: job %s ended with work left", j->id);
+    gpu_time += j->executed * j->gpus;
+  }
+  if (s->shared_starts == 0 && fabs(gpu_time - s->busy_integral) >
+                                   1e-6 * SM_MAX(1.0, s->busy_integral) + 1e-3)
+    return sm_err_set(err, SM_ECORRUPT,
+                      "invariant: jobs held %.3f GPU-seconds, the cluster "
+                      "counted %.3f",
+                      gpu_time, s->busy_integral);
+  if (unfinished)
+    sm__notes_add(&s->notes,
+                  "%zu jobs never ran to their end (no room for them ever "
+                  "came up)",
+                  unfinished);
+  return 0;
+}
+
+static void sim_free(sm_sim *s) {
+  if (s->pol != NULL && s->pol->release != NULL && s->pstate != NULL)
+    s->pol->release(s, s->pstate);
+  sm_arena_discard(&s->arena);
+  sm_free(s->heap);
+  sm_free(s->dirty);
+  sm_free(s->st);
+  sm_free(s->sbusy);
+  sm_free(s->spend);
+  for (size_t i = 0; i < s->nstats; i++)
+    sm_free(s->stats[i].name);
+  sm_free(s->stats);
+  sm__notes_release(&s->notes);
+}
+
+int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
+               const sm_sim_config *cfg, sm_sim_result **out, sm_err *err) {
+  sm_sim s;
+  sm_sim_config def;
+  double t0 = sm_now();
+  int rc;
+
+  if (cfg == NULL) {
+    sm_sim_config_init(&def);
+    cfg = &def;
+  }
+  memset(&s, 0, sizeof(s));
+  s.trace = t;
+  s.cl = c;
+  s.cfg = *cfg;
+  sm_arena_init(&s.arena, 1 << 20, 0);
+  sm_rng_seed(&s.rng, cfg->seed);
+  s.pol = sm_sim_policy_find(cfg->policy ? cfg->policy : "fifo");
+  if (s.pol == NULL) {
+    rc = sm_err_set(err, SM_EINVAL, "unknown policy '%.40s'",
+                    cfg->policy ? cfg->policy : "");
+    goto out;
+  }
+  if (cfg->semantic != NULL && strcmp(cfg->semantic, "on") == 0 &&
+      !(s.pol->flags & SM_SIM_POLICY_SEMANTIC)) {
+    rc = sm_err_set(err, SM_EINVAL,
+                    "policy %s does not consume SchedMate's facts "
+                    "(--semantic on)",
+                    s.pol->name);
+    goto out;
+  }
+  s.dirty = sm_malloc((size_t)c->nvcs * sizeof(int));
+  if (s.dirty == NULL) {
+    rc = sm_err_set(err, SM_ENOMEM, "out of memory");
+    goto out;
+  }
+  rc = sm__run_cluster_init(&s, err);
+  if (rc == 0)
+    rc = setup_jobs(&s, err);
+  if (rc == 0 && s.pol->init != NULL)
+    rc = s.pol->init(&s, &s.pstate, err);
+  if (rc != 0)
+    goto out;
+  rc = loop(&s);
+  if (rc != 0) {
+    sm_err_set(err, rc, "%s", s.errd.msg);
+    goto out;
+  }
+  if (s.pol->finalize != NULL)
+    s.pol->finalize(&s, s.pstate);
+  rc = check(&s, err);
+  if (rc == 0)
+    rc = sm__result_build(&s, sm_now() - t0, out, err);
+out:
+  sim_free(&s);
+  return rc;
+}

@@ -1,0 +1,442 @@
+/* metrics.c - the outcome of a run: headline figures (JCT and queueing
+ * statistics, makespan, utilisation), the JSON summary of DESIGN.md
+ * section 3, the per-job CSV and the accessors of sm_sim_result.
+ *
+ * Definitions (also in docs/simulator.md):
+ *   JCT        end - submit, over every job that ended (any final state);
+ *   queue      first start - submit, over every job that started;
+ *   wait       all time spent pending, including after preemptions;
+ *   p99        nearest rank: the ceil(0.99 n)-th smallest value;
+ *   makespan   last end - first submission;
+ *   util       GPU-seconds held / (GPUs x makespan). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_int.h"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double pct(const double *v, size_t n, double p) {
+  size_t k;
+
+  if (n == 0)
+    return NAN;
+  k = (size_t)ceil(p * (double)n);
+  if (k < 1)
+    k = 1;
+  return v[k - 1];
+}
+
+static double median_sorted(const double *v, size_t n) {
+  if (n == 0)
+    return NAN;
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
+  sm_sim_result *r = sm_calloc(1, sizeof(*r));
+  sm_sim_summary *m;
+  double *queue = NULL, jsum = 0, qsum = 0, wsum = 0, first = INFINITY;
+  double last = 0;
+  size_t nq = 0, nw = 0;
+  int rc = SM_ENOMEM;
+
+  if (r == NULL)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  m = &r->sum;
+  r->jct = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
+  queue = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
+  r->trace_name = sm_strdup(s->trace->name);
+  if (r->jct == NULL || queue == NULL || r->trace_name == NULL)
+    goto fail;
+  snprintf(r->policy, sizeof(r->policy), "%s", s->pol->name);
+  snprintf(r->semantic, sizeof(r->semantic), "%s",
+           s->cfg.semantic ? s->cfg.semantic : "off");
+  snprintf(r->format, sizeof(r->format), "%s",
+           sm_sim_format_name(s->trace->format));
+  snprintf(r->cluster, sizeof(r->cluster), "%s", s->cl->desc);
+  snprintf(r->placement, sizeof(r->placement), "%s",
+           s->cfg.placement == SM_SIM_PLACE_FIRST_FIT ? "first-fit"
+                                                      : "consolidate");
+  for (int i = 0; i < s->cfg.nparams; i++)
+    if (sm__notes_add(&r->params, "%s", s->cfg.params[i]) != 0)
+      goto fail;
+  if (sm__notes_copy(&r->notes, &s->trace->notes) != 0 ||
+      sm__notes_copy(&r->notes, &s->notes) != 0)
+    goto fail;
+  if (s->series_full &&
+      sm__notes_add(&r->notes, "time series truncated at %zu points", s->sn) !=
+          0)
+    goto fail;
+
+  for (size_t i = 0; i < s->njobs; i++) {
+    const sm_sim_job *j = &s->jobs[i];
+    if (j->status == SM_SIM_JOB_DROPPED)
+      continue;
+    m->jobs++;
+    if (j->submit < first)
+      first = j->submit;
+    m->preemptions += (size_t)j->preemptions;
+    m->restarts += (size_t)j->restarts;
+    if (!isnan(j->first_start)) {
+      queue[nq++] = j->first_start - j->submit;
+      qsum += j->first_start - j->submit;
+    }
+    if (j->status != SM_SIM_JOB_DONE) {
+      m->unfinished++;
+      continue;
+    }
+    switch (j->final_state) {
+    case SM_SIM_END_CANCELED:
+      m->canceled++;
+      break;
+    case SM_SIM_END_FAILED:
+      m->failed++;
+      break;
+    default:
+      m->completed++;
+      break;
+    }
+    r->jct[r->njct++] = j->end - j->submit;
+    jsum += j->end - j->submit;
+    wsum += j->queued;
+    nw++;
+    if (j->end > last)
+      last = j->end;
+  }
+  qsort(r->jct, r->njct, sizeof(double), cmp_double);
+  qsort(queue, nq, sizeof(double), cmp_double);
+  m->policy = r->policy;
+  m->semantic = r->semantic;
+  m->trace = r->trace_name;
+  m->synthetic = s->trace->synthetic;
+  m->dropped = s->dropped;
+  m->avg_jct_s = r->njct ? jsum / (double)r->njct : NAN;
+  m->median_jct_s = median_sorted(r->jct, r->njct);
+  m->p99_jct_s = pct(r->jct, r->njct, 0.99);
+  m->avg_queue_s = nq ? qsum / (double)nq : NAN;
+  m->median_queue_s = median_sorted(queue, nq);
+  m->p99_queue_s = pct(queue, nq, 0.99);
+  m->avg_wait_s = nw ? wsum / (double)nw : NAN;
+  m->makespan_s = r->njct ? last - first : 0;
+  m->gpus = s->cl->gpus;
+  m->nodes = s->cl->nnodes;
+  m->vcs = s->cl->nvcs;
+  m->avg_util = m->makespan_s > 0
+                    ? s->busy_integral / ((double)m->gpus * m->makespan_s)
+                    : 0;
+  m->peak_pending = s->peak_pending;
+  m->events = s->events;
+  m->wall_s = wall;
+  m->jobs_per_s = wall > 0 ? (double)m->jobs / wall : 0;
+  r->preempt_small = s->cfg.preempt_small_s;
+  r->preempt_large = s->cfg.preempt_large_s;
+  r->overhead_gpus = s->cfg.overhead_gpus;
+  r->seed = s->cfg.seed;
+
+  /* Keep the trace alive (the jobs point at its strings) and take over
+   * the run's memory. */
+  r->trace = (sm_sim_trace *)s->trace;
+  __atomic_add_fetch(&r->trace->refs, 1, __ATOMIC_ACQ_REL);
+  r->arena = s->arena;
+  sm_arena_init(&s->arena, 0, 0);
+  r->jobs = s->jobs;
+  r->njobs = s->njobs;
+  r->st = s->st;
+  r->sbusy = s->sbusy;
+  r->spend = s->spend;
+  r->sn = s->sn;
+  s->st = NULL;
+  s->sbusy = s->spend = NULL;
+  r->stats = s->stats;
+  r->nstats = s->nstats;
+  s->stats = NULL;
+  s->nstats = s->capstats = 0;
+  sm_free(queue);
+  *out = r;
+  return 0;
+fail:
+  sm_free(queue);
+  sm_sim_result_free(r);
+  return sm_err_set(err, rc, "out of memory");
+}
+
+void sm_sim_result_free(sm_sim_result *r) {
+  if (r == NULL)
+    return;
+  sm_arena_discard(&r->arena);
+  sm_free(r->trace_name);
+  sm_free(r->jct);
+  sm_free(r->st);
+  sm_free(r->sbusy);
+  sm_free(r->spend);
+  for (size_t i = 0; i < r->nstats; i++)
+    sm_free(r->stats[i].name);
+  sm_free(r->stats);
+  sm__notes_release(&r->notes);
+  sm__notes_release(&r->params);
+  sm_sim_trace_free(r->trace);
+  sm_free(r);
+}
+
+const sm_sim_summary *sm_sim_result_summary(const sm_sim_result *r) {
+  return &r->sum;
+}
+
+size_t sm_sim_result_note_count(const sm_sim_result *r) {
+  return r->notes.n;
+}
+
+const char *sm_sim_result_note(const sm_sim_result *r, size_t i) {
+  return i < r->notes.n ? r->notes.v[i] : NULL;
+}
+
+size_t sm_sim_result_stat_count(const sm_sim_result *r) {
+  return r->nstats;
+}
+
+const char *sm_sim_result_stat(const sm_sim_result *r, size_t i,
+                               double *value) {
+  if (i >= r->nstats)
+    return NULL;
+  if (value != NULL)
+    *value = r->stats[i].value;
+  return r->stats[i].name;
+}
+
+size_t sm_sim_result_job_count(const sm_sim_result *r) {
+  return r->njobs;
+}
+
+const sm_sim_job *sm_sim_result_job(const sm_sim_result *r, size_t i) {
+  return i < r->njobs ? &r->jobs[i] : NULL;
+}
+
+size_t sm_sim_result_series(const sm_sim_result *r, const double **t,
+                            const int **busy, const int **pending) {
+  if (t)
+    *t = r->st;
+  if (busy)
+    *busy = r->sbusy;
+  if (pending)
+    *pending = r->spend;
+  return r->sn;
+}
+
+/* ==== JSON ==== */
+
+void sm_sim_result_json(const sm_sim_result *r, sm_jw *w) {
+  const sm_sim_summary *m = &r->sum;
+
+  sm_jw_obj_begin(w);
+  sm_jw_key(w, "policy");
+  sm_jw_str(w, r->policy);
+  sm_jw_key(w, "semantic");
+  sm_jw_str(w, r->semantic);
+  sm_jw_key(w, "trace");
+  sm_jw_str(w, r->trace_name);
+  sm_jw_key(w, "format");
+  sm_jw_str(w, r->format);
+  sm_jw_key(w, "synthetic");
+  sm_jw_bool(w, m->synthetic);
+  sm_jw_key(w, "jobs");
+  sm_jw_int(w, (long long)m->jobs);
+  sm_jw_key(w, "completed");
+  sm_jw_int(w, (long long)m->completed);
+  sm_jw_key(w, "canceled");
+  sm_jw_int(w, (long long)m->canceled);
+  sm_jw_key(w, "failed");
+  sm_jw_int(w, (long long)m->failed);
+  sm_jw_key(w, "unfinished");
+  sm_jw_int(w, (long long)m->unfinished);
+  sm_jw_key(w, "dropped");
+  sm_jw_int(w, (long long)m->dropped);
+  sm_jw_key(w, "avg_jct_s");
+  sm_jw_num(w, m->avg_jct_s);
+  sm_jw_key(w, "median_jct_s");
+  sm_jw_num(w, m->median_jct_s);
+  sm_jw_key(w, "p99_jct_s");
+  sm_jw_num(w, m->p99_jct_s);
+  sm_jw_key(w, "avg_queue_s");
+  sm_jw_num(w, m->avg_queue_s);
+  sm_jw_key(w, "median_queue_s");
+  sm_jw_num(w, m->median_queue_s);
+  sm_jw_key(w, "p99_queue_s");
+  sm_jw_num(w, m->p99_queue_s);
+  sm_jw_key(w, "avg_wait_s");
+  sm_jw_num(w, m->avg_wait_s);
+  sm_jw_key(w, "makespan_s");
+  sm_jw_num(w, m->makespan_s);
+  sm_jw_key(w, "avg_util");
+  sm_jw_num(w, m->avg_util);
+  sm_jw_key(w, "peak_pending");
+  sm_jw_int(w, (long long)m->peak_pending);
+  sm_jw_key(w, "preemptions");
+  sm_jw_int(w, (long long)m->preemptions);
+  sm_jw_key(w, "restarts");
+  sm_jw_int(w, (long long)m->restarts);
+  sm_jw_key(w, "events");
+  sm_jw_int(w, (long long)m->events);
+  sm_jw_key(w, "wall_s");
+  sm_jw_num(w, m->wall_s);
+  sm_jw_key(w, "jobs_per_s");
+  sm_jw_num(w, m->jobs_per_s);
+  sm_jw_key(w, "cluster");
+  sm_jw_obj_begin(w);
+  sm_jw_key(w, "description");
+  sm_jw_str(w, r->cluster);
+  sm_jw_key(w, "nodes");
+  sm_jw_int(w, m->nodes);
+  sm_jw_key(w, "gpus");
+  sm_jw_int(w, m->gpus);
+  sm_jw_key(w, "vcs");
+  sm_jw_int(w, m->vcs);
+  sm_jw_key(w, "placement");
+  sm_jw_str(w, r->placement);
+  sm_jw_obj_end(w);
+  sm_jw_key(w, "preempt_overhead_s");
+  sm_jw_obj_begin(w);
+  sm_jw_key(w, "small");
+  sm_jw_num(w, r->preempt_small);
+  sm_jw_key(w, "large");
+  sm_jw_num(w, r->preempt_large);
+  sm_jw_key(w, "boundary_gpus");
+  sm_jw_int(w, r->overhead_gpus);
+  sm_jw_obj_end(w);
+  sm_jw_key(w, "seed");
+  sm_jw_int(w, (long long)r->seed);
+  sm_jw_key(w, "params");
+  sm_jw_obj_begin(w);
+  for (size_t i = 0; i < r->params.n; i++) {
+    const char *kv = r->params.v[i], *eq = strchr(kv, '=');
+    size_t klen = (size_t)(eq - kv);
+    char key[96];
+    int later = 0;
+    /* The last setting of a key wins, as in sm_sim_param_str. */
+    for (size_t k = i + 1; k < r->params.n && !later; k++)
+      later = strncmp(r->params.v[k], kv, klen + 1) == 0;
+    if (later)
+      continue;
+    snprintf(key, sizeof(key), "%.*s", (int)klen, kv);
+    sm_jw_key(w, key);
+    sm_jw_str(w, eq + 1);
+  }
+  sm_jw_obj_end(w);
+  sm_jw_key(w, "stats");
+  sm_jw_obj_begin(w);
+  for (size_t i = 0; i < r->nstats; i++) {
+    sm_jw_key(w, r->stats[i].name);
+    sm_jw_num(w, r->stats[i].value);
+  }
+  sm_jw_obj_end(w);
+  sm_jw_key(w, "notes");
+  sm_jw_arr_begin(w);
+  for (size_t i = 0; i < r->notes.n; i++)
+    sm_jw_str(w, r->notes.v[i]);
+  sm_jw_arr_end(w);
+  sm_jw_key(w, "invariants");
+  sm_jw_str(w, "ok");
+  sm_jw_obj_end(w);
+}
+
+/* ==== Per-job CSV ==== */
+
+static int csv_str(sm_buf *b, const char *s) {
+  int rc = 0;
+
+  if (strpbrk(s, ",\"\n\r") == NULL)
+    return sm_buf_adds(b, s);
+  rc |= sm_buf_addc(b, '"');
+  for (; *s && rc == 0; s++) {
+    if (*s == '"')
+      rc |= sm_buf_addc(b, '"');
+    rc |= sm_buf_addc(b, *s);
+  }
+  rc |= sm_buf_addc(b, '"');
+  return rc ? SM_ENOMEM : 0;
+}
+
+/* Seconds with millisecond precision, trailing zeros dropped; empty for
+ * NaN. */
+static int csv_num(sm_buf *b, double v) {
+  char tmp[64];
+  int k;
+  size_t n;
+
+  if (isnan(v))
+    return 0;
+  if (fabs(v) >= 1e15)
+    k = snprintf(tmp, sizeof(tmp), "%.17g", v);
+  else
+    k = snprintf(tmp, sizeof(tmp), "%.3f", v);
+  if (k < 0 || (size_t)k >= sizeof(tmp))
+    return SM_ERANGE;
+  n = (size_t)k;
+  if (strchr(tmp, '.') != NULL && strchr(tmp, 'e') == NULL) {
+    while (n > 0 && tmp[n - 1] == '0')
+      tmp[--n] = '\0';
+    if (n > 0 && tmp[n - 1] == '.')
+      tmp[--n] = '\0';
+  }
+  return sm_buf_adds(b, tmp);
+}
+
+static const char *status_name(int st) {
+  switch (st) {
+  case SM_SIM_JOB_DONE:
+    return "done";
+  case SM_SIM_JOB_DROPPED:
+    return "dropped";
+  case SM_SIM_JOB_RUNNING:
+    return "running";
+  case SM_SIM_JOB_DELAYED:
+    return "delayed";
+  case SM_SIM_JOB_PENDING:
+    return "pending";
+  default:
+    return "future";
+  }
+}
+
+int sm_sim_result_jobs_csv(const sm_sim_result *r, sm_buf *b) {
+  int rc = sm_buf_adds(b, "job_id,line,vc,user,name,gpus,trace_gpus,"
+                          "submit_s,start_s,end_s,duration_s,jct_s,"
+                          "queue_s,wait_s,preemptions,restarts,"
+                          "trace_state,final_state,status\n");
+
+  for (size_t i = 0; i < r->njobs && rc == 0; i++) {
+    const sm_sim_job *j = &r->jobs[i];
+    int done = j->status == SM_SIM_JOB_DONE;
+    rc |= csv_str(b, j->id);
+    rc |= sm_buf_addf(b, ",%d,", j->line);
+    rc |= csv_str(b, j->vc_name);
+    rc |= sm_buf_addc(b, ',');
+    rc |= csv_str(b, j->user);
+    rc |= sm_buf_addc(b, ',');
+    rc |= csv_str(b, j->name);
+    rc |= sm_buf_addf(b, ",%d,%d,", j->gpus, j->trace_gpus);
+    rc |= csv_num(b, j->submit);
+    rc |= sm_buf_addc(b, ',');
+    rc |= csv_num(b, j->first_start);
+    rc |= sm_buf_addc(b, ',');
+    rc |= csv_num(b, j->end);
+    rc |= sm_buf_addc(b, ',');
+    rc |= csv_num(b, j->duration);
+    rc |= sm_buf_addc(b, ',');
+    rc |= csv_num(b, done ? j->end - j->submit : NAN);
+    rc |= sm_buf_addc(b, ',');
+    rc |= csv_num(b, isnan(j->first_start) ? NAN : j->first_start - j->submit);
+    rc |= sm_buf_addc(b, ',');
+    rc |= csv_num(b, done ? j->queued : NAN);
+    rc |= sm_buf_addf(b, ",%d,%d,%s,%s,%s\n", j->preemptions, j->restarts,
+                      sm_sim_end_name(j->end_state),
+                      done ? sm_sim_end_name(j->final_state) : "",
+                      status_name(j->status));
+  }
+  return rc ? SM_ENOMEM : 0;
+}

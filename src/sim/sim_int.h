@@ -1,0 +1,320 @@
+/* sim_int.h - what the simulator's modules share and the public header
+ * hides: the trace, cluster, run and result structures, the ordered job
+ * set the policies use, note lists and CSV reading helpers. */
+#ifndef SM_SIM_INT_H
+#define SM_SIM_INT_H
+
+#include <stdint.h>
+
+#include "schedmate/sm_sim.h"
+#include "schedmate/sm_util.h"
+
+/* One piece of a job's placement. */
+struct sm_sim_alloc {
+  int node; /* node index in the cluster */
+  int gpus; /* GPUs held on it */
+};
+
+/* ==== Notes (owned lines of text) ==== */
+
+typedef struct sm__notes {
+  char **v;   /* lines, each sm_malloc'ed */
+  size_t n;   /* lines used */
+  size_t cap; /* lines allocated */
+} sm__notes;
+
+int sm__notes_add(sm__notes *n, const char *fmt, ...) SM_PRINTF(2, 3);
+int sm__notes_vadd(sm__notes *n, const char *fmt, va_list ap);
+int sm__notes_copy(sm__notes *dst, const sm__notes *src);
+void sm__notes_release(sm__notes *n);
+
+/* ==== Traces ==== */
+
+struct sm_sim_trace {
+  sm_arena arena;      /* strings, attributes */
+  sm_sim_job *jobs;    /* n jobs in submit order (sm_malloc'ed) */
+  size_t n;            /* job count */
+  char *name;          /* path or synthetic:<cluster> */
+  int format;          /* sm_sim_format */
+  int synthetic;       /* 1 for generated traces */
+  int calibrated_gpus; /* GPUs of the calibration cluster, or 0 */
+  sm__notes notes;     /* repairs and assumptions */
+  int refs;            /* owners: the caller and every result (atomic) */
+};
+
+/* Allocates an empty trace owning name (copied). */
+sm_sim_trace *sm__trace_new(const char *name, int format);
+/* Appends a job (copied); grows the array up to max_jobs. */
+int sm__trace_push(sm_sim_trace *t, const sm_sim_job *j, size_t max_jobs,
+                   sm_err *err);
+/* Sorts by submit time (stable), renumbers idx, shifts times so the
+ * first submission is at 0.  Notes the repair when rows were out of
+ * order. */
+void sm__trace_finish(sm_sim_trace *t);
+/* Fills the defaults of a trace job (NaN estimate, empty strings ...). */
+void sm__job_defaults(sm_sim_job *j);
+
+/* Parses a time: plain seconds, or "YYYY-MM-DD[ T]HH:MM:SS[.f][Z|+HH:MM]"
+ * as seconds since 1970 (offsets applied).  0 or SM_EPARSE. */
+int sm__parse_time(const char *s, double *out);
+
+/* Seeded draw for job i that does not depend on draw order. */
+double sm__job_uniform(uint64_t seed, uint64_t salt, uint64_t i);
+
+/* ==== Clusters ==== */
+
+typedef struct sm__vcdef {
+  char *name;     /* VC name, "" for the anonymous VC */
+  int first_node; /* index of its first node */
+  int nnodes;     /* nodes */
+  int gpus;       /* GPUs */
+} sm__vcdef;
+
+typedef struct sm__typedef {
+  char *name;   /* GPU type, "" when the spec names none */
+  double speed; /* work per second relative to 1.0 */
+} sm__typedef;
+
+typedef struct sm__nodedef {
+  int vc;   /* owning VC */
+  int type; /* GPU type index */
+  int cap;  /* GPUs */
+} sm__nodedef;
+
+struct sm_sim_cluster {
+  sm__vcdef *vcs;     /* nvcs VCs */
+  int nvcs;           /* VC count */
+  int anonymous;      /* 1: one VC that every job uses */
+  sm__typedef *types; /* ntypes GPU types */
+  int ntypes;         /* type count */
+  sm__nodedef *nodes; /* nnodes nodes, grouped by VC */
+  int nnodes;         /* node count */
+  int gpus;           /* total GPUs */
+  int maxcap;         /* largest node */
+  char desc[192];     /* one-line description */
+};
+
+/* Finds a VC by name; -1 when absent (the anonymous VC matches all). */
+int sm__cluster_vc_find(const sm_sim_cluster *c, const char *name);
+/* Finds a GPU type by name; -1 when absent. */
+int sm__cluster_type_find(const sm_sim_cluster *c, const char *name);
+
+/* ==== Ordered job sets (skip lists) ==== */
+
+#define SM__OSET_MAXLVL 20
+
+typedef struct sm__onode {
+  sm_sim_job *job;          /* the member */
+  double k1, k2;            /* keys, compared in order, then job->idx */
+  int level;                /* levels of this node */
+  struct sm__onode *next[]; /* forward links, level entries */
+} sm__onode;
+
+typedef struct sm__oset {
+  sm__onode *head; /* sentinel with SM__OSET_MAXLVL links */
+  int level;       /* levels in use */
+  size_t n;        /* members */
+  uint64_t rs;     /* level generator state */
+} sm__oset;
+
+int sm__oset_init(sm__oset *s);
+void sm__oset_release(sm__oset *s);
+/* Inserts j with keys (k1, k2); returns the node, NULL on exhaustion. */
+sm__onode *sm__oset_insert(sm__oset *s, sm_sim_job *j, double k1, double k2);
+/* Removes and frees node n (found by its keys). */
+void sm__oset_remove(sm__oset *s, sm__onode *n);
+static inline sm__onode *sm__oset_first(const sm__oset *s) {
+  return s->head->next[0];
+}
+
+/* ==== CSV reading ==== */
+
+#define SM__CSV_MAX_LINE 65536
+#define SM__CSV_MAX_FIELDS 256
+
+/* A line source over a file (plain or gzip) or a memory block. */
+typedef struct sm__lsrc {
+  void *gz;             /* gzFile, or NULL for memory */
+  const char *mem;      /* memory block */
+  size_t memlen;        /* its length */
+  char *buf;            /* read buffer */
+  size_t cap, len, pos; /* buffer state */
+  int eof;              /* no more input */
+  long lineno;          /* line number of the last line returned */
+  const char *name;     /* for messages */
+  char *inflated;       /* decompressed memory block, owned */
+} sm__lsrc;
+
+int sm__lsrc_open_file(sm__lsrc *l, const char *path, sm_err *err);
+int sm__lsrc_open_mem(sm__lsrc *l, const char *data, size_t len,
+                      const char *name, sm_err *err);
+/* Returns 1 with the next line (NUL-terminated, without "\r\n", valid
+ * until the next call), 0 at the end, or a negative code (line too long,
+ * NUL byte, read error). */
+int sm__lsrc_next(sm__lsrc *l, char **line, size_t *len, sm_err *err);
+void sm__lsrc_close(sm__lsrc *l);
+
+/* Splits line in place into at most max fields (quotes handled, "" is an
+ * escaped quote).  Returns the field count or a negative code. */
+int sm__csv_split(char *line, char **fields, int max);
+
+/* ==== Runs ==== */
+
+typedef struct sm__node {
+  int vc;            /* owning VC */
+  int type;          /* GPU type */
+  int cap;           /* GPUs */
+  int free;          /* free GPUs */
+  int down;          /* 1 while out of service */
+  double down_until; /* when it comes back */
+  int prev, next;    /* bucket list links, -1 at the ends */
+  int inbucket;      /* 1 when linked into its VC's bucket */
+} sm__node;
+
+typedef struct sm__vc {
+  int gpus_up;     /* GPUs on nodes that are up */
+  int free;        /* free GPUs on nodes that are up */
+  int *heads;      /* bucket heads [type * (maxcap + 1) + free] */
+  int *type_free;  /* free GPUs per type (nodes up) */
+  int *type_cap;   /* largest node per type */
+  int dirty;       /* schedule() wanted */
+  int round_armed; /* a round event is queued */
+} sm__vc;
+
+typedef struct sm__ev {
+  double t;     /* when */
+  uint64_t seq; /* insertion order, for ties */
+  uint32_t job; /* job index, UINT32_MAX for none */
+  uint32_t gen; /* job generation for end events */
+  int type;     /* SM__EV_* */
+  int kind;     /* timer kind / vc for rounds / node for node-up */
+  uint64_t arg; /* timer argument */
+} sm__ev;
+
+enum {
+  SM__EV_END = 0,  /* a running job reaches its end or failure */
+  SM__EV_NODE_UP,  /* a node comes back */
+  SM__EV_RESUBMIT, /* a restarted job comes back */
+  SM__EV_TIMER,    /* a policy timer */
+  SM__EV_ARRIVE,   /* a submission (virtual: taken from the job list) */
+  SM__EV_ROUND     /* a scheduling round of one VC */
+};
+
+typedef struct sm__stat {
+  char *name;   /* figure name */
+  double value; /* value */
+} sm__stat;
+
+struct sm_sim {
+  const sm_sim_trace *trace; /* input (borrowed) */
+  const sm_sim_cluster *cl;  /* input (borrowed) */
+  sm_sim_config cfg;         /* copy of the configuration */
+  const sm_sim_policy *pol;  /* the policy */
+  void *pstate;              /* its state */
+  sm_arena arena;            /* jobs, allocations, policy memory */
+  sm_sim_job *jobs;          /* the run's jobs */
+  size_t njobs;              /* their count */
+  size_t next_arrival;       /* next job to submit */
+  sm__node *nodes;           /* node states */
+  sm__vc *vcs;               /* VC states */
+  sm__ev *heap;              /* event heap */
+  size_t hn, hcap;           /* heap size and capacity */
+  uint64_t seq;              /* event counter */
+  double now;                /* simulated time */
+  double round;              /* round interval, 0 for none */
+  int *dirty;                /* dirty VCs, in order of marking */
+  int ndirty;                /* their count */
+  long busy;                 /* GPUs held */
+  long pending;              /* pending jobs */
+  long live;                 /* jobs submitted and not ended */
+  double busy_integral;      /* GPU-seconds held */
+  double last_change;        /* time of the last busy change */
+  double *st;                /* series: time */
+  int *sbusy;                /* series: busy GPUs */
+  int *spend;                /* series: pending jobs */
+  size_t sn, scap;           /* series length and capacity */
+  sm__stat *stats;           /* extra figures */
+  size_t nstats, capstats;   /* their count and capacity */
+  sm__notes notes;           /* run notes */
+  sm_rng rng;                /* seeded generator */
+  size_t events;             /* events processed */
+  size_t dropped;            /* jobs left out */
+  size_t peak_pending;       /* largest pending count */
+  int err;                   /* first error inside a callback */
+  sm_err errd;               /* its details */
+  uint32_t *stamp;           /* node marks for placement */
+  uint32_t stampv;           /* current mark */
+  int *plan_node, *plan_n;   /* placement plan scratch (nnodes) */
+  size_t shared_starts;      /* starts on another job's GPUs */
+  int series_full;           /* the series reached its cap */
+};
+
+struct sm_sim_result {
+  sm_sim_summary sum;                  /* headline figures */
+  char policy[48];                     /* policy name */
+  char semantic[8];                    /* "off"/"on" */
+  char *trace_name;                    /* owned */
+  char format[24];                     /* trace format name */
+  char cluster[192];                   /* cluster description */
+  char placement[16];                  /* placement name */
+  sm__notes params;                    /* "key=value" settings */
+  sm_arena arena;                      /* jobs and their allocations */
+  sm_sim_job *jobs;                    /* outcome per trace job */
+  size_t njobs;                        /* count */
+  double *jct;                         /* sorted JCTs of ended jobs */
+  size_t njct;                         /* count */
+  double *st;                          /* series */
+  int *sbusy, *spend;                  /* series */
+  size_t sn;                           /* series length */
+  sm__notes notes;                     /* notes */
+  sm__stat *stats;                     /* extra figures */
+  size_t nstats;                       /* count */
+  double preempt_small, preempt_large; /* overhead settings */
+  int overhead_gpus;                   /* overhead boundary */
+  uint64_t seed;                       /* run seed */
+  sm_sim_trace *trace;                 /* kept alive: jobs point into it */
+};
+
+/* Placement (cluster.c, per run). */
+/* Places j in VC v; 1 when placed, 0 when no room, < 0 on error. */
+int sm__place(sm_sim *s, sm_sim_job *j, int v);
+void sm__unplace(sm_sim *s, sm_sim_job *j);
+int sm__run_cluster_init(sm_sim *s, sm_err *err);
+void sm__node_set_up(sm_sim *s, int node);
+void sm__node_set_down(sm_sim *s, int node);
+
+/* Metrics (metrics.c): builds the result from a finished run. */
+int sm__result_build(sm_sim *s, double wall_s, sm_sim_result **out,
+                     sm_err *err);
+
+/* Policy registry (registry.c). */
+extern const sm_sim_policy sm__policy_fifo;
+extern const sm_sim_policy sm__policy_sjf;
+extern const sm_sim_policy sm__policy_qssf;
+extern const sm_sim_policy sm__policy_srtf;
+extern const sm_sim_policy sm__policy_tiresias;
+
+/* Helper for the ordered non-preemptive policies (ordered.c). */
+typedef double (*sm__key_fn)(sm_sim *s, void *ud, sm_sim_job *j);
+typedef struct sm__ordered {
+  sm__oset *q;           /* pending set per VC */
+  int nvc;               /* VC count */
+  int backfill;          /* 1: skip jobs that do not fit */
+  sm__key_fn key;        /* priority key of a job (lower first) */
+  void *ud;              /* its argument */
+  sm_sim_estimator *est; /* estimator (QSSF), or NULL */
+} sm__ordered;
+
+int sm__ordered_init(sm_sim *s, sm__ordered *o, sm__key_fn key, void *ud,
+                     sm_err *err);
+void sm__ordered_release(sm__ordered *o);
+void sm__ordered_arrive(sm_sim *s, sm__ordered *o, sm_sim_job *j);
+void sm__ordered_schedule(sm_sim *s, sm__ordered *o, int vc);
+
+/* Estimates answered by the history at each level (estimator.c). */
+void sm__estimator_hits(const sm_sim_estimator *e, size_t out[4]);
+
+/* Report helpers (report.c). */
+void sm__html_escape(sm_buf *out, const char *s);
+
+#endif /* SM_SIM_INT_H */
