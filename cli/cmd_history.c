@@ -21,7 +21,8 @@ static const char usage_text[] =
     "       schedmate history list [--json] --db URI\n"
     "       schedmate history show [--json] --db URI ID\n"
     "       schedmate history export --db URI [--out FILE]\n"
-    "       schedmate history import --db URI FILE\n"
+    "       schedmate history import --db URI [--format F]\n"
+    "           [--assume-completed] FILE\n"
     "\n"
     "Keeps finished jobs with their real outcome, so that `schedmate "
     "advise`\n"
@@ -35,7 +36,13 @@ static const char usage_text[] =
     "  --submit-time T Unix seconds\n"
     "  --meta FILE     metadata from `schedmate extract --json` instead of\n"
     "                  extracting from a repository\n"
-    "export writes JSON lines (one record each); import reads them back.\n"
+    "export writes JSON lines (one record each); import reads them back,\n"
+    "or builds a history from a cluster trace (--format auto, sia-philly,\n"
+    "helios, lucid, acme, tiresias, chronus, sia, generic): each job\n"
+    "becomes a record with its GPUs, duration and end state, and its model,\n"
+    "dataset, batch or iterations where the trace has those columns.\n"
+    "Trace jobs whose end state is not recorded stay \"unknown\" (never a\n"
+    "duration estimate) unless --assume-completed says otherwise.\n"
     "Exit status: 0 ok, 2 bad usage, unreadable input or store failure.\n";
 
 static int usage(void) {
@@ -409,64 +416,146 @@ static int do_list_show_export(const char *what, int argc, char **argv) {
 
 /* ==== import ==== */
 
-static int do_import(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"db", required_argument, NULL, 'd'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
-  const char *cmd = "history import", *db = NULL;
+/* A record from one trace job: only what the trace says. */
+static int trace_record(const sm_sim_job *j, int assume_completed,
+                        sm_record *r) {
+  static const struct {
+    const char *col;
+    sm_meta_field field;
+  } cols[] = {
+      {"model_name", SM_META_MODEL_NAME}, {"model", SM_META_MODEL_NAME},
+      {"application", SM_META_MODEL_NAME}, {"dataset", SM_META_DATASET},
+      {"batch_size", SM_META_GLOBAL_BATCH_SIZE},
+      {"batchsize", SM_META_GLOBAL_BATCH_SIZE},
+      {"iterations", SM_META_ITERATIONS},
+      {"num_iteration", SM_META_ITERATIONS},
+  };
+  char id[64];
+  int rc = 0;
+
+  if (j->id != NULL && j->id[0] != '\0')
+    r->id = sm_strdup(j->id);
+  else {
+    snprintf(id, sizeof(id), "line-%d", j->line);
+    r->id = sm_strdup(id);
+  }
+  r->user = j->user[0] ? sm_strdup(j->user) : NULL;
+  r->name = j->name[0] ? sm_strdup(j->name) : NULL;
+  r->vc = j->vc_name[0] ? sm_strdup(j->vc_name) : NULL;
+  r->gpu_type = j->gpu_type[0] ? sm_strdup(j->gpu_type) : NULL;
+  r->duration_s = j->duration;
+  r->submit_time = j->submit;
+  switch (j->end_state) {
+  case SM_SIM_END_COMPLETED:
+    r->end_state = SM_END_COMPLETED;
+    break;
+  case SM_SIM_END_CANCELED:
+    r->end_state = SM_END_CANCELED;
+    break;
+  case SM_SIM_END_FAILED:
+    r->end_state = SM_END_FAILED;
+    break;
+  default:
+    r->end_state = assume_completed ? SM_END_COMPLETED : SM_END_UNKNOWN;
+  }
+  if (r->id == NULL)
+    return SM_ENOMEM;
+  rc = sm_meta_set_num(&r->meta, SM_META_GPUS, j->gpus, "trace");
+  for (size_t i = 0; rc == 0 && i < SM_ARRAY_LEN(cols); i++) {
+    const char *v = sm_sim_job_attr(j, cols[i].col);
+    double x;
+    if (v == NULL || *v == '\0' || r->meta.f[cols[i].field].known)
+      continue;
+    if (sm_meta_type_of(cols[i].field) == SM_META_STR) {
+      char low[128];
+      size_t k = 0;
+      for (; v[k] && k + 1 < sizeof(low); k++)
+        low[k] = (char)((v[k] >= 'A' && v[k] <= 'Z') ? v[k] + 32 : v[k]);
+      low[k] = '\0';
+      rc = sm_meta_set_str(&r->meta, cols[i].field, low, "trace");
+    } else if (sm_parse_double(v, &x) == 0 && x > 0) {
+      rc = sm_meta_set_num(&r->meta, cols[i].field, x, "trace");
+    }
+  }
+  if (rc == 0 && r->meta.f[SM_META_ITERATIONS].known)
+    rc = sm_meta_set_str(&r->meta, SM_META_ITERATION_TYPE, "steps", "trace");
+  sm_record_fingerprint(r);
+  return rc;
+}
+
+static int import_trace(const char *cmd, sm_store *s, const char *path,
+                        int format, int assume_completed, long *added,
+                        sm_err *err) {
+  sm_sim_load_opts lo;
+  sm_sim_trace *t = NULL;
+  int rc;
+
+  sm_sim_load_opts_init(&lo);
+  lo.format = format;
+  rc = sm_sim_trace_load(path, &lo, &t, err);
+  if (rc != 0)
+    return rc;
+  for (size_t i = 0; i < sm_sim_trace_note_count(t); i++)
+    fprintf(stderr, "schedmate %s: note: %s\n", cmd, sm_sim_trace_note(t, i));
+  rc = sm_store_begin(s, err);
+  for (size_t i = 0; rc == 0 && i < sm_sim_trace_count(t); i++) {
+    sm_record r;
+    sm_record_init(&r);
+    rc = trace_record(sm_sim_trace_job(t, i), assume_completed, &r);
+    if (rc != 0)
+      rc = sm_err_set(err, rc, "%s: out of memory", path);
+    else
+      rc = sm_store_put(s, &r, err);
+    *added += rc == 0;
+    sm_record_release(&r);
+  }
+  {
+    sm_err e2 = {0};
+    int rc2 = sm_store_end(s, &e2);
+    if (rc2 != 0 && rc == 0) {
+      rc = sm_err_set(err, rc2, "%s", e2.msg);
+      *added = 0;
+    }
+  }
+  sm_sim_trace_free(t);
+  return rc;
+}
+
+static int import_jsonl(sm_store *s, const char *path, long *added,
+                        sm_err *err) {
   sm_rfile f;
   sm_fwdlines lr;
-  sm_store *s;
-  sm_err err = {0};
   const char *line;
   size_t len;
-  long lineno = 0, added = 0;
-  int c, rc, trunc;
+  long lineno = 0;
+  int rc, trunc;
 
-  optind = 0;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    if (c == 'h')
-      return usage();
-    if (c == 'd')
-      db = optarg;
-    else
-      return cli_usage(cmd, "unknown option");
-  }
-  if (optind != argc - 1)
-    return cli_usage(cmd, "expected one FILE of JSON lines");
-  if (sm_rfile_open(&f, argv[optind], &err) != 0)
-    return cli_error(cmd, CLI_USAGE, "%s", err.msg);
-  s = open_db(cmd, db, 1);
-  if (s == NULL) {
-    sm_rfile_close(&f);
-    return CLI_USAGE;
-  }
-  rc = sm_fwdlines_init(&lr, &f, 0, UINT64_MAX, (size_t)4 << 20, &err);
+  if (sm_rfile_open(&f, path, err) != 0)
+    return err->code;
+  rc = sm_fwdlines_init(&lr, &f, 0, UINT64_MAX, (size_t)4 << 20, err);
   if (rc == 0)
-    rc = sm_store_begin(s, &err);
+    rc = sm_store_begin(s, err);
   while (rc == 0 &&
-         (rc = sm_fwdlines_next(&lr, &line, &len, NULL, &trunc, &err)) == 1) {
+         (rc = sm_fwdlines_next(&lr, &line, &len, NULL, &trunc, err)) == 1) {
     sm_record r;
     lineno++;
     rc = 0;
     if (len == 0)
       continue;
     if (trunc) {
-      rc = sm_err_set(&err, SM_ETOOBIG, "%s:%ld: line too long",
-                      argv[optind], lineno);
+      rc = sm_err_set(err, SM_ETOOBIG, "%s:%ld: line too long", path,
+                      lineno);
       break;
     }
     sm_record_init(&r);
-    if (sm_record_from_json(&r, line, len, &err) != 0) {
+    if (sm_record_from_json(&r, line, len, err) != 0) {
       char msg[SM_ERR_MSG_SIZE];
-      snprintf(msg, sizeof(msg), "%s", err.msg);
-      sm_err_clear(&err);
-      rc = sm_err_set(&err, SM_EPARSE, "%s:%ld: %s", argv[optind], lineno,
-                      msg);
+      snprintf(msg, sizeof(msg), "%s", err->msg);
+      sm_err_clear(err);
+      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: %s", path, lineno, msg);
     } else {
-      rc = sm_store_put(s, &r, &err);
-      added += rc == 0;
+      rc = sm_store_put(s, &r, err);
+      *added += rc == 0;
     }
     sm_record_release(&r);
   }
@@ -478,11 +567,61 @@ static int do_import(int argc, char **argv) {
     sm_err e2 = {0};
     int rc2 = sm_store_end(s, &e2);
     if (rc2 != 0 && rc >= 0) {
-      rc = rc2;
-      err = e2;
-      added = 0;
+      rc = sm_err_set(err, rc2, "%s", e2.msg);
+      *added = 0;
     }
   }
+  return rc < 0 ? rc : 0;
+}
+
+static int do_import(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"db", required_argument, NULL, 'd'},
+      {"format", required_argument, NULL, 'f'},
+      {"assume-completed", no_argument, NULL, 'c'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *cmd = "history import", *db = NULL, *fmt = NULL, *path;
+  int c, rc, assume = 0, format = -1;
+  long added = 0;
+  sm_store *s;
+  sm_err err = {0};
+
+  optind = 0;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    if (c == 'h')
+      return usage();
+    if (c == 'd')
+      db = optarg;
+    else if (c == 'f')
+      fmt = optarg;
+    else if (c == 'c')
+      assume = 1;
+    else
+      return cli_usage(cmd, "unknown option");
+  }
+  if (optind != argc - 1)
+    return cli_usage(cmd, "expected one FILE");
+  path = argv[optind];
+  /* JSON lines unless a trace format is named, or the file says trace. */
+  if (fmt == NULL) {
+    size_t n = strlen(path);
+    int jsonl = (n > 6 && strcmp(path + n - 6, ".jsonl") == 0) ||
+                (n > 5 && strcmp(path + n - 5, ".json") == 0);
+    fmt = jsonl ? "jsonl" : "auto";
+  }
+  if (strcmp(fmt, "jsonl") != 0) {
+    format = sm_sim_format_parse(fmt);
+    if (format < 0)
+      return cli_usage(cmd, "--format: unknown format '%s'", fmt);
+  }
+  s = open_db(cmd, db, 1);
+  if (s == NULL)
+    return CLI_USAGE;
+  if (format < 0)
+    rc = import_jsonl(s, path, &added, &err);
+  else
+    rc = import_trace(cmd, s, path, format, assume, &added, &err);
   sm_store_close(s);
   if (rc < 0)
     return cli_error(cmd, CLI_USAGE, "%s (%ld records imported before)",

@@ -71,3 +71,22 @@ if [ -n "${SM_REDIS_URL:-}" ]; then
 else
   echo "no Redis: the Redis half was not run"
 fi
+
+# A history built from cluster traces: Helios end states map onto ours,
+# Tiresias model names become metadata, unknown end states never pose as
+# completed runs, and a bad trace names its line.
+expect_rc 0 $S history import --db "$SM_TMP/trace.db" --format helios tests/data/sim/helios_cluster_log.csv
+expect_rc 0 $S history list --json --db "$SM_TMP/trace.db"
+n=$(jget "$SM_TMP/last.out" '.count')
+[ "$n" -gt 0 ] || fail "helios import"
+[ "$(jget "$SM_TMP/last.out" '[.jobs[].end_state]|map(select(.=="completed" or .=="canceled" or .=="failed"))|length')" = "$n" ] || fail "helios end states"
+expect_rc 0 $S history import --db "$SM_TMP/trace2.db" --format tiresias tests/data/sim/tiresias_jobs.csv
+expect_rc 0 $S history show --json --db "$SM_TMP/trace2.db" 0
+[ "$(jget "$SM_TMP/last.out" '.metadata.model_name')" = resnet50 ] || fail "tiresias model"
+[ "$(jget "$SM_TMP/last.out" '.end_state')" = unknown ] || fail "unknown end state kept"
+expect_rc 0 $S history import --db "$SM_TMP/trace3.db" --format tiresias --assume-completed tests/data/sim/tiresias_jobs.csv
+expect_rc 0 $S history show --json --db "$SM_TMP/trace3.db" 0
+[ "$(jget "$SM_TMP/last.out" '.end_state')" = completed ] || fail "--assume-completed"
+expect_rc 2 $S history import --db "$SM_TMP/trace4.db" --format generic tests/data/sim/bad_negative_duration.csv
+grep -q "bad_negative_duration.csv:[0-9]" "$SM_TMP/last.err" || fail "bad trace names its line"
+expect_rc 2 $S history import --db "$SM_TMP/trace4.db" --format nonsense tests/data/sim/generic.csv
