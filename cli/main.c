@@ -6,6 +6,7 @@
 
 static const cli_cmd commands[] = {
     {"version", cmd_version, "print the version"},
+    {"diagnose", cmd_diagnose, "find the first real error of a failed job"},
 };
 
 static void print_help(FILE *out) {
