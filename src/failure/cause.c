@@ -544,16 +544,23 @@ static void corroborate(const sm__window *w, const segs *s, int x, int ctx,
 
 /* ==== Nodes and devices ==== */
 
+/* Group 1 of the first pattern that matches the line's message (after
+ * its prefix) or, failing that, the whole line. */
 static const char *capture(sm__lctx *c, sm__pattern *const *pats, int np,
                            const sm__line *l, sm_arena *a) {
   regmatch_t sub[2];
 
-  for (int k = 0; k < np; k++)
-    if (sm__pattern_exec(&c->m, pats[k], l->text, SM_MIN(l->len, 4096), sub,
-                         2) &&
-        sub[1].rm_so >= 0 && sub[1].rm_eo > sub[1].rm_so)
-      return sm_arena_strndup(a, c->m.buf + sub[1].rm_so,
-                              (size_t)(sub[1].rm_eo - sub[1].rm_so));
+  for (int pass = 0; pass < 2; pass++) {
+    const char *t = pass == 0 ? l->text + l->msg : l->text;
+    size_t n = SM_MIN(pass == 0 ? l->len - l->msg : l->len, (size_t)4096);
+    if (pass == 1 && l->msg == 0)
+      break;
+    for (int k = 0; k < np; k++)
+      if (sm__pattern_exec(&c->m, pats[k], t, n, sub, 2) &&
+          sub[1].rm_so >= 0 && sub[1].rm_eo > sub[1].rm_so)
+        return sm_arena_strndup(a, c->m.buf + sub[1].rm_so,
+                                (size_t)(sub[1].rm_eo - sub[1].rm_so));
+  }
   return NULL;
 }
 

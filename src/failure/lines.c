@@ -379,6 +379,7 @@ static int structure(const char *m, size_t n) {
   if (tn == 0)
     return SM__K_BLANK;
   if (starts(t, tn, "Traceback (most recent call last)") ||
+      starts(t, tn, "Original Traceback (most recent call last)") ||
       starts(t, tn, "Stack (most recent call"))
     return SM__K_TB_HEADER;
   if (rich_box(t, tn)) {
