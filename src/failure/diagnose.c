@@ -58,12 +58,24 @@ static int sniff(sm__src *src, sm_err *err) {
     return sm_err_set(err, SM_EUNSUPP,
                       "%s: bzip2-compressed data; decompress it first",
                       src->name);
+  if (n >= 4 && (memcmp(buf, "\x7f" "ELF", 4) == 0 ||
+                 memcmp(buf, "PK\x03\x04", 4) == 0 ||
+                 memcmp(buf, "\x89HDF", 4) == 0))
+    return sm_err_set(err, SM_EUNSUPP,
+                      "%s: binary data (an executable or archive), not a "
+                      "text log", src->name);
   while (i < (size_t)n) {
     unsigned char ch = buf[i];
     size_t l;
     if (ch == 0) {
-      nul++;
-      i++;
+      /* Runs of NUL bytes are padding a crash left in a text file; only
+       * scattered ones count against it. */
+      size_t j = i;
+      while (j < (size_t)n && buf[j] == 0)
+        j++;
+      if (j - i < 64 && j < (size_t)n)
+        nul += j - i;
+      i = j;
       continue;
     }
     if (ch < 0x20 && ch != '\n' && ch != '\r' && ch != '\t' && ch != 0x1b &&

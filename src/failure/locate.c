@@ -32,6 +32,7 @@
 #include "failure/failure_int.h"
 
 #define BLOCK ((size_t)256 << 10)
+#define FIRST_READ ((size_t)8 << 10)
 #define CHUNK_MAX_BYTES ((size_t)4 << 20)
 #define WINDOW_MAX_BYTES ((size_t)24 << 20)
 #define BACK_MAX_BYTES ((size_t)8 << 20)
@@ -41,6 +42,7 @@
 #define LINEAR_MAX ((uint64_t)16 << 20)
 #define PROBES 32
 #define FORWARD_EXTRA 256
+#define BACK_CHUNKS 16
 
 /* ==== Source ==== */
 
@@ -82,7 +84,9 @@ uint64_t sm__count_newlines(const char *p, size_t n) {
       t = ((x & low7) + low7) | x;
       acc += (~t >> 7) & ones;
     }
-    count += (acc * ones) >> 56;
+    /* Sum the eight byte lanes (each <= 255) in 16-bit lanes. */
+    acc = (acc & 0x00ff00ff00ff00ffULL) + ((acc >> 8) & 0x00ff00ff00ff00ffULL);
+    count += (acc * 0x0001000100010001ULL) >> 48;
   }
   for (; i < n; i++)
     count += p[i] == '\n';
@@ -133,6 +137,7 @@ typedef struct fwd {
   size_t at;        /* next unread byte */
   uint64_t boff;    /* file offset of buf[0] */
   size_t max_line;  /* cap on a returned line */
+  size_t step;      /* next read size: small first, doubling */
   int skipping;     /* inside the rest of a cut line */
 } fwd;
 
@@ -143,6 +148,7 @@ static int fwd_init(fwd *r, sm__src *src, uint64_t off, size_t max_line) {
   r->cap = BLOCK > max_line * 2 ? BLOCK : max_line * 2;
   r->buf = sm_malloc(r->cap);
   r->boff = off;
+  r->step = FIRST_READ;
   return r->buf ? 0 : SM_ENOMEM;
 }
 
@@ -167,8 +173,12 @@ static ssize_t fwd_fill(fwd *r, sm_err *err) {
   }
   if (r->len == r->cap)
     return 0;
-  n = sm__src_read(r->src, r->buf + r->len, r->cap - r->len,
+  /* A chunk of short lines needs a few KiB: read little first and more
+   * only while lines keep going. */
+  n = sm__src_read(r->src, r->buf + r->len, SM_MIN(r->cap - r->len, r->step),
                    r->boff + r->len, err);
+  if (r->step < BLOCK)
+    r->step *= 2;
   if (n > 0)
     r->len += (size_t)n;
   return n;
@@ -268,6 +278,7 @@ static int back_lines(sm__src *s, uint64_t end, long lines, uint64_t *out,
   uint64_t pos = end, lim = end > BACK_MAX_BYTES ? end - BACK_MAX_BYTES : 0;
   long seen = 0;
   int skip_last = 1;
+  size_t step = FIRST_READ / 4;
 
   if (lines <= 0 || end == 0) {
     *out = end;
@@ -279,8 +290,10 @@ static int back_lines(sm__src *s, uint64_t end, long lines, uint64_t *out,
   /* The newline just before end ends the previous line; it is not a line
    * boundary to count.  At the size, a final newline ends the last line. */
   while (pos > lim) {
-    size_t n = pos - lim < BLOCK ? (size_t)(pos - lim) : BLOCK;
+    size_t n = pos - lim < step ? (size_t)(pos - lim) : step;
     ssize_t r = sm__src_read(s, buf, n, pos - n, err);
+    if (step < BLOCK)
+      step *= 2;
     if (r < 0) {
       sm_free(buf);
       return (int)r;
@@ -616,10 +629,49 @@ static int find_elsewhere(loc *L, uint64_t *hi, chunk *found, int *linear_done) 
   return 0;
 }
 
+/* Earliest strong line in [start, end): 1 with *at, 0 if none. */
+static int back_scan(loc *L, uint64_t start, uint64_t end, uint64_t *at) {
+  fwd r;
+  const char *line;
+  size_t len;
+  uint64_t off;
+  int rc = 0;
+  long n = 0;
+
+  if (fwd_init(&r, L->src, start, L->max_line) != 0)
+    return sm_err_set(L->err, SM_ENOMEM, "out of memory");
+  while (fwd_tell(&r) < end) {
+    sm__line l;
+    rc = fwd_next(&r, &line, &len, &off, L->err);
+    if (rc <= 0)
+      break;
+    if (off >= end) {
+      rc = 0;
+      break;
+    }
+    n++;
+    memset(&l, 0, sizeof(l));
+    l.text = line;
+    l.len = len;
+    l.off = off;
+    sm__line_eval(L->c, &l);
+    if (sm__line_strong(&l)) {
+      *at = off;
+      rc = 1;
+      break;
+    }
+    rc = 0;
+  }
+  fwd_release(&r);
+  L->chunks += ((uint64_t)n + (uint64_t)L->chunk_lines - 1) /
+               (uint64_t)L->chunk_lines;
+  return rc;
+}
+
 static int locate_bisect(loc *L, chunk *found) {
-  uint64_t hi = 0, lo = 0, resume = 0;
-  chunk cand, rejected[MAX_ROUNDS];
-  int n_rej = 0, rc, linear_done;
+  uint64_t hi = 0, lo = 0, resume = 0, at = 0, from;
+  chunk cand, best, rejected[MAX_ROUNDS];
+  int n_rej = 0, rc, linear_done, have_best = 0;
 
   rc = find_tail(L, &hi);
   if (rc < 0)
@@ -629,30 +681,47 @@ static int locate_bisect(loc *L, chunk *found) {
     if (rc <= 0 || linear_done)
       return rc;
   }
-  for (int round = 0;; round++) {
+  for (int round = 0; round < MAX_ROUNDS; round++) {
     rc = bisect(L, lo, hi, &cand);
     if (rc != 0)
       return rc;
     if (!cand.failing)
-      return 0;
-    if (round == MAX_ROUNDS - 1)
       break;
     rc = transient(L, &cand, hi, &resume);
     if (rc < 0)
       return rc;
+    if (rc == 1) {
+      rejected[n_rej++] = cand;
+      lo = resume;
+      continue;
+    }
+    best = cand;
+    have_best = 1;
+    /* Normal output after a fault can hide it from the probes: look for
+     * an earlier strong line in a bounded window before the candidate. */
+    rc = back_lines(L->src, cand.fail_off, (long)BACK_CHUNKS * L->chunk_lines,
+                    &from, L->err);
+    if (rc != 0)
+      return rc;
+    if (from < lo)
+      from = lo;
+    rc = from < cand.fail_off ? back_scan(L, from, cand.fail_off, &at) : 0;
+    if (rc < 0)
+      return rc;
     if (rc == 0)
       break;
-    rejected[n_rej++] = cand;
-    lo = resume;
+    hi = at;
   }
+  if (!have_best)
+    return 0;
   /* A fault that repeats: report its first occurrence. */
   for (int i = 0; i < n_rej; i++)
-    if (rejected[i].sig != NULL && rejected[i].sig == cand.sig &&
-        rejected[i].strength >= 2) {
-      cand = rejected[i];
+    if (rejected[i].sig != NULL && rejected[i].sig == best.sig &&
+        rejected[i].strength >= 2 && rejected[i].fail_off < best.fail_off) {
+      best = rejected[i];
       break;
     }
-  *found = cand;
+  *found = best;
   return 1;
 }
 

@@ -76,19 +76,24 @@ static size_t skip_group(const char *re, size_t i) {
   return i;
 }
 
-/* Longest required literal of one branch re[a..b) into out (lower case).
- * Returns its length. */
-static int branch_needle(const char *re, size_t a, size_t b, char *out,
-                         int cap) {
-  char run[64];
-  int rl = 0, best = 0;
+static int range_needles(const char *re, size_t a, size_t b, char out[][64],
+                         int max, int depth);
+
+/* Required literals of one branch re[a..b): its longest literal run if it
+ * has one of at least 3 bytes, else the alternatives of a group that must
+ * match (not followed by '?', '*' or '{').  Returns the count, 0 if none. */
+static int branch_needles(const char *re, size_t a, size_t b, char out[][64],
+                          int max, int depth) {
+  char run[64], best[64];
+  int rl = 0, bl = 0, gn = 0;
+  char (*grp)[64] = NULL;
   size_t i = a;
 
 #define COMMIT()                                                              \
   do {                                                                        \
-    if (rl > best) {                                                          \
-      memcpy(out, run, (size_t)rl);                                           \
-      best = rl;                                                              \
+    if (rl > bl) {                                                            \
+      memcpy(best, run, (size_t)rl);                                          \
+      bl = rl;                                                                \
     }                                                                         \
     rl = 0;                                                                   \
   } while (0)
@@ -100,7 +105,7 @@ static int branch_needle(const char *re, size_t a, size_t b, char *out,
       i += 2;
       if (e != '\0' && !isalnum((unsigned char)e) && e != '<' && e != '>' &&
           e != '`' && e != '\'') {
-        if (rl < cap - 1 && rl < (int)sizeof(run))
+        if (rl < 63)
           run[rl++] = (char)tolower((unsigned char)e);
         else
           COMMIT();
@@ -112,13 +117,25 @@ static int branch_needle(const char *re, size_t a, size_t b, char *out,
     if (c == '[') {
       COMMIT();
       i = skip_bracket(re, i);
-      if (i < b && (re[i] == '*' || re[i] == '?' || re[i] == '+'))
-        i++;
       continue;
     }
     if (c == '(') {
+      size_t g0 = i, g1 = skip_group(re, i);
       COMMIT();
-      i = skip_group(re, i);
+      i = g1;
+      if (g1 < b && (re[g1] == '?' || re[g1] == '*' || re[g1] == '{'))
+        continue;
+      if (gn == 0 && depth < 4 && g1 >= g0 + 2 && max <= 16) {
+        char tmp[16][64];
+        int k = range_needles(re, g0 + 1, g1 - 1, tmp, max, depth + 1);
+        if (k > 0) {
+          grp = sm_malloc((size_t)k * 64);
+          if (grp != NULL) {
+            memcpy(grp, tmp, (size_t)k * 64);
+            gn = k;
+          }
+        }
+      }
       continue;
     }
     if (c == '*' || c == '?' || c == '{') {
@@ -133,17 +150,13 @@ static int branch_needle(const char *re, size_t a, size_t b, char *out,
       i++;
       continue;
     }
-    if (c == '+') {
+    if (c == '+' || c == '.' || c == '^' || c == '$' || c == ')' ||
+        c == '|') {
       COMMIT();
       i++;
       continue;
     }
-    if (c == '.' || c == '^' || c == '$' || c == ')' || c == '|') {
-      COMMIT();
-      i++;
-      continue;
-    }
-    if (rl < cap - 1 && rl < (int)sizeof(run))
+    if (rl < 63)
       run[rl++] = (char)tolower((unsigned char)c);
     else
       COMMIT();
@@ -151,17 +164,31 @@ static int branch_needle(const char *re, size_t a, size_t b, char *out,
   }
   COMMIT();
 #undef COMMIT
-  out[best] = '\0';
-  return best;
+  if (bl >= 3) {
+    memcpy(out[0], best, (size_t)bl);
+    out[0][bl] = '\0';
+    sm_free(grp);
+    return 1;
+  }
+  if (gn > 0 && gn <= max) {
+    memcpy(out, grp, (size_t)gn * 64);
+    sm_free(grp);
+    return gn;
+  }
+  sm_free(grp);
+  return 0;
 }
 
-int sm__regex_needles(const char *re, char out[][64], int max) {
-  size_t i = 0, start = 0;
-  int n = 0, depth = 0;
+/* Splits re[a..b) at its top-level '|' and collects the literals of every
+ * alternative; 0 when one of them has none. */
+static int range_needles(const char *re, size_t a, size_t b, char out[][64],
+                         int max, int depth) {
+  size_t i = a, start = a;
+  int n = 0, d = 0;
 
   for (;;) {
-    char c = re[i];
-    if (c == '\\' && re[i + 1]) {
+    char c = i < b ? re[i] : '\0';
+    if (c == '\\' && i + 1 < b) {
       i += 2;
       continue;
     }
@@ -170,22 +197,28 @@ int sm__regex_needles(const char *re, char out[][64], int max) {
       continue;
     }
     if (c == '(')
-      depth++;
-    else if (c == ')' && depth > 0)
-      depth--;
-    if (c == '\0' || (c == '|' && depth == 0)) {
-      if (n == max)
+      d++;
+    else if (c == ')' && d > 0)
+      d--;
+    if (i >= b || (c == '|' && d == 0)) {
+      int k;
+      if (n >= max)
         return 0;
-      if (branch_needle(re, start, i, out[n], 64) < 3)
+      k = branch_needles(re, start, i, out + n, max - n, depth);
+      if (k == 0)
         return 0;
-      n++;
-      if (c == '\0')
+      n += k;
+      if (i >= b)
         break;
       start = i + 1;
     }
     i++;
   }
   return n;
+}
+
+int sm__regex_needles(const char *re, char out[][64], int max) {
+  return range_needles(re, 0, strlen(re), out, max, 0);
 }
 
 /* ==== Database ==== */
