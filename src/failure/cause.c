@@ -437,6 +437,21 @@ static int nearest_specific(const sm__window *w, const segs *s, int x,
   return -1;
 }
 
+/* The specific cause a generic symptom line restates ("watchdog thread
+ * terminated with exception: CUDA error: ..."), or NULL. */
+static const sm__sig *restated(sm__lctx *c, const sm__line *l) {
+  const sm__sig *same;
+  size_t mn;
+  const char *m;
+  int xid;
+
+  if (l->kind != SM__K_SYMPTOM || !l->sig->generic)
+    return NULL;
+  m = msg_of(l, &mn);
+  same = sm__sigdb_match_cause(&c->m, m, SM_MIN(mn, (size_t)8192), &xid);
+  return same != NULL && !same->generic ? same : NULL;
+}
+
 static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
                      const segs *s, int x, int ctx, verdict *v, int *explain) {
   const sm__line *l = &w->lines[x];
@@ -654,13 +669,17 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   }
   segment(w, &s);
   end = a + EPISODE < w->n ? a + EPISODE : w->n;
-  /* The first cause of the episode; else its first symptom. */
-  for (int want = 2; want >= 1 && x < 0; want--)
-    for (int i = a; i < end; i++)
-      if (eff_strength(w, &s, i) >= want) {
-        x = i;
-        break;
-      }
+  /* The first cause of the episode; else a symptom that restates a
+   * specific cause; else its first symptom. */
+  for (int i = a; i < end && x < 0; i++)
+    if (eff_strength(w, &s, i) >= 2)
+      x = i;
+  for (int i = a; i < end && x < 0; i++)
+    if (!s.in_tb[i] && restated(c, &w->lines[i]) != NULL)
+      x = i;
+  for (int i = a; i < end && x < 0; i++)
+    if (eff_strength(w, &s, i) >= 1)
+      x = i;
   for (int i = a; i < end; i++)
     if (sm__line_strong(&w->lines[i]))
       strong = 1;
