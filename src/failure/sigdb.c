@@ -383,12 +383,107 @@ static int parse_comp(parser *p, const char *v, int *out) {
   return 0;
 }
 
+#define REGEX_COST_MAX 20000.0
+
+/* Estimates how many nodes the regex library builds for re[*i..] up to a
+ * ')' or the end: every repetition copies its atom (glibc expands "a+" to
+ * "aa*" and "a{m,n}" to n copies), so stacked or nested repetitions grow
+ * multiplicatively.  Saturates far above REGEX_COST_MAX. */
+static double regex_cost(const char *re, size_t *i, int depth) {
+  double total = 0, seq = 0, atom = 0;
+
+  while (re[*i] && total + seq < 1e12) {
+    char c = re[*i];
+    double f = 0;
+    if (c == ')' && depth > 0)
+      break;
+    if (c == '|') {
+      total += seq + atom;
+      seq = atom = 0;
+      (*i)++;
+      continue;
+    }
+    if (c == '*' || c == '+' || c == '?') {
+      f = c == '+' ? 2 : 1.5;
+      (*i)++;
+    } else if (c == '{') {
+      double m = 0, n = 0, *cur = &m;
+      for ((*i)++; re[*i] && re[*i] != '}'; (*i)++) {
+        if (re[*i] >= '0' && re[*i] <= '9')
+          *cur = *cur * 10 + (re[*i] - '0');
+        else if (re[*i] == ',')
+          cur = &n;
+        if (m > 1e6 || n > 1e6)
+          break;
+      }
+      if (re[*i])
+        (*i)++;
+      f = (n > m ? n : m) + 1;
+    }
+    if (f > 0) {
+      atom = (atom > 0 ? atom : 1) * f;
+      continue;
+    }
+    seq += atom;
+    if (c == '(') {
+      (*i)++;
+      atom = 1 + regex_cost(re, i, depth + 1);
+      if (re[*i] == ')')
+        (*i)++;
+    } else if (c == '[') {
+      *i = skip_bracket(re, *i);
+      atom = 1;
+    } else {
+      *i += (c == '\\' && re[*i + 1]) ? 2 : 1;
+      atom = 1;
+    }
+  }
+  return total + seq + atom;
+}
+
+/* Refuses what makes an expression slow to compile or to run: repetition
+ * counts above 255, back-references, and stacked or nested repetitions
+ * that would expand beyond REGEX_COST_MAX nodes. */
+static int check_regex(parser *p, const char *re) {
+  size_t at = 0;
+
+  if (regex_cost(re, &at, 0) > REGEX_COST_MAX)
+    return perr(p, "expression too complex (nested or stacked "
+                   "repetitions)%s", "");
+  for (size_t i = 0; re[i]; i++) {
+    if (re[i] == '\\' && re[i + 1]) {
+      if (re[i + 1] >= '1' && re[i + 1] <= '9')
+        return perr(p, "back-references are not allowed%s", "");
+      i++;
+      continue;
+    }
+    if (re[i] == '{') {
+      long v = 0;
+      for (i++; re[i] && re[i] != '}'; i++) {
+        if (re[i] >= '0' && re[i] <= '9') {
+          v = v * 10 + (re[i] - '0');
+          if (v > 255)
+            return perr(p, "repetition count above 255%s", "");
+        } else {
+          v = 0;
+        }
+      }
+      if (!re[i])
+        break;
+    }
+  }
+  return 0;
+}
+
 /* Compiles re into *pat and indexes its literals. */
 static int compile(parser *p, const char *re, sm__pattern *pat, int indexed) {
   sm_sigdb *db = p->db;
   char lits[16][64];
-  int rc = regcomp(&pat->re, re, REG_EXTENDED | REG_ICASE);
-  int n;
+  int rc = check_regex(p, re), n;
+
+  if (rc != 0)
+    return rc;
+  rc = regcomp(&pat->re, re, REG_EXTENDED | REG_ICASE);
 
   if (rc != 0) {
     char msg[128];

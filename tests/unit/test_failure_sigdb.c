@@ -179,6 +179,11 @@ SM_TEST(failure_sigdb_rejects_malformed_text_with_line_numbers) {
        "defined twice"},
       {"[signature a\n", "section header must be"},
       {"[signature a]\nmatch =\n", "has no value"},
+      {"[signature a]\nmatch = (ab)x{300}\n", "repetition count above 255"},
+      {"[signature a]\nmatch = (ab)x\\1\n", "back-references"},
+      {"[signature a]\nmatch = e+++++++++++++++++++++++++++++\n",
+       "too complex"},
+      {"[signature a]\nmatch = (((a{200}){200}){200})\n", "too complex"},
   };
   sm_sigdb *db = builtin();
   size_t before = sm_sigdb_count(db);
