@@ -416,7 +416,9 @@ SM_TEST(failure_count_newlines_matches_a_plain_loop) {
     for (size_t i = 0; i < n; i++)
       want += buf[off + i] == '\n';
     ASSERT_EQ(sm__count_newlines(buf + off, n), want);
+    ASSERT_EQ(sm__count_newlines_portable(buf + off, n), want);
   }
   memset(buf, '\n', sizeof(buf));
   ASSERT_EQ(sm__count_newlines(buf, sizeof(buf)), sizeof(buf));
+  ASSERT_EQ(sm__count_newlines_portable(buf, sizeof(buf)), sizeof(buf));
 }
