@@ -15,15 +15,23 @@
 # copied in; after it come what hung ranks print while they wait: a
 # heartbeat line per rank and every 33 lines an NCCL watchdog timeout.
 # The line where the fixture starts is written to stderr as
-# "fixture_first_line=N".
+# "fixture_first_line=N".  With GENLOG_EARLY=FILE and GENLOG_EARLY_AT=F,
+# FILE (an error the job survived) is also copied in at fraction F.
 set -eu
 [ $# -ge 4 ] || { echo "usage: $0 LINES FRACTION FIXTURE words|plain [SEED]" >&2; exit 2; }
 lines=$1 frac=$2 fixture=$3 decoys=$4 seed=${5:-1}
 [ -r "$fixture" ] || { echo "genlog.sh: $fixture: cannot read" >&2; exit 2; }
 case "$decoys" in words|plain) ;; *) echo "genlog.sh: DECOYS must be words or plain" >&2; exit 2 ;; esac
 at=$(awk -v n="$lines" -v f="$frac" 'BEGIN { printf "%d", n * f + 1 }')
+early=${GENLOG_EARLY:-}
+eat=0
+if [ -n "$early" ]; then
+  [ -r "$early" ] || { echo "genlog.sh: $early: cannot read" >&2; exit 2; }
+  eat=$(awk -v n="$lines" -v f="${GENLOG_EARLY_AT:-0.2}" 'BEGIN { printf "%d", n * f + 1 }')
+  echo "early_first_line=$eat" >&2
+fi
 echo "fixture_first_line=$at" >&2
-exec awk -v n="$lines" -v at="$at" -v fx="$fixture" -v words="$decoys" -v seed="$seed" '
+exec awk -v n="$lines" -v at="$at" -v fx="$fixture" -v words="$decoys" -v seed="$seed" -v eat="$eat" -v early="$early" '
 BEGIN {
   srand(seed)
   d[0] = "/opt/conda/lib/python3.10/site-packages/torch/utils/checkpoint.py:429: UserWarning: torch.utils.checkpoint: please pass in use_reentrant=True or use_reentrant=False explicitly."
@@ -40,9 +48,10 @@ BEGIN {
   }
   ranks = 16
   for (i = 1; i <= n; i++) {
-    if (i == at) {
-      while ((getline l < fx) > 0) { print l; i++ }
-      close(fx)
+    if (i == at || (eat > 0 && i == eat)) {
+      f = i == at ? fx : early
+      while ((getline l < f) > 0) { print l; i++ }
+      close(f)
       i--
       continue
     }

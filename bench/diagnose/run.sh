@@ -64,6 +64,8 @@ awk -v g="$tg" -v d="$td" 'BEGIN { printf "  ratio grep/diagnose: %.2f (above 1:
 jq -r '"  diagnose: chunks_examined \(.chunks_examined), lines classified \(.lines_examined), bytes read for analysis \(.bytes_read - .bytes_counted), bytes scanned only to count newlines \(.bytes_counted)"' "$W/diag.json"
 tn=$(best3 "$BIN" diagnose --json --tail 1000 "$W/big.log")
 echo "  for scale: diagnose --tail 1000 (reads the end, still counts every newline before it) takes $tn s"
+t0=$(date +%s%N); "$BIN" diagnose --json --no-locator "$W/big.log" > /dev/null || true; t1=$(date +%s%N)
+awk -v ns=$((t1 - t0)) 'BEGIN { printf "  for scale: diagnose --no-locator (classifies every line up to the fault) takes %.2f s\n", ns / 1e9 }'
 rm -f "$W/big.log"
 
 echo
@@ -80,12 +82,17 @@ echo "== 3. quality per mode"
 bench/diagnose/genlog.sh 200000 0.7 "$FIX" words 9 > "$W/long.log" 2> "$W/gen.err"
 at=$(sed -n 's/^fixture_first_line=//p' "$W/gen.err")
 printf '{"file":"long.log","first_error_line":%d,"category":"infrastructure","component":"gpu"}\n' $((at + FIXLINE - 1)) > "$W/long.jsonl"
+# The same, with an error the job survived (a shard read retried) at 20 %.
+GENLOG_EARLY=tests/data/failure/recovered_eio.snippet GENLOG_EARLY_AT=0.2 \
+  bench/diagnose/genlog.sh 200000 0.7 "$FIX" words 10 > "$W/recov.log" 2> "$W/gen.err"
+at=$(sed -n 's/^fixture_first_line=//p' "$W/gen.err")
+printf '{"file":"recov.log","first_error_line":%d,"category":"infrastructure","component":"gpu"}\n' $((at + FIXLINE - 1)) > "$W/recov.jsonl"
 dev=../shared/devdata/failures
 score() { # DIR LABELS OPTIONS...
   local d=$1 l=$2; shift 2
   bench/diagnose/evaluate.sh --quiet -- "$@" "$d" "$l" | tail -1 | sed 's/^SUMMARY //'
 }
-printf '  %-16s %-58s %-58s %s\n' mode "dev set (20 real logs)" "fixtures (47 own logs)" "200k-line log"
+printf '  %-16s %-58s %-58s %-20s %s\n' mode "dev set (20 real logs)" "fixtures (47 own logs)" "200k-line log" "same + recovered error"
 for mode in locator no-locator tail; do
   case $mode in
     locator) opts=(--context 200) ;;
@@ -95,8 +102,9 @@ for mode in locator no-locator tail; do
   if [ -r "$dev/labels.jsonl" ]; then ds=$(score "$dev" "$dev/labels.jsonl" "${opts[@]}"); else ds="(no ../shared)"; fi
   fs=$(score tests/data/failure tests/data/failure/expected.jsonl "${opts[@]}")
   ls=$(score "$W" "$W/long.jsonl" "${opts[@]}" | sed 's/.*line=\([^ ]*\).*cat=\([^ ]*\).*/line=\1 cat=\2/')
+  rs=$(score "$W" "$W/recov.jsonl" "${opts[@]}" | sed 's/.*line=\([^ ]*\).*cat=\([^ ]*\).*/line=\1 cat=\2/')
   label=$mode; [ $mode = tail ] && label="tail $TAIL"
-  printf '  %-16s %-58s %-58s %s\n' "$label" "$ds" "$fs" "$ls"
+  printf '  %-16s %-58s %-58s %-20s %s\n' "$label" "$ds" "$fs" "$ls" "$rs"
 done
 echo "  (line: first error within 2 lines; cat: category accuracy; infra_f1: F1 of"
 echo "   infrastructure; comp: component accuracy; unsafe: restart/isolation plans"

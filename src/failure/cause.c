@@ -74,7 +74,25 @@ static int indented(const sm__line *l) {
 
 /* ==== Tracebacks ==== */
 
-static void segment(const sm__window *w, segs *s) {
+/* Length of a bare exception name ("queue.Empty", "mod.Stop: x") that ends
+ * a traceback, or 0: a dotted identifier at the start of the message,
+ * followed by ':' or the end of the line. */
+static int bare_exception(const sm__line *l) {
+  size_t n, i = 0;
+  const char *m = msg_of(l, &n);
+  int letter = 0;
+
+  while (i < n && (isalnum((unsigned char)m[i]) || m[i] == '_' ||
+                   m[i] == '.')) {
+    letter |= isalpha((unsigned char)m[i]) != 0;
+    i++;
+  }
+  if (i == 0 || !letter || !isalpha((unsigned char)m[0]) || m[i - 1] == '.')
+    return 0;
+  return (i == n || m[i] == ':') && i < 200 ? (int)i : 0;
+}
+
+static void segment(sm__window *w, segs *s) {
   int i = 0;
 
   for (int k = 0; k < w->n; k++) {
@@ -103,6 +121,17 @@ static void segment(const sm__window *w, segs *s) {
       e--;
     for (int q = i; q < e; q++)
       s->in_tb[q] = 1;
+    /* The line after the frames names the exception even when its type
+     * does not end in Error or Exception. */
+    if (j < w->n && w->lines[j].exc_len == 0 &&
+        w->lines[j].kind != SM__K_BENIGN && w->lines[j].kind != SM__K_SYMPTOM &&
+        w->lines[j].kind != SM__K_CAUSE) {
+      int bl = bare_exception(&w->lines[j]);
+      if (bl > 0) {
+        w->lines[j].exc_len = bl;
+        w->lines[j].kind = SM__K_EXC;
+      }
+    }
     if (j < w->n && w->lines[j].exc_len > 0 && e == j) {
       s->start[j] = i;
       for (int q = i; q < e; q++)

@@ -17,6 +17,11 @@
  *     a transient; the search resumes after it, and if the final fault has
  *     the same signature as a rejected transient, the earliest occurrence
  *     is reported (a failure that repeated, e.g. across elastic restarts);
+ *   - normal output after the fault, longer than that (ranks finishing an
+ *     evaluation loop, an elastic restart that trains before failing
+ *     again): once a candidate is accepted, the 16 chunks before it are
+ *     scanned for an earlier strong line, and if there is one the search
+ *     runs again below it (at most 8 rounds in all);
  *   - a log whose last 512 lines are clean: files up to 16 MiB are scanned
  *     line by line, larger ones are probed at 32 evenly spaced chunks.
  *
@@ -24,8 +29,8 @@
  * the start, SM_DIAG_TAIL only the last tail_lines lines.  Afterwards the
  * window around the first failing line (context lines before, context +
  * 256 after) is read and numbered: the newlines before the window are
- * counted in one pass eight bytes at a time, the only pass over the
- * prefix. */
+ * counted in one pass, sixteen bytes at a time (SSE2) or eight, the only
+ * pass over the prefix. */
 #include <limits.h>
 #include <string.h>
 #if defined(__SSE2__)

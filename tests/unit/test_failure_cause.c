@@ -251,6 +251,16 @@ SM_TEST(failure_frames_decide_user_or_framework) {
          4, "user", "none");
 }
 
+SM_TEST(failure_bare_exception_names_end_tracebacks) {
+  expect("Exception in thread Thread-2:\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/home/u/app/prefetch.py\", line 33, in run\n"
+         "    item = self.q.get_nowait()\n"
+         "queue.Empty\n"
+         "shutting down\n",
+         5, "user", "none");
+}
+
 SM_TEST(failure_import_errors_own_module_or_package) {
   expect("Traceback (most recent call last):\n"
          "  File \"/home/u/proj/tools/train.py\", line 3, in <module>\n"
