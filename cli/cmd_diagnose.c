@@ -108,8 +108,8 @@ static void put_line(const char *s) {
 
 static void print_human(const sm_diagnosis *d, const sm_plan *p) {
   if (!d->failure) {
-    printf("no failure found (%s: %llu chunks, %llu lines examined)\n",
-           d->mode, (unsigned long long)d->chunks_examined,
+    printf("no failure found (%s: %llu chunks, %llu lines examined)\n", d->mode,
+           (unsigned long long)d->chunks_examined,
            (unsigned long long)d->lines_examined);
     return;
   }
@@ -146,8 +146,8 @@ static void print_human(const sm_diagnosis *d, const sm_plan *p) {
   }
   for (int i = 0; i < p->n_gates; i++)
     printf("  gate: %s\n", p->gates[i]);
-  printf("(%s: %llu chunks, %llu lines examined, %llu bytes read)\n",
-         d->mode, (unsigned long long)d->chunks_examined,
+  printf("(%s: %llu chunks, %llu lines examined, %llu bytes read)\n", d->mode,
+         (unsigned long long)d->chunks_examined,
          (unsigned long long)d->lines_examined,
          (unsigned long long)d->bytes_read);
 }
@@ -206,12 +206,13 @@ int cmd_diagnose(int argc, char **argv) {
       sigfiles[n_sig++] = optarg;
       break;
     case OPT_THRESH:
-      if (cli_parse_num("diagnose", "--threshold", optarg,
-                        &popt.threshold))
+      if (cli_parse_num("diagnose", "--threshold", optarg, &popt.threshold))
         return CLI_USAGE;
       if (popt.threshold <= 0 || popt.threshold > 1)
-        return cli_usage("diagnose", "--threshold: expected a number in "
-                                     "(0, 1], got '%s'", optarg);
+        return cli_usage("diagnose",
+                         "--threshold: expected a number in "
+                         "(0, 1], got '%s'",
+                         optarg);
       break;
     case OPT_STATE:
       popt.state_path = optarg;
@@ -231,8 +232,7 @@ int cmd_diagnose(int argc, char **argv) {
       popt.max_retries = v == 0 ? -1 : (int)v;
       break;
     case OPT_QUOTA:
-      if (cli_parse_int("diagnose", "--isolation-quota", optarg, 0, 100000,
-                        &v))
+      if (cli_parse_int("diagnose", "--isolation-quota", optarg, 0, 100000, &v))
         return CLI_USAGE;
       popt.isolation_quota = v == 0 ? -1 : (int)v;
       break;
@@ -241,8 +241,10 @@ int cmd_diagnose(int argc, char **argv) {
                         &popt.quota_window_s))
         return CLI_USAGE;
       if (popt.quota_window_s <= 0)
-        return cli_usage("diagnose", "--quota-window: expected seconds > 0, "
-                                     "got '%s'", optarg);
+        return cli_usage("diagnose",
+                         "--quota-window: expected seconds > 0, "
+                         "got '%s'",
+                         optarg);
       break;
     case OPT_SHADOW:
       popt.shadow = 1;
@@ -258,8 +260,8 @@ int cmd_diagnose(int argc, char **argv) {
     }
   }
   if (optind != argc - 1)
-    return cli_usage("diagnose", optind >= argc ? "missing LOG"
-                                                : "expected one LOG");
+    return cli_usage("diagnose",
+                     optind >= argc ? "missing LOG" : "expected one LOG");
   log = argv[optind];
   popt.log_path = log;
 

@@ -87,18 +87,18 @@ typedef enum sm_diag_mode {
 
 /* Options; zero fields take the defaults in brackets. */
 typedef struct sm_diag_opts {
-  sm_diag_mode mode;  /* [SM_DIAG_LOCATE] */
-  int chunk_lines;    /* lines per chunk [64] */
-  int context;        /* lines of context either side of the cause [200] */
-  long tail_lines;    /* lines examined by SM_DIAG_TAIL [1000] */
-  size_t max_line;    /* longer lines are cut for analysis [65536] */
+  sm_diag_mode mode; /* [SM_DIAG_LOCATE] */
+  int chunk_lines;   /* lines per chunk [64] */
+  int context;       /* lines of context either side of the cause [200] */
+  long tail_lines;   /* lines examined by SM_DIAG_TAIL [1000] */
+  size_t max_line;   /* longer lines are cut for analysis [65536] */
 } sm_diag_opts;
 
 /* One line quoted as evidence. */
 typedef struct sm_evidence {
-  long long line; /* 1-based line number */
+  long long line;   /* 1-based line number */
   const char *role; /* "cause", "context", "frame", "symptom", "chain" */
-  char *text;     /* the line (cut at 512 bytes), NUL-terminated */
+  char *text;       /* the line (cut at 512 bytes), NUL-terminated */
 } sm_evidence;
 
 #define SM_DIAG_MAX_EVIDENCE 8
@@ -110,9 +110,9 @@ typedef struct sm_diagnosis {
   int failure;                 /* 1: a failure was found; 0: no_failure */
   long long first_error_line;  /* 1-based line of the root cause, 0 if none */
   uint64_t first_error_offset; /* byte offset of that line */
-  const char *category;  /* "infrastructure", "framework", "user", "unknown" */
-  const char *component; /* "gpu", "nvlink", "network", "node", "storage",
-                          * "gpu_memory" or "none" */
+  const char *category;   /* "infrastructure", "framework", "user", "unknown" */
+  const char *component;  /* "gpu", "nvlink", "network", "node", "storage",
+                           * "gpu_memory" or "none" */
   const char *root_cause; /* one sentence, or NULL without a failure */
   const char *signature;  /* matched signature name, or NULL */
   const char *exception;  /* Python exception type of the cause, or NULL */
@@ -126,13 +126,13 @@ typedef struct sm_diagnosis {
   int n_evidence;
   const char *commands[SM_DIAG_MAX_COMMANDS]; /* diagnosis commands */
   int n_commands;
-  const char *mode;          /* "locator", "whole" or "tail" */
-  uint64_t chunks_examined;  /* chunks scored by the locator */
-  uint64_t lines_examined;   /* lines classified in all */
-  uint64_t bytes_read;       /* bytes read from the log, line count
-                              * included */
-  uint64_t bytes_counted;    /* bytes scanned only to count newlines */
-  sm_arena _arena;           /* private: owns the strings */
+  const char *mode;         /* "locator", "whole" or "tail" */
+  uint64_t chunks_examined; /* chunks scored by the locator */
+  uint64_t lines_examined;  /* lines classified in all */
+  uint64_t bytes_read;      /* bytes read from the log, line count
+                             * included */
+  uint64_t bytes_counted;   /* bytes scanned only to count newlines */
+  sm_arena _arena;          /* private: owns the strings */
 } sm_diagnosis;
 
 /* Diagnoses the log at path.  Returns 0 with *out filled (release it with
@@ -145,10 +145,9 @@ SM_EXTERN int sm_diagnose_file(const sm_sigdb *db, const char *path,
 
 /* The same on a log held in memory (data need not be NUL-terminated);
  * name is used in messages. */
-SM_EXTERN int sm_diagnose_mem(const sm_sigdb *db, const char *data,
-                              size_t len, const char *name,
-                              const sm_diag_opts *opts, sm_diagnosis *out,
-                              sm_err *err);
+SM_EXTERN int sm_diagnose_mem(const sm_sigdb *db, const char *data, size_t len,
+                              const char *name, const sm_diag_opts *opts,
+                              sm_diagnosis *out, sm_err *err);
 
 /* Frees what a diagnosis holds; safe on a zeroed struct. */
 SM_EXTERN void sm_diagnosis_release(sm_diagnosis *d);
@@ -157,11 +156,11 @@ SM_EXTERN void sm_diagnosis_release(sm_diagnosis *d);
 
 /* Planner options; zero fields take the defaults in brackets. */
 typedef struct sm_plan_opts {
-  double threshold;      /* least confidence for automatic actions [0.8] */
-  int max_retries;       /* automatic restarts per job [2] */
-  int isolation_quota;   /* node isolations per window [2] */
-  double quota_window_s; /* the isolation window in seconds [86400] */
-  int shadow;            /* 1: plan, but mark nothing executable */
+  double threshold;       /* least confidence for automatic actions [0.8] */
+  int max_retries;        /* automatic restarts per job [2] */
+  int isolation_quota;    /* node isolations per window [2] */
+  double quota_window_s;  /* the isolation window in seconds [86400] */
+  int shadow;             /* 1: plan, but mark nothing executable */
   const char *state_path; /* planner state (retries, isolations); NULL:
                            * the caps apply to this call alone */
   const char *audit_path; /* append-only JSON-lines audit log, or NULL */
@@ -176,9 +175,9 @@ typedef struct sm_plan_opts {
 
 /* One step of a plan. */
 typedef struct sm_plan_step {
-  const char *action; /* "report", "diagnose", "isolate_node",
-                       * "request_replacement", "restart_from_checkpoint" */
-  const char *target; /* node, device or job the step acts on, or NULL */
+  const char *action;    /* "report", "diagnose", "isolate_node",
+                          * "request_replacement", "restart_from_checkpoint" */
+  const char *target;    /* node, device or job the step acts on, or NULL */
   const char *condition; /* when to carry it out ("the diagnosis confirms
                           * the fault"), or NULL: always */
   const char *commands[SM_DIAG_MAX_COMMANDS]; /* for "diagnose" */
@@ -187,16 +186,16 @@ typedef struct sm_plan_step {
 
 /* A recovery plan.  Strings live in the struct's arena. */
 typedef struct sm_plan {
-  int executable;   /* 1: the steps may be carried out automatically */
-  int shadow;       /* 1: produced in shadow mode */
-  int retryable;    /* 1: the plan restarts the job */
+  int executable; /* 1: the steps may be carried out automatically */
+  int shadow;     /* 1: produced in shadow mode */
+  int retryable;  /* 1: the plan restarts the job */
   sm_plan_step steps[SM_PLAN_MAX_STEPS]; /* in order */
   int n_steps;
   const char *gates[SM_PLAN_MAX_GATES]; /* why something was withheld */
   int n_gates;
-  int retries_used;       /* restarts of this job before this plan */
+  int retries_used;         /* restarts of this job before this plan */
   int isolations_in_window; /* isolations counted in the window before */
-  sm_arena _arena;        /* private: owns the strings */
+  sm_arena _arena;          /* private: owns the strings */
 } sm_plan;
 
 /* Plans the recovery for a diagnosis.  Only an infrastructure fault with a
@@ -209,8 +208,7 @@ typedef struct sm_plan {
  * appended.  Returns 0 or a negative code (unreadable or corrupt state,
  * audit write failure); *out is released by sm_plan_release. */
 SM_EXTERN int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
-                           const sm_plan_opts *opts, sm_plan *out,
-                           sm_err *err);
+                           const sm_plan_opts *opts, sm_plan *out, sm_err *err);
 
 /* Frees what a plan holds; safe on a zeroed struct. */
 SM_EXTERN void sm_plan_release(sm_plan *p);

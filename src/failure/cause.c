@@ -39,20 +39,20 @@
 
 /* A classification. */
 typedef struct verdict {
-  int cat, comp;         /* SM__CAT_*, SM__COMP_* */
-  double conf;           /* confidence */
-  int retryable;         /* 1/0 */
-  const sm__sig *sig;    /* signature that decided, or NULL */
-  int xid;               /* Xid code that decided, or -1 */
-  char cause[320];       /* root-cause sentence */
-  char reason[320];      /* how it was decided */
+  int cat, comp;      /* SM__CAT_*, SM__COMP_* */
+  double conf;        /* confidence */
+  int retryable;      /* 1/0 */
+  const sm__sig *sig; /* signature that decided, or NULL */
+  int xid;            /* Xid code that decided, or -1 */
+  char cause[320];    /* root-cause sentence */
+  char reason[320];   /* how it was decided */
 } verdict;
 
 /* Traceback segmentation of a window. */
 typedef struct segs {
-  char *in_tb;  /* 1 for lines inside a traceback */
-  int *start;   /* for an exception line ending a block: its first line */
-  int *exc_of;  /* for a line inside a block: the exception line, or -1 */
+  char *in_tb; /* 1 for lines inside a traceback */
+  int *start;  /* for an exception line ending a block: its first line */
+  int *exc_of; /* for a line inside a block: the exception line, or -1 */
 } segs;
 
 static const char *msg_of(const sm__line *l, size_t *n) {
@@ -82,8 +82,8 @@ static int bare_exception(const sm__line *l) {
   const char *m = msg_of(l, &n);
   int letter = 0;
 
-  while (i < n && (isalnum((unsigned char)m[i]) || m[i] == '_' ||
-                   m[i] == '.')) {
+  while (i < n &&
+         (isalnum((unsigned char)m[i]) || m[i] == '_' || m[i] == '.')) {
     letter |= isalpha((unsigned char)m[i]) != 0;
     i++;
   }
@@ -218,10 +218,10 @@ static int library_path(const char *p, size_t n) {
 
 /* Frames of the traceback that ends at exception line x. */
 typedef struct frames {
-  int n;            /* frame lines */
-  int n_user;       /* frames in the job's own code */
-  int innermost;    /* index of the last frame, -1 */
-  int inner_user;   /* index of the last user frame, -1 */
+  int n;          /* frame lines */
+  int n_user;     /* frames in the job's own code */
+  int innermost;  /* index of the last frame, -1 */
+  int inner_user; /* index of the last user frame, -1 */
 } frames;
 
 static void collect_frames(const sm__window *w, const segs *s, int x,
@@ -261,8 +261,7 @@ static int own_module(const sm__window *w, const segs *s, int x,
     pn = frame_path(&w->lines[i], &p);
     if (pn == 0 || library_path(p, pn))
       continue;
-    for (q = p; (q = memmem(q, (size_t)(p + pn - q), mod, mn)) != NULL;
-         q++) {
+    for (q = p; (q = memmem(q, (size_t)(p + pn - q), mod, mn)) != NULL; q++) {
       char before = q > p ? q[-1] : '/';
       char after = q + mn < p + pn ? q[mn] : '/';
       if ((before == '/' || before == '\\') &&
@@ -325,8 +324,7 @@ static void from_sig(const sm_sigdb *db, const sm__sig *sig, int xid,
   } else if (xid >= 0) {
     v->xid = xid;
     v->conf = SM_MIN(v->conf, 0.6);
-    snprintf(v->cause, sizeof(v->cause), "Xid %d (not in the Xid table)",
-             xid);
+    snprintf(v->cause, sizeof(v->cause), "Xid %d (not in the Xid table)", xid);
   }
 }
 
@@ -352,10 +350,12 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
     v->conf = 0.8;
     snprintf(v->cause, sizeof(v->cause),
              "import of the job's own module '%s' failed (path or name "
-             "error in the job)", mod);
+             "error in the job)",
+             mod);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is a directory or file of the job's own "
-             "frames", v->sig->name, top);
+             "frames",
+             v->sig->name, top);
   } else if (mn > 0 && (sm__sigdb_is_package(db, top, mn) ||
                         memmem(m, n, "site-packages", 13) != NULL ||
                         memmem(m, n, "dist-packages", 13) != NULL)) {
@@ -363,16 +363,17 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
     v->conf = 0.8;
     snprintf(v->cause, sizeof(v->cause),
              "installed package '%s' is missing or incompatible with the "
-             "code or with another package", mod);
+             "code or with another package",
+             mod);
     snprintf(v->reason, sizeof(v->reason),
-             "signature %s: '%s' is a third-party package", v->sig->name,
-             top);
+             "signature %s: '%s' is a third-party package", v->sig->name, top);
   } else if (mn > 0) {
     v->cat = SM__CAT_USER;
     v->conf = 0.6;
     snprintf(v->cause, sizeof(v->cause),
              "module '%s' cannot be imported: not a known package, so the "
-             "job's own module or environment is at fault", mod);
+             "job's own module or environment is at fault",
+             mod);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is not a known third-party package",
              v->sig->name, top);
@@ -539,8 +540,7 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
     v->conf = 0.2 + 0.4 * (double)l->cls_score;
     snprintf(v->cause, sizeof(v->cause),
              "unrecognised failure line (no signature)");
-    snprintf(v->reason, sizeof(v->reason),
-             "line classifier: %s (cosine %.2f)",
+    snprintf(v->reason, sizeof(v->reason), "line classifier: %s (cosine %.2f)",
              sm__protoset_failure.class_names[l->cls], (double)l->cls_score);
     return;
   }
@@ -600,8 +600,8 @@ static const char *capture(sm__lctx *c, sm__pattern *const *pats, int np,
     if (pass == 1 && l->msg == 0)
       break;
     for (int k = 0; k < np; k++)
-      if (sm__pattern_exec(&c->m, pats[k], t, n, sub, 2) &&
-          sub[1].rm_so >= 0 && sub[1].rm_eo > sub[1].rm_so)
+      if (sm__pattern_exec(&c->m, pats[k], t, n, sub, 2) && sub[1].rm_so >= 0 &&
+          sub[1].rm_eo > sub[1].rm_so)
         return sm_arena_strndup(a, c->m.buf + sub[1].rm_so,
                                 (size_t)(sub[1].rm_eo - sub[1].rm_so));
   }
@@ -630,8 +630,7 @@ static const char *find_near(sm__lctx *c, sm__pattern *const *pats, int np,
 
 /* ==== Output ==== */
 
-static void add_evidence(sm_diagnosis *d, const sm__line *l,
-                         const char *role) {
+static void add_evidence(sm_diagnosis *d, const sm__line *l, const char *role) {
   sm_evidence *e;
 
   if (d->n_evidence >= SM_DIAG_MAX_EVIDENCE)
@@ -746,10 +745,10 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   d->first_error_line = lx->no;
   d->first_error_offset = lx->off;
   d->category = sm__cat_names[v.cat];
-  d->component = sm__comp_names[v.cat == SM__CAT_INFRA ||
-                                        v.comp == SM__COMP_GPU_MEMORY
-                                    ? v.comp
-                                    : SM__COMP_NONE];
+  d->component =
+      sm__comp_names[v.cat == SM__CAT_INFRA || v.comp == SM__COMP_GPU_MEMORY
+                         ? v.comp
+                         : SM__COMP_NONE];
   d->confidence = v.conf;
   d->retryable = v.cat == SM__CAT_INFRA && v.retryable != 0;
   d->xid = v.xid;
@@ -757,12 +756,11 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   d->reason = sm_arena_strdup(&d->_arena, v.reason);
   d->signature = v.sig ? v.sig->name : NULL;
   if (lx->exc_len > 0)
-    d->exception = sm_arena_strndup(&d->_arena, lx->text + lx->msg,
-                                    (size_t)lx->exc_len);
+    d->exception =
+        sm_arena_strndup(&d->_arena, lx->text + lx->msg, (size_t)lx->exc_len);
   d->node = find_near(c, db->hosts, db->n_hosts, w, x, explain, o->context,
                       &d->_arena);
-  d->device = find_near(c, db->devs, db->n_devs, w, x, explain, 8,
-                        &d->_arena);
+  d->device = find_near(c, db->devs, db->n_devs, w, x, explain, 8, &d->_arena);
   /* Evidence: the cause, what explained it, the chain, the user frame,
    * the first symptoms. */
   add_evidence(d, lx, "cause");
@@ -791,10 +789,10 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   /* Commands that diagnose the component. */
   if (v.cat == SM__CAT_INFRA) {
     const sm__sig *sg = v.sig;
-    char *const *cmds = sg && sg->n_diagnose ? sg->diagnose
-                                             : db->comps[v.comp].diagnose;
-    int nc = sg && sg->n_diagnose ? sg->n_diagnose
-                                  : db->comps[v.comp].n_diagnose;
+    char *const *cmds =
+        sg && sg->n_diagnose ? sg->diagnose : db->comps[v.comp].diagnose;
+    int nc =
+        sg && sg->n_diagnose ? sg->n_diagnose : db->comps[v.comp].n_diagnose;
     for (int i = 0; i < nc && d->n_commands < SM_DIAG_MAX_COMMANDS; i++) {
       const char *f = fill(&d->_arena, cmds[i], d->node, d->device);
       if (f != NULL)

@@ -49,21 +49,27 @@ static int sniff(sm__src *src, sm_err *err) {
     return sm_err_set(err, SM_EUNSUPP,
                       "%s: zstd-compressed data; decompress it first",
                       src->name);
-  if (n >= 6 && memcmp(buf, "\xfd" "7zXZ", 5) == 0)
+  if (n >= 6 && memcmp(buf,
+                       "\xfd"
+                       "7zXZ",
+                       5) == 0)
     return sm_err_set(err, SM_EUNSUPP,
-                      "%s: xz-compressed data; decompress it first",
-                      src->name);
+                      "%s: xz-compressed data; decompress it first", src->name);
   if (n >= 3 && memcmp(buf, "BZh", 3) == 0 && n >= 4 && buf[3] >= '1' &&
       buf[3] <= '9')
     return sm_err_set(err, SM_EUNSUPP,
                       "%s: bzip2-compressed data; decompress it first",
                       src->name);
-  if (n >= 4 && (memcmp(buf, "\x7f" "ELF", 4) == 0 ||
-                 memcmp(buf, "PK\x03\x04", 4) == 0 ||
-                 memcmp(buf, "\x89HDF", 4) == 0))
+  if (n >= 4 &&
+      (memcmp(buf,
+              "\x7f"
+              "ELF",
+              4) == 0 ||
+       memcmp(buf, "PK\x03\x04", 4) == 0 || memcmp(buf, "\x89HDF", 4) == 0))
     return sm_err_set(err, SM_EUNSUPP,
                       "%s: binary data (an executable or archive), not a "
-                      "text log", src->name);
+                      "text log",
+                      src->name);
   while (i < (size_t)n) {
     unsigned char ch = buf[i];
     size_t l;
@@ -167,8 +173,7 @@ static void init_result(sm_diagnosis *d) {
 }
 
 int sm_diagnose_file(const sm_sigdb *db, const char *path,
-                     const sm_diag_opts *opts, sm_diagnosis *out,
-                     sm_err *err) {
+                     const sm_diag_opts *opts, sm_diagnosis *out, sm_err *err) {
   sm_rfile f;
   sm__src src;
   int rc;

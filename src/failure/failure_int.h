@@ -43,8 +43,8 @@ enum {
 /* Special reasoning a signature may ask for (key "resolver"). */
 enum {
   SM__RESOLVE_NONE = 0,
-  SM__RESOLVE_IMPORT,    /* decide own module vs package from the name */
-  SM__RESOLVE_TRACEBACK  /* decide user vs framework from the frames */
+  SM__RESOLVE_IMPORT,   /* decide own module vs package from the name */
+  SM__RESOLVE_TRACEBACK /* decide user vs framework from the frames */
 };
 
 extern const char *const sm__cat_names[SM__CAT_COUNT];
@@ -56,10 +56,10 @@ extern const char *const sm__role_names[3];
 /* One compiled regular expression and the literals that must occur in any
  * line it matches (lower case), used to skip it cheaply. */
 typedef struct sm__pattern {
-  regex_t re;      /* compiled, case-insensitive, extended syntax */
-  int id;          /* index in the database's candidate bit set */
-  int n_needles;   /* alternatives: one of them must occur; 0 = always run */
-  char **needles;  /* lower-case literals */
+  regex_t re;     /* compiled, case-insensitive, extended syntax */
+  int id;         /* index in the database's candidate bit set */
+  int n_needles;  /* alternatives: one of them must occur; 0 = always run */
+  char **needles; /* lower-case literals */
 } sm__pattern;
 
 /* A signature: what a family of lines means. */
@@ -81,9 +81,9 @@ typedef struct sm__sig {
   int n_match;
   sm__pattern **unless; /* none of them */
   int n_unless;
-  int load;          /* load number: later loads are tried first */
-  int order;         /* position in its file */
-  int dead;          /* replaced by a later signature of the same name */
+  int load;  /* load number: later loads are tried first */
+  int order; /* position in its file */
+  int dead;  /* replaced by a later signature of the same name */
 } sm__sig;
 
 /* Meaning of one NVIDIA Xid code. */
@@ -101,10 +101,10 @@ typedef struct sm__xid {
 
 /* Diagnosis and isolation policy of one component. */
 typedef struct sm__comp {
-  char **diagnose;   /* commands; "{node}" and "{device}" are filled in */
+  char **diagnose; /* commands; "{node}" and "{device}" are filled in */
   int n_diagnose;
-  int isolate;       /* isolating the node can help */
-  int replace;       /* ask for a replacement node */
+  int isolate; /* isolating the node can help */
+  int replace; /* ask for a replacement node */
 } sm__comp;
 
 /* Default meaning of a Python exception type without a signature. */
@@ -119,49 +119,49 @@ typedef struct sm__exc {
 } sm__exc;
 
 typedef struct sm__needle_ent {
-  const char *s;  /* the needle (lower case) */
-  uint32_t len;   /* its length, >= 3 */
-  int pattern;    /* pattern id */
-  int next;       /* next entry in the bucket, -1 ends */
+  const char *s; /* the needle (lower case) */
+  uint32_t len;  /* its length, >= 3 */
+  int pattern;   /* pattern id */
+  int next;      /* next entry in the bucket, -1 ends */
 } sm__needle_ent;
 
 #define SM__NEEDLE_BUCKETS 16384
 
 struct sm_sigdb {
-  sm_arena arena;        /* strings and arrays of every record */
-  sm__sig **sigs;        /* every signature (owned by the arena) */
+  sm_arena arena; /* strings and arrays of every record */
+  sm__sig **sigs; /* every signature (owned by the arena) */
   int n_sigs, cap_sigs;
-  sm__sig **order;       /* live signatures in the order they are tried */
+  sm__sig **order; /* live signatures in the order they are tried */
   int n_order;
   sm__pattern **patterns; /* every compiled pattern, by id */
   int n_patterns, cap_patterns;
-  sm__xid *xids;         /* Xid table */
+  sm__xid *xids; /* Xid table */
   int n_xids, cap_xids;
   sm__comp comps[SM__COMP_COUNT]; /* per component */
-  sm__exc *excs;         /* exception defaults */
+  sm__exc *excs;                  /* exception defaults */
   int n_excs, cap_excs;
-  char **packages;       /* third-party top-level module names */
+  char **packages; /* third-party top-level module names */
   int n_packages, cap_packages;
-  sm__pattern **hosts;   /* host-name patterns (group 1) */
+  sm__pattern **hosts; /* host-name patterns (group 1) */
   int n_hosts, cap_hosts;
-  sm__pattern **devs;    /* device patterns (group 1): PCI address, HCA */
+  sm__pattern **devs; /* device patterns (group 1): PCI address, HCA */
   int n_devs, cap_devs;
-  int loads;             /* texts loaded so far */
-  int n_unfiltered;      /* patterns without a usable literal */
+  int loads;               /* texts loaded so far */
+  int n_unfiltered;        /* patterns without a usable literal */
   sm__needle_ent *needles; /* the literal index */
   int n_needles, cap_needles;
-  int *heads;            /* SM__NEEDLE_BUCKETS bucket heads */
+  int *heads; /* SM__NEEDLE_BUCKETS bucket heads */
 };
 
 /* Per-caller scratch for matching (the database stays const). */
 typedef struct sm__matcher {
-  const sm_sigdb *db;  /* the database */
-  uint64_t *cand;      /* candidate pattern bits */
-  int n_words;         /* words in cand */
-  char *low;           /* lower-case copy of the line */
-  size_t low_cap;      /* its capacity */
-  char *buf;           /* NUL-terminated copy for regexec */
-  size_t buf_cap;      /* its capacity */
+  const sm_sigdb *db; /* the database */
+  uint64_t *cand;     /* candidate pattern bits */
+  int n_words;        /* words in cand */
+  char *low;          /* lower-case copy of the line */
+  size_t low_cap;     /* its capacity */
+  char *buf;          /* NUL-terminated copy for regexec */
+  size_t buf_cap;     /* its capacity */
 } sm__matcher;
 
 int sm__matcher_init(sm__matcher *m, const sm_sigdb *db);
@@ -176,8 +176,8 @@ const sm__sig *sm__sigdb_match(sm__matcher *m, const char *text, size_t n,
 /* As sm__sigdb_match, but only signatures of role SM__ROLE_CAUSE: the cause
  * a symptom line restates ("watchdog ... terminated with exception: CUDA
  * error: ..."). */
-const sm__sig *sm__sigdb_match_cause(sm__matcher *m, const char *text,
-                                     size_t n, int *xid);
+const sm__sig *sm__sigdb_match_cause(sm__matcher *m, const char *text, size_t n,
+                                     int *xid);
 
 /* Runs one pattern on text; returns 1 on a match and fills up to nsub
  * sub-matches. */
@@ -213,27 +213,27 @@ enum {
 
 /* Analysis of one line. */
 typedef struct sm__line {
-  const char *text;      /* raw bytes (not NUL-terminated) */
-  size_t len;            /* bytes, capped at max_line */
-  size_t msg;            /* start of the message after prefixes */
-  uint64_t off;          /* file offset of the line */
-  long long no;          /* 1-based line number, 0 when not known yet */
-  double ts;             /* timestamp in seconds, NAN if none */
-  int kind;              /* SM__K_* */
-  const sm__sig *sig;    /* matching signature or NULL */
-  int xid;               /* Xid code the line names, -1 */
-  int exc_len;           /* length of the exception type at msg, 0 none */
-  int cls;               /* classifier class (weak lines), -1 */
-  float cls_score;       /* its cosine */
+  const char *text;   /* raw bytes (not NUL-terminated) */
+  size_t len;         /* bytes, capped at max_line */
+  size_t msg;         /* start of the message after prefixes */
+  uint64_t off;       /* file offset of the line */
+  long long no;       /* 1-based line number, 0 when not known yet */
+  double ts;          /* timestamp in seconds, NAN if none */
+  int kind;           /* SM__K_* */
+  const sm__sig *sig; /* matching signature or NULL */
+  int xid;            /* Xid code the line names, -1 */
+  int exc_len;        /* length of the exception type at msg, 0 none */
+  int cls;            /* classifier class (weak lines), -1 */
+  float cls_score;    /* its cosine */
 } sm__line;
 
 /* Line analysis context: matcher, classifier and the class indices. */
 typedef struct sm__lctx {
-  sm__matcher m;         /* signature matching scratch */
-  sm_linecls *cls;       /* classifier over sm__protoset_failure */
+  sm__matcher m;   /* signature matching scratch */
+  sm_linecls *cls; /* classifier over sm__protoset_failure */
   int c_normal, c_benign, c_cascade, c_infra, c_framework, c_user;
-  float weak_min;        /* least cosine for a weak failure line */
-  uint64_t lines;        /* lines analysed */
+  float weak_min; /* least cosine for a weak failure line */
+  uint64_t lines; /* lines analysed */
 } sm__lctx;
 
 int sm__lctx_init(sm__lctx *c, const sm_sigdb *db, sm_err *err);
@@ -265,12 +265,12 @@ int sm__line_strong(const sm__line *l);
 
 /* A log readable at any offset: a regular file or a memory buffer. */
 typedef struct sm__src {
-  sm_rfile *f;          /* the file, or NULL for memory */
-  const char *mem;      /* the buffer when f is NULL */
-  uint64_t size;        /* bytes */
-  const char *name;     /* for messages */
-  uint64_t nread;       /* bytes read (analysis) */
-  uint64_t ncounted;    /* bytes read only to count lines */
+  sm_rfile *f;       /* the file, or NULL for memory */
+  const char *mem;   /* the buffer when f is NULL */
+  uint64_t size;     /* bytes */
+  const char *name;  /* for messages */
+  uint64_t nread;    /* bytes read (analysis) */
+  uint64_t ncounted; /* bytes read only to count lines */
 } sm__src;
 
 /* Reads up to n bytes at off; returns the count or a negative code. */
@@ -278,8 +278,7 @@ ssize_t sm__src_read(sm__src *s, void *buf, size_t n, uint64_t off,
                      sm_err *err);
 
 /* Counts the newlines in [0, end): the only pass over a prefix. */
-int sm__src_count_lines(sm__src *s, uint64_t end, uint64_t *count,
-                        sm_err *err);
+int sm__src_count_lines(sm__src *s, uint64_t end, uint64_t *count, sm_err *err);
 
 /* Counts '\n' bytes in p[0..n): sixteen bytes at a time with SSE2 where
  * the compiler targets it, else eight at a time in a 64-bit word. */
@@ -291,20 +290,20 @@ uint64_t sm__count_newlines_portable(const char *p, size_t n);
 
 /* A window of analysed lines around the cause. */
 typedef struct sm__window {
-  sm__line *lines;       /* in file order */
-  int n;                 /* lines */
-  int first_fail;        /* index of the first failing line found */
-  char *buf;             /* bytes the lines point into */
+  sm__line *lines; /* in file order */
+  int n;           /* lines */
+  int first_fail;  /* index of the first failing line found */
+  char *buf;       /* bytes the lines point into */
 } sm__window;
 
 typedef struct sm__locate_stats {
-  uint64_t chunks;       /* chunks scored */
+  uint64_t chunks; /* chunks scored */
 } sm__locate_stats;
 
 /* Finds the first failing line and reads the window around it.  Returns 1
  * with *w filled, 0 when no failing line exists, or a negative code. */
-int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o,
-               sm__window *w, sm__locate_stats *st, sm_err *err);
+int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o, sm__window *w,
+               sm__locate_stats *st, sm_err *err);
 void sm__window_release(sm__window *w);
 
 /* ==== Cause ==== */

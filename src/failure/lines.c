@@ -45,8 +45,8 @@ static size_t parse_hms(const char *s, size_t n, size_t i, double *sec) {
       j++;
     }
   }
-  *sec = num(s, i, 2) * 3600.0 + num(s, i + 3, 2) * 60.0 + num(s, i + 6, 2) +
-         frac;
+  *sec =
+      num(s, i, 2) * 3600.0 + num(s, i + 3, 2) * 60.0 + num(s, i + 6, 2) + frac;
   return j - i;
 }
 
@@ -144,8 +144,8 @@ static size_t rank_tag(const char *s, size_t n, size_t i) {
   if (i >= n || s[i] != '[')
     return 0;
   /* [rank3]: [Rank 3]: [default3]: [local_rank0]: */
-  for (k = j; k < n && k < j + 16 && (isalpha((unsigned char)s[k]) ||
-                                      s[k] == '_' || s[k] == ' ');
+  for (k = j; k < n && k < j + 16 &&
+              (isalpha((unsigned char)s[k]) || s[k] == '_' || s[k] == ' ');
        k++)
     ;
   if (k > j && k < n && isdigit((unsigned char)s[k])) {
@@ -237,7 +237,8 @@ size_t sm__line_prefix(const char *s, size_t n, double *ts) {
       j++;
     }
     /* Dates and times, bare or bracketed. */
-    if ((l = parse_iso(s, n, j, &t)) > 0 || (l = parse_syslog(s, n, j, &t)) > 0 ||
+    if ((l = parse_iso(s, n, j, &t)) > 0 ||
+        (l = parse_syslog(s, n, j, &t)) > 0 ||
         (l = parse_hms(s, n, j, &t)) > 0) {
       size_t k = j + l;
       if (bracket) {
@@ -298,9 +299,8 @@ size_t sm__line_prefix(const char *s, size_t n, double *ts) {
     }
     if (s[i] == '(') {
       const char *close = memchr(s + i, ')', SM_MIN(n - i, (size_t)96));
-      const char *pid = close ? memmem(s + i, (size_t)(close - (s + i)),
-                                       "pid=", 4)
-                              : NULL;
+      const char *pid =
+          close ? memmem(s + i, (size_t)(close - (s + i)), "pid=", 4) : NULL;
       if (pid != NULL) {
         i = skip_one(s, n, (size_t)(close - s) + 1);
         continue;
@@ -366,8 +366,8 @@ static int starts(const char *s, size_t n, const char *p) {
 static int rich_box(const char *s, size_t n) {
   return n >= 3 && (unsigned char)s[0] == 0xe2 &&
          (((unsigned char)s[1] == 0x94 && (unsigned char)s[2] == 0x82) ||
-          ((unsigned char)s[1] == 0x95 && ((unsigned char)s[2] == 0xad ||
-                                           (unsigned char)s[2] == 0xb0)));
+          ((unsigned char)s[1] == 0x95 &&
+           ((unsigned char)s[2] == 0xad || (unsigned char)s[2] == 0xb0)));
 }
 
 /* Structural kind of a message, or SM__K_NORMAL. */
@@ -473,8 +473,7 @@ void sm__line_eval(sm__lctx *c, sm__line *l) {
   l->exc_len = 0;
   kind = structure(m, mn);
   if (kind == SM__K_BLANK || kind == SM__K_TB_HEADER ||
-      kind == SM__K_TB_FRAME || kind == SM__K_CHAIN ||
-      kind == SM__K_TB_CODE) {
+      kind == SM__K_TB_FRAME || kind == SM__K_CHAIN || kind == SM__K_TB_CODE) {
     l->kind = kind;
     return;
   }
@@ -496,15 +495,15 @@ void sm__line_eval(sm__lctx *c, sm__line *l) {
     return;
   }
   if (l->exc_len > 0) {
-    l->kind = ends_with(m, (size_t)l->exc_len, "Warning") ? SM__K_BENIGN
-                                                          : SM__K_EXC;
+    l->kind =
+        ends_with(m, (size_t)l->exc_len, "Warning") ? SM__K_BENIGN : SM__K_EXC;
     return;
   }
   l->kind = SM__K_NORMAL;
   if (c->cls != NULL) {
     float sc;
-    int cl = sm_linecls_classify(c->cls, l->text, SM_MIN(l->len, (size_t)4096),
-                                 &sc);
+    int cl =
+        sm_linecls_classify(c->cls, l->text, SM_MIN(l->len, (size_t)4096), &sc);
     if (cl >= 0 && sc >= c->weak_min &&
         (cl == c->c_infra || cl == c->c_framework || cl == c->c_user ||
          cl == c->c_cascade)) {

@@ -111,8 +111,8 @@ uint64_t sm__count_newlines(const char *p, size_t n) {
 
   while (i + 16 <= n) {
     __m128i acc = zero, sum;
-    size_t stop = n - i >= 16 * 255 ? i + 16 * 255
-                                    : i + ((n - i) & ~(size_t)15);
+    size_t stop =
+        n - i >= 16 * 255 ? i + 16 * 255 : i + ((n - i) & ~(size_t)15);
     for (; i < stop; i += 16)
       acc = _mm_sub_epi8(
           acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), nl));
@@ -142,8 +142,8 @@ int sm__src_count_lines(sm__src *s, uint64_t end, uint64_t *count,
   if (buf == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   while (pos < end) {
-    size_t want = end - pos < ((uint64_t)1 << 20) ? (size_t)(end - pos)
-                                                  : (size_t)1 << 20;
+    size_t want =
+        end - pos < ((uint64_t)1 << 20) ? (size_t)(end - pos) : (size_t)1 << 20;
     ssize_t r = sm_rfile_pread(s->f, buf, want, pos, err);
     if (r < 0) {
       sm_free(buf);
@@ -163,15 +163,15 @@ int sm__src_count_lines(sm__src *s, uint64_t end, uint64_t *count,
 /* ==== Forward line reader over a source ==== */
 
 typedef struct fwd {
-  sm__src *src;     /* the log */
-  char *buf;        /* block buffer */
-  size_t cap;       /* its size */
-  size_t len;       /* valid bytes */
-  size_t at;        /* next unread byte */
-  uint64_t boff;    /* file offset of buf[0] */
-  size_t max_line;  /* cap on a returned line */
-  size_t step;      /* next read size: small first, doubling */
-  int skipping;     /* inside the rest of a cut line */
+  sm__src *src;    /* the log */
+  char *buf;       /* block buffer */
+  size_t cap;      /* its size */
+  size_t len;      /* valid bytes */
+  size_t at;       /* next unread byte */
+  uint64_t boff;   /* file offset of buf[0] */
+  size_t max_line; /* cap on a returned line */
+  size_t step;     /* next read size: small first, doubling */
+  int skipping;    /* inside the rest of a cut line */
 } fwd;
 
 static int fwd_init(fwd *r, sm__src *src, uint64_t off, size_t max_line) {
@@ -333,8 +333,7 @@ static int back_lines(sm__src *s, uint64_t end, long lines, uint64_t *out,
     }
     if ((size_t)r != n) {
       sm_free(buf);
-      return sm_err_set(err, SM_EIO, "%s: file changed while reading",
-                        s->name);
+      return sm_err_set(err, SM_EIO, "%s: file changed while reading", s->name);
     }
     for (size_t i = n; i-- > 0;) {
       if (buf[i] != '\n')
@@ -364,24 +363,24 @@ static int back_lines(sm__src *s, uint64_t end, long lines, uint64_t *out,
 /* ==== Chunks ==== */
 
 typedef struct loc {
-  sm__lctx *c;            /* line analysis */
-  sm__src *src;           /* the log */
-  int chunk_lines;        /* lines per chunk */
-  size_t max_line;        /* line cap */
-  uint64_t chunks;        /* chunks scored */
-  double avg_bytes;       /* mean bytes of a chunk seen so far */
-  sm_err *err;            /* errors */
+  sm__lctx *c;      /* line analysis */
+  sm__src *src;     /* the log */
+  int chunk_lines;  /* lines per chunk */
+  size_t max_line;  /* line cap */
+  uint64_t chunks;  /* chunks scored */
+  double avg_bytes; /* mean bytes of a chunk seen so far */
+  sm_err *err;      /* errors */
 } loc;
 
 /* What one chunk (or one scan) holds. */
 typedef struct chunk {
-  uint64_t start, end;    /* byte range */
-  long lines;             /* lines read */
-  int failing;            /* a failing line was found */
-  int strong;             /* a strong line was found */
-  uint64_t fail_off;      /* offset of the first failing line */
-  const sm__sig *sig;     /* signature of the first strongest line */
-  int strength;           /* strongest line strength */
+  uint64_t start, end; /* byte range */
+  long lines;          /* lines read */
+  int failing;         /* a failing line was found */
+  int strong;          /* a strong line was found */
+  uint64_t fail_off;   /* offset of the first failing line */
+  const sm__sig *sig;  /* signature of the first strongest line */
+  int strength;        /* strongest line strength */
 } chunk;
 
 /* Scores up to max_lines lines from start, stopping before limit. */
@@ -435,8 +434,8 @@ static int eval_chunk(loc *L, uint64_t start, chunk *ch) {
   if (rc == 0) {
     L->chunks++;
     if (ch->lines > 0)
-      L->avg_bytes += ((double)(ch->end - ch->start) - L->avg_bytes) /
-                      (double)L->chunks;
+      L->avg_bytes +=
+          ((double)(ch->end - ch->start) - L->avg_bytes) / (double)L->chunks;
   }
   return rc;
 }
@@ -495,8 +494,8 @@ static int linear(loc *L, uint64_t start, uint64_t limit, long gap,
   found->lines = n;
   found->end = fwd_tell(&r);
   fwd_release(&r);
-  L->chunks += ((uint64_t)n + (uint64_t)L->chunk_lines - 1) /
-               (uint64_t)L->chunk_lines;
+  L->chunks +=
+      ((uint64_t)n + (uint64_t)L->chunk_lines - 1) / (uint64_t)L->chunk_lines;
   return rc;
 }
 
@@ -562,8 +561,7 @@ static int bisect(loc *L, uint64_t lo, uint64_t hi, chunk *found) {
  * PERSIST_CHUNKS chunks of lines) holds no strong line, or nothing but the
  * candidate fails there while the log goes on to fail later (at hi).
  * Returns 1 with *resume set, 0 to accept, or a negative code. */
-static int transient(loc *L, const chunk *cand, uint64_t hi,
-                     uint64_t *resume) {
+static int transient(loc *L, const chunk *cand, uint64_t hi, uint64_t *resume) {
   long horizon = (long)PERSIST_CHUNKS * L->chunk_lines + 1;
   fwd r;
   const char *line;
@@ -637,7 +635,8 @@ static int find_tail(loc *L, uint64_t *hi) {
 }
 
 /* A clean tail: scan small logs, probe large ones. */
-static int find_elsewhere(loc *L, uint64_t *hi, chunk *found, int *linear_done) {
+static int find_elsewhere(loc *L, uint64_t *hi, chunk *found,
+                          int *linear_done) {
   uint64_t size = L->src->size;
 
   *linear_done = 0;
@@ -696,8 +695,8 @@ static int back_scan(loc *L, uint64_t start, uint64_t end, uint64_t *at) {
     rc = 0;
   }
   fwd_release(&r);
-  L->chunks += ((uint64_t)n + (uint64_t)L->chunk_lines - 1) /
-               (uint64_t)L->chunk_lines;
+  L->chunks +=
+      ((uint64_t)n + (uint64_t)L->chunk_lines - 1) / (uint64_t)L->chunk_lines;
   return rc;
 }
 
@@ -768,8 +767,8 @@ void sm__window_release(sm__window *w) {
 
 /* Reads the lines of [start, ...) up to n_lines into w, numbering them
  * from first_no, and analyses them. */
-static int read_window(loc *L, uint64_t start, long n_lines,
-                       long long first_no, uint64_t fail_off, sm__window *w) {
+static int read_window(loc *L, uint64_t start, long n_lines, long long first_no,
+                       uint64_t fail_off, sm__window *w) {
   fwd r;
   const char *line;
   size_t len, used = 0, cap = 1 << 16;
@@ -804,8 +803,7 @@ static int read_window(loc *L, uint64_t start, long n_lines,
       cap = nc;
     }
     if (w->n == cap_lines) {
-      sm__line *nl = sm_realloc(w->lines, (size_t)cap_lines * 2 *
-                                              sizeof(*nl));
+      sm__line *nl = sm_realloc(w->lines, (size_t)cap_lines * 2 * sizeof(*nl));
       if (nl == NULL) {
         rc = SM_ENOMEM;
         break;
@@ -840,8 +838,8 @@ static int read_window(loc *L, uint64_t start, long n_lines,
   return 0;
 }
 
-int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o,
-               sm__window *w, sm__locate_stats *st, sm_err *err) {
+int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o, sm__window *w,
+               sm__locate_stats *st, sm_err *err) {
   loc L;
   chunk found;
   uint64_t ws, lines_before = 0, floor_off = 0;
@@ -887,8 +885,7 @@ int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o,
     return rc;
   if (w->first_fail < 0) {
     sm__window_release(w);
-    return sm_err_set(err, SM_EIO, "%s: file changed while reading",
-                      src->name);
+    return sm_err_set(err, SM_EIO, "%s: file changed while reading", src->name);
   }
   return 1;
 }

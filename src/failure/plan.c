@@ -49,9 +49,9 @@ typedef struct iso_rec {
 } iso_rec;
 
 typedef struct state {
-  job_rec *jobs;   /* retry counts */
+  job_rec *jobs; /* retry counts */
   int n_jobs, cap_jobs;
-  iso_rec *isos;   /* isolations */
+  iso_rec *isos; /* isolations */
   int n_isos, cap_isos;
 } state;
 
@@ -126,8 +126,7 @@ static int state_parse(state *s, char *text, size_t len, const char *path,
     if (l == 0 || line[0] == '#')
       continue;
     if (l > 512)
-      return sm_err_set(err, SM_ECORRUPT, "%s:%d: line too long", path,
-                        lineno);
+      return sm_err_set(err, SM_ECORRUPT, "%s:%d: line too long", path, lineno);
     k = sscanf(line, "%201s %201s %63s %63s %1s", a, b, c, d, extra);
     if (k == 4 && strcmp(a, "retry") == 0) {
       long long cnt;
@@ -193,8 +192,7 @@ static int state_save(const state *s, const char *path, double now,
                   s->jobs[i].last) > 0;
   for (int i = 0; i < s->n_isos && ok; i++)
     if (now - s->isos[i].at < window)
-      ok &= fprintf(f, "isolate %.0f %s\n", s->isos[i].at,
-                    s->isos[i].node) > 0;
+      ok &= fprintf(f, "isolate %.0f %s\n", s->isos[i].at, s->isos[i].node) > 0;
   ok &= fflush(f) == 0 && fsync(fileno(f)) == 0;
   ok &= fclose(f) == 0;
   if (!ok || rename(tmp, path) != 0) {
@@ -278,9 +276,9 @@ static void iso8601(double t, char *out, size_t cap) {
   strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int audit(const sm_plan_opts *o, const sm_diagnosis *d,
-                 const sm_plan *p, const char *job, const char *decision,
-                 double now, sm_err *err) {
+static int audit(const sm_plan_opts *o, const sm_diagnosis *d, const sm_plan *p,
+                 const char *job, const char *decision, double now,
+                 sm_err *err) {
   sm_buf b;
   sm_jw w;
   char ts[32];
@@ -408,8 +406,7 @@ int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
     decision = "no_failure";
   } else if (strcmp(d->category, "infrastructure") != 0) {
     add_step(p, "report", job, NULL);
-    add_gate(p, "%s error: reported, never retried automatically",
-             d->category);
+    add_gate(p, "%s error: reported, never retried automatically", d->category);
     decision = "report_only";
   } else if (comp == SM__COMP_NONE) {
     copy_commands(p, add_step(p, "report", job, NULL), d);
@@ -424,11 +421,9 @@ int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
     const sm__comp *pc = &db->comps[comp];
     int can_iso = comp_policy(pc->isolate, comp);
     int can_rep = comp_policy(pc->replace, comp);
-    copy_commands(p, add_step(p, "diagnose", node ? node : d->device, NULL),
-                  d);
+    copy_commands(p, add_step(p, "diagnose", node ? node : d->device, NULL), d);
     if (!can_iso) {
-      add_gate(p, "isolating a node does not help a %s fault",
-               d->component);
+      add_gate(p, "isolating a node does not help a %s fault", d->component);
     } else if (node == NULL) {
       add_gate(p, "the failing node is not known: no isolation");
     } else if (p->isolations_in_window >= o.isolation_quota) {

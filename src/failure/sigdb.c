@@ -18,8 +18,8 @@
 extern const char sm__embed_signatures[];
 extern const unsigned long sm__embed_signatures_len;
 
-const char *const sm__cat_names[SM__CAT_COUNT] = {
-    "unknown", "infrastructure", "framework", "user"};
+const char *const sm__cat_names[SM__CAT_COUNT] = {"unknown", "infrastructure",
+                                                  "framework", "user"};
 const char *const sm__comp_names[SM__COMP_COUNT] = {
     "none", "gpu", "nvlink", "network", "node", "storage", "gpu_memory"};
 const char *const sm__role_names[3] = {"cause", "symptom", "benign"};
@@ -39,8 +39,8 @@ static size_t skip_bracket(const char *re, size_t i) {
   if (re[i] == ']')
     i++;
   while (re[i] && re[i] != ']') {
-    if (re[i] == '[' && (re[i + 1] == ':' || re[i + 1] == '=' ||
-                         re[i + 1] == '.')) {
+    if (re[i] == '[' &&
+        (re[i + 1] == ':' || re[i + 1] == '=' || re[i + 1] == '.')) {
       char close = re[i + 1];
       i += 2;
       while (re[i] && !(re[i] == close && re[i + 1] == ']'))
@@ -86,16 +86,16 @@ static int branch_needles(const char *re, size_t a, size_t b, char out[][64],
                           int max, int depth) {
   char run[64], best[64];
   int rl = 0, bl = 0, gn = 0;
-  char (*grp)[64] = NULL;
+  char(*grp)[64] = NULL;
   size_t i = a;
 
-#define COMMIT()                                                              \
-  do {                                                                        \
-    if (rl > bl) {                                                            \
-      memcpy(best, run, (size_t)rl);                                          \
-      bl = rl;                                                                \
-    }                                                                         \
-    rl = 0;                                                                   \
+#define COMMIT()                                                               \
+  do {                                                                         \
+    if (rl > bl) {                                                             \
+      memcpy(best, run, (size_t)rl);                                           \
+      bl = rl;                                                                 \
+    }                                                                          \
+    rl = 0;                                                                    \
   } while (0)
 
   while (i < b) {
@@ -150,8 +150,7 @@ static int branch_needles(const char *re, size_t a, size_t b, char out[][64],
       i++;
       continue;
     }
-    if (c == '+' || c == '.' || c == '^' || c == '$' || c == ')' ||
-        c == '|') {
+    if (c == '+' || c == '.' || c == '^' || c == '$' || c == ')' || c == '|') {
       COMMIT();
       i++;
       continue;
@@ -310,17 +309,17 @@ enum {
 };
 
 typedef struct parser {
-  sm_sigdb *db;         /* target */
-  const char *origin;   /* name for messages */
-  int lineno;           /* current line */
-  sm_err *err;          /* errors */
-  int sec;              /* SEC_* */
-  sm__sig *sig;         /* current signature */
-  sm__xid *xid;         /* current Xid entry */
-  sm__exc *exc;         /* current exception entry */
-  int comp;             /* current component */
-  int order;            /* signatures so far in this text */
-  int records;          /* records so far */
+  sm_sigdb *db;       /* target */
+  const char *origin; /* name for messages */
+  int lineno;         /* current line */
+  sm_err *err;        /* errors */
+  int sec;            /* SEC_* */
+  sm__sig *sig;       /* current signature */
+  sm__xid *xid;       /* current Xid entry */
+  sm__exc *exc;       /* current exception entry */
+  int comp;           /* current component */
+  int order;          /* signatures so far in this text */
+  int records;        /* records so far */
   /* Rollback marks: counts before this text. */
   int m_sigs, m_patterns, m_xids, m_excs, m_packages, m_hosts, m_devs;
   int m_needles;
@@ -331,8 +330,7 @@ static int perr(parser *p, const char *fmt, const char *arg) {
   char msg[200];
 
   snprintf(msg, sizeof(msg), fmt, arg);
-  return sm_err_set(p->err, SM_EPARSE, "%s:%d: %s", p->origin, p->lineno,
-                    msg);
+  return sm_err_set(p->err, SM_EPARSE, "%s:%d: %s", p->origin, p->lineno, msg);
 }
 
 static int lookup(const char *const *names, int n, const char *v) {
@@ -367,8 +365,10 @@ static int parse_cat(parser *p, const char *v, int *out) {
   int c = lookup(sm__cat_names, SM__CAT_COUNT, v);
 
   if (c < 0)
-    return perr(p, "unknown category '%s' (infrastructure, framework, "
-                   "user, unknown)", v);
+    return perr(p,
+                "unknown category '%s' (infrastructure, framework, "
+                "user, unknown)",
+                v);
   *out = c;
   return 0;
 }
@@ -377,8 +377,10 @@ static int parse_comp(parser *p, const char *v, int *out) {
   int c = lookup(sm__comp_names, SM__COMP_COUNT, v);
 
   if (c < 0)
-    return perr(p, "unknown component '%s' (gpu, nvlink, network, node, "
-                   "storage, gpu_memory, none)", v);
+    return perr(p,
+                "unknown component '%s' (gpu, nvlink, network, node, "
+                "storage, gpu_memory, none)",
+                v);
   *out = c;
   return 0;
 }
@@ -448,8 +450,10 @@ static int check_regex(parser *p, const char *re) {
   size_t at = 0;
 
   if (regex_cost(re, &at, 0) > REGEX_COST_MAX)
-    return perr(p, "expression too complex (nested or stacked "
-                   "repetitions)%s", "");
+    return perr(p,
+                "expression too complex (nested or stacked "
+                "repetitions)%s",
+                "");
   for (size_t i = 0; re[i]; i++) {
     if (re[i] == '\\' && re[i + 1]) {
       if (re[i + 1] >= '1' && re[i + 1] <= '9')
@@ -532,8 +536,8 @@ static int compile(parser *p, const char *re, sm__pattern *pat, int indexed) {
  * are allocated one by one so that a compiled expression never moves. */
 static int add_pattern(parser *p, sm__pattern ***arr, int *n, const char *re,
                        int indexed) {
-  sm__pattern **na = sm_arena_calloc(&p->db->arena, (size_t)*n + 1,
-                                     sizeof(*na));
+  sm__pattern **na =
+      sm_arena_calloc(&p->db->arena, (size_t)*n + 1, sizeof(*na));
   sm__pattern *pat = sm_arena_calloc(&p->db->arena, 1, sizeof(*pat));
   int rc;
 
@@ -605,8 +609,10 @@ static int open_section(parser *p, char *hdr) {
   if (strcmp(hdr, "signature") == 0) {
     sm__sig *s;
     if (name == NULL || !valid_name(name))
-      return perr(p, "signature needs a name of letters, digits, '-', '_', "
-                     "'.'%s", "");
+      return perr(p,
+                  "signature needs a name of letters, digits, '-', '_', "
+                  "'.'%s",
+                  "");
     if (grow((void **)&db->sigs, &db->cap_sigs, db->n_sigs,
              sizeof(*db->sigs)) != 0)
       return sm_err_set(p->err, SM_ENOMEM, "%s: out of memory", p->origin);
@@ -683,8 +689,10 @@ static int open_section(parser *p, char *hdr) {
   } else if (strcmp(hdr, "devices") == 0 && name == NULL) {
     p->sec = SEC_DEV;
   } else {
-    return perr(p, "unknown section '[%s]' (signature, xid, component, "
-                   "exception, packages, hostnames, devices)", hdr);
+    return perr(p,
+                "unknown section '[%s]' (signature, xid, component, "
+                "exception, packages, hostnames, devices)",
+                hdr);
   }
   return 0;
 }
@@ -728,8 +736,7 @@ static int sig_key(parser *p, const char *k, const char *v) {
     else if (!strcmp(v, "none"))
       s->resolver = SM__RESOLVE_NONE;
     else
-      return perr(p, "resolver must be import, traceback or none, got '%s'",
-                  v);
+      return perr(p, "resolver must be import, traceback or none, got '%s'", v);
     return 0;
   }
   if (!strcmp(k, "cause"))
@@ -891,12 +898,11 @@ static int parse_line(parser *p, char *line) {
     rc = pkg_key(p, k, v);
     break;
   case SEC_HOST:
-    rc = capture_key(p, k, v, &p->db->hosts, &p->db->n_hosts,
-                     &p->db->cap_hosts);
+    rc =
+        capture_key(p, k, v, &p->db->hosts, &p->db->n_hosts, &p->db->cap_hosts);
     break;
   case SEC_DEV:
-    rc = capture_key(p, k, v, &p->db->devs, &p->db->n_devs,
-                     &p->db->cap_devs);
+    rc = capture_key(p, k, v, &p->db->devs, &p->db->n_devs, &p->db->cap_devs);
     break;
   default:
     return perr(p, "key '%s' outside a section", k);
@@ -942,8 +948,8 @@ static int by_precedence(const void *a, const void *b) {
 
 /* Rebuilds the try order and the literal index after a load. */
 static int rebuild(sm_sigdb *db) {
-  sm__sig **ord = sm_realloc(db->order, ((size_t)db->n_sigs + 1) *
-                                            sizeof(*ord));
+  sm__sig **ord =
+      sm_realloc(db->order, ((size_t)db->n_sigs + 1) * sizeof(*ord));
   int n = 0;
 
   if (ord == NULL)
@@ -1196,8 +1202,8 @@ const sm__sig *sm__sigdb_match(sm__matcher *m, const char *text, size_t n,
   return match_role(m, text, n, xid, 0);
 }
 
-const sm__sig *sm__sigdb_match_cause(sm__matcher *m, const char *text,
-                                     size_t n, int *xid) {
+const sm__sig *sm__sigdb_match_cause(sm__matcher *m, const char *text, size_t n,
+                                     int *xid) {
   return match_role(m, text, n, xid, 1);
 }
 
@@ -1224,8 +1230,8 @@ int sm_sigdb_match(const sm_sigdb *db, const char *line, size_t n,
   out->category = sm__cat_names[s->category];
   out->component = sm__comp_names[s->component];
   out->confidence = s->confidence;
-  out->retryable = s->retryable >= 0 ? s->retryable
-                                     : s->category == SM__CAT_INFRA;
+  out->retryable =
+      s->retryable >= 0 ? s->retryable : s->category == SM__CAT_INFRA;
   out->xid = xid;
   if (xid >= 0) {
     const sm__xid *x = sm__sigdb_xid(db, xid);

@@ -33,15 +33,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.max_line = 256;
   data++;
   size--;
-  if (sm_diagnose_mem(db, (const char *)data, size, "fuzz", &o, &d, &err) !=
-      0)
+  if (sm_diagnose_mem(db, (const char *)data, size, "fuzz", &o, &d, &err) != 0)
     return 0;
   for (size_t i = 0; i < size; i++)
     lines += data[i] == '\n';
-  if (d.failure && (d.first_error_line < 1 ||
-                    (uint64_t)d.first_error_line > lines ||
-                    d.first_error_offset > size || d.confidence < 0 ||
-                    d.confidence > 1 || d.n_evidence < 1))
+  if (d.failure &&
+      (d.first_error_line < 1 || (uint64_t)d.first_error_line > lines ||
+       d.first_error_offset > size || d.confidence < 0 || d.confidence > 1 ||
+       d.n_evidence < 1))
     abort();
   if (!d.failure && (d.first_error_line != 0 || d.n_evidence != 0))
     abort();

@@ -3,8 +3,8 @@
  * printed before the cause, interleaved ranks with timestamps, generic
  * errors explained by specific ones, traceback frames as evidence, and the
  * line prefixes (timestamps, rank tags) under all of it. */
-#include "harness.h"
 #include "failure/failure_int.h"
+#include "harness.h"
 
 static sm_sigdb *db_get(void) {
   static sm_sigdb *db;
@@ -33,9 +33,9 @@ static void expect(const char *log, long line, const char *cat,
   run(log, &d);
   if (d.first_error_line != line || strcmp(d.category, cat) != 0 ||
       strcmp(d.component, comp) != 0)
-    SM_FAIL_AT("got line %lld %s/%s (%s), want %ld %s/%s",
-               d.first_error_line, d.category, d.component,
-               d.reason ? d.reason : "-", line, cat, comp);
+    SM_FAIL_AT("got line %lld %s/%s (%s), want %ld %s/%s", d.first_error_line,
+               d.category, d.component, d.reason ? d.reason : "-", line, cat,
+               comp);
   sm_diagnosis_release(&d);
 }
 
@@ -46,8 +46,8 @@ SM_TEST(failure_prefixes_and_timestamps) {
   } cases[] = {
       {"[rank3]: Traceback (most recent call last):",
        "Traceback (most recent call last):", 0},
-      {"[rank3]:   File \"x.py\", line 1, in f", "  File \"x.py\", line 1, in f",
-       0},
+      {"[rank3]:   File \"x.py\", line 1, in f",
+       "  File \"x.py\", line 1, in f", 0},
       {"[default7]:KeyError: 'a'", "KeyError: 'a'", 0},
       {"[1,3]<stderr>:OSError: [Errno 5] x", "OSError: [Errno 5] x", 0},
       {"12: RuntimeError: boom", "RuntimeError: boom", 0},
@@ -57,12 +57,11 @@ SM_TEST(failure_prefixes_and_timestamps) {
       {"[2024-05-02T10:11:12.5Z] x", "x", 1},
       {"[10:11:12] WARNING  y", "WARNING  y", 1},
       {"May  2 10:11:12 gpu7 kernel: NVRM: Xid 79", "NVRM: Xid 79", 1},
-      {"[ 8123.456789] NVRM: Xid (PCI:0000:3b:00): 79", "NVRM: Xid (PCI:0000:3b:00): 79",
-       0},
-      {"E0502 10:11:12.123456  4121 pg.cpp:12] Watchdog caught", "Watchdog caught",
-       1},
-      {"[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog", "Watchdog",
-       0},
+      {"[ 8123.456789] NVRM: Xid (PCI:0000:3b:00): 79",
+       "NVRM: Xid (PCI:0000:3b:00): 79", 0},
+      {"E0502 10:11:12.123456  4121 pg.cpp:12] Watchdog caught",
+       "Watchdog caught", 1},
+      {"[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog", "Watchdog", 0},
       {"plain message", "plain message", 0},
       {"", "", 0},
       {"[not a tag] x", "[not a tag] x", 0},
@@ -118,14 +117,15 @@ SM_TEST(failure_exception_type_detection) {
 }
 
 SM_TEST(failure_traceback_points_at_the_exception_line) {
-  expect("step 1 loss 2.0\n"
-         "Traceback (most recent call last):\n"
-         "  File \"/home/u/run.py\", line 9, in <module>\n"
-         "    main()\n"
-         "  File \"/home/u/run.py\", line 5, in main\n"
-         "    raise ValueError(\"Target size must be the same as input size\")\n"
-         "ValueError: bad learning-rate schedule: warmup > total steps\n",
-         7, "user", "none");
+  expect(
+      "step 1 loss 2.0\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/run.py\", line 9, in <module>\n"
+      "    main()\n"
+      "  File \"/home/u/run.py\", line 5, in main\n"
+      "    raise ValueError(\"Target size must be the same as input size\")\n"
+      "ValueError: bad learning-rate schedule: warmup > total steps\n",
+      7, "user", "none");
 }
 
 SM_TEST(failure_chains_go_back_to_the_first_exception) {

@@ -3,8 +3,8 @@
  * "error_rate" metrics, NCCL plugin notices, loss-scale overflows) around
  * the hand-written fixture failures of tests/data/failure, and the cases
  * where the "clean, then failing" assumption breaks. */
-#include "harness.h"
 #include "failure/failure_int.h"
+#include "harness.h"
 
 /* Root-cause lines of the fixtures used here (tests/data/failure/
  * expected.jsonl). */
@@ -16,10 +16,10 @@
 #define IB_LINE 8
 
 typedef struct gen {
-  sm_buf b;     /* the log */
-  long lines;   /* lines so far */
-  sm_rng rng;   /* values */
-  long step;    /* training step */
+  sm_buf b;   /* the log */
+  long lines; /* lines so far */
+  sm_rng rng; /* values */
+  long step;  /* training step */
 } gen;
 
 static void gen_init(gen *g, uint64_t seed) {
@@ -66,32 +66,37 @@ static void gen_normal(gen *g, long n) {
     if (k < 2) {
       line(g, "%s", decoys[sm_rng_next(&g->rng) % SM_ARRAY_LEN(decoys)]);
     } else if (k < 35) {
-      line(g, "[2024-05-02 10:%02ld:%02ld,%03ld] [INFO] step %ld | loss %.4f |"
-              " lr %.2e | grad_norm %.3f | %.1f ms/step",
+      line(g,
+           "[2024-05-02 10:%02ld:%02ld,%03ld] [INFO] step %ld | loss %.4f |"
+           " lr %.2e | grad_norm %.3f | %.1f ms/step",
            g->step / 60 % 60, g->step % 60, g->step % 1000, g->step, loss,
            3e-4 * sm_rng_uniform(&g->rng), sm_rng_uniform(&g->rng) + 0.5,
            400 + 20 * sm_rng_uniform(&g->rng));
     } else if (k < 60) {
-      line(g, " iteration %8ld/ 1000000 | consumed samples: %10ld | elapsed "
-              "time per iteration (ms): %.1f | learning rate: %.3E | lm "
-              "loss: %.6E | loss scale: 65536.0 | grad norm: %.3f |",
-           g->step, g->step * 512, 1400 + 20 * sm_rng_uniform(&g->rng),
-           3e-4, loss, sm_rng_uniform(&g->rng) + 0.4);
+      line(g,
+           " iteration %8ld/ 1000000 | consumed samples: %10ld | elapsed "
+           "time per iteration (ms): %.1f | learning rate: %.3E | lm "
+           "loss: %.6E | loss scale: 65536.0 | grad norm: %.3f |",
+           g->step, g->step * 512, 1400 + 20 * sm_rng_uniform(&g->rng), 3e-4,
+           loss, sm_rng_uniform(&g->rng) + 0.4);
     } else if (k < 75) {
-      line(g, "{'loss': %.4f, 'grad_norm': %.3f, 'learning_rate': %.2e, "
-              "'epoch': %.2f}",
+      line(g,
+           "{'loss': %.4f, 'grad_norm': %.3f, 'learning_rate': %.2e, "
+           "'epoch': %.2f}",
            loss, sm_rng_uniform(&g->rng), 2e-5, (double)g->step / 5000);
     } else if (k < 85) {
       line(g, "[rank%ld]: step %ld loss %.4f tokens/s %.0f", g->step % 8,
            g->step, loss, 38000 + 1000 * sm_rng_uniform(&g->rng));
     } else if (k < 92) {
-      line(g, "eval: step %ld error_rate %.4f top1_error %.2f "
-              "mean_squared_error %.4f",
+      line(g,
+           "eval: step %ld error_rate %.4f top1_error %.2f "
+           "mean_squared_error %.4f",
            g->step, sm_rng_uniform(&g->rng) / 2, 30 * sm_rng_uniform(&g->rng),
            sm_rng_uniform(&g->rng) / 10);
     } else {
-      line(g, "Epoch %ld:  %ld%%|####      | %ld/10000 [%02ld:%02ld<11:02, "
-              " 3.3%ldit/s, loss=%.3f]",
+      line(g,
+           "Epoch %ld:  %ld%%|####      | %ld/10000 [%02ld:%02ld<11:02, "
+           " 3.3%ldit/s, loss=%.3f]",
            g->step / 10000, g->step % 100, g->step % 10000, g->step / 60 % 60,
            g->step % 60, g->step % 10, loss);
     }
@@ -128,10 +133,11 @@ static void gen_after_fault(gen *g, long n) {
       line(g, "heartbeat: rank %ld waiting in allreduce SeqNum=%ld for %ld s",
            i % 16, 4412 + i / 64, i / 3);
     for (int k = 0; k < 3 && i < n; k++, i++)
-      line(g, "[rank%ld]:[E ProcessGroupNCCL.cpp:563] [Rank %ld] Watchdog "
-              "caught collective operation timeout: WorkNCCL(SeqNum=%ld, "
-              "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600%03ld "
-              "milliseconds before timing out.",
+      line(g,
+           "[rank%ld]:[E ProcessGroupNCCL.cpp:563] [Rank %ld] Watchdog "
+           "caught collective operation timeout: WorkNCCL(SeqNum=%ld, "
+           "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600%03ld "
+           "milliseconds before timing out.",
            i % 16, i % 16, 4412 + i / 64, i % 1000);
   }
 }
@@ -182,9 +188,11 @@ SM_TEST(failure_locate_quiet_stretch_after_fault) {
   /* Other ranks finish their evaluation loop before the teardown. */
   gen_normal(&g, 700);
   for (int i = 0; i < 12; i++)
-    line(&g, "[2024-06-12 08:11:%02d,112] torch.distributed.elastic."
-             "multiprocessing.api: [WARNING] Sending process %d closing "
-             "signal SIGTERM", i, 9900 + i);
+    line(&g,
+         "[2024-06-12 08:11:%02d,112] torch.distributed.elastic."
+         "multiprocessing.api: [WARNING] Sending process %d closing "
+         "signal SIGTERM",
+         i, 9900 + i);
   diagnose(&g, SM_DIAG_LOCATE, 0, &d);
   ASSERT_EQ(d.first_error_line, at + OOM_LINE - 1);
   ASSERT_STREQ(d.category, "user");
@@ -326,10 +334,12 @@ SM_TEST(failure_locate_edge_shapes) {
   } cases[] = {
       {"RuntimeError: CUDA error: uncorrectable ECC error encountered", 1},
       {"step 1 loss 2\r\nstep 2 loss 1.9\r\nOSError: [Errno 116] Stale file "
-       "handle\r\n", 3},
+       "handle\r\n",
+       3},
       {"\n\n\n\nKeyError: 'x'\n\n", 5},
       {"a\xff\xfe bad utf-8 \xc3\x28 here\nOSError: [Errno 30] Read-only "
-       "file system: '\xff'\n", 2},
+       "file system: '\xff'\n",
+       2},
       {nul_log, 2},
   };
   sm_sigdb *db = sm_sigdb_new();
@@ -338,8 +348,8 @@ SM_TEST(failure_locate_edge_shapes) {
   ASSERT_OK(sm_sigdb_load_builtin(db, &err));
   for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
     sm_diagnosis d;
-    size_t n = cases[i].log == nul_log ? sizeof(nul_log) - 1
-                                       : strlen(cases[i].log);
+    size_t n =
+        cases[i].log == nul_log ? sizeof(nul_log) - 1 : strlen(cases[i].log);
     if (sm_diagnose_mem(db, cases[i].log, n, "edge", NULL, &d, &err) != 0)
       SM_FAIL_AT("case %zu: %s", i, err.msg);
     if (d.first_error_line != cases[i].line)

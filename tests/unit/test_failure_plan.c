@@ -4,8 +4,8 @@
  * state file; shadow mode changes nothing; every decision is audited. */
 #include <unistd.h>
 
-#include "harness.h"
 #include "failure/failure_int.h"
+#include "harness.h"
 
 static sm_sigdb *db_get(void) {
   static sm_sigdb *db;

@@ -1,8 +1,8 @@
 /* test_failure_sigdb.c - the signature file: parsing, malformed input,
  * literal extraction for the prefilter, precedence of operator files and
  * matching of realistic lines against the built-in knowledge. */
-#include "harness.h"
 #include "failure/failure_int.h"
+#include "harness.h"
 
 static sm_sigdb *builtin(void) {
   sm_sigdb *db = sm_sigdb_new();
@@ -172,8 +172,7 @@ SM_TEST(failure_sigdb_rejects_malformed_text_with_line_numbers) {
       {"[signature a]\nmatch abc\n", "test.ini:2: expected 'key = value'"},
       {"[signature a]\nmatch = abc\nconfidence = 1.5\n",
        "confidence must be a number in [0, 1]"},
-      {"[signature a]\nmatch = abc\nretryable = maybe\n",
-       "expected yes or no"},
+      {"[signature a]\nmatch = abc\nretryable = maybe\n", "expected yes or no"},
       {"[hostnames]\nmatch = node[0-9]+\n", "needs a capture group"},
       {"[signature a]\nmatch = abc\n[signature a]\nmatch = abd\n",
        "defined twice"},
@@ -195,8 +194,7 @@ SM_TEST(failure_sigdb_rejects_malformed_text_with_line_numbers) {
     if (rc != SM_EPARSE)
       SM_FAIL_AT("case %zu: rc %d", i, rc);
     if (strstr(err.msg, bad[i].msg) == NULL)
-      SM_FAIL_AT("case %zu: message '%s' lacks '%s'", i, err.msg,
-                 bad[i].msg);
+      SM_FAIL_AT("case %zu: message '%s' lacks '%s'", i, err.msg, bad[i].msg);
     /* Nothing of a broken text is kept; the database still works. */
     ASSERT_EQ(sm_sigdb_count(db), before);
   }
