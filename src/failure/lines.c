@@ -222,6 +222,58 @@ static size_t glog_tag(const char *s, size_t n, size_t i, double *ts) {
   return skip_blanks(s, n, end + 1) - i;
 }
 
+/* A program tag "name:" or "name[pid]:" at s[i]; returns the index after
+ * the colon (and one blank), or 0. */
+static size_t program_tag(const char *s, size_t n, size_t i) {
+  size_t j = i;
+
+  while (j < n && j < i + 64 &&
+         (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '-' ||
+          s[j] == '.' || s[j] == '/'))
+    j++;
+  if (j == i)
+    return 0;
+  if (j < n && s[j] == '[') {
+    size_t k = j + 1;
+    while (k < n && isdigit((unsigned char)s[k]))
+      k++;
+    if (k == j + 1 || k >= n || s[k] != ']')
+      return 0;
+    j = k + 1;
+  }
+  if (j >= n || s[j] != ':')
+    return 0;
+  j++;
+  return j < n && s[j] == ' ' ? j + 1 : j;
+}
+
+/* A host label "gpu014: " (pdsh, clush) or a compose service
+ * "trainer-1  | ": a lower-case name with a digit, then ": " or blanks and
+ * "| ".  Returns the length or 0. */
+static size_t host_label(const char *s, size_t n, size_t i) {
+  size_t j = i;
+  int digit = 0;
+
+  if (i >= n || !islower((unsigned char)s[i]))
+    return 0;
+  while (j < n && j < i + 64 &&
+         (islower((unsigned char)s[j]) || isdigit((unsigned char)s[j]) ||
+          s[j] == '-' || s[j] == '_' || s[j] == '.')) {
+    digit |= isdigit((unsigned char)s[j]) != 0;
+    j++;
+  }
+  if (!digit || j >= n)
+    return 0;
+  if (s[j] == ':' && j + 1 < n && s[j + 1] == ' ')
+    return j + 2 - i;
+  if (s[j] == ' ') {
+    size_t k = skip_blanks(s, n, j);
+    if (k + 1 < n && s[k] == '|' && s[k + 1] == ' ')
+      return k + 2 - i;
+  }
+  return 0;
+}
+
 size_t sm__line_prefix(const char *s, size_t n, double *ts) {
   size_t i = 0;
   int rounds = 0;
@@ -251,16 +303,24 @@ size_t sm__line_prefix(const char *s, size_t n, double *ts) {
       }
       *ts = t;
       i = skip_sep(s, n, k);
-      /* A syslog stamp is followed by the host and "kernel:". */
+      /* A syslog stamp is followed by the host and the program tag
+       * ("kernel:", "python3[4121]:"). */
       if (!bracket && l == 15) {
-        size_t h = i;
+        size_t h = i, t;
         while (h < n && s[h] != ' ' && s[h] != ':')
           h++;
         if (h < n && s[h] == ' ')
           i = skip_blanks(s, n, h);
-        if (i + 7 <= n && memcmp(s + i, "kernel:", 7) == 0)
-          i = skip_blanks(s, n, i + 7);
+        t = program_tag(s, n, i);
+        if (t > 0)
+          i = t + (s[t] == ' ' && t + 1 < n && s[t + 1] == ' ' ? 1 : 0);
       }
+      /* Container runtimes add the stream: "stdout F ", "stderr P ". */
+      if (i + 9 <= n &&
+          (memcmp(s + i, "stdout ", 7) == 0 ||
+           memcmp(s + i, "stderr ", 7) == 0) &&
+          (s[i + 7] == 'F' || s[i + 7] == 'P') && s[i + 8] == ' ')
+        i += 9;
       continue;
     }
   tags:
@@ -296,6 +356,15 @@ size_t sm__line_prefix(const char *s, size_t n, double *ts) {
         i = skip_one(s, n, k + 1);
         continue;
       }
+    }
+    /* Markdown quotes of pasted logs: "> ". */
+    if (s[i] == '>' && (i + 1 == n || s[i + 1] == ' ')) {
+      i = skip_one(s, n, i + 1);
+      continue;
+    }
+    if ((l = host_label(s, n, i)) > 0) {
+      i += l;
+      continue;
     }
     if (s[i] == '(') {
       const char *close = memchr(s + i, ')', SM_MIN(n - i, (size_t)96));
