@@ -92,7 +92,9 @@ score() { # DIR LABELS OPTIONS...
   local d=$1 l=$2; shift 2
   bench/diagnose/evaluate.sh --quiet -- "$@" "$d" "$l" | tail -1 | sed 's/^SUMMARY //'
 }
-printf '  %-16s %-58s %-58s %-20s %s\n' mode "dev set (20 real logs)" "fixtures (47 own logs)" "200k-line log" "same + recovered error"
+nfx=$(grep -c . tests/data/failure/expected.jsonl)
+ndev=$( [ -r "$dev/labels.jsonl" ] && grep -c . "$dev/labels.jsonl" || echo 0)
+printf '  %-16s %-58s %-58s %-20s %s\n' mode "dev set ($ndev real logs)" "fixtures ($nfx own logs)" "200k-line log" "same + recovered error"
 for mode in locator no-locator tail; do
   case $mode in
     locator) opts=(--context 200) ;;
