@@ -14,5 +14,6 @@
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_advisor.h"
 #include "schedmate/sm_sim.h"
+#include "schedmate/sm_failure.h"
 
 #endif /* SM_SM_H */

@@ -1,0 +1,809 @@
+/* cause.c - from the first failing line to the root cause and its class.
+ *
+ * Inside the window the locator read, this file applies what an operator
+ * knows about cascades, then classifies the chosen line:
+ *
+ *   1. Python tracebacks are segmented (header, frames, source lines, the
+ *      exception line that ends them; IPython and rich layouts too).
+ *      Lines inside a traceback are structure, never the cause.
+ *   2. From the first failing line, the first cause in its episode wins
+ *      over symptoms printed before it (launcher teardown, SIGTERM, NCCL
+ *      watchdog reports, scheduler kill notices).  A specific cause is
+ *      preferred to a generic one ("CUDA error: unspecified launch
+ *      failure") only for the class, not for the line.
+ *   3. An exception reached through "During handling of the above
+ *      exception" or "The above exception was the direct cause" goes back
+ *      to the first exception of the chain.
+ *   4. Where nearby causes carry timestamps, the earliest one wins
+ *      (interleaved ranks).
+ *   5. The class comes from the signature (an Xid code through the Xid
+ *      table); a generic signature takes it from a specific one in the
+ *      context; an exception without signature is judged from the
+ *      exception table and the traceback frames (raised in the user's code
+ *      or in a library called by it: user; only library frames: the
+ *      library's class); import errors from the module named (a
+ *      third-party package: framework; the job's own module: user).
+ *
+ * Nothing here names a particular message: that is the signature file's
+ * job. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "failure/failure_int.h"
+
+#define EPISODE 256       /* lines after the first failing line */
+#define TS_LOOKAHEAD 64   /* lines searched for an earlier timestamp */
+#define MAX_CHAIN 16      /* exception-chain steps followed */
+#define EVIDENCE_TEXT 512 /* bytes of a quoted line */
+
+/* A classification. */
+typedef struct verdict {
+  int cat, comp;      /* SM__CAT_*, SM__COMP_* */
+  double conf;        /* confidence */
+  int retryable;      /* 1/0 */
+  const sm__sig *sig; /* signature that decided, or NULL */
+  int xid;            /* Xid code that decided, or -1 */
+  char cause[320];    /* root-cause sentence */
+  char reason[320];   /* how it was decided */
+} verdict;
+
+/* Traceback segmentation of a window. */
+typedef struct segs {
+  char *in_tb; /* 1 for lines inside a traceback */
+  int *start;  /* for an exception line ending a block: its first line */
+  int *exc_of; /* for a line inside a block: the exception line, or -1 */
+} segs;
+
+static const char *msg_of(const sm__line *l, size_t *n) {
+  *n = l->len - l->msg;
+  return l->text + l->msg;
+}
+
+static int indented(const sm__line *l) {
+  size_t n;
+  const char *m = msg_of(l, &n);
+  size_t i = 0;
+
+  if (n == 0 || (m[0] != ' ' && m[0] != '\t'))
+    return 0;
+  while (i < n && (m[i] == ' ' || m[i] == '\t'))
+    i++;
+  return i < n;
+}
+
+/* ==== Tracebacks ==== */
+
+/* Length of a bare exception name ("queue.Empty", "mod.Stop: x") that ends
+ * a traceback, or 0: a dotted identifier at the start of the message,
+ * followed by ':' or the end of the line. */
+static int bare_exception(const sm__line *l) {
+  size_t n, i = 0;
+  const char *m = msg_of(l, &n);
+  int letter = 0;
+
+  while (i < n &&
+         (isalnum((unsigned char)m[i]) || m[i] == '_' || m[i] == '.')) {
+    letter |= isalpha((unsigned char)m[i]) != 0;
+    i++;
+  }
+  if (i == 0 || !letter || !isalpha((unsigned char)m[0]) || m[i - 1] == '.')
+    return 0;
+  return (i == n || m[i] == ':') && i < 200 ? (int)i : 0;
+}
+
+static void segment(sm__window *w, segs *s) {
+  int i = 0;
+
+  for (int k = 0; k < w->n; k++) {
+    s->in_tb[k] = 0;
+    s->start[k] = -1;
+    s->exc_of[k] = -1;
+  }
+  while (i < w->n) {
+    int k = w->lines[i].kind, j, e;
+    if (k != SM__K_TB_HEADER && k != SM__K_TB_FRAME && k != SM__K_TB_CODE) {
+      i++;
+      continue;
+    }
+    for (j = i + 1; j < w->n; j++) {
+      int kj = w->lines[j].kind;
+      if (kj == SM__K_TB_FRAME || kj == SM__K_TB_CODE || kj == SM__K_BLANK)
+        continue;
+      if (kj == SM__K_TB_HEADER)
+        break;
+      if (indented(&w->lines[j]))
+        continue;
+      break;
+    }
+    e = j;
+    while (e > i && w->lines[e - 1].kind == SM__K_BLANK)
+      e--;
+    for (int q = i; q < e; q++)
+      s->in_tb[q] = 1;
+    /* The line after the frames names the exception even when its type
+     * does not end in Error or Exception. */
+    if (j < w->n && w->lines[j].exc_len == 0 &&
+        w->lines[j].kind != SM__K_BENIGN && w->lines[j].kind != SM__K_SYMPTOM &&
+        w->lines[j].kind != SM__K_CAUSE) {
+      int bl = bare_exception(&w->lines[j]);
+      if (bl > 0) {
+        w->lines[j].exc_len = bl;
+        w->lines[j].kind = SM__K_EXC;
+      }
+    }
+    if (j < w->n && w->lines[j].exc_len > 0 && e == j) {
+      s->start[j] = i;
+      for (int q = i; q < e; q++)
+        s->exc_of[q] = j;
+    } else if (j < w->n && w->lines[j].exc_len > 0) {
+      /* Blank lines between the frames and the exception (IPython). */
+      s->start[j] = i;
+      for (int q = i; q < e; q++)
+        s->exc_of[q] = j;
+    }
+    i = j > i ? j : i + 1;
+  }
+}
+
+static int eff_strength(const sm__window *w, const segs *s, int i) {
+  int st = sm__line_strength(&w->lines[i]);
+
+  if (s->in_tb[i])
+    return st >= 0 ? 0 : -1;
+  return st;
+}
+
+/* The exception that an exception line's chain started with. */
+static int chain_root(const sm__window *w, const segs *s, int x, int *steps) {
+  for (int k = 0; k < MAX_CHAIN; k++) {
+    int b = s->start[x], j;
+    if (b < 0)
+      break;
+    j = b - 1;
+    while (j >= 0 && w->lines[j].kind == SM__K_BLANK)
+      j--;
+    if (j < 0 || w->lines[j].kind != SM__K_CHAIN)
+      break;
+    j--;
+    while (j >= 0 && w->lines[j].kind == SM__K_BLANK)
+      j--;
+    if (j < 0 || w->lines[j].exc_len == 0)
+      break;
+    x = j;
+    (*steps)++;
+  }
+  return x;
+}
+
+/* Finds the file path in a frame line; returns its length (0 if none). */
+static size_t frame_path(const sm__line *l, const char **path) {
+  size_t n;
+  const char *m = msg_of(l, &n);
+  const char *p = m, *end = m + n;
+
+  while ((p = memmem(p, (size_t)(end - p), ".py", 3)) != NULL) {
+    const char *a = p, *b = p + 3;
+    if (b < end && (isalnum((unsigned char)*b) || *b == '_')) {
+      p = b;
+      continue;
+    }
+    while (a > m && a[-1] != '"' && a[-1] != '\'' && a[-1] != ' ' &&
+           a[-1] != '\t')
+      a--;
+    *path = a;
+    return (size_t)(b - a);
+  }
+  p = memchr(m, '<', n);
+  if (p != NULL) {
+    const char *q = memchr(p, '>', (size_t)(end - p));
+    if (q != NULL) {
+      *path = p;
+      return (size_t)(q - p) + 1;
+    }
+  }
+  return 0;
+}
+
+static int library_path(const char *p, size_t n) {
+  static const char *const marks[] = {
+      "site-packages", "dist-packages", "/lib/python", "\\lib\\python",
+      "\\Lib\\",       "<frozen",       "<string>",    "/usr/lib/"};
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(marks); i++)
+    if (memmem(p, n, marks[i], strlen(marks[i])) != NULL)
+      return 1;
+  return 0;
+}
+
+/* Frames of the traceback that ends at exception line x. */
+typedef struct frames {
+  int n;          /* frame lines */
+  int n_user;     /* frames in the job's own code */
+  int innermost;  /* index of the last frame, -1 */
+  int inner_user; /* index of the last user frame, -1 */
+} frames;
+
+static void collect_frames(const sm__window *w, const segs *s, int x,
+                           frames *f) {
+  memset(f, 0, sizeof(*f));
+  f->innermost = f->inner_user = -1;
+  if (x < 0 || s->start[x] < 0)
+    return;
+  for (int i = s->start[x]; i < x; i++) {
+    const char *p;
+    size_t pn;
+    if (w->lines[i].kind != SM__K_TB_FRAME)
+      continue;
+    pn = frame_path(&w->lines[i], &p);
+    if (pn == 0)
+      continue;
+    f->n++;
+    f->innermost = i;
+    if (!library_path(p, pn)) {
+      f->n_user++;
+      f->inner_user = i;
+    }
+  }
+}
+
+/* 1 if the top-level module name occurs as a directory or file of a user
+ * frame (the job's own module). */
+static int own_module(const sm__window *w, const segs *s, int x,
+                      const char *mod, size_t mn) {
+  if (s->start[x] < 0 || mn == 0)
+    return 0;
+  for (int i = s->start[x]; i < x; i++) {
+    const char *p, *q;
+    size_t pn;
+    if (w->lines[i].kind != SM__K_TB_FRAME)
+      continue;
+    pn = frame_path(&w->lines[i], &p);
+    if (pn == 0 || library_path(p, pn))
+      continue;
+    for (q = p; (q = memmem(q, (size_t)(p + pn - q), mod, mn)) != NULL; q++) {
+      char before = q > p ? q[-1] : '/';
+      char after = q + mn < p + pn ? q[mn] : '/';
+      if ((before == '/' || before == '\\') &&
+          (after == '/' || after == '\\' || after == '.'))
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* ==== Classification ==== */
+
+static void set_text(char *dst, size_t cap, const char *src) {
+  snprintf(dst, cap, "%s", src ? src : "");
+}
+
+/* Copies the text after "marker'" up to the next quote into out. */
+static size_t quoted_after(const char *m, size_t n, const char *marker,
+                           char *out, size_t cap) {
+  const char *p = memmem(m, n, marker, strlen(marker));
+  const char *q, *e;
+  size_t l;
+
+  if (p == NULL)
+    return 0;
+  q = p + strlen(marker);
+  e = memchr(q, '\'', (size_t)(m + n - q));
+  if (e == NULL)
+    return 0;
+  l = (size_t)(e - q);
+  if (l >= cap)
+    l = cap - 1;
+  memcpy(out, q, l);
+  out[l] = '\0';
+  return l;
+}
+
+static void from_sig(const sm_sigdb *db, const sm__sig *sig, int xid,
+                     verdict *v) {
+  const sm__xid *x = xid >= 0 ? sm__sigdb_xid(db, xid) : NULL;
+
+  v->sig = sig;
+  v->cat = sig->category;
+  v->comp = sig->component;
+  v->conf = sig->confidence;
+  v->retryable = sig->retryable;
+  set_text(v->cause, sizeof(v->cause), sig->cause ? sig->cause : sig->name);
+  snprintf(v->reason, sizeof(v->reason), "signature %s", sig->name);
+  if (x != NULL) {
+    v->xid = xid;
+    v->cat = x->category;
+    v->comp = x->component;
+    v->conf = x->confidence;
+    v->retryable = x->retryable;
+    snprintf(v->cause, sizeof(v->cause), "Xid %d%s%s: %s", xid,
+             x->name ? " " : "", x->name ? x->name : "",
+             x->cause ? x->cause : "GPU driver error");
+    snprintf(v->reason, sizeof(v->reason), "signature %s, Xid %d table",
+             sig->name, xid);
+  } else if (xid >= 0) {
+    v->xid = xid;
+    v->conf = SM_MIN(v->conf, 0.6);
+    snprintf(v->cause, sizeof(v->cause), "Xid %d (not in the Xid table)", xid);
+  }
+}
+
+/* Own module or third-party package behind an import error at x. */
+static void resolve_import(const sm_sigdb *db, const sm__window *w,
+                           const segs *s, int x, verdict *v) {
+  const sm__line *l = &w->lines[x];
+  size_t n, mn;
+  const char *m = msg_of(l, &n);
+  char mod[160] = "", top[160];
+  const char *dot;
+  frames f;
+
+  collect_frames(w, s, x, &f);
+  if (quoted_after(m, n, "No module named '", mod, sizeof(mod)) == 0)
+    quoted_after(m, n, "from '", mod, sizeof(mod));
+  dot = strchr(mod, '.');
+  mn = dot ? (size_t)(dot - mod) : strlen(mod);
+  memcpy(top, mod, mn);
+  top[mn] = '\0';
+  if (mn > 0 && own_module(w, s, x, top, mn)) {
+    v->cat = SM__CAT_USER;
+    v->conf = 0.8;
+    snprintf(v->cause, sizeof(v->cause),
+             "import of the job's own module '%s' failed (path or name "
+             "error in the job)",
+             mod);
+    snprintf(v->reason, sizeof(v->reason),
+             "signature %s: '%s' is a directory or file of the job's own "
+             "frames",
+             v->sig->name, top);
+  } else if (mn > 0 && (sm__sigdb_is_package(db, top, mn) ||
+                        memmem(m, n, "site-packages", 13) != NULL ||
+                        memmem(m, n, "dist-packages", 13) != NULL)) {
+    v->cat = SM__CAT_FRAMEWORK;
+    v->conf = 0.8;
+    snprintf(v->cause, sizeof(v->cause),
+             "installed package '%s' is missing or incompatible with the "
+             "code or with another package",
+             mod);
+    snprintf(v->reason, sizeof(v->reason),
+             "signature %s: '%s' is a third-party package", v->sig->name, top);
+  } else if (mn > 0) {
+    v->cat = SM__CAT_USER;
+    v->conf = 0.6;
+    snprintf(v->cause, sizeof(v->cause),
+             "module '%s' cannot be imported: not a known package, so the "
+             "job's own module or environment is at fault",
+             mod);
+    snprintf(v->reason, sizeof(v->reason),
+             "signature %s: '%s' is not a known third-party package",
+             v->sig->name, top);
+  }
+  (void)f;
+}
+
+/* Class of an exception from its table entry and the traceback frames. */
+static void resolve_exception(const sm_sigdb *db, const sm__window *w,
+                              const segs *s, int x, verdict *v, int have_sig) {
+  const sm__line *l = &w->lines[x];
+  const char *m = l->text + l->msg, *type = m;
+  char tname[128];
+  size_t tl = (size_t)l->exc_len, k;
+  const sm__exc *e;
+  frames f;
+  int cat_u, cat_l;
+  double conf;
+  const char *where;
+
+  for (k = tl; k > 0; k--)
+    if (m[k - 1] == '.') {
+      type = m + k;
+      break;
+    }
+  tl = (size_t)(m + l->exc_len - type);
+  if (tl >= sizeof(tname))
+    tl = sizeof(tname) - 1;
+  memcpy(tname, type, tl);
+  tname[tl] = '\0';
+  e = sm__sigdb_exc(db, tname);
+  collect_frames(w, s, x, &f);
+  cat_u = e ? e->category : SM__CAT_USER;
+  cat_l = e && e->library_category >= 0 ? e->library_category
+                                        : (e ? e->category : SM__CAT_FRAMEWORK);
+  conf = e ? e->confidence : 0.5;
+  if (have_sig) {
+    /* The signature gave the default; frames only refine user/framework. */
+    cat_u = v->cat;
+    cat_l = v->cat;
+    conf = v->conf;
+    if (v->cat == SM__CAT_USER || v->cat == SM__CAT_FRAMEWORK)
+      cat_l = SM__CAT_FRAMEWORK;
+  }
+  if (f.n == 0) {
+    v->cat = cat_u;
+    v->conf = conf - 0.1;
+    where = "no traceback frames";
+  } else if (f.innermost == f.inner_user) {
+    v->cat = cat_u;
+    v->conf = conf + 0.1;
+    where = "raised in the job's own code";
+  } else if (f.n_user > 0) {
+    v->cat = cat_u;
+    v->conf = conf;
+    where = "raised inside a library called from the job's code";
+  } else {
+    v->cat = cat_l;
+    v->conf = conf - 0.05;
+    where = "only library frames on the stack";
+  }
+  if (!have_sig) {
+    v->comp = e ? e->component : SM__COMP_NONE;
+    if (e && e->cause)
+      snprintf(v->cause, sizeof(v->cause), "%s (%s)", e->cause, tname);
+    else
+      snprintf(v->cause, sizeof(v->cause), "%s %s", tname, where);
+  }
+  snprintf(v->reason, sizeof(v->reason), "%s%s%s: %s",
+           have_sig ? "signature " : "exception ",
+           have_sig ? v->sig->name : tname, e && !have_sig ? " (table)" : "",
+           where);
+}
+
+/* Nearest specific cause within the context, or -1. */
+static int nearest_specific(const sm__window *w, const segs *s, int x,
+                            int ctx) {
+  for (int d = 1; d <= ctx; d++) {
+    int c[2] = {x + d, x - d};
+    for (int k = 0; k < 2; k++) {
+      int i = c[k];
+      const sm__line *l;
+      if (i < 0 || i >= w->n)
+        continue;
+      l = &w->lines[i];
+      if (l->kind == SM__K_CAUSE && !l->sig->generic &&
+          eff_strength(w, s, i) == 3 && l->sig->category != SM__CAT_UNKNOWN)
+        return i;
+    }
+  }
+  return -1;
+}
+
+/* The specific cause a generic symptom line restates ("watchdog thread
+ * terminated with exception: CUDA error: ..."), or NULL. */
+static const sm__sig *restated(sm__lctx *c, const sm__line *l) {
+  const sm__sig *same;
+  size_t mn;
+  const char *m;
+  int xid;
+
+  if (l->kind != SM__K_SYMPTOM || !l->sig->generic)
+    return NULL;
+  m = msg_of(l, &mn);
+  same = sm__sigdb_match_cause(&c->m, m, SM_MIN(mn, (size_t)8192), &xid);
+  return same != NULL && !same->generic ? same : NULL;
+}
+
+static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
+                     const segs *s, int x, int ctx, verdict *v, int *explain) {
+  const sm__line *l = &w->lines[x];
+
+  memset(v, 0, sizeof(*v));
+  v->xid = -1;
+  v->retryable = -1;
+  *explain = -1;
+  if (l->sig != NULL && l->sig->generic) {
+    int y, sx;
+    const sm__sig *same;
+    size_t mn;
+    const char *m = msg_of(l, &mn);
+    /* A generic line that restates a cause ("... terminated with
+     * exception: CUDA error: ...") is classified by that cause. */
+    same = sm__sigdb_match_cause(&c->m, m, SM_MIN(mn, (size_t)8192), &sx);
+    if (same != NULL && same != l->sig && !same->generic) {
+      from_sig(db, same, sx, v);
+      snprintf(v->reason, sizeof(v->reason),
+               "generic signature %s restates %s on the same line",
+               l->sig->name, same->name);
+      return;
+    }
+    y = nearest_specific(w, s, x, ctx);
+    if (y >= 0) {
+      const sm__line *ly = &w->lines[y];
+      from_sig(db, ly->sig, ly->xid, v);
+      v->conf *= 0.95;
+      snprintf(v->reason, sizeof(v->reason),
+               "generic signature %s explained by %s%s on line %lld",
+               l->sig->name, ly->sig->name, v->xid >= 0 ? " (Xid)" : "",
+               ly->no);
+      *explain = y;
+      if (ly->sig->resolver == SM__RESOLVE_IMPORT)
+        resolve_import(db, w, s, y, v);
+      return;
+    }
+  }
+  if (l->sig != NULL) {
+    from_sig(db, l->sig, l->xid, v);
+    if (l->sig->resolver == SM__RESOLVE_IMPORT)
+      resolve_import(db, w, s, x, v);
+    else if (l->sig->resolver == SM__RESOLVE_TRACEBACK && l->exc_len > 0)
+      resolve_exception(db, w, s, x, v, 1);
+    return;
+  }
+  if (l->exc_len > 0) {
+    resolve_exception(db, w, s, x, v, 0);
+    return;
+  }
+  if (l->kind == SM__K_WEAK && l->cls >= 0) {
+    v->cat = l->cls == c->c_infra       ? SM__CAT_INFRA
+             : l->cls == c->c_framework ? SM__CAT_FRAMEWORK
+             : l->cls == c->c_user      ? SM__CAT_USER
+                                        : SM__CAT_UNKNOWN;
+    v->conf = 0.2 + 0.4 * (double)l->cls_score;
+    snprintf(v->cause, sizeof(v->cause),
+             "unrecognised failure line (no signature)");
+    snprintf(v->reason, sizeof(v->reason), "line classifier: %s (cosine %.2f)",
+             sm__protoset_failure.class_names[l->cls], (double)l->cls_score);
+    return;
+  }
+  v->cat = SM__CAT_UNKNOWN;
+  v->conf = 0.2;
+  snprintf(v->cause, sizeof(v->cause), "failure without a recognised cause");
+  snprintf(v->reason, sizeof(v->reason), "no signature or exception");
+}
+
+/* Raises confidence when other lines agree, lowers it when hardware
+ * evidence contradicts a software verdict. */
+static void corroborate(const sm__window *w, const segs *s, int x, int ctx,
+                        verdict *v) {
+  int agree = 0, hw = 0;
+  int lo = x - ctx < 0 ? 0 : x - ctx, hi = x + ctx >= w->n ? w->n - 1 : x + ctx;
+
+  for (int i = lo; i <= hi; i++) {
+    const sm__line *l = &w->lines[i];
+    if (i == x || l->kind != SM__K_CAUSE || l->sig->generic ||
+        eff_strength(w, s, i) < 3)
+      continue;
+    if (l->sig == v->sig)
+      continue;
+    if (l->sig->category == v->cat &&
+        (v->cat != SM__CAT_INFRA || l->sig->component == v->comp))
+      agree = 1;
+    if (l->sig->category == SM__CAT_INFRA && l->sig->confidence >= 0.85 &&
+        (l->sig->component == SM__COMP_GPU ||
+         l->sig->component == SM__COMP_NVLINK ||
+         l->sig->component == SM__COMP_NODE))
+      hw = 1;
+  }
+  if (agree)
+    v->conf += 0.05;
+  if (hw && v->cat != SM__CAT_INFRA) {
+    v->conf -= 0.2;
+    strncat(v->reason, "; hardware errors nearby lower the confidence",
+            sizeof(v->reason) - strlen(v->reason) - 1);
+  }
+  if (v->conf > 0.99)
+    v->conf = 0.99;
+  if (v->conf < 0.05)
+    v->conf = 0.05;
+}
+
+/* ==== Nodes and devices ==== */
+
+/* Group 1 of the first pattern that matches the line's message (after
+ * its prefix) or, failing that, the whole line. */
+static const char *capture(sm__lctx *c, sm__pattern *const *pats, int np,
+                           const sm__line *l, sm_arena *a) {
+  regmatch_t sub[2];
+
+  for (int pass = 0; pass < 2; pass++) {
+    const char *t = pass == 0 ? l->text + l->msg : l->text;
+    size_t n = SM_MIN(pass == 0 ? l->len - l->msg : l->len, (size_t)4096);
+    if (pass == 1 && l->msg == 0)
+      break;
+    for (int k = 0; k < np; k++)
+      if (sm__pattern_exec(&c->m, pats[k], t, n, sub, 2) && sub[1].rm_so >= 0 &&
+          sub[1].rm_eo > sub[1].rm_so)
+        return sm_arena_strndup(a, c->m.buf + sub[1].rm_so,
+                                (size_t)(sub[1].rm_eo - sub[1].rm_so));
+  }
+  return NULL;
+}
+
+static const char *find_near(sm__lctx *c, sm__pattern *const *pats, int np,
+                             const sm__window *w, int x, int y, int ctx,
+                             sm_arena *a) {
+  const char *r;
+
+  if (np == 0)
+    return NULL;
+  if ((r = capture(c, pats, np, &w->lines[x], a)) != NULL)
+    return r;
+  if (y >= 0 && (r = capture(c, pats, np, &w->lines[y], a)) != NULL)
+    return r;
+  for (int d = 1; d <= ctx; d++) {
+    if (x - d >= 0 && (r = capture(c, pats, np, &w->lines[x - d], a)))
+      return r;
+    if (x + d < w->n && (r = capture(c, pats, np, &w->lines[x + d], a)))
+      return r;
+  }
+  return NULL;
+}
+
+/* ==== Output ==== */
+
+static void add_evidence(sm_diagnosis *d, const sm__line *l, const char *role) {
+  sm_evidence *e;
+
+  if (d->n_evidence >= SM_DIAG_MAX_EVIDENCE)
+    return;
+  for (int i = 0; i < d->n_evidence; i++)
+    if (d->evidence[i].line == l->no)
+      return;
+  e = &d->evidence[d->n_evidence];
+  e->line = l->no;
+  e->role = role;
+  e->text = sm_arena_strndup(&d->_arena, l->text,
+                             SM_MIN(l->len, (size_t)EVIDENCE_TEXT));
+  if (e->text != NULL)
+    d->n_evidence++;
+}
+
+/* Fills "{node}" and "{device}" in a command. */
+static const char *fill(sm_arena *a, const char *cmd, const char *node,
+                        const char *dev) {
+  char out[512];
+  size_t o = 0;
+
+  for (const char *p = cmd; *p && o + 1 < sizeof(out);) {
+    const char *val = NULL;
+    size_t skip = 0;
+    if (strncmp(p, "{node}", 6) == 0) {
+      val = node ? node : "<node>";
+      skip = 6;
+    } else if (strncmp(p, "{device}", 8) == 0) {
+      val = dev ? dev : "<device>";
+      skip = 8;
+    }
+    if (val != NULL) {
+      size_t l = strlen(val);
+      if (o + l >= sizeof(out))
+        break;
+      memcpy(out + o, val, l);
+      o += l;
+      p += skip;
+    } else {
+      out[o++] = *p++;
+    }
+  }
+  out[o] = '\0';
+  return sm_arena_strdup(a, out);
+}
+
+int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
+                      const sm_diag_opts *o, sm_diagnosis *d, sm_err *err) {
+  segs s;
+  int a = w->first_fail, end, x = -1, best = -1, chain_steps = 0, explain;
+  int strong = 0;
+  verdict v;
+  const sm__line *lx;
+
+  s.in_tb = sm_calloc((size_t)w->n + 1, 1);
+  s.start = sm_calloc((size_t)w->n + 1, sizeof(int));
+  s.exc_of = sm_calloc((size_t)w->n + 1, sizeof(int));
+  if (!s.in_tb || !s.start || !s.exc_of) {
+    sm_free(s.in_tb);
+    sm_free(s.start);
+    sm_free(s.exc_of);
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  }
+  segment(w, &s);
+  end = a + EPISODE < w->n ? a + EPISODE : w->n;
+  /* The first cause of the episode; else a symptom that restates a
+   * specific cause; else its first symptom. */
+  for (int i = a; i < end && x < 0; i++)
+    if (eff_strength(w, &s, i) >= 2)
+      x = i;
+  for (int i = a; i < end && x < 0; i++)
+    if (!s.in_tb[i] && restated(c, &w->lines[i]) != NULL)
+      x = i;
+  for (int i = a; i < end && x < 0; i++)
+    if (eff_strength(w, &s, i) >= 1)
+      x = i;
+  for (int i = a; i < end; i++)
+    if (sm__line_strong(&w->lines[i]))
+      strong = 1;
+  if (x < 0) {
+    /* Only traceback structure: the exception that ends it. */
+    for (int i = a; i < end && x < 0; i++)
+      if (s.in_tb[i] && s.exc_of[i] >= 0)
+        x = s.exc_of[i];
+    if (x < 0)
+      x = a;
+  }
+  /* Back to the first exception of a chain. */
+  if (w->lines[x].exc_len > 0)
+    x = chain_root(w, &s, x, &chain_steps);
+  /* Interleaved ranks: an earlier timestamp on a cause just after. */
+  if (chain_steps == 0 && !isnan(w->lines[x].ts)) {
+    int sx = eff_strength(w, &s, x);
+    best = x;
+    for (int i = x + 1; i < end && i <= x + TS_LOOKAHEAD; i++) {
+      const sm__line *li = &w->lines[i];
+      if (eff_strength(w, &s, i) >= sx && sx >= 2 && !isnan(li->ts) &&
+          li->ts < w->lines[best].ts && w->lines[best].ts - li->ts < 86400)
+        best = i;
+    }
+    x = best;
+  }
+  lx = &w->lines[x];
+  if (!strong) {
+    d->failure = 0;
+    goto out;
+  }
+  classify(c, db, w, &s, x, o->context, &v, &explain);
+  corroborate(w, &s, explain >= 0 ? explain : x, o->context, &v);
+  d->failure = 1;
+  d->first_error_line = lx->no;
+  d->first_error_offset = lx->off;
+  d->category = sm__cat_names[v.cat];
+  d->component =
+      sm__comp_names[v.cat == SM__CAT_INFRA || v.comp == SM__COMP_GPU_MEMORY
+                         ? v.comp
+                         : SM__COMP_NONE];
+  d->confidence = v.conf;
+  d->retryable = v.cat == SM__CAT_INFRA && v.retryable != 0;
+  d->xid = v.xid;
+  d->root_cause = sm_arena_strdup(&d->_arena, v.cause);
+  d->reason = sm_arena_strdup(&d->_arena, v.reason);
+  d->signature = v.sig ? v.sig->name : NULL;
+  if (lx->exc_len > 0)
+    d->exception =
+        sm_arena_strndup(&d->_arena, lx->text + lx->msg, (size_t)lx->exc_len);
+  d->node = find_near(c, db->hosts, db->n_hosts, w, x, explain, o->context,
+                      &d->_arena);
+  d->device = find_near(c, db->devs, db->n_devs, w, x, explain, 8, &d->_arena);
+  /* Evidence: the cause, what explained it, the chain, the user frame,
+   * the first symptoms. */
+  add_evidence(d, lx, "cause");
+  if (explain >= 0)
+    add_evidence(d, &w->lines[explain], "context");
+  if (chain_steps > 0 && s.start[x] >= 0) {
+    for (int i = x + 1; i < w->n && i < x + EPISODE; i++)
+      if (w->lines[i].exc_len > 0 && s.start[i] >= 0) {
+        add_evidence(d, &w->lines[i], "chain");
+        break;
+      }
+  }
+  {
+    frames f;
+    collect_frames(w, &s, x, &f);
+    if (f.inner_user >= 0)
+      add_evidence(d, &w->lines[f.inner_user], "frame");
+    else if (f.innermost >= 0)
+      add_evidence(d, &w->lines[f.innermost], "frame");
+  }
+  for (int i = x + 1, k = 0; i < end && k < 2; i++)
+    if (w->lines[i].kind == SM__K_SYMPTOM && !s.in_tb[i]) {
+      add_evidence(d, &w->lines[i], "symptom");
+      k++;
+    }
+  /* Commands that diagnose the component. */
+  if (v.cat == SM__CAT_INFRA) {
+    const sm__sig *sg = v.sig;
+    char *const *cmds =
+        sg && sg->n_diagnose ? sg->diagnose : db->comps[v.comp].diagnose;
+    int nc =
+        sg && sg->n_diagnose ? sg->n_diagnose : db->comps[v.comp].n_diagnose;
+    for (int i = 0; i < nc && d->n_commands < SM_DIAG_MAX_COMMANDS; i++) {
+      const char *f = fill(&d->_arena, cmds[i], d->node, d->device);
+      if (f != NULL)
+        d->commands[d->n_commands++] = f;
+    }
+  }
+out:
+  sm_free(s.in_tb);
+  sm_free(s.start);
+  sm_free(s.exc_of);
+  if (d->failure && (d->root_cause == NULL || d->reason == NULL))
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  return 0;
+}
