@@ -67,8 +67,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < SM_ARRAY_LEN(commands); i++)
     if (strcmp(argv[1], commands[i].name) == 0)
       return commands[i].run(argc - 1, argv + 1);
-  fprintf(stderr,
-          "schedmate: '%s' is not a command. See 'schedmate --help'.\n",
+  fprintf(stderr, "schedmate: '%s' is not a command. See 'schedmate --help'.\n",
           argv[1]);
   return CLI_USAGE;
 }

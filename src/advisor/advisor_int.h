@@ -90,7 +90,8 @@ typedef enum sm__sig {
   XX(DETECTION)                                                                \
   XX(SEGMENTATION)                                                             \
   XX(PANOPTIC)                                                                 \
-  XX(MASKS) XX(DIFFUSION) XX(SELFSUP) XX(MULTIMODAL) XX(SPEECH) XX(RECSYS)     \
+  XX(MASKS)                                                                    \
+  XX(DIFFUSION) XX(SELFSUP) XX(MULTIMODAL) XX(SPEECH) XX(RECSYS)               \
       XX(TRANSLATION) XX(CONTRASTIVE) XX(CLASSIFICATION) XX(INSTRUCT)          \
           XX(FINETUNE) XX(PRETRAIN)
 

@@ -9,17 +9,15 @@
 
 /* ==== Errors ==== */
 
-static const char *const err_msgs[SM__ERRNO_COUNT] = {
-    "success",
+static const char *const err_msgs[SM__ERRNO_COUNT] = {"success",
 #define SM__XX(name, msg) msg,
-    SM_ERRNO_MAP(SM__XX)
+                                                      SM_ERRNO_MAP(SM__XX)
 #undef SM__XX
 };
 
-static const char *const err_names[SM__ERRNO_COUNT] = {
-    "SM_OK",
+static const char *const err_names[SM__ERRNO_COUNT] = {"SM_OK",
 #define SM__XX(name, msg) "SM_E" #name,
-    SM_ERRNO_MAP(SM__XX)
+                                                       SM_ERRNO_MAP(SM__XX)
 #undef SM__XX
 };
 
@@ -100,8 +98,7 @@ int sm_err_from_errno(int errnum) {
 }
 
 void sm__bug(const char *file, int line, const char *expr) {
-  fprintf(stderr, "schedmate: internal error at %s:%d: %s\n", file, line,
-          expr);
+  fprintf(stderr, "schedmate: internal error at %s:%d: %s\n", file, line, expr);
   abort();
 }
 
