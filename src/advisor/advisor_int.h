@@ -85,15 +85,25 @@ typedef enum sm__sig {
 } sm__sig;
 
 /* Keyword families that hint at task and domain. */
+/* clang-format off */
 #define SM__WORDS(XX)                                                          \
   XX(LM)                                                                       \
   XX(DETECTION)                                                                \
   XX(SEGMENTATION)                                                             \
   XX(PANOPTIC)                                                                 \
   XX(MASKS)                                                                    \
-  XX(DIFFUSION) XX(SELFSUP) XX(MULTIMODAL) XX(SPEECH) XX(RECSYS)               \
-      XX(TRANSLATION) XX(CONTRASTIVE) XX(CLASSIFICATION) XX(INSTRUCT)          \
-          XX(FINETUNE) XX(PRETRAIN)
+  XX(DIFFUSION)                                                                \
+  XX(SELFSUP)                                                                  \
+  XX(MULTIMODAL)                                                               \
+  XX(SPEECH)                                                                   \
+  XX(RECSYS)                                                                   \
+  XX(TRANSLATION)                                                              \
+  XX(CONTRASTIVE)                                                              \
+  XX(CLASSIFICATION)                                                           \
+  XX(INSTRUCT)                                                                 \
+  XX(FINETUNE)                                                                 \
+  XX(PRETRAIN)
+/* clang-format on */
 
 typedef enum sm__word {
 #define SM__XX(n) SM__W_##n,
