@@ -38,5 +38,6 @@ int cli_parse_num(const char *cmd, const char *opt, const char *s,
 
 /* Subcommands. */
 int cmd_version(int argc, char **argv);
+int cmd_track(int argc, char **argv);
 
 #endif /* SM_CLI_H */

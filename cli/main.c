@@ -6,6 +6,7 @@
 
 static const cli_cmd commands[] = {
     {"version", cmd_version, "print the version"},
+    {"track", cmd_track, "a training job's progress from its log"},
 };
 
 static void print_help(FILE *out) {

@@ -100,6 +100,17 @@ static int load(corpus *c, const char *path) {
   return 0;
 }
 
+/* Frees what load() allocated (so that sanitizer builds run it clean). */
+static void corpus_release(corpus *c) {
+  sm_free(c->text);
+  free(c->lines);
+  free(c->lens);
+  free(c->labels);
+  for (int i = 0; i < c->n_classes; i++)
+    sm_free(c->classes[i]);
+  memset(c, 0, sizeof(*c));
+}
+
 /* K-fold cross-validation: prints accuracy and the confusion table. */
 static void cross_validate(const corpus *c, int k, const sm_train_opts *o) {
   size_t n = c->n, right = 0, unknown = 0;
@@ -232,24 +243,32 @@ int main(int argc, char **argv) {
             "usage: sm_train --name NAME --out FILE.c [--cv K] CORPUS.tsv\n");
     return 2;
   }
-  if (load(&c, in) != 0)
+  if (load(&c, in) != 0) {
+    corpus_release(&c);
     return 1;
+  }
   if (cv > 1)
     cross_validate(&c, cv, &o);
-  if (out == NULL)
+  if (out == NULL) {
+    corpus_release(&c);
     return 0;
+  }
   if (sm_protoset_train(c.lines, c.lens, c.labels, c.n, c.n_classes,
                         (const char *const *)c.classes, &o, &ps, &acc,
                         &err) != 0) {
     fprintf(stderr, "sm_train: %s: %s\n", in, err.msg);
+    corpus_release(&c);
     return 1;
   }
   fprintf(stderr,
           "sm_train: %s: %zu lines, %d classes, %d prototypes, training "
           "accuracy %.1f%%\n",
           name, c.n, c.n_classes, ps->n_protos, acc * 100.0);
-  if (write_c(ps, name, in, out) != 0)
+  corpus_release(&c);
+  if (write_c(ps, name, in, out) != 0) {
+    sm_protoset_free(ps);
     return 1;
+  }
   sm_protoset_free(ps);
   return 0;
 }
