@@ -110,7 +110,8 @@ typedef struct sm_track_sample {
   double ts;              /* the line's timestamp, seconds, or NAN */
   double bar_elapsed;     /* a progress bar's elapsed time, s, or NAN */
   int n_cols;             /* table rows: leading values; table heads: names */
-  int train_keys;         /* the line names training explicitly */
+  int train_clock;        /* the line names its training clock
+                           * ("train_time", "train_wall") */
 } sm_track_sample;
 
 /* Cleans one raw segment into out (cap bytes): drops terminal escapes,

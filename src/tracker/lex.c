@@ -209,6 +209,19 @@ static size_t scan_date(const char *s, size_t n, size_t i) {
   return j;
 }
 
+/* True at s[u] == '/' for "/s" or "/sec" ending a word: a rate written
+ * as "500.1/s" (per second) rather than "1440/global_step". */
+static int bare_per_second(const char *s, size_t n, size_t u) {
+  size_t e = u + 1;
+
+  while (e < n && al(s[e]))
+    e++;
+  if (e < n && (dg(s[e]) || s[e] == '_'))
+    return 0;
+  return (e - u - 1 == 1 && s[u + 1] == 's') ||
+         (e - u - 1 == 3 && memcmp(s + u + 1, "sec", 3) == 0);
+}
+
 /* Lexes a number-like token at s[i] and returns the end. */
 static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
                          int sp) {
@@ -243,7 +256,9 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
         t->unit[ul++] = (char)lower(c);
         u++;
       } else if (c == '/' && u + 1 < n &&
-                 (al(s[u + 1]) || s[u + 1] == '%')) {
+                 (al(s[u + 1]) || s[u + 1] == '%') &&
+                 (ul > 0 || bare_per_second(s, n, u))) {
+        /* "3.05it/s", "5ms/step"; a leading '/' only as in "500.1/s". */
         t->unit[ul++] = '/';
         u++;
       } else if ((c == 0xc2 && u + 1 < n && (unsigned char)s[u + 1] == 0xb5) ||
@@ -323,7 +338,8 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
       while (w < n && (al(s[w]) || s[w] == '/' || s[w] == '%'))
         w++;
       if (w - k < sizeof(t->unit) && is_unit_word(s + k, w - k) &&
-          (w >= n || !(dg(s[w]) || s[w] == '_' || s[w] == '='))) {
+          (w >= n ||
+           !(dg(s[w]) || s[w] == '_' || s[w] == '=' || s[w] == ':'))) {
         for (size_t q = k; q < w; q++)
           t->unit[q - k] = (char)lower((unsigned char)s[q]);
         t->unit[w - k] = '\0';
@@ -514,9 +530,8 @@ static void add_free(trk_line *L, int k) {
     L->free_tok[L->nfree++] = k;
 }
 
-/* Writes the canonical key of words w[0..nw) into out. */
-static void canon_key(const trk_line *L, const int *w, int nw, char *out,
-                      size_t cap) {
+void sm__trk_canon(const trk_line *L, const int *w, int nw, char *out,
+                   size_t cap) {
   size_t o = 0;
 
   for (int i = 0; i < nw && o + 1 < cap; i++) {
@@ -679,7 +694,7 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
       }
       f = &L->f[L->nf++];
       memset(f, 0, sizeof(*f));
-      canon_key(L, pend + (np - nk), nk, f->key, sizeof(f->key));
+      sm__trk_canon(L, pend + (np - nk), nk, f->key, sizeof(f->key));
       f->nkw = nk;
       for (int q = 0; q < nk; q++)
         f->kw[q] = pend[np - nk + q];

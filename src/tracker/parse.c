@@ -239,6 +239,72 @@ static int key_has(const trk_line *L, const trk_field *f,
   return 0;
 }
 
+/* ==== Keys ==== */
+
+/* Words that may stand in front of a key without being part of it: log
+ * levels ("INFO step 10"), and the qualifiers train / eval ("Train Step
+ * 10", "Val Step 10"), which then mark the key. */
+static const char *const level_words[] = {
+    "info", "debug", "warning", "warn", "error", "notice", "trace",
+    "critical", "fatal", "log", NULL};
+
+static int droppable(const trk_line *L, int k, unsigned *flags) {
+  const trk_tok *t = &L->tok[k];
+  const char *w = L->s + t->off;
+  char low[16];
+  size_t n = t->len;
+
+  if (t->kind != TK_WORD)
+    return 0;
+  if (n >= 2 && w[0] == '_' && w[1] == '_')
+    return 1; /* "__main__" */
+  if (memchr(w, '.', n) != NULL)
+    return 1; /* "d2.utils.events", "trainer.py" */
+  if (n >= sizeof(low))
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    low[i] = (char)lower((unsigned char)w[i]);
+  low[n] = '\0';
+  for (int i = 0; level_words[i]; i++)
+    if (strcmp(low, level_words[i]) == 0)
+      return 1;
+  if (strcmp(low, "train") == 0 || strcmp(low, "training") == 0) {
+    *flags |= KF_TRAIN;
+    return 1;
+  }
+  if (sm__trk_is_eval_word(w, n)) {
+    *flags |= KF_EVAL;
+    return 1;
+  }
+  return 0;
+}
+
+/* Looks a field's key up; an unknown key of several words is tried again
+ * without leading log levels and qualifiers. */
+static void lookup_field(trk_line *L, trk_field *f) {
+  unsigned extra = 0;
+
+  sm__trk_key_lookup(f->key, &f->ki);
+  if (f->ki.role != R_NONE || f->nkw < 2)
+    return;
+  for (int d = 1; d < f->nkw; d++) {
+    char key[TRK_KEY_MAX];
+    trk_keyinfo ki;
+    if (!droppable(L, f->kw[d - 1], &extra))
+      return;
+    sm__trk_canon(L, f->kw + d, f->nkw - d, key, sizeof(key));
+    sm__trk_key_lookup(key, &ki);
+    if (ki.role != R_NONE) {
+      memcpy(f->key, key, sizeof(f->key));
+      f->ki = ki;
+      f->ki.flags |= extra;
+      if ((extra & KF_EVAL) && ki.role == R_LOSS)
+        f->ki.role = R_EVAL_LOSS;
+      return;
+    }
+  }
+}
+
 /* ==== The sample ==== */
 
 static int integral(double v) {
@@ -277,14 +343,17 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
     map_row(L, head);
   for (int i = 0; i < L->nf; i++) {
     trk_field *f = &L->f[i];
-    sm__trk_key_lookup(f->key, &f->ki);
+    lookup_field(L, f);
     if ((f->ki.flags & KF_STRICT) &&
         (!(f->sep == ':' || f->sep == '=') || !f->isint))
       f->ki.role = R_NONE;
-    if (f->ki.flags & KF_TRAIN)
+    if (f->ki.flags & KF_TRAIN) {
       train++;
+      if (f->ki.role == R_CUM || f->ki.role == R_TIME ||
+          f->ki.role == R_RATE)
+        o->train_clock++;
+    }
   }
-  o->train_keys = train;
   find_bar(L, &bar);
 
   /* Start-up work: leading words of the line or of the bar, and bars
@@ -508,6 +577,20 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
     set_counter(o, SM_TC_BATCH, "pair", L->tok[3].v, NAN);
     if (o->epoch != o->epoch)
       o->epoch = L->tok[1].v;
+  }
+  for (int i = 0; i + 1 < L->nf && best < 5; i++) {
+    /* "[1000] train/loss=2.34, ...": a step alone in brackets before the
+     * metrics (JAX/Flax metric writers), after only a logger prefix. */
+    const trk_field *f = &L->f[i];
+    if (f->ki.role != R_NONE)
+      break;
+    if (f->kind == TK_NUM && f->key[0] == '\0' && f->isint &&
+        f->unit[0] == '\0' && punct_at(L, f->tok - 1, '[') &&
+        punct_at(L, f->tok + 1, ']') && L->f[i + 1].ki.role != R_NONE &&
+        L->f[i + 1].ki.role != R_IGNORE) {
+      best = 5;
+      set_counter(o, SM_TC_ITER, "[step]", f->v, NAN);
+    }
   }
   for (int i = 0; i < L->nf && best < 4; i++) {
     const trk_field *f = &L->f[i];

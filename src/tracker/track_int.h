@@ -131,6 +131,11 @@ typedef struct trk_line {
  * values.  Keys are canonical but not yet looked up. */
 void sm__trk_lex(trk_line *L, const char *s, size_t n);
 
+/* Writes the canonical key of the words w[0..nw) (token indexes): lower
+ * case, '-' as '_', words joined by '_'. */
+void sm__trk_canon(const trk_line *L, const int *w, int nw, char *out,
+                   size_t cap);
+
 /* ==== Parsing with context ==== */
 
 /* Column names of the last table head seen (YOLO-style tables). */

@@ -117,15 +117,16 @@ static void reset_state(sm_tracker *t) {
 /* ==== One segment ==== */
 
 /* Whether a parsed sample of a line of class cls is training progress:
- * the classifier says so, or says evaluation of a line that names its
- * training clock or loss explicitly ("step:3375 val_loss:3.27
- * train_time:1633s step_avg:478ms"). */
+ * the classifier says so, or says evaluation of a line that also reports
+ * the training clock ("step:3375/3375 val_loss:3.27 train_time:1633s
+ * step_avg:478ms" tells where training is, even if its loss is a
+ * validation loss, which is never used). */
 static int accept(const sm_tracker *t, int cls, const sm_track_sample *s) {
   if (s->kind != SM_TK_SAMPLE)
     return 0;
   if (cls == t->cls_progress)
     return 1;
-  return cls == t->cls_eval && s->train_keys > 0;
+  return cls == t->cls_eval && s->train_clock > 0;
 }
 
 /* Replays one segment in file order. */

@@ -362,6 +362,25 @@ static double collect_deltas(const went *W, int nw, int which, int strict) {
   return sm__trk_robust_median(v, k, NULL);
 }
 
+/* An unlabelled time printed on every line ("| 342.12 ms |") is the time
+ * of one step only where the lines are one step apart; otherwise it could
+ * as well be the time of a logging interval. */
+static double anon_per_step(const went *W, int nw) {
+  double v[TRK_RING];
+  size_t k = 0;
+
+  for (int i = 0; i < nw; i++) {
+    if (W[i].s.anon_time != W[i].s.anon_time)
+      continue;
+    if (i + 1 < nw && W[i].s.step - W[i + 1].s.step != 1)
+      return NAN;
+    v[k++] = W[i].s.anon_time;
+  }
+  if (k < 2)
+    return NAN;
+  return sm__trk_robust_median(v, k, NULL);
+}
+
 typedef struct timing {
   double t;           /* seconds per step */
   const char *basis;  /* "printed", "rate", "timestamps", "cumulative" */
@@ -538,9 +557,17 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (w->count == 0)
     return;
   ns = gather_series(w, S);
-  for (int i = 0; i < ns; i++)
-    if (bi < 0 || better(&S[i], &S[bi]))
-      bi = i;
+  {
+    /* A counter printed far less often than another (an evaluation or
+     * summary line that slipped through) is not followed. */
+    int maxc = 0;
+    for (int i = 0; i < ns; i++)
+      maxc = SM_MAX(maxc, S[i].count);
+    for (int i = 0; i < ns; i++)
+      if ((S[i].count * 4 >= maxc || S[i].count >= n) &&
+          (bi < 0 || better(&S[i], &S[bi])))
+        bi = i;
+  }
   if (bi < 0) {
     answer_stepless(w, n, r);
     return;
@@ -596,6 +623,8 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
       ;
     else if (try_set(&T, collect_deltas(W, nw, 2, 1), "cumulative"))
       via = " (unlabelled elapsed time)";
+    else if (try_set(&T, anon_per_step(W, nw), "printed"))
+      T.key = "unlabelled, one line per step";
     else {
       /* Another counter's lines of the same stretch of the log, the most
        * frequent first. */
