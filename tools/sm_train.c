@@ -5,7 +5,10 @@
  *
  * The corpus has one example per line, "label<TAB>text".  Lines starting
  * with '#' are comments, except "# classes: a b c", which fixes the class
- * order (otherwise classes appear in order of first use).  The output
+ * order (otherwise classes appear in order of first use), and
+ * "# options: max_per_class=32 lines_per_proto=4 min_score=0.05" sets
+ * training options for this corpus (sm_train_opts fields; unset ones keep
+ * their defaults).  The output
  * defines `const sm_protoset sm__protoset_NAME`.  With --cv K it also
  * prints K-fold cross-validated accuracy and a confusion table to stderr,
  * which is how a corpus is judged while it is being written. */
@@ -26,6 +29,7 @@ typedef struct corpus {
   size_t n;            /* examples */
   char *classes[MAX_CLASSES];
   int n_classes;
+  sm_train_opts opts; /* from "# options:" */
 } corpus;
 
 static int class_index(corpus *c, const char *name, size_t len, int add) {
@@ -36,6 +40,31 @@ static int class_index(corpus *c, const char *name, size_t len, int add) {
     return -1;
   c->classes[c->n_classes] = sm_strndup(name, len);
   return c->n_classes++;
+}
+
+/* Sets one "name=value" training option; returns 0 for an unknown name
+ * or a bad value. */
+static int set_option(sm_train_opts *o, const char *tok, const char *val) {
+  size_t nl = (size_t)(strchr(tok, '=') - tok);
+  char *end;
+  double v = strtod(val, &end);
+
+  if (*val == '\0' || *end != '\0' || v < 0)
+    return 0;
+#define OPT(name, field, type)                                                \
+  if (nl == sizeof(name) - 1 && strncmp(tok, name, nl) == 0) {                \
+    o->field = (type)v;                                                       \
+    return 1;                                                                 \
+  }
+  OPT("dims", dims, uint32_t)
+  OPT("max_per_class", max_per_class, int)
+  OPT("lines_per_proto", lines_per_proto, int)
+  OPT("kmeans_iters", kmeans_iters, int)
+  OPT("lvq_epochs", lvq_epochs, int)
+  OPT("min_score", min_score, float)
+  OPT("seed", seed, uint64_t)
+#undef OPT
+  return 0;
 }
 
 static int load(corpus *c, const char *path) {
@@ -57,7 +86,18 @@ static int load(corpus *c, const char *path) {
     if (e > p && e[-1] == '\r')
       e[-1] = '\0';
     *e = '\0';
-    if (strncmp(p, "# classes:", 10) == 0) {
+    if (strncmp(p, "# options:", 10) == 0) {
+      char *s = p + 10, *tok;
+      while ((tok = strtok(s, " \t")) != NULL) {
+        char *eq = strchr(tok, '=');
+        s = NULL;
+        if (eq == NULL || !set_option(&c->opts, tok, eq + 1)) {
+          fprintf(stderr, "sm_train: %s:%zu: bad option '%s'\n", path,
+                  lineno, tok);
+          return -1;
+        }
+      }
+    } else if (strncmp(p, "# classes:", 10) == 0) {
       char *s = p + 10, *tok;
       while ((tok = strtok(s, " \t")) != NULL) {
         class_index(c, tok, strlen(tok), 1);
@@ -247,6 +287,7 @@ int main(int argc, char **argv) {
     corpus_release(&c);
     return 1;
   }
+  o = c.opts;
   if (cv > 1)
     cross_validate(&c, cv, &o);
   if (out == NULL) {

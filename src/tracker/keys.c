@@ -232,7 +232,8 @@ static const char *const eval_words[] = {
     "eval",       "evaluate",   "evaluating", "evaluation", "evaluator",
     "validate",   "validating", "validation", "valid",      "val",
     "test",       "testing",    "inference",  "predict",    "predicting",
-    "prediction", "sanity",     NULL};
+    "prediction", "sanity",     "map50",      "map50-95",   "map75",
+    NULL};
 
 static const char *const init_words[] = {
     "download",    "downloading",  "downloaded",   "loading",
@@ -275,19 +276,13 @@ static size_t first_part(const char *key) {
   return i;
 }
 
-static int has_part(const char *key, const char *part) {
-  size_t pl = strlen(part);
-  const char *p = key;
+/* True when the last component of key (after '_' or '/') is part. */
+static int last_part_is(const char *key, const char *part) {
+  size_t kl = strlen(key), pl = strlen(part);
 
-  while ((p = strstr(p, part)) != NULL) {
-    int left = p == key || p[-1] == '_' || p[-1] == '/';
-    int right = p[pl] == '\0' || p[pl] == '_' || p[pl] == '/' ||
-                p[pl] == '(';
-    if (left && right)
-      return 1;
-    p += pl;
-  }
-  return 0;
+  if (kl < pl || strcmp(key + kl - pl, part) != 0)
+    return 0;
+  return kl == pl || key[kl - pl - 1] == '_' || key[kl - pl - 1] == '/';
 }
 
 void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
@@ -327,17 +322,20 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   else if ((fp == 5 && strncmp(key, "train", 5) == 0) ||
            (fp == 8 && strncmp(key, "training", 8) == 0)) {
     out->flags |= KF_TRAIN;
-    /* "train_lr", "train/tokens_per_second": look the rest up. */
+    /* "train_lr", "train/tokens_per_second": look the rest up; but a
+     * "training_time" is the whole run's, not a step's. */
     if (key[fp] == '_' || key[fp] == '/') {
       const key_entry *r = find(key + fp + 1);
-      if (r != NULL && r->role != R_LOSS) {
+      if (r != NULL && r->role != R_LOSS && r->role != R_TIME &&
+          r->role != R_CUM) {
         out->role = r->role;
         out->unit = r->unit;
         return;
       }
     }
   }
-  if (has_part(key, "loss") || has_part(key, "nll")) {
+  if (last_part_is(key, "loss") || last_part_is(key, "nll") ||
+      strncmp(key, "loss_", 5) == 0 || strncmp(key, "loss/", 5) == 0) {
     const char *lp = strstr(key, "loss");
     if (out->flags & KF_EVAL)
       out->role = R_EVAL_LOSS;

@@ -294,6 +294,13 @@ static void lookup_field(trk_line *L, trk_field *f) {
       return;
     sm__trk_canon(L, f->kw + d, f->nkw - d, key, sizeof(key));
     sm__trk_key_lookup(key, &ki);
+    /* A qualifier may only be dropped in front of a counter or a loss:
+     * "Train Step 10", "Val Loss 0.3", but not "Training time: 11.2s"
+     * (the whole run's time). */
+    if (ki.role != R_NONE && (extra & (KF_TRAIN | KF_EVAL)) &&
+        !(ki.role == R_STEP || ki.role == R_ITER || ki.role == R_BATCH ||
+          ki.role == R_EPOCH || ki.role == R_LOSS))
+      return;
     if (ki.role != R_NONE) {
       memcpy(f->key, key, sizeof(f->key));
       f->ki = ki;

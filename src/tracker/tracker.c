@@ -116,17 +116,34 @@ static void reset_state(sm_tracker *t) {
 
 /* ==== One segment ==== */
 
-/* Whether a parsed sample of a line of class cls is training progress:
- * the classifier says so, or says evaluation of a line that also reports
- * the training clock ("step:3375/3375 val_loss:3.27 train_time:1633s
- * step_avg:478ms" tells where training is, even if its loss is a
- * validation loss, which is never used). */
-static int accept(const sm_tracker *t, int cls, const sm_track_sample *s) {
+/* Whether a parsed sample of a line of class cls is training progress.
+ * The classifier says so; or it says evaluation of a line that also
+ * reports the training clock ("step:3375/3375 val_loss:3.27
+ * train_time:1633s step_avg:478ms" tells where training is, even if its
+ * loss is a validation loss, which is never used); or the line is a near
+ * miss: progress scores within ACCEPT_MARGIN of the winning class.  The
+ * classifier is a coarse filter; the fine parse has already checked that
+ * the line carries a counter or a loss and none of the evaluation or
+ * start-up marks. */
+#define ACCEPT_MARGIN 0.1f
+
+static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
+                  const char *seg, size_t m) {
+  float sc[SM_TRACK_NCLASSES + 8], best = -2.0f;
+
   if (s->kind != SM_TK_SAMPLE)
     return 0;
   if (cls == t->cls_progress)
     return 1;
-  return cls == t->cls_eval && s->train_clock > 0;
+  if (cls == t->cls_eval && s->train_clock > 0)
+    return 1;
+  if (t->o.protos->n_classes > (int)SM_ARRAY_LEN(sc) || t->cls_progress < 0)
+    return 0;
+  sm_linecls_scores(t->cls, seg, m, sc);
+  for (int i = 0; i < t->o.protos->n_classes; i++)
+    if (sc[i] > best)
+      best = sc[i];
+  return sc[t->cls_progress] >= best - ACCEPT_MARGIN;
 }
 
 /* Replays one segment in file order. */
@@ -152,7 +169,7 @@ static void forward_segment(sm_tracker *t, const char *s, size_t n) {
     }
     break;
   case SM_TK_SAMPLE:
-    if (accept(t, cls, &smp))
+    if (accept(t, cls, &smp, t->seg, m))
       sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch);
     break;
   default:
@@ -258,10 +275,12 @@ static int backward_segment(sm_tracker *t, scan_state *st, const char *s,
   if (m == 0)
     return 0;
   cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
-  if (cls != t->cls_progress && cls != t->cls_eval) {
-    /* Only an epoch head matters among the other lines. */
-    if (memmem(t->seg, m, "poch", 4) == NULL &&
-        memmem(t->seg, m, "POCH", 4) == NULL)
+  if (cls != t->cls_progress) {
+    /* Counters, losses and epoch heads all have digits. */
+    size_t i = 0;
+    while (i < m && !(t->seg[i] >= '0' && t->seg[i] <= '9'))
+      i++;
+    if (i == m)
       return 0;
   }
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
@@ -269,7 +288,7 @@ static int backward_segment(sm_tracker *t, scan_state *st, const char *s,
     st->bwd_epoch++;
     return 0;
   }
-  if (!accept(t, cls, &smp))
+  if (!accept(t, cls, &smp, t->seg, m))
     return 0;
   if (!smp.has_step) {
     st->stepless++;

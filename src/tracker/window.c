@@ -480,6 +480,15 @@ static int stepless_timing(const trk_window *w, uint64_t lo, int n,
       q[nq++] = 1.0 / r->s.rate;
     }
   }
+  /* Times that only grow, newest first decreasing, are a clock since
+   * some start ("epoch at time 185s"), not the time of a step. */
+  if (ne >= 4) {
+    size_t up = 0;
+    for (size_t i = 1; i < ne; i++)
+      up += e[i] < e[i - 1];
+    if (up == ne - 1)
+      ne = 0;
+  }
   if (ne > 0) {
     T->t = sm__trk_robust_median(e, ne, NULL);
     T->basis = "printed";
