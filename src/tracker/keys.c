@@ -221,33 +221,39 @@ int sm__trk_keytable_check(void) {
 
 /* ==== Words ==== */
 
-static int word_in(const char *w, size_t n, const char *const *list) {
-  for (size_t i = 0; list[i] != NULL; i++)
-    if (strlen(list[i]) == n && strncasecmp(w, list[i], n) == 0)
+/* A word with its length, so that lists are compared by length first. */
+typedef struct word {
+  const char *w; /* lower case */
+  size_t n;      /* its length */
+} word;
+#define W(s) {s, sizeof(s) - 1}
+
+static int word_in(const char *w, size_t n, const word *list) {
+  for (size_t i = 0; list[i].w != NULL; i++)
+    if (list[i].n == n && strncasecmp(w, list[i].w, n) == 0)
       return 1;
   return 0;
 }
 
-static const char *const eval_words[] = {
-    "eval",       "evaluate",   "evaluating", "evaluation", "evaluator",
-    "validate",   "validating", "validation", "valid",      "val",
-    "test",       "testing",    "inference",  "predict",    "predicting",
-    "prediction", "sanity",     "map50",      "map50-95",   "map75",
-    NULL};
+static const word eval_words[] = {
+    W("eval"), W("evaluate"), W("evaluating"), W("evaluation"), W("evaluator"),
+    W("validate"), W("validating"), W("validation"), W("valid"), W("val"),
+    W("test"), W("testing"), W("inference"), W("predict"), W("predicting"),
+    W("prediction"), W("sanity"), W("map50"), W("map50-95"), W("map75"),
+    {NULL, 0}};
 
-static const char *const init_words[] = {
-    "download",    "downloading",  "downloaded",   "loading",
-    "load",        "loaded",       "map",          "tokenizing",
-    "tokenize",    "tokenization", "tokenizer",    "extracting",
-    "extract",     "resolving",    "generating",   "caching",
-    "scanning",    "fetching",     "fetch",        "preprocessing",
-    "processing",  "filter",       "filtering",    "shuffling",
-    "packing",     "building",     "compiling",    "uploading",
-    "saving",      "saved",        "writing",      "converting",
-    "indexing",    "reading",      "creating",     "copying",
-    "unpacking",   "verifying",    "prefetching",  "grouping",
-    "concatenating", "warming",    "checkpoint",   "shards",
-    NULL};
+static const word init_words[] = {
+    W("download"), W("downloading"), W("downloaded"), W("loading"), W("load"),
+    W("loaded"), W("map"), W("tokenizing"), W("tokenize"), W("tokenization"),
+    W("tokenizer"), W("extracting"), W("extract"), W("resolving"),
+    W("generating"), W("caching"), W("scanning"), W("fetching"), W("fetch"),
+    W("preprocessing"), W("processing"), W("filter"), W("filtering"),
+    W("shuffling"), W("packing"), W("building"), W("compiling"),
+    W("uploading"), W("saving"), W("saved"), W("writing"), W("converting"),
+    W("indexing"), W("reading"), W("creating"), W("copying"), W("unpacking"),
+    W("verifying"), W("prefetching"), W("grouping"), W("concatenating"),
+    W("warming"), W("checkpoint"), W("shards"),
+    {NULL, 0}};
 
 int sm__trk_is_eval_word(const char *w, size_t n) {
   return word_in(w, n, eval_words);

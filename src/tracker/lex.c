@@ -554,6 +554,8 @@ static const char *const stop_words[] = {"and", "with", "at",   "then",
 static const char *const link_words[] = {"is", "was", "are", NULL};
 
 static int in_list(const trk_line *L, int k, const char *const *list) {
+  if (L->tok[k].len > 5) /* the longest stop or link word */
+    return 0;
   for (int i = 0; list[i]; i++)
     if (tok_is(L, k, list[i]))
       return 1;

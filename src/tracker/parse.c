@@ -33,6 +33,8 @@ static void sample_init(sm_track_sample *o) {
 }
 
 static int unit_is(const char *u, const char *const *list) {
+  if (u[0] == '\0')
+    return 0;
   for (int i = 0; list[i]; i++)
     if (strcmp(u, list[i]) == 0)
       return 1;

@@ -146,6 +146,17 @@ static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
   return sc[t->cls_progress] >= best - ACCEPT_MARGIN;
 }
 
+/* Whether a line the classifier did not call progress can still matter:
+ * a sample (near miss) or an epoch head has digits; a table head names
+ * an epoch or a loss. */
+static int worth_parsing(const char *s, size_t m) {
+  for (size_t i = 0; i < m; i++)
+    if (s[i] >= '0' && s[i] <= '9')
+      return 1;
+  return memmem(s, m, "oss", 3) != NULL || memmem(s, m, "poch", 4) != NULL ||
+         memmem(s, m, "OSS", 3) != NULL || memmem(s, m, "POCH", 4) != NULL;
+}
+
 /* Replays one segment in file order. */
 static void forward_segment(sm_tracker *t, const char *s, size_t n) {
   size_t m = sm_track_clean(s, n > SEG_MAX ? SEG_MAX : n, t->seg,
@@ -157,6 +168,8 @@ static void forward_segment(sm_tracker *t, const char *s, size_t n) {
   if (m == 0)
     return;
   cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
+  if (cls != t->cls_progress && !worth_parsing(t->seg, m))
+    return;
   sm__trk_parse(t->L, t->seg, m, &t->head, &smp, &hd);
   switch (smp.kind) {
   case SM_TK_TABLE_HEAD:
@@ -243,6 +256,7 @@ typedef struct scan_state {
   counter_stat cs[32];   /* per series */
   int ncs;
   int stepless;          /* counter-less samples seen */
+  int best_counter;      /* kind of the main counter when done */
   int bwd_epoch;         /* epoch heads met, newest first */
 } scan_state;
 
@@ -275,14 +289,8 @@ static int backward_segment(sm_tracker *t, scan_state *st, const char *s,
   if (m == 0)
     return 0;
   cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
-  if (cls != t->cls_progress) {
-    /* Counters, losses and epoch heads all have digits. */
-    size_t i = 0;
-    while (i < m && !(t->seg[i] >= '0' && t->seg[i] <= '9'))
-      i++;
-    if (i == m)
-      return 0;
-  }
+  if (cls != t->cls_progress && !worth_parsing(t->seg, m))
+    return 0;
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
   if (smp.kind == SM_TK_EPOCH_HEAD) {
     st->bwd_epoch++;
@@ -316,6 +324,8 @@ static int backward_segment(sm_tracker *t, scan_state *st, const char *s,
         (st->cs[j].strength == st->cs[best].strength &&
          st->cs[j].distinct > st->cs[best].distinct))
       best = j;
+  if (best >= 0)
+    st->best_counter = st->cs[best].strength;
   if (best >= 0 && st->cs[best].distinct >= t->o.samples)
     return 1;
   if (st->nseen >= 8 * t->o.samples)
@@ -377,7 +387,10 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     t->lines++;
     first = off;
     if (done) {
-      if (++margin >= MARGIN_LINES || done_at - off > MARGIN_BYTES)
+      /* Context above the window: in-epoch counters need their epoch
+       * and table heads; other counters carry what they need. */
+      int lines = st.best_counter == SM_TC_BATCH ? MARGIN_LINES : 8;
+      if (++margin >= lines || done_at - off > MARGIN_BYTES)
         break;
       continue;
     }
