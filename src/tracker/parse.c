@@ -640,6 +640,12 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
                 o->step_time == o->step_time || o->rate == o->rate ||
                 o->throughput == o->throughput ||
                 o->cum_time == o->cum_time || o->anon_time == o->anon_time;
+    if (o->counter == SM_TC_FRACTION) {
+      /* A bare "n/m" needs a named fact beside it. */
+      facts = o->loss == o->loss || o->lr == o->lr ||
+              o->step_time == o->step_time || o->rate == o->rate ||
+              o->throughput == o->throughput || o->cum_time == o->cum_time;
+    }
     if (o->has_step) {
       if (facts || (o->has_total && o->counter != SM_TC_FRACTION)) {
         o->kind = SM_TK_SAMPLE;

@@ -126,6 +126,7 @@ static void reset_state(sm_tracker *t) {
  * the line carries a counter or a loss and none of the evaluation or
  * start-up marks. */
 #define ACCEPT_MARGIN 0.1f
+#define ACCEPT_FLOOR 0.3f /* a near miss still resembles progress */
 
 static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
                   const char *seg, size_t m) {
@@ -143,7 +144,8 @@ static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
   for (int i = 0; i < t->o.protos->n_classes; i++)
     if (sc[i] > best)
       best = sc[i];
-  return sc[t->cls_progress] >= best - ACCEPT_MARGIN;
+  return sc[t->cls_progress] >= best - ACCEPT_MARGIN &&
+         sc[t->cls_progress] >= ACCEPT_FLOOR;
 }
 
 /* Whether a line the classifier did not call progress can still matter:
@@ -405,7 +407,10 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     return rc;
   t->scan_limited = !done && stop > 0;
 
-  /* Replay the tail in file order. */
+  /* Replay the tail in file order (not when the backward scan found no
+   * sample at all: the replay would find none either). */
+  if (st.nseen == 0 && st.stepless == 0)
+    first = size;
   rc = sm_fwdlines_init(&fw, &t->f, first, size, MAX_LINE, err);
   t->off = first;
   while (rc == 0 &&
