@@ -194,6 +194,10 @@ SM_EXTERN int sm_tracker_poll(sm_tracker *t, sm_track_result *res,
  * next call.  Returns 0 or SM_ENOMEM. */
 SM_EXTERN int sm_tracker_feed(sm_tracker *t, const char *data, size_t n);
 
+/* Forgets every sample and the context (the followed file stays open);
+ * for a new stream through the same tracker. */
+SM_EXTERN void sm_tracker_reset(sm_tracker *t);
+
 /* Computes the current answer from what was scanned or fed. */
 SM_EXTERN void sm_tracker_result(sm_tracker *t, sm_track_result *res);
 

@@ -89,12 +89,19 @@ static size_t scan_number(const char *s, size_t n, size_t i, double *v,
   char buf[64];
   size_t j = i, b = 0, run = 0;
 
+/* Appends a byte to buf, dropping what does not fit (a number of more
+ * than 60 characters has no meaning in a log line anyway). */
+#define PUT(c)                                                                \
+  do {                                                                        \
+    if (b < sizeof(buf) - 1)                                                  \
+      buf[b++] = (c);                                                         \
+  } while (0)
+
   *isint = 1;
   if (j < n && (s[j] == '-' || s[j] == '+'))
-    buf[b++] = s[j++];
+    PUT(s[j++]);
   while (j < n && dg(s[j])) {
-    if (b < sizeof(buf) - 1)
-      buf[b++] = s[j];
+    PUT(s[j]);
     j++;
     run++;
   }
@@ -103,19 +110,17 @@ static size_t scan_number(const char *s, size_t n, size_t i, double *v,
   while (run >= 1 && run <= 3 && j + 3 < n && s[j] == ',' &&
          dg(s[j + 1]) && dg(s[j + 2]) && dg(s[j + 3]) &&
          (j + 4 >= n || !dg(s[j + 4]))) {
-    for (int k = 1; k <= 3; k++)
-      if (b < sizeof(buf) - 1)
-        buf[b++] = s[j + (size_t)k];
+    for (size_t k = 1; k <= 3; k++)
+      PUT(s[j + k]);
     j += 4;
     run = 3;
   }
   if (j + 1 < n && s[j] == '.' && dg(s[j + 1])) {
     *isint = 0;
-    buf[b++] = '.';
+    PUT('.');
     j++;
     while (j < n && dg(s[j])) {
-      if (b < sizeof(buf) - 1)
-        buf[b++] = s[j];
+      PUT(s[j]);
       j++;
     }
   }
@@ -123,17 +128,15 @@ static size_t scan_number(const char *s, size_t n, size_t i, double *v,
       (dg(s[j + 1]) ||
        (j + 2 < n && (s[j + 1] == '-' || s[j + 1] == '+') && dg(s[j + 2])))) {
     *isint = 0;
-    if (b < sizeof(buf) - 4) {
-      buf[b++] = 'e';
-      buf[b++] = s[j + 1];
-    }
+    PUT('e');
+    PUT(s[j + 1]);
     j += 2;
     while (j < n && dg(s[j])) {
-      if (b < sizeof(buf) - 1)
-        buf[b++] = s[j];
+      PUT(s[j]);
       j++;
     }
   }
+#undef PUT
   buf[b] = '\0';
   *v = strtod(buf, NULL);
   return j;

@@ -114,6 +114,8 @@ static void reset_state(sm_tracker *t) {
   t->scan_limited = 0;
 }
 
+void sm_tracker_reset(sm_tracker *t) { reset_state(t); }
+
 /* ==== One segment ==== */
 
 /* Whether a parsed sample of a line of class cls is training progress.

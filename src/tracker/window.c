@@ -442,7 +442,7 @@ static const char *style_name(const char *counter) {
 }
 
 /* Newest counter-less or other-series record in [lo, now] with a value:
- * which 0 = loss, 1 = lr, 2 = throughput. */
+ * which 0 = loss, 1 = lr, 2 = throughput, 3 = epoch. */
 static const trk_rec *fallback(const trk_window *w, uint64_t lo,
                                uint32_t skip, int which) {
   for (size_t i = 0; i < w->count; i++) {
@@ -452,7 +452,10 @@ static const trk_rec *fallback(const trk_window *w, uint64_t lo,
       break;
     if (r->series == skip)
       continue;
-    v = which == 0 ? r->s.loss : which == 1 ? r->s.lr : r->s.throughput;
+    v = which == 0   ? r->s.loss
+        : which == 1 ? r->s.lr
+        : which == 2 ? r->s.throughput
+                     : r->s.epoch;
     if (v == v)
       return r;
   }
@@ -599,9 +602,13 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   r->epoch = W[0].s.epoch == W[0].s.epoch ? W[0].s.epoch : W[0].ctx_epoch;
   snprintf(r->counter, sizeof(r->counter), "%s", W[0].s.counter_name);
   r->scope = scope_name(W[0].s.counter);
+  if (strcmp(r->counter, "tqdm") == 0 && r->epoch != r->epoch)
+    r->scope = "progress bar"; /* a bar without an epoch: global steps */
 
-  /* Loss, lr, throughput: the newest of the window, else nearby. */
+  /* Loss, lr, throughput, epoch: the newest of the window, else nearby. */
   for (int i = 0; i < nw; i++) {
+    if (r->epoch != r->epoch)
+      r->epoch = W[i].s.epoch;
     if (r->loss != r->loss)
       r->loss = W[i].s.loss;
     if (r->lr != r->lr)
@@ -617,6 +624,8 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (r->throughput != r->throughput &&
       (x = fallback(w, lo, S[bi].id, 2)) != NULL)
     set_tp(r, x->s.throughput, x->s.tp_unit);
+  if (r->epoch != r->epoch && (x = fallback(w, lo, S[bi].id, 3)) != NULL)
+    r->epoch = x->s.epoch;
 
   /* Step time. */
   {
