@@ -145,7 +145,7 @@ static void map_row(trk_line *L, const trk_head *h) {
 
 /* ==== Bars ==== */
 
-enum { BAR_NONE = 0, BAR_TQDM, BAR_KERAS };
+enum { BAR_NONE = 0, BAR_TQDM, BAR_KERAS, BAR_RICH };
 
 typedef struct bar_info {
   int style;       /* BAR_* */
@@ -162,6 +162,14 @@ static int punct_at(const trk_line *L, int k, char c) {
          L->tok[k].c == c;
 }
 
+/* True when token k is the value of a keyed field ("Epoch 2/9"). */
+static int keyed_value(const trk_line *L, int k) {
+  for (int i = 0; i < L->nf; i++)
+    if (L->f[i].tok == k)
+      return L->f[i].key[0] != '\0';
+  return 0;
+}
+
 static void find_bar(const trk_line *L, bar_info *b) {
   memset(b, 0, sizeof(*b));
   b->elapsed = b->rate = NAN;
@@ -170,7 +178,7 @@ static void find_bar(const trk_line *L, bar_info *b) {
     const trk_tok *t = &L->tok[k];
     int counter = t->kind == TK_FRAC ||
                   (t->kind == TK_NUM && t->isint && strcmp(t->unit, "it") == 0);
-    if (!counter)
+    if (!counter || keyed_value(L, k))
       continue;
     if (punct_at(L, k + 1, '[') && k + 2 < L->ntok &&
         L->tok[k + 2].kind == TK_CLOCK &&
@@ -220,6 +228,12 @@ static void find_bar(const trk_line *L, bar_info *b) {
         if (r->kind == TK_WORD)
           break;
       }
+      return;
+    }
+    if (t->kind == TK_FRAC && k > 0 && L->tok[k - 1].kind == TK_BAR) {
+      /* rich: "Epoch 2/9 ━━━━━━━━ 121/1563 0:00:12 • 0:02:21 10.21it/s" */
+      b->style = BAR_RICH;
+      b->tok = k;
       return;
     }
   }
@@ -574,7 +588,10 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
     const trk_tok *t = &L->tok[bar.tok];
     if (integral(t->v)) {
       best = 4;
-      set_counter(o, SM_TC_BATCH, bar.style == BAR_TQDM ? "tqdm" : "keras",
+      set_counter(o, SM_TC_BATCH,
+                  bar.style == BAR_TQDM    ? "tqdm"
+                  : bar.style == BAR_KERAS ? "keras"
+                                           : "bar",
                   t->v, t->kind == TK_FRAC ? t->total : NAN);
     }
   }

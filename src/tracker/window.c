@@ -432,6 +432,8 @@ static const char *style_name(const char *counter) {
     return "tqdm bar";
   if (strcmp(counter, "keras") == 0)
     return "Keras bar";
+  if (strcmp(counter, "bar") == 0)
+    return "rich progress bar";
   if (strcmp(counter, "bracket") == 0)
     return "bracketed [epoch][batch/total]";
   if (strcmp(counter, "pair") == 0)

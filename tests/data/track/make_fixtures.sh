@@ -427,4 +427,34 @@ ESC=$'\033'
     echo "2025-01-02 10:00:0$i,100 - INFO - epoch 7 - batch loss: 0.0$((i + 10))"
   done
 } >stepless.log
+# ---- Lightning's rich progress bar
+{
+  echo "Epoch 2/9  ━━━━━━━━━━━━━━━━━━━━ 121/1563 0:00:12 • 0:02:21 10.21it/s v_num: 3 train_loss: 0.512"
+  echo "Epoch 2/9  ━━━━━━━━━━━━━━━━━━━━ 122/1563 0:00:12 • 0:02:21 10.31it/s v_num: 3 train_loss: 0.511"
+  echo "Epoch 2/9  ━━━━━━━━━━━━━━━━━━━━ 123/1563 0:00:12 • 0:02:21 10.26it/s v_num: 3 train_loss: 0.509"
+} >rich.log
+
+# ---- Keras with verbose=2 (one line per epoch, no bar)
+{
+  for e in 1 2 3; do
+    echo "Epoch $e/10"
+    echo "469/469 - 3s - loss: 0.$((400 - e * 50)) - accuracy: 0.9$e - 3s/epoch - 6ms/step"
+  done
+} >keras_verbose2.log
+
+# ---- MMEngine, iteration based
+{
+  for i in $(seq 1000 50 1450); do
+    echo "03/14 22:$((10 + i / 50 - 20)):45 - mmengine - INFO - Iter(train) [$(printf %6d $i)/80000]  base_lr: 9.9e-03 lr: 9.9e-03  eta: 8:01:12  time: 0.36$((i / 50 % 5))5  data_time: 0.0061  memory: 6411  loss: 1.$((500 - i / 10))  decode.loss_ce: 0.7123  decode.acc_seg: 71.2"
+  done
+  echo "03/14 22:40:00 - mmengine - INFO - Iter(val) [ 100/500]    eta: 0:00:40  time: 0.1012  data_time: 0.0021  memory: 2011"
+} >mmengine_iter.log
+
+# ---- Hugging Face with tqdm disabled: loss dicts only, no step counter
+{
+  for i in 1 2 3 4 5; do
+    echo "{'loss': 0.$((700 - i * 20)), 'grad_norm': 1.2, 'learning_rate': 4.$((9 - i))e-05, 'epoch': 0.$i}"
+  done
+  echo "{'eval_loss': 0.6111, 'eval_runtime': 12.3, 'epoch': 0.5}"
+} >hf_no_tqdm.log
 echo "fixtures written"
