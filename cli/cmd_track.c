@@ -90,8 +90,8 @@ static int emit_text(const sm_track_result *r) {
          r->step_time_basis ? r->step_time_basis : "",
          r->step_time_basis ? ")" : "");
   if (r->throughput == r->throughput)
-    printf("throughput:  %s %s\n",
-           fmt_num(b, sizeof(b), r->throughput, "%.6g"), r->tp_unit);
+    printf("throughput:  %s %s\n", fmt_num(b, sizeof(b), r->throughput, "%.6g"),
+           r->tp_unit);
   else
     printf("throughput:  -\n");
   printf("samples:     %d  (%" PRIu64 " lines, %" PRIu64 " bytes read)\n",
@@ -159,8 +159,8 @@ static int classify_all(const char *path, int json) {
   for (int i = 0; i < SM_TRACK_NCLASSES; i++)
     printf("%-10s %" PRIu64 "\n", sm_track_class_name(i), counts[i]);
   printf("%-10s %" PRIu64 "\n", "unknown", unknown);
-  printf("%" PRIu64 " lines, %" PRIu64 " bytes in %.3f s (%.1f MB/s)\n",
-         lines, bytes, dt, dt > 0 ? (double)bytes / dt / 1e6 : 0.0);
+  printf("%" PRIu64 " lines, %" PRIu64 " bytes in %.3f s (%.1f MB/s)\n", lines,
+         bytes, dt, dt > 0 ? (double)bytes / dt / 1e6 : 0.0);
   return fflush(stdout) == 0 ? CLI_OK : CLI_USAGE;
 }
 
@@ -231,7 +231,6 @@ int cmd_track(int argc, char **argv) {
   sm_tracker *t;
   sm_err err = {0};
 
-  
   optind = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "jn:fh", opts, NULL)) != -1) {

@@ -64,22 +64,22 @@ SM_EXTERN const char *sm_track_class_name(int cls);
  * prints several counters reports the strongest; the window follows the
  * strongest counter of the log. */
 typedef enum sm_track_counter {
-  SM_TC_NONE = 0,  /* no step counter (a loss-only line) */
-  SM_TC_MICRO,     /* micro-step / micro-batch counter */
-  SM_TC_FRACTION,  /* a bare "n/m" with no key */
-  SM_TC_BATCH,     /* in-epoch batch index: bars, [e][i/N], "batch" */
-  SM_TC_ITER,      /* "iter", "iteration", "it", "s:" */
-  SM_TC_STEP       /* optimizer step: "step", "global_step", "updates" */
+  SM_TC_NONE = 0, /* no step counter (a loss-only line) */
+  SM_TC_MICRO,    /* micro-step / micro-batch counter */
+  SM_TC_FRACTION, /* a bare "n/m" with no key */
+  SM_TC_BATCH,    /* in-epoch batch index: bars, [e][i/N], "batch" */
+  SM_TC_ITER,     /* "iter", "iteration", "it", "s:" */
+  SM_TC_STEP      /* optimizer step: "step", "global_step", "updates" */
 } sm_track_counter;
 
 /* Line kinds after the fine parse. */
 typedef enum sm_track_kind {
-  SM_TK_NONE = 0,     /* nothing usable */
-  SM_TK_SAMPLE,       /* a training sample */
-  SM_TK_EVAL,         /* evaluation output (never a training sample) */
-  SM_TK_INIT,         /* download / loading / preprocessing bar */
-  SM_TK_EPOCH_HEAD,   /* "Epoch 3/10" alone: sets the epoch context */
-  SM_TK_TABLE_HEAD    /* column names of a table of values */
+  SM_TK_NONE = 0,   /* nothing usable */
+  SM_TK_SAMPLE,     /* a training sample */
+  SM_TK_EVAL,       /* evaluation output (never a training sample) */
+  SM_TK_INIT,       /* download / loading / preprocessing bar */
+  SM_TK_EPOCH_HEAD, /* "Epoch 3/10" alone: sets the epoch context */
+  SM_TK_TABLE_HEAD  /* column names of a table of values */
 } sm_track_kind;
 
 #define SM_TRACK_UNIT_MAX 16
@@ -89,43 +89,41 @@ typedef enum sm_track_kind {
  * line does not print are NAN; has_step / has_total say whether the
  * integer fields are set. */
 typedef struct sm_track_sample {
-  int kind;               /* an sm_track_kind */
-  int counter;            /* an sm_track_counter */
+  int kind;                             /* an sm_track_kind */
+  int counter;                          /* an sm_track_counter */
   char counter_name[SM_TRACK_NAME_MAX]; /* the counter's key as printed
                                          * (canonical), "tqdm", "keras"... */
-  int has_step;           /* step is set */
-  long long step;         /* the counter's value */
-  int has_total;          /* total is set */
-  long long total;        /* the counter's printed denominator */
-  double epoch;           /* epoch as printed */
-  double loss;            /* training loss */
-  double lr;              /* learning rate */
-  double step_time;       /* printed time per step, seconds */
-  char time_key[SM_TRACK_NAME_MAX]; /* key the step time came from */
-  double rate;            /* steps per second (it/s, 1/(s/it), ups) */
-  double throughput;      /* newest throughput figure as printed */
+  int has_step;                         /* step is set */
+  long long step;                       /* the counter's value */
+  int has_total;                        /* total is set */
+  long long total;                      /* the counter's printed denominator */
+  double epoch;                         /* epoch as printed */
+  double loss;                          /* training loss */
+  double lr;                            /* learning rate */
+  double step_time;                     /* printed time per step, seconds */
+  char time_key[SM_TRACK_NAME_MAX];     /* key the step time came from */
+  double rate;                     /* steps per second (it/s, 1/(s/it), ups) */
+  double throughput;               /* newest throughput figure as printed */
   char tp_unit[SM_TRACK_UNIT_MAX]; /* its unit ("samples/s", "it/s"...) */
-  double cum_time;        /* cumulative training time, seconds */
-  double anon_time;       /* an unkeyed time value ("| 2241.1s"), s */
-  double ts;              /* the line's timestamp, seconds, or NAN */
-  double bar_elapsed;     /* a progress bar's elapsed time, s, or NAN */
-  int n_cols;             /* table rows: leading values; table heads: names */
-  int train_clock;        /* the line names its training clock
-                           * ("train_time", "train_wall") */
+  double cum_time;                 /* cumulative training time, seconds */
+  double anon_time;                /* an unkeyed time value ("| 2241.1s"), s */
+  double ts;                       /* the line's timestamp, seconds, or NAN */
+  double bar_elapsed; /* a progress bar's elapsed time, s, or NAN */
+  int n_cols;         /* table rows: leading values; table heads: names */
+  int train_clock;    /* the line names its training clock
+                       * ("train_time", "train_wall") */
 } sm_track_sample;
 
 /* Cleans one raw segment into out (cap bytes): drops terminal escapes,
  * control bytes and multi-rank prefixes ("[rank3]:", "0: ",
  * "[default0]:", "[1,0]<stdout>:").  Returns the length written (out is
  * NUL-terminated). */
-SM_EXTERN size_t sm_track_clean(const char *s, size_t n, char *out,
-                                size_t cap);
+SM_EXTERN size_t sm_track_clean(const char *s, size_t n, char *out, size_t cap);
 
 /* Parses one cleaned segment (no newline or carriage return inside) into
  * *out.  Never fails: a line without facts gives kind SM_TK_NONE.  At most
  * the first 8 KiB of the segment are looked at. */
-SM_EXTERN void sm_track_parse(const char *seg, size_t n,
-                              sm_track_sample *out);
+SM_EXTERN void sm_track_parse(const char *seg, size_t n, sm_track_sample *out);
 
 /* Parses a timestamp at the start of a line (ISO dates, "2022/08/22
  * 15:51:53", "[11/16 03:11:50]", glog "I0615 15:21:45.879393").  Returns
@@ -136,34 +134,34 @@ SM_EXTERN double sm_track_timestamp(const char *s, size_t n, size_t *end);
 /* ==== The tracker ==== */
 
 typedef struct sm_track_opts {
-  int samples;             /* N samples to collect [10] */
-  uint64_t max_scan;       /* bytes to look back at most [64 MiB] */
+  int samples;               /* N samples to collect [10] */
+  uint64_t max_scan;         /* bytes to look back at most [64 MiB] */
   const sm_protoset *protos; /* line classifier [built-in tracker set] */
 } sm_track_opts;
 
 /* The answer (the JSON contract of DESIGN.md section 3). */
 typedef struct sm_track_result {
-  int ok;                  /* 1: status "ok", 0: "missing" */
-  int has_step;            /* step is set */
-  long long step;          /* newest step counter as printed */
-  int has_total;           /* total_steps is set */
-  long long total_steps;   /* its printed denominator */
-  double epoch;            /* NAN when unknown */
-  double loss;             /* newest training loss, NAN when unknown */
-  double lr;               /* newest learning rate, NAN when unknown */
-  double step_time_s;      /* median step time of the window, or NAN */
-  const char *step_time_basis; /* "printed", "rate", "timestamps",
-                                * "cumulative" or NULL */
-  double throughput;       /* newest throughput, NAN when unknown */
+  int ok;                          /* 1: status "ok", 0: "missing" */
+  int has_step;                    /* step is set */
+  long long step;                  /* newest step counter as printed */
+  int has_total;                   /* total_steps is set */
+  long long total_steps;           /* its printed denominator */
+  double epoch;                    /* NAN when unknown */
+  double loss;                     /* newest training loss, NAN when unknown */
+  double lr;                       /* newest learning rate, NAN when unknown */
+  double step_time_s;              /* median step time of the window, or NAN */
+  const char *step_time_basis;     /* "printed", "rate", "timestamps",
+                                    * "cumulative" or NULL */
+  double throughput;               /* newest throughput, NAN when unknown */
   char tp_unit[SM_TRACK_UNIT_MAX]; /* its unit */
   char counter[SM_TRACK_NAME_MAX]; /* the counter followed */
-  const char *scope;       /* "optimizer step", "iteration", "in-epoch
-                            * batch", "micro-step", "fraction" or NULL */
-  int samples;             /* samples in the window */
-  uint64_t lines_scanned;  /* lines read from the log */
-  uint64_t bytes_read;     /* bytes read from the log */
-  int scan_limited;        /* the look-back budget ran out */
-  char format[160];        /* what was recognised, in words */
+  const char *scope;               /* "optimizer step", "iteration", "in-epoch
+                                    * batch", "micro-step", "fraction" or NULL */
+  int samples;                     /* samples in the window */
+  uint64_t lines_scanned;          /* lines read from the log */
+  uint64_t bytes_read;             /* bytes read from the log */
+  int scan_limited;                /* the look-back budget ran out */
+  char format[160];                /* what was recognised, in words */
 } sm_track_result;
 
 typedef struct sm_tracker sm_tracker;
@@ -186,8 +184,7 @@ SM_EXTERN int sm_tracker_scan(sm_tracker *t, const char *path,
  * path) from the start of the new file.  Returns 1 when the answer in
  * *res changed, 0 when not, or a negative code (the file vanished and did
  * not come back is not an error: it returns 0). */
-SM_EXTERN int sm_tracker_poll(sm_tracker *t, sm_track_result *res,
-                              sm_err *err);
+SM_EXTERN int sm_tracker_poll(sm_tracker *t, sm_track_result *res, sm_err *err);
 
 /* Feeds log bytes in file order without a file (streams, tests).  Only
  * complete lines (ended by '\n' or '\r') are used; the rest waits for the

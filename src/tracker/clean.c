@@ -10,8 +10,12 @@
 
 /* ==== Cleaning ==== */
 
-static int dg(int c) { return c >= '0' && c <= '9'; }
-static int al(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static int dg(int c) {
+  return c >= '0' && c <= '9';
+}
+static int al(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
 /* Length of a launcher prefix at s[0..n), or 0. */
 static size_t rank_prefix(const char *s, size_t n) {
@@ -20,8 +24,7 @@ static size_t rank_prefix(const char *s, size_t n) {
   while (i < n && s[i] == ' ')
     i++;
   if (i < n && s[i] == '[') {
-    static const char *const tags[] = {"rank", "Rank", "RANK", "default",
-                                       NULL};
+    static const char *const tags[] = {"rank", "Rank", "RANK", "default", NULL};
     j = i + 1;
     for (int t = 0; tags[t]; t++) {
       size_t tl = strlen(tags[t]);
@@ -90,8 +93,7 @@ static size_t rank_prefix(const char *s, size_t n) {
     size_t k = j;
     int dash_digit = 0;
     while (k < n && k - j < 64 &&
-           (al(s[k]) || dg(s[k]) || s[k] == '-' || s[k] == '_' ||
-            s[k] == '.'))
+           (al(s[k]) || dg(s[k]) || s[k] == '-' || s[k] == '_' || s[k] == '.'))
       k++;
     if (k - j >= 3 && (s[k - 1] >= '0' && s[k - 1] <= '9')) {
       size_t d = k;
@@ -227,8 +229,7 @@ static double clock_at(const char *s, size_t n, size_t *i, int need_sec) {
 #define DEFAULT_YEAR 2000
 #define SCAN_BYTES 64
 
-double sm__trk_timestamp(const char *s, size_t n, size_t *start,
-                         size_t *end) {
+double sm__trk_timestamp(const char *s, size_t n, size_t *start, size_t *end) {
   size_t lim = n < SCAN_BYTES ? n : SCAN_BYTES;
 
   for (size_t p = 0; p < lim; p++) {
@@ -258,7 +259,8 @@ double sm__trk_timestamp(const char *s, size_t n, size_t *start,
           if (end)
             *end = j;
           return (double)days_from_civil(y, (unsigned)mo, (unsigned)d) *
-                     86400.0 + t;
+                     86400.0 +
+                 t;
         }
       }
     }
@@ -281,7 +283,8 @@ double sm__trk_timestamp(const char *s, size_t n, size_t *start,
               if (end)
                 *end = j;
               return (double)days_from_civil(y, (unsigned)mo, (unsigned)d) *
-                         86400.0 + t;
+                         86400.0 +
+                     t;
             }
           }
         }
@@ -302,7 +305,8 @@ double sm__trk_timestamp(const char *s, size_t n, size_t *start,
           if (end)
             *end = j;
           return (double)days_from_civil(y, (unsigned)mo, (unsigned)d) *
-                     86400.0 + t;
+                     86400.0 +
+                 t;
         }
       }
     }

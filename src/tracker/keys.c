@@ -208,8 +208,7 @@ static int entry_cmp(const void *k, const void *e) {
 }
 
 static const key_entry *find(const char *key) {
-  return bsearch(key, table, SM_ARRAY_LEN(table), sizeof(table[0]),
-                 entry_cmp);
+  return bsearch(key, table, SM_ARRAY_LEN(table), sizeof(table[0]), entry_cmp);
 }
 
 int sm__trk_keytable_check(void) {
@@ -226,7 +225,8 @@ typedef struct word {
   const char *w; /* lower case */
   size_t n;      /* its length */
 } word;
-#define W(s) {s, sizeof(s) - 1}
+#define W(s)                                                                   \
+  { s, sizeof(s) - 1 }
 
 static int word_in(const char *w, size_t n, const word *list) {
   for (size_t i = 0; list[i].w != NULL; i++)
@@ -236,23 +236,25 @@ static int word_in(const char *w, size_t n, const word *list) {
 }
 
 static const word eval_words[] = {
-    W("eval"), W("evaluate"), W("evaluating"), W("evaluation"), W("evaluator"),
-    W("validate"), W("validating"), W("validation"), W("valid"), W("val"),
-    W("test"), W("testing"), W("inference"), W("predict"), W("predicting"),
-    W("prediction"), W("sanity"), W("map50"), W("map50-95"), W("map75"),
+    W("eval"),      W("evaluate"), W("evaluating"), W("evaluation"),
+    W("evaluator"), W("validate"), W("validating"), W("validation"),
+    W("valid"),     W("val"),      W("test"),       W("testing"),
+    W("inference"), W("predict"),  W("predicting"), W("prediction"),
+    W("sanity"),    W("map50"),    W("map50-95"),   W("map75"),
     {NULL, 0}};
 
 static const word init_words[] = {
-    W("download"), W("downloading"), W("downloaded"), W("loading"), W("load"),
-    W("loaded"), W("map"), W("tokenizing"), W("tokenize"), W("tokenization"),
-    W("tokenizer"), W("extracting"), W("extract"), W("resolving"),
-    W("generating"), W("caching"), W("scanning"), W("fetching"), W("fetch"),
-    W("preprocessing"), W("processing"), W("filter"), W("filtering"),
-    W("shuffling"), W("packing"), W("building"), W("compiling"),
-    W("uploading"), W("saving"), W("saved"), W("writing"), W("converting"),
-    W("indexing"), W("reading"), W("creating"), W("copying"), W("unpacking"),
-    W("verifying"), W("prefetching"), W("grouping"), W("concatenating"),
-    W("warming"), W("checkpoint"), W("shards"),
+    W("download"),      W("downloading"),  W("downloaded"),  W("loading"),
+    W("load"),          W("loaded"),       W("map"),         W("tokenizing"),
+    W("tokenize"),      W("tokenization"), W("tokenizer"),   W("extracting"),
+    W("extract"),       W("resolving"),    W("generating"),  W("caching"),
+    W("scanning"),      W("fetching"),     W("fetch"),       W("preprocessing"),
+    W("processing"),    W("filter"),       W("filtering"),   W("shuffling"),
+    W("packing"),       W("building"),     W("compiling"),   W("uploading"),
+    W("saving"),        W("saved"),        W("writing"),     W("converting"),
+    W("indexing"),      W("reading"),      W("creating"),    W("copying"),
+    W("unpacking"),     W("verifying"),    W("prefetching"), W("grouping"),
+    W("concatenating"), W("warming"),      W("checkpoint"),  W("shards"),
     {NULL, 0}};
 
 int sm__trk_is_eval_word(const char *w, size_t n) {
@@ -265,12 +267,20 @@ int sm__trk_is_init_word(const char *w, size_t n) {
 
 /* Loss components of detection and segmentation models and auxiliary
  * terms: reported next to the total, never the training loss. */
-static const char *const part_prefixes[] = {
-    "box",  "obj",  "cls",  "seg",      "dfl",   "rpn",   "bbox",
-    "mask", "dice", "ce",   "kl",       "aux",   "z",     "giou",
-    "iou",  "l1",   "reg",  "ctr",      "lb",    "balance", "router",
-    "moe",  "centerness", "rpn_cls", "rpn_bbox", "load_balancing",
-    NULL};
+static const char *const part_prefixes[] = {"box",        "obj",
+                                            "cls",        "seg",
+                                            "dfl",        "rpn",
+                                            "bbox",       "mask",
+                                            "dice",       "ce",
+                                            "kl",         "aux",
+                                            "z",          "giou",
+                                            "iou",        "l1",
+                                            "reg",        "ctr",
+                                            "lb",         "balance",
+                                            "router",     "moe",
+                                            "centerness", "rpn_cls",
+                                            "rpn_bbox",   "load_balancing",
+                                            NULL};
 
 /* The first component of a key ("val" of "val_loss", "train" of
  * "train/loss"). */
@@ -350,8 +360,8 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     else if (strncmp(key, "loss_", 5) == 0)
       out->role = R_IGNORE; /* loss_cls, loss_bbox: components */
     else {
-      size_t pl = (size_t)(strstr(key, "_loss") ? strstr(key, "_loss") - key
-                                                 : 0);
+      size_t pl =
+          (size_t)(strstr(key, "_loss") ? strstr(key, "_loss") - key : 0);
       int comp = 0;
       for (int i = 0; pl > 0 && part_prefixes[i]; i++)
         if (strlen(part_prefixes[i]) == pl &&
@@ -376,16 +386,14 @@ double sm__trk_seconds(double v, const char *unit, int *ok) {
     const char *u; /* unit */
     double f;      /* seconds per unit */
   } units[] = {
-      {"s", 1},          {"sec", 1},        {"secs", 1},
-      {"second", 1},     {"seconds", 1},    {"ms", 1e-3},
-      {"msec", 1e-3},    {"us", 1e-6},      {"ns", 1e-9},
-      {"min", 60},       {"mins", 60},      {"minutes", 60},
-      {"h", 3600},       {"hr", 3600},      {"hrs", 3600},
-      {"hours", 3600},   {"s/it", 1},       {"s/step", 1},
-      {"s/iter", 1},     {"s/batch", 1},    {"sec/step", 1},
-      {"sec/it", 1},     {"ms/step", 1e-3}, {"ms/it", 1e-3},
-      {"ms/iter", 1e-3}, {"ms/batch", 1e-3}, {"us/step", 1e-6},
-      {"us/it", 1e-6},   {"s/img", 0},
+      {"s", 1},          {"sec", 1},         {"secs", 1},       {"second", 1},
+      {"seconds", 1},    {"ms", 1e-3},       {"msec", 1e-3},    {"us", 1e-6},
+      {"ns", 1e-9},      {"min", 60},        {"mins", 60},      {"minutes", 60},
+      {"h", 3600},       {"hr", 3600},       {"hrs", 3600},     {"hours", 3600},
+      {"s/it", 1},       {"s/step", 1},      {"s/iter", 1},     {"s/batch", 1},
+      {"sec/step", 1},   {"sec/it", 1},      {"ms/step", 1e-3}, {"ms/it", 1e-3},
+      {"ms/iter", 1e-3}, {"ms/batch", 1e-3}, {"us/step", 1e-6}, {"us/it", 1e-6},
+      {"s/img", 0},
   };
 
   for (size_t i = 0; i < SM_ARRAY_LEN(units); i++)

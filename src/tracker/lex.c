@@ -25,26 +25,35 @@
 
 #include "track_int.h"
 
-static int dg(int c) { return c >= '0' && c <= '9'; }
+static int dg(int c) {
+  return c >= '0' && c <= '9';
+}
 static int al(int c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
-static int alnum_(int c) { return al(c) || dg(c) || c == '_'; }
-static int lower(int c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
+static int alnum_(int c) {
+  return al(c) || dg(c) || c == '_';
+}
+static int lower(int c) {
+  return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
 
 /* Unit words that may follow a number after a blank. */
 static const char *const unit_words[] = {
-    "ms",         "s",         "sec",        "secs",      "seconds",
-    "us",         "min",       "mins",       "minutes",   "h",
-    "hrs",        "hours",     "it/s",       "s/it",      "samples/s",
-    "samples/sec", "sample/s", "tokens/s",   "tokens/sec", "tok/s",
-    "token/s",    "img/s",     "imgs/s",     "images/s",  "images/sec",
-    "ex/s",       "examples/s", "examples/sec", "words/s", "steps/s",
-    "step/s",     "updates/s", "ba/s",       "seq/s",     "sequences/s",
-    "tflops",     "tflop/s",   "ms/step",    "ms/it",     "ms/iter",
-    "s/step",     "s/iter",    "ms/batch",   "s/batch",   "it",
-    "b/s",        "kb/s",      "mb/s",       "gb/s",      "kib/s",
-    "mib/s",      "gib/s",     NULL};
+    "ms",         "s",        "sec",         "secs",
+    "seconds",    "us",       "min",         "mins",
+    "minutes",    "h",        "hrs",         "hours",
+    "it/s",       "s/it",     "samples/s",   "samples/sec",
+    "sample/s",   "tokens/s", "tokens/sec",  "tok/s",
+    "token/s",    "img/s",    "imgs/s",      "images/s",
+    "images/sec", "ex/s",     "examples/s",  "examples/sec",
+    "words/s",    "steps/s",  "step/s",      "updates/s",
+    "ba/s",       "seq/s",    "sequences/s", "tflops",
+    "tflop/s",    "ms/step",  "ms/it",       "ms/iter",
+    "s/step",     "s/iter",   "ms/batch",    "s/batch",
+    "it",         "b/s",      "kb/s",        "mb/s",
+    "gb/s",       "kib/s",    "mib/s",       "gib/s",
+    NULL};
 
 static int is_unit_word(const char *s, size_t n) {
   for (int i = 0; unit_words[i]; i++) {
@@ -91,10 +100,10 @@ static size_t scan_number(const char *s, size_t n, size_t i, double *v,
 
 /* Appends a byte to buf, dropping what does not fit (a number of more
  * than 60 characters has no meaning in a log line anyway). */
-#define PUT(c)                                                                \
-  do {                                                                        \
-    if (b < sizeof(buf) - 1)                                                  \
-      buf[b++] = (c);                                                         \
+#define PUT(c)                                                                 \
+  do {                                                                         \
+    if (b < sizeof(buf) - 1)                                                   \
+      buf[b++] = (c);                                                          \
   } while (0)
 
   *isint = 1;
@@ -107,9 +116,8 @@ static size_t scan_number(const char *s, size_t n, size_t i, double *v,
   }
   /* "5,678" and "12,226,560": a comma followed by exactly three digits
    * that end the number. */
-  while (run >= 1 && run <= 3 && j + 3 < n && s[j] == ',' &&
-         dg(s[j + 1]) && dg(s[j + 2]) && dg(s[j + 3]) &&
-         (j + 4 >= n || !dg(s[j + 4]))) {
+  while (run >= 1 && run <= 3 && j + 3 < n && s[j] == ',' && dg(s[j + 1]) &&
+         dg(s[j + 2]) && dg(s[j + 3]) && (j + 4 >= n || !dg(s[j + 4]))) {
     for (size_t k = 1; k <= 3; k++)
       PUT(s[j + k]);
     j += 4;
@@ -160,8 +168,7 @@ static size_t scan_clock(const char *s, size_t n, size_t i, double *secs) {
       return 0;
     part[np++] = x;
     j = k;
-    if (j + 2 < n && s[j] == ':' && dg(s[j + 1]) && dg(s[j + 2]) &&
-        np < 3)
+    if (j + 2 < n && s[j] == ':' && dg(s[j + 1]) && dg(s[j + 2]) && np < 3)
       j++;
     else
       break;
@@ -258,15 +265,13 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
       if (al(c) || c == '%') {
         t->unit[ul++] = (char)lower(c);
         u++;
-      } else if (c == '/' && u + 1 < n &&
-                 (al(s[u + 1]) || s[u + 1] == '%') &&
+      } else if (c == '/' && u + 1 < n && (al(s[u + 1]) || s[u + 1] == '%') &&
                  (ul > 0 || bare_per_second(s, n, u))) {
         /* "3.05it/s", "5ms/step"; a leading '/' only as in "500.1/s". */
         t->unit[ul++] = '/';
         u++;
       } else if ((c == 0xc2 && u + 1 < n && (unsigned char)s[u + 1] == 0xb5) ||
-                 (c == 0xce && u + 1 < n &&
-                  (unsigned char)s[u + 1] == 0xbc)) {
+                 (c == 0xce && u + 1 < n && (unsigned char)s[u + 1] == 0xbc)) {
         t->unit[ul++] = 'u'; /* micro sign */
         u += 2;
       } else {
@@ -302,8 +307,8 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
           /* "08/22 15:51" is a date in front of a time of day. */
           double cs;
           if (pre == 0 && post == 0 && e < n && s[e] == ' ' && e + 1 < n &&
-              dg(s[e + 1]) && scan_clock(s, n, e + 1, &cs) > 0 &&
-              v >= 1 && v <= 12 && den >= 1 && den <= 31) {
+              dg(s[e + 1]) && scan_clock(s, n, e + 1, &cs) > 0 && v >= 1 &&
+              v <= 12 && den >= 1 && den <= 31) {
             t->kind = TK_DATE;
             t->len = (uint16_t)(e - i);
             return e;
@@ -354,8 +359,7 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
 }
 
 /* Lexes a word at s[i] (a letter or '_') and returns the end. */
-static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i,
-                       int sp) {
+static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i, int sp) {
   size_t j = i;
 
   while (j < n) {
@@ -392,8 +396,8 @@ static size_t bar_glyph(const unsigned char *s, size_t n, size_t i) {
 }
 
 static int ascii_bar_char(char c) {
-  return c == '=' || c == '>' || c == '.' || c == '#' || c == '-' ||
-         c == '*' || c == '~';
+  return c == '=' || c == '>' || c == '.' || c == '#' || c == '-' || c == '*' ||
+         c == '~';
 }
 
 static void lex_tokens(trk_line *L, const char *s, size_t n) {
@@ -422,10 +426,9 @@ static void lex_tokens(trk_line *L, const char *s, size_t n) {
       i++;
       continue;
     }
-    if (dg(c) ||
-        ((c == '-' || c == '+') && i + 1 < n && dg(u[i + 1]) &&
-         (i == 0 || !(alnum_(u[i - 1]) || u[i - 1] == '.' ||
-                      u[i - 1] == ')')))) {
+    if (dg(c) || ((c == '-' || c == '+') && i + 1 < n && dg(u[i + 1]) &&
+                  (i == 0 || !(alnum_(u[i - 1]) || u[i - 1] == '.' ||
+                               u[i - 1] == ')')))) {
       i = lex_number(L, s, n, i, sp);
       sp = 0;
       continue;
@@ -550,9 +553,9 @@ void sm__trk_canon(const trk_line *L, const int *w, int nw, char *out,
 }
 
 /* Words that end a key instead of being part of one. */
-static const char *const stop_words[] = {"and", "with", "at",   "then",
+static const char *const stop_words[] = {"and", "with",  "at",   "then",
                                          "for", "after", "from", "to",
-                                         "on",  "of",   "by",   NULL};
+                                         "on",  "of",    "by",   NULL};
 /* Words that stand between a key and its value ("grpo_loss is 0.1"). */
 static const char *const link_words[] = {"is", "was", "are", NULL};
 
@@ -583,13 +586,13 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
   L->nfree = 0;
   L->head_end = L->ntok;
 
-#define FLUSH()                                                               \
-  do {                                                                        \
-    for (int q_ = 0; q_ < np; q_++)                                           \
-      add_free(L, pend[q_]);                                                  \
-    np = 0;                                                                   \
-    sep = 0;                                                                  \
-    ann[0] = '\0';                                                            \
+#define FLUSH()                                                                \
+  do {                                                                         \
+    for (int q_ = 0; q_ < np; q_++)                                            \
+      add_free(L, pend[q_]);                                                   \
+    np = 0;                                                                    \
+    sep = 0;                                                                   \
+    ann[0] = '\0';                                                             \
   } while (0)
 
   for (int k = 0; k < L->ntok; k++) {
@@ -642,9 +645,8 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
       case '=':
         nx = next_solid(L, k);
         if (nx >= 0 && (is_value(&L->tok[nx]) ||
-                        (L->tok[nx].kind == TK_PUNCT &&
-                         L->tok[nx].c == '[' && nx + 1 < L->ntok &&
-                         is_value(&L->tok[nx + 1]))))
+                        (L->tok[nx].kind == TK_PUNCT && L->tok[nx].c == '[' &&
+                         nx + 1 < L->ntok && is_value(&L->tok[nx + 1]))))
           sep = t->c;
         else
           FLUSH();

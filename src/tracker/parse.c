@@ -23,7 +23,9 @@
 
 #include "track_int.h"
 
-static int lower(int c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
+static int lower(int c) {
+  return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
 
 static void sample_init(sm_track_sample *o) {
   memset(o, 0, sizeof(*o));
@@ -43,30 +45,36 @@ static int unit_is(const char *u, const char *const *list) {
 
 /* Units of a time per step. */
 static const char *const per_step_units[] = {
-    "ms/step", "s/step", "us/step", "ms/it", "ms/iter", "s/iter",
+    "ms/step",  "s/step",  "us/step",  "ms/it", "ms/iter", "s/iter",
     "ms/batch", "s/batch", "sec/step", "us/it", NULL};
 /* Units of steps per second. */
-static const char *const rate_units[] = {"it/s",  "its/s",  "step/s",
-                                         "steps/s", "iter/s", "iters/s",
+static const char *const rate_units[] = {"it/s",      "its/s",  "step/s",
+                                         "steps/s",   "iter/s", "iters/s",
                                          "updates/s", NULL};
 /* Units that count bytes or dataset examples: start-up work. */
 static const char *const init_units[] = {
-    "b/s",  "kb/s", "mb/s",  "gb/s",     "kib/s",      "mib/s",
-    "gib/s", "ex/s", "ba/s", "examples/s", "examples/sec", "files/s",
-    NULL};
+    "b/s",  "kb/s", "mb/s",       "gb/s",         "kib/s",   "mib/s", "gib/s",
+    "ex/s", "ba/s", "examples/s", "examples/sec", "files/s", NULL};
 
 /* Maps a throughput unit as printed to the unit reported, or NULL. */
 static const char *tput_unit(const char *u) {
-  static const char *const map[][2] = {
-      {"samples/s", "samples/s"}, {"samples/sec", "samples/s"},
-      {"sample/s", "samples/s"},  {"tokens/s", "tokens/s"},
-      {"tokens/sec", "tokens/s"}, {"tok/s", "tokens/s"},
-      {"token/s", "tokens/s"},    {"img/s", "images/s"},
-      {"imgs/s", "images/s"},     {"images/s", "images/s"},
-      {"images/sec", "images/s"}, {"words/s", "words/s"},
-      {"seq/s", "sequences/s"},   {"sequences/s", "sequences/s"},
-      {"tflops", "TFLOP/s"},      {"tflop/s", "TFLOP/s"},
-      {"/s", "/s"}};
+  static const char *const map[][2] = {{"samples/s", "samples/s"},
+                                       {"samples/sec", "samples/s"},
+                                       {"sample/s", "samples/s"},
+                                       {"tokens/s", "tokens/s"},
+                                       {"tokens/sec", "tokens/s"},
+                                       {"tok/s", "tokens/s"},
+                                       {"token/s", "tokens/s"},
+                                       {"img/s", "images/s"},
+                                       {"imgs/s", "images/s"},
+                                       {"images/s", "images/s"},
+                                       {"images/sec", "images/s"},
+                                       {"words/s", "words/s"},
+                                       {"seq/s", "sequences/s"},
+                                       {"sequences/s", "sequences/s"},
+                                       {"tflops", "TFLOP/s"},
+                                       {"tflop/s", "TFLOP/s"},
+                                       {"/s", "/s"}};
 
   for (size_t i = 0; i < SM_ARRAY_LEN(map); i++)
     if (strcmp(u, map[i][0]) == 0)
@@ -241,8 +249,8 @@ static void find_bar(const trk_line *L, bar_info *b) {
 
 /* ==== Guards ==== */
 
-static int word_at(const trk_line *L, int k, int (*pred)(const char *,
-                                                          size_t)) {
+static int word_at(const trk_line *L, int k,
+                   int (*pred)(const char *, size_t)) {
   const trk_tok *t = &L->tok[k];
   return t->kind == TK_WORD && pred(L->s + t->off, t->len);
 }
@@ -261,8 +269,8 @@ static int key_has(const trk_line *L, const trk_field *f,
  * levels ("INFO step 10"), and the qualifiers train / eval ("Train Step
  * 10", "Val Step 10"), which then mark the key. */
 static const char *const level_words[] = {
-    "info", "debug", "warning", "warn", "error", "notice", "trace",
-    "critical", "fatal", "log", NULL};
+    "info",  "debug",    "warning", "warn", "error", "notice",
+    "trace", "critical", "fatal",   "log",  NULL};
 
 static int droppable(const trk_line *L, int k, unsigned *flags) {
   const trk_tok *t = &L->tok[k];
@@ -346,9 +354,8 @@ static void set_counter(sm_track_sample *o, int counter, const char *name,
   }
 }
 
-void sm__trk_parse(trk_line *L, const char *seg, size_t n,
-                   const trk_head *head, sm_track_sample *o,
-                   trk_head *head_out) {
+void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
+                   sm_track_sample *o, trk_head *head_out) {
   bar_info bar;
   int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
   int loss_i = -1, part_i = -1, epoch_i = -1, first_val = -1;
@@ -372,8 +379,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
       f->ki.role = R_NONE;
     if (f->ki.flags & KF_TRAIN) {
       train++;
-      if (f->ki.role == R_CUM || f->ki.role == R_TIME ||
-          f->ki.role == R_RATE)
+      if (f->ki.role == R_CUM || f->ki.role == R_TIME || f->ki.role == R_RATE)
         o->train_clock++;
     }
   }
@@ -385,8 +391,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
     if (L->free_tok[i] < L->head_end &&
         word_at(L, L->free_tok[i], sm__trk_is_init_word))
       init = 1;
-  if (L->nf > 0 && (L->f[0].ki.role == R_NONE ||
-                    strcmp(L->f[0].unit, "%") == 0) &&
+  if (L->nf > 0 &&
+      (L->f[0].ki.role == R_NONE || strcmp(L->f[0].unit, "%") == 0) &&
       key_has(L, &L->f[0], sm__trk_is_init_word))
     init = 1;
   if (bar.init_unit)
@@ -433,8 +439,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
         snprintf(o->time_key, sizeof(o->time_key), "%s", f->unit);
       }
     }
-    if (f->kind == TK_NUM && f->tok != bar.rate_tok &&
-        o->rate != o->rate && !(f->ki.flags & KF_EVAL)) {
+    if (f->kind == TK_NUM && f->tok != bar.rate_tok && o->rate != o->rate &&
+        !(f->ki.flags & KF_EVAL)) {
       if (unit_is(f->unit, rate_units) && f->v > 0)
         o->rate = f->v;
       else if (strcmp(f->unit, "s/it") == 0 && f->v > 0)
@@ -477,8 +483,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
       if (o->step_time != o->step_time && f->kind == TK_NUM) {
         const char *u = f->unit;
         if (u[0] == '\0')
-          u = (f->ki.flags & KF_MS) ? "ms" : (f->ki.flags & KF_US) ? "us"
-                                                                     : "s";
+          u = (f->ki.flags & KF_MS) ? "ms" : (f->ki.flags & KF_US) ? "us" : "s";
         s = sm__trk_seconds(f->v, u, &ok);
         if (ok && s > 0 && s < 1e6) {
           o->step_time = s;
@@ -489,8 +494,9 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
     case R_CUM:
       if (o->cum_time != o->cum_time &&
           (f->kind == TK_NUM || f->kind == TK_CLOCK)) {
-        const char *u = f->unit[0] ? f->unit
-                                   : (f->ki.flags & KF_MS) ? "ms" : "s";
+        const char *u = f->unit[0]              ? f->unit
+                        : (f->ki.flags & KF_MS) ? "ms"
+                                                : "s";
         s = f->kind == TK_CLOCK ? f->v : sm__trk_seconds(f->v, u, &ok);
         if (f->kind == TK_CLOCK || ok)
           o->cum_time = s;
@@ -620,16 +626,16 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
   }
   for (int i = 0; i < L->nf && best < 4; i++) {
     const trk_field *f = &L->f[i];
-    if (f->kind == TK_FRAC && f->key[0] == '\0' && f->bracket &&
-        !f->paren && f->tok != bar.tok) {
+    if (f->kind == TK_FRAC && f->key[0] == '\0' && f->bracket && !f->paren &&
+        f->tok != bar.tok) {
       best = 4;
       set_counter(o, SM_TC_BATCH, "bracket", f->v, f->total);
     }
   }
   for (int i = 0; i < L->nf && best < 3; i++) {
     const trk_field *f = &L->f[i];
-    if (f->kind == TK_FRAC && f->key[0] == '\0' && !f->bracket &&
-        !f->paren && f->tok != bar.tok) {
+    if (f->kind == TK_FRAC && f->key[0] == '\0' && !f->bracket && !f->paren &&
+        f->tok != bar.tok) {
       best = 3;
       set_counter(o, SM_TC_FRACTION, "fraction", f->v, f->total);
     }
@@ -655,8 +661,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n,
   {
     int facts = o->loss == o->loss || o->lr == o->lr ||
                 o->step_time == o->step_time || o->rate == o->rate ||
-                o->throughput == o->throughput ||
-                o->cum_time == o->cum_time || o->anon_time == o->anon_time;
+                o->throughput == o->throughput || o->cum_time == o->cum_time ||
+                o->anon_time == o->anon_time;
     if (o->counter == SM_TC_FRACTION) {
       /* A bare "n/m" needs a named fact beside it. */
       facts = o->loss == o->loss || o->lr == o->lr ||

@@ -32,15 +32,15 @@ enum trk_tok_kind {
 };
 
 typedef struct trk_tok {
-  uint8_t kind;   /* an trk_tok_kind */
-  uint8_t sp;     /* whitespace precedes the token */
-  char c;         /* TK_PUNCT: the character */
-  uint8_t isint;  /* TK_NUM: written without '.' or exponent */
-  uint16_t off;   /* offset of the token in the text */
-  uint16_t len;   /* its length */
-  double v;       /* number, numerator, or seconds of a clock */
-  double total;   /* TK_FRAC: denominator */
-  char unit[16];  /* number suffix or annotation, lower case ("ms") */
+  uint8_t kind;  /* an trk_tok_kind */
+  uint8_t sp;    /* whitespace precedes the token */
+  char c;        /* TK_PUNCT: the character */
+  uint8_t isint; /* TK_NUM: written without '.' or exponent */
+  uint16_t off;  /* offset of the token in the text */
+  uint16_t len;  /* its length */
+  double v;      /* number, numerator, or seconds of a clock */
+  double total;  /* TK_FRAC: denominator */
+  char unit[16]; /* number suffix or annotation, lower case ("ms") */
 } trk_tok;
 
 /* ==== Key roles (the synonym table) ==== */
@@ -72,9 +72,9 @@ enum trk_role {
 #define KF_PART 0x40   /* a loss component (box_loss, loss_cls) */
 
 typedef struct trk_keyinfo {
-  int role;            /* an trk_role */
-  unsigned flags;      /* KF_* */
-  const char *unit;    /* R_TPUT: the unit to report, or NULL */
+  int role;         /* an trk_role */
+  unsigned flags;   /* KF_* */
+  const char *unit; /* R_TPUT: the unit to report, or NULL */
 } trk_keyinfo;
 
 /* Looks up a canonical key (lower case, words joined by '_').  Unknown
@@ -99,32 +99,32 @@ int sm__trk_keytable_check(void);
 
 typedef struct trk_field {
   char key[TRK_KEY_MAX]; /* canonical key, "" when unkeyed */
-  int nkw;          /* words in the key */
-  int kw[4];        /* token indexes of the key's words */
-  int tok;          /* token index of the value */
-  int kind;         /* TK_NUM, TK_FRAC or TK_CLOCK */
-  double v;         /* value or numerator */
-  double total;     /* denominator of a fraction */
-  int isint;        /* integer literal */
-  char unit[16];    /* unit suffix, or the key's unit annotation */
-  int sep;          /* ':' or '=' between key and value, ' ', or 0 */
-  int paren;        /* inside parentheses */
-  int bracket;      /* inside square brackets */
-  trk_keyinfo ki;   /* the key's role */
+  int nkw;               /* words in the key */
+  int kw[4];             /* token indexes of the key's words */
+  int tok;               /* token index of the value */
+  int kind;              /* TK_NUM, TK_FRAC or TK_CLOCK */
+  double v;              /* value or numerator */
+  double total;          /* denominator of a fraction */
+  int isint;             /* integer literal */
+  char unit[16];         /* unit suffix, or the key's unit annotation */
+  int sep;               /* ':' or '=' between key and value, ' ', or 0 */
+  int paren;             /* inside parentheses */
+  int bracket;           /* inside square brackets */
+  trk_keyinfo ki;        /* the key's role */
 } trk_field;
 
 /* One segment, tokenised and paired. */
 typedef struct trk_line {
-  const char *s;                /* the text (borrowed) */
-  size_t n;                     /* its length, at most TRK_MAX_INPUT */
-  double ts;                    /* timestamp or NAN */
-  trk_tok tok[TRK_MAX_TOKS];    /* tokens */
+  const char *s;             /* the text (borrowed) */
+  size_t n;                  /* its length, at most TRK_MAX_INPUT */
+  double ts;                 /* timestamp or NAN */
+  trk_tok tok[TRK_MAX_TOKS]; /* tokens */
   int ntok;
-  trk_field f[TRK_MAX_FIELDS];  /* key/value fields in line order */
+  trk_field f[TRK_MAX_FIELDS]; /* key/value fields in line order */
   int nf;
-  int free_tok[TRK_MAX_FREE];   /* token indexes of words outside keys */
+  int free_tok[TRK_MAX_FREE]; /* token indexes of words outside keys */
   int nfree;
-  int head_end;                 /* token index of the first value */
+  int head_end; /* token index of the first value */
 } trk_line;
 
 /* Tokenises s[0..n) (n is cut to TRK_MAX_INPUT) and pairs keys with
@@ -140,20 +140,18 @@ void sm__trk_canon(const trk_line *L, const int *w, int nw, char *out,
 
 /* Column names of the last table head seen (YOLO-style tables). */
 typedef struct trk_head {
-  int n;                              /* columns, 0 = none */
+  int n;                               /* columns, 0 = none */
   char col[TRK_MAX_COLS][TRK_COL_MAX]; /* canonical names */
 } trk_head;
 
 /* As sm_track_parse, with the scratch line given and an optional table
  * head to name the leading values of a row; a table head line fills
  * *head_out (may be NULL). */
-void sm__trk_parse(trk_line *L, const char *seg, size_t n,
-                   const trk_head *head, sm_track_sample *out,
-                   trk_head *head_out);
+void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
+                   sm_track_sample *out, trk_head *head_out);
 
 /* Internal timestamp finder: also reports where the stamp starts. */
-double sm__trk_timestamp(const char *s, size_t n, size_t *start,
-                         size_t *end);
+double sm__trk_timestamp(const char *s, size_t n, size_t *start, size_t *end);
 
 /* ==== The window ==== */
 
@@ -169,18 +167,18 @@ typedef struct trk_rec {
 #define TRK_RING 2048
 
 typedef struct trk_window {
-  trk_rec *rec;       /* ring of TRK_RING records */
-  uint64_t next_seq;  /* sequence of the next record */
-  size_t count;       /* records held (<= TRK_RING) */
-  size_t head;        /* index of the next slot */
+  trk_rec *rec;      /* ring of TRK_RING records */
+  uint64_t next_seq; /* sequence of the next record */
+  size_t count;      /* records held (<= TRK_RING) */
+  size_t head;       /* index of the next slot */
 } trk_window;
 
 int sm__trk_window_init(trk_window *w);
 void sm__trk_window_release(trk_window *w);
 void sm__trk_window_clear(trk_window *w);
 /* Adds a sample; the oldest is dropped when the ring is full. */
-void sm__trk_window_add(trk_window *w, const sm_track_sample *s,
-                        int epoch_seq, double ctx_epoch);
+void sm__trk_window_add(trk_window *w, const sm_track_sample *s, int epoch_seq,
+                        double ctx_epoch);
 /* The series identity of a sample (0 when it has no counter). */
 uint32_t sm__trk_series(const sm_track_sample *s);
 /* Computes the answer over the newest n samples of the main counter. */

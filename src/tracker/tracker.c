@@ -23,7 +23,9 @@
 
 extern const sm_protoset sm__protoset_tracker;
 
-const sm_protoset *sm_track_protoset(void) { return &sm__protoset_tracker; }
+const sm_protoset *sm_track_protoset(void) {
+  return &sm__protoset_tracker;
+}
 
 const char *sm_track_class_name(int cls) {
   static const char *const names[SM_TRACK_NCLASSES] = {
@@ -34,15 +36,16 @@ const char *sm_track_class_name(int cls) {
 #define MAX_LINE ((size_t)1 << 20) /* longest line kept whole */
 #define SEG_MAX TRK_MAX_INPUT      /* bytes of a segment looked at */
 #define READ_CHUNK ((size_t)64 << 10)
-#define MARGIN_LINES 64            /* context lines read above the window */
+#define MARGIN_LINES 64 /* context lines read above the window */
 #define MARGIN_BYTES ((uint64_t)256 << 10)
-#define SEEN_SLOTS 16384           /* distinct samples counted while
-                                    * scanning backwards */
+#define SEEN_SLOTS                                                             \
+  16384 /* distinct samples counted while                                      \
+         * scanning backwards */
 
 struct sm_tracker {
-  sm_track_opts o;       /* options with defaults filled in */
-  sm_linecls *cls;       /* the coarse filter */
-  int cls_progress;      /* class indexes in the prototype set */
+  sm_track_opts o;  /* options with defaults filled in */
+  sm_linecls *cls;  /* the coarse filter */
+  int cls_progress; /* class indexes in the prototype set */
   int cls_eval;
   trk_line *L;           /* parser scratch */
   trk_window win;        /* kept samples */
@@ -114,7 +117,9 @@ static void reset_state(sm_tracker *t) {
   t->scan_limited = 0;
 }
 
-void sm_tracker_reset(sm_tracker *t) { reset_state(t); }
+void sm_tracker_reset(sm_tracker *t) {
+  reset_state(t);
+}
 
 /* ==== One segment ==== */
 
@@ -163,8 +168,8 @@ static int worth_parsing(const char *s, size_t m) {
 
 /* Replays one segment in file order. */
 static void forward_segment(sm_tracker *t, const char *s, size_t n) {
-  size_t m = sm_track_clean(s, n > SEG_MAX ? SEG_MAX : n, t->seg,
-                            sizeof(t->seg));
+  size_t m =
+      sm_track_clean(s, n > SEG_MAX ? SEG_MAX : n, t->seg, sizeof(t->seg));
   sm_track_sample smp;
   trk_head hd;
   int cls;
@@ -249,19 +254,19 @@ int sm_tracker_feed(sm_tracker *t, const char *data, size_t n) {
 /* ==== Backward scan ==== */
 
 typedef struct counter_stat {
-  uint32_t id;   /* series */
-  int strength;  /* counter kind */
-  int distinct;  /* distinct samples seen */
+  uint32_t id;  /* series */
+  int strength; /* counter kind */
+  int distinct; /* distinct samples seen */
 } counter_stat;
 
 typedef struct scan_state {
-  uint64_t *seen;        /* open-addressing set of sample keys */
-  int nseen;             /* keys in it */
-  counter_stat cs[32];   /* per series */
+  uint64_t *seen;      /* open-addressing set of sample keys */
+  int nseen;           /* keys in it */
+  counter_stat cs[32]; /* per series */
   int ncs;
-  int stepless;          /* counter-less samples seen */
-  int best_counter;      /* kind of the main counter when done */
-  int bwd_epoch;         /* epoch heads met, newest first */
+  int stepless;     /* counter-less samples seen */
+  int best_counter; /* kind of the main counter when done */
+  int bwd_epoch;    /* epoch heads met, newest first */
 } scan_state;
 
 static int seen_add(scan_state *st, uint64_t key) {
@@ -285,8 +290,8 @@ static int seen_add(scan_state *st, uint64_t key) {
  * samples are known. */
 static int backward_segment(sm_tracker *t, scan_state *st, const char *s,
                             size_t n) {
-  size_t m = sm_track_clean(s, n > SEG_MAX ? SEG_MAX : n, t->seg,
-                            sizeof(t->seg));
+  size_t m =
+      sm_track_clean(s, n > SEG_MAX ? SEG_MAX : n, t->seg, sizeof(t->seg));
   sm_track_sample smp;
   int cls, best = -1;
 
@@ -306,8 +311,8 @@ static int backward_segment(sm_tracker *t, scan_state *st, const char *s,
     st->stepless++;
   } else {
     uint32_t id = sm__trk_series(&smp);
-    uint64_t key = sm_hash_mix((uint64_t)smp.step * 0x9e3779b97f4a7c15ULL ^
-                               id ^ ((uint64_t)st->bwd_epoch << 40));
+    uint64_t key = sm_hash_mix((uint64_t)smp.step * 0x9e3779b97f4a7c15ULL ^ id ^
+                               ((uint64_t)st->bwd_epoch << 40));
     double ep = smp.epoch == smp.epoch ? smp.epoch : -1;
     int j;
     key ^= sm_hash_mix((uint64_t)(int64_t)(ep * 1000.0));
@@ -385,8 +390,8 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   if (st.seen == NULL)
     return sm_err_set(err, SM_ENOMEM, "%s: out of memory", path);
   rc = sm_revlines_init(&rv, &t->f, stop, size, MAX_LINE, err);
-  while (rc == 0 && (rc = sm_revlines_next(&rv, &line, &len, &off, NULL,
-                                           err)) == 1) {
+  while (rc == 0 &&
+         (rc = sm_revlines_next(&rv, &line, &len, &off, NULL, err)) == 1) {
     rc = 0;
     t->lines++;
     first = off;
@@ -447,8 +452,8 @@ static int drain(sm_tracker *t, uint64_t end, sm_err *err) {
   if (buf == NULL)
     return sm_err_set(err, SM_ENOMEM, "%s: out of memory", t->path);
   while (t->off < end) {
-    size_t want = end - t->off < READ_CHUNK ? (size_t)(end - t->off)
-                                            : READ_CHUNK;
+    size_t want =
+        end - t->off < READ_CHUNK ? (size_t)(end - t->off) : READ_CHUNK;
     ssize_t got = sm_rfile_pread(&t->f, buf, want, t->off, err);
     if (got <= 0) {
       sm_free(buf);
@@ -597,8 +602,8 @@ int sm_track_result_json(const sm_track_result *r, sm_buf *out) {
 /* ==== Classify every line (diagnostics, benchmark) ==== */
 
 int sm_track_classify_file(const char *path, const sm_protoset *protos,
-                           uint64_t *counts, uint64_t *unknown,
-                           uint64_t *lines, uint64_t *bytes, sm_err *err) {
+                           uint64_t *counts, uint64_t *unknown, uint64_t *lines,
+                           uint64_t *bytes, sm_err *err) {
   sm_rfile f;
   sm_linecls *c;
   char *buf;

@@ -53,13 +53,12 @@ uint32_t sm__trk_series(const sm_track_sample *s) {
 
   if (!s->has_step)
     return 0;
-  h = sm_hash64(s->counter_name, strlen(s->counter_name),
-                (uint64_t)s->counter);
+  h = sm_hash64(s->counter_name, strlen(s->counter_name), (uint64_t)s->counter);
   return (uint32_t)h | 1u;
 }
 
-void sm__trk_window_add(trk_window *w, const sm_track_sample *s,
-                        int epoch_seq, double ctx_epoch) {
+void sm__trk_window_add(trk_window *w, const sm_track_sample *s, int epoch_seq,
+                        double ctx_epoch) {
   trk_rec *r = &w->rec[w->head];
 
   r->s = *s;
@@ -121,10 +120,10 @@ double sm__trk_robust_median(double *v, size_t n, size_t *kept) {
 #define MAX_SERIES 32
 
 typedef struct series {
-  uint32_t id;      /* series identity */
-  int strength;     /* its counter kind */
-  int count;        /* records held */
-  uint64_t newest;  /* sequence of its newest record */
+  uint32_t id;     /* series identity */
+  int strength;    /* its counter kind */
+  int count;       /* records held */
+  uint64_t newest; /* sequence of its newest record */
 } series;
 
 static int gather_series(const trk_window *w, series *S) {
@@ -163,11 +162,11 @@ static int better(const series *a, const series *b) {
 /* ==== Window of one series ==== */
 
 typedef struct went {
-  sm_track_sample s;   /* merged facts */
-  uint64_t seq;        /* sequence of the newest record merged */
-  uint64_t seq_old;    /* sequence of the oldest record merged */
-  double ep;           /* epoch key of in-epoch counters */
-  double ctx_epoch;    /* epoch context of the newest record */
+  sm_track_sample s; /* merged facts */
+  uint64_t seq;      /* sequence of the newest record merged */
+  uint64_t seq_old;  /* sequence of the oldest record merged */
+  double ep;         /* epoch key of in-epoch counters */
+  double ctx_epoch;  /* epoch context of the newest record */
 } went;
 
 static double rec_epoch(const trk_rec *r) {
@@ -181,8 +180,8 @@ static double epoch_key(const trk_rec *r) {
 }
 
 static void fill(sm_track_sample *d, const sm_track_sample *s) {
-#define FILL(x)                                                               \
-  if (d->x != d->x)                                                           \
+#define FILL(x)                                                                \
+  if (d->x != d->x)                                                            \
   d->x = s->x
   FILL(loss);
   FILL(lr);
@@ -255,8 +254,8 @@ static int build(const trk_window *w, uint32_t id, int n, went *W) {
     if (p < m && r0->s.has_total && newest(w, idx[p])->s.has_total) {
       const trk_rec *a = newest(w, idx[p - 1]), *b = newest(w, idx[p]);
       double ea = rec_epoch(a), eb = rec_epoch(b);
-      int boundary = a->epoch_seq != b->epoch_seq ||
-                     (ea == ea && eb == eb && ea != eb);
+      int boundary =
+          a->epoch_seq != b->epoch_seq || (ea == ea && eb == eb && ea != eb);
       size_t q = p + 1;
       while (q < m && newest(w, idx[q])->s.total == b->s.total)
         q++;
@@ -302,8 +301,8 @@ static int build(const trk_window *w, uint32_t id, int n, went *W) {
  * record counts, not only one per step: a log that prints a line per
  * micro-step and an optimizer step every few lines has its time on
  * each. */
-static double raw_times(const trk_window *w, uint32_t id, uint64_t lo,
-                        int cap, int which, const char **key) {
+static double raw_times(const trk_window *w, uint32_t id, uint64_t lo, int cap,
+                        int which, const char **key) {
   double v[TRK_RING];
   size_t k = 0;
 
@@ -382,9 +381,9 @@ static double anon_per_step(const went *W, int nw) {
 }
 
 typedef struct timing {
-  double t;           /* seconds per step */
-  const char *basis;  /* "printed", "rate", "timestamps", "cumulative" */
-  const char *key;    /* key of a printed time */
+  double t;          /* seconds per step */
+  const char *basis; /* "printed", "rate", "timestamps", "cumulative" */
+  const char *key;   /* key of a printed time */
 } timing;
 
 /* Sets T to t with a basis when t is a number; returns whether it did. */
@@ -396,8 +395,8 @@ static int try_set(timing *T, double t, const char *basis) {
   return 1;
 }
 
-static int series_timing(const trk_window *w, uint32_t id, uint64_t lo,
-                         int cap, const went *W, int nw, timing *T) {
+static int series_timing(const trk_window *w, uint32_t id, uint64_t lo, int cap,
+                         const went *W, int nw, timing *T) {
   return try_set(T, raw_times(w, id, lo, cap, 0, &T->key), "printed") ||
          try_set(T, raw_times(w, id, lo, cap, 1, NULL), "rate") ||
          try_set(T, collect_deltas(W, nw, 0, 0), "timestamps");
@@ -445,8 +444,8 @@ static const char *style_name(const char *counter) {
 
 /* Newest counter-less or other-series record in [lo, now] with a value:
  * which 0 = loss, 1 = lr, 2 = throughput, 3 = epoch. */
-static const trk_rec *fallback(const trk_window *w, uint64_t lo,
-                               uint32_t skip, int which) {
+static const trk_rec *fallback(const trk_window *w, uint64_t lo, uint32_t skip,
+                               int which) {
   for (size_t i = 0; i < w->count; i++) {
     const trk_rec *r = newest(w, i);
     double v;
@@ -465,8 +464,7 @@ static const trk_rec *fallback(const trk_window *w, uint64_t lo,
 }
 
 /* Per-step times of counter-less lines in [lo, now]. */
-static int stepless_timing(const trk_window *w, uint64_t lo, int n,
-                           timing *T) {
+static int stepless_timing(const trk_window *w, uint64_t lo, int n, timing *T) {
   double e[TRK_RING], q[TRK_RING];
   size_t ne = 0, nq = 0;
 
@@ -514,8 +512,7 @@ static void set_tp(sm_track_result *r, double v, const char *unit) {
 
 /* Answer from counter-less samples only (a log that never prints a step:
  * loss and time may still be known). */
-static void answer_stepless(const trk_window *w, int n,
-                            sm_track_result *r) {
+static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
   double e[TRK_RING], q[TRK_RING];
   size_t ne = 0, nq = 0;
   int used = 0;
@@ -683,9 +680,10 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
       snprintf(tb, sizeof(tb), "printed ('%s')%s", T.key, via);
     else
       snprintf(tb, sizeof(tb), "from %s%s", r->step_time_basis, via);
-    snprintf(r->format, sizeof(r->format), "%.40s; step = '%.32s' (%s); "
-             "step time %.60s", style_name(r->counter), r->counter,
-             r->scope ? r->scope : "?", tb);
+    snprintf(r->format, sizeof(r->format),
+             "%.40s; step = '%.32s' (%s); "
+             "step time %.60s",
+             style_name(r->counter), r->counter, r->scope ? r->scope : "?", tb);
   }
   sm_free(W);
 }
