@@ -99,15 +99,16 @@ typedef struct sm_track_sample {
   long long total;                      /* the counter's printed denominator */
   double epoch;                         /* epoch as printed */
   double loss;                          /* training loss */
-  double lr;                            /* learning rate */
-  double step_time;                     /* printed time per step, seconds */
-  char time_key[SM_TRACK_NAME_MAX];     /* key the step time came from */
-  double rate;                     /* steps per second (it/s, 1/(s/it), ups) */
-  double throughput;               /* newest throughput figure as printed */
-  char tp_unit[SM_TRACK_UNIT_MAX]; /* its unit ("samples/s", "it/s"...) */
-  double cum_time;                 /* cumulative training time, seconds */
-  double anon_time;                /* an unkeyed time value ("| 2241.1s"), s */
-  double ts;                       /* the line's timestamp, seconds, or NAN */
+  int loss_nonfinite; /* the loss printed was nan or inf (loss is NAN) */
+  double lr;          /* learning rate */
+  double step_time;   /* printed time per step, seconds */
+  char time_key[SM_TRACK_NAME_MAX]; /* key the step time came from */
+  double rate;                      /* steps per second (it/s, 1/(s/it), ups) */
+  double throughput;                /* newest throughput figure as printed */
+  char tp_unit[SM_TRACK_UNIT_MAX];  /* its unit ("samples/s", "it/s"...) */
+  double cum_time;                  /* cumulative training time, seconds */
+  double anon_time;                 /* an unkeyed time value ("| 2241.1s"), s */
+  double ts;                        /* the line's timestamp, seconds, or NAN */
   double bar_elapsed; /* a progress bar's elapsed time, s, or NAN */
   int n_cols;         /* table rows: leading values; table heads: names */
   int train_clock;    /* the line names its training clock

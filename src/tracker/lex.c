@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "track_int.h"
 
@@ -360,6 +361,7 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
 
 /* Lexes a word at s[i] (a letter or '_') and returns the end. */
 static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i, int sp) {
+  static const char *const nonfinite[] = {"nan", "inf", "infinity", NULL};
   size_t j = i;
 
   while (j < n) {
@@ -380,6 +382,15 @@ static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i, int sp) {
     } else
       break;
   }
+  /* "loss: nan", "grad_norm=inf": a value that is not a number. */
+  for (int k = 0; nonfinite[k]; k++)
+    if (strlen(nonfinite[k]) == j - i &&
+        strncasecmp(s + i, nonfinite[k], j - i) == 0) {
+      trk_tok *t = push(L, TK_NUM, i, j - i, sp);
+      if (t)
+        t->v = NAN;
+      return j;
+    }
   push(L, TK_WORD, i, j - i, sp);
   return j;
 }

@@ -247,6 +247,15 @@ static void find_bar(const trk_line *L, bar_info *b) {
   }
 }
 
+/* True when the percentage in front of the bar at token k has a key of
+ * the given role ("Epoch:  33%|...| 1/3"). */
+static int bar_describes(const trk_line *L, int k, int role) {
+  for (int i = L->nf - 1; i >= 0; i--)
+    if (L->f[i].tok < k && strcmp(L->f[i].unit, "%") == 0)
+      return L->f[i].ki.role == role;
+  return 0;
+}
+
 /* ==== Guards ==== */
 
 static int word_at(const trk_line *L, int k,
@@ -359,7 +368,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   bar_info bar;
   int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
   int loss_i = -1, part_i = -1, epoch_i = -1, first_val = -1;
-  int tp_low = -1;
+  int tp_low = -1, epoch_bar = 0;
 
   sample_init(o);
   sm__trk_lex(L, seg, n);
@@ -384,6 +393,13 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     }
   }
   find_bar(L, &bar);
+  if (bar.style == BAR_TQDM && bar_describes(L, bar.tok, R_EPOCH)) {
+    /* "Epoch:  33%|###  | 1/3 [...]": the bar counts epochs; its rate is
+     * per epoch, not per step. */
+    o->epoch = L->tok[bar.tok].v;
+    bar.style = BAR_NONE;
+    epoch_bar = 1;
+  }
 
   /* Start-up work: leading words of the line or of the bar, and bars
    * that count bytes or examples. */
@@ -459,6 +475,10 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         has_eval_loss = 1;
       continue;
     }
+    if (strcmp(f->unit, "%") == 0 &&
+        (role == R_EPOCH || role == R_STEP || role == R_ITER ||
+         role == R_BATCH || role == R_MICRO))
+      continue; /* "Epoch:  45%|...": a bar's description, not a value */
     switch (role) {
     case R_LOSS:
       if (f->kind != TK_NUM || strcmp(f->unit, "%") == 0)
@@ -537,8 +557,10 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   }
   if (loss_i < 0)
     loss_i = part_i;
-  if (loss_i >= 0)
+  if (loss_i >= 0) {
     o->loss = L->f[loss_i].v;
+    o->loss_nonfinite = o->loss != o->loss;
+  }
   if (epoch_i >= 0)
     o->epoch = L->f[epoch_i].v;
   if (bar.style != BAR_NONE) {
@@ -563,7 +585,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   for (int i = 0; i < L->nf; i++) {
     const trk_field *f = &L->f[i];
     int role = f->ki.role, st = 0, c = 0;
-    if (f->ki.flags & KF_EVAL)
+    if ((f->ki.flags & KF_EVAL) || strcmp(f->unit, "%") == 0)
       continue;
     switch (role) {
     case R_STEP:
@@ -680,8 +702,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       return;
     }
   }
-  /* "Epoch 3/10" alone. */
-  if (epoch_i >= 0 && L->nf == 1) {
+  /* "Epoch 3/10" alone, or an epoch bar. */
+  if ((epoch_i >= 0 && L->nf == 1) || (epoch_bar && !o->has_step)) {
     o->kind = SM_TK_EPOCH_HEAD;
     return;
   }

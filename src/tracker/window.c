@@ -183,7 +183,10 @@ static void fill(sm_track_sample *d, const sm_track_sample *s) {
 #define FILL(x)                                                                \
   if (d->x != d->x)                                                            \
   d->x = s->x
-  FILL(loss);
+  if (d->loss != d->loss && !d->loss_nonfinite) {
+    d->loss = s->loss;
+    d->loss_nonfinite = s->loss_nonfinite;
+  }
   FILL(lr);
   FILL(rate);
   FILL(cum_time);
@@ -559,6 +562,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   uint64_t lo;
   const trk_rec *x;
   const char *via = "";
+  int loss_gone = 0;
 
   result_init(r);
   if (n < 1)
@@ -604,19 +608,24 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (strcmp(r->counter, "tqdm") == 0 && r->epoch != r->epoch)
     r->scope = "progress bar"; /* a bar without an epoch: global steps */
 
-  /* Loss, lr, throughput, epoch: the newest of the window, else nearby. */
+  /* Loss, lr, throughput, epoch: the newest of the window, else nearby.
+   * A newest loss of nan or inf is reported as unknown, not replaced by
+   * an older one. */
   for (int i = 0; i < nw; i++) {
     if (r->epoch != r->epoch)
       r->epoch = W[i].s.epoch;
-    if (r->loss != r->loss)
+    if (r->loss != r->loss && !loss_gone) {
       r->loss = W[i].s.loss;
+      loss_gone = W[i].s.loss_nonfinite && r->loss != r->loss;
+    }
     if (r->lr != r->lr)
       r->lr = W[i].s.lr;
     if (r->throughput != r->throughput &&
         W[i].s.throughput == W[i].s.throughput)
       set_tp(r, W[i].s.throughput, W[i].s.tp_unit);
   }
-  if (r->loss != r->loss && (x = fallback(w, lo, S[bi].id, 0)) != NULL)
+  if (r->loss != r->loss && !loss_gone &&
+      (x = fallback(w, lo, S[bi].id, 0)) != NULL)
     r->loss = x->s.loss;
   if (r->lr != r->lr && (x = fallback(w, lo, S[bi].id, 1)) != NULL)
     r->lr = x->s.lr;

@@ -195,8 +195,8 @@ SM_TEST(track_classify_file_counts_lines) {
   tmpname(path);
   progress_lines(path, "w", 1, 100);
   write_file(path, "a", "Traceback (most recent call last):\nno newline");
-  ASSERT_OK(sm_track_classify_file(path, NULL, counts, &unknown, &lines,
-                                   &bytes, &e));
+  ASSERT_OK(
+      sm_track_classify_file(path, NULL, counts, &unknown, &lines, &bytes, &e));
   ASSERT_EQ(lines, 102);
   for (int i = 0; i < SM_TRACK_NCLASSES; i++)
     total += counts[i];

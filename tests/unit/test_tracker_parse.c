@@ -87,12 +87,12 @@ SM_TEST(track_timestamps_of_common_loggers) {
 /* ==== One line per format ==== */
 
 SM_TEST(track_parse_megatron) {
-  sm_track_sample s = P(
-      " iteration       70/    1000 | consumed samples:          280 | "
-      "elapsed time per iteration (ms): 2738.6 | learning rate: 1.490E-04 | "
-      "global batch size:     4 | lm loss: 8.434969E+00 | loss scale: "
-      "16384.0 | grad norm: 5.795 | number of skipped iterations:   0 | "
-      "number of nan iterations:   0 |");
+  sm_track_sample s =
+      P(" iteration       70/    1000 | consumed samples:          280 | "
+        "elapsed time per iteration (ms): 2738.6 | learning rate: 1.490E-04 | "
+        "global batch size:     4 | lm loss: 8.434969E+00 | loss scale: "
+        "16384.0 | grad norm: 5.795 | number of skipped iterations:   0 | "
+        "number of nan iterations:   0 |");
   ASSERT_EQ(s.kind, SM_TK_SAMPLE);
   ASSERT_EQ(s.counter, SM_TC_ITER);
   ASSERT_STREQ(s.counter_name, "iteration");
@@ -172,10 +172,10 @@ SM_TEST(track_parse_keras) {
 }
 
 SM_TEST(track_parse_bracketed_epoch_counters) {
-  sm_track_sample s = P(
-      "2022/08/22 15:51:56 - mmengine - INFO - Epoch(train) [1][70/1563]  "
-      "lr: 1.0000e-03  eta: 0:06:28  time: 0.0348  data_time: 0.0072  "
-      "memory: 392  loss: 2.7351");
+  sm_track_sample s =
+      P("2022/08/22 15:51:56 - mmengine - INFO - Epoch(train) [1][70/1563]  "
+        "lr: 1.0000e-03  eta: 0:06:28  time: 0.0348  data_time: 0.0072  "
+        "memory: 392  loss: 2.7351");
   ASSERT_EQ(s.kind, SM_TK_SAMPLE);
   ASSERT_STREQ(s.counter_name, "bracket");
   ASSERT_EQ(s.step, 70);
@@ -196,10 +196,10 @@ SM_TEST(track_parse_bracketed_epoch_counters) {
 }
 
 SM_TEST(track_parse_detectron2_loss_components) {
-  sm_track_sample s = P(
-      "[11/16 03:12:16] d2.utils.events INFO:  eta: 3:15:23  iter: 979  "
-      "total_loss: 0.3926  loss_cls: 0.2132  loss_box_reg: 0.108  "
-      "time: 0.6724  data_time: 0.0622  lr: 0.0013054  max_mem: 11811M");
+  sm_track_sample s =
+      P("[11/16 03:12:16] d2.utils.events INFO:  eta: 3:15:23  iter: 979  "
+        "total_loss: 0.3926  loss_cls: 0.2132  loss_box_reg: 0.108  "
+        "time: 0.6724  data_time: 0.0622  lr: 0.0013054  max_mem: 11811M");
   ASSERT_EQ(s.counter, SM_TC_ITER);
   ASSERT_EQ(s.step, 979);
   ASSERT_NEAR(s.loss, 0.3926, 1e-12); /* total, not a component */
@@ -217,10 +217,10 @@ SM_TEST(track_parse_detectron2_loss_components) {
 }
 
 SM_TEST(track_parse_deepspeed_counters) {
-  sm_track_sample s = P(
-      "[2023-04-18 03:20:25,144] [INFO] [timer.py:199:stop] epoch=15/"
-      "micro_step=460/global_step=7360, RunningAvgSamplesPerSec=171.74, "
-      "CurrSamplesPerSec=171.46, MemAllocated=3.96GB");
+  sm_track_sample s =
+      P("[2023-04-18 03:20:25,144] [INFO] [timer.py:199:stop] epoch=15/"
+        "micro_step=460/global_step=7360, RunningAvgSamplesPerSec=171.74, "
+        "CurrSamplesPerSec=171.46, MemAllocated=3.96GB");
   ASSERT_EQ(s.counter, SM_TC_STEP); /* global_step over micro_step */
   ASSERT_STREQ(s.counter_name, "global_step");
   ASSERT_EQ(s.step, 7360);

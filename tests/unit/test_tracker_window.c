@@ -61,16 +61,16 @@ SM_TEST(track_window_megatron_median_without_warmup) {
 }
 
 SM_TEST(track_window_keras_evaluate_is_a_side_loop) {
-  sm_track_result r = feed(
-      "Epoch 95/100\n"
-      "363/363 [==============================] - 0s 676us/step - loss: "
-      "0.3230 - val_loss: 0.3379\n"
-      "Epoch 96/100\n"
-      "363/363 [==============================] - 0s 676us/step - loss: "
-      "0.3341 - val_loss: 0.3213\n"
-      "162/162 [==============================] - 0s 440us/step - loss: "
-      "0.3310\n",
-      10);
+  sm_track_result r =
+      feed("Epoch 95/100\n"
+           "363/363 [==============================] - 0s 676us/step - loss: "
+           "0.3230 - val_loss: 0.3379\n"
+           "Epoch 96/100\n"
+           "363/363 [==============================] - 0s 676us/step - loss: "
+           "0.3341 - val_loss: 0.3213\n"
+           "162/162 [==============================] - 0s 440us/step - loss: "
+           "0.3310\n",
+           10);
   ASSERT_EQ(r.step, 363);
   ASSERT_EQ(r.total_steps, 363);
   ASSERT_NEAR(r.epoch, 96, 0);
@@ -217,11 +217,19 @@ SM_TEST(track_result_json_contract) {
                            10);
   sm_buf b;
   static const char *const keys[] = {
-      "\"status\":\"ok\"", "\"step\":20",     "\"total_steps\":null",
-      "\"epoch\":null",    "\"loss\":1.9",    "\"lr\":0.1",
-      "\"step_time_s\":0.5", "\"throughput\":{\"value\":121.5,\"unit\":",
-      "\"samples\":2",     "\"lines_scanned\":", "\"bytes_read\":",
-      "\"format\":",       NULL};
+      "\"status\":\"ok\"",
+      "\"step\":20",
+      "\"total_steps\":null",
+      "\"epoch\":null",
+      "\"loss\":1.9",
+      "\"lr\":0.1",
+      "\"step_time_s\":0.5",
+      "\"throughput\":{\"value\":121.5,\"unit\":",
+      "\"samples\":2",
+      "\"lines_scanned\":",
+      "\"bytes_read\":",
+      "\"format\":",
+      NULL};
   sm_buf_init(&b, 0);
   ASSERT_OK(sm_track_result_json(&r, &b));
   for (int i = 0; keys[i]; i++)
@@ -235,4 +243,24 @@ SM_TEST(track_result_json_contract) {
   ASSERT(strstr(b.data, "\"loss\":null") != NULL);
   ASSERT(strstr(b.data, "\"throughput\":null") != NULL);
   sm_buf_release(&b);
+}
+
+SM_TEST(track_window_nonfinite_loss_and_epoch_bars) {
+  sm_track_result r;
+  /* The newest loss is nan: unknown, not the last finite one. */
+  r = feed("step 10 loss 2.5 lr 0.1\nstep 11 loss nan lr 0.1\n", 10);
+  ASSERT_EQ(r.step, 11);
+  ASSERT_NAN(r.loss);
+  ASSERT_NEAR(r.lr, 0.1, 1e-12);
+  r = feed("step 10 loss inf lr 0.1\nstep 11 loss 2.4 lr 0.1\n", 10);
+  ASSERT_NEAR(r.loss, 2.4, 1e-12);
+  /* An outer epoch bar and an inner iteration bar (older examples). */
+  r = feed("Epoch:  33%|###3      | 1/3 [05:00<10:00, 300.0s/it]\n"
+           "Iteration:  12%|#2        | 120/1000 [00:40<04:53,  3.00it/s]\r"
+           "Iteration:  13%|#3        | 130/1000 [00:43<04:50,  3.00it/s]\n",
+           10);
+  ASSERT_EQ(r.step, 130);
+  ASSERT_EQ(r.total_steps, 1000);
+  ASSERT_NEAR(r.epoch, 1, 0);
+  ASSERT_NEAR(r.step_time_s, 1 / 3.0, 1e-9);
 }
