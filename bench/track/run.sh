@@ -57,7 +57,8 @@ awk -v t="$t_track" -v w="$t_wc" -v r="$read_b" -v b="$bytes" -v z="$t_true" 'BE
   printf "(a) schedmate track: %.4f s (read %d bytes, %.4f%% of the file)\n", t, r, 100 * r / b
   printf "    wc -l:           %.4f s\n", w
   printf "    ratio track/wc:  %.3f%%   (goal < 1%%)\n", 100 * t / w
-  printf "    for scale: starting /bin/true takes %.4f s = %.3f%% of wc -l\n", z, 100 * z / w }'
+  printf "    for scale: starting /bin/true takes %.4f s = %.3f%% of wc -l\n", z, 100 * z / w
+  printf "    beyond process start: (track - true)/wc = %.3f%%\n", 100 * (t - z) / w }'
 
 t_cls=$(best_time "$BIN" track --classify-all "$TMP/train.log")
 t_grep=$(best_time grep -c loss "$TMP/train.log")
