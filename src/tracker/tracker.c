@@ -342,14 +342,17 @@ static int backward_segment(sm_tracker *t, scan_state *st, const char *s,
   return best < 0 && st->stepless >= 4 * t->o.samples;
 }
 
-static int backward_line(sm_tracker *t, scan_state *st, const char *s,
-                         size_t n) {
+/* Looks at one line's carriage-return segments, newest (last) first;
+ * returns 1 when enough samples are known, with *seg the offset in the
+ * line of the segment that completed them. */
+static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
+                         size_t *seg) {
   size_t e = n;
 
-  /* Carriage-return segments, newest (last) first. */
   for (;;) {
     const char *cr = e > 0 ? memrchr(s, '\r', e) : NULL;
     size_t b = cr ? (size_t)(cr - s) + 1 : 0;
+    *seg = b;
     if (e > b && backward_segment(t, st, s + b, e - b))
       return 1;
     if (cr == NULL)
@@ -364,7 +367,8 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   sm_fwdlines fw;
   scan_state st;
   uint64_t size, stop, first = 0, done_at = 0;
-  int rc, done = 0, margin = 0;
+  int rc, done = 0, margin = 0, cut = 0;
+  size_t seg = 0;
   const char *line;
   size_t len;
   uint64_t off;
@@ -391,7 +395,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     return sm_err_set(err, SM_ENOMEM, "%s: out of memory", path);
   rc = sm_revlines_init(&rv, &t->f, stop, size, MAX_LINE, err);
   while (rc == 0 &&
-         (rc = sm_revlines_next(&rv, &line, &len, &off, NULL, err)) == 1) {
+         (rc = sm_revlines_next(&rv, &line, &len, &off, &cut, err)) == 1) {
     rc = 0;
     t->lines++;
     first = off;
@@ -403,9 +407,17 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
         break;
       continue;
     }
-    if (backward_line(t, &st, line, len)) {
+    if (backward_line(t, &st, line, len, &seg)) {
       done = 1;
       done_at = off;
+      /* The samples were found in the tail of an over-long line (a bar
+       * that never printed a newline): what lies before it is that same
+       * line, and skipping back through it would read it all.  The
+       * replay starts at the segment that completed the window. */
+      if (cut) {
+        first = off + seg;
+        break;
+      }
     }
   }
   sm_revlines_release(&rv);

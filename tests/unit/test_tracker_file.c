@@ -137,6 +137,33 @@ SM_TEST(track_scan_budget_and_unfinished_lines) {
   unlink(path);
 }
 
+SM_TEST(track_scan_bar_without_newlines) {
+  /* tqdm writing carriage returns only: one line of 10 MB.  The answer
+   * comes from its tail; the line is not read back to its start. */
+  char path[64];
+  sm_tracker *t = sm_tracker_new(NULL);
+  sm_track_result r;
+  sm_err e = {0};
+  FILE *f;
+
+  tmpname(path);
+  f = fopen(path, "w");
+  for (int s = 1; s <= 120000; s++)
+    fprintf(f,
+            "\r %2d%%|#####     | %d/120000 [01:00<02:00, 12.%02dit/s, "
+            "loss=%.4f]",
+            s * 100 / 120000, s, s % 100, 3 - s / 100000.0);
+  fclose(f);
+  ASSERT_OK(sm_tracker_scan(t, path, &r, &e));
+  ASSERT_EQ(r.step, 120000);
+  ASSERT_EQ(r.total_steps, 120000);
+  ASSERT_NEAR(r.loss, 1.8, 1e-9);
+  ASSERT_EQ(r.samples, 10);
+  ASSERT(r.bytes_read < (3u << 20) / 2);
+  sm_tracker_free(t);
+  unlink(path);
+}
+
 SM_TEST(track_follow_growth_truncation_rotation) {
   char path[64], rotated[80];
   sm_tracker *t = sm_tracker_new(NULL);
