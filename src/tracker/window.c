@@ -508,8 +508,20 @@ static int stepless_timing(const trk_window *w, uint64_t lo, int n, timing *T) {
   return 0;
 }
 
+/* A derived value (a median of two, an inverse) rounded to six
+ * significant digits: no more precision than the log printed, and no
+ * floating-point noise in the answer. */
+static double six_digits(double v) {
+  char buf[32];
+
+  if (v != v)
+    return v;
+  snprintf(buf, sizeof(buf), "%.6g", v);
+  return strtod(buf, NULL);
+}
+
 static void set_tp(sm_track_result *r, double v, const char *unit) {
-  r->throughput = v;
+  r->throughput = six_digits(v);
   snprintf(r->tp_unit, sizeof(r->tp_unit), "%s", unit);
 }
 
@@ -543,10 +555,10 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
   r->ok = 1;
   r->samples = used;
   if (ne > 0) {
-    r->step_time_s = sm__trk_robust_median(e, ne, NULL);
+    r->step_time_s = six_digits(sm__trk_robust_median(e, ne, NULL));
     r->step_time_basis = "printed";
   } else if (nq > 0) {
-    r->step_time_s = sm__trk_robust_median(q, nq, NULL);
+    r->step_time_s = six_digits(sm__trk_robust_median(q, nq, NULL));
     r->step_time_basis = "rate";
   }
   snprintf(r->format, sizeof(r->format),
@@ -680,6 +692,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (T.basis != NULL && T.t == T.t && T.t > 0) {
     r->step_time_s = T.t;
     r->step_time_basis = T.basis;
+    r->step_time_s = six_digits(r->step_time_s);
   }
   {
     char tb[96];
