@@ -61,6 +61,8 @@ struct sm_tracker {
   uint64_t lines;        /* lines read */
   int scan_limited;      /* the last scan ran out of budget */
   sm_track_result last;  /* the last answer reported */
+  char sig[32];          /* the last bytes read, up to off */
+  size_t sig_len;        /* how many of them */
   char seg[SEG_MAX + 1]; /* cleaned segment */
 };
 
@@ -249,6 +251,52 @@ int sm_tracker_feed(sm_tracker *t, const char *data, size_t n) {
     i = j + 1;
   }
   return 0;
+}
+
+/* ==== What was read last ==== */
+
+/* Reads the bytes just before the offset as the signature of what was
+ * read (see same_tail). */
+static void load_tail(sm_tracker *t) {
+  size_t n = t->off < sizeof(t->sig) ? (size_t)t->off : sizeof(t->sig);
+  ssize_t got = sm_rfile_pread(&t->f, t->sig, n, t->off - n, NULL);
+
+  t->sig_len = got == (ssize_t)n ? n : 0;
+}
+
+/* True when the bytes just before the offset are still those last read:
+ * a file truncated and rewritten past the old offset between two polls
+ * is noticed by its changed content. */
+static int same_tail(sm_tracker *t) {
+  char now[sizeof(t->sig)];
+  uint64_t at;
+  ssize_t got;
+
+  if (t->sig_len == 0 || t->off < t->sig_len)
+    return 1;
+  at = t->off - t->sig_len;
+  got = sm_rfile_pread(&t->f, now, t->sig_len, at, NULL);
+  /* A check, not log content: bytes_read counts what the answer used. */
+  if (got > 0)
+    t->f.nread -= (uint64_t)got;
+  if (got != (ssize_t)t->sig_len)
+    return 0;
+  return memcmp(now, t->sig, t->sig_len) == 0;
+}
+
+/* Remembers the last bytes read up to t->off (see same_tail). */
+static void remember_tail(sm_tracker *t, const char *buf, size_t n) {
+  size_t cap = sizeof(t->sig);
+
+  if (n >= cap) {
+    memcpy(t->sig, buf + n - cap, cap);
+    t->sig_len = cap;
+  } else {
+    size_t keep = t->sig_len + n > cap ? cap - n : t->sig_len;
+    memmove(t->sig, t->sig + t->sig_len - keep, keep);
+    memcpy(t->sig + keep, buf, n);
+    t->sig_len = keep + n;
+  }
 }
 
 /* ==== Backward scan ==== */
@@ -450,6 +498,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     if (sm_rfile_pread(&t->f, &c, 1, size - 1, err) == 1 && c == '\n')
       t->off = size;
   }
+  load_tail(t);
   sm_tracker_result(t, res);
   t->last = *res;
   return 0;
@@ -475,6 +524,7 @@ static int drain(sm_tracker *t, uint64_t end, sm_err *err) {
       sm_free(buf);
       return sm_err_set(err, SM_ENOMEM, "%s: out of memory", t->path);
     }
+    remember_tail(t, buf, (size_t)got);
     t->off += (uint64_t)got;
   }
   sm_free(buf);
@@ -514,6 +564,7 @@ int sm_tracker_poll(sm_tracker *t, sm_track_result *res, sm_err *err) {
       sm_rfile_close(&t->f);
       t->f = nf;
       t->off = 0;
+      t->sig_len = 0;
       sm_buf_reset(&t->part);
       t->skipping = 0;
       if ((rc = drain(t, t->f.size, err)) < 0)
@@ -522,9 +573,11 @@ int sm_tracker_poll(sm_tracker *t, sm_track_result *res, sm_err *err) {
   } else {
     if ((rc = sm_rfile_stat(&t->f, err)) < 0)
       return rc;
-    if (t->f.size < t->off) {
-      /* Truncated in place (copytruncate): start again from 0. */
+    if (t->f.size < t->off || !same_tail(t)) {
+      /* Truncated in place (copytruncate), maybe already written past
+       * the old offset again: start again from 0. */
       t->off = 0;
+      t->sig_len = 0;
       sm_buf_reset(&t->part);
       t->skipping = 0;
     }

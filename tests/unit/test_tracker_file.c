@@ -198,6 +198,13 @@ SM_TEST(track_follow_growth_truncation_rotation) {
   ASSERT_EQ(sm_tracker_poll(t, &r, &e), 1);
   ASSERT_EQ(r.step, 5003);
 
+  /* Truncated and written past the old offset before the next poll:
+   * noticed by the changed bytes before the offset. */
+  ASSERT_OK(truncate(path, 0));
+  progress_lines(path, "a", 6000, 6009);
+  ASSERT_EQ(sm_tracker_poll(t, &r, &e), 1);
+  ASSERT_EQ(r.step, 6009);
+
   /* Rotated: the rest of the old file, then the new one. */
   snprintf(rotated, sizeof(rotated), "%s.1", path);
   progress_lines(path, "a", 5004, 5004);
