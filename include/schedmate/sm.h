@@ -10,6 +10,7 @@
 #include "schedmate/sm_advisor.h"
 #include "schedmate/sm_base.h"
 #include "schedmate/sm_failure.h"
+#include "schedmate/sm_tracker.h"
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_meta.h"
 #include "schedmate/sm_sim.h"
