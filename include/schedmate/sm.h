@@ -10,11 +10,11 @@
 #include "schedmate/sm_advisor.h"
 #include "schedmate/sm_base.h"
 #include "schedmate/sm_failure.h"
-#include "schedmate/sm_tracker.h"
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_meta.h"
 #include "schedmate/sm_sim.h"
 #include "schedmate/sm_text.h"
+#include "schedmate/sm_tracker.h"
 #include "schedmate/sm_util.h"
 
 #endif /* SM_SM_H */

@@ -24,13 +24,13 @@ typedef struct cache_entry {
 } cache_entry;
 
 struct sm_linecls {
-  const sm_protoset *ps;  /* the prototypes (borrowed) */
-  float *dense;           /* dims floats, all zero between calls */
-  uint32_t *touched;      /* indices set in dense */
-  float *scores;          /* stride floats: one per prototype */
-  cache_entry *cache;     /* CACHE_SIZE entries */
-  uint64_t hits;          /* lookups answered by the cache */
-  uint64_t lookups;       /* all cached lookups */
+  const sm_protoset *ps;              /* the prototypes (borrowed) */
+  float *dense;                       /* dims floats, all zero between calls */
+  uint32_t *touched;                  /* indices set in dense */
+  float *scores;                      /* stride floats: one per prototype */
+  cache_entry *cache;                 /* CACHE_SIZE entries */
+  uint64_t hits;                      /* lookups answered by the cache */
+  uint64_t lookups;                   /* all cached lookups */
   uint32_t idx[SM_TEXT_MAX_FEATURES]; /* feature scratch */
   float val[SM_TEXT_MAX_FEATURES];    /* feature scratch */
   char norm[SM_TEXT_MAX_NORM + 1];    /* normalised line scratch */

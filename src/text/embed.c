@@ -54,8 +54,8 @@ static void ch_init(void) {
       k = CH_UNDER;
     ch_class[c] = k;
     ch_fold[c] = (unsigned char)(k == CH_LOWER || k == CH_UNDER ? c
-                                 : k == CH_UPPER              ? c + 32
-                                                              : 0);
+                                 : k == CH_UPPER                ? c + 32
+                                                                : 0);
   }
   ch_ready = 1;
 }
@@ -218,8 +218,7 @@ int sm_text_features(const char *norm, size_t n, uint32_t dims, uint32_t *idx,
       } else {
         k = put(idx, val, k, max, h, dims, W_UNIGRAM);
         if (first)
-          k = put(idx, val, k, max, sm_hash_mix(h ^ SEED_FIRST), dims,
-                  W_FIRST);
+          k = put(idx, val, k, max, sm_hash_mix(h ^ SEED_FIRST), dims, W_FIRST);
       }
     } else {
       j = i + 1;
@@ -234,8 +233,8 @@ int sm_text_features(const char *norm, size_t n, uint32_t dims, uint32_t *idx,
             sm_hash_mix(th[a] * 0x9e3779b97f4a7c15ULL + th[a + 1] + SEED_BI),
             dims, W_BIGRAM);
   for (i = 0; i + 3 <= n; i++) {
-    uint64_t v = (uint64_t)t[i] | (uint64_t)t[i + 1] << 8 |
-                 (uint64_t)t[i + 2] << 16;
+    uint64_t v =
+        (uint64_t)t[i] | (uint64_t)t[i + 1] << 8 | (uint64_t)t[i + 2] << 16;
     k = put(idx, val, k, max, sm_hash_mix(v ^ (SEED_TRI << 32)), dims,
             W_TRIGRAM);
   }
