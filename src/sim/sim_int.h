@@ -293,6 +293,11 @@ extern const sm_sim_policy sm__policy_sjf;
 extern const sm_sim_policy sm__policy_qssf;
 extern const sm_sim_policy sm__policy_srtf;
 extern const sm_sim_policy sm__policy_tiresias;
+/* The SchedMate integrations (lucid.c, sjf_schedmate.c). */
+extern const sm_sim_policy sm__policy_lucid;
+extern const sm_sim_policy sm__policy_lucid_schedmate;
+extern const sm_sim_policy sm__policy_sjf_schedmate;
+extern const sm_sim_policy sm__policy_sjf_schedmate_fh;
 
 /* Helper for the ordered non-preemptive policies (ordered.c). */
 typedef double (*sm__key_fn)(sm_sim *s, void *ud, sm_sim_job *j);
