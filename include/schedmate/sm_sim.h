@@ -162,6 +162,8 @@ typedef struct sm_sim_job {
   int _failing;             /* 1 when its pending end is a failure */
   int _outcome;             /* end state of the next normal end set by
                                sm_sim_job_set_outcome, or -1: the trace's */
+  int _infra;               /* 1: its recorded failure has an
+                               infrastructure cause */
 } sm_sim_job;
 
 /* Returns "completed", "canceled", "failed" or "unknown". */
@@ -387,6 +389,34 @@ SM_EXTERN size_t sm_sim_result_series(const sm_sim_result *r, const double **t,
 SM_EXTERN int sm_sim_report_html(const sm_sim_result *const *runs, size_t n,
                                  sm_buf *out);
 
+/* ==== SchedMate paths against their baselines ==== */
+
+/* One SchedMate path compared with the policy it improves, both in the
+ * same comparison: lucid+schedmate against lucid, sjf-schedmate against
+ * qssf and tiresias, sjf-schedmate+fh against sjf-schedmate.  Ratios are
+ * baseline / path (above 1: the path is better). */
+typedef struct sm_sim_speedup {
+  const char *path;         /* the SchedMate policy */
+  const char *baseline;     /* the policy it is compared with */
+  size_t path_run;          /* index of the path's run */
+  size_t base_run;          /* index of the baseline's run */
+  double avg_jct_speedup;   /* baseline avg JCT / path avg JCT */
+  double p99_jct_speedup;   /* the same for the p99 JCT */
+  double avg_wait_speedup;  /* the same for the average queueing delay
+                               (all time pending) */
+  double makespan_speedup;  /* the same for the makespan */
+  double avg_jct_change;    /* path avg JCT / baseline - 1 */
+} sm_sim_speedup;
+
+/* Fills out with the SchedMate paths found among runs (at most max);
+ * returns their count. */
+SM_EXTERN size_t sm_sim_speedups(const sm_sim_result *const *runs, size_t n,
+                                 sm_sim_speedup *out, size_t max);
+/* A figure recorded by the run's policy (sm_sim_stat_add) by name: 1 and
+ * *value when present, else 0. */
+SM_EXTERN int sm_sim_result_stat_get(const sm_sim_result *r, const char *name,
+                                     double *value);
+
 /* ==== Policies ==== */
 
 /* A scheduling policy.  All callbacks are optional except schedule.  The
@@ -476,6 +506,17 @@ SM_EXTERN int sm_sim_job_restart(sm_sim *s, sm_sim_job *j, double work_left,
  * after an infrastructure failure completes.  A failure armed with
  * sm_sim_job_fail_at still counts as a failure. */
 SM_EXTERN void sm_sim_job_set_outcome(sm_sim *s, sm_sim_job *j, int end_state);
+/* 1 when j's recorded failure has an infrastructure cause: a share
+ * fail.infra_share (default 0.35) of the trace's failed jobs, drawn per
+ * job from the run seed, so that every policy of a comparison meets the
+ * same failures.  What happens next is the failure model (parameter
+ * fail.model): "trace" (default) ends the job as the trace recorded it;
+ * "resubmit" has its user resubmit it fail.resubmit_s (600) seconds
+ * later, to start over and complete: the trace's run time is where the
+ * fault struck, and the job needed fail.rest (1.0) times as much again.
+ * A policy that recovers the job itself (sm_sim_job_restart from its
+ * finish callback, e.g. the Failure Handler) takes precedence. */
+SM_EXTERN int sm_sim_job_infra(const sm_sim *s, const sm_sim_job *j);
 /* Makes a job fail once work_left drops to at_work_left (NaN: never). */
 SM_EXTERN void sm_sim_job_fail_at(sm_sim *s, sm_sim_job *j,
                                   double at_work_left);

@@ -37,7 +37,7 @@ struct sm__coloc {
   sm__prof *rows;   /* profiles */
   int n;            /* their count */
   int builtin;      /* 1: the built-in model */
-  float *speed;     /* n x n: speed of row i next to row j, NaN if not
+  double *speed;    /* n x n: speed of row i next to row j, NaN if not
                        measured */
   size_t measured;  /* pairs read from colocate_info.csv */
   size_t skipped;   /* pairs naming rows the profiles lack */
@@ -89,7 +89,7 @@ static int lucid_group(const char *model, const char *dataset, double util) {
 }
 
 static int alloc_speed(sm__coloc *c, sm_err *err) {
-  c->speed = sm_malloc((size_t)c->n * (size_t)c->n * sizeof(float));
+  c->speed = sm_malloc((size_t)c->n * (size_t)c->n * sizeof(double));
   if (c->speed == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   for (int i = 0; i < c->n * c->n; i++)
@@ -314,8 +314,8 @@ static int load_pairs(sm__coloc *c, const char *path, sm_err *err) {
     }
     if (!isnan(c->speed[a * c->n + b]))
       continue; /* measured twice: the first row stands */
-    c->speed[a * c->n + b] = (float)sa;
-    c->speed[b * c->n + a] = (float)sb;
+    c->speed[a * c->n + b] = sa;
+    c->speed[b * c->n + a] = sb;
     c->measured++;
   }
   sm__lsrc_close(&l);
@@ -447,7 +447,7 @@ int sm__coloc_for_job(const sm__coloc *c, const sm_sim_job *j,
 
 void sm__coloc_pair(const sm__coloc *c, int a, int b, double *sa, double *sb,
                     int *measured) {
-  float x = c->speed[a * c->n + b], y = c->speed[b * c->n + a];
+  double x = c->speed[a * c->n + b], y = c->speed[b * c->n + a];
   double u;
 
   if (!isnan(x) && !isnan(y)) {

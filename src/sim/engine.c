@@ -369,6 +369,11 @@ int sm_sim_job_restart(sm_sim *s, sm_sim_job *j, double work_left,
   return s->err;
 }
 
+int sm_sim_job_infra(const sm_sim *s, const sm_sim_job *j) {
+  (void)s;
+  return j->_infra;
+}
+
 void sm_sim_job_set_outcome(sm_sim *s, sm_sim_job *j, int end_state) {
   (void)s;
   if (end_state >= SM_SIM_END_COMPLETED && end_state <= SM_SIM_END_FAILED)
@@ -498,8 +503,19 @@ static void on_end(sm_sim *s, sm_sim_job *j) {
   sm_sim_mark_dirty(s, j->vc);
   if (j->_pvc != j->vc)
     sm_sim_mark_dirty(s, j->_pvc);
+  if (j->final_state == SM_SIM_END_FAILED && j->_infra && j->restarts == 0)
+    s->fail_infra++;
   if (s->pol->finish)
     s->pol->finish(s, s->pstate, j);
+  /* The failure model: the user resubmits an infrastructure failure that
+   * the policy did not recover itself. */
+  if (s->fail_resubmit && j->status == SM_SIM_JOB_DONE &&
+      j->final_state == SM_SIM_END_FAILED && j->_infra && j->restarts == 0) {
+    j->_outcome = SM_SIM_END_COMPLETED;
+    s->fail_resubmitted++;
+    sm_sim_job_restart(s, j, j->duration * (1 + s->fail_rest),
+                       s->fail_resubmit_s);
+  }
 }
 
 static void on_arrive(sm_sim *s, sm_sim_job *j) {
@@ -685,6 +701,8 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
     j->first_start = j->end = NAN;
     j->_fail_work = NAN;
     j->_outcome = -1;
+    j->_infra = j->end_state == SM_SIM_END_FAILED &&
+                sm__job_uniform(s->cfg.seed, 401, i) < s->fail_infra_share;
     j->_reqtype = -1;
     j->_alloc = NULL;
     j->vc = j->_pvc = sm__cluster_vc_find(c, j->vc_name);
@@ -869,6 +887,27 @@ static void sim_free(sm_sim *s) {
   sm__notes_release(&s->notes);
 }
 
+/* Reads the failure model's parameters (see sm_sim_job_infra). */
+static int failure_model(sm_sim *s, sm_err *err) {
+  const char *m = sm_sim_param_str(s, "fail.model");
+
+  s->fail_infra_share = sm_sim_param_num(s, "fail.infra_share", 0.35);
+  s->fail_rest = sm_sim_param_num(s, "fail.rest", 1.0);
+  s->fail_resubmit_s = sm_sim_param_num(s, "fail.resubmit_s", 600);
+  if (m != NULL && strcmp(m, "trace") != 0 && strcmp(m, "resubmit") != 0)
+    return sm_err_set(err, SM_EINVAL,
+                      "fail.model: expected trace or resubmit, got '%.40s'",
+                      m);
+  if (!(s->fail_infra_share >= 0 && s->fail_infra_share <= 1) ||
+      !(s->fail_rest >= 0 && s->fail_rest <= 1000) ||
+      !(s->fail_resubmit_s >= 0))
+    return sm_err_set(err, SM_EINVAL,
+                      "fail.infra_share must be in [0, 1], fail.rest in "
+                      "[0, 1000], fail.resubmit_s >= 0");
+  s->fail_resubmit = m != NULL && strcmp(m, "resubmit") == 0;
+  return 0;
+}
+
 /* Policies that profile jobs get dedicated nodes: profiler.nodes (2)
  * nodes of VC profiler.from (default: the largest) become VC profiler.vc
  * ("profiler") for this run, unless the cluster already has that VC or
@@ -943,6 +982,9 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
                     s.pol->name);
     goto out;
   }
+  rc = failure_model(&s, err);
+  if (rc != 0)
+    goto out;
   if (s.pol->flags & SM_SIM_POLICY_FACTS)
     s.cfg.semantic = "on";
   if (s.pol->flags & SM_SIM_POLICY_PROFILER) {
@@ -971,6 +1013,19 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
   }
   if (s.pol->finalize != NULL)
     s.pol->finalize(&s, s.pstate);
+  if (s.fail_infra > 0 || s.fail_resubmit) {
+    sm_sim_stat_add(&s, "infra_failures", (double)s.fail_infra);
+    sm_sim_stat_add(&s, "infra_resubmitted_by_users",
+                    (double)s.fail_resubmitted);
+    sm__notes_add(&s.notes,
+                  "failure model %s: %.3g of the trace's failed jobs have an "
+                  "infrastructure cause (%zu met)%s",
+                  s.fail_resubmit ? "resubmit" : "trace",
+                  s.fail_infra_share, s.fail_infra,
+                  s.fail_resubmit
+                      ? "; their users resubmit them and they start over"
+                      : "; they end as the trace recorded them");
+  }
   rc = check(&s, err);
   if (rc == 0)
     rc = sm__result_build(&s, sm_now() - t0, out, err);

@@ -144,13 +144,11 @@ static void identity(const sm_sim_job *j, char *buf, size_t n) {
 }
 
 static int setup_env(sm__facts *f, sm_err *err) {
-  double infra = sm_sim_param_num(f->s, "fail.infra_share", 0.35);
   double untracked = sm_sim_param_num(f->s, "lucid.untracked", 0.15);
 
-  if (!(infra >= 0 && infra <= 1) || !(untracked >= 0 && untracked <= 1))
+  if (!(untracked >= 0 && untracked <= 1))
     return sm_err_set(err, SM_EINVAL,
-                      "fail.infra_share and lucid.untracked are shares "
-                      "in [0, 1]");
+                      "lucid.untracked is a share in [0, 1]");
   f->njobs = sm_sim_job_count(f->s);
   f->env = sm_calloc(f->njobs ? f->njobs : 1, sizeof(*f->env));
   if (f->env == NULL)
@@ -169,7 +167,6 @@ static int setup_env(sm__facts *f, sm_err *err) {
     } else {
       e->prof = sm__coloc_for_job(f->coloc, j, id, f->seed);
     }
-    e->infra = j->end_state == SM_SIM_END_FAILED && uni(f, 401, i) < infra;
     e->untracked = uni(f, 402, i) < untracked;
   }
   return 0;
@@ -573,6 +570,27 @@ void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work, int state) {
   return;
 oom:
   sm_sim_note(f->s, "history: out of memory writing job %s back", j->id);
+}
+
+void sm__facts_done_job(sm__facts *f, const sm_sim_job *j, int diagnosed) {
+  int infra = sm_sim_job_infra(f->s, j), out;
+  double work = j->duration;
+
+  switch (j->final_state) {
+  case SM_SIM_END_COMPLETED:
+    out = SM_END_COMPLETED;
+    if (infra && j->restarts > 0)
+      work *= 1 + sm_sim_param_num(f->s, "fail.rest", 1.0);
+    break;
+  case SM_SIM_END_CANCELED:
+    out = SM_END_CANCELED;
+    break;
+  default:
+    out = !diagnosed ? SM_END_FAILED
+          : infra    ? SM_END_FAILED_INFRA
+                     : SM_END_FAILED_USER;
+  }
+  sm__facts_done(f, j, work, out);
 }
 
 /* ==== Set-up and report ==== */

@@ -40,6 +40,7 @@
  *      follow (a share lucid.untracked, 0.15) is not checked. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/schedmate_int.h"
@@ -89,6 +90,7 @@ typedef struct lstate {
   int profile_max_gpus;    /* largest job profiled */
   double mem_limit;        /* GPU memory of a shared GPU set, MiB */
   int share;               /* 0: never pack (ablation) */
+  int naive;               /* 1: plain scheduling passes (tests) */
   double evict_thr;        /* TP_after / TP_before below which B goes */
   double track_steps;      /* steps the Tracker needs */
   double track_min_s;      /* and at least this long */
@@ -195,6 +197,7 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
   st->profile_max_gpus = (int)sm_sim_param_num(s, "lucid.profile_max_gpus", 8);
   st->mem_limit = sm_sim_param_num(s, "lucid.mem_mib", 24576);
   st->share = sm_sim_param_num(s, "lucid.share", 1) != 0;
+  st->naive = sm_sim_param_num(s, "lucid.naive_pass", 0) != 0;
   st->evict_thr = sm_sim_param_num(s, "lucid.evict_threshold", 0.5);
   st->track_steps = sm_sim_param_num(s, "lucid.track_steps", 30);
   st->track_min_s = sm_sim_param_num(s, "lucid.track_min_s", 60);
@@ -420,10 +423,7 @@ static void lucid_finish(sm_sim *s, void *state, sm_sim_job *j) {
   unpair(s, st, j);
   sm_sim_estimator_observe(st->est, j);
   if (st->semantic)
-    sm__facts_done(st->facts, j, j->duration,
-                   j->final_state == SM_SIM_END_COMPLETED  ? SM_END_COMPLETED
-                   : j->final_state == SM_SIM_END_CANCELED ? SM_END_CANCELED
-                                                           : SM_END_FAILED);
+    sm__facts_done_job(st->facts, j, 0);
 }
 
 /* ==== Scheduling ==== */
@@ -653,11 +653,65 @@ static void main_pass(sm_sim *s, lstate *st, int vc) {
   }
 }
 
+static int cmp_node(const void *a, const void *b) {
+  const sm__onode *x = *(sm__onode *const *)a, *y = *(sm__onode *const *)b;
+  return node_before(x, y) ? -1 : node_before(y, x) ? 1 : 0;
+}
+
+/* The same pass done the plain way, every queued job tried in priority
+ * order with no shortcut (lucid.naive_pass=1): the reference the tests
+ * compare main_pass with. */
+static void naive_pass(sm_sim *s, lstate *st, int vc) {
+  size_t n = 0, k = 0;
+  sm__onode **all;
+
+  for (int b = 0; b < NB; b++)
+    n += st->pq[vc * NB + b].n;
+  if (n == 0)
+    return;
+  all = sm_malloc(n * sizeof(*all));
+  if (all == NULL) {
+    sm_sim_note(s, "lucid: out of memory in a scheduling pass");
+    return;
+  }
+  for (int b = 0; b < NB; b++)
+    for (sm__onode *x = sm__oset_first(&st->pq[vc * NB + b]); x != NULL;
+         x = x->next[0])
+      all[k++] = x;
+  qsort(all, n, sizeof(*all), cmp_node);
+  for (size_t i = 0; i < n; i++) {
+    sm_sim_job *j = all[i]->job;
+    ljob *l = &st->jobs[j->idx];
+    int ok;
+    for (int h = 0; h < NH; h++)
+      st->pf[h] = INFINITY;
+    ok = try_pack(s, st, j);
+    if (!ok && sm_sim_start(s, j)) {
+      ok = 1;
+      l->stage = L_RUN;
+      l->base_rate = j->rate;
+      l->start_work = j->work_left;
+      l->t_start = sm_sim_now(s);
+      l->seq = ++st->seq;
+      host_add(s, st, j);
+    }
+    if (ok) {
+      sm__oset_remove(&st->pq[vc * NB + l->qb], all[i]);
+      st->typed[vc] -= j->gpu_type[0] != '\0';
+      l->node = NULL;
+      l->stage = L_RUN;
+    }
+  }
+  sm_free(all);
+}
+
 static void lucid_schedule(sm_sim *s, void *state, int vc) {
   lstate *st = state;
 
   if (vc == st->prof_vc)
     profiler_pass(s, st);
+  else if (st->naive)
+    naive_pass(s, st, vc);
   else
     main_pass(s, st, vc);
 }

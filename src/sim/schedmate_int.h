@@ -127,12 +127,11 @@ typedef struct sm__fact {
 } sm__fact;
 
 /* A job's place in the simulated world: its profile, template and
- * failure cause, fixed for the run. */
+ * whether its log can be tracked, fixed for the run. */
 typedef struct sm__jobenv {
   int prof;      /* profile row */
   int tmpl;      /* template index, -1 without a catalogue */
   int variant;   /* variant index */
-  int infra;     /* 1: its recorded failure has an infrastructure cause */
   int untracked; /* 1: its log shows no progress the Tracker can follow */
 } sm__jobenv;
 
@@ -140,7 +139,7 @@ typedef struct sm__facts sm__facts;
 
 /* The world and the facts of one run.  Parameters: facts=history|
  * calibrated, facts.top_k, facts.threshold, calibrated.hit,
- * calibrated.within, workloads=DIR, fail.infra_share, lucid.untracked,
+ * calibrated.within, workloads=DIR, lucid.untracked,
  * and the profile tables' (sm__coloc_open). */
 int sm__facts_open(sm_sim *s, sm__facts **out, sm_err *err);
 void sm__facts_free(sm__facts *f);
@@ -153,6 +152,12 @@ void sm__facts_ask(sm__facts *f, const sm_sim_job *j, sm__fact *out);
  * at full speed, state an sm_end_state. */
 void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work,
                     int state);
+/* Writes back an attempt that just ended, as its end state says: a
+ * failure as failed (failed_infra or failed_user when diagnosed says the
+ * Failure Handler named the cause), a job completed after recovering
+ * from an infrastructure fault with its run time and the rest it needed
+ * (fail.rest). */
+void sm__facts_done_job(sm__facts *f, const sm_sim_job *j, int diagnosed);
 /* Adds the facts' figures (queries, hits, ...) and notes to the run. */
 void sm__facts_report(sm__facts *f, sm_sim *s);
 /* "history" or "calibrated". */

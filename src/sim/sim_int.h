@@ -247,6 +247,12 @@ struct sm_sim {
   int *plan_node, *plan_n;   /* placement plan scratch (nnodes) */
   size_t shared_starts;      /* starts on another job's GPUs */
   int series_full;           /* the series reached its cap */
+  int fail_resubmit;         /* fail.model=resubmit */
+  double fail_infra_share;   /* fail.infra_share */
+  double fail_rest;          /* fail.rest */
+  double fail_resubmit_s;    /* fail.resubmit_s */
+  size_t fail_infra;         /* infrastructure failures met */
+  size_t fail_resubmitted;   /* of which resubmitted by their users */
 };
 
 struct sm_sim_result {

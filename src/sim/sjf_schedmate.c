@@ -7,29 +7,28 @@
  *                      fallback) is ordered by the simulator's history
  *                      estimator instead (mean duration of ended jobs of
  *                      the same user and name, else of the user, else of
- *                      all: the estimator QSSF uses by default; parameter
- *                      sjf.fallback=fifo orders it by submission time, as
- *                      if its estimate were its arrival).  Non-preemptive,
- *                      head-of-line blocking like the other queue
- *                      policies (--backfill to skip a blocked head).
- *   sjf-schedmate+fh   the same, with the Failure Handler.
- *
- * Failures (both): a job the trace records as failed has an
- * infrastructure cause with probability fail.infra_share (seeded per job;
- * facts.c); the others are user or framework failures and end as
- * recorded.  The trace's run time of an infrastructure failure is where
- * the fault struck; the job still needed fail.rest (1.0) times as much
- * work again.
- *   without the Failure Handler the job is lost and resubmitted: its user
- *      notices and resubmits it fail.resubmit_s (600 s) later, and it
- *      starts over from the beginning;
- *   with the Failure Handler it is diagnosed (fh.diagnose_s, 60 s), the
- *      nodes it ran on are isolated for fh.isolate_s (3,600 s), and it
- *      restarts from its last checkpoint (every ckpt.interval_s, 1,800 s,
- *      of progress), keeping its place in the order.  fh.recall (1.0) is
- *      the share of infrastructure failures the Handler recognises; the
- *      others are resubmitted as without it.
- * The recovered attempt completes. */
+ *                      all: the estimator QSSF uses by default); parameter
+ *                      sjf.fallback=fifo puts the fallbacks behind every
+ *                      job with an estimate, in the order they arrived
+ *                      (they may starve while estimates keep coming);
+ *                      sjf.key=service orders by estimate x GPUs, as
+ *                      QSSF does, instead of the estimate alone.  Non-preemptive, head-of-line blocking
+ *                      like the other queue policies (--backfill to skip
+ *                      a blocked head).  Failures follow the run's failure
+ *                      model like every other policy (sm_sim_job_infra).
+ *   sjf-schedmate+fh   the same, with the Failure Handler: a job whose
+ *                      recorded failure has an infrastructure cause is
+ *                      diagnosed (fh.diagnose_s, 60 s), the nodes it ran
+ *                      on are isolated for fh.isolate_s (3,600 s), and it
+ *                      restarts from its last checkpoint (every
+ *                      ckpt.interval_s, 1,800 s, of progress) with the
+ *                      work it still needed (fail.rest, 1.0, times its run
+ *                      time, as the failure model says), keeping its place
+ *                      in the order; the restarted attempt completes.
+ *                      fh.recall (1.0) is the share of infrastructure
+ *                      failures the Handler recognises; the others go the
+ *                      failure model's way.  User and framework failures
+ *                      end as recorded. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,34 +37,35 @@
 #include "sim/sim_int.h"
 
 #define MAX_NODES_PER_JOB 1024
+#define FIFO_BASE 1e15 /* keys of fallbacks ordered by arrival */
 
 typedef struct sjob {
   double key;     /* order: estimated duration (or arrival) */
   int have;       /* 1: key taken at the first submission */
-  int recovered;  /* 1: an infrastructure failure was recovered */
-  double full;    /* full-speed work the job needed in all */
 } sjob;
 
 typedef struct sstate {
   int fh;                     /* 1: with the Failure Handler */
+  int service;                /* 1: order by estimate x GPUs */
   int fifo_fallback;          /* 1: fallbacks ordered by arrival */
   sm__facts *facts;           /* facts and world */
   sm_sim_estimator *est;      /* fallback estimator */
   sm__ordered o;              /* queues */
   sjob *jobs;                 /* per job */
-  double rest, resubmit_s;    /* failure model */
-  double diagnose_s, isolate_s, ckpt_s, recall;
-  size_t infra_failures;      /* infrastructure failures met */
+  double rest;                /* work still needed after a fault, x run */
+  double diagnose_s;          /* Failure Handler: diagnosis and restart */
+  double isolate_s;           /* node isolation */
+  double ckpt_s;              /* checkpoint interval */
+  double recall;              /* share of infrastructure failures seen */
   size_t fh_restarts;         /* restarted by the Failure Handler */
-  size_t resubmits;           /* resubmitted by their users */
-  size_t user_failures;       /* user/framework failures (not retried) */
   size_t isolated;            /* node isolations */
   double lost_gpu_s;          /* GPU-seconds of progress redone */
 } sstate;
 
 static double key_of(sm_sim *s, void *ud, sm_sim_job *j) {
+  const sstate *st = ud;
   (void)s;
-  return ((sstate *)ud)->jobs[j->idx].key;
+  return st->jobs[j->idx].key * (st->service ? j->gpus : 1);
 }
 
 static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
@@ -83,19 +83,25 @@ static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
                       "sjf.fallback: expected history or fifo, got '%.40s'",
                       fb);
   st->fifo_fallback = fb != NULL && strcmp(fb, "fifo") == 0;
+  if (sm_sim_param_str(s, "sjf.key") != NULL) {
+    const char *k = sm_sim_param_str(s, "sjf.key");
+    if (strcmp(k, "duration") != 0 && strcmp(k, "service") != 0)
+      return sm_err_set(err, SM_EINVAL,
+                        "sjf.key: expected duration or service, got "
+                        "'%.40s'",
+                        k);
+    st->service = strcmp(k, "service") == 0;
+  }
   st->rest = sm_sim_param_num(s, "fail.rest", 1.0);
-  st->resubmit_s = sm_sim_param_num(s, "fail.resubmit_s", 600);
   st->diagnose_s = sm_sim_param_num(s, "fh.diagnose_s", 60);
   st->isolate_s = sm_sim_param_num(s, "fh.isolate_s", 3600);
   st->ckpt_s = sm_sim_param_num(s, "ckpt.interval_s", 1800);
   st->recall = sm_sim_param_num(s, "fh.recall", 1.0);
-  if (!(st->rest >= 0) || !(st->resubmit_s >= 0) || !(st->diagnose_s >= 0) ||
-      !(st->isolate_s >= 0) || !(st->ckpt_s > 0) ||
+  if (!(st->diagnose_s >= 0) || !(st->isolate_s >= 0) || !(st->ckpt_s > 0) ||
       !(st->recall >= 0 && st->recall <= 1))
     return sm_err_set(err, SM_EINVAL,
-                      "fail.rest, fail.resubmit_s, fh.diagnose_s and "
-                      "fh.isolate_s must be >= 0, ckpt.interval_s > 0, "
-                      "fh.recall in [0, 1]");
+                      "fh.diagnose_s and fh.isolate_s must be >= 0, "
+                      "ckpt.interval_s > 0, fh.recall in [0, 1]");
   rc = sm__facts_open(s, &st->facts, err);
   if (rc == 0)
     rc = sm_sim_estimator_new(s, "history", &st->est, err);
@@ -108,27 +114,22 @@ static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
   if (rc != 0)
     return rc;
   sm_sim_note(s,
-              "%s: SJF on the Advisor's estimate (mean of the top-%g "
-              "matches), fallbacks by %s; failures: %g of the trace's "
-              "failed jobs have an infrastructure cause and needed %g x "
-              "their run time more; %s",
+              "%s: SJF on the Advisor's estimate%s (mean of the top-%g "
+              "matches), fallbacks ordered by %s",
               fh ? "sjf-schedmate+fh" : "sjf-schedmate",
+              st->service ? " x GPUs" : "",
               sm_sim_param_num(s, "facts.top_k", 3),
               st->fifo_fallback ? "arrival (FIFO)"
-                                : "the history estimator (as QSSF)",
-              sm_sim_param_num(s, "fail.infra_share", 0.35), st->rest,
-              fh ? "the Failure Handler diagnoses them, isolates their "
-                   "nodes and restarts them from their last checkpoint"
-                 : "without the Failure Handler they are resubmitted by "
-                   "their users and start over");
+                                : "the history estimator (as QSSF)");
   if (fh)
     sm_sim_note(s,
-                "sjf-schedmate+fh: diagnosis %g s, node isolation %g s, "
-                "checkpoint every %g s of progress, recall %g",
-                st->diagnose_s, st->isolate_s, st->ckpt_s, st->recall);
-  else
-    sm_sim_note(s, "sjf-schedmate: users resubmit after %g s",
-                st->resubmit_s);
+                "sjf-schedmate+fh: the Failure Handler diagnoses an "
+                "infrastructure failure in %g s, isolates its nodes for %g "
+                "s and restarts the job from its last checkpoint (every %g "
+                "s of progress) with %g x its run time still to do; recall "
+                "%g",
+                st->diagnose_s, st->isolate_s, st->ckpt_s, st->rest,
+                st->recall);
   return 0;
 }
 
@@ -164,70 +165,42 @@ static void sjf_arrive(sm_sim *s, void *state, sm_sim_job *j) {
     if (f.hit)
       l->key = f.duration;
     else if (st->fifo_fallback)
-      l->key = j->submit;
+      l->key = FIFO_BASE + j->submit; /* behind every estimate */
     else
       l->key = sm_sim_estimate(st->est, j);
     l->have = 1;
-    l->full = j->duration;
   }
   sm__ordered_arrive(s, &st->o, j);
 }
 
-/* Recovers an infrastructure failure: the Failure Handler's restart from
- * the last checkpoint, or the user's resubmission from scratch. */
+/* The Failure Handler recovers an infrastructure failure: diagnosis,
+ * isolation of the nodes, restart from the last checkpoint. */
 static void recover(sm_sim *s, sstate *st, sm_sim_job *j) {
-  sjob *l = &st->jobs[j->idx];
-  double done = j->duration, rest = st->rest * j->duration;
-  int by_fh = st->fh && sm__job_uniform(sm_sim_config_of(s)->seed, 501,
-                                        j->idx) < st->recall;
+  int nodes[MAX_NODES_PER_JOB];
+  int nn = sm_sim_job_nodes(j, nodes, MAX_NODES_PER_JOB);
+  double done = j->duration, lost = fmod(done, st->ckpt_s);
 
-  st->infra_failures++;
-  l->recovered = 1;
-  l->full = done + rest;
+  for (int i = 0; i < nn && i < MAX_NODES_PER_JOB; i++)
+    if (st->isolate_s > 0 &&
+        sm_sim_node_down(s, nodes[i], sm_sim_now(s) + st->isolate_s) == 0)
+      st->isolated++;
+  st->lost_gpu_s += lost * j->gpus;
+  st->fh_restarts++;
   sm_sim_job_set_outcome(s, j, SM_SIM_END_COMPLETED);
-  if (by_fh) {
-    int nodes[MAX_NODES_PER_JOB];
-    int nn = sm_sim_job_nodes(j, nodes, MAX_NODES_PER_JOB);
-    double lost = fmod(done, st->ckpt_s);
-    for (int i = 0; i < nn && i < MAX_NODES_PER_JOB; i++)
-      if (st->isolate_s > 0 &&
-          sm_sim_node_down(s, nodes[i], sm_sim_now(s) + st->isolate_s) == 0)
-        st->isolated++;
-    st->lost_gpu_s += lost * j->gpus;
-    st->fh_restarts++;
-    sm_sim_job_restart(s, j, rest + lost, st->diagnose_s);
-  } else {
-    st->lost_gpu_s += done * j->gpus;
-    st->resubmits++;
-    sm_sim_job_restart(s, j, done + rest, st->resubmit_s);
-  }
+  sm_sim_job_restart(s, j, st->rest * done + lost, st->diagnose_s);
 }
 
 static void sjf_finish(sm_sim *s, void *state, sm_sim_job *j) {
   sstate *st = state;
-  sjob *l = &st->jobs[j->idx];
-  int state_out;
 
   sm_sim_estimator_observe(st->est, j);
-  if (j->final_state == SM_SIM_END_FAILED && !l->recovered) {
-    if (sm__facts_env(st->facts, j)->infra) {
-      recover(s, st, j);
-      return;
-    }
-    st->user_failures++;
-  }
-  switch (j->final_state) {
-  case SM_SIM_END_COMPLETED:
-    state_out = SM_END_COMPLETED;
-    break;
-  case SM_SIM_END_CANCELED:
-    state_out = SM_END_CANCELED;
-    break;
-  default:
-    /* The Failure Handler names the cause; without it, it is unknown. */
-    state_out = st->fh ? SM_END_FAILED_USER : SM_END_FAILED;
-  }
-  sm__facts_done(st->facts, j, l->full, state_out);
+  /* Every attempt is history: a failed one as failed (the Failure Handler
+   * names the cause), a recovered one with all the work it needed. */
+  sm__facts_done_job(st->facts, j, st->fh);
+  if (st->fh && j->final_state == SM_SIM_END_FAILED &&
+      sm_sim_job_infra(s, j) && j->restarts == 0 &&
+      sm__job_uniform(sm_sim_config_of(s)->seed, 501, j->idx) < st->recall)
+    recover(s, st, j);
 }
 
 static void sjf_schedule(sm_sim *s, void *state, int vc) {
@@ -238,14 +211,11 @@ static void sjf_finalize(sm_sim *s, void *state) {
   sstate *st = state;
 
   sm__facts_report(st->facts, s);
-  sm_sim_stat_add(s, "infra_failures", (double)st->infra_failures);
-  sm_sim_stat_add(s, "user_failures", (double)st->user_failures);
   if (st->fh) {
     sm_sim_stat_add(s, "infra_restarts", (double)st->fh_restarts);
     sm_sim_stat_add(s, "nodes_isolated", (double)st->isolated);
+    sm_sim_stat_add(s, "progress_redone_gpu_h", st->lost_gpu_s / 3600);
   }
-  sm_sim_stat_add(s, "user_resubmissions", (double)st->resubmits);
-  sm_sim_stat_add(s, "progress_redone_gpu_h", st->lost_gpu_s / 3600);
 }
 
 const sm_sim_policy sm__policy_sjf_schedmate = {
