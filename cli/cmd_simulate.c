@@ -682,6 +682,19 @@ static void print_schedmate(sm_sim_result **rs, int n, const opts *o) {
   }
   printf("* all time pending (Lucid's queueing delay)\n");
   {
+    double lo = 1, hi = 0;
+    for (int i = 0; i < n; i++) {
+      double u = sm_sim_result_summary(rs[i])->avg_util;
+      lo = u < lo ? u : lo;
+      hi = u > hi ? u : hi;
+    }
+    printf("GPU utilisation %.1f-%.1f%% over the makespan%s\n", 100 * lo,
+           100 * hi,
+           hi < 0.3 ? ": queues are short, so the order of the queue "
+                      "matters little here"
+                    : "");
+  }
+  {
     const char *fm = param_of(o, "fail.model");
     double inf = stat_or(rs[0], "infra_failures", 0);
     printf("failures: model %s; %.0f infrastructure failures (share %s of "
