@@ -738,14 +738,12 @@ static void print_schedmate(sm_sim_result **rs, int n, const opts *o) {
     if (stat_or(r, "infra_restarts", -1) >= 0)
       printf("; infrastructure failures restarted from their checkpoint by "
              "the Failure Handler %.0f, nodes isolated %.0f",
-             stat_or(r, "infra_restarts", 0),
-             stat_or(r, "nodes_isolated", 0));
+             stat_or(r, "infra_restarts", 0), stat_or(r, "nodes_isolated", 0));
     printf("\n");
   }
 }
 
-static void json_schedmate(sm_sim_result **rs, int n, const opts *o,
-                           sm_jw *w) {
+static void json_schedmate(sm_sim_result **rs, int n, const opts *o, sm_jw *w) {
   sm_sim_speedup sp[8];
   size_t ns = sm_sim_speedups((const sm_sim_result *const *)rs, (size_t)n, sp,
                               SM_ARRAY_LEN(sp));

@@ -78,12 +78,12 @@ typedef enum sm_sim_oversize {
 /* Policy flags. */
 #define SM_SIM_POLICY_PREEMPTIVE 0x1u /* may preempt running jobs */
 #define SM_SIM_POLICY_SEMANTIC 0x2u   /* consumes SchedMate's facts */
-#define SM_SIM_POLICY_FACTS 0x4u      /* always consumes them: its runs are
-                                         "semantic on" whatever the
-                                         config says */
-#define SM_SIM_POLICY_PROFILER 0x8u   /* profiles jobs on dedicated nodes:
-                                         sm_sim_run carves them out of the
-                                         cluster (sm_sim_cluster_carve) */
+/* Always consumes them: its runs are "semantic on" whatever the config
+ * says. */
+#define SM_SIM_POLICY_FACTS 0x4u
+/* Profiles jobs on dedicated nodes: sm_sim_run carves them out of the
+ * cluster for its runs (sm_sim_cluster_carve). */
+#define SM_SIM_POLICY_PROFILER 0x8u
 
 /* ==== Jobs ==== */
 
@@ -396,16 +396,16 @@ SM_EXTERN int sm_sim_report_html(const sm_sim_result *const *runs, size_t n,
  * qssf and tiresias, sjf-schedmate+fh against sjf-schedmate.  Ratios are
  * baseline / path (above 1: the path is better). */
 typedef struct sm_sim_speedup {
-  const char *path;         /* the SchedMate policy */
-  const char *baseline;     /* the policy it is compared with */
-  size_t path_run;          /* index of the path's run */
-  size_t base_run;          /* index of the baseline's run */
-  double avg_jct_speedup;   /* baseline avg JCT / path avg JCT */
-  double p99_jct_speedup;   /* the same for the p99 JCT */
-  double avg_wait_speedup;  /* the same for the average queueing delay
-                               (all time pending) */
-  double makespan_speedup;  /* the same for the makespan */
-  double avg_jct_change;    /* path avg JCT / baseline - 1 */
+  const char *path;        /* the SchedMate policy */
+  const char *baseline;    /* the policy it is compared with */
+  size_t path_run;         /* index of the path's run */
+  size_t base_run;         /* index of the baseline's run */
+  double avg_jct_speedup;  /* baseline avg JCT / path avg JCT */
+  double p99_jct_speedup;  /* the same for the p99 JCT */
+  double avg_wait_speedup; /* the same for the average queueing delay
+                              (all time pending) */
+  double makespan_speedup; /* the same for the makespan */
+  double avg_jct_change;   /* path avg JCT / baseline - 1 */
 } sm_sim_speedup;
 
 /* Fills out with the SchedMate paths found among runs (at most max);

@@ -430,9 +430,8 @@ static int carve_push(group *g, int *ng, const sm_sim_cluster *c, int i,
   return 0;
 }
 
-int sm_sim_cluster_carve(const sm_sim_cluster *c, const char *donor,
-                         int nodes, const char *name, sm_sim_cluster **out,
-                         sm_err *err) {
+int sm_sim_cluster_carve(const sm_sim_cluster *c, const char *donor, int nodes,
+                         const char *name, sm_sim_cluster **out, sm_err *err) {
   group *g;
   int ng = 0, dv = -1, rc;
 
@@ -440,8 +439,10 @@ int sm_sim_cluster_carve(const sm_sim_cluster *c, const char *donor,
     return sm_err_set(err, SM_EINVAL, "carve: bad partition name");
   for (int v = 0; v < c->nvcs; v++) {
     if (strcmp(c->vcs[v].name, name) == 0)
-      return sm_err_set(err, SM_EINVAL, "carve: the cluster already has a "
-                                        "VC '%s'", name);
+      return sm_err_set(err, SM_EINVAL,
+                        "carve: the cluster already has a "
+                        "VC '%s'",
+                        name);
     if (donor != NULL ? strcmp(c->vcs[v].name, donor) == 0
                       : dv < 0 || c->vcs[v].nnodes > c->vcs[dv].nnodes)
       dv = v;
@@ -471,8 +472,8 @@ int sm_sim_cluster_carve(const sm_sim_cluster *c, const char *donor,
   sm_free(g);
   if (rc == 0) {
     size_t l = strlen((*out)->desc);
-    snprintf((*out)->desc + l, sizeof((*out)->desc) - l,
-             ", %d of them as '%s'", nodes, name);
+    snprintf((*out)->desc + l, sizeof((*out)->desc) - l, ", %d of them as '%s'",
+             nodes, name);
   }
   return rc;
 }

@@ -67,9 +67,8 @@ static const sm__prof builtin_rows[] = {
  * ImageNet-scale mobile networks medium; ResNet-50 on ImageNet and BERT
  * heavy.  Models not listed go by utilisation. */
 static int lucid_group(const char *model, const char *dataset, double util) {
-  static const char *const light[] = {"ResNet18", "MobileNetV2", "EfficientNet",
-                                      "VGG",      "PPO",         "TD3",
-                                      "NeuMF"};
+  static const char *const light[] = {
+      "ResNet18", "MobileNetV2", "EfficientNet", "VGG", "PPO", "TD3", "NeuMF"};
   static const char *const medium[] = {"DCGAN", "PointNet", "LSTM",
                                        "Transformer", "MobileNetV3"};
   static const char *const heavy[] = {"ResNet50", "BERT"};
@@ -84,8 +83,9 @@ static int lucid_group(const char *model, const char *dataset, double util) {
   for (size_t i = 0; i < SM_ARRAY_LEN(heavy); i++)
     if (strcmp(model, heavy[i]) == 0)
       return SM__GROUP_HEAVY;
-  return util < 50 ? SM__GROUP_LIGHT : util < 90 ? SM__GROUP_MEDIUM
-                                                 : SM__GROUP_HEAVY;
+  return util < 50   ? SM__GROUP_LIGHT
+         : util < 90 ? SM__GROUP_MEDIUM
+                     : SM__GROUP_HEAVY;
 }
 
 static int alloc_speed(sm__coloc *c, sm_err *err) {
@@ -143,9 +143,9 @@ static int text(const char *path, long line, const char *name, const char *v,
 }
 
 static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
-  static const char *const need[] = {"model",    "dataset",   "batchsize",
-                                     "amp",      "speed",     "gpu_util",
-                                     "gmem_util", "gmem",     "label"};
+  static const char *const need[] = {"model",     "dataset", "batchsize",
+                                     "amp",       "speed",   "gpu_util",
+                                     "gmem_util", "gmem",    "label"};
   int idx[SM_ARRAY_LEN(need)];
   sm__lsrc l;
   char *line, *f[64];
@@ -186,16 +186,16 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
     }
     for (size_t k = 0; k < SM_ARRAY_LEN(need); k++)
       if (idx[k] >= nf) {
-        rc = sm_err_set(err, SM_EPARSE,
-                        "%s:%ld: %d fields, column '%s' missing", path,
-                        l.lineno, nf, need[k]);
+        rc =
+            sm_err_set(err, SM_EPARSE, "%s:%ld: %d fields, column '%s' missing",
+                       path, l.lineno, nf, need[k]);
         break;
       }
     if (rc < 0)
       break;
     memset(&p, 0, sizeof(p));
-    if ((rc = text(path, l.lineno, "model", f[idx[0]], p.model,
-                   sizeof(p.model), err)) != 0 ||
+    if ((rc = text(path, l.lineno, "model", f[idx[0]], p.model, sizeof(p.model),
+                   err)) != 0 ||
         (rc = text(path, l.lineno, "dataset", f[idx[1]], p.dataset,
                    sizeof(p.dataset), err)) != 0 ||
         (rc = num(path, l.lineno, "batchsize", f[idx[2]], 1, 1e6, &v, err)) !=
@@ -211,8 +211,8 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
     p.step_s = p.batch / v;
     if ((rc = num(path, l.lineno, "gpu_util", f[idx[5]], 0, 100, &p.util,
                   err)) != 0 ||
-        (rc = num(path, l.lineno, "gmem_util", f[idx[6]], 0, 100,
-                  &p.gmem_util, err)) != 0 ||
+        (rc = num(path, l.lineno, "gmem_util", f[idx[6]], 0, 100, &p.gmem_util,
+                  err)) != 0 ||
         (rc = num(path, l.lineno, "gmem", f[idx[7]], 0, 1e7, &p.gmem, err)) !=
             0 ||
         (rc = num(path, l.lineno, "label", f[idx[8]], 0, 2, &v, err)) != 0)
@@ -288,20 +288,20 @@ static int load_pairs(sm__coloc *c, const char *path, sm_err *err) {
     }
     for (size_t k = 0; k < SM_ARRAY_LEN(need); k++)
       if (idx[k] >= nf) {
-        rc = sm_err_set(err, SM_EPARSE,
-                        "%s:%ld: %d fields, column '%s' missing", path,
-                        l.lineno, nf, need[k]);
+        rc =
+            sm_err_set(err, SM_EPARSE, "%s:%ld: %d fields, column '%s' missing",
+                       path, l.lineno, nf, need[k]);
         break;
       }
     if (rc < 0)
       break;
-    if ((rc = num(path, l.lineno, "batchsize1", f[idx[2]], 1, 1e6, &ba,
-                  err)) != 0 ||
+    if ((rc = num(path, l.lineno, "batchsize1", f[idx[2]], 1, 1e6, &ba, err)) !=
+            0 ||
         (rc = num(path, l.lineno, "amp1", f[idx[3]], 0, 1, &aa, err)) != 0 ||
         (rc = num(path, l.lineno, "speed1", f[idx[4]], 1e-3, 10, &sa, err)) !=
             0 ||
-        (rc = num(path, l.lineno, "batchsize2", f[idx[7]], 1, 1e6, &bb,
-                  err)) != 0 ||
+        (rc = num(path, l.lineno, "batchsize2", f[idx[7]], 1, 1e6, &bb, err)) !=
+            0 ||
         (rc = num(path, l.lineno, "amp2", f[idx[8]], 0, 1, &ab, err)) != 0 ||
         (rc = num(path, l.lineno, "speed2", f[idx[9]], 1e-3, 10, &sb, err)) !=
             0)

@@ -490,9 +490,8 @@ static void on_end(sm_sim *s, sm_sim_job *j) {
     if (j->_outcome >= 0)
       j->final_state = j->_outcome;
     else
-      j->final_state = j->end_state == SM_SIM_END_UNKNOWN
-                           ? SM_SIM_END_COMPLETED
-                           : j->end_state;
+      j->final_state = j->end_state == SM_SIM_END_UNKNOWN ? SM_SIM_END_COMPLETED
+                                                          : j->end_state;
   }
   release(s, j);
   j->status = SM_SIM_JOB_DONE;
@@ -896,8 +895,7 @@ static int failure_model(sm_sim *s, sm_err *err) {
   s->fail_resubmit_s = sm_sim_param_num(s, "fail.resubmit_s", 600);
   if (m != NULL && strcmp(m, "trace") != 0 && strcmp(m, "resubmit") != 0)
     return sm_err_set(err, SM_EINVAL,
-                      "fail.model: expected trace or resubmit, got '%.40s'",
-                      m);
+                      "fail.model: expected trace or resubmit, got '%.40s'", m);
   if (!(s->fail_infra_share >= 0 && s->fail_infra_share <= 1) ||
       !(s->fail_rest >= 0 && s->fail_rest <= 1000) ||
       !(s->fail_resubmit_s >= 0))
@@ -942,7 +940,7 @@ static int carve_profiler(sm_sim *s, const sm_sim_cluster *c,
                   "'%s' for this run (taken from the VC's capacity, as in "
                   "Lucid's simulator)",
                   s->pol->name, (int)n, n == 1 ? "" : "s",
-                  from         ? from
+                  from           ? from
                   : c->anonymous ? "(all)"
                                  : c->vcs[dv].name,
                   name);
@@ -1020,8 +1018,8 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
     sm__notes_add(&s.notes,
                   "failure model %s: %.3g of the trace's failed jobs have an "
                   "infrastructure cause (%zu met)%s",
-                  s.fail_resubmit ? "resubmit" : "trace",
-                  s.fail_infra_share, s.fail_infra,
+                  s.fail_resubmit ? "resubmit" : "trace", s.fail_infra_share,
+                  s.fail_infra,
                   s.fail_resubmit
                       ? "; their users resubmit them and they start over"
                       : "; they end as the trace recorded them");

@@ -56,43 +56,43 @@ typedef struct rec {
 
 /* One distinct fingerprint and the records that carry it. */
 typedef struct proto {
-  uint64_t h;     /* hash of the fingerprint's bytes */
-  uint32_t *r;    /* record indices, in write order */
-  int n, cap;     /* used / allocated */
-  int frozen;     /* 1: ans is final */
-  sm__fact ans;   /* the final answer for this fingerprint */
-  double latest;  /* latest write time among the records ans used */
+  uint64_t h;    /* hash of the fingerprint's bytes */
+  uint32_t *r;   /* record indices, in write order */
+  int n, cap;    /* used / allocated */
+  int frozen;    /* 1: ans is final */
+  sm__fact ans;  /* the final answer for this fingerprint */
+  double latest; /* latest write time among the records ans used */
 } proto;
 
 struct sm__facts {
-  sm_sim *s;               /* the run */
-  int calibrated;          /* 1: calibrated mode */
-  int top_k;               /* matches kept */
-  float threshold;         /* minimum cosine */
-  double cal_hit;          /* calibrated hit rate */
-  double cal_within;       /* calibrated share within a factor of two */
-  double cal_sigma;        /* derived log-error spread */
-  uint64_t seed;           /* run seed */
-  sm__coloc *coloc;        /* profile tables */
-  sm__wl *wl;              /* workload catalogue, or NULL */
-  sm__jobenv *env;         /* per job */
-  size_t njobs;            /* job count */
-  sm_index *ix;            /* one row per proto */
-  proto *protos;           /* distinct fingerprints */
-  size_t np, capp;         /* used / allocated */
-  uint32_t *slots;         /* hash table: proto index + 1, 0 empty */
-  size_t nslots;           /* power of two */
-  rec *recs;               /* written-back jobs */
-  size_t nr, capr;         /* used / allocated */
-  size_t queries, hits;    /* questions and usable answers */
+  sm_sim *s;            /* the run */
+  int calibrated;       /* 1: calibrated mode */
+  int top_k;            /* matches kept */
+  float threshold;      /* minimum cosine */
+  double cal_hit;       /* calibrated hit rate */
+  double cal_within;    /* calibrated share within a factor of two */
+  double cal_sigma;     /* derived log-error spread */
+  uint64_t seed;        /* run seed */
+  sm__coloc *coloc;     /* profile tables */
+  sm__wl *wl;           /* workload catalogue, or NULL */
+  sm__jobenv *env;      /* per job */
+  size_t njobs;         /* job count */
+  sm_index *ix;         /* one row per proto */
+  proto *protos;        /* distinct fingerprints */
+  size_t np, capp;      /* used / allocated */
+  uint32_t *slots;      /* hash table: proto index + 1, 0 empty */
+  size_t nslots;        /* power of two */
+  rec *recs;            /* written-back jobs */
+  size_t nr, capr;      /* used / allocated */
+  size_t queries, hits; /* questions and usable answers */
   size_t fb[SM_FALLBACK_UNAVAILABLE + 1]; /* fallbacks by reason */
-  size_t searches;         /* index searches */
-  size_t frozen_answers;   /* answers from a final fingerprint */
-  size_t future_reads;     /* reads of later records (must stay 0) */
-  size_t records_read;     /* records read by answers */
-  double sum_abs_log_err;  /* over hits with a known truth */
-  size_t within2;          /* hits within a factor of two */
-  char attrs[160];         /* what the fingerprints are made of */
+  size_t searches;                        /* index searches */
+  size_t frozen_answers;                  /* answers from a final fingerprint */
+  size_t future_reads;    /* reads of later records (must stay 0) */
+  size_t records_read;    /* records read by answers */
+  double sum_abs_log_err; /* over hits with a known truth */
+  size_t within2;         /* hits within a factor of two */
+  char attrs[160];        /* what the fingerprints are made of */
 };
 
 static double uni(const sm__facts *f, uint64_t salt, uint64_t i) {
@@ -126,10 +126,8 @@ static double norm_inv(double p) {
     return -norm_inv(1 - p);
   q = p - 0.5;
   r = q * q;
-  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r +
-          a[5]) *
-         q /
-         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) *
+         q / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
 }
 
 /* ==== The world ==== */
@@ -147,8 +145,7 @@ static int setup_env(sm__facts *f, sm_err *err) {
   double untracked = sm_sim_param_num(f->s, "lucid.untracked", 0.15);
 
   if (!(untracked >= 0 && untracked <= 1))
-    return sm_err_set(err, SM_EINVAL,
-                      "lucid.untracked is a share in [0, 1]");
+    return sm_err_set(err, SM_EINVAL, "lucid.untracked is a share in [0, 1]");
   f->njobs = sm_sim_job_count(f->s);
   f->env = sm_calloc(f->njobs ? f->njobs : 1, sizeof(*f->env));
   if (f->env == NULL)
@@ -162,8 +159,7 @@ static int setup_env(sm__facts *f, sm_err *err) {
     if (f->wl != NULL) {
       sm__wl_map(f->wl, j, id, f->seed, &e->tmpl, &e->variant);
       /* Every job of a template runs the same model: one profile. */
-      e->prof = sm__coloc_for_job(f->coloc, j, f->wl->t[e->tmpl].name,
-                                  f->seed);
+      e->prof = sm__coloc_for_job(f->coloc, j, f->wl->t[e->tmpl].name, f->seed);
     } else {
       e->prof = sm__coloc_for_job(f->coloc, j, id, f->seed);
     }
@@ -253,8 +249,7 @@ static proto *proto_find(const sm__facts *f, const float *fp, uint64_t h) {
       return NULL;
     p = &f->protos[v - 1];
     if (p->h == h &&
-        memcmp(sm_index_row(f->ix, v - 1), fp, SM_FP_DIMS * sizeof(float)) ==
-            0)
+        memcmp(sm_index_row(f->ix, v - 1), fp, SM_FP_DIMS * sizeof(float)) == 0)
       return p;
   }
 }

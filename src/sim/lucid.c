@@ -60,68 +60,68 @@ enum { L_NEW = 0, L_PROFQ, L_PROFILING, L_MAINQ, L_RUN, L_DONE };
 
 /* What Lucid knows and keeps about one job. */
 typedef struct ljob {
-  double prio;        /* queue key: estimate x GPUs */
-  double est;         /* duration estimate, s */
-  double util;        /* believed profile: SM utilisation, percent */
-  double gmem;        /* believed profile: memory, MiB */
-  int label;          /* believed sharing score */
-  int profiled;       /* 1: a profile is known (measured or matched) */
-  int stage;          /* L_* */
-  int hit;            /* 1: SchedMate answered for it */
-  int no_pack;        /* 1: evicted once, never packed again */
-  int partner;        /* index of the job sharing its GPUs, -1 */
-  double base_rate;   /* its speed alone on its GPUs */
-  double start_work;  /* work_left when it last started */
-  double t_start;     /* when it last started */
-  double seq;         /* start order (Lucid's run list order) */
-  uint32_t serial;    /* pairing serial, for the check timer */
-  int qb;             /* queue bucket while queued */
-  sm__onode *node;    /* queue node while queued */
-  sm__onode *hnode;   /* host-set node while it may host a guest */
+  double prio;       /* queue key: estimate x GPUs */
+  double est;        /* duration estimate, s */
+  double util;       /* believed profile: SM utilisation, percent */
+  double gmem;       /* believed profile: memory, MiB */
+  int label;         /* believed sharing score */
+  int profiled;      /* 1: a profile is known (measured or matched) */
+  int stage;         /* L_* */
+  int hit;           /* 1: SchedMate answered for it */
+  int no_pack;       /* 1: evicted once, never packed again */
+  int partner;       /* index of the job sharing its GPUs, -1 */
+  double base_rate;  /* its speed alone on its GPUs */
+  double start_work; /* work_left when it last started */
+  double t_start;    /* when it last started */
+  double seq;        /* start order (Lucid's run list order) */
+  uint32_t serial;   /* pairing serial, for the check timer */
+  int qb;            /* queue bucket while queued */
+  sm__onode *node;   /* queue node while queued */
+  sm__onode *hnode;  /* host-set node while it may host a guest */
 } ljob;
 
 typedef struct lstate {
-  int semantic;            /* 1: Lucid + SchedMate */
-  sm__facts *facts;        /* world model and facts */
-  sm_sim_estimator *est;   /* Lucid's own estimator */
-  int nvc;                 /* VC count */
-  int prof_vc;             /* profiling partition, -1 when none */
-  double profile_s;        /* profiling time limit */
-  int profile_max_gpus;    /* largest job profiled */
-  double mem_limit;        /* GPU memory of a shared GPU set, MiB */
-  int share;               /* 0: never pack (ablation) */
-  int naive;               /* 1: plain scheduling passes (tests) */
-  double evict_thr;        /* TP_after / TP_before below which B goes */
-  double track_steps;      /* steps the Tracker needs */
-  double track_min_s;      /* and at least this long */
-  double ckpt_s;           /* checkpoint interval */
-  sm__oset *pq;            /* queues [vc * NB + bucket] */
-  sm__oset *hs;            /* hosts [vc * NH + (g - 1) * 3 + label] */
-  sm__oset profq;          /* profiler queue */
-  ljob *jobs;              /* per job */
-  double pf[NH];           /* pass: priority at which a host set failed */
-  int place_fail;          /* pass: smallest GPU count (of one node at
-                              most) that found no placement: larger
-                              single-node jobs cannot be placed either
-                              until GPUs are freed */
-  int big_fail[16];         /* pass: GPU counts above one node that
-                              found no placement */
-  int nbig;                /* their count */
-  int *typed;              /* queued jobs naming a GPU type, per VC */
-  double seq;              /* start counter */
-  uint32_t serial;         /* pairing counter */
-  double prof_gpu_s;       /* GPU-seconds spent profiling */
-  double saved_gpu_s;      /* profiling GPU-seconds skipped on hits */
-  size_t profiled;         /* jobs profiled to the time limit */
-  size_t prof_ended;       /* jobs that ended inside the profiler */
-  size_t skipped;          /* jobs that skipped the profiler */
-  size_t unprofiled;       /* jobs too large to profile */
-  size_t packs;            /* pairs formed */
-  size_t packs_measured;   /* of which with measured speeds */
-  size_t checks;           /* Tracker checks done */
-  size_t untracked_skips;  /* pairs whose host could not be tracked */
-  size_t evictions;        /* guests evicted */
-  size_t mislabeled;       /* hits whose believed score was wrong */
+  int semantic;           /* 1: Lucid + SchedMate */
+  sm__facts *facts;       /* world model and facts */
+  sm_sim_estimator *est;  /* Lucid's own estimator */
+  int nvc;                /* VC count */
+  int prof_vc;            /* profiling partition, -1 when none */
+  double profile_s;       /* profiling time limit */
+  int profile_max_gpus;   /* largest job profiled */
+  double mem_limit;       /* GPU memory of a shared GPU set, MiB */
+  int share;              /* 0: never pack (ablation) */
+  int naive;              /* 1: plain scheduling passes (tests) */
+  double evict_thr;       /* TP_after / TP_before below which B goes */
+  double track_steps;     /* steps the Tracker needs */
+  double track_min_s;     /* and at least this long */
+  double ckpt_s;          /* checkpoint interval */
+  sm__oset *pq;           /* queues [vc * NB + bucket] */
+  sm__oset *hs;           /* hosts [vc * NH + (g - 1) * 3 + label] */
+  sm__oset profq;         /* profiler queue */
+  ljob *jobs;             /* per job */
+  double pf[NH];          /* pass: priority at which a host set failed */
+  int place_fail;         /* pass: smallest GPU count (of one node at
+                             most) that found no placement: larger
+                             single-node jobs cannot be placed either
+                             until GPUs are freed */
+  int big_fail[16];       /* pass: GPU counts above one node that
+                            found no placement */
+  int nbig;               /* their count */
+  int *typed;             /* queued jobs naming a GPU type, per VC */
+  double seq;             /* start counter */
+  uint32_t serial;        /* pairing counter */
+  double prof_gpu_s;      /* GPU-seconds spent profiling */
+  double saved_gpu_s;     /* profiling GPU-seconds skipped on hits */
+  size_t profiled;        /* jobs profiled to the time limit */
+  size_t prof_ended;      /* jobs that ended inside the profiler */
+  size_t skipped;         /* jobs that skipped the profiler */
+  size_t unprofiled;      /* jobs too large to profile */
+  size_t packs;           /* pairs formed */
+  size_t packs_measured;  /* of which with measured speeds */
+  size_t checks;          /* Tracker checks done */
+  size_t untracked_skips; /* pairs whose host could not be tracked */
+  size_t evictions;       /* guests evicted */
+  size_t mislabeled;      /* hits whose believed score was wrong */
 } lstate;
 
 /* ==== Host sets: running jobs that may take a guest ==== */
@@ -170,8 +170,7 @@ static void mainq_put(sm_sim *s, lstate *st, sm_sim_job *j) {
 
   l->stage = L_MAINQ;
   l->qb = bucket_of(st, j, l);
-  l->node = sm__oset_insert(&st->pq[j->vc * NB + l->qb], j, l->prio,
-                            j->submit);
+  l->node = sm__oset_insert(&st->pq[j->vc * NB + l->qb], j, l->prio, j->submit);
   st->typed[j->vc] += j->gpu_type[0] != '\0';
   if (l->node == NULL)
     sm_sim_note(s, "out of memory queueing job %s", j->id);
@@ -203,9 +202,8 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
   st->track_min_s = sm_sim_param_num(s, "lucid.track_min_s", 60);
   st->ckpt_s = sm_sim_param_num(s, "ckpt.interval_s", 1800);
   if (!(st->profile_s > 0) || !(st->mem_limit > 0) ||
-      !(st->evict_thr >= 0 && st->evict_thr <= 1) ||
-      !(st->track_steps >= 0) || !(st->track_min_s >= 0) ||
-      !(st->ckpt_s > 0))
+      !(st->evict_thr >= 0 && st->evict_thr <= 1) || !(st->track_steps >= 0) ||
+      !(st->track_min_s >= 0) || !(st->ckpt_s > 0))
     return sm_err_set(err, SM_EINVAL,
                       "lucid: profile_s, mem_mib and ckpt.interval_s must "
                       "be positive, evict_threshold in [0, 1], track_* "
@@ -213,8 +211,8 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
   rc = sm__facts_open(s, &st->facts, err);
   if (rc != 0)
     return rc;
-  rc = sm_sim_estimator_new(s, sm_sim_param_str(s, "lucid.estimator"),
-                            &st->est, err);
+  rc = sm_sim_estimator_new(s, sm_sim_param_str(s, "lucid.estimator"), &st->est,
+                            err);
   if (rc != 0)
     return rc;
   st->pq = sm_calloc((size_t)st->nvc * NB, sizeof(*st->pq));
@@ -222,8 +220,7 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
   st->jobs = sm_calloc(n ? n : 1, sizeof(*st->jobs));
   st->typed = sm_calloc((size_t)st->nvc, sizeof(int));
   if (st->pq == NULL || st->hs == NULL || st->jobs == NULL ||
-      st->typed == NULL ||
-      sm__oset_init(&st->profq) != 0)
+      st->typed == NULL || sm__oset_init(&st->profq) != 0)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   for (int i = 0; i < st->nvc * NB; i++)
     if (sm__oset_init(&st->pq[i]) != 0)
@@ -303,8 +300,7 @@ static void lucid_arrive(sm_sim *s, void *state, sm_sim_job *j) {
       l->hit = 1;
       l->est = f.duration;
       l->prio = l->est * j->gpus;
-      if (j->gpus <= st->profile_max_gpus && !isnan(f.util) &&
-          !isnan(f.gmem)) {
+      if (j->gpus <= st->profile_max_gpus && !isnan(f.util) && !isnan(f.gmem)) {
         l->profiled = 1;
         l->util = f.util;
         l->gmem = f.gmem;
@@ -401,8 +397,8 @@ static void lucid_timer(sm_sim *s, void *state, sm_sim_job *j, int kind,
     }
     return;
   }
-  if (kind == T_CHECK && j->status == SM_SIM_JOB_RUNNING &&
-      l->partner >= 0 && l->serial == (uint32_t)arg) {
+  if (kind == T_CHECK && j->status == SM_SIM_JOB_RUNNING && l->partner >= 0 &&
+      l->serial == (uint32_t)arg) {
     sm_sim_job *g = sm_sim_job_at(s, (size_t)l->partner);
     st->checks++;
     if (j->rate < st->evict_thr * l->base_rate)
@@ -499,8 +495,7 @@ static int try_pack(sm_sim *s, lstate *st, sm_sim_job *j) {
   lh = &st->jobs[host->idx];
   sm__coloc_pair(c, sm__facts_env(st->facts, host)->prof,
                  sm__facts_env(st->facts, j)->prof, &sh, &sg, &measured);
-  if (!sm_sim_start_shared(s, j, host, sg * lh->base_rate,
-                           sh * lh->base_rate))
+  if (!sm_sim_start_shared(s, j, host, sg * lh->base_rate, sh * lh->base_rate))
     return 0;
   host_del(st, host);
   st->packs++;
@@ -645,10 +640,10 @@ static void main_pass(sm_sim *s, lstate *st, int vc) {
     /* Jobs before this one in buckets that could not start were tried
      * (and failed) before this start changed anything. */
     for (int b = 0; b < NB; b++)
-      if (cur[b] != NULL && (cur[b]->k1 < k1 ||
-                             (cur[b]->k1 == k1 && (cur[b]->k2 < k2 ||
-                                                   (cur[b]->k2 == k2 &&
-                                                    cur[b]->job->idx < idx)))))
+      if (cur[b] != NULL &&
+          (cur[b]->k1 < k1 ||
+           (cur[b]->k1 == k1 &&
+            (cur[b]->k2 < k2 || (cur[b]->k2 == k2 && cur[b]->job->idx < idx)))))
         cur[b] = seek_after(&st->pq[vc * NB + b], k1, k2, idx);
   }
 }
@@ -730,8 +725,7 @@ static void lucid_finalize(sm_sim *s, void *state) {
     sm_sim_stat_add(s, "profiling_gpu_h_saved", st->saved_gpu_s / 3600);
     sm_sim_stat_add(s, "hits_with_wrong_score", (double)st->mislabeled);
     sm_sim_stat_add(s, "tracker_checks", (double)st->checks);
-    sm_sim_stat_add(s, "checks_skipped_untracked",
-                    (double)st->untracked_skips);
+    sm_sim_stat_add(s, "checks_skipped_untracked", (double)st->untracked_skips);
     sm_sim_stat_add(s, "evictions", (double)st->evictions);
     sm__facts_report(st->facts, s);
   } else {

@@ -85,18 +85,18 @@ typedef struct sm__variant {
 
 /* A workload template: a small repository and its launch commands. */
 typedef struct sm__template {
-  char *name;          /* e.g. "resnet50-imagenet" */
-  int gclass;          /* GPU-time decade 0..4 it stands for */
-  sm__variant *v;      /* variants, shortest first */
-  int nv;              /* their count */
+  char *name;     /* e.g. "resnet50-imagenet" */
+  int gclass;     /* GPU-time decade 0..4 it stands for */
+  sm__variant *v; /* variants, shortest first */
+  int nv;         /* their count */
 } sm__template;
 
 typedef struct sm__wl {
-  char *dir;          /* catalogue directory */
-  sm__template *t;    /* templates */
-  int n;              /* their count */
-  int nvariants;      /* variants over all templates */
-  double extract_ms;  /* time spent extracting */
+  char *dir;         /* catalogue directory */
+  sm__template *t;   /* templates */
+  int n;             /* their count */
+  int nvariants;     /* variants over all templates */
+  double extract_ms; /* time spent extracting */
 } sm__wl;
 
 /* Loads a catalogue: every DIR/NAME/workload.conf with its repo/, each
@@ -150,8 +150,7 @@ const sm__jobenv *sm__facts_env(const sm__facts *f, const sm_sim_job *j);
 void sm__facts_ask(sm__facts *f, const sm_sim_job *j, sm__fact *out);
 /* Writes j's outcome back to the history: work is the run time it needed
  * at full speed, state an sm_end_state. */
-void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work,
-                    int state);
+void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work, int state);
 /* Writes back an attempt that just ended, as its end state says: a
  * failure as failed (failed_infra or failed_user when diagnosed says the
  * Failure Handler named the cause), a job completed after recovering

@@ -12,15 +12,13 @@
  *                      job with an estimate, in the order they arrived
  *                      (they may starve while estimates keep coming);
  *                      sjf.key=service orders by estimate x GPUs, as
- *                      QSSF does, instead of the estimate alone.  Non-preemptive, head-of-line blocking
- *                      like the other queue policies (--backfill to skip
- *                      a blocked head).  Failures follow the run's failure
- *                      model like every other policy (sm_sim_job_infra).
- *   sjf-schedmate+fh   the same, with the Failure Handler: a job whose
- *                      recorded failure has an infrastructure cause is
- *                      diagnosed (fh.diagnose_s, 60 s), the nodes it ran
- *                      on are isolated for fh.isolate_s (3,600 s), and it
- *                      restarts from its last checkpoint (every
+ *                      QSSF does, instead of the estimate alone.
+ * Non-preemptive, head-of-line blocking like the other queue policies
+ * (--backfill to skip a blocked head).  Failures follow the run's failure model
+ * like every other policy (sm_sim_job_infra). sjf-schedmate+fh   the same, with
+ * the Failure Handler: a job whose recorded failure has an infrastructure cause
+ * is diagnosed (fh.diagnose_s, 60 s), the nodes it ran on are isolated for
+ * fh.isolate_s (3,600 s), and it restarts from its last checkpoint (every
  *                      ckpt.interval_s, 1,800 s, of progress) with the
  *                      work it still needed (fail.rest, 1.0, times its run
  *                      time, as the failure model says), keeping its place
@@ -40,26 +38,26 @@
 #define FIFO_BASE 1e15 /* keys of fallbacks ordered by arrival */
 
 typedef struct sjob {
-  double key;     /* order: estimated duration (or arrival) */
-  int have;       /* 1: key taken at the first submission */
+  double key; /* order: estimated duration (or arrival) */
+  int have;   /* 1: key taken at the first submission */
 } sjob;
 
 typedef struct sstate {
-  int fh;                     /* 1: with the Failure Handler */
-  int service;                /* 1: order by estimate x GPUs */
-  int fifo_fallback;          /* 1: fallbacks ordered by arrival */
-  sm__facts *facts;           /* facts and world */
-  sm_sim_estimator *est;      /* fallback estimator */
-  sm__ordered o;              /* queues */
-  sjob *jobs;                 /* per job */
-  double rest;                /* work still needed after a fault, x run */
-  double diagnose_s;          /* Failure Handler: diagnosis and restart */
-  double isolate_s;           /* node isolation */
-  double ckpt_s;              /* checkpoint interval */
-  double recall;              /* share of infrastructure failures seen */
-  size_t fh_restarts;         /* restarted by the Failure Handler */
-  size_t isolated;            /* node isolations */
-  double lost_gpu_s;          /* GPU-seconds of progress redone */
+  int fh;                /* 1: with the Failure Handler */
+  int service;           /* 1: order by estimate x GPUs */
+  int fifo_fallback;     /* 1: fallbacks ordered by arrival */
+  sm__facts *facts;      /* facts and world */
+  sm_sim_estimator *est; /* fallback estimator */
+  sm__ordered o;         /* queues */
+  sjob *jobs;            /* per job */
+  double rest;           /* work still needed after a fault, x run */
+  double diagnose_s;     /* Failure Handler: diagnosis and restart */
+  double isolate_s;      /* node isolation */
+  double ckpt_s;         /* checkpoint interval */
+  double recall;         /* share of infrastructure failures seen */
+  size_t fh_restarts;    /* restarted by the Failure Handler */
+  size_t isolated;       /* node isolations */
+  double lost_gpu_s;     /* GPU-seconds of progress redone */
 } sstate;
 
 static double key_of(sm_sim *s, void *ud, sm_sim_job *j) {
@@ -113,14 +111,13 @@ static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
   rc = sm__ordered_init(s, &st->o, key_of, st, err);
   if (rc != 0)
     return rc;
-  sm_sim_note(s,
-              "%s: SJF on the Advisor's estimate%s (mean of the top-%g "
-              "matches), fallbacks ordered by %s",
-              fh ? "sjf-schedmate+fh" : "sjf-schedmate",
-              st->service ? " x GPUs" : "",
-              sm_sim_param_num(s, "facts.top_k", 3),
-              st->fifo_fallback ? "arrival (FIFO)"
-                                : "the history estimator (as QSSF)");
+  sm_sim_note(
+      s,
+      "%s: SJF on the Advisor's estimate%s (mean of the top-%g "
+      "matches), fallbacks ordered by %s",
+      fh ? "sjf-schedmate+fh" : "sjf-schedmate", st->service ? " x GPUs" : "",
+      sm_sim_param_num(s, "facts.top_k", 3),
+      st->fifo_fallback ? "arrival (FIFO)" : "the history estimator (as QSSF)");
   if (fh)
     sm_sim_note(s,
                 "sjf-schedmate+fh: the Failure Handler diagnoses an "
@@ -197,8 +194,8 @@ static void sjf_finish(sm_sim *s, void *state, sm_sim_job *j) {
   /* Every attempt is history: a failed one as failed (the Failure Handler
    * names the cause), a recovered one with all the work it needed. */
   sm__facts_done_job(st->facts, j, st->fh);
-  if (st->fh && j->final_state == SM_SIM_END_FAILED &&
-      sm_sim_job_infra(s, j) && j->restarts == 0 &&
+  if (st->fh && j->final_state == SM_SIM_END_FAILED && sm_sim_job_infra(s, j) &&
+      j->restarts == 0 &&
       sm__job_uniform(sm_sim_config_of(s)->seed, 501, j->idx) < st->recall)
     recover(s, st, j);
 }

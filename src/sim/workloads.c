@@ -222,8 +222,8 @@ static int load_template(const char *dir, const char *name, sm__template *t,
   if (rc != 0)
     return rc;
   if (!have_class || command[0] == '\0' || iters[0] == '\0')
-    return sm_err_set(err, SM_EPARSE,
-                      "%s: needs class, command and iterations", path);
+    return sm_err_set(err, SM_EPARSE, "%s: needs class, command and iterations",
+                      path);
   if (strstr(command, "{ITERS}") == NULL)
     return sm_err_set(err, SM_EPARSE, "%s: the command has no {ITERS}", path);
   t->name = sm_strdup(name);
@@ -239,8 +239,8 @@ static int load_template(const char *dir, const char *name, sm__template *t,
                         path, MAX_VARIANTS);
     if (sm_parse_i64(it, &x) != 0 || x < 1)
       return sm_err_set(err, SM_EPARSE,
-                        "%s: iterations: '%.20s' is not a positive count",
-                        path, it);
+                        "%s: iterations: '%.20s' is not a positive count", path,
+                        it);
     substitute(command, it, cmd, sizeof(cmd));
     rc = extract_variant(repo, cwd[0] && strcmp(cwd, ".") ? cwd : NULL, cmd,
                          &t->v[t->nv], err);
@@ -266,8 +266,10 @@ int sm__wl_load(const char *dir, sm__wl **out, sm_err *err) {
   double t0 = sm_now();
 
   if (d == NULL)
-    return sm_err_set(err, SM_ENOENT, "%s: cannot open the workload "
-                                      "catalogue: %m", dir);
+    return sm_err_set(err, SM_ENOENT,
+                      "%s: cannot open the workload "
+                      "catalogue: %m",
+                      dir);
   while ((e = readdir(d)) != NULL) {
     char p[4096];
     struct stat st;

@@ -180,8 +180,8 @@ SM_TEST(sim_lucid_packs_by_score_at_measured_speeds) {
  * runs 1052-1152. */
 SM_TEST(sim_lucid_schedmate_evicts_harmful_pair_once) {
   const char *p[] = {"lucid.profiles=" PROFILES, "lucid.colocate=" PAIRS,
-                     "profiler.nodes=1", "lucid.profile_s=10",
-                     "lucid.untracked=0", NULL};
+                     "profiler.nodes=1",         "lucid.profile_s=10",
+                     "lucid.untracked=0",        NULL};
   run x = simulate(pair_csv, "2x1", "lucid+schedmate", p);
   const sm_sim_job *b = job(&x, "B");
 
@@ -200,8 +200,8 @@ SM_TEST(sim_lucid_schedmate_evicts_harmful_pair_once) {
  * check, the pair stays as Lucid made it. */
 SM_TEST(sim_lucid_schedmate_untracked_pair_left_alone) {
   const char *p[] = {"lucid.profiles=" PROFILES, "lucid.colocate=" PAIRS,
-                     "profiler.nodes=1", "lucid.profile_s=10",
-                     "lucid.untracked=1", NULL};
+                     "profiler.nodes=1",         "lucid.profile_s=10",
+                     "lucid.untracked=1",        NULL};
   run x = simulate(pair_csv, "2x1", "lucid+schedmate", p);
 
   ASSERT_EQ(stat(&x, "evictions"), 0);
@@ -221,8 +221,8 @@ SM_TEST(sim_lucid_schedmate_keeps_good_pair) {
       "A,0,1000,1,Alpha,SetA,32,0\n"
       "B,1,100,1,Alpha,SetA,32,0\n";
   const char *p[] = {"lucid.profiles=" PROFILES, "lucid.colocate=" PAIRS,
-                     "profiler.nodes=1", "lucid.profile_s=10",
-                     "lucid.untracked=0", NULL};
+                     "profiler.nodes=1",         "lucid.profile_s=10",
+                     "lucid.untracked=0",        NULL};
   run x = simulate(csv, "2x1", "lucid+schedmate", p);
 
   ASSERT_EQ(stat(&x, "tracker_checks"), 1);
@@ -243,8 +243,8 @@ SM_TEST(sim_lucid_pair_rules) {
   const char *p1[] = {"lucid.profiles=" PROFILES, "lucid.colocate=" PAIRS,
                       "profiler.nodes=1", "lucid.profile_s=10", NULL};
   const char *p2[] = {"lucid.profiles=" PROFILES, "lucid.colocate=" PAIRS,
-                      "profiler.nodes=1", "lucid.profile_s=10",
-                      "lucid.mem_mib=23000", NULL};
+                      "profiler.nodes=1",         "lucid.profile_s=10",
+                      "lucid.mem_mib=23000",      NULL};
   /* D scores 2 with G's 2: never together. */
   const char *csv2 =
       "job_id,submit_s,duration_s,gpus,model,dataset,batchsize,amp\n"
@@ -257,8 +257,8 @@ SM_TEST(sim_lucid_pair_rules) {
                      "H,0,1000,1,10,Alpha,SetA,32,0\n"
                      "W,1,100,1,1000,Alpha,SetA,32,0\n";
   const char *p3[] = {"lucid.profiles=" PROFILES, "lucid.colocate=" PAIRS,
-                      "profiler.nodes=1", "lucid.profile_s=10",
-                      "lucid.estimator=trace", NULL};
+                      "profiler.nodes=1",         "lucid.profile_s=10",
+                      "lucid.estimator=trace",    NULL};
   run x = simulate(csv, "2x1", "lucid", p1);
   run y = simulate(csv, "2x1", "lucid", p2);
   run z = simulate(csv2, "2x1", "lucid", p1);
@@ -337,11 +337,11 @@ SM_TEST(sim_lucid_fast_pass_equals_plain_pass) {
     }
     for (int k = 0; k < 2; k++) {
       const char *pf[] = {"lucid.profiles=" PROFILES, "lucid.colocate=" PAIRS,
-                          "lucid.profile_s=30", "lucid.untracked=0.3",
-                          "lucid.naive_pass=0", NULL};
+                          "lucid.profile_s=30",       "lucid.untracked=0.3",
+                          "lucid.naive_pass=0",       NULL};
       const char *pp[] = {"lucid.profiles=" PROFILES, "lucid.colocate=" PAIRS,
-                          "lucid.profile_s=30", "lucid.untracked=0.3",
-                          "lucid.naive_pass=1", NULL};
+                          "lucid.profile_s=30",       "lucid.untracked=0.3",
+                          "lucid.naive_pass=1",       NULL};
       run x = simulate(sm_buf_str(&b), "a=3x8,b=2x8", pols[k], pf);
       run y = simulate(sm_buf_str(&b), "a=3x8,b=2x8", pols[k], pp);
       ASSERT(stat(&x, "packed_pairs") > 0);
@@ -431,7 +431,8 @@ SM_TEST(sim_lucid_tables_malformed) {
     sm__coloc *c = NULL;
     sm_err err = {0};
     snprintf(p1, sizeof(p1), "%s", tmpfile_with(sm_buf_str(&b), b.len));
-    snprintf(p2, sizeof(p2), "%s", tmpfile_with(good_pairs, strlen(good_pairs)));
+    snprintf(p2, sizeof(p2), "%s",
+             tmpfile_with(good_pairs, strlen(good_pairs)));
     ASSERT_OK(sm__coloc_load(p1, p2, &c, &err));
     ASSERT_EQ(sm__coloc_count(c), 1);
     sm__coloc_free(c);

@@ -75,19 +75,20 @@ static void gen_trace(sm_buf *b, int n, uint64_t seed, double change_after,
                       double factor) {
   sm_rng rng;
   static const char *const states[] = {"completed", "completed", "completed",
-                                       "completed", "canceled", "failed"};
+                                       "completed", "canceled",  "failed"};
 
   sm_rng_seed(&rng, seed);
   sm_buf_adds(b, "job_id,submit_s,duration_s,gpus,user,name,state\n");
   for (int i = 0; i < n; i++) {
-    int u = (int)(sm_rng_uniform(&rng) * 5), k = (int)(sm_rng_uniform(&rng) * 4);
+    int u = (int)(sm_rng_uniform(&rng) * 5),
+        k = (int)(sm_rng_uniform(&rng) * 4);
     double base = 60 * pow(3, (u + k) % 6), t = i * 37.0;
     double d = base * (0.8 + 0.4 * sm_rng_uniform(&rng));
     int g = 1 << (int)(sm_rng_uniform(&rng) * 3);
     if (t > change_after)
       d *= factor;
-    sm_buf_addf(b, "j%d,%.0f,%.0f,%d,user%d,job_%d_run%d,%s\n", i, t, d, g, u, k,
-                i, states[(int)(sm_rng_uniform(&rng) * 6)]);
+    sm_buf_addf(b, "j%d,%.0f,%.0f,%d,user%d,job_%d_run%d,%s\n", i, t, d, g, u,
+                k, i, states[(int)(sm_rng_uniform(&rng) * 6)]);
   }
 }
 
@@ -97,10 +98,10 @@ static void gen_trace(sm_buf *b, int n, uint64_t seed, double change_after,
  * them, the real engine: sm_advise over a "mem:" store that gets the same
  * write-backs.  Every answer must agree. */
 typedef struct eq_state {
-  sm__facts *f;      /* under test */
-  sm_store *store;   /* the real engine */
-  sm_sim_job *q[4096]; /* FIFO */
-  int n;              /* queued */
+  sm__facts *f;                 /* under test */
+  sm_store *store;              /* the real engine */
+  sm_sim_job *q[4096];          /* FIFO */
+  int n;                        /* queued */
   size_t asked, hits, compared; /* counts */
 } eq_state;
 
@@ -193,9 +194,8 @@ static void eq_finish(sm_sim *s, void *st, sm_sim_job *j) {
   r.name = sm_strdup(j->name);
   r.vc = sm_strdup(j->vc_name);
   r.duration_s = j->duration;
-  r.sm_util = sm__coloc_prof(sm__facts_coloc(e->f),
-                             sm__facts_env(e->f, j)->prof)
-                  ->util;
+  r.sm_util =
+      sm__coloc_prof(sm__facts_coloc(e->f), sm__facts_env(e->f, j)->prof)->util;
   r.end_state = (sm_end_state)state;
   r.submit_time = j->submit;
   sm_record_fingerprint(&r);
@@ -220,10 +220,16 @@ static void eq_finalize(sm_sim *s, void *st) {
   sm__facts_report(e->f, s);
 }
 
-static const sm_sim_policy eq_policy = {
-    "test-facts-eq", "facts vs sm_advise", 0,           eq_init,
-    eq_release,      eq_arrive,           eq_finish,   NULL,
-    eq_schedule,     eq_finalize};
+static const sm_sim_policy eq_policy = {"test-facts-eq",
+                                        "facts vs sm_advise",
+                                        0,
+                                        eq_init,
+                                        eq_release,
+                                        eq_arrive,
+                                        eq_finish,
+                                        NULL,
+                                        eq_schedule,
+                                        eq_finalize};
 
 SM_TEST(sim_facts_history_equals_advise) {
   sm_buf b;
@@ -271,8 +277,8 @@ SM_TEST(sim_facts_history_never_reads_the_future) {
     const sm_sim_job *p2 = sm_sim_result_job(y.r, i);
     if (p1->submit <= T) {
       if (p1->pkey != p2->pkey)
-        SM_FAIL_AT("job %s (submitted %.0f <= %.0f): key %.6f vs %.6f",
-                   p1->id, p1->submit, T, p1->pkey, p2->pkey);
+        SM_FAIL_AT("job %s (submitted %.0f <= %.0f): key %.6f vs %.6f", p1->id,
+                   p1->submit, T, p1->pkey, p2->pkey);
       same++;
     } else {
       differ += p1->pkey != p2->pkey;
@@ -588,7 +594,8 @@ SM_TEST(sim_schedmate_policies_keep_invariants) {
                 i * 30 + (int)(sm_rng_uniform(&rng) * 30),
                 10 + (int)exp(sm_rng_uniform(&rng) * 9),
                 gpus[(int)(sm_rng_uniform(&rng) * 9)], i % 4 ? "a" : "b",
-                (int)(sm_rng_uniform(&rng) * 6), (int)(sm_rng_uniform(&rng) * 3),
+                (int)(sm_rng_uniform(&rng) * 6),
+                (int)(sm_rng_uniform(&rng) * 3),
                 states[(int)(sm_rng_uniform(&rng) * 4)]);
   for (size_t k = 0; k < SM_ARRAY_LEN(pols); k++)
     for (int v = 0; v < 3; v++) {
@@ -596,7 +603,8 @@ SM_TEST(sim_schedmate_policies_keep_invariants) {
                          v == 0 ? "fail.model=resubmit" : "fail.model=trace",
                          v == 1 ? "facts=calibrated" : "facts=history",
                          v == 2 ? "workloads=data/workloads" : "facts.top_k=3",
-                         "fail.infra_share=0.5", NULL};
+                         "fail.infra_share=0.5",
+                         NULL};
       run x = simulate(sm_buf_str(&b), "a=4x8:a100@1,a=2x8:v100@0.5,b=3x8",
                        pols[k], p);
       run y = simulate(sm_buf_str(&b), "a=4x8:a100@1,a=2x8:v100@0.5,b=3x8",
