@@ -357,8 +357,27 @@ static void schedmate_section(sm_buf *b, const sm_sim_result *const *runs,
                   stat_or(r, "infra_restarts", 0));
     sm_buf_adds(b, ".</li>\n");
   }
-  sm_buf_adds(b, "</ul>\n<p>Where the facts and profiles came from is in "
-                 "the notes below.</p>\n");
+  sm_buf_adds(b, "</ul>\n<p>Information source: ");
+  sm_buf_adds(b,
+              runs[0]->sum.synthetic ? "<b>SYNTHETIC</b> trace" : "real trace");
+  {
+    const char *facts = "history", *wl = NULL;
+    for (size_t k = 0; k < runs[0]->params.n; k++) {
+      const char *p = runs[0]->params.v[k];
+      if (strncmp(p, "facts=", 6) == 0)
+        facts = p + 6;
+      else if (strncmp(p, "workloads=", 10) == 0)
+        wl = p + 10;
+    }
+    sm_buf_adds(b, "; facts: ");
+    sm__html_escape(b, facts);
+    sm_buf_adds(b, wl ? ", fingerprints from the workload templates in "
+                      : ", fingerprints from the trace's attributes");
+    if (wl)
+      sm__html_escape(b, wl);
+  }
+  sm_buf_adds(b, ".  The notes below say more (profile tables and their "
+                 "licence, parameters, failure model).</p>\n");
 }
 
 int sm_sim_report_html(const sm_sim_result *const *runs, size_t n, sm_buf *b) {
