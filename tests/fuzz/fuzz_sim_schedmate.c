@@ -59,8 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sm_err e2 = {0};
     fwrite(data, 1, size, f);
     fclose(f);
-    if (sm__coloc_load(path, "tests/data/sim/lucid_pairs_test.csv", &c,
-                       &e2) == 0)
+    if (sm__coloc_load(path, "tests/data/sim/lucid_pairs_test.csv", &c, &e2) ==
+        0)
       sm__coloc_free(c);
     else if (e2.msg[0] == '\0')
       abort();
