@@ -15,14 +15,15 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build/asan}
 export BUILD
 export SCHEDMATE="$PWD/$BUILD/schedmate"
-export SM_TMP; SM_TMP=$(mktemp -d /tmp/schedmate-test.XXXXXX)
+TOP_TMP=$(mktemp -d /tmp/schedmate-test.XXXXXX)
+export SM_TMP="$TOP_TMP"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 passed=0 failed=0 skipped=0
 
 cleanup() {
   if [ -x tests/services.sh ]; then tests/services.sh stop >/dev/null 2>&1; fi
-  rm -rf "$SM_TMP"
+  rm -rf "$TOP_TMP"
 }
 trap cleanup EXIT INT TERM
 
@@ -46,8 +47,10 @@ for t in tests/integration/*.sh; do
   [ -e "$t" ] || continue
   name=$(basename "$t" .sh)
   start=$(date +%s.%N)
-  log="$SM_TMP/$name.log"
-  timeout 900 bash "$t" >"$log" 2>&1
+  log="$TOP_TMP/$name.log"
+  # Each test gets a scratch directory of its own.
+  mkdir -p "$TOP_TMP/$name"
+  SM_TMP="$TOP_TMP/$name" timeout 900 bash "$t" >"$log" 2>&1
   rc=$?
   ms=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", (b-a)*1000}')
   if [ $rc = 0 ]; then
