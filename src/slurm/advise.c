@@ -200,9 +200,12 @@ int sm__advise_job(sm_slurm_agent *a, sm_store *s, const sm__advise_in *in,
     else
       snprintf(user, sizeof(user), "%u", (unsigned)in->uid);
   }
+  /* The partition is not part of a job's identity here: the plugin often
+   * does not know it yet (the default is chosen after it runs), and a
+   * history written by the agent must match both paths the same way. */
   x.user = user;
   x.name = in->name;
-  x.vc = in->partition;
+  x.vc = NULL;
   ao.top_k = a->o.top_k > 0 ? a->o.top_k : 5;
   ao.threshold = a->o.threshold > 0 ? a->o.threshold : 0.95f;
   sm_advice_init(&adv);

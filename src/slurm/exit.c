@@ -236,7 +236,6 @@ static int write_back(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
     sm_meta_copy(&r.meta, &j->meta);
   r.user = sj->user ? sm_strdup(sj->user) : NULL;
   r.name = sj->name ? sm_strdup(sj->name) : NULL;
-  r.vc = sj->partition ? sm_strdup(sj->partition) : NULL;
   r.gpu_type = sj->gpu_type ? sm_strdup(sj->gpu_type) : NULL;
   if (sj->start_time > 0 && sj->end_time >= sj->start_time)
     r.duration_s = sj->end_time - sj->start_time;
@@ -259,6 +258,11 @@ static int write_back(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
   sm_jw_int(&w, run);
   sm_jw_key(&w, "state");
   sm_jw_str(&w, sm_slurm_state_name(sj->state));
+  sm_jw_key(&w, "partition");
+  if (sj->partition)
+    sm_jw_str(&w, sj->partition);
+  else
+    sm_jw_null(&w);
   sm_jw_key(&w, "exit_code");
   if (WIFEXITED(sj->exit_status))
     sm_jw_int(&w, WEXITSTATUS(sj->exit_status));
