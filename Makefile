@@ -145,8 +145,8 @@ deps:
 # The README's test command: install what is missing, build with
 # AddressSanitizer and UBSan, run every test, then a short fuzz run.
 test: deps
-	$(MAKE) BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test $(if $(SLURM_H),build/asan/plugins/job_submit_schedmate.so)
-	$(MAKE) all
+	$(MAKE) -j2 BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test $(if $(SLURM_H),build/asan/plugins/job_submit_schedmate.so)
+	$(MAKE) -j2 all
 	tests/run.sh build/asan
 	@if command -v clang >/dev/null; then $(MAKE) fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-10}; \
 	 else echo "fuzz: clang not found, skipped"; fi
@@ -180,14 +180,22 @@ build/fuzz/obj/%.o: $(GRAMMAR_DIR)/src/%.c
 	clang -std=c11 -w -g -O1 -fsanitize=address,undefined \
 	  -I$(GRAMMAR_DIR)/src -c $< -o $@
 
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard src/*/*.h) \
-              $(wildcard include/schedmate/*.h) $(GEN_SRCS) $(FUZZ_GRAMMAR)
+# The library is compiled once for all fuzz targets, with coverage
+# instrumentation but without the fuzzer's main.
+FUZZ_OBJ_CFLAGS := $(CSTD) -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+                   -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP
+FUZZ_LIB_OBJS   := $(patsubst %.c,build/fuzz/lib/%.o,$(LIB_SRCS) $(GEN_SRCS))
+.PRECIOUS: $(FUZZ_LIB_OBJS)
+build/fuzz/lib/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(FUZZ_GRAMMAR) \
-	  $(LDLIBS)
+	clang $(FUZZ_OBJ_CFLAGS) -c $< -o $@
+
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB_OBJS) $(FUZZ_GRAMMAR)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_OBJS) $(FUZZ_GRAMMAR) $(LDLIBS)
 
 fuzz: $(GEN_SRCS) $(GRAMMAR_SRCS)
-	@$(MAKE) $(FUZZ_BINS)
+	@$(MAKE) -j2 $(FUZZ_BINS)
 	@for f in $(FUZZ_BINS); do \
 	  n=$$(basename $$f); mkdir -p build/fuzz/corpus-$$n; \
 	  seeds=tests/fuzz/seeds/$${n#fuzz_}; [ -d $$seeds ] || seeds=; \
@@ -205,5 +213,6 @@ lint:
 clean:
 	rm -rf build
 
+-include $(wildcard build/fuzz/lib/src/*/*.d)
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
          $(BUILD)/obj/tools/sm_train.d $(GEN_OBJS:.o=.d)

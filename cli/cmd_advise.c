@@ -150,8 +150,7 @@ int cmd_advise(int argc, char **argv) {
     if (a.est.valid) {
       printf("estimate: %.0f s (mean of %d completed, stdev %.0f s, "
              "weighted %.0f s)",
-             a.est.duration_s, a.est.n, a.est.stdev,
-             a.est.weighted_duration_s);
+             a.est.duration_s, a.est.n, a.est.stdev, a.est.weighted_duration_s);
       if (!isnan(a.est.sm_util))
         printf(", SM util %.1f %%", a.est.sm_util);
       if (a.est.p_early_end > 0)

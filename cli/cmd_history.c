@@ -252,8 +252,8 @@ static int do_perf(int argc, char **argv) {
   sm_store_close(s);
   sm_record_release(&r);
   if (rc != 0)
-    return cli_error(cmd, CLI_USAGE, "%s", err.msg[0] ? err.msg
-                                                      : sm_strerror(rc));
+    return cli_error(cmd, CLI_USAGE, "%s",
+                     err.msg[0] ? err.msg : sm_strerror(rc));
   printf("%s: %s x%ld batch %ld -> %g/s\n", id, gpu, gpus, batch, tp);
   return CLI_OK;
 }
@@ -261,10 +261,10 @@ static int do_perf(int argc, char **argv) {
 /* ==== list / show / export ==== */
 
 typedef struct list_ctx {
-  int json;   /* --json: one array */
-  sm_jw *w;   /* JSON writer */
-  FILE *out;  /* export destination */
-  long n;     /* records seen */
+  int json;  /* --json: one array */
+  sm_jw *w;  /* JSON writer */
+  FILE *out; /* export destination */
+  long n;    /* records seen */
 } list_ctx;
 
 static const char *mstr(const sm_record *r, sm_meta_field f) {
@@ -303,12 +303,11 @@ static int export_cb(const sm_record *r, void *arg) {
 }
 
 static int do_list_show_export(const char *what, int argc, char **argv) {
-  static const struct option opts[] = {
-      {"db", required_argument, NULL, 'd'},
-      {"json", no_argument, NULL, 'j'},
-      {"out", required_argument, NULL, 'o'},
-      {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option opts[] = {{"db", required_argument, NULL, 'd'},
+                                       {"json", no_argument, NULL, 'j'},
+                                       {"out", required_argument, NULL, 'o'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
   char cmd[32];
   const char *db = NULL, *outpath = NULL;
   list_ctx ctx = {0};
@@ -355,9 +354,8 @@ static int do_list_show_export(const char *what, int argc, char **argv) {
       sm_record_write_json(&r, &w);
       if (!ctx.json) {
         /* The record is small: show it as indented key: value lines. */
-        printf("%-22s %s\n%-22s %s\n%-22s %.0f s\n", "id",
-               r.id, "end_state", sm_end_state_name(r.end_state),
-               "duration", r.duration_s);
+        printf("%-22s %s\n%-22s %s\n%-22s %.0f s\n", "id", r.id, "end_state",
+               sm_end_state_name(r.end_state), "duration", r.duration_s);
         if (!isnan(r.sm_util))
           printf("%-22s %.1f %%\n", "sm_util", r.sm_util);
         if (r.gpu_type)
@@ -423,8 +421,10 @@ static int trace_record(const sm_sim_job *j, int assume_completed,
     const char *col;
     sm_meta_field field;
   } cols[] = {
-      {"model_name", SM_META_MODEL_NAME}, {"model", SM_META_MODEL_NAME},
-      {"application", SM_META_MODEL_NAME}, {"dataset", SM_META_DATASET},
+      {"model_name", SM_META_MODEL_NAME},
+      {"model", SM_META_MODEL_NAME},
+      {"application", SM_META_MODEL_NAME},
+      {"dataset", SM_META_DATASET},
       {"batch_size", SM_META_GLOBAL_BATCH_SIZE},
       {"batchsize", SM_META_GLOBAL_BATCH_SIZE},
       {"iterations", SM_META_ITERATIONS},
@@ -543,8 +543,7 @@ static int import_jsonl(sm_store *s, const char *path, long *added,
     if (len == 0)
       continue;
     if (trunc) {
-      rc = sm_err_set(err, SM_ETOOBIG, "%s:%ld: line too long", path,
-                      lineno);
+      rc = sm_err_set(err, SM_ETOOBIG, "%s:%ld: line too long", path, lineno);
       break;
     }
     sm_record_init(&r);

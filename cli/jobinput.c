@@ -57,8 +57,7 @@ int cli_job_read(cli_job *j, const char *cmd, sm_meta *meta,
   if (j->meta_file != NULL) {
     char *text;
     size_t len;
-    int rc = sm_file_read_all(j->meta_file, (size_t)4 << 20, &text, &len,
-                              &err);
+    int rc = sm_file_read_all(j->meta_file, (size_t)4 << 20, &text, &len, &err);
     if (rc != 0)
       return cli_error(cmd, CLI_USAGE, "%s", err.msg);
     rc = sm_meta_from_json(meta, text, len, &err);

@@ -11,6 +11,7 @@ static const cli_cmd commands[] = {
     {"history", cmd_history, "the job history: add, list, show, import..."},
     {"simulate", cmd_simulate, "replay a job trace on a simulated cluster"},
     {"slurm", cmd_slurm, "run SchedMate beside a Slurm cluster (agent)"},
+    {"track", cmd_track, "a training job's progress from its log"},
     {"version", cmd_version, "print the version"},
 };
 
@@ -68,8 +69,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < SM_ARRAY_LEN(commands); i++)
     if (strcmp(argv[1], commands[i].name) == 0)
       return commands[i].run(argc - 1, argv + 1);
-  fprintf(stderr,
-          "schedmate: '%s' is not a command. See 'schedmate --help'.\n",
+  fprintf(stderr, "schedmate: '%s' is not a command. See 'schedmate --help'.\n",
           argv[1]);
   return CLI_USAGE;
 }

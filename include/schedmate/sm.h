@@ -7,13 +7,14 @@
 #ifndef SM_SM_H
 #define SM_SM_H
 
-#include "schedmate/sm_base.h"
-#include "schedmate/sm_util.h"
-#include "schedmate/sm_text.h"
-#include "schedmate/sm_meta.h"
-#include "schedmate/sm_history.h"
 #include "schedmate/sm_advisor.h"
-#include "schedmate/sm_sim.h"
+#include "schedmate/sm_base.h"
 #include "schedmate/sm_failure.h"
+#include "schedmate/sm_history.h"
+#include "schedmate/sm_meta.h"
+#include "schedmate/sm_sim.h"
+#include "schedmate/sm_text.h"
+#include "schedmate/sm_tracker.h"
+#include "schedmate/sm_util.h"
 
 #endif /* SM_SM_H */

@@ -31,27 +31,28 @@ extern "C" {
 /* ==== Errors ==== */
 
 /* One line per error: name, message.  Produces the enum and sm_strerror. */
-#define SM_ERRNO_MAP(XX)                                                      \
-  XX(NOMEM, "out of memory")                                                  \
-  XX(INVAL, "invalid argument")                                               \
-  XX(IO, "input/output error")                                                \
-  XX(NOENT, "no such file or directory")                                      \
-  XX(ACCES, "permission denied")                                              \
-  XX(ISDIR, "is a directory")                                                 \
-  XX(NOTREG, "not a regular file")                                            \
-  XX(TOOBIG, "input too large")                                               \
-  XX(PARSE, "parse error")                                                    \
-  XX(RANGE, "value out of range")                                             \
-  XX(NOTFOUND, "not found")                                                   \
-  XX(UNSUPP, "not supported")                                                 \
-  XX(ESCAPE, "path leaves the allowed root")                                  \
-  XX(TIMEOUT, "timed out")                                                    \
-  XX(BUSY, "resource busy")                                                   \
-  XX(SCHEMA, "schema version mismatch")                                       \
-  XX(CONN, "connection failed")                                               \
-  XX(CORRUPT, "corrupt data")                                                 \
+#define SM_ERRNO_MAP(XX)                                                       \
+  XX(NOMEM, "out of memory")                                                   \
+  XX(INVAL, "invalid argument")                                                \
+  XX(IO, "input/output error")                                                 \
+  XX(NOENT, "no such file or directory")                                       \
+  XX(ACCES, "permission denied")                                               \
+  XX(ISDIR, "is a directory")                                                  \
+  XX(NOTREG, "not a regular file")                                             \
+  XX(TOOBIG, "input too large")                                                \
+  XX(PARSE, "parse error")                                                     \
+  XX(RANGE, "value out of range")                                              \
+  XX(NOTFOUND, "not found")                                                    \
+  XX(UNSUPP, "not supported")                                                  \
+  XX(ESCAPE, "path leaves the allowed root")                                   \
+  XX(TIMEOUT, "timed out")                                                     \
+  XX(BUSY, "resource busy")                                                    \
+  XX(SCHEMA, "schema version mismatch")                                        \
+  XX(CONN, "connection failed")                                                \
+  XX(CORRUPT, "corrupt data")                                                  \
   XX(LIMIT, "limit reached")
 
+/* clang-format off */
 enum sm__errno_index {
   SM__ERRNO_NONE = 0,
 #define SM__XX(name, msg) SM__EI_##name,
@@ -66,6 +67,7 @@ typedef enum sm_errno {
   SM_ERRNO_MAP(SM__XX)
 #undef SM__XX
 } sm_errno;
+/* clang-format on */
 
 #define SM_ERR_MSG_SIZE 256
 

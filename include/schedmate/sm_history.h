@@ -65,33 +65,33 @@ typedef struct sm_fp_extra {
 /* A job with its outcome.  Strings are owned; NAN means unknown for the
  * doubles. */
 typedef struct sm_record {
-  char *id;                /* unique job id */
-  sm_meta meta;            /* extracted workload metadata */
-  char *user;              /* optional */
-  char *name;              /* optional job name */
-  char *vc;                /* optional virtual cluster */
-  double duration_s;       /* real run time */
-  double sm_util;          /* mean SM utilisation, percent [0, 100] */
-  sm_end_state end_state;  /* how it ended */
-  char *gpu_type;          /* GPU type it ran on */
-  double throughput;       /* mean throughput */
-  double submit_time;      /* Unix seconds */
-  char *sw_version;        /* software stack version */
-  double added_at;         /* Unix seconds when recorded */
-  sm_perf_point *perf;     /* performance model points */
-  int n_perf;              /* number of points */
-  float fp[SM_FP_DIMS];    /* fingerprint (L2-normalised) */
-  char *outcome;           /* optional JSON object text: how the run went
-                            * in detail (scheduler state, exit code, last
-                            * progress, diagnosis); owned, or NULL */
+  char *id;               /* unique job id */
+  sm_meta meta;           /* extracted workload metadata */
+  char *user;             /* optional */
+  char *name;             /* optional job name */
+  char *vc;               /* optional virtual cluster */
+  double duration_s;      /* real run time */
+  double sm_util;         /* mean SM utilisation, percent [0, 100] */
+  sm_end_state end_state; /* how it ended */
+  char *gpu_type;         /* GPU type it ran on */
+  double throughput;      /* mean throughput */
+  double submit_time;     /* Unix seconds */
+  char *sw_version;       /* software stack version */
+  double added_at;        /* Unix seconds when recorded */
+  sm_perf_point *perf;    /* performance model points */
+  int n_perf;             /* number of points */
+  float fp[SM_FP_DIMS];   /* fingerprint (L2-normalised) */
+  char *outcome;          /* optional JSON object text: how the run went in
+                           * detail (scheduler state, exit code, last
+                           * progress, diagnosis); owned, or NULL */
 } sm_record;
 
 /* Sets every field unknown/empty. */
 SM_EXTERN void sm_record_init(sm_record *r);
 SM_EXTERN void sm_record_release(sm_record *r);
 /* Appends a performance point (gpu_type copied).  0 or SM_ENOMEM. */
-SM_EXTERN int sm_record_add_perf(sm_record *r, const char *gpu_type,
-                                 int gpus, int batch, double throughput);
+SM_EXTERN int sm_record_add_perf(sm_record *r, const char *gpu_type, int gpus,
+                                 int batch, double throughput);
 /* Recomputes r->fp from r->meta and the extra attributes. */
 SM_EXTERN void sm_record_fingerprint(sm_record *r);
 /* Writes the record as one JSON object (the export/import format). */
@@ -126,8 +126,8 @@ SM_EXTERN float sm_fp_cosine(const float *a, const float *b);
 typedef struct sm_index sm_index;
 
 typedef struct sm_hit {
-  int64_t row;  /* row number, in order of addition */
-  float score;  /* exact cosine */
+  int64_t row; /* row number, in order of addition */
+  float score; /* exact cosine */
 } sm_hit;
 
 SM_EXTERN sm_index *sm_index_new(uint32_t dims);
@@ -184,8 +184,8 @@ SM_EXTERN int sm_store_get(sm_store *s, const char *id, sm_record *r,
 /* Calls fn for every record in insertion order; fn returns non-zero to
  * stop.  Returns 0 or a negative code. */
 SM_EXTERN int sm_store_each(sm_store *s,
-                            int (*fn)(const sm_record *r, void *arg),
-                            void *arg, sm_err *err);
+                            int (*fn)(const sm_record *r, void *arg), void *arg,
+                            sm_err *err);
 /* Number of records, or a negative code. */
 SM_EXTERN long long sm_store_count(sm_store *s, sm_err *err);
 
@@ -200,8 +200,7 @@ typedef struct sm_store_hit {
  * store keeps its index between calls and reloads it only when the
  * history changed.  Returns the number of hits or a negative code. */
 SM_EXTERN int sm_store_search(sm_store *s, const float *fp, int k,
-                              float min_score, sm_store_hit *hits,
-                              sm_err *err);
+                              float min_score, sm_store_hit *hits, sm_err *err);
 /* The schema version this build writes. */
 #define SM_STORE_SCHEMA 1
 
@@ -221,14 +220,14 @@ typedef enum sm_fallback {
 SM_EXTERN const char *sm_fallback_name(sm_fallback f);
 
 typedef struct sm_advise_opts {
-  int top_k;             /* matches kept [5] */
-  float threshold;       /* minimum cosine T_score [0.95] */
-  double half_life_s;    /* time decay of old records; 0 = none */
-  double now;            /* "now" for time decay (Unix s); 0 = clock */
-  double max_cv;         /* coefficient of variation above which the
-                          * history is inconsistent [1.0] */
-  double max_ratio;      /* max/min completed duration above which the
-                          * history is inconsistent [20] */
+  int top_k;          /* matches kept [5] */
+  float threshold;    /* minimum cosine T_score [0.95] */
+  double half_life_s; /* time decay of old records; 0 = none */
+  double now;         /* "now" for time decay (Unix s); 0 = clock */
+  double max_cv;      /* coefficient of variation above which the
+                       * history is inconsistent [1.0] */
+  double max_ratio;   /* max/min completed duration above which the
+                       * history is inconsistent [20] */
 } sm_advise_opts;
 
 /* One aggregated point of the performance model. */
@@ -241,29 +240,29 @@ typedef struct sm_perf_agg {
 } sm_perf_agg;
 
 typedef struct sm_estimate {
-  int valid;                 /* 0: no estimate (see fallback) */
-  double duration_s;         /* plain mean over completed matches (the
-                              * reference design's rule) */
-  double sm_util;            /* plain mean SM utilisation (NAN if none) */
-  int n;                     /* matches the means are over */
-  double stdev;              /* duration standard deviation */
+  int valid;                  /* 0: no estimate (see fallback) */
+  double duration_s;          /* plain mean over completed matches (the
+                               * reference design's rule) */
+  double sm_util;             /* plain mean SM utilisation (NAN if none) */
+  int n;                      /* matches the means are over */
+  double stdev;               /* duration standard deviation */
   double weighted_duration_s; /* similarity- (and time-) weighted mean */
-  double median_duration_s;  /* median of completed durations */
-  double p_early_end;        /* share of matches that did not complete */
+  double median_duration_s;   /* median of completed durations */
+  double p_early_end;         /* share of matches that did not complete */
   double expected_duration_s; /* mean over all matches, any end state */
-  int n_completed;           /* completed matches */
-  sm_perf_agg *perf;         /* aggregated perf model (owned) */
-  int n_perf;                /* its points */
+  int n_completed;            /* completed matches */
+  sm_perf_agg *perf;          /* aggregated perf model (owned) */
+  int n_perf;                 /* its points */
 } sm_estimate;
 
 /* A scheduler's answer. */
 typedef struct sm_advice {
-  sm_record *matches;     /* top-k records above threshold (owned) */
-  float *scores;          /* their cosines */
-  int n_matches;          /* count */
-  float best_score;       /* best cosine seen, even below threshold */
-  sm_estimate est;        /* the estimate, valid or not */
-  sm_fallback fallback;   /* why there is no estimate */
+  sm_record *matches;   /* top-k records above threshold (owned) */
+  float *scores;        /* their cosines */
+  int n_matches;        /* count */
+  float best_score;     /* best cosine seen, even below threshold */
+  sm_estimate est;      /* the estimate, valid or not */
+  sm_fallback fallback; /* why there is no estimate */
   char detail[SM_ERR_MSG_SIZE + 64]; /* one line explaining the fallback */
 } sm_advice;
 

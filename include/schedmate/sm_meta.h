@@ -16,22 +16,22 @@ extern "C" {
 
 /* Name, type; the order is the order of the JSON output.  New fields may
  * be appended; none is renamed. */
-#define SM_META_FIELDS(XX)                                                    \
-  XX(MODEL_NAME, "model_name", SM_META_STR)                                   \
-  XX(TASK, "task", SM_META_STR)                                               \
-  XX(DOMAIN, "domain", SM_META_STR)                                           \
-  XX(DATASET, "dataset", SM_META_STR)                                         \
-  XX(ITERATIONS, "iterations", SM_META_INT)                                   \
-  XX(ITERATION_TYPE, "iteration_type", SM_META_STR)                           \
-  XX(GLOBAL_BATCH_SIZE, "global_batch_size", SM_META_INT)                     \
-  XX(PER_DEVICE_BATCH_SIZE, "per_device_batch_size", SM_META_INT)             \
-  XX(LR, "lr", SM_META_NUM)                                                   \
-  XX(GPUS, "gpus", SM_META_INT)                                               \
-  XX(NODES, "nodes", SM_META_INT)                                             \
-  XX(D_MODEL, "d_model", SM_META_INT)                                         \
-  XX(N_LAYERS, "n_layers", SM_META_INT)                                       \
-  XX(SEQ_LEN, "seq_len", SM_META_INT)                                         \
-  XX(PRECISION, "precision", SM_META_STR)                                     \
+#define SM_META_FIELDS(XX)                                                     \
+  XX(MODEL_NAME, "model_name", SM_META_STR)                                    \
+  XX(TASK, "task", SM_META_STR)                                                \
+  XX(DOMAIN, "domain", SM_META_STR)                                            \
+  XX(DATASET, "dataset", SM_META_STR)                                          \
+  XX(ITERATIONS, "iterations", SM_META_INT)                                    \
+  XX(ITERATION_TYPE, "iteration_type", SM_META_STR)                            \
+  XX(GLOBAL_BATCH_SIZE, "global_batch_size", SM_META_INT)                      \
+  XX(PER_DEVICE_BATCH_SIZE, "per_device_batch_size", SM_META_INT)              \
+  XX(LR, "lr", SM_META_NUM)                                                    \
+  XX(GPUS, "gpus", SM_META_INT)                                                \
+  XX(NODES, "nodes", SM_META_INT)                                              \
+  XX(D_MODEL, "d_model", SM_META_INT)                                          \
+  XX(N_LAYERS, "n_layers", SM_META_INT)                                        \
+  XX(SEQ_LEN, "seq_len", SM_META_INT)                                          \
+  XX(PRECISION, "precision", SM_META_STR)                                      \
   XX(PARALLELISM, "parallelism", SM_META_STR)
 
 typedef enum sm_meta_type {
@@ -40,12 +40,14 @@ typedef enum sm_meta_type {
   SM_META_NUM  /* a real number */
 } sm_meta_type;
 
+/* clang-format off */
 typedef enum sm_meta_field {
 #define SM__XX(id, name, type) SM_META_##id,
   SM_META_FIELDS(SM__XX)
 #undef SM__XX
   SM_META_NFIELDS
 } sm_meta_field;
+/* clang-format on */
 
 /* One field.  str is set for SM_META_STR, num for the others. */
 typedef struct sm_meta_value {

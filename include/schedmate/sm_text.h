@@ -71,13 +71,13 @@ SM_EXTERN int sm_protoset_class(const sm_protoset *ps, const char *name);
 
 /* Training options; zero fields take the defaults in brackets. */
 typedef struct sm_train_opts {
-  uint32_t dims;        /* embedding size [2048] */
-  int max_per_class;    /* prototypes per class at most [8] */
-  int lines_per_proto;  /* one prototype per this many lines [12] */
-  int kmeans_iters;     /* spherical k-means iterations [12] */
-  int lvq_epochs;       /* discriminative refinement passes [8] */
-  float min_score;      /* unknown threshold [0.15] */
-  uint64_t seed;        /* shuffling seed [1] */
+  uint32_t dims;       /* embedding size [2048] */
+  int max_per_class;   /* prototypes per class at most [8] */
+  int lines_per_proto; /* one prototype per this many lines [12] */
+  int kmeans_iters;    /* spherical k-means iterations [12] */
+  int lvq_epochs;      /* discriminative refinement passes [8] */
+  float min_score;     /* unknown threshold [0.15] */
+  uint64_t seed;       /* shuffling seed [1] */
 } sm_train_opts;
 
 /* Learns prototypes from n labelled lines (labels in [0, n_classes)).

@@ -18,10 +18,10 @@ extern "C" {
 /* A NUL-terminated growable buffer with a hard cap.  data and len may be
  * read directly; the fields with a leading underscore are private. */
 typedef struct sm_buf {
-  char *data;    /* contents, always NUL-terminated once non-empty */
-  size_t len;    /* bytes used, without the NUL */
-  size_t _cap;   /* private: bytes allocated */
-  size_t _max;   /* private: growth cap (0 = SM_BUF_DEFAULT_MAX) */
+  char *data;  /* contents, always NUL-terminated once non-empty */
+  size_t len;  /* bytes used, without the NUL */
+  size_t _cap; /* private: bytes allocated */
+  size_t _max; /* private: growth cap (0 = SM_BUF_DEFAULT_MAX) */
 } sm_buf;
 
 #define SM_BUF_DEFAULT_MAX ((size_t)1 << 30)
@@ -75,19 +75,19 @@ SM_EXTERN void sm_arena_discard(sm_arena *a);
 /* A regular file opened for positioned reads.  Opening refuses
  * directories, FIFOs, devices and sockets with a message naming the path. */
 typedef struct sm_rfile {
-  int fd;           /* descriptor, -1 when closed */
-  uint64_t size;    /* size at open time (refresh with sm_rfile_stat) */
-  uint64_t ino;     /* inode, to notice rotation */
-  uint64_t dev;     /* device of the inode */
-  uint64_t nread;   /* bytes read through this handle */
-  char *path;       /* copy of the path, for messages */
+  int fd;         /* descriptor, -1 when closed */
+  uint64_t size;  /* size at open time (refresh with sm_rfile_stat) */
+  uint64_t ino;   /* inode, to notice rotation */
+  uint64_t dev;   /* device of the inode */
+  uint64_t nread; /* bytes read through this handle */
+  char *path;     /* copy of the path, for messages */
 } sm_rfile;
 
 SM_EXTERN int sm_rfile_open(sm_rfile *f, const char *path, sm_err *err);
 /* Reads up to n bytes at off; returns the count (0 at end) or a negative
  * code.  Retries short reads and EINTR. */
-SM_EXTERN ssize_t sm_rfile_pread(sm_rfile *f, void *buf, size_t n,
-                                 uint64_t off, sm_err *err);
+SM_EXTERN ssize_t sm_rfile_pread(sm_rfile *f, void *buf, size_t n, uint64_t off,
+                                 sm_err *err);
 /* Refreshes size/ino/dev from fstat.  Returns 0 or a negative code. */
 SM_EXTERN int sm_rfile_stat(sm_rfile *f, sm_err *err);
 SM_EXTERN void sm_rfile_close(sm_rfile *f);
@@ -105,16 +105,16 @@ SM_EXTERN int sm_file_read_all(const char *path, size_t max, char **out,
  * Lines longer than max_line are cut to their last max_line bytes and
  * flagged; memory stays bounded by about 2 * max_line + block. */
 typedef struct sm_revlines {
-  sm_rfile *_f;      /* private: the file (borrowed) */
-  char *_buf;        /* private: window of the file */
-  size_t _cap;       /* private: window capacity */
-  uint64_t _wstart;  /* private: file offset of _buf[0] */
-  size_t _wlen;      /* private: valid bytes in the window */
-  uint64_t _end;     /* private: offset where the next line ends */
-  uint64_t _stop;    /* private: stop reading below this offset */
-  size_t _block;     /* private: read size */
-  size_t _max_line;  /* private: cap on one line */
-  int _skip_nl;      /* private: the next line ends with '\n' to drop */
+  sm_rfile *_f;     /* private: the file (borrowed) */
+  char *_buf;       /* private: window of the file */
+  size_t _cap;      /* private: window capacity */
+  uint64_t _wstart; /* private: file offset of _buf[0] */
+  size_t _wlen;     /* private: valid bytes in the window */
+  uint64_t _end;    /* private: offset where the next line ends */
+  uint64_t _stop;   /* private: stop reading below this offset */
+  size_t _block;    /* private: read size */
+  size_t _max_line; /* private: cap on one line */
+  int _skip_nl;     /* private: the next line ends with '\n' to drop */
 } sm_revlines;
 
 /* Starts at offset end (the file size for a whole file) and stops at
@@ -163,11 +163,11 @@ SM_EXTERN void sm_fwdlines_release(sm_fwdlines *r);
 /* Writes compact JSON into a buffer, inserting commas and escaping
  * strings.  Invalid UTF-8 becomes U+FFFD so the output is always valid. */
 typedef struct sm_jw {
-  sm_buf *out;                    /* destination (borrowed) */
-  int depth;                      /* current nesting */
+  sm_buf *out;                          /* destination (borrowed) */
+  int depth;                            /* current nesting */
   unsigned char first[SM_JW_MAX_DEPTH]; /* no element yet at that depth */
-  int after_key;                  /* a key was just written */
-  int err;                        /* first error, sticky */
+  int after_key;                        /* a key was just written */
+  int err;                              /* first error, sticky */
 } sm_jw;
 
 SM_EXTERN void sm_jw_init(sm_jw *w, sm_buf *out);

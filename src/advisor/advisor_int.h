@@ -85,14 +85,25 @@ typedef enum sm__sig {
 } sm__sig;
 
 /* Keyword families that hint at task and domain. */
+/* clang-format off */
 #define SM__WORDS(XX)                                                          \
   XX(LM)                                                                       \
   XX(DETECTION)                                                                \
   XX(SEGMENTATION)                                                             \
   XX(PANOPTIC)                                                                 \
-  XX(MASKS) XX(DIFFUSION) XX(SELFSUP) XX(MULTIMODAL) XX(SPEECH) XX(RECSYS)     \
-      XX(TRANSLATION) XX(CONTRASTIVE) XX(CLASSIFICATION) XX(INSTRUCT)          \
-          XX(FINETUNE) XX(PRETRAIN)
+  XX(MASKS)                                                                    \
+  XX(DIFFUSION)                                                                \
+  XX(SELFSUP)                                                                  \
+  XX(MULTIMODAL)                                                               \
+  XX(SPEECH)                                                                   \
+  XX(RECSYS)                                                                   \
+  XX(TRANSLATION)                                                              \
+  XX(CONTRASTIVE)                                                              \
+  XX(CLASSIFICATION)                                                           \
+  XX(INSTRUCT)                                                                 \
+  XX(FINETUNE)                                                                 \
+  XX(PRETRAIN)
+/* clang-format on */
 
 typedef enum sm__word {
 #define SM__XX(n) SM__W_##n,
@@ -216,6 +227,10 @@ char *sm__printf(sm__ctx *c, const char *fmt, ...) SM_PRINTF(2, 3);
 /* Evidence string "path:line". */
 const char *sm__ev(sm__ctx *c, const char *path, int line);
 void sm__warn(sm__ctx *c, const char *fmt, ...) SM_PRINTF(2, 3);
+/* Sets up / frees a context's arena and vectors (extract.c). */
+void sm__ctx_init(sm__ctx *c, const sm_extract_req *req,
+                  sm_extract_res *res);
+void sm__ctx_release(sm__ctx *c);
 /* True when the time budget is spent (warns once). */
 int sm__expired(sm__ctx *c);
 

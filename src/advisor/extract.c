@@ -1,12 +1,31 @@
 /* extract.c - sm_extract: the order of the work.  The command (or the
- * inline batch script) is read first (launcher, scripts, entry), then the entry script and the local
- * modules it imports, then the entry's arguments and the config files
- * they name (and --config files), then the fields are resolved. */
+ * inline batch script) is read first (launcher, scripts, entry), then the
+ * entry script and the local modules it imports, then the entry's
+ * arguments and the config files they name (and --config files), then the
+ * fields are resolved. */
 #include <string.h>
 
 #include "advisor/advisor_int.h"
 
-static void ctx_release(sm__ctx *c) {
+void sm__ctx_init(sm__ctx *c, const sm_extract_req *req,
+                  sm_extract_res *res) {
+  c->req = req;
+  c->res = res;
+  sm_arena_init(&c->arena, 0, 0);
+  sm__vec_init(&c->read_paths, sizeof(const char *));
+  sm__vec_init(&c->params, sizeof(sm__param));
+  sm__vec_init(&c->models, sizeof(sm__cand));
+  sm__vec_init(&c->datasets, sizeof(sm__cand));
+  sm__vec_init(&c->presets, sizeof(sm__kv));
+  sm__vec_init(&c->factories, sizeof(sm__kv));
+  sm__vec_init(&c->pyqueue, sizeof(sm__pyfile));
+  sm__vec_init(&c->flags, sizeof(const char *));
+  sm__vec_init(&c->classes, sizeof(const char *));
+  sm__vec_init(&c->optalias, 2 * sizeof(const char *));
+  sm__vec_init(&c->positionals, sizeof(const char *));
+}
+
+void sm__ctx_release(sm__ctx *c) {
   sm__vec_release(&c->read_paths);
   sm__vec_release(&c->params);
   sm__vec_release(&c->models);
@@ -39,20 +58,7 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
   c = sm_calloc(1, sizeof(*c));
   if (c == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
-  c->req = req;
-  c->res = res;
-  sm_arena_init(&c->arena, 0, 0);
-  sm__vec_init(&c->read_paths, sizeof(const char *));
-  sm__vec_init(&c->params, sizeof(sm__param));
-  sm__vec_init(&c->models, sizeof(sm__cand));
-  sm__vec_init(&c->datasets, sizeof(sm__cand));
-  sm__vec_init(&c->presets, sizeof(sm__kv));
-  sm__vec_init(&c->factories, sizeof(sm__kv));
-  sm__vec_init(&c->pyqueue, sizeof(sm__pyfile));
-  sm__vec_init(&c->flags, sizeof(const char *));
-  sm__vec_init(&c->classes, sizeof(const char *));
-  sm__vec_init(&c->optalias, 2 * sizeof(const char *));
-  sm__vec_init(&c->positionals, sizeof(const char *));
+  sm__ctx_init(c, req, res);
   rc = sm__repo_open(c, err);
   if (rc == 0 && req->script != NULL)
     rc = sm__command_script(
@@ -77,7 +83,7 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
     sm__resolve(c);
   }
   res->elapsed_ms = (sm_now() - t0) * 1000.0;
-  ctx_release(c);
+  sm__ctx_release(c);
   sm_free(c);
   if (rc != 0) {
     sm_extract_res_release(res);

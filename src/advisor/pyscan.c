@@ -1001,7 +1001,7 @@ static void visit_dict(scan *s, TSNode n) {
 
 /* Locals of imported code worth keeping: the ones derived fields use. */
 static int derived_name(const char *name) {
-  static const char *const part[] = {"batch", "accum", "lr", "world",
+  static const char *const part[] = {"batch", "accum", "lr",     "world",
                                      "iters", "steps", "epochs", NULL};
   for (int i = 0; part[i]; i++)
     if (strcasestr(name, part[i]) != NULL)

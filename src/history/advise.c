@@ -20,9 +20,12 @@
 
 #include "schedmate/sm_history.h"
 
-static const char *const fallback_names[] = {
-    NULL, "no_match", "below_threshold", "extract_failed",
-    "inconsistent_history", "history_unavailable"};
+static const char *const fallback_names[] = {NULL,
+                                             "no_match",
+                                             "below_threshold",
+                                             "extract_failed",
+                                             "inconsistent_history",
+                                             "history_unavailable"};
 
 const char *sm_fallback_name(sm_fallback f) {
   return (unsigned)f < SM_ARRAY_LEN(fallback_names) ? fallback_names[f]
@@ -142,8 +145,7 @@ void sm_estimate_compute(sm_advice *a, const sm_advise_opts *in) {
     }
   }
   e->n_completed = nc;
-  e->p_early_end =
-      (double)(a->n_matches - nc) / (double)a->n_matches;
+  e->p_early_end = (double)(a->n_matches - nc) / (double)a->n_matches;
   e->expected_duration_s = n_all ? sum_all / n_all : NAN;
   if (aggregate_perf(a) != 0) {
     snprintf(a->detail, sizeof(a->detail), "out of memory");
@@ -207,8 +209,7 @@ int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
   sm_fingerprint(m, x, fp);
   if (is_zero(fp)) {
     a->fallback = SM_FALLBACK_EXTRACT_FAILED;
-    snprintf(a->detail, sizeof(a->detail),
-             "no workload metadata to match on");
+    snprintf(a->detail, sizeof(a->detail), "no workload metadata to match on");
     return 0;
   }
   if (s == NULL) {

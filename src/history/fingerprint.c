@@ -95,8 +95,8 @@ static size_t lower(const char *s, char *buf, size_t cap) {
 
 /* Splits on anything but letters and digits; drop_numbers skips pieces
  * made of digits only. */
-static int pieces(const char *s, size_t n, size_t *start, size_t *len,
-                  int max, int drop_numbers) {
+static int pieces(const char *s, size_t n, size_t *start, size_t *len, int max,
+                  int drop_numbers) {
   int k = 0;
   size_t i = 0;
 
@@ -198,8 +198,7 @@ void sm_fingerprint(const sm_meta *m, const sm_fp_extra *x, float *out) {
       continue;
     if (sm_meta_type_of((sm_meta_field)f) == SM_META_STR) {
       if (val->str != NULL)
-        add_string(out, (uint64_t)f + 1, val->str, field_w2(f), FULL_SHARE,
-                   0);
+        add_string(out, (uint64_t)f + 1, val->str, field_w2(f), FULL_SHARE, 0);
     } else {
       add_number(out, (uint64_t)f + 1, val->num, field_w2(f));
     }

@@ -24,12 +24,12 @@
 #include "store_impl.h"
 
 struct sm_index {
-  uint32_t dims;   /* floats per row */
-  size_t n;        /* rows */
-  size_t cap;      /* rows allocated */
-  float *f32;      /* n x dims exact rows */
-  int8_t *i8;      /* n x dims quantised rows */
-  float *scale;    /* n per-row scales (value = scale * int8) */
+  uint32_t dims; /* floats per row */
+  size_t n;      /* rows */
+  size_t cap;    /* rows allocated */
+  float *f32;    /* n x dims exact rows */
+  int8_t *i8;    /* n x dims quantised rows */
+  float *scale;  /* n per-row scales (value = scale * int8) */
 };
 
 /* Slack for float rounding in 256-term sums of values below 1. */
@@ -78,8 +78,8 @@ dot_f32_avx2(const float *a, const float *b, uint32_t d) {
 
   for (; j + 16 <= d; j += 16) {
     s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j), s0);
-    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + j + 8),
-                         _mm256_loadu_ps(b + j + 8), s1);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + j + 8), _mm256_loadu_ps(b + j + 8),
+                         s1);
   }
   for (; j < d; j++)
     tail += a[j] * b[j];
@@ -288,8 +288,8 @@ int sm_index_search_flat(const sm_index *ix, const float *q, int k,
   return n;
 }
 
-int sm_index_search(const sm_index *ix, const float *q, int k,
-                    float min_score, sm_hit *hits) {
+int sm_index_search(const sm_index *ix, const float *q, int k, float min_score,
+                    sm_hit *hits) {
   dot_f32_fn dotf = pick_f32();
   dot_i8_fn doti = pick_i8();
   uint32_t d = ix->dims;

@@ -1,8 +1,8 @@
 /* record.c - a job record with its outcome: life cycle, end states and the
  * JSON-lines form used by `history export` and `history import`. */
 #include <math.h>
-#include <strings.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cJSON.h>
 
@@ -22,7 +22,7 @@ int sm_end_state_parse(const char *s, sm_end_state *out) {
     const char *name;
     sm_end_state state;
   } aliases[] = {
-      {"cancelled", SM_END_CANCELED}, {"timeout", SM_END_CANCELED},
+      {"cancelled", SM_END_CANCELED},     {"timeout", SM_END_CANCELED},
       {"node_fail", SM_END_FAILED_INFRA}, {"success", SM_END_COMPLETED},
       {"pass", SM_END_COMPLETED},
   };
@@ -68,10 +68,9 @@ void sm_record_release(sm_record *r) {
   sm_record_init(r);
 }
 
-int sm_record_add_perf(sm_record *r, const char *gpu_type, int gpus,
-                       int batch, double throughput) {
-  sm_perf_point *p = sm_realloc(r->perf, (size_t)(r->n_perf + 1) *
-                                             sizeof(*p));
+int sm_record_add_perf(sm_record *r, const char *gpu_type, int gpus, int batch,
+                       double throughput) {
+  sm_perf_point *p = sm_realloc(r->perf, (size_t)(r->n_perf + 1) * sizeof(*p));
   char *g;
 
   if (p == NULL)
@@ -175,8 +174,7 @@ static int get_str(cJSON *o, const char *key, char **out, sm_err *err) {
   return *out ? 0 : sm_err_set(err, SM_ENOMEM, "record: out of memory");
 }
 
-int sm_record_from_json(sm_record *r, const char *json, size_t n,
-                        sm_err *err) {
+int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
   cJSON *o = cJSON_ParseWithLength(json, n), *v;
   int rc = 0;
 
@@ -214,8 +212,8 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n,
   if (rc == 0) {
     v = cJSON_GetObjectItemCaseSensitive(o, "end_state");
     if (v != NULL && !cJSON_IsNull(v) &&
-        (!cJSON_IsString(v) || sm_end_state_parse(v->valuestring,
-                                                  &r->end_state) != 0))
+        (!cJSON_IsString(v) ||
+         sm_end_state_parse(v->valuestring, &r->end_state) != 0))
       rc = sm_err_set(err, SM_EPARSE, "record %s: bad end_state", r->id);
   }
   if (rc == 0) {
@@ -254,8 +252,7 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n,
           break;
         if (!cJSON_IsString(g) || !cJSON_IsNumber(n1) || !cJSON_IsNumber(t) ||
             (b != NULL && !cJSON_IsNumber(b)))
-          rc = sm_err_set(err, SM_EPARSE, "record %s: bad perf point",
-                          r->id);
+          rc = sm_err_set(err, SM_EPARSE, "record %s: bad perf point", r->id);
         else
           rc = sm_record_add_perf(r, g->valuestring, n1->valueint,
                                   b ? b->valueint : 0, t->valuedouble);

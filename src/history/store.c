@@ -94,8 +94,8 @@ int sm_store_get(sm_store *s, const char *id, sm_record *r, sm_err *err) {
   return s->ops->get(s->impl, id, r, err);
 }
 
-int sm_store_each(sm_store *s, int (*fn)(const sm_record *, void *),
-                  void *arg, sm_err *err) {
+int sm_store_each(sm_store *s, int (*fn)(const sm_record *, void *), void *arg,
+                  sm_err *err) {
   return s->ops->each(s->impl, fn, arg, err);
 }
 
@@ -155,8 +155,7 @@ int sm__fp_unpack(const unsigned char *in, size_t n, float *fp) {
     return SM_ECORRUPT;
   for (int i = 0; i < SM_FP_DIMS; i++) {
     uint32_t u = (uint32_t)in[1 + 4 * i] | (uint32_t)in[2 + 4 * i] << 8 |
-                 (uint32_t)in[3 + 4 * i] << 16 |
-                 (uint32_t)in[4 + 4 * i] << 24;
+                 (uint32_t)in[3 + 4 * i] << 16 | (uint32_t)in[4 + 4 * i] << 24;
     memcpy(&fp[i], &u, 4);
     if (!isfinite(fp[i]))
       return SM_ECORRUPT;
@@ -290,8 +289,8 @@ static int mem_get(void *impl, const char *id, sm_record *r, sm_err *err) {
   return 0;
 }
 
-static int mem_each(void *impl, int (*fn)(const sm_record *, void *),
-                    void *arg, sm_err *err) {
+static int mem_each(void *impl, int (*fn)(const sm_record *, void *), void *arg,
+                    sm_err *err) {
   mem_store *m = impl;
   (void)err;
   for (size_t i = 0; i < m->n; i++)
@@ -335,6 +334,6 @@ static void mem_close(void *impl) {
   sm_free(m);
 }
 
-const store_ops sm__mem_ops = {"mem",     mem_put, mem_get, mem_each,
-                               mem_count, NULL,    NULL,    mem_search,
+const store_ops sm__mem_ops = {"mem",     mem_put, mem_get,  mem_each,
+                               mem_count, NULL,    NULL,     mem_search,
                                NULL,      NULL,    mem_close};

@@ -14,8 +14,7 @@ typedef struct store_ops {
   /* A value that changes whenever the history changes (cheap). */
   int (*version)(void *impl, uint64_t *v, sm_err *err);
   /* Every fingerprint in insertion order, with the ids. */
-  int (*load)(void *impl, sm_index **ix, char ***ids, size_t *n,
-              sm_err *err);
+  int (*load)(void *impl, sm_index **ix, char ***ids, size_t *n, sm_err *err);
   /* Optional: a backend that keeps a live index searches itself. */
   int (*search)(void *impl, const float *fp, int k, float min_score,
                 sm_store_hit *hits, sm_err *err);
@@ -26,8 +25,7 @@ typedef struct store_ops {
 } store_ops;
 
 /* Backend constructors: return the impl or NULL with err set. */
-void *sm__sqlite_open(const char *path, int flags, int timeout_ms,
-                      sm_err *err);
+void *sm__sqlite_open(const char *path, int flags, int timeout_ms, sm_err *err);
 void *sm__redis_open(const char *uri, int flags, int timeout_ms, sm_err *err);
 void *sm__mem_open(sm_err *err);
 extern const store_ops sm__sqlite_ops;

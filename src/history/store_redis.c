@@ -109,8 +109,7 @@ static redisReply *cmd(redis_store *s, const char *fmt, ...) {
   return r;
 }
 
-void *sm__redis_open(const char *uri, int flags, int timeout_ms,
-                     sm_err *err) {
+void *sm__redis_open(const char *uri, int flags, int timeout_ms, sm_err *err) {
   redis_store *s = sm_calloc(1, sizeof(*s));
   char host[256];
   int port, db;
@@ -163,8 +162,8 @@ void *sm__redis_open(const char *uri, int flags, int timeout_ms,
   if (r->type == REDIS_REPLY_STRING && atoi(r->str) != SM_STORE_SCHEMA) {
     int v = atoi(r->str);
     sm_err_set(err, SM_ESCHEMA,
-               "redis %s: schema version %s is %s this build's (%d)",
-               s->where, r->str, v > SM_STORE_SCHEMA ? "newer than" : "not",
+               "redis %s: schema version %s is %s this build's (%d)", s->where,
+               r->str, v > SM_STORE_SCHEMA ? "newer than" : "not",
                SM_STORE_SCHEMA);
     freeReplyObject(r);
     redis_close(s);
@@ -214,9 +213,9 @@ static int redis_put(void *impl, const sm_record *r, sm_err *err) {
   snprintf(k[3], sizeof(k[3]), "%s:fp", s->prefix);
   snprintf(k[4], sizeof(k[4]), "%s:order", s->prefix);
   snprintf(ver, sizeof(ver), "%d", SM_STORE_SCHEMA);
-  redisAppendCommand(s->c, "EVAL %s 5 %s %s %s %s %s %s %s %b %s",
-                     put_script, k[0], k[1], k[2], k[3], k[4], r->id, json,
-                     blob, sizeof(blob), ver);
+  redisAppendCommand(s->c, "EVAL %s 5 %s %s %s %s %s %s %s %b %s", put_script,
+                     k[0], k[1], k[2], k[3], k[4], r->id, json, blob,
+                     sizeof(blob), ver);
   sm_free(json);
   if (!s->batching)
     return drain(s, 1, err);
@@ -262,8 +261,8 @@ static int redis_get(void *impl, const char *id, sm_record *r, sm_err *err) {
   if (rep->type == REDIS_REPLY_NIL)
     rc = sm_err_set(err, SM_ENOTFOUND, "redis %s: no job '%s'", s->where, id);
   else if (rep->type != REDIS_REPLY_STRING)
-    rc = sm_err_set(err, SM_ECORRUPT, "redis %s: bad record '%s'", s->where,
-                    id);
+    rc =
+        sm_err_set(err, SM_ECORRUPT, "redis %s: bad record '%s'", s->where, id);
   else
     rc = sm_record_from_json(r, rep->str, rep->len, err) ? SM_ECORRUPT : 0;
   freeReplyObject(rep);
@@ -279,8 +278,7 @@ static redisReply *order(redis_store *s, sm_err *err) {
     return NULL;
   }
   if (rep->type != REDIS_REPLY_ARRAY) {
-    sm_err_set(err, SM_ECORRUPT, "redis %s: bad %s:order", s->where,
-               s->prefix);
+    sm_err_set(err, SM_ECORRUPT, "redis %s: bad %s:order", s->where, s->prefix);
     freeReplyObject(rep);
     return NULL;
   }
@@ -369,8 +367,8 @@ static long long redis_count(void *impl, sm_err *err) {
     return rfail(s, "ZCARD", err);
   n = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
   freeReplyObject(rep);
-  return n >= 0 ? n : sm_err_set(err, SM_ECORRUPT, "redis %s: bad ZCARD",
-                                 s->where);
+  return n >= 0 ? n
+                : sm_err_set(err, SM_ECORRUPT, "redis %s: bad ZCARD", s->where);
 }
 
 static int redis_version(void *impl, uint64_t *v, sm_err *err) {
@@ -447,7 +445,6 @@ done:
   return 0;
 }
 
-const store_ops sm__redis_ops = {"redis",     redis_put,   redis_get,
-                                 redis_each,  redis_count, redis_version,
-                                 redis_load,  NULL,        redis_begin,
-                                 redis_end,   redis_close};
+const store_ops sm__redis_ops = {
+    "redis",    redis_put, redis_get,   redis_each, redis_count, redis_version,
+    redis_load, NULL,      redis_begin, redis_end,  redis_close};

@@ -17,9 +17,9 @@
 #include "store_impl.h"
 
 typedef struct sql_store {
-  sqlite3 *db;      /* connection */
-  char *path;       /* for messages */
-  int readonly;     /* opened without SM_STORE_CREATE */
+  sqlite3 *db;  /* connection */
+  char *path;   /* for messages */
+  int readonly; /* opened without SM_STORE_CREATE */
 } sql_store;
 
 /* Each entry upgrades the schema from version i to i + 1. */
@@ -188,8 +188,7 @@ static int sql_put(void *impl, const sm_record *r, sm_err *err) {
   sqlite3_bind_text(st, 1, r->id, -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 2, json, -1, SQLITE_TRANSIENT);
   sqlite3_bind_blob(st, 3, blob, sizeof(blob), SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 4, sm_end_state_name(r->end_state), -1,
-                    SQLITE_STATIC);
+  sqlite3_bind_text(st, 4, sm_end_state_name(r->end_state), -1, SQLITE_STATIC);
   if (r->duration_s == r->duration_s)
     sqlite3_bind_double(st, 5, r->duration_s);
   if (r->submit_time == r->submit_time)
@@ -234,13 +233,13 @@ static int sql_get(void *impl, const char *id, sm_record *r, sm_err *err) {
   return rc;
 }
 
-static int sql_each(void *impl, int (*fn)(const sm_record *, void *),
-                    void *arg, sm_err *err) {
+static int sql_each(void *impl, int (*fn)(const sm_record *, void *), void *arg,
+                    sm_err *err) {
   sql_store *s = impl;
   sqlite3_stmt *st;
   sm_record r;
-  int rc = sqlite3_prepare_v2(s->db, "SELECT record FROM jobs ORDER BY seq",
-                              -1, &st, NULL);
+  int rc = sqlite3_prepare_v2(s->db, "SELECT record FROM jobs ORDER BY seq", -1,
+                              &st, NULL);
 
   if (rc != SQLITE_OK)
     return sql_fail(s, rc, "cannot read", err);
@@ -266,8 +265,8 @@ static long long sql_count(void *impl, sm_err *err) {
   sql_store *s = impl;
   sqlite3_stmt *st;
   long long n;
-  int rc = sqlite3_prepare_v2(s->db, "SELECT count(*) FROM jobs", -1, &st,
-                              NULL);
+  int rc =
+      sqlite3_prepare_v2(s->db, "SELECT count(*) FROM jobs", -1, &st, NULL);
 
   if (rc != SQLITE_OK)
     return sql_fail(s, rc, "cannot count", err);
@@ -323,8 +322,8 @@ static int sql_load(void *impl, sm_index **ixp, char ***idsp, size_t *np,
       rc = sm_err_set(err, SM_ECORRUPT, "%s: a job without id", s->path);
       break;
     }
-    if (blob == NULL || sm__fp_unpack(blob, (size_t)sqlite3_column_bytes(st, 1),
-                                      fp) != 0) {
+    if (blob == NULL ||
+        sm__fp_unpack(blob, (size_t)sqlite3_column_bytes(st, 1), fp) != 0) {
       /* Another fingerprint version (or damage): recompute it from the
        * record, which is the source of truth. */
       sm_record r;
@@ -384,7 +383,6 @@ static int sql_end(void *impl, sm_err *err) {
   return rc;
 }
 
-const store_ops sm__sqlite_ops = {"sqlite",  sql_put,   sql_get,
-                                  sql_each,  sql_count, sql_version,
-                                  sql_load,  NULL,      sql_begin,
-                                  sql_end,   sql_close};
+const store_ops sm__sqlite_ops = {"sqlite",  sql_put,     sql_get,  sql_each,
+                                  sql_count, sql_version, sql_load, NULL,
+                                  sql_begin, sql_end,     sql_close};

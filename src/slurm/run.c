@@ -21,7 +21,6 @@
 
 #define MAX_RETRY_S 300.0
 
-#if defined(SM_TRACKER_H) /* TEMPORARY until the Tracker lands */
 
 void sm__run_forget(sm__sjob *j) {
   sm_tracker_free(j->trk);
@@ -378,16 +377,3 @@ void sm__run_prom(sm_slurm_agent *a, sm_buf *b) {
   }
 }
 
-#else /* TEMPORARY: no Tracker in this tree yet */
-void sm__run_forget(sm__sjob *j) { (void)j; }
-void sm__run_channel(sm_slurm_agent *a, sm_slurm_job *jobs, int n) {
-  (void)a; (void)jobs; (void)n;
-}
-void sm__run_final(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j) {
-  (void)a; (void)sj; (void)j;
-}
-double sm__run_throughput(const sm__sjob *j) { (void)j; return NAN; }
-void sm__run_progress(const sm__sjob *j, sm_jw *w) { (void)j; sm_jw_null(w); }
-void sm__run_json(const sm__sjob *j, sm_jw *w) { (void)j; sm_jw_key(w, "progress"); sm_jw_null(w); }
-void sm__run_prom(sm_slurm_agent *a, sm_buf *b) { (void)a; (void)b; }
-#endif

@@ -15,13 +15,7 @@
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_meta.h"
 #include "schedmate/sm_slurm.h"
-#if __has_include("schedmate/sm_tracker.h")
 #include "schedmate/sm_tracker.h"
-#else
-/* Until the Tracker lands. */
-typedef struct sm_tracker sm_tracker;
-typedef struct sm_track_result { int ok; } sm_track_result;
-#endif
 
 /* Prefix of SchedMate's part of a job comment. */
 #define SM__NOTE_PREFIX "schedmate:"
@@ -50,7 +44,7 @@ typedef struct sm__sjob {
   sm_tracker *trk;      /* follows std_out while running */
   char *trk_path;       /* the path it follows */
   int trk_status;       /* 0 none, 1 ok, 2 missing, -1 unreadable */
-  char trk_error[160];  /* why unreadable */
+  char trk_error[SM_ERR_MSG_SIZE]; /* why unreadable */
   int trk_fails;        /* consecutive failures (back-off) */
   double trk_retry;     /* wall time of the next attempt */
   sm_track_result tr;   /* newest answer */

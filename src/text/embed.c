@@ -26,6 +26,9 @@ enum {
 };
 
 static unsigned char ch_class[256];
+/* For word bytes (letters and '_') their lower-case form, 0 for the rest:
+ * lets the normaliser copy runs of letters in a tight loop. */
+static unsigned char ch_fold[256];
 static int ch_ready;
 
 static void ch_init(void) {
@@ -50,6 +53,9 @@ static void ch_init(void) {
     else if (c == '_')
       k = CH_UNDER;
     ch_class[c] = k;
+    ch_fold[c] = (unsigned char)(k == CH_LOWER || k == CH_UNDER ? c
+                                 : k == CH_UPPER                ? c + 32
+                                                                : 0);
   }
   ch_ready = 1;
 }
@@ -86,6 +92,7 @@ size_t sm_text_normalize(const char *line, size_t n, char *out, size_t cap,
   size_t i = 0, o = 0;
   char last = ' ';
   const unsigned char *cr;
+  unsigned char k;
 
   if (!ch_ready)
     ch_init();
@@ -106,26 +113,35 @@ size_t sm_text_normalize(const char *line, size_t n, char *out, size_t cap,
     n = SM_TEXT_MAX_INPUT;
   while (i < n && o + 1 < cap) {
     unsigned char c = s[i];
-    switch (ch_class[c]) {
-    case CH_LOWER:
-    case CH_UNDER:
-      out[o++] = last = (char)c;
-      i++;
-      break;
-    case CH_UPPER:
-      out[o++] = last = (char)(c + 32);
-      i++;
-      break;
-    case CH_DIGIT:
-      i += number_len(s, i, n);
-      out[o++] = last = '0';
-      break;
-    case CH_SPACE:
+    unsigned char f = ch_fold[c];
+    if (f != 0) {
+      /* A run of letters, the bulk of most lines: copied folded in a
+       * tight loop, bounded by the input and by the room left. */
+      size_t lim = n - i < cap - 1 - o ? n : i + (cap - 1 - o);
+      do {
+        out[o++] = (char)f;
+        i++;
+      } while (i < lim && (f = ch_fold[s[i]]) != 0);
+      last = out[o - 1];
+      continue;
+    }
+    /* Then blanks, numbers and punctuation, tested in that order (more
+     * predictable than one indirect jump per byte). */
+    k = ch_class[c];
+    if (k == CH_SPACE) {
       if (last != ' ')
         out[o++] = last = ' ';
       i++;
-      break;
-    case CH_ESC:
+      while (i < n && ch_class[s[i]] == CH_SPACE)
+        i++;
+    } else if (k == CH_DIGIT) {
+      i += number_len(s, i, n);
+      out[o++] = last = '0';
+    } else if (k == CH_OTHER) {
+      if ((char)c != last)
+        out[o++] = last = (char)c;
+      i++;
+    } else if (k == CH_ESC) {
       if (i + 1 < n && s[i + 1] == '[') {
         i += 2;
         while (i < n && !(s[i] >= 0x40 && s[i] <= 0x7e))
@@ -134,19 +150,12 @@ size_t sm_text_normalize(const char *line, size_t n, char *out, size_t cap,
       } else {
         i += 2;
       }
-      break;
-    case CH_CTRL:
-      i++;
-      break;
-    case CH_HIGH:
+    } else if (k == CH_HIGH) {
       while (i < n && s[i] >= 0x80)
         i++;
       if (last != '#')
         out[o++] = last = '#';
-      break;
-    default:
-      if ((char)c != last)
-        out[o++] = last = (char)c;
+    } else { /* CH_CTRL */
       i++;
     }
   }
@@ -209,8 +218,7 @@ int sm_text_features(const char *norm, size_t n, uint32_t dims, uint32_t *idx,
       } else {
         k = put(idx, val, k, max, h, dims, W_UNIGRAM);
         if (first)
-          k = put(idx, val, k, max, sm_hash_mix(h ^ SEED_FIRST), dims,
-                  W_FIRST);
+          k = put(idx, val, k, max, sm_hash_mix(h ^ SEED_FIRST), dims, W_FIRST);
       }
     } else {
       j = i + 1;
@@ -225,8 +233,8 @@ int sm_text_features(const char *norm, size_t n, uint32_t dims, uint32_t *idx,
             sm_hash_mix(th[a] * 0x9e3779b97f4a7c15ULL + th[a + 1] + SEED_BI),
             dims, W_BIGRAM);
   for (i = 0; i + 3 <= n; i++) {
-    uint64_t v = (uint64_t)t[i] | (uint64_t)t[i + 1] << 8 |
-                 (uint64_t)t[i + 2] << 16;
+    uint64_t v =
+        (uint64_t)t[i] | (uint64_t)t[i + 1] << 8 | (uint64_t)t[i + 2] << 16;
     k = put(idx, val, k, max, sm_hash_mix(v ^ (SEED_TRI << 32)), dims,
             W_TRIGRAM);
   }

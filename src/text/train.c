@@ -116,9 +116,8 @@ static void kmeans(const float *x, const size_t *members, size_t m, int k,
 
 int sm_protoset_train(const char *const *lines, const size_t *lens,
                       const int *labels, size_t n, int n_classes,
-                      const char *const *class_names,
-                      const sm_train_opts *opts, sm_protoset **out,
-                      double *train_acc, sm_err *err) {
+                      const char *const *class_names, const sm_train_opts *opts,
+                      sm_protoset **out, double *train_acc, sm_err *err) {
   sm_train_opts o = {0};
   uint32_t d;
   float *x = NULL, *protos = NULL, *sims = NULL, *w = NULL;
@@ -158,10 +157,9 @@ int sm_protoset_train(const char *const *lines, const size_t *lens,
   assign = sm_calloc(n, sizeof(int));
   sims = sm_calloc(n, sizeof(float));
   order = sm_calloc(n, sizeof(size_t));
-  protos = sm_calloc((size_t)n_classes * (size_t)o.max_per_class * d,
-                     sizeof(float));
-  pclass = sm_calloc((size_t)n_classes * (size_t)o.max_per_class,
-                     sizeof(int));
+  protos =
+      sm_calloc((size_t)n_classes * (size_t)o.max_per_class * d, sizeof(float));
+  pclass = sm_calloc((size_t)n_classes * (size_t)o.max_per_class, sizeof(int));
   if (!x || !counts || !members || !assign || !sims || !order || !protos ||
       !pclass)
     goto fail;

@@ -9,17 +9,15 @@
 
 /* ==== Errors ==== */
 
-static const char *const err_msgs[SM__ERRNO_COUNT] = {
-    "success",
+static const char *const err_msgs[SM__ERRNO_COUNT] = {"success",
 #define SM__XX(name, msg) msg,
-    SM_ERRNO_MAP(SM__XX)
+                                                      SM_ERRNO_MAP(SM__XX)
 #undef SM__XX
 };
 
-static const char *const err_names[SM__ERRNO_COUNT] = {
-    "SM_OK",
+static const char *const err_names[SM__ERRNO_COUNT] = {"SM_OK",
 #define SM__XX(name, msg) "SM_E" #name,
-    SM_ERRNO_MAP(SM__XX)
+                                                       SM_ERRNO_MAP(SM__XX)
 #undef SM__XX
 };
 
@@ -35,6 +33,47 @@ const char *sm_errname(int code) {
   return err_names[-code];
 }
 
+/* Length of a valid UTF-8 sequence at p, or 0. */
+static size_t utf8_seq(const unsigned char *p) {
+  size_t len, i;
+
+  if (p[0] >= 0xc2 && p[0] <= 0xdf)
+    len = 2;
+  else if (p[0] >= 0xe0 && p[0] <= 0xef)
+    len = 3;
+  else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+    len = 4;
+  else
+    return 0;
+  for (i = 1; i < len; i++)
+    if ((p[i] & 0xc0) != 0x80)
+      return 0;
+  return len;
+}
+
+/* Messages quote input (file names, cells, log lines): keep them on one
+ * line and printable whatever was formatted into them.  Line breaks become
+ * spaces, other control bytes and invalid UTF-8 become '?'. */
+static void sanitize(char *msg) {
+  unsigned char *p = (unsigned char *)msg;
+
+  while (*p) {
+    if (*p == '\n' || *p == '\r' || *p == '\t') {
+      *p++ = ' ';
+    } else if (*p < 0x20 || *p == 0x7f) {
+      *p++ = '?';
+    } else if (*p >= 0x80) {
+      size_t l = utf8_seq(p);
+      if (l == 0)
+        *p++ = '?';
+      else
+        p += l;
+    } else {
+      p++;
+    }
+  }
+}
+
 int sm_err_set(sm_err *err, int code, const char *fmt, ...) {
   va_list ap;
 
@@ -48,10 +87,7 @@ int sm_err_set(sm_err *err, int code, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
   va_end(ap);
-  /* Keep messages on one line whatever was formatted into them. */
-  for (char *p = err->msg; *p; p++)
-    if (*p == '\n' || *p == '\r')
-      *p = ' ';
+  sanitize(err->msg);
   return code;
 }
 
@@ -100,8 +136,7 @@ int sm_err_from_errno(int errnum) {
 }
 
 void sm__bug(const char *file, int line, const char *expr) {
-  fprintf(stderr, "schedmate: internal error at %s:%d: %s\n", file, line,
-          expr);
+  fprintf(stderr, "schedmate: internal error at %s:%d: %s\n", file, line, expr);
   abort();
 }
 

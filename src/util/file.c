@@ -39,14 +39,12 @@ int sm_rfile_open(sm_rfile *f, const char *path, sm_err *err) {
   fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     int e = errno;
-    return sm_err_set(err, sm_err_from_errno(e), "%s: %s", path,
-                      strerror(e));
+    return sm_err_set(err, sm_err_from_errno(e), "%s: %s", path, strerror(e));
   }
   if (fstat(fd, &st) != 0) {
     int e = errno;
     close(fd);
-    return sm_err_set(err, sm_err_from_errno(e), "%s: %s", path,
-                      strerror(e));
+    return sm_err_set(err, sm_err_from_errno(e), "%s: %s", path, strerror(e));
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);

@@ -52,10 +52,18 @@ static void jw_close(sm_jw *w, char c) {
   jw_add(w, &c, 1);
 }
 
-void sm_jw_obj_begin(sm_jw *w) { jw_open(w, '{'); }
-void sm_jw_obj_end(sm_jw *w) { jw_close(w, '}'); }
-void sm_jw_arr_begin(sm_jw *w) { jw_open(w, '['); }
-void sm_jw_arr_end(sm_jw *w) { jw_close(w, ']'); }
+void sm_jw_obj_begin(sm_jw *w) {
+  jw_open(w, '{');
+}
+void sm_jw_obj_end(sm_jw *w) {
+  jw_close(w, '}');
+}
+void sm_jw_arr_begin(sm_jw *w) {
+  jw_open(w, '[');
+}
+void sm_jw_arr_end(sm_jw *w) {
+  jw_close(w, ']');
+}
 
 /* Length of a valid UTF-8 sequence at s (at most n bytes), or 0. */
 static size_t utf8_len(const unsigned char *s, size_t n) {

@@ -20,38 +20,14 @@ static sm__ctx *ctx_new(const char *repo, sm_extract_req *req,
   memset(req, 0, sizeof(*req));
   memset(res, 0, sizeof(*res));
   req->repo = repo ? repo : "tests/fixtures";
-  c->req = req;
-  c->res = res;
-  sm_arena_init(&c->arena, 0, 0);
-  sm__vec_init(&c->read_paths, sizeof(const char *));
-  sm__vec_init(&c->params, sizeof(sm__param));
-  sm__vec_init(&c->models, sizeof(sm__cand));
-  sm__vec_init(&c->datasets, sizeof(sm__cand));
-  sm__vec_init(&c->presets, sizeof(sm__kv));
-  sm__vec_init(&c->factories, sizeof(sm__kv));
-  sm__vec_init(&c->pyqueue, sizeof(sm__pyfile));
-  sm__vec_init(&c->flags, sizeof(const char *));
-  sm__vec_init(&c->classes, sizeof(const char *));
-  sm__vec_init(&c->optalias, 2 * sizeof(const char *));
-  sm__vec_init(&c->positionals, sizeof(const char *));
+  sm__ctx_init(c, req, res);
   if (sm__repo_open(c, &err) != 0)
     SM_FAIL_AT("repo_open: %s", err.msg);
   return c;
 }
 
 static void ctx_free(sm__ctx *c) {
-  sm__vec_release(&c->read_paths);
-  sm__vec_release(&c->params);
-  sm__vec_release(&c->models);
-  sm__vec_release(&c->datasets);
-  sm__vec_release(&c->presets);
-  sm__vec_release(&c->factories);
-  sm__vec_release(&c->pyqueue);
-  sm__vec_release(&c->flags);
-  sm__vec_release(&c->classes);
-  sm__vec_release(&c->optalias);
-  sm__vec_release(&c->positionals);
-  sm_arena_discard(&c->arena);
+  sm__ctx_release(c);
   sm_extract_res_release(c->res);
   free(c);
 }

@@ -147,4 +147,8 @@ SM_TEST(error_messages) {
   ASSERT_STREQ(sm_errname(SM_EPARSE), "SM_EPARSE");
   ASSERT_STREQ(sm_strerror(12345), "unknown error");
   ASSERT_EQ(sm_err_set(NULL, SM_EIO, "x"), SM_EIO);
+  /* Quoted input cannot break the one-line, printable message. */
+  sm_err_clear(&e);
+  sm_err_set(&e, SM_EPARSE, "bad '%s'", "a\nb\x01" "c\xff\xc3\xa9");
+  ASSERT_STREQ(e.msg, "bad 'a b?c?\xc3\xa9'");
 }

@@ -1,0 +1,336 @@
+/* clean.c - what the tracker does to a raw log line before looking at
+ * it: terminal escapes and control bytes go, multi-rank prefixes that
+ * launchers put in front of every line go ("[rank3]:", "0: ",
+ * "[default0]:", "[1,0]<stdout>:", "worker-1: "), and the timestamp of the
+ * line is found, so that step times can be measured between lines. */
+#include <ctype.h>
+#include <string.h>
+
+#include "track_int.h"
+
+/* ==== Cleaning ==== */
+
+static int dg(int c) {
+  return c >= '0' && c <= '9';
+}
+static int al(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Length of a launcher prefix at s[0..n), or 0. */
+static size_t rank_prefix(const char *s, size_t n) {
+  size_t i = 0, j;
+
+  while (i < n && s[i] == ' ')
+    i++;
+  if (i < n && s[i] == '[') {
+    static const char *const tags[] = {"rank", "Rank", "RANK", "default", NULL};
+    j = i + 1;
+    for (int t = 0; tags[t]; t++) {
+      size_t tl = strlen(tags[t]);
+      if (j + tl < n && memcmp(s + j, tags[t], tl) == 0) {
+        size_t k = j + tl;
+        if (k < n && s[k] == ' ')
+          k++;
+        if (k < n && dg(s[k])) {
+          while (k < n && dg(s[k]))
+            k++;
+          if (k + 1 < n && s[k] == ']' && s[k + 1] == ':') {
+            k += 2;
+            while (k < n && s[k] == ' ')
+              k++;
+            return k;
+          }
+        }
+      }
+    }
+    /* OpenMPI --tag-output: "[1,0]<stdout>:" or "[1,0]:". */
+    if (j < n && dg(s[j])) {
+      size_t k = j;
+      while (k < n && dg(s[k]))
+        k++;
+      if (k < n && s[k] == ',') {
+        k++;
+        if (k < n && dg(s[k])) {
+          while (k < n && dg(s[k]))
+            k++;
+          if (k < n && s[k] == ']') {
+            k++;
+            if (k + 8 <= n && (memcmp(s + k, "<stdout>", 8) == 0 ||
+                               memcmp(s + k, "<stderr>", 8) == 0))
+              k += 8;
+            if (k < n && s[k] == ':') {
+              k++;
+              while (k < n && s[k] == ' ')
+                k++;
+              return k;
+            }
+          }
+        }
+      }
+    }
+    return 0;
+  }
+  /* srun -l / torchrun --tee labels: "0: ", " 12: ", "rank3: ". */
+  j = i;
+  if (j + 4 < n && memcmp(s + j, "rank", 4) == 0)
+    j += 4;
+  if (j < n && dg(s[j])) {
+    size_t k = j;
+    while (k < n && dg(s[k]) && k - j < 5)
+      k++;
+    if (k - j <= 4 && k + 1 < n && s[k] == ':' && s[k + 1] == ' ') {
+      k += 2;
+      while (k < n && s[k] == ' ')
+        k++;
+      return k;
+    }
+    return 0;
+  }
+  /* pdsh-style host labels of multi-node launchers: "worker-1: ",
+   * "node-8: ", "localhost: ". */
+  if (j < n && al(s[j])) {
+    size_t k = j;
+    int dash_digit = 0;
+    while (k < n && k - j < 64 &&
+           (al(s[k]) || dg(s[k]) || s[k] == '-' || s[k] == '_' || s[k] == '.'))
+      k++;
+    if (k - j >= 3 && (s[k - 1] >= '0' && s[k - 1] <= '9')) {
+      size_t d = k;
+      while (d > j && dg(s[d - 1]))
+        d--;
+      dash_digit = d > j && (s[d - 1] == '-' || s[d - 1] == '_');
+    }
+    if (k - j == 9 && memcmp(s + j, "localhost", 9) == 0)
+      dash_digit = 1;
+    if (dash_digit && k + 1 < n && s[k] == ':' && s[k + 1] == ' ') {
+      k += 2;
+      while (k < n && s[k] == ' ')
+        k++;
+      return k;
+    }
+  }
+  return 0;
+}
+
+size_t sm_track_clean(const char *s, size_t n, char *out, size_t cap) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0, o = 0, cut;
+  int rounds;
+
+  if (cap == 0)
+    return 0;
+  while (i < n && o + 1 < cap) {
+    unsigned c = p[i];
+    if (c == 0x1b) {
+      /* CSI "ESC [ ... final", OSC "ESC ] ... BEL|ESC \", or ESC x. */
+      if (i + 1 < n && p[i + 1] == '[') {
+        i += 2;
+        while (i < n && !(p[i] >= 0x40 && p[i] <= 0x7e))
+          i++;
+        i++;
+      } else if (i + 1 < n && p[i + 1] == ']') {
+        i += 2;
+        while (i < n && p[i] != 0x07 && !(p[i] == 0x1b))
+          i++;
+        i += (i < n && p[i] == 0x1b) ? 2 : 1;
+      } else {
+        i += 2;
+      }
+      continue;
+    }
+    if (c == '\t') {
+      out[o++] = ' ';
+      i++;
+      continue;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      i++;
+      continue;
+    }
+    out[o++] = (char)c;
+    i++;
+  }
+  out[o] = '\0';
+  /* A launcher may stack labels ("worker-0: [rank3]: ..."). */
+  for (rounds = 0; rounds < 3 && (cut = rank_prefix(out, o)) > 0; rounds++) {
+    memmove(out, out + cut, o - cut + 1);
+    o -= cut;
+  }
+  return o;
+}
+
+/* ==== Timestamps ==== */
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
+static long days_from_civil(long y, unsigned m, unsigned d) {
+  long era;
+  unsigned yoe, doy, doe;
+
+  y -= m <= 2;
+  era = (y >= 0 ? y : y - 399) / 400;
+  yoe = (unsigned)(y - era * 400);
+  doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
+  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + (long)doe - 719468;
+}
+
+/* Reads exactly k digits at s[*i]; returns the value or -1. */
+static long digits(const char *s, size_t n, size_t *i, int k) {
+  long v = 0;
+
+  for (int j = 0; j < k; j++) {
+    if (*i >= n || !dg(s[*i]))
+      return -1;
+    v = v * 10 + (s[*i] - '0');
+    (*i)++;
+  }
+  return v;
+}
+
+/* Parses "HH:MM[:SS[.frac|,frac]]" at s[*i]; returns seconds or -1. */
+static double clock_at(const char *s, size_t n, size_t *i, int need_sec) {
+  size_t j = *i;
+  long h, m, sec = 0;
+  double frac = 0;
+
+  h = digits(s, n, &j, 2);
+  if (h < 0 || h > 23 || j >= n || s[j] != ':')
+    return -1;
+  j++;
+  m = digits(s, n, &j, 2);
+  if (m < 0 || m > 59)
+    return -1;
+  if (j < n && s[j] == ':') {
+    j++;
+    sec = digits(s, n, &j, 2);
+    if (sec < 0 || sec > 60)
+      return -1;
+    if (j + 1 < n && (s[j] == '.' || s[j] == ',') && dg(s[j + 1])) {
+      double scale = 0.1;
+      j++;
+      while (j < n && dg(s[j])) {
+        frac += (s[j] - '0') * scale;
+        scale /= 10;
+        j++;
+      }
+    }
+  } else if (need_sec) {
+    return -1;
+  }
+  if (j < n && (al(s[j]) || dg(s[j])) && s[j] != 'Z')
+    return -1;
+  if (j < n && s[j] == 'Z')
+    j++;
+  *i = j;
+  return (double)(h * 3600 + m * 60 + sec) + frac;
+}
+
+#define DEFAULT_YEAR 2000
+#define SCAN_BYTES 64
+
+double sm__trk_timestamp(const char *s, size_t n, size_t *start, size_t *end) {
+  size_t lim = n < SCAN_BYTES ? n : SCAN_BYTES;
+
+  for (size_t p = 0; p < lim; p++) {
+    size_t i = p;
+    long y = DEFAULT_YEAR, mo, d;
+    double t;
+
+    if (!dg(s[p]) || (p > 0 && (dg(s[p - 1]) || s[p - 1] == '.')))
+      continue;
+    /* glog: "I0615 15:21:45.879393" or "I20250724 07:33:12". */
+    if (p > 0 && strchr("IWEF", s[p - 1]) != NULL &&
+        (p == 1 || !(al(s[p - 2]) || dg(s[p - 2])))) {
+      size_t j = p, k = p;
+      while (k < n && dg(s[k]))
+        k++;
+      if (k - p == 4 || k - p == 8) {
+        if (k - p == 8)
+          y = digits(s, n, &j, 4);
+        mo = digits(s, n, &j, 2);
+        d = digits(s, n, &j, 2);
+        while (j < n && s[j] == ' ')
+          j++;
+        if (mo >= 1 && mo <= 12 && d >= 1 && d <= 31 &&
+            (t = clock_at(s, n, &j, 1)) >= 0) {
+          if (start)
+            *start = p - 1;
+          if (end)
+            *end = j;
+          return (double)days_from_civil(y, (unsigned)mo, (unsigned)d) *
+                     86400.0 +
+                 t;
+        }
+      }
+    }
+    /* "2022-11-24 01:45:35,701", "2022/08/22 15:51:53", ISO "T". */
+    if (i + 10 <= n && dg(s[i + 3]) && (s[i + 4] == '-' || s[i + 4] == '/')) {
+      char sep = s[i + 4];
+      size_t j = i;
+      y = digits(s, n, &j, 4);
+      if (y >= 1970 && j < n && s[j] == sep) {
+        j++;
+        mo = digits(s, n, &j, 2);
+        if (mo >= 1 && mo <= 12 && j < n && s[j] == sep) {
+          j++;
+          d = digits(s, n, &j, 2);
+          if (d >= 1 && d <= 31 && j < n && (s[j] == ' ' || s[j] == 'T')) {
+            j++;
+            if ((t = clock_at(s, n, &j, 0)) >= 0) {
+              if (start)
+                *start = p;
+              if (end)
+                *end = j;
+              return (double)days_from_civil(y, (unsigned)mo, (unsigned)d) *
+                         86400.0 +
+                     t;
+            }
+          }
+        }
+      }
+      continue;
+    }
+    /* "08/22 15:51:53" (mmengine), "[11/16 03:11:50]" (detectron2). */
+    if (i + 5 < n && dg(s[i + 1]) && (s[i + 2] == '/' || s[i + 2] == '-')) {
+      size_t j = i;
+      mo = digits(s, n, &j, 2);
+      j++;
+      d = digits(s, n, &j, 2);
+      if (mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && j < n && s[j] == ' ') {
+        j++;
+        if ((t = clock_at(s, n, &j, 1)) >= 0) {
+          if (start)
+            *start = p;
+          if (end)
+            *end = j;
+          return (double)days_from_civil(y, (unsigned)mo, (unsigned)d) *
+                     86400.0 +
+                 t;
+        }
+      }
+    }
+    /* A bare "HH:MM:SS" only at the very start ("[12:00:01] ..."), so
+     * that an "eta: 3:16:01" further on is never taken for a time. */
+    {
+      size_t q = 0;
+      while (q < p && (s[q] == ' ' || s[q] == '['))
+        q++;
+      if (q == p) {
+        size_t j = p;
+        if ((t = clock_at(s, n, &j, 1)) >= 0) {
+          if (start)
+            *start = p;
+          if (end)
+            *end = j;
+          return t;
+        }
+      }
+    }
+  }
+  return NAN;
+}
+
+double sm_track_timestamp(const char *s, size_t n, size_t *end) {
+  return sm__trk_timestamp(s, n, NULL, end);
+}

@@ -1,0 +1,739 @@
+/* lex.c - the tracker's tokenizer and key/value pairing.
+ *
+ * A progress line is a sequence of words, numbers and punctuation in one
+ * of a handful of layouts: "key: value", "key=value", "key value", Python
+ * and JSON dicts, '|'-separated tables, "- key: value" (Keras), tqdm bars
+ * ("37/500 [00:12<02:31, 3.05it/s, loss=0.42]").  Rather than a pattern
+ * per framework, one tokenizer reads them all:
+ *
+ *   - numbers keep their unit suffix ("45.2ms", "3.05it/s", "4.76G") or a
+ *     unit word after them ("603.03 ms", "12.3 samples/s"); "n/m" becomes
+ *     one fraction token even with blanks around the slash; "12:34" and
+ *     "1:02:03" are clocks; calendar dates are recognised and skipped;
+ *   - words may contain '_', '-', '.', '/', '@' inside ("lm-loss",
+ *     "loss/mean", "Acc@1") and a short "(qualifier)" ("Epoch(val)");
+ *   - runs of bar glyphs ("=====>....", block elements) are one token.
+ *
+ * Pairing then gives each number the words right before it as its key
+ * (at most four, so "elapsed time per iteration (ms)" is one key with a
+ * unit), using ':' and '=' as separators and everything else ('|', ',',
+ * brackets, " - ") as a boundary.  Words that end up in no key are kept
+ * as free words: the guards look at them ("Evaluating", "Downloading"). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "track_int.h"
+
+static int dg(int c) {
+  return c >= '0' && c <= '9';
+}
+static int al(int c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+static int alnum_(int c) {
+  return al(c) || dg(c) || c == '_';
+}
+static int lower(int c) {
+  return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
+
+/* Unit words that may follow a number after a blank. */
+static const char *const unit_words[] = {
+    "ms",         "s",        "sec",         "secs",
+    "seconds",    "us",       "min",         "mins",
+    "minutes",    "h",        "hrs",         "hours",
+    "it/s",       "s/it",     "samples/s",   "samples/sec",
+    "sample/s",   "tokens/s", "tokens/sec",  "tok/s",
+    "token/s",    "img/s",    "imgs/s",      "images/s",
+    "images/sec", "ex/s",     "examples/s",  "examples/sec",
+    "words/s",    "steps/s",  "step/s",      "updates/s",
+    "ba/s",       "seq/s",    "sequences/s", "tflops",
+    "tflop/s",    "ms/step",  "ms/it",       "ms/iter",
+    "s/step",     "s/iter",   "ms/batch",    "s/batch",
+    "it",         "b/s",      "kb/s",        "mb/s",
+    "gb/s",       "kib/s",    "mib/s",       "gib/s",
+    NULL};
+
+static int is_unit_word(const char *s, size_t n) {
+  for (int i = 0; unit_words[i]; i++) {
+    size_t l = strlen(unit_words[i]);
+    if (l == n) {
+      size_t j = 0;
+      while (j < n && lower((unsigned char)s[j]) == unit_words[i][j])
+        j++;
+      if (j == n)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+static int is_time_unit(const char *u) {
+  int ok;
+  sm__trk_seconds(1, u, &ok);
+  return ok;
+}
+
+/* ==== Tokens ==== */
+
+static trk_tok *push(trk_line *L, int kind, size_t off, size_t len, int sp) {
+  trk_tok *t;
+
+  if (L->ntok >= TRK_MAX_TOKS)
+    return NULL;
+  t = &L->tok[L->ntok++];
+  memset(t, 0, sizeof(*t));
+  t->kind = (uint8_t)kind;
+  t->off = (uint16_t)off;
+  t->len = (uint16_t)len;
+  t->sp = (uint8_t)sp;
+  return t;
+}
+
+/* Parses digits (with thousands groups) and an optional decimal part and
+ * exponent at s[i]; returns the end and the value. */
+static size_t scan_number(const char *s, size_t n, size_t i, double *v,
+                          int *isint) {
+  char buf[64];
+  size_t j = i, b = 0, run = 0;
+
+/* Appends a byte to buf, dropping what does not fit (a number of more
+ * than 60 characters has no meaning in a log line anyway). */
+#define PUT(c)                                                                 \
+  do {                                                                         \
+    if (b < sizeof(buf) - 1)                                                   \
+      buf[b++] = (c);                                                          \
+  } while (0)
+
+  *isint = 1;
+  if (j < n && (s[j] == '-' || s[j] == '+'))
+    PUT(s[j++]);
+  while (j < n && dg(s[j])) {
+    PUT(s[j]);
+    j++;
+    run++;
+  }
+  /* "5,678" and "12,226,560": a comma followed by exactly three digits
+   * that end the number. */
+  while (run >= 1 && run <= 3 && j + 3 < n && s[j] == ',' && dg(s[j + 1]) &&
+         dg(s[j + 2]) && dg(s[j + 3]) && (j + 4 >= n || !dg(s[j + 4]))) {
+    for (size_t k = 1; k <= 3; k++)
+      PUT(s[j + k]);
+    j += 4;
+    run = 3;
+  }
+  if (j + 1 < n && s[j] == '.' && dg(s[j + 1])) {
+    *isint = 0;
+    PUT('.');
+    j++;
+    while (j < n && dg(s[j])) {
+      PUT(s[j]);
+      j++;
+    }
+  }
+  if (j + 1 < n && (s[j] == 'e' || s[j] == 'E') &&
+      (dg(s[j + 1]) ||
+       (j + 2 < n && (s[j + 1] == '-' || s[j + 1] == '+') && dg(s[j + 2])))) {
+    *isint = 0;
+    PUT('e');
+    PUT(s[j + 1]);
+    j += 2;
+    while (j < n && dg(s[j])) {
+      PUT(s[j]);
+      j++;
+    }
+  }
+#undef PUT
+  buf[b] = '\0';
+  *v = strtod(buf, NULL);
+  return j;
+}
+
+/* A clock "H:MM", "MM:SS", "H:MM:SS" with an optional fraction at s[i]:
+ * returns its end (0 when there is none) and the seconds. */
+static size_t scan_clock(const char *s, size_t n, size_t i, double *secs) {
+  size_t j = i;
+  double part[3] = {0, 0, 0}, frac = 0;
+  int np = 0;
+
+  while (np < 3) {
+    size_t k = j;
+    double x = 0;
+    while (k < n && dg(s[k]) && k - j < 3) {
+      x = x * 10 + (s[k] - '0');
+      k++;
+    }
+    if (k == j || (np > 0 && k - j != 2))
+      return 0;
+    part[np++] = x;
+    j = k;
+    if (j + 2 < n && s[j] == ':' && dg(s[j + 1]) && dg(s[j + 2]) && np < 3)
+      j++;
+    else
+      break;
+  }
+  if (np < 2 || (j < n && dg(s[j])))
+    return 0;
+  if (j + 1 < n && s[j] == '.' && dg(s[j + 1])) {
+    double sc = 0.1;
+    j++;
+    while (j < n && dg(s[j])) {
+      frac += (s[j] - '0') * sc;
+      sc /= 10;
+      j++;
+    }
+  }
+  if (np == 2)
+    *secs = part[0] * 60 + part[1] + frac;
+  else
+    *secs = part[0] * 3600 + part[1] * 60 + part[2] + frac;
+  return j;
+}
+
+/* A calendar date "2022-11-24" / "2022/08/22" at s[i]; returns its end
+ * or 0. */
+static size_t scan_date(const char *s, size_t n, size_t i) {
+  size_t j = i;
+  char sep;
+
+  for (int k = 0; k < 4; k++, j++)
+    if (j >= n || !dg(s[j]))
+      return 0;
+  if (j >= n || (s[j] != '-' && s[j] != '/'))
+    return 0;
+  sep = s[j++];
+  if (j + 1 >= n || !dg(s[j]))
+    return 0;
+  while (j < n && dg(s[j]))
+    j++;
+  if (j >= n || s[j] != sep)
+    return 0;
+  j++;
+  if (j >= n || !dg(s[j]))
+    return 0;
+  while (j < n && dg(s[j]))
+    j++;
+  if (j < n && s[j] == 'T')
+    j++;
+  return j;
+}
+
+/* True at s[u] == '/' for "/s" or "/sec" ending a word: a rate written
+ * as "500.1/s" (per second) rather than "1440/global_step". */
+static int bare_per_second(const char *s, size_t n, size_t u) {
+  size_t e = u + 1;
+
+  while (e < n && al(s[e]))
+    e++;
+  if (e < n && (dg(s[e]) || s[e] == '_'))
+    return 0;
+  return (e - u - 1 == 1 && s[u + 1] == 's') ||
+         (e - u - 1 == 3 && memcmp(s + u + 1, "sec", 3) == 0);
+}
+
+/* Lexes a number-like token at s[i] and returns the end. */
+static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
+                         int sp) {
+  size_t j, u;
+  double v, secs;
+  int isint;
+  trk_tok *t;
+
+  if ((j = scan_date(s, n, i)) > 0) {
+    push(L, TK_DATE, i, j - i, sp);
+    return j;
+  }
+  if (dg(s[i]) && (j = scan_clock(s, n, i, &secs)) > 0) {
+    t = push(L, TK_CLOCK, i, j - i, sp);
+    if (t)
+      t->v = secs;
+    return j;
+  }
+  j = scan_number(s, n, i, &v, &isint);
+  t = push(L, TK_NUM, i, j - i, sp);
+  if (t == NULL)
+    return j;
+  t->v = v;
+  t->isint = (uint8_t)isint;
+  /* Attached unit suffix: letters, '%', µ, and '/' between letters. */
+  u = j;
+  {
+    size_t ul = 0;
+    while (u < n && ul < sizeof(t->unit) - 1) {
+      unsigned char c = (unsigned char)s[u];
+      if (al(c) || c == '%') {
+        t->unit[ul++] = (char)lower(c);
+        u++;
+      } else if (c == '/' && u + 1 < n && (al(s[u + 1]) || s[u + 1] == '%') &&
+                 (ul > 0 || bare_per_second(s, n, u))) {
+        /* "3.05it/s", "5ms/step"; a leading '/' only as in "500.1/s". */
+        t->unit[ul++] = '/';
+        u++;
+      } else if ((c == 0xc2 && u + 1 < n && (unsigned char)s[u + 1] == 0xb5) ||
+                 (c == 0xce && u + 1 < n && (unsigned char)s[u + 1] == 0xbc)) {
+        t->unit[ul++] = 'u'; /* micro sign */
+        u += 2;
+      } else {
+        break;
+      }
+    }
+    t->unit[ul] = '\0';
+    /* A word glued to a number ("10epochs", "0x1f") is not a unit if it
+     * goes on with digits; keep what was read, the pairing ignores it. */
+    if (ul > 0) {
+      t->len = (uint16_t)(u - i);
+      return u;
+    }
+  }
+  /* A fraction: "37/500", "70/    1000", "100 / 1000". */
+  if (isint && s[i] != '-' && s[i] != '+') {
+    size_t k = j, pre = 0;
+    while (k < n && s[k] == ' ' && pre < 12) {
+      k++;
+      pre++;
+    }
+    if (k < n && s[k] == '/') {
+      size_t m = k + 1, post = 0;
+      while (m < n && s[m] == ' ' && post < 12) {
+        m++;
+        post++;
+      }
+      if (m < n && dg(s[m]) && (pre == 0 || post > 0)) {
+        double den;
+        int dint;
+        size_t e = scan_number(s, n, m, &den, &dint);
+        if (dint) {
+          /* "08/22 15:51" is a date in front of a time of day. */
+          double cs;
+          if (pre == 0 && post == 0 && e < n && s[e] == ' ' && e + 1 < n &&
+              dg(s[e + 1]) && scan_clock(s, n, e + 1, &cs) > 0 && v >= 1 &&
+              v <= 12 && den >= 1 && den <= 31) {
+            t->kind = TK_DATE;
+            t->len = (uint16_t)(e - i);
+            return e;
+          }
+          t->kind = TK_FRAC;
+          t->total = den;
+          t->len = (uint16_t)(e - i);
+          return e;
+        }
+      }
+    }
+    /* "3 of 10". */
+    if (j + 4 < n && s[j] == ' ' && s[j + 1] == 'o' && s[j + 2] == 'f' &&
+        s[j + 3] == ' ' && dg(s[j + 4])) {
+      double den;
+      int dint;
+      size_t e = scan_number(s, n, j + 4, &den, &dint);
+      if (dint && (e >= n || !al(s[e]))) {
+        t->kind = TK_FRAC;
+        t->total = den;
+        t->len = (uint16_t)(e - i);
+        return e;
+      }
+    }
+  }
+  /* A unit word after one or two blanks: "603.03 ms", "12 samples/s". */
+  {
+    size_t k = j, w;
+    if (k < n && s[k] == ' ')
+      k++;
+    if (k < n && s[k] == ' ')
+      k++;
+    if (k > j && k < n && (al(s[k]) || s[k] == '%')) {
+      w = k;
+      while (w < n && (al(s[w]) || s[w] == '/' || s[w] == '%'))
+        w++;
+      if (w - k < sizeof(t->unit) && is_unit_word(s + k, w - k) &&
+          (w >= n ||
+           !(dg(s[w]) || s[w] == '_' || s[w] == '=' || s[w] == ':'))) {
+        for (size_t q = k; q < w; q++)
+          t->unit[q - k] = (char)lower((unsigned char)s[q]);
+        t->unit[w - k] = '\0';
+        return w;
+      }
+    }
+  }
+  return j;
+}
+
+/* Lexes a word at s[i] (a letter or '_') and returns the end. */
+static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i, int sp) {
+  static const char *const nonfinite[] = {"nan", "inf", "infinity", NULL};
+  size_t j = i;
+
+  while (j < n) {
+    char c = s[j];
+    if (alnum_(c) || c == '@')
+      j++;
+    else if ((c == '.' || c == '-' || c == '/' || c == '+') && j + 1 < n &&
+             alnum_(s[j + 1]))
+      j++;
+    else if (c == '(') {
+      /* "Epoch(train)", "Epoch(val)": a short letter qualifier. */
+      size_t k = j + 1;
+      while (k < n && al(s[k]) && k - j <= 12)
+        k++;
+      if (k < n && s[k] == ')' && k > j + 1)
+        j = k + 1;
+      break;
+    } else
+      break;
+  }
+  /* "loss: nan", "grad_norm=inf": a value that is not a number. */
+  for (int k = 0; nonfinite[k]; k++)
+    if (strlen(nonfinite[k]) == j - i &&
+        strncasecmp(s + i, nonfinite[k], j - i) == 0) {
+      trk_tok *t = push(L, TK_NUM, i, j - i, sp);
+      if (t)
+        t->v = NAN;
+      return j;
+    }
+  push(L, TK_WORD, i, j - i, sp);
+  return j;
+}
+
+/* Length of a UTF-8 progress-bar glyph at s[i] (block elements U+2580 to
+ * U+259F, box drawing U+2500 to U+257F), or 0. */
+static size_t bar_glyph(const unsigned char *s, size_t n, size_t i) {
+  if (i + 2 < n && s[i] == 0xe2 &&
+      ((s[i + 1] == 0x96 && s[i + 2] >= 0x80 && s[i + 2] <= 0x9f) ||
+       ((s[i + 1] == 0x94 || s[i + 1] == 0x95) && s[i + 2] >= 0x80 &&
+        s[i + 2] <= 0xbf)))
+    return 3;
+  return 0;
+}
+
+static int ascii_bar_char(char c) {
+  return c == '=' || c == '>' || c == '.' || c == '#' || c == '-' || c == '*' ||
+         c == '~';
+}
+
+static void lex_tokens(trk_line *L, const char *s, size_t n) {
+  const unsigned char *u = (const unsigned char *)s;
+  size_t i = 0, ts0 = 0, ts1 = 0;
+  int sp = 1;
+
+  L->s = s;
+  L->n = n;
+  L->ntok = 0;
+  L->ts = sm__trk_timestamp(s, n, &ts0, &ts1);
+  if (!(L->ts == L->ts))
+    ts0 = ts1 = 0;
+  while (i < n && L->ntok < TRK_MAX_TOKS) {
+    unsigned char c = u[i];
+    size_t g;
+
+    if (ts1 > ts0 && i == ts0) {
+      push(L, TK_DATE, ts0, ts1 - ts0, sp);
+      i = ts1;
+      sp = 0;
+      continue;
+    }
+    if (c == ' ' || c == '\t') {
+      sp = 1;
+      i++;
+      continue;
+    }
+    if (dg(c) || ((c == '-' || c == '+') && i + 1 < n && dg(u[i + 1]) &&
+                  (i == 0 || !(alnum_(u[i - 1]) || u[i - 1] == '.' ||
+                               u[i - 1] == ')')))) {
+      i = lex_number(L, s, n, i, sp);
+      sp = 0;
+      continue;
+    }
+    if (al(c) || c == '_') {
+      i = lex_word(L, s, n, i, sp);
+      sp = 0;
+      continue;
+    }
+    if ((g = bar_glyph(u, n, i)) > 0) {
+      size_t j = i;
+      while (j < n && (g = bar_glyph(u, n, j)) > 0)
+        j += g;
+      push(L, TK_BAR, i, j - i, sp);
+      i = j;
+      sp = 0;
+      continue;
+    }
+    if (c >= 0x80) {
+      /* Other non-ASCII text: one boundary token per run. */
+      size_t j = i;
+      while (j < n && u[j] >= 0x80 && bar_glyph(u, n, j) == 0)
+        j++;
+      {
+        trk_tok *t = push(L, TK_PUNCT, i, j - i, sp);
+        if (t)
+          t->c = '?';
+      }
+      i = j;
+      sp = 0;
+      continue;
+    }
+    if (ascii_bar_char((char)c) && i + 2 < n && ascii_bar_char(s[i + 1]) &&
+        ascii_bar_char(s[i + 2])) {
+      size_t j = i;
+      while (j < n && ascii_bar_char(s[j]))
+        j++;
+      push(L, TK_BAR, i, j - i, sp);
+      i = j;
+      sp = 0;
+      continue;
+    }
+    if ((c == '(' || c == '[') && i + 2 < n) {
+      /* Unit annotation: "(ms)", "[s]". */
+      char close = c == '(' ? ')' : ']';
+      size_t j = i + 1;
+      while (j < n && al(s[j]) && j - i <= 8)
+        j++;
+      if (j < n && s[j] == close && j > i + 1) {
+        char unit[16];
+        size_t l = j - i - 1;
+        for (size_t q = 0; q < l; q++)
+          unit[q] = (char)lower(u[i + 1 + q]);
+        unit[l] = '\0';
+        if (is_time_unit(unit)) {
+          trk_tok *t = push(L, TK_UNITANN, i, j + 1 - i, sp);
+          if (t)
+            memcpy(t->unit, unit, l + 1);
+          i = j + 1;
+          sp = 0;
+          continue;
+        }
+      }
+    }
+    if (c >= 0x20 && c < 0x7f) {
+      trk_tok *t = push(L, TK_PUNCT, i, 1, sp);
+      if (t)
+        t->c = (char)c;
+    }
+    i++;
+    sp = 0;
+  }
+}
+
+/* ==== Pairing ==== */
+
+static int tok_is(const trk_line *L, int k, const char *w) {
+  const trk_tok *t = &L->tok[k];
+  size_t l = strlen(w);
+
+  if (t->kind != TK_WORD || t->len != l)
+    return 0;
+  for (size_t i = 0; i < l; i++)
+    if (lower((unsigned char)L->s[t->off + i]) != w[i])
+      return 0;
+  return 1;
+}
+
+static int is_value(const trk_tok *t) {
+  return t->kind == TK_NUM || t->kind == TK_FRAC || t->kind == TK_CLOCK;
+}
+
+/* The next token that is not a quote, or -1. */
+static int next_solid(const trk_line *L, int k) {
+  for (k++; k < L->ntok; k++) {
+    const trk_tok *t = &L->tok[k];
+    if (!(t->kind == TK_PUNCT && (t->c == '\'' || t->c == '"')))
+      return k;
+  }
+  return -1;
+}
+
+static void add_free(trk_line *L, int k) {
+  if (L->nfree < TRK_MAX_FREE)
+    L->free_tok[L->nfree++] = k;
+}
+
+void sm__trk_canon(const trk_line *L, const int *w, int nw, char *out,
+                   size_t cap) {
+  size_t o = 0;
+
+  for (int i = 0; i < nw && o + 1 < cap; i++) {
+    const trk_tok *t = &L->tok[w[i]];
+    if (i > 0)
+      out[o++] = '_';
+    for (size_t j = 0; j < t->len && o + 1 < cap; j++) {
+      char c = (char)lower((unsigned char)L->s[t->off + j]);
+      out[o++] = c == '-' ? '_' : c;
+    }
+  }
+  out[o] = '\0';
+}
+
+/* Words that end a key instead of being part of one. */
+static const char *const stop_words[] = {"and", "with",  "at",   "then",
+                                         "for", "after", "from", "to",
+                                         "on",  "of",    "by",   NULL};
+/* Words that stand between a key and its value ("grpo_loss is 0.1"). */
+static const char *const link_words[] = {"is", "was", "are", NULL};
+
+static int in_list(const trk_line *L, int k, const char *const *list) {
+  if (L->tok[k].len > 5) /* the longest stop or link word */
+    return 0;
+  for (int i = 0; list[i]; i++)
+    if (tok_is(L, k, list[i]))
+      return 1;
+  return 0;
+}
+
+#define MAX_PENDING 8
+#define MAX_KEY_WORDS 4
+#define MAX_NEST 16
+
+void sm__trk_lex(trk_line *L, const char *s, size_t n) {
+  int pend[MAX_PENDING], np = 0;
+  int sep = 0, paren = 0, bracket = 0;
+  char nest[MAX_NEST]; /* '(' '[' or 'T' (a transparent bracket) */
+  int nn = 0;
+  char ann[16] = "";
+
+  if (n > TRK_MAX_INPUT)
+    n = TRK_MAX_INPUT;
+  lex_tokens(L, s, n);
+  L->nf = 0;
+  L->nfree = 0;
+  L->head_end = L->ntok;
+
+#define FLUSH()                                                                \
+  do {                                                                         \
+    for (int q_ = 0; q_ < np; q_++)                                            \
+      add_free(L, pend[q_]);                                                   \
+    np = 0;                                                                    \
+    sep = 0;                                                                   \
+    ann[0] = '\0';                                                             \
+  } while (0)
+
+  for (int k = 0; k < L->ntok; k++) {
+    trk_tok *t = &L->tok[k];
+    int nx;
+
+    switch (t->kind) {
+    case TK_WORD:
+      if (in_list(L, k, link_words)) {
+        if (np > 0)
+          sep = ' ';
+        break;
+      }
+      if (in_list(L, k, stop_words)) {
+        /* "in s" is a unit annotation: "train_step_timing in s=0.6". */
+        FLUSH();
+        break;
+      }
+      if (tok_is(L, k, "in") && k + 1 < L->ntok &&
+          L->tok[k + 1].kind == TK_WORD) {
+        char u[16];
+        const trk_tok *w = &L->tok[k + 1];
+        size_t l = w->len < sizeof(u) - 1 ? w->len : sizeof(u) - 1;
+        for (size_t q = 0; q < l; q++)
+          u[q] = (char)lower((unsigned char)L->s[w->off + q]);
+        u[l] = '\0';
+        if (is_time_unit(u) && np > 0) {
+          memcpy(ann, u, l + 1);
+          k++;
+          break;
+        }
+      }
+      if (np == MAX_PENDING) {
+        add_free(L, pend[0]);
+        memmove(pend, pend + 1, (MAX_PENDING - 1) * sizeof(int));
+        np--;
+      }
+      pend[np++] = k;
+      sep = 0;
+      break;
+    case TK_UNITANN:
+      memcpy(ann, t->unit, sizeof(ann));
+      break;
+    case TK_PUNCT:
+      switch (t->c) {
+      case '\'':
+      case '"':
+        break;
+      case ':':
+      case '=':
+        nx = next_solid(L, k);
+        if (nx >= 0 && (is_value(&L->tok[nx]) ||
+                        (L->tok[nx].kind == TK_PUNCT && L->tok[nx].c == '[' &&
+                         nx + 1 < L->ntok && is_value(&L->tok[nx + 1]))))
+          sep = t->c;
+        else
+          FLUSH();
+        break;
+      case '[':
+        nx = next_solid(L, k);
+        if (np > 0 && nx >= 0 && is_value(&L->tok[nx])) {
+          if (nn < MAX_NEST)
+            nest[nn++] = 'T';
+        } else {
+          FLUSH();
+          if (nn < MAX_NEST)
+            nest[nn++] = '[';
+          bracket++;
+        }
+        break;
+      case '(':
+        FLUSH();
+        if (nn < MAX_NEST)
+          nest[nn++] = '(';
+        paren++;
+        break;
+      case ']':
+      case ')':
+        FLUSH();
+        if (nn > 0) {
+          char o = nest[--nn];
+          if (o == '[')
+            bracket--;
+          else if (o == '(')
+            paren--;
+        }
+        break;
+      default:
+        FLUSH();
+      }
+      break;
+    case TK_NUM:
+    case TK_FRAC:
+    case TK_CLOCK: {
+      trk_field *f;
+      int nk = np > MAX_KEY_WORDS ? MAX_KEY_WORDS : np;
+      if (L->head_end == L->ntok)
+        L->head_end = k;
+      for (int q = 0; q < np - nk; q++)
+        add_free(L, pend[q]);
+      if (L->nf >= TRK_MAX_FIELDS) {
+        np = 0;
+        sep = 0;
+        ann[0] = '\0';
+        break;
+      }
+      f = &L->f[L->nf++];
+      memset(f, 0, sizeof(*f));
+      sm__trk_canon(L, pend + (np - nk), nk, f->key, sizeof(f->key));
+      f->nkw = nk;
+      for (int q = 0; q < nk; q++)
+        f->kw[q] = pend[np - nk + q];
+      f->tok = k;
+      f->kind = t->kind;
+      f->v = t->v;
+      f->total = t->kind == TK_FRAC ? t->total : NAN;
+      f->isint = t->isint || t->kind == TK_FRAC;
+      memcpy(f->unit, t->unit[0] ? t->unit : ann, sizeof(f->unit));
+      f->sep = sep ? sep : (nk ? ' ' : 0);
+      f->paren = paren > 0;
+      f->bracket = bracket > 0 || (nn > 0 && nest[nn - 1] == 'T');
+      np = 0;
+      sep = 0;
+      ann[0] = '\0';
+      break;
+    }
+    default: /* TK_BAR, TK_DATE */
+      FLUSH();
+    }
+  }
+  FLUSH();
+#undef FLUSH
+}

@@ -1,0 +1,717 @@
+/* parse.c - from the key/value fields of one line to a sample: which
+ * counter is the step, which key is the training loss, what the step time
+ * and the throughput are, and whether the line is training progress at
+ * all.
+ *
+ * The structures that frameworks print around their numbers are found
+ * here: tqdm bars ("450/1000 [01:23<01:42, 5.37it/s, loss=0.23]"), Keras
+ * bars ("1407/1407 [====] - 7s 5ms/step - loss: 1.19"), bracketed epoch
+ * counters ("Epoch: [13][ 0/391]", "Epoch(train) [1][70/1563]"), the
+ * PyTorch-tutorial pair "[1,   100] loss: 2.17", and tables whose column
+ * names come on an earlier line (YOLO: "Epoch GPU_mem box_loss ...").
+ *
+ * The guards that keep evaluation and start-up output out of the training
+ * progress are explicit and cheap: words such as "Evaluating",
+ * "Validation", "Test:" or "valid on" outside the keys, counters qualified
+ * "(val)", a line whose only losses are validation losses, and, for
+ * start-up, leading words such as "Downloading", "Loading checkpoint
+ * shards", "Map" or bars counting bytes or examples.  A line that names
+ * training explicitly ("train_loss", "train_time") is never taken for an
+ * evaluation line. */
+#include <stdio.h>
+#include <string.h>
+
+#include "track_int.h"
+
+static int lower(int c) {
+  return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
+
+static void sample_init(sm_track_sample *o) {
+  memset(o, 0, sizeof(*o));
+  o->epoch = o->loss = o->lr = o->step_time = o->rate = NAN;
+  o->throughput = o->cum_time = o->anon_time = o->ts = NAN;
+  o->bar_elapsed = NAN;
+}
+
+static int unit_is(const char *u, const char *const *list) {
+  if (u[0] == '\0')
+    return 0;
+  for (int i = 0; list[i]; i++)
+    if (strcmp(u, list[i]) == 0)
+      return 1;
+  return 0;
+}
+
+/* Units of a time per step. */
+static const char *const per_step_units[] = {
+    "ms/step",  "s/step",  "us/step",  "ms/it", "ms/iter", "s/iter",
+    "ms/batch", "s/batch", "sec/step", "us/it", NULL};
+/* Units of steps per second. */
+static const char *const rate_units[] = {"it/s",      "its/s",  "step/s",
+                                         "steps/s",   "iter/s", "iters/s",
+                                         "updates/s", NULL};
+/* Units that count bytes or dataset examples: start-up work. */
+static const char *const init_units[] = {
+    "b/s",  "kb/s", "mb/s",       "gb/s",         "kib/s",   "mib/s", "gib/s",
+    "ex/s", "ba/s", "examples/s", "examples/sec", "files/s", NULL};
+
+/* Maps a throughput unit as printed to the unit reported, or NULL. */
+static const char *tput_unit(const char *u) {
+  static const char *const map[][2] = {{"samples/s", "samples/s"},
+                                       {"samples/sec", "samples/s"},
+                                       {"sample/s", "samples/s"},
+                                       {"tokens/s", "tokens/s"},
+                                       {"tokens/sec", "tokens/s"},
+                                       {"tok/s", "tokens/s"},
+                                       {"token/s", "tokens/s"},
+                                       {"img/s", "images/s"},
+                                       {"imgs/s", "images/s"},
+                                       {"images/s", "images/s"},
+                                       {"images/sec", "images/s"},
+                                       {"words/s", "words/s"},
+                                       {"seq/s", "sequences/s"},
+                                       {"sequences/s", "sequences/s"},
+                                       {"tflops", "TFLOP/s"},
+                                       {"tflop/s", "TFLOP/s"},
+                                       {"/s", "/s"}};
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(map); i++)
+    if (strcmp(u, map[i][0]) == 0)
+      return map[i][1];
+  return NULL;
+}
+
+/* ==== Tables ==== */
+
+/* A line of column names: three to twelve words and nothing else, half
+ * of them metric-like ("box_loss", "GPU_mem") or known keys. */
+static int table_head(trk_line *L, trk_head *h) {
+  int nw = 0, metric = 0, known = 0;
+
+  if (L->nf > 0)
+    return 0;
+  for (int k = 0; k < L->ntok; k++) {
+    const trk_tok *t = &L->tok[k];
+    if (t->kind == TK_WORD) {
+      char col[TRK_COL_MAX];
+      size_t l = t->len < TRK_COL_MAX - 1 ? t->len : TRK_COL_MAX - 1;
+      trk_keyinfo ki;
+      for (size_t i = 0; i < l; i++) {
+        char c = (char)lower((unsigned char)L->s[t->off + i]);
+        col[i] = c == '-' ? '_' : c;
+      }
+      col[l] = '\0';
+      sm__trk_key_lookup(col, &ki);
+      if (ki.role == R_EPOCH || ki.role == R_LOSS || ki.role == R_STEP ||
+          ki.role == R_ITER || ki.role == R_LR || ki.role == R_EVAL_LOSS ||
+          ki.role == R_BATCH || ki.role == R_IGNORE)
+        known++;
+      if (ki.role != R_NONE || strchr(col, '_') != NULL)
+        metric++;
+      if (h != NULL && nw < TRK_MAX_COLS)
+        memcpy(h->col[nw], col, l + 1);
+      nw++;
+    } else if (!(t->kind == TK_PUNCT && strchr("|()", t->c) != NULL)) {
+      return 0;
+    }
+  }
+  if (nw < 3 || nw > TRK_MAX_COLS || known == 0 || metric * 2 < nw)
+    return 0;
+  if (h != NULL)
+    h->n = nw;
+  return 1;
+}
+
+/* Names the leading values of a row after the columns of the last table
+ * head: "  2/2  4.76G  0.0436 ... 640: 100% 8/8 [...]". */
+static void map_row(trk_line *L, const trk_head *h) {
+  int nv = 0;
+
+  for (int k = 0; k < L->ntok; k++) {
+    const trk_tok *t = &L->tok[k];
+    if (t->kind == TK_NUM || t->kind == TK_FRAC) {
+      if (nv >= L->nf || L->f[nv].tok != k || L->f[nv].key[0] != '\0')
+        return;
+      nv++;
+    } else if (t->kind == TK_PUNCT && t->c == '|') {
+      continue;
+    } else if ((t->kind == TK_PUNCT && (t->c == ':' || t->c == '[')) ||
+               t->kind == TK_BAR) {
+      break;
+    } else {
+      return;
+    }
+  }
+  if (nv != h->n)
+    return;
+  for (int i = 0; i < nv; i++) {
+    memcpy(L->f[i].key, h->col[i], TRK_COL_MAX);
+    L->f[i].sep = ':';
+  }
+}
+
+/* ==== Bars ==== */
+
+enum { BAR_NONE = 0, BAR_TQDM, BAR_KERAS, BAR_RICH };
+
+typedef struct bar_info {
+  int style;       /* BAR_* */
+  int tok;         /* token of the counter */
+  double elapsed;  /* elapsed seconds or NAN */
+  double rate;     /* steps per second or NAN */
+  int rate_tok;    /* token of the rate */
+  int elapsed_tok; /* Keras: token of the elapsed time */
+  int init_unit;   /* the rate counts bytes or examples */
+} bar_info;
+
+static int punct_at(const trk_line *L, int k, char c) {
+  return k >= 0 && k < L->ntok && L->tok[k].kind == TK_PUNCT &&
+         L->tok[k].c == c;
+}
+
+/* True when token k is the value of a keyed field ("Epoch 2/9"). */
+static int keyed_value(const trk_line *L, int k) {
+  for (int i = 0; i < L->nf; i++)
+    if (L->f[i].tok == k)
+      return L->f[i].key[0] != '\0';
+  return 0;
+}
+
+static void find_bar(const trk_line *L, bar_info *b) {
+  memset(b, 0, sizeof(*b));
+  b->elapsed = b->rate = NAN;
+  b->tok = b->rate_tok = b->elapsed_tok = -1;
+  for (int k = 0; k < L->ntok; k++) {
+    const trk_tok *t = &L->tok[k];
+    int counter = t->kind == TK_FRAC ||
+                  (t->kind == TK_NUM && t->isint && strcmp(t->unit, "it") == 0);
+    if (!counter || keyed_value(L, k))
+      continue;
+    if (punct_at(L, k + 1, '[') && k + 2 < L->ntok &&
+        L->tok[k + 2].kind == TK_CLOCK &&
+        (punct_at(L, k + 3, '<') || punct_at(L, k + 3, ','))) {
+      b->style = BAR_TQDM;
+      b->tok = k;
+      b->elapsed = L->tok[k + 2].v;
+      for (int m = k + 3; m < L->ntok && !punct_at(L, m, ']'); m++) {
+        const trk_tok *r = &L->tok[m];
+        if (r->kind != TK_NUM || r->unit[0] == '\0')
+          continue;
+        if (strcmp(r->unit, "s/it") == 0 && r->v > 0) {
+          b->rate = 1.0 / r->v;
+          b->rate_tok = m;
+        } else if (unit_is(r->unit, rate_units)) {
+          b->rate = r->v;
+          b->rate_tok = m;
+        } else if (unit_is(r->unit, init_units)) {
+          b->init_unit = 1;
+          b->rate_tok = m;
+        } else if (strchr(r->unit, '/') != NULL) {
+          b->rate_tok = m;
+        } else {
+          continue;
+        }
+        break;
+      }
+      return;
+    }
+    if (t->kind == TK_FRAC &&
+        ((k + 1 < L->ntok && L->tok[k + 1].kind == TK_BAR) ||
+         (punct_at(L, k + 1, '[') && k + 2 < L->ntok &&
+          L->tok[k + 2].kind == TK_BAR))) {
+      b->style = BAR_KERAS;
+      b->tok = k;
+      for (int m = k + 1; m < L->ntok && m < k + 8; m++) {
+        const trk_tok *r = &L->tok[m];
+        int ok;
+        if (r->kind == TK_NUM && strchr(r->unit, '/') == NULL) {
+          double s = sm__trk_seconds(r->v, r->unit, &ok);
+          if (ok) {
+            b->elapsed = s;
+            b->elapsed_tok = m;
+          }
+          break;
+        }
+        if (r->kind == TK_WORD)
+          break;
+      }
+      return;
+    }
+    if (t->kind == TK_FRAC && k > 0 && L->tok[k - 1].kind == TK_BAR) {
+      /* rich: "Epoch 2/9 ━━━━━━━━ 121/1563 0:00:12 • 0:02:21 10.21it/s" */
+      b->style = BAR_RICH;
+      b->tok = k;
+      return;
+    }
+  }
+}
+
+/* True when the percentage in front of the bar at token k has a key of
+ * the given role ("Epoch:  33%|...| 1/3"). */
+static int bar_describes(const trk_line *L, int k, int role) {
+  for (int i = L->nf - 1; i >= 0; i--)
+    if (L->f[i].tok < k && strcmp(L->f[i].unit, "%") == 0)
+      return L->f[i].ki.role == role;
+  return 0;
+}
+
+/* ==== Guards ==== */
+
+static int word_at(const trk_line *L, int k,
+                   int (*pred)(const char *, size_t)) {
+  const trk_tok *t = &L->tok[k];
+  return t->kind == TK_WORD && pred(L->s + t->off, t->len);
+}
+
+static int key_has(const trk_line *L, const trk_field *f,
+                   int (*pred)(const char *, size_t)) {
+  for (int i = 0; i < f->nkw; i++)
+    if (word_at(L, f->kw[i], pred))
+      return 1;
+  return 0;
+}
+
+/* ==== Keys ==== */
+
+/* Words that may stand in front of a key without being part of it: log
+ * levels ("INFO step 10"), and the qualifiers train / eval ("Train Step
+ * 10", "Val Step 10"), which then mark the key. */
+static const char *const level_words[] = {
+    "info",  "debug",    "warning", "warn", "error", "notice",
+    "trace", "critical", "fatal",   "log",  NULL};
+
+static int droppable(const trk_line *L, int k, unsigned *flags) {
+  const trk_tok *t = &L->tok[k];
+  const char *w = L->s + t->off;
+  char low[16];
+  size_t n = t->len;
+
+  if (t->kind != TK_WORD)
+    return 0;
+  if (n >= 2 && w[0] == '_' && w[1] == '_')
+    return 1; /* "__main__" */
+  if (memchr(w, '.', n) != NULL)
+    return 1; /* "d2.utils.events", "trainer.py" */
+  if (n >= sizeof(low))
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    low[i] = (char)lower((unsigned char)w[i]);
+  low[n] = '\0';
+  for (int i = 0; level_words[i]; i++)
+    if (strcmp(low, level_words[i]) == 0)
+      return 1;
+  if (strcmp(low, "train") == 0 || strcmp(low, "training") == 0) {
+    *flags |= KF_TRAIN;
+    return 1;
+  }
+  if (sm__trk_is_eval_word(w, n)) {
+    *flags |= KF_EVAL;
+    return 1;
+  }
+  return 0;
+}
+
+/* Looks a field's key up; an unknown key of several words is tried again
+ * without leading log levels and qualifiers. */
+static void lookup_field(trk_line *L, trk_field *f) {
+  unsigned extra = 0;
+
+  sm__trk_key_lookup(f->key, &f->ki);
+  if (f->ki.role != R_NONE || f->nkw < 2)
+    return;
+  for (int d = 1; d < f->nkw; d++) {
+    char key[TRK_KEY_MAX];
+    trk_keyinfo ki;
+    if (!droppable(L, f->kw[d - 1], &extra))
+      return;
+    sm__trk_canon(L, f->kw + d, f->nkw - d, key, sizeof(key));
+    sm__trk_key_lookup(key, &ki);
+    /* A qualifier may only be dropped in front of a counter or a loss:
+     * "Train Step 10", "Val Loss 0.3", but not "Training time: 11.2s"
+     * (the whole run's time). */
+    if (ki.role != R_NONE && (extra & (KF_TRAIN | KF_EVAL)) &&
+        !(ki.role == R_STEP || ki.role == R_ITER || ki.role == R_BATCH ||
+          ki.role == R_EPOCH || ki.role == R_LOSS))
+      return;
+    if (ki.role != R_NONE) {
+      memcpy(f->key, key, sizeof(f->key));
+      f->ki = ki;
+      f->ki.flags |= extra;
+      if ((extra & KF_EVAL) && ki.role == R_LOSS)
+        f->ki.role = R_EVAL_LOSS;
+      return;
+    }
+  }
+}
+
+/* ==== The sample ==== */
+
+static int integral(double v) {
+  return v >= 0 && v < 1e15 && v == (double)(long long)v;
+}
+
+static void set_counter(sm_track_sample *o, int counter, const char *name,
+                        double step, double total) {
+  o->counter = counter;
+  snprintf(o->counter_name, sizeof(o->counter_name), "%s", name);
+  o->has_step = 1;
+  o->step = (long long)step;
+  if (total == total && total > 0 && integral(total)) {
+    o->has_total = 1;
+    o->total = (long long)total;
+  }
+}
+
+void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
+                   sm_track_sample *o, trk_head *head_out) {
+  bar_info bar;
+  int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
+  int loss_i = -1, part_i = -1, epoch_i = -1, first_val = -1;
+  int tp_low = -1, epoch_bar = 0;
+
+  sample_init(o);
+  sm__trk_lex(L, seg, n);
+  o->ts = L->ts;
+  if (table_head(L, head_out)) {
+    o->kind = SM_TK_TABLE_HEAD;
+    o->n_cols = head_out ? head_out->n : 0;
+    return;
+  }
+  if (head != NULL && head->n >= 3)
+    map_row(L, head);
+  for (int i = 0; i < L->nf; i++) {
+    trk_field *f = &L->f[i];
+    lookup_field(L, f);
+    if ((f->ki.flags & KF_STRICT) &&
+        (!(f->sep == ':' || f->sep == '=') || !f->isint))
+      f->ki.role = R_NONE;
+    if (f->ki.flags & KF_TRAIN) {
+      train++;
+      if (f->ki.role == R_CUM || f->ki.role == R_TIME || f->ki.role == R_RATE)
+        o->train_clock++;
+    }
+  }
+  find_bar(L, &bar);
+  if (bar.style == BAR_TQDM && bar_describes(L, bar.tok, R_EPOCH)) {
+    /* "Epoch:  33%|###  | 1/3 [...]": the bar counts epochs; its rate is
+     * per epoch, not per step. */
+    o->epoch = L->tok[bar.tok].v;
+    bar.style = BAR_NONE;
+    epoch_bar = 1;
+  }
+
+  /* Start-up work: leading words of the line or of the bar, and bars
+   * that count bytes or examples. */
+  for (int i = 0; i < L->nfree && !init; i++)
+    if (L->free_tok[i] < L->head_end &&
+        word_at(L, L->free_tok[i], sm__trk_is_init_word))
+      init = 1;
+  if (L->nf > 0 &&
+      (L->f[0].ki.role == R_NONE || strcmp(L->f[0].unit, "%") == 0) &&
+      key_has(L, &L->f[0], sm__trk_is_init_word))
+    init = 1;
+  if (bar.init_unit)
+    init = 1;
+  for (int i = 0; i < L->nf && !init; i++)
+    if (unit_is(L->f[i].unit, init_units))
+      init = 1;
+
+  /* Evaluation words outside meaningful keys. */
+  for (int i = 0; i < L->nfree && !eval; i++)
+    if (word_at(L, L->free_tok[i], sm__trk_is_eval_word))
+      eval = 1;
+  for (int i = 0; i < L->nf && !eval; i++) {
+    const trk_field *f = &L->f[i];
+    if ((f->ki.role == R_NONE || strcmp(f->unit, "%") == 0 ||
+         f->kind == TK_FRAC) &&
+        key_has(L, f, sm__trk_is_eval_word))
+      eval = 1;
+    if ((f->ki.flags & KF_EVAL) &&
+        (f->ki.role == R_EPOCH || f->ki.role == R_STEP ||
+         f->ki.role == R_ITER || f->ki.role == R_BATCH))
+      eval = 1;
+  }
+
+  /* Fields by role. */
+  for (int i = 0; i < L->nf; i++) {
+    trk_field *f = &L->f[i];
+    int role = f->ki.role, ok;
+    double s;
+
+    if (f->key[0] == '\0' && f->kind == TK_NUM && !f->paren &&
+        f->tok != bar.elapsed_tok && f->tok != bar.rate_tok &&
+        !unit_is(f->unit, per_step_units) && f->unit[0] != '\0' &&
+        o->anon_time != o->anon_time) {
+      s = sm__trk_seconds(f->v, f->unit, &ok);
+      if (ok)
+        o->anon_time = s;
+    }
+    if (f->kind == TK_NUM && unit_is(f->unit, per_step_units) &&
+        o->step_time != o->step_time && !(f->ki.flags & KF_EVAL)) {
+      s = sm__trk_seconds(f->v, f->unit, &ok);
+      if (ok && s > 0) {
+        o->step_time = s;
+        snprintf(o->time_key, sizeof(o->time_key), "%s", f->unit);
+      }
+    }
+    if (f->kind == TK_NUM && f->tok != bar.rate_tok && o->rate != o->rate &&
+        !(f->ki.flags & KF_EVAL)) {
+      if (unit_is(f->unit, rate_units) && f->v > 0)
+        o->rate = f->v;
+      else if (strcmp(f->unit, "s/it") == 0 && f->v > 0)
+        o->rate = 1.0 / f->v;
+    }
+    if (f->kind == TK_NUM && o->throughput != o->throughput &&
+        !(f->ki.flags & KF_EVAL) && role != R_TPUT && f->v > 0) {
+      const char *u = tput_unit(f->unit);
+      if (u != NULL) {
+        o->throughput = f->v;
+        snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u);
+      }
+    }
+    if (f->ki.flags & KF_EVAL) {
+      if (role == R_EVAL_LOSS)
+        has_eval_loss = 1;
+      continue;
+    }
+    if (strcmp(f->unit, "%") == 0 &&
+        (role == R_EPOCH || role == R_STEP || role == R_ITER ||
+         role == R_BATCH || role == R_MICRO))
+      continue; /* "Epoch:  45%|...": a bar's description, not a value */
+    switch (role) {
+    case R_LOSS:
+      if (f->kind != TK_NUM || strcmp(f->unit, "%") == 0)
+        break;
+      if (!(f->ki.flags & KF_PART) && loss_i < 0)
+        loss_i = i;
+      else if ((f->ki.flags & KF_PART) && part_i < 0)
+        part_i = i;
+      break;
+    case R_EVAL_LOSS:
+      has_eval_loss = 1;
+      break;
+    case R_EPOCH:
+      if (epoch_i < 0 && f->kind != TK_CLOCK)
+        epoch_i = i;
+      break;
+    case R_LR:
+      if (o->lr != o->lr && f->kind == TK_NUM)
+        o->lr = f->v;
+      break;
+    case R_TIME:
+      if (o->step_time != o->step_time && f->kind == TK_NUM) {
+        const char *u = f->unit;
+        if (u[0] == '\0')
+          u = (f->ki.flags & KF_MS) ? "ms" : (f->ki.flags & KF_US) ? "us" : "s";
+        s = sm__trk_seconds(f->v, u, &ok);
+        if (ok && s > 0 && s < 1e6) {
+          o->step_time = s;
+          snprintf(o->time_key, sizeof(o->time_key), "%s", f->key);
+        }
+      }
+      break;
+    case R_CUM:
+      if (o->cum_time != o->cum_time &&
+          (f->kind == TK_NUM || f->kind == TK_CLOCK)) {
+        const char *u = f->unit[0]              ? f->unit
+                        : (f->ki.flags & KF_MS) ? "ms"
+                                                : "s";
+        s = f->kind == TK_CLOCK ? f->v : sm__trk_seconds(f->v, u, &ok);
+        if (f->kind == TK_CLOCK || ok)
+          o->cum_time = s;
+      }
+      break;
+    case R_RATE:
+      if (o->rate != o->rate && f->kind == TK_NUM && f->v > 0)
+        o->rate = strcmp(f->unit, "s/it") == 0 ? 1.0 / f->v : f->v;
+      break;
+    case R_TPUT:
+      if (f->kind != TK_NUM || f->v <= 0)
+        break;
+      if (unit_is(f->unit, rate_units)) {
+        if (o->rate != o->rate)
+          o->rate = f->v;
+        break;
+      }
+      if (f->ki.flags & KF_LOW) {
+        if (tp_low < 0)
+          tp_low = i;
+        break;
+      }
+      if (o->throughput != o->throughput || strcmp(o->tp_unit, "/s") == 0) {
+        const char *u = f->ki.unit ? f->ki.unit : tput_unit(f->unit);
+        o->throughput = f->v;
+        snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u ? u : "/s");
+      }
+      break;
+    default:
+      break;
+    }
+  }
+  if (o->throughput != o->throughput && tp_low >= 0) {
+    const trk_field *f = &L->f[tp_low];
+    o->throughput = f->v;
+    snprintf(o->tp_unit, sizeof(o->tp_unit), "%s",
+             f->ki.unit ? f->ki.unit : "/s");
+  }
+  if (loss_i < 0)
+    loss_i = part_i;
+  if (loss_i >= 0) {
+    o->loss = L->f[loss_i].v;
+    o->loss_nonfinite = o->loss != o->loss;
+  }
+  if (epoch_i >= 0)
+    o->epoch = L->f[epoch_i].v;
+  if (bar.style != BAR_NONE) {
+    o->bar_elapsed = bar.elapsed;
+    if (bar.rate == bar.rate) {
+      if (o->rate != o->rate)
+        o->rate = bar.rate;
+      if (o->throughput != o->throughput) {
+        o->throughput = bar.rate;
+        snprintf(o->tp_unit, sizeof(o->tp_unit), "it/s");
+      }
+    }
+  }
+
+  /* Evaluation: words, qualified counters, or only validation losses. */
+  if (has_eval_loss && loss_i < 0)
+    eval = 1;
+  if (train > 0)
+    eval = 0;
+
+  /* The counter: keyed counters, bars, bracketed and bare fractions. */
+  for (int i = 0; i < L->nf; i++) {
+    const trk_field *f = &L->f[i];
+    int role = f->ki.role, st = 0, c = 0;
+    if ((f->ki.flags & KF_EVAL) || strcmp(f->unit, "%") == 0)
+      continue;
+    switch (role) {
+    case R_STEP:
+      st = 6;
+      c = SM_TC_STEP;
+      break;
+    case R_ITER:
+      st = 5;
+      c = SM_TC_ITER;
+      break;
+    case R_BATCH:
+      st = 4;
+      c = SM_TC_BATCH;
+      break;
+    case R_MICRO:
+      st = 1;
+      c = SM_TC_MICRO;
+      break;
+    default:
+      break;
+    }
+    if (st > best && f->kind != TK_CLOCK && integral(f->v)) {
+      best = st;
+      set_counter(o, c, f->key, f->v, f->total);
+    }
+  }
+  if (best < 4 && bar.style != BAR_NONE) {
+    const trk_tok *t = &L->tok[bar.tok];
+    if (integral(t->v)) {
+      best = 4;
+      set_counter(o, SM_TC_BATCH,
+                  bar.style == BAR_TQDM    ? "tqdm"
+                  : bar.style == BAR_KERAS ? "keras"
+                                           : "bar",
+                  t->v, t->kind == TK_FRAC ? t->total : NAN);
+    }
+  }
+  if (best < 4 && L->ntok >= 5 && punct_at(L, 0, '[') &&
+      L->tok[1].kind == TK_NUM && L->tok[1].isint && punct_at(L, 2, ',') &&
+      L->tok[3].kind == TK_NUM && L->tok[3].isint && punct_at(L, 4, ']')) {
+    /* "[1,   100] loss: 2.173": epoch and batch. */
+    best = 4;
+    set_counter(o, SM_TC_BATCH, "pair", L->tok[3].v, NAN);
+    if (o->epoch != o->epoch)
+      o->epoch = L->tok[1].v;
+  }
+  for (int i = 0; i + 1 < L->nf && best < 5; i++) {
+    /* "[1000] train/loss=2.34, ...": a step alone in brackets before the
+     * metrics (JAX/Flax metric writers), after only a logger prefix. */
+    const trk_field *f = &L->f[i];
+    if (f->ki.role != R_NONE)
+      break;
+    if (f->kind == TK_NUM && f->key[0] == '\0' && f->isint &&
+        f->unit[0] == '\0' && punct_at(L, f->tok - 1, '[') &&
+        punct_at(L, f->tok + 1, ']') && L->f[i + 1].ki.role != R_NONE &&
+        L->f[i + 1].ki.role != R_IGNORE) {
+      best = 5;
+      set_counter(o, SM_TC_ITER, "[step]", f->v, NAN);
+    }
+  }
+  for (int i = 0; i < L->nf && best < 4; i++) {
+    const trk_field *f = &L->f[i];
+    if (f->kind == TK_FRAC && f->key[0] == '\0' && f->bracket && !f->paren &&
+        f->tok != bar.tok) {
+      best = 4;
+      set_counter(o, SM_TC_BATCH, "bracket", f->v, f->total);
+    }
+  }
+  for (int i = 0; i < L->nf && best < 3; i++) {
+    const trk_field *f = &L->f[i];
+    if (f->kind == TK_FRAC && f->key[0] == '\0' && !f->bracket && !f->paren &&
+        f->tok != bar.tok) {
+      best = 3;
+      set_counter(o, SM_TC_FRACTION, "fraction", f->v, f->total);
+    }
+  }
+
+  if (init) {
+    o->kind = SM_TK_INIT;
+    return;
+  }
+  if (eval) {
+    o->kind = SM_TK_EVAL;
+    return;
+  }
+  /* A bar that finished within a second is a trivial loop, and a bar
+   * without a rate or metrics says nothing yet. */
+  if (bar.style == BAR_TQDM && o->counter == SM_TC_BATCH &&
+      strcmp(o->counter_name, "tqdm") == 0) {
+    if (o->has_total && o->step >= o->total && bar.elapsed < 1.0)
+      return;
+    if (bar.rate != bar.rate && o->loss != o->loss && o->lr != o->lr)
+      return;
+  }
+  {
+    int facts = o->loss == o->loss || o->lr == o->lr ||
+                o->step_time == o->step_time || o->rate == o->rate ||
+                o->throughput == o->throughput || o->cum_time == o->cum_time ||
+                o->anon_time == o->anon_time;
+    if (o->counter == SM_TC_FRACTION) {
+      /* A bare "n/m" needs a named fact beside it. */
+      facts = o->loss == o->loss || o->lr == o->lr ||
+              o->step_time == o->step_time || o->rate == o->rate ||
+              o->throughput == o->throughput || o->cum_time == o->cum_time;
+    }
+    if (o->has_step) {
+      if (facts || (o->has_total && o->counter != SM_TC_FRACTION)) {
+        o->kind = SM_TK_SAMPLE;
+        return;
+      }
+    } else if (o->loss == o->loss || o->step_time == o->step_time ||
+               o->rate == o->rate) {
+      o->kind = SM_TK_SAMPLE;
+      return;
+    }
+  }
+  /* "Epoch 3/10" alone, or an epoch bar. */
+  if ((epoch_i >= 0 && L->nf == 1) || (epoch_bar && !o->has_step)) {
+    o->kind = SM_TK_EPOCH_HEAD;
+    return;
+  }
+  (void)first_val;
+}
+
+void sm_track_parse(const char *seg, size_t n, sm_track_sample *out) {
+  static _Thread_local trk_line L;
+
+  sm__trk_parse(&L, seg, n, NULL, out, NULL);
+}

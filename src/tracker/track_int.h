@@ -1,0 +1,192 @@
+/* track_int.h - what the tracker's source files share: the tokens and
+ * key/value fields of one line, the key-synonym table and the sample
+ * window.  Not installed; the public API is schedmate/sm_tracker.h. */
+#ifndef SM_TRACK_INT_H
+#define SM_TRACK_INT_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "schedmate/sm_tracker.h"
+
+/* Bytes of one segment that are looked at; the rest is ignored. */
+#define TRK_MAX_INPUT 8192
+#define TRK_MAX_TOKS 768
+#define TRK_MAX_FIELDS 160
+#define TRK_MAX_FREE 96
+#define TRK_KEY_MAX 48
+#define TRK_MAX_COLS 12
+#define TRK_COL_MAX 24
+
+/* ==== Tokens ==== */
+
+enum trk_tok_kind {
+  TK_WORD = 1, /* identifier-like word: "loss", "lm-loss", "train/loss" */
+  TK_NUM,      /* number, with an optional unit suffix ("45.2ms") */
+  TK_FRAC,     /* "n/m" (integers, blanks allowed around the slash) */
+  TK_CLOCK,    /* "12:34", "1:02:03", "00:12.5": a duration or time */
+  TK_PUNCT,    /* one ASCII punctuation character */
+  TK_BAR,      /* a run of progress-bar glyphs: "=====>....", "████" */
+  TK_UNITANN,  /* a unit annotation after a key: "(ms)", "[s]", "in s" */
+  TK_DATE      /* a calendar date: "2022-11-24", "08/22" before a time */
+};
+
+typedef struct trk_tok {
+  uint8_t kind;  /* an trk_tok_kind */
+  uint8_t sp;    /* whitespace precedes the token */
+  char c;        /* TK_PUNCT: the character */
+  uint8_t isint; /* TK_NUM: written without '.' or exponent */
+  uint16_t off;  /* offset of the token in the text */
+  uint16_t len;  /* its length */
+  double v;      /* number, numerator, or seconds of a clock */
+  double total;  /* TK_FRAC: denominator */
+  char unit[16]; /* number suffix or annotation, lower case ("ms") */
+} trk_tok;
+
+/* ==== Key roles (the synonym table) ==== */
+
+enum trk_role {
+  R_NONE = 0,  /* unknown key: ignored */
+  R_STEP,      /* optimizer / global step counter */
+  R_ITER,      /* iteration counter */
+  R_MICRO,     /* micro-step counter */
+  R_BATCH,     /* in-epoch batch index */
+  R_EPOCH,     /* epoch */
+  R_LOSS,      /* training loss */
+  R_EVAL_LOSS, /* validation / test loss: never the training loss */
+  R_LR,        /* learning rate */
+  R_TIME,      /* time of one step (seconds unless a unit says) */
+  R_CUM,       /* cumulative training time */
+  R_RATE,      /* steps per second */
+  R_TPUT,      /* throughput (samples, tokens, words, images per second) */
+  R_IGNORE     /* known but unused (eta, data_time, loss_scale...) */
+};
+
+/* Key flags. */
+#define KF_TRAIN 0x01  /* the key names training explicitly */
+#define KF_EVAL 0x02   /* the key names evaluation (val_, eval_, test_) */
+#define KF_STRICT 0x04 /* only with ':' or '=' and an integer value */
+#define KF_MS 0x08     /* value in milliseconds unless a unit says */
+#define KF_US 0x10     /* value in microseconds unless a unit says */
+#define KF_LOW 0x20    /* a running average: use only when nothing else */
+#define KF_PART 0x40   /* a loss component (box_loss, loss_cls) */
+
+typedef struct trk_keyinfo {
+  int role;         /* an trk_role */
+  unsigned flags;   /* KF_* */
+  const char *unit; /* R_TPUT: the unit to report, or NULL */
+} trk_keyinfo;
+
+/* Looks up a canonical key (lower case, words joined by '_').  Unknown
+ * keys get R_NONE, but their flags still say KF_EVAL / KF_TRAIN when the
+ * words do, and loss-like keys get R_LOSS | KF_PART or R_EVAL_LOSS. */
+void sm__trk_key_lookup(const char *key, trk_keyinfo *out);
+
+/* True when a free word (not part of a key) names evaluation, or
+ * start-up work (downloads, loading, preprocessing). */
+int sm__trk_is_eval_word(const char *w, size_t n);
+int sm__trk_is_init_word(const char *w, size_t n);
+
+/* Converts a time value with a unit ("ms", "s", "us", "min", "h") to
+ * seconds; *ok is 0 when the unit is not a time unit. */
+double sm__trk_seconds(double v, const char *unit, int *ok);
+
+/* Number of entries in the synonym table and whether it is sorted (for
+ * the unit tests). */
+int sm__trk_keytable_check(void);
+
+/* ==== Fields ==== */
+
+typedef struct trk_field {
+  char key[TRK_KEY_MAX]; /* canonical key, "" when unkeyed */
+  int nkw;               /* words in the key */
+  int kw[4];             /* token indexes of the key's words */
+  int tok;               /* token index of the value */
+  int kind;              /* TK_NUM, TK_FRAC or TK_CLOCK */
+  double v;              /* value or numerator */
+  double total;          /* denominator of a fraction */
+  int isint;             /* integer literal */
+  char unit[16];         /* unit suffix, or the key's unit annotation */
+  int sep;               /* ':' or '=' between key and value, ' ', or 0 */
+  int paren;             /* inside parentheses */
+  int bracket;           /* inside square brackets */
+  trk_keyinfo ki;        /* the key's role */
+} trk_field;
+
+/* One segment, tokenised and paired. */
+typedef struct trk_line {
+  const char *s;             /* the text (borrowed) */
+  size_t n;                  /* its length, at most TRK_MAX_INPUT */
+  double ts;                 /* timestamp or NAN */
+  trk_tok tok[TRK_MAX_TOKS]; /* tokens */
+  int ntok;
+  trk_field f[TRK_MAX_FIELDS]; /* key/value fields in line order */
+  int nf;
+  int free_tok[TRK_MAX_FREE]; /* token indexes of words outside keys */
+  int nfree;
+  int head_end; /* token index of the first value */
+} trk_line;
+
+/* Tokenises s[0..n) (n is cut to TRK_MAX_INPUT) and pairs keys with
+ * values.  Keys are canonical but not yet looked up. */
+void sm__trk_lex(trk_line *L, const char *s, size_t n);
+
+/* Writes the canonical key of the words w[0..nw) (token indexes): lower
+ * case, '-' as '_', words joined by '_'. */
+void sm__trk_canon(const trk_line *L, const int *w, int nw, char *out,
+                   size_t cap);
+
+/* ==== Parsing with context ==== */
+
+/* Column names of the last table head seen (YOLO-style tables). */
+typedef struct trk_head {
+  int n;                               /* columns, 0 = none */
+  char col[TRK_MAX_COLS][TRK_COL_MAX]; /* canonical names */
+} trk_head;
+
+/* As sm_track_parse, with the scratch line given and an optional table
+ * head to name the leading values of a row; a table head line fills
+ * *head_out (may be NULL). */
+void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
+                   sm_track_sample *out, trk_head *head_out);
+
+/* Internal timestamp finder: also reports where the stamp starts. */
+double sm__trk_timestamp(const char *s, size_t n, size_t *start, size_t *end);
+
+/* ==== The window ==== */
+
+/* One kept sample and where it sat. */
+typedef struct trk_rec {
+  sm_track_sample s; /* the parsed facts */
+  uint64_t seq;      /* arrival order */
+  uint32_t series;   /* counter identity, 0 for step-less samples */
+  int epoch_seq;     /* epoch-boundary count when it arrived */
+  double ctx_epoch;  /* epoch from the last epoch head, or NAN */
+} trk_rec;
+
+#define TRK_RING 2048
+
+typedef struct trk_window {
+  trk_rec *rec;      /* ring of TRK_RING records */
+  uint64_t next_seq; /* sequence of the next record */
+  size_t count;      /* records held (<= TRK_RING) */
+  size_t head;       /* index of the next slot */
+} trk_window;
+
+int sm__trk_window_init(trk_window *w);
+void sm__trk_window_release(trk_window *w);
+void sm__trk_window_clear(trk_window *w);
+/* Adds a sample; the oldest is dropped when the ring is full. */
+void sm__trk_window_add(trk_window *w, const sm_track_sample *s, int epoch_seq,
+                        double ctx_epoch);
+/* The series identity of a sample (0 when it has no counter). */
+uint32_t sm__trk_series(const sm_track_sample *s);
+/* Computes the answer over the newest n samples of the main counter. */
+void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r);
+
+/* Robust centre: drops values further than max(3 * 1.4826 * MAD, 5 % of
+ * the median) from the median and returns the median of the rest (NAN
+ * for no values).  Reorders v; *kept (may be NULL) gets the count kept. */
+double sm__trk_robust_median(double *v, size_t n, size_t *kept);
+
+#endif /* SM_TRACK_INT_H */
