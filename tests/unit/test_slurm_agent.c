@@ -889,3 +889,153 @@ SM_TEST(slurm_agent_bad_options) {
             SM_ENOENT);
 #endif
 }
+
+/* ==== Run channel ==== */
+
+static void append_steps(const char *path, int from, int to, double dt) {
+  FILE *f = fopen(path, "a");
+  ASSERT(f != NULL);
+  for (int i = from; i <= to; i++)
+    fprintf(f, "[2026-11-29 10:00:00] step %d/400 | loss %.4f | lr 1.00e-01 | "
+               "%.3f s/it | %.1f samples/s\n",
+            i, 6.9 / (1 + i / 10.0), dt, 256 / dt);
+  fclose(f);
+}
+
+static cJSON *status_job(const scratch *s, uint32_t id) {
+  char *text = NULL;
+  size_t len;
+  cJSON *o, *jobs, *j, *out = NULL;
+  ASSERT_OK(sm_file_read_all(s->status, 1 << 22, &text, &len, NULL));
+  o = cJSON_Parse(text);
+  sm_free(text);
+  jobs = cJSON_GetObjectItem(o, "jobs");
+  cJSON_ArrayForEach(j, jobs) {
+    if (cJSON_GetObjectItem(j, "job_id")->valueint == (int)id)
+      out = cJSON_Duplicate(j, 1);
+  }
+  cJSON_Delete(o);
+  return out;
+}
+
+SM_TEST(slurm_agent_run_progress_and_interference) {
+  fake f = {0};
+  scratch s;
+  sm_slurm_agent *a;
+  sm_slurm_opts o;
+  sm_slurm_backend b = {0};
+  sm_err err = {0};
+  sm_slurm_job *ja, *jb;
+  char log_a[400], log_b[400], metrics[400];
+  cJSON *st;
+  char *prom = NULL;
+  size_t len;
+  sm_slurm_counters c;
+
+  scratch_init(&s);
+  snprintf(log_a, sizeof(log_a), "%s/a.out", s.dir);
+  snprintf(log_b, sizeof(log_b), "%s/b.out", s.dir);
+  snprintf(metrics, sizeof(metrics), "%s/metrics.prom", s.dir);
+  memset(&o, 0, sizeof(o));
+  o.db = s.db;
+  o.audit_path = s.audit;
+  o.status_path = s.status;
+  o.metrics_path = metrics;
+  o.interval_s = 0.001;
+  o.track_samples = 5;
+  b.ops = &fake_ops;
+  b.ud = &f;
+  snprintf(b.cluster, sizeof(b.cluster), "fake");
+  a = sm_slurm_agent_new(&o, &b, &err);
+  ASSERT(a != NULL);
+  /* Job A runs alone on n1; its log appears a little later. */
+  ja = add(&f, 21, SM_SJ_RUNNING, "a", script_r18, s.repo, 0);
+  ja->std_out = sdup(log_a);
+  ja->start_time = 1000;
+  set_nodes(ja, "n1");
+  ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  st = status_job(&s, 21);
+  ASSERT_STREQ(cJSON_GetObjectItem(st, "log_status")->valuestring,
+               "unreadable");
+  cJSON_Delete(st);
+  append_steps(log_a, 1, 20, 0.1);
+  usleep(20000);
+  ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  st = status_job(&s, 21);
+  ASSERT_STREQ(cJSON_GetObjectItem(st, "log_status")->valuestring, "ok");
+  ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "progress"), "step")
+                ->valueint,
+            20);
+  ASSERT_NEAR(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "progress"),
+                                  "step_time_s")
+                  ->valuedouble,
+              0.1, 1e-9);
+  cJSON_Delete(st);
+  ASSERT_OK(sm_file_read_all(metrics, 1 << 20, &prom, &len, NULL));
+  ASSERT(strstr(prom, "schedmate_job_step{job=\"21\",name=\"a\",node=\"n1\"} "
+                      "20\n") != NULL);
+  ASSERT(strstr(prom, "schedmate_job_step_time_seconds{job=\"21\",name=\"a\","
+                      "node=\"n1\"} 0.1\n") != NULL);
+  ASSERT(strstr(prom, "schedmate_slurm_up 1\n") != NULL);
+  sm_free(prom);
+  /* Job B joins n1; A slows down to a third over a full window. */
+  jb = add(&f, 22, SM_SJ_RUNNING, "b", script_r18, s.repo, 0);
+  jb->std_out = sdup(log_b);
+  jb->start_time = 1100;
+  set_nodes(jb, "n1");
+  append_steps(log_b, 1, 3, 0.1);
+  ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  append_steps(log_a, 21, 23, 0.3);
+  ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  sm_slurm_agent_counters(a, &c);
+  ASSERT_EQ(c.interference, 0); /* the window still mixes before/after */
+  append_steps(log_a, 24, 30, 0.3);
+  ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  sm_slurm_agent_counters(a, &c);
+  ASSERT_EQ(c.interference, 1);
+  st = status_job(&s, 21);
+  {
+    cJSON *sl = cJSON_GetObjectItem(st, "slowdown");
+    ASSERT_EQ(cJSON_GetObjectItem(sl, "joined_by")->valueint, 22);
+    ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(sl, "flagged")));
+    ASSERT_NEAR(cJSON_GetObjectItem(sl, "ratio")->valuedouble, 0.333, 0.01);
+  }
+  cJSON_Delete(st);
+  {
+    char d[16][64];
+    int n = decisions(s.audit, "run", d, 16);
+    ASSERT_EQ(n, 1);
+    ASSERT_STREQ(d[0], "interference 21 -1");
+  }
+  /* Flagged once; B ends, the watch ends. */
+  append_steps(log_a, 31, 40, 0.3);
+  ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  sm_slurm_agent_counters(a, &c);
+  ASSERT_EQ(c.interference, 1);
+  fjob(&f, 22)->state = SM_SJ_COMPLETED;
+  fjob(&f, 22)->end_time = 1200;
+  ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  st = status_job(&s, 21);
+  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(st, "slowdown")));
+  cJSON_Delete(st);
+  /* The log vanishes: the job is reported unreadable, nothing breaks. */
+  unlink(log_a);
+  fjob(&f, 21)->state = SM_SJ_COMPLETED;
+  fjob(&f, 21)->end_time = 1300;
+  ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  ASSERT_EQ(history_state(&s, "fake:22"), SM_END_COMPLETED);
+  ASSERT_EQ(history_state(&s, "fake:21"), SM_END_COMPLETED);
+  {
+    char *out = history_outcome(&s, "fake:21");
+    ASSERT(strstr(out, "\"step\":40") != NULL);
+    sm_free(out);
+  }
+  {
+    char *out = history_outcome(&s, "fake:22");
+    ASSERT(strstr(out, "\"step\":3") != NULL);
+    sm_free(out);
+  }
+  sm_slurm_agent_free(a);
+  fake_free(&f);
+  scratch_free(&s);
+}
