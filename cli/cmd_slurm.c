@@ -37,6 +37,8 @@ static const char usage_text[] =
     "\n"
     "  --db URI              history: SQLite file or redis://host:port/db\n"
     "  --interval S          seconds between passes (10)\n"
+    "  --max-backoff S       longest wait between attempts while Slurm\n"
+    "                        cannot be reached (300)\n"
     "  --audit FILE          append-only JSON-lines audit log\n"
     "  --state FILE          planner state: retry counts and isolations\n"
     "                        (default: private to this run)\n"
@@ -76,6 +78,7 @@ enum {
   OPT_ENFORCE,
   OPT_DB,
   OPT_INTERVAL,
+  OPT_BACKOFF,
   OPT_AUDIT,
   OPT_STATE,
   OPT_STATUS,
@@ -106,6 +109,7 @@ static const struct option longopts[] = {
     {"enforce", no_argument, NULL, OPT_ENFORCE},
     {"db", required_argument, NULL, OPT_DB},
     {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"max-backoff", required_argument, NULL, OPT_BACKOFF},
     {"audit", required_argument, NULL, OPT_AUDIT},
     {"state", required_argument, NULL, OPT_STATE},
     {"status", required_argument, NULL, OPT_STATUS},
@@ -240,6 +244,9 @@ int cmd_slurm(int argc, char **argv) {
       break;
     case OPT_INTERVAL:
       rc = num_opt("--interval", optarg, 0.05, 86400, &o.interval_s);
+      break;
+    case OPT_BACKOFF:
+      rc = num_opt("--max-backoff", optarg, 0.05, 86400, &o.max_backoff_s);
       break;
     case OPT_AUDIT:
       o.audit_path = optarg;

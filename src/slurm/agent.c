@@ -356,7 +356,7 @@ int sm_slurm_agent_run(sm_slurm_agent *a, volatile sig_atomic_t *stop,
       wait = a->o.interval_s;
     } else {
       wait = wait * 2 > a->o.max_backoff_s ? a->o.max_backoff_s : wait * 2;
-      sm__log(a, SM_SLURM_INFO, "slurm: next attempt in %.0f s", wait);
+      sm__log(a, SM_SLURM_INFO, "slurm: next attempt in %.3g s", wait);
     }
     until = sm_now() + wait;
     while (!*stop) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -250,6 +251,38 @@ static void close_backend(void *ud) {
 static const sm_slurm_ops ops = {load_jobs, batch_script, update_job,
                                  drain_node, requeue, close_backend};
 
+/* ClusterName= of a slurm.conf (keys are case-insensitive); 0 if found. */
+static int conf_cluster_name(const char *path, char *out, size_t cap) {
+  FILE *f = fopen(path, "r");
+  char line[1024];
+  int found = -1;
+
+  if (f == NULL)
+    return -1;
+  while (found != 0 && fgets(line, sizeof(line), f) != NULL) {
+    char *p = line, *e;
+    while (*p == ' ' || *p == '\t')
+      p++;
+    if (strncasecmp(p, "ClusterName", 11) != 0)
+      continue;
+    p += 11;
+    while (*p == ' ' || *p == '\t')
+      p++;
+    if (*p++ != '=')
+      continue;
+    while (*p == ' ' || *p == '\t')
+      p++;
+    e = p + strcspn(p, " \t\r\n#");
+    if (e > p && (size_t)(e - p) < cap) {
+      memcpy(out, p, (size_t)(e - p));
+      out[e - p] = '\0';
+      found = 0;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
 int sm_slurm_backend_libslurm(sm_slurm_backend *b, const char *conf,
                               sm_err *err) {
   slurm_conf_t *cf = NULL;
@@ -273,9 +306,12 @@ int sm_slurm_backend_libslurm(sm_slurm_backend *b, const char *conf,
     initialised = 1;
   }
   b->ops = &ops;
-  /* The cluster name names history records; an unreachable controller
-   * is not fatal here (the agent retries), the name then stays "slurm". */
+  /* The cluster name names history records: from the file (no RPC, so a
+   * controller that is down does not delay the start), else from the
+   * controller, else "slurm". */
   snprintf(b->cluster, sizeof(b->cluster), "slurm");
+  if (conf_cluster_name(path, b->cluster, sizeof(b->cluster)) == 0)
+    return 0;
   if (slurm_load_ctl_conf((time_t)0, &cf) == SLURM_SUCCESS && cf) {
     if (cf->cluster_name && cf->cluster_name[0])
       snprintf(b->cluster, sizeof(b->cluster), "%s", cf->cluster_name);
