@@ -163,7 +163,10 @@ static void log_line(void *ud, int level, const char *msg) {
   strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
   pthread_mutex_lock(&log_mu);
   fprintf(stderr, "%s schedmate slurm: %s: %s\n", ts,
-          names[level < 0 ? 0 : level > 3 ? 3 : level], msg);
+          names[level < 0   ? 0
+                : level > 3 ? 3
+                            : level],
+          msg);
   fflush(stderr);
   pthread_mutex_unlock(&log_mu);
 }
@@ -326,8 +329,9 @@ int cmd_slurm(int argc, char **argv) {
       else if (strcmp(optarg, "debug") == 0)
         log_level = SM_SLURM_DEBUG;
       else
-        rc = cli_usage("slurm", "--log-level: expected error, warn, info or "
-                                "debug, got '%s'",
+        rc = cli_usage("slurm",
+                       "--log-level: expected error, warn, info or "
+                       "debug, got '%s'",
                        optarg);
       break;
     case ':':

@@ -33,9 +33,9 @@ typedef struct sm_extract_req {
    * if the user had run `bash SCRIPT ARGV...` in cwd: its #SBATCH lines
    * and its launch line are followed like those of a script file, and
    * argv/argc are the script's own arguments (argc may be 0). */
-  const char *script;         /* script text, or NULL */
-  size_t script_len;          /* its length in bytes (no NUL needed) */
-  const char *script_name;    /* its name in evidence ["batch_script"] */
+  const char *script;      /* script text, or NULL */
+  size_t script_len;       /* its length in bytes (no NUL needed) */
+  const char *script_name; /* its name in evidence ["batch_script"] */
 } sm_extract_req;
 
 /* What was extracted. */

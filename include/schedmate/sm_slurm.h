@@ -62,32 +62,32 @@ SM_EXTERN int sm_slurm_state_ended(int state);
 
 /* One job.  Strings are owned (sm_malloc) and may be NULL. */
 typedef struct sm_slurm_job {
-  uint32_t id;          /* job id */
-  int state;            /* an sm_slurm_state */
-  int completing;       /* Slurm's COMPLETING flag is set */
-  uint32_t uid;         /* submitting user */
-  char *user;           /* user name, or NULL (looked up from uid) */
-  char *name;           /* job name */
-  char *partition;      /* partition(s), comma-separated */
-  char *work_dir;       /* working directory */
-  char *std_out;        /* expanded StdOut path */
-  char *std_err;        /* expanded StdErr path */
-  char *command;        /* batch script path and arguments, blank-joined */
-  char *comment;        /* the job's comment */
-  char **nodes;         /* allocated nodes, one name each */
-  int n_nodes;          /* their count */
-  uint32_t priority;    /* 0: held */
-  uint32_t time_limit;  /* minutes; 0: none (unlimited) */
-  uint32_t restarts;    /* how often the job was requeued */
-  int exit_status;      /* wait() status of the batch script */
-  int batch;            /* 1: a batch job with a script */
-  int gpus_per_node;    /* GPUs requested per node, 0 if none */
-  int gpus_total;       /* GPUs requested per job (--gpus), 0 if none */
-  int req_nodes;        /* nodes requested */
-  char *gpu_type;       /* GPU type requested ("a100"), or NULL */
-  double submit_time;   /* Unix seconds, 0 unknown */
-  double start_time;    /* Unix seconds, 0 not started */
-  double end_time;      /* Unix seconds, 0 not ended */
+  uint32_t id;         /* job id */
+  int state;           /* an sm_slurm_state */
+  int completing;      /* Slurm's COMPLETING flag is set */
+  uint32_t uid;        /* submitting user */
+  char *user;          /* user name, or NULL (looked up from uid) */
+  char *name;          /* job name */
+  char *partition;     /* partition(s), comma-separated */
+  char *work_dir;      /* working directory */
+  char *std_out;       /* expanded StdOut path */
+  char *std_err;       /* expanded StdErr path */
+  char *command;       /* batch script path and arguments, blank-joined */
+  char *comment;       /* the job's comment */
+  char **nodes;        /* allocated nodes, one name each */
+  int n_nodes;         /* their count */
+  uint32_t priority;   /* 0: held */
+  uint32_t time_limit; /* minutes; 0: none (unlimited) */
+  uint32_t restarts;   /* how often the job was requeued */
+  int exit_status;     /* wait() status of the batch script */
+  int batch;           /* 1: a batch job with a script */
+  int gpus_per_node;   /* GPUs requested per node, 0 if none */
+  int gpus_total;      /* GPUs requested per job (--gpus), 0 if none */
+  int req_nodes;       /* nodes requested */
+  char *gpu_type;      /* GPU type requested ("a100"), or NULL */
+  double submit_time;  /* Unix seconds, 0 unknown */
+  double start_time;   /* Unix seconds, 0 not started */
+  double end_time;     /* Unix seconds, 0 not ended */
 } sm_slurm_job;
 
 /* Frees an array of jobs (NULL is a no-op). */
@@ -203,8 +203,8 @@ SM_EXTERN int sm_slurm_agent_pass(sm_slurm_agent *a, sm_err *err);
 /* Passes every interval until *stop is set (by a signal handler) or
  * wake_fd (may be -1) becomes readable; while Slurm is unreachable the
  * wait doubles up to max_backoff_s.  Returns 0. */
-SM_EXTERN int sm_slurm_agent_run(sm_slurm_agent *a,
-                                 volatile sig_atomic_t *stop, int wake_fd);
+SM_EXTERN int sm_slurm_agent_run(sm_slurm_agent *a, volatile sig_atomic_t *stop,
+                                 int wake_fd);
 
 /* Starts the thread that answers the plugin on socket_path (a stale
  * socket file is replaced; a live one is an error).  Returns 0 or a
@@ -223,19 +223,19 @@ SM_EXTERN int sm_slurm_answer(sm_slurm_agent *a, const char *req, size_t len,
 
 /* Counters, for the status file and tests. */
 typedef struct sm_slurm_counters {
-  uint64_t passes;          /* passes that loaded the job list */
-  uint64_t slurm_errors;    /* passes that could not */
-  uint64_t advised;         /* jobs advised by the submit channel */
-  uint64_t estimates;       /* ... with an estimate */
-  uint64_t priority_sets;   /* priority decisions */
-  uint64_t diagnosed;       /* ended jobs diagnosed */
-  uint64_t drains;          /* drain decisions */
-  uint64_t requeues;        /* requeue decisions */
-  uint64_t written_back;    /* records put into the history */
-  uint64_t interference;    /* slowdowns flagged */
-  uint64_t answers;         /* plugin requests answered with OK */
-  uint64_t answers_no;      /* ... with NO */
-  uint64_t actions_failed;  /* enforce-mode actions Slurm refused */
+  uint64_t passes;         /* passes that loaded the job list */
+  uint64_t slurm_errors;   /* passes that could not */
+  uint64_t advised;        /* jobs advised by the submit channel */
+  uint64_t estimates;      /* ... with an estimate */
+  uint64_t priority_sets;  /* priority decisions */
+  uint64_t diagnosed;      /* ended jobs diagnosed */
+  uint64_t drains;         /* drain decisions */
+  uint64_t requeues;       /* requeue decisions */
+  uint64_t written_back;   /* records put into the history */
+  uint64_t interference;   /* slowdowns flagged */
+  uint64_t answers;        /* plugin requests answered with OK */
+  uint64_t answers_no;     /* ... with NO */
+  uint64_t actions_failed; /* enforce-mode actions Slurm refused */
 } sm_slurm_counters;
 
 SM_EXTERN void sm_slurm_agent_counters(sm_slurm_agent *a,

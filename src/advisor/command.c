@@ -957,8 +957,8 @@ int sm__command_script(sm__ctx *c, const char *text, size_t len,
 
   c->cmd_dir = c->cwd;
   if (len > c->max_file) {
-    sm__warn(c, "%s: %zu bytes is over the %zu-byte file cap, not read",
-             name, len, c->max_file);
+    sm__warn(c, "%s: %zu bytes is over the %zu-byte file cap, not read", name,
+             len, c->max_file);
     return 0;
   }
   if (memchr(text, '\0', len) != NULL) {

@@ -61,11 +61,11 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
   sm__ctx_init(c, req, res);
   rc = sm__repo_open(c, err);
   if (rc == 0 && req->script != NULL)
-    rc = sm__command_script(
-        c, req->script, req->script_len,
-        req->script_name && req->script_name[0] ? req->script_name
-                                                : "batch_script",
-        req->argv, req->argc > 0 ? req->argc : 0);
+    rc = sm__command_script(c, req->script, req->script_len,
+                            req->script_name && req->script_name[0]
+                                ? req->script_name
+                                : "batch_script",
+                            req->argv, req->argc > 0 ? req->argc : 0);
   else if (rc == 0)
     rc = sm__command(c, req->argv, req->argc);
   if (rc == 0) {

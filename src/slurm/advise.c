@@ -27,9 +27,9 @@
 
 /* Directories that are never a repository. */
 static int system_dir(const char *p) {
-  static const char *const bad[] = {"/proc", "/sys", "/dev", "/etc", "/usr",
-                                    "/boot", "/bin", "/sbin", "/lib", "/lib64",
-                                    "/run", "/var/run", NULL};
+  static const char *const bad[] = {
+      "/proc", "/sys", "/dev",   "/etc", "/usr",     "/boot", "/bin",
+      "/sbin", "/lib", "/lib64", "/run", "/var/run", NULL};
   if (strcmp(p, "/") == 0)
     return 1;
   for (int i = 0; bad[i]; i++) {
@@ -66,8 +66,8 @@ static int acceptable(const sm_slurm_agent *a, const char *dir, uint32_t uid,
  * rel_buf).  Returns 1 when a root was found, 0 when the script must be
  * read alone (why says so). */
 static int find_root(const sm_slurm_agent *a, uint32_t uid,
-                     const char *work_dir, char *root, char *rel_buf,
-                     char *why, size_t why_cap) {
+                     const char *work_dir, char *root, char *rel_buf, char *why,
+                     size_t why_cap) {
   char wd[PATH_MAX], cur[PATH_MAX];
 
   rel_buf[0] = '\0';

@@ -193,8 +193,9 @@ sm_slurm_agent *sm_slurm_agent_new(const sm_slurm_opts *o,
     return NULL;
   }
   if (o->db == NULL || o->db[0] == '\0') {
-    sm_err_set(err, SM_EINVAL, "slurm agent: a history store (--db) is "
-                               "required");
+    sm_err_set(err, SM_EINVAL,
+               "slurm agent: a history store (--db) is "
+               "required");
     return NULL;
   }
   a = sm_calloc(1, sizeof(*a));

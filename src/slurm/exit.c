@@ -68,14 +68,14 @@ static void drain_reason(const sm_diagnosis *d, uint32_t job, char *out,
     n = sizeof(cause) - 1;
   memcpy(cause, rc, n);
   cause[n] = '\0';
-  snprintf(out, cap, SM__NOTE_PREFIX " %s %s (job %u, line %lld)",
-           d->component, cause, (unsigned)job, d->first_error_line);
+  snprintf(out, cap, SM__NOTE_PREFIX " %s %s (job %u, line %lld)", d->component,
+           cause, (unsigned)job, d->first_error_line);
 }
 
 static void audit_step(sm_slurm_agent *a, const char *decision,
                        const sm_slurm_job *sj, const sm_diagnosis *d,
-                       const char *log, const char *target,
-                       const char *reason, int executed, const char *result) {
+                       const char *log, const char *target, const char *reason,
+                       int executed, const char *result) {
   sm_buf b;
   sm_jw w;
 
@@ -129,8 +129,10 @@ static void act(sm_slurm_agent *a, const sm_slurm_job *sj,
       drain_reason(d, sj->id, reason, sizeof(reason));
       sm__count(a, &a->cnt.drains, 1);
       if (!job_has_node(sj, s->target)) {
-        snprintf(result, sizeof(result), "not applied: %s is not a node of "
-                 "this job", s->target ? s->target : "(none)");
+        snprintf(result, sizeof(result),
+                 "not applied: %s is not a node of "
+                 "this job",
+                 s->target ? s->target : "(none)");
       } else if (p->executable) {
         if (a->be.ops->drain_node(a->be.ud, s->target, reason, &err) == 0) {
           executed = 1;
@@ -159,8 +161,7 @@ static void act(sm_slurm_agent *a, const sm_slurm_job *sj,
           if (a->be.ops->update_job(a->be.ud, &u, &e2) == 0)
             snprintf(result, sizeof(result), "ok");
           else
-            snprintf(result, sizeof(result), "ok (eligible later: %s)",
-                     e2.msg);
+            snprintf(result, sizeof(result), "ok (eligible later: %s)", e2.msg);
           sm__log(a, SM_SLURM_WARN, "job %u requeued after %s",
                   (unsigned)sj->id, d->root_cause ? d->root_cause : "fault");
         } else {
@@ -188,8 +189,8 @@ static void act(sm_slurm_agent *a, const sm_slurm_job *sj,
 
 /* Diagnoses the run's log.  Returns 0 with *d filled (d->failure may be
  * 0), 1 when no log could be read (d is zeroed), or a negative code. */
-static int diagnose(sm_slurm_agent *a, const sm_slurm_job *sj,
-                    sm_diagnosis *d, const char **log, sm_err *err) {
+static int diagnose(sm_slurm_agent *a, const sm_slurm_job *sj, sm_diagnosis *d,
+                    const char **log, sm_err *err) {
   const char *paths[2] = {sj->std_out, sj->std_err};
   int any = 0;
 
@@ -197,8 +198,8 @@ static int diagnose(sm_slurm_agent *a, const sm_slurm_job *sj,
   *log = NULL;
   for (int i = 0; i < 2; i++) {
     sm_diagnosis t;
-    if (paths[i] == NULL || (i == 1 && sj->std_out &&
-                             strcmp(paths[1], sj->std_out) == 0))
+    if (paths[i] == NULL ||
+        (i == 1 && sj->std_out && strcmp(paths[1], sj->std_out) == 0))
       continue;
     if (sm_diagnose_file(a->sigdb, paths[i], NULL, &t, err) != 0)
       continue;
@@ -279,10 +280,10 @@ static int write_back(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
     sm_jw_str(&w, sj->nodes[i]);
   sm_jw_arr_end(&w);
   sm_jw_key(&w, "gpus");
-  sm_jw_int(&w, sj->gpus_total > 0 ? sj->gpus_total
-                                   : sj->gpus_per_node *
-                                         (sj->req_nodes > 0 ? sj->req_nodes
-                                                            : 1));
+  sm_jw_int(&w,
+            sj->gpus_total > 0
+                ? sj->gpus_total
+                : sj->gpus_per_node * (sj->req_nodes > 0 ? sj->req_nodes : 1));
   sm_jw_key(&w, "estimate_s");
   sm_jw_num(&w, j->has_est ? round(j->est_s * 10) / 10 : NAN);
   sm_jw_key(&w, "log");
@@ -410,8 +411,10 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
       double wait = a->o.interval_s * (1 << j->exit_fails);
       j->exit_fails++;
       j->exit_retry = sm__wall() + wait;
-      sm__log(a, SM_SLURM_WARN, "job %u: cannot read its log (%s); again in "
-              "%.0f s", (unsigned)sj->id, err.msg, wait);
+      sm__log(a, SM_SLURM_WARN,
+              "job %u: cannot read its log (%s); again in "
+              "%.0f s",
+              (unsigned)sj->id, err.msg, wait);
       return;
     }
     if (rc == 1) {
@@ -459,8 +462,8 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
   }
   sm_jw_arr_end(&aw);
   sm_jw_finish(&aw);
-  if (write_back(a, sj, j, run, es, diagnosed ? &d : NULL,
-                 planned ? &p : NULL, log, sm_buf_str(&acts), note) == 0) {
+  if (write_back(a, sj, j, run, es, diagnosed ? &d : NULL, planned ? &p : NULL,
+                 log, sm_buf_str(&acts), note) == 0) {
     j->done_run = run;
   } else {
     /* Try the history again later; the actions are not repeated. */

@@ -8,9 +8,9 @@
 #include "slurm/slurm_int.h"
 
 static const char *const state_names[SM_SJ__COUNT] = {
-    "PENDING", "RUNNING",   "SUSPENDED", "COMPLETED",
-    "CANCELLED", "FAILED",  "TIMEOUT",   "NODE_FAIL",
-    "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
+    "PENDING",   "RUNNING",   "SUSPENDED", "COMPLETED",
+    "CANCELLED", "FAILED",    "TIMEOUT",   "NODE_FAIL",
+    "PREEMPTED", "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY"};
 
 const char *sm_slurm_state_name(int state) {
   return state >= 0 && state < SM_SJ__COUNT ? state_names[state] : "UNKNOWN";
@@ -108,8 +108,7 @@ static int gpu_entry(const char *s, size_t n, int *count, char *type,
   return 1;
 }
 
-int sm_slurm_parse_gpus(const char *tres, int *count, char *type,
-                        size_t cap) {
+int sm_slurm_parse_gpus(const char *tres, int *count, char *type, size_t cap) {
   const char *p = tres;
 
   *count = 0;

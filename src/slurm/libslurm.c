@@ -248,8 +248,8 @@ static void close_backend(void *ud) {
   }
 }
 
-static const sm_slurm_ops ops = {load_jobs, batch_script, update_job,
-                                 drain_node, requeue, close_backend};
+static const sm_slurm_ops ops = {load_jobs,  batch_script, update_job,
+                                 drain_node, requeue,      close_backend};
 
 /* ClusterName= of a slurm.conf (keys are case-insensitive); 0 if found. */
 static int conf_cluster_name(const char *path, char *out, size_t cap) {

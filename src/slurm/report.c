@@ -17,8 +17,7 @@
 /* ==== Audit ==== */
 
 void sm__audit_begin(sm_slurm_agent *a, sm_jw *w, sm_buf *b,
-                     const char *channel, const char *decision,
-                     uint32_t job) {
+                     const char *channel, const char *decision, uint32_t job) {
   char ts[32];
   double now = sm__wall();
   time_t t = (time_t)now;
@@ -74,8 +73,8 @@ void sm__audit_end(sm_slurm_agent *a, sm_jw *w, sm_buf *b, int executed,
   } else {
     ssize_t n = write(fd, b->data, b->len);
     if (n != (ssize_t)b->len)
-      sm__log(a, SM_SLURM_ERROR, "audit: %s: write failed: %s",
-              a->o.audit_path, n < 0 ? strerror(errno) : "short write");
+      sm__log(a, SM_SLURM_ERROR, "audit: %s: write failed: %s", a->o.audit_path,
+              n < 0 ? strerror(errno) : "short write");
     close(fd);
   }
   sm_buf_release(b);
@@ -107,14 +106,14 @@ static int write_atomic(sm_slurm_agent *a, const char *path, const sm_buf *b) {
 
 static void counters_json(const sm_slurm_counters *c, sm_jw *w) {
   static const char *const names[] = {
-      "passes",       "slurm_errors", "advised",      "estimates",
-      "priority_sets", "diagnosed",   "drains",       "requeues",
-      "written_back", "interference", "answers",      "answers_no",
+      "passes",        "slurm_errors", "advised", "estimates",
+      "priority_sets", "diagnosed",    "drains",  "requeues",
+      "written_back",  "interference", "answers", "answers_no",
       "actions_failed"};
-  const uint64_t v[] = {c->passes,       c->slurm_errors, c->advised,
-                        c->estimates,    c->priority_sets, c->diagnosed,
-                        c->drains,       c->requeues,     c->written_back,
-                        c->interference, c->answers,      c->answers_no,
+  const uint64_t v[] = {c->passes,        c->slurm_errors,  c->advised,
+                        c->estimates,     c->priority_sets, c->diagnosed,
+                        c->drains,        c->requeues,      c->written_back,
+                        c->interference,  c->answers,       c->answers_no,
                         c->actions_failed};
   sm_jw_obj_begin(w);
   for (size_t i = 0; i < SM_ARRAY_LEN(names); i++) {
@@ -243,13 +242,13 @@ static void metrics_write(sm_slurm_agent *a, const sm_slurm_counters *c) {
               "schedmate_agent_enforce %d\n",
               a->o.enforce ? 1 : 0);
   for (size_t i = 0; i < SM_ARRAY_LEN(ctr); i++)
-    sm_buf_addf(&b,
-                "# HELP schedmate_agent_%s_total %s\n"
-                "# TYPE schedmate_agent_%s_total counter\n"
-                "schedmate_agent_%s_total %llu\n",
-                ctr[i].name, ctr[i].help, ctr[i].name, ctr[i].name,
-                (unsigned long long)*(const uint64_t *)((const char *)c +
-                                                        ctr[i].off));
+    sm_buf_addf(
+        &b,
+        "# HELP schedmate_agent_%s_total %s\n"
+        "# TYPE schedmate_agent_%s_total counter\n"
+        "schedmate_agent_%s_total %llu\n",
+        ctr[i].name, ctr[i].help, ctr[i].name, ctr[i].name,
+        (unsigned long long)*(const uint64_t *)((const char *)c + ctr[i].off));
   sm__run_prom(a, &b);
   write_atomic(a, a->o.metrics_path, &b);
   sm_buf_release(&b);

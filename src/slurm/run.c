@@ -21,7 +21,6 @@
 
 #define MAX_RETRY_S 300.0
 
-
 void sm__run_forget(sm__sjob *j) {
   sm_tracker_free(j->trk);
   j->trk = NULL;
@@ -74,8 +73,8 @@ static void follow(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j) {
 
   if (sj->std_out == NULL)
     return;
-  if (j->trk != NULL && (j->trk_run != sj->restarts ||
-                         strcmp(j->trk_path, sj->std_out) != 0)) {
+  if (j->trk != NULL &&
+      (j->trk_run != sj->restarts || strcmp(j->trk_path, sj->std_out) != 0)) {
     /* A new run (requeued) or another file: start over. */
     sm_tracker_free(j->trk);
     j->trk = NULL;
@@ -96,9 +95,8 @@ static void follow(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j) {
     rc = sm_tracker_poll(j->trk, &j->tr, &err);
   }
   if (rc < 0) {
-    double wait = a->o.interval_s * (double)(1 << (j->trk_fails < 8
-                                                       ? j->trk_fails
-                                                       : 8));
+    double wait =
+        a->o.interval_s * (double)(1 << (j->trk_fails < 8 ? j->trk_fails : 8));
     if (wait > MAX_RETRY_S)
       wait = MAX_RETRY_S;
     if (j->trk_status != -1)
@@ -117,8 +115,7 @@ static void follow(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j) {
 }
 
 /* Did job k start on a node of j in this pass? */
-static const char *joined_node(const sm_slurm_job *sj,
-                               const sm_slurm_job *sk) {
+static const char *joined_node(const sm_slurm_job *sj, const sm_slurm_job *sk) {
   for (int x = 0; x < sj->n_nodes; x++)
     for (int y = 0; y < sk->n_nodes; y++)
       if (strcmp(sj->nodes[x], sk->nodes[y]) == 0)
@@ -147,10 +144,10 @@ static void check_slowdown(sm_slurm_agent *a, const sm_slurm_job *sj,
   if (j->joined_by == 0 || !isfinite(j->base_rate) || !isfinite(j->rate))
     return;
   j->slow_ratio = j->rate / j->base_rate;
-  settled = j->tr.has_step ? j->tr.step - j->base_step >=
-                                 (a->o.track_samples > 0 ? a->o.track_samples
-                                                         : 10)
-                           : 1;
+  settled = j->tr.has_step
+                ? j->tr.step - j->base_step >=
+                      (a->o.track_samples > 0 ? a->o.track_samples : 10)
+                : 1;
   if (!settled || j->flagged || j->slow_ratio >= 1.0 - a->o.slowdown)
     return;
   j->flagged = 1;
@@ -213,8 +210,8 @@ void sm__run_channel(sm_slurm_agent *a, sm_slurm_job *jobs, int n) {
     }
     follow(a, sj, j);
     j->rate = j->trk_status == 1 ? rate_of(&j->tr) : NAN;
-    if (j->joined_by != 0 && !running_on(jobs, n, j->joined_by,
-                                         j->joined_node)) {
+    if (j->joined_by != 0 &&
+        !running_on(jobs, n, j->joined_by, j->joined_node)) {
       j->joined_by = 0;
       j->base_rate = NAN;
       j->flagged = 0;
@@ -289,8 +286,7 @@ void sm__run_json(const sm__sjob *j, sm_jw *w) {
     sm_jw_key(w, "rate");
     sm_jw_num(w, j->rate);
     sm_jw_key(w, "ratio");
-    sm_jw_num(w, isfinite(j->rate) ? round(j->slow_ratio * 1000) / 1000
-                                    : NAN);
+    sm_jw_num(w, isfinite(j->rate) ? round(j->slow_ratio * 1000) / 1000 : NAN);
     sm_jw_key(w, "flagged");
     sm_jw_bool(w, j->flagged);
     sm_jw_obj_end(w);
@@ -376,4 +372,3 @@ void sm__run_prom(sm_slurm_agent *a, sm_buf *b) {
     }
   }
 }
-

@@ -121,8 +121,8 @@ int sm_slurm_answer(sm_slurm_agent *a, const char *req, size_t len,
       rc = sm_buf_addf(reply, "OK %u %s\n", (unsigned)sum.tl_min, sum.note);
     else
       rc = sm_buf_addf(reply, "OK - %s\n", sum.note);
-    sm__audit_begin(a, &w, &ab, "plugin",
-                    sum.has_est ? "estimate" : "fallback", 0);
+    sm__audit_begin(a, &w, &ab, "plugin", sum.has_est ? "estimate" : "fallback",
+                    0);
     sm_jw_key(&w, "name");
     sm_jw_str(&w, in.name ? in.name : "");
     sm_jw_key(&w, "uid");
@@ -149,9 +149,9 @@ int sm_slurm_answer(sm_slurm_agent *a, const char *req, size_t len,
 /* ==== The socket thread ==== */
 
 typedef struct client {
-  int fd;         /* connection, -1 when free */
-  double since;   /* accept time */
-  sm_buf in;      /* request bytes so far */
+  int fd;       /* connection, -1 when free */
+  double since; /* accept time */
+  sm_buf in;    /* request bytes so far */
 } client;
 
 static void client_close(client *c) {
@@ -309,14 +309,11 @@ int sm_slurm_serve_start(sm_slurm_agent *a, sm_err *err) {
   if (lstat(path, &st) == 0) {
     int probe;
     if (!S_ISSOCK(st.st_mode))
-      return sm_err_set(err, SM_EINVAL, "%s: exists and is not a socket",
-                        path);
+      return sm_err_set(err, SM_EINVAL, "%s: exists and is not a socket", path);
     probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (probe >= 0 &&
-        connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+    if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
       close(probe);
-      return sm_err_set(err, SM_EBUSY, "%s: another agent is listening",
-                        path);
+      return sm_err_set(err, SM_EBUSY, "%s: another agent is listening", path);
     }
     if (probe >= 0)
       close(probe);

@@ -24,34 +24,34 @@
 
 /* What the agent keeps about one job between passes. */
 typedef struct sm__sjob {
-  uint32_t id;         /* job id */
-  uint64_t seen;       /* last pass that listed it */
-  int state;           /* state in that pass */
-  uint32_t restarts;   /* restart count in that pass */
-  char *name;          /* job name (owned) */
+  uint32_t id;       /* job id */
+  uint64_t seen;     /* last pass that listed it */
+  int state;         /* state in that pass */
+  uint32_t restarts; /* restart count in that pass */
+  char *name;        /* job name (owned) */
   /* Submit channel. */
-  int advised;         /* 1: advised (estimate or fallback) */
-  int advise_fails;    /* failed attempts (unreadable script, ...) */
-  double advise_retry; /* wall time of the next attempt */
-  uint32_t native;     /* Slurm's own priority at first sight */
-  int has_est;         /* an estimate exists */
-  double est_s;        /* expected duration, seconds */
-  char *note;          /* our comment text ("schedmate: ...") */
-  sm_meta meta;        /* extracted metadata (for the write-back) */
-  int has_meta;        /* meta holds an extraction */
+  int advised;          /* 1: advised (estimate or fallback) */
+  int advise_fails;     /* failed attempts (unreadable script, ...) */
+  double advise_retry;  /* wall time of the next attempt */
+  uint32_t native;      /* Slurm's own priority at first sight */
+  int has_est;          /* an estimate exists */
+  double est_s;         /* expected duration, seconds */
+  char *note;           /* our comment text ("schedmate: ...") */
+  sm_meta meta;         /* extracted metadata (for the write-back) */
+  int has_meta;         /* meta holds an extraction */
   uint32_t last_target; /* last priority decided (audited once) */
   /* Run channel. */
-  sm_tracker *trk;      /* follows std_out while running */
-  char *trk_path;       /* the path it follows */
-  int trk_status;       /* 0 none, 1 ok, 2 missing, -1 unreadable */
+  sm_tracker *trk;                 /* follows std_out while running */
+  char *trk_path;                  /* the path it follows */
+  int trk_status;                  /* 0 none, 1 ok, 2 missing, -1 unreadable */
   char trk_error[SM_ERR_MSG_SIZE]; /* why unreadable */
-  int trk_fails;        /* consecutive failures (back-off) */
-  double trk_retry;     /* wall time of the next attempt */
-  sm_track_result tr;   /* newest answer */
-  uint32_t trk_run;     /* restart count of the followed run */
-  char **nodes;         /* nodes of the running job (copy) */
-  int n_nodes;          /* their count */
-  double started;       /* start time of the run */
+  int trk_fails;                   /* consecutive failures (back-off) */
+  double trk_retry;                /* wall time of the next attempt */
+  sm_track_result tr;              /* newest answer */
+  uint32_t trk_run;                /* restart count of the followed run */
+  char **nodes;                    /* nodes of the running job (copy) */
+  int n_nodes;                     /* their count */
+  double started;                  /* start time of the run */
   /* Interference: rate = throughput, or 1 / step time. */
   double rate;          /* newest rate, NAN unknown */
   double base_rate;     /* rate before another job joined, NAN none */
@@ -61,37 +61,37 @@ typedef struct sm__sjob {
   int flagged;          /* slowdown reported */
   double slow_ratio;    /* newest rate / base rate */
   /* Exit channel. */
-  long long done_run;   /* highest run (restart count) written back */
-  long long acted_run;  /* highest run whose exit actions were taken */
-  int exit_fails;       /* failed attempts at the exit channel */
-  double exit_retry;    /* wall time of the next attempt */
+  long long done_run;  /* highest run (restart count) written back */
+  long long acted_run; /* highest run whose exit actions were taken */
+  int exit_fails;      /* failed attempts at the exit channel */
+  double exit_retry;   /* wall time of the next attempt */
 } sm__sjob;
 
 struct sm_slurm_agent {
-  sm_slurm_opts o;          /* options, strings below copied */
+  sm_slurm_opts o; /* options, strings below copied */
   char *s_db, *s_audit, *s_state, *s_status, *s_metrics, *s_socket,
-      *s_sigs;              /* owned copies of the option strings */
-  char *tmp_dir;            /* private directory of this agent */
-  char *tmp_state;          /* private planner state when none given */
-  char *empty_repo;         /* an empty directory: the repository of a
-                             * job whose own directory cannot be read */
-  sm_slurm_backend be;      /* the cluster */
-  sm_store *store;          /* history (main thread) */
-  sm_sigdb *sigdb;          /* failure signatures */
-  sm__sjob *jobs;           /* sorted by id */
-  int n_jobs, cap_jobs;     /* count, allocated */
-  uint64_t pass;            /* passes started */
-  int slurm_ok;             /* the last load worked */
+      *s_sigs;                     /* owned copies of the option strings */
+  char *tmp_dir;                   /* private directory of this agent */
+  char *tmp_state;                 /* private planner state when none given */
+  char *empty_repo;                /* an empty directory: the repository of a
+                                    * job whose own directory cannot be read */
+  sm_slurm_backend be;             /* the cluster */
+  sm_store *store;                 /* history (main thread) */
+  sm_sigdb *sigdb;                 /* failure signatures */
+  sm__sjob *jobs;                  /* sorted by id */
+  int n_jobs, cap_jobs;            /* count, allocated */
+  uint64_t pass;                   /* passes started */
+  int slurm_ok;                    /* the last load worked */
   char slurm_msg[SM_ERR_MSG_SIZE]; /* why it did not */
-  double last_pass;         /* wall time of the last good pass */
-  sm_slurm_counters cnt;    /* counters (cnt_mu) */
-  pthread_mutex_t cnt_mu;   /* guards cnt */
+  double last_pass;                /* wall time of the last good pass */
+  sm_slurm_counters cnt;           /* counters (cnt_mu) */
+  pthread_mutex_t cnt_mu;          /* guards cnt */
   /* Socket server (server.c). */
-  int serving;              /* the thread runs */
-  pthread_t thr;            /* it */
-  int listen_fd;            /* listening socket */
-  int stop_pipe[2];         /* wakes the thread to stop */
-  sm_store *sstore;         /* the server thread's store */
+  int serving;      /* the thread runs */
+  pthread_t thr;    /* it */
+  int listen_fd;    /* listening socket */
+  int stop_pipe[2]; /* wakes the thread to stop */
+  sm_store *sstore; /* the server thread's store */
 };
 
 /* Finds a job (NULL if absent) / finds or adds one (NULL on exhaustion). */
@@ -117,33 +117,33 @@ void sm__run_id(const sm_slurm_agent *a, uint32_t id, uint32_t restarts,
 
 /* What the Advisor said about a job. */
 typedef struct sm__advice_sum {
-  int has_est;          /* an estimate exists */
-  double est_s;         /* its expected duration */
-  int n;                /* matches it is the mean of */
-  double stdev;         /* their spread */
-  float best;           /* best similarity seen */
-  char fallback[48];    /* fallback name when no estimate */
-  char ids[160];        /* ids of up to three matches, comma-separated */
-  char note[320];       /* the comment text */
-  uint32_t tl_min;      /* time limit to set (minutes), 0 none */
+  int has_est;       /* an estimate exists */
+  double est_s;      /* its expected duration */
+  int n;             /* matches it is the mean of */
+  double stdev;      /* their spread */
+  float best;        /* best similarity seen */
+  char fallback[48]; /* fallback name when no estimate */
+  char ids[160];     /* ids of up to three matches, comma-separated */
+  char note[320];    /* the comment text */
+  uint32_t tl_min;   /* time limit to set (minutes), 0 none */
 } sm__advice_sum;
 
 /* A job as the Advisor needs it. */
 typedef struct sm__advise_in {
-  uint32_t uid;             /* user */
-  const char *user;         /* user name or NULL */
-  const char *name;         /* job name */
-  const char *partition;    /* partition */
-  const char *work_dir;     /* working directory */
-  const char *script;       /* batch script text or NULL */
-  size_t script_len;        /* its length */
-  const char *const *argv;  /* script arguments (or the command) */
-  int argc;                 /* their count */
-  const char *command;      /* without script or argv: the command line */
-  int gpus_per_node;        /* Slurm's request, 0 unknown */
-  int gpus_total;           /* --gpus, 0 unknown */
-  int nodes;                /* nodes requested, 0 unknown */
-  double budget_s;          /* extraction time budget */
+  uint32_t uid;            /* user */
+  const char *user;        /* user name or NULL */
+  const char *name;        /* job name */
+  const char *partition;   /* partition */
+  const char *work_dir;    /* working directory */
+  const char *script;      /* batch script text or NULL */
+  size_t script_len;       /* its length */
+  const char *const *argv; /* script arguments (or the command) */
+  int argc;                /* their count */
+  const char *command;     /* without script or argv: the command line */
+  int gpus_per_node;       /* Slurm's request, 0 unknown */
+  int gpus_total;          /* --gpus, 0 unknown */
+  int nodes;               /* nodes requested, 0 unknown */
+  double budget_s;         /* extraction time budget */
 } sm__advise_in;
 
 /* Extracts and advises one job with store s (may be NULL); fills sum and
@@ -164,14 +164,14 @@ const char *sm__comment_note(const char *comment);
 
 /* One pending job of a partition. */
 typedef struct sm__oj {
-  uint32_t id;      /* job id */
-  uint32_t native;  /* Slurm's own priority (first seen) */
-  double submit;    /* submit time */
-  int has_est;      /* an estimate exists */
-  double est;       /* expected duration */
-  uint32_t cur;     /* current priority */
-  uint32_t target;  /* out: the priority it should have */
-  int rank;         /* out: its place in the SchedMate order, 0 first */
+  uint32_t id;     /* job id */
+  uint32_t native; /* Slurm's own priority (first seen) */
+  double submit;   /* submit time */
+  int has_est;     /* an estimate exists */
+  double est;      /* expected duration */
+  uint32_t cur;    /* current priority */
+  uint32_t target; /* out: the priority it should have */
+  int rank;        /* out: its place in the SchedMate order, 0 first */
 } sm__oj;
 
 /* Lowest and highest priority the agent sets (0 is held, 1 means that
@@ -206,9 +206,9 @@ void sm__prom_label(sm_buf *b, const char *s);
 /* submit.c: advise one job (reads its batch script); j->meta gets the
  * metadata.  Returns 0, the script's error while it may still be retried
  * (*script_rc says which), or SM_ENOMEM. */
-int sm__advise_slurm_job(sm_slurm_agent *a, const sm_slurm_job *sj,
-                         sm__sjob *j, sm__advice_sum *sum, sm_jw *w,
-                         int *script_rc, sm_err *err);
+int sm__advise_slurm_job(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
+                         sm__advice_sum *sum, sm_jw *w, int *script_rc,
+                         sm_err *err);
 /* submit.c: advise new pending jobs, then order each partition. */
 void sm__submit_channel(sm_slurm_agent *a, sm_slurm_job *jobs, int n);
 void sm__order_channel(sm_slurm_agent *a, sm_slurm_job *jobs, int n);

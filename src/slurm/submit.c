@@ -28,7 +28,8 @@
 /* The script's arguments from Slurm's command line ("path arg..."). */
 static int script_args(char *cmd, const char **argv, int max) {
   int n = 0, first = 1;
-  for (char *t = strtok(cmd, " \t\n"); t && n < max; t = strtok(NULL, " \t\n")) {
+  for (char *t = strtok(cmd, " \t\n"); t && n < max;
+       t = strtok(NULL, " \t\n")) {
     if (first) {
       first = 0;
       continue;
@@ -64,9 +65,9 @@ static void advise_input(const sm_slurm_agent *a, const sm_slurm_job *sj,
   }
 }
 
-int sm__advise_slurm_job(sm_slurm_agent *a, const sm_slurm_job *sj,
-                         sm__sjob *j, sm__advice_sum *sum, sm_jw *w,
-                         int *script_rc, sm_err *err) {
+int sm__advise_slurm_job(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
+                         sm__advice_sum *sum, sm_jw *w, int *script_rc,
+                         sm_err *err) {
   sm_buf script;
   char *cmd = NULL;
   const char *argv[MAX_ARGS];
@@ -93,8 +94,7 @@ int sm__advise_slurm_job(sm_slurm_agent *a, const sm_slurm_job *sj,
   return rc;
 }
 
-static void advise_one(sm_slurm_agent *a, const sm_slurm_job *sj,
-                       sm__sjob *j) {
+static void advise_one(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j) {
   sm__advice_sum sum;
   sm_buf detail, ab;
   sm_jw dw, w;
@@ -112,7 +112,8 @@ static void advise_one(sm_slurm_agent *a, const sm_slurm_job *sj,
   sm_jw_obj_end(&dw);
   if (rc != 0 && script_rc != 0) {
     /* The script could not be read: try again later. */
-    double wait = a->o.interval_s * (1 << (j->advise_fails < 6 ? j->advise_fails : 6));
+    double wait =
+        a->o.interval_s * (1 << (j->advise_fails < 6 ? j->advise_fails : 6));
     j->advise_fails++;
     j->advise_retry = sm__wall() + wait;
     sm__log(a, script_rc == SM_ECONN ? SM_SLURM_WARN : SM_SLURM_INFO,

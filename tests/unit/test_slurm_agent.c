@@ -36,7 +36,9 @@ typedef struct fake {
   int nops;                /* count */
 } fake;
 
-static char *sdup(const char *s) { return s ? sm_strdup(s) : NULL; }
+static char *sdup(const char *s) {
+  return s ? sm_strdup(s) : NULL;
+}
 
 static void op(fake *f, const char *fmt, const char *a, unsigned id) {
   if (f->nops < MAXOPS)
@@ -54,8 +56,9 @@ static int f_load(void *ud, sm_slurm_job **out, int *n, sm_err *err) {
   fake *f = ud;
   sm_slurm_job *js;
   if (f->down)
-    return sm_err_set(err, SM_ECONN, "cannot load the job list: Unable to "
-                                     "contact slurm controller");
+    return sm_err_set(err, SM_ECONN,
+                      "cannot load the job list: Unable to "
+                      "contact slurm controller");
   js = sm_calloc((size_t)f->n + 1, sizeof(*js));
   for (int i = 0; i < f->n; i++) {
     const sm_slurm_job *s = &f->jobs[i];
@@ -70,8 +73,8 @@ static int f_load(void *ud, sm_slurm_job **out, int *n, sm_err *err) {
     d->command = sdup(s->command);
     d->comment = sdup(s->comment);
     d->gpu_type = sdup(s->gpu_type);
-    d->nodes = s->n_nodes ? sm_calloc((size_t)s->n_nodes, sizeof(char *))
-                          : NULL;
+    d->nodes =
+        s->n_nodes ? sm_calloc((size_t)s->n_nodes, sizeof(char *)) : NULL;
     for (int k = 0; k < s->n_nodes; k++)
       d->nodes[k] = sdup(s->nodes[k]);
   }
@@ -224,18 +227,17 @@ static void scratch_init(scratch *s) {
   snprintf(s->repo, sizeof(s->repo), "%s/repo", s->dir);
   ASSERT_OK(mkdir(s->repo, 0755));
   snprintf(p, sizeof(p), "%s/train.py", s->repo);
-  write_file(p,
-             "import argparse\n"
-             "import torch\n"
-             "import torchvision\n"
-             "p = argparse.ArgumentParser()\n"
-             "p.add_argument('--model', default='resnet18')\n"
-             "p.add_argument('--dataset', default='imagenet')\n"
-             "p.add_argument('--epochs', type=int, default=10)\n"
-             "p.add_argument('--batch-size', type=int, default=256)\n"
-             "p.add_argument('--lr', type=float, default=0.1)\n"
-             "args = p.parse_args()\n"
-             "model = torchvision.models.__dict__[args.model]()\n");
+  write_file(p, "import argparse\n"
+                "import torch\n"
+                "import torchvision\n"
+                "p = argparse.ArgumentParser()\n"
+                "p.add_argument('--model', default='resnet18')\n"
+                "p.add_argument('--dataset', default='imagenet')\n"
+                "p.add_argument('--epochs', type=int, default=10)\n"
+                "p.add_argument('--batch-size', type=int, default=256)\n"
+                "p.add_argument('--lr', type=float, default=0.1)\n"
+                "args = p.parse_args()\n"
+                "model = torchvision.models.__dict__[args.model]()\n");
   snprintf(s->db, sizeof(s->db), "%s/history.db", s->dir);
   snprintf(s->audit, sizeof(s->audit), "%s/audit.jsonl", s->dir);
   snprintf(s->status, sizeof(s->status), "%s/status.json", s->dir);
@@ -479,8 +481,8 @@ SM_TEST(slurm_agent_time_limit_from_estimate) {
 
 /* ==== Exit channel ==== */
 
-static char *failed_log(const scratch *s, const char *name,
-                        const char *fixture, const char *host) {
+static char *failed_log(const scratch *s, const char *name, const char *fixture,
+                        const char *host) {
   char path[400], *tail = NULL, *out;
   size_t len;
   FILE *f;
@@ -490,12 +492,14 @@ static char *failed_log(const scratch *s, const char *name,
   snprintf(path, sizeof(path), "%s/%s", s->dir, name);
   f = fopen(path, "w");
   for (int i = 1; i <= 30; i++)
-    fprintf(f, "step %d/400 | loss %.4f | lr 3.0e-04 | 0.105 s/it | "
-               "609.5 samples/s\n",
+    fprintf(f,
+            "step %d/400 | loss %.4f | lr 3.0e-04 | 0.105 s/it | "
+            "609.5 samples/s\n",
             i * 10, 4.0 / i);
   /* The job names its own node in the cascade. */
   for (char *p = tail; *p; p++) {
-    if (strncmp(p, "gpu-node-2", 10) == 0 || strncmp(p, "gpu-node-3", 10) == 0) {
+    if (strncmp(p, "gpu-node-2", 10) == 0 ||
+        strncmp(p, "gpu-node-3", 10) == 0) {
       fputs(host, f);
       p += 9;
     } else {
@@ -709,10 +713,11 @@ static char *request(const scratch *s, const char *script) {
   struct stat st;
   sm_buf_init(&b, 0);
   ASSERT_OK(stat(s->repo, &st));
-  sm_buf_addf(&b, "{\"op\":\"estimate\",\"uid\":%u,\"name\":\"r50\","
-                  "\"work_dir\":\"%s\",\"partition\":\"gpu\","
-                  "\"tres_per_node\":\"gres:gpu:2\",\"min_nodes\":1,"
-                  "\"argv\":[],\"script\":",
+  sm_buf_addf(&b,
+              "{\"op\":\"estimate\",\"uid\":%u,\"name\":\"r50\","
+              "\"work_dir\":\"%s\",\"partition\":\"gpu\","
+              "\"tres_per_node\":\"gres:gpu:2\",\"min_nodes\":1,"
+              "\"argv\":[],\"script\":",
               (unsigned)st.st_uid, s->repo);
   sm_json_quote(&b, script, strlen(script));
   sm_buf_adds(&b, "}");
@@ -896,8 +901,9 @@ static void append_steps(const char *path, int from, int to, double dt) {
   FILE *f = fopen(path, "a");
   ASSERT(f != NULL);
   for (int i = from; i <= to; i++)
-    fprintf(f, "[2026-11-29 10:00:00] step %d/400 | loss %.4f | lr 1.00e-01 | "
-               "%.3f s/it | %.1f samples/s\n",
+    fprintf(f,
+            "[2026-11-29 10:00:00] step %d/400 | loss %.4f | lr 1.00e-01 | "
+            "%.3f s/it | %.1f samples/s\n",
             i, 6.9 / (1 + i / 10.0), dt, 256 / dt);
   fclose(f);
 }
@@ -966,10 +972,10 @@ SM_TEST(slurm_agent_run_progress_and_interference) {
   ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "progress"), "step")
                 ->valueint,
             20);
-  ASSERT_NEAR(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "progress"),
-                                  "step_time_s")
-                  ->valuedouble,
-              0.1, 1e-9);
+  ASSERT_NEAR(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(st, "progress"), "step_time_s")
+          ->valuedouble,
+      0.1, 1e-9);
   cJSON_Delete(st);
   ASSERT_OK(sm_file_read_all(metrics, 1 << 20, &prom, &len, NULL));
   ASSERT(strstr(prom, "schedmate_job_step{job=\"21\",name=\"a\",node=\"n1\"} "

@@ -86,8 +86,9 @@ SM_TEST(slurm_order_new_job_costs_few_updates) {
 SM_TEST(slurm_order_equal_priorities_and_extremes) {
   /* Equal priorities (multifactor can give them) and values at the ends
    * of the range still give a strict order. */
-  sm__oj j[6] = {job(1, 7, 50),           job(2, 7, 40), job(3, 7, 0),
-                 job(4, SM__PRIO_MAX, 30), job(5, 3, 20), job(6, 2, 10)};
+  sm__oj j[6] = {job(1, 7, 50), job(2, 7, 40),
+                 job(3, 7, 0),  job(4, SM__PRIO_MAX, 30),
+                 job(5, 3, 20), job(6, 2, 10)};
   ASSERT(sm__order_plan(j, 6) > 0);
   check_targets(j, 6);
   apply(j, 6);
@@ -104,9 +105,9 @@ SM_TEST(slurm_order_random_queues) {
       uint32_t p = (uint32_t)(SM__PRIO_MIN + sm_rng_next(&r) % 5000);
       if (round % 7 == 0)
         p = (uint32_t)(SM__PRIO_MAX - sm_rng_next(&r) % 3);
-      j[i] = job((uint32_t)i + 1, p,
-                 sm_rng_next(&r) % 3 ? 1 + (double)(sm_rng_next(&r) % 9000)
-                                     : 0);
+      j[i] =
+          job((uint32_t)i + 1, p,
+              sm_rng_next(&r) % 3 ? 1 + (double)(sm_rng_next(&r) % 9000) : 0);
     }
     ASSERT(sm__order_plan(j, n) >= 0);
     check_targets(j, n);
