@@ -36,7 +36,7 @@ static const char *const scripts[] = {
     "#!/bin/bash\n#SBATCH --gres=gpu:2\npython train.py --model vit_b_16 "
     "--dataset cifar100 --epochs 300 --lr 0.003\n"};
 
-static char *dup(const char *s) { return s ? sm_strdup(s) : NULL; }
+static char *sdup(const char *s) { return s ? sm_strdup(s) : NULL; }
 
 static int f_load(void *ud, sm_slurm_job **out, int *n, sm_err *err) {
   fake *f = ud;
@@ -44,12 +44,12 @@ static int f_load(void *ud, sm_slurm_job **out, int *n, sm_err *err) {
   (void)err;
   for (int i = 0; i < f->n; i++) {
     js[i] = f->jobs[i];
-    js[i].user = dup(f->jobs[i].user);
-    js[i].name = dup(f->jobs[i].name);
-    js[i].partition = dup(f->jobs[i].partition);
-    js[i].work_dir = dup(f->jobs[i].work_dir);
-    js[i].command = dup(f->jobs[i].command);
-    js[i].comment = dup(f->jobs[i].comment);
+    js[i].user = sdup(f->jobs[i].user);
+    js[i].name = sdup(f->jobs[i].name);
+    js[i].partition = sdup(f->jobs[i].partition);
+    js[i].work_dir = sdup(f->jobs[i].work_dir);
+    js[i].command = sdup(f->jobs[i].command);
+    js[i].comment = sdup(f->jobs[i].comment);
     js[i].std_out = js[i].std_err = js[i].gpu_type = NULL;
     js[i].nodes = NULL;
   }
@@ -71,7 +71,7 @@ static int f_update(void *ud, const sm_slurm_update *u, sm_err *err) {
     if (f->jobs[i].id == u->job_id) {
       if (u->comment) {
         sm_free(f->jobs[i].comment);
-        f->jobs[i].comment = dup(u->comment);
+        f->jobs[i].comment = sdup(u->comment);
       }
       if (u->priority)
         f->jobs[i].priority = u->priority;
@@ -169,16 +169,17 @@ int main(int argc, char **argv) {
   snprintf(b.cluster, sizeof(b.cluster), "bench");
   f.repo = repo;
   f.jobs = sm_calloc((size_t)q, sizeof(*f.jobs));
+  f.n = q;
   for (int i = 0; i < q; i++) {
     sm_slurm_job *j = &f.jobs[i];
     j->id = (uint32_t)(1000 + i);
     j->state = SM_SJ_PENDING;
     j->uid = st.st_uid;
-    j->user = dup("ada");
-    j->name = dup(i % 3 == 0 ? "r18" : i % 3 == 1 ? "r50" : "vit");
-    j->partition = dup("gpu");
-    j->work_dir = dup(repo);
-    j->command = dup("/home/ada/run.sh");
+    j->user = sdup("ada");
+    j->name = sdup(i % 3 == 0 ? "r18" : i % 3 == 1 ? "r50" : "vit");
+    j->partition = sdup("gpu");
+    j->work_dir = sdup(repo);
+    j->command = sdup("/home/ada/run.sh");
     j->priority = 4294901759u - (uint32_t)i;
     j->batch = 1;
     j->gpus_per_node = 2;
@@ -220,7 +221,8 @@ int main(int argc, char **argv) {
          "%.2f ms\n",
          h, reps, t[reps / 2], t[(int)(reps * 0.99)]);
   t0 = sm_now();
-  sm_slurm_agent_pass(a, NULL);
+  if (sm_slurm_agent_pass(a, &err) != 0)
+    fprintf(stderr, "pass: %s\n", err.msg);
   pass1 = sm_now() - t0;
   t0 = sm_now();
   sm_slurm_agent_pass(a, NULL);

@@ -50,7 +50,7 @@ measure() {
     t1=$(date +%s%N)
     echo $(( (t1 - t0) / 1000 )) >>"$B/ms"
   done
-  sort -n "$B/ms" | awk '{v[NR]=$1} END {printf "%.1f %.1f", v[int((NR+1)/2)]/1000, v[int(NR*0.9)]/1000}'
+  sort -n "$B/ms" | awk '{v[NR]=$1} END {printf "%.1f %.1f\n", v[int((NR+1)/2)]/1000, v[int(NR*0.9)]/1000}'
 }
 row() { # name median p90 reference-median
   awk -v n="$1" -v m="$2" -v p="$3" -v r="$4" \
