@@ -365,6 +365,17 @@ int cmd_slurm(int argc, char **argv) {
     sm_slurm_agent_free(a);
     if (json && print_counters(&cnt, ok) != 0)
       return CLI_USAGE;
+    if (!json)
+      printf("%s pass (%s mode): %llu advised (%llu with an estimate), "
+             "%llu priority decisions, %llu diagnosed, %llu drains, "
+             "%llu requeues, %llu written back, %llu slowdowns\n",
+             ok ? "one" : "failed", o.enforce ? "enforce" : "shadow",
+             (unsigned long long)cnt.advised, (unsigned long long)cnt.estimates,
+             (unsigned long long)cnt.priority_sets,
+             (unsigned long long)cnt.diagnosed, (unsigned long long)cnt.drains,
+             (unsigned long long)cnt.requeues,
+             (unsigned long long)cnt.written_back,
+             (unsigned long long)cnt.interference);
     return ok ? CLI_OK : CLI_CHECK;
   }
   if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
