@@ -13,6 +13,7 @@
 #include "schedmate/sm_sim.h"
 
 #define CMD "simulate"
+#define DEFAULT_LUCID "../shared/traces/lucid"
 #define MAX_POLICIES 16
 
 static void usage(FILE *out) {
@@ -52,7 +53,9 @@ static void usage(FILE *out) {
       "                        error\n"
       "\n"
       "Policy:\n"
-      "  --policy P            fifo (default), sjf, srtf, qssf, tiresias\n"
+      "  --policy P            fifo (default), sjf, srtf, qssf, tiresias,\n"
+      "                        lucid, lucid+schedmate, sjf-schedmate,\n"
+      "                        sjf-schedmate+fh\n"
       "  --compare P1,P2,...   run several policies on the same trace\n"
       "  --estimator E         qssf estimator: history (default), oracle,\n"
       "                        trace, noisy:lognormal:SIGMA, noisy:uniform:E\n"
@@ -63,6 +66,21 @@ static void usage(FILE *out) {
       "  --tiresias-interval S scheduling round of tiresias (60)\n"
       "  --param KEY=VALUE     policy parameter (repeatable)\n"
       "  --semantic on|off     use SchedMate's facts (policies that can)\n"
+      "\n"
+      "SchedMate integrations (lucid*, sjf-schedmate*):\n"
+      "  --facts F             history (default: the history engine online\n"
+      "                        over the trace) or calibrated (hit rate and\n"
+      "                        estimate error as parameters)\n"
+      "  --workloads DIR       map jobs onto the workload templates in DIR\n"
+      "                        (e.g. data/workloads), fingerprinted from\n"
+      "                        what the extractor reads in their code\n"
+      "  --lucid-tables DIR    Lucid's single_data.csv + colocate_info.csv\n"
+      "                        (default ../shared/traces/lucid when present),\n"
+      "                        or 'builtin' for the built-in model\n"
+      "  --profiles FILE, --colocate FILE   the two tables by name\n"
+      "  --failures M          trace (default: failed jobs end as recorded)\n"
+      "                        or resubmit (infrastructure failures are\n"
+      "                        resubmitted by their users), for every policy\n"
       "  --seed N              seed of every random draw (default 1)\n"
       "\n"
       "Output:\n"
@@ -95,7 +113,8 @@ typedef struct opts {
   double load_target;      /* --load */
   int json;                /* --json */
   int progress;            /* -1 auto, 0 off, 1 on */
-  char kv[8][300];         /* storage for generated parameters */
+  char kv[16][300];        /* storage for generated parameters */
+  int lucid_tables;        /* 1: tables (or builtin) were named */
   int nkv;                 /* used entries of kv */
 } opts;
 
@@ -186,7 +205,13 @@ enum {
   O_PROGRESS,
   O_NOPROGRESS,
   O_HELP,
-  O_SERIES
+  O_SERIES,
+  O_FACTS,
+  O_WORKLOADS,
+  O_LTABLES,
+  O_PROFILES,
+  O_COLOCATE,
+  O_FAILURES
 };
 
 static const struct option longopts[] = {
@@ -224,6 +249,12 @@ static const struct option longopts[] = {
     {"progress", no_argument, 0, O_PROGRESS},
     {"no-progress", no_argument, 0, O_NOPROGRESS},
     {"help", no_argument, 0, O_HELP},
+    {"facts", required_argument, 0, O_FACTS},
+    {"workloads", required_argument, 0, O_WORKLOADS},
+    {"lucid-tables", required_argument, 0, O_LTABLES},
+    {"profiles", required_argument, 0, O_PROFILES},
+    {"colocate", required_argument, 0, O_COLOCATE},
+    {"failures", required_argument, 0, O_FAILURES},
     {0, 0, 0, 0}};
 
 static int parse(int argc, char **argv, opts *o) {
@@ -381,6 +412,37 @@ static int parse(int argc, char **argv, opts *o) {
       break;
     case O_PROGRESS:
       o->progress = 1;
+      break;
+    case O_FACTS:
+      if (strcmp(optarg, "history") != 0 && strcmp(optarg, "calibrated") != 0)
+        return cli_usage(CMD, "--facts: history or calibrated");
+      if (add_param(o, "facts=%s%s", optarg, ""))
+        return CLI_USAGE;
+      break;
+    case O_WORKLOADS:
+      if (add_param(o, "workloads=%s%s", optarg, ""))
+        return CLI_USAGE;
+      break;
+    case O_LTABLES:
+      o->lucid_tables = 1;
+      if (add_param(o, "lucid.tables=%s%s", optarg, ""))
+        return CLI_USAGE;
+      break;
+    case O_PROFILES:
+      o->lucid_tables = 1;
+      if (add_param(o, "lucid.profiles=%s%s", optarg, ""))
+        return CLI_USAGE;
+      break;
+    case O_COLOCATE:
+      o->lucid_tables = 1;
+      if (add_param(o, "lucid.colocate=%s%s", optarg, ""))
+        return CLI_USAGE;
+      break;
+    case O_FAILURES:
+      if (strcmp(optarg, "trace") != 0 && strcmp(optarg, "resubmit") != 0)
+        return cli_usage(CMD, "--failures: trace or resubmit");
+      if (add_param(o, "fail.model=%s%s", optarg, ""))
+        return CLI_USAGE;
       break;
     case O_NOPROGRESS:
       o->progress = 0;
@@ -571,6 +633,155 @@ static void print_table(sm_sim_result **rs, int n) {
     }
 }
 
+/* ==== SchedMate paths ==== */
+
+static double stat_or(const sm_sim_result *r, const char *k, double def) {
+  double v;
+  return sm_sim_result_stat_get(r, k, &v) ? v : def;
+}
+
+static const char *param_of(const opts *o, const char *key) {
+  size_t n = strlen(key);
+  for (int i = o->cfg.nparams - 1; i >= 0; i--)
+    if (strncmp(o->cfg.params[i], key, n) == 0 && o->cfg.params[i][n] == '=')
+      return o->cfg.params[i] + n + 1;
+  return NULL;
+}
+
+static int is_schedmate(const sm_sim_result *r) {
+  double v;
+  return sm_sim_result_stat_get(r, "facts_queries", &v);
+}
+
+/* The paper-style comparison: the headline figures of every run, the
+ * speed-up of each SchedMate path over its baseline, and where the facts
+ * came from. */
+static void print_schedmate(sm_sim_result **rs, int n, const opts *o) {
+  sm_sim_speedup sp[8];
+  size_t ns = sm_sim_speedups((const sm_sim_result *const *)rs, (size_t)n, sp,
+                              SM_ARRAY_LEN(sp));
+  const sm_sim_summary *m0 = sm_sim_result_summary(rs[0]);
+  const char *facts = param_of(o, "facts");
+  const char *wl = param_of(o, "workloads");
+  int any = 0;
+
+  for (int i = 0; i < n; i++)
+    any |= is_schedmate(rs[i]);
+  if (!any && ns == 0)
+    return;
+  printf("\nSchedMate in the schedulers (%s trace; facts: %s%s%s)\n",
+         m0->synthetic ? "SYNTHETIC" : "real", facts ? facts : "history",
+         wl ? ", workload templates from " : ", trace attributes only",
+         wl ? wl : "");
+  printf("%-18s %12s %12s %14s %12s\n", "policy", "avg JCT s", "p99 JCT s",
+         "avg queue s*", "makespan s");
+  for (int i = 0; i < n; i++) {
+    const sm_sim_summary *m = sm_sim_result_summary(rs[i]);
+    printf("%-18s %12.0f %12.0f %14.0f %12.0f\n", m->policy, m->avg_jct_s,
+           m->p99_jct_s, m->avg_wait_s, m->makespan_s);
+  }
+  printf("* all time pending (Lucid's queueing delay)\n");
+  {
+    double lo = 1, hi = 0;
+    for (int i = 0; i < n; i++) {
+      double u = sm_sim_result_summary(rs[i])->avg_util;
+      lo = u < lo ? u : lo;
+      hi = u > hi ? u : hi;
+    }
+    printf("GPU utilisation %.1f-%.1f%% over the makespan%s\n", 100 * lo,
+           100 * hi,
+           hi < 0.3 ? ": queues are short, so the order of the queue "
+                      "matters little here"
+                    : "");
+  }
+  {
+    const char *fm = param_of(o, "fail.model");
+    double inf = stat_or(rs[0], "infra_failures", 0);
+    printf("failures: model %s; %.0f infrastructure failures (share %s of "
+           "the trace's failed jobs)%s\n",
+           fm ? fm : "trace", inf,
+           param_of(o, "fail.infra_share") ? param_of(o, "fail.infra_share")
+                                           : "0.35",
+           inf == 0 ? ": the Failure Handler has nothing to do on this trace"
+                    : "");
+  }
+  if (ns > 0) {
+    printf("%-34s %8s %8s %9s %9s %8s\n", "speed-up (baseline / path)",
+           "avg JCT", "p99 JCT", "avg queue", "makespan", "avg JCT");
+    for (size_t k = 0; k < ns; k++) {
+      char name[64];
+      snprintf(name, sizeof(name), "%s vs %s", sp[k].path, sp[k].baseline);
+      printf("%-34s %7.3fx %7.3fx %8.3fx %8.3fx %+7.1f%%\n", name,
+             sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+             sp[k].avg_wait_speedup, sp[k].makespan_speedup,
+             100 * sp[k].avg_jct_change);
+    }
+  }
+  for (int i = 0; i < n; i++) {
+    const sm_sim_result *r = rs[i];
+    const char *pol = sm_sim_result_summary(r)->policy;
+    double q = stat_or(r, "facts_queries", 0);
+    if (!is_schedmate(r))
+      continue;
+    printf("%s: hit rate %.1f%% (%.0f of %.0f), estimates within 2x of the "
+           "truth %.1f%%",
+           pol, 100 * stat_or(r, "facts_hit_rate", 0),
+           stat_or(r, "facts_hits", 0), q,
+           100 * stat_or(r, "facts_within_2x", 0));
+    if (stat_or(r, "profiles_skipped", -1) >= 0)
+      printf("; profiling GPU-hours saved %.1f (profiler used %.1f); "
+             "evictions %.0f (%.0f Tracker checks, %.0f untracked)",
+             stat_or(r, "profiling_gpu_h_saved", 0),
+             stat_or(r, "profiler_gpu_h", 0), stat_or(r, "evictions", 0),
+             stat_or(r, "tracker_checks", 0),
+             stat_or(r, "checks_skipped_untracked", 0));
+    if (stat_or(r, "infra_restarts", -1) >= 0)
+      printf("; infrastructure failures restarted from their checkpoint by "
+             "the Failure Handler %.0f, nodes isolated %.0f",
+             stat_or(r, "infra_restarts", 0), stat_or(r, "nodes_isolated", 0));
+    printf("\n");
+  }
+}
+
+static void json_schedmate(sm_sim_result **rs, int n, const opts *o, sm_jw *w) {
+  sm_sim_speedup sp[8];
+  size_t ns = sm_sim_speedups((const sm_sim_result *const *)rs, (size_t)n, sp,
+                              SM_ARRAY_LEN(sp));
+  const char *facts = param_of(o, "facts");
+
+  sm_jw_key(w, "schedmate");
+  sm_jw_obj_begin(w);
+  sm_jw_key(w, "facts");
+  sm_jw_str(w, facts ? facts : "history");
+  sm_jw_key(w, "workloads");
+  if (param_of(o, "workloads"))
+    sm_jw_str(w, param_of(o, "workloads"));
+  else
+    sm_jw_null(w);
+  sm_jw_key(w, "speedups");
+  sm_jw_arr_begin(w);
+  for (size_t k = 0; k < ns; k++) {
+    sm_jw_obj_begin(w);
+    sm_jw_key(w, "path");
+    sm_jw_str(w, sp[k].path);
+    sm_jw_key(w, "baseline");
+    sm_jw_str(w, sp[k].baseline);
+    sm_jw_key(w, "avg_jct_speedup");
+    sm_jw_num(w, sp[k].avg_jct_speedup);
+    sm_jw_key(w, "p99_jct_speedup");
+    sm_jw_num(w, sp[k].p99_jct_speedup);
+    sm_jw_key(w, "avg_queue_speedup");
+    sm_jw_num(w, sp[k].avg_wait_speedup);
+    sm_jw_key(w, "makespan_speedup");
+    sm_jw_num(w, sp[k].makespan_speedup);
+    sm_jw_key(w, "avg_jct_change");
+    sm_jw_num(w, sp[k].avg_jct_change);
+    sm_jw_obj_end(w);
+  }
+  sm_jw_arr_end(w);
+  sm_jw_obj_end(w);
+}
+
 /* Loads the trace and builds the cluster. */
 static int inputs(opts *o, sm_sim_trace **t, sm_sim_cluster **c) {
   sm_err err = {0};
@@ -614,6 +825,15 @@ int cmd_simulate(int argc, char **argv) {
   rc = parse(argc, argv, &o);
   if (rc != 0)
     return rc < 0 ? CLI_OK : rc;
+  /* Lucid's tables are not shipped (non-commercial licence): use the
+   * staged copy when it is there, else the built-in model. */
+  if (!o.lucid_tables && param_of(&o, "lucid.tables") == NULL &&
+      param_of(&o, "lucid.profiles") == NULL &&
+      param_of(&o, "lucid.colocate") == NULL &&
+      access(DEFAULT_LUCID "/single_data.csv", R_OK) == 0 &&
+      access(DEFAULT_LUCID "/colocate_info.csv", R_OK) == 0 &&
+      add_param(&o, "lucid.tables=%s%s", DEFAULT_LUCID, ""))
+    return CLI_USAGE;
   if (policies(&o, names, &n))
     return CLI_USAGE;
   auto_cluster = !o.cluster && !o.vc_config;
@@ -723,6 +943,7 @@ int cmd_simulate(int argc, char **argv) {
       for (int i = 0; i < n; i++)
         sm_sim_result_json(rs[i], &w);
       sm_jw_arr_end(&w);
+      json_schedmate(rs, n, &o, &w);
       sm_jw_obj_end(&w);
     } else {
       sm_sim_result_json(rs[0], &w);
@@ -733,10 +954,12 @@ int cmd_simulate(int argc, char **argv) {
       ret = cli_emit(&b);
     sm_buf_release(&b);
   } else {
-    if (o.compare)
+    if (o.compare) {
       print_table(rs, n);
-    else
+      print_schedmate(rs, n, &o);
+    } else {
       print_one(rs[0]);
+    }
     if (o.report)
       printf("report     %s\n", o.report);
   }

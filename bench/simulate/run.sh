@@ -68,3 +68,38 @@ echo "anchor: Lucid's simulator (Python, time-stepped), 70-265 s per policy"
 echo "for the week as measured for the issue; speed-up = anchor / total s."
 echo "sim s = simulation only; total s = the whole command incl. reading"
 echo "and decompressing the trace (82,247 rows are parsed in both cases)."
+
+# The SchedMate comparison (the main job of `make demo`): six policies in
+# one command, facts from the history engine online over the trace with
+# the workload catalogue (45 commands through the real extractor, per
+# semantic run), on the VC table and on one cluster at load 0.8.  The
+# anchor is the same as above, per policy: Lucid's simulator would need
+# 6 x 70-265 s for the week.
+SM_POL=lucid,lucid+schedmate,qssf,tiresias,sjf-schedmate,sjf-schedmate+fh
+smrun() { # LABEL ARGS...
+  local label=$1; shift
+  : > "$tmp/tot"
+  for _ in $(seq "$REPEAT"); do
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$BIN" simulate --json --no-progress --trace $TRACE --compare $SM_POL \
+      --workloads data/workloads "$@" > "$tmp/sm.json"
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.6f\n", b-a}' >> "$tmp/tot"
+  done
+  local tot jobs
+  tot=$(median < "$tmp/tot")
+  jobs=$(jq -r '.results[0].jobs' "$tmp/sm.json")
+  printf '%-22s %7d %10.3f   %s\n' "$label" "$jobs" "$tot" \
+    "$(jq -r '[.results[] | "\(.policy) \(.wall_s * 1000 | floor) ms"] | join(", ")' "$tmp/sm.json")"
+  if [ "$label" = "week, VC table" ]; then
+    awk -v t="$tot" -v lo=$ANCHOR_LO -v hi=$ANCHOR_HI \
+      'BEGIN{printf "%-22s anchor 6 x %d-%d s = %d-%d s: %.0fx-%.0fx\n", "", lo, hi, 6*lo, 6*hi, 6*lo/t, 6*hi/t}'
+  fi
+}
+echo
+echo "SchedMate comparison, six policies in one command (median of $REPEAT; total s = whole command)"
+printf '%-22s %7s %10s   %s\n' workload jobs "total s" "simulation per policy"
+smrun "week, VC table" --vc-config $VCS "${WEEK[@]}"
+smrun "full, VC table" --vc-config $VCS
+smrun "full, load 0.8" --load 0.8

@@ -78,6 +78,12 @@ typedef enum sm_sim_oversize {
 /* Policy flags. */
 #define SM_SIM_POLICY_PREEMPTIVE 0x1u /* may preempt running jobs */
 #define SM_SIM_POLICY_SEMANTIC 0x2u   /* consumes SchedMate's facts */
+/* Always consumes them: its runs are "semantic on" whatever the config
+ * says. */
+#define SM_SIM_POLICY_FACTS 0x4u
+/* Profiles jobs on dedicated nodes: sm_sim_run carves them out of the
+ * cluster for its runs (sm_sim_cluster_carve). */
+#define SM_SIM_POLICY_PROFILER 0x8u
 
 /* ==== Jobs ==== */
 
@@ -154,6 +160,10 @@ typedef struct sm_sim_job {
   double _fail_work;        /* work_left at which it fails, or NaN */
   double _done_work;        /* work performed, for the invariants */
   int _failing;             /* 1 when its pending end is a failure */
+  int _outcome;             /* end state of the next normal end set by
+                               sm_sim_job_set_outcome, or -1: the trace's */
+  int _infra;               /* 1: its recorded failure has an
+                               infrastructure cause */
 } sm_sim_job;
 
 /* Returns "completed", "canceled", "failed" or "unknown". */
@@ -255,6 +265,15 @@ SM_EXTERN int sm_sim_cluster_load_vcs(const char *path, int gpus_per_node,
 SM_EXTERN int sm_sim_cluster_auto(const sm_sim_trace *t, int gpus_per_node,
                                   double load, sm_sim_cluster **out,
                                   sm_err *err);
+/* A copy of c in which the last `nodes` nodes of VC donor (NULL: the VC
+ * with the most nodes, the first of equals) form a new VC called name,
+ * e.g. Lucid's profiling partition.  The donor keeps at least one node;
+ * an anonymous cluster stays anonymous for the jobs (they all use its
+ * first VC).  SM_EINVAL names the problem (unknown donor, too few nodes,
+ * name taken). */
+SM_EXTERN int sm_sim_cluster_carve(const sm_sim_cluster *c, const char *donor,
+                                   int nodes, const char *name,
+                                   sm_sim_cluster **out, sm_err *err);
 SM_EXTERN void sm_sim_cluster_free(sm_sim_cluster *c);
 SM_EXTERN int sm_sim_cluster_nodes(const sm_sim_cluster *c);
 SM_EXTERN int sm_sim_cluster_gpus(const sm_sim_cluster *c);
@@ -370,6 +389,34 @@ SM_EXTERN size_t sm_sim_result_series(const sm_sim_result *r, const double **t,
 SM_EXTERN int sm_sim_report_html(const sm_sim_result *const *runs, size_t n,
                                  sm_buf *out);
 
+/* ==== SchedMate paths against their baselines ==== */
+
+/* One SchedMate path compared with the policy it improves, both in the
+ * same comparison: lucid+schedmate against lucid, sjf-schedmate against
+ * qssf and tiresias, sjf-schedmate+fh against sjf-schedmate.  Ratios are
+ * baseline / path (above 1: the path is better). */
+typedef struct sm_sim_speedup {
+  const char *path;        /* the SchedMate policy */
+  const char *baseline;    /* the policy it is compared with */
+  size_t path_run;         /* index of the path's run */
+  size_t base_run;         /* index of the baseline's run */
+  double avg_jct_speedup;  /* baseline avg JCT / path avg JCT */
+  double p99_jct_speedup;  /* the same for the p99 JCT */
+  double avg_wait_speedup; /* the same for the average queueing delay
+                              (all time pending) */
+  double makespan_speedup; /* the same for the makespan */
+  double avg_jct_change;   /* path avg JCT / baseline - 1 */
+} sm_sim_speedup;
+
+/* Fills out with the SchedMate paths found among runs (at most max);
+ * returns their count. */
+SM_EXTERN size_t sm_sim_speedups(const sm_sim_result *const *runs, size_t n,
+                                 sm_sim_speedup *out, size_t max);
+/* A figure recorded by the run's policy (sm_sim_stat_add) by name: 1 and
+ * *value when present, else 0. */
+SM_EXTERN int sm_sim_result_stat_get(const sm_sim_result *r, const char *name,
+                                     double *value);
+
 /* ==== Policies ==== */
 
 /* A scheduling policy.  All callbacks are optional except schedule.  The
@@ -411,6 +458,9 @@ SM_EXTERN const sm_sim_config *sm_sim_config_of(const sm_sim *s);
 SM_EXTERN size_t sm_sim_job_count(const sm_sim *s);
 SM_EXTERN sm_sim_job *sm_sim_job_at(sm_sim *s, size_t idx);
 SM_EXTERN int sm_sim_vc_count(const sm_sim *s);
+/* Index of the VC called name (exact, also in anonymous clusters), or
+ * -1. */
+SM_EXTERN int sm_sim_vc_find(const sm_sim *s, const char *name);
 /* GPUs of the VC on nodes that are up, and how many of them are free. */
 SM_EXTERN int sm_sim_vc_gpus(const sm_sim *s, int vc);
 SM_EXTERN int sm_sim_vc_free(const sm_sim *s, int vc);
@@ -451,6 +501,22 @@ SM_EXTERN void sm_sim_set_round_interval(sm_sim *s, double seconds);
  * work_left seconds of work (its history is kept; restarts counts it). */
 SM_EXTERN int sm_sim_job_restart(sm_sim *s, sm_sim_job *j, double work_left,
                                  double delay);
+/* Sets how j's next normal end counts (SM_SIM_END_COMPLETED, _CANCELED,
+ * _FAILED), instead of the state the trace recorded: e.g. a job restarted
+ * after an infrastructure failure completes.  A failure armed with
+ * sm_sim_job_fail_at still counts as a failure. */
+SM_EXTERN void sm_sim_job_set_outcome(sm_sim *s, sm_sim_job *j, int end_state);
+/* 1 when j's recorded failure has an infrastructure cause: a share
+ * fail.infra_share (default 0.35) of the trace's failed jobs, drawn per
+ * job from the run seed, so that every policy of a comparison meets the
+ * same failures.  What happens next is the failure model (parameter
+ * fail.model): "trace" (default) ends the job as the trace recorded it;
+ * "resubmit" has its user resubmit it fail.resubmit_s (600) seconds
+ * later, to start over and complete: the trace's run time is where the
+ * fault struck, and the job needed fail.rest (1.0) times as much again.
+ * A policy that recovers the job itself (sm_sim_job_restart from its
+ * finish callback, e.g. the Failure Handler) takes precedence. */
+SM_EXTERN int sm_sim_job_infra(const sm_sim *s, const sm_sim_job *j);
 /* Makes a job fail once work_left drops to at_work_left (NaN: never). */
 SM_EXTERN void sm_sim_job_fail_at(sm_sim *s, sm_sim_job *j,
                                   double at_work_left);

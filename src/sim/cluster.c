@@ -408,6 +408,76 @@ int sm_sim_cluster_auto(const sm_sim_trace *t, int gpn, double load,
   return build(&g, 1, 1, "auto cluster", out, err);
 }
 
+/* Appends a group of n nodes like node i, or extends the last group. */
+static int carve_push(group *g, int *ng, const sm_sim_cluster *c, int i,
+                      const char *vc) {
+  const sm__nodedef *d = &c->nodes[i];
+  const sm__typedef *t = &c->types[d->type];
+  group *last = *ng > 0 ? &g[*ng - 1] : NULL;
+
+  if (last != NULL && strcmp(last->vc, vc) == 0 && last->gpn == d->cap &&
+      strcmp(last->type, t->name) == 0 && last->speed == t->speed) {
+    last->nodes++;
+    return 0;
+  }
+  memset(&g[*ng], 0, sizeof(*g));
+  snprintf(g[*ng].vc, sizeof(g->vc), "%s", vc);
+  snprintf(g[*ng].type, sizeof(g->type), "%s", t->name);
+  g[*ng].speed = t->speed;
+  g[*ng].gpn = d->cap;
+  g[*ng].nodes = 1;
+  (*ng)++;
+  return 0;
+}
+
+int sm_sim_cluster_carve(const sm_sim_cluster *c, const char *donor, int nodes,
+                         const char *name, sm_sim_cluster **out, sm_err *err) {
+  group *g;
+  int ng = 0, dv = -1, rc;
+
+  if (name == NULL || *name == '\0' || strlen(name) >= sizeof(g->vc))
+    return sm_err_set(err, SM_EINVAL, "carve: bad partition name");
+  for (int v = 0; v < c->nvcs; v++) {
+    if (strcmp(c->vcs[v].name, name) == 0)
+      return sm_err_set(err, SM_EINVAL,
+                        "carve: the cluster already has a "
+                        "VC '%s'",
+                        name);
+    if (donor != NULL ? strcmp(c->vcs[v].name, donor) == 0
+                      : dv < 0 || c->vcs[v].nnodes > c->vcs[dv].nnodes)
+      dv = v;
+  }
+  if (dv < 0)
+    return sm_err_set(err, SM_EINVAL, "carve: no VC '%.40s' in the cluster",
+                      donor ? donor : "");
+  if (nodes < 1 || nodes >= c->vcs[dv].nnodes)
+    return sm_err_set(err, SM_EINVAL,
+                      "carve: VC '%s' has %d nodes; cannot give %d and keep "
+                      "one",
+                      c->vcs[dv].name[0] ? c->vcs[dv].name : "(all)",
+                      c->vcs[dv].nnodes, nodes);
+  g = sm_calloc((size_t)c->nnodes + 1, sizeof(*g));
+  if (g == NULL)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  for (int v = 0; v < c->nvcs; v++) {
+    const sm__vcdef *d = &c->vcs[v];
+    int keep = v == dv ? d->nnodes - nodes : d->nnodes;
+    for (int i = d->first_node; i < d->first_node + keep; i++)
+      carve_push(g, &ng, c, i, d->name);
+  }
+  for (int i = c->vcs[dv].first_node + c->vcs[dv].nnodes - nodes;
+       i < c->vcs[dv].first_node + c->vcs[dv].nnodes; i++)
+    carve_push(g, &ng, c, i, name);
+  rc = build(g, ng, c->anonymous, "carve", out, err);
+  sm_free(g);
+  if (rc == 0) {
+    size_t l = strlen((*out)->desc);
+    snprintf((*out)->desc + l, sizeof((*out)->desc) - l, ", %d of them as '%s'",
+             nodes, name);
+  }
+  return rc;
+}
+
 int sm_sim_cluster_nodes(const sm_sim_cluster *c) {
   return c->nnodes;
 }

@@ -196,6 +196,12 @@ sm_sim_job *sm_sim_job_at(sm_sim *s, size_t i) {
 int sm_sim_vc_count(const sm_sim *s) {
   return s->cl->nvcs;
 }
+int sm_sim_vc_find(const sm_sim *s, const char *name) {
+  for (int i = 0; i < s->cl->nvcs; i++)
+    if (strcmp(s->cl->vcs[i].name, name) == 0)
+      return i;
+  return -1;
+}
 int sm_sim_vc_gpus(const sm_sim *s, int vc) {
   return s->vcs[vc].gpus_up;
 }
@@ -363,6 +369,17 @@ int sm_sim_job_restart(sm_sim *s, sm_sim_job *j, double work_left,
   return s->err;
 }
 
+int sm_sim_job_infra(const sm_sim *s, const sm_sim_job *j) {
+  (void)s;
+  return j->_infra;
+}
+
+void sm_sim_job_set_outcome(sm_sim *s, sm_sim_job *j, int end_state) {
+  (void)s;
+  if (end_state >= SM_SIM_END_COMPLETED && end_state <= SM_SIM_END_FAILED)
+    j->_outcome = end_state;
+}
+
 void sm_sim_job_fail_at(sm_sim *s, sm_sim_job *j, double at_work_left) {
   sm_sim_job_update(s, j);
   j->_fail_work = at_work_left;
@@ -470,8 +487,11 @@ static void on_end(sm_sim *s, sm_sim_job *j) {
     j->final_state = SM_SIM_END_FAILED;
   } else {
     j->work_left = 0;
-    j->final_state = j->end_state == SM_SIM_END_UNKNOWN ? SM_SIM_END_COMPLETED
-                                                        : j->end_state;
+    if (j->_outcome >= 0)
+      j->final_state = j->_outcome;
+    else
+      j->final_state = j->end_state == SM_SIM_END_UNKNOWN ? SM_SIM_END_COMPLETED
+                                                          : j->end_state;
   }
   release(s, j);
   j->status = SM_SIM_JOB_DONE;
@@ -482,8 +502,19 @@ static void on_end(sm_sim *s, sm_sim_job *j) {
   sm_sim_mark_dirty(s, j->vc);
   if (j->_pvc != j->vc)
     sm_sim_mark_dirty(s, j->_pvc);
+  if (j->final_state == SM_SIM_END_FAILED && j->_infra && j->restarts == 0)
+    s->fail_infra++;
   if (s->pol->finish)
     s->pol->finish(s, s->pstate, j);
+  /* The failure model: the user resubmits an infrastructure failure that
+   * the policy did not recover itself. */
+  if (s->fail_resubmit && j->status == SM_SIM_JOB_DONE &&
+      j->final_state == SM_SIM_END_FAILED && j->_infra && j->restarts == 0) {
+    j->_outcome = SM_SIM_END_COMPLETED;
+    s->fail_resubmitted++;
+    sm_sim_job_restart(s, j, j->duration * (1 + s->fail_rest),
+                       s->fail_resubmit_s);
+  }
 }
 
 static void on_arrive(sm_sim *s, sm_sim_job *j) {
@@ -668,6 +699,9 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
     j->work_left = j->duration;
     j->first_start = j->end = NAN;
     j->_fail_work = NAN;
+    j->_outcome = -1;
+    j->_infra = j->end_state == SM_SIM_END_FAILED &&
+                sm__job_uniform(s->cfg.seed, 401, i) < s->fail_infra_share;
     j->_reqtype = -1;
     j->_alloc = NULL;
     j->vc = j->_pvc = sm__cluster_vc_find(c, j->vc_name);
@@ -852,10 +886,73 @@ static void sim_free(sm_sim *s) {
   sm__notes_release(&s->notes);
 }
 
+/* Reads the failure model's parameters (see sm_sim_job_infra). */
+static int failure_model(sm_sim *s, sm_err *err) {
+  const char *m = sm_sim_param_str(s, "fail.model");
+
+  s->fail_infra_share = sm_sim_param_num(s, "fail.infra_share", 0.35);
+  s->fail_rest = sm_sim_param_num(s, "fail.rest", 1.0);
+  s->fail_resubmit_s = sm_sim_param_num(s, "fail.resubmit_s", 600);
+  if (m != NULL && strcmp(m, "trace") != 0 && strcmp(m, "resubmit") != 0)
+    return sm_err_set(err, SM_EINVAL,
+                      "fail.model: expected trace or resubmit, got '%.40s'", m);
+  if (!(s->fail_infra_share >= 0 && s->fail_infra_share <= 1) ||
+      !(s->fail_rest >= 0 && s->fail_rest <= 1000) ||
+      !(s->fail_resubmit_s >= 0))
+    return sm_err_set(err, SM_EINVAL,
+                      "fail.infra_share must be in [0, 1], fail.rest in "
+                      "[0, 1000], fail.resubmit_s >= 0");
+  s->fail_resubmit = m != NULL && strcmp(m, "resubmit") == 0;
+  return 0;
+}
+
+/* Policies that profile jobs get dedicated nodes: profiler.nodes (2)
+ * nodes of VC profiler.from (default: the largest) become VC profiler.vc
+ * ("profiler") for this run, unless the cluster already has that VC or
+ * profiler.nodes is 0.  *carved is NULL when nothing was carved. */
+static int carve_profiler(sm_sim *s, const sm_sim_cluster *c,
+                          sm_sim_cluster **carved, sm_err *err) {
+  const char *name = sm_sim_param_str(s, "profiler.vc");
+  const char *from = sm_sim_param_str(s, "profiler.from");
+  double n = sm_sim_param_num(s, "profiler.nodes", 2);
+  int rc;
+
+  *carved = NULL;
+  if (name == NULL || *name == '\0')
+    name = "profiler";
+  if (!(n >= 0 && n <= 1e6 && n == floor(n)))
+    return sm_err_set(err, SM_EINVAL,
+                      "profiler.nodes: expected a node count, got '%s'",
+                      sm_sim_param_str(s, "profiler.nodes"));
+  if (n == 0)
+    return 0;
+  for (int i = 0; i < c->nvcs; i++)
+    if (strcmp(c->vcs[i].name, name) == 0)
+      return 0;
+  rc = sm_sim_cluster_carve(c, from, (int)n, name, carved, err);
+  if (rc == 0) {
+    int dv = 0;
+    for (int i = 1; i < c->nvcs && from == NULL; i++)
+      if (c->vcs[i].nnodes > c->vcs[dv].nnodes)
+        dv = i;
+    sm__notes_add(&s->notes,
+                  "%s: %d node%s of VC '%s' form the profiling partition "
+                  "'%s' for this run (taken from the VC's capacity, as in "
+                  "Lucid's simulator)",
+                  s->pol->name, (int)n, n == 1 ? "" : "s",
+                  from           ? from
+                  : c->anonymous ? "(all)"
+                                 : c->vcs[dv].name,
+                  name);
+  }
+  return rc;
+}
+
 int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
                const sm_sim_config *cfg, sm_sim_result **out, sm_err *err) {
   sm_sim s;
   sm_sim_config def;
+  sm_sim_cluster *carved = NULL;
   double t0 = sm_now();
   int rc;
 
@@ -883,6 +980,18 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
                     s.pol->name);
     goto out;
   }
+  rc = failure_model(&s, err);
+  if (rc != 0)
+    goto out;
+  if (s.pol->flags & SM_SIM_POLICY_FACTS)
+    s.cfg.semantic = "on";
+  if (s.pol->flags & SM_SIM_POLICY_PROFILER) {
+    rc = carve_profiler(&s, c, &carved, err);
+    if (rc != 0)
+      goto out;
+    if (carved != NULL)
+      s.cl = c = carved;
+  }
   s.dirty = sm_malloc((size_t)c->nvcs * sizeof(int));
   if (s.dirty == NULL) {
     rc = sm_err_set(err, SM_ENOMEM, "out of memory");
@@ -902,10 +1011,24 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
   }
   if (s.pol->finalize != NULL)
     s.pol->finalize(&s, s.pstate);
+  if (s.fail_infra > 0 || s.fail_resubmit) {
+    sm_sim_stat_add(&s, "infra_failures", (double)s.fail_infra);
+    sm_sim_stat_add(&s, "infra_resubmitted_by_users",
+                    (double)s.fail_resubmitted);
+    sm__notes_add(&s.notes,
+                  "failure model %s: %.3g of the trace's failed jobs have an "
+                  "infrastructure cause (%zu met)%s",
+                  s.fail_resubmit ? "resubmit" : "trace", s.fail_infra_share,
+                  s.fail_infra,
+                  s.fail_resubmit
+                      ? "; their users resubmit them and they start over"
+                      : "; they end as the trace recorded them");
+  }
   rc = check(&s, err);
   if (rc == 0)
     rc = sm__result_build(&s, sm_now() - t0, out, err);
 out:
   sim_free(&s);
+  sm_sim_cluster_free(carved);
   return rc;
 }

@@ -8,9 +8,15 @@
 
 #define MAX_EXTRA 64
 
-static const sm_sim_policy *const builtins[] = {
-    &sm__policy_fifo, &sm__policy_sjf, &sm__policy_srtf, &sm__policy_qssf,
-    &sm__policy_tiresias};
+static const sm_sim_policy *const builtins[] = {&sm__policy_fifo,
+                                                &sm__policy_sjf,
+                                                &sm__policy_srtf,
+                                                &sm__policy_qssf,
+                                                &sm__policy_tiresias,
+                                                &sm__policy_lucid,
+                                                &sm__policy_lucid_schedmate,
+                                                &sm__policy_sjf_schedmate,
+                                                &sm__policy_sjf_schedmate_fh};
 
 static const sm_sim_policy *extra[MAX_EXTRA];
 static size_t nextra;

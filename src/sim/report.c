@@ -292,6 +292,94 @@ static void cell_dur(sm_buf *b, double s) {
   sm_buf_addf(b, "<td>%s</td>", tmp);
 }
 
+static double stat_or(const sm_sim_result *r, const char *k, double def) {
+  double v;
+  return sm_sim_result_stat_get(r, k, &v) ? v : def;
+}
+
+/* The SchedMate paths against their baselines, and what the facts were
+ * worth in each SchedMate run. */
+static void schedmate_section(sm_buf *b, const sm_sim_result *const *runs,
+                              size_t n) {
+  sm_sim_speedup sp[8];
+  size_t ns = sm_sim_speedups(runs, n, sp, SM_ARRAY_LEN(sp));
+  int any = 0;
+
+  for (size_t i = 0; i < n; i++)
+    any |= stat_or(runs[i], "facts_queries", -1) >= 0;
+  if (ns == 0 && !any)
+    return;
+  sm_buf_adds(b, "<h2>SchedMate paths</h2>\n");
+  if (ns > 0) {
+    sm_buf_adds(b, "<table><tr><th>path</th><th>baseline</th><th>avg JCT "
+                   "speed-up</th><th>p99 JCT</th><th>avg queueing delay"
+                   "</th><th>makespan</th><th>avg JCT change</th></tr>\n");
+    for (size_t k = 0; k < ns; k++) {
+      sm_buf_adds(b, "<tr><td>");
+      sm__html_escape(b, sp[k].path);
+      sm_buf_adds(b, "</td><td>");
+      sm__html_escape(b, sp[k].baseline);
+      sm_buf_addf(b,
+                  "</td><td>%.3fx</td><td>%.3fx</td><td>%.3fx</td><td>"
+                  "%.3fx</td><td>%+.1f%%</td></tr>\n",
+                  sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+                  sp[k].avg_wait_speedup, sp[k].makespan_speedup,
+                  100 * sp[k].avg_jct_change);
+    }
+    sm_buf_adds(b, "</table>\n<p>Speed-up = the baseline's figure / the "
+                   "path's (above 1: better).  Queueing delay = all time "
+                   "pending.</p>\n");
+  }
+  sm_buf_adds(b, "<ul>\n");
+  for (size_t i = 0; i < n; i++) {
+    const sm_sim_result *r = runs[i];
+    if (stat_or(r, "facts_queries", -1) < 0)
+      continue;
+    sm_buf_adds(b, "<li><b>");
+    sm__html_escape(b, r->policy);
+    sm_buf_addf(b,
+                "</b>: hit rate %.1f%% (%.0f of %.0f), estimates within 2x "
+                "of the truth %.1f%%",
+                100 * stat_or(r, "facts_hit_rate", 0),
+                stat_or(r, "facts_hits", 0), stat_or(r, "facts_queries", 0),
+                100 * stat_or(r, "facts_within_2x", 0));
+    if (stat_or(r, "profiles_skipped", -1) >= 0)
+      sm_buf_addf(b,
+                  "; profiling GPU-hours saved %.1f; evictions %.0f (%.0f "
+                  "Tracker checks)",
+                  stat_or(r, "profiling_gpu_h_saved", 0),
+                  stat_or(r, "evictions", 0), stat_or(r, "tracker_checks", 0));
+    if (stat_or(r, "infra_restarts", -1) >= 0)
+      sm_buf_addf(b,
+                  "; infrastructure failures %.0f, restarted from their "
+                  "checkpoint by the Failure Handler %.0f",
+                  stat_or(r, "infra_failures", 0),
+                  stat_or(r, "infra_restarts", 0));
+    sm_buf_adds(b, ".</li>\n");
+  }
+  sm_buf_adds(b, "</ul>\n<p>Information source: ");
+  sm_buf_adds(b,
+              runs[0]->sum.synthetic ? "<b>SYNTHETIC</b> trace" : "real trace");
+  {
+    const char *facts = "history", *wl = NULL;
+    for (size_t k = 0; k < runs[0]->params.n; k++) {
+      const char *p = runs[0]->params.v[k];
+      if (strncmp(p, "facts=", 6) == 0)
+        facts = p + 6;
+      else if (strncmp(p, "workloads=", 10) == 0)
+        wl = p + 10;
+    }
+    sm_buf_adds(b, "; facts: ");
+    sm__html_escape(b, facts);
+    sm_buf_adds(b, wl ? ", fingerprints from the workload templates in "
+                      : ", fingerprints from the trace's attributes");
+    if (wl)
+      sm__html_escape(b, wl);
+  }
+  sm_buf_adds(b, ".  The notes below say more (profile tables and their "
+                 "licence, parameters, failure model).</p>\n");
+}
+
 int sm_sim_report_html(const sm_sim_result *const *runs, size_t n, sm_buf *b) {
   const sm_sim_result *r0;
 
@@ -343,7 +431,9 @@ int sm_sim_report_html(const sm_sim_result *const *runs, size_t n, sm_buf *b) {
     sm_buf_addf(b, "<td>%.1f%%</td><td>%zu</td><td>%.3f s</td></tr>\n",
                 100 * m->avg_util, m->preemptions, m->wall_s);
   }
-  sm_buf_adds(b, "</table>\n<h2>JCT distribution</h2>\n");
+  sm_buf_adds(b, "</table>\n");
+  schedmate_section(b, runs, n);
+  sm_buf_adds(b, "<h2>JCT distribution</h2>\n");
   plot_cdf(b, runs, n);
   sm_buf_adds(b, "<h2>Queue length over time</h2>\n");
   plot_series(b, runs, n, 1);

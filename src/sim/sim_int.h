@@ -247,6 +247,12 @@ struct sm_sim {
   int *plan_node, *plan_n;   /* placement plan scratch (nnodes) */
   size_t shared_starts;      /* starts on another job's GPUs */
   int series_full;           /* the series reached its cap */
+  int fail_resubmit;         /* fail.model=resubmit */
+  double fail_infra_share;   /* fail.infra_share */
+  double fail_rest;          /* fail.rest */
+  double fail_resubmit_s;    /* fail.resubmit_s */
+  size_t fail_infra;         /* infrastructure failures met */
+  size_t fail_resubmitted;   /* of which resubmitted by their users */
 };
 
 struct sm_sim_result {
@@ -293,6 +299,11 @@ extern const sm_sim_policy sm__policy_sjf;
 extern const sm_sim_policy sm__policy_qssf;
 extern const sm_sim_policy sm__policy_srtf;
 extern const sm_sim_policy sm__policy_tiresias;
+/* The SchedMate integrations (lucid.c, sjf_schedmate.c). */
+extern const sm_sim_policy sm__policy_lucid;
+extern const sm_sim_policy sm__policy_lucid_schedmate;
+extern const sm_sim_policy sm__policy_sjf_schedmate;
+extern const sm_sim_policy sm__policy_sjf_schedmate_fh;
 
 /* Helper for the ordered non-preemptive policies (ordered.c). */
 typedef double (*sm__key_fn)(sm_sim *s, void *ud, sm_sim_job *j);
