@@ -232,7 +232,8 @@ int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
 	limit = strtol(reply + 3, &comment, 10);
 	if (comment == reply + 3)	/* "-": no time limit */
 		comment = strchr(reply + 3, ' ');
-	else if (limit > 0 && job_desc->time_limit == NO_VAL)
+	else if (limit > 0 && limit <= 52560000 &&
+		 job_desc->time_limit == NO_VAL)	/* at most 100 years */
 		job_desc->time_limit = (uint32_t) limit;
 	if (comment && *comment == ' ' && comment[1]) {
 		/* Keep the user's own comment in front of ours. */
