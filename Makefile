@@ -67,6 +67,12 @@ TEST_BIN   := $(BUILD)/sm_test
 # It runs inside slurmctld, so it is never built with the sanitizers.
 SLURM_H    := $(wildcard /usr/include/slurm/slurm.h)
 PLUGIN     := $(if $(SLURM_H),$(BUILD)/plugins/job_submit_schedmate.so)
+# The agent (`schedmate slurm`) talks to slurmctld through libslurm; without
+# Slurm's headers it is built as a stub that says so.
+ifneq ($(SLURM_H),)
+CFLAGS  += -DSM_HAVE_SLURM=1
+LDLIBS  += -lslurm
+endif
 
 .PHONY: all lib cli tools unit test check asan demo bench fuzz lint clean deps
 .DEFAULT_GOAL := all

@@ -77,6 +77,7 @@ int cmd_history(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_slurm(int argc, char **argv);
 int cmd_track(int argc, char **argv);
 
 #endif /* SM_CLI_H */

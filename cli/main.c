@@ -10,6 +10,7 @@ static const cli_cmd commands[] = {
     {"extract", cmd_extract, "read a job's code and command into metadata"},
     {"history", cmd_history, "the job history: add, list, show, import..."},
     {"simulate", cmd_simulate, "replay a job trace on a simulated cluster"},
+    {"slurm", cmd_slurm, "run SchedMate beside a Slurm cluster (agent)"},
     {"track", cmd_track, "a training job's progress from its log"},
     {"version", cmd_version, "print the version"},
 };

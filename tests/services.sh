@@ -6,9 +6,15 @@
 #   tests/services.sh stop
 #
 # Redis: a private redis-server on a free port, no persistence.
-# State lives in $SM_SERVICES_DIR (default /tmp/schedmate-services).
+# Slurm: when it is installed and we are root, a private cluster (munge,
+# slurmctld, slurmd n1..n4 with fake GPUs) from tests/slurm.sh, with the
+# job_submit plugin of $BUILD/plugins when it was built; it exports
+# SM_SLURM_CONF and SM_SLURM_BASE (and SM_SLURM_PLUGIN with the plugin).
+# State lives in $SM_SERVICES_DIR (default $SM_TMP/schedmate-services, so
+# that test runs of several people on one machine never share a daemon).
 set -u
-DIR=${SM_SERVICES_DIR:-/tmp/schedmate-services}
+DIR=${SM_SERVICES_DIR:-${SM_TMP:-/tmp}/schedmate-services}
+HERE=$(cd "$(dirname "$0")" && pwd)
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -36,6 +42,17 @@ start_redis() {
   return 1
 }
 
+start_slurm() {
+  command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || return 0
+  [ "$(id -u)" = 0 ] || { echo "services: not root: no Slurm" >&2; return 0; }
+  local plug=""
+  [ -n "${BUILD:-}" ] && [ -f "$HERE/../$BUILD/plugins/job_submit_schedmate.so" ] \
+    && plug=$(cd "$HERE/../$BUILD/plugins" && pwd)
+  mkdir -p "$DIR"
+  SM_PLUGIN_DIR=$plug "$HERE/slurm.sh" start "$DIR/slurm" \
+    || { echo "services: slurm did not start" >&2; "$HERE/slurm.sh" stop "$DIR/slurm"; return 1; }
+}
+
 stop_pidfile() {
   local f=$1 p
   [ -s "$f" ] || return 0
@@ -54,9 +71,11 @@ case "${1:-}" in
   start)
     rc=0
     start_redis || rc=1
+    start_slurm || rc=1
     exit $rc ;;
   stop)
     stop_pidfile "$DIR/redis/redis.pid"
+    [ -d "$DIR/slurm" ] && "$HERE/slurm.sh" stop "$DIR/slurm"
     exit 0 ;;
   *) echo "usage: $0 start|stop" >&2; exit 2 ;;
 esac

@@ -28,6 +28,14 @@ typedef struct sm_extract_req {
   int max_files;              /* files read [2000] */
   size_t max_total_bytes;     /* all files [64 MiB] */
   double time_budget_s;       /* stop with what was found [2 s] */
+  /* An inline launch script that is not a file of the repository, such
+   * as a Slurm batch script.  When script is not NULL the job is read as
+   * if the user had run `bash SCRIPT ARGV...` in cwd: its #SBATCH lines
+   * and its launch line are followed like those of a script file, and
+   * argv/argc are the script's own arguments (argc may be 0). */
+  const char *script;      /* script text, or NULL */
+  size_t script_len;       /* its length in bytes (no NUL needed) */
+  const char *script_name; /* its name in evidence ["batch_script"] */
 } sm_extract_req;
 
 /* What was extracted. */

@@ -81,6 +81,9 @@ typedef struct sm_record {
   sm_perf_point *perf;    /* performance model points */
   int n_perf;             /* number of points */
   float fp[SM_FP_DIMS];   /* fingerprint (L2-normalised) */
+  char *outcome;          /* optional JSON object text: how the run went in
+                           * detail (scheduler state, exit code, last
+                           * progress, diagnosis); owned, or NULL */
 } sm_record;
 
 /* Sets every field unknown/empty. */

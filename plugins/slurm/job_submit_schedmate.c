@@ -10,8 +10,15 @@
  * unchanged.  Slow work (extraction, history search) is the agent's.
  *
  * Socket: $SCHEDMATE_AGENT_SOCKET in slurmctld's environment, else
- * /run/schedmate/agent.sock.  Request: one JSON object and a newline.
+ * /run/schedmate/agent.sock.  Request: one JSON object and a newline:
+ *   {"op":"estimate","uid":N,"name":S,"work_dir":S,"script":S,
+ *    "argv":[S...],"partition":S,"tres_per_node":S,"tres_per_job":S,
+ *    "min_nodes":N}
+ * (argv: the script's arguments, without the script itself; strings that
+ * Slurm did not set are empty).
  * Reply: "OK <time_limit_minutes or -> <comment>\n" or "NO <reason>\n".
+ * The time limit is applied only to a job submitted without one; the
+ * comment is appended to the user's own ("user text | schedmate: ...").
  *
  * Kept in Slurm's own (kernel) style, as a shim.
  */
@@ -36,6 +43,8 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 /* Exported by libslurmfull: strings in job_desc are Slurm-allocated. */
 extern char *slurm_xstrdup(const char *str);
 extern void slurm_xfree(void **ptr);
+extern void slurm_debug(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 
 #define MAX_REQ (256 * 1024)
 #define MAX_SCRIPT (64 * 1024)
@@ -141,33 +150,79 @@ static int ask_agent(const char *req, int len, char *out, int cap)
 	return memchr(out, '\n', got) ? 0 : -1;
 fail:
 	close(fd);
+	out[got] = '\0';
 	return -1;
+}
+
+/* Appends ,"key": and the string; returns the new length or -1. */
+static int put_member(char *buf, int len, const char *key, const char *s,
+		      int max)
+{
+	if (len <= 0 || len + (int) strlen(key) + 8 >= MAX_REQ)
+		return -1;
+	len += snprintf(buf + len, MAX_REQ - len, ",\"%s\":", key);
+	return put_str(buf, len, MAX_REQ, s, max);
+}
+
+/* The request line for one job; returns its length or -1. */
+static int build_request(char *req, const job_desc_msg_t *job_desc,
+			 uint32_t uid)
+{
+	int len = snprintf(req, MAX_REQ, "{\"op\":\"estimate\",\"uid\":%u",
+			   uid);
+
+	len = put_member(req, len, "name", job_desc->name, 4096);
+	len = put_member(req, len, "work_dir", job_desc->work_dir, 4096);
+	len = put_member(req, len, "partition", job_desc->partition, 1024);
+	len = put_member(req, len, "tres_per_node", job_desc->tres_per_node,
+			 1024);
+	len = put_member(req, len, "tres_per_job", job_desc->tres_per_job,
+			 1024);
+	if (len > 0 && job_desc->min_nodes != NO_VAL && len + 32 < MAX_REQ)
+		len += snprintf(req + len, MAX_REQ - len, ",\"min_nodes\":%u",
+				job_desc->min_nodes);
+	if (len > 0 && len + 16 < MAX_REQ)
+		len += snprintf(req + len, MAX_REQ - len, ",\"argv\":[");
+	/* argv[0] is the script itself. */
+	for (uint32_t i = 1; len > 0 && job_desc->argv && i < job_desc->argc &&
+	     i < 64; i++) {
+		if (i > 1 && len + 2 < MAX_REQ)
+			req[len++] = ',';
+		len = put_str(req, len, MAX_REQ, job_desc->argv[i], 4096);
+	}
+	if (len > 0 && len + 2 < MAX_REQ)
+		req[len++] = ']';
+	len = put_member(req, len, "script", job_desc->script, MAX_SCRIPT);
+	if (len > 0 && len + 3 < MAX_REQ)
+		len += snprintf(req + len, MAX_REQ - len, "}\n");
+	else
+		len = -1;
+	return len;
 }
 
 int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
 {
 	char *req = malloc(MAX_REQ), reply[1024], *nl, *comment;
+	uint32_t uid = submit_uid;
 	int len;
 	long limit;
 
 	(void) err_msg;
+	reply[0] = '\0';
 	if (!req)
 		return SLURM_SUCCESS;
-	len = snprintf(req, MAX_REQ, "{\"op\":\"estimate\",\"uid\":%u,\"name\":",
-		       submit_uid);
-	len = put_str(req, len, MAX_REQ, job_desc->name, 4096);
-	if (len > 0)
-		len += snprintf(req + len, MAX_REQ - len, ",\"work_dir\":");
-	if (len > 0)
-		len = put_str(req, len, MAX_REQ, job_desc->work_dir, 4096);
-	if (len > 0)
-		len += snprintf(req + len, MAX_REQ - len, ",\"script\":");
-	if (len > 0)
-		len = put_str(req, len, MAX_REQ, job_desc->script, MAX_SCRIPT);
-	if (len > 0 && len + 3 < MAX_REQ)
-		len += snprintf(req + len, MAX_REQ - len, "}\n");
+	if (job_desc->user_id != NO_VAL)
+		uid = job_desc->user_id;
+	len = build_request(req, job_desc, uid);
 	if (len <= 0 || ask_agent(req, len, reply, sizeof(reply)) ||
 	    strncmp(reply, "OK ", 3)) {
+		if (len > 0 && strncmp(reply, "NO ", 3) == 0 &&
+		    (nl = strchr(reply, '\n')))
+			*nl = '\0';
+		slurm_debug("job_submit/schedmate: %s; job accepted unchanged",
+			    len <= 0 ? "request too large" :
+			    strncmp(reply, "NO ", 3) == 0 ? reply :
+			    "no answer from the agent in time");
 		free(req);
 		return SLURM_SUCCESS;	/* accept unchanged */
 	}
@@ -177,7 +232,8 @@ int job_submit(job_desc_msg_t *job_desc, uint32_t submit_uid, char **err_msg)
 	limit = strtol(reply + 3, &comment, 10);
 	if (comment == reply + 3)	/* "-": no time limit */
 		comment = strchr(reply + 3, ' ');
-	else if (limit > 0 && job_desc->time_limit == NO_VAL)
+	else if (limit > 0 && limit <= 52560000 &&
+		 job_desc->time_limit == NO_VAL)	/* at most 100 years */
 		job_desc->time_limit = (uint32_t) limit;
 	if (comment && *comment == ' ' && comment[1]) {
 		/* Keep the user's own comment in front of ours. */

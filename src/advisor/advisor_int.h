@@ -322,6 +322,11 @@ void sm__sh_set(sm__ctx *c, sm__shvars *vars, const char *name,
  * script and its arguments, and queues the entry for scanning.  Returns
  * 0; problems are warnings. */
 int sm__command(sm__ctx *c, const char *const *argv, int argc);
+/* The same for an inline script (sm_extract_req.script): text is read as
+ * the script `bash NAME ARGS...` runs in the command's directory.
+ * Returns 0 or SM_ENOMEM; problems are warnings. */
+int sm__command_script(sm__ctx *c, const char *text, size_t len,
+                       const char *name, const char *const *args, int nargs);
 /* Applies the entry script's arguments (after the code scan has told
  * which options are flags).  */
 void sm__command_args(sm__ctx *c);

@@ -265,12 +265,12 @@ static void word_lines(sm__ctx *c, const char *path, const char *text,
   }
 }
 
-/* Follows a shell script: variables, positional arguments, cd, #SBATCH,
- * and the line that launches the training. */
-static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
-                          int nargs, const char *dir, int depth) {
-  const char *text;
-  size_t len;
+/* Follows a shell script held in text (named rel in evidence): variables,
+ * positional arguments, cd, #SBATCH, and the line that launches the
+ * training. */
+static void follow_text(sm__ctx *c, const char *rel, const char *text,
+                        size_t len, const char *const *args, int nargs,
+                        const char *dir, int depth) {
   sm__shvars *vars;
   const char *p, *end;
   int line = 1;
@@ -279,17 +279,7 @@ static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
   const char *best_text = NULL;
   const char *cur_dir = dir;
   const char *best_dir = dir;
-  int rc;
 
-  if (depth > MAX_DEPTH) {
-    sm__warn(c, "%s: scripts nested too deep, not followed", rel);
-    return;
-  }
-  rc = sm__repo_read(c, rel, &text, &len);
-  if (rc == SM_EBUSY)
-    rc = sm__repo_read_again(c, rel, &text, &len);
-  if (rc != 0)
-    return;
   vars = sm_calloc(1, sizeof(*vars));
   if (vars == NULL)
     return;
@@ -444,6 +434,25 @@ static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
     sm__warn(c, "%s: no launch command found in the script", rel);
   }
   sm_free(vars);
+}
+
+/* Follows the shell script file rel of the repository. */
+static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
+                          int nargs, const char *dir, int depth) {
+  const char *text;
+  size_t len;
+  int rc;
+
+  if (depth > MAX_DEPTH) {
+    sm__warn(c, "%s: scripts nested too deep, not followed", rel);
+    return;
+  }
+  rc = sm__repo_read(c, rel, &text, &len);
+  if (rc == SM_EBUSY)
+    rc = sm__repo_read_again(c, rel, &text, &len);
+  if (rc != 0)
+    return;
+  follow_text(c, rel, text, len, args, nargs, dir, depth);
 }
 
 /* ==== Launchers ==== */
@@ -939,5 +948,29 @@ int sm__command(sm__ctx *c, const char *const *argv, int argc) {
     cl.n = n;
   }
   launch(c, &cl, NULL);
+  return 0;
+}
+
+int sm__command_script(sm__ctx *c, const char *text, size_t len,
+                       const char *name, const char *const *args, int nargs) {
+  char *copy;
+
+  c->cmd_dir = c->cwd;
+  if (len > c->max_file) {
+    sm__warn(c, "%s: %zu bytes is over the %zu-byte file cap, not read", name,
+             len, c->max_file);
+    return 0;
+  }
+  if (memchr(text, '\0', len) != NULL) {
+    sm__warn(c, "%s: binary content, not read", name);
+    return 0;
+  }
+  /* The readers expect NUL-terminated text that lives in the arena. */
+  copy = sm__strndup(c, text, len);
+  if (copy == NULL)
+    return SM_ENOMEM;
+  if (nargs > MAX_WORDS)
+    nargs = MAX_WORDS;
+  follow_text(c, name, copy, len, args, nargs, c->cwd, 0);
   return 0;
 }

@@ -1,7 +1,8 @@
-/* extract.c - sm_extract: the order of the work.  The command is read
- * first (launcher, scripts, entry), then the entry script and the local
- * modules it imports, then the entry's arguments and the config files
- * they name (and --config files), then the fields are resolved. */
+/* extract.c - sm_extract: the order of the work.  The command (or the
+ * inline batch script) is read first (launcher, scripts, entry), then the
+ * entry script and the local modules it imports, then the entry's
+ * arguments and the config files they name (and --config files), then the
+ * fields are resolved. */
 #include <string.h>
 
 #include "advisor/advisor_int.h"
@@ -46,8 +47,11 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
 
   memset(res, 0, sizeof(*res));
   sm_meta_init(&res->meta);
-  if (req == NULL || req->argv == NULL || req->argc <= 0)
+  if (req == NULL ||
+      (req->script == NULL && (req->argv == NULL || req->argc <= 0)))
     return sm_err_set(err, SM_EINVAL, "no launch command given");
+  if (req->argc > 0 && req->argv == NULL)
+    return sm_err_set(err, SM_EINVAL, "launch command words missing");
   for (int i = 0; i < req->argc; i++)
     if (req->argv[i] == NULL)
       return sm_err_set(err, SM_EINVAL, "launch command word %d is NULL", i);
@@ -56,7 +60,13 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   sm__ctx_init(c, req, res);
   rc = sm__repo_open(c, err);
-  if (rc == 0)
+  if (rc == 0 && req->script != NULL)
+    rc = sm__command_script(c, req->script, req->script_len,
+                            req->script_name && req->script_name[0]
+                                ? req->script_name
+                                : "batch_script",
+                            req->argv, req->argc > 0 ? req->argc : 0);
+  else if (rc == 0)
     rc = sm__command(c, req->argv, req->argc);
   if (rc == 0) {
     sm__py_scan_all(c);

@@ -64,6 +64,7 @@ void sm_record_release(sm_record *r) {
   for (int i = 0; i < r->n_perf; i++)
     sm_free(r->perf[i].gpu_type);
   sm_free(r->perf);
+  sm_free(r->outcome);
   sm_record_init(r);
 }
 
@@ -143,6 +144,10 @@ void sm_record_write_json(const sm_record *r, sm_jw *w) {
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
+  if (r->outcome != NULL) {
+    sm_jw_key(w, "outcome");
+    sm_jw_raw(w, r->outcome);
+  }
   sm_jw_obj_end(w);
 }
 
@@ -254,6 +259,18 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
       }
     }
   }
+  if (rc == 0) {
+    v = cJSON_GetObjectItemCaseSensitive(o, "outcome");
+    if (v != NULL && !cJSON_IsNull(v)) {
+      char *txt = cJSON_IsObject(v) ? cJSON_PrintUnformatted(v) : NULL;
+      if (!cJSON_IsObject(v))
+        rc = sm_err_set(err, SM_EPARSE, "record %s: outcome must be an object",
+                        r->id);
+      else if (txt == NULL || (r->outcome = sm_strdup(txt)) == NULL)
+        rc = sm_err_set(err, SM_ENOMEM, "record: out of memory");
+      cJSON_free(txt);
+    }
+  }
   cJSON_Delete(o);
   if (rc != 0) {
     sm_record_release(r);
@@ -281,6 +298,7 @@ int sm__record_copy(sm_record *dst, const sm_record *src) {
   rc |= dup_into(&dst->vc, src->vc);
   rc |= dup_into(&dst->gpu_type, src->gpu_type);
   rc |= dup_into(&dst->sw_version, src->sw_version);
+  rc |= dup_into(&dst->outcome, src->outcome);
   if (rc == 0)
     rc = sm_meta_copy(&dst->meta, &src->meta);
   for (int i = 0; rc == 0 && i < src->n_perf; i++)
