@@ -154,7 +154,7 @@ test: deps
 check: test
 
 asan:
-	$(MAKE) BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test
+	$(MAKE) -j2 BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test $(if $(SLURM_H),build/asan/plugins/job_submit_schedmate.so)
 
 demo: deps
 	$(MAKE) all
