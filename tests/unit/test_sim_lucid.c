@@ -19,59 +19,11 @@
 #include "harness.h"
 #include "schedmate/sm_sim.h"
 #include "sim/schedmate_int.h"
+#include "sim_run.h"
 
 #define PROFILES "tests/data/sim/lucid_profiles_test.csv"
 #define PAIRS "tests/data/sim/lucid_pairs_test.csv"
 
-typedef struct run {
-  sm_sim_trace *t;
-  sm_sim_cluster *c;
-  sm_sim_result *r;
-} run;
-
-/* Runs policy on the generic-layout csv with up to 8 "k=v" parameters
- * (NULL-terminated). */
-static run simulate(const char *csv, const char *cluster, const char *pol,
-                    const char *const *params) {
-  run x;
-  sm_err err = {0};
-  sm_sim_config cfg;
-
-  if (sm_sim_trace_load_mem(csv, strlen(csv), "test.csv", NULL, &x.t, &err))
-    SM_FAIL_AT("trace: %s", err.msg);
-  if (sm_sim_cluster_parse(cluster, &x.c, &err))
-    SM_FAIL_AT("cluster: %s", err.msg);
-  sm_sim_config_init(&cfg);
-  cfg.policy = pol;
-  for (int i = 0; params && params[i]; i++)
-    ASSERT_OK(sm_sim_config_param(&cfg, params[i]));
-  if (sm_sim_run(x.t, x.c, &cfg, &x.r, &err))
-    SM_FAIL_AT("run %s: %s", pol, err.msg);
-  return x;
-}
-
-static void done(run *x) {
-  sm_sim_result_free(x->r);
-  sm_sim_cluster_free(x->c);
-  sm_sim_trace_free(x->t);
-}
-
-static const sm_sim_job *job(const run *x, const char *id) {
-  for (size_t i = 0; i < sm_sim_result_job_count(x->r); i++) {
-    const sm_sim_job *j = sm_sim_result_job(x->r, i);
-    if (strcmp(j->id, id) == 0)
-      return j;
-  }
-  SM_FAIL_AT("no job %s", id);
-  return NULL;
-}
-
-static double stat(const run *x, const char *k) {
-  double v;
-  if (!sm_sim_result_stat_get(x->r, k, &v))
-    SM_FAIL_AT("no figure %s", k);
-  return v;
-}
 
 static int has_note(const run *x, const char *needle) {
   for (size_t i = 0; i < sm_sim_result_note_count(x->r); i++)
@@ -96,9 +48,9 @@ SM_TEST(sim_lucid_profiler_short_jobs_end_inside) {
   ASSERT_NEAR(job(&x, "L")->first_start, 50, 1e-6);
   ASSERT_NEAR(job(&x, "L")->end, 450, 1e-6);
   ASSERT_NEAR(job(&x, "L")->overhead, 100, 1e-6);
-  ASSERT_EQ(stat(&x, "ended_in_profiler"), 1);
-  ASSERT_EQ(stat(&x, "profiled"), 1);
-  ASSERT_NEAR(stat(&x, "profiler_gpu_h"), 150.0 / 3600, 1e-9);
+  ASSERT_EQ(figure(&x, "ended_in_profiler"), 1);
+  ASSERT_EQ(figure(&x, "profiled"), 1);
+  ASSERT_NEAR(figure(&x, "profiler_gpu_h"), 150.0 / 3600, 1e-9);
   ASSERT(has_note(&x, "profiling partition"));
   ASSERT(has_note(&x, "built-in model"));
   /* The partition is part of this run's cluster only. */
@@ -116,7 +68,7 @@ SM_TEST(sim_lucid_without_profiler) {
 
   ASSERT_NEAR(job(&x, "A")->end, 100, 1e-6);
   ASSERT_NEAR(job(&x, "B")->end, 200, 1e-6);
-  ASSERT_EQ(stat(&x, "packed_pairs"), 0);
+  ASSERT_EQ(figure(&x, "packed_pairs"), 0);
   ASSERT(has_note(&x, "no profiling partition"));
   done(&x);
 }
@@ -164,8 +116,8 @@ SM_TEST(sim_lucid_packs_by_score_at_measured_speeds) {
   ASSERT_NEAR(job(&x, "B")->end, 20 + 100 / 0.9, 1e-6);
   ASSERT_NEAR(job(&x, "A")->end, 20 + 100 / 0.9 + (990 - 0.3 * 100 / 0.9),
               1e-6);
-  ASSERT_EQ(stat(&x, "packed_pairs"), 1);
-  ASSERT_EQ(stat(&x, "packed_pairs_measured"), 1);
+  ASSERT_EQ(figure(&x, "packed_pairs"), 1);
+  ASSERT_EQ(figure(&x, "packed_pairs_measured"), 1);
   ASSERT(has_note(&x, "Lucid's measured tables"));
   ASSERT(has_note(&x, "non-commercial"));
   done(&x);
@@ -185,9 +137,9 @@ SM_TEST(sim_lucid_schedmate_evicts_harmful_pair_once) {
   run x = simulate(pair_csv, "2x1", "lucid+schedmate", p);
   const sm_sim_job *b = job(&x, "B");
 
-  ASSERT_EQ(stat(&x, "evictions"), 1);
-  ASSERT_EQ(stat(&x, "tracker_checks"), 1);
-  ASSERT_EQ(stat(&x, "packed_pairs"), 1);
+  ASSERT_EQ(figure(&x, "evictions"), 1);
+  ASSERT_EQ(figure(&x, "tracker_checks"), 1);
+  ASSERT_EQ(figure(&x, "packed_pairs"), 1);
   ASSERT_NEAR(job(&x, "A")->end, 1052, 1e-6);
   ASSERT_NEAR(b->end, 1152, 1e-6);
   ASSERT_NEAR(b->overhead, 10 + 54, 1e-6); /* profiler + lost progress */
@@ -204,9 +156,9 @@ SM_TEST(sim_lucid_schedmate_untracked_pair_left_alone) {
                      "lucid.untracked=1",        NULL};
   run x = simulate(pair_csv, "2x1", "lucid+schedmate", p);
 
-  ASSERT_EQ(stat(&x, "evictions"), 0);
-  ASSERT_EQ(stat(&x, "tracker_checks"), 0);
-  ASSERT_EQ(stat(&x, "checks_skipped_untracked"), 1);
+  ASSERT_EQ(figure(&x, "evictions"), 0);
+  ASSERT_EQ(figure(&x, "tracker_checks"), 0);
+  ASSERT_EQ(figure(&x, "checks_skipped_untracked"), 1);
   ASSERT_NEAR(job(&x, "B")->end, 20 + 100 / 0.9, 1e-6);
   ASSERT_NEAR(job(&x, "A")->end, 20 + 100 / 0.9 + (990 - 0.3 * 100 / 0.9),
               1e-6);
@@ -225,8 +177,8 @@ SM_TEST(sim_lucid_schedmate_keeps_good_pair) {
                      "lucid.untracked=0",        NULL};
   run x = simulate(csv, "2x1", "lucid+schedmate", p);
 
-  ASSERT_EQ(stat(&x, "tracker_checks"), 1);
-  ASSERT_EQ(stat(&x, "evictions"), 0);
+  ASSERT_EQ(figure(&x, "tracker_checks"), 1);
+  ASSERT_EQ(figure(&x, "evictions"), 0);
   ASSERT_NEAR(job(&x, "B")->end, 20 + 100 / 0.8, 1e-6);
   done(&x);
 }
@@ -264,14 +216,14 @@ SM_TEST(sim_lucid_pair_rules) {
   run z = simulate(csv2, "2x1", "lucid", p1);
   run w = simulate(csv3, "2x1", "lucid", p3);
 
-  ASSERT_EQ(stat(&x, "packed_pairs"), 1);
+  ASSERT_EQ(figure(&x, "packed_pairs"), 1);
   /* Unmeasured pair: the utilisation model, 30 + 90 > 100 % -> 0.955 x
    * 100 / 120 each. */
-  ASSERT_EQ(stat(&x, "packed_pairs_measured"), 0);
+  ASSERT_EQ(figure(&x, "packed_pairs_measured"), 0);
   ASSERT_NEAR(job(&x, "G")->end, 20 + 100 / (0.955 * 100 / 120), 1e-6);
-  ASSERT_EQ(stat(&y, "packed_pairs"), 0);
-  ASSERT_EQ(stat(&z, "packed_pairs"), 0);
-  ASSERT_EQ(stat(&w, "packed_pairs"), 0);
+  ASSERT_EQ(figure(&y, "packed_pairs"), 0);
+  ASSERT_EQ(figure(&z, "packed_pairs"), 0);
+  ASSERT_EQ(figure(&w, "packed_pairs"), 0);
   ASSERT_NEAR(job(&w, "H")->end, 1010, 1e-6);
   ASSERT_NEAR(job(&w, "W")->end, 1110, 1e-6);
   done(&x);
@@ -298,10 +250,10 @@ SM_TEST(sim_lucid_schedmate_hit_skips_profiler) {
   ASSERT_NEAR(a->end - a->submit, 400, 1e-6);
   ASSERT_NEAR(b->end - b->submit, 300, 1e-6);
   ASSERT_NEAR(job(&y, "J1")->end, 400, 1e-6);
-  ASSERT_EQ(stat(&y, "facts_hits"), 1);
-  ASSERT_EQ(stat(&y, "profiles_skipped"), 1);
-  ASSERT_NEAR(stat(&y, "profiling_gpu_h_saved"), 100.0 / 3600, 1e-9);
-  ASSERT_EQ(stat(&y, "history_future_reads"), 0);
+  ASSERT_EQ(figure(&y, "facts_hits"), 1);
+  ASSERT_EQ(figure(&y, "profiles_skipped"), 1);
+  ASSERT_NEAR(figure(&y, "profiling_gpu_h_saved"), 100.0 / 3600, 1e-9);
+  ASSERT_EQ(figure(&y, "history_future_reads"), 0);
   ASSERT(sm_sim_result_summary(y.r)->avg_jct_s <
          sm_sim_result_summary(x.r)->avg_jct_s);
   done(&x);
@@ -344,7 +296,7 @@ SM_TEST(sim_lucid_fast_pass_equals_plain_pass) {
                           "lucid.naive_pass=1",       NULL};
       run x = simulate(sm_buf_str(&b), "a=3x8,b=2x8", pols[k], pf);
       run y = simulate(sm_buf_str(&b), "a=3x8,b=2x8", pols[k], pp);
-      ASSERT(stat(&x, "packed_pairs") > 0);
+      ASSERT(figure(&x, "packed_pairs") > 0);
       for (size_t i = 0; i < sm_sim_result_job_count(x.r); i++) {
         const sm_sim_job *p = sm_sim_result_job(x.r, i);
         const sm_sim_job *q = sm_sim_result_job(y.r, i);
@@ -353,7 +305,7 @@ SM_TEST(sim_lucid_fast_pass_equals_plain_pass) {
                      pols[k], trial, p->id, p->first_start, p->end,
                      q->first_start, q->end);
       }
-      ASSERT_EQ(stat(&x, "packed_pairs"), stat(&y, "packed_pairs"));
+      ASSERT_EQ(figure(&x, "packed_pairs"), figure(&y, "packed_pairs"));
       done(&x);
       done(&y);
     }
@@ -517,7 +469,7 @@ SM_TEST(sim_lucid_real_tables_smoke) {
   csv = text;
   x = simulate(csv, "4x8", "lucid", p);
   ASSERT(has_note(&x, "Lucid's measured tables"));
-  ASSERT(stat(&x, "profiled") > 0);
+  ASSERT(figure(&x, "profiled") > 0);
   done(&x);
   sm_free(text);
 }
