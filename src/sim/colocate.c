@@ -121,6 +121,33 @@ static int col(char **f, int nf, const char *name) {
   return -1;
 }
 
+/* Finds the columns of need[] in a header row (idx[k] = field index);
+ * "expected" says which file was expected, for the message. */
+static int map_header(char **f, int nf, const char *const *need, size_t n,
+                      int *idx, const char *path, const char *expected,
+                      sm_err *err) {
+  for (size_t k = 0; k < n; k++) {
+    idx[k] = col(f, nf, need[k]);
+    if (idx[k] < 0)
+      return sm_err_set(err, SM_EPARSE,
+                        "%s:1: missing column '%s' (expected %s)", path,
+                        need[k], expected);
+  }
+  return 0;
+}
+
+/* Checks that a data row has every needed column. */
+static int row_complete(int nf, const char *const *need, size_t n,
+                        const int *idx, const char *path, long line,
+                        sm_err *err) {
+  for (size_t k = 0; k < n; k++)
+    if (idx[k] >= nf)
+      return sm_err_set(err, SM_EPARSE,
+                        "%s:%ld: %d fields, column '%s' missing", path, line,
+                        nf, need[k]);
+  return 0;
+}
+
 static int num(const char *path, long line, const char *name, const char *v,
                double lo, double hi, double *out, sm_err *err) {
   if (sm_parse_double(v, out) != 0 || !(*out >= lo && *out <= hi))
@@ -168,29 +195,16 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
       break;
     }
     if (header) {
-      for (size_t k = 0; k < SM_ARRAY_LEN(need); k++) {
-        idx[k] = col(f, nf, need[k]);
-        if (idx[k] < 0) {
-          rc = sm_err_set(err, SM_EPARSE,
-                          "%s:1: missing column '%s' (expected Lucid's "
-                          "single_data.csv: model,dataset,batchsize,amp,"
-                          "speed,gpu_util,gmem_util,gmem,label)",
-                          path, need[k]);
-          break;
-        }
-      }
+      rc = map_header(f, nf, need, SM_ARRAY_LEN(need), idx, path,
+                      "Lucid's single_data.csv: model,dataset,batchsize,amp,"
+                      "speed,gpu_util,gmem_util,gmem,label",
+                      err);
       if (rc < 0)
         break;
       header = 0;
       continue;
     }
-    for (size_t k = 0; k < SM_ARRAY_LEN(need); k++)
-      if (idx[k] >= nf) {
-        rc =
-            sm_err_set(err, SM_EPARSE, "%s:%ld: %d fields, column '%s' missing",
-                       path, l.lineno, nf, need[k]);
-        break;
-      }
+    rc = row_complete(nf, need, SM_ARRAY_LEN(need), idx, path, l.lineno, err);
     if (rc < 0)
       break;
     memset(&p, 0, sizeof(p));
@@ -271,28 +285,14 @@ static int load_pairs(sm__coloc *c, const char *path, sm_err *err) {
       break;
     }
     if (header) {
-      for (size_t k = 0; k < SM_ARRAY_LEN(need); k++) {
-        idx[k] = col(f, nf, need[k]);
-        if (idx[k] < 0) {
-          rc = sm_err_set(err, SM_EPARSE,
-                          "%s:1: missing column '%s' (expected Lucid's "
-                          "colocate_info.csv)",
-                          path, need[k]);
-          break;
-        }
-      }
+      rc = map_header(f, nf, need, SM_ARRAY_LEN(need), idx, path,
+                      "Lucid's colocate_info.csv", err);
       if (rc < 0)
         break;
       header = 0;
       continue;
     }
-    for (size_t k = 0; k < SM_ARRAY_LEN(need); k++)
-      if (idx[k] >= nf) {
-        rc =
-            sm_err_set(err, SM_EPARSE, "%s:%ld: %d fields, column '%s' missing",
-                       path, l.lineno, nf, need[k]);
-        break;
-      }
+    rc = row_complete(nf, need, SM_ARRAY_LEN(need), idx, path, l.lineno, err);
     if (rc < 0)
       break;
     if ((rc = num(path, l.lineno, "batchsize1", f[idx[2]], 1, 1e6, &ba, err)) !=
