@@ -228,8 +228,7 @@ char *sm__printf(sm__ctx *c, const char *fmt, ...) SM_PRINTF(2, 3);
 const char *sm__ev(sm__ctx *c, const char *path, int line);
 void sm__warn(sm__ctx *c, const char *fmt, ...) SM_PRINTF(2, 3);
 /* Sets up / frees a context's arena and vectors (extract.c). */
-void sm__ctx_init(sm__ctx *c, const sm_extract_req *req,
-                  sm_extract_res *res);
+void sm__ctx_init(sm__ctx *c, const sm_extract_req *req, sm_extract_res *res);
 void sm__ctx_release(sm__ctx *c);
 /* True when the time budget is spent (warns once). */
 int sm__expired(sm__ctx *c);

@@ -7,8 +7,7 @@
 
 #include "advisor/advisor_int.h"
 
-void sm__ctx_init(sm__ctx *c, const sm_extract_req *req,
-                  sm_extract_res *res) {
+void sm__ctx_init(sm__ctx *c, const sm_extract_req *req, sm_extract_res *res) {
   c->req = req;
   c->res = res;
   sm_arena_init(&c->arena, 0, 0);

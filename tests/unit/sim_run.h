@@ -17,8 +17,8 @@ typedef struct run {
 
 /* Runs policy on the generic-layout csv with up to 8 "k=v" parameters
  * (NULL-terminated). */
-static inline run simulate(const char *csv, const char *cluster, const char *pol,
-                    const char *const *params) {
+static inline run simulate(const char *csv, const char *cluster,
+                           const char *pol, const char *const *params) {
   run x;
   sm_err err = {0};
   sm_sim_config cfg;
