@@ -751,8 +751,7 @@ static void json_schedmate(sm_sim_result **rs, int n, const opts *o, sm_jw *w) {
 
   sm_jw_key(w, "schedmate");
   sm_jw_obj_begin(w);
-  sm_jw_key(w, "facts");
-  sm_jw_str(w, facts ? facts : "history");
+  sm_jw_kv_str(w, "facts", facts ? facts : "history");
   sm_jw_key(w, "workloads");
   if (param_of(o, "workloads"))
     sm_jw_str(w, param_of(o, "workloads"));
@@ -762,20 +761,13 @@ static void json_schedmate(sm_sim_result **rs, int n, const opts *o, sm_jw *w) {
   sm_jw_arr_begin(w);
   for (size_t k = 0; k < ns; k++) {
     sm_jw_obj_begin(w);
-    sm_jw_key(w, "path");
-    sm_jw_str(w, sp[k].path);
-    sm_jw_key(w, "baseline");
-    sm_jw_str(w, sp[k].baseline);
-    sm_jw_key(w, "avg_jct_speedup");
-    sm_jw_num(w, sp[k].avg_jct_speedup);
-    sm_jw_key(w, "p99_jct_speedup");
-    sm_jw_num(w, sp[k].p99_jct_speedup);
-    sm_jw_key(w, "avg_queue_speedup");
-    sm_jw_num(w, sp[k].avg_wait_speedup);
-    sm_jw_key(w, "makespan_speedup");
-    sm_jw_num(w, sp[k].makespan_speedup);
-    sm_jw_key(w, "avg_jct_change");
-    sm_jw_num(w, sp[k].avg_jct_change);
+    sm_jw_kv_str(w, "path", sp[k].path);
+    sm_jw_kv_str(w, "baseline", sp[k].baseline);
+    sm_jw_kv_num(w, "avg_jct_speedup", sp[k].avg_jct_speedup);
+    sm_jw_kv_num(w, "p99_jct_speedup", sp[k].p99_jct_speedup);
+    sm_jw_kv_num(w, "avg_queue_speedup", sp[k].avg_wait_speedup);
+    sm_jw_kv_num(w, "makespan_speedup", sp[k].makespan_speedup);
+    sm_jw_kv_num(w, "avg_jct_change", sp[k].avg_jct_change);
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);

@@ -183,6 +183,12 @@ SM_EXTERN void sm_jw_num(sm_jw *w, double v);
 SM_EXTERN void sm_jw_int(sm_jw *w, long long v);
 SM_EXTERN void sm_jw_bool(sm_jw *w, int v);
 SM_EXTERN void sm_jw_null(sm_jw *w);
+/* A key and its value in one call (non-finite numbers and NULL strings are
+ * written as null). */
+SM_EXTERN void sm_jw_kv_num(sm_jw *w, const char *key, double v);
+SM_EXTERN void sm_jw_kv_int(sm_jw *w, const char *key, long long v);
+SM_EXTERN void sm_jw_kv_str(sm_jw *w, const char *key, const char *s);
+SM_EXTERN void sm_jw_kv_bool(sm_jw *w, const char *key, int v);
 /* Appends an already-serialised JSON value verbatim. */
 SM_EXTERN void sm_jw_raw(sm_jw *w, const char *json);
 /* Returns 0 if every write succeeded and nesting is balanced. */

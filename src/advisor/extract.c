@@ -115,10 +115,9 @@ void sm_extract_write_json(const sm_extract_res *res, sm_jw *w) {
   sm_meta_write_json(&res->meta, w);
   sm_jw_key(w, "evidence");
   sm_meta_write_evidence(&res->meta, w);
-  sm_jw_key(w, "files_read");
-  sm_jw_int(w, res->files_read);
-  sm_jw_key(w, "elapsed_ms");
-  sm_jw_num(w, (double)(long long)(res->elapsed_ms * 1000.0) / 1000.0);
+  sm_jw_kv_int(w, "files_read", res->files_read);
+  sm_jw_kv_num(w, "elapsed_ms",
+               (double)(long long)(res->elapsed_ms * 1000.0) / 1000.0);
   sm_jw_key(w, "warnings");
   sm_jw_arr_begin(w);
   for (int i = 0; i < res->n_warnings; i++)

@@ -693,6 +693,33 @@ static int size_token(const char *s) {
   return 1;
 }
 
+/* Copies a NULL-terminated key list into left (at most 31 keys); returns
+ * the count. */
+static int keys_init(const char **left, const char *const *keys) {
+  int n = 0;
+
+  for (; keys[n] && n < 31; n++)
+    left[n] = keys[n];
+  left[n] = NULL;
+  return n;
+}
+
+/* Removes from left[0..n) the key that found p, so that the next lookup
+ * tries the others; returns the new count, or -1 if no key matches. */
+static int drop_key(const char **left, int n, const sm__param *p) {
+  int k;
+
+  for (k = 0; k < n; k++)
+    if (strcmp(left[k], p->leaf) == 0 ||
+        (strchr(left[k], '.') && strstr(p->key, left[k])))
+      break;
+  if (k == n)
+    return -1;
+  left[k] = left[--n];
+  left[n] = NULL;
+  return n;
+}
+
 static void model_name(sm__ctx *c, const char **model_out) {
   static const char *const keys[] = {"model_name_or_path",
                                      "pretrained_model_name_or_path",
@@ -716,13 +743,9 @@ static void model_name(sm__ctx *c, const char **model_out) {
   const sm__cand *class_cand = NULL;
   const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
   const char *left[32];
-  int n = 0;
-  for (; keys[n]; n++)
-    left[n] = keys[n];
-  left[n] = NULL;
+  int n = keys_init(left, keys);
   /* The first usable string among the keys, by layer. */
   while (n > 0 && name == NULL) {
-    int k;
     p = sm__param_get(c, left);
     if (p == NULL)
       break;
@@ -732,14 +755,9 @@ static void model_name(sm__ctx *c, const char **model_out) {
       ev = p->ev;
       break;
     }
-    for (k = 0; k < n; k++)
-      if (strcmp(left[k], p->leaf) == 0 ||
-          (strchr(left[k], '.') && strstr(p->key, left[k])))
-        break;
-    if (k == n)
+    n = drop_key(left, n, p);
+    if (n < 0)
       break;
-    left[k] = left[--n];
-    left[n] = NULL;
   }
   if (name == NULL) {
     /* A model config file named after a known model (--cfg yolov5n.yaml,
@@ -835,12 +853,8 @@ static void dataset(sm__ctx *c) {
   const sm__param *p;
   const char *name = NULL, *ev = NULL;
   const char *left[32];
-  int n = 0;
-  for (; keys[n]; n++)
-    left[n] = keys[n];
-  left[n] = NULL;
+  int n = keys_init(left, keys);
   while (n > 0 && name == NULL) {
-    int k;
     p = sm__param_get(c, left);
     if (p == NULL)
       break;
@@ -865,14 +879,9 @@ static void dataset(sm__ctx *c) {
       ev = p->ev;
       break;
     }
-    for (k = 0; k < n; k++)
-      if (strcmp(left[k], p->leaf) == 0 ||
-          (strchr(left[k], '.') && strstr(p->key, left[k])))
-        break;
-    if (k == n)
+    n = drop_key(left, n, p);
+    if (n < 0)
       break;
-    left[k] = left[--n];
-    left[n] = NULL;
   }
   if (name == NULL) {
     /* Hydra/Lightning: data._target_: src.data.mnist_datamodule.MNIST-

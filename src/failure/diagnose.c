@@ -229,8 +229,7 @@ static void opt_str(sm_jw *w, const char *key, const char *v) {
 }
 
 void sm_diagnosis_json(const sm_diagnosis *d, const sm_plan *p, sm_jw *w) {
-  sm_jw_key(w, "status");
-  sm_jw_str(w, d->failure ? "failure" : "no_failure");
+  sm_jw_kv_str(w, "status", d->failure ? "failure" : "no_failure");
   sm_jw_key(w, "first_error_line");
   if (d->failure)
     sm_jw_int(w, d->first_error_line);
@@ -241,28 +240,22 @@ void sm_diagnosis_json(const sm_diagnosis *d, const sm_plan *p, sm_jw *w) {
     sm_jw_int(w, (long long)d->first_error_offset);
   else
     sm_jw_null(w);
-  sm_jw_key(w, "category");
-  sm_jw_str(w, d->category);
-  sm_jw_key(w, "component");
-  sm_jw_str(w, d->component);
+  sm_jw_kv_str(w, "category", d->category);
+  sm_jw_kv_str(w, "component", d->component);
   opt_str(w, "root_cause", d->root_cause);
   sm_jw_key(w, "evidence");
   sm_jw_arr_begin(w);
   for (int i = 0; i < d->n_evidence; i++) {
     sm_jw_obj_begin(w);
-    sm_jw_key(w, "line");
-    sm_jw_int(w, d->evidence[i].line);
-    sm_jw_key(w, "role");
-    sm_jw_str(w, d->evidence[i].role);
-    sm_jw_key(w, "text");
-    sm_jw_str(w, d->evidence[i].text);
+    sm_jw_kv_int(w, "line", d->evidence[i].line);
+    sm_jw_kv_str(w, "role", d->evidence[i].role);
+    sm_jw_kv_str(w, "text", d->evidence[i].text);
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
-  sm_jw_key(w, "confidence");
-  sm_jw_num(w, (double)(long long)(d->confidence * 1000 + 0.5) / 1000.0);
-  sm_jw_key(w, "retryable");
-  sm_jw_bool(w, p ? p->retryable : d->retryable);
+  sm_jw_kv_num(w, "confidence",
+               (double)(long long)(d->confidence * 1000 + 0.5) / 1000.0);
+  sm_jw_kv_bool(w, "retryable", p ? p->retryable : d->retryable);
   sm_jw_key(w, "actions");
   sm_jw_arr_begin(w);
   if (p != NULL) {
@@ -272,8 +265,7 @@ void sm_diagnosis_json(const sm_diagnosis *d, const sm_plan *p, sm_jw *w) {
     sm_jw_str(w, "report");
   }
   sm_jw_arr_end(w);
-  sm_jw_key(w, "chunks_examined");
-  sm_jw_int(w, (long long)d->chunks_examined);
+  sm_jw_kv_int(w, "chunks_examined", (long long)d->chunks_examined);
   opt_str(w, "signature", d->signature);
   opt_str(w, "exception", d->exception);
   sm_jw_key(w, "xid");
@@ -289,29 +281,22 @@ void sm_diagnosis_json(const sm_diagnosis *d, const sm_plan *p, sm_jw *w) {
   for (int i = 0; i < d->n_commands; i++)
     sm_jw_str(w, d->commands[i]);
   sm_jw_arr_end(w);
-  sm_jw_key(w, "mode");
-  sm_jw_str(w, d->mode ? d->mode : "locator");
-  sm_jw_key(w, "lines_examined");
-  sm_jw_int(w, (long long)d->lines_examined);
-  sm_jw_key(w, "bytes_read");
-  sm_jw_int(w, (long long)d->bytes_read);
-  sm_jw_key(w, "bytes_counted");
-  sm_jw_int(w, (long long)d->bytes_counted);
+  sm_jw_kv_str(w, "mode", d->mode ? d->mode : "locator");
+  sm_jw_kv_int(w, "lines_examined", (long long)d->lines_examined);
+  sm_jw_kv_int(w, "bytes_read", (long long)d->bytes_read);
+  sm_jw_kv_int(w, "bytes_counted", (long long)d->bytes_counted);
   if (p == NULL)
     return;
   sm_jw_key(w, "plan");
   sm_jw_obj_begin(w);
-  sm_jw_key(w, "executable");
-  sm_jw_bool(w, p->executable);
-  sm_jw_key(w, "shadow");
-  sm_jw_bool(w, p->shadow);
+  sm_jw_kv_bool(w, "executable", p->executable);
+  sm_jw_kv_bool(w, "shadow", p->shadow);
   sm_jw_key(w, "steps");
   sm_jw_arr_begin(w);
   for (int i = 0; i < p->n_steps; i++) {
     const sm_plan_step *s = &p->steps[i];
     sm_jw_obj_begin(w);
-    sm_jw_key(w, "action");
-    sm_jw_str(w, s->action);
+    sm_jw_kv_str(w, "action", s->action);
     opt_str(w, "target", s->target);
     opt_str(w, "condition", s->condition);
     sm_jw_key(w, "commands");
@@ -327,9 +312,7 @@ void sm_diagnosis_json(const sm_diagnosis *d, const sm_plan *p, sm_jw *w) {
   for (int i = 0; i < p->n_gates; i++)
     sm_jw_str(w, p->gates[i]);
   sm_jw_arr_end(w);
-  sm_jw_key(w, "retries_used");
-  sm_jw_int(w, p->retries_used);
-  sm_jw_key(w, "isolations_in_window");
-  sm_jw_int(w, p->isolations_in_window);
+  sm_jw_kv_int(w, "retries_used", p->retries_used);
+  sm_jw_kv_int(w, "isolations_in_window", p->isolations_in_window);
   sm_jw_obj_end(w);
 }

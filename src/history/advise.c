@@ -278,22 +278,6 @@ int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
   return 0;
 }
 
-static void jnum(sm_jw *w, const char *k, double v) {
-  sm_jw_key(w, k);
-  if (isnan(v))
-    sm_jw_null(w);
-  else
-    sm_jw_num(w, v);
-}
-
-static void jstr(sm_jw *w, const char *k, const char *v) {
-  sm_jw_key(w, k);
-  if (v == NULL)
-    sm_jw_null(w);
-  else
-    sm_jw_str(w, v);
-}
-
 void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
   const sm_estimate *e = &a->est;
 
@@ -302,15 +286,15 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
   for (int i = 0; i < a->n_matches; i++) {
     const sm_record *r = &a->matches[i];
     sm_jw_obj_begin(w);
-    jstr(w, "job_id", r->id);
-    jnum(w, "score", round(a->scores[i] * 1e6) / 1e6);
-    jnum(w, "duration_s", r->duration_s);
-    jnum(w, "sm_util", r->sm_util);
-    jstr(w, "end_state", sm_end_state_name(r->end_state));
-    jnum(w, "submit_time", r->submit_time);
-    jstr(w, "gpu_type", r->gpu_type);
-    jstr(w, "sw_version", r->sw_version);
-    jnum(w, "throughput", r->throughput);
+    sm_jw_kv_str(w, "job_id", r->id);
+    sm_jw_kv_num(w, "score", round(a->scores[i] * 1e6) / 1e6);
+    sm_jw_kv_num(w, "duration_s", r->duration_s);
+    sm_jw_kv_num(w, "sm_util", r->sm_util);
+    sm_jw_kv_str(w, "end_state", sm_end_state_name(r->end_state));
+    sm_jw_kv_num(w, "submit_time", r->submit_time);
+    sm_jw_kv_str(w, "gpu_type", r->gpu_type);
+    sm_jw_kv_str(w, "sw_version", r->sw_version);
+    sm_jw_kv_num(w, "throughput", r->throughput);
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
@@ -319,15 +303,14 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     sm_jw_null(w);
   } else {
     sm_jw_obj_begin(w);
-    jnum(w, "duration_s", e->duration_s);
-    jnum(w, "sm_util", e->sm_util);
-    sm_jw_key(w, "n");
-    sm_jw_int(w, e->n);
-    jnum(w, "stdev", e->stdev);
-    jnum(w, "weighted_duration_s", e->weighted_duration_s);
-    jnum(w, "median_duration_s", e->median_duration_s);
-    jnum(w, "p_early_end", e->p_early_end);
-    jnum(w, "expected_duration_s", e->expected_duration_s);
+    sm_jw_kv_num(w, "duration_s", e->duration_s);
+    sm_jw_kv_num(w, "sm_util", e->sm_util);
+    sm_jw_kv_int(w, "n", e->n);
+    sm_jw_kv_num(w, "stdev", e->stdev);
+    sm_jw_kv_num(w, "weighted_duration_s", e->weighted_duration_s);
+    sm_jw_kv_num(w, "median_duration_s", e->median_duration_s);
+    sm_jw_kv_num(w, "p_early_end", e->p_early_end);
+    sm_jw_kv_num(w, "expected_duration_s", e->expected_duration_s);
     sm_jw_key(w, "perf_model");
     if (e->n_perf == 0) {
       sm_jw_null(w);
@@ -335,17 +318,15 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
       sm_jw_arr_begin(w);
       for (int i = 0; i < e->n_perf; i++) {
         sm_jw_obj_begin(w);
-        jstr(w, "gpu_type", e->perf[i].gpu_type);
-        sm_jw_key(w, "gpus");
-        sm_jw_int(w, e->perf[i].gpus);
+        sm_jw_kv_str(w, "gpu_type", e->perf[i].gpu_type);
+        sm_jw_kv_int(w, "gpus", e->perf[i].gpus);
         sm_jw_key(w, "batch");
         if (e->perf[i].batch > 0)
           sm_jw_int(w, e->perf[i].batch);
         else
           sm_jw_null(w);
-        jnum(w, "throughput", e->perf[i].throughput);
-        sm_jw_key(w, "n");
-        sm_jw_int(w, e->perf[i].n);
+        sm_jw_kv_num(w, "throughput", e->perf[i].throughput);
+        sm_jw_kv_int(w, "n", e->perf[i].n);
         sm_jw_obj_end(w);
       }
       sm_jw_arr_end(w);
@@ -357,17 +338,14 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     sm_jw_null(w);
   } else {
     sm_jw_obj_begin(w);
-    sm_jw_key(w, "n_matches");
-    sm_jw_int(w, a->n_matches);
-    sm_jw_key(w, "n_completed");
-    sm_jw_int(w, e->n_completed);
-    jnum(w, "p_early_end", e->p_early_end);
-    jnum(w, "expected_duration_s", e->expected_duration_s);
+    sm_jw_kv_int(w, "n_matches", a->n_matches);
+    sm_jw_kv_int(w, "n_completed", e->n_completed);
+    sm_jw_kv_num(w, "p_early_end", e->p_early_end);
+    sm_jw_kv_num(w, "expected_duration_s", e->expected_duration_s);
     sm_jw_obj_end(w);
   }
-  jnum(w, "best_score", round(a->best_score * 1e6) / 1e6);
-  sm_jw_key(w, "fallback");
-  sm_jw_bool(w, a->fallback != SM_FALLBACK_NONE);
-  jstr(w, "fallback_reason", sm_fallback_name(a->fallback));
-  jstr(w, "fallback_detail", a->fallback ? a->detail : NULL);
+  sm_jw_kv_num(w, "best_score", round(a->best_score * 1e6) / 1e6);
+  sm_jw_kv_bool(w, "fallback", a->fallback != SM_FALLBACK_NONE);
+  sm_jw_kv_str(w, "fallback_reason", sm_fallback_name(a->fallback));
+  sm_jw_kv_str(w, "fallback_detail", a->fallback ? a->detail : NULL);
 }

@@ -94,37 +94,20 @@ void sm_record_fingerprint(sm_record *r) {
 
 /* ==== JSON ==== */
 
-static void num_or_null(sm_jw *w, const char *key, double v) {
-  sm_jw_key(w, key);
-  if (isnan(v))
-    sm_jw_null(w);
-  else
-    sm_jw_num(w, v);
-}
-
-static void str_or_null(sm_jw *w, const char *key, const char *s) {
-  sm_jw_key(w, key);
-  if (s == NULL)
-    sm_jw_null(w);
-  else
-    sm_jw_str(w, s);
-}
-
 void sm_record_write_json(const sm_record *r, sm_jw *w) {
   sm_jw_obj_begin(w);
-  str_or_null(w, "id", r->id);
-  num_or_null(w, "duration_s", r->duration_s);
-  num_or_null(w, "sm_util", r->sm_util);
-  sm_jw_key(w, "end_state");
-  sm_jw_str(w, sm_end_state_name(r->end_state));
-  str_or_null(w, "gpu_type", r->gpu_type);
-  num_or_null(w, "throughput", r->throughput);
-  num_or_null(w, "submit_time", r->submit_time);
-  str_or_null(w, "sw_version", r->sw_version);
-  str_or_null(w, "user", r->user);
-  str_or_null(w, "name", r->name);
-  str_or_null(w, "vc", r->vc);
-  num_or_null(w, "added_at", r->added_at);
+  sm_jw_kv_str(w, "id", r->id);
+  sm_jw_kv_num(w, "duration_s", r->duration_s);
+  sm_jw_kv_num(w, "sm_util", r->sm_util);
+  sm_jw_kv_str(w, "end_state", sm_end_state_name(r->end_state));
+  sm_jw_kv_str(w, "gpu_type", r->gpu_type);
+  sm_jw_kv_num(w, "throughput", r->throughput);
+  sm_jw_kv_num(w, "submit_time", r->submit_time);
+  sm_jw_kv_str(w, "sw_version", r->sw_version);
+  sm_jw_kv_str(w, "user", r->user);
+  sm_jw_kv_str(w, "name", r->name);
+  sm_jw_kv_str(w, "vc", r->vc);
+  sm_jw_kv_num(w, "added_at", r->added_at);
   sm_jw_key(w, "metadata");
   sm_meta_write_json(&r->meta, w);
   sm_jw_key(w, "evidence");
@@ -133,14 +116,10 @@ void sm_record_write_json(const sm_record *r, sm_jw *w) {
   sm_jw_arr_begin(w);
   for (int i = 0; i < r->n_perf; i++) {
     sm_jw_obj_begin(w);
-    sm_jw_key(w, "gpu_type");
-    sm_jw_str(w, r->perf[i].gpu_type);
-    sm_jw_key(w, "gpus");
-    sm_jw_int(w, r->perf[i].gpus);
-    sm_jw_key(w, "batch");
-    sm_jw_int(w, r->perf[i].batch);
-    sm_jw_key(w, "throughput");
-    sm_jw_num(w, r->perf[i].throughput);
+    sm_jw_kv_str(w, "gpu_type", r->perf[i].gpu_type);
+    sm_jw_kv_int(w, "gpus", r->perf[i].gpus);
+    sm_jw_kv_int(w, "batch", r->perf[i].batch);
+    sm_jw_kv_num(w, "throughput", r->perf[i].throughput);
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);

@@ -28,16 +28,11 @@ void sm__audit_begin(sm_slurm_agent *a, sm_jw *w, sm_buf *b,
   gmtime_r(&t, &tm);
   strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
   sm_jw_obj_begin(w);
-  sm_jw_key(w, "time");
-  sm_jw_str(w, ts);
-  sm_jw_key(w, "epoch");
-  sm_jw_num(w, floor(now * 1000) / 1000);
-  sm_jw_key(w, "mode");
-  sm_jw_str(w, a->o.enforce ? "enforce" : "shadow");
-  sm_jw_key(w, "channel");
-  sm_jw_str(w, channel);
-  sm_jw_key(w, "decision");
-  sm_jw_str(w, decision);
+  sm_jw_kv_str(w, "time", ts);
+  sm_jw_kv_num(w, "epoch", floor(now * 1000) / 1000);
+  sm_jw_kv_str(w, "mode", a->o.enforce ? "enforce" : "shadow");
+  sm_jw_kv_str(w, "channel", channel);
+  sm_jw_kv_str(w, "decision", decision);
   sm_jw_key(w, "job");
   if (job != 0)
     sm_jw_int(w, job);
@@ -49,8 +44,7 @@ void sm__audit_end(sm_slurm_agent *a, sm_jw *w, sm_buf *b, int executed,
                    const char *result) {
   int fd;
 
-  sm_jw_key(w, "executed");
-  sm_jw_bool(w, executed);
+  sm_jw_kv_bool(w, "executed", executed);
   sm_jw_key(w, "result");
   if (result != NULL)
     sm_jw_str(w, result);

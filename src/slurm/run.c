@@ -266,29 +266,22 @@ void sm__run_json(const sm__sjob *j, sm_jw *w) {
     sm_jw_str(w, j->trk_path);
   else
     sm_jw_null(w);
-  sm_jw_key(w, "log_status");
-  sm_jw_str(w, st[j->trk_status + 1]);
+  sm_jw_kv_str(w, "log_status", st[j->trk_status + 1]);
   if (j->trk_status == -1) {
-    sm_jw_key(w, "log_error");
-    sm_jw_str(w, j->trk_error);
+    sm_jw_kv_str(w, "log_error", j->trk_error);
   }
   sm_jw_key(w, "progress");
   sm__run_progress(j, w);
   sm_jw_key(w, "slowdown");
   if (j->joined_by != 0 && isfinite(j->base_rate)) {
     sm_jw_obj_begin(w);
-    sm_jw_key(w, "joined_by");
-    sm_jw_int(w, j->joined_by);
-    sm_jw_key(w, "node");
-    sm_jw_str(w, j->joined_node);
-    sm_jw_key(w, "base_rate");
-    sm_jw_num(w, j->base_rate);
-    sm_jw_key(w, "rate");
-    sm_jw_num(w, j->rate);
-    sm_jw_key(w, "ratio");
-    sm_jw_num(w, isfinite(j->rate) ? round(j->slow_ratio * 1000) / 1000 : NAN);
-    sm_jw_key(w, "flagged");
-    sm_jw_bool(w, j->flagged);
+    sm_jw_kv_int(w, "joined_by", j->joined_by);
+    sm_jw_kv_str(w, "node", j->joined_node);
+    sm_jw_kv_num(w, "base_rate", j->base_rate);
+    sm_jw_kv_num(w, "rate", j->rate);
+    sm_jw_kv_num(w, "ratio",
+                 isfinite(j->rate) ? round(j->slow_ratio * 1000) / 1000 : NAN);
+    sm_jw_kv_bool(w, "flagged", j->flagged);
     sm_jw_obj_end(w);
   } else {
     sm_jw_null(w);

@@ -228,3 +228,23 @@ int sm_jw_finish(sm_jw *w) {
     return w->err;
   return w->depth == 0 ? 0 : SM_EINVAL;
 }
+
+void sm_jw_kv_num(sm_jw *w, const char *key, double v) {
+  sm_jw_key(w, key);
+  sm_jw_num(w, v);
+}
+
+void sm_jw_kv_int(sm_jw *w, const char *key, long long v) {
+  sm_jw_key(w, key);
+  sm_jw_int(w, v);
+}
+
+void sm_jw_kv_str(sm_jw *w, const char *key, const char *s) {
+  sm_jw_key(w, key);
+  sm_jw_str(w, s);
+}
+
+void sm_jw_kv_bool(sm_jw *w, const char *key, int v) {
+  sm_jw_key(w, key);
+  sm_jw_bool(w, v);
+}
