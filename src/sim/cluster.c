@@ -362,7 +362,7 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
     if (typec >= 0 && typec < nf && strlen(f[typec]) < sizeof(g->type))
       strcpy(g[ng].type, f[typec]);
     if (speedc >= 0 && speedc < nf && f[speedc][0] != '\0') {
-      if (sm_parse_double(f[speedc], &g[ng].speed) != 0 || g[ng].speed <= 0) {
+      if (sm__parse_num(f[speedc], &g[ng].speed) != 0 || g[ng].speed <= 0) {
         rc = sm_err_set(err, SM_EPARSE,
                         "%s:%ld: column %d: '%.40s' is not a speed", path,
                         l.lineno, speedc + 1, f[speedc]);

@@ -54,6 +54,10 @@ void sm__trace_finish(sm_sim_trace *t);
 /* Fills the defaults of a trace job (NaN estimate, empty strings ...). */
 void sm__job_defaults(sm_sim_job *j);
 
+/* Parses a plain decimal number ("12", "-1.5", "3e4"): no hexadecimal,
+ * no "inf" or "nan", no blanks.  0 or SM_EPARSE. */
+int sm__parse_num(const char *s, double *out);
+
 /* Parses a time: plain seconds, or "YYYY-MM-DD[ T]HH:MM:SS[.f][Z|+HH:MM]"
  * as seconds since 1970 (offsets applied).  0 or SM_EPARSE. */
 int sm__parse_time(const char *s, double *out);
