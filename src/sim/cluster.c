@@ -555,8 +555,9 @@ int sm__run_cluster_init(sm_sim *s, sm_err *err) {
   s->stamp = sm_arena_calloc(&s->arena, (size_t)c->nnodes, sizeof(uint32_t));
   s->plan_node = sm_arena_calloc(&s->arena, (size_t)c->nnodes, sizeof(int));
   s->plan_n = sm_arena_calloc(&s->arena, (size_t)c->nnodes, sizeof(int));
+  s->cursor = sm_arena_calloc(&s->arena, (size_t)c->maxcap + 1, sizeof(int));
   if (s->nodes == NULL || s->vcs == NULL || s->stamp == NULL ||
-      s->plan_node == NULL || s->plan_n == NULL)
+      s->plan_node == NULL || s->plan_n == NULL || s->cursor == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   for (int v = 0; v < c->nvcs; v++) {
     sm__vc *vc = &s->vcs[v];
@@ -584,13 +585,26 @@ int sm__run_cluster_init(sm_sim *s, sm_err *err) {
   return 0;
 }
 
-/* First node in bucket (v, t, k) not marked in this placement. */
+/* First node in bucket (v, t, k) not marked in this placement.  Marked
+ * nodes are always a prefix of their bucket (a node is marked only right
+ * after this returned it, and stays in its bucket until the plan is
+ * applied), so a cursor per bucket, reset at the start of each placement
+ * (cursor_reset), skips each one once: a placement costs O(nodes it
+ * uses + GPUs per node), not O(nodes^2). */
 static int first_unmarked(sm_sim *s, int v, int t, int k) {
-  int i = *bucket(s, v, t, k);
+  int i = s->cursor[k];
 
+  if (i == -2)
+    i = *bucket(s, v, t, k);
   while (i >= 0 && s->stamp[i] == s->stampv)
     i = s->nodes[i].next;
+  s->cursor[k] = i;
   return i;
+}
+
+static void cursor_reset(sm_sim *s) {
+  for (int k = 0; k <= s->cl->maxcap; k++)
+    s->cursor[k] = -2;
 }
 
 static int ensure_alloc(sm_sim *s, sm_sim_job *j) {
@@ -632,6 +646,7 @@ static int place_consolidate(sm_sim *s, sm_sim_job *j, int v, int t) {
     return 0;
   min_nodes = (need + cap - 1) / cap;
   s->stampv++;
+  cursor_reset(s);
   while (need > 0) {
     int found = -1, k;
     for (k = need; k <= maxcap && found < 0; k++)

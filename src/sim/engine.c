@@ -687,10 +687,16 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
   const char *unknown_name = "";
   int named_types = c->ntypes > 1 || c->types[0].name[0] != '\0';
 
+  int *vt_gpus; /* GPUs per (VC, GPU type), computed once */
+
   s->njobs = t->n;
   s->jobs = sm_arena_alloc(&s->arena, t->n * sizeof(sm_sim_job));
-  if (s->jobs == NULL)
+  vt_gpus = sm_arena_calloc(&s->arena, (size_t)c->nvcs * (size_t)c->ntypes,
+                            sizeof(int));
+  if (s->jobs == NULL || vt_gpus == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory (%zu jobs)", t->n);
+  for (int n = 0; n < c->nnodes; n++)
+    vt_gpus[c->nodes[n].vc * c->ntypes + c->nodes[n].type] += c->nodes[n].cap;
   memcpy(s->jobs, t->jobs, t->n * sizeof(sm_sim_job));
   for (size_t i = 0; i < t->n; i++) {
     sm_sim_job *j = &s->jobs[i];
@@ -731,13 +737,9 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
     }
     limit = 0;
     for (int ty = 0; ty < c->ntypes; ty++) {
-      int g = 0;
-      const sm__vcdef *d = &c->vcs[j->vc];
+      int g = vt_gpus[j->vc * c->ntypes + ty];
       if (j->_reqtype >= 0 && ty != j->_reqtype)
         continue;
-      for (int n = d->first_node; n < d->first_node + d->nnodes; n++)
-        if (c->nodes[n].type == ty)
-          g += c->nodes[n].cap;
       if (g > limit)
         limit = g;
     }

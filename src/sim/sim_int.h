@@ -249,6 +249,7 @@ struct sm_sim {
   uint32_t *stamp;           /* node marks for placement */
   uint32_t stampv;           /* current mark */
   int *plan_node, *plan_n;   /* placement plan scratch (nnodes) */
+  int *cursor;               /* placement: bucket cursors (maxcap + 1) */
   size_t shared_starts;      /* starts on another job's GPUs */
   int series_full;           /* the series reached its cap */
   int fail_resubmit;         /* fail.model=resubmit */
