@@ -262,6 +262,8 @@ int sm_sim_cluster_parse(const char *spec, sm_sim_cluster **out, sm_err *err) {
   }
   rc = build(g, ng, !named, "cluster spec", out, err);
   sm_free(g);
+  if (rc == 0)
+    snprintf((*out)->origin, sizeof((*out)->origin), "given as '%.200s'", spec);
   return rc;
 }
 
@@ -378,13 +380,16 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
   if (rc == 0)
     rc = build(g, ng, 0, path, out, err);
   sm_free(g);
+  if (rc == 0)
+    snprintf((*out)->origin, sizeof((*out)->origin), "the VC table %.200s",
+             path);
   return rc;
 }
 
 int sm_sim_cluster_auto(const sm_sim_trace *t, int gpn, double load,
                         sm_sim_cluster **out, sm_err *err) {
   double gsec = 0, span = 0, need;
-  int maxg = 1;
+  int maxg = 1, rc;
   group g;
 
   if (gpn < 1 || gpn > MAX_GPN || !(load > 0 && load <= 1))
@@ -405,7 +410,17 @@ int sm_sim_cluster_auto(const sm_sim_trace *t, int gpn, double load,
                         SM_MAX(ceil(need), ceil((double)maxg / gpn)));
   if (g.nodes < 1)
     g.nodes = 1;
-  return build(&g, 1, 1, "auto cluster", out, err);
+  rc = build(&g, 1, 1, "auto cluster", out, err);
+  if (rc != 0)
+    return rc;
+  snprintf((*out)->origin, sizeof((*out)->origin),
+           "sized for the trace: %.0f GPU-hours of work over %.1f days of "
+           "submissions and run time fill %.2f of %d GPUs%s",
+           gsec / 3600, span / 86400, load, g.nodes * gpn,
+           ceil(need) < ceil((double)maxg / gpn)
+               ? " (enlarged to fit the largest job)"
+               : "");
+  return 0;
 }
 
 /* Appends a group of n nodes like node i, or extends the last group. */
@@ -472,8 +487,10 @@ int sm_sim_cluster_carve(const sm_sim_cluster *c, const char *donor, int nodes,
   sm_free(g);
   if (rc == 0) {
     size_t l = strlen((*out)->desc);
-    snprintf((*out)->desc + l, sizeof((*out)->desc) - l, ", %d of them as '%s'",
-             nodes, name);
+    snprintf((*out)->desc + l, sizeof((*out)->desc) - l,
+             ", %d node%s of them form VC '%s'", nodes, nodes == 1 ? "" : "s",
+             name);
+    memcpy((*out)->origin, c->origin, sizeof(c->origin));
   }
   return rc;
 }
@@ -495,6 +512,12 @@ int sm_sim_cluster_vc_gpus(const sm_sim_cluster *c, int vc) {
 }
 const char *sm_sim_cluster_describe(const sm_sim_cluster *c) {
   return c->desc;
+}
+const char *sm_sim_cluster_origin(const sm_sim_cluster *c) {
+  return c->origin;
+}
+void sm_sim_cluster_set_origin(sm_sim_cluster *c, const char *text) {
+  snprintf(c->origin, sizeof(c->origin), "%s", text ? text : "");
 }
 
 int sm__cluster_vc_find(const sm_sim_cluster *c, const char *name) {

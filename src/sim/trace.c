@@ -37,6 +37,7 @@
 void sm__job_defaults(sm_sim_job *j) {
   memset(j, 0, sizeof(*j));
   j->id = j->user = j->name = j->vc_name = j->gpu_type = "";
+  j->workload = j->profile = "";
   j->estimate = NAN;
   j->end_state = SM_SIM_END_UNKNOWN;
   j->first_start = NAN;

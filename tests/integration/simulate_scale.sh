@@ -17,13 +17,15 @@ ratio_below() { # NAME SMALL LARGE LIMIT
 }
 sim() { "$SCHEDMATE" simulate --json --no-progress "$@"; }
 
-# One job asking for 100,000 / 1,000,000 GPUs on an auto-sized cluster.
+# Jobs asking for 100,000 / 1,000,000 GPUs each (twenty of them, one
+# after the other) on an auto-sized cluster.
 for g in 100000 1000000; do
-  printf 'job_id,submit_s,duration_s,gpus\nbig,0,100,%s\n' $g > $SM_TMP/big$g.csv
+  awk -v g=$g 'BEGIN { print "job_id,submit_s,duration_s,gpus";
+    for (i = 0; i < 20; i++) printf "big%d,%d,100,%d\n", i, i * 200, g }' > $SM_TMP/big$g.csv
 done
 s=$(med3 sim --trace $SM_TMP/big100000.csv --policy fifo)
 l=$(med3 sim --trace $SM_TMP/big1000000.csv --policy fifo)
-ratio_below "one job of N GPUs" "$s" "$l" 35
+ratio_below "jobs of N GPUs" "$s" "$l" 35
 
 # 20,000 / 200,000 jobs submitted at time 0.
 for n in 20000 200000; do
