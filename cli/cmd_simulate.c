@@ -972,10 +972,16 @@ static void print_schedmate(sm_sim_result **rs, const runspec *spec, int n,
       char name[192];
       snprintf(name, sizeof(name), "%s vs %s", spec[sp[k].path_run].label,
                spec[sp[k].base_run].label);
-      printf("%-*s %7.3fx %7.3fx %8.3fx %8.3fx %+13.1f%%\n", pw, name,
-             sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
-             sp[k].avg_wait_speedup, sp[k].makespan_speedup,
-             100 * sp[k].avg_jct_change);
+      char r[4][16];
+      const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+                           sp[k].avg_wait_speedup, sp[k].makespan_speedup};
+      for (int q = 0; q < 4; q++)
+        if (isfinite(v[q]))
+          snprintf(r[q], sizeof(r[q]), "%.3fx", v[q]);
+        else
+          snprintf(r[q], sizeof(r[q]), "-"); /* nothing to divide by */
+      printf("%-*s %8s %8s %9s %9s %+13.1f%%\n", pw, name, r[0], r[1], r[2],
+             r[3], 100 * sp[k].avg_jct_change);
     }
   }
   for (int i = 0; i < n; i++) {

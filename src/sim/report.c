@@ -482,18 +482,21 @@ static void schedmate_section(sm_buf *b, const sm_sim_result *const *runs,
       sm_buf_adds(b, "<tr>");
       cell_name(b, runs, n, sp[k].path_run);
       cell_name(b, runs, n, sp[k].base_run);
-      sm_buf_addf(b,
-                  "<td>%.3fx</td><td>%.3fx</td><td>%.3fx</td><td>"
-                  "%.3fx</td><td>%+.1f %%</td></tr>\n",
-                  sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
-                  sp[k].avg_wait_speedup, sp[k].makespan_speedup,
-                  100 * sp[k].avg_jct_change);
+      const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+                           sp[k].avg_wait_speedup, sp[k].makespan_speedup};
+      for (int q = 0; q < 4; q++)
+        if (isfinite(v[q]))
+          sm_buf_addf(b, "<td>%.3fx</td>", v[q]);
+        else
+          sm_buf_adds(b, "<td>&ndash;</td>");
+      sm_buf_addf(b, "<td>%+.1f %%</td></tr>\n", 100 * sp[k].avg_jct_change);
     }
     sm_buf_adds(b, "</table>\n<p>Speed-up = the baseline's figure / the "
                    "path's (above 1: the path is better); avg JCT change = "
                    "the path's average JCT / the baseline's &minus; 1 "
-                   "(negative: better).  The queueing delay is the one "
-                   "defined under the summary.</p>\n");
+                   "(negative: better); &ndash;: both queueing delays are "
+                   "zero.  The queueing delay is the one defined under the "
+                   "summary.</p>\n");
   }
   sm_buf_adds(b, "<ul>\n");
   for (size_t i = 0; i < n; i++) {

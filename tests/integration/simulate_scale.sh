@@ -37,3 +37,12 @@ for p in fifo lucid; do
   l=$(med3 sim --trace $SM_TMP/t0_200000.csv --policy $p --lucid-tables builtin)
   ratio_below "N jobs at time 0 ($p)" "$s" "$l" 35
 done
+
+# Lucid + SchedMate against plain Lucid on the first 20,000 Philly jobs
+# at load 0.8 (the built-in profiles of a fresh clone, the catalogue):
+# the same order of cost (it was 100 times Lucid's when its passes
+# followed the pending queue).
+W=(--trace data/traces/sia_philly.csv.gz --limit 20000 --load 0.8 --lucid-tables builtin --workloads data/workloads)
+s=$(med3 sim "${W[@]}" --policy lucid)
+l=$(med3 sim "${W[@]}" --policy lucid+schedmate)
+ratio_below "lucid+schedmate / lucid, 20,000 Philly jobs" "$s" "$l" 10
