@@ -739,8 +739,10 @@ static void print_header(const sm_sim_result *r) {
   if (m->synthetic)
     printf("SYNTHETIC trace (generated from published statistics, not "
            "real jobs)\n");
-  printf("trace      %s: %zu jobs simulated, %zu left out\n", m->trace, m->jobs,
-         m->dropped);
+  printf("trace      %s: %zu jobs simulated, %zu left out%s%s%s\n", m->trace,
+         m->jobs, m->dropped, sm_sim_result_dropped_why(r)[0] ? " (" : "",
+         sm_sim_result_dropped_why(r),
+         sm_sim_result_dropped_why(r)[0] ? ")" : "");
   printf("cluster    %d GPUs on %d nodes, %d VC%s: %s; offered load %.2f\n",
          m->gpus, m->nodes, m->vcs, m->vcs == 1 ? "" : "s",
          sm_sim_result_cluster_origin(r), m->offered_load);

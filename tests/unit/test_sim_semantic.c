@@ -395,7 +395,7 @@ SM_TEST(sim_workloads_mapping) {
   sm__wl *w = NULL;
   sm_err err = {0};
   sm_sim_job j;
-  int t1, v1, t2, v2, seen[64] = {0}, distinct = 0;
+  int t1, v1, t2, v2, seen[256] = {0}, distinct = 0;
 
   ASSERT_OK(sm__wl_load("data/workloads", &w, &err));
   sm__wl_map(w, "u\x1fname", 1, &t1, &v1);
