@@ -74,7 +74,7 @@ CFLAGS  += -DSM_HAVE_SLURM=1
 LDLIBS  += -lslurm
 endif
 
-.PHONY: all lib cli tools unit test check asan demo bench fuzz lint clean deps
+.PHONY: all lib cli tools unit test check asan demo bench fuzz lint clean deps deps-test
 .DEFAULT_GOAL := all
 
 all: $(BIN) $(PLUGIN)
@@ -142,9 +142,12 @@ $(TEST_BIN): $(TEST_OBJS) $(LIB)
 deps:
 	@scripts/deps.sh
 
+deps-test:
+	@scripts/deps.sh --test
+
 # The README's test command: install what is missing, build with
 # AddressSanitizer and UBSan, run every test, then a short fuzz run.
-test: deps
+test: deps-test
 	$(MAKE) -j2 BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test $(if $(SLURM_H),build/asan/plugins/job_submit_schedmate.so)
 	$(MAKE) -j2 all
 	tests/run.sh build/asan

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -15,6 +16,8 @@
 #define CMD "simulate"
 #define DEFAULT_LUCID "../shared/traces/lucid"
 #define MAX_POLICIES 16
+#define MAX_RUNS 48
+#define MAX_SWEEP 24
 
 static void usage(FILE *out) {
   fputs(
@@ -68,9 +71,16 @@ static void usage(FILE *out) {
       "  --semantic on|off     use SchedMate's facts (policies that can)\n"
       "\n"
       "SchedMate integrations (lucid*, sjf-schedmate*):\n"
-      "  --facts F             history (default: the history engine online\n"
-      "                        over the trace) or calibrated (hit rate and\n"
-      "                        estimate error as parameters)\n"
+      "  --facts LIST          where the facts come from, each SchedMate\n"
+      "                        path run once per source (default history;\n"
+      "                        history,calibrated with --compare):\n"
+      "                        history (the history engine online over the\n"
+      "                        trace, submission-time information only),\n"
+      "                        calibrated (the reference's measured accuracy:\n"
+      "                        73 % hits, 85.7 % within 2x), oracle (an upper\n"
+      "                        bound that reads each job's outcome)\n"
+      "  --sweep KEY=V1,V2,... rerun every SchedMate path that reads KEY with\n"
+      "                        each value (e.g. lucid.untracked=1,0.5,0)\n"
       "  --workloads DIR       map jobs onto the workload templates in DIR\n"
       "                        (e.g. data/workloads), fingerprinted from\n"
       "                        what the extractor reads in their code\n"
@@ -109,6 +119,8 @@ typedef struct opts {
   const char *jobs_csv;    /* --jobs-csv */
   const char *series_csv;  /* --series-csv */
   const char *report;      /* --report */
+  const char *facts;       /* --facts list, or NULL for the default */
+  const char *sweep;       /* --sweep KEY=V1,V2,... */
   long gpn;                /* --gpus-per-node */
   double load_target;      /* --load */
   int json;                /* --json */
@@ -211,7 +223,8 @@ enum {
   O_LTABLES,
   O_PROFILES,
   O_COLOCATE,
-  O_FAILURES
+  O_FAILURES,
+  O_SWEEP
 };
 
 static const struct option longopts[] = {
@@ -255,7 +268,57 @@ static const struct option longopts[] = {
     {"profiles", required_argument, 0, O_PROFILES},
     {"colocate", required_argument, 0, O_COLOCATE},
     {"failures", required_argument, 0, O_FAILURES},
+    {"sweep", required_argument, 0, O_SWEEP},
     {0, 0, 0, 0}};
+
+static const char *const sources[] = {"history", "calibrated", "oracle"};
+
+/* Checks a --facts list: sources from `sources`, each once. */
+static int check_sources(const char *list) {
+  char seen[3] = {0};
+  const char *p = list;
+
+  for (;;) {
+    size_t n = strcspn(p, ",");
+    int k = -1;
+    for (int i = 0; i < 3; i++)
+      if (strlen(sources[i]) == n && strncmp(p, sources[i], n) == 0)
+        k = i;
+    if (k < 0 || seen[k])
+      return cli_usage(CMD,
+                       "--facts: a list of history, calibrated, oracle "
+                       "(each once), got '%s'",
+                       list);
+    seen[k] = 1;
+    if (p[n] == '\0')
+      return 0;
+    p += n + 1;
+  }
+}
+
+/* Checks --sweep KEY=V1,V2,...: numbers, at most MAX_SWEEP. */
+static int check_sweep(const char *s) {
+  const char *eq = strchr(s, '=');
+  int n = 0;
+
+  if (eq == NULL || eq == s || eq[1] == '\0')
+    return cli_usage(CMD, "--sweep: expected KEY=V1,V2,..., got '%s'", s);
+  for (const char *p = eq + 1;; n++) {
+    char tmp[64];
+    size_t k = strcspn(p, ",");
+    double d;
+    if (k == 0 || k >= sizeof(tmp) || n == MAX_SWEEP)
+      return cli_usage(CMD, "--sweep: expected up to %d numbers, got '%s'",
+                       MAX_SWEEP, s);
+    memcpy(tmp, p, k);
+    tmp[k] = '\0';
+    if (sm_parse_double(tmp, &d) != 0)
+      return cli_usage(CMD, "--sweep: '%s' is not a number", tmp);
+    if (p[k] == '\0')
+      return 0;
+    p += k + 1;
+  }
+}
 
 static int parse(int argc, char **argv, opts *o) {
   int c;
@@ -414,10 +477,14 @@ static int parse(int argc, char **argv, opts *o) {
       o->progress = 1;
       break;
     case O_FACTS:
-      if (strcmp(optarg, "history") != 0 && strcmp(optarg, "calibrated") != 0)
-        return cli_usage(CMD, "--facts: history or calibrated");
-      if (add_param(o, "facts=%s%s", optarg, ""))
+      if (check_sources(optarg))
         return CLI_USAGE;
+      o->facts = optarg;
+      break;
+    case O_SWEEP:
+      if (check_sweep(optarg))
+        return CLI_USAGE;
+      o->sweep = optarg;
       break;
     case O_WORKLOADS:
       if (add_param(o, "workloads=%s%s", optarg, ""))
@@ -477,9 +544,33 @@ static int parse(int argc, char **argv, opts *o) {
   return 0;
 }
 
-/* Splits --compare (or --policy) into names; checks each exists. */
-static int policies(const opts *o, char names[][48], int *n) {
+/* ==== The runs ==== */
+
+/* One run of a comparison: a policy, and the facts source of a policy
+ * that consumes SchedMate's facts. */
+typedef struct runspec {
+  char policy[48];   /* policy name */
+  const char *facts; /* facts source, NULL for a policy without facts */
+  char label[80];    /* as printed: policy [facts] when it has twins */
+  char kv[32];       /* "facts=SOURCE" */
+} runspec;
+
+static int consumes_facts(const opts *o, const char *policy) {
+  const sm_sim_policy *p = sm_sim_policy_find(policy);
+  return p != NULL &&
+         ((p->flags & SM_SIM_POLICY_FACTS) ||
+          ((p->flags & SM_SIM_POLICY_SEMANTIC) && o->cfg.semantic != NULL &&
+           strcmp(o->cfg.semantic, "on") == 0));
+}
+
+/* Splits --compare (or --policy) into runs: one per policy, one per
+ * facts source for the policies that consume facts.  Checks that every
+ * policy exists. */
+static int plan(const opts *o, runspec *rs, int *n) {
   const char *p = o->compare ? o->compare : o->cfg.policy;
+  const char *src[3];
+  int nsrc = 0, npol = 0, any = 0;
+  char names[MAX_POLICIES][48];
 
   *n = 0;
   for (;;) {
@@ -487,49 +578,149 @@ static int policies(const opts *o, char names[][48], int *n) {
     size_t len = c ? (size_t)(c - p) : strlen(p);
     if (len == 0 || len >= 48)
       return cli_usage(CMD, "bad policy list '%s'", o->compare);
-    if (*n == MAX_POLICIES)
+    if (npol == MAX_POLICIES)
       return cli_usage(CMD, "at most %d policies", MAX_POLICIES);
-    memcpy(names[*n], p, len);
-    names[*n][len] = '\0';
-    if (sm_sim_policy_find(names[*n]) == NULL) {
+    memcpy(names[npol], p, len);
+    names[npol][len] = '\0';
+    if (sm_sim_policy_find(names[npol]) == NULL) {
       fprintf(stderr,
-              "schedmate simulate: unknown policy '%s'; known:", names[*n]);
+              "schedmate simulate: unknown policy '%s'; known:", names[npol]);
       for (size_t i = 0; sm_sim_policy_at(i); i++)
         fprintf(stderr, " %s", sm_sim_policy_at(i)->name);
       fprintf(stderr, "\n");
       return CLI_USAGE;
     }
-    (*n)++;
+    any |= consumes_facts(o, names[npol]);
+    npol++;
     if (c == NULL)
       break;
     p = c + 1;
   }
+  {
+    const char *list = o->facts            ? o->facts
+                       : o->compare && any ? "history,calibrated"
+                                           : "history";
+    for (const char *q = list;;) {
+      size_t k = strcspn(q, ",");
+      for (int i = 0; i < 3; i++)
+        if (strlen(sources[i]) == k && strncmp(q, sources[i], k) == 0)
+          src[nsrc++] = sources[i];
+      if (q[k] == '\0')
+        break;
+      q += k + 1;
+    }
+  }
+  for (int i = 0; i < npol; i++) {
+    int cf = consumes_facts(o, names[i]);
+    for (int k = 0; k < (cf ? nsrc : 1); k++) {
+      runspec *r = &rs[*n];
+      if (*n == MAX_RUNS)
+        return cli_usage(CMD, "at most %d runs (policies x facts sources)",
+                         MAX_RUNS);
+      memset(r, 0, sizeof(*r));
+      snprintf(r->policy, sizeof(r->policy), "%.47s", names[i]);
+      r->facts = cf ? src[k] : NULL;
+      snprintf(r->kv, sizeof(r->kv), "facts=%s", cf ? src[k] : "history");
+      if (cf && nsrc > 1)
+        snprintf(r->label, sizeof(r->label), "%.47s [%.12s]", names[i], src[k]);
+      else
+        snprintf(r->label, sizeof(r->label), "%.47s", names[i]);
+      (*n)++;
+    }
+  }
   return 0;
 }
 
-static int write_file(const char *path, const sm_buf *b) {
-  FILE *f = fopen(path, "wb");
-  int bad;
+/* The configuration of one run: the options' settings, the run's facts
+ * source and, for a sweep, one more setting. */
+static int run_config(const opts *o, const runspec *r, const char *extra,
+                      sm_sim_config *cfg) {
+  *cfg = o->cfg;
+  cfg->policy = r->policy;
+  if (r->facts != NULL && sm_sim_config_param(cfg, r->kv) != 0)
+    return cli_usage(CMD, "too many parameters");
+  if (extra != NULL && sm_sim_config_param(cfg, extra) != 0)
+    return cli_usage(CMD, "too many parameters");
+  return 0;
+}
 
-  if (f == NULL)
+/* ==== Output files: made before the runs, filled after ==== */
+
+/* An output file is first a temporary file in the same directory, made
+ * before anything runs (an unwritable path fails at once, not after a
+ * long simulation), and renamed into place once written. */
+typedef struct outfile {
+  char path[4096]; /* where it goes */
+  char tmp[4200];  /* the temporary file, "" when none */
+  int fd;          /* its descriptor, -1 when closed */
+} outfile;
+
+static int out_open(outfile *f, const char *path) {
+  const char *slash = strrchr(path, '/');
+  int dl = slash ? (int)(slash - path) + 1 : 0;
+
+  snprintf(f->path, sizeof(f->path), "%s", path);
+  snprintf(f->tmp, sizeof(f->tmp), "%.*s.%s.XXXXXX", dl, path,
+           slash ? slash + 1 : path);
+  f->fd = mkstemp(f->tmp);
+  if (f->fd < 0) {
+    f->tmp[0] = '\0';
     return cli_error(CMD, CLI_USAGE, "%s: cannot create: %m", path);
-  bad = fwrite(sm_buf_str(b), 1, b->len, f) != b->len;
-  bad |= fclose(f) != 0;
-  if (bad)
-    return cli_error(CMD, CLI_USAGE, "%s: write failed", path);
+  }
   return 0;
 }
 
-/* FILE.csv -> FILE.POLICY.csv */
-static void per_policy_path(char *out, size_t n, const char *path,
-                            const char *pol) {
-  const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-
-  if (dot == NULL || (slash != NULL && dot < slash))
-    snprintf(out, n, "%s.%s", path, pol);
-  else
-    snprintf(out, n, "%.*s.%s%s", (int)(dot - path), path, pol, dot);
+static void out_discard(outfile *f) {
+  if (f->fd >= 0)
+    close(f->fd);
+  if (f->tmp[0])
+    unlink(f->tmp);
+  f->fd = -1;
+  f->tmp[0] = '\0';
 }
+
+static int out_commit(outfile *f, const sm_buf *b) {
+  size_t off = 0;
+  mode_t mask;
+
+  while (off < b->len) {
+    ssize_t k = write(f->fd, b->data + off, b->len - off);
+    if (k <= 0) {
+      out_discard(f);
+      return cli_error(CMD, CLI_USAGE, "%s: write failed", f->path);
+    }
+    off += (size_t)k;
+  }
+  mask = umask(0);
+  umask(mask);
+  if (fchmod(f->fd, 0666 & ~mask) != 0 || close(f->fd) != 0 ||
+      rename(f->tmp, f->path) != 0) {
+    f->fd = -1;
+    out_discard(f);
+    return cli_error(CMD, CLI_USAGE, "%s: write failed: %m", f->path);
+  }
+  f->fd = -1;
+  f->tmp[0] = '\0';
+  return 0;
+}
+
+/* FILE.csv -> FILE.POLICY[.FACTS].csv */
+static void per_run_path(char *out, size_t n, const char *path,
+                         const runspec *r) {
+  const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+  char tag[96];
+
+  if (strchr(r->label, '['))
+    snprintf(tag, sizeof(tag), "%s.%s", r->policy, r->facts);
+  else
+    snprintf(tag, sizeof(tag), "%s", r->policy);
+  if (dot == NULL || (slash != NULL && dot < slash))
+    snprintf(out, n, "%s.%s", path, tag);
+  else
+    snprintf(out, n, "%.*s.%s%s", (int)(dot - path), path, tag, dot);
+}
+
+/* ==== Text ==== */
 
 static void num_h(char *b, size_t n, double v) {
   if (isnan(v))
@@ -538,28 +729,43 @@ static void num_h(char *b, size_t n, double v) {
     snprintf(b, n, "%.0f", v);
 }
 
-static void print_one(const sm_sim_result *r) {
+#define QUEUE_DEF                                                              \
+  "queueing delay = all the time a job spends pending: before its first "      \
+  "start and after every preemption or eviction (Lucid's measure)"
+
+static void print_header(const sm_sim_result *r) {
   const sm_sim_summary *m = sm_sim_result_summary(r);
-  char a[32], b[32], c[32];
 
   if (m->synthetic)
     printf("SYNTHETIC trace (generated from published statistics, not "
            "real jobs)\n");
-  printf("trace      %s, %zu jobs (%zu left out)\n", m->trace, m->jobs,
-         m->dropped);
-  printf("cluster    %d GPUs on %d nodes, %d VC%s\n", m->gpus, m->nodes, m->vcs,
-         m->vcs == 1 ? "" : "s");
-  printf("policy     %s (semantic %s)\n", m->policy, m->semantic);
+  printf("trace      %s: %zu jobs simulated, %zu left out%s%s%s\n", m->trace,
+         m->jobs, m->dropped, sm_sim_result_dropped_why(r)[0] ? " (" : "",
+         sm_sim_result_dropped_why(r),
+         sm_sim_result_dropped_why(r)[0] ? ")" : "");
+  printf("cluster    %d GPUs on %d nodes, %d VC%s: %s; offered load %.2f\n",
+         m->gpus, m->nodes, m->vcs, m->vcs == 1 ? "" : "s",
+         sm_sim_result_cluster_origin(r), m->offered_load);
+}
+
+static void print_one(const sm_sim_result *r) {
+  const sm_sim_summary *m = sm_sim_result_summary(r);
+  char a[32], b[32], c[32];
+
+  print_header(r);
+  printf("policy     %s (semantic %s%s%s)\n", m->policy, m->semantic,
+         m->facts[0] ? ", facts " : "", m->facts);
   num_h(a, sizeof(a), m->avg_jct_s);
   num_h(b, sizeof(b), m->median_jct_s);
   num_h(c, sizeof(c), m->p99_jct_s);
   printf("JCT        avg %s s, median %s s, p99 %s s\n", a, b, c);
-  num_h(a, sizeof(a), m->avg_queue_s);
-  num_h(b, sizeof(b), m->median_queue_s);
-  num_h(c, sizeof(c), m->p99_queue_s);
-  printf("queue      avg %s s, median %s s, p99 %s s (first start)\n", a, b, c);
   num_h(a, sizeof(a), m->avg_wait_s);
-  printf("wait       avg %s s (all time pending, after preemptions too)\n", a);
+  num_h(b, sizeof(b), m->median_wait_s);
+  num_h(c, sizeof(c), m->p99_wait_s);
+  printf("queueing   avg %s s, median %s s, p99 %s s (all time pending)\n", a,
+         b, c);
+  num_h(a, sizeof(a), m->avg_queue_s);
+  printf("first start avg %s s after submission\n", a);
   printf("makespan   %.0f s (%.2f days), GPU utilisation %.1f%%\n",
          m->makespan_s, m->makespan_s / 86400, 100 * m->avg_util);
   printf("jobs       %zu completed, %zu canceled, %zu failed, %zu "
@@ -587,32 +793,35 @@ static int note_everywhere(sm_sim_result **rs, int n, const char *note) {
   return 1;
 }
 
-static void print_table(sm_sim_result **rs, int n) {
-  const sm_sim_summary *m0 = sm_sim_result_summary(rs[0]);
+static int label_width(const runspec *spec, int n, int min) {
+  int w = min;
+  for (int i = 0; i < n; i++)
+    if ((int)strlen(spec[i].label) > w)
+      w = (int)strlen(spec[i].label);
+  return w;
+}
 
-  if (m0->synthetic)
-    printf("SYNTHETIC trace (generated from published statistics, not "
-           "real jobs)\n");
-  printf("trace %s: %zu jobs (%zu left out); %d GPUs on %d nodes, %d "
-         "VC%s\n\n",
-         m0->trace, m0->jobs, m0->dropped, m0->gpus, m0->nodes, m0->vcs,
-         m0->vcs == 1 ? "" : "s");
-  printf("%-12s %11s %11s %11s %11s %11s %11s %6s %8s %8s\n", "policy",
-         "avg JCT s", "median JCT", "p99 JCT s", "avg queue s", "avg wait s",
+static void print_table(sm_sim_result **rs, const runspec *spec, int n) {
+  int w = label_width(spec, n, 6);
+
+  print_header(rs[0]);
+  printf("\n%-*s %11s %11s %11s %11s %11s %11s %6s %8s %8s\n", w, "policy",
+         "avg JCT s", "median JCT", "p99 JCT s", "avg queue s", "p99 queue s",
          "makespan s", "util", "preempt", "wall s");
   for (int i = 0; i < n; i++) {
     const sm_sim_summary *m = sm_sim_result_summary(rs[i]);
-    printf("%-12s %11.0f %11.0f %11.0f %11.0f %11.0f %11.0f %5.1f%% %8zu "
+    printf("%-*s %11.0f %11.0f %11.0f %11.0f %11.0f %11.0f %5.1f%% %8zu "
            "%8.3f\n",
-           m->policy, m->avg_jct_s, m->median_jct_s, m->p99_jct_s,
-           m->avg_queue_s, m->avg_wait_s, m->makespan_s, 100 * m->avg_util,
+           w, spec[i].label, m->avg_jct_s, m->median_jct_s, m->p99_jct_s,
+           m->avg_wait_s, m->p99_wait_s, m->makespan_s, 100 * m->avg_util,
            m->preemptions, m->wall_s);
   }
+  printf("queue: " QUEUE_DEF "\n");
   for (int i = 0; i < n; i++) {
     size_t k, ns = sm_sim_result_stat_count(rs[i]);
     if (ns == 0)
       continue;
-    printf("stats (%s):", sm_sim_result_summary(rs[i])->policy);
+    printf("stats (%s):", spec[i].label);
     for (k = 0; k < ns; k++) {
       double v;
       const char *name = sm_sim_result_stat(rs[i], k, &v);
@@ -620,7 +829,7 @@ static void print_table(sm_sim_result **rs, int n) {
     }
     printf("\n");
   }
-  /* Notes every run shares (the trace's) once, the others per policy. */
+  /* Notes every run shares (the trace's) once, the others per run. */
   for (int i = 0; i < n; i++)
     for (size_t k = 0; k < sm_sim_result_note_count(rs[i]); k++) {
       const char *note = sm_sim_result_note(rs[i], k);
@@ -628,7 +837,7 @@ static void print_table(sm_sim_result **rs, int n) {
         if (i == 0)
           printf("note: %s\n", note);
       } else {
-        printf("note (%s): %s\n", sm_sim_result_summary(rs[i])->policy, note);
+        printf("note (%s): %s\n", spec[i].label, note);
       }
     }
 }
@@ -653,34 +862,79 @@ static int is_schedmate(const sm_sim_result *r) {
   return sm_sim_result_stat_get(r, "facts_queries", &v);
 }
 
+/* One sentence per facts source. */
+static const char *source_meaning(const char *src) {
+  if (strcmp(src, "calibrated") == 0)
+    return "no history: each job is a hit with the reference design's "
+           "measured rate (73 %) and its estimate lies within 2x of the "
+           "truth as often as the reference measured (85.7 %); a model of "
+           "accuracy, not a measurement of this trace";
+  if (strcmp(src, "oracle") == 0)
+    return "UPPER BOUND, not a result: fingerprints built from each job's "
+           "true GPU time (the outcome), and a hit knows the job's own "
+           "profile";
+  return "the history engine online over the trace: fingerprints from "
+         "what is known at submission (user, job name, VC, GPUs, and the "
+         "workload template those choose), answers only from jobs that "
+         "ended before it";
+}
+
+typedef struct sweep_pt {
+  int run;        /* the path's run in the comparison */
+  double value;   /* the parameter's value */
+  double avg_jct; /* the path's average JCT */
+  double p99_jct; /* its p99 JCT */
+  double evictions;
+} sweep_pt;
+
+typedef struct sweep {
+  char key[64];        /* the parameter */
+  double v[MAX_SWEEP]; /* its values */
+  int nv;              /* their count */
+  sweep_pt *pt;        /* points, run-major */
+  int npt;             /* their count */
+} sweep;
+
 /* The paper-style comparison: the headline figures of every run, the
  * speed-up of each SchedMate path over its baseline, and where the facts
  * came from. */
-static void print_schedmate(sm_sim_result **rs, int n, const opts *o) {
-  sm_sim_speedup sp[8];
+static void print_schedmate(sm_sim_result **rs, const runspec *spec, int n,
+                            const opts *o, const sweep *sw) {
+  sm_sim_speedup sp[64];
   size_t ns = sm_sim_speedups((const sm_sim_result *const *)rs, (size_t)n, sp,
                               SM_ARRAY_LEN(sp));
   const sm_sim_summary *m0 = sm_sim_result_summary(rs[0]);
-  const char *facts = param_of(o, "facts");
   const char *wl = param_of(o, "workloads");
-  int any = 0;
+  const char *seen[3] = {0};
+  int any = 0, nseen = 0, w = label_width(spec, n, 6);
 
   for (int i = 0; i < n; i++)
     any |= is_schedmate(rs[i]);
   if (!any && ns == 0)
     return;
-  printf("\nSchedMate in the schedulers (%s trace; facts: %s%s%s)\n",
-         m0->synthetic ? "SYNTHETIC" : "real", facts ? facts : "history",
-         wl ? ", workload templates from " : ", trace attributes only",
+  printf("\nSchedMate in the schedulers (%s trace; fingerprints from %s%s)\n",
+         m0->synthetic ? "SYNTHETIC" : "real",
+         wl ? "the workload templates in " : "the trace's attributes only",
          wl ? wl : "");
-  printf("%-18s %12s %12s %14s %12s\n", "policy", "avg JCT s", "p99 JCT s",
-         "avg queue s*", "makespan s");
+  for (int i = 0; i < n; i++) {
+    int dup = 0;
+    if (spec[i].facts == NULL)
+      continue;
+    for (int k = 0; k < nseen; k++)
+      dup |= strcmp(seen[k], spec[i].facts) == 0;
+    if (dup || nseen == 3)
+      continue;
+    seen[nseen++] = spec[i].facts;
+    printf("facts %-10s %s\n", spec[i].facts, source_meaning(spec[i].facts));
+  }
+  printf("%-*s %12s %12s %14s %12s\n", w, "policy", "avg JCT s", "p99 JCT s",
+         "avg queue s", "makespan s");
   for (int i = 0; i < n; i++) {
     const sm_sim_summary *m = sm_sim_result_summary(rs[i]);
-    printf("%-18s %12.0f %12.0f %14.0f %12.0f\n", m->policy, m->avg_jct_s,
+    printf("%-*s %12.0f %12.0f %14.0f %12.0f\n", w, spec[i].label, m->avg_jct_s,
            m->p99_jct_s, m->avg_wait_s, m->makespan_s);
   }
-  printf("* all time pending (Lucid's queueing delay)\n");
+  printf("queue: " QUEUE_DEF "\n");
   {
     double lo = 1, hi = 0;
     for (int i = 0; i < n; i++) {
@@ -688,8 +942,9 @@ static void print_schedmate(sm_sim_result **rs, int n, const opts *o) {
       lo = u < lo ? u : lo;
       hi = u > hi ? u : hi;
     }
-    printf("GPU utilisation %.1f-%.1f%% over the makespan%s\n", 100 * lo,
-           100 * hi,
+    printf("offered load %.2f; GPU utilisation %.1f-%.1f%% over the "
+           "makespan%s\n",
+           m0->offered_load, 100 * lo, 100 * hi,
            hi < 0.3 ? ": queues are short, so the order of the queue "
                       "matters little here"
                     : "");
@@ -706,26 +961,39 @@ static void print_schedmate(sm_sim_result **rs, int n, const opts *o) {
                     : "");
   }
   if (ns > 0) {
-    printf("%-34s %8s %8s %9s %9s %8s\n", "speed-up (baseline / path)",
-           "avg JCT", "p99 JCT", "avg queue", "makespan", "avg JCT");
+    int pw = 0;
     for (size_t k = 0; k < ns; k++) {
-      char name[64];
-      snprintf(name, sizeof(name), "%s vs %s", sp[k].path, sp[k].baseline);
-      printf("%-34s %7.3fx %7.3fx %8.3fx %8.3fx %+7.1f%%\n", name,
-             sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
-             sp[k].avg_wait_speedup, sp[k].makespan_speedup,
-             100 * sp[k].avg_jct_change);
+      int l = (int)(strlen(spec[sp[k].path_run].label) +
+                    strlen(spec[sp[k].base_run].label) + 4);
+      pw = l > pw ? l : pw;
+    }
+    pw = pw < 26 ? 26 : pw;
+    printf("%-*s %8s %8s %9s %9s %14s\n", pw, "speed-up (baseline / path)",
+           "avg JCT", "p99 JCT", "avg queue", "makespan", "avg JCT change");
+    for (size_t k = 0; k < ns; k++) {
+      char name[192];
+      snprintf(name, sizeof(name), "%s vs %s", spec[sp[k].path_run].label,
+               spec[sp[k].base_run].label);
+      char r[4][16];
+      const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+                           sp[k].avg_wait_speedup, sp[k].makespan_speedup};
+      for (int q = 0; q < 4; q++)
+        if (isfinite(v[q]))
+          snprintf(r[q], sizeof(r[q]), "%.3fx", v[q]);
+        else
+          snprintf(r[q], sizeof(r[q]), "-"); /* nothing to divide by */
+      printf("%-*s %8s %8s %9s %9s %+13.1f%%\n", pw, name, r[0], r[1], r[2],
+             r[3], 100 * sp[k].avg_jct_change);
     }
   }
   for (int i = 0; i < n; i++) {
     const sm_sim_result *r = rs[i];
-    const char *pol = sm_sim_result_summary(r)->policy;
     double q = stat_or(r, "facts_queries", 0);
     if (!is_schedmate(r))
       continue;
     printf("%s: hit rate %.1f%% (%.0f of %.0f), estimates within 2x of the "
            "truth %.1f%%",
-           pol, 100 * stat_or(r, "facts_hit_rate", 0),
+           spec[i].label, 100 * stat_or(r, "facts_hit_rate", 0),
            stat_or(r, "facts_hits", 0), q,
            100 * stat_or(r, "facts_within_2x", 0));
     if (stat_or(r, "profiles_skipped", -1) >= 0)
@@ -741,17 +1009,60 @@ static void print_schedmate(sm_sim_result **rs, int n, const opts *o) {
              stat_or(r, "infra_restarts", 0), stat_or(r, "nodes_isolated", 0));
     printf("\n");
   }
+  if (sw != NULL && sw->npt > 0) {
+    int det = strcmp(sw->key, "lucid.untracked") == 0;
+    printf("sweep of %s%s:\n", sw->key,
+           det ? " (Tracker detection rate = 1 - lucid.untracked)" : "");
+    for (int k = 0; k < sw->npt; k += sw->nv) {
+      const sweep_pt *p0 = &sw->pt[k];
+      printf("  %s:", spec[p0->run].label);
+      for (int v = 0; v < sw->nv; v++) {
+        const sweep_pt *p = &sw->pt[k + v];
+        printf("%s %s %.2f: avg JCT %.0f s (%+.1f%%)", v ? "," : "",
+               det ? "detection" : "value", det ? 1 - p->value : p->value,
+               p->avg_jct, 100 * (p->avg_jct / p0->avg_jct - 1));
+      }
+      printf("\n");
+    }
+    printf("  (%% change against the first value of the sweep)\n");
+  }
 }
 
-static void json_schedmate(sm_sim_result **rs, int n, const opts *o, sm_jw *w) {
-  sm_sim_speedup sp[8];
+static void json_schedmate(sm_sim_result **rs, const runspec *spec, int n,
+                           const sweep *sw, sm_jw *w, const opts *o) {
+  sm_sim_speedup sp[64];
   size_t ns = sm_sim_speedups((const sm_sim_result *const *)rs, (size_t)n, sp,
                               SM_ARRAY_LEN(sp));
-  const char *facts = param_of(o, "facts");
+  char list[64] = "";
+  const char *seen[3] = {0};
+  int nseen = 0;
 
+  for (int i = 0; i < n; i++) {
+    int dup = 0;
+    if (spec[i].facts == NULL)
+      continue;
+    for (int k = 0; k < nseen; k++)
+      dup |= strcmp(seen[k], spec[i].facts) == 0;
+    if (!dup && nseen < 3) {
+      size_t l = strlen(list);
+      seen[nseen++] = spec[i].facts;
+      snprintf(list + l, sizeof(list) - l, "%s%s", l ? "," : "", spec[i].facts);
+    }
+  }
   sm_jw_key(w, "schedmate");
   sm_jw_obj_begin(w);
-  sm_jw_kv_str(w, "facts", facts ? facts : "history");
+  /* "history" for one source, "history,calibrated" for two. */
+  sm_jw_kv_str(w, "facts", list[0] ? list : "history");
+  sm_jw_key(w, "sources");
+  sm_jw_arr_begin(w);
+  for (int k = 0; k < nseen; k++) {
+    sm_jw_obj_begin(w);
+    sm_jw_kv_str(w, "name", seen[k]);
+    sm_jw_kv_str(w, "meaning", source_meaning(seen[k]));
+    sm_jw_kv_bool(w, "upper_bound", strcmp(seen[k], "oracle") == 0);
+    sm_jw_obj_end(w);
+  }
+  sm_jw_arr_end(w);
   sm_jw_key(w, "workloads");
   if (param_of(o, "workloads"))
     sm_jw_str(w, param_of(o, "workloads"));
@@ -763,6 +1074,7 @@ static void json_schedmate(sm_sim_result **rs, int n, const opts *o, sm_jw *w) {
     sm_jw_obj_begin(w);
     sm_jw_kv_str(w, "path", sp[k].path);
     sm_jw_kv_str(w, "baseline", sp[k].baseline);
+    sm_jw_kv_str(w, "facts", sp[k].facts);
     sm_jw_kv_num(w, "avg_jct_speedup", sp[k].avg_jct_speedup);
     sm_jw_kv_num(w, "p99_jct_speedup", sp[k].p99_jct_speedup);
     sm_jw_kv_num(w, "avg_queue_speedup", sp[k].avg_wait_speedup);
@@ -771,6 +1083,25 @@ static void json_schedmate(sm_sim_result **rs, int n, const opts *o, sm_jw *w) {
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
+  if (sw != NULL && sw->npt > 0) {
+    sm_jw_key(w, "sweep");
+    sm_jw_obj_begin(w);
+    sm_jw_kv_str(w, "param", sw->key);
+    sm_jw_key(w, "points");
+    sm_jw_arr_begin(w);
+    for (int k = 0; k < sw->npt; k++) {
+      sm_jw_obj_begin(w);
+      sm_jw_kv_str(w, "path", spec[sw->pt[k].run].policy);
+      sm_jw_kv_str(w, "facts", spec[sw->pt[k].run].facts);
+      sm_jw_kv_num(w, "value", sw->pt[k].value);
+      sm_jw_kv_num(w, "avg_jct_s", sw->pt[k].avg_jct);
+      sm_jw_kv_num(w, "p99_jct_s", sw->pt[k].p99_jct);
+      sm_jw_kv_num(w, "evictions", sw->pt[k].evictions);
+      sm_jw_obj_end(w);
+    }
+    sm_jw_arr_end(w);
+    sm_jw_obj_end(w);
+  }
   sm_jw_obj_end(w);
 }
 
@@ -790,10 +1121,16 @@ static int inputs(opts *o, sm_sim_trace **t, sm_sim_cluster **c) {
   else if (o->vc_config)
     rc = sm_sim_cluster_load_vcs(o->vc_config, (int)o->gpn, c, &err);
   else if (sm_sim_trace_calibrated_gpus(*t) > 0) {
-    char spec[64];
+    char spec[64], why[160];
     int g = sm_sim_trace_calibrated_gpus(*t);
     snprintf(spec, sizeof(spec), "%ldx%ld", (g + o->gpn - 1) / o->gpn, o->gpn);
     rc = sm_sim_cluster_parse(spec, c, &err);
+    snprintf(why, sizeof(why),
+             "the published size of the cluster the trace is calibrated to "
+             "(%d GPUs)",
+             g);
+    if (rc == 0)
+      sm_sim_cluster_set_origin(*c, why);
   } else
     rc = sm_sim_cluster_auto(*t, (int)o->gpn, o->load_target, c, &err);
   if (rc != 0) {
@@ -804,16 +1141,77 @@ static int inputs(opts *o, sm_sim_trace **t, sm_sim_cluster **c) {
   return 0;
 }
 
+/* Reruns every SchedMate path that reads the swept parameter, once per
+ * value. */
+static int run_sweep(const opts *o, const sm_sim_trace *t,
+                     const sm_sim_cluster *c, const runspec *spec, int n,
+                     sm_sim_result **rs, sweep *sw) {
+  const char *eq = strchr(o->sweep, '=');
+  char kv[MAX_SWEEP][96];
+  int paths = 0;
+
+  snprintf(sw->key, sizeof(sw->key), "%.*s", (int)(eq - o->sweep), o->sweep);
+  for (const char *p = eq + 1; sw->nv < MAX_SWEEP;) {
+    size_t k = strcspn(p, ",");
+    char tmp[64];
+    snprintf(tmp, sizeof(tmp), "%.*s", (int)k, p);
+    sm_parse_double(tmp, &sw->v[sw->nv]);
+    snprintf(kv[sw->nv], sizeof(kv[0]), "%.60s=%.30s", sw->key, tmp);
+    sw->nv++;
+    if (p[k] == '\0')
+      break;
+    p += k + 1;
+  }
+  for (int i = 0; i < n; i++)
+    paths += spec[i].facts != NULL && sm_sim_result_reads_param(rs[i], sw->key);
+  if (paths == 0)
+    return cli_usage(CMD,
+                     "--sweep: no SchedMate path of the comparison "
+                     "reads '%s'",
+                     sw->key);
+  sw->pt = calloc((size_t)(paths * sw->nv), sizeof(*sw->pt));
+  if (sw->pt == NULL)
+    return cli_error(CMD, CLI_USAGE, "out of memory");
+  for (int i = 0; i < n; i++) {
+    if (spec[i].facts == NULL || !sm_sim_result_reads_param(rs[i], sw->key))
+      continue;
+    for (int v = 0; v < sw->nv; v++) {
+      sm_sim_config cfg;
+      sm_sim_result *r = NULL;
+      sm_err err = {0};
+      sweep_pt *p = &sw->pt[sw->npt++];
+      if (run_config(o, &spec[i], kv[v], &cfg))
+        return CLI_USAGE;
+      cfg.progress = NULL;
+      if (sm_sim_run(t, c, &cfg, &r, &err) != 0)
+        return cli_error(CMD, CLI_USAGE, "%s (%s): %s", spec[i].label, kv[v],
+                         err.msg);
+      p->run = i;
+      p->value = sw->v[v];
+      p->avg_jct = sm_sim_result_summary(r)->avg_jct_s;
+      p->p99_jct = sm_sim_result_summary(r)->p99_jct_s;
+      p->evictions = stat_or(r, "evictions", 0);
+      sm_sim_result_free(r);
+    }
+  }
+  return 0;
+}
+
 int cmd_simulate(int argc, char **argv) {
   opts o;
-  char names[MAX_POLICIES][48];
-  sm_sim_result *rs[MAX_POLICIES] = {0};
+  runspec spec[MAX_RUNS];
+  sm_sim_result *rs[MAX_RUNS] = {0};
+  outfile report = {"", "", -1}, jobs[MAX_RUNS], series[MAX_RUNS];
   sm_sim_trace *t = NULL;
   sm_sim_cluster *c = NULL;
+  sweep sw;
   prog pr = {0};
-  int n = 0, rc, ret = CLI_OK;
+  int n = 0, ran = 0, rc, ret = CLI_OK;
   int auto_cluster;
 
+  memset(&sw, 0, sizeof(sw));
+  for (int i = 0; i < MAX_RUNS; i++)
+    jobs[i].fd = series[i].fd = -1, jobs[i].tmp[0] = series[i].tmp[0] = '\0';
   rc = parse(argc, argv, &o);
   if (rc != 0)
     return rc < 0 ? CLI_OK : rc;
@@ -826,11 +1224,38 @@ int cmd_simulate(int argc, char **argv) {
       access(DEFAULT_LUCID "/colocate_info.csv", R_OK) == 0 &&
       add_param(&o, "lucid.tables=%s%s", DEFAULT_LUCID, ""))
     return CLI_USAGE;
-  if (policies(&o, names, &n))
+  if (plan(&o, spec, &n))
     return CLI_USAGE;
+  if (o.sweep != NULL && !o.compare)
+    return cli_usage(CMD, "--sweep needs --compare");
+  /* Every output file exists (as a temporary file) before anything
+   * runs. */
+  if (o.report && out_open(&report, o.report))
+    return CLI_USAGE;
+  for (int i = 0; i < n && ret == CLI_OK; i++) {
+    char path[4096];
+    if (o.jobs_csv) {
+      if (n > 1)
+        per_run_path(path, sizeof(path), o.jobs_csv, &spec[i]);
+      else
+        snprintf(path, sizeof(path), "%s", o.jobs_csv);
+      ret = out_open(&jobs[i], path);
+    }
+    if (o.series_csv && ret == CLI_OK) {
+      if (n > 1)
+        per_run_path(path, sizeof(path), o.series_csv, &spec[i]);
+      else
+        snprintf(path, sizeof(path), "%s", o.series_csv);
+      ret = out_open(&series[i], path);
+    }
+  }
+  if (ret != CLI_OK)
+    goto out;
   auto_cluster = !o.cluster && !o.vc_config;
-  if (inputs(&o, &t, &c))
-    return CLI_USAGE;
+  if (inputs(&o, &t, &c)) {
+    ret = CLI_USAGE;
+    goto out;
+  }
   if (o.progress < 0)
     o.progress = isatty(STDERR_FILENO);
   if (o.progress) {
@@ -839,18 +1264,26 @@ int cmd_simulate(int argc, char **argv) {
   }
   for (int i = 0; i < n; i++) {
     sm_err err = {0};
-    sm_sim_config cfg = o.cfg;
-    cfg.policy = names[i];
-    pr.policy = names[i];
+    sm_sim_config cfg;
+    if (run_config(&o, &spec[i], NULL, &cfg)) {
+      ret = CLI_USAGE;
+      goto out;
+    }
+    pr.policy = spec[i].label;
     pr.idx = i;
     pr.n = n;
     rc = sm_sim_run(t, c, &cfg, &rs[i], &err);
     if (rc != 0) {
       if (pr.printed)
         fprintf(stderr, "\n");
-      ret = cli_error(CMD, CLI_USAGE, "%s: %s", names[i], err.msg);
+      ret = cli_error(CMD, CLI_USAGE, "%s: %s", spec[i].label, err.msg);
       goto out;
     }
+    ran++;
+  }
+  if (o.sweep != NULL && run_sweep(&o, t, c, spec, n, rs, &sw)) {
+    ret = CLI_USAGE;
+    goto out;
   }
   if (pr.printed)
     fprintf(stderr, "\r%60s\r", "");
@@ -859,57 +1292,61 @@ int cmd_simulate(int argc, char **argv) {
             "schedmate simulate: no --cluster given: sized to %s so the "
             "trace offers a load of %.2f\n",
             sm_sim_cluster_describe(c), o.load_target);
-  if (o.jobs_csv) {
-    for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n && ret == CLI_OK; i++) {
+    if (o.jobs_csv) {
       sm_buf b;
-      char path[4096];
       sm_buf_init(&b, 0);
-      if (n > 1)
-        per_policy_path(path, sizeof(path), o.jobs_csv, names[i]);
-      else
-        snprintf(path, sizeof(path), "%s", o.jobs_csv);
       if (sm_sim_result_jobs_csv(rs[i], &b) != 0)
-        ret = cli_error(CMD, CLI_USAGE, "out of memory writing %s", path);
-      else if (write_file(path, &b))
-        ret = CLI_USAGE;
+        ret =
+            cli_error(CMD, CLI_USAGE, "out of memory writing %s", jobs[i].path);
+      else
+        ret = out_commit(&jobs[i], &b);
       sm_buf_release(&b);
-      if (ret != CLI_OK)
-        goto out;
     }
-  }
-  if (o.series_csv) {
-    for (int i = 0; i < n && ret == CLI_OK; i++) {
+    if (o.series_csv && ret == CLI_OK) {
       sm_buf b;
-      char path[4096];
-      const double *t;
+      const double *st;
       const int *busy, *pend;
-      size_t ns = sm_sim_result_series(rs[i], &t, &busy, &pend);
+      size_t ns = sm_sim_result_series(rs[i], &st, &busy, &pend);
       int gpus = sm_sim_result_summary(rs[i])->gpus;
       sm_buf_init(&b, 0);
-      if (n > 1)
-        per_policy_path(path, sizeof(path), o.series_csv, names[i]);
-      else
-        snprintf(path, sizeof(path), "%s", o.series_csv);
       sm_buf_adds(&b, "time_s,busy_gpus,pending_jobs,util\n");
       for (size_t k = 0; k < ns; k++)
-        sm_buf_addf(&b, "%.3f,%d,%d,%.6f\n", t[k], busy[k], pend[k],
+        sm_buf_addf(&b, "%.3f,%d,%d,%.6f\n", st[k], busy[k], pend[k],
                     gpus > 0 ? (double)busy[k] / gpus : 0.0);
-      if (write_file(path, &b))
-        ret = CLI_USAGE;
+      ret = out_commit(&series[i], &b);
       sm_buf_release(&b);
     }
-    if (ret != CLI_OK)
-      goto out;
   }
+  if (ret != CLI_OK)
+    goto out;
   if (o.report) {
     sm_buf b;
+    sm_sim_report_opts ro;
+    sm_sim_sweep_point *pts = NULL;
+    memset(&ro, 0, sizeof(ro));
+    if (sw.npt > 0) {
+      pts = calloc((size_t)sw.npt, sizeof(*pts));
+      if (pts != NULL) {
+        for (int k = 0; k < sw.npt; k++) {
+          pts[k].run = (size_t)sw.pt[k].run;
+          pts[k].value = sw.pt[k].value;
+          pts[k].avg_jct_s = sw.pt[k].avg_jct;
+          pts[k].evictions = sw.pt[k].evictions;
+        }
+        ro.sweep_param = sw.key;
+        ro.sweep = pts;
+        ro.nsweep = (size_t)sw.npt;
+      }
+    }
     sm_buf_init(&b, 0);
-    if (sm_sim_report_html((const sm_sim_result *const *)rs, (size_t)n, &b) !=
-        0)
+    if (sm_sim_report_html_ex((const sm_sim_result *const *)rs, (size_t)n, &ro,
+                              &b) != 0)
       ret = cli_error(CMD, CLI_USAGE, "out of memory writing the report");
-    else if (write_file(o.report, &b))
-      ret = CLI_USAGE;
+    else
+      ret = out_commit(&report, &b);
     sm_buf_release(&b);
+    free(pts);
     if (ret != CLI_OK)
       goto out;
   }
@@ -926,6 +1363,8 @@ int cmd_simulate(int argc, char **argv) {
       sm_jw_bool(&w, sm_sim_trace_synthetic_p(t));
       sm_jw_key(&w, "cluster");
       sm_jw_str(&w, sm_sim_cluster_describe(c));
+      sm_jw_key(&w, "cluster_origin");
+      sm_jw_str(&w, sm_sim_cluster_origin(c));
       if (o.report) {
         sm_jw_key(&w, "report");
         sm_jw_str(&w, o.report);
@@ -935,7 +1374,7 @@ int cmd_simulate(int argc, char **argv) {
       for (int i = 0; i < n; i++)
         sm_sim_result_json(rs[i], &w);
       sm_jw_arr_end(&w);
-      json_schedmate(rs, n, &o, &w);
+      json_schedmate(rs, spec, n, &sw, &w, &o);
       sm_jw_obj_end(&w);
     } else {
       sm_sim_result_json(rs[0], &w);
@@ -947,8 +1386,8 @@ int cmd_simulate(int argc, char **argv) {
     sm_buf_release(&b);
   } else {
     if (o.compare) {
-      print_table(rs, n);
-      print_schedmate(rs, n, &o);
+      print_table(rs, spec, n);
+      print_schedmate(rs, spec, n, &o, &sw);
     } else {
       print_one(rs[0]);
     }
@@ -956,8 +1395,14 @@ int cmd_simulate(int argc, char **argv) {
       printf("report     %s\n", o.report);
   }
 out:
-  for (int i = 0; i < n; i++)
+  out_discard(&report);
+  for (int i = 0; i < MAX_RUNS; i++) {
+    out_discard(&jobs[i]);
+    out_discard(&series[i]);
+  }
+  for (int i = 0; i < ran; i++)
     sm_sim_result_free(rs[i]);
+  free(sw.pt);
   sm_sim_cluster_free(c);
   sm_sim_trace_free(t);
   return ret;

@@ -14,6 +14,9 @@ PKGS=(
   slurmctld slurmd slurm-client munge libslurm-dev
   slurm-wlm-basic-plugins slurm-wlm-basic-plugins-dev
 )
+# `scripts/deps.sh --test` (make test) adds what only the tests need:
+# headless Chromium, which renders the demo's reports.
+[ "${1:-}" = --test ] && PKGS+=(chromium)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

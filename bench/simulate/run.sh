@@ -103,3 +103,32 @@ printf '%-22s %7s %10s   %s\n' workload jobs "total s" "simulation per policy"
 smrun "week, VC table" --vc-config $VCS "${WEEK[@]}"
 smrun "full, VC table" --vc-config $VCS
 smrun "full, load 0.8" --load 0.8
+
+# Scale: the simulator is linear in jobs and in GPUs requested.  Each
+# case must finish in under 2 s of simulation (wall_s); the reference is
+# the build before the fix (issue 14): 15.4 s for one job of 1,000,000
+# GPUs, 36.9 s for 1,000,000 jobs at time 0 under FIFO, and
+# lucid+schedmate 2.6-2.9 s (100x plain Lucid) on the first 10,000-20,000
+# Philly jobs at load 0.8.
+echo
+echo "Scale (simulation s, median of $REPEAT; target < 2 s each)"
+printf 'job_id,submit_s,duration_s,gpus\nbig,0,100,1000000\n' > "$tmp/big.csv"
+awk 'BEGIN { print "job_id,submit_s,duration_s,gpus";
+  for (i = 0; i < 1000000; i++) printf "j%d,0,%d,1\n", i, 100 + i % 97 }' > "$tmp/t0.csv"
+scale() { # LABEL ARGS...
+  local label=$1; shift
+  : > "$tmp/sim"
+  for _ in $(seq "$REPEAT"); do
+    "$BIN" simulate --json --no-progress "$@" | jq -r .wall_s >> "$tmp/sim"
+  done
+  printf '%-58s %8.3f\n' "$label" "$(median < "$tmp/sim")"
+}
+scale "one job of 1,000,000 GPUs (fifo, auto cluster)" --trace "$tmp/big.csv" --policy fifo
+scale "1,000,000 jobs at time 0 (fifo)" --trace "$tmp/t0.csv" --policy fifo
+scale "1,000,000 jobs at time 0 (lucid, built-in profiles)" --trace "$tmp/t0.csv" --policy lucid --lucid-tables builtin
+for n in 10000 20000; do
+  for p in lucid lucid+schedmate; do
+    scale "first $n Philly jobs, load 0.8, $p" --trace $TRACE --limit $n --load 0.8 \
+      --policy $p --workloads data/workloads --lucid-tables builtin
+  done
+done

@@ -139,6 +139,15 @@ typedef struct sm_sim_job {
   int restarts;       /* times restarted after an end */
   int starts;         /* times started */
   int shared;         /* 1 while it shares another job's GPUs */
+  /* The simulated world of the SchedMate integrations, set by runs whose
+   * policy models it (lucid*, sjf-schedmate*; "" and 0 otherwise), from
+   * submission-time information only.  Written to the per-job CSV so
+   * that a run can be checked for answers leaked into the facts. */
+  const char *workload; /* workload template and variant, e.g.
+                           "bert-squad/2", or "" */
+  const char *profile;  /* the profile it runs with, or "" */
+  uint64_t fingerprint; /* hash of the fingerprint SchedMate built at its
+                           submission, 0 when none (calibrated) */
 
   /* Policy scratch: the engine never reads or writes these. */
   double pkey;  /* priority key */
@@ -282,6 +291,11 @@ SM_EXTERN const char *sm_sim_cluster_vc_name(const sm_sim_cluster *c, int vc);
 SM_EXTERN int sm_sim_cluster_vc_gpus(const sm_sim_cluster *c, int vc);
 /* A one-line description, e.g. "352 nodes x 8 GPUs in 11 VCs". */
 SM_EXTERN const char *sm_sim_cluster_describe(const sm_sim_cluster *c);
+/* How the cluster was made, for reports: "the VC table FILE", "given as
+ * 'SPEC'", or how sm_sim_cluster_auto sized it; set_origin replaces it
+ * (e.g. "the calibrated size of Kalos"). */
+SM_EXTERN const char *sm_sim_cluster_origin(const sm_sim_cluster *c);
+SM_EXTERN void sm_sim_cluster_set_origin(sm_sim_cluster *c, const char *text);
 
 /* ==== Runs ==== */
 
@@ -347,7 +361,10 @@ typedef struct sm_sim_summary {
   double avg_queue_s;    /* mean first start - submit */
   double median_queue_s; /* median of the same */
   double p99_queue_s;    /* 99th percentile of the same */
-  double avg_wait_s;     /* mean total time pending, all waits */
+  double avg_wait_s;     /* mean total time pending, all waits: the
+                            queueing delay of Lucid and of the reports */
+  double median_wait_s;  /* median of the same */
+  double p99_wait_s;     /* 99th percentile of the same */
   double makespan_s;     /* last end - first submit */
   double avg_util;       /* busy GPU-seconds / (GPUs x makespan) */
   size_t peak_pending;   /* largest number of pending jobs */
@@ -359,6 +376,12 @@ typedef struct sm_sim_summary {
   int gpus;              /* GPUs in the cluster */
   int nodes;             /* nodes in the cluster */
   int vcs;               /* VCs in the cluster */
+  const char *facts;     /* facts source of a run that consumes
+                            SchedMate's facts ("history", "calibrated",
+                            "oracle"), else "" */
+  double offered_load;   /* GPU-time of the simulated jobs / (GPUs x the
+                            span from the first submission to the last
+                            submission + run time) */
 } sm_sim_summary;
 
 SM_EXTERN const sm_sim_summary *sm_sim_result_summary(const sm_sim_result *r);
@@ -370,6 +393,15 @@ SM_EXTERN int sm_sim_result_jobs_csv(const sm_sim_result *r, sm_buf *out);
 /* Notes of the run (trace notes, then run repairs), one line each. */
 SM_EXTERN size_t sm_sim_result_note_count(const sm_sim_result *r);
 SM_EXTERN const char *sm_sim_result_note(const sm_sim_result *r, size_t i);
+/* 1 when the run looked parameter key up (whether it was given or not):
+ * the settings that can change this run. */
+SM_EXTERN int sm_sim_result_reads_param(const sm_sim_result *r,
+                                        const char *key);
+/* Why jobs were left out before the run (e.g. "18 jobs of 4 VCs the
+ * cluster does not have: 23dbec (11), ..."), "" when none were. */
+SM_EXTERN const char *sm_sim_result_dropped_why(const sm_sim_result *r);
+/* How the run's cluster was made (sm_sim_cluster_origin). */
+SM_EXTERN const char *sm_sim_result_cluster_origin(const sm_sim_result *r);
 /* Extra figures recorded by the policy (sm_sim_stat_add), in order. */
 SM_EXTERN size_t sm_sim_result_stat_count(const sm_sim_result *r);
 SM_EXTERN const char *sm_sim_result_stat(const sm_sim_result *r, size_t i,
@@ -389,6 +421,29 @@ SM_EXTERN size_t sm_sim_result_series(const sm_sim_result *r, const double **t,
 SM_EXTERN int sm_sim_report_html(const sm_sim_result *const *runs, size_t n,
                                  sm_buf *out);
 
+/* One point of a parameter sweep: run `run` of the comparison (a
+ * SchedMate path) rerun with the parameter at value. */
+typedef struct sm_sim_sweep_point {
+  size_t run;       /* index of the path's run in the comparison */
+  double value;     /* the parameter's value */
+  double avg_jct_s; /* the rerun's average JCT */
+  double evictions; /* its evictions (Lucid + SchedMate), else 0 */
+} sm_sim_sweep_point;
+
+/* Options of sm_sim_report_html_ex; zero for none. */
+typedef struct sm_sim_report_opts {
+  const char *sweep_param;         /* the swept parameter, or NULL */
+  const sm_sim_sweep_point *sweep; /* its points, grouped by run, in the
+                                      order of the values */
+  size_t nsweep;                   /* their count */
+} sm_sim_report_opts;
+
+/* sm_sim_report_html with a parameter sweep drawn as a curve (for
+ * lucid.untracked: average JCT against the Tracker's detection rate,
+ * beside the reference design's figure). */
+SM_EXTERN int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
+                                    const sm_sim_report_opts *o, sm_buf *out);
+
 /* ==== SchedMate paths against their baselines ==== */
 
 /* One SchedMate path compared with the policy it improves, both in the
@@ -398,6 +453,7 @@ SM_EXTERN int sm_sim_report_html(const sm_sim_result *const *runs, size_t n,
 typedef struct sm_sim_speedup {
   const char *path;        /* the SchedMate policy */
   const char *baseline;    /* the policy it is compared with */
+  const char *facts;       /* the path's facts source */
   size_t path_run;         /* index of the path's run */
   size_t base_run;         /* index of the baseline's run */
   double avg_jct_speedup;  /* baseline avg JCT / path avg JCT */
@@ -408,10 +464,18 @@ typedef struct sm_sim_speedup {
   double avg_jct_change;   /* path avg JCT / baseline - 1 */
 } sm_sim_speedup;
 
-/* Fills out with the SchedMate paths found among runs (at most max);
+/* Fills out with the SchedMate paths found among runs (at most max), one
+ * per path run (a path run once per facts source gives one entry per
+ * source, each against a baseline with no facts or the same ones);
  * returns their count. */
 SM_EXTERN size_t sm_sim_speedups(const sm_sim_result *const *runs, size_t n,
                                  sm_sim_speedup *out, size_t max);
+/* The name of run i in a comparison: its policy, followed by its facts
+ * source in brackets when another run of the same policy used another
+ * source ("lucid+schedmate [calibrated]").  Written into buf. */
+SM_EXTERN const char *sm_sim_result_label(const sm_sim_result *const *runs,
+                                          size_t n, size_t i, char *buf,
+                                          size_t cap);
 /* A figure recorded by the run's policy (sm_sim_stat_add) by name: 1 and
  * *value when present, else 0. */
 SM_EXTERN int sm_sim_result_stat_get(const sm_sim_result *r, const char *name,

@@ -262,6 +262,8 @@ int sm_sim_cluster_parse(const char *spec, sm_sim_cluster **out, sm_err *err) {
   }
   rc = build(g, ng, !named, "cluster spec", out, err);
   sm_free(g);
+  if (rc == 0)
+    snprintf((*out)->origin, sizeof((*out)->origin), "given as '%.200s'", spec);
   return rc;
 }
 
@@ -362,7 +364,7 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
     if (typec >= 0 && typec < nf && strlen(f[typec]) < sizeof(g->type))
       strcpy(g[ng].type, f[typec]);
     if (speedc >= 0 && speedc < nf && f[speedc][0] != '\0') {
-      if (sm_parse_double(f[speedc], &g[ng].speed) != 0 || g[ng].speed <= 0) {
+      if (sm__parse_num(f[speedc], &g[ng].speed) != 0 || g[ng].speed <= 0) {
         rc = sm_err_set(err, SM_EPARSE,
                         "%s:%ld: column %d: '%.40s' is not a speed", path,
                         l.lineno, speedc + 1, f[speedc]);
@@ -378,13 +380,16 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
   if (rc == 0)
     rc = build(g, ng, 0, path, out, err);
   sm_free(g);
+  if (rc == 0)
+    snprintf((*out)->origin, sizeof((*out)->origin), "the VC table %.200s",
+             path);
   return rc;
 }
 
 int sm_sim_cluster_auto(const sm_sim_trace *t, int gpn, double load,
                         sm_sim_cluster **out, sm_err *err) {
   double gsec = 0, span = 0, need;
-  int maxg = 1;
+  int maxg = 1, rc;
   group g;
 
   if (gpn < 1 || gpn > MAX_GPN || !(load > 0 && load <= 1))
@@ -405,7 +410,17 @@ int sm_sim_cluster_auto(const sm_sim_trace *t, int gpn, double load,
                         SM_MAX(ceil(need), ceil((double)maxg / gpn)));
   if (g.nodes < 1)
     g.nodes = 1;
-  return build(&g, 1, 1, "auto cluster", out, err);
+  rc = build(&g, 1, 1, "auto cluster", out, err);
+  if (rc != 0)
+    return rc;
+  snprintf((*out)->origin, sizeof((*out)->origin),
+           "sized for the trace: %.0f GPU-hours of work over %.1f days of "
+           "submissions and run time fill %.2f of %d GPUs%s",
+           gsec / 3600, span / 86400, load, g.nodes * gpn,
+           ceil(need) < ceil((double)maxg / gpn)
+               ? " (enlarged to fit the largest job)"
+               : "");
+  return 0;
 }
 
 /* Appends a group of n nodes like node i, or extends the last group. */
@@ -472,8 +487,10 @@ int sm_sim_cluster_carve(const sm_sim_cluster *c, const char *donor, int nodes,
   sm_free(g);
   if (rc == 0) {
     size_t l = strlen((*out)->desc);
-    snprintf((*out)->desc + l, sizeof((*out)->desc) - l, ", %d of them as '%s'",
-             nodes, name);
+    snprintf((*out)->desc + l, sizeof((*out)->desc) - l,
+             ", %d node%s of them form VC '%s'", nodes, nodes == 1 ? "" : "s",
+             name);
+    memcpy((*out)->origin, c->origin, sizeof(c->origin));
   }
   return rc;
 }
@@ -495,6 +512,12 @@ int sm_sim_cluster_vc_gpus(const sm_sim_cluster *c, int vc) {
 }
 const char *sm_sim_cluster_describe(const sm_sim_cluster *c) {
   return c->desc;
+}
+const char *sm_sim_cluster_origin(const sm_sim_cluster *c) {
+  return c->origin;
+}
+void sm_sim_cluster_set_origin(sm_sim_cluster *c, const char *text) {
+  snprintf(c->origin, sizeof(c->origin), "%s", text ? text : "");
 }
 
 int sm__cluster_vc_find(const sm_sim_cluster *c, const char *name) {
@@ -555,8 +578,9 @@ int sm__run_cluster_init(sm_sim *s, sm_err *err) {
   s->stamp = sm_arena_calloc(&s->arena, (size_t)c->nnodes, sizeof(uint32_t));
   s->plan_node = sm_arena_calloc(&s->arena, (size_t)c->nnodes, sizeof(int));
   s->plan_n = sm_arena_calloc(&s->arena, (size_t)c->nnodes, sizeof(int));
+  s->cursor = sm_arena_calloc(&s->arena, (size_t)c->maxcap + 1, sizeof(int));
   if (s->nodes == NULL || s->vcs == NULL || s->stamp == NULL ||
-      s->plan_node == NULL || s->plan_n == NULL)
+      s->plan_node == NULL || s->plan_n == NULL || s->cursor == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   for (int v = 0; v < c->nvcs; v++) {
     sm__vc *vc = &s->vcs[v];
@@ -584,13 +608,26 @@ int sm__run_cluster_init(sm_sim *s, sm_err *err) {
   return 0;
 }
 
-/* First node in bucket (v, t, k) not marked in this placement. */
+/* First node in bucket (v, t, k) not marked in this placement.  Marked
+ * nodes are always a prefix of their bucket (a node is marked only right
+ * after this returned it, and stays in its bucket until the plan is
+ * applied), so a cursor per bucket, reset at the start of each placement
+ * (cursor_reset), skips each one once: a placement costs O(nodes it
+ * uses + GPUs per node), not O(nodes^2). */
 static int first_unmarked(sm_sim *s, int v, int t, int k) {
-  int i = *bucket(s, v, t, k);
+  int i = s->cursor[k];
 
+  if (i == -2)
+    i = *bucket(s, v, t, k);
   while (i >= 0 && s->stamp[i] == s->stampv)
     i = s->nodes[i].next;
+  s->cursor[k] = i;
   return i;
+}
+
+static void cursor_reset(sm_sim *s) {
+  for (int k = 0; k <= s->cl->maxcap; k++)
+    s->cursor[k] = -2;
 }
 
 static int ensure_alloc(sm_sim *s, sm_sim_job *j) {
@@ -632,6 +669,7 @@ static int place_consolidate(sm_sim *s, sm_sim_job *j, int v, int t) {
     return 0;
   min_nodes = (need + cap - 1) / cap;
   s->stampv++;
+  cursor_reset(s);
   while (need > 0) {
     int found = -1, k;
     for (k = need; k <= maxcap && found < 0; k++)

@@ -413,13 +413,19 @@ int sm__gpu_time_group(const sm_sim_job *j) {
   return h < 1 ? SM__GROUP_LIGHT : h < 10 ? SM__GROUP_MEDIUM : SM__GROUP_HEAVY;
 }
 
+int sm__template_group(int gclass) {
+  return gclass <= 1   ? SM__GROUP_LIGHT
+         : gclass == 2 ? SM__GROUP_MEDIUM
+                       : SM__GROUP_HEAVY;
+}
+
 int sm__coloc_for_job(const sm__coloc *c, const sm_sim_job *j,
-                      const char *identity, uint64_t seed) {
+                      const char *identity, int g, uint64_t seed) {
   const char *m = sm_sim_job_attr(j, "model");
   const char *d = sm_sim_job_attr(j, "dataset");
   const char *b = sm_sim_job_attr(j, "batchsize");
   const char *a = sm_sim_job_attr(j, "amp");
-  int g, k = 0, pick;
+  int k = 0, pick;
   uint64_t h;
 
   if (m != NULL && d != NULL && b != NULL) {
@@ -430,9 +436,8 @@ int sm__coloc_for_job(const sm__coloc *c, const sm_sim_job *j,
         return r;
     }
   }
-  g = sm__gpu_time_group(j);
   for (int i = 0; i < c->n; i++)
-    k += c->rows[i].group == g;
+    k += g < 0 || c->rows[i].group == g;
   if (k == 0) { /* a table without this class: any row */
     g = -1;
     k = c->n;

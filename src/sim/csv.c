@@ -275,7 +275,44 @@ int sm__csv_split(char *line, char **fields, int max) {
   }
 }
 
-/* ==== Times ==== */
+/* ==== Numbers and times ==== */
+
+int sm__parse_num(const char *s, double *out) {
+  const char *p = s;
+  int digits_seen = 0;
+
+  if (s == NULL)
+    return SM_EPARSE;
+  /* Plain decimal only: strtod alone would also take hexadecimal
+   * ("0x10"), "inf", "nan" and leading blanks. */
+  if (*p == '+' || *p == '-')
+    p++;
+  while (*p >= '0' && *p <= '9') {
+    p++;
+    digits_seen = 1;
+  }
+  if (*p == '.') {
+    p++;
+    while (*p >= '0' && *p <= '9') {
+      p++;
+      digits_seen = 1;
+    }
+  }
+  if (!digits_seen)
+    return SM_EPARSE;
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    if (*p == '+' || *p == '-')
+      p++;
+    if (*p < '0' || *p > '9')
+      return SM_EPARSE;
+    while (*p >= '0' && *p <= '9')
+      p++;
+  }
+  if (*p != '\0')
+    return SM_EPARSE;
+  return sm_parse_double(s, out);
+}
 
 /* Days since 1970-01-01 of a proleptic Gregorian date. */
 static long days_from_civil(long y, unsigned m, unsigned d) {
@@ -308,7 +345,7 @@ int sm__parse_time(const char *s, double *out) {
   const char *p;
   int sign = 0;
 
-  if (sm_parse_double(s, &v) == 0) {
+  if (sm__parse_num(s, &v) == 0) {
     *out = v;
     return 0;
   }

@@ -438,8 +438,23 @@ int sm_sim_note(sm_sim *s, const char *fmt, ...) {
   return rc;
 }
 
+/* Remembers that the run looked key up (whether given or not), so that
+ * a result lists only the settings its policy used, and a sweep knows
+ * which runs a parameter can change. */
+static void note_read(const sm_sim *cs, const char *key) {
+  sm_sim *s = (sm_sim *)(uintptr_t)cs; /* the record is not the state */
+
+  for (size_t i = 0; i < s->reads.n; i++)
+    if (strcmp(s->reads.v[i], key) == 0)
+      return;
+  if (s->reads.n < 256)
+    sm__notes_add(&s->reads, "%s", key);
+}
+
 const char *sm_sim_param_str(const sm_sim *s, const char *key) {
   size_t n = strlen(key);
+
+  note_read(s, key);
 
   for (int i = s->cfg.nparams - 1; i >= 0; i--)
     if (strncmp(s->cfg.params[i], key, n) == 0 && s->cfg.params[i][n] == '=')
@@ -687,10 +702,19 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
   const char *unknown_name = "";
   int named_types = c->ntypes > 1 || c->types[0].name[0] != '\0';
 
+  int *vt_gpus;      /* GPUs per (VC, GPU type), computed once */
+  const char *uv[8]; /* VCs the cluster lacks, first seen first */
+  size_t uvn[8], uv_more = 0;
+  int nuv = 0;
+
   s->njobs = t->n;
   s->jobs = sm_arena_alloc(&s->arena, t->n * sizeof(sm_sim_job));
-  if (s->jobs == NULL)
+  vt_gpus = sm_arena_calloc(&s->arena, (size_t)c->nvcs * (size_t)c->ntypes,
+                            sizeof(int));
+  if (s->jobs == NULL || vt_gpus == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory (%zu jobs)", t->n);
+  for (int n = 0; n < c->nnodes; n++)
+    vt_gpus[c->nodes[n].vc * c->ntypes + c->nodes[n].type] += c->nodes[n].cap;
   memcpy(s->jobs, t->jobs, t->n * sizeof(sm_sim_job));
   for (size_t i = 0; i < t->n; i++) {
     sm_sim_job *j = &s->jobs[i];
@@ -704,6 +728,8 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
                 sm__job_uniform(s->cfg.seed, 401, i) < s->fail_infra_share;
     j->_reqtype = -1;
     j->_alloc = NULL;
+    j->workload = j->profile = "";
+    j->fingerprint = 0;
     j->vc = j->_pvc = sm__cluster_vc_find(c, j->vc_name);
     if (j->vc < 0) {
       if (s->cfg.unknown_vc_error)
@@ -713,6 +739,19 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
       if (unknown_vc++ == 0) {
         first_unknown = j->line;
         unknown_name = j->vc_name;
+      }
+      {
+        int k = 0;
+        while (k < nuv && strcmp(uv[k], j->vc_name) != 0)
+          k++;
+        if (k == nuv && nuv < (int)SM_ARRAY_LEN(uv)) {
+          uv[nuv] = j->vc_name;
+          uvn[nuv++] = 0;
+        }
+        if (k < nuv)
+          uvn[k]++;
+        else
+          uv_more++;
       }
       j->status = SM_SIM_JOB_DROPPED;
       continue;
@@ -731,13 +770,9 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
     }
     limit = 0;
     for (int ty = 0; ty < c->ntypes; ty++) {
-      int g = 0;
-      const sm__vcdef *d = &c->vcs[j->vc];
+      int g = vt_gpus[j->vc * c->ntypes + ty];
       if (j->_reqtype >= 0 && ty != j->_reqtype)
         continue;
-      for (int n = d->first_node; n < d->first_node + d->nnodes; n++)
-        if (c->nodes[n].type == ty)
-          g += c->nodes[n].cap;
       if (g > limit)
         limit = g;
     }
@@ -760,11 +795,18 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
     }
   }
   if (unknown_vc) {
+    size_t l;
     s->dropped += unknown_vc;
-    sm__notes_add(&s->notes,
-                  "%zu jobs of VCs the cluster does not have were left out "
-                  "(first: VC '%.40s', line %ld)",
-                  unknown_vc, unknown_name, first_unknown);
+    snprintf(s->dropped_why, sizeof(s->dropped_why),
+             "%zu jobs of %d%s VC%s the cluster does not have:", unknown_vc,
+             nuv, uv_more ? "+" : "", nuv == 1 && !uv_more ? "" : "s");
+    for (int k = 0; k < nuv; k++) {
+      l = strlen(s->dropped_why);
+      snprintf(s->dropped_why + l, sizeof(s->dropped_why) - l, "%s %.24s (%zu)",
+               k ? "," : "", uv[k], uvn[k]);
+    }
+    sm__notes_add(&s->notes, "%s left out (first: VC '%.40s', line %ld)",
+                  s->dropped_why, unknown_name, first_unknown);
   }
   if (capped)
     sm__notes_add(&s->notes,
@@ -884,6 +926,7 @@ static void sim_free(sm_sim *s) {
     sm_free(s->stats[i].name);
   sm_free(s->stats);
   sm__notes_release(&s->notes);
+  sm__notes_release(&s->reads);
 }
 
 /* Reads the failure model's parameters (see sm_sim_job_infra). */
@@ -935,6 +978,11 @@ static int carve_profiler(sm_sim *s, const sm_sim_cluster *c,
     for (int i = 1; i < c->nvcs && from == NULL; i++)
       if (c->vcs[i].nnodes > c->vcs[dv].nnodes)
         dv = i;
+    s->carved_nodes = (int)n;
+    snprintf(s->carved_from, sizeof(s->carved_from), "%s",
+             from           ? from
+             : c->anonymous ? "(all)"
+                            : c->vcs[dv].name);
     sm__notes_add(&s->notes,
                   "%s: %d node%s of VC '%s' form the profiling partition "
                   "'%s' for this run (taken from the VC's capacity, as in "
@@ -963,6 +1011,7 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
   memset(&s, 0, sizeof(s));
   s.trace = t;
   s.cl = c;
+  snprintf(s.base_cluster, sizeof(s.base_cluster), "%s", c->desc);
   s.cfg = *cfg;
   sm_arena_init(&s.arena, 1 << 20, 0);
   sm_rng_seed(&s.rng, cfg->seed);

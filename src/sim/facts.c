@@ -1,28 +1,43 @@
 /* facts.c - where the semantic facts of a simulation come from, and the
- * simulated world they describe (each job's profile, workload template
- * and failure cause).
+ * simulated world they describe (each job's workload template, profile
+ * and whether the Tracker can follow its log).
  *
- * Two sources, never mixed within a run, each named in its report:
+ * The world is built from what a scheduler knows when a job is submitted
+ * - user, job name, VC, GPUs, submit order, the model, dataset and batch
+ * where the trace has them - and the run's seed, never from the job's
+ * duration, end state or anything after its submission, so that no
+ * answer can leak into the facts (the permutation test: shuffling
+ * durations and end states among a trace's jobs changes no template, no
+ * profile and no fingerprint).  It is the same for every source and
+ * every policy of a comparison.
+ *
+ * Three sources, never mixed within a run, each named in its report:
  *
  *   history     the real history engine, online over the trace.  Each job
  *               is fingerprinted when it is submitted (sm_fingerprint) from
  *               what the trace gives - user, job name, VC, GPUs, and the
  *               model, dataset and batch where the trace has them - or,
- *               when a workload catalogue maps the job onto a template,
- *               from what the real extractor read in that template's
- *               repository and command.  The fingerprint is searched
- *               (exact top-k cosine, sm_index) among the jobs that have
- *               already ended, and the Advisor's rule (sm_estimate_compute:
- *               the plain mean of the completed matches, with its
- *               fallbacks) gives the answer.  A job is written back when
- *               it ends, with its end state, so an answer can only use
- *               outcomes known before the question (checked: every read
- *               compares the record's write time with the question's).
+ *               with a workload catalogue, from what the real extractor
+ *               read in its template's repository and command.  The
+ *               fingerprint is searched (exact top-k cosine, sm_index)
+ *               among the jobs that have already ended, and the Advisor's
+ *               rule (sm_estimate_compute: the plain mean of the completed
+ *               matches, with its fallbacks) gives the answer.  A job is
+ *               written back when it ends, with its end state, so an
+ *               answer can only use outcomes known before the question
+ *               (checked: every read compares the record's write time
+ *               with the question's).
  *   calibrated  no history: each job is a hit with probability
  *               calibrated.hit (0.73) and its estimate is the true
  *               duration times e^N(0, s), where s makes a share
  *               calibrated.within (0.857) of the estimates fall within a
- *               factor of two (100 % relative error).  Seeded per job.
+ *               factor of two (100 % relative error): the reference's
+ *               measured module accuracy.  Seeded per job.
+ *   oracle      an upper bound, never a default: the history engine over
+ *               fingerprints of the outcome-based mapping (a job's
+ *               template from its true GPU time, sm__wl_map_oracle), so
+ *               the fingerprint encodes the answer; a hit also gets the
+ *               job's own profile.
  *
  * The search keeps one index row per distinct fingerprint with the list
  * of its records in the order they were written, instead of one row per
@@ -66,12 +81,14 @@ typedef struct proto {
 
 struct sm__facts {
   sm_sim *s;            /* the run */
+  int mode;             /* SM__FACTS_* */
   int calibrated;       /* 1: calibrated mode */
   int top_k;            /* matches kept */
   float threshold;      /* minimum cosine */
   double cal_hit;       /* calibrated hit rate */
   double cal_within;    /* calibrated share within a factor of two */
   double cal_sigma;     /* derived log-error spread */
+  double fail_rest;     /* fail.rest: work still needed after a fault */
   uint64_t seed;        /* run seed */
   sm__coloc *coloc;     /* profile tables */
   sm__wl *wl;           /* workload catalogue, or NULL */
@@ -92,7 +109,7 @@ struct sm__facts {
   size_t records_read;    /* records read by answers */
   double sum_abs_log_err; /* over hits with a known truth */
   size_t within2;         /* hits within a factor of two */
-  char attrs[160];        /* what the fingerprints are made of */
+  char attrs[256];        /* what the fingerprints are made of */
 };
 
 static double uni(const sm__facts *f, uint64_t salt, uint64_t i) {
@@ -133,7 +150,7 @@ static double norm_inv(double p) {
 /* ==== The world ==== */
 
 /* Identity of a job's workload when the trace names it (user and job
- * name), else the job itself. */
+ * name), else the job itself (its place in submission order). */
 static void identity(const sm_sim_job *j, char *buf, size_t n) {
   if (j->user[0] || j->name[0])
     snprintf(buf, n, "%s\x1f%s", j->user, j->name);
@@ -141,29 +158,88 @@ static void identity(const sm_sim_job *j, char *buf, size_t n) {
     snprintf(buf, n, "#%u", j->idx);
 }
 
-static int setup_env(sm__facts *f, sm_err *err) {
-  double untracked = sm_sim_param_num(f->s, "lucid.untracked", 0.15);
+/* Names of the world's templates and profiles, kept for the run's
+ * per-job output (run memory: the result keeps it). */
+static int world_names(sm__facts *f, const char ***wl, const char ***pr) {
+  int np = sm__coloc_count(f->coloc), nv = 0;
 
-  if (!(untracked >= 0 && untracked <= 1))
-    return sm_err_set(err, SM_EINVAL, "lucid.untracked is a share in [0, 1]");
+  *wl = NULL;
+  *pr = sm_sim_alloc_mem(f->s, (size_t)np * sizeof(char *));
+  if (*pr == NULL)
+    return SM_ENOMEM;
+  for (int i = 0; i < np; i++) {
+    const sm__prof *p = sm__coloc_prof(f->coloc, i);
+    char b[96];
+    char *c;
+    if (p->dataset[0])
+      snprintf(b, sizeof(b), "%s/%s/%d%s", p->model, p->dataset, p->batch,
+               p->amp ? "/amp" : "");
+    else
+      snprintf(b, sizeof(b), "%s", p->model);
+    c = sm_sim_alloc_mem(f->s, strlen(b) + 1);
+    if (c == NULL)
+      return SM_ENOMEM;
+    memcpy(c, b, strlen(b) + 1);
+    (*pr)[i] = c;
+  }
+  if (f->wl == NULL)
+    return 0;
+  for (int t = 0; t < f->wl->n; t++)
+    nv += f->wl->t[t].nv;
+  *wl = sm_sim_alloc_mem(f->s, (size_t)nv * sizeof(char *));
+  if (*wl == NULL)
+    return SM_ENOMEM;
+  nv = 0;
+  for (int t = 0; t < f->wl->n; t++)
+    for (int v = 0; v < f->wl->t[t].nv; v++) {
+      char b[160];
+      char *c;
+      snprintf(b, sizeof(b), "%s/%d", f->wl->t[t].name, v);
+      c = sm_sim_alloc_mem(f->s, strlen(b) + 1);
+      if (c == NULL)
+        return SM_ENOMEM;
+      memcpy(c, b, strlen(b) + 1);
+      (*wl)[nv++] = c;
+    }
+  return 0;
+}
+
+static int setup_env(sm__facts *f, sm_err *err) {
+  const char **wlname, **prname;
+  int *first = NULL;
+
   f->njobs = sm_sim_job_count(f->s);
   f->env = sm_calloc(f->njobs ? f->njobs : 1, sizeof(*f->env));
-  if (f->env == NULL)
+  if (f->env == NULL || world_names(f, &wlname, &prname) != 0)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
+  if (f->wl != NULL) {
+    first = sm_sim_alloc_mem(f->s, (size_t)f->wl->n * sizeof(int));
+    if (first == NULL)
+      return sm_err_set(err, SM_ENOMEM, "out of memory");
+    for (int t = 1; t < f->wl->n; t++)
+      first[t] = first[t - 1] + f->wl->t[t - 1].nv;
+  }
   for (size_t i = 0; i < f->njobs; i++) {
-    const sm_sim_job *j = sm_sim_job_at(f->s, i);
+    sm_sim_job *j = sm_sim_job_at(f->s, i);
     sm__jobenv *e = &f->env[i];
     char id[256];
     identity(j, id, sizeof(id));
-    e->tmpl = -1;
+    e->tmpl = e->otmpl = -1;
     if (f->wl != NULL) {
-      sm__wl_map(f->wl, j, id, f->seed, &e->tmpl, &e->variant);
-      /* Every job of a template runs the same model: one profile. */
-      e->prof = sm__coloc_for_job(f->coloc, j, f->wl->t[e->tmpl].name, f->seed);
+      sm__wl_map(f->wl, id, f->seed, &e->tmpl, &e->variant);
+      /* Jobs of a template run the same kind of model (its class of
+       * profiles); which row is the job's own (batch, precision, input
+       * pipeline) the template does not say. */
+      e->prof = sm__coloc_for_job(f->coloc, j, id,
+                                  sm__template_group(f->wl->t[e->tmpl].gclass),
+                                  f->seed);
+      if (f->mode == SM__FACTS_ORACLE)
+        sm__wl_map_oracle(f->wl, j, id, f->seed, &e->otmpl, &e->ovariant);
+      j->workload = wlname[first[e->tmpl] + e->variant];
     } else {
-      e->prof = sm__coloc_for_job(f->coloc, j, id, f->seed);
+      e->prof = sm__coloc_for_job(f->coloc, j, id, -1, f->seed);
     }
-    e->untracked = uni(f, 402, i) < untracked;
+    j->profile = prname[e->prof];
   }
   return 0;
 }
@@ -188,12 +264,15 @@ static const char *attr_lower(const sm_sim_job *j, const char *k, char *buf,
 static int job_meta(const sm__facts *f, const sm_sim_job *j, sm_meta *m) {
   const sm__jobenv *e = &f->env[j->idx];
   char b[128];
-  const char *v;
+  const char *a;
   long long n;
 
+  int t = f->mode == SM__FACTS_ORACLE ? e->otmpl : e->tmpl;
+  int v = f->mode == SM__FACTS_ORACLE ? e->ovariant : e->variant;
+
   sm_meta_init(m);
-  if (e->tmpl >= 0) {
-    if (sm_meta_copy(m, &f->wl->t[e->tmpl].v[e->variant].meta) != 0)
+  if (t >= 0) {
+    if (sm_meta_copy(m, &f->wl->t[t].v[v].meta) != 0)
       return SM_ENOMEM;
     /* The trace says how many GPUs the job got; the template's command
      * was written for some other count. */
@@ -201,13 +280,13 @@ static int job_meta(const sm__facts *f, const sm_sim_job *j, sm_meta *m) {
     if (j->nodes > 0)
       sm_meta_set_num(m, SM_META_NODES, j->nodes, "trace");
   } else {
-    if ((v = attr_lower(j, "model", b, sizeof(b))) != NULL ||
-        (v = attr_lower(j, "model_name", b, sizeof(b))) != NULL)
-      sm_meta_set_str(m, SM_META_MODEL_NAME, v, "trace");
-    if ((v = attr_lower(j, "dataset", b, sizeof(b))) != NULL)
-      sm_meta_set_str(m, SM_META_DATASET, v, "trace");
-    if ((v = sm_sim_job_attr(j, "batchsize")) != NULL &&
-        sm_parse_i64(v, &n) == 0 && n > 0)
+    if ((a = attr_lower(j, "model", b, sizeof(b))) != NULL ||
+        (a = attr_lower(j, "model_name", b, sizeof(b))) != NULL)
+      sm_meta_set_str(m, SM_META_MODEL_NAME, a, "trace");
+    if ((a = attr_lower(j, "dataset", b, sizeof(b))) != NULL)
+      sm_meta_set_str(m, SM_META_DATASET, a, "trace");
+    if ((a = sm_sim_job_attr(j, "batchsize")) != NULL &&
+        sm_parse_i64(a, &n) == 0 && n > 0)
       sm_meta_set_num(m, SM_META_PER_DEVICE_BATCH_SIZE, (double)n, "trace");
     if (j->nodes > 0)
       sm_meta_set_num(m, SM_META_NODES, j->nodes, "trace");
@@ -446,6 +525,7 @@ static void ask_history(sm__facts *f, const sm_sim_job *j, sm__fact *out) {
     return;
   }
   h = fp_hash(fp);
+  sm_sim_job_at(f->s, j->idx)->fingerprint = h;
   p = proto_find(f, fp, h);
   if (p != NULL && p->frozen) {
     f->frozen_answers++;
@@ -514,6 +594,13 @@ void sm__facts_ask(sm__facts *f, const sm_sim_job *j, sm__fact *out) {
     ask_calibrated(f, j, out);
   else
     ask_history(f, j, out);
+  if (out->hit && f->mode == SM__FACTS_ORACLE) {
+    /* The upper bound knows the job's own profile too. */
+    const sm__prof *p = sm__coloc_prof(f->coloc, f->env[j->idx].prof);
+    out->util = p->util;
+    out->gmem_util = p->gmem_util;
+    out->gmem = p->gmem;
+  }
   if (out->hit) {
     double e = fabs(log(out->duration / (j->duration > 1 ? j->duration : 1)));
     f->hits++;
@@ -575,7 +662,7 @@ void sm__facts_done_job(sm__facts *f, const sm_sim_job *j, int diagnosed) {
   case SM_SIM_END_COMPLETED:
     out = SM_END_COMPLETED;
     if (infra && j->restarts > 0)
-      work *= 1 + sm_sim_param_num(f->s, "fail.rest", 1.0);
+      work *= 1 + f->fail_rest;
     break;
   case SM_SIM_END_CANCELED:
     out = SM_END_CANCELED;
@@ -602,19 +689,31 @@ int sm__facts_open(sm_sim *s, sm__facts **out, sm_err *err) {
   f->s = s;
   f->seed = sm_sim_config_of(s)->seed;
   if (mode == NULL || strcmp(mode, "history") == 0) {
-    f->calibrated = 0;
+    f->mode = SM__FACTS_HISTORY;
   } else if (strcmp(mode, "calibrated") == 0) {
-    f->calibrated = 1;
+    f->mode = SM__FACTS_CALIBRATED;
+  } else if (strcmp(mode, "oracle") == 0) {
+    f->mode = SM__FACTS_ORACLE;
   } else {
     sm_free(f);
     return sm_err_set(err, SM_EINVAL,
-                      "facts: expected history or calibrated, got '%.40s'",
+                      "facts: expected history, calibrated or oracle, got "
+                      "'%.40s'",
                       mode);
+  }
+  f->calibrated = f->mode == SM__FACTS_CALIBRATED;
+  if (f->mode == SM__FACTS_ORACLE && (wl == NULL || *wl == '\0')) {
+    sm_free(f);
+    return sm_err_set(err, SM_EINVAL,
+                      "facts=oracle maps jobs onto workload templates by "
+                      "their true GPU time: it needs a catalogue "
+                      "(--workloads DIR)");
   }
   k = sm_sim_param_num(s, "facts.top_k", 3);
   t = sm_sim_param_num(s, "facts.threshold", 0.95);
   f->cal_hit = sm_sim_param_num(s, "calibrated.hit", 0.73);
   f->cal_within = sm_sim_param_num(s, "calibrated.within", 0.857);
+  f->fail_rest = sm_sim_param_num(s, "fail.rest", 1.0);
   if (!(k >= 1 && k <= MAX_TOPK && k == floor(k)) || !(t > 0 && t <= 1) ||
       !(f->cal_hit >= 0 && f->cal_hit <= 1) ||
       !(f->cal_within > 0 && f->cal_within < 1)) {
@@ -643,8 +742,11 @@ int sm__facts_open(sm_sim *s, sm__facts **out, sm_err *err) {
   if (f->wl != NULL) {
     snprintf(f->attrs, sizeof(f->attrs),
              "workload templates (%d templates, %d commands extracted from "
-             "%.60s)",
-             f->wl->n, f->wl->nvariants, f->wl->dir);
+             "%.60s) %s",
+             f->wl->n, f->wl->nvariants, f->wl->dir,
+             f->mode == SM__FACTS_ORACLE
+                 ? "mapped by each job's true GPU time"
+                 : "assigned by user and job name, else per job");
   } else {
     int user = 0, name = 0, model = 0;
     for (size_t i = 0; i < f->njobs; i++) {
@@ -688,7 +790,9 @@ const sm__jobenv *sm__facts_env(const sm__facts *f, const sm_sim_job *j) {
 }
 
 const char *sm__facts_mode(const sm__facts *f) {
-  return f->calibrated ? "calibrated" : "history";
+  return f->mode == SM__FACTS_CALIBRATED ? "calibrated"
+         : f->mode == SM__FACTS_ORACLE   ? "oracle"
+                                         : "history";
 }
 
 size_t sm__facts_future_reads(const sm__facts *f, size_t *records_read) {
@@ -720,12 +824,26 @@ void sm__facts_report(sm__facts *f, sm_sim *s) {
     sm_sim_stat_add(s, "history_fingerprints", (double)f->np);
     sm_sim_stat_add(s, "history_future_reads", (double)f->future_reads);
     sm_sim_note(s,
-                "facts: history - the history engine online over the "
+                "facts: %s - the history engine online over the "
                 "trace (fingerprint, exact top-%d search at cosine >= "
                 "%.2f, plain mean of the completed matches); only jobs "
                 "that ended before a submission are searched; fingerprints "
-                "from %s",
-                f->top_k, f->threshold, f->attrs);
+                "from %s%s",
+                f->mode == SM__FACTS_ORACLE ? "ORACLE (an upper bound, "
+                                              "reads the outcome)"
+                                            : "history",
+                f->top_k, f->threshold, f->attrs,
+                f->mode == SM__FACTS_ORACLE
+                    ? "; a hit also knows the job's own profile"
+                    : "");
   }
   sm_sim_note(s, "profiles and co-location: %s", sm__coloc_source(f->coloc));
+  if (f->wl != NULL)
+    sm_sim_note(s,
+                "world: every job runs a workload template of %s chosen by a "
+                "seeded hash of its user and job name (else of the job "
+                "itself), and a profile of that template's class chosen "
+                "the same way; nothing a job did after its submission "
+                "enters either",
+                f->wl->dir);
 }

@@ -69,6 +69,8 @@ typedef struct ljob {
   int stage;         /* L_* */
   int hit;           /* 1: SchedMate answered for it */
   int no_pack;       /* 1: evicted once, never packed again */
+  int untracked;     /* 1: its log shows no progress the Tracker can
+                        follow (drawn per job, lucid.untracked) */
   int partner;       /* index of the job sharing its GPUs, -1 */
   double base_rate;  /* its speed alone on its GPUs */
   double start_work; /* work_left when it last started */
@@ -228,6 +230,14 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
   for (int i = 0; i < st->nvc * NH; i++)
     if (sm__oset_init(&st->hs[i]) != 0)
       return sm_err_set(err, SM_ENOMEM, "out of memory");
+  if (semantic) {
+    double u = sm_sim_param_num(s, "lucid.untracked", 0.15);
+    if (!(u >= 0 && u <= 1))
+      return sm_err_set(err, SM_EINVAL, "lucid.untracked is a share in [0, 1]");
+    for (size_t i = 0; i < n; i++)
+      st->jobs[i].untracked =
+          sm__job_uniform(sm_sim_config_of(s)->seed, 402, i) < u;
+  }
   for (size_t i = 0; i < n; i++) {
     st->jobs[i].partner = -1;
     st->jobs[i].label = 2;
@@ -508,7 +518,7 @@ static int try_pack(sm_sim *s, lstate *st, sm_sim_job *j) {
   lh->partner = (int)j->idx;
   lh->serial = l->serial = ++st->serial;
   if (st->semantic) {
-    if (sm__facts_env(st->facts, host)->untracked) {
+    if (lh->untracked) {
       st->untracked_skips++;
     } else {
       const sm__prof *p =

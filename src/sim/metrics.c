@@ -41,8 +41,8 @@ static double median_sorted(const double *v, size_t n) {
 int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   sm_sim_result *r = sm_calloc(1, sizeof(*r));
   sm_sim_summary *m;
-  double *queue = NULL, jsum = 0, qsum = 0, wsum = 0, first = INFINITY;
-  double last = 0;
+  double *queue = NULL, *wait = NULL, jsum = 0, qsum = 0, wsum = 0;
+  double first = INFINITY, last = 0, gsec = 0, span = 0;
   size_t nq = 0, nw = 0;
   int rc = SM_ENOMEM;
 
@@ -51,21 +51,44 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   m = &r->sum;
   r->jct = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
   queue = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
+  wait = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
   r->trace_name = sm_strdup(s->trace->name);
-  if (r->jct == NULL || queue == NULL || r->trace_name == NULL)
+  if (r->jct == NULL || queue == NULL || wait == NULL || r->trace_name == NULL)
     goto fail;
   snprintf(r->policy, sizeof(r->policy), "%s", s->pol->name);
   snprintf(r->semantic, sizeof(r->semantic), "%s",
            s->cfg.semantic ? s->cfg.semantic : "off");
   snprintf(r->format, sizeof(r->format), "%s",
            sm_sim_format_name(s->trace->format));
-  snprintf(r->cluster, sizeof(r->cluster), "%s", s->cl->desc);
   snprintf(r->placement, sizeof(r->placement), "%s",
            s->cfg.placement == SM_SIM_PLACE_FIRST_FIT ? "first-fit"
                                                       : "consolidate");
-  for (int i = 0; i < s->cfg.nparams; i++)
-    if (sm__notes_add(&r->params, "%s", s->cfg.params[i]) != 0)
+  /* Only the settings the run read are its parameters; the others are
+   * kept apart (a policy that does not use a setting is not configured
+   * by it). */
+  for (int i = 0; i < s->cfg.nparams; i++) {
+    const char *kv = s->cfg.params[i], *eq = strchr(kv, '=');
+    int read = 0;
+    for (size_t k = 0; k < s->reads.n && !read; k++)
+      read = strlen(s->reads.v[k]) == (size_t)(eq - kv) &&
+             strncmp(s->reads.v[k], kv, (size_t)(eq - kv)) == 0;
+    if (sm__notes_add(read ? &r->params : &r->ignored, "%s", kv) != 0)
       goto fail;
+  }
+  if (sm__notes_copy(&r->reads, &s->reads) != 0)
+    goto fail;
+  if (strcmp(r->semantic, "on") == 0) {
+    const char *f = NULL;
+    for (int i = s->cfg.nparams - 1; i >= 0 && f == NULL; i--)
+      if (strncmp(s->cfg.params[i], "facts=", 6) == 0)
+        f = s->cfg.params[i] + 6;
+    snprintf(r->facts, sizeof(r->facts), "%s", f ? f : "history");
+  }
+  snprintf(r->cluster, sizeof(r->cluster), "%s", s->base_cluster);
+  snprintf(r->cluster_origin, sizeof(r->cluster_origin), "%s", s->cl->origin);
+  r->carved_nodes = s->carved_nodes;
+  snprintf(r->dropped_why, sizeof(r->dropped_why), "%s", s->dropped_why);
+  snprintf(r->carved_from, sizeof(r->carved_from), "%s", s->carved_from);
   if (sm__notes_copy(&r->notes, &s->trace->notes) != 0 ||
       sm__notes_copy(&r->notes, &s->notes) != 0)
     goto fail;
@@ -81,6 +104,9 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
     m->jobs++;
     if (j->submit < first)
       first = j->submit;
+    gsec += j->duration * j->gpus;
+    if (j->submit + j->duration > span)
+      span = j->submit + j->duration;
     m->preemptions += (size_t)j->preemptions;
     m->restarts += (size_t)j->restarts;
     if (!isnan(j->first_start)) {
@@ -105,12 +131,13 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
     r->jct[r->njct++] = j->end - j->submit;
     jsum += j->end - j->submit;
     wsum += j->queued;
-    nw++;
+    wait[nw++] = j->queued;
     if (j->end > last)
       last = j->end;
   }
   qsort(r->jct, r->njct, sizeof(double), cmp_double);
   qsort(queue, nq, sizeof(double), cmp_double);
+  qsort(wait, nw, sizeof(double), cmp_double);
   m->policy = r->policy;
   m->semantic = r->semantic;
   m->trace = r->trace_name;
@@ -123,10 +150,16 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   m->median_queue_s = median_sorted(queue, nq);
   m->p99_queue_s = pct(queue, nq, 0.99);
   m->avg_wait_s = nw ? wsum / (double)nw : NAN;
+  m->median_wait_s = median_sorted(wait, nw);
+  m->p99_wait_s = pct(wait, nw, 0.99);
+  m->facts = r->facts;
   m->makespan_s = r->njct ? last - first : 0;
   m->gpus = s->cl->gpus;
   m->nodes = s->cl->nnodes;
   m->vcs = s->cl->nvcs;
+  span -= first < INFINITY ? first : 0;
+  m->offered_load = span > 0 && m->gpus > 0 ? gsec / (span * m->gpus) : 0;
+  r->offered_load = m->offered_load;
   m->avg_util = m->makespan_s > 0
                     ? s->busy_integral / ((double)m->gpus * m->makespan_s)
                     : 0;
@@ -158,10 +191,12 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   s->stats = NULL;
   s->nstats = s->capstats = 0;
   sm_free(queue);
+  sm_free(wait);
   *out = r;
   return 0;
 fail:
   sm_free(queue);
+  sm_free(wait);
   sm_sim_result_free(r);
   return sm_err_set(err, rc, "out of memory");
 }
@@ -180,6 +215,8 @@ void sm_sim_result_free(sm_sim_result *r) {
   sm_free(r->stats);
   sm__notes_release(&r->notes);
   sm__notes_release(&r->params);
+  sm__notes_release(&r->ignored);
+  sm__notes_release(&r->reads);
   sm_sim_trace_free(r->trace);
   sm_free(r);
 }
@@ -252,6 +289,14 @@ void sm_sim_result_json(const sm_sim_result *r, sm_jw *w) {
   sm_jw_kv_num(w, "median_queue_s", m->median_queue_s);
   sm_jw_kv_num(w, "p99_queue_s", m->p99_queue_s);
   sm_jw_kv_num(w, "avg_wait_s", m->avg_wait_s);
+  sm_jw_kv_num(w, "median_wait_s", m->median_wait_s);
+  sm_jw_kv_num(w, "p99_wait_s", m->p99_wait_s);
+  sm_jw_kv_num(w, "offered_load", m->offered_load);
+  sm_jw_key(w, "facts");
+  if (r->facts[0])
+    sm_jw_str(w, r->facts);
+  else
+    sm_jw_null(w);
   sm_jw_kv_num(w, "makespan_s", m->makespan_s);
   sm_jw_kv_num(w, "avg_util", m->avg_util);
   sm_jw_kv_int(w, "peak_pending", (long long)m->peak_pending);
@@ -267,6 +312,8 @@ void sm_sim_result_json(const sm_sim_result *r, sm_jw *w) {
   sm_jw_kv_int(w, "gpus", m->gpus);
   sm_jw_kv_int(w, "vcs", m->vcs);
   sm_jw_kv_str(w, "placement", r->placement);
+  sm_jw_kv_str(w, "origin", r->cluster_origin);
+  sm_jw_kv_int(w, "profiler_nodes", r->carved_nodes);
   sm_jw_obj_end(w);
   sm_jw_key(w, "preempt_overhead_s");
   sm_jw_obj_begin(w);
@@ -292,6 +339,11 @@ void sm_sim_result_json(const sm_sim_result *r, sm_jw *w) {
     sm_jw_str(w, eq + 1);
   }
   sm_jw_obj_end(w);
+  sm_jw_key(w, "params_ignored");
+  sm_jw_arr_begin(w);
+  for (size_t i = 0; i < r->ignored.n; i++)
+    sm_jw_str(w, r->ignored.v[i]);
+  sm_jw_arr_end(w);
   sm_jw_key(w, "stats");
   sm_jw_obj_begin(w);
   for (size_t i = 0; i < r->nstats; i++) {
@@ -371,7 +423,8 @@ int sm_sim_result_jobs_csv(const sm_sim_result *r, sm_buf *b) {
   int rc = sm_buf_adds(b, "job_id,line,vc,user,name,gpus,trace_gpus,"
                           "submit_s,start_s,end_s,duration_s,jct_s,"
                           "queue_s,wait_s,preemptions,restarts,"
-                          "trace_state,final_state,status\n");
+                          "trace_state,final_state,status,workload,"
+                          "profile,fingerprint\n");
 
   for (size_t i = 0; i < r->njobs && rc == 0; i++) {
     const sm_sim_job *j = &r->jobs[i];
@@ -397,10 +450,32 @@ int sm_sim_result_jobs_csv(const sm_sim_result *r, sm_buf *b) {
     rc |= csv_num(b, isnan(j->first_start) ? NAN : j->first_start - j->submit);
     rc |= sm_buf_addc(b, ',');
     rc |= csv_num(b, done ? j->queued : NAN);
-    rc |= sm_buf_addf(b, ",%d,%d,%s,%s,%s\n", j->preemptions, j->restarts,
+    rc |= sm_buf_addf(b, ",%d,%d,%s,%s,%s,", j->preemptions, j->restarts,
                       sm_sim_end_name(j->end_state),
                       done ? sm_sim_end_name(j->final_state) : "",
                       status_name(j->status));
+    rc |= csv_str(b, j->workload ? j->workload : "");
+    rc |= sm_buf_addc(b, ',');
+    rc |= csv_str(b, j->profile ? j->profile : "");
+    if (j->fingerprint != 0)
+      rc |= sm_buf_addf(b, ",%016llx\n", (unsigned long long)j->fingerprint);
+    else
+      rc |= sm_buf_adds(b, ",\n");
   }
   return rc ? SM_ENOMEM : 0;
+}
+
+const char *sm_sim_result_dropped_why(const sm_sim_result *r) {
+  return r->dropped_why;
+}
+
+int sm_sim_result_reads_param(const sm_sim_result *r, const char *key) {
+  for (size_t i = 0; i < r->reads.n; i++)
+    if (strcmp(r->reads.v[i], key) == 0)
+      return 1;
+  return 0;
+}
+
+const char *sm_sim_result_cluster_origin(const sm_sim_result *r) {
+  return r->cluster_origin;
 }

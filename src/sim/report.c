@@ -1,11 +1,19 @@
 /* report.c - a self-contained HTML report of one or more runs on the same
- * trace: a summary table, the JCT CDF of each policy, the queue length
- * and the GPU utilisation over time, the extra figures and the notes.
+ * trace: a heading that names the trace, the cluster (how it was sized)
+ * and the offered load; a summary table; the SchedMate paths against
+ * their baselines with the sources of their facts; an optional parameter
+ * sweep; the JCT CDF of each policy, the queue length and the GPU
+ * utilisation over time; the policies' figures as a labelled table; the
+ * settings each policy used; the notes.
  *
  * Plots are inline SVG drawn here (no scripts, no fonts or styles from
- * the network), so the page opens offline in any browser.  Time series
- * are reduced to time-weighted means over a fixed number of bins; CDFs to
- * a fixed number of quantiles, so the page stays small for any trace. */
+ * the network), so the page opens offline in any browser.  Every policy
+ * has one colour in every report (by name, not by position); a facts
+ * source has one dash pattern; every series has its own marker, placed
+ * at its own offsets, so series that coincide stay visible.  Legends sit
+ * below the plot area, never on the data.  Time series are reduced to
+ * time-weighted means over a fixed number of bins; CDFs to a fixed
+ * number of quantiles, so the page stays small for any trace. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,10 +28,42 @@
 #define MB 45
 #define BINS 600
 #define QUANTILES 400
+#define MAX_PLOT 16
+#define LEGEND_COLS 3
 
-static const char *const colors[] = {"#1f77b4", "#d62728", "#2ca02c",
-                                     "#ff7f0e", "#9467bd", "#8c564b",
-                                     "#e377c2", "#17becf"};
+/* One colour per policy, in every report. */
+static const struct {
+  const char *policy, *color;
+} policy_colors[] = {{"fifo", "#7f7f7f"},
+                     {"sjf", "#bcbd22"},
+                     {"srtf", "#8c564b"},
+                     {"qssf", "#2ca02c"},
+                     {"tiresias", "#9467bd"},
+                     {"lucid", "#1f77b4"},
+                     {"lucid+schedmate", "#d62728"},
+                     {"sjf-schedmate", "#ff7f0e"},
+                     {"sjf-schedmate+fh", "#17becf"}};
+/* Policies registered later get one of these, by a hash of the name. */
+static const char *const spare_colors[] = {"#e377c2", "#393b79", "#637939",
+                                           "#8c6d31", "#843c39", "#7b4173"};
+
+static const char *policy_color(const char *policy) {
+  uint64_t h;
+  for (size_t i = 0; i < SM_ARRAY_LEN(policy_colors); i++)
+    if (strcmp(policy_colors[i].policy, policy) == 0)
+      return policy_colors[i].color;
+  h = sm_hash64(policy, strlen(policy), 7);
+  return spare_colors[h % SM_ARRAY_LEN(spare_colors)];
+}
+
+/* One dash pattern per facts source. */
+static const char *facts_dash(const char *facts) {
+  if (strcmp(facts, "calibrated") == 0)
+    return "7 4";
+  if (strcmp(facts, "oracle") == 0)
+    return "2 3";
+  return "none";
+}
 
 /* ==== Text ==== */
 
@@ -114,11 +154,10 @@ static void axes(sm_buf *b, const frame *f, const char *xlabel,
               "stroke='#999'/>\n",
               ML, MT, W - ML - MR, H - MT - MB);
   if (f->logx) {
-    static const double ticks[] = {1,     10,    60,     600,    3600,
-                                   36000, 86400, 864000, 8640000};
-    static const char *const labels[] = {"1 s",    "10 s", "1 min",
-                                         "10 min", "1 h",  "10 h",
-                                         "1 d",    "10 d", "100 d"};
+    static const double ticks[] = {1,    10,    60,     600,
+                                   3600, 86400, 864000, 8640000};
+    static const char *const labels[] = {"1 s", "10 s", "1 min", "10 min",
+                                         "1 h", "1 d",  "10 d",  "100 d"};
     for (size_t k = 0; k < SM_ARRAY_LEN(ticks); k++) {
       double x;
       if (ticks[k] < f->x0 || ticks[k] > f->x1)
@@ -159,18 +198,81 @@ static void axes(sm_buf *b, const frame *f, const char *xlabel,
               (MT + H - MB) / 2, (MT + H - MB) / 2, ylabel);
 }
 
+/* A marker of shape k at (x, y). */
+static void marker(sm_buf *b, int k, double x, double y, const char *color) {
+  switch (k % 5) {
+  case 0:
+    sm_buf_addf(b, "<circle cx='%.1f' cy='%.1f' r='3.5' fill='%s'/>", x, y,
+                color);
+    break;
+  case 1:
+    sm_buf_addf(b,
+                "<rect x='%.1f' y='%.1f' width='7' height='7' fill='none' "
+                "stroke='%s' stroke-width='1.5'/>",
+                x - 3.5, y - 3.5, color);
+    break;
+  case 2:
+    sm_buf_addf(b, "<path d='M%.1f %.1fl4 7h-8z' fill='%s'/>", x, y - 4.5,
+                color);
+    break;
+  case 3:
+    sm_buf_addf(b,
+                "<path d='M%.1f %.1fl4.5 4.5l-4.5 4.5l-4.5 -4.5z' fill='none' "
+                "stroke='%s' stroke-width='1.5'/>",
+                x, y - 4.5, color);
+    break;
+  default:
+    sm_buf_addf(b,
+                "<path d='M%.1f %.1fl7 7M%.1f %.1fl-7 7' stroke='%s' "
+                "stroke-width='1.5'/>",
+                x - 3.5, y - 3.5, x + 3.5, y - 3.5, color);
+  }
+}
+
+/* The label of run i: its policy, with its facts source when another run
+ * of the same policy had another. */
+static const char *label(const sm_sim_result *const *runs, size_t n, size_t i,
+                         char *buf, size_t cap) {
+  return sm_sim_result_label(runs, n, i, buf, cap);
+}
+
+static void series_style(sm_buf *b, const sm_sim_result *r, double width) {
+  sm_buf_addf(b,
+              "fill='none' stroke='%s' stroke-width='%.1f' "
+              "stroke-dasharray='%s'",
+              policy_color(r->policy), width, facts_dash(r->facts));
+}
+
+/* Height of the legend below a plot of n series. */
+static int legend_h(size_t n) {
+  return 12 + (int)((n + LEGEND_COLS - 1) / LEGEND_COLS) * 18;
+}
+
+/* The legend, below the plot area and its axis label: never on the
+ * data. */
 static void legend(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
   for (size_t i = 0; i < n; i++) {
-    int x = ML + 10 + (int)(i % 4) * 150, y = MT + 14 + (int)(i / 4) * 16;
-    sm_buf_addf(b,
-                "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' "
-                "stroke-width='2.5'/><text x='%d' y='%d' "
-                "font-size='12'>",
-                x, y - 4, x + 22, y - 4, colors[i % SM_ARRAY_LEN(colors)],
-                x + 28, y);
-    sm__html_escape(b, runs[i]->policy);
+    char lab[96];
+    int x = ML + (int)(i % LEGEND_COLS) * 230,
+        y = H + 8 + (int)(i / LEGEND_COLS) * 18;
+    sm_buf_addf(b, "<line x1='%d' y1='%d' x2='%d' y2='%d' ", x, y - 4, x + 30,
+                y - 4);
+    series_style(b, runs[i], 2.5);
+    sm_buf_adds(b, "/>");
+    marker(b, (int)i, x + 15, y - 4, policy_color(runs[i]->policy));
+    sm_buf_addf(b, "<text x='%d' y='%d' font-size='12'>", x + 36, y);
+    sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
     sm_buf_adds(b, "</text>\n");
   }
+}
+
+static void svg_open(sm_buf *b, int h, const char *title) {
+  sm_buf_addf(b,
+              "<svg xmlns='http://www.w3.org/2000/svg' width='%d' "
+              "height='%d' viewBox='0 0 %d %d' role='img'><title>",
+              W, h, W, h);
+  sm__html_escape(b, title);
+  sm_buf_adds(b, "</title>\n");
 }
 
 /* ==== Plots ==== */
@@ -187,26 +289,31 @@ static void plot_cdf(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
     f.x0 = 1;
   f.x0 = pow(10, floor(log10(f.x0)));
   f.x1 = pow(10, ceil(log10(SM_MAX(f.x1, f.x0 * 10))));
-  sm_buf_addf(b,
-              "<svg xmlns='http://www.w3.org/2000/svg' width='%d' "
-              "height='%d' viewBox='0 0 %d %d' role='img'>\n",
-              W, H, W, H);
+  svg_open(b, H + legend_h(n), "JCT distribution per policy");
   axes(b, &f, "job completion time (log scale)", "fraction of jobs", "%.1f");
   for (size_t i = 0; i < n; i++) {
     const sm_sim_result *r = runs[i];
     size_t m = r->njct < QUANTILES ? r->njct : QUANTILES;
     if (m == 0)
       continue;
-    sm_buf_addf(b,
-                "<polyline fill='none' stroke='%s' stroke-width='2' "
-                "points='",
-                colors[i % SM_ARRAY_LEN(colors)]);
+    sm_buf_adds(b, "<polyline ");
+    series_style(b, r, 2);
+    sm_buf_adds(b, " points='");
     for (size_t q = 0; q < m; q++) {
       size_t k = m == 1 ? r->njct - 1 : q * (r->njct - 1) / (m - 1);
       sm_buf_addf(b, "%.1f,%.1f ", px(&f, SM_MAX(r->jct[k], f.x0)),
                   py(&f, (double)(k + 1) / (double)r->njct));
     }
     sm_buf_adds(b, "'/>\n");
+    /* Markers at fractions of jobs offset per series. */
+    for (int q = 0; q < 6; q++) {
+      double frac = (q + 0.5 + 0.9 * (double)i / (double)n) / 6.5;
+      size_t k = (size_t)(frac * (double)(r->njct - 1));
+      marker(b, (int)i, px(&f, SM_MAX(r->jct[k], f.x0)),
+             py(&f, (double)(k + 1) / (double)r->njct),
+             policy_color(r->policy));
+    }
+    sm_buf_adds(b, "\n");
   }
   legend(b, runs, n);
   sm_buf_adds(b, "</svg>\n");
@@ -235,14 +342,13 @@ static void bin_series(const sm_sim_result *r, int which, double end,
 
 static void plot_series(sm_buf *b, const sm_sim_result *const *runs, size_t n,
                         int which) {
-  double(*v)[BINS] = sm_malloc(8 * sizeof(*v));
+  size_t nn = n > MAX_PLOT ? MAX_PLOT : n;
+  double(*v)[BINS] = sm_malloc((nn ? nn : 1) * sizeof(*v));
   double end = 0, top = 0, unit;
   frame f;
-  size_t nn = n > 8 ? 8 : n;
 
   if (v == NULL)
     return;
-
   for (size_t i = 0; i < nn; i++)
     if (runs[i]->sn > 0)
       end = SM_MAX(end, runs[i]->st[runs[i]->sn - 1]);
@@ -262,21 +368,24 @@ static void plot_series(sm_buf *b, const sm_sim_result *const *runs, size_t n,
   f.y0 = 0;
   f.y1 = which ? SM_MAX(1.0, top * 1.05) : 100;
   f.logx = 0;
-  sm_buf_addf(b,
-              "<svg xmlns='http://www.w3.org/2000/svg' width='%d' "
-              "height='%d' viewBox='0 0 %d %d' role='img'>\n",
-              W, H, W, H);
+  svg_open(b, H + legend_h(nn),
+           which ? "pending jobs over time" : "GPU utilisation over time");
   axes(b, &f, unit == 86400 ? "time (days)" : "time (hours)",
        which ? "pending jobs" : "GPUs busy (%)", which ? "%.0f" : "%.0f");
   for (size_t i = 0; i < nn; i++) {
-    sm_buf_addf(b,
-                "<polyline fill='none' stroke='%s' stroke-width='1.5' "
-                "points='",
-                colors[i % SM_ARRAY_LEN(colors)]);
+    sm_buf_adds(b, "<polyline ");
+    series_style(b, runs[i], 1.5);
+    sm_buf_adds(b, " points='");
     for (int k = 0; k < BINS; k++)
       sm_buf_addf(b, "%.1f,%.1f ", px(&f, (k + 0.5) * end / BINS / unit),
                   py(&f, v[i][k]));
     sm_buf_adds(b, "'/>\n");
+    for (int q = 0; q < 8; q++) {
+      int k = (int)((q + 0.5 + 0.9 * (double)i / (double)nn) / 8.5 * BINS);
+      marker(b, (int)i, px(&f, (k + 0.5) * end / BINS / unit), py(&f, v[i][k]),
+             policy_color(runs[i]->policy));
+    }
+    sm_buf_adds(b, "\n");
   }
   legend(b, runs, nn);
   sm_buf_adds(b, "</svg>\n");
@@ -297,49 +406,109 @@ static double stat_or(const sm_sim_result *r, const char *k, double def) {
   return sm_sim_result_stat_get(r, k, &v) ? v : def;
 }
 
+/* The name cell of a run: its colour and marker, then its label. */
+static void cell_name(sm_buf *b, const sm_sim_result *const *runs, size_t n,
+                      size_t i) {
+  char lab[96];
+
+  sm_buf_adds(b, "<td><svg width='34' height='12' aria-hidden='true'>"
+                 "<line x1='1' y1='6' x2='33' y2='6' ");
+  series_style(b, runs[i], 2.5);
+  sm_buf_adds(b, "/>");
+  marker(b, (int)i, 17, 6, policy_color(runs[i]->policy));
+  sm_buf_adds(b, "</svg> ");
+  sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
+  sm_buf_adds(b, "</td>");
+}
+
+#define QUEUE_DEF                                                              \
+  "Queueing delay = all the time a job spends pending: before its first "      \
+  "start and again after every preemption or eviction (Lucid's measure; "      \
+  "the same in every table of this report)."
+
+static const char *source_meaning(const char *src) {
+  if (strcmp(src, "calibrated") == 0)
+    return "no history: each job is a hit with the reference design's "
+           "measured rate (73 %) and its estimate lies within a factor of "
+           "two of the truth as often as the reference measured (85.7 %); "
+           "a model of accuracy, not a measurement of this trace.";
+  if (strcmp(src, "oracle") == 0)
+    return "an UPPER BOUND, not a result: the fingerprints are built from "
+           "each job's true GPU time (its outcome), and a hit knows the "
+           "job's own profile.";
+  return "the history engine online over the trace: fingerprints only from "
+         "what is known when a job is submitted (user, job name, VC, GPUs, "
+         "and the workload template those choose), answers only from jobs "
+         "that ended before it.";
+}
+
 /* The SchedMate paths against their baselines, and what the facts were
  * worth in each SchedMate run. */
 static void schedmate_section(sm_buf *b, const sm_sim_result *const *runs,
                               size_t n) {
-  sm_sim_speedup sp[8];
+  sm_sim_speedup sp[64];
   size_t ns = sm_sim_speedups(runs, n, sp, SM_ARRAY_LEN(sp));
-  int any = 0;
+  const char *seen[3] = {0};
+  int any = 0, nseen = 0;
 
   for (size_t i = 0; i < n; i++)
     any |= stat_or(runs[i], "facts_queries", -1) >= 0;
   if (ns == 0 && !any)
     return;
-  sm_buf_adds(b, "<h2>SchedMate paths</h2>\n");
+  sm_buf_adds(b, "<h2>SchedMate paths</h2>\n<p>Where the facts come from:"
+                 "</p>\n<ul>\n");
+  for (size_t i = 0; i < n; i++) {
+    int dup = 0;
+    if (runs[i]->facts[0] == '\0')
+      continue;
+    for (int k = 0; k < nseen; k++)
+      dup |= strcmp(seen[k], runs[i]->facts) == 0;
+    if (dup || nseen == 3)
+      continue;
+    seen[nseen++] = runs[i]->facts;
+    sm_buf_addf(b, "<li><b>%s</b> (%s): %s</li>\n", runs[i]->facts,
+                strcmp(runs[i]->facts, "calibrated") == 0 ? "dashed lines"
+                : strcmp(runs[i]->facts, "oracle") == 0   ? "dotted lines"
+                                                          : "solid lines",
+                source_meaning(runs[i]->facts));
+  }
+  sm_buf_adds(b, "</ul>\n");
   if (ns > 0) {
     sm_buf_adds(b, "<table><tr><th>path</th><th>baseline</th><th>avg JCT "
-                   "speed-up</th><th>p99 JCT</th><th>avg queueing delay"
-                   "</th><th>makespan</th><th>avg JCT change</th></tr>\n");
+                   "speed-up</th><th>p99 JCT speed-up</th><th>avg queueing "
+                   "delay speed-up</th><th>makespan speed-up</th><th>avg JCT "
+                   "change (%)</th></tr>\n");
     for (size_t k = 0; k < ns; k++) {
-      sm_buf_adds(b, "<tr><td>");
-      sm__html_escape(b, sp[k].path);
-      sm_buf_adds(b, "</td><td>");
-      sm__html_escape(b, sp[k].baseline);
-      sm_buf_addf(b,
-                  "</td><td>%.3fx</td><td>%.3fx</td><td>%.3fx</td><td>"
-                  "%.3fx</td><td>%+.1f%%</td></tr>\n",
-                  sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
-                  sp[k].avg_wait_speedup, sp[k].makespan_speedup,
-                  100 * sp[k].avg_jct_change);
+      sm_buf_adds(b, "<tr>");
+      cell_name(b, runs, n, sp[k].path_run);
+      cell_name(b, runs, n, sp[k].base_run);
+      const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+                           sp[k].avg_wait_speedup, sp[k].makespan_speedup};
+      for (int q = 0; q < 4; q++)
+        if (isfinite(v[q]))
+          sm_buf_addf(b, "<td>%.3fx</td>", v[q]);
+        else
+          sm_buf_adds(b, "<td>&ndash;</td>");
+      sm_buf_addf(b, "<td>%+.1f %%</td></tr>\n", 100 * sp[k].avg_jct_change);
     }
     sm_buf_adds(b, "</table>\n<p>Speed-up = the baseline's figure / the "
-                   "path's (above 1: better).  Queueing delay = all time "
-                   "pending.</p>\n");
+                   "path's (above 1: the path is better); avg JCT change = "
+                   "the path's average JCT / the baseline's &minus; 1 "
+                   "(negative: better); &ndash;: both queueing delays are "
+                   "zero.  The queueing delay is the one defined under the "
+                   "summary.</p>\n");
   }
   sm_buf_adds(b, "<ul>\n");
   for (size_t i = 0; i < n; i++) {
     const sm_sim_result *r = runs[i];
+    char lab[96];
     if (stat_or(r, "facts_queries", -1) < 0)
       continue;
     sm_buf_adds(b, "<li><b>");
-    sm__html_escape(b, r->policy);
+    sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
     sm_buf_addf(b,
-                "</b>: hit rate %.1f%% (%.0f of %.0f), estimates within 2x "
-                "of the truth %.1f%%",
+                "</b>: hit rate %.1f %% (%.0f of %.0f), estimates within 2x "
+                "of the truth %.1f %%",
                 100 * stat_or(r, "facts_hit_rate", 0),
                 stat_or(r, "facts_hits", 0), stat_or(r, "facts_queries", 0),
                 100 * stat_or(r, "facts_within_2x", 0));
@@ -361,104 +530,369 @@ static void schedmate_section(sm_buf *b, const sm_sim_result *const *runs,
   sm_buf_adds(b,
               runs[0]->sum.synthetic ? "<b>SYNTHETIC</b> trace" : "real trace");
   {
-    const char *facts = "history", *wl = NULL;
-    for (size_t k = 0; k < runs[0]->params.n; k++) {
-      const char *p = runs[0]->params.v[k];
-      if (strncmp(p, "facts=", 6) == 0)
-        facts = p + 6;
-      else if (strncmp(p, "workloads=", 10) == 0)
-        wl = p + 10;
-    }
-    sm_buf_adds(b, "; facts: ");
-    sm__html_escape(b, facts);
-    sm_buf_adds(b, wl ? ", fingerprints from the workload templates in "
-                      : ", fingerprints from the trace's attributes");
+    const char *wl = NULL;
+    for (size_t i = 0; i < n && wl == NULL; i++)
+      for (size_t k = 0; k < runs[i]->params.n; k++)
+        if (strncmp(runs[i]->params.v[k], "workloads=", 10) == 0)
+          wl = runs[i]->params.v[k] + 10;
+    sm_buf_adds(b, wl ? "; fingerprints from the workload templates in "
+                      : "; fingerprints from the trace's attributes");
     if (wl)
       sm__html_escape(b, wl);
   }
   sm_buf_adds(b, ".  The notes below say more (profile tables and their "
-                 "licence, parameters, failure model).</p>\n");
+                 "licence, failure model).</p>\n");
+}
+
+/* The sweep: the average JCT of each swept path against the parameter,
+ * as % change from the sweep's first value, with a table of the
+ * values. */
+static void sweep_section(sm_buf *b, const sm_sim_result *const *runs, size_t n,
+                          const sm_sim_report_opts *o) {
+  int det = strcmp(o->sweep_param, "lucid.untracked") == 0;
+  frame f = {INFINITY, -INFINITY, 0, 0, 0};
+  size_t groups = 0;
+  const sm_sim_result *gr[MAX_PLOT];
+  size_t gstart[MAX_PLOT], glen[MAX_PLOT];
+
+  for (size_t k = 0; k < o->nsweep;) {
+    size_t e = k;
+    while (e < o->nsweep && o->sweep[e].run == o->sweep[k].run)
+      e++;
+    if (groups < MAX_PLOT && o->sweep[k].run < n) {
+      gr[groups] = runs[o->sweep[k].run];
+      gstart[groups] = k;
+      glen[groups++] = e - k;
+    }
+    k = e;
+  }
+  if (groups == 0)
+    return;
+  sm_buf_adds(b, "<h2>Sweep of ");
+  sm__html_escape(b, o->sweep_param);
+  sm_buf_adds(b, "</h2>\n");
+  if (det)
+    sm_buf_adds(b, "<p>Average JCT of Lucid + SchedMate against the share "
+                   "of jobs whose logs the Tracker can follow (detection "
+                   "rate = 1 &minus; lucid.untracked): a harmful packing "
+                   "is undone only when the host's log is tracked.  The "
+                   "reference design reports that a detection rate of 0.5 "
+                   "already cuts the average JCT by 12.5 % and that little "
+                   "is gained above 0.6 (the black cross).</p>\n");
+  for (size_t g = 0; g < groups; g++)
+    for (size_t k = gstart[g]; k < gstart[g] + glen[g]; k++) {
+      double x = det ? 1 - o->sweep[k].value : o->sweep[k].value;
+      double y =
+          100 * (o->sweep[k].avg_jct_s / o->sweep[gstart[g]].avg_jct_s - 1);
+      f.x0 = SM_MIN(f.x0, x);
+      f.x1 = SM_MAX(f.x1, x);
+      f.y0 = SM_MIN(f.y0, y);
+      f.y1 = SM_MAX(f.y1, y);
+    }
+  if (det) {
+    f.y0 = SM_MIN(f.y0, -12.5);
+    f.x0 = SM_MIN(f.x0, 0);
+    f.x1 = SM_MAX(f.x1, 1);
+  }
+  f.y0 -= 1;
+  f.y1 += 1;
+  if (!(f.x1 > f.x0))
+    f.x1 = f.x0 + 1;
+  svg_open(b, H + legend_h(groups), "average JCT against the swept parameter");
+  axes(b, &f,
+       det ? "Tracker detection rate (1 - lucid.untracked)" : o->sweep_param,
+       "avg JCT change from the first value (%)", "%.0f");
+  for (size_t g = 0; g < groups; g++) {
+    sm_buf_adds(b, "<polyline ");
+    series_style(b, gr[g], 2);
+    sm_buf_adds(b, " points='");
+    for (size_t k = gstart[g]; k < gstart[g] + glen[g]; k++) {
+      double x = det ? 1 - o->sweep[k].value : o->sweep[k].value;
+      sm_buf_addf(
+          b, "%.1f,%.1f ", px(&f, x),
+          py(&f, 100 * (o->sweep[k].avg_jct_s / o->sweep[gstart[g]].avg_jct_s -
+                        1)));
+    }
+    sm_buf_adds(b, "'/>\n");
+    for (size_t k = gstart[g]; k < gstart[g] + glen[g]; k++) {
+      double x = det ? 1 - o->sweep[k].value : o->sweep[k].value;
+      marker(
+          b, (int)o->sweep[k].run, px(&f, x),
+          py(&f,
+             100 * (o->sweep[k].avg_jct_s / o->sweep[gstart[g]].avg_jct_s - 1)),
+          policy_color(gr[g]->policy));
+    }
+  }
+  if (det)
+    sm_buf_addf(b,
+                "<path d='M%.1f %.1fl5 5m0 -5l-5 5' transform='translate(-2.5 "
+                "-2.5)' stroke='black' stroke-width='2'/>\n",
+                px(&f, 0.5), py(&f, -12.5));
+  {
+    /* The legend, by run. */
+    for (size_t g = 0; g < groups; g++) {
+      char lab[96];
+      int x = ML + (int)(g % LEGEND_COLS) * 230,
+          y = H + 8 + (int)(g / LEGEND_COLS) * 18;
+      size_t run = o->sweep[gstart[g]].run;
+      sm_buf_addf(b, "<line x1='%d' y1='%d' x2='%d' y2='%d' ", x, y - 4, x + 30,
+                  y - 4);
+      series_style(b, gr[g], 2.5);
+      sm_buf_adds(b, "/>");
+      marker(b, (int)run, x + 15, y - 4, policy_color(gr[g]->policy));
+      sm_buf_addf(b, "<text x='%d' y='%d' font-size='12'>", x + 36, y);
+      sm__html_escape(b, label(runs, n, run, lab, sizeof(lab)));
+      sm_buf_adds(b, "</text>\n");
+    }
+  }
+  sm_buf_adds(b, "</svg>\n<table><tr><th>path</th>");
+  for (size_t k = gstart[0]; k < gstart[0] + glen[0]; k++)
+    sm_buf_addf(b, "<th>%s %.2f</th>", det ? "detection" : "value",
+                det ? 1 - o->sweep[k].value : o->sweep[k].value);
+  sm_buf_adds(b, "</tr>\n");
+  for (size_t g = 0; g < groups; g++) {
+    sm_buf_adds(b, "<tr>");
+    cell_name(b, runs, n, o->sweep[gstart[g]].run);
+    for (size_t k = gstart[g]; k < gstart[g] + glen[g]; k++) {
+      char tmp[32];
+      fmt_dur(tmp, sizeof(tmp), o->sweep[k].avg_jct_s);
+      sm_buf_addf(
+          b, "<td>%s (%+.1f %%)<br>%.0f evictions</td>", tmp,
+          100 * (o->sweep[k].avg_jct_s / o->sweep[gstart[g]].avg_jct_s - 1),
+          o->sweep[k].evictions);
+    }
+    sm_buf_adds(b, "</tr>\n");
+  }
+  sm_buf_adds(b, "</table>\n<p>Each cell: average JCT, its change from the "
+                 "first column, and the packings the Tracker undid.</p>\n");
+}
+
+/* Labels of the policies' figures (sm_sim_stat_add); figures without
+ * one are shown by their name. */
+static const struct {
+  const char *name, *label;
+} stat_labels[] = {
+    {"profiled", "jobs profiled to Lucid's time limit"},
+    {"ended_in_profiler", "jobs that ended inside the profiler"},
+    {"profiler_gpu_h", "GPU-hours spent profiling"},
+    {"not_profiled_too_large", "jobs too large to profile"},
+    {"packed_pairs", "pairs packed onto shared GPUs"},
+    {"packed_pairs_measured", "of which with measured pair speeds"},
+    {"profiles_skipped", "profiles skipped on a SchedMate hit"},
+    {"profiling_gpu_h_saved", "profiling GPU-hours saved"},
+    {"hits_with_wrong_score", "hits whose believed sharing score was wrong"},
+    {"tracker_checks", "Tracker checks of packed pairs"},
+    {"checks_skipped_untracked", "checks skipped: host log not trackable"},
+    {"evictions", "harmful packings undone (evictions)"},
+    {"facts_queries", "questions to SchedMate (jobs submitted)"},
+    {"facts_hits", "answers a scheduler may use (hits)"},
+    {"facts_hit_rate", "hit rate"},
+    {"facts_within_2x", "share of hits within 2x of the true duration"},
+    {"fallback_no_match", "fallbacks: no similar past job"},
+    {"fallback_below_threshold", "fallbacks: matches below the threshold"},
+    {"fallback_inconsistent", "fallbacks: inconsistent history"},
+    {"history_records", "jobs written back to the history"},
+    {"history_fingerprints", "distinct fingerprints in the history"},
+    {"history_future_reads", "answers that read the future (must be 0)"},
+    {"estimates_by_user_name", "estimates from the same user and job name"},
+    {"estimates_by_user", "estimates from the same user"},
+    {"estimates_by_global_mean", "estimates from the mean of all jobs"},
+    {"estimates_by_default", "estimates by the default (nothing ended yet)"},
+    {"demotions", "demotions to a lower queue"},
+    {"infra_failures", "infrastructure failures met"},
+    {"infra_resubmitted_by_users", "infrastructure failures resubmitted by "
+                                   "their users"},
+    {"infra_restarts", "restarted from a checkpoint by the Failure Handler"},
+    {"nodes_isolated", "nodes isolated by the Failure Handler"},
+    {"progress_redone_gpu_h", "GPU-hours of progress redone after faults"}};
+
+static void stat_label(sm_buf *b, const char *name) {
+  for (size_t i = 0; i < SM_ARRAY_LEN(stat_labels); i++)
+    if (strcmp(stat_labels[i].name, name) == 0) {
+      sm_buf_adds(b, stat_labels[i].label);
+      return;
+    }
+  for (const char *p = name; *p; p++)
+    sm_buf_addc(b, *p == '_' ? ' ' : *p);
+}
+
+/* One row per figure any run recorded, one column per run. */
+static void stats_table(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
+  const char *names[128];
+  size_t nn = 0;
+
+  for (size_t i = 0; i < n; i++)
+    for (size_t k = 0; k < runs[i]->nstats && nn < SM_ARRAY_LEN(names); k++) {
+      int dup = 0;
+      for (size_t q = 0; q < nn && !dup; q++)
+        dup = strcmp(names[q], runs[i]->stats[k].name) == 0;
+      if (!dup)
+        names[nn++] = runs[i]->stats[k].name;
+    }
+  if (nn == 0)
+    return;
+  sm_buf_adds(b, "<h2>Figures per policy</h2>\n<table><tr><th>figure</th>");
+  for (size_t i = 0; i < n; i++) {
+    char lab[96];
+    sm_buf_adds(b, "<th>");
+    sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
+    sm_buf_adds(b, "</th>");
+  }
+  sm_buf_adds(b, "</tr>\n");
+  for (size_t q = 0; q < nn; q++) {
+    int rate = strcmp(names[q], "facts_hit_rate") == 0 ||
+               strcmp(names[q], "facts_within_2x") == 0;
+    sm_buf_adds(b, "<tr><td>");
+    stat_label(b, names[q]);
+    sm_buf_adds(b, "</td>");
+    for (size_t i = 0; i < n; i++) {
+      double v;
+      if (!sm_sim_result_stat_get(runs[i], names[q], &v))
+        sm_buf_adds(b, "<td>&ndash;</td>");
+      else if (rate)
+        sm_buf_addf(b, "<td>%.1f %%</td>", 100 * v);
+      else
+        sm_buf_addf(b, "<td>%.6g</td>", v);
+    }
+    sm_buf_adds(b, "</tr>\n");
+  }
+  sm_buf_adds(b, "</table>\n<p>&ndash;: the policy does not record this "
+                 "figure.</p>\n");
+}
+
+static const char *base_name(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
 }
 
 int sm_sim_report_html(const sm_sim_result *const *runs, size_t n, sm_buf *b) {
+  return sm_sim_report_html_ex(runs, n, NULL, b);
+}
+
+int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
+                          const sm_sim_report_opts *o, sm_buf *b) {
   const sm_sim_result *r0;
+  char title[512];
+  int profiler = 0;
 
   if (n == 0)
     return SM_EINVAL;
   r0 = runs[0];
+  snprintf(title, sizeof(title), "%s%s on %s, offered load %.2f",
+           r0->sum.synthetic ? "SYNTHETIC " : "", base_name(r0->trace_name),
+           r0->cluster, r0->offered_load);
   sm_buf_adds(b, "<!DOCTYPE html>\n<html lang='en'><head><meta "
                  "charset='utf-8'><title>SchedMate simulation: ");
-  sm__html_escape(b, r0->trace_name);
-  sm_buf_adds(b, "</title>\n<style>body{font-family:sans-serif;margin:24px;"
-                 "max-width:1000px}table{border-collapse:collapse}"
-                 "td,th{border:1px solid #ccc;padding:3px 8px;text-align:"
-                 "right}th{background:#f4f4f4}td:first-child{text-align:"
-                 "left}.warn{background:#fff3cd;border:1px solid #e0c060;"
-                 "padding:8px;font-weight:bold}</style></head><body>\n");
-  sm_buf_adds(b, "<h1>Trace-driven simulation</h1>\n");
+  sm__html_escape(b, title);
+  sm_buf_adds(b,
+              "</title>\n<style>body{font-family:sans-serif;margin:24px;"
+              "max-width:1100px}table{border-collapse:collapse;margin:6px "
+              "0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:"
+              "right;white-space:nowrap}th{background:#f4f4f4}"
+              "td:first-child{text-align:left}.warn{background:#fff3cd;border:"
+              "1px solid #e0c060;padding:8px;font-weight:bold}.head{"
+              "color:#333}</style></head><body>\n");
+  sm_buf_adds(b, "<h1>");
+  sm__html_escape(b, title);
+  sm_buf_adds(b, "</h1>\n");
   if (r0->sum.synthetic)
     sm_buf_adds(b, "<p class='warn'>SYNTHETIC TRACE: the jobs below were "
                    "generated from published summary statistics, not "
                    "taken from a real job log.</p>\n");
-  sm_buf_adds(b, "<p>Trace <b>");
+  sm_buf_adds(b, "<p class='head'>Trace <b>");
   sm__html_escape(b, r0->trace_name);
-  sm_buf_addf(b, "</b> (%s), %zu jobs simulated, %zu left out.<br>Cluster ",
-              r0->format, r0->sum.jobs, r0->sum.dropped);
+  sm_buf_addf(b, "</b> (%s): %zu jobs simulated, %zu left out", r0->format,
+              r0->sum.jobs, r0->sum.dropped);
+  if (r0->dropped_why[0]) {
+    sm_buf_adds(b, " (");
+    sm__html_escape(b, r0->dropped_why);
+    sm_buf_adds(b, ")");
+  }
+  sm_buf_adds(b, ".<br>Cluster: ");
   sm__html_escape(b, r0->cluster);
+  sm_buf_adds(b, ", ");
+  sm__html_escape(b, r0->cluster_origin);
   sm_buf_addf(b,
-              ", placement %s.<br>Preemption overhead %g s (at most %d "
-              "GPUs) / %g s (more).</p>\n",
+              ".<br>Offered load %.2f: the jobs' GPU-time divided by the "
+              "cluster's GPUs times the span from the first submission to "
+              "the last job's submission plus run time.<br>",
+              r0->offered_load);
+  for (size_t i = 0; i < n; i++)
+    if (runs[i]->carved_nodes > 0 && !profiler) {
+      profiler = 1;
+      sm_buf_addf(b,
+                  "Lucid's profiler: in the runs of lucid and "
+                  "lucid+schedmate only, %d node%s of VC '",
+                  runs[i]->carved_nodes, runs[i]->carved_nodes == 1 ? "" : "s");
+      sm__html_escape(b, runs[i]->carved_from);
+      sm_buf_adds(b, "' form the profiling partition (taken from the "
+                     "cluster's capacity, as in Lucid's simulator); every "
+                     "other policy uses all nodes.<br>");
+    }
+  sm_buf_addf(b,
+              "Placement %s; preemption overhead %g s (at most %d GPUs) / "
+              "%g s (more).</p>\n",
               r0->placement, r0->preempt_small, r0->overhead_gpus,
               r0->preempt_large);
 
   sm_buf_adds(b, "<h2>Summary</h2>\n<table><tr><th>policy</th><th>jobs"
                  "</th><th>avg JCT</th><th>median JCT</th><th>p99 JCT</th>"
-                 "<th>avg queue</th><th>p99 queue</th><th>makespan</th>"
-                 "<th>GPU util</th><th>preemptions</th><th>sim time</th>"
-                 "</tr>\n");
+                 "<th>avg queueing delay</th><th>p99 queueing delay</th>"
+                 "<th>makespan</th><th>GPU util</th><th>preemptions</th>"
+                 "<th>simulation time</th></tr>\n");
   for (size_t i = 0; i < n; i++) {
     const sm_sim_summary *m = &runs[i]->sum;
-    sm_buf_addf(b, "<tr><td><span style='color:%s'>&#9632;</span> ",
-                colors[i % SM_ARRAY_LEN(colors)]);
-    sm__html_escape(b, runs[i]->policy);
-    sm_buf_addf(b, "</td><td>%zu</td>", m->jobs);
+    sm_buf_adds(b, "<tr>");
+    cell_name(b, runs, n, i);
+    sm_buf_addf(b, "<td>%zu</td>", m->jobs);
     cell_dur(b, m->avg_jct_s);
     cell_dur(b, m->median_jct_s);
     cell_dur(b, m->p99_jct_s);
-    cell_dur(b, m->avg_queue_s);
-    cell_dur(b, m->p99_queue_s);
+    cell_dur(b, m->avg_wait_s);
+    cell_dur(b, m->p99_wait_s);
     cell_dur(b, m->makespan_s);
-    sm_buf_addf(b, "<td>%.1f%%</td><td>%zu</td><td>%.3f s</td></tr>\n",
+    sm_buf_addf(b, "<td>%.1f %%</td><td>%zu</td><td>%.3f s</td></tr>\n",
                 100 * m->avg_util, m->preemptions, m->wall_s);
   }
-  sm_buf_adds(b, "</table>\n");
+  sm_buf_adds(b, "</table>\n<p>JCT = end &minus; submission, over the jobs "
+                 "that ended; p99 by nearest rank.  " QUEUE_DEF "</p>\n");
   schedmate_section(b, runs, n);
+  if (o != NULL && o->sweep_param != NULL && o->nsweep > 0)
+    sweep_section(b, runs, n, o);
   sm_buf_adds(b, "<h2>JCT distribution</h2>\n");
   plot_cdf(b, runs, n);
   sm_buf_adds(b, "<h2>Queue length over time</h2>\n");
   plot_series(b, runs, n, 1);
   sm_buf_adds(b, "<h2>GPU utilisation over time</h2>\n");
   plot_series(b, runs, n, 0);
-  if (n > 8)
-    sm_buf_adds(b, "<p>Time plots show the first 8 policies.</p>\n");
-  for (size_t i = 0; i < n; i++) {
-    const sm_sim_result *r = runs[i];
-    if (r->nstats == 0 && r->params.n == 0)
-      continue;
-    sm_buf_adds(b, "<h3>");
-    sm__html_escape(b, r->policy);
-    sm_buf_adds(b, "</h3><ul>\n");
-    for (size_t k = 0; k < r->params.n; k++) {
-      sm_buf_adds(b, "<li>parameter ");
-      sm__html_escape(b, r->params.v[k]);
-      sm_buf_adds(b, "</li>\n");
+  if (n > MAX_PLOT)
+    sm_buf_addf(b, "<p>Time plots show the first %d runs.</p>\n", MAX_PLOT);
+  stats_table(b, runs, n);
+  {
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+      any |= runs[i]->params.n > 0;
+    if (any) {
+      sm_buf_adds(b, "<h2>Settings each policy used</h2>\n<ul>\n");
+      for (size_t i = 0; i < n; i++) {
+        char lab[96];
+        if (runs[i]->params.n == 0)
+          continue;
+        sm_buf_adds(b, "<li><b>");
+        sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
+        sm_buf_adds(b, "</b>: ");
+        for (size_t k = 0; k < runs[i]->params.n; k++) {
+          if (k)
+            sm_buf_adds(b, ", ");
+          sm_buf_adds(b, "<code>");
+          sm__html_escape(b, runs[i]->params.v[k]);
+          sm_buf_adds(b, "</code>");
+        }
+        sm_buf_adds(b, "</li>\n");
+      }
+      sm_buf_adds(b, "</ul>\n<p>A setting a policy never reads is not "
+                     "listed under it.</p>\n");
     }
-    for (size_t k = 0; k < r->nstats; k++) {
-      sm_buf_adds(b, "<li>");
-      sm__html_escape(b, r->stats[k].name);
-      sm_buf_addf(b, ": %.6g</li>\n", r->stats[k].value);
-    }
-    sm_buf_adds(b, "</ul>\n");
   }
   sm_buf_adds(b, "<h2>Notes</h2>\n<ul>\n");
   for (size_t i = 0; i < n; i++)
@@ -474,7 +908,6 @@ int sm_sim_report_html(const sm_sim_result *const *runs, size_t n, sm_buf *b) {
       sm_buf_adds(b, "</li>\n");
     }
   sm_buf_adds(b, "</ul>\n<p>Written by schedmate simulate " SM_VERSION_STRING
-                 ". JCT = end - submit over jobs that ended; queue = first "
-                 "start - submit; p99 by nearest rank.</p>\n</body></html>\n");
+                 ".</p>\n</body></html>\n");
   return b->len > 0 && b->data != NULL ? 0 : SM_ENOMEM;
 }

@@ -59,12 +59,17 @@ const sm__prof *sm__coloc_prof(const sm__coloc *c, int row);
 int sm__coloc_find(const sm__coloc *c, const char *model, const char *dataset,
                    int batch, int amp);
 /* The profile a trace job runs with: the row its model/dataset/batchsize
- * attributes name, else a row of its GPU-time class chosen by a seeded
- * hash of identity (the same identity always gets the same row). */
+ * attributes name, else a row of class group (SM__GROUP_*, or -1 for
+ * any class) chosen by a seeded hash of identity (the same identity
+ * always gets the same row).  Submission-time information only. */
 int sm__coloc_for_job(const sm__coloc *c, const sm_sim_job *j,
-                      const char *identity, uint64_t seed);
-/* GPU-time class of a job (SM__GROUP_*). */
+                      const char *identity, int group, uint64_t seed);
+/* GPU-time class of a job (SM__GROUP_*): reads its true duration, so
+ * only the oracle source may use it. */
 int sm__gpu_time_group(const sm_sim_job *j);
+/* Class of profiles a workload template stands for: decades 0 and 1
+ * light, 2 medium, 3 and 4 heavy. */
+int sm__template_group(int gclass);
 /* Speeds of a and b when they share GPUs, relative to running alone:
  * measured (colocate_info.csv) when both are Lucid rows and the pair was
  * measured, else the utilisation model.  *measured says which. */
@@ -103,15 +108,22 @@ typedef struct sm__wl {
  * command extracted by sm_extract.  Errors name the file and line. */
 int sm__wl_load(const char *dir, sm__wl **out, sm_err *err);
 void sm__wl_free(sm__wl *w);
+/* The template and variant standing for job j in the simulated world
+ * (docs/simulator.md, 7.4): both from a seeded hash of identity (the
+ * trace's user and job name, else the job itself), never from what the
+ * job did: submission-time information only. */
+void sm__wl_map(const sm__wl *w, const char *identity, uint64_t seed, int *tmpl,
+                int *variant);
 /* GPU-time decade of a job: 0 under 0.1 GPU-hours, 1 under 1, 2 under 10,
- * 3 under 100, 4 above. */
+ * 3 under 100, 4 above.  Reads the true duration (oracle only). */
 int sm__gpu_time_decade(const sm_sim_job *j);
-/* The template and variant standing for job j (see docs/simulator.md,
- * "Workload templates"): the template from the job's GPU-time decade,
- * chosen by a seeded hash of identity; the variant from the position of
- * the job's GPU time inside the decade. */
-void sm__wl_map(const sm__wl *w, const sm_sim_job *j, const char *identity,
-                uint64_t seed, int *tmpl, int *variant);
+/* The outcome-based mapping of the oracle source: the template from the
+ * job's GPU-time decade, chosen by a seeded hash of identity; the variant
+ * from the position of the job's GPU time inside the decade.  An upper
+ * bound: the fingerprint then encodes the answer. */
+void sm__wl_map_oracle(const sm__wl *w, const sm_sim_job *j,
+                       const char *identity, uint64_t seed, int *tmpl,
+                       int *variant);
 
 /* ==== Semantic facts (facts.c) ==== */
 
@@ -126,20 +138,24 @@ typedef struct sm__fact {
   int fallback;     /* sm_fallback when not a hit */
 } sm__fact;
 
-/* A job's place in the simulated world: its profile, template and
- * whether its log can be tracked, fixed for the run. */
+/* A job's place in the simulated world: its profile and template, fixed
+ * for the run. */
 typedef struct sm__jobenv {
-  int prof;      /* profile row */
-  int tmpl;      /* template index, -1 without a catalogue */
-  int variant;   /* variant index */
-  int untracked; /* 1: its log shows no progress the Tracker can follow */
+  int prof;     /* profile row */
+  int tmpl;     /* template index, -1 without a catalogue */
+  int variant;  /* variant index */
+  int otmpl;    /* oracle source: outcome-based template, -1 otherwise */
+  int ovariant; /* oracle source: its variant */
 } sm__jobenv;
 
 typedef struct sm__facts sm__facts;
 
+/* The sources of facts (parameter facts=). */
+enum { SM__FACTS_HISTORY = 0, SM__FACTS_CALIBRATED, SM__FACTS_ORACLE };
+
 /* The world and the facts of one run.  Parameters: facts=history|
- * calibrated, facts.top_k, facts.threshold, calibrated.hit,
- * calibrated.within, workloads=DIR, lucid.untracked,
+ * calibrated|oracle, facts.top_k, facts.threshold, calibrated.hit,
+ * calibrated.within, workloads=DIR,
  * and the profile tables' (sm__coloc_open). */
 int sm__facts_open(sm_sim *s, sm__facts **out, sm_err *err);
 void sm__facts_free(sm__facts *f);
@@ -159,7 +175,7 @@ void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work, int state);
 void sm__facts_done_job(sm__facts *f, const sm_sim_job *j, int diagnosed);
 /* Adds the facts' figures (queries, hits, ...) and notes to the run. */
 void sm__facts_report(sm__facts *f, sm_sim *s);
-/* "history" or "calibrated". */
+/* "history", "calibrated" or "oracle". */
 const char *sm__facts_mode(const sm__facts *f);
 
 /* For tests: answers so far that read a record written after the

@@ -54,6 +54,10 @@ void sm__trace_finish(sm_sim_trace *t);
 /* Fills the defaults of a trace job (NaN estimate, empty strings ...). */
 void sm__job_defaults(sm_sim_job *j);
 
+/* Parses a plain decimal number ("12", "-1.5", "3e4"): no hexadecimal,
+ * no "inf" or "nan", no blanks.  0 or SM_EPARSE. */
+int sm__parse_num(const char *s, double *out);
+
 /* Parses a time: plain seconds, or "YYYY-MM-DD[ T]HH:MM:SS[.f][Z|+HH:MM]"
  * as seconds since 1970 (offsets applied).  0 or SM_EPARSE. */
 int sm__parse_time(const char *s, double *out);
@@ -92,6 +96,7 @@ struct sm_sim_cluster {
   int gpus;           /* total GPUs */
   int maxcap;         /* largest node */
   char desc[192];     /* one-line description */
+  char origin[256];   /* how it was made or sized, for reports */
 };
 
 /* Finds a VC by name; -1 when absent (the anonymous VC matches all). */
@@ -245,6 +250,7 @@ struct sm_sim {
   uint32_t *stamp;           /* node marks for placement */
   uint32_t stampv;           /* current mark */
   int *plan_node, *plan_n;   /* placement plan scratch (nnodes) */
+  int *cursor;               /* placement: bucket cursors (maxcap + 1) */
   size_t shared_starts;      /* starts on another job's GPUs */
   int series_full;           /* the series reached its cap */
   int fail_resubmit;         /* fail.model=resubmit */
@@ -253,6 +259,11 @@ struct sm_sim {
   double fail_resubmit_s;    /* fail.resubmit_s */
   size_t fail_infra;         /* infrastructure failures met */
   size_t fail_resubmitted;   /* of which resubmitted by their users */
+  sm__notes reads;           /* parameter keys the run looked up */
+  char base_cluster[192];    /* the cluster before any profiler carve */
+  int carved_nodes;          /* nodes carved for a profiler, 0 none */
+  char carved_from[64];      /* the VC they came from */
+  char dropped_why[320];     /* why jobs were left out, "" when none */
 };
 
 struct sm_sim_result {
@@ -263,7 +274,15 @@ struct sm_sim_result {
   char format[24];                     /* trace format name */
   char cluster[192];                   /* cluster description */
   char placement[16];                  /* placement name */
-  sm__notes params;                    /* "key=value" settings */
+  sm__notes params;                    /* "key=value" settings the run read */
+  sm__notes ignored;                   /* settings given but never read */
+  sm__notes reads;                     /* every parameter key looked up */
+  char facts[16];                      /* facts source, "" when none */
+  char cluster_origin[256];            /* how the cluster was sized */
+  int carved_nodes;                    /* profiling nodes carved, 0 none */
+  char carved_from[64];                /* their VC */
+  double offered_load;                 /* GPU-time / (GPUs x span) */
+  char dropped_why[320];               /* why jobs were left out */
   sm_arena arena;                      /* jobs and their allocations */
   sm_sim_job *jobs;                    /* outcome per trace job */
   size_t njobs;                        /* count */

@@ -37,6 +37,7 @@
 void sm__job_defaults(sm_sim_job *j) {
   memset(j, 0, sizeof(*j));
   j->id = j->user = j->name = j->vc_name = j->gpu_type = "";
+  j->workload = j->profile = "";
   j->estimate = NAN;
   j->end_state = SM_SIM_END_UNKNOWN;
   j->first_start = NAN;
@@ -387,7 +388,7 @@ static int parse_count(const char *s, long long *out) {
 
   if (sm_parse_i64(s, out) == 0)
     return *out >= 0 ? 0 : SM_ERANGE;
-  if (sm_parse_double(s, &v) != 0)
+  if (sm__parse_num(s, &v) != 0)
     return SM_EPARSE;
   if (v != floor(v) || v > 1e9)
     return SM_EPARSE;
@@ -428,13 +429,13 @@ static int read_row(loader *L, char **f, int nf, long line, sm_err *err) {
         return col_error(L, err, line, c, "empty submit time%.*s", v);
       if (sm__parse_time(v, &raw_submit) != 0)
         return col_error(L, err, line, c, "'%.*s' is not a time", v);
-      if (sm_parse_double(v, &d) != 0)
+      if (sm__parse_num(v, &d) != 0)
         L->submit_is_date = 1;
       break;
     case R_DURATION:
       if (*v == '\0' && L->t->format == SM_SIM_FMT_SIA)
         break;
-      if (sm_parse_double(v, &d) != 0)
+      if (sm__parse_num(v, &d) != 0)
         return col_error(L, err, line, c, "'%.*s' is not a number", v);
       if (d < 0)
         return col_error(L, err, line, c, "negative duration '%.*s'", v);
@@ -469,14 +470,17 @@ static int read_row(loader *L, char **f, int nf, long line, sm_err *err) {
     case R_ESTIMATE:
       if (*v == '\0')
         break;
-      if (sm_parse_double(v, &d) != 0)
+      if (sm__parse_num(v, &d) != 0)
         return col_error(L, err, line, c, "'%.*s' is not a number", v);
       if (d > 0)
         j.estimate = d;
       break;
     case R_GPU_TIME:
-      if (*v != '\0' && sm_parse_double(v, &d) == 0)
-        gpu_time = d;
+      if (*v == '\0')
+        break;
+      if (sm__parse_num(v, &d) != 0)
+        return col_error(L, err, line, c, "'%.*s' is not a number", v);
+      gpu_time = d;
       break;
     case R_STATE:
       j.end_state = map_state(v);
@@ -636,7 +640,7 @@ static int attach_estimates(sm_sim_trace *t, const char *path, sm_err *err) {
       rc = sm_err_set(err, SM_EPARSE, "%s:%ld: too few fields", path, l.lineno);
       break;
     }
-    if (sm_parse_double(f[vc], &v) != 0) {
+    if (sm__parse_num(f[vc], &v) != 0) {
       rc = sm_err_set(err, SM_EPARSE,
                       "%s:%ld: column %d: '%.40s' is not a number", path,
                       l.lineno, vc + 1, f[vc]);
@@ -688,6 +692,13 @@ static int setup_header(loader *L, char **f, int nf, sm_err *err) {
     L->hdr[c] = sm_arena_strdup(&L->t->arena, f[c]);
     if (L->hdr[c] == NULL)
       return sm_err_set(err, SM_ENOMEM, "%s: out of memory", L->file);
+    /* A repeated name would leave it to chance which column is read. */
+    for (int k = 0; k < c; k++)
+      if (strcmp(L->hdr[k], L->hdr[c]) == 0)
+        return sm_err_set(err, SM_EPARSE,
+                          "%s:1: column '%.40s' appears twice (fields %d "
+                          "and %d)",
+                          L->file, L->hdr[c], k + 1, c + 1);
   }
   if (fmt == SM_SIM_FMT_AUTO) {
     fmt = detect(L->hdr, nf);

@@ -20,8 +20,9 @@
  * Every variant's command goes through the real extractor (sm_extract)
  * once, when the catalogue is loaded, so that simulated jobs carry the
  * metadata SchedMate would read from their code.  Jobs are mapped to a
- * template and a variant by sm__wl_map (documented in docs/simulator.md,
- * "Workload templates"). */
+ * template and a variant by sm__wl_map from submission-time information
+ * only; sm__wl_map_oracle is the outcome-based mapping of the oracle
+ * source (docs/simulator.md, 7.4 and 7.5). */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -321,6 +322,16 @@ int sm__wl_load(const char *dir, sm__wl **out, sm_err *err) {
   return 0;
 }
 
+void sm__wl_map(const sm__wl *w, const char *identity, uint64_t seed, int *tmpl,
+                int *variant) {
+  size_t n = strlen(identity);
+  uint64_t a = sm_hash64(identity, n, seed ^ 0x3c6ef372fe94f82bULL);
+  uint64_t b = sm_hash64(identity, n, seed ^ 0xa54ff53a5f1d36f1ULL);
+
+  *tmpl = (int)(a % (uint64_t)w->n);
+  *variant = (int)(b % (uint64_t)w->t[*tmpl].nv);
+}
+
 int sm__gpu_time_decade(const sm_sim_job *j) {
   double h = j->duration * j->gpus / 3600.0;
 
@@ -335,8 +346,9 @@ int sm__gpu_time_decade(const sm_sim_job *j) {
   return 4;
 }
 
-void sm__wl_map(const sm__wl *w, const sm_sim_job *j, const char *identity,
-                uint64_t seed, int *tmpl, int *variant) {
+void sm__wl_map_oracle(const sm__wl *w, const sm_sim_job *j,
+                       const char *identity, uint64_t seed, int *tmpl,
+                       int *variant) {
   int d = sm__gpu_time_decade(j), k = 0, pick, best = -1, bestdist = 99;
   double h = j->duration * j->gpus / 3600.0, lo, frac;
   uint64_t hv;

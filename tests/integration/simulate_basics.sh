@@ -40,13 +40,26 @@ for p in fifo sjf srtf qssf tiresias; do
 done
 head -1 $SM_TMP/jobs.fifo.csv | grep -q '^job_id,line,vc,user,name,gpus' || fail "CSV header"
 grep -c '<svg' $SM_TMP/r.html | grep -q . || fail "report has plots"
-[ "$(grep -o '<svg' $SM_TMP/r.html | wc -l)" = 3 ] || fail "three plots"
+[ "$(grep -o '<svg xmlns' $SM_TMP/r.html | wc -l)" = 3 ] || fail "three plots"
 ! grep -q '<script' $SM_TMP/r.html || fail "report has scripts"
 
 # Text table of a comparison.
 expect_rc 0 "$SCHEDMATE" simulate --trace $D/tiresias_jobs.csv --cluster 1x8 --compare fifo,tiresias
 grep -q '^fifo ' "$SM_TMP/last.out" || fail "table row fifo"
 grep -q '^tiresias ' "$SM_TMP/last.out" || fail "table row tiresias"
+# The table stays aligned for long names: every row of the summary has
+# its figures in the same columns as the header.
+expect_rc 0 "$SCHEDMATE" simulate --trace $D/tiresias_jobs.csv --cluster 1x8 \
+  --compare fifo,sjf-schedmate+fh --lucid-tables builtin
+awk '/^policy /{w=index($0, "avg JCT s"); n=1; next}
+     n && /^(fifo|sjf-schedmate)/{ if (substr($0, w - 1, 1) != " ") bad=1 }
+     /^queue:/{n=0} END{exit bad}' "$SM_TMP/last.out" || fail "aligned table"
+grep -q '^sjf-schedmate+fh \[history\] ' "$SM_TMP/last.out" || fail "labelled runs"
+# An unwritable report path fails before the run and leaves nothing.
+expect_rc 2 "$SCHEDMATE" simulate --trace $D/tiresias_jobs.csv --cluster 1x8 --compare fifo,sjf \
+  --report /nonexistent/dir/r.html
+[ ! -s "$SM_TMP/last.out" ] || fail "ran although the report cannot be written"
+grep -q '/nonexistent/dir/r.html: cannot create' "$SM_TMP/last.err" || fail "report error"
 
 # Knobs: placement, backfill, overheads, thresholds, estimators, params.
 # Head-of-line blocking: C (1 GPU) waits behind B (4 GPUs) under FIFO

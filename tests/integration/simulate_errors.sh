@@ -15,6 +15,11 @@ bad $D/bad_short_row.csv "bad_short_row.csv:3: expected 5 fields"
 bad $D/bad_quote.csv "bad_quote.csv:2: malformed quoted field"
 bad $D/bad_header.csv "bad_header.csv:1: unrecognised trace header"
 bad $D/bad_time.csv "bad_time.csv:3: column 'timestamp'"
+# A repeated column name and a hexadecimal time are refused, not read.
+printf 'job_id,submit_s,duration_s,gpus,gpus\na,0,10,1,2\n' > $SM_TMP/dup.csv
+bad $SM_TMP/dup.csv "dup.csv:1: column 'gpus' appears twice (fields 4 and 5)"
+printf 'job_id,submit_s,duration_s,gpus\na,0,10,1\nb,0x10,10,1\n' > $SM_TMP/hex.csv
+bad $SM_TMP/hex.csv "hex.csv:3: column 'submit_s' (field 2): '0x10' is not a time"
 bad $D/empty.csv "empty.csv: empty file"
 bad $D/header_only.csv "no GPU jobs"
 bad $D/no_such_file.csv "no_such_file.csv"

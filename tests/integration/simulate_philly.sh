@@ -26,3 +26,8 @@ cmp -s $SM_TMP/a.csv $SM_TMP/b.csv || fail "not deterministic"
 # Without a VC table: one auto-sized cluster, said on stderr.
 expect_rc 0 "$SCHEDMATE" simulate "${W[@]:0:2}" --limit 2000 --policy fifo
 grep -q "sized to" "$SM_TMP/last.err" || fail "auto cluster message"
+# The VC table lacks 4 of the trace's VCs: the header says which, and how
+# many jobs that leaves out.
+expect_rc 0 "$SCHEDMATE" simulate --no-progress --trace $T --vc-config data/traces/philly_vc.csv --policy fifo
+grep -q '^trace .*18 left out (18 jobs of 4 VCs the cluster does not have: 23dbec (8), ' "$SM_TMP/last.out" \
+  || fail "dropped VCs in the header"

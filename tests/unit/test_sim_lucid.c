@@ -24,7 +24,6 @@
 #define PROFILES "tests/data/sim/lucid_profiles_test.csv"
 #define PAIRS "tests/data/sim/lucid_pairs_test.csv"
 
-
 static int has_note(const run *x, const char *needle) {
   for (size_t i = 0; i < sm_sim_result_note_count(x->r); i++)
     if (strstr(sm_sim_result_note(x->r, i), needle) != NULL)

@@ -88,7 +88,7 @@ SM_TEST(sim_report_jobs_csv) {
   ASSERT_EQ(lines, 4);
   ASSERT(strncmp(b.data, "job_id,line,vc,user,name,gpus", 29) == 0);
   ASSERT(strstr(b.data, "\nA,2,,,\"a, first\",2,2,0,0,100,100,100,0,0,0,0,"
-                        "unknown,completed,done\n") != NULL);
+                        "unknown,completed,done,,,\n") != NULL);
   ASSERT(strstr(b.data, "\nC,4,,,<c>,1,1,20,150,160,10,140,130,130,") != NULL);
   sm_buf_release(&b);
   sm_sim_result_free(r);
@@ -104,7 +104,7 @@ SM_TEST(sim_report_html_offline) {
   ASSERT_OK(sm_sim_report_html((const sm_sim_result *const *)rs, 3, &b));
   ASSERT(strncmp(b.data, "<!DOCTYPE html>", 15) == 0);
   ASSERT(strstr(b.data, "</html>") != NULL);
-  for (p = b.data; (p = strstr(p, "<svg")) != NULL; p++)
+  for (p = b.data; (p = strstr(p, "<svg xmlns")) != NULL; p++)
     svgs++;
   for (p = b.data; (p = strstr(p, "<polyline")) != NULL; p++)
     lines++;
@@ -118,9 +118,65 @@ SM_TEST(sim_report_html_offline) {
   ASSERT(strstr(b.data, "<hol>") == NULL);
   ASSERT(strstr(b.data, "tiresias") != NULL);
   ASSERT(strstr(b.data, "SYNTHETIC") == NULL);
+  /* Its own title and heading: the trace, the cluster, the load. */
+  ASSERT(strstr(b.data, "<title>SchedMate simulation: &lt;hol&gt;.csv on 1 "
+                        "nodes x 4 GPUs, offered load ") != NULL);
+  ASSERT(strstr(b.data, "<h1>&lt;hol&gt;.csv on 1 nodes x 4 GPUs") != NULL);
+  ASSERT(strstr(b.data, "given as &#39;1x4&#39;") != NULL);
+  /* One queueing measure, defined once. */
+  ASSERT(strstr(b.data, "avg queueing delay") != NULL);
+  ASSERT(strstr(b.data, "avg queue<") == NULL);
+  /* Figures as a labelled table, not raw names. */
+  ASSERT(strstr(b.data, "demotions to a lower queue") != NULL);
+  ASSERT(strstr(b.data, "<li>demotions") == NULL);
   sm_buf_release(&b);
+  /* One colour per policy whatever its place: tiresias first now. */
+  {
+    const sm_sim_result *ro[2] = {rs[2], rs[0]};
+    sm_buf c;
+    const char *t1, *t2;
+    sm_buf_init(&c, 0);
+    sm_buf_init(&b, 0);
+    ASSERT_OK(sm_sim_report_html((const sm_sim_result *const *)rs, 3, &b));
+    ASSERT_OK(sm_sim_report_html(ro, 2, &c));
+    t1 = strstr(b.data, "<polyline fill='none' stroke='#9467bd'");
+    t2 = strstr(c.data, "<polyline fill='none' stroke='#9467bd'");
+    ASSERT(t1 != NULL && t2 != NULL); /* tiresias' colour in both */
+    sm_buf_release(&b);
+    sm_buf_release(&c);
+  }
   for (int i = 0; i < 3; i++)
     sm_sim_result_free(rs[i]);
+}
+
+/* A setting a policy never reads is not listed under it (nor in its
+ * JSON "params"), but kept apart as ignored. */
+SM_TEST(sim_report_only_used_parameters) {
+  sm_sim_trace *t = NULL;
+  sm_sim_cluster *c = NULL;
+  sm_sim_result *r = NULL;
+  sm_sim_config cfg;
+  sm_err err = {0};
+  sm_buf b;
+
+  ASSERT_OK(
+      sm_sim_trace_load_mem(hol, strlen(hol), "<hol>.csv", NULL, &t, &err));
+  ASSERT_OK(sm_sim_cluster_parse("1x4", &c, &err));
+  sm_sim_config_init(&cfg);
+  cfg.policy = "fifo";
+  ASSERT_OK(sm_sim_config_param(&cfg, "lucid.tables=builtin"));
+  ASSERT_OK(sm_sim_config_param(&cfg, "backfill=1"));
+  ASSERT_OK(sm_sim_run(t, c, &cfg, &r, &err));
+  ASSERT(sm_sim_result_reads_param(r, "backfill"));
+  ASSERT(!sm_sim_result_reads_param(r, "lucid.tables"));
+  sm_buf_init(&b, 0);
+  ASSERT_OK(sm_sim_report_html((const sm_sim_result *const *)&r, 1, &b));
+  ASSERT(strstr(b.data, "<code>backfill=1</code>") != NULL);
+  ASSERT(strstr(b.data, "lucid.tables") == NULL);
+  sm_buf_release(&b);
+  sm_sim_result_free(r);
+  sm_sim_cluster_free(c);
+  sm_sim_trace_free(t);
 }
 
 /* The trace shipped in data/traces: 82,247 jobs, 10,650 in Lucid's week,

@@ -20,7 +20,6 @@
 #include "sim/schedmate_int.h"
 #include "sim_run.h"
 
-
 /* A trace of n jobs from a few users, each with a few job names whose
  * durations cluster (so that the history has something to find), with
  * some canceled and failed jobs.  Durations of jobs submitted after
@@ -270,7 +269,8 @@ SM_TEST(sim_facts_calibrated_rates) {
 
 SM_TEST(sim_facts_bad_parameters) {
   const char *csv = "job_id,submit_s,duration_s,gpus\nA,0,10,1\n";
-  const char *bad[][3] = {{"facts=oracle", NULL, NULL},
+  const char *bad[][3] = {{"facts=magic", NULL, NULL},
+                          {"facts=oracle", NULL, NULL}, /* no catalogue */
                           {"facts.top_k=0", NULL, NULL},
                           {"facts=calibrated", "calibrated.within=1", NULL},
                           {"workloads=/nonexistent/dir", NULL, NULL},
@@ -386,28 +386,44 @@ SM_TEST(sim_workloads_bad_catalogues) {
   ASSERT(strstr(err.msg, "no templates") != NULL);
 }
 
-/* Jobs of one template share a profile, and the variant follows where
- * the job's GPU time lies in its decade. */
+/* The world's mapping reads only the identity and the seed: the same
+ * user and job name get the same template and variant whatever the job
+ * did, and different identities spread over the catalogue.  The
+ * oracle's mapping follows the GPU time: the decade picks the template's
+ * class, the position inside it the variant. */
 SM_TEST(sim_workloads_mapping) {
   sm__wl *w = NULL;
   sm_err err = {0};
   sm_sim_job j;
-  int t1, v1, t2, v2;
+  int t1, v1, t2, v2, seen[256] = {0}, distinct = 0;
 
   ASSERT_OK(sm__wl_load("data/workloads", &w, &err));
+  sm__wl_map(w, "u\x1fname", 1, &t1, &v1);
+  sm__wl_map(w, "u\x1fname", 1, &t2, &v2);
+  ASSERT_EQ(t1, t2);
+  ASSERT_EQ(v1, v2);
+  for (int i = 0; i < 300; i++) {
+    char id[16];
+    snprintf(id, sizeof(id), "#%d", i);
+    sm__wl_map(w, id, 1, &t2, &v2);
+    ASSERT(t2 >= 0 && t2 < w->n && v2 >= 0 && v2 < w->t[t2].nv);
+    distinct += !seen[t2 * 8 + v2];
+    seen[t2 * 8 + v2] = 1;
+  }
+  ASSERT(distinct > 40); /* nearly all 45 variants */
   memset(&j, 0, sizeof(j));
   j.gpus = 1;
   j.duration = 0.2 * 3600; /* 0.2 GPU-hours: decade 1, low third */
-  sm__wl_map(w, &j, "u\x1fname", 1, &t1, &v1);
+  sm__wl_map_oracle(w, &j, "u\x1fname", 1, &t1, &v1);
   ASSERT_EQ(w->t[t1].gclass, 1);
   ASSERT_EQ(v1, 0);
   j.duration = 0.9 * 3600; /* the same decade, top third */
-  sm__wl_map(w, &j, "u\x1fname", 1, &t2, &v2);
+  sm__wl_map_oracle(w, &j, "u\x1fname", 1, &t2, &v2);
   ASSERT_EQ(t2, t1);
   ASSERT_EQ(v2, 2);
   j.gpus = 8;
   j.duration = 100 * 3600; /* 800 GPU-hours: decade 4 */
-  sm__wl_map(w, &j, "x", 1, &t2, &v2);
+  sm__wl_map_oracle(w, &j, "x", 1, &t2, &v2);
   ASSERT_EQ(w->t[t2].gclass, 4);
   ASSERT_EQ(sm__gpu_time_decade(&j), 4);
   sm__wl_free(w);

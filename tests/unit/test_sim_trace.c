@@ -414,6 +414,51 @@ SM_TEST(sim_parse_time) {
   ASSERT_EQ(sm__parse_time("2017-10-01 00:00:00 junk", &v), SM_EPARSE);
   ASSERT_EQ(sm__parse_time("", &v), SM_EPARSE);
   ASSERT_EQ(sm__parse_time("nan", &v), SM_EPARSE);
+  /* Only plain decimals: strtod would take all of these. */
+  ASSERT_EQ(sm__parse_time("0x10", &v), SM_EPARSE);
+  ASSERT_EQ(sm__parse_time("inf", &v), SM_EPARSE);
+  ASSERT_EQ(sm__parse_time(" 5", &v), SM_EPARSE);
+  ASSERT_EQ(sm__parse_time("1e", &v), SM_EPARSE);
+  ASSERT_EQ(sm__parse_time(".", &v), SM_EPARSE);
+  ASSERT_OK(sm__parse_time("-2.5e2", &v));
+  ASSERT_NEAR(v, -250, 0);
+  ASSERT_OK(sm__parse_time(".5", &v));
+  ASSERT_NEAR(v, 0.5, 0);
+}
+
+/* A repeated column name, and numbers strtod reads but a trace should
+ * not carry (hexadecimal, infinities), are refused with the file, the
+ * line and the column. */
+SM_TEST(sim_trace_duplicate_columns_and_hex_numbers) {
+  static const struct {
+    const char *csv, *want;
+  } bad[] = {
+      {"job_id,submit_s,duration_s,gpus,submit_s\na,0,10,1,5\n",
+       "mem.csv:1: column 'submit_s' appears twice (fields 2 and 5)"},
+      {"job_id,user,submit_s,duration_s,gpus,user\na,u,0,10,1,v\n",
+       "mem.csv:1: column 'user' appears twice (fields 2 and 6)"},
+      {"timestamp,duration,num_gpus,gpu_time,cluster,duration\n"
+       "2017-10-01 00:00:00,10,1,10,a,10\n",
+       "mem.csv:1: column 'duration' appears twice"},
+      {"job_id,submit_s,duration_s,gpus\na,0,10,1\nb,0x10,10,1\n",
+       "mem.csv:3: column 'submit_s' (field 2): '0x10' is not a time"},
+      {"job_id,submit_s,duration_s,gpus\na,0,0x10,1\n",
+       "mem.csv:2: column 'duration_s' (field 3): '0x10' is not a number"},
+      {"job_id,submit_s,duration_s,gpus\na,0,10,0x2\n",
+       "mem.csv:2: column 'gpus' (field 4): '0x2' is not a whole number"},
+      {"job_id,submit_s,duration_s,gpus\na,0,infinity,1\n",
+       "mem.csv:2: column 'duration_s' (field 3): 'infinity' is not a number"},
+      {"job_id,submit_s,duration_s,gpus,estimate_s\na,0,10,1,0x1p4\n",
+       "mem.csv:2: column 'estimate_s' (field 5): '0x1p4' is not a number"},
+      {"timestamp,duration,num_gpus,gpu_time,cluster\n"
+       "2017-10-01 00:00:00,10,1,0xa,a\n",
+       "mem.csv:2: column 'gpu_time' (field 4): '0xa' is not a number"}};
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(bad); i++) {
+    const char *m = fails_mem(bad[i].csv, strlen(bad[i].csv));
+    if (strstr(m, bad[i].want) == NULL)
+      SM_FAIL_AT("case %zu: '%s' lacks '%s'", i, m, bad[i].want);
+  }
 }
 
 SM_TEST(sim_csv_split) {
