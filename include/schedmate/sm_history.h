@@ -276,11 +276,12 @@ typedef enum sm_fallback {
   SM_FALLBACK_BELOW_THRESHOLD,
   SM_FALLBACK_EXTRACT_FAILED,
   SM_FALLBACK_INCONSISTENT,
-  SM_FALLBACK_UNAVAILABLE
+  SM_FALLBACK_UNAVAILABLE,
+  SM_FALLBACK_TOO_LITTLE_KNOWN
 } sm_fallback;
 
 /* NULL for NONE, else "no_match", "below_threshold", "extract_failed",
- * "inconsistent_history", "history_unavailable". */
+ * "inconsistent_history", "history_unavailable", "too_little_known". */
 SM_EXTERN const char *sm_fallback_name(sm_fallback f);
 
 typedef struct sm_advise_opts {
@@ -328,6 +329,14 @@ typedef struct sm_advice {
   sm_estimate est;      /* the estimate, valid or not */
   sm_fallback fallback; /* why there is no estimate */
   char detail[SM_ERR_MSG_SIZE + 64]; /* one line explaining the fallback */
+  /* Identity (set by sm_advise; zero when the caller fills matches). */
+  unsigned identity; /* SM_IDENT_* groups the job's metadata knows */
+  unsigned *shared;  /* per match: groups shared with the job (owned,
+                      * or NULL) */
+  int n_different;   /* candidates above the threshold vetoed as
+                      * different jobs */
+  int n_thin;        /* candidates above the threshold sharing too
+                      * little known identity */
 } sm_advice;
 
 SM_EXTERN void sm_advice_init(sm_advice *a);
@@ -338,16 +347,21 @@ SM_EXTERN void sm_advice_release(sm_advice *a);
 SM_EXTERN void sm_estimate_compute(sm_advice *a, const sm_advise_opts *o);
 
 /* Answers for one job: fingerprint (with optional extra attributes),
- * search the store, estimate.  s may be NULL (store could not be opened:
- * history_unavailable).  Store failures become the
- * history_unavailable fallback (err gets the message) rather than an
- * error: the scheduler must always get an answer.  Returns 0, or
- * SM_ENOMEM. */
+ * search the store, keep the candidates at or above the threshold whose
+ * identity agrees (sm_identity_compare), estimate.  A job whose metadata
+ * does not know enough identity is not searched (too_little_known).  s
+ * may be NULL (store could not be opened: history_unavailable).  Store
+ * failures become the history_unavailable fallback (err gets the message)
+ * rather than an error: the scheduler must always get an answer.  Returns
+ * 0, or SM_ENOMEM. */
 SM_EXTERN int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
                         const sm_advise_opts *o, sm_advice *a, sm_err *err);
 
-/* Writes the advice as the JSON members matches, estimate, fallback,
- * fallback_reason (into an open object). */
+/* Writes the advice as the JSON members matches (each with the identity
+ * groups it shares with the job), estimate, outcomes, best_score,
+ * identity ({"known": [groups], "enough", "rejected_different",
+ * "rejected_too_little_known"}), fallback, fallback_reason and
+ * fallback_detail (into an open object). */
 SM_EXTERN void sm_advice_write_json(const sm_advice *a, sm_jw *w);
 
 #ifdef __cplusplus
