@@ -17,9 +17,22 @@ static const char usage_text[] =
     "Extracts the job's workload metadata, finds the most similar past jobs\n"
     "in the history and estimates duration and SM utilisation from them\n"
     "(the plain mean over completed matches, with spread and weighted\n"
-    "variants).  When that is not possible it says so: fallback is true and\n"
-    "fallback_reason is no_match, below_threshold, extract_failed,\n"
-    "inconsistent_history or history_unavailable.\n"
+    "variants).  A match must be the same job: no identity field (model,\n"
+    "d_model, n_layers, seq_len, dataset, task, domain, iterations) known\n"
+    "on both sides with different values, and enough identity known on\n"
+    "both sides: the model with its size (a sized name or d_model and\n"
+    "n_layers) and two of dataset, task, length, or a model name without a\n"
+    "size and all three.  Unknown fields are never counted as agreement.\n"
+    "When no estimate is possible it says so:\n"
+    "fallback is true and fallback_reason is one of\n"
+    "  no_match              empty history, only different jobs, or no\n"
+    "                        match ever completed\n"
+    "  below_threshold       the best match scores below --threshold\n"
+    "  too_little_known      the job (or every similar job) does not know\n"
+    "                        enough identity to be matched safely\n"
+    "  extract_failed        no metadata could be extracted\n"
+    "  inconsistent_history  the matches' durations disagree\n"
+    "  history_unavailable   the store is missing, corrupt or unreachable\n"
     "\n"
     "  --db URI         SQLite file or redis://host:port/db\n"
     "  --top-k K        matches to use (default 5; 3 for SchedMate-SJF)\n"
@@ -111,7 +124,7 @@ int cmd_advise(int argc, char **argv) {
     sm_store_close(s);
     return cli_error(cmd, CLI_USAGE, "%s", err.msg);
   }
-  if (s == NULL)
+  if (s == NULL && a.fallback == SM_FALLBACK_UNAVAILABLE)
     snprintf(a.detail, sizeof(a.detail), "%s", serr.msg);
   sm_buf_init(&out, 0);
   if (json) {
@@ -139,6 +152,10 @@ int cmd_advise(int argc, char **argv) {
     if (meta.f[SM_META_GPUS].known)
       printf(", %g GPUs", meta.f[SM_META_GPUS].num);
     printf("\n");
+    if (a.fallback != SM_FALLBACK_EXTRACT_FAILED) {
+      char g[64];
+      printf("identity: %s\n", sm_identity_describe(a.identity, g, sizeof(g)));
+    }
     for (int i = 0; i < a.n_matches; i++) {
       printf("  match %-24s score %.3f  %-16s %8.0f s", a.matches[i].id,
              a.scores[i], sm_end_state_name(a.matches[i].end_state),

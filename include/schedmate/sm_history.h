@@ -117,6 +117,70 @@ SM_EXTERN void sm_fingerprint(const sm_meta *m, const sm_fp_extra *x,
 /* Cosine similarity of two fingerprints. */
 SM_EXTERN float sm_fp_cosine(const float *a, const float *b);
 
+/* ==== Identity ====
+ *
+ * The cosine says how alike two jobs look; it cannot say whether they are
+ * the same job.  A field that is unknown on both sides adds nothing to it,
+ * and the cosine is normalised, so two jobs that agree on nothing but
+ * their GPU count score 1.0.  Matching therefore asks two more questions
+ * of the metadata itself:
+ *
+ *   veto      an identity field known on both sides with different values
+ *             (model_name, d_model, n_layers, seq_len, dataset, task,
+ *             domain, iterations, iteration_type; user and job name for
+ *             jobs known only from a trace) means different jobs,
+ *             whatever the cosine;
+ *   evidence  the identity known on both sides and equal must be enough:
+ *             the model with its size (a name that carries a size or
+ *             version, or d_model and n_layers) and two of dataset, task
+ *             and length (iterations; in epochs only together with the
+ *             dataset, since an epoch's length is the dataset's), or a
+ *             model name without a size (a family: "unet") and all three.
+ *             A job whose metadata names no model, dataset or task is
+ *             identified by its user and job name (digits folded)
+ *             instead.
+ *
+ * Two unknowns are never evidence of anything. */
+
+/* Identity groups (bits). */
+#define SM_IDENT_MODEL 0x01u   /* model with its size */
+#define SM_IDENT_DATASET 0x02u /* dataset */
+#define SM_IDENT_TASK 0x04u    /* task, i.e. the method (LoRA != full) */
+#define SM_IDENT_LENGTH 0x08u  /* iterations */
+#define SM_IDENT_TRACE 0x10u   /* user and job name of a trace job */
+#define SM_IDENT_FAMILY 0x20u  /* a model name without a size */
+
+/* Veto codes beyond the metadata fields (sm_meta_field values). */
+#define SM_IDENT_VETO_USER (SM_META_NFIELDS + 0)
+#define SM_IDENT_VETO_NAME (SM_META_NFIELDS + 1)
+
+/* The outcome of comparing two jobs' identity. */
+typedef struct sm_identity_cmp {
+  unsigned shared; /* SM_IDENT_* groups known on both sides and equal */
+  int veto;        /* first field known on both sides and different (an
+                    * sm_meta_field or SM_IDENT_VETO_*), or -1 */
+} sm_identity_cmp;
+
+/* Compares the identity of jobs a and b (extra attributes may be NULL).
+ * Returns 1 when b may stand for a (no veto and enough shared identity),
+ * else 0; out (may be NULL) says why. */
+SM_EXTERN int sm_identity_compare(const sm_meta *a, const sm_fp_extra *ax,
+                                  const sm_meta *b, const sm_fp_extra *bx,
+                                  sm_identity_cmp *out);
+/* The identity groups a job's own metadata establishes (what it could be
+ * matched on).  x may be NULL. */
+SM_EXTERN unsigned sm_identity_known(const sm_meta *m, const sm_fp_extra *x);
+/* 1 when a set of shared groups is enough to match on (see above). */
+SM_EXTERN int sm_identity_enough(unsigned groups);
+/* Writes the names of the groups ("model", "dataset", "task", "length",
+ * "trace", "model_family"; the family is left out beside "model"),
+ * comma-separated, into buf (always terminated; "none" for none).
+ * Returns buf. */
+SM_EXTERN char *sm_identity_describe(unsigned groups, char *buf, size_t n);
+/* Name of a veto code: the metadata field's name, "user" or "job_name";
+ * NULL for -1. */
+SM_EXTERN const char *sm_identity_veto_name(int veto);
+
 /* ==== Vector index ==== */
 
 /* Exact top-k cosine search over L2-normalised rows.  Rows are kept as
@@ -212,11 +276,12 @@ typedef enum sm_fallback {
   SM_FALLBACK_BELOW_THRESHOLD,
   SM_FALLBACK_EXTRACT_FAILED,
   SM_FALLBACK_INCONSISTENT,
-  SM_FALLBACK_UNAVAILABLE
+  SM_FALLBACK_UNAVAILABLE,
+  SM_FALLBACK_TOO_LITTLE_KNOWN
 } sm_fallback;
 
 /* NULL for NONE, else "no_match", "below_threshold", "extract_failed",
- * "inconsistent_history", "history_unavailable". */
+ * "inconsistent_history", "history_unavailable", "too_little_known". */
 SM_EXTERN const char *sm_fallback_name(sm_fallback f);
 
 typedef struct sm_advise_opts {
@@ -264,6 +329,14 @@ typedef struct sm_advice {
   sm_estimate est;      /* the estimate, valid or not */
   sm_fallback fallback; /* why there is no estimate */
   char detail[SM_ERR_MSG_SIZE + 64]; /* one line explaining the fallback */
+  /* Identity (set by sm_advise; zero when the caller fills matches). */
+  unsigned identity; /* SM_IDENT_* groups the job's metadata knows */
+  unsigned *shared;  /* per match: groups shared with the job (owned,
+                      * or NULL) */
+  int n_different;   /* candidates above the threshold vetoed as
+                      * different jobs */
+  int n_thin;        /* candidates above the threshold sharing too
+                      * little known identity */
 } sm_advice;
 
 SM_EXTERN void sm_advice_init(sm_advice *a);
@@ -274,16 +347,21 @@ SM_EXTERN void sm_advice_release(sm_advice *a);
 SM_EXTERN void sm_estimate_compute(sm_advice *a, const sm_advise_opts *o);
 
 /* Answers for one job: fingerprint (with optional extra attributes),
- * search the store, estimate.  s may be NULL (store could not be opened:
- * history_unavailable).  Store failures become the
- * history_unavailable fallback (err gets the message) rather than an
- * error: the scheduler must always get an answer.  Returns 0, or
- * SM_ENOMEM. */
+ * search the store, keep the candidates at or above the threshold whose
+ * identity agrees (sm_identity_compare), estimate.  A job whose metadata
+ * does not know enough identity is not searched (too_little_known).  s
+ * may be NULL (store could not be opened: history_unavailable).  Store
+ * failures become the history_unavailable fallback (err gets the message)
+ * rather than an error: the scheduler must always get an answer.  Returns
+ * 0, or SM_ENOMEM. */
 SM_EXTERN int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
                         const sm_advise_opts *o, sm_advice *a, sm_err *err);
 
-/* Writes the advice as the JSON members matches, estimate, fallback,
- * fallback_reason (into an open object). */
+/* Writes the advice as the JSON members matches (each with the identity
+ * groups it shares with the job), estimate, outcomes, best_score,
+ * identity ({"known": [groups], "enough", "rejected_different",
+ * "rejected_too_little_known"}), fallback, fallback_reason and
+ * fallback_detail (into an open object). */
 SM_EXTERN void sm_advice_write_json(const sm_advice *a, sm_jw *w);
 
 #ifdef __cplusplus

@@ -12,7 +12,15 @@
  *     beside the plain mean, with the standard deviation;
  *   - a history that disagrees with itself (coefficient of variation or
  *     max/min ratio above a gate) is a fallback, "inconsistent_history",
- *     not a confident average of two different kinds of job. */
+ *     not a confident average of two different kinds of job.
+ *
+ * Before any of that, a match must be the same job: the cosine finds the
+ * candidates, and each candidate at or above the threshold must pass the
+ * identity check (no identity field known on both sides with different
+ * values, and enough identity known on both sides and equal).  A job
+ * whose own metadata cannot establish enough identity is not matched at
+ * all: "too_little_known".  Falling back costs the scheduler an estimate;
+ * a wrong match hands it another job's duration. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,7 +33,8 @@ static const char *const fallback_names[] = {NULL,
                                              "below_threshold",
                                              "extract_failed",
                                              "inconsistent_history",
-                                             "history_unavailable"};
+                                             "history_unavailable",
+                                             "too_little_known"};
 
 const char *sm_fallback_name(sm_fallback f) {
   return (unsigned)f < SM_ARRAY_LEN(fallback_names) ? fallback_names[f]
@@ -49,6 +58,7 @@ void sm_advice_release(sm_advice *a) {
     sm_record_release(&a->matches[i]);
   sm_free(a->matches);
   sm_free(a->scores);
+  sm_free(a->shared);
   estimate_release(&a->est);
   sm_advice_init(a);
 }
@@ -196,13 +206,173 @@ static int is_zero(const float *fp) {
   return 1;
 }
 
+/* Candidates beyond top_k in the first search.  When every one of them
+ * was at or above the threshold and rejected, a second search returns
+ * every row at or above the threshold (at most MAX_CANDIDATES; the index
+ * prunes by the threshold, so this costs little more than the first) and
+ * the walk goes on where it stopped. */
+#define EXTRA_CANDIDATES 16
+#define MAX_CANDIDATES 4096
+
+/* The walk over the candidates. */
+typedef struct walk {
+  char **seen;          /* ids examined so far, in order (owned) */
+  int n_seen;           /* count */
+  int more;             /* the last search ended on candidates at or above
+                         * the threshold with the top-k not yet full */
+  char first_veto[200]; /* the first vetoed candidate, explained */
+  char first_thin[200]; /* the first thin candidate, explained */
+  char best_id[64];     /* the best candidate's id */
+  int n_hits;           /* hits of the first search */
+} walk;
+
+static void walk_release(walk *p) {
+  for (int i = 0; i < p->n_seen; i++)
+    sm_free(p->seen[i]);
+  sm_free(p->seen);
+  p->seen = NULL;
+  p->n_seen = 0;
+}
+
+static void explain_veto(const sm_meta *q, const sm_fp_extra *qx,
+                         const sm_record *r, int veto, char *buf, size_t n) {
+  const char *f = sm_identity_veto_name(veto);
+  char mine[64], theirs[64];
+
+  if (veto >= 0 && veto < SM_META_NFIELDS) {
+    const sm_meta_value *a = &q->f[veto], *b = &r->meta.f[veto];
+    if (sm_meta_type_of((sm_meta_field)veto) == SM_META_STR) {
+      snprintf(mine, sizeof(mine), "%.60s", a->str);
+      snprintf(theirs, sizeof(theirs), "%.60s", b->str);
+    } else {
+      snprintf(mine, sizeof(mine), "%.10g", a->num);
+      snprintf(theirs, sizeof(theirs), "%.10g", b->num);
+    }
+  } else {
+    const char *a = veto == SM_IDENT_VETO_USER ? qx->user : qx->name;
+    const char *b = veto == SM_IDENT_VETO_USER ? r->user : r->name;
+    snprintf(mine, sizeof(mine), "%.60s", a ? a : "");
+    snprintf(theirs, sizeof(theirs), "%.60s", b ? b : "");
+  }
+  snprintf(buf, n, "job %.40s has %s %s, this job %s", r->id, f ? f : "?",
+           theirs, mine);
+}
+
+static void drop_matches(sm_advice *a) {
+  for (int i = 0; i < a->n_matches; i++)
+    sm_record_release(&a->matches[i]);
+  a->n_matches = a->n_different = a->n_thin = 0;
+}
+
+/* Searches the top `want` candidates with cosine >= min_score and walks
+ * those at or above the threshold that p has not seen yet, keeping the
+ * ones whose identity agrees (at most o->top_k, into a's arrays, which
+ * hold that many).  If the history changed since the last search (the
+ * seen ids are no longer its prefix), the walk starts over.  Returns 0,
+ * SM_ENOMEM, or a store error (message in serr). */
+static int candidates(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
+                      const float *fp, const sm_advise_opts *o, int want,
+                      float min_score, sm_advice *a, walk *p, sm_err *serr) {
+  sm_store_hit *hits = sm_calloc((size_t)want, sizeof(*hits));
+  int n, i, start = 0, cap = o->top_k;
+
+  if (hits == NULL)
+    return SM_ENOMEM;
+  n = sm_store_search(s, fp, want, min_score, hits, serr);
+  if (n < 0) {
+    sm_free(hits);
+    return n;
+  }
+  if (p->seen == NULL) {
+    p->n_hits = n;
+    if (n > 0) {
+      a->best_score = hits[0].score > 1.0f ? 1.0f : hits[0].score;
+      snprintf(p->best_id, sizeof(p->best_id), "%s", hits[0].id);
+    }
+    p->seen = sm_calloc((size_t)want, sizeof(char *));
+  } else {
+    char **ns = sm_realloc(p->seen, (size_t)want * sizeof(char *));
+    if (ns == NULL) {
+      sm_free(hits);
+      return SM_ENOMEM;
+    }
+    p->seen = ns;
+    start = p->n_seen;
+    for (i = 0; i < p->n_seen; i++)
+      if (i >= n || strcmp(hits[i].id, p->seen[i]) != 0) {
+        start = 0;
+        break;
+      }
+    if (start == 0) { /* the history changed: start over */
+      drop_matches(a);
+      for (i = 0; i < p->n_seen; i++)
+        sm_free(p->seen[i]);
+      p->n_seen = 0;
+      p->first_veto[0] = p->first_thin[0] = '\0';
+    }
+  }
+  if (p->seen == NULL) {
+    sm_free(hits);
+    return SM_ENOMEM;
+  }
+  for (i = start; i < n && a->n_matches < cap; i++) {
+    sm_record *r = &a->matches[a->n_matches];
+    sm_fp_extra rx;
+    sm_identity_cmp c;
+    int rc;
+    if (hits[i].score < o->threshold)
+      break;
+    p->seen[p->n_seen] = sm_strdup(hits[i].id);
+    if (p->seen[p->n_seen] == NULL) {
+      sm_free(hits);
+      return SM_ENOMEM;
+    }
+    p->n_seen++;
+    sm_record_init(r);
+    rc = sm_store_get(s, hits[i].id, r, serr);
+    if (rc != 0) {
+      sm_record_release(r);
+      if (rc != SM_ENOTFOUND) {
+        sm_free(hits);
+        return rc;
+      }
+      /* Gone between search and read: skip it. */
+      sm_err_clear(serr);
+      continue;
+    }
+    rx.user = r->user;
+    rx.name = r->name;
+    rx.vc = r->vc;
+    if (!sm_identity_compare(m, x, &r->meta, &rx, &c)) {
+      if (c.veto >= 0) {
+        if (a->n_different++ == 0)
+          explain_veto(m, x, r, c.veto, p->first_veto, sizeof(p->first_veto));
+      } else if (a->n_thin++ == 0) {
+        char g[64];
+        snprintf(p->first_thin, sizeof(p->first_thin),
+                 "job %.40s shares only %s", r->id,
+                 sm_identity_describe(c.shared, g, sizeof(g)));
+      }
+      sm_record_release(r);
+      continue;
+    }
+    a->shared[a->n_matches] = c.shared;
+    /* Rounding can put a self-match a hair above 1. */
+    a->scores[a->n_matches++] = hits[i].score > 1.0f ? 1.0f : hits[i].score;
+  }
+  p->more = i == n && n == want && a->n_matches < cap;
+  sm_free(hits);
+  return 0;
+}
+
 int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
               const sm_advise_opts *in, sm_advice *a, sm_err *err) {
   sm_advise_opts o;
   float fp[SM_FP_DIMS];
-  sm_store_hit *hits;
-  int n, keep = 0;
   sm_err serr = {0};
+  walk p;
+  char g[64];
+  int rc;
 
   defaults(in, &o);
   sm_advice_release(a);
@@ -212,70 +382,87 @@ int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
     snprintf(a->detail, sizeof(a->detail), "no workload metadata to match on");
     return 0;
   }
+  a->identity = sm_identity_known(m, x);
   if (s == NULL) {
     a->fallback = SM_FALLBACK_UNAVAILABLE;
     snprintf(a->detail, sizeof(a->detail), "history store not open");
     return 0;
   }
-  hits = sm_calloc((size_t)o.top_k, sizeof(*hits));
-  if (hits == NULL)
+  if (!sm_identity_enough(a->identity)) {
+    a->fallback = SM_FALLBACK_TOO_LITTLE_KNOWN;
+    snprintf(a->detail, sizeof(a->detail),
+             "identity known: %s; a match needs the model with its size "
+             "and two of dataset, task, length, or the model family and "
+             "all three (a trace job: user and job name)",
+             sm_identity_describe(a->identity, g, sizeof(g)));
+    return 0;
+  }
+  a->matches = sm_calloc((size_t)o.top_k, sizeof(sm_record));
+  a->scores = sm_calloc((size_t)o.top_k, sizeof(float));
+  a->shared = sm_calloc((size_t)o.top_k, sizeof(unsigned));
+  if (a->matches == NULL || a->scores == NULL || a->shared == NULL)
     return sm_err_set(err, SM_ENOMEM, "advise: out of memory");
-  n = sm_store_search(s, fp, o.top_k, -2.0f, hits, &serr);
-  if (n < 0) {
+  memset(&p, 0, sizeof(p));
+  rc = candidates(s, m, x, fp, &o, o.top_k + EXTRA_CANDIDATES, -2.0f, a, &p,
+                  &serr);
+  if (rc == 0 && p.more)
+    rc = candidates(s, m, x, fp, &o, MAX_CANDIDATES, o.threshold, a, &p, &serr);
+  walk_release(&p);
+  if (rc == SM_ENOMEM) {
+    drop_matches(a);
+    return sm_err_set(err, SM_ENOMEM, "advise: out of memory");
+  }
+  if (rc != 0) {
+    drop_matches(a);
     a->fallback = SM_FALLBACK_UNAVAILABLE;
     snprintf(a->detail, sizeof(a->detail), "%s", serr.msg);
-    sm_err_set(err, n, "%s", serr.msg);
-    sm_free(hits);
+    sm_err_set(err, rc, "%s", serr.msg);
     return 0;
   }
-  if (n == 0) {
+  if (p.n_hits == 0) {
     a->fallback = SM_FALLBACK_NO_MATCH;
     snprintf(a->detail, sizeof(a->detail), "the history is empty");
-    sm_free(hits);
     return 0;
   }
-  a->best_score = hits[0].score > 1.0f ? 1.0f : hits[0].score;
-  while (keep < n && hits[keep].score >= o.threshold)
-    keep++;
-  if (keep == 0) {
-    a->fallback = SM_FALLBACK_BELOW_THRESHOLD;
-    snprintf(a->detail, sizeof(a->detail),
-             "best match %.3f (job %.60s) is below the threshold %.3f",
-             hits[0].score, hits[0].id, o.threshold);
-    sm_free(hits);
-    return 0;
-  }
-  a->matches = sm_calloc((size_t)keep, sizeof(sm_record));
-  a->scores = sm_calloc((size_t)keep, sizeof(float));
-  if (a->matches == NULL || a->scores == NULL) {
-    sm_free(hits);
-    return sm_err_set(err, SM_ENOMEM, "advise: out of memory");
-  }
-  for (int i = 0; i < keep; i++) {
-    sm_record_init(&a->matches[a->n_matches]);
-    if (sm_store_get(s, hits[i].id, &a->matches[a->n_matches], &serr) != 0) {
-      /* Gone between search and read: skip it. */
-      sm_record_release(&a->matches[a->n_matches]);
-      if (serr.code != SM_ENOTFOUND) {
-        a->fallback = SM_FALLBACK_UNAVAILABLE;
-        snprintf(a->detail, sizeof(a->detail), "%s", serr.msg);
-        sm_free(hits);
-        return 0;
-      }
-      sm_err_clear(&serr);
-      continue;
-    }
-    /* Rounding can put a self-match a hair above 1. */
-    a->scores[a->n_matches++] = hits[i].score > 1.0f ? 1.0f : hits[i].score;
-  }
-  sm_free(hits);
   if (a->n_matches == 0) {
-    a->fallback = SM_FALLBACK_NO_MATCH;
-    snprintf(a->detail, sizeof(a->detail), "matches vanished while reading");
+    if (a->n_thin > 0) {
+      a->fallback = SM_FALLBACK_TOO_LITTLE_KNOWN;
+      snprintf(a->detail, sizeof(a->detail),
+               "%d similar job(s) do not share enough known identity with "
+               "this job (%.120s): a match needs the model with its size and "
+               "two of dataset, task, length, or the family and all three",
+               a->n_thin, p.first_thin);
+    } else if (a->n_different > 0) {
+      a->fallback = SM_FALLBACK_NO_MATCH;
+      snprintf(a->detail, sizeof(a->detail),
+               "%d similar job(s) are different jobs (%.200s)", a->n_different,
+               p.first_veto);
+    } else if (a->best_score < o.threshold) {
+      a->fallback = SM_FALLBACK_BELOW_THRESHOLD;
+      snprintf(a->detail, sizeof(a->detail),
+               "best match %.3f (job %.60s) is below the threshold %.3f",
+               a->best_score, p.best_id, o.threshold);
+    } else {
+      a->fallback = SM_FALLBACK_NO_MATCH;
+      snprintf(a->detail, sizeof(a->detail), "matches vanished while reading");
+    }
     return 0;
   }
   sm_estimate_compute(a, &o);
   return 0;
+}
+
+/* The names of identity groups as a JSON array. */
+static void write_groups(sm_jw *w, unsigned g) {
+  static const char *const names[] = {"model",  "dataset", "task",
+                                      "length", "trace",   "model_family"};
+  if (g & SM_IDENT_MODEL)
+    g &= ~SM_IDENT_FAMILY;
+  sm_jw_arr_begin(w);
+  for (size_t i = 0; i < SM_ARRAY_LEN(names); i++)
+    if (g & (1u << i))
+      sm_jw_str(w, names[i]);
+  sm_jw_arr_end(w);
 }
 
 void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
@@ -295,6 +482,10 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     sm_jw_kv_str(w, "gpu_type", r->gpu_type);
     sm_jw_kv_str(w, "sw_version", r->sw_version);
     sm_jw_kv_num(w, "throughput", r->throughput);
+    if (a->shared != NULL) {
+      sm_jw_key(w, "identity");
+      write_groups(w, a->shared[i]);
+    }
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
@@ -345,6 +536,14 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     sm_jw_obj_end(w);
   }
   sm_jw_kv_num(w, "best_score", round(a->best_score * 1e6) / 1e6);
+  sm_jw_key(w, "identity");
+  sm_jw_obj_begin(w);
+  sm_jw_key(w, "known");
+  write_groups(w, a->identity);
+  sm_jw_kv_bool(w, "enough", sm_identity_enough(a->identity));
+  sm_jw_kv_int(w, "rejected_different", a->n_different);
+  sm_jw_kv_int(w, "rejected_too_little_known", a->n_thin);
+  sm_jw_obj_end(w);
   sm_jw_kv_bool(w, "fallback", a->fallback != SM_FALLBACK_NONE);
   sm_jw_kv_str(w, "fallback_reason", sm_fallback_name(a->fallback));
   sm_jw_kv_str(w, "fallback_detail", a->fallback ? a->detail : NULL);

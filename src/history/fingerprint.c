@@ -18,7 +18,12 @@
  * log intervals cannot move a fingerprint.  A job known only from a trace
  * (no model, dataset or task) is recognised instead by its user, its job
  * name with digits folded ("train_resnet50_run17" -> "train_resnet0_run0")
- * and its virtual cluster, beside whatever metadata the trace has. */
+ * and its virtual cluster, beside whatever metadata the trace has.
+ *
+ * The second half of the file is a job's identity: the fields on which
+ * two jobs must not differ to be the same job, and how much of it must be
+ * known on both sides before a cosine can be trusted (see sm_history.h
+ * and docs/history.md, "Matching"). */
 #include <ctype.h>
 #include <math.h>
 #include <string.h>
@@ -233,4 +238,218 @@ float sm_fp_cosine(const float *a, const float *b) {
   if (aa <= 0 || bb <= 0)
     return 0.0f;
   return (float)(ab / sqrt(aa * bb));
+}
+
+/* ==== Identity ==== */
+
+/* Relative tolerance on iteration counts (a schedule of 150,000 steps and
+ * one of 150,001 are one schedule); architecture sizes must be equal. */
+#define LENGTH_RTOL 0.01
+
+/* Words that give a model's size in the field's naming conventions
+ * (timm, HF, torchvision, YOLO-style presets spelt out). */
+static const char *const size_words[] = {
+    "tiny", "small", "base",   "large", "huge", "giant",  "mini",
+    "nano", "micro", "medium", "xl",    "xxl",  "xlarge", "xxlarge"};
+
+/* Equal as letters and digits, case folded: "Llama_7B" and "llama-7b"
+ * are one name.  Reads the whole of both strings. */
+static int str_equal(const char *a, const char *b) {
+  for (;;) {
+    while (*a && !isalnum((unsigned char)*a))
+      a++;
+    while (*b && !isalnum((unsigned char)*b))
+      b++;
+    if (*a == '\0' || *b == '\0')
+      return *a == *b;
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+      return 0;
+    a++;
+    b++;
+  }
+}
+
+/* A string with at least one letter or digit ("" and "---" say nothing). */
+static int has_alnum(const char *s) {
+  for (; s != NULL && *s; s++)
+    if (isalnum((unsigned char)*s))
+      return 1;
+  return 0;
+}
+
+/* A job name as the fingerprint sees it: lower case, digit runs folded. */
+static int name_equal(const char *a, const char *b) {
+  char x[256], y[256];
+  size_t nx = lower(a, x, sizeof(x)), ny = lower(b, y, sizeof(y));
+
+  nx = fold_digits(x, nx);
+  ny = fold_digits(y, ny);
+  return nx == ny && memcmp(x, y, nx) == 0;
+}
+
+/* Whether a model name says which size of its family it is: a piece with
+ * a digit ("7b", "resnet50", "patch16", "v2") or a size word ("base",
+ * "small").  "unet", "transformer" or "detr" name a family whose members
+ * differ by orders of magnitude in cost. */
+static int name_has_size(const char *s) {
+  char buf[256];
+  size_t n = lower(s, buf, sizeof(buf)), st[32], ln[32];
+  int k = pieces(buf, n, st, ln, 32, 0);
+
+  for (int i = 0; i < k; i++) {
+    for (size_t j = 0; j < ln[i]; j++)
+      if (isdigit((unsigned char)buf[st[i] + j]))
+        return 1;
+    for (size_t w = 0; w < SM_ARRAY_LEN(size_words); w++)
+      if (strlen(size_words[w]) == ln[i] &&
+          memcmp(size_words[w], buf + st[i], ln[i]) == 0)
+        return 1;
+  }
+  return 0;
+}
+
+static int known(const sm_meta *m, int f) {
+  const sm_meta_value *v = &m->f[f];
+  if (!v->known)
+    return 0;
+  if (sm_meta_type_of((sm_meta_field)f) == SM_META_STR)
+    return has_alnum(v->str);
+  return 1;
+}
+
+static int has(const char *s) {
+  return has_alnum(s);
+}
+
+/* Known on both sides.  Values: equal (1) or not (0). */
+static int both(const sm_meta *a, const sm_meta *b, int f) {
+  return known(a, f) && known(b, f);
+}
+
+static int value_equal(const sm_meta *a, const sm_meta *b, int f) {
+  const sm_meta_value *x = &a->f[f], *y = &b->f[f];
+
+  if (sm_meta_type_of((sm_meta_field)f) == SM_META_STR)
+    return str_equal(x->str, y->str);
+  if (f == SM_META_ITERATIONS)
+    return fabs(x->num - y->num) <=
+           LENGTH_RTOL * fmax(fabs(x->num), fabs(y->num));
+  return x->num == y->num;
+}
+
+/* The identity fields whose known-and-different values are a veto, in
+ * the order a veto is reported. */
+static const int veto_fields[] = {
+    SM_META_MODEL_NAME, SM_META_D_MODEL,    SM_META_N_LAYERS,
+    SM_META_SEQ_LEN,    SM_META_DATASET,    SM_META_TASK,
+    SM_META_DOMAIN,     SM_META_ITERATIONS, SM_META_ITERATION_TYPE};
+
+/* Metadata that names none of model, dataset, task: only a trace's user
+ * and job name can identify the job (the fingerprint's own switch). */
+static int trace_only(const sm_meta *m) {
+  return !known(m, SM_META_MODEL_NAME) && !known(m, SM_META_DATASET) &&
+         !known(m, SM_META_TASK);
+}
+
+int sm_identity_compare(const sm_meta *a, const sm_fp_extra *ax,
+                        const sm_meta *b, const sm_fp_extra *bx,
+                        sm_identity_cmp *out) {
+  sm_identity_cmp c = {0, -1};
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(veto_fields); i++) {
+    int f = veto_fields[i];
+    if (both(a, b, f) && !value_equal(a, b, f)) {
+      c.veto = f;
+      break;
+    }
+  }
+  /* The model: an equal name that carries a size, or an equal
+   * architecture (width and depth); an equal name without a size only
+   * names the family. */
+  if (both(a, b, SM_META_MODEL_NAME) && value_equal(a, b, SM_META_MODEL_NAME))
+    c.shared |= name_has_size(a->f[SM_META_MODEL_NAME].str) ? SM_IDENT_MODEL
+                                                            : SM_IDENT_FAMILY;
+  if (both(a, b, SM_META_D_MODEL) && both(a, b, SM_META_N_LAYERS) &&
+      value_equal(a, b, SM_META_D_MODEL) && value_equal(a, b, SM_META_N_LAYERS))
+    c.shared |= SM_IDENT_MODEL;
+  if (both(a, b, SM_META_DATASET) && value_equal(a, b, SM_META_DATASET))
+    c.shared |= SM_IDENT_DATASET;
+  if (both(a, b, SM_META_TASK) && value_equal(a, b, SM_META_TASK))
+    c.shared |= SM_IDENT_TASK;
+  /* The length: iterations; an epoch count is a length only with the
+   * dataset it counts over, and a count of unknown unit is treated as
+   * epochs. */
+  if (both(a, b, SM_META_ITERATIONS) && value_equal(a, b, SM_META_ITERATIONS)) {
+    int steps = both(a, b, SM_META_ITERATION_TYPE) &&
+                value_equal(a, b, SM_META_ITERATION_TYPE) &&
+                str_equal(a->f[SM_META_ITERATION_TYPE].str, "steps");
+    if (steps || (c.shared & SM_IDENT_DATASET))
+      c.shared |= SM_IDENT_LENGTH;
+  }
+  /* A job known only by its trace attributes. */
+  if (trace_only(a) && trace_only(b) && ax != NULL && bx != NULL &&
+      has(ax->user) && has(bx->user) && has(ax->name) && has(bx->name)) {
+    if (c.veto < 0 && !str_equal(ax->user, bx->user))
+      c.veto = SM_IDENT_VETO_USER;
+    else if (c.veto < 0 && !name_equal(ax->name, bx->name))
+      c.veto = SM_IDENT_VETO_NAME;
+    else if (c.veto < 0)
+      c.shared |= SM_IDENT_TRACE;
+  }
+  if (out != NULL)
+    *out = c;
+  return c.veto < 0 && sm_identity_enough(c.shared);
+}
+
+unsigned sm_identity_known(const sm_meta *m, const sm_fp_extra *x) {
+  sm_identity_cmp c;
+
+  sm_identity_compare(m, x, m, x, &c);
+  return c.shared;
+}
+
+int sm_identity_enough(unsigned g) {
+  int rest = ((g & SM_IDENT_DATASET) != 0) + ((g & SM_IDENT_TASK) != 0) +
+             ((g & SM_IDENT_LENGTH) != 0);
+
+  /* The less the model says, the more the rest must: a sized model and
+   * two of the three, a model family and all three. */
+  if (g & SM_IDENT_TRACE)
+    return 1;
+  if (g & SM_IDENT_MODEL)
+    return rest >= 2;
+  return (g & SM_IDENT_FAMILY) && rest == 3;
+}
+
+char *sm_identity_describe(unsigned g, char *buf, size_t n) {
+  static const char *const names[] = {"model",  "dataset", "task",
+                                      "length", "trace",   "model_family"};
+  size_t o = 0;
+
+  if (g & SM_IDENT_MODEL)
+    g &= ~SM_IDENT_FAMILY; /* the sized model says it all */
+
+  if (n == 0)
+    return buf;
+  buf[0] = '\0';
+  for (size_t i = 0; i < SM_ARRAY_LEN(names); i++)
+    if (g & (1u << i)) {
+      int w = snprintf(buf + o, n - o, "%s%s", o ? ", " : "", names[i]);
+      if (w < 0 || (size_t)w >= n - o)
+        break;
+      o += (size_t)w;
+    }
+  if (o == 0)
+    snprintf(buf, n, "none");
+  return buf;
+}
+
+const char *sm_identity_veto_name(int veto) {
+  if (veto >= 0 && veto < SM_META_NFIELDS)
+    return sm_meta_name((sm_meta_field)veto);
+  if (veto == SM_IDENT_VETO_USER)
+    return "user";
+  if (veto == SM_IDENT_VETO_NAME)
+    return "job_name";
+  return NULL;
 }

@@ -24,8 +24,22 @@ A="$SM_TMP/last.out"
 # A job that is only similar by name is not matched.
 expect_rc 0 $S advise --json --db "$DB" --meta $D/resnet50_imagenet.json
 [ "$(jget "$SM_TMP/last.out" '.fallback_reason')" = no_match ] || fail "failed-only matches must not give a duration"
+# Model and dataset alone are too little identity to trust any match.
 printf '{"metadata":{"model_name":"llama-7b","dataset":"sharegpt","gpus":4}}' > "$SM_TMP/other.json"
 expect_rc 0 $S advise --json --db "$DB" --meta "$SM_TMP/other.json"
+[ "$(jget "$SM_TMP/last.out" '.fallback_reason')" = too_little_known ] || fail "too_little_known"
+[ "$(jget "$SM_TMP/last.out" '.identity.enough')" = false ] || fail "identity.enough"
+expect_rc 0 $S advise --help
+grep -q too_little_known "$SM_TMP/last.out" || fail "--help names too_little_known"
+# The same recipe on another dataset is another job, however alike the rest.
+jq -c '.metadata.dataset = "sharegpt"' $D/llama7b_alpaca.json > "$SM_TMP/sharegpt.json"
+expect_rc 0 $S advise --json --db "$DB" --threshold 0.5 --meta "$SM_TMP/sharegpt.json"
+[ "$(jget "$SM_TMP/last.out" '.fallback_reason')" = no_match ] || fail "dataset veto"
+jget "$SM_TMP/last.out" '.fallback_detail' | grep -q "dataset alpaca-52k, this job sharegpt" || fail "veto detail"
+[ "$(jget "$SM_TMP/last.out" '.identity.rejected_different')" = 4 ] || fail "rejected count"
+# The same job identity on another scale: similar, not the same.
+jq -c '.metadata += {"gpus":32,"lr":0.0001,"global_batch_size":1024,"parallelism":"deepspeed_zero3","precision":"fp16"}' $D/llama7b_alpaca.json > "$SM_TMP/scaled.json"
+expect_rc 0 $S advise --json --db "$DB" --meta "$SM_TMP/scaled.json"
 [ "$(jget "$SM_TMP/last.out" '.fallback_reason')" = below_threshold ] || fail "below_threshold"
 
 # Missing database, corrupt database, wrong schema: a fallback, exit 0.
