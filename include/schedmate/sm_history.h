@@ -84,6 +84,11 @@ typedef struct sm_record {
   char *outcome;          /* optional JSON object text: how the run went in
                            * detail (scheduler state, exit code, last
                            * progress, diagnosis); owned, or NULL */
+  double gpu_mem_mib;     /* peak GPU memory on one GPU, MiB (NAN unknown) */
+  char *util_source;      /* where sm_util and gpu_mem_mib come from:
+                           * "nvml", "sacct", or NULL */
+  char *gpu_model;        /* GPU model as the driver names it */
+  char *driver_version;   /* GPU driver version */
 } sm_record;
 
 /* Sets every field unknown/empty. */
@@ -251,6 +256,8 @@ typedef struct sm_estimate {
   double p_early_end;         /* share of matches that did not complete */
   double expected_duration_s; /* mean over all matches, any end state */
   int n_completed;            /* completed matches */
+  int n_util;                 /* matches sm_util is the mean of */
+  double gpu_mem_mib;         /* plain mean peak GPU memory (NAN if none) */
   sm_perf_agg *perf;          /* aggregated perf model (owned) */
   int n_perf;                 /* its points */
 } sm_estimate;
