@@ -76,6 +76,11 @@ static void put_raw(const char *dir, unsigned job, const char *name,
   fclose(f);
 }
 
+static void put_str(const char *dir, unsigned job, const char *name,
+                    const char *text) {
+  put_raw(dir, job, name, text, strlen(text));
+}
+
 static void rmrf(const char *d) {
   char cmd[300];
   snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
@@ -203,23 +208,20 @@ SM_TEST(gpustat_usage_skips_malformed_files) {
           "ELF\0\0\xff\xfe",
           8);
   put_raw(d, 5, "empty.json", "", 0);
-  put_raw(d, 5, "array.json", "[1,2,3]", 7);
-  put_raw(d, 5, "trunc.json", "{\"format\":\"schedmate-gpustat/1\",\"job_", 36);
+  put_str(d, 5, "array.json", "[1,2,3]");
+  put_str(d, 5, "trunc.json", "{\"format\":\"schedmate-gpustat/1\",\"job_");
   put_raw(d, 5, "deep.json", deep, 200000);
   put_raw(d, 5, "big.json", big, 5 << 20);
-  put_raw(d, 5, "other.json", "{\"format\":\"something-else/2\",\"job_id\":5}",
-          40);
-  put_raw(d, 5, "wrongjob.json",
+  put_str(d, 5, "other.json", "{\"format\":\"something-else/2\",\"job_id\":5}");
+  put_str(d, 5, "wrongjob.json",
           "{\"format\":\"schedmate-gpustat/1\",\"job_id\":6,"
           "\"first_sample\":1000,\"last_sample\":1900,\"sampled_until\":1905,"
-          "\"summary\":{}}",
-          119);
-  put_raw(d, 5, "types.json",
+          "\"summary\":{}}");
+  put_str(d, 5, "types.json",
           "{\"format\":\"schedmate-gpustat/1\",\"job_id\":5,"
           "\"first_sample\":\"x\",\"last_sample\":1900,\"sampled_until\":1905,"
-          "\"summary\":{}}",
-          121);
-  put_raw(d, 5, "notes.txt", "not json", 8);
+          "\"summary\":{}}");
+  put_str(d, 5, "notes.txt", "not json");
   sm_gpu_usage_init(&u);
   /* Nothing usable: not found, and the first problem is reported. */
   ASSERT_OK(sm_gpu_usage_read(d, 5, 1000, 1900, 1910, &u, &err));
