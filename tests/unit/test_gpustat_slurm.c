@@ -81,8 +81,7 @@ static int f_drain(void *ud, const char *node, const char *reason,
   fake *f = ud;
   (void)err;
   if (f->nops < 32)
-    snprintf(f->ops[f->nops++], sizeof(f->ops[0]), "drain %s %s", node,
-             reason);
+    snprintf(f->ops[f->nops++], sizeof(f->ops[0]), "drain %s %s", node, reason);
   return 0;
 }
 
@@ -94,8 +93,8 @@ static int f_requeue(void *ud, uint32_t id, sm_err *err) {
   return 0;
 }
 
-static const sm_slurm_ops ops = {f_load, f_script, f_update, f_drain,
-                                 f_requeue, NULL};
+static const sm_slurm_ops ops = {f_load,  f_script,  f_update,
+                                 f_drain, f_requeue, NULL};
 
 typedef struct scratch {
   char dir[64], repo[128], db[128], gpu[128], sacct[128], calls[128];
@@ -279,11 +278,11 @@ SM_TEST(gpustat_slurm_writeback_from_sampler_files) {
   o = cJSON_Parse(r.outcome);
   g = cJSON_GetObjectItem(o, "gpu");
   ASSERT(cJSON_IsObject(g));
-  ASSERT_STREQ(cJSON_GetObjectItem(
-                   cJSON_GetArrayItem(cJSON_GetObjectItem(g, "nodes"), 0),
-                   "node")
-                   ->valuestring,
-               "n1");
+  ASSERT_STREQ(
+      cJSON_GetObjectItem(
+          cJSON_GetArrayItem(cJSON_GetObjectItem(g, "nodes"), 0), "node")
+          ->valuestring,
+      "n1");
   cJSON_Delete(o);
   /* Job 2 was never sampled: the fields stay unknown. */
   ASSERT_OK(get(&s, "fake:2", &r));
@@ -340,10 +339,11 @@ SM_TEST(gpustat_slurm_lost_gpu_is_a_gpu_fault) {
   /* The job's log stops without an error (the process hung on the lost
    * GPU and was killed); the node's sampler saw the GPU go. */
   snprintf(log, sizeof(log), "%s/r50-4.out", s.dir);
-  write_text(log, "Namespace(model='resnet50', epochs=90)\n"
-                  "=> creating model 'resnet50'\n"
-                  "[2024-05-01 10:00:01] step 1/100 | loss 6.9000 | 0.41 s/it\n"
-                  "[2024-05-01 10:00:02] step 2/100 | loss 6.8000 | 0.41 s/it\n");
+  write_text(log,
+             "Namespace(model='resnet50', epochs=90)\n"
+             "=> creating model 'resnet50'\n"
+             "[2024-05-01 10:00:01] step 1/100 | loss 6.9000 | 0.41 s/it\n"
+             "[2024-05-01 10:00:02] step 2/100 | loss 6.8000 | 0.41 s/it\n");
   add(&f, &s, 4, SM_SJ_FAILED, 3000, 3500, "n2", log);
   sampler_file(&s, 4, "n2", 3001, 3400, 3510, 1, 88, 70000,
                "schedmate gpustat: node n2: GPU 1 (GPU-b, NVIDIA "
