@@ -220,12 +220,12 @@ sm_gpustat *sm_gpustat_open(const sm_gpustat_opts *o, sm_err *err) {
   if (g->o.keep_s == 0)
     g->o.keep_s = 7 * 86400.0;
   if (g->o.node && g->o.node[0]) {
-    snprintf(g->node, sizeof(g->node), "%s", g->o.node);
+    snprintf(g->node, sizeof(g->node), "%.63s", g->o.node);
   } else {
     char h[256] = "";
     gethostname(h, sizeof(h) - 1);
     h[strcspn(h, ".")] = '\0';
-    snprintf(g->node, sizeof(g->node), "%s", h[0] ? h : "localhost");
+    snprintf(g->node, sizeof(g->node), "%.63s", h[0] ? h : "localhost");
   }
   g->o.node = g->node;
   if (g->s_proc == NULL || (g->o.nvml_lib && !g->s_lib) ||
@@ -870,7 +870,7 @@ static int job_write(sm_gpustat *g, gjob *j, double now, int final, int stopped,
 /* Removes this node's job files older than keep_s, and job directories
  * left empty. */
 static void cleanup(sm_gpustat *g, double now) {
-  char node[64], path[4400];
+  char node[64], path[4608];
   DIR *top;
   struct dirent *e;
   size_t nl;
@@ -931,7 +931,8 @@ int sm_gpustat_sample(sm_gpustat *g, double now, sm_err *err) {
   if (g->csv)
     fflush(g->csv);
   /* This round's process map replaces the last one. */
-  qsort(g->npm, (size_t)g->n_npm, sizeof(*g->npm), by_pid);
+  if (g->n_npm > 1)
+    qsort(g->npm, (size_t)g->n_npm, sizeof(*g->npm), by_pid);
   {
     pmap *t = g->pm;
     int c = g->cap_pm;
