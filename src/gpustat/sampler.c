@@ -888,6 +888,7 @@ static void cleanup(sm_gpustat *g, double now) {
     DIR *jd;
     struct dirent *f;
     char jdir[4200];
+    int removed = 0;
     if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
         strspn(e->d_name, "0123456789") != strlen(e->d_name))
       continue;
@@ -903,11 +904,12 @@ static void cleanup(sm_gpustat *g, double now) {
         continue;
       snprintf(path, sizeof(path), "%s/%s", jdir, f->d_name);
       if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-          (double)st.st_mtime < now - g->o.keep_s)
-        unlink(path);
+          (double)st.st_mtime < now - g->o.keep_s && unlink(path) == 0)
+        removed = 1;
     }
     closedir(jd);
-    rmdir(jdir); /* only succeeds when empty */
+    if (removed)
+      rmdir(jdir); /* only succeeds when no other node's file is left */
   }
   closedir(top);
 }

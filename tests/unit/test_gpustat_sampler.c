@@ -5,6 +5,7 @@
  * other GPUs still sampled), failing calls, both process entry layouts,
  * and a node without NVML. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -567,6 +568,47 @@ SM_TEST(gpustat_sampler_holds_a_process_sample_then_reads_idle) {
   ASSERT_NEAR(cJSON_GetArrayItem(ser, 1)->valuedouble, 50, 1e-9);
   ASSERT_NEAR(cJSON_GetArrayItem(ser, 2)->valuedouble, 0, 1e-9);
   cJSON_Delete(a);
+  sm_gpustat_close(g);
+  fx_free(&f);
+}
+
+SM_TEST(gpustat_sampler_removes_only_its_old_files) {
+  fx f;
+  sm_gpustat_opts o = {0};
+  sm_gpustat *g;
+  char p[400];
+  struct timespec old[2] = {{1000000000 - 5000, 0}, {1000000000 - 5000, 0}};
+  struct timespec fresh[2] = {{1000000000 - 10, 0}, {1000000000 - 10, 0}};
+  fx_init(&f, "device 0 100 GPU-0 NVIDIA T4\nrow 0 0 0 0 10\n");
+  snprintf(p, sizeof(p), "%s", f.out);
+  mkdir(p, 0755);
+  snprintf(p, sizeof(p), "%s/31", f.out);
+  mkdir(p, 0755);
+  snprintf(p, sizeof(p), "%s/32", f.out);
+  mkdir(p, 0755);
+  snprintf(p, sizeof(p), "%s/31/n1.1.json", f.out);
+  write_text(p, "{}");
+  ASSERT_OK(utimensat(AT_FDCWD, p, old, 0));
+  snprintf(p, sizeof(p), "%s/31/n2.1.json", f.out); /* another node's */
+  write_text(p, "{}");
+  ASSERT_OK(utimensat(AT_FDCWD, p, old, 0));
+  snprintf(p, sizeof(p), "%s/32/n1.2.json", f.out);
+  write_text(p, "{}");
+  ASSERT_OK(utimensat(AT_FDCWD, p, old, 0));
+  snprintf(p, sizeof(p), "%s/32/n1.3.json", f.out); /* recent */
+  write_text(p, "{}");
+  ASSERT_OK(utimensat(AT_FDCWD, p, fresh, 0));
+  o.keep_s = 1000;
+  g = fx_open(&f, &o);
+  rounds(g, 1000000000, 1);
+  snprintf(p, sizeof(p), "%s/31/n1.1.json", f.out);
+  ASSERT(access(p, F_OK) != 0);
+  snprintf(p, sizeof(p), "%s/31/n2.1.json", f.out);
+  ASSERT_OK(access(p, F_OK));
+  snprintf(p, sizeof(p), "%s/32/n1.2.json", f.out);
+  ASSERT(access(p, F_OK) != 0);
+  snprintf(p, sizeof(p), "%s/32/n1.3.json", f.out);
+  ASSERT_OK(access(p, F_OK));
   sm_gpustat_close(g);
   fx_free(&f);
 }
