@@ -14,7 +14,6 @@
  *     max/min ratio above a gate) is a fallback, "inconsistent_history",
  *     not a confident average of two different kinds of job. */
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -285,53 +284,6 @@ int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
   return 0;
 }
 
-/* Writes the distinct non-empty values of one string field of the
- * completed matches that have an SM utilisation. */
-static void distinct(const sm_advice *a, size_t off, sm_jw *w) {
-  sm_jw_arr_begin(w);
-  for (int i = 0; i < a->n_matches; i++) {
-    const sm_record *r = &a->matches[i];
-    const char *v = *(char *const *)((const char *)r + off);
-    int seen = 0;
-    if (v == NULL || v[0] == '\0' || r->end_state != SM_END_COMPLETED ||
-        isnan(r->sm_util) || isnan(r->duration_s))
-      continue;
-    for (int k = 0; k < i && !seen; k++) {
-      const sm_record *q = &a->matches[k];
-      const char *u = *(char *const *)((const char *)q + off);
-      seen = u != NULL && strcmp(u, v) == 0 &&
-             q->end_state == SM_END_COMPLETED && !isnan(q->sm_util) &&
-             !isnan(q->duration_s);
-    }
-    if (!seen)
-      sm_jw_str(w, v);
-  }
-  sm_jw_arr_end(w);
-}
-
-/* Where the estimate's SM utilisation comes from: the matches it is the
- * mean of, their measurement sources, GPU models and driver versions
- * (null when no match has one). */
-static void util_provenance(const sm_advice *a, sm_jw *w) {
-  if (a->est.n_util == 0) {
-    sm_jw_null(w);
-    return;
-  }
-  sm_jw_obj_begin(w);
-  sm_jw_kv_int(w, "n", a->est.n_util);
-  sm_jw_key(w, "jobs");
-  distinct(a, offsetof(sm_record, id), w);
-  sm_jw_key(w, "sources");
-  distinct(a, offsetof(sm_record, util_source), w);
-  sm_jw_key(w, "gpu_models");
-  distinct(a, offsetof(sm_record, gpu_model), w);
-  sm_jw_key(w, "gpu_types");
-  distinct(a, offsetof(sm_record, gpu_type), w);
-  sm_jw_key(w, "driver_versions");
-  distinct(a, offsetof(sm_record, driver_version), w);
-  sm_jw_obj_end(w);
-}
-
 void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
   const sm_estimate *e = &a->est;
 
@@ -365,7 +317,7 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     sm_jw_kv_num(w, "sm_util", e->sm_util);
     sm_jw_kv_num(w, "gpu_mem_mib", e->gpu_mem_mib);
     sm_jw_key(w, "sm_util_provenance");
-    util_provenance(a, w);
+    sm_advice_write_util_provenance(a, w);
     sm_jw_kv_int(w, "n", e->n);
     sm_jw_kv_num(w, "stdev", e->stdev);
     sm_jw_kv_num(w, "weighted_duration_s", e->weighted_duration_s);
