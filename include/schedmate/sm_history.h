@@ -289,15 +289,15 @@ SM_EXTERN void sm_estimate_compute(sm_advice *a, const sm_advise_opts *o);
 SM_EXTERN int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
                         const sm_advise_opts *o, sm_advice *a, sm_err *err);
 
+/* Writes the advice as the JSON members matches, estimate, fallback,
+ * fallback_reason (into an open object). */
+SM_EXTERN void sm_advice_write_json(const sm_advice *a, sm_jw *w);
+
 /* Writes the provenance of the estimate's SM utilisation as one JSON
  * value: {n, jobs, sources, gpu_models, gpu_types, driver_versions} over
  * the completed matches the mean is over (distinct values), or null when
  * none was measured. */
 SM_EXTERN void sm_advice_write_util_provenance(const sm_advice *a, sm_jw *w);
-
-/* Writes the advice as the JSON members matches, estimate, fallback,
- * fallback_reason (into an open object). */
-SM_EXTERN void sm_advice_write_json(const sm_advice *a, sm_jw *w);
 
 #ifdef __cplusplus
 }
