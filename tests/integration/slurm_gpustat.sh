@@ -60,6 +60,7 @@ for m in r18:resnet18:256:0.1 r50:resnet50:1024:0.4; do
 for d in \$(echo "\${CUDA_VISIBLE_DEVICES:-0,1}" | tr , ' '); do
   echo "\$d \$GPU_MIB \$GPU_SM"
 done >"\$FAKE_NVML_PROCS/\$\$"
+trap 'rm -f "\$FAKE_NVML_PROCS/\$\$"' EXIT
 python train.py --model $model --dataset places365 --epochs 5 --batch-size $bs --lr $lr
 EOF
 done
