@@ -137,6 +137,14 @@ $(BUILD)/plugins/job_submit_schedmate.so: plugins/slurm/job_submit_schedmate.c
 $(TEST_BIN): $(TEST_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS)
 
+# The tests' stand-in for NVML, loaded by the GPU sampler with dlopen (never
+# sanitized: it is a plain shared library like the real one).
+FAKE_NVML  := $(BUILD)/nvml/libnvidia-ml.so.1
+$(FAKE_NVML): tests/nvml/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(WARN) -O2 -g -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
+$(TEST_BIN): | $(FAKE_NVML)
+
 # ---- Entry points for people and CI -------------------------------------
 
 deps:

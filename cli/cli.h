@@ -73,6 +73,7 @@ int cli_job_read(cli_job *j, const char *cmd, sm_meta *meta,
 /* Subcommands. */
 int cmd_version(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
+int cmd_gpustat(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);

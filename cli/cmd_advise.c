@@ -173,6 +173,19 @@ int cmd_advise(int argc, char **argv) {
       if (a.est.p_early_end > 0)
         printf(", %.0f %% of matches ended early", 100 * a.est.p_early_end);
       printf("\n");
+      for (int i = 0; a.est.n_util > 0 && i < a.n_matches; i++) {
+        const sm_record *r = &a.matches[i];
+        if (r->end_state != SM_END_COMPLETED || isnan(r->sm_util))
+          continue;
+        printf("  SM util of %d match(es), measured by %s on %s, driver %s",
+               a.est.n_util, r->util_source ? r->util_source : "(unknown)",
+               r->gpu_model ? r->gpu_model : "(unknown GPU)",
+               r->driver_version ? r->driver_version : "(unknown)");
+        if (!isnan(a.est.gpu_mem_mib))
+          printf("; GPU memory %.0f MiB", a.est.gpu_mem_mib);
+        printf("\n");
+        break;
+      }
     } else {
       printf("fallback: %s (%s)\n", sm_fallback_name(a.fallback), a.detail);
     }

@@ -30,7 +30,8 @@ static const char usage_text[] =
     "after another job joined the node), diagnoses FAILED and NODE_FAIL\n"
     "jobs (an infrastructure fault with a located component drains the\n"
     "node and requeues the job, within the planner's gates), and writes\n"
-    "every ended job into the history.\n"
+    "every ended job into the history (with its GPU utilisation and\n"
+    "memory when the nodes sample them or Slurm accounts them).\n"
     "\n"
     "Shadow mode (the default) decides and audits everything but changes\n"
     "nothing in Slurm; --enforce acts, and audits every action.\n"
@@ -67,6 +68,13 @@ static const char usage_text[] =
     "  --max-retries N       automatic requeues per job (2)\n"
     "  --isolation-quota N   node drains per window (2)\n"
     "  --quota-window S      the window in seconds (86400)\n"
+    "GPU metrics (written back with each ended job):\n"
+    "  --gpustat DIR         the directory the nodes' `schedmate gpustat\n"
+    "                        --out DIR` write (shared); read first\n"
+    "  --sacct CMD           sacct command for Slurm's GPU accounting\n"
+    "                        (gres/gpuutil, gres/gpumem) where no sampler\n"
+    "                        file exists (sacct)\n"
+    "  --no-sacct            never ask Slurm's accounting\n"
     "Messages:\n"
     "  --log-level L         error, warn, info (default) or debug\n"
     "\n"
@@ -101,6 +109,9 @@ enum {
   OPT_QUOTA,
   OPT_WINDOW,
   OPT_LOGLEVEL,
+  OPT_GPUSTAT,
+  OPT_SACCT,
+  OPT_NOSACCT,
   OPT_HELP
 };
 
@@ -132,6 +143,9 @@ static const struct option longopts[] = {
     {"isolation-quota", required_argument, NULL, OPT_QUOTA},
     {"quota-window", required_argument, NULL, OPT_WINDOW},
     {"log-level", required_argument, NULL, OPT_LOGLEVEL},
+    {"gpustat", required_argument, NULL, OPT_GPUSTAT},
+    {"sacct", required_argument, NULL, OPT_SACCT},
+    {"no-sacct", no_argument, NULL, OPT_NOSACCT},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -228,6 +242,7 @@ int cmd_slurm(int argc, char **argv) {
   optind = 0;
   opterr = 0;
   o.check_owner = 1;
+  o.sacct = "sacct";
   while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     rc = 0;
     switch (c) {
@@ -319,6 +334,17 @@ int cmd_slurm(int argc, char **argv) {
     case OPT_WINDOW:
       rc = num_opt("--quota-window", optarg, 1, 1e9, &o.quota_window_s);
       break;
+    case OPT_GPUSTAT:
+      o.gpustat_dir = optarg;
+      break;
+    case OPT_SACCT:
+      if (optarg[0] == '\0')
+        return cli_usage("slurm", "--sacct needs a command");
+      o.sacct = optarg;
+      break;
+    case OPT_NOSACCT:
+      o.sacct = NULL;
+      break;
     case OPT_LOGLEVEL:
       if (strcmp(optarg, "error") == 0)
         log_level = SM_SLURM_ERROR;
@@ -350,6 +376,9 @@ int cmd_slurm(int argc, char **argv) {
     return cli_usage("slurm", "--json goes with --once");
   o.log = log_line;
 
+  /* sacct, run for the GPU accounting, reads the same configuration. */
+  if (conf != NULL)
+    setenv("SLURM_CONF", conf, 1);
   if (sm_slurm_backend_libslurm(&be, conf, &err) != 0)
     return cli_error("slurm", CLI_USAGE, "%s", err.msg);
   a = sm_slurm_agent_new(&o, &be, &err);

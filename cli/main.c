@@ -8,6 +8,7 @@ static const cli_cmd commands[] = {
     {"advise", cmd_advise, "estimate a job from similar past jobs"},
     {"diagnose", cmd_diagnose, "find the first real error of a failed job"},
     {"extract", cmd_extract, "read a job's code and command into metadata"},
+    {"gpustat", cmd_gpustat, "sample this node's GPUs per job (NVML)"},
     {"history", cmd_history, "the job history: add, list, show, import..."},
     {"simulate", cmd_simulate, "replay a job trace on a simulated cluster"},
     {"slurm", cmd_slurm, "run SchedMate beside a Slurm cluster (agent)"},

@@ -84,6 +84,11 @@ typedef struct sm_record {
   char *outcome;          /* optional JSON object text: how the run went in
                            * detail (scheduler state, exit code, last
                            * progress, diagnosis); owned, or NULL */
+  double gpu_mem_mib;     /* peak GPU memory on one GPU, MiB (NAN unknown) */
+  char *util_source;      /* where sm_util and gpu_mem_mib come from:
+                           * "nvml", "sacct", or NULL */
+  char *gpu_model;        /* GPU model as the driver names it */
+  char *driver_version;   /* GPU driver version */
 } sm_record;
 
 /* Sets every field unknown/empty. */
@@ -316,6 +321,8 @@ typedef struct sm_estimate {
   double p_early_end;         /* share of matches that did not complete */
   double expected_duration_s; /* mean over all matches, any end state */
   int n_completed;            /* completed matches */
+  int n_util;                 /* matches sm_util is the mean of */
+  double gpu_mem_mib;         /* plain mean peak GPU memory (NAN if none) */
   sm_perf_agg *perf;          /* aggregated perf model (owned) */
   int n_perf;                 /* its points */
 } sm_estimate;
@@ -363,6 +370,12 @@ SM_EXTERN int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
  * "rejected_too_little_known"}), fallback, fallback_reason and
  * fallback_detail (into an open object). */
 SM_EXTERN void sm_advice_write_json(const sm_advice *a, sm_jw *w);
+
+/* Writes the provenance of the estimate's SM utilisation as one JSON
+ * value: {n, jobs, sources, gpu_models, gpu_types, driver_versions} over
+ * the completed matches the mean is over (distinct values), or null when
+ * none was measured. */
+SM_EXTERN void sm_advice_write_util_provenance(const sm_advice *a, sm_jw *w);
 
 #ifdef __cplusplus
 }

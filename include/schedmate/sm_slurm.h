@@ -17,7 +17,9 @@
  *               infrastructure fault with a located component, within the
  *               planner's gates, drains the node and requeues the job;
  *   write-back  every ended job goes into the history with its real
- *               duration, end state, progress and diagnosis.
+ *               duration, end state, progress and diagnosis, and its GPU
+ *               utilisation and memory (from the nodes' samplers, or
+ *               Slurm's accounting).
  *
  * Shadow mode (the default) computes and audits every decision without
  * changing anything in Slurm; enforce mode acts and audits every action.
@@ -179,6 +181,11 @@ typedef struct sm_slurm_opts {
   double quota_window_s;    /* the window [86400] */
   int check_owner;          /* -1: read any repository; else only one
                              * owned by the job's user [on] */
+  const char *gpustat_dir;  /* where the nodes' `schedmate gpustat` write
+                             * job files (a shared directory), or NULL */
+  const char *sacct;        /* sacct command for Slurm's own GPU
+                             * accounting when no sampler file exists,
+                             * or NULL: not asked */
   sm_slurm_log_fn log;      /* messages, or NULL */
   void *log_ud;             /* for the callback */
 } sm_slurm_opts;

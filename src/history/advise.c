@@ -117,9 +117,9 @@ static int aggregate_perf(sm_advice *a) {
 void sm_estimate_compute(sm_advice *a, const sm_advise_opts *in) {
   sm_advise_opts o;
   sm_estimate *e = &a->est;
-  double sum = 0, sum_all = 0, sum_util = 0, wsum = 0, wdur = 0;
+  double sum = 0, sum_all = 0, sum_util = 0, wsum = 0, wdur = 0, sum_mem = 0;
   double mn = INFINITY, mx = 0, durs[256];
-  int n_all = 0, n_util = 0, nc = 0;
+  int n_all = 0, n_util = 0, nc = 0, n_mem = 0;
 
   defaults(in, &o);
   estimate_release(e);
@@ -153,6 +153,10 @@ void sm_estimate_compute(sm_advice *a, const sm_advise_opts *in) {
       sum_util += r->sm_util;
       n_util++;
     }
+    if (!isnan(r->gpu_mem_mib)) {
+      sum_mem += r->gpu_mem_mib;
+      n_mem++;
+    }
   }
   e->n_completed = nc;
   e->p_early_end = (double)(a->n_matches - nc) / (double)a->n_matches;
@@ -173,6 +177,8 @@ void sm_estimate_compute(sm_advice *a, const sm_advise_opts *in) {
   e->n = nc;
   e->duration_s = sum / nc;
   e->sm_util = n_util ? sum_util / n_util : NAN;
+  e->n_util = n_util;
+  e->gpu_mem_mib = n_mem ? sum_mem / n_mem : NAN;
   e->weighted_duration_s = wsum > 0 ? wdur / wsum : e->duration_s;
   e->median_duration_s =
       sm_median(durs, (size_t)SM_MIN(nc, (int)SM_ARRAY_LEN(durs)));
@@ -477,6 +483,10 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     sm_jw_kv_num(w, "score", round(a->scores[i] * 1e6) / 1e6);
     sm_jw_kv_num(w, "duration_s", r->duration_s);
     sm_jw_kv_num(w, "sm_util", r->sm_util);
+    sm_jw_kv_num(w, "gpu_mem_mib", r->gpu_mem_mib);
+    sm_jw_kv_str(w, "util_source", r->util_source);
+    sm_jw_kv_str(w, "gpu_model", r->gpu_model);
+    sm_jw_kv_str(w, "driver_version", r->driver_version);
     sm_jw_kv_str(w, "end_state", sm_end_state_name(r->end_state));
     sm_jw_kv_num(w, "submit_time", r->submit_time);
     sm_jw_kv_str(w, "gpu_type", r->gpu_type);
@@ -496,6 +506,9 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     sm_jw_obj_begin(w);
     sm_jw_kv_num(w, "duration_s", e->duration_s);
     sm_jw_kv_num(w, "sm_util", e->sm_util);
+    sm_jw_kv_num(w, "gpu_mem_mib", e->gpu_mem_mib);
+    sm_jw_key(w, "sm_util_provenance");
+    sm_advice_write_util_provenance(a, w);
     sm_jw_kv_int(w, "n", e->n);
     sm_jw_kv_num(w, "stdev", e->stdev);
     sm_jw_kv_num(w, "weighted_duration_s", e->weighted_duration_s);

@@ -50,6 +50,7 @@ void sm_record_init(sm_record *r) {
   r->throughput = NAN;
   r->submit_time = NAN;
   r->added_at = NAN;
+  r->gpu_mem_mib = NAN;
   r->end_state = SM_END_UNKNOWN;
 }
 
@@ -65,6 +66,9 @@ void sm_record_release(sm_record *r) {
     sm_free(r->perf[i].gpu_type);
   sm_free(r->perf);
   sm_free(r->outcome);
+  sm_free(r->util_source);
+  sm_free(r->gpu_model);
+  sm_free(r->driver_version);
   sm_record_init(r);
 }
 
@@ -99,6 +103,10 @@ void sm_record_write_json(const sm_record *r, sm_jw *w) {
   sm_jw_kv_str(w, "id", r->id);
   sm_jw_kv_num(w, "duration_s", r->duration_s);
   sm_jw_kv_num(w, "sm_util", r->sm_util);
+  sm_jw_kv_num(w, "gpu_mem_mib", r->gpu_mem_mib);
+  sm_jw_kv_str(w, "util_source", r->util_source);
+  sm_jw_kv_str(w, "gpu_model", r->gpu_model);
+  sm_jw_kv_str(w, "driver_version", r->driver_version);
   sm_jw_kv_str(w, "end_state", sm_end_state_name(r->end_state));
   sm_jw_kv_str(w, "gpu_type", r->gpu_type);
   sm_jw_kv_num(w, "throughput", r->throughput);
@@ -172,6 +180,17 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
                     "record %s: duration_s must be a number >= 0", r->id);
   if (rc == 0)
     rc = get_num(o, "sm_util", &r->sm_util, err);
+  if (rc == 0)
+    rc = get_num(o, "gpu_mem_mib", &r->gpu_mem_mib, err);
+  if (rc == 0 && !isnan(r->gpu_mem_mib) && r->gpu_mem_mib < 0)
+    rc = sm_err_set(err, SM_EPARSE, "record %s: gpu_mem_mib must be >= 0",
+                    r->id);
+  if (rc == 0)
+    rc = get_str(o, "util_source", &r->util_source, err);
+  if (rc == 0)
+    rc = get_str(o, "gpu_model", &r->gpu_model, err);
+  if (rc == 0)
+    rc = get_str(o, "driver_version", &r->driver_version, err);
   if (rc == 0)
     rc = get_num(o, "throughput", &r->throughput, err);
   if (rc == 0)
@@ -278,6 +297,9 @@ int sm__record_copy(sm_record *dst, const sm_record *src) {
   rc |= dup_into(&dst->gpu_type, src->gpu_type);
   rc |= dup_into(&dst->sw_version, src->sw_version);
   rc |= dup_into(&dst->outcome, src->outcome);
+  rc |= dup_into(&dst->util_source, src->util_source);
+  rc |= dup_into(&dst->gpu_model, src->gpu_model);
+  rc |= dup_into(&dst->driver_version, src->driver_version);
   if (rc == 0)
     rc = sm_meta_copy(&dst->meta, &src->meta);
   for (int i = 0; rc == 0 && i < src->n_perf; i++)
@@ -285,6 +307,7 @@ int sm__record_copy(sm_record *dst, const sm_record *src) {
                             src->perf[i].batch, src->perf[i].throughput);
   dst->duration_s = src->duration_s;
   dst->sm_util = src->sm_util;
+  dst->gpu_mem_mib = src->gpu_mem_mib;
   dst->end_state = src->end_state;
   dst->throughput = src->throughput;
   dst->submit_time = src->submit_time;

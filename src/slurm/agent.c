@@ -215,6 +215,8 @@ sm_slurm_agent *sm_slurm_agent_new(const sm_slurm_opts *o,
   rc |= dup_opt(o->metrics_path, &a->s_metrics, &a->o.metrics_path);
   rc |= dup_opt(o->socket_path, &a->s_socket, &a->o.socket_path);
   rc |= dup_opt(o->signatures, &a->s_sigs, &a->o.signatures);
+  rc |= dup_opt(o->gpustat_dir, &a->s_gpustat, &a->o.gpustat_dir);
+  rc |= dup_opt(o->sacct, &a->s_sacct, &a->o.sacct);
   if (rc != 0) {
     sm_err_set(err, SM_ENOMEM, "out of memory");
     goto fail;
@@ -284,6 +286,8 @@ void sm_slurm_agent_free(sm_slurm_agent *a) {
   sm_free(a->s_metrics);
   sm_free(a->s_socket);
   sm_free(a->s_sigs);
+  sm_free(a->s_gpustat);
+  sm_free(a->s_sacct);
   pthread_mutex_destroy(&a->cnt_mu);
   sm_free(a);
 }

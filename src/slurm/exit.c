@@ -14,8 +14,12 @@
  *
  * Then the run goes into the history: real duration, end state
  * (completed, canceled, failed_user, failed_framework, failed_infra, or
- * failed when the cause is unknown), throughput, and an "outcome" object
- * with Slurm's state, exit code, nodes, last progress and the diagnosis.
+ * failed when the cause is unknown), throughput, SM utilisation and GPU
+ * memory with their provenance (gpu.c), and an "outcome" object with
+ * Slurm's state, exit code, nodes, last progress, the diagnosis and the
+ * GPU metrics.  A GPU the node's sampler saw lost under the run
+ * (NVML_ERROR_GPU_IS_LOST) is diagnosed like a log line when the log
+ * itself names no infrastructure fault.
  * A run already in the history (the agent was restarted) is skipped; a
  * log that cannot be read yet is retried a few times with back-off. */
 #include <math.h>
@@ -222,7 +226,7 @@ static int diagnose(sm_slurm_agent *a, const sm_slurm_job *sj, sm_diagnosis *d,
 static int write_back(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
                       uint32_t run, sm_end_state es, const sm_diagnosis *d,
                       const sm_plan *p, const char *log, const char *actions,
-                      const char *note) {
+                      const char *note, const sm_gpu_usage *gu) {
   sm_record r;
   sm_buf ob;
   sm_jw w;
@@ -246,7 +250,15 @@ static int write_back(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
   r.submit_time = sj->submit_time > 0 ? sj->submit_time : NAN;
   r.added_at = sm__wall();
   r.throughput = sm__run_throughput(j);
-  sm_buf_init(&ob, (size_t)1 << 20);
+  if (gu->found) {
+    r.sm_util = gu->sm_util;
+    r.gpu_mem_mib = gu->gpu_mem_mib;
+    r.util_source = sm_strdup(gu->source);
+    r.gpu_model = gu->gpu_model ? sm_strdup(gu->gpu_model) : NULL;
+    r.driver_version =
+        gu->driver_version ? sm_strdup(gu->driver_version) : NULL;
+  }
+  sm_buf_init(&ob, (size_t)8 << 20);
   sm_jw_init(&w, &ob);
   sm_jw_obj_begin(&w);
   sm_jw_key(&w, "scheduler");
@@ -303,6 +315,11 @@ static int write_back(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
   } else {
     sm_jw_null(&w);
   }
+  sm_jw_key(&w, "gpu");
+  if (gu->json != NULL)
+    sm_jw_raw(&w, gu->json);
+  else
+    sm_jw_null(&w);
   sm_jw_key(&w, "actions");
   sm_jw_raw(&w, actions ? actions : "[]");
   if (note != NULL) {
@@ -325,6 +342,9 @@ static int write_back(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
     sm_jw_str(&aw, sm_end_state_name(es));
     sm_jw_key(&aw, "duration_s");
     sm_jw_num(&aw, r.duration_s);
+    sm_jw_kv_num(&aw, "sm_util", r.sm_util);
+    sm_jw_kv_num(&aw, "gpu_mem_mib", r.gpu_mem_mib);
+    sm_jw_kv_str(&aw, "util_source", r.util_source);
     sm__audit_end(a, &aw, &b, rc == 0, rc == 0 ? "ok" : err.msg);
   }
   if (rc == 0) {
@@ -355,6 +375,9 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
   int diagnosed = 0, planned = 0, state = sj->state;
   sm_record old;
   sm_slurm_job tmp;
+  sm_gpu_usage gu;
+  char gpulog[4200];
+  int from_gpustat = 0;
 
   memset(&d, 0, sizeof(d));
   memset(&p, 0, sizeof(p));
@@ -377,6 +400,11 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
     sj = &tmp;
     state = SM_SJ_FAILED;
     note = "requeued by Slurm before it was seen to end";
+  }
+  if (sm__gpu_usage(a, sj, !requeued_by_slurm, &gu) == 1) {
+    /* A node's GPU sampler has not written the end of the run yet. */
+    j->exit_retry = sm__wall() + a->o.interval_s;
+    return;
   }
   if (!j->has_meta) {
     /* The agent never saw the job queued: read its script now. */
@@ -407,6 +435,29 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
     break;
   default: {
     int rc = diagnose(a, sj, &d, &log, &err);
+    if (gu.signals != NULL && (rc == 1 || !d.failure || d.category == NULL ||
+                               strcmp(d.category, "unknown") == 0 ||
+                               strcmp(d.category, "framework") == 0)) {
+      /* The node's sampler saw a GPU of the run lost: an infrastructure
+       * signal the log may only show as its cascade. */
+      sm_diagnosis g;
+      sm_err e2 = {0};
+      if (sm_diagnose_mem(a->sigdb, gu.signals, strlen(gu.signals), "gpustat",
+                          NULL, &g, &e2) == 0 &&
+          g.failure && g.category != NULL &&
+          strcmp(g.category, "infrastructure") == 0) {
+        if (rc == 0)
+          sm_diagnosis_release(&d);
+        d = g;
+        rc = 0;
+        from_gpustat = 1;
+        snprintf(gpulog, sizeof(gpulog), "%s/%u", a->o.gpustat_dir,
+                 (unsigned)sj->id);
+        log = gpulog;
+      } else {
+        sm_diagnosis_release(&g);
+      }
+    }
     if (rc == 1 && j->exit_fails + 1 < EXIT_TRIES) {
       double wait = a->o.interval_s * (1 << j->exit_fails);
       j->exit_fails++;
@@ -415,6 +466,7 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
               "job %u: cannot read its log (%s); again in "
               "%.0f s",
               (unsigned)sj->id, err.msg, wait);
+      sm_gpu_usage_release(&gu);
       return;
     }
     if (rc == 1) {
@@ -447,6 +499,10 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
     po.job_id = jid;
     po.log_path = log;
     po.node = fault_node(sj, &d);
+    if (from_gpustat && job_has_node(sj, gu.signal_node))
+      for (int k = 0; k < sj->n_nodes; k++)
+        if (strcmp(sj->nodes[k], gu.signal_node) == 0)
+          po.node = sj->nodes[k];
     if (requeued_by_slurm) {
       /* Slurm already requeued it: nothing to restart. */
       po.max_retries = -1;
@@ -463,13 +519,14 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
   sm_jw_arr_end(&aw);
   sm_jw_finish(&aw);
   if (write_back(a, sj, j, run, es, diagnosed ? &d : NULL, planned ? &p : NULL,
-                 log, sm_buf_str(&acts), note) == 0) {
+                 log, sm_buf_str(&acts), note, &gu) == 0) {
     j->done_run = run;
   } else {
     /* Try the history again later; the actions are not repeated. */
     j->exit_retry = sm__wall() + a->o.interval_s;
   }
   sm_buf_release(&acts);
+  sm_gpu_usage_release(&gu);
   if (planned)
     sm_plan_release(&p);
   if (diagnosed)

@@ -12,6 +12,7 @@
 
 #include "schedmate/sm_advisor.h"
 #include "schedmate/sm_failure.h"
+#include "schedmate/sm_gpustat.h"
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_meta.h"
 #include "schedmate/sm_slurm.h"
@@ -69,8 +70,8 @@ typedef struct sm__sjob {
 
 struct sm_slurm_agent {
   sm_slurm_opts o; /* options, strings below copied */
-  char *s_db, *s_audit, *s_state, *s_status, *s_metrics, *s_socket,
-      *s_sigs;                     /* owned copies of the option strings */
+  char *s_db, *s_audit, *s_state, *s_status, *s_metrics, *s_socket, *s_sigs,
+      *s_gpustat, *s_sacct;        /* owned copies of the option strings */
   char *tmp_dir;                   /* private directory of this agent */
   char *tmp_state;                 /* private planner state when none given */
   char *empty_repo;                /* an empty directory: the repository of a
@@ -228,6 +229,12 @@ void sm__run_progress(const sm__sjob *j, sm_jw *w);
 double sm__run_throughput(const sm__sjob *j);
 /* Appends the per-job Prometheus series of running jobs. */
 void sm__run_prom(sm_slurm_agent *a, sm_buf *b);
+/* gpu.c: the GPU metrics of a run that ended (the node samplers' files,
+ * else Slurm's accounting); u is initialised here.  With may_wait, 1
+ * means that a sampler has not yet written the run's end: try again
+ * later.  Otherwise 0 (u->found says whether anything was found). */
+int sm__gpu_usage(sm_slurm_agent *a, const sm_slurm_job *sj, int may_wait,
+                  sm_gpu_usage *u);
 /* exit.c: diagnose, act and write back ended jobs. */
 void sm__exit_channel(sm_slurm_agent *a, sm_slurm_job *jobs, int n);
 
