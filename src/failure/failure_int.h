@@ -263,21 +263,39 @@ int sm__line_strong(const sm__line *l);
 
 /* ==== Log source ==== */
 
+/* Reads go through a cache of aligned blocks (source.c). */
+#define SM__SRC_BLOCK ((size_t)64 << 10)
+#define SM__SRC_CACHE_BLOCKS 256
+#define SM__SRC_MEMO_MAX ((uint64_t)1 << 20) /* blocks: logs up to 64 GiB */
+
+typedef struct sm__cblock sm__cblock;
+
 /* A log readable at any offset: a regular file or a memory buffer. */
 typedef struct sm__src {
   sm_rfile *f;       /* the file, or NULL for memory */
   const char *mem;   /* the buffer when f is NULL */
   uint64_t size;     /* bytes */
   const char *name;  /* for messages */
-  uint64_t nread;    /* bytes read (analysis) */
+  uint64_t nread;    /* bytes read (analysis), each cached block once */
   uint64_t ncounted; /* bytes read only to count lines */
+  sm__cblock *cache; /* block cache */
+  int n_cache;       /* blocks in it */
+  uint64_t tick;     /* use clock for eviction */
+  uint32_t *nl_memo; /* per block: newlines + 1, 0 not known */
+  int memo_failed;   /* no memory for the table: do without */
 } sm__src;
+
+/* Zeroes a source (then set f or mem, size and name). */
+void sm__src_init(sm__src *s);
+/* Frees the cache. */
+void sm__src_release(sm__src *s);
 
 /* Reads up to n bytes at off; returns the count or a negative code. */
 ssize_t sm__src_read(sm__src *s, void *buf, size_t n, uint64_t off,
                      sm_err *err);
 
-/* Counts the newlines in [0, end): the only pass over a prefix. */
+/* Counts the newlines in [0, end): the only pass over a prefix; blocks
+ * still in the cache are counted from memory, not read again. */
 int sm__src_count_lines(sm__src *s, uint64_t end, uint64_t *count, sm_err *err);
 
 /* Counts '\n' bytes in p[0..n): sixteen bytes at a time with SSE2 where
