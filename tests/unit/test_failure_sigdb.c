@@ -183,6 +183,18 @@ SM_TEST(failure_sigdb_rejects_malformed_text_with_line_numbers) {
       {"[signature a]\nmatch = e+++++++++++++++++++++++++++++\n",
        "too complex"},
       {"[signature a]\nmatch = (((a{200}){200}){200})\n", "too complex"},
+      {"[setting s]\nmatch = NCCL_X=\n", "needs 'match' and 'explains'"},
+      {"[setting s]\nexplains = nccl-socket-error\n",
+       "needs 'match' and 'explains'"},
+      {"[setting s]\nmatch = a\nexplains = bad/name\n", "bad signature name"},
+      {"[setting s]\nmatch = a\nexplains = x\ncolour = red\n",
+       "unknown key 'colour' in a setting"},
+      {"[setting]\n", "setting needs a name"},
+      {"[progress]\nmatch = step(\n", "bad regular expression"},
+      {"[progress]\nwhen = x\n", "unknown key 'when' in [progress]"},
+      {"[progress x]\n", "unknown section"},
+      {"[signature a]\nmatch = abc\nresolver = magic\n",
+       "resolver must be import, traceback, oom or none"},
   };
   sm_sigdb *db = builtin();
   size_t before = sm_sigdb_count(db);
