@@ -264,3 +264,27 @@ SM_TEST(failure_unless_vetoes_a_match) {
   ASSERT(!sm_sigdb_match(db, "eth3: link down (expected, drained)", 35, &m));
   sm_sigdb_free(db);
 }
+
+extern const char sm__embed_signatures[];
+extern const unsigned long sm__embed_signatures_len;
+
+/* The knowledge table says, entry by entry, what class each record
+ * covers: a comment line directly above every [section]. */
+SM_TEST(failure_builtin_entries_each_have_a_comment) {
+  const char *s = sm__embed_signatures, *end = s + sm__embed_signatures_len;
+  const char *prev = NULL;
+  int entries = 0;
+
+  while (s < end) {
+    const char *nl = memchr(s, '\n', (size_t)(end - s));
+    const char *e = nl ? nl : end;
+    if (s < e && *s == '[') {
+      entries++;
+      if (prev == NULL || *prev != '#')
+        SM_FAIL_AT("entry without a comment: %.*s", (int)(e - s), s);
+    }
+    prev = s;
+    s = e + 1;
+  }
+  ASSERT(entries > 150);
+}
