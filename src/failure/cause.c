@@ -21,8 +21,17 @@
  *      context; an exception without signature is judged from the
  *      exception table and the traceback frames (raised in the user's code
  *      or in a library called by it: user; only library frames: the
- *      library's class); import errors from the module named (a
- *      third-party package: framework; the job's own module: user).
+ *      library's class; the frames of an exception include those of the
+ *      later tracebacks of its chain, and installer entry-point scripts
+ *      are library frames); import errors from the module named (a
+ *      third-party package: framework; the job's own module: user); an
+ *      out-of-memory report from its arithmetic (memory of a shared GPU
+ *      held by other processes: infrastructure).
+ *   6. A setting of the job's communication stack shown before an
+ *      infrastructure fault it governs, with no training progress in
+ *      between, makes the fault the job's configuration.
+ *   7. A worker's exception re-raised by its parent is reported at the
+ *      parent's line, where the error first appears.
  *
  * Nothing here names a particular message: that is the signature file's
  * job. */
