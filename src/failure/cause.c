@@ -867,6 +867,7 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
   char text[4096];
   size_t k = 0;
   double total = 0, others = 0, share;
+  int procs = 0;
 
   /* The report may be wrapped over the next lines. */
   for (int i = x; i < w->n && i <= x + 3 && k + 1 < sizeof(text); i++) {
@@ -880,18 +881,28 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
   share = oom_others_share(text, k, &total, &others);
   if (share < 0.25)
     return;
+  /* Several other processes may be the job's own ranks on one GPU (a
+   * device-placement bug): then the verdict stays below the planner's
+   * gate. */
+  for (const char *p = text;
+       (p = memmem(p, (size_t)(text + k - p), "Process ", 8)) != NULL; p += 8)
+    if (p + 8 < text + k && isdigit((unsigned char)p[8]))
+      procs++;
   v->cat = SM__CAT_INFRA;
   v->comp = SM__COMP_GPU;
   v->retryable = 1;
-  v->conf = 0.8;
+  v->conf = procs >= 2 ? 0.6 : 0.8;
   snprintf(v->cause, sizeof(v->cause),
            "the GPU was not free: other processes held %.1f of its %.1f GiB "
            "when the job ran out of memory",
            others / 1073741824.0, total / 1073741824.0);
   snprintf(v->reason, sizeof(v->reason),
            "signature %s: %.0f%% of the GPU's memory was held by other "
-           "processes (a shared GPU)",
-           v->sig ? v->sig->name : "cuda-oom", share * 100);
+           "processes (a shared GPU)%s",
+           v->sig ? v->sig->name : "cuda-oom", share * 100,
+           procs >= 2 ? "; several processes: they may be the job's own "
+                        "ranks on one GPU"
+                      : "");
 }
 
 /* ==== Nodes and devices ==== */

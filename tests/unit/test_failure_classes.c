@@ -198,6 +198,11 @@ SM_TEST(failure_communication_settings_of_the_job_are_user) {
          "using default\n"
          "n2:100:100 [0] NCCL WARN Error : no algorithm/protocol available\n",
          1, "user", "none");
+  /* NCCL retrying a connection and getting through is no failure. */
+  expect("n2:100:100 [0] NCCL WARN socketStartConnect: Connect to "
+         "10.1.0.6<43215> failed : Connection refused, retrying...\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\n",
+         0, NULL, NULL);
   /* A setting shown before a transport fault, with no training between:
    * the first use of the job's setting failed. */
   expect("n5:200:200 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to "
@@ -225,6 +230,17 @@ SM_TEST(failure_communication_settings_of_the_job_are_user) {
     expect(b.data, 52, "infrastructure", "network");
     sm_buf_release(&b);
   }
+  /* nccl-tests rows are progress too: the setting had worked. */
+  expect("n5:200:200 [0] NCCL INFO NCCL_IB_GID_INDEX set by environment to "
+         "3\n"
+         "     8388608       2097152     float     sum      -1   812.1   "
+         "10.33   19.37      0\n"
+         "    16777216       4194304     float     sum      -1  1533.0   "
+         "10.94   20.52      0\n"
+         "n5:200:205 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+         "completion from peer 10.1.0.6<51234> with status=12 opcode=0 len=0 "
+         "vendor err 129 (Send)\n",
+         4, "infrastructure", "network");
   /* A launcher flag for the rendezvous, then the store never answers. */
   expect("+ torchrun --nnodes=2 --master_addr=10.9.9.9 --master_port=29400 "
          "train.py\n"
@@ -278,6 +294,21 @@ SM_TEST(failure_gpu_memory_held_by_others_is_infrastructure) {
          "0; 15.78 GiB total capacity; 14.43 GiB already allocated; 11.88 MiB "
          "free; 14.55 GiB reserved in total by PyTorch)\n",
          1, "user", "gpu_memory");
+  /* Several other processes: perhaps the job's own ranks, all on GPU 0;
+   * still the GPU's memory, but not sure enough to fence off the node. */
+  {
+    sm_diagnosis d;
+    run("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 "
+        "GiB. GPU 0 has a total capacity of 39.40 GiB of which 20.00 MiB is "
+        "free. Process 71 has 9.80 GiB memory in use. Process 72 has 9.80 "
+        "GiB memory in use. Process 73 has 9.80 GiB memory in use. "
+        "Including non-PyTorch memory, this process has 9.70 GiB memory in "
+        "use.\n",
+        &d);
+    ASSERT_STREQ(d.category, "infrastructure");
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+  }
   /* No arithmetic in the report: the job's. */
   expect("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of "
          "memory while trying to allocate 4294967296 bytes.\n",
