@@ -65,8 +65,8 @@ SM_TEST(failure_prefixes_and_timestamps) {
       {"Mar  1 10:00:00 gpu7 python3[4121]: Traceback (most recent call "
        "last):",
        "Traceback (most recent call last):", 1},
-      {"2024-05-02T10:11:12.123456789Z stderr F KeyError: 'x'", "KeyError: 'x'",
-       1},
+      {"2024-05-02T10:11:12.123456789Z stderr F KeyError: 'x'",
+       "KeyError: 'x'", 1},
       {"> RuntimeError: CUDA error: out of memory",
        "RuntimeError: CUDA error: out of memory", 0},
       {">   File \"x.py\", line 3, in f", "  File \"x.py\", line 3, in f", 0},
