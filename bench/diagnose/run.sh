@@ -16,10 +16,16 @@
 # 2. Decoys.  The same log at a tenth of the size with "error" decoys
 #    (error_rate metrics, NCCL dlerror notices): grep -m1 stops at a decoy,
 #    diagnose still finds the fault.
-# 3. Quality per mode.  Dev set (../shared/devdata/failures), the fixtures
-#    of tests/data/failure and a 200000-line generated log, scored for the
-#    default locator, --no-locator (classify the whole log) and --tail N
-#    (classify only the last N lines).
+# 3. Quality per mode.  Dev set ($SM_SHARED/devdata/failures, default
+#    ../shared; SM_DIAGNOSE_LABELS names a labels file for a part of it),
+#    the fixtures of tests/data/failure and a 200000-line generated log,
+#    scored for the default locator, --no-locator (classify the whole log)
+#    and --tail N (classify only the last N lines).
+# 4. Logs without newlines.  A 2 GiB sparse file (its hole reads as NUL
+#    bytes) with the fault on the last lines, and a 512 MiB log of a
+#    progress bar that only writes carriage returns, then the fault: both
+#    against one read of the file (`wc -l`), warm page cache, best of 3.
+#    The analysis reads bounded pieces; the line count is the one pass.
 #
 #   bench/diagnose/run.sh            (BENCH_DIAGNOSE_LINES=N to resize)
 set -eu
@@ -87,13 +93,14 @@ GENLOG_EARLY=tests/data/failure/recovered_eio.snippet GENLOG_EARLY_AT=0.2 \
   bench/diagnose/genlog.sh 200000 0.7 "$FIX" words 10 > "$W/recov.log" 2> "$W/gen.err"
 at=$(sed -n 's/^fixture_first_line=//p' "$W/gen.err")
 printf '{"file":"recov.log","first_error_line":%d,"category":"infrastructure","component":"gpu"}\n' $((at + FIXLINE - 1)) > "$W/recov.jsonl"
-dev=../shared/devdata/failures
+dev=${SM_SHARED:-../shared}/devdata/failures
+devlabels=${SM_DIAGNOSE_LABELS:-$dev/labels.jsonl}
 score() { # DIR LABELS OPTIONS...
   local d=$1 l=$2; shift 2
   bench/diagnose/evaluate.sh --quiet -- "$@" "$d" "$l" | tail -1 | sed 's/^SUMMARY //'
 }
 nfx=$(grep -c . tests/data/failure/expected.jsonl)
-ndev=$( [ -r "$dev/labels.jsonl" ] && grep -c . "$dev/labels.jsonl" || echo 0)
+ndev=$( [ -r "$devlabels" ] && grep -c . "$devlabels" || echo 0)
 printf '  %-16s %-58s %-58s %-20s %s\n' mode "dev set ($ndev real logs)" "fixtures ($nfx own logs)" "200k-line log" "same + recovered error"
 for mode in locator no-locator tail; do
   case $mode in
@@ -101,7 +108,7 @@ for mode in locator no-locator tail; do
     no-locator) opts=(--no-locator) ;;
     tail) opts=(--tail "$TAIL") ;;
   esac
-  if [ -r "$dev/labels.jsonl" ]; then ds=$(score "$dev" "$dev/labels.jsonl" "${opts[@]}"); else ds="(no ../shared)"; fi
+  if [ -r "$devlabels" ]; then ds=$(score "$dev" "$devlabels" "${opts[@]}"); else ds="(no dev set)"; fi
   fs=$(score tests/data/failure tests/data/failure/expected.jsonl "${opts[@]}")
   ls=$(score "$W" "$W/long.jsonl" "${opts[@]}" | sed 's/.*line=\([^ ]*\).*cat=\([^ ]*\).*/line=\1 cat=\2/')
   rs=$(score "$W" "$W/recov.jsonl" "${opts[@]}" | sed 's/.*line=\([^ ]*\).*cat=\([^ ]*\).*/line=\1 cat=\2/')
@@ -111,3 +118,32 @@ done
 echo "  (line: first error within 2 lines; cat: category accuracy; infra_f1: F1 of"
 echo "   infrastructure; comp: component accuracy; unsafe: restart/isolation plans"
 echo "   for user or framework faults)"
+
+echo
+echo "== 4. logs without newlines: diagnose vs one read (wc -l)"
+tb='\nTraceback (most recent call last):\n  File "/home/u/train.py", line 88, in <module>\nRuntimeError: CUDA error: uncorrectable ECC error encountered\n'
+truncate -s $((2 << 30)) "$W/sparse.log"
+printf "$tb" >> "$W/sparse.log"
+python3 - "$W/cr.log" <<'PY'
+import sys
+unit = ''.join('\r %3d%%|%-10s| %d/100000 [00:%02d<09:59, 47.1it/s, loss=2.%03d]'
+               % (i % 100, '#' * (i % 10), i, i % 60, i % 1000) for i in range(1000))
+with open(sys.argv[1], 'w') as f:
+    n = 0
+    while n < 512 << 20:
+        f.write(unit)
+        n += len(unit)
+PY
+printf "$tb" >> "$W/cr.log"
+for f in sparse cr; do
+  size=$(stat -c %s "$W/$f.log")
+  cat "$W/$f.log" > /dev/null
+  tw=$(best3 wc -l "$W/$f.log")
+  td=$(best3 "$BIN" diagnose --json "$W/$f.log")
+  printf '  %-7s %11s bytes: wc -l %8s s, diagnose %8s s, ratio %s; %s\n' "$f" "$size" "$tw" "$td" \
+    "$(awk -v a="$tw" -v b="$td" 'BEGIN { printf "%.2f", a / b }')" \
+    "$(jq -r '"line \(.first_error_line), read \(.bytes_read) (\(.bytes_counted) to count lines)"' "$W/out")"
+  rm -f "$W/$f.log"
+done
+echo "  (ratio above 1: diagnose is faster than one read of the file; below 1 by"
+echo "   the line count's share: the analysis itself reads bounded pieces)"

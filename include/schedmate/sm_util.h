@@ -103,7 +103,8 @@ SM_EXTERN int sm_file_read_all(const char *path, size_t max, char **out,
  * backwards, so that the cost depends on how many lines the caller takes,
  * not on the file size.  A trailing '\n' does not make an empty last line.
  * Lines longer than max_line are cut to their last max_line bytes and
- * flagged; memory stays bounded by about 2 * max_line + block. */
+ * flagged; memory stays bounded by about 2 * max_line + block.  Every byte
+ * is read from the file once and searched for newlines once. */
 typedef struct sm_revlines {
   sm_rfile *_f;     /* private: the file (borrowed) */
   char *_buf;       /* private: window of the file */
@@ -115,6 +116,7 @@ typedef struct sm_revlines {
   size_t _block;    /* private: read size */
   size_t _max_line; /* private: cap on one line */
   int _skip_nl;     /* private: the next line ends with '\n' to drop */
+  size_t _clean;    /* private: bytes before _end known to hold no '\n' */
 } sm_revlines;
 
 /* Starts at offset end (the file size for a whole file) and stops at
@@ -143,6 +145,7 @@ typedef struct sm_fwdlines {
   size_t _max_line; /* private */
   int _eof;         /* private */
   int _skipping;    /* private: inside the rest of a cut line */
+  size_t _clean;    /* private: bytes after _pos known to hold no '\n' */
 } sm_fwdlines;
 
 /* Reads [start, limit); limit UINT64_MAX means to the end of the file. */

@@ -21,8 +21,17 @@
  *      context; an exception without signature is judged from the
  *      exception table and the traceback frames (raised in the user's code
  *      or in a library called by it: user; only library frames: the
- *      library's class); import errors from the module named (a
- *      third-party package: framework; the job's own module: user).
+ *      library's class; the frames of an exception include those of the
+ *      later tracebacks of its chain, and installer entry-point scripts
+ *      are library frames); import errors from the module named (a
+ *      third-party package: framework; the job's own module: user); an
+ *      out-of-memory report from its arithmetic (memory of a shared GPU
+ *      held by other processes: infrastructure).
+ *   6. A setting of the job's communication stack shown before an
+ *      infrastructure fault it governs, with no training progress in
+ *      between, makes the fault the job's configuration.
+ *   7. A worker's exception re-raised by its parent is reported at the
+ *      parent's line, where the error first appears.
  *
  * Nothing here names a particular message: that is the signature file's
  * job. */
@@ -182,6 +191,18 @@ static size_t frame_path(const sm__line *l, const char **path) {
   const char *m = msg_of(l, &n);
   const char *p = m, *end = m + n;
 
+  /* Python: File "PATH", line N, in NAME (the path may lack ".py"). */
+  while (p < end && (*p == ' ' || *p == '\t'))
+    p++;
+  if (end - p > 6 && memcmp(p, "File \"", 6) == 0) {
+    const char *q = memchr(p + 6, '"', (size_t)(end - p - 6));
+    if (q != NULL && q > p + 6) {
+      *path = p + 6;
+      return (size_t)(q - (p + 6));
+    }
+  }
+  p = m;
+
   while ((p = memmem(p, (size_t)(end - p), ".py", 3)) != NULL) {
     const char *a = p, *b = p + 3;
     if (b < end && (isalnum((unsigned char)*b) || *b == '_')) {
@@ -205,6 +226,24 @@ static size_t frame_path(const sm__line *l, const char **path) {
   return 0;
 }
 
+/* A launcher script an installer wrote for a package's entry point
+ * (".../env/bin/mace_run_train", "...\\Scripts\\accelerate"): a file
+ * without an extension in a "bin" or "Scripts" directory.  It only calls
+ * the package: not the job's code. */
+static int entry_point_shim(const char *p, size_t n) {
+  size_t e = n, b;
+
+  while (e > 0 && p[e - 1] != '/' && p[e - 1] != '\\')
+    e--;
+  if (e == 0 || e == n || memchr(p + e, '.', n - e) != NULL)
+    return 0;
+  b = e - 1;
+  while (b > 0 && p[b - 1] != '/' && p[b - 1] != '\\')
+    b--;
+  return (e - 1 - b == 3 && memcmp(p + b, "bin", 3) == 0) ||
+         (e - 1 - b == 7 && memcmp(p + b, "Scripts", 7) == 0);
+}
+
 static int library_path(const char *p, size_t n) {
   static const char *const marks[] = {
       "site-packages", "dist-packages", "/lib/python", "\\lib\\python",
@@ -213,7 +252,7 @@ static int library_path(const char *p, size_t n) {
   for (size_t i = 0; i < SM_ARRAY_LEN(marks); i++)
     if (memmem(p, n, marks[i], strlen(marks[i])) != NULL)
       return 1;
-  return 0;
+  return entry_point_shim(p, n);
 }
 
 /* Frames of the traceback that ends at exception line x. */
@@ -244,6 +283,44 @@ static void collect_frames(const sm__window *w, const segs *s, int x,
       f->n_user++;
       f->inner_user = i;
     }
+  }
+}
+
+/* Adds the frames of the block that ends at exception line x to f,
+ * keeping f's innermost frame: they are outer frames of the same stack. */
+static void add_outer_frames(const sm__window *w, const segs *s, int x,
+                             frames *f) {
+  frames g;
+
+  collect_frames(w, s, x, &g);
+  f->n += g.n;
+  f->n_user += g.n_user;
+  if (f->inner_user < 0)
+    f->inner_user = g.inner_user;
+  if (f->innermost < 0)
+    f->innermost = g.innermost;
+}
+
+/* The frames of exception x and of the exceptions its chain leads to
+ * ("The above exception was the direct cause of the following
+ * exception:", "During handling of the above exception, another exception
+ * occurred:"): the later tracebacks show the outer part of the stack,
+ * where the job's code called the library that raised x. */
+static void chain_frames(const sm__window *w, const segs *s, int x, frames *f) {
+  collect_frames(w, s, x, f);
+  for (int k = 0; k < MAX_CHAIN; k++) {
+    int j = x + 1;
+    while (j < w->n && w->lines[j].kind == SM__K_BLANK)
+      j++;
+    if (j >= w->n || w->lines[j].kind != SM__K_CHAIN)
+      break;
+    j++;
+    while (j < w->n && w->lines[j].kind == SM__K_BLANK)
+      j++;
+    if (j >= w->n || s->exc_of[j] < 0)
+      break;
+    x = s->exc_of[j];
+    add_outer_frames(w, s, x, f);
   }
 }
 
@@ -405,7 +482,7 @@ static void resolve_exception(const sm_sigdb *db, const sm__window *w,
   memcpy(tname, type, tl);
   tname[tl] = '\0';
   e = sm__sigdb_exc(db, tname);
-  collect_frames(w, s, x, &f);
+  chain_frames(w, s, x, &f);
   cat_u = e ? e->category : SM__CAT_USER;
   cat_l = e && e->library_category >= 0 ? e->library_category
                                         : (e ? e->category : SM__CAT_FRAMEWORK);
@@ -482,6 +559,8 @@ static const sm__sig *restated(sm__lctx *c, const sm__line *l) {
   return same != NULL && !same->generic ? same : NULL;
 }
 
+static void resolve_oom(const sm__window *w, int x, verdict *v);
+
 static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
                      const segs *s, int x, int ctx, verdict *v, int *explain) {
   const sm__line *l = &w->lines[x];
@@ -526,6 +605,14 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
       resolve_import(db, w, s, x, v);
     else if (l->sig->resolver == SM__RESOLVE_TRACEBACK && l->exc_len > 0)
       resolve_exception(db, w, s, x, v, 1);
+    else if (l->sig->resolver == SM__RESOLVE_OOM)
+      resolve_oom(w, x, v);
+    if (l->kind == SM__K_NOTICE) {
+      v->conf *= 0.5;
+      strncat(v->reason,
+              "; the line is logged as information, so it is weak evidence",
+              sizeof(v->reason) - strlen(v->reason) - 1);
+    }
     return;
   }
   if (l->exc_len > 0) {
@@ -584,6 +671,238 @@ static void corroborate(const sm__window *w, const segs *s, int x, int ctx,
     v->conf = 0.99;
   if (v->conf < 0.05)
     v->conf = 0.05;
+}
+
+/* A worker's exception re-raised by its parent: the parent's traceback
+ * ends in an exception line of the same type that a generic symptom
+ * signature marks as a re-raise ("KeyError: Caught KeyError in DataLoader
+ * worker process 2."), and the worker's original traceback follows it and
+ * ends at x.  Returns the parent's line, the first report of the error,
+ * or -1. */
+static int reraised_in_parent(const sm__window *w, const segs *s, int x) {
+  const sm__line *lx = &w->lines[x], *lj;
+  int h = s->start[x], j;
+  const char *tx, *tj;
+  size_t nx, nj;
+
+  if (h < 0 || lx->exc_len == 0)
+    return -1;
+  j = h - 1;
+  while (j >= 0 && w->lines[j].kind == SM__K_BLANK)
+    j--;
+  if (j < 0)
+    return -1;
+  lj = &w->lines[j];
+  if (lj->kind != SM__K_SYMPTOM || lj->sig == NULL || !lj->sig->generic ||
+      lj->exc_len == 0)
+    return -1;
+  /* The same exception type, by its last dotted part. */
+  tx = lx->text + lx->msg;
+  tj = lj->text + lj->msg;
+  nx = (size_t)lx->exc_len;
+  nj = (size_t)lj->exc_len;
+  while (nx > 0 && memchr(tx, '.', nx) != NULL) {
+    const char *d = memchr(tx, '.', nx);
+    nx -= (size_t)(d + 1 - tx);
+    tx = d + 1;
+  }
+  while (nj > 0 && memchr(tj, '.', nj) != NULL) {
+    const char *d = memchr(tj, '.', nj);
+    nj -= (size_t)(d + 1 - tj);
+    tj = d + 1;
+  }
+  return nx == nj && memcmp(tx, tj, nx) == 0 ? j : -1;
+}
+
+/* The job's own setting of the communication stack (an environment
+ * variable, a launcher flag) shown in the window before an infrastructure
+ * fault that the setting governs, with no training progress between the
+ * two: the first use of the setting failed, so the setting is the cause.
+ * After progress the same fault is the infrastructure's: the setting had
+ * worked. */
+static void job_setting(sm__lctx *c, const sm__window *w, int x, verdict *v) {
+  const sm__setting *st = NULL;
+  int at = -1;
+
+  if (v->cat != SM__CAT_INFRA || v->sig == NULL)
+    return;
+  for (int i = x - 1; i >= 0 && st == NULL; i--) {
+    const sm__line *l = &w->lines[i];
+    size_t n;
+    const char *m = msg_of(l, &n);
+    if (sm__sigdb_progress(&c->m, m, SM_MIN(n, (size_t)2048)))
+      return; /* the job trained after the setting */
+    st = sm__sigdb_setting(&c->m, v->sig, m, SM_MIN(n, (size_t)2048));
+    at = i;
+  }
+  if (st == NULL)
+    return;
+  v->cat = SM__CAT_USER;
+  v->comp = SM__COMP_NONE;
+  v->retryable = 0;
+  v->conf = 0.75;
+  snprintf(v->cause, sizeof(v->cause), "%s",
+           st->cause ? st->cause
+                     : "the job's own setting of the communication stack");
+  snprintf(v->reason, sizeof(v->reason),
+           "signature %s, but the job sets the %s stack on line %lld and "
+           "failed before any training progress (setting %s)",
+           v->sig->name, st->name, w->lines[at].no, st->name);
+}
+
+/* ==== CUDA out-of-memory arithmetic ==== */
+
+/* Bytes of the size written just before s[pos] ("44.53 GiB") or just
+ * after it (after = 1), or -1. */
+static double size_near(const char *s, size_t n, size_t pos, int after) {
+  static const struct {
+    const char *u;
+    double f;
+  } units[] = {{"TiB", 1099511627776.0},
+               {"GiB", 1073741824.0},
+               {"MiB", 1048576.0},
+               {"KiB", 1024.0},
+               {"TB", 1e12},
+               {"GB", 1e9},
+               {"MB", 1e6},
+               {"KB", 1e3},
+               {"bytes", 1.0},
+               {"B", 1.0}};
+  size_t i = pos, a, b, u;
+  char num[32];
+
+  if (after) {
+    while (i < n && s[i] == ' ')
+      i++;
+    a = i;
+    while (i < n && (isdigit((unsigned char)s[i]) || s[i] == '.'))
+      i++;
+    b = i;
+    while (i < n && s[i] == ' ')
+      i++;
+    u = i;
+  } else {
+    /* "... 14.43 GiB already allocated": back over the unit and number. */
+    while (i > 0 && s[i - 1] == ' ')
+      i--;
+    u = i;
+    while (u > 0 && isalpha((unsigned char)s[u - 1]))
+      u--;
+    i = u;
+    while (i > 0 && s[i - 1] == ' ')
+      i--;
+    b = i;
+    while (i > 0 && (isdigit((unsigned char)s[i - 1]) || s[i - 1] == '.'))
+      i--;
+    a = i;
+  }
+  if (b == a || b - a >= sizeof(num))
+    return -1;
+  memcpy(num, s + a, b - a);
+  num[b - a] = '\0';
+  for (size_t k = 0; k < SM_ARRAY_LEN(units); k++) {
+    size_t ul = strlen(units[k].u);
+    if (u + ul <= n && memcmp(s + u, units[k].u, ul) == 0 &&
+        (u + ul == n || !isalpha((unsigned char)s[u + ul]))) {
+      double v;
+      if (sm_parse_double(num, &v) != 0 || !(v >= 0))
+        return -1;
+      return v * units[k].f;
+    }
+  }
+  return -1;
+}
+
+/* The size next to the first occurrence of key in s, or -1. */
+static double size_at(const char *s, size_t n, const char *key, int after) {
+  const char *p = memmem(s, n, key, strlen(key));
+
+  if (p == NULL)
+    return -1;
+  return size_near(
+      s, n, after ? (size_t)(p - s) + strlen(key) : (size_t)(p - s), after);
+}
+
+/* From PyTorch's out-of-memory report, the memory of the GPU that other
+ * processes hold: capacity minus free minus what this process holds
+ * ("this process has X memory in use", else what PyTorch allocated and
+ * reserved).  Returns the fraction of the capacity, or -1 when the
+ * report does not say. */
+static double oom_others_share(const char *s, size_t n, double *total_out,
+                               double *others_out) {
+  double total = size_at(s, n, "total capacity of", 1);
+  double freeb = size_at(s, n, " is free", 0);
+  double own = size_at(s, n, "this process has", 1);
+
+  if (total < 0)
+    total = size_at(s, n, "total capacty of", 1); /* PyTorch 2.1's spelling */
+  if (total < 0)
+    total = size_at(s, n, " total capacity", 0);
+  if (freeb < 0)
+    freeb = size_at(s, n, " free;", 0);
+  if (freeb < 0)
+    freeb = size_at(s, n, " free)", 0);
+  if (own < 0) {
+    double alloc = size_at(s, n, " is allocated by PyTorch", 0);
+    double unal = size_at(s, n, " is reserved by PyTorch but unallocated", 0);
+    double res = size_at(s, n, " reserved in total by PyTorch", 0);
+    double al2 = size_at(s, n, " already allocated", 0);
+    if (alloc >= 0)
+      own = alloc + (unal > 0 ? unal : 0);
+    if (res > own)
+      own = res;
+    if (al2 > own)
+      own = al2;
+  }
+  if (total <= 0 || freeb < 0 || own < 0 || freeb > total)
+    return -1;
+  *total_out = total;
+  *others_out = total - freeb - own > 0 ? total - freeb - own : 0;
+  return *others_out / total;
+}
+
+/* A CUDA out-of-memory error on a GPU that other processes fill is the
+ * shared resource's fault, not the job's sizing. */
+static void resolve_oom(const sm__window *w, int x, verdict *v) {
+  char text[4096];
+  size_t k = 0;
+  double total = 0, others = 0, share;
+  int procs = 0;
+
+  /* The report may be wrapped over the next lines. */
+  for (int i = x; i < w->n && i <= x + 3 && k + 1 < sizeof(text); i++) {
+    size_t n;
+    const char *m = msg_of(&w->lines[i], &n);
+    n = SM_MIN(n, sizeof(text) - 1 - k);
+    memcpy(text + k, m, n);
+    k += n;
+    text[k++] = ' ';
+  }
+  share = oom_others_share(text, k, &total, &others);
+  if (share < 0.25)
+    return;
+  /* Several other processes may be the job's own ranks on one GPU (a
+   * device-placement bug): then the verdict stays below the planner's
+   * gate. */
+  for (const char *p = text;
+       (p = memmem(p, (size_t)(text + k - p), "Process ", 8)) != NULL; p += 8)
+    if (p + 8 < text + k && isdigit((unsigned char)p[8]))
+      procs++;
+  v->cat = SM__CAT_INFRA;
+  v->comp = SM__COMP_GPU;
+  v->retryable = 1;
+  v->conf = procs >= 2 ? 0.6 : 0.8;
+  snprintf(v->cause, sizeof(v->cause),
+           "the GPU was not free: other processes held %.1f of its %.1f GiB "
+           "when the job ran out of memory",
+           others / 1073741824.0, total / 1073741824.0);
+  snprintf(v->reason, sizeof(v->reason),
+           "signature %s: %.0f%% of the GPU's memory was held by other "
+           "processes (a shared GPU)%s",
+           v->sig ? v->sig->name : "cuda-oom", share * 100,
+           procs >= 2 ? "; several processes: they may be the job's own "
+                        "ranks on one GPU"
+                      : "");
 }
 
 /* ==== Nodes and devices ==== */
@@ -682,7 +1001,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
                       const sm_diag_opts *o, sm_diagnosis *d, sm_err *err) {
   segs s;
   int a = w->first_fail, end, x = -1, best = -1, chain_steps = 0, explain;
-  int strong = 0;
+  int strong = 0, rx;
   verdict v;
   const sm__line *lx;
 
@@ -704,6 +1023,9 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
       x = i;
   for (int i = a; i < end && x < 0; i++)
     if (!s.in_tb[i] && restated(c, &w->lines[i]) != NULL)
+      x = i;
+  for (int i = a; i < end && x < 0; i++)
+    if (eff_strength(w, &s, i) >= 1 && w->lines[i].kind != SM__K_NOTICE)
       x = i;
   for (int i = a; i < end && x < 0; i++)
     if (eff_strength(w, &s, i) >= 1)
@@ -741,9 +1063,14 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   }
   classify(c, db, w, &s, x, o->context, &v, &explain);
   corroborate(w, &s, explain >= 0 ? explain : x, o->context, &v);
+  job_setting(c, w, x, &v);
+  rx = reraised_in_parent(w, &s, x);
+  if (rx >= 0)
+    strncat(v.reason, "; first reported where the parent re-raised it",
+            sizeof(v.reason) - strlen(v.reason) - 1);
   d->failure = 1;
-  d->first_error_line = lx->no;
-  d->first_error_offset = lx->off;
+  d->first_error_line = rx >= 0 ? w->lines[rx].no : lx->no;
+  d->first_error_offset = rx >= 0 ? w->lines[rx].off : lx->off;
   d->category = sm__cat_names[v.cat];
   d->component =
       sm__comp_names[v.cat == SM__CAT_INFRA || v.comp == SM__COMP_GPU_MEMORY
@@ -763,7 +1090,14 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   d->device = find_near(c, db->devs, db->n_devs, w, x, explain, 8, &d->_arena);
   /* Evidence: the cause, what explained it, the chain, the user frame,
    * the first symptoms. */
-  add_evidence(d, lx, "cause");
+  if (rx >= 0) {
+    /* The first report of the error (the parent's re-raise), then the
+     * original exception it names. */
+    add_evidence(d, &w->lines[rx], "cause");
+    add_evidence(d, lx, "chain");
+  } else {
+    add_evidence(d, lx, "cause");
+  }
   if (explain >= 0)
     add_evidence(d, &w->lines[explain], "context");
   if (chain_steps > 0 && s.start[x] >= 0) {

@@ -182,11 +182,12 @@ int sm_diagnose_file(const sm_sigdb *db, const char *path,
   rc = sm_rfile_open(&f, path, err);
   if (rc != 0)
     return rc;
-  memset(&src, 0, sizeof(src));
+  sm__src_init(&src);
   src.f = &f;
   src.size = f.size;
   src.name = path;
   rc = run(db, &src, opts, out, err);
+  sm__src_release(&src);
   sm_rfile_close(&f);
   if (rc != 0)
     sm_diagnosis_release(out);
@@ -200,11 +201,12 @@ int sm_diagnose_mem(const sm_sigdb *db, const char *data, size_t len,
   int rc;
 
   init_result(out);
-  memset(&src, 0, sizeof(src));
+  sm__src_init(&src);
   src.mem = data;
   src.size = len;
   src.name = name ? name : "(memory)";
   rc = run(db, &src, opts, out, err);
+  sm__src_release(&src);
   if (rc != 0)
     sm_diagnosis_release(out);
   return rc;

@@ -43,8 +43,9 @@ enum {
 /* Special reasoning a signature may ask for (key "resolver"). */
 enum {
   SM__RESOLVE_NONE = 0,
-  SM__RESOLVE_IMPORT,   /* decide own module vs package from the name */
-  SM__RESOLVE_TRACEBACK /* decide user vs framework from the frames */
+  SM__RESOLVE_IMPORT,    /* decide own module vs package from the name */
+  SM__RESOLVE_TRACEBACK, /* decide user vs framework from the frames */
+  SM__RESOLVE_OOM        /* the job's own memory, or others' on a shared GPU */
 };
 
 extern const char *const sm__cat_names[SM__CAT_COUNT];
@@ -118,6 +119,20 @@ typedef struct sm__exc {
   int load;             /* later wins */
 } sm__exc;
 
+/* A setting of the job that can explain a failure: the communication
+ * stack's environment variables and launcher flags.  When a line of the
+ * window sets one before a cause that the setting governs, and the job
+ * made no progress in between, the failure is the job's configuration. */
+typedef struct sm__setting {
+  char *name;          /* record name */
+  sm__pattern **match; /* lines that show the setting */
+  int n_match;
+  char **explains; /* signature names of the faults it can cause */
+  int n_explains;
+  char *cause; /* sentence */
+  int load;    /* load number */
+} sm__setting;
+
 typedef struct sm__needle_ent {
   const char *s; /* the needle (lower case) */
   uint32_t len;  /* its length, >= 3 */
@@ -146,6 +161,10 @@ struct sm_sigdb {
   int n_hosts, cap_hosts;
   sm__pattern **devs; /* device patterns (group 1): PCI address, HCA */
   int n_devs, cap_devs;
+  sm__pattern **progress; /* lines that show training progress */
+  int n_progress, cap_progress;
+  sm__setting **settings; /* job settings that explain faults */
+  int n_settings, cap_settings;
   int loads;               /* texts loaded so far */
   int n_unfiltered;        /* patterns without a usable literal */
   sm__needle_ent *needles; /* the literal index */
@@ -185,6 +204,12 @@ int sm__pattern_exec(sm__matcher *m, const sm__pattern *p, const char *text,
                      size_t n, regmatch_t *sub, size_t nsub);
 
 const sm__xid *sm__sigdb_xid(const sm_sigdb *db, int code);
+/* 1 if the line's message shows training progress ([progress]). */
+int sm__sigdb_progress(sm__matcher *m, const char *text, size_t n);
+/* The first setting (latest load first) whose patterns match the line and
+ * that explains signature sig, or NULL. */
+const sm__setting *sm__sigdb_setting(sm__matcher *m, const sm__sig *sig,
+                                     const char *text, size_t n);
 const sm__exc *sm__sigdb_exc(const sm_sigdb *db, const char *type);
 int sm__sigdb_is_package(const sm_sigdb *db, const char *name, size_t n);
 
@@ -208,7 +233,18 @@ enum {
   SM__K_EXC,       /* a Python exception line */
   SM__K_CAUSE,     /* a line a cause signature matches */
   SM__K_SYMPTOM,   /* a line a symptom signature matches */
-  SM__K_WEAK       /* the classifier calls it a failure line */
+  SM__K_WEAK,      /* the classifier calls it a failure line */
+  SM__K_NOTICE     /* a cause signature matches a line its program logged
+                    * as information (INFO, DEBUG): an optional backend or
+                    * library it probed and did without */
+};
+
+/* Severity a line states for itself (its logger's level). */
+enum {
+  SM__LVL_NONE = 0, /* no level stated */
+  SM__LVL_INFO,     /* TRACE, DEBUG, INFO, NOTICE, glog I */
+  SM__LVL_WARN,     /* WARN, WARNING, glog W */
+  SM__LVL_ERROR     /* ERROR, FATAL, CRITICAL, glog E and F */
 };
 
 /* Analysis of one line. */
@@ -225,6 +261,7 @@ typedef struct sm__line {
   int exc_len;        /* length of the exception type at msg, 0 none */
   int cls;            /* classifier class (weak lines), -1 */
   float cls_score;    /* its cosine */
+  int level;          /* SM__LVL_* the line states */
 } sm__line;
 
 /* Line analysis context: matcher, classifier and the class indices. */
@@ -242,6 +279,11 @@ void sm__lctx_release(sm__lctx *c);
 /* Length of the prefix (timestamps, rank tags, launcher labels) before the
  * message of a line; *ts receives a timestamp in seconds or NAN. */
 size_t sm__line_prefix(const char *s, size_t n, double *ts);
+
+/* The severity a line states for itself: a level word (INFO, WARNING,
+ * ERROR, ...) or a glog letter at the start of the line, bare, bracketed
+ * or coloured, after timestamps and up to three bracketed tags. */
+int sm__line_level(const char *s, size_t n);
 
 /* Analyses one line into *l (text, len, off must be set). */
 void sm__line_eval(sm__lctx *c, sm__line *l);
@@ -263,21 +305,39 @@ int sm__line_strong(const sm__line *l);
 
 /* ==== Log source ==== */
 
+/* Reads go through a cache of aligned blocks (source.c). */
+#define SM__SRC_BLOCK ((size_t)64 << 10)
+#define SM__SRC_CACHE_BLOCKS 256
+#define SM__SRC_MEMO_MAX ((uint64_t)1 << 20) /* blocks: logs up to 64 GiB */
+
+typedef struct sm__cblock sm__cblock;
+
 /* A log readable at any offset: a regular file or a memory buffer. */
 typedef struct sm__src {
   sm_rfile *f;       /* the file, or NULL for memory */
   const char *mem;   /* the buffer when f is NULL */
   uint64_t size;     /* bytes */
   const char *name;  /* for messages */
-  uint64_t nread;    /* bytes read (analysis) */
+  uint64_t nread;    /* bytes read (analysis), each cached block once */
   uint64_t ncounted; /* bytes read only to count lines */
+  sm__cblock *cache; /* block cache */
+  int n_cache;       /* blocks in it */
+  uint64_t tick;     /* use clock for eviction */
+  uint32_t *nl_memo; /* per block: newlines + 1, 0 not known */
+  int memo_failed;   /* no memory for the table: do without */
 } sm__src;
+
+/* Zeroes a source (then set f or mem, size and name). */
+void sm__src_init(sm__src *s);
+/* Frees the cache. */
+void sm__src_release(sm__src *s);
 
 /* Reads up to n bytes at off; returns the count or a negative code. */
 ssize_t sm__src_read(sm__src *s, void *buf, size_t n, uint64_t off,
                      sm_err *err);
 
-/* Counts the newlines in [0, end): the only pass over a prefix. */
+/* Counts the newlines in [0, end): the only pass over a prefix; blocks
+ * still in the cache are counted from memory, not read again. */
 int sm__src_count_lines(sm__src *s, uint64_t end, uint64_t *count, sm_err *err);
 
 /* Counts '\n' bytes in p[0..n): sixteen bytes at a time with SSE2 where

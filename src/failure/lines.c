@@ -380,6 +380,132 @@ size_t sm__line_prefix(const char *s, size_t n, double *ts) {
   return i;
 }
 
+/* ==== Severity ==== */
+
+/* Level of an upper-case level word s[0..n), or SM__LVL_NONE. */
+static int level_word(const char *s, size_t n) {
+  static const struct {
+    const char *w;
+    int lvl;
+  } words[] = {{"TRACE", SM__LVL_INFO},  {"DEBUG", SM__LVL_INFO},
+               {"INFO", SM__LVL_INFO},   {"NOTICE", SM__LVL_INFO},
+               {"WARN", SM__LVL_WARN},   {"WARNING", SM__LVL_WARN},
+               {"ERROR", SM__LVL_ERROR}, {"ERR", SM__LVL_ERROR},
+               {"FATAL", SM__LVL_ERROR}, {"CRITICAL", SM__LVL_ERROR},
+               {"CRIT", SM__LVL_ERROR},  {"SEVERE", SM__LVL_ERROR},
+               {"PANIC", SM__LVL_ERROR}, {"ALERT", SM__LVL_ERROR},
+               {"EMERG", SM__LVL_ERROR}};
+
+  for (size_t k = 0; k < SM_ARRAY_LEN(words); k++)
+    if (strlen(words[k].w) == n && memcmp(words[k].w, s, n) == 0)
+      return words[k].lvl;
+  return SM__LVL_NONE;
+}
+
+/* A glog severity letter. */
+static int glog_level(char c) {
+  return c == 'I'               ? SM__LVL_INFO
+         : c == 'W'             ? SM__LVL_WARN
+         : c == 'E' || c == 'F' ? SM__LVL_ERROR
+                                : SM__LVL_NONE;
+}
+
+/* Skips ANSI colour sequences ("\x1b[32m") at s[i]. */
+static size_t skip_ansi(const char *s, size_t n, size_t i) {
+  while (i + 1 < n && s[i] == 0x1b && s[i + 1] == '[') {
+    i += 2;
+    while (i < n && !(s[i] >= '@' && s[i] <= '~'))
+      i++;
+    if (i < n)
+      i++;
+  }
+  return i;
+}
+
+/* Level named by the body of a bracketed tag: "INFO", " WARNING ",
+ * "I" (a one-letter level) or a glog tag "E ProcessGroupNCCL.cpp:563". */
+static int tag_level(const char *s, size_t a, size_t b) {
+  char t[64];
+  size_t n = 0, i = a, w;
+
+  /* The body without colour sequences and surrounding blanks. */
+  while (i < b && n < sizeof(t)) {
+    size_t j = skip_ansi(s, b, i);
+    if (j != i) {
+      i = j;
+      continue;
+    }
+    t[n++] = s[i++];
+  }
+  i = 0;
+  while (i < n && t[i] == ' ')
+    i++;
+  while (n > i && t[n - 1] == ' ')
+    n--;
+  if (n - i == 1)
+    return glog_level(t[i]);
+  if (n - i > 2 && t[i + 1] == ' ' && isalpha((unsigned char)t[i + 2]))
+    return glog_level(t[i]);
+  for (w = i; w < n && isupper((unsigned char)t[w]); w++)
+    ;
+  return w == n ? level_word(t + i, n - i) : SM__LVL_NONE;
+}
+
+int sm__line_level(const char *s, size_t n) {
+  size_t i = 0, lim = n < 320 ? n : 320;
+  int tags = 0;
+
+  while (i < lim) {
+    unsigned char c;
+    i = skip_ansi(s, lim, i);
+    if (i >= lim)
+      break;
+    c = (unsigned char)s[i];
+    if (c == '[') {
+      const char *e = memchr(s + i, ']', SM_MIN(lim - i, (size_t)96));
+      int lv;
+      if (e == NULL)
+        return SM__LVL_NONE;
+      lv = tag_level(s, i + 1, (size_t)(e - s));
+      if (lv != SM__LVL_NONE)
+        return lv;
+      if (++tags > 4)
+        return SM__LVL_NONE;
+      i = (size_t)(e - s) + 1;
+      continue;
+    }
+    if (isdigit(c)) {
+      /* Timestamps and numbers: "2024-05-02T10:11:12.5Z", "01:39:47,073". */
+      while (
+          i < lim &&
+          (isdigit((unsigned char)s[i]) || strchr(":-.,/+TZ", s[i]) != NULL) &&
+          s[i] != '\0')
+        i++;
+      continue;
+    }
+    if (isalpha(c)) {
+      size_t j = i;
+      int lv;
+      while (j < lim && isalpha((unsigned char)s[j]))
+        j++;
+      /* glog: "E0502 10:11:12.123456  4121 file.cc:12]". */
+      if (j == i + 1 && j < lim && isdigit((unsigned char)s[j]))
+        return glog_level((char)c);
+      lv = level_word(s + i, j - i);
+      if (lv != SM__LVL_NONE &&
+          (j == n || strchr(": ]|-),\t\x1b", s[j]) != NULL) && s[j] != '\0')
+        return lv;
+      return SM__LVL_NONE; /* the message starts with a word */
+    }
+    if (c == ' ' || c == '\t' || c == '|' || c == '-' || c == ':') {
+      i++;
+      continue;
+    }
+    return SM__LVL_NONE;
+  }
+  return SM__LVL_NONE;
+}
+
 /* ==== Python structure ==== */
 
 static int ends_with(const char *s, size_t n, const char *suf) {
@@ -533,6 +659,7 @@ void sm__line_eval(sm__lctx *c, sm__line *l) {
 
   c->lines++;
   l->msg = sm__line_prefix(l->text, l->len, &l->ts);
+  l->level = sm__line_level(l->text, l->len);
   m = l->text + l->msg;
   mn = l->len - l->msg;
   l->sig = NULL;
@@ -561,6 +688,11 @@ void sm__line_eval(sm__lctx *c, sm__line *l) {
     l->kind = role == SM__ROLE_BENIGN    ? SM__K_BENIGN
               : role == SM__ROLE_SYMPTOM ? SM__K_SYMPTOM
                                          : SM__K_CAUSE;
+    /* A program that logs a message as information did not fail on it
+     * ("INFO: Unable to initialize backend 'tpu': ... cannot open shared
+     * object file"): weak evidence at most, never a cause. */
+    if (l->kind == SM__K_CAUSE && l->level == SM__LVL_INFO)
+      l->kind = SM__K_NOTICE;
     return;
   }
   if (l->exc_len > 0) {
@@ -569,7 +701,7 @@ void sm__line_eval(sm__lctx *c, sm__line *l) {
     return;
   }
   l->kind = SM__K_NORMAL;
-  if (c->cls != NULL) {
+  if (c->cls != NULL && l->level != SM__LVL_INFO) {
     float sc;
     int cl =
         sm_linecls_classify(c->cls, l->text, SM_MIN(l->len, (size_t)4096), &sc);
@@ -591,6 +723,7 @@ int sm__line_strength(const sm__line *l) {
     return 3;
   case SM__K_SYMPTOM:
   case SM__K_WEAK:
+  case SM__K_NOTICE:
     return 1;
   case SM__K_TB_HEADER:
   case SM__K_TB_FRAME:

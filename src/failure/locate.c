@@ -30,19 +30,24 @@
  * window around the first failing line (context lines before, context +
  * 256 after) is read and numbered: the newlines before the window are
  * counted in one pass, sixteen bytes at a time (SSE2) or eight, the only
- * pass over the prefix. */
+ * pass over the prefix (a scan from the start numbers lines as it goes).
+ *
+ * Every reader is linear in the bytes it hands out.  A line longer than
+ * max_line, or a progress bar's carriage-return updates, is read as
+ * pieces (numbered with their line), so a chunk, a probe or a context
+ * walk costs bounded bytes even in a file without newlines, and all reads
+ * go through the source's block cache (source.c): a region is read from
+ * the file once. */
 #include <limits.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "failure/failure_int.h"
 
 #define BLOCK ((size_t)256 << 10)
 #define FIRST_READ ((size_t)8 << 10)
-#define CHUNK_MAX_BYTES ((size_t)4 << 20)
-#define WINDOW_MAX_BYTES ((size_t)24 << 20)
+#define CHUNK_MAX_BYTES ((size_t)1 << 20)
+#define WINDOW_MAX_BYTES ((size_t)8 << 20)
+#define CONTEXT_MAX_BYTES ((size_t)2 << 20)
 #define BACK_MAX_BYTES ((size_t)8 << 20)
 #define TAIL_CHUNKS 8
 #define PERSIST_CHUNKS 3
@@ -52,126 +57,23 @@
 #define FORWARD_EXTRA 256
 #define BACK_CHUNKS 16
 
-/* ==== Source ==== */
-
-ssize_t sm__src_read(sm__src *s, void *buf, size_t n, uint64_t off,
-                     sm_err *err) {
-  if (off >= s->size)
-    return 0;
-  if (n > s->size - off)
-    n = (size_t)(s->size - off);
-  if (s->f == NULL) {
-    memcpy(buf, s->mem + off, n);
-    s->nread += n;
-    return (ssize_t)n;
-  }
-  {
-    ssize_t r = sm_rfile_pread(s->f, buf, n, off, err);
-    if (r > 0)
-      s->nread += (uint64_t)r;
-    return r;
-  }
-}
-
-uint64_t sm__count_newlines_portable(const char *p, size_t n) {
-  const uint64_t ones = 0x0101010101010101ULL, nl = ones * '\n';
-  const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
-  uint64_t count = 0;
-  size_t i = 0;
-
-  /* Each byte lane of acc counts newlines in that lane; it is folded
-   * before it can overflow (at most 255 words). */
-  while (i + 8 <= n) {
-    uint64_t acc = 0;
-    size_t stop = n - i >= 8 * 255 ? i + 8 * 255 : i + ((n - i) & ~(size_t)7);
-    for (; i < stop; i += 8) {
-      uint64_t w, x, t;
-      memcpy(&w, p + i, 8);
-      x = w ^ nl;
-      /* A zero byte of x (a newline) leaves its high bit clear in t. */
-      t = ((x & low7) + low7) | x;
-      acc += (~t >> 7) & ones;
-    }
-    /* Sum the eight byte lanes (each <= 255) in 16-bit lanes. */
-    acc = (acc & 0x00ff00ff00ff00ffULL) + ((acc >> 8) & 0x00ff00ff00ff00ffULL);
-    count += (acc * 0x0001000100010001ULL) >> 48;
-  }
-  for (; i < n; i++)
-    count += p[i] == '\n';
-  return count;
-}
-
-uint64_t sm__count_newlines(const char *p, size_t n) {
-#if defined(__SSE2__)
-  /* Sixteen bytes at a time: each compare gives 0xff (-1) per newline,
-   * subtracted into byte counters that are summed every 255 rounds. */
-  const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
-  uint64_t count = 0;
-  size_t i = 0;
-
-  while (i + 16 <= n) {
-    __m128i acc = zero, sum;
-    size_t stop =
-        n - i >= 16 * 255 ? i + 16 * 255 : i + ((n - i) & ~(size_t)15);
-    for (; i < stop; i += 16)
-      acc = _mm_sub_epi8(
-          acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), nl));
-    sum = _mm_sad_epu8(acc, zero);
-    count += (uint64_t)_mm_cvtsi128_si64(sum) +
-             (uint64_t)_mm_cvtsi128_si64(_mm_unpackhi_epi64(sum, sum));
-  }
-  return count + sm__count_newlines_portable(p + i, n - i);
-#else
-  return sm__count_newlines_portable(p, n);
-#endif
-}
-
-int sm__src_count_lines(sm__src *s, uint64_t end, uint64_t *count,
-                        sm_err *err) {
-  uint64_t pos = 0, c = 0;
-  char *buf;
-
-  if (end > s->size)
-    end = s->size;
-  if (s->f == NULL) {
-    *count = sm__count_newlines(s->mem, (size_t)end);
-    s->ncounted += end;
-    return 0;
-  }
-  buf = sm_malloc((size_t)1 << 20);
-  if (buf == NULL)
-    return sm_err_set(err, SM_ENOMEM, "out of memory");
-  while (pos < end) {
-    size_t want =
-        end - pos < ((uint64_t)1 << 20) ? (size_t)(end - pos) : (size_t)1 << 20;
-    ssize_t r = sm_rfile_pread(s->f, buf, want, pos, err);
-    if (r < 0) {
-      sm_free(buf);
-      return (int)r;
-    }
-    if (r == 0)
-      break;
-    c += sm__count_newlines(buf, (size_t)r);
-    pos += (uint64_t)r;
-  }
-  sm_free(buf);
-  s->ncounted += pos;
-  *count = c;
-  return 0;
-}
-
 /* ==== Forward line reader over a source ==== */
 
+/* Lines longer than max_line are handed out as pieces of max_line bytes
+ * (the last piece ends at the newline).  A piece is analysed like a line
+ * and numbered with the line it belongs to; nothing is skipped, so every
+ * byte is read once and a reader's cost is the bytes it hands out, also
+ * in a file without newlines. */
 typedef struct fwd {
   sm__src *src;    /* the log */
   char *buf;       /* block buffer */
   size_t cap;      /* its size */
   size_t len;      /* valid bytes */
   size_t at;       /* next unread byte */
+  size_t scanned;  /* bytes after at known to hold no newline */
   uint64_t boff;   /* file offset of buf[0] */
-  size_t max_line; /* cap on a returned line */
+  size_t max_line; /* cap on a returned piece */
   size_t step;     /* next read size: small first, doubling */
-  int skipping;    /* inside the rest of a cut line */
 } fwd;
 
 static int fwd_init(fwd *r, sm__src *src, uint64_t off, size_t max_line) {
@@ -217,39 +119,66 @@ static ssize_t fwd_fill(fwd *r, sm_err *err) {
   return n;
 }
 
-/* Returns 1 with the next line (cut at max_line; '\r' dropped), 0 at the
- * end, or a negative code.  *line is valid until the next call.  The rest
- * of a cut line is skipped on the next call. */
-static int fwd_next(fwd *r, const char **line, size_t *len, uint64_t *off,
-                    sm_err *err) {
+/* Returns 1 with the next line or piece, 0 at the end, or a negative
+ * code.  A piece ends at a newline ("\r\n" too), at a lone carriage
+ * return (a progress bar's updates, which a terminal shows one by one)
+ * or after max_line bytes; empty pieces are skipped.  *line is valid
+ * until the next call; *cont is 1 when the piece does not end its line
+ * (the next piece has the same line number). */
+static int fwd_next_piece(fwd *r, const char **line, size_t *len, uint64_t *off,
+                          int *cont, sm_err *err) {
   for (;;) {
-    char *s = r->buf + r->at;
+    char *s = r->buf + r->at, *nl = NULL, *cr = NULL;
     size_t have = r->len - r->at;
-    char *nl = have ? memchr(s, '\n', have) : NULL;
+    size_t look = SM_MIN(have, r->max_line);
     ssize_t n;
 
-    if (r->skipping) {
-      if (nl != NULL) {
-        r->at += (size_t)(nl - s) + 1;
-        r->skipping = 0;
+    if (look > r->scanned) {
+      nl = memchr(s + r->scanned, '\n', look - r->scanned);
+      cr = memchr(s + r->scanned, '\r',
+                  (size_t)((nl ? nl : s + look) - (s + r->scanned)));
+      /* "\r\n" ends the line at the newline. */
+      if (cr != NULL && cr + 1 == nl)
+        cr = NULL;
+    }
+    if (cr != NULL && cr + 1 == s + have) {
+      /* A carriage return at the end of what is buffered: the next byte
+       * says whether it is "\r\n".  Read on; at the end of the source it
+       * is a lone one. */
+      r->scanned = (size_t)(cr - s);
+      n = fwd_fill(r, err);
+      if (n < 0)
+        return (int)n;
+      if (n > 0)
         continue;
-      }
-      r->at = r->len;
-    } else if (nl != NULL || have >= r->max_line) {
+      s = r->buf + r->at;
+      cr = s + r->scanned;
+    }
+    if (cr != NULL) {
+      size_t l = (size_t)(cr - s);
+      r->at += l + 1;
+      r->scanned = 0;
+      if (l == 0)
+        continue;
+      *line = s;
+      *off = r->boff + (uint64_t)(s - r->buf);
+      *len = l;
+      *cont = 1;
+      return 1;
+    }
+    if (nl != NULL || have >= r->max_line) {
       size_t l = nl ? (size_t)(nl - s) : r->max_line;
       *line = s;
       *off = r->boff + r->at;
-      *len = l > r->max_line ? r->max_line : l;
-      if (*len > 0 && s[*len - 1] == '\r')
+      *len = l;
+      *cont = nl == NULL;
+      if (nl != NULL && *len > 0 && s[*len - 1] == '\r')
         (*len)--;
-      if (nl != NULL) {
-        r->at += l + 1;
-      } else {
-        r->at += l;
-        r->skipping = 1;
-      }
+      r->at += nl ? l + 1 : l;
+      r->scanned = 0;
       return 1;
     }
+    r->scanned = look;
     n = fwd_fill(r, err);
     if (n < 0)
       return (int)n;
@@ -257,36 +186,42 @@ static int fwd_next(fwd *r, const char **line, size_t *len, uint64_t *off,
       continue;
     /* End of the source. */
     have = r->len - r->at;
-    if (r->skipping || have == 0) {
-      r->skipping = 0;
-      r->at = r->len;
+    r->scanned = 0;
+    if (have == 0)
       return 0;
-    }
     s = r->buf + r->at;
     *line = s;
     *off = r->boff + r->at;
     *len = have;
-    if (*len > 0 && s[*len - 1] == '\r')
-      (*len)--;
+    *cont = 0;
     r->at = r->len;
     return 1;
   }
 }
 
+static int fwd_next(fwd *r, const char **line, size_t *len, uint64_t *off,
+                    sm_err *err) {
+  int cont;
+  return fwd_next_piece(r, line, len, off, &cont, err);
+}
+
 /* ==== Offsets ==== */
 
-/* Start of the first line at or after off (off itself when it starts a
- * line).  Scans at most 1 MiB. */
-static int sync_line(sm__src *s, uint64_t off, uint64_t *out, sm_err *err) {
+/* Start of the first line or piece at or after off (off itself when it
+ * starts a line): the byte after the next newline within max_line bytes,
+ * else off, which is then the start of a piece of a long line. */
+static int sync_line(sm__src *s, uint64_t off, size_t max_line, uint64_t *out,
+                     sm_err *err) {
   char buf[4096];
-  uint64_t pos = off - 1, lim = off + ((uint64_t)1 << 20);
+  uint64_t pos = off - 1, lim = off + max_line;
 
   if (off == 0 || off >= s->size) {
     *out = off > s->size ? s->size : off;
     return 0;
   }
   while (pos < s->size && pos < lim) {
-    ssize_t n = sm__src_read(s, buf, sizeof(buf), pos, err);
+    size_t want = (size_t)SM_MIN((uint64_t)sizeof(buf), lim - pos);
+    ssize_t n = sm__src_read(s, buf, want, pos, err);
     char *q;
     if (n < 0)
       return (int)n;
@@ -299,18 +234,22 @@ static int sync_line(sm__src *s, uint64_t off, uint64_t *out, sm_err *err) {
     }
     pos += (uint64_t)n;
   }
-  *out = pos < lim ? s->size : off;
+  *out = pos >= s->size ? s->size : off;
   return 0;
 }
 
-/* Start of the line that is `lines` lines before the line starting at end
- * (end must start a line or be the size).  Reads at most BACK_MAX_BYTES. */
-static int back_lines(sm__src *s, uint64_t end, long lines, uint64_t *out,
-                      sm_err *err) {
+/* Start of the line or piece that is `lines` lines before the one starting
+ * at end (end must start a line or piece, or be the size).  A stretch of
+ * more than max_line bytes without a newline counts as a piece, so the
+ * walk reads at most lines * (max_line + 1) bytes, and never more than
+ * max_bytes; where that limit stops it, the result starts a piece. */
+static int back_lines(sm__src *s, uint64_t end, long lines, size_t max_line,
+                      size_t max_bytes, uint64_t *out, sm_err *err) {
   char *buf;
-  uint64_t pos = end, lim = end > BACK_MAX_BYTES ? end - BACK_MAX_BYTES : 0;
+  uint64_t pos = end, lim = end > max_bytes ? end - max_bytes : 0;
+  uint64_t last = end; /* the boundary found last */
   long seen = 0;
-  int skip_last = 1;
+  int next = -1; /* the byte after the one looked at */
   size_t step = FIRST_READ / 4;
 
   if (lines <= 0 || end == 0) {
@@ -320,8 +259,6 @@ static int back_lines(sm__src *s, uint64_t end, long lines, uint64_t *out,
   buf = sm_malloc(BLOCK);
   if (buf == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
-  /* The newline just before end ends the previous line; it is not a line
-   * boundary to count.  At the size, a final newline ends the last line. */
   while (pos > lim) {
     size_t n = pos - lim < step ? (size_t)(pos - lim) : step;
     ssize_t r = sm__src_read(s, buf, n, pos - n, err);
@@ -336,28 +273,29 @@ static int back_lines(sm__src *s, uint64_t end, long lines, uint64_t *out,
       return sm_err_set(err, SM_EIO, "%s: file changed while reading", s->name);
     }
     for (size_t i = n; i-- > 0;) {
-      if (buf[i] != '\n')
+      uint64_t at = pos - n + i; /* file offset of buf[i] */
+      int c = (unsigned char)buf[i], boundary;
+      /* The same pieces as the forward reader: after a newline, after a
+       * lone carriage return, or max_line bytes on.  The terminator just
+       * before end ends the piece before it: not a boundary to count;
+       * nor is one that would leave an empty piece. */
+      boundary = at + 1 != end && at + 1 != last &&
+                 (c == '\n' || (c == '\r' && next != '\n'));
+      next = c;
+      if (!boundary && last - at <= max_line)
         continue;
-      if (skip_last && pos - n + i + 1 == end) {
-        skip_last = 0;
-        continue;
-      }
-      skip_last = 0;
+      last = at + 1;
       if (++seen == lines) {
-        *out = pos - n + i + 1;
+        *out = last;
         sm_free(buf);
         return 0;
       }
     }
-    skip_last = 0;
     pos -= n;
   }
   sm_free(buf);
-  if (lim == 0) {
-    *out = 0;
-    return 0;
-  }
-  return sync_line(s, lim, out, err);
+  *out = lim;
+  return 0;
 }
 
 /* ==== Chunks ==== */
@@ -381,6 +319,7 @@ typedef struct chunk {
   uint64_t fail_off;   /* offset of the first failing line */
   const sm__sig *sig;  /* signature of the first strongest line */
   int strength;        /* strongest line strength */
+  long long fail_no;   /* line number at fail_off, 0 when not known */
 } chunk;
 
 /* Scores up to max_lines lines from start, stopping before limit. */
@@ -450,7 +389,8 @@ static int linear(loc *L, uint64_t start, uint64_t limit, long gap,
   size_t len;
   uint64_t off, ep_off = 0;
   long n = 0, last_fail = -1;
-  int rc = 0, ep_strength = -1;
+  long long no = start == 0 ? 1 : 0, ep_no = 0;
+  int rc = 0, ep_strength = -1, cont = 0;
   const sm__sig *ep_sig = NULL;
 
   memset(found, 0, sizeof(*found));
@@ -460,9 +400,14 @@ static int linear(loc *L, uint64_t start, uint64_t limit, long gap,
   while (fwd_tell(&r) < limit) {
     sm__line l;
     int st;
-    rc = fwd_next(&r, &line, &len, &off, L->err);
+    long long this_no = no;
+    rc = fwd_next_piece(&r, &line, &len, &off, &cont, L->err);
     if (rc <= 0)
       break;
+    /* From the start of the log the line numbers are known as we go: no
+     * second pass to count them. */
+    if (no > 0 && !cont)
+      no++;
     memset(&l, 0, sizeof(l));
     l.text = line;
     l.len = len;
@@ -474,6 +419,7 @@ static int linear(loc *L, uint64_t start, uint64_t limit, long gap,
       continue;
     if (last_fail < 0 || n - last_fail > gap) {
       ep_off = off;
+      ep_no = this_no;
       ep_strength = -1;
       ep_sig = NULL;
     }
@@ -485,6 +431,7 @@ static int linear(loc *L, uint64_t start, uint64_t limit, long gap,
     if (sm__line_strong(&l)) {
       found->failing = found->strong = 1;
       found->fail_off = ep_off;
+      found->fail_no = ep_no;
       found->strength = ep_strength;
       found->sig = ep_sig;
       rc = 1;
@@ -517,7 +464,7 @@ static int bisect(loc *L, uint64_t lo, uint64_t hi, chunk *found) {
   lo = a.end;
   while (hi > lo && (double)(hi - lo) > 2.0 * L->avg_bytes + 1) {
     uint64_t mid;
-    rc = sync_line(L->src, lo + (hi - lo) / 2, &mid, L->err);
+    rc = sync_line(L->src, lo + (hi - lo) / 2, L->max_line, &mid, L->err);
     if (rc != 0)
       return rc;
     if (mid <= lo || mid >= hi)
@@ -616,15 +563,17 @@ static int find_tail(loc *L, uint64_t *hi) {
   for (int k = 0; k < TAIL_CHUNKS && end > 0; k++) {
     uint64_t start;
     chunk ch;
-    int rc = back_lines(L->src, end, L->chunk_lines, &start, L->err);
+    int rc = back_lines(L->src, end, L->chunk_lines, L->max_line,
+                        CHUNK_MAX_BYTES, &start, L->err);
     if (rc != 0)
       return rc;
-    rc = scan(L, start, end, L->chunk_lines, &ch);
+    /* All of [start, end): its pieces may outnumber its lines. */
+    rc = scan(L, start, end, LONG_MAX, &ch);
     if (rc != 0)
       return rc;
     L->chunks++;
     if (ch.strong) {
-      *hi = start;
+      *hi = ch.fail_off; /* a chunk starting there fails */
       return 1;
     }
     if (start == 0)
@@ -647,14 +596,15 @@ static int find_elsewhere(loc *L, uint64_t *hi, chunk *found,
   for (int k = PROBES - 1; k >= 1; k--) {
     uint64_t at;
     chunk ch;
-    int rc = sync_line(L->src, size / PROBES * (uint64_t)k, &at, L->err);
+    int rc = sync_line(L->src, size / PROBES * (uint64_t)k, L->max_line, &at,
+                       L->err);
     if (rc != 0)
       return rc;
     rc = eval_chunk(L, at, &ch);
     if (rc != 0)
       return rc;
     if (ch.strong) {
-      *hi = at;
+      *hi = ch.fail_off;
       return 1;
     }
   }
@@ -732,7 +682,7 @@ static int locate_bisect(loc *L, chunk *found) {
     /* Normal output after a fault can hide it from the probes: look for
      * an earlier strong line in a bounded window before the candidate. */
     rc = back_lines(L->src, cand.fail_off, (long)BACK_CHUNKS * L->chunk_lines,
-                    &from, L->err);
+                    L->max_line, CONTEXT_MAX_BYTES, &from, L->err);
     if (rc != 0)
       return rc;
     if (from < lo)
@@ -759,21 +709,42 @@ static int locate_bisect(loc *L, chunk *found) {
 
 /* ==== Window ==== */
 
+/* Newlines in [a, b), read through the cache (a short range). */
+static int count_range(sm__src *s, uint64_t a, uint64_t b, uint64_t *count,
+                       sm_err *err) {
+  char buf[16384];
+
+  *count = 0;
+  while (a < b) {
+    size_t want = (size_t)SM_MIN((uint64_t)sizeof(buf), b - a);
+    ssize_t r = sm__src_read(s, buf, want, a, err);
+    if (r < 0)
+      return (int)r;
+    if (r == 0)
+      break;
+    *count += sm__count_newlines(buf, (size_t)r);
+    a += (uint64_t)r;
+  }
+  return 0;
+}
+
 void sm__window_release(sm__window *w) {
   sm_free(w->lines);
   sm_free(w->buf);
   memset(w, 0, sizeof(*w));
 }
 
-/* Reads the lines of [start, ...) up to n_lines into w, numbering them
- * from first_no, and analyses them. */
-static int read_window(loc *L, uint64_t start, long n_lines, long long first_no,
+/* Reads the lines of [start, ...) into w up to the one that holds
+ * fail_off and n_after more, numbering them from first_no, and analyses
+ * them. */
+static int read_window(loc *L, uint64_t start, long n_after, long long first_no,
                        uint64_t fail_off, sm__window *w) {
   fwd r;
   const char *line;
   size_t len, used = 0, cap = 1 << 16;
   uint64_t off;
-  int rc = 0, cap_lines = 256;
+  long long no = first_no;
+  int rc = 0, cap_lines = 256, cont = 0;
 
   memset(w, 0, sizeof(*w));
   w->first_fail = -1;
@@ -784,9 +755,10 @@ static int read_window(loc *L, uint64_t start, long n_lines, long long first_no,
     sm__window_release(w);
     return sm_err_set(L->err, SM_ENOMEM, "out of memory");
   }
-  while (w->n < n_lines && used < WINDOW_MAX_BYTES) {
+  while (used < WINDOW_MAX_BYTES &&
+         (w->first_fail < 0 || w->n - w->first_fail <= n_after)) {
     sm__line *l;
-    rc = fwd_next(&r, &line, &len, &off, L->err);
+    rc = fwd_next_piece(&r, &line, &len, &off, &cont, L->err);
     if (rc <= 0)
       break;
     if (used + len + 1 > cap) {
@@ -819,8 +791,13 @@ static int read_window(loc *L, uint64_t start, long n_lines, long long first_no,
     l->text = (const char *)(uintptr_t)used;
     l->len = len;
     l->off = off;
-    l->no = first_no + w->n;
-    if (off == fail_off)
+    /* The pieces of a long line share its number. */
+    l->no = no;
+    if (!cont)
+      no++;
+    /* The piece that holds the failing byte (pieces of a long line may
+     * start elsewhere than where the probe that found it started). */
+    if (w->first_fail < 0 && off <= fail_off && fail_off < fwd_tell(&r))
       w->first_fail = w->n;
     used += len + 1;
     w->n++;
@@ -859,7 +836,8 @@ int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o, sm__window *w,
   } else {
     uint64_t start = 0;
     if (o->mode == SM_DIAG_TAIL) {
-      rc = back_lines(src, src->size, o->tail_lines, &start, err);
+      rc = back_lines(src, src->size, o->tail_lines, o->max_line,
+                      BACK_MAX_BYTES, &start, err);
       if (rc != 0)
         return rc;
       floor_off = start;
@@ -871,15 +849,26 @@ int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o, sm__window *w,
   if (rc <= 0)
     return rc;
   /* The window: context lines before the failing line, more after it. */
-  rc = back_lines(src, found.fail_off, o->context, &ws, err);
+  rc = back_lines(src, found.fail_off, o->context, o->max_line,
+                  CONTEXT_MAX_BYTES, &ws, err);
   if (rc != 0)
     return rc;
   if (ws < floor_off)
     ws = floor_off;
-  rc = sm__src_count_lines(src, ws, &lines_before, err);
-  if (rc != 0)
-    return rc;
-  rc = read_window(&L, ws, 2L * o->context + FORWARD_EXTRA + 1,
+  if (found.fail_no > 0) {
+    /* A scan from the start numbered the line already: count only the
+     * few lines between the window's start and it. */
+    uint64_t between;
+    rc = count_range(src, ws, found.fail_off, &between, err);
+    if (rc != 0)
+      return rc;
+    lines_before = (uint64_t)(found.fail_no - 1) - between;
+  } else {
+    rc = sm__src_count_lines(src, ws, &lines_before, err);
+    if (rc != 0)
+      return rc;
+  }
+  rc = read_window(&L, ws, (long)o->context + FORWARD_EXTRA,
                    (long long)lines_before + 1, found.fail_off, w);
   if (rc != 0)
     return rc;

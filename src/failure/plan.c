@@ -2,9 +2,12 @@
  * safety gates, keeps the retry and isolation counts in a small state
  * file, and appends every decision to a JSON-lines audit log.
  *
- * Gates, in order: a failure must be infrastructure (framework, user and
- * unknown faults are reported, never retried); its component must be
- * located; its confidence must reach the threshold; isolation needs a
+ * Gates, in order: a failure must be infrastructure (framework, user,
+ * unknown and any other category are reported, never retried); its
+ * component must be located (gpu, nvlink, network, node or storage: not
+ * the job's own GPU memory, "none" or a name the planner does not know);
+ * its confidence must be a number in [0, 1] at or above the threshold (NaN
+ * fails); only then may a plan isolate or restart.  Isolation needs a
  * known node and room in the isolation quota of the time window; a
  * restart needs a retryable fault and room under the job's retry cap.
  * Isolation and replacement are conditional on the diagnosis confirming
@@ -21,6 +24,7 @@
  * lock on STATE.lock is held, so several schedulers may share it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,7 +358,7 @@ int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
   state st = {0};
   char job[ID_MAX + 1];
   const char *decision, *node;
-  int lockfd = -1, rc = 0, comp, restart = 0, isolate = 0;
+  int lockfd = -1, rc = 0, comp, restart = 0, isolate = 0, infra, conf_ok;
   double now;
 
   memset(p, 0, sizeof(*p));
@@ -362,7 +366,7 @@ int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
   memset(&o, 0, sizeof(o));
   if (opts)
     o = *opts;
-  if (o.threshold <= 0)
+  if (!(o.threshold > 0)) /* zero, negative or NaN: the default */
     o.threshold = 0.8;
   if (o.max_retries < 0)
     o.max_retries = 0;
@@ -378,12 +382,20 @@ int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
   clean_id(job, o.job_id ? o.job_id : o.log_path ? o.log_path : "-");
   p->shadow = o.shadow != 0;
   node = o.node ? o.node : d->node;
-  comp = -1;
-  for (int i = 0; i < SM__COMP_COUNT; i++)
+  if (node != NULL && node[0] == '\0')
+    node = NULL;
+  /* A located component is one of the infrastructure's: the job's own
+   * GPU memory, "none" and anything unknown are not. */
+  comp = SM__COMP_NONE;
+  for (int i = 0; d->component != NULL && i < SM__COMP_COUNT; i++)
     if (strcmp(sm__comp_names[i], d->component) == 0)
       comp = i;
-  if (comp < 0)
+  if (comp == SM__COMP_GPU_MEMORY)
     comp = SM__COMP_NONE;
+  infra = d->category != NULL && strcmp(d->category, "infrastructure") == 0;
+  /* Confidence must be a number in [0, 1]; anything else fails the gate. */
+  conf_ok = isfinite(d->confidence) && d->confidence >= 0 &&
+            d->confidence <= 1 && d->confidence >= o.threshold;
 
   if (o.state_path != NULL) {
     lockfd = state_lock(o.state_path, err);
@@ -404,15 +416,16 @@ int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
 
   if (!d->failure) {
     decision = "no_failure";
-  } else if (strcmp(d->category, "infrastructure") != 0) {
+  } else if (!infra) {
     add_step(p, "report", job, NULL);
-    add_gate(p, "%s error: reported, never retried automatically", d->category);
+    add_gate(p, "%s error: reported, never retried automatically",
+             d->category && d->category[0] ? d->category : "unknown");
     decision = "report_only";
   } else if (comp == SM__COMP_NONE) {
     copy_commands(p, add_step(p, "report", job, NULL), d);
     add_gate(p, "infrastructure fault without a located component");
     decision = "report_only";
-  } else if (d->confidence < o.threshold) {
+  } else if (!conf_ok) {
     copy_commands(p, add_step(p, "report", job, NULL), d);
     add_gate(p, "confidence %.2f below the threshold %.2f", d->confidence,
              o.threshold);

@@ -254,6 +254,13 @@ void sm_sigdb_free(sm_sigdb *db) {
     regfree(&db->hosts[i]->re);
   for (int i = 0; i < db->n_devs; i++)
     regfree(&db->devs[i]->re);
+  for (int i = 0; i < db->n_progress; i++)
+    regfree(&db->progress[i]->re);
+  for (int i = 0; i < db->n_settings; i++)
+    for (int j = 0; j < db->settings[i]->n_match; j++)
+      regfree(&db->settings[i]->match[j]->re);
+  sm_free(db->progress);
+  sm_free(db->settings);
   sm_free(db->devs);
   sm_free(db->sigs);
   sm_free(db->order);
@@ -305,7 +312,9 @@ enum {
   SEC_EXC,
   SEC_PKG,
   SEC_HOST,
-  SEC_DEV
+  SEC_DEV,
+  SEC_PROGRESS,
+  SEC_SETTING
 };
 
 typedef struct parser {
@@ -317,11 +326,13 @@ typedef struct parser {
   sm__sig *sig;       /* current signature */
   sm__xid *xid;       /* current Xid entry */
   sm__exc *exc;       /* current exception entry */
+  sm__setting *set;   /* current setting */
   int comp;           /* current component */
   int order;          /* signatures so far in this text */
   int records;        /* records so far */
   /* Rollback marks: counts before this text. */
   int m_sigs, m_patterns, m_xids, m_excs, m_packages, m_hosts, m_devs;
+  int m_progress, m_settings;
   int m_needles;
   sm__comp saved_comps[SM__COMP_COUNT];
 } parser;
@@ -580,6 +591,10 @@ static int valid_name(const char *s) {
 
 /* Ends the current record, checking that it is complete. */
 static int finish_record(parser *p) {
+  if (p->sec == SEC_SETTING && p->set != NULL &&
+      (p->set->n_match == 0 || p->set->n_explains == 0))
+    return perr(p, "setting '%s' needs 'match' and 'explains' lines",
+                p->set->name);
   if (p->sec == SEC_SIG && p->sig != NULL) {
     if (p->sig->n_match == 0)
       return perr(p, "signature '%s' has no 'match' line", p->sig->name);
@@ -589,6 +604,7 @@ static int finish_record(parser *p) {
   p->sig = NULL;
   p->xid = NULL;
   p->exc = NULL;
+  p->set = NULL;
   return 0;
 }
 
@@ -688,10 +704,27 @@ static int open_section(parser *p, char *hdr) {
     p->sec = SEC_HOST;
   } else if (strcmp(hdr, "devices") == 0 && name == NULL) {
     p->sec = SEC_DEV;
+  } else if (strcmp(hdr, "progress") == 0 && name == NULL) {
+    p->sec = SEC_PROGRESS;
+  } else if (strcmp(hdr, "setting") == 0) {
+    sm__setting *st;
+    if (name == NULL || !valid_name(name))
+      return perr(p, "setting needs a name%s", "");
+    if (grow((void **)&db->settings, &db->cap_settings, db->n_settings,
+             sizeof(*db->settings)) != 0)
+      return sm_err_set(p->err, SM_ENOMEM, "%s: out of memory", p->origin);
+    st = sm_arena_calloc(&db->arena, 1, sizeof(*st));
+    if (st == NULL || (st->name = sm_arena_strdup(&db->arena, name)) == NULL)
+      return sm_err_set(p->err, SM_ENOMEM, "%s: out of memory", p->origin);
+    st->load = db->loads;
+    db->settings[db->n_settings++] = st;
+    p->set = st;
+    p->sec = SEC_SETTING;
   } else {
     return perr(p,
                 "unknown section '[%s]' (signature, xid, component, "
-                "exception, packages, hostnames, devices)",
+                "exception, packages, hostnames, devices, progress, "
+                "setting)",
                 hdr);
   }
   return 0;
@@ -733,10 +766,13 @@ static int sig_key(parser *p, const char *k, const char *v) {
       s->resolver = SM__RESOLVE_IMPORT;
     else if (!strcmp(v, "traceback"))
       s->resolver = SM__RESOLVE_TRACEBACK;
+    else if (!strcmp(v, "oom"))
+      s->resolver = SM__RESOLVE_OOM;
     else if (!strcmp(v, "none"))
       s->resolver = SM__RESOLVE_NONE;
     else
-      return perr(p, "resolver must be import, traceback or none, got '%s'", v);
+      return perr(
+          p, "resolver must be import, traceback, oom or none, got '%s'", v);
     return 0;
   }
   if (!strcmp(k, "cause"))
@@ -822,6 +858,63 @@ static int pkg_key(parser *p, const char *k, char *v) {
   return 0;
 }
 
+/* A pattern of [progress]: a line of a job that is training. */
+static int progress_key(parser *p, const char *k, const char *v) {
+  sm__pattern *pat;
+  int rc;
+
+  if (strcmp(k, "match") != 0)
+    return perr(p, "unknown key '%s' in [progress]", k);
+  if (grow((void **)&p->db->progress, &p->db->cap_progress, p->db->n_progress,
+           sizeof(*p->db->progress)) != 0)
+    return SM_ENOMEM;
+  pat = sm_arena_calloc(&p->db->arena, 1, sizeof(*pat));
+  if (pat == NULL)
+    return SM_ENOMEM;
+  rc = compile(p, v, pat, 0);
+  if (rc != 0)
+    return rc;
+  p->db->progress[p->db->n_progress++] = pat;
+  return 0;
+}
+
+static int setting_key(parser *p, const char *k, char *v) {
+  sm__setting *st = p->set;
+
+  if (!strcmp(k, "match")) {
+    sm__pattern **na =
+        sm_arena_calloc(&p->db->arena, (size_t)st->n_match + 1, sizeof(*na));
+    sm__pattern *pat = sm_arena_calloc(&p->db->arena, 1, sizeof(*pat));
+    int rc;
+    if (na == NULL || pat == NULL)
+      return SM_ENOMEM;
+    rc = compile(p, v, pat, 0);
+    if (rc != 0)
+      return rc;
+    if (st->n_match)
+      memcpy(na, st->match, (size_t)st->n_match * sizeof(*na));
+    na[st->n_match++] = pat;
+    st->match = na;
+    return 0;
+  }
+  if (!strcmp(k, "explains")) {
+    char *tok, *save = NULL;
+    for (tok = strtok_r(v, " \t,", &save); tok != NULL;
+         tok = strtok_r(NULL, " \t,", &save)) {
+      int rc;
+      if (!valid_name(tok))
+        return perr(p, "bad signature name '%s'", tok);
+      rc = add_string(p, &st->explains, &st->n_explains, tok);
+      if (rc != 0)
+        return rc;
+    }
+    return 0;
+  }
+  if (!strcmp(k, "cause"))
+    return (st->cause = sm_arena_strdup(&p->db->arena, v)) ? 0 : SM_ENOMEM;
+  return perr(p, "unknown key '%s' in a setting", k);
+}
+
 /* A pattern of [hostnames] or [devices]: group 1 is what it finds. */
 static int capture_key(parser *p, const char *k, const char *v,
                        sm__pattern ***arr, int *n, int *cap) {
@@ -904,6 +997,12 @@ static int parse_line(parser *p, char *line) {
   case SEC_DEV:
     rc = capture_key(p, k, v, &p->db->devs, &p->db->n_devs, &p->db->cap_devs);
     break;
+  case SEC_PROGRESS:
+    rc = progress_key(p, k, v);
+    break;
+  case SEC_SETTING:
+    rc = setting_key(p, k, v);
+    break;
   default:
     return perr(p, "key '%s' outside a section", k);
   }
@@ -926,6 +1025,13 @@ static void rollback(parser *p) {
     regfree(&db->hosts[i]->re);
   for (int i = p->m_devs; i < db->n_devs; i++)
     regfree(&db->devs[i]->re);
+  for (int i = p->m_progress; i < db->n_progress; i++)
+    regfree(&db->progress[i]->re);
+  for (int i = p->m_settings; i < db->n_settings; i++)
+    for (int j = 0; j < db->settings[i]->n_match; j++)
+      regfree(&db->settings[i]->match[j]->re);
+  db->n_progress = p->m_progress;
+  db->n_settings = p->m_settings;
   db->n_sigs = p->m_sigs;
   db->n_patterns = p->m_patterns;
   db->n_xids = p->m_xids;
@@ -998,6 +1104,8 @@ int sm_sigdb_load_text(sm_sigdb *db, const char *text, size_t len,
   p.m_packages = db->n_packages;
   p.m_hosts = db->n_hosts;
   p.m_devs = db->n_devs;
+  p.m_progress = db->n_progress;
+  p.m_settings = db->n_settings;
   p.m_needles = db->n_needles;
   memcpy(p.saved_comps, db->comps, sizeof(db->comps));
   db->loads++;
@@ -1244,4 +1352,36 @@ int sm_sigdb_match(const sm_sigdb *db, const char *line, size_t n,
     }
   }
   return 1;
+}
+
+int sm__sigdb_progress(sm__matcher *m, const char *text, size_t n) {
+  const sm_sigdb *db = m->db;
+
+  for (int i = 0; i < db->n_progress; i++)
+    if (sm__pattern_exec(m, db->progress[i], text, n, NULL, 0))
+      return 1;
+  return 0;
+}
+
+const sm__setting *sm__sigdb_setting(sm__matcher *m, const sm__sig *sig,
+                                     const char *text, size_t n) {
+  const sm_sigdb *db = m->db;
+  const sm__setting *best = NULL;
+
+  if (sig == NULL)
+    return NULL;
+  for (int i = 0; i < db->n_settings; i++) {
+    const sm__setting *st = db->settings[i];
+    int applies = 0;
+    if (best != NULL && st->load < best->load)
+      continue;
+    for (int k = 0; k < st->n_explains && !applies; k++)
+      applies = strcmp(st->explains[k], sig->name) == 0;
+    for (int k = 0; k < st->n_match && applies; k++)
+      if (sm__pattern_exec(m, st->match[k], text, n, NULL, 0)) {
+        best = st;
+        break;
+      }
+  }
+  return best;
 }

@@ -227,8 +227,11 @@ static int rev_skip(sm_revlines *r, sm_err *err) {
                         r->_f->path);
     q = memrchr(r->_buf, '\n', n);
     if (q != NULL) {
+      /* The bytes before the newline stay in the window: the next line
+       * is taken from them, not read again. */
       r->_end = pos - n + (uint64_t)(q - r->_buf);
-      r->_wstart = r->_end;
+      r->_wstart = pos - n;
+      r->_clean = 0;
       r->_skip_nl = 0;
       return 0;
     }
@@ -251,8 +254,12 @@ int sm_revlines_next(sm_revlines *r, const char **line, size_t *len,
     return 0;
   for (;;) {
     size_t have = (size_t)(r->_end - r->_wstart);
-    const char *q = have ? memrchr(r->_buf, '\n', have) : NULL;
+    /* Only the bytes prepended since the last search are searched. */
+    size_t fresh = have > r->_clean ? have - r->_clean : 0;
+    const char *q = fresh ? memrchr(r->_buf, '\n', fresh) : NULL;
 
+    if (q == NULL)
+      r->_clean = have;
     if (q != NULL || r->_wstart == r->_stop) {
       /* A whole line is in the window (or the first line of the range). */
       size_t start = q ? (size_t)(q - r->_buf) + 1 : 0;
@@ -269,6 +276,7 @@ int sm_revlines_next(sm_revlines *r, const char **line, size_t *len,
         r->_end = r->_wstart + (uint64_t)(q - r->_buf);
       else
         r->_skip_nl = 3;
+      r->_clean = 0;
       return 1;
     }
     if (have >= r->_max_line) {
@@ -279,6 +287,7 @@ int sm_revlines_next(sm_revlines *r, const char **line, size_t *len,
       if (truncated)
         *truncated = 1;
       r->_skip_nl = 2;
+      r->_clean = 0;
       return 1;
     }
     {
@@ -361,9 +370,15 @@ int sm_fwdlines_next(sm_fwdlines *r, const char **line, size_t *len,
   for (;;) {
     size_t have = r->_len - r->_pos;
     const char *s = r->_buf + r->_pos;
-    const char *q = have ? memchr(s, '\n', have) : NULL;
+    /* Only the bytes read since the last search are searched. */
+    const char *q =
+        have > r->_clean ? memchr(s + r->_clean, '\n', have - r->_clean) : NULL;
     ssize_t n;
 
+    if (q == NULL)
+      r->_clean = have;
+    else
+      r->_clean = 0;
     if (q != NULL) {
       size_t l = (size_t)(q - s);
       *line = s;
@@ -384,6 +399,7 @@ int sm_fwdlines_next(sm_fwdlines *r, const char **line, size_t *len,
         *truncated = 1;
       r->_pos += r->_max_line;
       r->_skipping = 1;
+      r->_clean = 0;
       return 1;
     }
     if (!r->_eof) {
@@ -405,6 +421,7 @@ int sm_fwdlines_next(sm_fwdlines *r, const char **line, size_t *len,
     if (off)
       *off = r->_foff + r->_pos;
     r->_pos += have;
+    r->_clean = 0;
     return 1;
   }
 }

@@ -2,8 +2,8 @@
  * rules, the classifier and the JSON output on arbitrary bytes.  The first
  * byte picks the mode and a small chunk size (so that bisection, the
  * transient check and the back scan all run on small inputs); the rest is
- * the log.  A diagnosis must stay inside the input and serialise to
- * balanced JSON. */
+ * the log.  A diagnosis must stay inside the input, number its line as
+ * the line its offset is in, and serialise to balanced JSON. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -44,6 +44,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     abort();
   if (!d.failure && (d.first_error_line != 0 || d.n_evidence != 0))
     abort();
+  /* The line number is the line the offset is in (pieces of a long line
+   * or of carriage-return updates share it). */
+  if (d.failure) {
+    uint64_t before = 1;
+    for (size_t i = 0; i < d.first_error_offset; i++)
+      before += data[i] == '\n';
+    if ((uint64_t)d.first_error_line != before)
+      abort();
+  }
   sm_buf_init(&b, 0);
   sm_jw_init(&w, &b);
   sm_jw_obj_begin(&w);

@@ -432,3 +432,74 @@ SM_TEST(failure_count_newlines_matches_a_plain_loop) {
   ASSERT_EQ(sm__count_newlines(buf, sizeof(buf)), sizeof(buf));
   ASSERT_EQ(sm__count_newlines_portable(buf, sizeof(buf)), sizeof(buf));
 }
+
+/* A progress bar that only ever writes '\r' leaves a log without
+ * newlines; the reader hands it out in pieces and reads each byte once. */
+static void gen_cr_progress(gen *g, size_t bytes) {
+  long i = 0;
+  while (g->b.len < bytes) {
+    if (sm_buf_addf(&g->b,
+                    "\r %3ld%%|%-10.*s| %ld/100000 [%02ld:%02ld<09:59, "
+                    "47.%02ldit/s, loss=2.%03ld]",
+                    i % 100, (int)(i % 10), "##########", i, i / 60 % 60,
+                    i % 60, i % 100, i % 1000) != 0)
+      SM_FAIL_AT("generator out of memory");
+    i++;
+  }
+}
+
+SM_TEST(failure_locate_no_newlines_is_read_once) {
+  gen g;
+  sm_diagnosis d;
+  const uint64_t mib = (uint64_t)1 << 20;
+
+  /* 40 MiB in one line, then the fault on the lines after it. */
+  gen_init(&g, 11);
+  gen_cr_progress(&g, (size_t)40 << 20);
+  sm_buf_addc(&g.b, '\n');
+  g.lines = 1;
+  line(&g, "Traceback (most recent call last):");
+  line(&g, "  File \"/home/u/train.py\", line 88, in <module>");
+  line(&g, "RuntimeError: CUDA error: uncorrectable ECC error encountered");
+  diagnose(&g, SM_DIAG_LOCATE, 0, &d);
+  ASSERT_EQ(d.failure, 1);
+  ASSERT_EQ(d.first_error_line, 4);
+  ASSERT_STREQ(d.component, "gpu");
+  /* One read of the file: the count of the newlines before the window,
+   * plus what the probes and the window read, each byte at most once. */
+  ASSERT(d.bytes_read <= g.b.len + mib);
+  ASSERT(d.bytes_read - d.bytes_counted < 64 * mib);
+  sm_diagnosis_release(&d);
+  /* The whole-log ablation reads it once too. */
+  diagnose(&g, SM_DIAG_WHOLE, 0, &d);
+  ASSERT_EQ(d.first_error_line, 4);
+  ASSERT(d.bytes_read <= g.b.len + mib);
+  sm_diagnosis_release(&d);
+  sm_buf_release(&g.b);
+
+  /* No newline at all and nothing wrong: the tail and the probes read a
+   * chunk of at most 1 MiB each (8 + 31), whatever the size. */
+  gen_init(&g, 12);
+  gen_cr_progress(&g, (size_t)64 << 20);
+  diagnose(&g, SM_DIAG_LOCATE, 0, &d);
+  ASSERT_EQ(d.failure, 0);
+  ASSERT(d.bytes_read < 42 * mib);
+  sm_diagnosis_release(&d);
+  /* A fault inside the long line (a piece of it) is found and numbered
+   * with the line it is in. */
+  {
+    static const char msg[] =
+        "\rRuntimeError: CUDA error: uncorrectable ECC error encountered\r";
+    size_t at = g.b.len / 3;
+    memcpy(g.b.data + at, msg, sizeof(msg) - 1);
+    diagnose(&g, SM_DIAG_WHOLE, 0, &d);
+    ASSERT_EQ(d.failure, 1);
+    ASSERT_EQ(d.first_error_line, 1);
+    ASSERT_STREQ(d.component, "gpu");
+    ASSERT(d.first_error_offset <= at + 1 &&
+           at + 1 - d.first_error_offset < ((uint64_t)64 << 10));
+    ASSERT(d.bytes_read <= g.b.len + mib);
+    sm_diagnosis_release(&d);
+  }
+  sm_buf_release(&g.b);
+}

@@ -318,3 +318,95 @@ SM_TEST(failure_plan_audit_is_appended_json_lines) {
   }
   rm_tmp(dir);
 }
+
+/* The safety rule, over every combination of what the planner is given:
+ * category (the four, and names it does not know), component (every one,
+ * none, unknown), confidence (below, at and above the thresholds, out of
+ * range, NaN, infinite), retryable, node known or not, shadow mode,
+ * threshold (default, low, high, invalid), retry cap and isolation quota
+ * (default or none left).  A plan may isolate a node, ask for a
+ * replacement or restart the job only for a failure that is
+ * infrastructure, with a located component and a confidence in [0, 1] at
+ * or above the threshold; every other failure gets exactly one step,
+ * "report", and is neither retryable nor executable. */
+SM_TEST(failure_plan_never_isolates_or_restarts_outside_the_rule) {
+  static const char *const cats[] = {
+      "infrastructure", "framework",      "user", "unknown", "", NULL,
+      "Infrastructure", "infrastructure "};
+  static const char *const comps[] = {
+      "gpu",        "nvlink", "network", "node", "storage",
+      "gpu_memory", "none",   "",        NULL,   "rack"};
+  const double confs[] = {-1,   0,    0.5, 0.79, 0.7999, 0.8,      0.8001,
+                          0.95, 0.99, 1.0, 1.5,  NAN,    INFINITY, -INFINITY};
+  const double thresholds[] = {0, 0.5, 0.95, NAN, -1};
+  static const char *const located[] = {"gpu", "nvlink", "network", "node",
+                                        "storage"};
+  long plans = 0, acted = 0;
+
+  for (size_t ci = 0; ci < SM_ARRAY_LEN(cats); ci++)
+    for (size_t ki = 0; ki < SM_ARRAY_LEN(comps); ki++)
+      for (size_t fi = 0; fi < SM_ARRAY_LEN(confs); fi++)
+        for (int bits = 0; bits < 16; bits++)
+          for (size_t ti = 0; ti < SM_ARRAY_LEN(thresholds); ti++) {
+            sm_diagnosis d;
+            sm_plan p;
+            sm_plan_opts o = {0};
+            double th = thresholds[ti] > 0 ? thresholds[ti] : 0.8;
+            int allowed, loc = 0, acts;
+            diag(&d, cats[ci], comps[ki], confs[fi], bits & 1,
+                 bits & 2 ? "gpu-b07" : NULL);
+            o.shadow = (bits & 4) != 0;
+            o.threshold = thresholds[ti];
+            if (bits & 8) { /* no restart and no isolation left */
+              o.max_retries = -1;
+              o.isolation_quota = -1;
+            }
+            for (size_t li = 0; li < SM_ARRAY_LEN(located); li++)
+              loc |= comps[ki] && strcmp(comps[ki], located[li]) == 0;
+            allowed = cats[ci] && strcmp(cats[ci], "infrastructure") == 0 &&
+                      loc && isfinite(confs[fi]) && confs[fi] >= 0 &&
+                      confs[fi] <= 1 && confs[fi] >= th;
+            plan(&d, &o, &p);
+            plans++;
+            acts = has(&p, "isolate_node") + has(&p, "request_replacement") +
+                   has(&p, "restart_from_checkpoint");
+            acted += acts > 0;
+            if (acts > 0 && !allowed)
+              SM_FAIL_AT("unsafe plan: %s/%s conf %g threshold %g bits %d",
+                         cats[ci] ? cats[ci] : "(null)",
+                         comps[ki] ? comps[ki] : "(null)", confs[fi],
+                         thresholds[ti], bits);
+            if (!allowed) {
+              ASSERT_EQ(p.n_steps, 1);
+              ASSERT_STREQ(p.steps[0].action, "report");
+              ASSERT_EQ(p.retryable, 0);
+              ASSERT_EQ(p.executable, 0);
+              ASSERT(p.n_gates >= 1);
+            } else {
+              /* Allowed is not forced: gates still apply. */
+              ASSERT(has(&p, "diagnose"));
+              ASSERT_EQ(p.executable, !o.shadow);
+              if (has(&p, "isolate_node"))
+                ASSERT((bits & 2) && !(bits & 8) &&
+                       strcmp(comps[ki], "storage") != 0);
+              if (has(&p, "restart_from_checkpoint"))
+                ASSERT((bits & 1) && !(bits & 8));
+            }
+            sm_plan_release(&p);
+          }
+  /* The rule lets some through: the test is not vacuous. */
+  ASSERT(acted > 0);
+  ASSERT(plans == (long)(SM_ARRAY_LEN(cats) * SM_ARRAY_LEN(comps) *
+                         SM_ARRAY_LEN(confs) * 16 * SM_ARRAY_LEN(thresholds)));
+  /* Without a failure nothing at all is planned. */
+  {
+    sm_diagnosis d;
+    sm_plan p;
+    diag(&d, "infrastructure", "gpu", 0.99, 1, "n1");
+    d.failure = 0;
+    plan(&d, NULL, &p);
+    ASSERT_EQ(p.n_steps, 0);
+    ASSERT_EQ(p.executable, 0);
+    sm_plan_release(&p);
+  }
+}

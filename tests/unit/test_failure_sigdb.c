@@ -183,6 +183,18 @@ SM_TEST(failure_sigdb_rejects_malformed_text_with_line_numbers) {
       {"[signature a]\nmatch = e+++++++++++++++++++++++++++++\n",
        "too complex"},
       {"[signature a]\nmatch = (((a{200}){200}){200})\n", "too complex"},
+      {"[setting s]\nmatch = NCCL_X=\n", "needs 'match' and 'explains'"},
+      {"[setting s]\nexplains = nccl-socket-error\n",
+       "needs 'match' and 'explains'"},
+      {"[setting s]\nmatch = a\nexplains = bad/name\n", "bad signature name"},
+      {"[setting s]\nmatch = a\nexplains = x\ncolour = red\n",
+       "unknown key 'colour' in a setting"},
+      {"[setting]\n", "setting needs a name"},
+      {"[progress]\nmatch = step(\n", "bad regular expression"},
+      {"[progress]\nwhen = x\n", "unknown key 'when' in [progress]"},
+      {"[progress x]\n", "unknown section"},
+      {"[signature a]\nmatch = abc\nresolver = magic\n",
+       "resolver must be import, traceback, oom or none"},
   };
   sm_sigdb *db = builtin();
   size_t before = sm_sigdb_count(db);
@@ -251,4 +263,28 @@ SM_TEST(failure_unless_vetoes_a_match) {
   ASSERT(sm_sigdb_match(db, "eth3: link down", 15, &m));
   ASSERT(!sm_sigdb_match(db, "eth3: link down (expected, drained)", 35, &m));
   sm_sigdb_free(db);
+}
+
+extern const char sm__embed_signatures[];
+extern const unsigned long sm__embed_signatures_len;
+
+/* The knowledge table says, entry by entry, what class each record
+ * covers: a comment line directly above every [section]. */
+SM_TEST(failure_builtin_entries_each_have_a_comment) {
+  const char *s = sm__embed_signatures, *end = s + sm__embed_signatures_len;
+  const char *prev = NULL;
+  int entries = 0;
+
+  while (s < end) {
+    const char *nl = memchr(s, '\n', (size_t)(end - s));
+    const char *e = nl ? nl : end;
+    if (s < e && *s == '[') {
+      entries++;
+      if (prev == NULL || *prev != '#')
+        SM_FAIL_AT("entry without a comment: %.*s", (int)(e - s), s);
+    }
+    prev = s;
+    s = e + 1;
+  }
+  ASSERT(entries > 150);
 }

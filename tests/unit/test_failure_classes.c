@@ -1,0 +1,427 @@
+/* test_failure_classes.c - root causes as classes, on lines written for
+ * these tests: retried-and-recovered warnings are not failures; lines a
+ * program logs as information are not causes; the job's configuration of
+ * the communication stack is the job's (user); version mismatches of
+ * libraries, runtimes and drivers are the framework's; memory of a shared
+ * GPU held by other processes is the infrastructure's; a worker's error
+ * re-raised by its parent is reported where it first appears; frames of
+ * an exception chain and installer shims decide user or framework; a
+ * cascade never outranks the error that started it. */
+#include "failure/failure_int.h"
+#include "harness.h"
+
+static sm_sigdb *db_get(void) {
+  static sm_sigdb *db;
+  sm_err err = {0};
+
+  if (db == NULL) {
+    db = sm_sigdb_new();
+    if (db == NULL || sm_sigdb_load_builtin(db, &err) != 0)
+      SM_FAIL_AT("built-in signatures: %s", err.msg);
+  }
+  return db;
+}
+
+static void run(const char *log, sm_diagnosis *d) {
+  sm_err err = {0};
+
+  if (sm_diagnose_mem(db_get(), log, strlen(log), "t.log", NULL, d, &err))
+    SM_FAIL_AT("diagnose: %s", err.msg);
+}
+
+/* Checks line, category and component; line 0 means no failure. */
+static void expect_at(int where, const char *log, long line, const char *cat,
+                      const char *comp) {
+  sm_diagnosis d;
+
+  run(log, &d);
+  if (line == 0) {
+    if (d.failure)
+      SM_FAIL_AT("case at %d: failure at line %lld (%s), want none", where,
+                 d.first_error_line, d.reason ? d.reason : "-");
+  } else if (d.first_error_line != line || strcmp(d.category, cat) != 0 ||
+             strcmp(d.component, comp) != 0) {
+    SM_FAIL_AT("case at %d: got line %lld %s/%s (%s), want %ld %s/%s", where,
+               d.first_error_line, d.category, d.component,
+               d.reason ? d.reason : "-", line, cat, comp);
+  }
+  sm_diagnosis_release(&d);
+}
+#define expect(...) expect_at(__LINE__, __VA_ARGS__)
+
+/* n lines of healthy training output. */
+static void training(sm_buf *b, int from, int n) {
+  for (int i = from; i < from + n; i++)
+    sm_buf_addf(b,
+                "[2025-03-04 11:%02d:%02d,120] step %d | loss %.3f | lr "
+                "2.0e-04 | 512.3 ms/step\n",
+                i / 60 % 60, i % 60, i, 3.0 - i * 0.001);
+}
+
+SM_TEST(failure_retry_notices_do_not_outrank_the_real_fault) {
+  sm_buf b;
+  long ecc;
+
+  /* A rendezvous port taken for a moment early on, then hours of
+   * training, then the GPU fails. */
+  sm_buf_init(&b, (size_t)1 << 24);
+  sm_buf_addf(&b, "launching 8 workers\n");
+  sm_buf_addf(&b, "[W socket.cpp:464] [c10d] The server socket has failed "
+                  "to listen on [::]:29500 (errno: 98 - Address already in "
+                  "use) (retrying in 5s).\n");
+  sm_buf_addf(&b, "store: connect to gpu-a3:29500 refused, retrying (attempt "
+                  "2/10)\n");
+  sm_buf_addf(&b, "wandb: Network error (ReadTimeout), will retry\n");
+  training(&b, 1, 120);
+  sm_buf_addf(&b, "Traceback (most recent call last):\n"
+                  "  File \"/home/u/pretrain.py\", line 310, in <module>\n"
+                  "    loss.backward()\n");
+  ecc = 4 + 120 + 4;
+  sm_buf_addf(&b, "RuntimeError: CUDA error: uncorrectable ECC error "
+                  "encountered\n");
+  sm_buf_addc(&b, '\0');
+  expect(b.data, ecc, "infrastructure", "gpu");
+  sm_buf_release(&b);
+  /* The same notices in a log that ends well are no failure at all. */
+  expect("[W socket.cpp:464] [c10d] The server socket has failed to listen "
+         "on [::]:29500 (errno: 98 - Address already in use) (retrying in "
+         "5s).\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\ntraining finished\n",
+         0, NULL, NULL);
+  /* When the retries run out, the port is the job's problem. */
+  expect("[W socket.cpp:464] [c10d] The server socket has failed to listen "
+         "on [::]:29500 (errno: 98 - Address already in use) (retrying in "
+         "5s).\n"
+         "[E socket.cpp:470] [c10d] The server socket has failed to listen "
+         "on [::]:29500 after 5 attempts, giving up (errno: 98 - Address "
+         "already in use).\n"
+         "torch.distributed.DistNetworkError: The server socket has failed "
+         "to listen on any local network address.\n",
+         2, "user", "none");
+}
+
+SM_TEST(failure_line_levels) {
+  static const struct {
+    const char *line;
+    int level;
+  } cases[] = {
+      {"INFO:2025-01-04 03:14:41,011:jax._src.xla_bridge:925: Unable to "
+       "initialize backend 'tpu'",
+       SM__LVL_INFO},
+      {"03:14:41.011 [I] Unable to initialize backend 'rocm'", SM__LVL_INFO},
+      {"2024-05-02 15:40:33.450 INFO: Epoch 132: loss=0.5665", SM__LVL_INFO},
+      {"[2025-07-12 22:03:34,200] [INFO] [launch.py:315:sigkill_handler] "
+       "Killing subprocess 1",
+       SM__LVL_INFO},
+      {"[\x1b[36m2023-03-05 20:57:38,409\x1b[0m][\x1b[34m__main__\x1b[0m][\x1b"
+       "[32mINFO\x1b[0m] - Instantiating datamodule",
+       SM__LVL_INFO},
+      {"2024-01-01 10:00:00.000 | DEBUG    | app:run:12 - probing",
+       SM__LVL_INFO},
+      {"I0311 14:02:12.112233 140210 train.py:201] Step 5000", SM__LVL_INFO},
+      {"[I ProcessGroupNCCL.cpp:835] [Rank 0] NCCL initialized", SM__LVL_INFO},
+      {"[W socket.cpp:601] [c10d] The client socket has failed", SM__LVL_WARN},
+      {"WARNING:root:slow data loader", SM__LVL_WARN},
+      {"[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught",
+       SM__LVL_ERROR},
+      {"E0502 10:11:12.123456  4121 pg.cpp:12] Watchdog caught", SM__LVL_ERROR},
+      {"ERROR:root:failed to read shard 12", SM__LVL_ERROR},
+      {"2025-01-01 00:00:00 CRITICAL worker lost", SM__LVL_ERROR},
+      /* No level: words of a message are not levels. */
+      {"RuntimeError: INFO field missing", SM__LVL_NONE},
+      {"Epoch 3: INFO 12", SM__LVL_NONE},
+      {"I am done", SM__LVL_NONE},
+      {"gpu-a01:1201:1301 [0] NCCL INFO NET/Plugin : No plugin found",
+       SM__LVL_NONE},
+      {"INFORMATION: x", SM__LVL_NONE},
+      {"[rank0]: Traceback (most recent call last):", SM__LVL_NONE},
+      {"", SM__LVL_NONE},
+      {"[", SM__LVL_NONE},
+      {"\x1b[", SM__LVL_NONE},
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
+    int got = sm__line_level(cases[i].line, strlen(cases[i].line));
+    if (got != cases[i].level)
+      SM_FAIL_AT("case %zu '%s': level %d, want %d", i, cases[i].line, got,
+                 cases[i].level);
+  }
+}
+
+SM_TEST(failure_informational_lines_are_not_causes) {
+  /* A framework probes optional backends and logs the misses as
+   * information; the job then fails for its own reason. */
+  expect("INFO:2025-01-04 03:14:41,003:jax._src.xla_bridge:925: Unable to "
+         "initialize backend 'rocm': module 'jaxlib' has no attribute "
+         "'GpuAllocatorConfig'\n"
+         "INFO:2025-01-04 03:14:41,011:jax._src.xla_bridge:925: Unable to "
+         "initialize backend 'tpu': INTERNAL: Failed to open libtpu.so: "
+         "libtpu.so: cannot open shared object file: No such file or "
+         "directory\n"
+         "03:14:41.011 [I] Unable to initialize backend 'tpu': cannot open "
+         "shared object file (1:xla_bridge.py:925)\n"
+         "step 0 loss 2.31\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/home/u/policy/train.py\", line 80, in <module>\n"
+         "    mesh = make_mesh(cfg.fsdp_devices)\n"
+         "ValueError: Number of devices 2 must be divisible by the number of "
+         "FSDP devices 4.\n",
+         8, "user", "none");
+  /* On their own they are no failure. */
+  expect("INFO:2025-01-04 03:14:41,011:jax._src.xla_bridge:925: Unable to "
+         "initialize backend 'tpu': cannot open shared object file: No such "
+         "file or directory\n"
+         "step 0 loss 2.31\nstep 100 loss 1.2\n",
+         0, NULL, NULL);
+  /* The same message at error level is a cause. */
+  expect("step 0 loss 2.31\n"
+         "ERROR:loader: error while loading shared libraries: "
+         "libcudnn_ops.so.9: cannot open shared object file: No such file "
+         "or directory\n",
+         2, "framework", "none");
+}
+
+SM_TEST(failure_communication_settings_of_the_job_are_user) {
+  /* The error names the job's own setting. */
+  expect("[1704067200.123] [n3:771 :0] ucp_context.c:1104 UCX  ERROR network "
+         "device 'mlx5_9:1' is not available, please use one or more of: "
+         "'eth0'(tcp), 'lo'(tcp)\n"
+         "RuntimeError: UCX initialisation failed\n",
+         1, "user", "none");
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/ddp.py\", line 20, in <module>\n"
+         "    dist.init_process_group('gloo')\n"
+         "RuntimeError: [enforce fail at gloo/transport/tcp/device.cc:83] ifa "
+         "!= nullptr. Unable to find address for: ib7\n",
+         4, "user", "none");
+  expect("n2:100:100 [0] NCCL WARN Invalid value 'fast' for NCCL_PROTO, "
+         "using default\n"
+         "n2:100:100 [0] NCCL WARN Error : no algorithm/protocol available\n",
+         1, "user", "none");
+  /* NCCL retrying a connection and getting through is no failure. */
+  expect("n2:100:100 [0] NCCL WARN socketStartConnect: Connect to "
+         "10.1.0.6<43215> failed : Connection refused, retrying...\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\n",
+         0, NULL, NULL);
+  /* A setting shown before a transport fault, with no training between:
+   * the first use of the job's setting failed. */
+  expect("n5:200:200 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to "
+         "ens9\n"
+         "n5:200:200 [0] NCCL INFO NCCL_IB_GID_INDEX set by environment to "
+         "7\n"
+         "n5:200:200 [0] NCCL INFO Channel 00/02 : 0 1 2 3\n"
+         "n5:200:205 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+         "completion from peer 10.1.0.6<51234> with status=12 opcode=0 len=0 "
+         "vendor err 129 (Send)\n"
+         "n5:200:205 [0] NCCL INFO transport/net.cc:1008 -> 6\n",
+         4, "user", "none");
+  /* The same fault after hours of training with that setting: the
+   * setting worked, the fabric failed. */
+  {
+    sm_buf b;
+    sm_buf_init(&b, (size_t)1 << 24);
+    sm_buf_addf(&b, "n5:200:200 [0] NCCL INFO NCCL_IB_GID_INDEX set by "
+                    "environment to 3\n");
+    training(&b, 1, 50);
+    sm_buf_addf(&b, "n5:200:205 [0] transport/net_ib.cc:1295 NCCL WARN "
+                    "NET/IB : Got completion from peer 10.1.0.6<51234> with "
+                    "status=12 opcode=0 len=0 vendor err 129 (Send)\n");
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 52, "infrastructure", "network");
+    sm_buf_release(&b);
+  }
+  /* nccl-tests rows are progress too: the setting had worked. */
+  expect("n5:200:200 [0] NCCL INFO NCCL_IB_GID_INDEX set by environment to "
+         "3\n"
+         "     8388608       2097152     float     sum      -1   812.1   "
+         "10.33   19.37      0\n"
+         "    16777216       4194304     float     sum      -1  1533.0   "
+         "10.94   20.52      0\n"
+         "n5:200:205 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+         "completion from peer 10.1.0.6<51234> with status=12 opcode=0 len=0 "
+         "vendor err 129 (Send)\n",
+         4, "infrastructure", "network");
+  /* A launcher flag for the rendezvous, then the store never answers. */
+  expect("+ torchrun --nnodes=2 --master_addr=10.9.9.9 --master_port=29400 "
+         "train.py\n"
+         "torch.distributed.DistNetworkError: The client socket has timed "
+         "out after 900s while trying to connect to (10.9.9.9, 29400).\n",
+         2, "user", "none");
+}
+
+SM_TEST(failure_version_mismatches_are_framework) {
+  expect("E0101 01:23:25.684156 2624 client.cc:3077] Execution of replica 0 "
+         "failed: UNIMPLEMENTED: graph capture is not implemented for CUDA "
+         "below version 12.3.\n"
+         "jaxlib.xla_extension.XlaRuntimeError: UNIMPLEMENTED: graph capture "
+         "is not implemented for CUDA below version 12.3.\n",
+         1, "framework", "none");
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/run.py\", line 3, in <module>\n"
+         "    import fastkernels\n"
+         "RuntimeError: fastkernels requires CUDA 12.1 or newer, found 11.8\n",
+         4, "framework", "none");
+  expect("ImportError: this build of the extension is only supported with "
+         "torch>=2.3, please upgrade torch\n",
+         1, "framework", "none");
+}
+
+SM_TEST(failure_gpu_memory_held_by_others_is_infrastructure) {
+  /* PyTorch 2.x report: this process holds little of a full GPU. */
+  expect("step 1 loss 2.0\n"
+         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 "
+         "GiB. GPU 0 has a total capacity of 79.10 GiB of which 312.00 MiB is "
+         "free. Process 4411 has 71.20 GiB memory in use. Including "
+         "non-PyTorch memory, this process has 7.50 GiB memory in use. Of the "
+         "allocated memory 6.10 GiB is allocated by PyTorch, and 0.90 GiB is "
+         "reserved by PyTorch but unallocated.\n",
+         2, "infrastructure", "gpu");
+  /* The job fills the GPU itself: its own sizing. */
+  expect("step 1 loss 2.0\n"
+         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 "
+         "GiB. GPU 0 has a total capacity of 79.10 GiB of which 312.00 MiB is "
+         "free. Process 4411 has 0.40 GiB memory in use. Including "
+         "non-PyTorch memory, this process has 78.30 GiB memory in use. Of "
+         "the allocated memory 75.10 GiB is allocated by PyTorch, and 2.10 "
+         "GiB is reserved by PyTorch but unallocated.\n",
+         2, "user", "gpu_memory");
+  /* The older report: capacity, allocated, free, reserved. */
+  expect("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU "
+         "0; 15.78 GiB total capacity; 1.43 GiB already allocated; 11.88 MiB "
+         "free; 1.55 GiB reserved in total by PyTorch)\n",
+         1, "infrastructure", "gpu");
+  expect("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU "
+         "0; 15.78 GiB total capacity; 14.43 GiB already allocated; 11.88 MiB "
+         "free; 14.55 GiB reserved in total by PyTorch)\n",
+         1, "user", "gpu_memory");
+  /* Several other processes: perhaps the job's own ranks, all on GPU 0;
+   * still the GPU's memory, but not sure enough to fence off the node. */
+  {
+    sm_diagnosis d;
+    run("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 "
+        "GiB. GPU 0 has a total capacity of 39.40 GiB of which 20.00 MiB is "
+        "free. Process 71 has 9.80 GiB memory in use. Process 72 has 9.80 "
+        "GiB memory in use. Process 73 has 9.80 GiB memory in use. "
+        "Including non-PyTorch memory, this process has 9.70 GiB memory in "
+        "use.\n",
+        &d);
+    ASSERT_STREQ(d.category, "infrastructure");
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+  }
+  /* No arithmetic in the report: the job's. */
+  expect("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of "
+         "memory while trying to allocate 4294967296 bytes.\n",
+         1, "user", "gpu_memory");
+}
+
+SM_TEST(failure_reraised_worker_error_is_reported_where_it_first_appears) {
+  sm_diagnosis d;
+  int chain = 0;
+
+  run("step 40 loss 1.7\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/seg/train.py\", line 90, in <module>\n"
+      "    for batch in loader:\n"
+      "  File \"/opt/v/lib/python3.11/site-packages/torch/_utils.py\", line "
+      "700, in reraise\n"
+      "    raise exception\n"
+      "FileNotFoundError: Caught FileNotFoundError in DataLoader worker "
+      "process 1.\n"
+      "Original Traceback (most recent call last):\n"
+      "  File \"/home/u/seg/data.py\", line 31, in __getitem__\n"
+      "    mask = load(self.masks[i])\n"
+      "FileNotFoundError: [Errno 2] No such file or directory: "
+      "'/data/masks/0042.png'\n",
+      &d);
+  ASSERT_EQ(d.first_error_line, 7);
+  ASSERT_STREQ(d.category, "user");
+  ASSERT_STREQ(d.evidence[0].role, "cause");
+  ASSERT_EQ(d.evidence[0].line, 7);
+  for (int i = 0; i < d.n_evidence; i++)
+    if (strcmp(d.evidence[i].role, "chain") == 0 && d.evidence[i].line == 11)
+      chain = 1;
+  ASSERT(chain);
+  sm_diagnosis_release(&d);
+  /* A different exception type after the wrapper is not its original. */
+  expect("KeyError: Caught KeyError in DataLoader worker process 0.\n"
+         "Original Traceback (most recent call last):\n"
+         "  File \"/home/u/d.py\", line 3, in f\n"
+         "    x = int(s)\n"
+         "ValueError: invalid literal for int() with base 10: 'x'\n",
+         5, "user", "none");
+}
+
+SM_TEST(failure_chain_and_shim_frames_decide_user_or_framework) {
+  /* The first exception's traceback shows only the config system's
+   * frame; the chain's later traceback shows the job's code calling it:
+   * the job's configuration. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/opt/env/lib/python3.10/site-packages/cfgsys/build.py\", "
+         "line 92, in _call\n"
+         "    return target(*args, **kwargs)\n"
+         "TypeError: __init__() missing 1 required positional argument: "
+         "'vocab_path'\n"
+         "\n"
+         "The above exception was the direct cause of the following "
+         "exception:\n"
+         "\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/home/u/nlp/train.py\", line 40, in main\n"
+         "    model = cfgsys.build(cfg.model)\n"
+         "  File \"/opt/env/lib/python3.10/site-packages/cfgsys/build.py\", "
+         "line 97, in build\n"
+         "    raise BuildError(msg) from e\n"
+         "cfgsys.errors.BuildError: Error building 'nlp.Model'\n",
+         4, "user", "none");
+  /* A package's entry-point script and the package itself: no frame of
+   * the job's code, so the package's own bug. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/venv/bin/fitmodel\", line 8, in <module>\n"
+         "    sys.exit(main())\n"
+         "  File \"/home/u/venv/lib/python3.9/site-packages/fitpkg/cli.py\", "
+         "line 60, in main\n"
+         "    run(args)\n"
+         "  File \"/home/u/venv/lib/python3.9/site-packages/fitpkg/loop.py\", "
+         "line 231, in run\n"
+         "    if stop and epoch < swa.start:\n"
+         "AttributeError: 'NoneType' object has no attribute 'start'\n",
+         8, "framework", "none");
+  /* A script of the job's own, with an extension, is the job's. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/proj/bin/train.py\", line 8, in <module>\n"
+         "    main()\n"
+         "  File \"/home/u/venv/lib/python3.9/site-packages/fitpkg/loop.py\", "
+         "line 231, in run\n"
+         "    if stop and epoch < swa.start:\n"
+         "AttributeError: 'NoneType' object has no attribute 'start'\n",
+         6, "user", "none");
+}
+
+SM_TEST(failure_pickling_the_jobs_objects_is_user) {
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/train.py\", line 200, in save\n"
+         "    torch.save(state, path)\n"
+         "  File \"/opt/v/lib/python3.11/site-packages/torch/serialization.py\""
+         ", line 850, in _save\n"
+         "    pickler.dump(obj)\n"
+         "AttributeError: Can't pickle local object "
+         "'build.<locals>.<lambda>'\n",
+         6, "user", "none");
+}
+
+SM_TEST(failure_cascade_never_outranks_its_start) {
+  /* An Xid, then every rank's teardown and watchdog reports. */
+  expect("step 900 loss 1.1\n"
+         "[Tue Mar  4 10:00:01 2025] NVRM: Xid (PCI:0000:b3:00): 79, pid=77, "
+         "GPU has fallen off the bus.\n"
+         "[rank2]:[E ProcessGroupNCCL.cpp:563] [Rank 2] Watchdog caught "
+         "collective operation timeout: WorkNCCL(SeqNum=88, "
+         "OpType=ALLREDUCE) ran for 600000 milliseconds before timing out.\n"
+         "[rank2]: RuntimeError: CUDA error: unspecified launch failure\n"
+         "W0304 10:10:01.000 1 api.py:858] Sending process 71 closing signal "
+         "SIGTERM\n"
+         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+         "  exitcode  : 1 (pid: 71)\n",
+         2, "infrastructure", "gpu");
+}
