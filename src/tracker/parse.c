@@ -275,12 +275,9 @@ static int key_has(const trk_line *L, const trk_field *f,
 /* ==== Keys ==== */
 
 /* Words that may stand in front of a key without being part of it: log
- * levels ("INFO step 10"), and the qualifiers train / eval ("Train Step
- * 10", "Val Step 10"), which then mark the key. */
-static const char *const level_words[] = {
-    "info",  "debug",    "warning", "warn", "error", "notice",
-    "trace", "critical", "fatal",   "log",  NULL};
-
+ * levels ("INFO step 10", the table's "level" words), and the qualifiers
+ * train / eval ("Train Step 10", "Val Step 10"), which then mark the
+ * key. */
 static int droppable(const trk_line *L, int k, unsigned *flags) {
   const trk_tok *t = &L->tok[k];
   const char *w = L->s + t->off;
@@ -298,9 +295,8 @@ static int droppable(const trk_line *L, int k, unsigned *flags) {
   for (size_t i = 0; i < n; i++)
     low[i] = (char)lower((unsigned char)w[i]);
   low[n] = '\0';
-  for (int i = 0; level_words[i]; i++)
-    if (strcmp(low, level_words[i]) == 0)
-      return 1;
+  if (sm__trk_is_level_word(low, n))
+    return 1;
   if (strcmp(low, "train") == 0 || strcmp(low, "training") == 0) {
     *flags |= KF_TRAIN;
     return 1;

@@ -59,6 +59,8 @@ enum trk_role {
   R_CUM,       /* cumulative training time */
   R_RATE,      /* steps per second */
   R_TPUT,      /* throughput (samples, tokens, words, images per second) */
+  R_BSZ,       /* samples per optimizer step printed on the line */
+  R_BTOK,      /* tokens per optimizer step printed on the line */
   R_IGNORE     /* known but unused (eta, data_time, loss_scale...) */
 };
 
@@ -83,17 +85,35 @@ typedef struct trk_keyinfo {
 void sm__trk_key_lookup(const char *key, trk_keyinfo *out);
 
 /* True when a free word (not part of a key) names evaluation, or
- * start-up work (downloads, loading, preprocessing). */
+ * start-up work (downloads, loading, preprocessing), or announces a loop
+ * that is not training ("Extracting features ..."), or is a log level. */
 int sm__trk_is_eval_word(const char *w, size_t n);
 int sm__trk_is_init_word(const char *w, size_t n);
+int sm__trk_is_phase_word(const char *w, size_t n);
+int sm__trk_is_level_word(const char *w, size_t n);
 
 /* Converts a time value with a unit ("ms", "s", "us", "min", "h") to
  * seconds; *ok is 0 when the unit is not a time unit. */
 double sm__trk_seconds(double v, const char *unit, int *ok);
 
-/* Number of entries in the synonym table and whether it is sorted (for
- * the unit tests). */
-int sm__trk_keytable_check(void);
+/* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
+typedef struct trk_keys_stats {
+  int keys;       /* key entries */
+  int words[5];   /* words per class: eval, init, phase, part, level */
+  int unsorted;   /* keys out of order in the file */
+  int duplicates; /* keys listed twice */
+} trk_keys_stats;
+
+/* Parses a knowledge table (text is changed in place and must outlive
+ * the table) into the tracker's table.  Returns the number of keys, or
+ * -N for a malformed line N (unknown kind, role or flag, a missing
+ * comment, too many fields).  For the unit tests; the tracker loads the
+ * embedded table itself on first use. */
+int sm__trk_keys_parse(char *text, trk_keys_stats *st);
+
+/* The embedded table: the number of keys (st filled in), or -N when its
+ * line N is malformed. */
+int sm__trk_keytable_check(trk_keys_stats *st);
 
 /* ==== Fields ==== */
 
