@@ -25,7 +25,7 @@ import subprocess
 
 
 def near(a, b, tol):
-    if a is None or b is None:
+    if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
         return False
     if b == 0:
         return abs(a) < 1e-12
@@ -43,8 +43,13 @@ def judge(got, lab):
             ("last_step" in alt and got.get("step") == alt["last_step"])):
         why.append("step")
     gl, wl = got.get("loss"), lab.get("last_loss")
-    if not ((wl is None and gl is None) or near(gl, wl, 0.01) or
-            ("last_loss" in alt and near(gl, alt["last_loss"], 0.01))):
+    if isinstance(wl, str):
+        # A loss labelled "nan" / "inf": the answer must say so
+        # (loss null with loss_nonfinite), not report an older value.
+        if not (gl is None and got.get("loss_nonfinite") is True):
+            why.append("loss")
+    elif not ((wl is None and gl is None) or near(gl, wl, 0.01) or
+              ("last_loss" in alt and near(gl, alt["last_loss"], 0.01))):
         why.append("loss")
     gt, wt = got.get("step_time_s"), lab.get("step_time_s")
     if not ((wt is None and gt is None) or near(gt, wt, 0.25)):

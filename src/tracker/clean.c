@@ -291,12 +291,39 @@ double sm__trk_timestamp(const char *s, size_t n, size_t *start, size_t *end) {
       }
       continue;
     }
-    /* "08/22 15:51:53" (mmengine), "[11/16 03:11:50]" (detectron2). */
-    if (i + 5 < n && dg(s[i + 1]) && (s[i + 2] == '/' || s[i + 2] == '-')) {
+    /* "08/22 15:51:53" (mmengine), "[11/16 03:11:50]" (detectron2), and
+     * with a year after them: "09/03/20 02:40:55" (logging's %x, month
+     * first), "13/09/24 21:36:55" (day first: the first number is over
+     * 12), "24.07.2025 10:00:01" (day.month.year). */
+    if (i + 5 < n && dg(s[i + 1]) &&
+        (s[i + 2] == '/' || s[i + 2] == '-' || s[i + 2] == '.')) {
       size_t j = i;
-      mo = digits(s, n, &j, 2);
+      char sep = s[i + 2];
+      long a, b, yy = -1;
+      a = digits(s, n, &j, 2);
       j++;
-      d = digits(s, n, &j, 2);
+      b = digits(s, n, &j, 2);
+      if (j + 2 < n && s[j] == sep && dg(s[j + 1]) && dg(s[j + 2])) {
+        size_t k = j + 1, e = j + 1;
+        while (e < n && dg(s[e]))
+          e++;
+        if (e - k == 2)
+          yy = 2000 + digits(s, n, &k, 2);
+        else if (e - k == 4)
+          yy = digits(s, n, &k, 4);
+        if (yy >= 1970)
+          j = k;
+      }
+      if (sep == '.' && yy < 0)
+        continue; /* "12.34 56:07": a number, not a date */
+      mo = a;
+      d = b;
+      if (sep == '.' || (a > 12 && b <= 12)) {
+        mo = b;
+        d = a;
+      }
+      if (yy >= 1970)
+        y = yy;
       if (mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && j < n && s[j] == ' ') {
         j++;
         if ((t = clock_at(s, n, &j, 1)) >= 0) {

@@ -31,7 +31,8 @@ static void sample_init(sm_track_sample *o) {
   memset(o, 0, sizeof(*o));
   o->epoch = o->loss = o->lr = o->step_time = o->rate = NAN;
   o->throughput = o->cum_time = o->anon_time = o->ts = NAN;
-  o->bar_elapsed = NAN;
+  o->bar_elapsed = o->batch_size = o->batch_tokens = o->tp_time = NAN;
+  o->counter_tok = -1;
 }
 
 static int unit_is(const char *u, const char *const *list) {
@@ -347,16 +348,59 @@ static int integral(double v) {
   return v >= 0 && v < 1e15 && v == (double)(long long)v;
 }
 
-static void set_counter(sm_track_sample *o, int counter, const char *name,
-                        double step, double total) {
+/* Sets the counter of the sample; returns 0 (and sets nothing) when the
+ * value is past its own printed total: "8/6" is no position in a loop,
+ * whatever bytes printed it. */
+static int set_counter(sm_track_sample *o, int counter, const char *name,
+                       double step, double total, int tok) {
+  int has_total = total == total && total > 0 && integral(total);
+
+  if (!integral(step) || (has_total && step > total))
+    return 0;
   o->counter = counter;
   snprintf(o->counter_name, sizeof(o->counter_name), "%s", name);
   o->has_step = 1;
   o->step = (long long)step;
-  if (total == total && total > 0 && integral(total)) {
-    o->has_total = 1;
-    o->total = (long long)total;
+  o->has_total = has_total;
+  o->total = has_total ? (long long)total : 0;
+  o->counter_tok = tok;
+  return 1;
+}
+
+/* A throughput key that is per device ("throughput per GPU", "tgs",
+ * "tokens_per_sec_per_gpu"): not to be divided into a global batch. */
+static int per_device_key(const char *key) {
+  return strstr(key, "gpu") != NULL || strstr(key, "device") != NULL ||
+         strstr(key, "rank") != NULL || strcmp(key, "tgs") == 0;
+}
+
+/* A line that announces a loop that is not training: a phase word
+ * ("Extracting features for train set...", "***** Running Evaluation
+ * *****") after any logger prefix, with no value after it and nothing
+ * of a progress line (no bar, no fraction, no known key). */
+static int phase_line(const trk_line *L, const bar_info *bar) {
+  int seen = 0, at = -1;
+
+  if (bar->style != BAR_NONE)
+    return 0;
+  for (int i = 0; i < L->nf; i++)
+    if (L->f[i].kind == TK_FRAC || L->f[i].ki.role != R_NONE)
+      return 0;
+  for (int i = 0; i < L->nfree && seen < 3 && at < 0; i++) {
+    const trk_tok *t = &L->tok[L->free_tok[i]];
+    const char *w = L->s + t->off;
+    if (memchr(w, '.', t->len) != NULL || sm__trk_is_level_word(w, t->len))
+      continue; /* "trainer.py", "INFO" */
+    if (sm__trk_is_phase_word(w, t->len))
+      at = L->free_tok[i];
+    seen++;
   }
+  if (at < 0)
+    return 0;
+  for (int i = 0; i < L->nf; i++)
+    if (L->f[i].tok > at)
+      return 0;
+  return 1;
 }
 
 void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
@@ -364,7 +408,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   bar_info bar;
   int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
   int loss_i = -1, part_i = -1, epoch_i = -1, first_val = -1;
-  int tp_low = -1, epoch_bar = 0;
+  int tp_low = -1, epoch_bar = 0, tp_global = 1, part_seen = 0;
 
   sample_init(o);
   sm__trk_lex(L, seg, n);
@@ -380,8 +424,13 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     trk_field *f = &L->f[i];
     lookup_field(L, f);
     if ((f->ki.flags & KF_STRICT) &&
-        (!(f->sep == ':' || f->sep == '=') || !f->isint))
+        (!(f->sep == ':' || f->sep == '=') || !f->isint || f->unit[0]))
       f->ki.role = R_NONE;
+    /* A loss of any kind that is not an evaluation's (box_loss, loss_cls)
+     * shows training, even where it is not the loss reported. */
+    if (!(f->ki.flags & KF_EVAL) && strstr(f->key, "loss") != NULL &&
+        f->ki.role != R_EVAL_LOSS && strstr(f->key, "scale") == NULL)
+      part_seen = 1;
     if (f->ki.flags & KF_TRAIN) {
       train++;
       if (f->ki.role == R_CUM || f->ki.role == R_TIME || f->ki.role == R_RATE)
@@ -464,6 +513,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       if (u != NULL) {
         o->throughput = f->v;
         snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u);
+        tp_global = !per_device_key(f->key);
       }
     }
     if (f->ki.flags & KF_EVAL) {
@@ -539,11 +589,35 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         const char *u = f->ki.unit ? f->ki.unit : tput_unit(f->unit);
         o->throughput = f->v;
         snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u ? u : "/s");
+        tp_global = !per_device_key(f->key);
       }
+      break;
+    case R_BSZ:
+      if (o->batch_size != o->batch_size && f->kind == TK_NUM && f->v > 0 &&
+          f->unit[0] == '\0')
+        o->batch_size = f->v;
+      break;
+    case R_BTOK:
+      if (o->batch_tokens != o->batch_tokens && f->kind == TK_NUM && f->v > 0 &&
+          f->unit[0] == '\0')
+        o->batch_tokens = f->v;
       break;
     default:
       break;
     }
+  }
+  /* A step time from the batch and the throughput printed on the same
+   * line (samples per step / samples per second, or tokens per step /
+   * tokens per second); not from a per-device figure. */
+  if (o->throughput == o->throughput && o->throughput > 0 && tp_global) {
+    const char *u = o->tp_unit;
+    if (o->batch_size == o->batch_size &&
+        (strcmp(u, "samples/s") == 0 || strcmp(u, "images/s") == 0 ||
+         strcmp(u, "sequences/s") == 0))
+      o->tp_time = o->batch_size / o->throughput;
+    else if (o->batch_tokens == o->batch_tokens &&
+             (strcmp(u, "tokens/s") == 0 || strcmp(u, "words/s") == 0))
+      o->tp_time = o->batch_tokens / o->throughput;
   }
   if (o->throughput != o->throughput && tp_low >= 0) {
     const trk_field *f = &L->f[tp_low];
@@ -577,11 +651,13 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   if (train > 0)
     eval = 0;
 
-  /* The counter: keyed counters, bars, bracketed and bare fractions. */
+  /* The counter: keyed counters, bars, bracketed and bare fractions.  A
+   * counter may be printed with a magnitude suffix ("step:50K"). */
   for (int i = 0; i < L->nf; i++) {
     const trk_field *f = &L->f[i];
     int role = f->ki.role, st = 0, c = 0;
-    if ((f->ki.flags & KF_EVAL) || strcmp(f->unit, "%") == 0)
+    double scale = sm__trk_count_scale(f->unit);
+    if ((f->ki.flags & KF_EVAL) || scale == 0)
       continue;
     switch (role) {
     case R_STEP:
@@ -603,30 +679,39 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     default:
       break;
     }
-    if (st > best && f->kind != TK_CLOCK && integral(f->v)) {
+    if (st > best && f->kind != TK_CLOCK &&
+        set_counter(o, c, f->key, f->v * scale, f->total * scale, f->tok)) {
       best = st;
-      set_counter(o, c, f->key, f->v, f->total);
+      o->coarse = scale > 1 && f->kind == TK_NUM;
     }
   }
   if (best < 4 && bar.style != BAR_NONE) {
     const trk_tok *t = &L->tok[bar.tok];
-    if (integral(t->v)) {
+    if (set_counter(o, SM_TC_BATCH,
+                    bar.style == BAR_TQDM    ? "tqdm"
+                    : bar.style == BAR_KERAS ? "keras"
+                                             : "bar",
+                    t->v, t->kind == TK_FRAC ? t->total : NAN, bar.tok))
       best = 4;
-      set_counter(o, SM_TC_BATCH,
-                  bar.style == BAR_TQDM    ? "tqdm"
-                  : bar.style == BAR_KERAS ? "keras"
-                                           : "bar",
-                  t->v, t->kind == TK_FRAC ? t->total : NAN);
-    }
   }
-  if (best < 4 && L->ntok >= 5 && punct_at(L, 0, '[') &&
-      L->tok[1].kind == TK_NUM && L->tok[1].isint && punct_at(L, 2, ',') &&
-      L->tok[3].kind == TK_NUM && L->tok[3].isint && punct_at(L, 4, ']')) {
-    /* "[1,   100] loss: 2.173": epoch and batch. */
-    best = 4;
-    set_counter(o, SM_TC_BATCH, "pair", L->tok[3].v, NAN);
-    if (o->epoch != o->epoch)
-      o->epoch = L->tok[1].v;
+  {
+    /* "[1,   100] loss: 2.173" (epoch and batch), "[5 :  96000] loss G :
+     * 22.8" (an outer loop and its iteration), after a timestamp at
+     * most. */
+    int k = 0;
+    while (k < L->ntok && L->tok[k].kind == TK_DATE)
+      k++;
+    if (best < 4 && k + 4 < L->ntok && punct_at(L, k, '[') &&
+        L->tok[k + 1].kind == TK_NUM && L->tok[k + 1].isint &&
+        L->tok[k + 1].unit[0] == '\0' &&
+        (punct_at(L, k + 2, ',') || punct_at(L, k + 2, ':')) &&
+        L->tok[k + 3].kind == TK_NUM && L->tok[k + 3].isint &&
+        L->tok[k + 3].unit[0] == '\0' && punct_at(L, k + 4, ']') &&
+        set_counter(o, SM_TC_BATCH, "pair", L->tok[k + 3].v, NAN, k + 3)) {
+      best = 4;
+      if (o->epoch != o->epoch)
+        o->epoch = L->tok[k + 1].v;
+    }
   }
   for (int i = 0; i + 1 < L->nf && best < 5; i++) {
     /* "[1000] train/loss=2.34, ...": a step alone in brackets before the
@@ -637,28 +722,58 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     if (f->kind == TK_NUM && f->key[0] == '\0' && f->isint &&
         f->unit[0] == '\0' && punct_at(L, f->tok - 1, '[') &&
         punct_at(L, f->tok + 1, ']') && L->f[i + 1].ki.role != R_NONE &&
-        L->f[i + 1].ki.role != R_IGNORE) {
+        L->f[i + 1].ki.role != R_IGNORE &&
+        set_counter(o, SM_TC_ITER, "[step]", f->v, NAN, f->tok))
       best = 5;
-      set_counter(o, SM_TC_ITER, "[step]", f->v, NAN);
-    }
   }
   for (int i = 0; i < L->nf && best < 4; i++) {
     const trk_field *f = &L->f[i];
     if (f->kind == TK_FRAC && f->key[0] == '\0' && f->bracket && !f->paren &&
-        f->tok != bar.tok) {
+        f->tok != bar.tok &&
+        set_counter(o, SM_TC_BATCH, "bracket", f->v, f->total, f->tok))
       best = 4;
-      set_counter(o, SM_TC_BATCH, "bracket", f->v, f->total);
-    }
+  }
+  for (int i = 0; i + 1 < L->nf && best < 4; i++) {
+    /* "Epoch: [399][50]" (SwAV, DINO-style loggers without a total): the
+     * bracketed epoch, then the batch in its own brackets. */
+    const trk_field *e = &L->f[i], *f = &L->f[i + 1];
+    int k = e->tok;
+    if (e->ki.role == R_EPOCH && e->kind == TK_NUM && e->bracket &&
+        f->kind == TK_NUM && f->key[0] == '\0' && f->isint &&
+        f->unit[0] == '\0' && f->tok == k + 3 && punct_at(L, k + 1, ']') &&
+        punct_at(L, k + 2, '[') && punct_at(L, k + 4, ']') &&
+        set_counter(o, SM_TC_BATCH, "bracket", f->v, NAN, f->tok))
+      best = 4;
   }
   for (int i = 0; i < L->nf && best < 3; i++) {
     const trk_field *f = &L->f[i];
     if (f->kind == TK_FRAC && f->key[0] == '\0' && !f->bracket && !f->paren &&
-        f->tok != bar.tok) {
+        f->tok != bar.tok &&
+        set_counter(o, SM_TC_FRACTION, "fraction", f->v, f->total, f->tok))
       best = 3;
-      set_counter(o, SM_TC_FRACTION, "fraction", f->v, f->total);
+  }
+  /* Does the line print a position in a loop besides its counter (an
+   * unkeyed fraction, a bar, a batch index)?  fairseq's "epoch 036: 560 /
+   * 644 ... num_updates=23100" does; its end-of-epoch summary "epoch 036 |
+   * loss 3.39 | ... | num_updates 23184" does not. */
+  if (o->has_step) {
+    if (bar.style != BAR_NONE && bar.tok != o->counter_tok)
+      o->pos_extra = 1;
+    for (int i = 0; i < L->nf && !o->pos_extra; i++) {
+      const trk_field *f = &L->f[i];
+      if (f->tok == o->counter_tok || f->paren)
+        continue;
+      if ((f->kind == TK_FRAC && f->key[0] == '\0') ||
+          (f->ki.role == R_BATCH && f->kind != TK_CLOCK))
+        o->pos_extra = 1;
     }
   }
 
+  o->train_mark = train > 0 || part_seen;
+  if (phase_line(L, &bar)) {
+    o->kind = SM_TK_PHASE;
+    return;
+  }
   if (init) {
     o->kind = SM_TK_INIT;
     return;
@@ -697,6 +812,14 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       o->kind = SM_TK_SAMPLE;
       return;
     }
+  }
+  /* "Epoch 113, global step 40128: 'val/accuracy' was not in top 1"
+   * (Lightning's checkpoint callbacks): the epoch and the optimizer step
+   * named together, no metrics. */
+  if (o->has_step && o->counter == SM_TC_STEP && epoch_i >= 0 &&
+      o->counter_tok != L->f[epoch_i].tok) {
+    o->kind = SM_TK_POSITION;
+    return;
   }
   /* "Epoch 3/10" alone, or an epoch bar. */
   if ((epoch_i >= 0 && L->nf == 1) || (epoch_bar && !o->has_step)) {

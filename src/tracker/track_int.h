@@ -92,6 +92,11 @@ int sm__trk_is_init_word(const char *w, size_t n);
 int sm__trk_is_phase_word(const char *w, size_t n);
 int sm__trk_is_level_word(const char *w, size_t n);
 
+/* The multiplier of a count written with a magnitude suffix ("50K" of
+ * LeRobot's "step:50K", tqdm's "12.9kit"): 1 for no suffix or "it", 1e3
+ * for "k"/"kit", 1e6 for "m"/"mit", 0 for a unit that is not a count. */
+double sm__trk_count_scale(const char *unit);
+
 /* Converts a time value with a unit ("ms", "s", "us", "min", "h") to
  * seconds; *ok is 0 when the unit is not a time unit. */
 double sm__trk_seconds(double v, const char *unit, int *ok);
@@ -182,6 +187,7 @@ typedef struct trk_rec {
   uint32_t series;   /* counter identity, 0 for step-less samples */
   int epoch_seq;     /* epoch-boundary count when it arrived */
   double ctx_epoch;  /* epoch from the last epoch head, or NAN */
+  int eval_seq;      /* evaluation lines and phases seen before it */
 } trk_rec;
 
 #define TRK_RING 2048
@@ -196,9 +202,13 @@ typedef struct trk_window {
 int sm__trk_window_init(trk_window *w);
 void sm__trk_window_release(trk_window *w);
 void sm__trk_window_clear(trk_window *w);
-/* Adds a sample; the oldest is dropped when the ring is full. */
+/* Adds a sample (or a position); the oldest is dropped when the ring is
+ * full. */
 void sm__trk_window_add(trk_window *w, const sm_track_sample *s, int epoch_seq,
-                        double ctx_epoch);
+                        double ctx_epoch, int eval_seq);
+/* Removes the newest record when its sequence is seq (a provisional
+ * record of an unfinished segment). */
+void sm__trk_window_pop(trk_window *w, uint64_t seq);
 /* The series identity of a sample (0 when it has no counter). */
 uint32_t sm__trk_series(const sm_track_sample *s);
 /* Computes the answer over the newest n samples of the main counter. */
