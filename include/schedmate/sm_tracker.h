@@ -126,6 +126,7 @@ typedef struct sm_track_sample {
   double batch_size;   /* samples per step printed on the line, or NAN */
   double batch_tokens; /* tokens per step printed on the line, or NAN */
   double tp_time;      /* step time from batch / throughput, or NAN */
+  int rank;            /* the rank a launcher prefix named, or -1 */
 } sm_track_sample;
 
 /* Cleans one raw segment into out (cap bytes): drops terminal escapes,

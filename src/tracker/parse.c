@@ -33,6 +33,7 @@ static void sample_init(sm_track_sample *o) {
   o->throughput = o->cum_time = o->anon_time = o->ts = NAN;
   o->bar_elapsed = o->batch_size = o->batch_tokens = o->tp_time = NAN;
   o->counter_tok = -1;
+  o->rank = -1;
 }
 
 static int unit_is(const char *u, const char *const *list) {

@@ -43,6 +43,10 @@ typedef struct trk_tok {
   char unit[16]; /* number suffix or annotation, lower case ("ms") */
 } trk_tok;
 
+/* As sm_track_clean; *rank (may be NULL) gets the rank a launcher prefix
+ * named ("[rank3]:", "3: ", "[default3]:", "[1,3]<stdout>:"), or -1. */
+size_t sm__trk_clean(const char *s, size_t n, char *out, size_t cap, int *rank);
+
 /* ==== Key roles (the synonym table) ==== */
 
 enum trk_role {

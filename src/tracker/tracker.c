@@ -207,16 +207,19 @@ static int worth_parsing(sm_tracker *t, int cls, const char *s, size_t m) {
 
 /* ==== Text or not ==== */
 
-/* True when raw bytes look like log text: valid UTF-8 and printable,
- * with a little slack (a stray invalid byte does not make a progress
- * line binary).  NUL bytes are ignored here (a crashed writer leaves
- * runs of them; the cleaner drops them); escapes and tabs are text. */
-static int text_like(const unsigned char *s, size_t n) {
-  size_t bad = 0, real = 0;
+/* Whether raw bytes look like log text: valid UTF-8 and printable, with
+ * a little slack (a stray invalid byte does not make a progress line
+ * binary).  NUL bytes do not decide (a crashed writer leaves runs of
+ * them before the text of the next run; the cleaner drops them), but
+ * they are not text either.  Adds the bytes to the tracker's text or
+ * other count and returns 1 for text. */
+static int text_like(sm_tracker *t, const unsigned char *s, size_t n) {
+  size_t bad = 0, real = 0, nul = 0;
 
   for (size_t i = 0; i < n;) {
     unsigned c = s[i];
     if (c == 0) {
+      nul++;
       i++;
       continue;
     }
@@ -249,7 +252,13 @@ static int text_like(const unsigned char *s, size_t n) {
       i += need + 1;
     }
   }
-  return bad * 4 <= real;
+  if (real > 0 && bad * 4 <= real) {
+    t->text_bytes += real - bad;
+    t->other_bytes += bad + nul;
+    return 1;
+  }
+  t->other_bytes += n;
+  return 0;
 }
 
 /* ==== Pieces of a segment ==== */
@@ -355,13 +364,14 @@ static int in_phase(sm_tracker *t, const sm_track_sample *s) {
 /* Replays one cleaned piece of class cls in file order; unfinished says
  * the piece was not ended yet (its record is replaced when it is). */
 static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
-                         int unfinished) {
+                         int unfinished, int rank) {
   sm_track_sample smp;
   trk_head hd;
 
   if (!worth_parsing(t, cls, seg, m))
     return;
   sm__trk_parse(t->L, seg, m, &t->head, &smp, &hd);
+  smp.rank = rank;
   switch (smp.kind) {
   case SM_TK_TABLE_HEAD:
     t->head = hd;
@@ -415,17 +425,15 @@ static void forward_segment(sm_tracker *t, const char *s, size_t n) {
   for (int i = 0; i < np; i++) {
     const char *p = s + b[2 * i];
     size_t len = b[2 * i + 1] - b[2 * i], m;
+    int rank;
     if (len == 0)
       continue;
-    if (!text_like((const unsigned char *)p, len)) {
-      t->other_bytes += len;
+    if (!text_like(t, (const unsigned char *)p, len))
       continue;
-    }
-    t->text_bytes += len;
-    m = sm_track_clean(p, len, t->seg, sizeof(t->seg));
+    m = sm__trk_clean(p, len, t->seg, sizeof(t->seg), &rank);
     if (m > 0)
       replay_piece(t, t->seg, m, sm_linecls_classify(t->cls, t->seg, m, NULL),
-                   0);
+                   0, rank);
   }
 }
 
@@ -483,6 +491,9 @@ static void load_tail(sm_tracker *t) {
   size_t n = t->off < sizeof(t->sig) ? (size_t)t->off : sizeof(t->sig);
   ssize_t got = sm_rfile_pread(&t->f, t->sig, n, t->off - n, NULL);
 
+  /* A check, not log content: bytes_read counts what the answer used. */
+  if (got > 0)
+    t->f.nread -= (uint64_t)got;
   t->sig_len = got == (ssize_t)n ? n : 0;
 }
 
@@ -538,6 +549,7 @@ typedef struct kept {
   uint16_t len;  /* its length */
   uint8_t cls;   /* its class */
   uint8_t flags; /* KEPT_UNFINISHED */
+  int32_t rank;  /* the rank its prefix named, or -1 */
 } kept;
 
 #define KEPT_UNFINISHED 1
@@ -574,10 +586,12 @@ static int seen_add(scan_state *st, uint64_t key) {
 }
 
 /* Keeps a cleaned piece for the replay. */
-static void keep(scan_state *st, const char *seg, size_t m, int cls,
-                 int flags) {
+static void keep(scan_state *st, const char *seg, size_t m, int cls, int flags,
+                 int rank) {
   kept k;
 
+  memset(&k, 0, sizeof(k));
+  k.rank = rank;
   if (st->full)
     return;
   k.off = (uint32_t)st->text.len;
@@ -639,14 +653,11 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
                           size_t n, int flags) {
   size_t m;
   sm_track_sample smp;
-  int cls;
+  int cls, rank;
 
-  if (!text_like((const unsigned char *)s, n)) {
-    t->other_bytes += n;
+  if (!text_like(t, (const unsigned char *)s, n))
     return 0;
-  }
-  t->text_bytes += n;
-  m = sm_track_clean(s, n, t->seg, sizeof(t->seg));
+  m = sm__trk_clean(s, n, t->seg, sizeof(t->seg), &rank);
   if (m == 0)
     return 0;
   cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
@@ -656,7 +667,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   /* Kept: whatever the replay may use, and rows that a table head above
    * may name. */
   if (smp.kind != SM_TK_NONE || (t->L->nf > 0 && t->L->f[0].key[0] == '\0'))
-    keep(st, t->seg, m, cls, flags);
+    keep(st, t->seg, m, cls, flags, rank);
   if (smp.kind == SM_TK_EPOCH_HEAD) {
     st->bwd_epoch++;
     return 0;
@@ -720,7 +731,7 @@ static void replay_kept(sm_tracker *t, scan_state *st) {
     kept k;
     memcpy(&k, st->idx.data + i * sizeof(kept), sizeof(k));
     replay_piece(t, st->text.data + k.off, k.len, k.cls == 255 ? -1 : k.cls,
-                 (k.flags & KEPT_UNFINISHED) != 0);
+                 (k.flags & KEPT_UNFINISHED) != 0, k.rank);
   }
 }
 

@@ -195,10 +195,13 @@ typedef struct view {
   int kind;        /* SM_TK_SAMPLE, or SM_TK_POSITION */
   int by_total;    /* only the loop that counts to total (-1: no total) */
   long long total; /* its total */
+  int rank;        /* only this rank's lines, or -1 */
 } view;
 
 static int in_view(const trk_rec *r, const view *v) {
   if (r->series != v->id || r->s.kind != v->kind)
+    return 0;
+  if (v->rank >= 0 && r->s.rank != v->rank)
     return 0;
   if (!v->by_total)
     return 1;
@@ -258,6 +261,30 @@ static void narrow_loops(const trk_window *w, view *v, int n) {
     return;
   v->by_total = 1;
   v->total = tot[best];
+}
+
+/* Several ranks print the series, each with its own copy of the counter
+ * (a launcher's rank prefixes), and they need not be in step: the lowest
+ * rank seen is followed (rank 0 is the one that logs in most
+ * frameworks), so that a rank one step behind is not read as the
+ * newest step or as a restart. */
+static void narrow_ranks(const trk_window *w, view *v, int n) {
+  int seen = 0, lowest = -1, other = 0;
+
+  for (size_t i = 0; i < w->count && seen < 8 * n; i++) {
+    const trk_rec *r = newest(w, i);
+    if (!in_view(r, v))
+      continue;
+    seen++;
+    if (r->s.rank < 0)
+      continue;
+    if (lowest >= 0 && r->s.rank != lowest)
+      other = 1;
+    if (lowest < 0 || r->s.rank < lowest)
+      lowest = r->s.rank;
+  }
+  if (other)
+    v->rank = lowest;
 }
 
 /* ==== Scope ==== */
@@ -909,7 +936,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   const trk_rec *x, *P;
   const char *via = "";
   int loss_done = 0, stale = 0;
-  view V = {0, SM_TK_SAMPLE, 0, 0};
+  view V = {0, SM_TK_SAMPLE, 0, 0, -1};
   built B;
   long long skip = -1;
 
@@ -936,6 +963,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (bi >= 0) {
     V.id = S[bi].id;
     narrow_loops(w, &V, n);
+    narrow_ranks(w, &V, n);
   } else if (P != NULL) {
     /* Only positions: where training is, without metrics. */
     V.id = P->series;
@@ -1046,7 +1074,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
           order[b] = tmp;
         }
     for (int a = 0; U != NULL && a < no && T.basis == NULL; a++) {
-      view V2 = {S[order[a]].id, SM_TK_SAMPLE, 0, 0};
+      view V2 = {S[order[a]].id, SM_TK_SAMPLE, 0, 0, -1};
       built B2;
       build(w, &V2, n, U, &B2);
       T.key = NULL;
