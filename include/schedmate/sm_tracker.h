@@ -127,6 +127,10 @@ typedef struct sm_track_sample {
   double batch_tokens; /* tokens per step printed on the line, or NAN */
   double tp_time;      /* step time from batch / throughput, or NAN */
   int rank;            /* the rank a launcher prefix named, or -1 */
+  int time_sig;        /* significant digits of the printed step time */
+  int rate_sig;        /* significant digits of the printed rate */
+  int summary;         /* the line is, or announces, an epoch summary
+                        * ("(average epoch stats below)") */
 } sm_track_sample;
 
 /* Cleans one raw segment into out (cap bytes): drops terminal escapes,

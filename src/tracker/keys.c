@@ -39,9 +39,18 @@ typedef struct word {
 #define MAX_WORDS 256
 
 /* The word classes of the table. */
-enum { WC_EVAL, WC_INIT, WC_PHASE, WC_PART, WC_LEVEL, WC_COUNT };
-static const char *const wc_names[WC_COUNT] = {"eval", "init", "phase", "part",
-                                               "level"};
+enum {
+  WC_EVAL,
+  WC_INIT,
+  WC_PHASE,
+  WC_PART,
+  WC_LEVEL,
+  WC_AVERAGE,
+  WC_STATS,
+  WC_COUNT
+};
+static const char *const wc_names[WC_COUNT] = {
+    "eval", "init", "phase", "part", "level", "average", "stats"};
 
 typedef struct keytab {
   key_entry keys[MAX_KEYS];
@@ -73,6 +82,7 @@ static const struct {
     {"tput", R_TPUT},
     {"bsz", R_BSZ},
     {"btok", R_BTOK},
+    {"total", R_TOTAL},
     {"ignore", R_IGNORE},
 };
 
@@ -272,6 +282,14 @@ int sm__trk_is_phase_word(const char *w, size_t n) {
 
 int sm__trk_is_level_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_LEVEL]);
+}
+
+int sm__trk_is_average_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_AVERAGE]);
+}
+
+int sm__trk_is_stats_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_STATS]);
 }
 
 /* True when key[0..n) is the prefix of a loss component ("box" of

@@ -368,6 +368,30 @@ static int set_counter(sm_track_sample *o, int counter, const char *name,
   return 1;
 }
 
+/* Significant digits of the number token k as printed ("0.02" 1, "2s" 1,
+ * "0.615" 3, "1.00s/it" 3): a value printed with one digit is rounded
+ * too much to time a step by. */
+static int sig_digits(const trk_line *L, int k) {
+  const char *s;
+  int n = 0, lead = 1;
+
+  if (k < 0 || k >= L->ntok || L->tok[k].kind != TK_NUM)
+    return 0;
+  s = L->s + L->tok[k].off;
+  for (size_t i = 0; i < L->tok[k].len; i++) {
+    char c = s[i];
+    if (c == '-' || c == '+' || c == '.' || c == ',')
+      continue;
+    if (c < '0' || c > '9')
+      break;
+    if (c == '0' && lead)
+      continue;
+    lead = 0;
+    n++;
+  }
+  return n;
+}
+
 /* A throughput key that is per device ("throughput per GPU", "tgs",
  * "tokens_per_sec_per_gpu"): not to be divided into a global batch. */
 static int per_device_key(const char *key) {
@@ -410,6 +434,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
   int loss_i = -1, part_i = -1, epoch_i = -1, first_val = -1;
   int tp_low = -1, epoch_bar = 0, tp_global = 1, part_seen = 0;
+  int nonfinite_fact = 0;
+  double total_hint = NAN;
 
   sample_init(o);
   sm__trk_lex(L, seg, n);
@@ -498,6 +524,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       s = sm__trk_seconds(f->v, f->unit, &ok);
       if (ok && s > 0) {
         o->step_time = s;
+        o->time_sig = sig_digits(L, f->tok);
         snprintf(o->time_key, sizeof(o->time_key), "%s", f->unit);
       }
     }
@@ -507,6 +534,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         o->rate = f->v;
       else if (strcmp(f->unit, "s/it") == 0 && f->v > 0)
         o->rate = 1.0 / f->v;
+      if (o->rate == o->rate)
+        o->rate_sig = sig_digits(L, f->tok);
     }
     if (f->kind == TK_NUM && o->throughput != o->throughput &&
         !(f->ki.flags & KF_EVAL) && role != R_TPUT && f->v > 0) {
@@ -539,7 +568,11 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       has_eval_loss = 1;
       break;
     case R_EPOCH:
-      if (epoch_i < 0 && f->kind != TK_CLOCK)
+      /* A short key ("ep") gives way to "epoch" on the same line: LeRobot
+       * prints episodes as "ep:40" beside "epch:1.01". */
+      if (f->kind != TK_CLOCK &&
+          (epoch_i < 0 || ((L->f[epoch_i].ki.flags & KF_STRICT) &&
+                           !(f->ki.flags & KF_STRICT))))
         epoch_i = i;
       break;
     case R_LR:
@@ -554,6 +587,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         s = sm__trk_seconds(f->v, u, &ok);
         if (ok && s > 0 && s < 1e6) {
           o->step_time = s;
+          o->time_sig = sig_digits(L, f->tok);
           snprintf(o->time_key, sizeof(o->time_key), "%s", f->key);
         }
       }
@@ -570,15 +604,19 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       }
       break;
     case R_RATE:
-      if (o->rate != o->rate && f->kind == TK_NUM && f->v > 0)
+      if (o->rate != o->rate && f->kind == TK_NUM && f->v > 0) {
         o->rate = strcmp(f->unit, "s/it") == 0 ? 1.0 / f->v : f->v;
+        o->rate_sig = sig_digits(L, f->tok);
+      }
       break;
     case R_TPUT:
       if (f->kind != TK_NUM || f->v <= 0)
         break;
       if (unit_is(f->unit, rate_units)) {
-        if (o->rate != o->rate)
+        if (o->rate != o->rate) {
           o->rate = f->v;
+          o->rate_sig = sig_digits(L, f->tok);
+        }
         break;
       }
       if (f->ki.flags & KF_LOW) {
@@ -592,6 +630,10 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u ? u : "/s");
         tp_global = !per_device_key(f->key);
       }
+      break;
+    case R_TOTAL:
+      if (f->kind == TK_NUM && f->isint && f->v > 0 && f->unit[0] == '\0')
+        total_hint = f->v;
       break;
     case R_BSZ:
       if (o->batch_size != o->batch_size && f->kind == TK_NUM && f->v > 0 &&
@@ -631,14 +673,20 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   if (loss_i >= 0) {
     o->loss = L->f[loss_i].v;
     o->loss_nonfinite = o->loss != o->loss;
+    /* A nan printed as a metric ("loss: nan", "loss=nan.0") is a fact of
+     * the step; in a sentence ("loss is nan") it is a warning's. */
+    nonfinite_fact = o->loss_nonfinite &&
+                     (L->f[loss_i].sep == ':' || L->f[loss_i].sep == '=');
   }
   if (epoch_i >= 0)
     o->epoch = L->f[epoch_i].v;
   if (bar.style != BAR_NONE) {
     o->bar_elapsed = bar.elapsed;
     if (bar.rate == bar.rate) {
-      if (o->rate != o->rate)
+      if (o->rate != o->rate) {
         o->rate = bar.rate;
+        o->rate_sig = sig_digits(L, bar.rate_tok);
+      }
       if (o->throughput != o->throughput) {
         o->throughput = bar.rate;
         snprintf(o->tp_unit, sizeof(o->tp_unit), "it/s");
@@ -727,12 +775,35 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         set_counter(o, SM_TC_ITER, "[step]", f->v, NAN, f->tok))
       best = 5;
   }
-  for (int i = 0; i < L->nf && best < 4; i++) {
-    const trk_field *f = &L->f[i];
-    if (f->kind == TK_FRAC && f->key[0] == '\0' && f->bracket && !f->paren &&
-        f->tok != bar.tok &&
-        set_counter(o, SM_TC_BATCH, "bracket", f->v, f->total, f->tok))
+  {
+    /* "[e][i/N]", and "[38/200], [54/604]": of two bracketed fractions the
+     * first counts epochs, the second the batches of one. */
+    int b1 = -1, b2 = -1;
+    for (int i = 0; i < L->nf; i++) {
+      const trk_field *f = &L->f[i];
+      /* The first may carry a logger's words as its key ("DBNet INFO:
+       * [38/200], [54/604]"); the second stands alone. */
+      if (f->kind == TK_FRAC && f->bracket && !f->paren && f->tok != bar.tok &&
+          (f->key[0] == '\0' || (b1 < 0 && f->ki.role == R_NONE))) {
+        if (b1 < 0)
+          b1 = i;
+        else if (b2 < 0)
+          b2 = i;
+      }
+    }
+    if (b2 < 0 && b1 >= 0 && L->f[b1].key[0] != '\0')
+      b1 = -1; /* a keyed bracket alone is not a position */
+    if (b2 >= 0 && epoch_i < 0 && o->epoch != o->epoch)
+      o->epoch = L->f[b1].v;
+    if (b2 >= 0 && best < 4 &&
+        set_counter(o, SM_TC_BATCH, "bracket", L->f[b2].v, L->f[b2].total,
+                    L->f[b2].tok)) {
       best = 4;
+    } else if (b1 >= 0 && best < 4 &&
+               set_counter(o, SM_TC_BATCH, "bracket", L->f[b1].v,
+                           L->f[b1].total, L->f[b1].tok)) {
+      best = 4;
+    }
   }
   for (int i = 0; i + 1 < L->nf && best < 4; i++) {
     /* "Epoch: [399][50]" (SwAV, DINO-style loggers without a total): the
@@ -753,6 +824,32 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         set_counter(o, SM_TC_FRACTION, "fraction", f->v, f->total, f->tok))
       best = 3;
   }
+  /* NeMo's bar "9000/301500 [...global_step=9e+3...]": the keyed counter
+   * wins, and a fraction on the line that counts the same steps gives its
+   * total. */
+  if (o->has_step && !o->has_total && !(epoch_i >= 0 && L->f[epoch_i].v > 0) &&
+      !(o->epoch > 0)) {
+    /* Not past the first epoch: a fraction of a later epoch counts that
+     * epoch's batches, whatever its numerator. */
+    for (int k = 0; k < L->ntok; k++) {
+      const trk_tok *t = &L->tok[k];
+      if (t->kind != TK_FRAC || k == o->counter_tok || t->total < o->step ||
+          !integral(t->total))
+        continue;
+      if (fabs(t->v - (double)o->step) <= 0.01 * (double)o->step) {
+        o->has_total = 1;
+        o->total = (long long)t->total;
+        break;
+      }
+    }
+  }
+  /* "num_updates: 10 >= max_update: 10": a total printed beside the
+   * counter under its own key. */
+  if (o->has_step && !o->has_total && total_hint == total_hint &&
+      total_hint >= (double)o->step && integral(total_hint)) {
+    o->has_total = 1;
+    o->total = (long long)total_hint;
+  }
   /* Does the line print a position in a loop besides its counter (an
    * unkeyed fraction, a bar, a batch index)?  fairseq's "epoch 036: 560 /
    * 644 ... num_updates=23100" does; its end-of-epoch summary "epoch 036 |
@@ -771,6 +868,15 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   }
 
   o->train_mark = train > 0 || part_seen;
+  {
+    int avg = 0, stats = 0;
+    for (int i = 0; i < L->nfree; i++) {
+      const trk_tok *t = &L->tok[L->free_tok[i]];
+      avg |= sm__trk_is_average_word(L->s + t->off, t->len);
+      stats |= sm__trk_is_stats_word(L->s + t->off, t->len);
+    }
+    o->summary = avg && stats;
+  }
   if (phase_line(L, &bar)) {
     o->kind = SM_TK_PHASE;
     return;
@@ -793,13 +899,13 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       return;
   }
   {
-    int facts = o->loss == o->loss || o->lr == o->lr ||
+    int facts = o->loss == o->loss || nonfinite_fact || o->lr == o->lr ||
                 o->step_time == o->step_time || o->rate == o->rate ||
                 o->throughput == o->throughput || o->cum_time == o->cum_time ||
                 o->anon_time == o->anon_time;
     if (o->counter == SM_TC_FRACTION) {
       /* A bare "n/m" needs a named fact beside it. */
-      facts = o->loss == o->loss || o->lr == o->lr ||
+      facts = o->loss == o->loss || nonfinite_fact || o->lr == o->lr ||
               o->step_time == o->step_time || o->rate == o->rate ||
               o->throughput == o->throughput || o->cum_time == o->cum_time;
     }
@@ -808,8 +914,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         o->kind = SM_TK_SAMPLE;
         return;
       }
-    } else if (o->loss == o->loss || o->step_time == o->step_time ||
-               o->rate == o->rate) {
+    } else if (o->loss == o->loss || nonfinite_fact ||
+               o->step_time == o->step_time || o->rate == o->rate) {
       o->kind = SM_TK_SAMPLE;
       return;
     }

@@ -65,6 +65,7 @@ enum trk_role {
   R_TPUT,      /* throughput (samples, tokens, words, images per second) */
   R_BSZ,       /* samples per optimizer step printed on the line */
   R_BTOK,      /* tokens per optimizer step printed on the line */
+  R_TOTAL,     /* the number of steps the run is to make */
   R_IGNORE     /* known but unused (eta, data_time, loss_scale...) */
 };
 
@@ -95,6 +96,10 @@ int sm__trk_is_eval_word(const char *w, size_t n);
 int sm__trk_is_init_word(const char *w, size_t n);
 int sm__trk_is_phase_word(const char *w, size_t n);
 int sm__trk_is_level_word(const char *w, size_t n);
+/* An "average" word and a "stats" word among a line's words mark an
+ * epoch summary ("average epoch stats below", "Averaged stats:"). */
+int sm__trk_is_average_word(const char *w, size_t n);
+int sm__trk_is_stats_word(const char *w, size_t n);
 
 /* The multiplier of a count written with a magnitude suffix ("50K" of
  * LeRobot's "step:50K", tqdm's "12.9kit"): 1 for no suffix or "it", 1e3
@@ -108,7 +113,8 @@ double sm__trk_seconds(double v, const char *unit, int *ok);
 /* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
 typedef struct trk_keys_stats {
   int keys;       /* key entries */
-  int words[5];   /* words per class: eval, init, phase, part, level */
+  int words[7];   /* words per class: eval, init, phase, part, level,
+                   * average, stats */
   int unsorted;   /* keys out of order in the file */
   int duplicates; /* keys listed twice */
 } trk_keys_stats;

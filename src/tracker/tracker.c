@@ -64,6 +64,7 @@ struct sm_tracker {
   char sig[32];         /* the last bytes read, up to off */
   size_t sig_len;       /* how many of them */
   int eval_seq;         /* evaluation lines and phases seen */
+  int summary_next;     /* the next sample is an epoch summary */
   int phase;            /* a loop that is not training was announced */
   uint32_t phase_loop;  /* the loop it announced, once seen (0: not yet) */
   uint32_t loops[16];   /* loops (series and total) seen, newest last */
@@ -128,6 +129,7 @@ static void reset_state(sm_tracker *t) {
   t->lines = 0;
   t->scan_limited = 0;
   t->eval_seq = 0;
+  t->summary_next = 0;
   t->phase = 0;
   t->phase_loop = 0;
   t->nloops = 0;
@@ -372,6 +374,14 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
     return;
   sm__trk_parse(t->L, seg, m, &t->head, &smp, &hd);
   smp.rank = rank;
+  /* An epoch summary of averages, or the line announcing one, is no
+   * step. */
+  if (smp.kind == SM_TK_SAMPLE && (smp.summary || t->summary_next)) {
+    t->summary_next = 0;
+    return;
+  }
+  if (smp.summary)
+    t->summary_next = 1;
   switch (smp.kind) {
   case SM_TK_TABLE_HEAD:
     t->head = hd;
@@ -666,7 +676,8 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
   /* Kept: whatever the replay may use, and rows that a table head above
    * may name. */
-  if (smp.kind != SM_TK_NONE || (t->L->nf > 0 && t->L->f[0].key[0] == '\0'))
+  if (smp.kind != SM_TK_NONE || smp.summary ||
+      (t->L->nf > 0 && t->L->f[0].key[0] == '\0'))
     keep(st, t->seg, m, cls, flags, rank);
   if (smp.kind == SM_TK_EPOCH_HEAD) {
     st->bwd_epoch++;

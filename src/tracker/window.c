@@ -372,6 +372,10 @@ static void fill(sm_track_sample *d, const sm_track_sample *s) {
     d->throughput = s->throughput;
     memcpy(d->tp_unit, s->tp_unit, sizeof(d->tp_unit));
   }
+  if (!d->has_total && s->has_total) {
+    d->has_total = 1;
+    d->total = s->total;
+  }
 }
 
 /* True when the bare fractions of a series read "epoch/step" (the
@@ -694,14 +698,16 @@ static double anon_per_step(const went *W, int nw) {
 }
 
 /* A bar's elapsed time over its count, where nothing else times a step
- * (a bar without a rate, a Keras epoch line without a per-step time). */
-static double bar_times(const went *W, int nw) {
+ * (a bar without a rate, a Keras epoch line without a per-step time);
+ * only bars that ran at least min_elapsed seconds. */
+static double bar_times(const went *W, int nw, double min_elapsed) {
   double v[TRK_RING];
   size_t k = 0;
 
   for (int i = 0; i < nw; i++) {
     const sm_track_sample *s = &W[i].s;
-    if (s->bar_elapsed == s->bar_elapsed && s->bar_elapsed > 0 && s->step > 0)
+    if (s->bar_elapsed == s->bar_elapsed && s->bar_elapsed > 0 &&
+        s->bar_elapsed >= min_elapsed && s->step > 0)
       v[k++] = s->bar_elapsed / (double)s->step;
   }
   return sm__trk_robust_median(v, k, NULL);
@@ -724,16 +730,77 @@ static int try_set(timing *T, double t, const char *basis, const char *source) {
   return 1;
 }
 
-/* The step time of one view's window, by the bases in order. */
+/* Significant digits of the newest printed time (which 0) or rate (1)
+ * of view v in [lo, now]. */
+static int newest_sig(const trk_window *w, const view *v, uint64_t lo,
+                      int which) {
+  for (size_t i = 0; i < w->count; i++) {
+    const trk_rec *r = newest(w, i);
+    if (r->seq < lo)
+      break;
+    if (!in_view(r, v))
+      continue;
+    if (which == 0 && r->s.step_time == r->s.step_time)
+      return r->s.time_sig;
+    if (which == 1 && r->s.rate == r->s.rate)
+      return r->s.rate_sig;
+  }
+  return 0;
+}
+
+/* The range a value printed with one significant digit stands for:
+ * "2s" is 1.5 to 2.5 s, a rate of "0.02" is 0.015 to 0.025. */
+static void rounding_range(double v, double *lo, double *hi) {
+  double mag = pow(10, floor(log10(v)));
+  double d = floor(v / mag + 0.5), h;
+  if (d < 1)
+    d = 1;
+  h = v * 0.5 / d;
+  *lo = v - h;
+  *hi = v + h;
+}
+
+/* The step time of one view's window, by the bases in order.  A printed
+ * time or rate rounded to one significant digit (Keras' "2s/step",
+ * fairseq's "ups=0.02") gives way to a finer measure of the same window
+ * (an interval clock, timestamps, a bar's elapsed time) that falls in
+ * the range the rounded value stands for. */
 static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
                        const went *W, const built *B, long long skip,
                        timing *T) {
-  int nw = B->nw;
-  return try_set(T, raw_times(w, v, lo, cap, 0, skip, B->swap, &T->key),
-                 "explicit", "printed") ||
-         try_set(T, raw_times(w, v, lo, cap, 1, skip, B->swap, NULL),
-                 "explicit", "rate") ||
-         try_set(T, interval_times(W, nw), "explicit", "interval") ||
+  int nw = B->nw, which = -1;
+  timing E = *T, A = *T;
+
+  if (try_set(&E, raw_times(w, v, lo, cap, 0, skip, B->swap, &E.key),
+              "explicit", "printed"))
+    which = 0;
+  else if (try_set(&E, raw_times(w, v, lo, cap, 1, skip, B->swap, NULL),
+                   "explicit", "rate"))
+    which = 1;
+  /* Finer than one digit: an interval clock, or a bar that ran long
+   * enough for its whole seconds to be precise (100 s: 0.5 %). */
+  if (which >= 0 && newest_sig(w, v, lo, which) == 1 &&
+      (try_set(&A, interval_times(W, nw), "explicit", "interval") ||
+       try_set(&A, bar_times(W, nw, 100), "bar", "bar elapsed"))) {
+    double a, b;
+    if (which == 0) {
+      rounding_range(E.t, &a, &b);
+    } else {
+      double ra, rb;
+      rounding_range(1.0 / E.t, &ra, &rb);
+      a = 1.0 / rb;
+      b = 1.0 / ra;
+    }
+    if (A.t >= a && A.t <= b) {
+      *T = A;
+      return 1;
+    }
+  }
+  if (which >= 0) {
+    *T = E;
+    return 1;
+  }
+  return try_set(T, interval_times(W, nw), "explicit", "interval") ||
          try_set(T, raw_times(w, v, lo, cap, 2, skip, B->swap, NULL),
                  "throughput", "batch/throughput") ||
          try_set(T, collect_deltas(W, nw, 0, 0), "timestamps", "timestamps");
@@ -985,6 +1052,24 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   r->samples = nw;
   r->restarts = B.restarted;
   set_position(r, &W[0], B.scope);
+  if (!r->has_total) {
+    /* Another counter of the same stretch that counts the same steps
+     * ("Progress on: 12.9k/200k" beside "Step 12800:", Megatron's
+     * "iteration 2/1000" beside DeepSpeed's "step=2") gives the total. */
+    for (size_t i = 0; i < w->count; i++) {
+      const trk_rec *o = newest(w, i);
+      if (o->seq < lo)
+        break;
+      if (o->series == V.id || o->s.kind != SM_TK_SAMPLE || !o->s.has_total ||
+          o->s.total < r->step || rec_epoch(o) > 0)
+        continue;
+      if (llabs(o->s.step - r->step) <= r->step / 100) {
+        r->has_total = 1;
+        r->total_steps = o->s.total;
+        break;
+      }
+    }
+  }
   if (strcmp(r->counter, "tqdm") == 0 && B.scope == SCOPE_GLOBAL)
     r->scope = "progress bar"; /* a bar without an epoch: global steps */
 
@@ -1056,7 +1141,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
     via = " (unlabelled elapsed time)";
   else if (try_set(&T, anon_per_step(W, nw), "explicit", "printed"))
     T.key = "unlabelled, one line per step";
-  else if (try_set(&T, bar_times(W, nw), "bar", "bar elapsed"))
+  else if (try_set(&T, bar_times(W, nw, 0), "bar", "bar elapsed"))
     ;
   else {
     /* Another counter's lines of the same stretch of the log, the most

@@ -418,7 +418,7 @@ SM_TEST(track_key_table_is_sorted) {
   trk_keys_stats st;
   ASSERT(sm__trk_keytable_check(&st) > 100);
   ASSERT_EQ(st.duplicates, 0);
-  for (int c = 0; c < 5; c++)
+  for (int c = 0; c < 7; c++)
     ASSERT(st.words[c] > 0);
   sm__trk_key_lookup("learning_rate", &ki);
   ASSERT_EQ(ki.role, R_LR);
