@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "track_int.h"
 
@@ -542,6 +543,34 @@ static void remember_tail(sm_tracker *t, const char *buf, size_t n) {
   }
 }
 
+/* The end of the file's data: a file whose tail is a hole (preallocated,
+ * or extended by a writer that died) has nothing to read there.  Found
+ * with SEEK_DATA/SEEK_HOLE, one pair of calls per data extent; where the
+ * file system does not tell, the size. */
+static uint64_t data_end(const sm_rfile *f) {
+#if defined(SEEK_DATA) && defined(SEEK_HOLE)
+  off_t off = 0, last = 0;
+  int extents = 0;
+
+  if (f->size == 0)
+    return 0;
+  for (;;) {
+    off_t d = lseek(f->fd, off, SEEK_DATA), h;
+    if (d < 0)
+      return errno == ENXIO ? (uint64_t)last : f->size;
+    h = lseek(f->fd, d, SEEK_HOLE);
+    if (h < 0 || ++extents > 4096)
+      return f->size;
+    last = h;
+    if ((uint64_t)h >= f->size)
+      return f->size;
+    off = h;
+  }
+#else
+  return f->size;
+#endif
+}
+
 /* ==== Backward scan ==== */
 
 typedef struct counter_stat {
@@ -781,7 +810,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   if (rc != 0)
     return rc;
   t->open = 1;
-  size = t->f.size;
+  size = data_end(&t->f);
   stop = size > t->o.max_scan ? size - t->o.max_scan : 0;
   memset(&st, 0, sizeof(st));
   st.best = -1;
@@ -860,8 +889,22 @@ static int drain(sm_tracker *t, uint64_t end, sm_err *err) {
   if (buf == NULL)
     return sm_err_set(err, SM_ENOMEM, "%s: out of memory", t->path);
   while (t->off < end) {
-    size_t want =
-        end - t->off < READ_CHUNK ? (size_t)(end - t->off) : READ_CHUNK;
+    size_t want;
+#if defined(SEEK_DATA)
+    {
+      /* A hole is not read: its bytes are zeros nobody wrote. */
+      off_t d = lseek(t->f.fd, (off_t)t->off, SEEK_DATA);
+      if (d < 0 && errno == ENXIO)
+        break; /* only a hole up to the end: nothing written yet */
+      if (d > (off_t)t->off) {
+        t->off = (uint64_t)d < end ? (uint64_t)d : end;
+        sm_buf_reset(&t->part);
+        t->skipping = 0;
+        continue;
+      }
+    }
+#endif
+    want = end - t->off < READ_CHUNK ? (size_t)(end - t->off) : READ_CHUNK;
     ssize_t got = sm_rfile_pread(&t->f, buf, want, t->off, err);
     if (got <= 0) {
       sm_free(buf);

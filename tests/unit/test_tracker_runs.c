@@ -4,6 +4,7 @@
  * is not text, and following a file that is truncated or rotated.  Every
  * line here is written for the test in the shape of a format class, with
  * made-up numbers. */
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -759,4 +760,39 @@ SM_TEST(track_totals_from_beside_the_counter) {
            "5540, loss: 0.91, time:0.30\n");
   ASSERT_EQ(r.step, 5540);
   ASSERT_NEAR(r.epoch, 12, 0);
+}
+
+SM_TEST(track_hole_at_the_end_is_not_read) {
+  /* A log extended by a writer that died (a hole, no bytes on disk): the
+   * progress before it, without reading the hole; following skips it
+   * too. */
+  char path[64];
+  sm_tracker *t = sm_tracker_new(NULL);
+  sm_track_result r;
+  sm_err e = {0};
+  const char *log = "step=10 loss=2.0 lr=0.1 step_time=0.5s\n"
+                    "step=20 loss=1.9 lr=0.1 step_time=0.5s\n";
+
+  tmpname(path);
+  write_file(path, "w", log, strlen(log));
+  ASSERT_OK(truncate(path, (off_t)1 << 30));
+  {
+    /* Only where the file system reports holes. */
+    int fd = open(path, O_RDONLY);
+    off_t h = fd >= 0 ? lseek(fd, 0, SEEK_HOLE) : -1;
+    if (fd >= 0)
+      close(fd);
+    if (h < 0 || h >= (off_t)1 << 30) {
+      sm_tracker_free(t);
+      unlink(path);
+      SM_SKIP("the file system does not report holes");
+    }
+  }
+  ASSERT_OK(sm_tracker_scan(t, path, &r, &e));
+  ASSERT_EQ(r.step, 20);
+  ASSERT(r.bytes_read < (1u << 20));
+  ASSERT_EQ(sm_tracker_poll(t, &r, &e), 0);
+  ASSERT(r.bytes_read < (1u << 20));
+  sm_tracker_free(t);
+  unlink(path);
 }
