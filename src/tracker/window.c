@@ -223,7 +223,8 @@ static int strong_rec(const trk_rec *r) {
  * that loop's total. */
 static void narrow_loops(const trk_window *w, view *v, int n) {
   long long tot[8], prev = 0;
-  int cnt[8], strong[8], nt = 0, runs = 0, seen = 0, best = -1, groups = 0;
+  int cnt[8], strong[8], runs_of[8], nt = 0, runs = 0, seen = 0, best = -1,
+                                     groups = 0;
 
   for (size_t i = 0; i < w->count && seen < 8 * n; i++) {
     const trk_rec *r = newest(w, i);
@@ -240,17 +241,22 @@ static void narrow_loops(const trk_window *w, view *v, int n) {
       if (nt == 8)
         continue;
       tot[nt] = T;
-      cnt[nt] = strong[nt] = 0;
+      cnt[nt] = strong[nt] = runs_of[nt] = 0;
       nt++;
     }
     cnt[j]++;
     strong[j] |= strong_rec(r);
-    if (runs == 0 || T != prev)
+    if (runs == 0 || T != prev) {
       runs++;
+      runs_of[j]++;
+    }
     prev = T;
   }
+  /* Loops that alternate: each comes back after the other (a total that
+   * only changes from one epoch to the next, as with a dataset whose size
+   * varies, is one loop). */
   for (int j = 0; j < nt; j++) {
-    if (cnt[j] < 2)
+    if (cnt[j] < 2 || runs_of[j] < 2)
       continue;
     groups++;
     if (best < 0 || strong[j] > strong[best] ||
@@ -316,6 +322,9 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
         resets++;
       else if (up && b->s.step > a->s.step)
         grows++;
+      else if (!up && a->s.has_total && b->s.step < a->s.step &&
+               a->s.step * 10 >= a->s.total * 9 && b->s.step * 2 <= a->s.total)
+        resets++; /* from near its total back into its first half */
       if (a->s.has_total && a->s.step >= a->s.total && b->s.step <= a->s.step)
         refinished++; /* a finished loop printed again: it restarted */
     }

@@ -796,3 +796,32 @@ SM_TEST(track_hole_at_the_end_is_not_read) {
   sm_tracker_free(t);
   unlink(path);
 }
+
+SM_TEST(track_loops_that_change_total_are_one_loop) {
+  /* A dataset whose batches per epoch vary (dynamic batching): the total
+   * changes from one epoch to the next, it does not alternate. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int ep = 1; ep <= 4; ep++)
+    for (int i = 100; i <= 400; i += 100)
+      sm_buf_addf(&b, "Epoch %d: %d/%d [00:%02d<00:10, 9.%dit/s, loss=0.%d]\n",
+                  ep, i, 400 + ep * 3, i / 10, ep, 90 - ep * 4 - i / 100);
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 400);
+  ASSERT_EQ(r.total_steps, 412);
+  ASSERT_NEAR(r.epoch, 4, 0);
+  ASSERT_STREQ(r.step_scope, "epoch");
+  ASSERT_EQ(r.restarts, 0);
+  /* A position that goes from its total back to its start without any
+   * epoch printed: the next epoch, not a restart. */
+  sm_buf_reset(&b);
+  for (int ep = 1; ep <= 3; ep++)
+    for (int i = 100; i <= 500; i += 200)
+      sm_buf_addf(&b, "Step [%d/500], Loss: 0.%d\n", i, 80 - ep * 5 - i / 100);
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 500);
+  ASSERT_STREQ(r.step_scope, "epoch");
+  ASSERT_EQ(r.restarts, 0);
+  sm_buf_release(&b);
+}
