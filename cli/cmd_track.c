@@ -66,29 +66,39 @@ static int emit_text(const sm_track_result *r) {
   char a[64], b[64];
 
   if (!r->ok) {
-    printf("status:      missing (no training progress in the log)\n"
+    printf("status:      missing (%s)\n"
            "scanned:     %" PRIu64 " lines, %" PRIu64 " bytes%s\n",
+           r->binary ? "the bytes read are not text"
+                     : "no training progress in the log",
            r->lines_scanned, r->bytes_read,
            r->scan_limited ? " (look-back budget reached)" : "");
     return fflush(stdout) == 0 ? CLI_OK : CLI_USAGE;
   }
   printf("status:      ok\n");
   if (r->has_step && r->has_total)
-    printf("step:        %lld / %lld  (%s '%s')\n", r->step, r->total_steps,
-           r->scope ? r->scope : "counter", r->counter);
+    printf("step:        %lld / %lld  (%s '%s', %s)\n", r->step, r->total_steps,
+           r->scope ? r->scope : "counter", r->counter,
+           r->step_scope ? r->step_scope : "?");
   else if (r->has_step)
-    printf("step:        %lld  (%s '%s')\n", r->step,
-           r->scope ? r->scope : "counter", r->counter);
+    printf("step:        %lld  (%s '%s', %s)\n", r->step,
+           r->scope ? r->scope : "counter", r->counter,
+           r->step_scope ? r->step_scope : "?");
   else
     printf("step:        -\n");
+  if (r->restarts)
+    printf("run:         the newest after a restart or resume\n");
   printf("epoch:       %s\n", fmt_num(a, sizeof(a), r->epoch, "%g"));
-  printf("loss:        %s\n", fmt_num(a, sizeof(a), r->loss, "%.6g"));
+  if (r->loss_nonfinite)
+    printf("loss:        nan/inf (the newest loss printed is not finite)\n");
+  else
+    printf("loss:        %s\n", fmt_num(a, sizeof(a), r->loss, "%.6g"));
   printf("lr:          %s\n", fmt_num(a, sizeof(a), r->lr, "%.6g"));
-  printf("step time:   %s%s%s%s\n",
-         fmt_num(a, sizeof(a), r->step_time_s, "%.6g s"),
-         r->step_time_basis ? "  (" : "",
-         r->step_time_basis ? r->step_time_basis : "",
-         r->step_time_basis ? ")" : "");
+  if (r->step_time_basis)
+    printf("step time:   %s  (%s: %s)\n",
+           fmt_num(a, sizeof(a), r->step_time_s, "%.6g s"), r->step_time_basis,
+           r->step_time_source ? r->step_time_source : "?");
+  else
+    printf("step time:   -\n");
   if (r->throughput == r->throughput)
     printf("throughput:  %s %s\n", fmt_num(b, sizeof(b), r->throughput, "%.6g"),
            r->tp_unit);

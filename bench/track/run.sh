@@ -67,3 +67,32 @@ awk -v c="$t_cls" -v g="$t_grep" -v b="$bytes" 'BEGIN {
   printf "(b) classify-all:    %.3f s = %.1f MB/s\n", c, b / c / 1e6
   printf "    grep -c loss:    %.3f s = %.1f MB/s\n", g, b / g / 1e6
   printf "    ratio classify/grep speed: %.2f   (goal >= 0.5)\n", g / c }'
+
+# (c) Ended runs and input without newlines: the log with the tail a
+#     crashed writer leaves (16 MB of NUL padding, no newline, then a 2 GB
+#     hole of a file extended and never written), and a bar that printed
+#     only carriage returns for its whole run (NLSIZE, 256 MiB).  The
+#     tracker reads back at most its look-back budget, skips holes, and
+#     never re-reads a region: its time stays far below one read of the
+#     file (`cat`).
+NLSIZE=${NLSIZE:-268435456}
+head -c 16777216 /dev/zero >>"$TMP/train.log"
+truncate -s +2G "$TMP/train.log"
+t_nul=$(best_time "$BIN" track --json "$TMP/train.log")
+"$BIN" track --json "$TMP/train.log" >"$TMP/answer.json"
+read_n=$(sed -E 's/.*"bytes_read":([0-9]+).*/\1/' "$TMP/answer.json")
+step_n=$(sed -E 's/.*"step":([0-9null]+).*/\1/' "$TMP/answer.json")
+rm -f "$TMP/train.log"
+awk -v n="$NLSIZE" 'BEGIN { for (s = 1; s * 70 < n; s++)
+  printf "\r %2d%%|#####     | %d/9999999 [01:00<02:00, 12.%02dit/s, loss=%.4f]",
+         s % 100, s, s % 100, 3 - s / 1e7 }' >"$TMP/bar.log"
+t_bar=$(best_time "$BIN" track --json "$TMP/bar.log")
+"$BIN" track --json "$TMP/bar.log" >"$TMP/answer.json"
+read_b=$(sed -E 's/.*"bytes_read":([0-9]+).*/\1/' "$TMP/answer.json")
+t_cat=$(best_time cat "$TMP/bar.log")
+awk -v a="$t_nul" -v ra="$read_n" -v sa="$step_n" -v b="$t_bar" -v rb="$read_b" \
+    -v c="$t_cat" -v n="$NLSIZE" 'BEGIN {
+  printf "(c) log + 16 MB NULs + 2 GB hole: %.4f s (read %d bytes, step %s)\n", a, ra, sa
+  printf "    %.0f MB bar without newlines: %.4f s (read %d bytes)\n", n / 1e6, b, rb
+  printf "    cat of the bar log:           %.4f s\n", c
+  printf "    ratio track/cat: %.3f%%   (goal: far below one read)\n", 100 * b / c }'

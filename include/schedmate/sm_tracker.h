@@ -79,7 +79,12 @@ typedef enum sm_track_kind {
   SM_TK_EVAL,       /* evaluation output (never a training sample) */
   SM_TK_INIT,       /* download / loading / preprocessing bar */
   SM_TK_EPOCH_HEAD, /* "Epoch 3/10" alone: sets the epoch context */
-  SM_TK_TABLE_HEAD  /* column names of a table of values */
+  SM_TK_TABLE_HEAD, /* column names of a table of values */
+  SM_TK_POSITION,   /* "Epoch 113, global step 40128: ..." (a checkpoint
+                     * callback): where training is, without metrics */
+  SM_TK_PHASE       /* a line without numbers that announces a loop that
+                     * is not training ("Extracting features for train
+                     * set...", "***** Running Evaluation *****") */
 } sm_track_kind;
 
 #define SM_TRACK_UNIT_MAX 16
@@ -109,10 +114,23 @@ typedef struct sm_track_sample {
   double cum_time;                  /* cumulative training time, seconds */
   double anon_time;                 /* an unkeyed time value ("| 2241.1s"), s */
   double ts;                        /* the line's timestamp, seconds, or NAN */
-  double bar_elapsed; /* a progress bar's elapsed time, s, or NAN */
-  int n_cols;         /* table rows: leading values; table heads: names */
-  int train_clock;    /* the line names its training clock
-                       * ("train_time", "train_wall") */
+  double bar_elapsed;  /* a progress bar's elapsed time, s, or NAN */
+  int n_cols;          /* table rows: leading values; table heads: names */
+  int train_clock;     /* the line names its training clock
+                        * ("train_time", "train_wall") */
+  int train_mark;      /* the line names training ("train_loss", "Train") */
+  int coarse;          /* the counter was printed abbreviated ("50K") */
+  int pos_extra;       /* the line prints a position in a loop besides its
+                        * counter (a fraction, a bar, a batch index) */
+  int counter_tok;     /* token index of the counter (parser internal) */
+  double batch_size;   /* samples per step printed on the line, or NAN */
+  double batch_tokens; /* tokens per step printed on the line, or NAN */
+  double tp_time;      /* step time from batch / throughput, or NAN */
+  int rank;            /* the rank a launcher prefix named, or -1 */
+  int time_sig;        /* significant digits of the printed step time */
+  int rate_sig;        /* significant digits of the printed rate */
+  int summary;         /* the line is, or announces, an epoch summary
+                        * ("(average epoch stats below)") */
 } sm_track_sample;
 
 /* Cleans one raw segment into out (cap bytes): drops terminal escapes,
@@ -151,8 +169,25 @@ typedef struct sm_track_result {
   double loss;                     /* newest training loss, NAN when unknown */
   double lr;                       /* newest learning rate, NAN when unknown */
   double step_time_s;              /* median step time of the window, or NAN */
-  const char *step_time_basis;     /* "printed", "rate", "timestamps",
-                                    * "cumulative" or NULL */
+  const char *step_time_basis;     /* where the step time comes from:
+                                    * "explicit" (a per-step time or rate
+                                    * printed), "throughput" (batch size /
+                                    * throughput), "timestamps" (clocks of
+                                    * consecutive lines / step delta), "bar"
+                                    * (a bar's elapsed time / its count), or
+                                    * NULL */
+  const char *step_time_source;    /* finer: "printed", "rate", "interval",
+                                    * "batch/throughput", "timestamps",
+                                    * "elapsed clock", "bar elapsed" */
+  int loss_nonfinite;              /* the newest training loss printed was
+                                    * nan or inf (loss is NAN) */
+  const char *step_scope;          /* "global" (never restarts within a
+                                    * run), "epoch" (restarts every epoch or
+                                    * outer loop) or NULL */
+  int restarts;                    /* runs seen in the window's stretch
+                                    * before the newest (a counter that went
+                                    * back: restart, resume) */
+  int binary;                      /* the bytes read were not text */
   double throughput;               /* newest throughput, NAN when unknown */
   char tp_unit[SM_TRACK_UNIT_MAX]; /* its unit */
   char counter[SM_TRACK_NAME_MAX]; /* the counter followed */
@@ -162,7 +197,7 @@ typedef struct sm_track_result {
   uint64_t lines_scanned;          /* lines read from the log */
   uint64_t bytes_read;             /* bytes read from the log */
   int scan_limited;                /* the look-back budget ran out */
-  char format[160];                /* what was recognised, in words */
+  char format[256];                /* what was recognised, in words */
 } sm_track_result;
 
 typedef struct sm_tracker sm_tracker;

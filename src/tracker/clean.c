@@ -17,8 +17,19 @@ static int al(int c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
-/* Length of a launcher prefix at s[0..n), or 0. */
-static size_t rank_prefix(const char *s, size_t n) {
+/* Reads the decimal digits s[a..b) (at most 9) as a rank. */
+static int rank_num(const char *s, size_t a, size_t b) {
+  int v = 0;
+  if (b <= a || b - a > 9)
+    return -1;
+  for (size_t i = a; i < b; i++)
+    v = v * 10 + (s[i] - '0');
+  return v;
+}
+
+/* Length of a launcher prefix at s[0..n), or 0; *rank gets the rank it
+ * names, or is left alone (host labels name no rank). */
+static size_t rank_prefix(const char *s, size_t n, int *rank) {
   size_t i = 0, j;
 
   while (i < n && s[i] == ' ')
@@ -33,9 +44,11 @@ static size_t rank_prefix(const char *s, size_t n) {
         if (k < n && s[k] == ' ')
           k++;
         if (k < n && dg(s[k])) {
+          size_t d0 = k;
           while (k < n && dg(s[k]))
             k++;
           if (k + 1 < n && s[k] == ']' && s[k + 1] == ':') {
+            *rank = rank_num(s, d0, k);
             k += 2;
             while (k < n && s[k] == ' ')
               k++;
@@ -52,9 +65,11 @@ static size_t rank_prefix(const char *s, size_t n) {
       if (k < n && s[k] == ',') {
         k++;
         if (k < n && dg(s[k])) {
+          size_t d0 = k;
           while (k < n && dg(s[k]))
             k++;
           if (k < n && s[k] == ']') {
+            *rank = rank_num(s, d0, k);
             k++;
             if (k + 8 <= n && (memcmp(s + k, "<stdout>", 8) == 0 ||
                                memcmp(s + k, "<stderr>", 8) == 0))
@@ -80,6 +95,7 @@ static size_t rank_prefix(const char *s, size_t n) {
     while (k < n && dg(s[k]) && k - j < 5)
       k++;
     if (k - j <= 4 && k + 1 < n && s[k] == ':' && s[k + 1] == ' ') {
+      *rank = rank_num(s, j, k);
       k += 2;
       while (k < n && s[k] == ' ')
         k++;
@@ -114,6 +130,12 @@ static size_t rank_prefix(const char *s, size_t n) {
 }
 
 size_t sm_track_clean(const char *s, size_t n, char *out, size_t cap) {
+  return sm__trk_clean(s, n, out, cap, NULL);
+}
+
+size_t sm__trk_clean(const char *s, size_t n, char *out, size_t cap,
+                     int *rank_out) {
+  int rank = -1;
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0, o = 0, cut;
   int rounds;
@@ -153,10 +175,13 @@ size_t sm_track_clean(const char *s, size_t n, char *out, size_t cap) {
   }
   out[o] = '\0';
   /* A launcher may stack labels ("worker-0: [rank3]: ..."). */
-  for (rounds = 0; rounds < 3 && (cut = rank_prefix(out, o)) > 0; rounds++) {
+  for (rounds = 0; rounds < 3 && (cut = rank_prefix(out, o, &rank)) > 0;
+       rounds++) {
     memmove(out, out + cut, o - cut + 1);
     o -= cut;
   }
+  if (rank_out)
+    *rank_out = rank;
   return o;
 }
 
@@ -291,12 +316,39 @@ double sm__trk_timestamp(const char *s, size_t n, size_t *start, size_t *end) {
       }
       continue;
     }
-    /* "08/22 15:51:53" (mmengine), "[11/16 03:11:50]" (detectron2). */
-    if (i + 5 < n && dg(s[i + 1]) && (s[i + 2] == '/' || s[i + 2] == '-')) {
+    /* "08/22 15:51:53" (mmengine), "[11/16 03:11:50]" (detectron2), and
+     * with a year after them: "09/03/20 02:40:55" (logging's %x, month
+     * first), "13/09/24 21:36:55" (day first: the first number is over
+     * 12), "24.07.2025 10:00:01" (day.month.year). */
+    if (i + 5 < n && dg(s[i + 1]) &&
+        (s[i + 2] == '/' || s[i + 2] == '-' || s[i + 2] == '.')) {
       size_t j = i;
-      mo = digits(s, n, &j, 2);
+      char sep = s[i + 2];
+      long a, b, yy = -1;
+      a = digits(s, n, &j, 2);
       j++;
-      d = digits(s, n, &j, 2);
+      b = digits(s, n, &j, 2);
+      if (j + 2 < n && s[j] == sep && dg(s[j + 1]) && dg(s[j + 2])) {
+        size_t k = j + 1, e = j + 1;
+        while (e < n && dg(s[e]))
+          e++;
+        if (e - k == 2)
+          yy = 2000 + digits(s, n, &k, 2);
+        else if (e - k == 4)
+          yy = digits(s, n, &k, 4);
+        if (yy >= 1970)
+          j = k;
+      }
+      if (sep == '.' && yy < 0)
+        continue; /* "12.34 56:07": a number, not a date */
+      mo = a;
+      d = b;
+      if (sep == '.' || (a > 12 && b <= 12)) {
+        mo = b;
+        d = a;
+      }
+      if (yy >= 1970)
+        y = yy;
       if (mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && j < n && s[j] == ' ') {
         j++;
         if ((t = clock_at(s, n, &j, 1)) >= 0) {

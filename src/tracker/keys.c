@@ -1,18 +1,26 @@
-/* keys.c - the key-synonym table of the tracker's fine parser.
+/* keys.c - the tracker's knowledge of key names and words, kept as data
+ * (data/embed/tracker_keys.tsv, embedded in the binary at build time).
  *
  * Logs name the same fact in many ways: "lr", "learning_rate", "learning
  * rate", "LR"; "iter", "iteration", "s:"; "time", "dt", "took", "step_avg",
  * "elapsed time per iteration (ms)".  The parser canonicalises a key
  * (lower case, words joined by '_') and looks it up here.  This is data,
  * not per-file rules: adding a framework's spelling is one line of the
- * table.  Keys that are not in the table are still judged by their words:
- * "val_acc" names evaluation, "act_loss" is a loss, "loss_cls" and
- * "box_loss" are components of one, "loss/mean" is a statistic. */
+ * table, with a comment saying which class of formats it covers.  Keys
+ * that are not in the table are still judged by their words: "val_acc"
+ * names evaluation, "act_loss" is a loss, "loss_cls" and "box_loss" are
+ * components of one, "loss/mean" is a statistic.  The table also holds
+ * the word lists the guards use (evaluation, start-up, phase
+ * announcements, loss-component prefixes, log levels). */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "track_int.h"
+
+extern const char sm__embed_tracker_keys[];
+extern const unsigned long sm__embed_tracker_keys_len;
 
 typedef struct key_entry {
   const char *key;  /* canonical key */
@@ -21,212 +29,237 @@ typedef struct key_entry {
   const char *unit; /* R_TPUT: unit to report */
 } key_entry;
 
-/* Sorted by strcmp (the unit tests check it). */
-static const key_entry table[] = {
-    {"average_loss", R_LOSS, 0, NULL},
-    {"average_train_loss", R_LOSS, KF_TRAIN, NULL},
-    {"avg_loss", R_LOSS, 0, NULL},
-    {"avg_step_time", R_TIME, 0, NULL},
-    {"avg_train_loss", R_LOSS, KF_TRAIN, NULL},
-    {"avgsamplespersec", R_TPUT, KF_LOW, "samples/s"},
-    {"batch", R_BATCH, 0, NULL},
-    {"batch_cost", R_TIME, 0, NULL},
-    {"batch_id", R_BATCH, 0, NULL},
-    {"batch_idx", R_BATCH, 0, NULL},
-    {"batch_index", R_BATCH, 0, NULL},
-    {"batch_loss", R_LOSS, 0, NULL},
-    {"batch_num", R_BATCH, 0, NULL},
-    {"batch_time", R_TIME, 0, NULL},
-    {"cur_epoch", R_EPOCH, 0, NULL},
-    {"cur_iter", R_ITER, 0, NULL},
-    {"cur_lr", R_LR, 0, NULL},
-    {"cur_step", R_STEP, 0, NULL},
-    {"curr_iter", R_ITER, 0, NULL},
-    {"current_epoch", R_EPOCH, 0, NULL},
-    {"current_lr", R_LR, 0, NULL},
-    {"current_step", R_STEP, 0, NULL},
-    {"currsamplespersec", R_TPUT, 0, "samples/s"},
-    {"cursamplespersec", R_TPUT, 0, "samples/s"},
-    {"data_time", R_IGNORE, 0, NULL},
-    {"dt", R_TIME, 0, NULL},
-    {"e2e_latency", R_TIME, 0, NULL},
-    {"elapsed", R_CUM, 0, NULL},
-    {"elapsed_s", R_CUM, 0, NULL},
-    {"elapsed_time", R_CUM, 0, NULL},
-    {"elapsed_time_per_iteration", R_TIME, 0, NULL},
-    {"ep", R_EPOCH, KF_STRICT, NULL},
-    {"epoch", R_EPOCH, 0, NULL},
-    {"epoch_num", R_EPOCH, 0, NULL},
-    {"eta", R_IGNORE, 0, NULL},
-    {"global_step", R_STEP, 0, NULL},
-    {"global_step/sec", R_RATE, 0, NULL},
-    {"global_steps", R_STEP, 0, NULL},
-    {"globalstep", R_STEP, 0, NULL},
-    {"grad_norm", R_IGNORE, 0, NULL},
-    {"gstep", R_STEP, 0, NULL},
-    {"images/s", R_TPUT, 0, "images/s"},
-    {"images_per_sec", R_TPUT, 0, "images/s"},
-    {"images_per_second", R_TPUT, 0, "images/s"},
-    {"img/s", R_TPUT, 0, "images/s"},
-    {"imgs/s", R_TPUT, 0, "images/s"},
-    {"ips", R_TPUT, 0, "samples/s"},
-    {"it", R_ITER, KF_STRICT, NULL},
-    {"it/s", R_RATE, 0, NULL},
-    {"it_time", R_TIME, 0, NULL},
-    {"iter", R_ITER, 0, NULL},
-    {"iter/s", R_RATE, 0, NULL},
-    {"iter_num", R_ITER, 0, NULL},
-    {"iter_time", R_TIME, 0, NULL},
-    {"iter_time_ms", R_TIME, KF_MS, NULL},
-    {"iteration", R_ITER, 0, NULL},
-    {"iteration_latency", R_TIME, 0, NULL},
-    {"iteration_number", R_ITER, 0, NULL},
-    {"iteration_time", R_TIME, 0, NULL},
-    {"iters/s", R_RATE, 0, NULL},
-    {"itr", R_ITER, 0, NULL},
-    {"learning_rate", R_LR, 0, NULL},
-    {"learningrate", R_LR, 0, NULL},
-    {"lm_loss", R_LOSS, 0, NULL},
-    {"loss", R_LOSS, 0, NULL},
-    {"loss(train)", R_LOSS, KF_TRAIN, NULL},
-    {"loss/train", R_LOSS, KF_TRAIN, NULL},
-    {"loss_avg", R_LOSS, 0, NULL},
-    {"loss_scale", R_IGNORE, 0, NULL},
-    {"loss_total", R_LOSS, 0, NULL},
-    {"loss_train", R_LOSS, KF_TRAIN, NULL},
-    {"lr", R_LR, 0, NULL},
-    {"lr_0", R_LR, 0, NULL},
-    {"lr_scale", R_IGNORE, 0, NULL},
-    {"mean_loss", R_LOSS, 0, NULL},
-    {"micro_batch", R_MICRO, 0, NULL},
-    {"micro_step", R_MICRO, 0, NULL},
-    {"micro_steps", R_MICRO, 0, NULL},
-    {"microstep", R_MICRO, 0, NULL},
-    {"minibatch", R_BATCH, 0, NULL},
-    {"ms/iter", R_TIME, KF_MS, NULL},
-    {"ms/step", R_TIME, KF_MS, NULL},
-    {"ms_per_iter", R_TIME, KF_MS, NULL},
-    {"ms_per_step", R_TIME, KF_MS, NULL},
-    {"num_updates", R_STEP, 0, NULL},
-    {"objective", R_LOSS, 0, NULL},
-    {"opt_step", R_STEP, 0, NULL},
-    {"optimizer_step", R_STEP, 0, NULL},
-    {"overall_loss", R_LOSS, 0, NULL},
-    {"reduced_train_loss", R_LOSS, KF_TRAIN, NULL},
-    {"running_loss", R_LOSS, 0, NULL},
-    {"runningavgsamplespersec", R_TPUT, KF_LOW, "samples/s"},
-    {"s", R_ITER, KF_STRICT, NULL},
-    {"s/iter", R_TIME, 0, NULL},
-    {"s/step", R_TIME, 0, NULL},
-    {"sample/s", R_TPUT, 0, "samples/s"},
-    {"samples/s", R_TPUT, 0, "samples/s"},
-    {"samples/sec", R_TPUT, 0, "samples/s"},
-    {"samples_per_sec", R_TPUT, 0, "samples/s"},
-    {"samples_per_second", R_TPUT, 0, "samples/s"},
-    {"sec/iter", R_TIME, 0, NULL},
-    {"sec/step", R_TIME, 0, NULL},
-    {"smoothed_loss", R_LOSS, 0, NULL},
-    {"speed", R_TPUT, 0, NULL},
-    {"step", R_STEP, 0, NULL},
-    {"step_avg", R_TIME, 0, NULL},
-    {"step_duration", R_TIME, 0, NULL},
-    {"step_latency", R_TIME, 0, NULL},
-    {"step_ms", R_TIME, KF_MS, NULL},
-    {"step_num", R_STEP, 0, NULL},
-    {"step_time", R_TIME, 0, NULL},
-    {"step_time_ms", R_TIME, KF_MS, NULL},
-    {"steps/s", R_RATE, 0, NULL},
-    {"steps/sec", R_RATE, 0, NULL},
-    {"steps_per_sec", R_RATE, 0, NULL},
-    {"steps_per_second", R_RATE, 0, NULL},
-    {"steptime", R_TIME, 0, NULL},
-    {"t_step", R_TIME, 0, NULL},
-    {"tel", R_EVAL_LOSS, KF_EVAL, NULL},
-    {"tflops", R_TPUT, 0, "TFLOP/s"},
-    {"tgs", R_TPUT, 0, "tokens/s"},
-    {"throughput", R_TPUT, 0, NULL},
-    {"time", R_TIME, 0, NULL},
-    {"time/batch", R_TIME, 0, NULL},
-    {"time/iter", R_TIME, 0, NULL},
-    {"time/step", R_TIME, 0, NULL},
-    {"time_elapsed", R_CUM, 0, NULL},
-    {"time_iter", R_TIME, 0, NULL},
-    {"time_ms", R_TIME, KF_MS, NULL},
-    {"time_per_batch", R_TIME, 0, NULL},
-    {"time_per_iter", R_TIME, 0, NULL},
-    {"time_per_iteration", R_TIME, 0, NULL},
-    {"time_per_step", R_TIME, 0, NULL},
-    {"tok/s", R_TPUT, 0, "tokens/s"},
-    {"tok/sec", R_TPUT, 0, "tokens/s"},
-    {"tokens/s", R_TPUT, 0, "tokens/s"},
-    {"tokens/sec", R_TPUT, 0, "tokens/s"},
-    {"tokens_per_sec", R_TPUT, 0, "tokens/s"},
-    {"tokens_per_second", R_TPUT, 0, "tokens/s"},
-    {"took", R_TIME, 0, NULL},
-    {"total_elapsed", R_CUM, 0, NULL},
-    {"total_loss", R_LOSS, 0, NULL},
-    {"total_time", R_CUM, 0, NULL},
-    {"tps", R_TPUT, 0, "tokens/s"},
-    {"tr_loss", R_LOSS, KF_TRAIN, NULL},
-    {"train/global_step", R_STEP, KF_TRAIN, NULL},
-    {"train/learning_rate", R_LR, KF_TRAIN, NULL},
-    {"train/loss", R_LOSS, KF_TRAIN, NULL},
-    {"train/loss_step", R_LOSS, KF_TRAIN, NULL},
-    {"train/lr", R_LR, KF_TRAIN, NULL},
-    {"train/step", R_STEP, KF_TRAIN, NULL},
-    {"train/step_time", R_TIME, KF_TRAIN, NULL},
-    {"train/steps_per_second", R_RATE, KF_TRAIN, NULL},
-    {"train_epoch", R_EPOCH, KF_TRAIN, NULL},
-    {"train_iter", R_ITER, KF_TRAIN, NULL},
-    {"train_lm_loss", R_LOSS, KF_TRAIN, NULL},
-    {"train_loss", R_LOSS, KF_TRAIN, NULL},
-    {"train_loss_avg", R_LOSS, KF_TRAIN, NULL},
-    {"train_loss_step", R_LOSS, KF_TRAIN, NULL},
-    {"train_runtime", R_CUM, KF_TRAIN, NULL},
-    {"train_samples_per_second", R_TPUT, KF_TRAIN, "samples/s"},
-    {"train_step", R_STEP, KF_TRAIN, NULL},
-    {"train_step_time", R_TIME, KF_TRAIN, NULL},
-    {"train_step_timing", R_TIME, KF_TRAIN, NULL},
-    {"train_steps_per_second", R_RATE, KF_TRAIN, NULL},
-    {"train_time", R_CUM, KF_TRAIN, NULL},
-    {"train_wall", R_CUM, KF_TRAIN, NULL},
-    {"trainer/global_step", R_STEP, 0, NULL},
-    {"training_loss", R_LOSS, KF_TRAIN, NULL},
-    {"trl", R_LOSS, KF_TRAIN, NULL},
-    {"trn_loss", R_LOSS, KF_TRAIN, NULL},
-    {"update", R_STEP, 0, NULL},
-    {"updates", R_STEP, 0, NULL},
-    {"ups", R_RATE, 0, NULL},
-    {"wall", R_CUM, 0, NULL},
-    {"wall_time", R_CUM, 0, NULL},
-    {"walltime", R_CUM, 0, NULL},
-    {"wps", R_TPUT, 0, "words/s"},
+/* A word with its length, so that lists are compared by length first. */
+typedef struct word {
+  const char *w; /* lower case */
+  size_t n;      /* its length */
+} word;
+
+#define MAX_KEYS 1024
+#define MAX_WORDS 256
+
+/* The word classes of the table. */
+enum {
+  WC_EVAL,
+  WC_INIT,
+  WC_PHASE,
+  WC_PART,
+  WC_LEVEL,
+  WC_AVERAGE,
+  WC_STATS,
+  WC_COUNT
 };
+static const char *const wc_names[WC_COUNT] = {
+    "eval", "init", "phase", "part", "level", "average", "stats"};
+
+typedef struct keytab {
+  key_entry keys[MAX_KEYS];
+  int nkeys;
+  word words[WC_COUNT][MAX_WORDS + 1]; /* each list ends with {NULL, 0} */
+  int nwords[WC_COUNT];
+  char *text; /* the table's text, owned: entries point into it */
+  int status; /* entries, or -line of the first bad line */
+} keytab;
+
+static keytab tab;
+static pthread_once_t tab_once = PTHREAD_ONCE_INIT;
+
+static const struct {
+  const char *name;
+  int role;
+} role_names[] = {
+    {"step", R_STEP},
+    {"iter", R_ITER},
+    {"micro", R_MICRO},
+    {"batch", R_BATCH},
+    {"epoch", R_EPOCH},
+    {"loss", R_LOSS},
+    {"eval_loss", R_EVAL_LOSS},
+    {"lr", R_LR},
+    {"time", R_TIME},
+    {"cum", R_CUM},
+    {"rate", R_RATE},
+    {"tput", R_TPUT},
+    {"bsz", R_BSZ},
+    {"btok", R_BTOK},
+    {"total", R_TOTAL},
+    {"ignore", R_IGNORE},
+};
+
+static const struct {
+  const char *name;
+  unsigned flag;
+} flag_names[] = {{"train", KF_TRAIN}, {"eval", KF_EVAL}, {"strict", KF_STRICT},
+                  {"ms", KF_MS},       {"us", KF_US},     {"low", KF_LOW},
+                  {"part", KF_PART}};
+
+static int entry_sort(const void *a, const void *b) {
+  return strcmp(((const key_entry *)a)->key, ((const key_entry *)b)->key);
+}
+
+/* Splits line l (NUL-terminated, changed in place) at tabs into at most
+ * max fields; returns their count. */
+static int split_tabs(char *l, char **f, int max) {
+  int nf = 0;
+  while (nf < max) {
+    char *p = strchr(l, '\t');
+    f[nf++] = l;
+    if (p == NULL)
+      break;
+    *p = '\0';
+    l = p + 1;
+  }
+  return nf;
+}
+
+static int parse_flags(char *s, unsigned *out) {
+  *out = 0;
+  if (strcmp(s, "-") == 0)
+    return 0;
+  for (char *save = NULL, *t = strtok_r(s, ",", &save); t;
+       t = strtok_r(NULL, ",", &save)) {
+    size_t i;
+    for (i = 0; i < SM_ARRAY_LEN(flag_names); i++)
+      if (strcmp(t, flag_names[i].name) == 0)
+        break;
+    if (i == SM_ARRAY_LEN(flag_names))
+      return -1;
+    *out |= flag_names[i].flag;
+  }
+  return 0;
+}
+
+static int parse_into(keytab *T, char *text, trk_keys_stats *st) {
+  int line = 0;
+  char *next = text;
+
+  memset(&T->nwords, 0, sizeof(T->nwords));
+  T->nkeys = 0;
+  memset(st, 0, sizeof(*st));
+  while (next != NULL && *next != '\0') {
+    char *f[6], *l = next, *nl = strchr(next, '\n');
+    int nf;
+    size_t len;
+    line++;
+    next = nl ? nl + 1 : NULL;
+    if (nl)
+      *nl = '\0';
+    len = strlen(l);
+    if (len > 0 && l[len - 1] == '\r')
+      l[--len] = '\0';
+    if (l[0] == '\0')
+      continue;
+    if (l[0] == '#')
+      continue;
+    nf = split_tabs(l, f, 6);
+    if (strcmp(f[0], "key") == 0) {
+      key_entry *e;
+      size_t r;
+      if (nf != 6 || f[1][0] == '\0' || strncmp(f[5], "# ", 2) != 0 ||
+          strlen(f[1]) >= TRK_KEY_MAX || T->nkeys == MAX_KEYS)
+        return -line;
+      for (r = 0; r < SM_ARRAY_LEN(role_names); r++)
+        if (strcmp(f[2], role_names[r].name) == 0)
+          break;
+      if (r == SM_ARRAY_LEN(role_names))
+        return -line;
+      e = &T->keys[T->nkeys];
+      e->key = f[1];
+      e->role = role_names[r].role;
+      if (parse_flags(f[3], &e->flags) != 0)
+        return -line;
+      e->unit = strcmp(f[4], "-") == 0 ? NULL : f[4];
+      if (e->unit != NULL && e->role != R_TPUT)
+        return -line;
+      if (T->nkeys > 0 && strcmp(T->keys[T->nkeys - 1].key, e->key) >= 0)
+        st->unsorted++;
+      T->nkeys++;
+    } else if (strcmp(f[0], "word") == 0) {
+      int c;
+      if (nf != 4 || f[2][0] == '\0' || strncmp(f[3], "# ", 2) != 0)
+        return -line;
+      for (c = 0; c < WC_COUNT; c++)
+        if (strcmp(f[1], wc_names[c]) == 0)
+          break;
+      if (c == WC_COUNT || T->nwords[c] == MAX_WORDS)
+        return -line;
+      T->words[c][T->nwords[c]].w = f[2];
+      T->words[c][T->nwords[c]].n = strlen(f[2]);
+      T->nwords[c]++;
+    } else {
+      return -line;
+    }
+  }
+  for (int c = 0; c < WC_COUNT; c++) {
+    T->words[c][T->nwords[c]].w = NULL;
+    T->words[c][T->nwords[c]].n = 0;
+    st->words[c] = T->nwords[c];
+  }
+  qsort(T->keys, (size_t)T->nkeys, sizeof(T->keys[0]), entry_sort);
+  for (int i = 1; i < T->nkeys; i++)
+    if (strcmp(T->keys[i - 1].key, T->keys[i].key) == 0)
+      st->duplicates++;
+  st->keys = T->nkeys;
+  return T->nkeys;
+}
+
+int sm__trk_keys_parse(char *text, trk_keys_stats *st) {
+  keytab *T = sm_calloc(1, sizeof(*T));
+  int rc;
+  if (T == NULL)
+    return 0;
+  rc = parse_into(T, text, st);
+  sm_free(T);
+  return rc;
+}
+
+static void load_table(void) {
+  trk_keys_stats st;
+  tab.text = sm_strndup(sm__embed_tracker_keys, sm__embed_tracker_keys_len);
+  if (tab.text == NULL) {
+    tab.status = 0;
+    return;
+  }
+  tab.status = parse_into(&tab, tab.text, &st);
+  if (tab.status < 0) {
+    /* A broken embedded table (caught by the unit tests): no keys rather
+     * than half of them. */
+    tab.nkeys = 0;
+    memset(tab.nwords, 0, sizeof(tab.nwords));
+    for (int c = 0; c < WC_COUNT; c++)
+      tab.words[c][0].w = NULL;
+  }
+}
+
+static const keytab *table(void) {
+  pthread_once(&tab_once, load_table);
+  return &tab;
+}
 
 static int entry_cmp(const void *k, const void *e) {
   return strcmp((const char *)k, ((const key_entry *)e)->key);
 }
 
 static const key_entry *find(const char *key) {
-  return bsearch(key, table, SM_ARRAY_LEN(table), sizeof(table[0]), entry_cmp);
+  const keytab *t = table();
+  return bsearch(key, t->keys, (size_t)t->nkeys, sizeof(t->keys[0]), entry_cmp);
 }
 
-int sm__trk_keytable_check(void) {
-  for (size_t i = 1; i < SM_ARRAY_LEN(table); i++)
-    if (strcmp(table[i - 1].key, table[i].key) >= 0)
-      return -1;
-  return (int)SM_ARRAY_LEN(table);
+int sm__trk_keytable_check(trk_keys_stats *st) {
+  const keytab *t = table();
+  memset(st, 0, sizeof(*st));
+  if (t->status < 0)
+    return t->status;
+  st->keys = t->nkeys;
+  for (int c = 0; c < WC_COUNT; c++)
+    st->words[c] = t->nwords[c];
+  for (int i = 1; i < t->nkeys; i++)
+    if (strcmp(t->keys[i - 1].key, t->keys[i].key) == 0)
+      st->duplicates++;
+  return t->nkeys;
 }
 
 /* ==== Words ==== */
-
-/* A word with its length, so that lists are compared by length first. */
-typedef struct word {
-  const char *w; /* lower case */
-  size_t n;      /* its length */
-} word;
-#define W(s)                                                                   \
-  { s, sizeof(s) - 1 }
 
 static int word_in(const char *w, size_t n, const word *list) {
   for (size_t i = 0; list[i].w != NULL; i++)
@@ -235,52 +268,39 @@ static int word_in(const char *w, size_t n, const word *list) {
   return 0;
 }
 
-static const word eval_words[] = {
-    W("eval"),      W("evaluate"), W("evaluating"), W("evaluation"),
-    W("evaluator"), W("validate"), W("validating"), W("validation"),
-    W("valid"),     W("val"),      W("test"),       W("testing"),
-    W("inference"), W("predict"),  W("predicting"), W("prediction"),
-    W("sanity"),    W("map50"),    W("map50-95"),   W("map75"),
-    {NULL, 0}};
-
-static const word init_words[] = {
-    W("download"),      W("downloading"),  W("downloaded"),  W("loading"),
-    W("load"),          W("loaded"),       W("map"),         W("tokenizing"),
-    W("tokenize"),      W("tokenization"), W("tokenizer"),   W("extracting"),
-    W("extract"),       W("resolving"),    W("generating"),  W("caching"),
-    W("scanning"),      W("fetching"),     W("fetch"),       W("preprocessing"),
-    W("processing"),    W("filter"),       W("filtering"),   W("shuffling"),
-    W("packing"),       W("building"),     W("compiling"),   W("uploading"),
-    W("saving"),        W("saved"),        W("writing"),     W("converting"),
-    W("indexing"),      W("reading"),      W("creating"),    W("copying"),
-    W("unpacking"),     W("verifying"),    W("prefetching"), W("grouping"),
-    W("concatenating"), W("warming"),      W("checkpoint"),  W("shards"),
-    {NULL, 0}};
-
 int sm__trk_is_eval_word(const char *w, size_t n) {
-  return word_in(w, n, eval_words);
+  return word_in(w, n, table()->words[WC_EVAL]);
 }
 
 int sm__trk_is_init_word(const char *w, size_t n) {
-  return word_in(w, n, init_words);
+  return word_in(w, n, table()->words[WC_INIT]);
 }
 
-/* Loss components of detection and segmentation models and auxiliary
- * terms: reported next to the total, never the training loss. */
-static const char *const part_prefixes[] = {"box",        "obj",
-                                            "cls",        "seg",
-                                            "dfl",        "rpn",
-                                            "bbox",       "mask",
-                                            "dice",       "ce",
-                                            "kl",         "aux",
-                                            "z",          "giou",
-                                            "iou",        "l1",
-                                            "reg",        "ctr",
-                                            "lb",         "balance",
-                                            "router",     "moe",
-                                            "centerness", "rpn_cls",
-                                            "rpn_bbox",   "load_balancing",
-                                            NULL};
+int sm__trk_is_phase_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_PHASE]);
+}
+
+int sm__trk_is_level_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_LEVEL]);
+}
+
+int sm__trk_is_average_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_AVERAGE]);
+}
+
+int sm__trk_is_stats_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_STATS]);
+}
+
+/* True when key[0..n) is the prefix of a loss component ("box" of
+ * "box_loss"). */
+static int is_part_prefix(const char *key, size_t n) {
+  const word *list = table()->words[WC_PART];
+  for (size_t i = 0; list[i].w != NULL; i++)
+    if (list[i].n == n && strncmp(key, list[i].w, n) == 0)
+      return 1;
+  return 0;
+}
 
 /* The first component of a key ("val" of "val_loss", "train" of
  * "train/loss"). */
@@ -362,11 +382,7 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     else {
       size_t pl =
           (size_t)(strstr(key, "_loss") ? strstr(key, "_loss") - key : 0);
-      int comp = 0;
-      for (int i = 0; pl > 0 && part_prefixes[i]; i++)
-        if (strlen(part_prefixes[i]) == pl &&
-            strncmp(key, part_prefixes[i], pl) == 0)
-          comp = 1;
+      int comp = pl > 0 && is_part_prefix(key, pl);
       out->role = comp ? R_IGNORE : R_LOSS;
       out->flags |= comp ? 0 : KF_PART;
     }

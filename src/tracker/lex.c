@@ -70,6 +70,16 @@ static int is_unit_word(const char *s, size_t n) {
   return 0;
 }
 
+double sm__trk_count_scale(const char *u) {
+  if (u[0] == '\0' || strcmp(u, "it") == 0)
+    return 1;
+  if (strcmp(u, "k") == 0 || strcmp(u, "kit") == 0)
+    return 1e3;
+  if (strcmp(u, "m") == 0 || strcmp(u, "mit") == 0)
+    return 1e6;
+  return 0;
+}
+
 static int is_time_unit(const char *u) {
   int ok;
   sm__trk_seconds(1, u, &ok);
@@ -280,6 +290,31 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
       }
     }
     t->unit[ul] = '\0';
+    /* An abbreviated count over another ("12.9k/200k", tqdm's
+     * unit_scale): one fraction, in units. */
+    if (ul > 0 && sm__trk_count_scale(t->unit) > 1 && u + 1 < n &&
+        s[u] == '/' && dg(s[u + 1])) {
+      double den;
+      int dint;
+      size_t e = scan_number(s, n, u + 1, &den, &dint), k = e;
+      char du[8];
+      size_t dl = 0;
+      while (k < n && al(s[k]) && dl < sizeof(du) - 1)
+        du[dl++] = (char)lower((unsigned char)s[k++]);
+      du[dl] = '\0';
+      if (k >= n || !al(s[k])) {
+        double sn = sm__trk_count_scale(t->unit), sd = sm__trk_count_scale(du);
+        if (sd > 0) {
+          t->kind = TK_FRAC;
+          t->v = v * sn;
+          t->total = den * sd;
+          t->isint = 1;
+          t->unit[0] = '\0';
+          t->len = (uint16_t)(k - i);
+          return k;
+        }
+      }
+    }
     /* A word glued to a number ("10epochs", "0x1f") is not a unit if it
      * goes on with digits; keep what was read, the pairing ignores it. */
     if (ul > 0) {
@@ -382,15 +417,27 @@ static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i, int sp) {
     } else
       break;
   }
-  /* "loss: nan", "grad_norm=inf": a value that is not a number. */
-  for (int k = 0; nonfinite[k]; k++)
-    if (strlen(nonfinite[k]) == j - i &&
-        strncasecmp(s + i, nonfinite[k], j - i) == 0) {
-      trk_tok *t = push(L, TK_NUM, i, j - i, sp);
-      if (t)
-        t->v = NAN;
-      return j;
+  /* "loss: nan", "grad_norm=inf": a value that is not a number, also as
+   * a tensor prints it ("nan.0"). */
+  {
+    size_t w = j;
+    const char *dot = memchr(s + i, '.', j - i);
+    if (dot != NULL) {
+      size_t q = (size_t)(dot - s) + 1;
+      while (q < j && dg(s[q]))
+        q++;
+      if (q == j && q > (size_t)(dot - s) + 1)
+        w = (size_t)(dot - s);
     }
+    for (int k = 0; nonfinite[k]; k++)
+      if (strlen(nonfinite[k]) == w - i &&
+          strncasecmp(s + i, nonfinite[k], w - i) == 0) {
+        trk_tok *t = push(L, TK_NUM, i, j - i, sp);
+        if (t)
+          t->v = NAN;
+        return j;
+      }
+  }
   push(L, TK_WORD, i, j - i, sp);
   return j;
 }

@@ -31,7 +31,9 @@ static void sample_init(sm_track_sample *o) {
   memset(o, 0, sizeof(*o));
   o->epoch = o->loss = o->lr = o->step_time = o->rate = NAN;
   o->throughput = o->cum_time = o->anon_time = o->ts = NAN;
-  o->bar_elapsed = NAN;
+  o->bar_elapsed = o->batch_size = o->batch_tokens = o->tp_time = NAN;
+  o->counter_tok = -1;
+  o->rank = -1;
 }
 
 static int unit_is(const char *u, const char *const *list) {
@@ -275,12 +277,9 @@ static int key_has(const trk_line *L, const trk_field *f,
 /* ==== Keys ==== */
 
 /* Words that may stand in front of a key without being part of it: log
- * levels ("INFO step 10"), and the qualifiers train / eval ("Train Step
- * 10", "Val Step 10"), which then mark the key. */
-static const char *const level_words[] = {
-    "info",  "debug",    "warning", "warn", "error", "notice",
-    "trace", "critical", "fatal",   "log",  NULL};
-
+ * levels ("INFO step 10", the table's "level" words), and the qualifiers
+ * train / eval ("Train Step 10", "Val Step 10"), which then mark the
+ * key. */
 static int droppable(const trk_line *L, int k, unsigned *flags) {
   const trk_tok *t = &L->tok[k];
   const char *w = L->s + t->off;
@@ -298,9 +297,8 @@ static int droppable(const trk_line *L, int k, unsigned *flags) {
   for (size_t i = 0; i < n; i++)
     low[i] = (char)lower((unsigned char)w[i]);
   low[n] = '\0';
-  for (int i = 0; level_words[i]; i++)
-    if (strcmp(low, level_words[i]) == 0)
-      return 1;
+  if (sm__trk_is_level_word(low, n))
+    return 1;
   if (strcmp(low, "train") == 0 || strcmp(low, "training") == 0) {
     *flags |= KF_TRAIN;
     return 1;
@@ -351,16 +349,83 @@ static int integral(double v) {
   return v >= 0 && v < 1e15 && v == (double)(long long)v;
 }
 
-static void set_counter(sm_track_sample *o, int counter, const char *name,
-                        double step, double total) {
+/* Sets the counter of the sample; returns 0 (and sets nothing) when the
+ * value is past its own printed total: "8/6" is no position in a loop,
+ * whatever bytes printed it. */
+static int set_counter(sm_track_sample *o, int counter, const char *name,
+                       double step, double total, int tok) {
+  int has_total = total == total && total > 0 && integral(total);
+
+  if (!integral(step) || (has_total && step > total))
+    return 0;
   o->counter = counter;
   snprintf(o->counter_name, sizeof(o->counter_name), "%s", name);
   o->has_step = 1;
   o->step = (long long)step;
-  if (total == total && total > 0 && integral(total)) {
-    o->has_total = 1;
-    o->total = (long long)total;
+  o->has_total = has_total;
+  o->total = has_total ? (long long)total : 0;
+  o->counter_tok = tok;
+  return 1;
+}
+
+/* Significant digits of the number token k as printed ("0.02" 1, "2s" 1,
+ * "0.615" 3, "1.00s/it" 3): a value printed with one digit is rounded
+ * too much to time a step by. */
+static int sig_digits(const trk_line *L, int k) {
+  const char *s;
+  int n = 0, lead = 1;
+
+  if (k < 0 || k >= L->ntok || L->tok[k].kind != TK_NUM)
+    return 0;
+  s = L->s + L->tok[k].off;
+  for (size_t i = 0; i < L->tok[k].len; i++) {
+    char c = s[i];
+    if (c == '-' || c == '+' || c == '.' || c == ',')
+      continue;
+    if (c < '0' || c > '9')
+      break;
+    if (c == '0' && lead)
+      continue;
+    lead = 0;
+    n++;
   }
+  return n;
+}
+
+/* A throughput key that is per device ("throughput per GPU", "tgs",
+ * "tokens_per_sec_per_gpu"): not to be divided into a global batch. */
+static int per_device_key(const char *key) {
+  return strstr(key, "gpu") != NULL || strstr(key, "device") != NULL ||
+         strstr(key, "rank") != NULL || strcmp(key, "tgs") == 0;
+}
+
+/* A line that announces a loop that is not training: a phase word
+ * ("Extracting features for train set...", "***** Running Evaluation
+ * *****") after any logger prefix, with no value after it and nothing
+ * of a progress line (no bar, no fraction, no known key). */
+static int phase_line(const trk_line *L, const bar_info *bar) {
+  int seen = 0, at = -1;
+
+  if (bar->style != BAR_NONE)
+    return 0;
+  for (int i = 0; i < L->nf; i++)
+    if (L->f[i].kind == TK_FRAC || L->f[i].ki.role != R_NONE)
+      return 0;
+  for (int i = 0; i < L->nfree && seen < 3 && at < 0; i++) {
+    const trk_tok *t = &L->tok[L->free_tok[i]];
+    const char *w = L->s + t->off;
+    if (memchr(w, '.', t->len) != NULL || sm__trk_is_level_word(w, t->len))
+      continue; /* "trainer.py", "INFO" */
+    if (sm__trk_is_phase_word(w, t->len))
+      at = L->free_tok[i];
+    seen++;
+  }
+  if (at < 0)
+    return 0;
+  for (int i = 0; i < L->nf; i++)
+    if (L->f[i].tok > at)
+      return 0;
+  return 1;
 }
 
 void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
@@ -368,7 +433,9 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   bar_info bar;
   int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
   int loss_i = -1, part_i = -1, epoch_i = -1, first_val = -1;
-  int tp_low = -1, epoch_bar = 0;
+  int tp_low = -1, epoch_bar = 0, tp_global = 1, part_seen = 0;
+  int nonfinite_fact = 0;
+  double total_hint = NAN;
 
   sample_init(o);
   sm__trk_lex(L, seg, n);
@@ -384,8 +451,13 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     trk_field *f = &L->f[i];
     lookup_field(L, f);
     if ((f->ki.flags & KF_STRICT) &&
-        (!(f->sep == ':' || f->sep == '=') || !f->isint))
+        (!(f->sep == ':' || f->sep == '=') || !f->isint || f->unit[0]))
       f->ki.role = R_NONE;
+    /* A loss of any kind that is not an evaluation's (box_loss, loss_cls)
+     * shows training, even where it is not the loss reported. */
+    if (!(f->ki.flags & KF_EVAL) && strstr(f->key, "loss") != NULL &&
+        f->ki.role != R_EVAL_LOSS && strstr(f->key, "scale") == NULL)
+      part_seen = 1;
     if (f->ki.flags & KF_TRAIN) {
       train++;
       if (f->ki.role == R_CUM || f->ki.role == R_TIME || f->ki.role == R_RATE)
@@ -452,6 +524,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       s = sm__trk_seconds(f->v, f->unit, &ok);
       if (ok && s > 0) {
         o->step_time = s;
+        o->time_sig = sig_digits(L, f->tok);
         snprintf(o->time_key, sizeof(o->time_key), "%s", f->unit);
       }
     }
@@ -461,6 +534,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         o->rate = f->v;
       else if (strcmp(f->unit, "s/it") == 0 && f->v > 0)
         o->rate = 1.0 / f->v;
+      if (o->rate == o->rate)
+        o->rate_sig = sig_digits(L, f->tok);
     }
     if (f->kind == TK_NUM && o->throughput != o->throughput &&
         !(f->ki.flags & KF_EVAL) && role != R_TPUT && f->v > 0) {
@@ -468,6 +543,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       if (u != NULL) {
         o->throughput = f->v;
         snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u);
+        tp_global = !per_device_key(f->key);
       }
     }
     if (f->ki.flags & KF_EVAL) {
@@ -492,7 +568,11 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       has_eval_loss = 1;
       break;
     case R_EPOCH:
-      if (epoch_i < 0 && f->kind != TK_CLOCK)
+      /* A short key ("ep") gives way to "epoch" on the same line: LeRobot
+       * prints episodes as "ep:40" beside "epch:1.01". */
+      if (f->kind != TK_CLOCK &&
+          (epoch_i < 0 || ((L->f[epoch_i].ki.flags & KF_STRICT) &&
+                           !(f->ki.flags & KF_STRICT))))
         epoch_i = i;
       break;
     case R_LR:
@@ -507,6 +587,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         s = sm__trk_seconds(f->v, u, &ok);
         if (ok && s > 0 && s < 1e6) {
           o->step_time = s;
+          o->time_sig = sig_digits(L, f->tok);
           snprintf(o->time_key, sizeof(o->time_key), "%s", f->key);
         }
       }
@@ -523,15 +604,19 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       }
       break;
     case R_RATE:
-      if (o->rate != o->rate && f->kind == TK_NUM && f->v > 0)
+      if (o->rate != o->rate && f->kind == TK_NUM && f->v > 0) {
         o->rate = strcmp(f->unit, "s/it") == 0 ? 1.0 / f->v : f->v;
+        o->rate_sig = sig_digits(L, f->tok);
+      }
       break;
     case R_TPUT:
       if (f->kind != TK_NUM || f->v <= 0)
         break;
       if (unit_is(f->unit, rate_units)) {
-        if (o->rate != o->rate)
+        if (o->rate != o->rate) {
           o->rate = f->v;
+          o->rate_sig = sig_digits(L, f->tok);
+        }
         break;
       }
       if (f->ki.flags & KF_LOW) {
@@ -543,11 +628,39 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         const char *u = f->ki.unit ? f->ki.unit : tput_unit(f->unit);
         o->throughput = f->v;
         snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u ? u : "/s");
+        tp_global = !per_device_key(f->key);
       }
+      break;
+    case R_TOTAL:
+      if (f->kind == TK_NUM && f->isint && f->v > 0 && f->unit[0] == '\0')
+        total_hint = f->v;
+      break;
+    case R_BSZ:
+      if (o->batch_size != o->batch_size && f->kind == TK_NUM && f->v > 0 &&
+          f->unit[0] == '\0')
+        o->batch_size = f->v;
+      break;
+    case R_BTOK:
+      if (o->batch_tokens != o->batch_tokens && f->kind == TK_NUM && f->v > 0 &&
+          f->unit[0] == '\0')
+        o->batch_tokens = f->v;
       break;
     default:
       break;
     }
+  }
+  /* A step time from the batch and the throughput printed on the same
+   * line (samples per step / samples per second, or tokens per step /
+   * tokens per second); not from a per-device figure. */
+  if (o->throughput == o->throughput && o->throughput > 0 && tp_global) {
+    const char *u = o->tp_unit;
+    if (o->batch_size == o->batch_size &&
+        (strcmp(u, "samples/s") == 0 || strcmp(u, "images/s") == 0 ||
+         strcmp(u, "sequences/s") == 0))
+      o->tp_time = o->batch_size / o->throughput;
+    else if (o->batch_tokens == o->batch_tokens &&
+             (strcmp(u, "tokens/s") == 0 || strcmp(u, "words/s") == 0))
+      o->tp_time = o->batch_tokens / o->throughput;
   }
   if (o->throughput != o->throughput && tp_low >= 0) {
     const trk_field *f = &L->f[tp_low];
@@ -560,14 +673,20 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   if (loss_i >= 0) {
     o->loss = L->f[loss_i].v;
     o->loss_nonfinite = o->loss != o->loss;
+    /* A nan printed as a metric ("loss: nan", "loss=nan.0") is a fact of
+     * the step; in a sentence ("loss is nan") it is a warning's. */
+    nonfinite_fact = o->loss_nonfinite &&
+                     (L->f[loss_i].sep == ':' || L->f[loss_i].sep == '=');
   }
   if (epoch_i >= 0)
     o->epoch = L->f[epoch_i].v;
   if (bar.style != BAR_NONE) {
     o->bar_elapsed = bar.elapsed;
     if (bar.rate == bar.rate) {
-      if (o->rate != o->rate)
+      if (o->rate != o->rate) {
         o->rate = bar.rate;
+        o->rate_sig = sig_digits(L, bar.rate_tok);
+      }
       if (o->throughput != o->throughput) {
         o->throughput = bar.rate;
         snprintf(o->tp_unit, sizeof(o->tp_unit), "it/s");
@@ -581,11 +700,13 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   if (train > 0)
     eval = 0;
 
-  /* The counter: keyed counters, bars, bracketed and bare fractions. */
+  /* The counter: keyed counters, bars, bracketed and bare fractions.  A
+   * counter may be printed with a magnitude suffix ("step:50K"). */
   for (int i = 0; i < L->nf; i++) {
     const trk_field *f = &L->f[i];
     int role = f->ki.role, st = 0, c = 0;
-    if ((f->ki.flags & KF_EVAL) || strcmp(f->unit, "%") == 0)
+    double scale = sm__trk_count_scale(f->unit);
+    if ((f->ki.flags & KF_EVAL) || scale == 0)
       continue;
     switch (role) {
     case R_STEP:
@@ -607,30 +728,39 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     default:
       break;
     }
-    if (st > best && f->kind != TK_CLOCK && integral(f->v)) {
+    if (st > best && f->kind != TK_CLOCK &&
+        set_counter(o, c, f->key, f->v * scale, f->total * scale, f->tok)) {
       best = st;
-      set_counter(o, c, f->key, f->v, f->total);
+      o->coarse = scale > 1 && f->kind == TK_NUM;
     }
   }
   if (best < 4 && bar.style != BAR_NONE) {
     const trk_tok *t = &L->tok[bar.tok];
-    if (integral(t->v)) {
+    if (set_counter(o, SM_TC_BATCH,
+                    bar.style == BAR_TQDM    ? "tqdm"
+                    : bar.style == BAR_KERAS ? "keras"
+                                             : "bar",
+                    t->v, t->kind == TK_FRAC ? t->total : NAN, bar.tok))
       best = 4;
-      set_counter(o, SM_TC_BATCH,
-                  bar.style == BAR_TQDM    ? "tqdm"
-                  : bar.style == BAR_KERAS ? "keras"
-                                           : "bar",
-                  t->v, t->kind == TK_FRAC ? t->total : NAN);
-    }
   }
-  if (best < 4 && L->ntok >= 5 && punct_at(L, 0, '[') &&
-      L->tok[1].kind == TK_NUM && L->tok[1].isint && punct_at(L, 2, ',') &&
-      L->tok[3].kind == TK_NUM && L->tok[3].isint && punct_at(L, 4, ']')) {
-    /* "[1,   100] loss: 2.173": epoch and batch. */
-    best = 4;
-    set_counter(o, SM_TC_BATCH, "pair", L->tok[3].v, NAN);
-    if (o->epoch != o->epoch)
-      o->epoch = L->tok[1].v;
+  {
+    /* "[1,   100] loss: 2.173" (epoch and batch), "[5 :  96000] loss G :
+     * 22.8" (an outer loop and its iteration), after a timestamp at
+     * most. */
+    int k = 0;
+    while (k < L->ntok && L->tok[k].kind == TK_DATE)
+      k++;
+    if (best < 4 && k + 4 < L->ntok && punct_at(L, k, '[') &&
+        L->tok[k + 1].kind == TK_NUM && L->tok[k + 1].isint &&
+        L->tok[k + 1].unit[0] == '\0' &&
+        (punct_at(L, k + 2, ',') || punct_at(L, k + 2, ':')) &&
+        L->tok[k + 3].kind == TK_NUM && L->tok[k + 3].isint &&
+        L->tok[k + 3].unit[0] == '\0' && punct_at(L, k + 4, ']') &&
+        set_counter(o, SM_TC_BATCH, "pair", L->tok[k + 3].v, NAN, k + 3)) {
+      best = 4;
+      if (o->epoch != o->epoch)
+        o->epoch = L->tok[k + 1].v;
+    }
   }
   for (int i = 0; i + 1 < L->nf && best < 5; i++) {
     /* "[1000] train/loss=2.34, ...": a step alone in brackets before the
@@ -641,28 +771,116 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     if (f->kind == TK_NUM && f->key[0] == '\0' && f->isint &&
         f->unit[0] == '\0' && punct_at(L, f->tok - 1, '[') &&
         punct_at(L, f->tok + 1, ']') && L->f[i + 1].ki.role != R_NONE &&
-        L->f[i + 1].ki.role != R_IGNORE) {
+        L->f[i + 1].ki.role != R_IGNORE &&
+        set_counter(o, SM_TC_ITER, "[step]", f->v, NAN, f->tok))
       best = 5;
-      set_counter(o, SM_TC_ITER, "[step]", f->v, NAN);
+  }
+  {
+    /* "[e][i/N]", and "[38/200], [54/604]": of two bracketed fractions the
+     * first counts epochs, the second the batches of one. */
+    int b1 = -1, b2 = -1;
+    for (int i = 0; i < L->nf; i++) {
+      const trk_field *f = &L->f[i];
+      /* The first may carry a logger's words as its key ("DBNet INFO:
+       * [38/200], [54/604]"); the second stands alone. */
+      if (f->kind == TK_FRAC && f->bracket && !f->paren && f->tok != bar.tok &&
+          (f->key[0] == '\0' || (b1 < 0 && f->ki.role == R_NONE))) {
+        if (b1 < 0)
+          b1 = i;
+        else if (b2 < 0)
+          b2 = i;
+      }
+    }
+    if (b2 < 0 && b1 >= 0 && L->f[b1].key[0] != '\0')
+      b1 = -1; /* a keyed bracket alone is not a position */
+    if (b2 >= 0 && epoch_i < 0 && o->epoch != o->epoch)
+      o->epoch = L->f[b1].v;
+    if (b2 >= 0 && best < 4 &&
+        set_counter(o, SM_TC_BATCH, "bracket", L->f[b2].v, L->f[b2].total,
+                    L->f[b2].tok)) {
+      best = 4;
+    } else if (b1 >= 0 && best < 4 &&
+               set_counter(o, SM_TC_BATCH, "bracket", L->f[b1].v,
+                           L->f[b1].total, L->f[b1].tok)) {
+      best = 4;
     }
   }
-  for (int i = 0; i < L->nf && best < 4; i++) {
-    const trk_field *f = &L->f[i];
-    if (f->kind == TK_FRAC && f->key[0] == '\0' && f->bracket && !f->paren &&
-        f->tok != bar.tok) {
+  for (int i = 0; i + 1 < L->nf && best < 4; i++) {
+    /* "Epoch: [399][50]" (SwAV, DINO-style loggers without a total): the
+     * bracketed epoch, then the batch in its own brackets. */
+    const trk_field *e = &L->f[i], *f = &L->f[i + 1];
+    int k = e->tok;
+    if (e->ki.role == R_EPOCH && e->kind == TK_NUM && e->bracket &&
+        f->kind == TK_NUM && f->key[0] == '\0' && f->isint &&
+        f->unit[0] == '\0' && f->tok == k + 3 && punct_at(L, k + 1, ']') &&
+        punct_at(L, k + 2, '[') && punct_at(L, k + 4, ']') &&
+        set_counter(o, SM_TC_BATCH, "bracket", f->v, NAN, f->tok))
       best = 4;
-      set_counter(o, SM_TC_BATCH, "bracket", f->v, f->total);
-    }
   }
   for (int i = 0; i < L->nf && best < 3; i++) {
     const trk_field *f = &L->f[i];
     if (f->kind == TK_FRAC && f->key[0] == '\0' && !f->bracket && !f->paren &&
-        f->tok != bar.tok) {
+        f->tok != bar.tok &&
+        set_counter(o, SM_TC_FRACTION, "fraction", f->v, f->total, f->tok))
       best = 3;
-      set_counter(o, SM_TC_FRACTION, "fraction", f->v, f->total);
+  }
+  /* NeMo's bar "9000/301500 [...global_step=9e+3...]": the keyed counter
+   * wins, and a fraction on the line that counts the same steps gives its
+   * total. */
+  if (o->has_step && !o->has_total && !(epoch_i >= 0 && L->f[epoch_i].v > 0) &&
+      !(o->epoch > 0)) {
+    /* Not past the first epoch: a fraction of a later epoch counts that
+     * epoch's batches, whatever its numerator. */
+    for (int k = 0; k < L->ntok; k++) {
+      const trk_tok *t = &L->tok[k];
+      if (t->kind != TK_FRAC || k == o->counter_tok || t->total < o->step ||
+          !integral(t->total))
+        continue;
+      if (fabs(t->v - (double)o->step) <= 0.01 * (double)o->step) {
+        o->has_total = 1;
+        o->total = (long long)t->total;
+        break;
+      }
+    }
+  }
+  /* "num_updates: 10 >= max_update: 10": a total printed beside the
+   * counter under its own key. */
+  if (o->has_step && !o->has_total && total_hint == total_hint &&
+      total_hint >= (double)o->step && integral(total_hint)) {
+    o->has_total = 1;
+    o->total = (long long)total_hint;
+  }
+  /* Does the line print a position in a loop besides its counter (an
+   * unkeyed fraction, a bar, a batch index)?  fairseq's "epoch 036: 560 /
+   * 644 ... num_updates=23100" does; its end-of-epoch summary "epoch 036 |
+   * loss 3.39 | ... | num_updates 23184" does not. */
+  if (o->has_step) {
+    if (bar.style != BAR_NONE && bar.tok != o->counter_tok)
+      o->pos_extra = 1;
+    for (int i = 0; i < L->nf && !o->pos_extra; i++) {
+      const trk_field *f = &L->f[i];
+      if (f->tok == o->counter_tok || f->paren)
+        continue;
+      if ((f->kind == TK_FRAC && f->key[0] == '\0') ||
+          (f->ki.role == R_BATCH && f->kind != TK_CLOCK))
+        o->pos_extra = 1;
     }
   }
 
+  o->train_mark = train > 0 || part_seen;
+  {
+    int avg = 0, stats = 0;
+    for (int i = 0; i < L->nfree; i++) {
+      const trk_tok *t = &L->tok[L->free_tok[i]];
+      avg |= sm__trk_is_average_word(L->s + t->off, t->len);
+      stats |= sm__trk_is_stats_word(L->s + t->off, t->len);
+    }
+    o->summary = avg && stats;
+  }
+  if (phase_line(L, &bar)) {
+    o->kind = SM_TK_PHASE;
+    return;
+  }
   if (init) {
     o->kind = SM_TK_INIT;
     return;
@@ -681,13 +899,13 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       return;
   }
   {
-    int facts = o->loss == o->loss || o->lr == o->lr ||
+    int facts = o->loss == o->loss || nonfinite_fact || o->lr == o->lr ||
                 o->step_time == o->step_time || o->rate == o->rate ||
                 o->throughput == o->throughput || o->cum_time == o->cum_time ||
                 o->anon_time == o->anon_time;
     if (o->counter == SM_TC_FRACTION) {
       /* A bare "n/m" needs a named fact beside it. */
-      facts = o->loss == o->loss || o->lr == o->lr ||
+      facts = o->loss == o->loss || nonfinite_fact || o->lr == o->lr ||
               o->step_time == o->step_time || o->rate == o->rate ||
               o->throughput == o->throughput || o->cum_time == o->cum_time;
     }
@@ -696,11 +914,19 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         o->kind = SM_TK_SAMPLE;
         return;
       }
-    } else if (o->loss == o->loss || o->step_time == o->step_time ||
-               o->rate == o->rate) {
+    } else if (o->loss == o->loss || nonfinite_fact ||
+               o->step_time == o->step_time || o->rate == o->rate) {
       o->kind = SM_TK_SAMPLE;
       return;
     }
+  }
+  /* "Epoch 113, global step 40128: 'val/accuracy' was not in top 1"
+   * (Lightning's checkpoint callbacks): the epoch and the optimizer step
+   * named together, no metrics. */
+  if (o->has_step && o->counter == SM_TC_STEP && epoch_i >= 0 &&
+      o->counter_tok != L->f[epoch_i].tok) {
+    o->kind = SM_TK_POSITION;
+    return;
   }
   /* "Epoch 3/10" alone, or an epoch bar. */
   if ((epoch_i >= 0 && L->nf == 1) || (epoch_bar && !o->has_step)) {

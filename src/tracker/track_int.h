@@ -43,6 +43,10 @@ typedef struct trk_tok {
   char unit[16]; /* number suffix or annotation, lower case ("ms") */
 } trk_tok;
 
+/* As sm_track_clean; *rank (may be NULL) gets the rank a launcher prefix
+ * named ("[rank3]:", "3: ", "[default3]:", "[1,3]<stdout>:"), or -1. */
+size_t sm__trk_clean(const char *s, size_t n, char *out, size_t cap, int *rank);
+
 /* ==== Key roles (the synonym table) ==== */
 
 enum trk_role {
@@ -59,6 +63,9 @@ enum trk_role {
   R_CUM,       /* cumulative training time */
   R_RATE,      /* steps per second */
   R_TPUT,      /* throughput (samples, tokens, words, images per second) */
+  R_BSZ,       /* samples per optimizer step printed on the line */
+  R_BTOK,      /* tokens per optimizer step printed on the line */
+  R_TOTAL,     /* the number of steps the run is to make */
   R_IGNORE     /* known but unused (eta, data_time, loss_scale...) */
 };
 
@@ -83,17 +90,45 @@ typedef struct trk_keyinfo {
 void sm__trk_key_lookup(const char *key, trk_keyinfo *out);
 
 /* True when a free word (not part of a key) names evaluation, or
- * start-up work (downloads, loading, preprocessing). */
+ * start-up work (downloads, loading, preprocessing), or announces a loop
+ * that is not training ("Extracting features ..."), or is a log level. */
 int sm__trk_is_eval_word(const char *w, size_t n);
 int sm__trk_is_init_word(const char *w, size_t n);
+int sm__trk_is_phase_word(const char *w, size_t n);
+int sm__trk_is_level_word(const char *w, size_t n);
+/* An "average" word and a "stats" word among a line's words mark an
+ * epoch summary ("average epoch stats below", "Averaged stats:"). */
+int sm__trk_is_average_word(const char *w, size_t n);
+int sm__trk_is_stats_word(const char *w, size_t n);
+
+/* The multiplier of a count written with a magnitude suffix ("50K" of
+ * LeRobot's "step:50K", tqdm's "12.9kit"): 1 for no suffix or "it", 1e3
+ * for "k"/"kit", 1e6 for "m"/"mit", 0 for a unit that is not a count. */
+double sm__trk_count_scale(const char *unit);
 
 /* Converts a time value with a unit ("ms", "s", "us", "min", "h") to
  * seconds; *ok is 0 when the unit is not a time unit. */
 double sm__trk_seconds(double v, const char *unit, int *ok);
 
-/* Number of entries in the synonym table and whether it is sorted (for
- * the unit tests). */
-int sm__trk_keytable_check(void);
+/* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
+typedef struct trk_keys_stats {
+  int keys;       /* key entries */
+  int words[7];   /* words per class: eval, init, phase, part, level,
+                   * average, stats */
+  int unsorted;   /* keys out of order in the file */
+  int duplicates; /* keys listed twice */
+} trk_keys_stats;
+
+/* Parses a knowledge table (text is changed in place and must outlive
+ * the table) into the tracker's table.  Returns the number of keys, or
+ * -N for a malformed line N (unknown kind, role or flag, a missing
+ * comment, too many fields).  For the unit tests; the tracker loads the
+ * embedded table itself on first use. */
+int sm__trk_keys_parse(char *text, trk_keys_stats *st);
+
+/* The embedded table: the number of keys (st filled in), or -N when its
+ * line N is malformed. */
+int sm__trk_keytable_check(trk_keys_stats *st);
 
 /* ==== Fields ==== */
 
@@ -162,6 +197,7 @@ typedef struct trk_rec {
   uint32_t series;   /* counter identity, 0 for step-less samples */
   int epoch_seq;     /* epoch-boundary count when it arrived */
   double ctx_epoch;  /* epoch from the last epoch head, or NAN */
+  int eval_seq;      /* evaluation lines and phases seen before it */
 } trk_rec;
 
 #define TRK_RING 2048
@@ -176,9 +212,13 @@ typedef struct trk_window {
 int sm__trk_window_init(trk_window *w);
 void sm__trk_window_release(trk_window *w);
 void sm__trk_window_clear(trk_window *w);
-/* Adds a sample; the oldest is dropped when the ring is full. */
+/* Adds a sample (or a position); the oldest is dropped when the ring is
+ * full. */
 void sm__trk_window_add(trk_window *w, const sm_track_sample *s, int epoch_seq,
-                        double ctx_epoch);
+                        double ctx_epoch, int eval_seq);
+/* Removes the newest record when its sequence is seq (a provisional
+ * record of an unfinished segment). */
+void sm__trk_window_pop(trk_window *w, uint64_t seq);
 /* The series identity of a sample (0 when it has no counter). */
 uint32_t sm__trk_series(const sm_track_sample *s);
 /* Computes the answer over the newest n samples of the main counter. */

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "track_int.h"
 
@@ -47,22 +48,33 @@ struct sm_tracker {
   sm_linecls *cls;  /* the coarse filter */
   int cls_progress; /* class indexes in the prototype set */
   int cls_eval;
-  trk_line *L;           /* parser scratch */
-  trk_window win;        /* kept samples */
-  trk_head head;         /* column names of the last table head */
-  double ctx_epoch;      /* epoch of the last epoch head */
-  int epoch_seq;         /* epoch heads seen */
-  sm_rfile f;            /* the followed file */
-  int open;              /* f is open */
-  char *path;            /* its path */
-  uint64_t off;          /* next byte to read */
-  sm_buf part;           /* bytes of an unfinished segment */
-  int skipping;          /* the unfinished segment was too long */
-  uint64_t lines;        /* lines read */
-  int scan_limited;      /* the last scan ran out of budget */
-  sm_track_result last;  /* the last answer reported */
-  char sig[32];          /* the last bytes read, up to off */
-  size_t sig_len;        /* how many of them */
+  trk_line *L;          /* parser scratch */
+  trk_window win;       /* kept samples */
+  trk_head head;        /* column names of the last table head */
+  double ctx_epoch;     /* epoch of the last epoch head */
+  int epoch_seq;        /* epoch heads seen */
+  sm_rfile f;           /* the followed file */
+  int open;             /* f is open */
+  char *path;           /* its path */
+  uint64_t off;         /* next byte to read */
+  sm_buf part;          /* bytes of an unfinished segment */
+  int skipping;         /* the unfinished segment was too long */
+  uint64_t lines;       /* lines read */
+  int scan_limited;     /* the last scan ran out of budget */
+  sm_track_result last; /* the last answer reported */
+  char sig[32];         /* the last bytes read, up to off */
+  size_t sig_len;       /* how many of them */
+  int eval_seq;         /* evaluation lines and phases seen */
+  int summary_next;     /* the next sample is an epoch summary */
+  int phase;            /* a loop that is not training was announced */
+  uint32_t phase_loop;  /* the loop it announced, once seen (0: not yet) */
+  uint32_t loops[16];   /* loops (series and total) seen, newest last */
+  int nloops;
+  uint64_t text_bytes;   /* bytes of text segments looked at */
+  uint64_t other_bytes;  /* bytes of segments that are not text */
+  int prov;              /* the newest record came from an unfinished
+                          * segment (it is replaced when that ends) */
+  uint64_t prov_seq;     /* its sequence */
   char seg[SEG_MAX + 1]; /* cleaned segment */
 };
 
@@ -117,6 +129,13 @@ static void reset_state(sm_tracker *t) {
   t->skipping = 0;
   t->lines = 0;
   t->scan_limited = 0;
+  t->eval_seq = 0;
+  t->summary_next = 0;
+  t->phase = 0;
+  t->phase_loop = 0;
+  t->nloops = 0;
+  t->text_bytes = t->other_bytes = 0;
+  t->prov = 0;
 }
 
 void sm_tracker_reset(sm_tracker *t) {
@@ -159,29 +178,211 @@ static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
 
 /* Whether a line the classifier did not call progress can still matter:
  * a sample (near miss) or an epoch head has digits; a table head names
- * an epoch or a loss. */
-static int worth_parsing(const char *s, size_t m) {
+ * an epoch or a loss; an announcement of evaluation or feature
+ * extraction is classified as evaluation or start-up. */
+static int worth_parsing(sm_tracker *t, int cls, const char *s, size_t m) {
+  int words = 0;
+
+  if (cls == t->cls_progress || cls == t->cls_eval)
+    return 1;
   for (size_t i = 0; i < m; i++)
     if (s[i] >= '0' && s[i] <= '9')
       return 1;
-  return memmem(s, m, "oss", 3) != NULL || memmem(s, m, "poch", 4) != NULL ||
-         memmem(s, m, "OSS", 3) != NULL || memmem(s, m, "POCH", 4) != NULL;
+  if (memmem(s, m, "oss", 3) != NULL || memmem(s, m, "poch", 4) != NULL ||
+      memmem(s, m, "OSS", 3) != NULL || memmem(s, m, "POCH", 4) != NULL)
+    return 1;
+  /* A phase word among the first words ("Extracting features ..."). */
+  for (size_t i = 0; i < m && words < 6;) {
+    size_t j = i;
+    while (j < m && ((s[j] | 32) >= 'a' && (s[j] | 32) <= 'z'))
+      j++;
+    if (j > i) {
+      if (sm__trk_is_phase_word(s + i, j - i))
+        return 1;
+      words++;
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  return 0;
 }
 
-/* Replays one segment in file order. */
-static void forward_segment(sm_tracker *t, const char *s, size_t n) {
-  size_t m =
-      sm_track_clean(s, n > SEG_MAX ? SEG_MAX : n, t->seg, sizeof(t->seg));
+/* ==== Text or not ==== */
+
+/* Whether raw bytes look like log text: valid UTF-8 and printable, with
+ * a little slack (a stray invalid byte does not make a progress line
+ * binary).  NUL bytes do not decide (a crashed writer leaves runs of
+ * them before the text of the next run; the cleaner drops them), but
+ * they are not text either.  Adds the bytes to the tracker's text or
+ * other count and returns 1 for text. */
+static int text_like(sm_tracker *t, const unsigned char *s, size_t n) {
+  size_t bad = 0, real = 0, nul = 0;
+
+  for (size_t i = 0; i < n;) {
+    unsigned c = s[i];
+    if (c == 0) {
+      nul++;
+      i++;
+      continue;
+    }
+    real++;
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != 0x1b) || c == 0x7f)
+        bad++;
+      i++;
+      continue;
+    }
+    {
+      size_t need = c >= 0xf0 && c < 0xf5   ? 3
+                    : c >= 0xe0 && c < 0xf0 ? 2
+                    : c >= 0xc2 && c < 0xe0 ? 1
+                                            : 0;
+      size_t k = 1;
+      if (need == 0) {
+        bad++;
+        i++;
+        continue;
+      }
+      while (k <= need && i + k < n && (s[i + k] & 0xc0) == 0x80)
+        k++;
+      if (k <= need) {
+        bad++;
+        i++;
+        continue;
+      }
+      real += need;
+      i += need + 1;
+    }
+  }
+  if (real > 0 && bad * 4 <= real) {
+    t->text_bytes += real - bad;
+    t->other_bytes += bad + nul;
+    return 1;
+  }
+  t->other_bytes += n;
+  return 0;
+}
+
+/* ==== Pieces of a segment ==== */
+
+/* A segment is split further where the terminal moved the cursor to
+ * another line (ESC[A, ESC[nA, ESC[F: tqdm's nested bars, a bar glued to
+ * the log line that overwrote it).  Returns the pieces' bounds in b[]
+ * (start, end pairs; at most max pieces, the rest joined into the
+ * last). */
+static int pieces(const char *s, size_t n, size_t *b, int max) {
+  int np = 0;
+  size_t start = 0, i = 0;
+
+  while (i < n) {
+    const char *esc = memchr(s + i, 0x1b, n - i);
+    size_t k;
+    if (esc == NULL)
+      break;
+    i = (size_t)(esc - s);
+    k = i + 1;
+    if (k < n && s[k] == '[') {
+      k++;
+      while (k < n && s[k] >= '0' && s[k] <= '9')
+        k++;
+      if (k < n && (s[k] == 'A' || s[k] == 'F') && np + 1 < max) {
+        b[2 * np] = start;
+        b[2 * np + 1] = i;
+        np++;
+        start = k + 1;
+        i = k + 1;
+        continue;
+      }
+    }
+    i++;
+  }
+  b[2 * np] = start;
+  b[2 * np + 1] = n;
+  return np + 1;
+}
+
+#define MAX_PIECES 16
+
+/* The loop a sample belongs to: its counter and the total it counts to. */
+static uint32_t loop_id(const sm_track_sample *s) {
+  uint32_t id = sm__trk_series(s);
+  if (id == 0)
+    return 0;
+  return (uint32_t)sm_hash_mix(
+             id ^ ((uint64_t)(s->has_total ? s->total : -1) << 20)) |
+         1u;
+}
+
+static int loop_seen(const sm_tracker *t, uint32_t id) {
+  for (int i = 0; i < t->nloops; i++)
+    if (t->loops[i] == id)
+      return 1;
+  return 0;
+}
+
+static void loop_remember(sm_tracker *t, uint32_t id) {
+  if (id == 0 || loop_seen(t, id))
+    return;
+  if (t->nloops == (int)SM_ARRAY_LEN(t->loops)) {
+    memmove(t->loops, t->loops + 1, sizeof(t->loops) - sizeof(t->loops[0]));
+    t->nloops--;
+  }
+  t->loops[t->nloops++] = id;
+}
+
+/* Whether a sample shows training itself: a loss (also nan), a learning
+ * rate, or a key that names training. */
+static int strong_sample(const sm_track_sample *s) {
+  return s->loss == s->loss || s->loss_nonfinite || s->lr == s->lr ||
+         s->train_mark;
+}
+
+/* A non-training phase ("Extracting features for train set...") covers
+ * the loop that starts right after it (its first sample at step 0 or 1),
+ * when that loop is new and shows no training (no loss, no learning
+ * rate); a sample that shows training, a loop seen before the
+ * announcement or not at its start, another loop after the covered one,
+ * or an epoch head ends it.  Returns 1 when the sample belongs to the
+ * phase. */
+static int in_phase(sm_tracker *t, const sm_track_sample *s) {
+  uint32_t id = loop_id(s);
+
+  if (!t->phase)
+    return 0;
+  if (strong_sample(s) || id == 0) {
+    t->phase = 0;
+    return 0;
+  }
+  if (t->phase_loop == 0 && !loop_seen(t, id) && s->step <= 1) {
+    t->phase_loop = id;
+    return 1;
+  }
+  if (t->phase_loop == id)
+    return 1;
+  t->phase = 0;
+  return 0;
+}
+
+/* Replays one cleaned piece of class cls in file order; unfinished says
+ * the piece was not ended yet (its record is replaced when it is). */
+static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
+                         int unfinished, int rank) {
   sm_track_sample smp;
   trk_head hd;
-  int cls;
 
-  if (m == 0)
+  if (!worth_parsing(t, cls, seg, m))
     return;
-  cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
-  if (cls != t->cls_progress && !worth_parsing(t->seg, m))
+  sm__trk_parse(t->L, seg, m, &t->head, &smp, &hd);
+  smp.rank = rank;
+  /* An epoch summary of averages, or the line announcing one, is no
+   * step. */
+  if (smp.kind == SM_TK_SAMPLE && (smp.summary || t->summary_next)) {
+    t->summary_next = 0;
     return;
-  sm__trk_parse(t->L, t->seg, m, &t->head, &smp, &hd);
+  }
+  if (smp.summary)
+    t->summary_next = 1;
   switch (smp.kind) {
   case SM_TK_TABLE_HEAD:
     t->head = hd;
@@ -191,29 +392,67 @@ static void forward_segment(sm_tracker *t, const char *s, size_t n) {
       t->epoch_seq++;
       t->ctx_epoch = smp.epoch;
     }
+    t->phase = 0;
+    break;
+  case SM_TK_PHASE:
+    t->eval_seq++;
+    t->phase = 1;
+    t->phase_loop = 0;
+    break;
+  case SM_TK_EVAL:
+    t->eval_seq++;
+    break;
+  case SM_TK_POSITION:
+    sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
     break;
   case SM_TK_SAMPLE:
-    if (accept(t, cls, &smp, t->seg, m))
-      sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch);
+    if (!accept(t, cls, &smp, seg, m))
+      break;
+    if (in_phase(t, &smp)) {
+      t->eval_seq++;
+      break;
+    }
+    loop_remember(t, loop_id(&smp));
+    sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
+    if (unfinished) {
+      t->prov = 1;
+      t->prov_seq = t->win.next_seq - 1;
+    }
     break;
   default:
     break;
   }
 }
 
-/* Replays one line: its carriage-return segments, oldest first. */
-static void forward_line(sm_tracker *t, const char *s, size_t n) {
-  size_t i = 0;
+/* Replays one raw segment in file order: its pieces, each checked for
+ * text, cleaned and classified. */
+static void forward_segment(sm_tracker *t, const char *s, size_t n) {
+  size_t b[2 * MAX_PIECES];
+  int np;
 
-  while (i <= n) {
-    const char *cr = i < n ? memchr(s + i, '\r', n - i) : NULL;
-    size_t e = cr ? (size_t)(cr - s) : n;
-    if (e > i)
-      forward_segment(t, s + i, e - i);
-    if (cr == NULL)
-      break;
-    i = e + 1;
+  if (n > SEG_MAX)
+    n = SEG_MAX;
+  np = pieces(s, n, b, MAX_PIECES);
+  for (int i = 0; i < np; i++) {
+    const char *p = s + b[2 * i];
+    size_t len = b[2 * i + 1] - b[2 * i], m;
+    int rank;
+    if (len == 0)
+      continue;
+    if (!text_like(t, (const unsigned char *)p, len))
+      continue;
+    m = sm__trk_clean(p, len, t->seg, sizeof(t->seg), &rank);
+    if (m > 0)
+      replay_piece(t, t->seg, m, sm_linecls_classify(t->cls, t->seg, m, NULL),
+                   0, rank);
   }
+}
+
+/* A completed segment replaces the record of its unfinished start. */
+static void drop_provisional(sm_tracker *t) {
+  if (t->prov)
+    sm__trk_window_pop(&t->win, t->prov_seq);
+  t->prov = 0;
 }
 
 int sm_tracker_feed(sm_tracker *t, const char *data, size_t n) {
@@ -240,11 +479,13 @@ int sm_tracker_feed(sm_tracker *t, const char *data, size_t n) {
         room = j - i;
       if (sm_buf_add(&t->part, data + i, room) != 0)
         return SM_ENOMEM;
+      drop_provisional(t);
       forward_segment(t, t->part.data, t->part.len);
       sm_buf_reset(&t->part);
     } else if (!t->skipping || j > i) {
       forward_segment(t, data + i, j - i);
     }
+    t->prov = 0;
     t->skipping = 0;
     if (data[j] == '\n')
       t->lines++;
@@ -261,6 +502,9 @@ static void load_tail(sm_tracker *t) {
   size_t n = t->off < sizeof(t->sig) ? (size_t)t->off : sizeof(t->sig);
   ssize_t got = sm_rfile_pread(&t->f, t->sig, n, t->off - n, NULL);
 
+  /* A check, not log content: bytes_read counts what the answer used. */
+  if (got > 0)
+    t->f.nread -= (uint64_t)got;
   t->sig_len = got == (ssize_t)n ? n : 0;
 }
 
@@ -299,22 +543,68 @@ static void remember_tail(sm_tracker *t, const char *buf, size_t n) {
   }
 }
 
+/* The end of the file's data: a file whose tail is a hole (preallocated,
+ * or extended by a writer that died) has nothing to read there.  Found
+ * with SEEK_DATA/SEEK_HOLE, one pair of calls per data extent; where the
+ * file system does not tell, the size. */
+static uint64_t data_end(const sm_rfile *f) {
+#if defined(SEEK_DATA) && defined(SEEK_HOLE)
+  off_t off = 0, last = 0;
+  int extents = 0;
+
+  if (f->size == 0)
+    return 0;
+  for (;;) {
+    off_t d = lseek(f->fd, off, SEEK_DATA), h;
+    if (d < 0)
+      return errno == ENXIO ? (uint64_t)last : f->size;
+    h = lseek(f->fd, d, SEEK_HOLE);
+    if (h < 0 || ++extents > 4096)
+      return f->size;
+    last = h;
+    if ((uint64_t)h >= f->size)
+      return f->size;
+    off = h;
+  }
+#else
+  return f->size;
+#endif
+}
+
 /* ==== Backward scan ==== */
 
 typedef struct counter_stat {
-  uint32_t id;  /* series */
-  int strength; /* counter kind */
-  int distinct; /* distinct samples seen */
+  uint32_t id;    /* series */
+  int strength;   /* counter kind */
+  int distinct;   /* distinct samples seen */
+  int strong;     /* a sample of it showed training (loss, lr) */
+  long long prev; /* step of the sample met before (newer) */
+  int wraps;      /* times its step went up going back: loop starts */
 } counter_stat;
+
+/* One kept piece of the tail, cleaned, for the replay in file order. */
+typedef struct kept {
+  uint32_t off;  /* offset of its text in scan_state.text */
+  uint16_t len;  /* its length */
+  uint8_t cls;   /* its class */
+  uint8_t flags; /* KEPT_UNFINISHED */
+  int32_t rank;  /* the rank its prefix named, or -1 */
+} kept;
+
+#define KEPT_UNFINISHED 1
+#define KEPT_MAX ((size_t)16 << 20) /* bytes of kept text at most */
 
 typedef struct scan_state {
   uint64_t *seen;      /* open-addressing set of sample keys */
   int nseen;           /* keys in it */
   counter_stat cs[32]; /* per series */
   int ncs;
-  int stepless;     /* counter-less samples seen */
-  int best_counter; /* kind of the main counter when done */
-  int bwd_epoch;    /* epoch heads met, newest first */
+  int stepless;  /* counter-less samples seen */
+  int best;      /* index of the main counter in cs, or -1 */
+  int bwd_epoch; /* epoch heads met, newest first */
+  sm_buf text;   /* kept pieces' text, newest first */
+  sm_buf idx;    /* their kept records */
+  int full;      /* the kept text reached KEPT_MAX */
 } scan_state;
 
 static int seen_add(scan_state *st, uint64_t key) {
@@ -334,92 +624,178 @@ static int seen_add(scan_state *st, uint64_t key) {
   }
 }
 
-/* Looks at one segment while scanning backwards; returns 1 when enough
- * samples are known. */
-static int backward_segment(sm_tracker *t, scan_state *st, const char *s,
-                            size_t n) {
-  size_t m =
-      sm_track_clean(s, n > SEG_MAX ? SEG_MAX : n, t->seg, sizeof(t->seg));
-  sm_track_sample smp;
-  int cls, best = -1;
+/* Keeps a cleaned piece for the replay. */
+static void keep(scan_state *st, const char *seg, size_t m, int cls, int flags,
+                 int rank) {
+  kept k;
 
+  memset(&k, 0, sizeof(k));
+  k.rank = rank;
+  if (st->full)
+    return;
+  k.off = (uint32_t)st->text.len;
+  k.len = (uint16_t)m;
+  k.cls = (uint8_t)(cls < 0 ? 255 : cls);
+  k.flags = (uint8_t)flags;
+  if (st->text.len + m > KEPT_MAX || sm_buf_add(&st->text, seg, m) != 0 ||
+      sm_buf_add(&st->idx, &k, sizeof(k)) != 0) {
+    st->full = 1;
+    return;
+  }
+}
+
+/* Counts a sample (or a position) of the backward scan. */
+static void count_sample(scan_state *st, const sm_track_sample *smp) {
+  uint32_t id;
+  uint64_t key;
+  double ep;
+  int j;
+
+  if (!smp->has_step) {
+    st->stepless++;
+    return;
+  }
+  id = sm__trk_series(smp);
+  key = sm_hash_mix((uint64_t)smp->step * 0x9e3779b97f4a7c15ULL ^ id ^
+                    ((uint64_t)st->bwd_epoch << 40));
+  ep = smp->epoch == smp->epoch ? smp->epoch : -1;
+  key ^= sm_hash_mix((uint64_t)(int64_t)(ep * 1000.0));
+  for (j = 0; j < st->ncs; j++)
+    if (st->cs[j].id == id)
+      break;
+  if (j == st->ncs) {
+    if (st->ncs == 32)
+      return;
+    memset(&st->cs[j], 0, sizeof(st->cs[j]));
+    st->cs[j].id = id;
+    st->cs[j].strength = smp->counter;
+    st->cs[j].prev = -1;
+    st->ncs++;
+  }
+  if (st->cs[j].prev >= 0 && smp->step > st->cs[j].prev)
+    st->cs[j].wraps++;
+  st->cs[j].prev = smp->step;
+  st->cs[j].strong |= strong_sample(smp);
+  if (seen_add(st, key))
+    st->cs[j].distinct++;
+  st->best = -1;
+  for (int i = 0; i < st->ncs; i++)
+    if (st->best < 0 || st->cs[i].strength > st->cs[st->best].strength ||
+        (st->cs[i].strength == st->cs[st->best].strength &&
+         st->cs[i].distinct > st->cs[st->best].distinct))
+      st->best = i;
+}
+
+/* Looks at one raw piece while scanning backwards: keeps what the replay
+ * needs and counts the samples; returns 1 when enough are known. */
+static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
+                          size_t n, int flags) {
+  size_t m;
+  sm_track_sample smp;
+  int cls, rank;
+
+  if (!text_like(t, (const unsigned char *)s, n))
+    return 0;
+  m = sm__trk_clean(s, n, t->seg, sizeof(t->seg), &rank);
   if (m == 0)
     return 0;
   cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
-  if (cls != t->cls_progress && !worth_parsing(t->seg, m))
+  if (!worth_parsing(t, cls, t->seg, m))
     return 0;
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
+  /* Kept: whatever the replay may use, and rows that a table head above
+   * may name. */
+  if (smp.kind != SM_TK_NONE || smp.summary ||
+      (t->L->nf > 0 && t->L->f[0].key[0] == '\0'))
+    keep(st, t->seg, m, cls, flags, rank);
   if (smp.kind == SM_TK_EPOCH_HEAD) {
     st->bwd_epoch++;
     return 0;
   }
-  if (!accept(t, cls, &smp, t->seg, m))
+  if (smp.kind == SM_TK_POSITION)
+    count_sample(st, &smp);
+  else if (smp.kind == SM_TK_SAMPLE && accept(t, cls, &smp, t->seg, m))
+    count_sample(st, &smp);
+  else
     return 0;
-  if (!smp.has_step) {
-    st->stepless++;
-  } else {
-    uint32_t id = sm__trk_series(&smp);
-    uint64_t key = sm_hash_mix((uint64_t)smp.step * 0x9e3779b97f4a7c15ULL ^ id ^
-                               ((uint64_t)st->bwd_epoch << 40));
-    double ep = smp.epoch == smp.epoch ? smp.epoch : -1;
-    int j;
-    key ^= sm_hash_mix((uint64_t)(int64_t)(ep * 1000.0));
-    for (j = 0; j < st->ncs; j++)
-      if (st->cs[j].id == id)
-        break;
-    if (j == st->ncs && st->ncs < 32) {
-      st->cs[j].id = id;
-      st->cs[j].strength = smp.counter;
-      st->cs[j].distinct = 0;
-      st->ncs++;
-    }
-    if (j < st->ncs && seen_add(st, key))
-      st->cs[j].distinct++;
-  }
-  for (int j = 0; j < st->ncs; j++)
-    if (best < 0 || st->cs[j].strength > st->cs[best].strength ||
-        (st->cs[j].strength == st->cs[best].strength &&
-         st->cs[j].distinct > st->cs[best].distinct))
-      best = j;
-  if (best >= 0)
-    st->best_counter = st->cs[best].strength;
-  if (best >= 0 && st->cs[best].distinct >= t->o.samples)
+  if (st->best >= 0 && st->cs[st->best].distinct >= t->o.samples)
     return 1;
   if (st->nseen >= 8 * t->o.samples)
     return 1;
-  return best < 0 && st->stepless >= 4 * t->o.samples;
+  return st->best < 0 && st->stepless >= 4 * t->o.samples;
 }
 
-/* Looks at one line's carriage-return segments, newest (last) first;
- * returns 1 when enough samples are known, with *seg the offset in the
- * line of the segment that completed them. */
+/* Looks at one line's pieces, newest (last) first; returns 1 when enough
+ * samples are known.  unfinished: the line is the last of the file and
+ * not ended, so its last segment is not either. */
 static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
-                         size_t *seg) {
+                         int unfinished) {
   size_t e = n;
+  int done = 0;
 
   for (;;) {
     const char *cr = e > 0 ? memrchr(s, '\r', e) : NULL;
     size_t b = cr ? (size_t)(cr - s) + 1 : 0;
-    *seg = b;
-    if (e > b && backward_segment(t, st, s + b, e - b))
-      return 1;
-    if (cr == NULL)
-      return 0;
+    if (e > b) {
+      size_t pb[2 * MAX_PIECES], len = e - b;
+      int np;
+      if (len > SEG_MAX)
+        len = SEG_MAX;
+      np = pieces(s + b, len, pb, MAX_PIECES);
+      for (int i = np - 1; i >= 0 && !done; i--) {
+        int fl = unfinished && e == n && i == np - 1 ? KEPT_UNFINISHED : 0;
+        if (pb[2 * i + 1] > pb[2 * i] &&
+            backward_piece(t, st, s + b + pb[2 * i], pb[2 * i + 1] - pb[2 * i],
+                           fl))
+          done = 1;
+      }
+      if (unfinished && e == n) {
+        /* The unfinished segment waits in part for its end (following). */
+        size_t take = e - b < SEG_MAX ? e - b : SEG_MAX;
+        sm_buf_reset(&t->part);
+        if (sm_buf_add(&t->part, s + b, take) == 0)
+          t->skipping = e - b > SEG_MAX;
+      }
+    }
+    if (done || cr == NULL)
+      return done;
     e = b - 1;
   }
+}
+
+/* Replays the kept pieces in file order (oldest first). */
+static void replay_kept(sm_tracker *t, scan_state *st) {
+  size_t nk = st->idx.len / sizeof(kept);
+
+  for (size_t i = nk; i-- > 0;) {
+    kept k;
+    memcpy(&k, st->idx.data + i * sizeof(kept), sizeof(k));
+    replay_piece(t, st->text.data + k.off, k.len, k.cls == 255 ? -1 : k.cls,
+                 (k.flags & KEPT_UNFINISHED) != 0, k.rank);
+  }
+}
+
+/* Lines of context read above the window once it is complete: in-epoch
+ * counters need their epoch and table heads, and a loop that shows no
+ * training (no loss, no learning rate) the line that announced it, above
+ * its start; other counters carry what they need. */
+static int margin_lines(const scan_state *st) {
+  const counter_stat *b = st->best >= 0 ? &st->cs[st->best] : NULL;
+  if (b == NULL || b->strength != SM_TC_BATCH)
+    return 8;
+  return b->strong ? MARGIN_LINES : 4096;
 }
 
 int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
                     sm_err *err) {
   sm_revlines rv;
-  sm_fwdlines fw;
   scan_state st;
-  uint64_t size, stop, first = 0, done_at = 0;
-  int rc, done = 0, margin = 0, cut = 0;
-  size_t seg = 0;
+  uint64_t size, stop, done_at = 0;
+  int rc, done = 0, margin = 0, cut = 0, wraps_at_done = 0, lines_left = 0;
   const char *line;
   size_t len;
   uint64_t off;
+  char lastc = '\n';
 
   reset_state(t);
   if (t->open) {
@@ -434,69 +810,69 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   if (rc != 0)
     return rc;
   t->open = 1;
-  size = t->f.size;
-  first = size;
+  size = data_end(&t->f);
   stop = size > t->o.max_scan ? size - t->o.max_scan : 0;
   memset(&st, 0, sizeof(st));
+  st.best = -1;
+  sm_buf_init(&st.text, KEPT_MAX + SEG_MAX);
+  sm_buf_init(&st.idx, 0);
   st.seen = sm_calloc(SEEN_SLOTS, sizeof(uint64_t));
   if (st.seen == NULL)
     return sm_err_set(err, SM_ENOMEM, "%s: out of memory", path);
   rc = sm_revlines_init(&rv, &t->f, stop, size, MAX_LINE, err);
   while (rc == 0 &&
          (rc = sm_revlines_next(&rv, &line, &len, &off, &cut, err)) == 1) {
+    int unfinished = 0;
     rc = 0;
     t->lines++;
-    first = off;
-    if (done) {
-      /* Context above the window: in-epoch counters need their epoch
-       * and table heads; other counters carry what they need. */
-      int lines = st.best_counter == SM_TC_BATCH ? MARGIN_LINES : 8;
-      if (++margin >= lines || done_at - off > MARGIN_BYTES)
-        break;
-      continue;
+    if (t->lines == 1 && off + len == size && len > 0) {
+      /* The file ends inside this line: its last segment is unfinished
+       * unless a carriage return ended it. */
+      lastc = line[len - 1];
+      unfinished = lastc != '\r';
     }
-    if (backward_line(t, &st, line, len, &seg)) {
-      done = 1;
-      done_at = off;
-      /* The samples were found in the tail of an over-long line (a bar
-       * that never printed a newline): what lies before it is that same
-       * line, and skipping back through it would read it all.  The
-       * replay starts at the segment that completed the window. */
-      if (cut) {
-        first = off + seg;
+    if (done) {
+      const counter_stat *b = st.best >= 0 ? &st.cs[st.best] : NULL;
+      /* A loop that shows no training: once its start is passed, a few
+       * lines more are enough. */
+      if (b != NULL && b->wraps > wraps_at_done && lines_left > 16)
+        lines_left = 16;
+      if (++margin >= lines_left || done_at - off > MARGIN_BYTES * 4 ||
+          (lines_left <= MARGIN_LINES && done_at - off > MARGIN_BYTES)) {
         break;
       }
     }
+    if (backward_line(t, &st, line, len, unfinished) && !done) {
+      done = 1;
+      done_at = off;
+      lines_left = margin_lines(&st);
+      wraps_at_done = st.best >= 0 ? st.cs[st.best].wraps : 0;
+      /* The samples were found in the tail of an over-long line (a bar
+       * that never printed a newline): what lies before it is that same
+       * line, and skipping back through it would read it all. */
+      if (cut)
+        break;
+    }
+    if (st.full)
+      break;
   }
   sm_revlines_release(&rv);
   sm_free(st.seen);
-  if (rc < 0)
+  if (rc < 0) {
+    sm_buf_release(&st.text);
+    sm_buf_release(&st.idx);
     return rc;
-  t->scan_limited = !done && stop > 0;
-
-  /* Replay the tail in file order (not when the backward scan found no
-   * sample at all: the replay would find none either). */
-  if (st.nseen == 0 && st.stepless == 0)
-    first = size;
-  rc = sm_fwdlines_init(&fw, &t->f, first, size, MAX_LINE, err);
-  t->off = first;
-  while (rc == 0 &&
-         (rc = sm_fwdlines_next(&fw, &line, &len, &off, NULL, err)) == 1) {
-    rc = 0;
-    forward_line(t, line, len);
-    /* Follow from the end of the last complete line. */
-    if (off + len < size)
-      t->off = off + len + 1;
   }
-  sm_fwdlines_release(&fw);
-  if (rc < 0)
-    return rc;
-  if (size > 0 && t->off < size) {
-    /* The file does not end with a newline: its last line was used for
-     * the answer and will be read again when it is finished. */
-    char c;
-    if (sm_rfile_pread(&t->f, &c, 1, size - 1, err) == 1 && c == '\n')
-      t->off = size;
+  t->scan_limited = (!done && stop > 0) || st.full;
+
+  /* Replay the kept pieces in file order: nothing is read twice. */
+  replay_kept(t, &st);
+  sm_buf_release(&st.text);
+  sm_buf_release(&st.idx);
+  t->off = size;
+  if (size > 0 && (lastc == '\n' || lastc == '\r')) {
+    sm_buf_reset(&t->part);
+    t->skipping = 0;
   }
   load_tail(t);
   sm_tracker_result(t, res);
@@ -513,8 +889,22 @@ static int drain(sm_tracker *t, uint64_t end, sm_err *err) {
   if (buf == NULL)
     return sm_err_set(err, SM_ENOMEM, "%s: out of memory", t->path);
   while (t->off < end) {
-    size_t want =
-        end - t->off < READ_CHUNK ? (size_t)(end - t->off) : READ_CHUNK;
+    size_t want;
+#if defined(SEEK_DATA)
+    {
+      /* A hole is not read: its bytes are zeros nobody wrote. */
+      off_t d = lseek(t->f.fd, (off_t)t->off, SEEK_DATA);
+      if (d < 0 && errno == ENXIO)
+        break; /* only a hole up to the end: nothing written yet */
+      if (d > (off_t)t->off) {
+        t->off = (uint64_t)d < end ? (uint64_t)d : end;
+        sm_buf_reset(&t->part);
+        t->skipping = 0;
+        continue;
+      }
+    }
+#endif
+    want = end - t->off < READ_CHUNK ? (size_t)(end - t->off) : READ_CHUNK;
     ssize_t got = sm_rfile_pread(&t->f, buf, want, t->off, err);
     if (got <= 0) {
       sm_free(buf);
@@ -555,18 +945,16 @@ int sm_tracker_poll(sm_tracker *t, sm_track_result *res, sm_err *err) {
       return rc;
   } else if ((uint64_t)st.st_ino != t->f.ino ||
              (uint64_t)st.st_dev != t->f.dev) {
-    /* Rotated: the rest of the old file, then the new one from 0. */
+    /* Rotated: a new file at the path is a new stream.  The window is
+     * emptied (no sample of the old file is reported as the new file's),
+     * and the new file is read from its start. */
     sm_rfile nf;
-    if (sm_rfile_stat(&t->f, NULL) == 0 && t->f.size > t->off &&
-        (rc = drain(t, t->f.size, err)) < 0)
-      return rc;
     if (sm_rfile_open(&nf, t->path, NULL) == 0) {
       sm_rfile_close(&t->f);
       t->f = nf;
       t->off = 0;
       t->sig_len = 0;
-      sm_buf_reset(&t->part);
-      t->skipping = 0;
+      reset_state(t);
       if ((rc = drain(t, t->f.size, err)) < 0)
         return rc;
     }
@@ -575,11 +963,11 @@ int sm_tracker_poll(sm_tracker *t, sm_track_result *res, sm_err *err) {
       return rc;
     if (t->f.size < t->off || !same_tail(t)) {
       /* Truncated in place (copytruncate), maybe already written past
-       * the old offset again: start again from 0. */
+       * the old offset again: what was read is gone, so is the window;
+       * start again from 0. */
       t->off = 0;
       t->sig_len = 0;
-      sm_buf_reset(&t->part);
-      t->skipping = 0;
+      reset_state(t);
     }
     if ((rc = drain(t, t->f.size, err)) < 0)
       return rc;
@@ -596,6 +984,9 @@ void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
   res->lines_scanned = t->lines;
   res->bytes_read = t->open ? t->f.nread : 0;
   res->scan_limited = t->scan_limited;
+  /* Mostly bytes that are not text (a binary file, a core dump): said so,
+   * and never a progress found in them. */
+  res->binary = t->other_bytes > t->text_bytes;
 }
 
 /* ==== JSON ==== */
@@ -658,8 +1049,18 @@ int sm_track_result_json(const sm_track_result *r, sm_buf *out) {
     sm_jw_null(&w);
   sm_jw_key(&w, "step_time_basis");
   sm_jw_str(&w, r->step_time_basis);
+  sm_jw_key(&w, "step_time_source");
+  sm_jw_str(&w, r->step_time_source);
+  sm_jw_key(&w, "step_scope");
+  sm_jw_str(&w, r->ok && r->has_step ? r->step_scope : NULL);
+  sm_jw_key(&w, "loss_nonfinite");
+  sm_jw_bool(&w, r->loss_nonfinite);
+  sm_jw_key(&w, "restarts");
+  sm_jw_int(&w, r->restarts);
   sm_jw_key(&w, "scan_limited");
   sm_jw_bool(&w, r->scan_limited);
+  sm_jw_key(&w, "binary");
+  sm_jw_bool(&w, r->binary);
   sm_jw_obj_end(&w);
   return sm_jw_finish(&w);
 }

@@ -4,26 +4,45 @@
  * counter (a "series": the key that printed the step, or the bar style):
  * the strongest kind of counter the log prints (optimizer step over
  * iteration over in-epoch batch over a bare fraction over micro-steps),
- * and among equals the one printed most often.  Samples of that series
- * with the same step (the same line printed by eight ranks, or a step
- * reported on two lines) are merged.  The newest N merged samples form
- * the window:
+ * and among equals the one printed most often.  Then, per log:
+ *
+ *   - loops: when the series interleaves two loops that count to
+ *     different totals (a training bar and a validation bar after every
+ *     epoch), the loop that shows training (a loss) is followed, else the
+ *     one printed most;
+ *   - scope: whether the counter is global (it never goes back within a
+ *     run) or counts within an epoch or outer loop (it goes back to its
+ *     start when the epoch advances), decided from the records;
+ *   - runs: a global counter that goes back by more than its usual
+ *     stride, or an epoch that goes back, is a restart or a resume: only
+ *     the newest run is used;
+ *   - summaries: where nearly every line of the series prints its
+ *     position in the epoch, a line that does not is an epoch summary
+ *     (averages over the epoch), not a step;
+ *   - side loops: newest samples that count to another total than the
+ *     ones before, with no epoch boundary between (Keras evaluate()
+ *     after fit()), are not training;
+ *   - positions: a newer line that names the epoch and the global step
+ *     without metrics (a checkpoint callback) supersedes a stale bar.
+ *
+ * Samples of the series with the same step (eight ranks printing the same
+ * line, a step reported on two lines) are merged.  The newest N merged
+ * samples form the window:
  *
  *   - step, total, epoch: from the newest sample;
  *   - loss, lr, throughput: the newest value in the window, else from a
  *     counter-less line of the same stretch of the log (Hugging Face
  *     prints its loss dict apart from its bar), else from another
  *     counter's lines of that stretch;
- *   - step time: the printed per-step times of the window, else its
- *     rates (it/s, s/it, updates/s), else the same from counter-less
- *     lines, else timestamps between samples divided by the step delta,
- *     else a cumulative time divided the same way; each time the median
- *     after dropping outliers by median absolute deviation.
- *
- * A side loop is recognised and left out: when the newest samples of a
- * series count to another total than the samples before them, without an
- * epoch boundary between (Keras evaluate() after fit(), an evaluation bar
- * among training bars), they are not training. */
+ *   - step time, and its basis: "explicit" (per-step times or rates
+ *     printed, or the time of a logging interval over its steps),
+ *     "throughput" (the batch over the throughput, both printed on the
+ *     line), "timestamps" (line timestamps or an elapsed clock between
+ *     samples, over the step delta; intervals with evaluation inside do
+ *     not count), "bar" (a bar's elapsed time over its count); each time
+ *     the median after dropping outliers by median absolute deviation.
+ *     The first batch of an epoch (data-loader start-up) is left out of
+ *     printed times when the window has others. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +77,7 @@ uint32_t sm__trk_series(const sm_track_sample *s) {
 }
 
 void sm__trk_window_add(trk_window *w, const sm_track_sample *s, int epoch_seq,
-                        double ctx_epoch) {
+                        double ctx_epoch, int eval_seq) {
   trk_rec *r = &w->rec[w->head];
 
   r->s = *s;
@@ -66,9 +85,19 @@ void sm__trk_window_add(trk_window *w, const sm_track_sample *s, int epoch_seq,
   r->series = sm__trk_series(s);
   r->epoch_seq = epoch_seq;
   r->ctx_epoch = ctx_epoch;
+  r->eval_seq = eval_seq;
   w->head = (w->head + 1) % TRK_RING;
   if (w->count < TRK_RING)
     w->count++;
+}
+
+void sm__trk_window_pop(trk_window *w, uint64_t seq) {
+  size_t last = (w->head + TRK_RING - 1) % TRK_RING;
+
+  if (w->count == 0 || w->rec[last].seq != seq)
+    return;
+  w->head = last;
+  w->count--;
 }
 
 /* The i-th newest record (0 = newest). */
@@ -132,7 +161,7 @@ static int gather_series(const trk_window *w, series *S) {
   for (size_t i = 0; i < w->count; i++) {
     const trk_rec *r = newest(w, i);
     int j;
-    if (r->series == 0)
+    if (r->series == 0 || r->s.kind != SM_TK_SAMPLE)
       continue;
     for (j = 0; j < ns; j++)
       if (S[j].id == r->series)
@@ -159,7 +188,158 @@ static int better(const series *a, const series *b) {
   return a->newest > b->newest;
 }
 
-/* ==== Window of one series ==== */
+/* ==== Views: the records an answer is made of ==== */
+
+typedef struct view {
+  uint32_t id;     /* series */
+  int kind;        /* SM_TK_SAMPLE, or SM_TK_POSITION */
+  int by_total;    /* only the loop that counts to total (-1: no total) */
+  long long total; /* its total */
+  int rank;        /* only this rank's lines, or -1 */
+} view;
+
+static int in_view(const trk_rec *r, const view *v) {
+  if (r->series != v->id || r->s.kind != v->kind)
+    return 0;
+  if (v->rank >= 0 && r->s.rank != v->rank)
+    return 0;
+  if (!v->by_total)
+    return 1;
+  return v->total < 0 ? !r->s.has_total
+                      : r->s.has_total && r->s.total == v->total;
+}
+
+static double rec_epoch(const trk_rec *r) {
+  return r->s.epoch == r->s.epoch ? r->s.epoch : r->ctx_epoch;
+}
+
+static int strong_rec(const trk_rec *r) {
+  return r->s.loss == r->s.loss || r->s.loss_nonfinite;
+}
+
+/* Two loops printed alike (a training bar and a validation bar after each
+ * epoch, counting to other totals) that alternate: the one that shows a
+ * training loss is followed, else the one printed most.  Narrows v to
+ * that loop's total. */
+static void narrow_loops(const trk_window *w, view *v, int n) {
+  long long tot[8], prev = 0;
+  int cnt[8], strong[8], runs_of[8], nt = 0, runs = 0, seen = 0, best = -1,
+                                     groups = 0;
+
+  for (size_t i = 0; i < w->count && seen < 8 * n; i++) {
+    const trk_rec *r = newest(w, i);
+    long long T;
+    int j;
+    if (!in_view(r, v))
+      continue;
+    seen++;
+    T = r->s.has_total ? r->s.total : -1;
+    for (j = 0; j < nt; j++)
+      if (tot[j] == T)
+        break;
+    if (j == nt) {
+      if (nt == 8)
+        continue;
+      tot[nt] = T;
+      cnt[nt] = strong[nt] = runs_of[nt] = 0;
+      nt++;
+    }
+    cnt[j]++;
+    strong[j] |= strong_rec(r);
+    if (runs == 0 || T != prev) {
+      runs++;
+      runs_of[j]++;
+    }
+    prev = T;
+  }
+  /* Loops that alternate: each comes back after the other (a total that
+   * only changes from one epoch to the next, as with a dataset whose size
+   * varies, is one loop). */
+  for (int j = 0; j < nt; j++) {
+    if (cnt[j] < 2 || runs_of[j] < 2)
+      continue;
+    groups++;
+    if (best < 0 || strong[j] > strong[best] ||
+        (strong[j] == strong[best] && cnt[j] > cnt[best]))
+      best = j;
+  }
+  if (groups < 2 || runs < 3 || best < 0)
+    return;
+  v->by_total = 1;
+  v->total = tot[best];
+}
+
+/* Several ranks print the series, each with its own copy of the counter
+ * (a launcher's rank prefixes), and they need not be in step: the lowest
+ * rank seen is followed (rank 0 is the one that logs in most
+ * frameworks), so that a rank one step behind is not read as the
+ * newest step or as a restart. */
+static void narrow_ranks(const trk_window *w, view *v, int n) {
+  int seen = 0, lowest = -1, other = 0;
+
+  for (size_t i = 0; i < w->count && seen < 8 * n; i++) {
+    const trk_rec *r = newest(w, i);
+    if (!in_view(r, v))
+      continue;
+    seen++;
+    if (r->s.rank < 0)
+      continue;
+    if (lowest >= 0 && r->s.rank != lowest)
+      other = 1;
+    if (lowest < 0 || r->s.rank < lowest)
+      lowest = r->s.rank;
+  }
+  if (other)
+    v->rank = lowest;
+}
+
+/* ==== Scope ==== */
+
+enum { SCOPE_UNKNOWN = 0, SCOPE_GLOBAL, SCOPE_EPOCH };
+
+/* Whether the counter of view v counts within an epoch (it goes back
+ * when the epoch advances, or a finished loop starts again) or globally
+ * (it goes on across epochs); without evidence, by its kind: in-epoch
+ * positions of bars and brackets with an epoch are per epoch, a bar
+ * without any epoch runs over the whole job. */
+static int detect_scope(const trk_window *w, const view *v, int counter,
+                        int n) {
+  const trk_rec *b = NULL;
+  int resets = 0, grows = 0, seen = 0, epoch_known = 0, refinished = 0;
+
+  for (size_t i = 0; i < w->count && seen < 8 * n; i++) {
+    const trk_rec *a = newest(w, i);
+    if (!in_view(a, v))
+      continue;
+    seen++;
+    if (rec_epoch(a) == rec_epoch(a) || a->epoch_seq > 0)
+      epoch_known = 1;
+    if (b != NULL) {
+      double ea = rec_epoch(a), eb = rec_epoch(b);
+      int up = (ea == ea && eb == eb && eb > ea) ||
+               (!(ea == ea && eb == eb) && b->epoch_seq > a->epoch_seq);
+      if (up && b->s.step < a->s.step)
+        resets++;
+      else if (up && b->s.step > a->s.step)
+        grows++;
+      else if (!up && a->s.has_total && b->s.step < a->s.step &&
+               a->s.step * 10 >= a->s.total * 9 && b->s.step * 2 <= a->s.total)
+        resets++; /* from near its total back into its first half */
+      if (a->s.has_total && a->s.step >= a->s.total && b->s.step <= a->s.step)
+        refinished++; /* a finished loop printed again: it restarted */
+    }
+    b = a;
+  }
+  if (resets > grows)
+    return SCOPE_EPOCH;
+  if (grows > resets)
+    return SCOPE_GLOBAL;
+  if (counter == SM_TC_BATCH)
+    return epoch_known || refinished ? SCOPE_EPOCH : SCOPE_GLOBAL;
+  return SCOPE_GLOBAL;
+}
+
+/* ==== Window of one view ==== */
 
 typedef struct went {
   sm_track_sample s; /* merged facts */
@@ -167,11 +347,9 @@ typedef struct went {
   uint64_t seq_old;  /* sequence of the oldest record merged */
   double ep;         /* epoch key of in-epoch counters */
   double ctx_epoch;  /* epoch context of the newest record */
+  int eval_seq;      /* evaluation count when the step was first dated */
+  int first_batch;   /* the first batch of an epoch (start-up inside) */
 } went;
-
-static double rec_epoch(const trk_rec *r) {
-  return r->s.epoch == r->s.epoch ? r->s.epoch : r->ctx_epoch;
-}
 
 /* The epoch key that tells batches of different epochs apart. */
 static double epoch_key(const trk_rec *r) {
@@ -192,6 +370,8 @@ static void fill(sm_track_sample *d, const sm_track_sample *s) {
   FILL(cum_time);
   FILL(anon_time);
   FILL(epoch);
+  FILL(tp_time);
+  FILL(bar_elapsed);
 #undef FILL
   if (d->step_time != d->step_time) {
     d->step_time = s->step_time;
@@ -201,21 +381,22 @@ static void fill(sm_track_sample *d, const sm_track_sample *s) {
     d->throughput = s->throughput;
     memcpy(d->tp_unit, s->tp_unit, sizeof(d->tp_unit));
   }
-  /* The first line printed for a step dates it. */
-  if (s->ts == s->ts)
-    d->ts = s->ts;
+  if (!d->has_total && s->has_total) {
+    d->has_total = 1;
+    d->total = s->total;
+  }
 }
 
 /* True when the bare fractions of a series read "epoch/step" (the
  * numerator stays, the denominator counts), as DeepSpeed's throughput
  * timer prints "0/1048". */
-static int swapped_fraction(const trk_window *w, uint32_t id, int n) {
+static int swapped_fraction(const trk_window *w, const view *v, int n) {
   long long num = -1, den = -1;
   int seen = 0, dens = 0;
 
   for (size_t i = 0; i < w->count && seen < 2 * n; i++) {
     const trk_rec *r = newest(w, i);
-    if (r->series != id || !r->s.has_total)
+    if (!in_view(r, v) || !r->s.has_total)
       continue;
     if (seen == 0) {
       num = r->s.step;
@@ -231,24 +412,75 @@ static int swapped_fraction(const trk_window *w, uint32_t id, int n) {
   return seen >= 2 && dens > 0;
 }
 
-/* Collects the newest n merged samples of series id into W (newest
- * first) and returns how many. */
-static int build(const trk_window *w, uint32_t id, int n, went *W) {
-  size_t idx[TRK_RING];
-  size_t m = 0, start = 0;
-  int nw = 0, swap = 0, counter = 0;
+typedef struct built {
+  int nw;        /* merged samples in W */
+  int scope;     /* SCOPE_* */
+  int restarted; /* the window stops at a restart or resume */
+  int swap;      /* "epoch/step" fractions read the other way round */
+} built;
 
+static long long step_of(const trk_rec *r, int swap) {
+  return swap ? r->s.total : r->s.step;
+}
+
+/* Collects the newest n merged samples of view v into W (newest first). */
+static void build(const trk_window *w, const view *v, int n, went *W,
+                  built *B) {
+  size_t *idx = sm_malloc(TRK_RING * sizeof(size_t));
+  size_t m = 0, start = 0, pe = 0, considered = 0;
+  int nw = 0, counter, skip_plain = 0;
+  long long stride = 1, min_step = -1;
+
+  memset(B, 0, sizeof(*B));
+  if (idx == NULL)
+    return;
   for (size_t i = 0; i < w->count; i++)
-    if (newest(w, i)->series == id)
+    if (in_view(newest(w, i), v))
       idx[m++] = i;
-  if (m == 0)
-    return 0;
+  if (m == 0) {
+    sm_free(idx);
+    return;
+  }
   counter = newest(w, idx[0])->s.counter;
   if (counter == SM_TC_FRACTION)
-    swap = swapped_fraction(w, id, n);
+    B->swap = swapped_fraction(w, v, n);
+  B->scope = detect_scope(w, v, counter, n);
+
+  /* Epoch summaries: lines without the position that nearly every line
+   * of the series prints. */
+  for (size_t j = 0; j < m && considered < (size_t)(4 * n); j++, considered++)
+    pe += newest(w, idx[j])->s.pos_extra != 0;
+  skip_plain = pe * 4 >= considered * 3 && pe < considered;
+  if (skip_plain) {
+    size_t k = 0;
+    for (size_t j = 0; j < m; j++)
+      if (newest(w, idx[j])->s.pos_extra)
+        idx[k++] = idx[j];
+    m = k;
+  }
+
+  /* The usual stride of a global counter, to tell a restart from ranks
+   * printing slightly out of order. */
+  if (B->scope == SCOPE_GLOBAL) {
+    double d[64];
+    size_t nd = 0;
+    for (size_t j = 1; j < m && nd < 64; j++) {
+      long long a = step_of(newest(w, idx[j]), B->swap),
+                b = step_of(newest(w, idx[j - 1]), B->swap);
+      if (b > a)
+        d[nd++] = (double)(b - a);
+    }
+    if (nd > 0) {
+      qsort(d, nd, sizeof(double), cmp_double);
+      stride = (long long)sm_median(d, nd);
+      if (stride < 1)
+        stride = 1;
+    }
+  }
+
   /* Side loop: the newest samples count to another total, with no epoch
    * boundary between them and the established samples before. */
-  if (!swap) {
+  if (!B->swap) {
     const trk_rec *r0 = newest(w, idx[0]);
     size_t p = 1;
     while (p < m && newest(w, idx[p])->s.has_total == r0->s.has_total &&
@@ -272,18 +504,36 @@ static int build(const trk_window *w, uint32_t id, int n, went *W) {
     double ep;
     int k;
 
-    if (swap) {
+    if (B->swap) {
       s.step = s.total;
       s.has_total = 0;
       s.total = 0;
     }
-    ep = counter == SM_TC_BATCH ? epoch_key(r) : 0;
+    /* A restart or a resume ends the run the window describes: a global
+     * counter that goes back by more than its stride, an epoch that goes
+     * back. */
+    if (j > start) {
+      const trk_rec *nr = newest(w, idx[j - 1]);
+      long long sn = step_of(nr, B->swap);
+      double en = rec_epoch(nr), eo = rec_epoch(r);
+      if ((B->scope == SCOPE_GLOBAL && s.step > sn + stride) ||
+          (en == en && eo == eo && eo > en)) {
+        B->restarted = 1;
+        break;
+      }
+    }
+    ep = B->scope == SCOPE_EPOCH ? epoch_key(r) : 0;
     for (k = 0; k < nw; k++)
       if (W[k].s.step == s.step && W[k].ep == ep)
         break;
     if (k < nw) {
       fill(&W[k].s, &s);
       W[k].seq_old = r->seq;
+      /* The first line printed for a step dates it. */
+      if (s.ts == s.ts) {
+        W[k].s.ts = s.ts;
+        W[k].eval_seq = r->eval_seq;
+      }
       continue;
     }
     if (nw == n)
@@ -292,46 +542,83 @@ static int build(const trk_window *w, uint32_t id, int n, went *W) {
     W[nw].seq = W[nw].seq_old = r->seq;
     W[nw].ep = ep;
     W[nw].ctx_epoch = r->ctx_epoch;
+    W[nw].eval_seq = r->eval_seq;
+    W[nw].first_batch = 0;
     nw++;
   }
-  return nw;
+  /* The first batch of each epoch carries the data loader's start-up. */
+  if (B->scope == SCOPE_EPOCH) {
+    int others = 0;
+    for (int i = 0; i < nw; i++)
+      if (min_step < 0 || W[i].s.step < min_step)
+        min_step = W[i].s.step;
+    for (int i = 0; i < nw; i++)
+      others += W[i].s.step != min_step;
+    if (min_step >= 0 && min_step <= 1 && others >= 2)
+      for (int i = 0; i < nw; i++)
+        W[i].first_batch = W[i].s.step == min_step;
+  }
+  B->nw = nw;
+  sm_free(idx);
 }
 
 /* ==== Step time ==== */
 
-/* Printed per-step times (which 0) or 1/rates (which 1) of the records
- * of series id in [lo, now], newest first, at most cap of them.  Every
- * record counts, not only one per step: a log that prints a line per
- * micro-step and an optimizer step every few lines has its time on
- * each. */
-static double raw_times(const trk_window *w, uint32_t id, uint64_t lo, int cap,
-                        int which, const char **key) {
-  double v[TRK_RING];
+/* Printed per-step times (which 0), 1/rates (1) or batch/throughput (2)
+ * of the records of view v in [lo, now], newest first, at most cap of
+ * them.  Every record counts, not only one per step: a log that prints a
+ * line per micro-step and an optimizer step every few lines has its time
+ * on each.  Records at step skip (the first batch of an epoch) are left
+ * out while two others are there. */
+static double raw_times(const trk_window *w, const view *v, uint64_t lo,
+                        int cap, int which, long long skip, int swap,
+                        const char **key) {
+  double *x = sm_malloc(TRK_RING * sizeof(double));
+  double t;
   size_t k = 0;
 
-  for (size_t i = 0; i < w->count && (int)k < cap; i++) {
-    const trk_rec *r = newest(w, i);
-    if (r->seq < lo)
-      break;
-    if (r->series != id)
-      continue;
-    if (which == 0 && r->s.step_time == r->s.step_time) {
-      if (k == 0 && key)
-        *key = r->s.time_key;
-      v[k++] = r->s.step_time;
-    } else if (which == 1 && r->s.rate == r->s.rate && r->s.rate > 0) {
-      v[k++] = 1.0 / r->s.rate;
+  if (x == NULL)
+    return NAN;
+  for (int pass = 0; pass < 2 && k < 2; pass++) {
+    k = 0;
+    for (size_t i = 0; i < w->count && (int)k < cap; i++) {
+      const trk_rec *r = newest(w, i);
+      double val = NAN;
+      if (r->seq < lo)
+        break;
+      if (!in_view(r, v))
+        continue;
+      if (pass == 0 && skip >= 0 && step_of(r, swap) == skip)
+        continue;
+      if (which == 0)
+        val = r->s.step_time;
+      else if (which == 1 && r->s.rate == r->s.rate && r->s.rate > 0)
+        val = 1.0 / r->s.rate;
+      else if (which == 2)
+        val = r->s.tp_time;
+      if (val == val && val > 0) {
+        if (k == 0 && key && which == 0)
+          *key = r->s.time_key;
+        x[k++] = val;
+      }
     }
+    if (skip < 0)
+      break;
   }
-  return sm__trk_robust_median(v, k, NULL);
+  t = sm__trk_robust_median(x, k, NULL);
+  sm_free(x);
+  return t;
 }
 
-/* Differences of a clock (timestamps, cumulative times) between
- * consecutive samples, divided by the step delta. */
+/* Differences of a clock (timestamps 0, cumulative times 1, unlabelled
+ * times 2) between consecutive samples, divided by the step delta.  An
+ * interval with evaluation output inside measures the evaluation too: it
+ * is left out, and when at least half of the intervals have some, the
+ * timestamps do not measure training at all. */
 static double collect_deltas(const went *W, int nw, int which, int strict) {
   double v[TRK_RING];
   size_t k = 0;
-  int have = 0;
+  int have = 0, dirty = 0;
 
   for (int i = nw - 1; i > 0; i--) {
     const went *a = &W[i], *b = &W[i - 1];
@@ -357,10 +644,46 @@ static double collect_deltas(const went *W, int nw, int which, int strict) {
       continue;
     if (tb - ta < 0 || (strict && tb - ta <= 0))
       return NAN;
+    if (which == 0 && b->eval_seq != a->eval_seq) {
+      dirty++;
+      continue;
+    }
     v[k++] = (tb - ta) / (double)ds;
   }
   if (strict && have < 2)
     return NAN;
+  if (dirty > 0 && (size_t)dirty >= k)
+    return NAN;
+  return sm__trk_robust_median(v, k, NULL);
+}
+
+/* A clock keyed as cumulative that does not grow ("train_wall=418" of
+ * fairseq, reset at every log line) is the time of the logging interval:
+ * over the steps since the previous sample it is a step time.  NAN when
+ * the clock grows (then it is cumulative, see collect_deltas). */
+static double interval_times(const went *W, int nw) {
+  double v[TRK_RING];
+  size_t k = 0, vals = 0;
+  int grows = 1;
+
+  for (int i = nw - 1; i > 0; i--) {
+    const went *a = &W[i], *b = &W[i - 1];
+    if (a->s.cum_time != a->s.cum_time || b->s.cum_time != b->s.cum_time)
+      continue;
+    vals++;
+    if (!(b->s.cum_time > a->s.cum_time))
+      grows = 0;
+  }
+  if (grows || vals < 2)
+    return NAN;
+  for (int i = nw - 1; i > 0; i--) {
+    const went *a = &W[i], *b = &W[i - 1];
+    long long ds = b->s.step - a->s.step;
+    if (b->s.cum_time != b->s.cum_time || ds <= 0 || a->ep != b->ep ||
+        b->s.cum_time <= 0)
+      continue;
+    v[k++] = b->s.cum_time / (double)ds;
+  }
   return sm__trk_robust_median(v, k, NULL);
 }
 
@@ -383,26 +706,113 @@ static double anon_per_step(const went *W, int nw) {
   return sm__trk_robust_median(v, k, NULL);
 }
 
+/* A bar's elapsed time over its count, where nothing else times a step
+ * (a bar without a rate, a Keras epoch line without a per-step time);
+ * only bars that ran at least min_elapsed seconds. */
+static double bar_times(const went *W, int nw, double min_elapsed) {
+  double v[TRK_RING];
+  size_t k = 0;
+
+  for (int i = 0; i < nw; i++) {
+    const sm_track_sample *s = &W[i].s;
+    if (s->bar_elapsed == s->bar_elapsed && s->bar_elapsed > 0 &&
+        s->bar_elapsed >= min_elapsed && s->step > 0)
+      v[k++] = s->bar_elapsed / (double)s->step;
+  }
+  return sm__trk_robust_median(v, k, NULL);
+}
+
 typedef struct timing {
-  double t;          /* seconds per step */
-  const char *basis; /* "printed", "rate", "timestamps", "cumulative" */
-  const char *key;   /* key of a printed time */
+  double t;           /* seconds per step */
+  const char *basis;  /* "explicit", "throughput", "timestamps", "bar" */
+  const char *source; /* finer: "printed", "rate", "interval", ... */
+  const char *key;    /* key of a printed time */
 } timing;
 
 /* Sets T to t with a basis when t is a number; returns whether it did. */
-static int try_set(timing *T, double t, const char *basis) {
-  if (t != t)
+static int try_set(timing *T, double t, const char *basis, const char *source) {
+  if (t != t || t <= 0)
     return 0;
   T->t = t;
   T->basis = basis;
+  T->source = source;
   return 1;
 }
 
-static int series_timing(const trk_window *w, uint32_t id, uint64_t lo, int cap,
-                         const went *W, int nw, timing *T) {
-  return try_set(T, raw_times(w, id, lo, cap, 0, &T->key), "printed") ||
-         try_set(T, raw_times(w, id, lo, cap, 1, NULL), "rate") ||
-         try_set(T, collect_deltas(W, nw, 0, 0), "timestamps");
+/* Significant digits of the newest printed time (which 0) or rate (1)
+ * of view v in [lo, now]. */
+static int newest_sig(const trk_window *w, const view *v, uint64_t lo,
+                      int which) {
+  for (size_t i = 0; i < w->count; i++) {
+    const trk_rec *r = newest(w, i);
+    if (r->seq < lo)
+      break;
+    if (!in_view(r, v))
+      continue;
+    if (which == 0 && r->s.step_time == r->s.step_time)
+      return r->s.time_sig;
+    if (which == 1 && r->s.rate == r->s.rate)
+      return r->s.rate_sig;
+  }
+  return 0;
+}
+
+/* The range a value printed with one significant digit stands for:
+ * "2s" is 1.5 to 2.5 s, a rate of "0.02" is 0.015 to 0.025. */
+static void rounding_range(double v, double *lo, double *hi) {
+  double mag = pow(10, floor(log10(v)));
+  double d = floor(v / mag + 0.5), h;
+  if (d < 1)
+    d = 1;
+  h = v * 0.5 / d;
+  *lo = v - h;
+  *hi = v + h;
+}
+
+/* The step time of one view's window, by the bases in order.  A printed
+ * time or rate rounded to one significant digit (Keras' "2s/step",
+ * fairseq's "ups=0.02") gives way to a finer measure of the same window
+ * (an interval clock, timestamps, a bar's elapsed time) that falls in
+ * the range the rounded value stands for. */
+static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
+                       const went *W, const built *B, long long skip,
+                       timing *T) {
+  int nw = B->nw, which = -1;
+  timing E = *T, A = *T;
+
+  if (try_set(&E, raw_times(w, v, lo, cap, 0, skip, B->swap, &E.key),
+              "explicit", "printed"))
+    which = 0;
+  else if (try_set(&E, raw_times(w, v, lo, cap, 1, skip, B->swap, NULL),
+                   "explicit", "rate"))
+    which = 1;
+  /* Finer than one digit: an interval clock, or a bar that ran long
+   * enough for its whole seconds to be precise (100 s: 0.5 %). */
+  if (which >= 0 && newest_sig(w, v, lo, which) == 1 &&
+      (try_set(&A, interval_times(W, nw), "explicit", "interval") ||
+       try_set(&A, bar_times(W, nw, 100), "bar", "bar elapsed"))) {
+    double a, b;
+    if (which == 0) {
+      rounding_range(E.t, &a, &b);
+    } else {
+      double ra, rb;
+      rounding_range(1.0 / E.t, &ra, &rb);
+      a = 1.0 / rb;
+      b = 1.0 / ra;
+    }
+    if (A.t >= a && A.t <= b) {
+      *T = A;
+      return 1;
+    }
+  }
+  if (which >= 0) {
+    *T = E;
+    return 1;
+  }
+  return try_set(T, interval_times(W, nw), "explicit", "interval") ||
+         try_set(T, raw_times(w, v, lo, cap, 2, skip, B->swap, NULL),
+                 "throughput", "batch/throughput") ||
+         try_set(T, collect_deltas(W, nw, 0, 0), "timestamps", "timestamps");
 }
 
 /* ==== The answer ==== */
@@ -445,22 +855,24 @@ static const char *style_name(const char *counter) {
   return "key/value line";
 }
 
-/* Newest counter-less or other-series record in [lo, now] with a value:
- * which 0 = loss, 1 = lr, 2 = throughput, 3 = epoch. */
-static const trk_rec *fallback(const trk_window *w, uint64_t lo, uint32_t skip,
-                               int which) {
+/* Newest counter-less or other-series sample in [lo, now] with a value:
+ * which 0 = loss, 1 = lr, 2 = throughput, 3 = epoch.  only_stepless:
+ * counter-less lines only. */
+static const trk_rec *fallback(const trk_window *w, uint64_t lo,
+                               const view *skip, int which, int only_stepless) {
   for (size_t i = 0; i < w->count; i++) {
     const trk_rec *r = newest(w, i);
     double v;
     if (r->seq < lo)
       break;
-    if (r->series == skip)
+    if (r->s.kind != SM_TK_SAMPLE || (skip && in_view(r, skip)) ||
+        (skip && r->series == skip->id) || (only_stepless && r->series != 0))
       continue;
     v = which == 0   ? r->s.loss
         : which == 1 ? r->s.lr
         : which == 2 ? r->s.throughput
                      : r->s.epoch;
-    if (v == v)
+    if (v == v || (which == 0 && r->s.loss_nonfinite))
       return r;
   }
   return NULL;
@@ -475,7 +887,7 @@ static int stepless_timing(const trk_window *w, uint64_t lo, int n, timing *T) {
     const trk_rec *r = newest(w, i);
     if (r->seq < lo)
       break;
-    if (r->series != 0)
+    if (r->series != 0 || r->s.kind != SM_TK_SAMPLE)
       continue;
     if (r->s.step_time == r->s.step_time) {
       if (ne == 0)
@@ -495,16 +907,11 @@ static int stepless_timing(const trk_window *w, uint64_t lo, int n, timing *T) {
     if (up == ne - 1)
       ne = 0;
   }
-  if (ne > 0) {
-    T->t = sm__trk_robust_median(e, ne, NULL);
-    T->basis = "printed";
-    return 1;
-  }
-  if (nq > 0) {
-    T->t = sm__trk_robust_median(q, nq, NULL);
-    T->basis = "rate";
-    return 1;
-  }
+  if (ne > 0)
+    return try_set(T, sm__trk_robust_median(e, ne, NULL), "explicit",
+                   "printed");
+  if (nq > 0)
+    return try_set(T, sm__trk_robust_median(q, nq, NULL), "explicit", "rate");
   return 0;
 }
 
@@ -530,14 +937,19 @@ static void set_tp(sm_track_result *r, double v, const char *unit) {
 static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
   double e[TRK_RING], q[TRK_RING];
   size_t ne = 0, nq = 0;
-  int used = 0;
+  int used = 0, loss_done = 0;
   const char *key = NULL;
 
   for (size_t i = 0; i < w->count && used < n; i++) {
     const trk_rec *x = newest(w, i);
+    if (x->s.kind != SM_TK_SAMPLE)
+      continue;
     used++;
-    if (r->loss != r->loss)
+    if (!loss_done && (x->s.loss == x->s.loss || x->s.loss_nonfinite)) {
       r->loss = x->s.loss;
+      r->loss_nonfinite = x->s.loss_nonfinite;
+      loss_done = 1;
+    }
     if (r->lr != r->lr)
       r->lr = x->s.lr;
     if (r->epoch != r->epoch)
@@ -552,29 +964,57 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
       q[nq++] = 1.0 / x->s.rate;
     }
   }
+  if (used == 0)
+    return;
   r->ok = 1;
   r->samples = used;
   if (ne > 0) {
     r->step_time_s = six_digits(sm__trk_robust_median(e, ne, NULL));
-    r->step_time_basis = "printed";
+    r->step_time_basis = "explicit";
+    r->step_time_source = "printed";
   } else if (nq > 0) {
     r->step_time_s = six_digits(sm__trk_robust_median(q, nq, NULL));
-    r->step_time_basis = "rate";
+    r->step_time_basis = "explicit";
+    r->step_time_source = "rate";
   }
   snprintf(r->format, sizeof(r->format),
            "metrics without a step counter; step time %s",
-           r->step_time_basis ? r->step_time_basis : "unknown");
+           r->step_time_source ? r->step_time_source : "unknown");
+}
+
+/* The newest position record ("Epoch 113, global step 40128: ..."). */
+static const trk_rec *newest_position(const trk_window *w) {
+  for (size_t i = 0; i < w->count; i++)
+    if (newest(w, i)->s.kind == SM_TK_POSITION)
+      return newest(w, i);
+  return NULL;
+}
+
+/* Fills the answer's step, total, epoch and counter from W[0]. */
+static void set_position(sm_track_result *r, const went *W0, int scope) {
+  r->ok = 1;
+  r->has_step = 1;
+  r->step = W0->s.step;
+  r->has_total = W0->s.has_total;
+  r->total_steps = W0->s.total;
+  r->epoch = W0->s.epoch == W0->s.epoch ? W0->s.epoch : W0->ctx_epoch;
+  snprintf(r->counter, sizeof(r->counter), "%s", W0->s.counter_name);
+  r->scope = scope_name(W0->s.counter);
+  r->step_scope = scope == SCOPE_EPOCH ? "epoch" : "global";
 }
 
 void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   series S[MAX_SERIES];
   int ns, bi = -1, nw;
   went *W;
-  timing T = {NAN, NULL, NULL};
+  timing T = {NAN, NULL, NULL, NULL};
   uint64_t lo;
-  const trk_rec *x;
+  const trk_rec *x, *P;
   const char *via = "";
-  int loss_gone = 0;
+  int loss_done = 0, stale = 0;
+  view V = {0, SM_TK_SAMPLE, 0, 0, -1};
+  built B;
+  long long skip = -1;
 
   result_init(r);
   if (n < 1)
@@ -595,40 +1035,84 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
           (bi < 0 || better(&S[i], &S[bi])))
         bi = i;
   }
-  if (bi < 0) {
+  P = newest_position(w);
+  if (bi >= 0) {
+    V.id = S[bi].id;
+    narrow_loops(w, &V, n);
+    narrow_ranks(w, &V, n);
+  } else if (P != NULL) {
+    /* Only positions: where training is, without metrics. */
+    V.id = P->series;
+    V.kind = SM_TK_POSITION;
+  } else {
     answer_stepless(w, n, r);
     return;
   }
   W = sm_malloc((size_t)n * sizeof(went));
   if (W == NULL)
     return;
-  nw = build(w, S[bi].id, n, W);
+  build(w, &V, n, W, &B);
+  nw = B.nw;
   if (nw == 0) {
     sm_free(W);
     return;
   }
   lo = W[nw - 1].seq_old;
-  r->ok = 1;
   r->samples = nw;
-  r->has_step = 1;
-  r->step = W[0].s.step;
-  r->has_total = W[0].s.has_total;
-  r->total_steps = W[0].s.total;
-  r->epoch = W[0].s.epoch == W[0].s.epoch ? W[0].s.epoch : W[0].ctx_epoch;
-  snprintf(r->counter, sizeof(r->counter), "%s", W[0].s.counter_name);
-  r->scope = scope_name(W[0].s.counter);
-  if (strcmp(r->counter, "tqdm") == 0 && r->epoch != r->epoch)
+  r->restarts = B.restarted;
+  set_position(r, &W[0], B.scope);
+  if (!r->has_total) {
+    /* Another counter of the same stretch that counts the same steps
+     * ("Progress on: 12.9k/200k" beside "Step 12800:", Megatron's
+     * "iteration 2/1000" beside DeepSpeed's "step=2") gives the total. */
+    for (size_t i = 0; i < w->count; i++) {
+      const trk_rec *o = newest(w, i);
+      if (o->seq < lo)
+        break;
+      if (o->series == V.id || o->s.kind != SM_TK_SAMPLE || !o->s.has_total ||
+          o->s.total < r->step || rec_epoch(o) > 0)
+        continue;
+      if (llabs(o->s.step - r->step) <= r->step / 100) {
+        r->has_total = 1;
+        r->total_steps = o->s.total;
+        break;
+      }
+    }
+  }
+  if (strcmp(r->counter, "tqdm") == 0 && B.scope == SCOPE_GLOBAL)
     r->scope = "progress bar"; /* a bar without an epoch: global steps */
 
+  /* A newer line names a later epoch and the global step without metrics
+   * (a checkpoint callback after a bar that the log stopped printing):
+   * the bar is stale.  The position is reported; nothing newer measures
+   * the loss or the step time. */
+  if (P != NULL && V.kind == SM_TK_SAMPLE && P->seq > W[0].seq) {
+    double pe = P->s.epoch, we = r->epoch;
+    int same = strcmp(P->s.counter_name, r->counter) == 0;
+    if ((same && P->s.step > r->step) ||
+        (!same && pe == pe && we == we && pe > we) ||
+        (!same && pe == pe && we != we && P->s.step > r->step)) {
+      went pw;
+      memset(&pw, 0, sizeof(pw));
+      pw.s = P->s;
+      pw.ctx_epoch = P->ctx_epoch;
+      set_position(r, &pw, SCOPE_GLOBAL);
+      r->samples = 1;
+      lo = W[0].seq + 1;
+      stale = 1;
+    }
+  }
+
   /* Loss, lr, throughput, epoch: the newest of the window, else nearby.
-   * A newest loss of nan or inf is reported as unknown, not replaced by
-   * an older one. */
-  for (int i = 0; i < nw; i++) {
+   * A newest loss of nan or inf is reported as such (loss_nonfinite),
+   * not replaced by an older one. */
+  for (int i = 0; i < nw && !stale; i++) {
     if (r->epoch != r->epoch)
       r->epoch = W[i].s.epoch;
-    if (r->loss != r->loss && !loss_gone) {
+    if (!loss_done && (W[i].s.loss == W[i].s.loss || W[i].s.loss_nonfinite)) {
       r->loss = W[i].s.loss;
-      loss_gone = W[i].s.loss_nonfinite && r->loss != r->loss;
+      r->loss_nonfinite = W[i].s.loss_nonfinite;
+      loss_done = 1;
     }
     if (r->lr != r->lr)
       r->lr = W[i].s.lr;
@@ -636,76 +1120,82 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
         W[i].s.throughput == W[i].s.throughput)
       set_tp(r, W[i].s.throughput, W[i].s.tp_unit);
   }
-  if (r->loss != r->loss && !loss_gone &&
-      (x = fallback(w, lo, S[bi].id, 0)) != NULL)
+  if (!loss_done && (x = fallback(w, lo, &V, 0, stale)) != NULL) {
     r->loss = x->s.loss;
-  if (r->lr != r->lr && (x = fallback(w, lo, S[bi].id, 1)) != NULL)
+    r->loss_nonfinite = x->s.loss_nonfinite;
+  }
+  if (r->lr != r->lr && (x = fallback(w, lo, &V, 1, stale)) != NULL)
     r->lr = x->s.lr;
   if (r->throughput != r->throughput &&
-      (x = fallback(w, lo, S[bi].id, 2)) != NULL)
+      (x = fallback(w, lo, &V, 2, stale)) != NULL)
     set_tp(r, x->s.throughput, x->s.tp_unit);
-  if (r->epoch != r->epoch && (x = fallback(w, lo, S[bi].id, 3)) != NULL)
+  if (r->epoch != r->epoch && (x = fallback(w, lo, &V, 3, stale)) != NULL)
     r->epoch = x->s.epoch;
 
   /* Step time. */
-  {
-    if (try_set(&T, raw_times(w, S[bi].id, lo, 4 * n, 0, &T.key), "printed"))
-      ;
-    else if (try_set(&T, raw_times(w, S[bi].id, lo, 4 * n, 1, NULL), "rate"))
-      ;
-    else if (stepless_timing(w, lo, n, &T))
-      via = " (counter-less lines)";
-    else if (try_set(&T, collect_deltas(W, nw, 0, 0), "timestamps"))
-      ;
-    else if (try_set(&T, collect_deltas(W, nw, 1, 0), "cumulative"))
-      ;
-    else if (try_set(&T, collect_deltas(W, nw, 2, 1), "cumulative"))
-      via = " (unlabelled elapsed time)";
-    else if (try_set(&T, anon_per_step(W, nw), "printed"))
-      T.key = "unlabelled, one line per step";
-    else {
-      /* Another counter's lines of the same stretch of the log, the most
-       * frequent first. */
-      went *V = sm_malloc((size_t)n * sizeof(went));
-      int order[MAX_SERIES], no = 0;
-      for (int i = 0; i < ns; i++)
-        if (i != bi)
-          order[no++] = i;
-      for (int a = 0; a < no; a++)
-        for (int b = a + 1; b < no; b++)
-          if (S[order[b]].count > S[order[a]].count) {
-            int tmp = order[a];
-            order[a] = order[b];
-            order[b] = tmp;
-          }
-      for (int a = 0; V != NULL && a < no && T.basis == NULL; a++) {
-        int nv = build(w, S[order[a]].id, n, V);
-        T.key = NULL;
-        if (nv > 0 && V[0].seq >= lo &&
-            series_timing(w, S[order[a]].id, V[nv - 1].seq_old, 4 * n, V, nv,
-                          &T))
-          via = " (another counter's lines)";
-      }
-      sm_free(V);
+  for (int i = 0; i < nw; i++)
+    if (W[i].first_batch)
+      skip = W[i].s.step;
+  if (stale)
+    ;
+  else if (view_timing(w, &V, lo, 4 * n, W, &B, skip, &T))
+    ;
+  else if (stepless_timing(w, lo, n, &T))
+    via = " (counter-less lines)";
+  else if (try_set(&T, collect_deltas(W, nw, 1, 0), "timestamps",
+                   "elapsed clock"))
+    ;
+  else if (try_set(&T, collect_deltas(W, nw, 2, 1), "timestamps",
+                   "elapsed clock"))
+    via = " (unlabelled elapsed time)";
+  else if (try_set(&T, anon_per_step(W, nw), "explicit", "printed"))
+    T.key = "unlabelled, one line per step";
+  else if (try_set(&T, bar_times(W, nw, 0), "bar", "bar elapsed"))
+    ;
+  else {
+    /* Another counter's lines of the same stretch of the log, the most
+     * frequent first. */
+    went *U = sm_malloc((size_t)n * sizeof(went));
+    int order[MAX_SERIES], no = 0;
+    for (int i = 0; i < ns; i++)
+      if (i != bi)
+        order[no++] = i;
+    for (int a = 0; a < no; a++)
+      for (int b = a + 1; b < no; b++)
+        if (S[order[b]].count > S[order[a]].count) {
+          int tmp = order[a];
+          order[a] = order[b];
+          order[b] = tmp;
+        }
+    for (int a = 0; U != NULL && a < no && T.basis == NULL; a++) {
+      view V2 = {S[order[a]].id, SM_TK_SAMPLE, 0, 0, -1};
+      built B2;
+      build(w, &V2, n, U, &B2);
+      T.key = NULL;
+      if (B2.nw > 0 && U[0].seq >= lo &&
+          view_timing(w, &V2, U[B2.nw - 1].seq_old, 4 * n, U, &B2, -1, &T))
+        via = " (another counter's lines)";
     }
+    sm_free(U);
   }
   if (T.basis != NULL && T.t == T.t && T.t > 0) {
-    r->step_time_s = T.t;
+    r->step_time_s = six_digits(T.t);
     r->step_time_basis = T.basis;
-    r->step_time_s = six_digits(r->step_time_s);
+    r->step_time_source = T.source;
   }
   {
     char tb[96];
     if (r->step_time_basis == NULL)
       snprintf(tb, sizeof(tb), "unknown");
-    else if (strcmp(r->step_time_basis, "printed") == 0 && T.key && T.key[0])
+    else if (strcmp(r->step_time_source, "printed") == 0 && T.key && T.key[0])
       snprintf(tb, sizeof(tb), "printed ('%s')%s", T.key, via);
     else
-      snprintf(tb, sizeof(tb), "from %s%s", r->step_time_basis, via);
+      snprintf(tb, sizeof(tb), "from %s%s", r->step_time_source, via);
     snprintf(r->format, sizeof(r->format),
-             "%.40s; step = '%.32s' (%s); "
-             "step time %.60s",
-             style_name(r->counter), r->counter, r->scope ? r->scope : "?", tb);
+             "%.40s; step = '%.32s' (%.16s, %.8s)%s; step time %.60s",
+             stale ? "checkpoint message" : style_name(r->counter), r->counter,
+             r->scope ? r->scope : "?", r->step_scope ? r->step_scope : "?",
+             B.restarted ? " after a restart" : "", tb);
   }
   sm_free(W);
 }

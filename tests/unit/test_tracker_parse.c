@@ -415,7 +415,11 @@ SM_TEST(track_parse_malformed_input) {
 
 SM_TEST(track_key_table_is_sorted) {
   trk_keyinfo ki;
-  ASSERT(sm__trk_keytable_check() > 100);
+  trk_keys_stats st;
+  ASSERT(sm__trk_keytable_check(&st) > 100);
+  ASSERT_EQ(st.duplicates, 0);
+  for (int c = 0; c < 7; c++)
+    ASSERT(st.words[c] > 0);
   sm__trk_key_lookup("learning_rate", &ki);
   ASSERT_EQ(ki.role, R_LR);
   sm__trk_key_lookup("val_loss", &ki);

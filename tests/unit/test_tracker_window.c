@@ -55,7 +55,8 @@ SM_TEST(track_window_megatron_median_without_warmup) {
   ASSERT_EQ(r.total_steps, 20000);
   ASSERT_NEAR(r.loss, 9 - 110 / 40.0, 1e-9);
   ASSERT(r.step_time_s > 2.19 && r.step_time_s < 2.24); /* 9.4 s dropped */
-  ASSERT_STREQ(r.step_time_basis, "printed");
+  ASSERT_STREQ(r.step_time_basis, "explicit");
+  ASSERT_STREQ(r.step_time_source, "printed");
   ASSERT_EQ(r.samples, 10);
   sm_buf_release(&b);
 }
@@ -109,7 +110,8 @@ SM_TEST(track_window_step_time_bases) {
            "step 120 | loss 0.38 | 240.5s\nstep 130 | loss 0.37 | 260.5s\n",
            10);
   ASSERT_NEAR(r.step_time_s, 2.0, 1e-9);
-  ASSERT_STREQ(r.step_time_basis, "cumulative");
+  ASSERT_STREQ(r.step_time_basis, "timestamps");
+  ASSERT_STREQ(r.step_time_source, "elapsed clock");
   /* The same column with values that do not grow: one line per step. */
   r = feed("step 100 | loss 0.40 | 2.5s\nstep 101 | loss 0.39 | 2.4s\n"
            "step 102 | loss 0.38 | 2.6s\n",
@@ -125,7 +127,8 @@ SM_TEST(track_window_step_time_bases) {
            " 11%|#  | 11/100 [00:13<01:47,  1.21s/it]\n",
            10);
   ASSERT_NEAR(r.step_time_s, 1.205, 1e-9);
-  ASSERT_STREQ(r.step_time_basis, "rate");
+  ASSERT_STREQ(r.step_time_basis, "explicit");
+  ASSERT_STREQ(r.step_time_source, "rate");
   /* Nothing to measure with: unknown, never guessed. */
   r = feed("Epoch [2/10], Step [300/600], Loss: 0.2\n"
            "Epoch [2/10], Step [400/600], Loss: 0.1\n",
