@@ -74,16 +74,18 @@ SM_EXTERN void sm_arena_discard(sm_arena *a);
 /* ==== Opening files on a user's behalf ==== */
 
 /* What sm_open_path and sm_open_beneath open (one of the first three,
- * optionally with SM_OPEN_FOLLOW). */
+ * optionally with the flags after them). */
 #define SM_OPEN_FILE 0 /* a regular file, for reading (blocking reads) */
 #define SM_OPEN_DIR 1  /* a directory, as an O_PATH descriptor */
 #define SM_OPEN_PROBE                                                          \
-  2 /* anything, as an O_PATH descriptor of the object                         \
-     * itself (a final symbolic link is not followed);                         \
+  2 /* anything, as an O_PATH descriptor (for fstat);                          \
      * nothing is opened for I/O */
 #define SM_OPEN_FOLLOW                                                         \
   4 /* sm_open_beneath: follow symbolic links whose                            \
      * target stays beneath the root */
+#define SM_OPEN_LINK                                                           \
+  8 /* with SM_OPEN_PROBE: a final symbolic link is                            \
+     * returned as itself (as lstat sees it) */
 
 /* Opens a path that a user named (a log, a trace, a config, a --meta
  * file).  Symbolic links in it are followed, since the user chose the

@@ -347,7 +347,8 @@ static int walk_open(int rootfd, const char *root_path, const char *rel,
         close(pfd);
         break;
       }
-      if (S_ISLNK(st.st_mode) && !(last && (flags & 3) == SM_OPEN_PROBE)) {
+      if (S_ISLNK(st.st_mode) &&
+          !(last && (flags & 3) == SM_OPEN_PROBE && (flags & SM_OPEN_LINK))) {
         char target[PATH_MAX];
         ssize_t tl;
         if (!(flags & SM_OPEN_FOLLOW)) {
@@ -439,6 +440,13 @@ int sm_open_beneath(int rootfd, const char *root_path, const char *rel,
         int e = errno;
         close((int)fd);
         return errno_error(rel, e, err);
+      }
+      if (S_ISLNK(s.st_mode) &&
+          !((flags & 3) == SM_OPEN_PROBE && (flags & SM_OPEN_LINK))) {
+        /* Some kernels hand back an O_PATH descriptor of a final link
+         * even without O_NOFOLLOW: the walk follows it, or refuses. */
+        close((int)fd);
+        return walk_open(rootfd, root_path, rel, flags, st, err);
       }
       if ((flags & 3) != SM_OPEN_FILE || !S_ISREG(s.st_mode))
         return finish((int)fd, &s, flags, rootfd, rel, 0, rel, st, err);

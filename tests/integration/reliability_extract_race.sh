@@ -7,8 +7,8 @@
 # SECONDS seconds.
 . "$(dirname "$0")/../lib.sh"
 command -v python3 >/dev/null || skip "python3 not installed"
-RUNS=${SM_RACE_RUNS:-300}
-SECONDS_MAX=${SM_RACE_SECONDS:-40}
+RUNS=${SM_RACE_RUNS:-200}
+SECONDS_MAX=${SM_RACE_SECONDS:-30}
 R="$SM_TMP/repo"
 OUT="$SM_TMP/outside"
 mkdir -p "$R/cfg" "$OUT"

@@ -40,6 +40,10 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
 [ "$(jget "$SM_TMP/out.json" .metadata.lr)" = 0.5 ] || fail "lr: $(jget "$SM_TMP/out.json" .metadata.lr)"
 n=$(jq -r '.warnings[]' "$SM_TMP/out.json" | grep -c "refused: resolves outside" || true)
 [ "$n" -ge 3 ] || { jq -r ".warnings[]" "$SM_TMP/out.json"; fail "expected 3 refusals, got $n"; }
-touched=$(grep -E "outside-marker-8|\"/etc\"|\"/etc/passwd\"" "$SM_TMP/trace" || true)
+# What a readlink returns is the link's text, not a look-up: keep only the
+# path arguments of those calls.
+sed -E -e 's/^([0-9]+ +readlinkat\([^,]+, "[^"]*"), .*/\1/' \
+       -e 's/^([0-9]+ +readlink\("[^"]*"), .*/\1/' "$SM_TMP/trace" >"$SM_TMP/paths"
+touched=$(grep -E "outside-marker-8|\"/etc\"|\"/etc/passwd\"" "$SM_TMP/paths" || true)
 [ -z "$touched" ] || { echo "$touched" | head -20; fail "paths outside the repository were looked up"; }
 echo "ok ($(wc -l <"$SM_TMP/trace") file system calls traced, none outside)"

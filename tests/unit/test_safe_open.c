@@ -269,12 +269,36 @@ static void beneath_kinds(void) {
     expect_code(fd, "../a/b/c.yaml", SM_OPEN_FILE | SM_OPEN_FOLLOW, SM_EESCAPE);
   }
   close(fd);
-  /* A probe sees a link itself and opens nothing for reading. */
-  fd = sm_open_beneath(rfd, root, "l_fifo", SM_OPEN_PROBE, &st, &err);
+  /* A probe opens nothing for reading; with SM_OPEN_LINK it sees a final
+   * link itself, else what the link names. */
+  fd = sm_open_beneath(rfd, root, "l_fifo", SM_OPEN_PROBE | SM_OPEN_LINK, &st,
+                       &err);
   ASSERT(fd >= 0 && S_ISLNK(st.st_mode));
+  close(fd);
+  fd = sm_open_beneath(rfd, root, "l_fifo", SM_OPEN_PROBE | SM_OPEN_FOLLOW, &st,
+                       &err);
+  ASSERT(fd >= 0 && S_ISFIFO(st.st_mode));
   close(fd);
   fd = sm_open_beneath(rfd, root, "fifo", SM_OPEN_PROBE, &st, &err);
   ASSERT(fd >= 0 && S_ISFIFO(st.st_mode));
+  close(fd);
+  mkdirs("root/a/lnkdir");
+  mklink("../lnkdir", "root/a/b/l_up_dir");
+  fd = sm_open_beneath(rfd, root, "a/b/l_up_dir", SM_OPEN_PROBE | SM_OPEN_LINK,
+                       &st, &err);
+  ASSERT(fd >= 0 && S_ISLNK(st.st_mode));
+  close(fd);
+  /* A link out as the last component is seen, not followed. */
+  fd =
+      sm_open_beneath(rfd, root, "l_etc_last",
+                      SM_OPEN_PROBE | SM_OPEN_LINK | SM_OPEN_FOLLOW, &st, &err);
+  ASSERT(fd == SM_ENOENT);
+  sm_err_clear(&err);
+  mklink("/etc/passwd", "root/l_etc_last");
+  fd =
+      sm_open_beneath(rfd, root, "l_etc_last",
+                      SM_OPEN_PROBE | SM_OPEN_LINK | SM_OPEN_FOLLOW, &st, &err);
+  ASSERT(fd >= 0 && S_ISLNK(st.st_mode));
   close(fd);
   /* Over-long paths and components. */
   {
