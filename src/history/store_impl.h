@@ -4,6 +4,16 @@
 
 #include "schedmate/sm_history.h"
 
+/* Records skipped because they could not be read back. */
+typedef struct sm__skips {
+  long long n;                 /* since the last reset */
+  char first[SM_ERR_MSG_SIZE]; /* names the first one */
+} sm__skips;
+
+/* Counts one skipped record; the first one's message is kept. */
+void sm__skip_note(sm__skips *k, const char *fmt, ...) SM_PRINTF(2, 3);
+void sm__skip_reset(sm__skips *k);
+
 typedef struct store_ops {
   const char *kind; /* "sqlite", "redis", "mem" */
   int (*put)(void *impl, const sm_record *r, sm_err *err);
@@ -22,6 +32,10 @@ typedef struct store_ops {
   int (*begin)(void *impl, sm_err *err);
   int (*end)(void *impl, sm_err *err);
   void (*close)(void *impl);
+  /* Optional: the skipped-record counter (NULL: nothing is ever skipped). */
+  sm__skips *(*skips)(void *impl);
+  /* Optional: puts of the batch committed so far (NULL: all of them). */
+  long long (*batch_done)(void *impl);
 } store_ops;
 
 /* Backend constructors: return the impl or NULL with err set. */

@@ -446,5 +446,6 @@ done:
 }
 
 const store_ops sm__redis_ops = {
-    "redis",    redis_put, redis_get,   redis_each, redis_count, redis_version,
-    redis_load, NULL,      redis_begin, redis_end,  redis_close};
+    "redis",       redis_put,  redis_get, redis_each,  redis_count,
+    redis_version, redis_load, NULL,      redis_begin, redis_end,
+    redis_close,   NULL,       NULL};
