@@ -23,7 +23,6 @@ struct sm_store {
   int loaded;               /* cache valid */
   int batching;             /* inside sm_store_begin/end */
   long long batch_puts;     /* puts that succeeded in the batch */
-  char skipped_msg[SM_ERR_MSG_SIZE]; /* copy handed to sm_store_skipped */
 };
 
 static void drop_cache(sm_store *s) {
