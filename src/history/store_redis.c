@@ -38,33 +38,21 @@
 
 #include "store_impl.h"
 
-#define BATCH 1000                     /* records per HMGET, writes per drain */
-#define PAGE 10000                     /* ids per ZRANGE */
-#define MAX_ROWS (1L << 22)            /* ids a history may have */
-#define SCAN_FACTOR 15                 /* whole-history read: timeouts */
-#define MAX_BULK ((long long)16 << 20) /* one string (a record) */
-#define MAX_ELEMENTS 100000            /* values in one reply */
-#define MAX_REPLY ((size_t)64 << 20)   /* bytes of one reply */
-#define MAX_LINE 65536                 /* a status or error line */
-#define MAX_DEPTH 7                    /* nested arrays (hiredis's limit) */
+#define BATCH 1000          /* records per HMGET, writes per drain */
+#define PAGE 10000          /* ids per ZRANGE */
+#define MAX_ROWS (1L << 22) /* ids a history may have */
+#define SCAN_FACTOR 15      /* whole-history read: timeouts */
+#define MAX_BULK SM__RESP_MAX_BULK
+#define MAX_ELEMENTS SM__RESP_MAX_ELEMENTS
+#define MAX_REPLY SM__RESP_MAX_REPLY
+#define MAX_LINE SM__RESP_MAX_LINE
+#define MAX_DEPTH SM__RESP_MAX_DEPTH
 
 /* ==== The RESP scanner ==== */
 
-enum { S_TYPE, S_LINE, S_BULK };
+enum { S_TYPE, S_LINE, S_BULK, S_BULK_CR, S_BULK_LF };
 
-typedef struct resp_scan {
-  int state;                     /* S_* */
-  char type;                     /* type byte of the value being read */
-  char num[24];                  /* digits of a header */
-  size_t nlen;                   /* their count */
-  size_t line;                   /* bytes of the current line */
-  long long bulk_left;           /* bulk bytes (with CRLF) still to pass */
-  long long left[MAX_DEPTH + 1]; /* elements still due per open array */
-  int depth;                     /* open arrays */
-  size_t bytes;                  /* bytes of the current top-level reply */
-  long long elems;               /* values in the current top-level reply */
-  char why[128];                 /* what was refused */
-} resp_scan;
+typedef sm__resp_scan resp_scan;
 
 /* A value ended: close the arrays it completes. */
 static void value_done(resp_scan *p) {
@@ -76,6 +64,7 @@ static void value_done(resp_scan *p) {
   if (p->depth == 0) {
     p->bytes = 0;
     p->elems = 0;
+    p->replies++;
   }
   p->state = S_TYPE;
 }
@@ -86,7 +75,14 @@ static int scan_header(resp_scan *p) {
 
   p->num[p->nlen] = '\0';
   errno = 0;
-  n = strtoll(p->num, &e, 10);
+  /* Digits only (a sign, spaces or '+' would make another parser read a
+   * different length, and the two would no longer agree where a reply
+   * ends). */
+  for (size_t i = 0; i < p->nlen; i++)
+    if (!(p->num[i] >= '0' && p->num[i] <= '9') &&
+        !(i == 0 && p->num[i] == '-' && p->nlen > 1))
+      p->nlen = 0;
+  n = p->nlen ? strtoll(p->num, &e, 10) : 0;
   if (p->nlen == 0 || *e != '\0' || errno != 0 || n < -1) {
     snprintf(p->why, sizeof(p->why), "protocol error: bad length '%.20s'",
              p->num);
@@ -102,8 +98,8 @@ static int scan_header(resp_scan *p) {
     if (n == -1) {
       value_done(p);
     } else {
-      p->bulk_left = n + 2;
-      p->state = S_BULK;
+      p->bulk_left = n;
+      p->state = n ? S_BULK : S_BULK_CR;
     }
     return 0;
   }
@@ -128,8 +124,12 @@ static int scan_header(resp_scan *p) {
   return 0;
 }
 
-/* Checks n more bytes of the reply stream.  0, or -1 with p->why set. */
-static int scan(resp_scan *p, const char *b, size_t n) {
+void sm__resp_scan_init(sm__resp_scan *p) {
+  memset(p, 0, sizeof(*p));
+  p->state = S_TYPE;
+}
+
+int sm__resp_scan_feed(sm__resp_scan *p, const char *b, size_t n) {
   size_t i = 0;
 
   while (i < n) {
@@ -156,25 +156,54 @@ static int scan(resp_scan *p, const char *b, size_t n) {
     case S_LINE: {
       char c = b[i++];
       p->bytes++;
-      if (c == '\n') {
+      if (p->cr) {
+        /* Lines end with CR LF exactly, as every RESP parser expects. */
+        p->cr = 0;
+        if (c != '\n') {
+          snprintf(p->why, sizeof(p->why), "protocol error: CR without LF");
+          return -1;
+        }
         if (p->type == '+' || p->type == '-' || p->type == ':')
           value_done(p);
         else if (scan_header(p) != 0)
           return -1;
         break;
       }
+      if (c == '\r') {
+        p->cr = 1;
+        break;
+      }
+      if (c == '\n') {
+        snprintf(p->why, sizeof(p->why), "protocol error: LF without CR");
+        return -1;
+      }
       if (++p->line > MAX_LINE) {
         snprintf(p->why, sizeof(p->why),
                  "reply refused: a line longer than %d bytes", MAX_LINE);
         return -1;
       }
-      if (c == '\r' || p->type == '+' || p->type == '-')
+      if (p->type == '+' || p->type == '-')
         break;
       if (p->nlen + 1 >= sizeof(p->num)) {
         snprintf(p->why, sizeof(p->why), "protocol error: number too long");
         return -1;
       }
       p->num[p->nlen++] = c;
+      break;
+    }
+    case S_BULK_CR:
+    case S_BULK_LF: {
+      char c = b[i++];
+      p->bytes++;
+      if (c != (p->state == S_BULK_CR ? '\r' : '\n')) {
+        snprintf(p->why, sizeof(p->why),
+                 "protocol error: a string not ended by CR LF");
+        return -1;
+      }
+      if (p->state == S_BULK_CR)
+        p->state = S_BULK_LF;
+      else
+        value_done(p);
       break;
     }
     case S_BULK: {
@@ -185,7 +214,7 @@ static int scan(resp_scan *p, const char *b, size_t n) {
       p->bytes += take;
       i += take;
       if (p->bulk_left == 0)
-        value_done(p);
+        p->state = S_BULK_CR;
       break;
     }
     }
@@ -325,7 +354,7 @@ static int read_reply(redis_store *s, double rt_deadline, const char *what,
         continue;
       return rfail_msg(s, SM_ECONN, what, strerror(errno), err);
     }
-    if (scan(&s->scan, buf, (size_t)n) != 0)
+    if (sm__resp_scan_feed(&s->scan, buf, (size_t)n) != 0)
       return rfail_msg(s, SM_ETOOBIG, what, s->scan.why, err);
     if (redisReaderFeed(s->c->reader, buf, (size_t)n) != REDIS_OK)
       return rfail_msg(s, SM_ENOMEM, what, "out of memory", err);
