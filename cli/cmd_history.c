@@ -169,6 +169,12 @@ static int do_add(int argc, char **argv) {
   }
   r.added_at = (double)time(NULL);
   sm_record_fingerprint(&r);
+  /* Absurd numbers (1.7e308 s, 250 %) are refused before the store is
+   * touched. */
+  if (sm_record_check(&r, &err) != 0) {
+    sm_record_release(&r);
+    return cli_error(cmd, CLI_USAGE, "%s", err.msg);
+  }
   s = open_db(cmd, db, 1);
   if (s == NULL) {
     sm_record_release(&r);
@@ -259,6 +265,18 @@ static int do_perf(int argc, char **argv) {
 }
 
 /* ==== list / show / export ==== */
+
+/* After reading the whole history: one line on stderr when records had to
+ * be skipped (the answer is still given, from the others). */
+static void warn_skipped(const char *cmd, sm_store *s) {
+  const char *first;
+  long long n = sm_store_skipped(s, &first);
+
+  if (n > 0)
+    fprintf(stderr,
+            "schedmate %s: warning: skipped %lld bad record%s; first: %s\n",
+            cmd, n, n == 1 ? "" : "s", first ? first : "?");
+}
 
 typedef struct list_ctx {
   int json;  /* --json: one array */
@@ -387,8 +405,10 @@ static int do_list_show_export(const char *what, int argc, char **argv) {
     rc = sm_store_each(s, export_cb, &ctx, &err);
     if (outpath && fclose(ctx.out) != 0 && rc == 0)
       rc = sm_err_set(&err, SM_EIO, "%s: write failed", outpath);
-    if (rc == 0)
+    if (rc == 0) {
+      warn_skipped(cmd, s);
       fprintf(stderr, "exported %ld records\n", ctx.n);
+    }
   } else {
     if (ctx.json) {
       sm_jw_obj_begin(&w);
@@ -396,10 +416,16 @@ static int do_list_show_export(const char *what, int argc, char **argv) {
       sm_jw_arr_begin(&w);
     }
     rc = sm_store_each(s, list_cb, &ctx, &err);
+    if (rc == 0)
+      warn_skipped(cmd, s);
     if (ctx.json) {
+      const char *first;
+      long long skipped = sm_store_skipped(s, &first);
       sm_jw_arr_end(&w);
       sm_jw_key(&w, "count");
       sm_jw_int(&w, ctx.n);
+      sm_jw_kv_int(&w, "skipped", skipped);
+      sm_jw_kv_str(&w, "first_skipped", first);
       sm_jw_obj_end(&w);
     }
   }
@@ -502,20 +528,25 @@ static int import_trace(const char *cmd, sm_store *s, const char *path,
     sm_record r;
     sm_record_init(&r);
     rc = trace_record(sm_sim_trace_job(t, i), assume_completed, &r);
-    if (rc != 0)
+    if (rc != 0) {
       rc = sm_err_set(err, rc, "%s: out of memory", path);
-    else
-      rc = sm_store_put(s, &r, err);
-    *added += rc == 0;
+    } else {
+      sm_err e1 = {0};
+      rc = sm_store_put(s, &r, &e1);
+      if (rc != 0)
+        sm_err_set(err, rc, "%s:%d: %s", path, sm_sim_trace_job(t, i)->line,
+                   e1.msg);
+    }
     sm_record_release(&r);
   }
   {
+    /* The batch commits in steps: what reached the store is counted by
+     * the store, not by the puts that returned. */
     sm_err e2 = {0};
     int rc2 = sm_store_end(s, &e2);
-    if (rc2 != 0 && rc == 0) {
+    if (rc2 != 0 && rc == 0)
       rc = sm_err_set(err, rc2, "%s", e2.msg);
-      *added = 0;
-    }
+    *added = (long)sm_store_batch_done(s);
   }
   sm_sim_trace_free(t);
   return rc;
@@ -547,14 +578,13 @@ static int import_jsonl(sm_store *s, const char *path, long *added,
       break;
     }
     sm_record_init(&r);
-    if (sm_record_from_json(&r, line, len, err) != 0) {
-      char msg[SM_ERR_MSG_SIZE];
-      snprintf(msg, sizeof(msg), "%s", err->msg);
-      sm_err_clear(err);
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: %s", path, lineno, msg);
-    } else {
-      rc = sm_store_put(s, &r, err);
-      *added += rc == 0;
+    {
+      sm_err e1 = {0};
+      if (sm_record_from_json(&r, line, len, &e1) != 0) {
+        rc = sm_err_set(err, SM_EPARSE, "%s:%ld: %s", path, lineno, e1.msg);
+      } else if ((rc = sm_store_put(s, &r, &e1)) != 0) {
+        sm_err_set(err, rc, "%s:%ld: %s", path, lineno, e1.msg);
+      }
     }
     sm_record_release(&r);
   }
@@ -562,13 +592,13 @@ static int import_jsonl(sm_store *s, const char *path, long *added,
   sm_rfile_close(&f);
   {
     /* Ends the batch: on an earlier error the records read so far still
-     * commit, and the message says how many. */
+     * commit, and the message says how many did (counted by the store,
+     * which commits in steps). */
     sm_err e2 = {0};
     int rc2 = sm_store_end(s, &e2);
-    if (rc2 != 0 && rc >= 0) {
+    if (rc2 != 0 && rc >= 0)
       rc = sm_err_set(err, rc2, "%s", e2.msg);
-      *added = 0;
-    }
+    *added = (long)sm_store_batch_done(s);
   }
   return rc < 0 ? rc : 0;
 }

@@ -13,6 +13,7 @@ PKGS=(
   redis-server                      # shared history store in the tests
   slurmctld slurmd slurm-client munge libslurm-dev
   slurm-wlm-basic-plugins slurm-wlm-basic-plugins-dev
+  python3 strace                    # reliability tests: fake servers, traces
 )
 # `scripts/deps.sh --test` (make test) adds what only the tests need:
 # headless Chromium, which renders the demo's reports.

@@ -97,13 +97,22 @@ SM_EXTERN void sm_record_release(sm_record *r);
 /* Appends a performance point (gpu_type copied).  0 or SM_ENOMEM. */
 SM_EXTERN int sm_record_add_perf(sm_record *r, const char *gpu_type, int gpus,
                                  int batch, double throughput);
+/* Checks every number of a record: finite and in range.  duration_s in
+ * [0, 10 years], sm_util [0, 100], throughput [0, 1e12], submit_time and
+ * added_at [0, 1e11] (Unix seconds); perf points: gpus [1, 1e6], batch
+ * [0, 2^30], throughput (0, 1e12]; metadata numbers >= 0, integers below
+ * 2^53, lr at most 1e3; end_state one of the states.  NAN (unknown) is
+ * always allowed.  sm_store_put and sm_record_from_json call it.  Returns
+ * 0 or SM_ERANGE with a message naming the record, the field and the
+ * value. */
+SM_EXTERN int sm_record_check(const sm_record *r, sm_err *err);
 /* Recomputes r->fp from r->meta and the extra attributes. */
 SM_EXTERN void sm_record_fingerprint(sm_record *r);
 /* Writes the record as one JSON object (the export/import format). */
 SM_EXTERN void sm_record_write_json(const sm_record *r, sm_jw *w);
 /* Reads a record from one JSON object as written above (the fingerprint
- * is recomputed).  r must be initialised; it is reset first.  Returns 0
- * or SM_EPARSE with a message. */
+ * is recomputed; sm_record_check must pass).  r must be initialised; it is
+ * reset first.  Returns 0 or SM_EPARSE with a message. */
 SM_EXTERN int sm_record_from_json(sm_record *r, const char *json, size_t n,
                                   sm_err *err);
 
@@ -242,11 +251,15 @@ SM_EXTERN const char *sm_store_kind(const sm_store *s);
 /* Adds or replaces a record (atomically; a replaced record keeps its
  * place in insertion order).  0 or a negative code. */
 SM_EXTERN int sm_store_put(sm_store *s, const sm_record *r, sm_err *err);
-/* Groups many puts: SQLite commits them as one transaction, Redis
- * pipelines them.  A batch must be ended with sm_store_end (which reports
- * the first failure of the batch).  0 or a negative code. */
+/* Groups many puts: SQLite commits them in transactions of at most 1000
+ * records or 100 ms (so that another writer never waits for a whole
+ * import), Redis pipelines them.  A batch must be ended with sm_store_end
+ * (which reports the first failure of the batch).  0 or a negative code. */
 SM_EXTERN int sm_store_begin(sm_store *s, sm_err *err);
 SM_EXTERN int sm_store_end(sm_store *s, sm_err *err);
+/* Puts of the current (or last) batch known to be committed: after a
+ * failure, how many records did reach the store. */
+SM_EXTERN long long sm_store_batch_done(const sm_store *s);
 /* Reads one record into an initialised r.  SM_ENOTFOUND if absent. */
 SM_EXTERN int sm_store_get(sm_store *s, const char *id, sm_record *r,
                            sm_err *err);
@@ -257,6 +270,14 @@ SM_EXTERN int sm_store_each(sm_store *s,
                             sm_err *err);
 /* Number of records, or a negative code. */
 SM_EXTERN long long sm_store_count(sm_store *s, sm_err *err);
+/* A record that cannot be read back (not JSON, a value out of range, a
+ * damaged fingerprint with a damaged record) is skipped, never fatal:
+ * sm_store_each, sm_store_search and sm_advise go on without it.  Returns
+ * how many were skipped since the last full read (sm_store_each, or the
+ * index load behind sm_store_search) and after it, with a message naming
+ * the first (file and row, or Redis key and field) in *first (may be
+ * NULL; valid until the next call on s), or NULL when none was. */
+SM_EXTERN long long sm_store_skipped(const sm_store *s, const char **first);
 
 /* One search result: the job id (owned by the store until the next call
  * on it) and the cosine. */

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "schedmate/sm_base.h"
@@ -70,10 +71,57 @@ SM_EXTERN size_t sm_arena_used(const sm_arena *a);
 /* Frees every block. */
 SM_EXTERN void sm_arena_discard(sm_arena *a);
 
+/* ==== Opening files on a user's behalf ==== */
+
+/* What sm_open_path and sm_open_beneath open (one of the first three,
+ * optionally with the flags after them). */
+#define SM_OPEN_FILE 0 /* a regular file, for reading (blocking reads) */
+#define SM_OPEN_DIR 1  /* a directory, as an O_PATH descriptor */
+#define SM_OPEN_PROBE                                                          \
+  2 /* anything, as an O_PATH descriptor (for fstat);                          \
+     * nothing is opened for I/O */
+#define SM_OPEN_FOLLOW                                                         \
+  4 /* sm_open_beneath: follow symbolic links whose                            \
+     * target stays beneath the root */
+#define SM_OPEN_LINK                                                           \
+  8 /* with SM_OPEN_PROBE: a final symbolic link is                            \
+     * returned as itself (as lstat sees it) */
+
+/* Opens a path that a user named (a log, a trace, a config, a --meta
+ * file).  Symbolic links in it are followed, since the user chose the
+ * path, but what it names is looked at before anything is opened for
+ * I/O: an O_PATH descriptor is fstat'ed and only a regular file is
+ * reopened for reading, so that a FIFO, a device or a socket is never
+ * opened.  Returns the descriptor (O_CLOEXEC) with *st filled (st may be
+ * NULL), or a negative code with a message naming the path: SM_ENOENT,
+ * SM_EACCES, SM_EISDIR, SM_ENOTREG (FIFO, device, socket), ... */
+SM_EXTERN int sm_open_path(const char *path, int flags, struct stat *st,
+                           sm_err *err);
+
+/* Opens rel beneath the directory rootfd and never outside it.  Every
+ * component is opened relative to a descriptor: openat2 with
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS where the kernel has it (checked
+ * at run time), else openat with O_PATH | O_NOFOLLOW one component at a
+ * time.  "..", absolute paths and (with SM_OPEN_FOLLOW) symbolic links are
+ * resolved here, inside the root, from descriptors already held: a link
+ * is read with readlinkat on the link itself and a target that leads out
+ * is refused without being looked at (SM_EESCAPE); so are ".." above the
+ * root and links met without SM_OPEN_FOLLOW.  root_path, the root's real
+ * path (may be NULL), lets an absolute link that names a place inside the
+ * root be followed.  More than 40 links give SM_ELIMIT.  Types as for
+ * sm_open_path.  Returns the descriptor or a negative code. */
+SM_EXTERN int sm_open_beneath(int rootfd, const char *root_path,
+                              const char *rel, int flags, struct stat *st,
+                              sm_err *err);
+
+/* fopen(path, "r") through sm_open_path; NULL with err set. */
+SM_EXTERN FILE *sm_file_fopen(const char *path, sm_err *err);
+
 /* ==== Files ==== */
 
-/* A regular file opened for positioned reads.  Opening refuses
- * directories, FIFOs, devices and sockets with a message naming the path. */
+/* A regular file opened for positioned reads.  Opening goes through
+ * sm_open_path: directories, FIFOs, devices and sockets are refused with a
+ * message naming the path, and never opened. */
 typedef struct sm_rfile {
   int fd;         /* descriptor, -1 when closed */
   uint64_t size;  /* size at open time (refresh with sm_rfile_stat) */

@@ -150,6 +150,7 @@ typedef struct sm__ctx {
   sm_extract_res *res;         /* the result being filled (borrowed) */
   sm_arena arena;              /* every string below */
   char *root;                  /* real path of the repository root */
+  int root_fd;                 /* O_PATH descriptor of the root, or -1 */
   size_t root_len;             /* its length */
   const char *cwd;             /* root-relative command directory ("" root) */
   size_t max_file;             /* per-file cap */
@@ -237,6 +238,8 @@ int sm__expired(sm__ctx *c);
 
 /* Sets root, cwd and limits from the request.  Returns 0 or an error. */
 int sm__repo_open(sm__ctx *c, sm_err *err);
+/* Closes the root descriptor (sm__ctx_release calls it). */
+void sm__repo_close(sm__ctx *c);
 /* Joins base (root-relative directory) and path, collapses "." and "..",
  * and returns the root-relative result, or NULL when it leaves the root
  * (absolute paths are accepted only inside the root). */

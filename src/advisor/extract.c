@@ -10,6 +10,7 @@
 void sm__ctx_init(sm__ctx *c, const sm_extract_req *req, sm_extract_res *res) {
   c->req = req;
   c->res = res;
+  c->root_fd = -1;
   sm_arena_init(&c->arena, 0, 0);
   sm__vec_init(&c->read_paths, sizeof(const char *));
   sm__vec_init(&c->params, sizeof(sm__param));
@@ -25,6 +26,7 @@ void sm__ctx_init(sm__ctx *c, const sm_extract_req *req, sm_extract_res *res) {
 }
 
 void sm__ctx_release(sm__ctx *c) {
+  sm__repo_close(c);
   sm__vec_release(&c->read_paths);
   sm__vec_release(&c->params);
   sm__vec_release(&c->models);

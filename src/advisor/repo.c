@@ -1,16 +1,22 @@
 /* repo.c - the repository as untrusted, read-only input.
  *
- * Every path is made relative to the real root, "." and ".." are
- * collapsed, and a path that leaves the root, directly or through a
- * symbolic link, is refused.  Files are opened with O_NOFOLLOW and
- * O_NONBLOCK and must be regular (no FIFO, device or socket), under the
- * per-file cap, and not binary.  The count of files, the total bytes and
- * the time budget are enforced here, so no reader can go past them. */
+ * Every path is made relative to the real root and "." and ".." are
+ * collapsed.  The root is opened once; every file and directory is then
+ * reached through sm_open_beneath from that descriptor, one component at
+ * a time (or openat2 RESOLVE_BENEATH), so that renaming a directory or
+ * swapping it for a link while we read cannot lead outside.  Symbolic
+ * links are followed only while they stay inside: their targets are
+ * resolved against the directories already held, and a link that leads
+ * out is refused without a look-up outside the root.  Files must be
+ * regular (no FIFO, device or socket is opened), under the per-file cap,
+ * and not binary.  The count of files, the total bytes and the time
+ * budget are enforced here, so no reader can go past them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,16 +71,18 @@ int sm__repo_open(sm__ctx *c, sm_err *err) {
 
   if (q->repo == NULL || q->repo[0] == '\0')
     return sm_err_set(err, SM_EINVAL, "no repository given");
+  /* The root itself is the caller's path: resolving it may follow links. */
   if (realpath(q->repo, real) == NULL) {
     int e = errno;
     return sm_err_set(err, sm_err_from_errno(e), "%s: %s", q->repo,
                       strerror(e));
   }
-  if (stat(real, &st) != 0 || !S_ISDIR(st.st_mode))
-    return sm_err_set(err, SM_ENOTREG, "%s: not a directory", q->repo);
   if (refused_root(real))
     return sm_err_set(err, SM_EACCES, "%s: refusing a system directory",
                       q->repo);
+  c->root_fd = open(real, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (c->root_fd < 0 || fstat(c->root_fd, &st) != 0 || !S_ISDIR(st.st_mode))
+    return sm_err_set(err, SM_ENOTREG, "%s: not a directory", q->repo);
   c->root = sm__strdup(c, real);
   if (c->root == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
@@ -188,61 +196,70 @@ static int skipped_ext(const char *rel) {
   return 0;
 }
 
-/* Resolves rel to a real absolute path inside the root in out.  Returns 0,
- * or SM_EESCAPE / SM_ENOENT. */
-static int real_inside(sm__ctx *c, const char *rel, char *out) {
-  char abs[PATH_MAX];
+void sm__repo_close(sm__ctx *c) {
+  if (c->root_fd >= 0)
+    close(c->root_fd);
+  c->root_fd = -1;
+}
 
-  if (snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= (int)sizeof(abs))
+/* Opens rel beneath the root (links followed while they stay inside).
+ * Returns a descriptor or a negative code (SM_EESCAPE, SM_ENOENT,
+ * SM_ENOTREG, ...). */
+static int open_in(sm__ctx *c, const char *rel, int kind, struct stat *st) {
+  if (c->root_fd < 0)
     return SM_ENOENT;
-  if (realpath(abs, out) == NULL)
-    return SM_ENOENT;
-  if (strncmp(out, c->root, c->root_len) != 0 ||
-      (out[c->root_len] != '/' && out[c->root_len] != '\0'))
-    return SM_EESCAPE;
-  return 0;
+  return sm_open_beneath(c->root_fd, c->root, rel, kind | SM_OPEN_FOLLOW, st,
+                         NULL);
 }
 
 int sm__repo_is_file(sm__ctx *c, const char *rel) {
-  char real[PATH_MAX];
   struct stat st;
+  int fd;
 
   if (rel == NULL || skipped_path(rel) || skipped_ext(rel))
     return 0;
-  if (real_inside(c, rel, real) != 0)
+  fd = open_in(c, rel, SM_OPEN_PROBE, &st);
+  if (fd < 0)
     return 0;
-  return stat(real, &st) == 0 && S_ISREG(st.st_mode);
+  close(fd);
+  return S_ISREG(st.st_mode);
 }
 
 int sm__repo_exists(sm__ctx *c, const char *rel) {
-  char abs[PATH_MAX];
   struct stat st;
-  if (rel == NULL ||
-      snprintf(abs, sizeof(abs), "%s/%s", c->root, rel) >= (int)sizeof(abs))
+  int fd;
+
+  if (rel == NULL)
     return 0;
-  return lstat(abs, &st) == 0;
+  /* As lstat: a final link counts, whatever it names.  A path that would
+   * leave the root counts too, so that the caller can say it was refused. */
+  fd = open_in(c, rel, SM_OPEN_PROBE | SM_OPEN_LINK, &st);
+  if (fd >= 0)
+    close(fd);
+  return fd >= 0 || fd == SM_EESCAPE || fd == SM_ELIMIT;
 }
 
 int sm__repo_is_dir(sm__ctx *c, const char *rel) {
-  char real[PATH_MAX];
   struct stat st;
+  int fd;
 
   if (rel == NULL || skipped_path(rel))
     return 0;
   if (rel[0] == '\0')
     return 1;
-  if (real_inside(c, rel, real) != 0)
+  fd = open_in(c, rel, SM_OPEN_DIR, &st);
+  if (fd < 0)
     return 0;
-  return stat(real, &st) == 0 && S_ISDIR(st.st_mode);
+  close(fd);
+  return 1;
 }
 
 static int read_file(sm__ctx *c, const char *rel, const char **data,
                      size_t *len) {
-  char real[PATH_MAX];
   struct stat st;
   char *buf;
   size_t got = 0;
-  int fd, rc;
+  int fd;
 
   if (c->stopped || sm__expired(c))
     return SM_ELIMIT;
@@ -250,29 +267,32 @@ static int read_file(sm__ctx *c, const char *rel, const char **data,
     sm__warn(c, "%s: skipped (data, binary or environment file)", rel);
     return SM_EACCES;
   }
-  rc = real_inside(c, rel, real);
-  if (rc == SM_EESCAPE) {
+  fd = open_in(c, rel, SM_OPEN_FILE, &st);
+  if (fd == SM_EESCAPE) {
     sm__warn(c, "%s: refused: resolves outside the repository", rel);
-    return rc;
+    return fd;
   }
-  if (rc != 0) {
+  if (fd == SM_ELIMIT) {
+    sm__warn(c, "%s: refused: too many symbolic links", rel);
+    return SM_EESCAPE;
+  }
+  if (fd == SM_ENOENT) {
     sm__warn(c, "%s: no such file in the repository", rel);
-    return rc;
+    return fd;
+  }
+  if (fd == SM_ENOTREG || fd == SM_EISDIR) {
+    sm__warn(c, "%s: refused: not a regular file", rel);
+    return SM_ENOTREG;
+  }
+  if (fd < 0) {
+    sm__warn(c, "%s: cannot open: %s", rel, sm_strerror(fd));
+    return fd;
   }
   if (c->res->files_read >= c->max_files) {
+    close(fd);
     c->stopped = 1;
     sm__warn(c, "file limit of %d reached: stopped reading", c->max_files);
     return SM_ELIMIT;
-  }
-  fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) {
-    sm__warn(c, "%s: cannot open: %s", rel, strerror(errno));
-    return sm_err_from_errno(errno);
-  }
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    sm__warn(c, "%s: refused: not a regular file", rel);
-    return SM_ENOTREG;
   }
   if ((uint64_t)st.st_size > c->max_file) {
     close(fd);

@@ -1,6 +1,7 @@
 /* record.c - a job record with its outcome: life cycle, end states and the
  * JSON-lines form used by `history export` and `history import`. */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 
@@ -94,6 +95,75 @@ int sm_record_add_perf(sm_record *r, const char *gpu_type, int gpus, int batch,
 void sm_record_fingerprint(sm_record *r) {
   sm_fp_extra x = {r->user, r->name, r->vc};
   sm_fingerprint(&r->meta, &x, r->fp);
+}
+
+/* ==== Ranges ==== */
+
+/* What a number of a record may be.  Unknown (NAN) is allowed for every
+ * field (duration_s is required by `history add`, not here). */
+#define MAX_DURATION_S (10.0 * 365 * 86400) /* ten years */
+#define MAX_THROUGHPUT 1e12                 /* per second, any unit */
+#define MAX_UNIX_TIME 1e11                  /* year 5138 */
+#define MAX_PERF_GPUS 1000000
+#define MAX_PERF_BATCH (1 << 30)
+#define MAX_META_INT 9007199254740992.0 /* 2^53: exact in a double */
+#define MAX_META_LR 1e3
+
+/* 0 when v is unknown or finite in [lo, hi]. */
+static int in_range(double v, double lo, double hi) {
+  return isnan(v) || (isfinite(v) && v >= lo && v <= hi);
+}
+
+static int range_error(const sm_record *r, const char *field, double v,
+                       double lo, double hi, sm_err *err) {
+  return sm_err_set(err, SM_ERANGE,
+                    "record %s: %s = %.17g is out of range [%g, %g]",
+                    r->id ? r->id : "(no id)", field, v, lo, hi);
+}
+
+int sm_record_check(const sm_record *r, sm_err *err) {
+  static const struct {
+    const char *name;
+    size_t off;
+    double lo, hi;
+  } nums[] = {
+      {"duration_s", offsetof(sm_record, duration_s), 0, MAX_DURATION_S},
+      {"sm_util", offsetof(sm_record, sm_util), 0, 100},
+      {"throughput", offsetof(sm_record, throughput), 0, MAX_THROUGHPUT},
+      {"submit_time", offsetof(sm_record, submit_time), 0, MAX_UNIX_TIME},
+      {"added_at", offsetof(sm_record, added_at), 0, MAX_UNIX_TIME},
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(nums); i++) {
+    double v;
+    memcpy(&v, (const char *)r + nums[i].off, sizeof(v));
+    if (!in_range(v, nums[i].lo, nums[i].hi))
+      return range_error(r, nums[i].name, v, nums[i].lo, nums[i].hi, err);
+  }
+  if ((unsigned)r->end_state >= SM_END__COUNT)
+    return sm_err_set(err, SM_ERANGE, "record %s: end_state %d is not a state",
+                      r->id ? r->id : "(no id)", (int)r->end_state);
+  for (int i = 0; i < r->n_perf; i++) {
+    const sm_perf_point *p = &r->perf[i];
+    if (p->gpus < 1 || p->gpus > MAX_PERF_GPUS)
+      return range_error(r, "perf gpus", p->gpus, 1, MAX_PERF_GPUS, err);
+    if (p->batch < 0 || p->batch > MAX_PERF_BATCH)
+      return range_error(r, "perf batch", p->batch, 0, MAX_PERF_BATCH, err);
+    if (!(isfinite(p->throughput) && p->throughput > 0 &&
+          p->throughput <= MAX_THROUGHPUT))
+      return range_error(r, "perf throughput", p->throughput, 0, MAX_THROUGHPUT,
+                         err);
+  }
+  for (int f = 0; f < SM_META_NFIELDS; f++) {
+    const sm_meta_value *v = &r->meta.f[f];
+    sm_meta_type t = sm_meta_type_of((sm_meta_field)f);
+    double hi = t == SM_META_INT ? MAX_META_INT : MAX_META_LR;
+    if (!v->known || t == SM_META_STR)
+      continue;
+    if (!(isfinite(v->num) && v->num >= 0 && v->num <= hi))
+      return range_error(r, sm_meta_name((sm_meta_field)f), v->num, 0, hi, err);
+  }
+  return 0;
 }
 
 /* ==== JSON ==== */
@@ -251,6 +321,15 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
         if (!cJSON_IsString(g) || !cJSON_IsNumber(n1) || !cJSON_IsNumber(t) ||
             (b != NULL && !cJSON_IsNumber(b)))
           rc = sm_err_set(err, SM_EPARSE, "record %s: bad perf point", r->id);
+        else if (!(n1->valuedouble >= 1 && n1->valuedouble <= MAX_PERF_GPUS &&
+                   n1->valuedouble == floor(n1->valuedouble)))
+          rc = range_error(r, "perf gpus", n1->valuedouble, 1, MAX_PERF_GPUS,
+                           err);
+        else if (b != NULL &&
+                 !(b->valuedouble >= 0 && b->valuedouble <= MAX_PERF_BATCH &&
+                   b->valuedouble == floor(b->valuedouble)))
+          rc = range_error(r, "perf batch", b->valuedouble, 0, MAX_PERF_BATCH,
+                           err);
         else
           rc = sm_record_add_perf(r, g->valuestring, n1->valueint,
                                   b ? b->valueint : 0, t->valuedouble);
@@ -270,6 +349,8 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
     }
   }
   cJSON_Delete(o);
+  if (rc == 0 && sm_record_check(r, err) != 0)
+    rc = SM_EPARSE;
   if (rc != 0) {
     sm_record_release(r);
     return rc;

@@ -2,18 +2,27 @@
  * shared by the persistent backends, fingerprint packing, and the
  * in-memory backend used by the simulator and tests. */
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "store_impl.h"
 
+/* What a search knows of a cached row's record. */
+enum { ROW_UNCHECKED = 0, ROW_GOOD, ROW_BAD };
+
 struct sm_store {
-  const store_ops *ops; /* backend */
-  void *impl;           /* backend state */
-  sm_index *ix;         /* cached index (persistent backends) */
-  char **ids;           /* ids of its rows */
-  size_t n_ids;         /* rows */
-  uint64_t version;     /* history version the cache was loaded at */
-  int loaded;           /* cache valid */
+  const store_ops *ops;     /* backend */
+  void *impl;               /* backend state */
+  sm_index *ix;             /* cached index (persistent backends) */
+  char **ids;               /* ids of its rows */
+  size_t n_ids;             /* rows */
+  unsigned char *row_state; /* ROW_* per row: records are read once */
+  size_t n_bad;             /* rows found ROW_BAD */
+  uint64_t version;         /* history version the cache was loaded at */
+  int loaded;               /* cache valid */
+  int batching;             /* inside sm_store_begin/end */
+  long long batch_puts;     /* puts that succeeded in the batch */
 };
 
 static void drop_cache(sm_store *s) {
@@ -21,10 +30,46 @@ static void drop_cache(sm_store *s) {
   for (size_t i = 0; i < s->n_ids; i++)
     sm_free(s->ids[i]);
   sm_free(s->ids);
+  sm_free(s->row_state);
   s->ix = NULL;
   s->ids = NULL;
+  s->row_state = NULL;
   s->n_ids = 0;
+  s->n_bad = 0;
   s->loaded = 0;
+}
+
+/* ==== Skipped records ==== */
+
+void sm__skip_note(sm__skips *k, const char *fmt, ...) {
+  if (k->n++ == 0) {
+    /* Through sm_err_set, so that a long message keeps its problem. */
+    sm_err e = {0};
+    char tmp[SM_ERR_MSG_SIZE * 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    sm_err_set(&e, SM_ECORRUPT, "%s", tmp);
+    memcpy(k->first, e.msg, sizeof(k->first));
+  }
+}
+
+void sm__skip_reset(sm__skips *k) {
+  k->n = 0;
+  k->first[0] = '\0';
+}
+
+long long sm_store_skipped(const sm_store *s, const char **first) {
+  sm__skips *k = s->ops->skips ? s->ops->skips(s->impl) : NULL;
+
+  if (first)
+    *first = k && k->n ? k->first : NULL;
+  return k ? k->n : 0;
+}
+
+long long sm_store_batch_done(const sm_store *s) {
+  return s->ops->batch_done ? s->ops->batch_done(s->impl) : s->batch_puts;
 }
 
 sm_store *sm_store_open(const char *uri, int flags, int timeout_ms,
@@ -77,16 +122,28 @@ const char *sm_store_kind(const sm_store *s) {
 }
 
 int sm_store_put(sm_store *s, const sm_record *r, sm_err *err) {
+  int rc;
+
   if (r->id == NULL || r->id[0] == '\0')
     return sm_err_set(err, SM_EINVAL, "history: a record needs an id");
-  return s->ops->put(s->impl, r, err);
+  /* The API boundary: nothing absurd is ever stored. */
+  rc = sm_record_check(r, err);
+  if (rc != 0)
+    return rc;
+  rc = s->ops->put(s->impl, r, err);
+  if (rc == 0 && s->batching)
+    s->batch_puts++;
+  return rc;
 }
 
 int sm_store_begin(sm_store *s, sm_err *err) {
+  s->batching = 1;
+  s->batch_puts = 0;
   return s->ops->begin ? s->ops->begin(s->impl, err) : 0;
 }
 
 int sm_store_end(sm_store *s, sm_err *err) {
+  s->batching = 0;
   return s->ops->end ? s->ops->end(s->impl, err) : 0;
 }
 
@@ -103,11 +160,39 @@ long long sm_store_count(sm_store *s, sm_err *err) {
   return s->ops->count(s->impl, err);
 }
 
+/* Reads the record of a cached row once: a record that cannot be read
+ * back marks the row bad (skipped, counted) so that no search returns it.
+ * Returns 0 (good or gone), 1 (bad) or a negative code (store failure). */
+static int check_row(sm_store *s, size_t row, sm_err *err) {
+  sm_record r;
+  sm_err e = {0};
+  int rc;
+
+  if (s->row_state[row] != ROW_UNCHECKED)
+    return s->row_state[row] == ROW_BAD;
+  sm_record_init(&r);
+  rc = s->ops->get(s->impl, s->ids[row], &r, &e);
+  sm_record_release(&r);
+  if (rc == 0 || rc == SM_ENOTFOUND) {
+    /* Gone meanwhile: the caller's read will say so. */
+    s->row_state[row] = ROW_GOOD;
+    return 0;
+  }
+  if (rc == SM_ECORRUPT || rc == SM_EPARSE || rc == SM_ERANGE) {
+    sm__skips *k = s->ops->skips ? s->ops->skips(s->impl) : NULL;
+    s->row_state[row] = ROW_BAD;
+    s->n_bad++;
+    if (k)
+      sm__skip_note(k, "%s", e.msg);
+    return 1;
+  }
+  return sm_err_set(err, rc, "%s", e.msg);
+}
+
 int sm_store_search(sm_store *s, const float *fp, int k, float min_score,
                     sm_store_hit *hits, sm_err *err) {
   uint64_t v;
-  sm_hit *h;
-  int n, rc;
+  int rc, got = 0;
 
   if (s->ops->search != NULL)
     return s->ops->search(s->impl, fp, k, min_score, hits, err);
@@ -119,21 +204,53 @@ int sm_store_search(sm_store *s, const float *fp, int k, float min_score,
     rc = s->ops->load(s->impl, &s->ix, &s->ids, &s->n_ids, err);
     if (rc != 0)
       return rc;
+    s->row_state = sm_calloc(s->n_ids ? s->n_ids : 1, 1);
+    if (s->row_state == NULL) {
+      drop_cache(s);
+      return sm_err_set(err, SM_ENOMEM, "history: out of memory");
+    }
     s->version = v;
     s->loaded = 1;
   }
   if (k <= 0 || s->n_ids == 0)
     return 0;
-  h = sm_malloc((size_t)k * sizeof(*h));
-  if (h == NULL)
-    return sm_err_set(err, SM_ENOMEM, "history: out of memory");
-  n = sm_index_search(s->ix, fp, k, min_score, h);
-  for (int i = 0; i < n; i++) {
-    hits[i].id = s->ids[h[i].row];
-    hits[i].score = h[i].score;
+  /* Ask for as many more as rows are known bad; a pass that finds a new
+   * bad row asks again.  Each pass marks at least one more row or ends. */
+  for (;;) {
+    size_t want = (size_t)k + s->n_bad;
+    size_t bad_before = s->n_bad;
+    sm_hit *h;
+    int n;
+
+    if (want > s->n_ids)
+      want = s->n_ids;
+    h = sm_malloc(want * sizeof(*h));
+    if (h == NULL)
+      return sm_err_set(err, SM_ENOMEM, "history: out of memory");
+    n = sm_index_search(s->ix, fp, (int)want, min_score, h);
+    if (n < 0) {
+      sm_free(h);
+      return sm_err_set(err, n, "history: search failed");
+    }
+    got = 0;
+    for (int i = 0; i < n && got < k; i++) {
+      size_t row = (size_t)h[i].row;
+      rc = check_row(s, row, err);
+      if (rc < 0) {
+        sm_free(h);
+        return rc;
+      }
+      if (rc == 1)
+        continue;
+      hits[got].id = s->ids[row];
+      hits[got].score = h[i].score;
+      got++;
+    }
+    sm_free(h);
+    if (got == k || s->n_bad == bad_before || (size_t)n < want)
+      break;
   }
-  sm_free(h);
-  return n < 0 ? sm_err_set(err, n, "history: search failed") : n;
+  return got;
 }
 
 /* ==== Fingerprint blobs ==== */
@@ -334,6 +451,6 @@ static void mem_close(void *impl) {
   sm_free(m);
 }
 
-const store_ops sm__mem_ops = {"mem",     mem_put, mem_get,  mem_each,
-                               mem_count, NULL,    NULL,     mem_search,
-                               NULL,      NULL,    mem_close};
+const store_ops sm__mem_ops = {
+    "mem",      mem_put, mem_get, mem_each,  mem_count, NULL, NULL,
+    mem_search, NULL,    NULL,    mem_close, NULL,      NULL};

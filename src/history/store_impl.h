@@ -4,6 +4,16 @@
 
 #include "schedmate/sm_history.h"
 
+/* Records skipped because they could not be read back. */
+typedef struct sm__skips {
+  long long n;                 /* since the last reset */
+  char first[SM_ERR_MSG_SIZE]; /* names the first one */
+} sm__skips;
+
+/* Counts one skipped record; the first one's message is kept. */
+void sm__skip_note(sm__skips *k, const char *fmt, ...) SM_PRINTF(2, 3);
+void sm__skip_reset(sm__skips *k);
+
 typedef struct store_ops {
   const char *kind; /* "sqlite", "redis", "mem" */
   int (*put)(void *impl, const sm_record *r, sm_err *err);
@@ -22,6 +32,10 @@ typedef struct store_ops {
   int (*begin)(void *impl, sm_err *err);
   int (*end)(void *impl, sm_err *err);
   void (*close)(void *impl);
+  /* Optional: the skipped-record counter (NULL: nothing is ever skipped). */
+  sm__skips *(*skips)(void *impl);
+  /* Optional: puts of the batch committed so far (NULL: all of them). */
+  long long (*batch_done)(void *impl);
 } store_ops;
 
 /* Backend constructors: return the impl or NULL with err set. */
@@ -47,5 +61,41 @@ char *sm__record_json(const sm_record *r);
 void sm__fp_pack(const float *fp, unsigned char *out);
 /* Returns 0, or SM_ECORRUPT for a wrong length or version. */
 int sm__fp_unpack(const unsigned char *in, size_t n, float *fp);
+
+/* ==== The Redis reply scanner (store_redis.c) ====
+ *
+ * Checks a stream of RESP2 replies as it arrives, before a parser
+ * allocates anything for it: a string over SM__RESP_MAX_BULK, an array
+ * over SM__RESP_MAX_ELEMENTS values (all nested values of one reply
+ * count), a reply over SM__RESP_MAX_REPLY bytes, a status or error line
+ * over SM__RESP_MAX_LINE, nesting over SM__RESP_MAX_DEPTH and malformed
+ * headers are refused. */
+#define SM__RESP_MAX_BULK ((long long)16 << 20) /* one string (a record) */
+#define SM__RESP_MAX_ELEMENTS 100000            /* values in one reply */
+#define SM__RESP_MAX_REPLY ((size_t)64 << 20)   /* bytes of one reply */
+#define SM__RESP_MAX_LINE 65536                 /* a status or error line */
+#define SM__RESP_MAX_DEPTH 7 /* nested arrays (hiredis's limit) */
+
+typedef struct sm__resp_scan {
+  int state;                              /* where in a value */
+  char type;                              /* type byte of the value */
+  char num[24];                           /* digits of a header */
+  size_t nlen;                            /* their count */
+  size_t line;                            /* bytes of the current line */
+  int cr;                                 /* the line's CR was seen */
+  long long bulk_left;                    /* string bytes (with CRLF) due */
+  long long left[SM__RESP_MAX_DEPTH + 1]; /* values due per open array */
+  int depth;                              /* open arrays */
+  size_t bytes;                           /* bytes of the current reply */
+  long long elems;                        /* values of the current reply */
+  long long replies;                      /* complete replies so far */
+  char why[128];                          /* what was refused */
+} sm__resp_scan;
+
+/* Starts a stream (a zeroed struct is a started one too). */
+void sm__resp_scan_init(sm__resp_scan *p);
+/* Checks n more bytes.  0, or -1 with p->why set (the stream is then
+ * unusable). */
+int sm__resp_scan_feed(sm__resp_scan *p, const char *b, size_t n);
 
 #endif /* SM_STORE_IMPL_H */

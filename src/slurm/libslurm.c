@@ -253,7 +253,7 @@ static const sm_slurm_ops ops = {load_jobs,  batch_script, update_job,
 
 /* ClusterName= of a slurm.conf (keys are case-insensitive); 0 if found. */
 static int conf_cluster_name(const char *path, char *out, size_t cap) {
-  FILE *f = fopen(path, "r");
+  FILE *f = sm_file_fopen(path, NULL);
   char line[1024];
   int found = -1;
 
