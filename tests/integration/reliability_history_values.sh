@@ -11,6 +11,7 @@ cat >"$R/train.py" <<'PY'
 import argparse
 parser = argparse.ArgumentParser()
 parser.add_argument("--model", default="resnet50")
+parser.add_argument("--dataset", default="imagenet-1k")
 parser.add_argument("--epochs", type=int, default=90)
 args = parser.parse_args()
 PY
@@ -51,7 +52,7 @@ expect_rc 0 $S history list --json --db "$DB"
 [ "$(jget "$SM_TMP/last.out" '.jobs|map(.id)|sort|join(",")')" = "good-1,imp-1" ] \
   || fail "stored: $(jget "$SM_TMP/last.out" '.jobs|map(.id)|join(",")')"
 expect_rc 0 $S advise --json --db "$DB" --repo "$R" -- python train.py
-grep -qi "inf\|nan" "$SM_TMP/last.out" && fail "advise printed a non-finite number: $(cat "$SM_TMP/last.out")"
+grep -Eqi ":[[:space:]]*-?(inf|nan)([,}]|$)" "$SM_TMP/last.out" && fail "advise printed a non-finite number: $(cat "$SM_TMP/last.out")"
 d=$(jget "$SM_TMP/last.out" .estimate.duration_s)
 [ "$d" = 3600 ] || fail "estimate $d"
 echo ok

@@ -9,7 +9,7 @@
 command -v python3 >/dev/null || skip "python3 not installed"
 S=$SCHEDMATE
 H="$(dirname "$0")/../helpers"
-printf '{"metadata":{"model_name":"resnet50","dataset":"imagenet-1k","gpus":8}}\n' >"$SM_TMP/q.json"
+printf '{"metadata":{"model_name":"resnet50","task":"image_classification","dataset":"imagenet-1k","iterations":90,"iteration_type":"epochs","gpus":8}}\n' >"$SM_TMP/q.json"
 srv=""
 stop_server() { if [ -n "$srv" ]; then kill "$srv" 2>/dev/null || true; wait "$srv" 2>/dev/null || true; fi; srv=""; }
 trap stop_server EXIT
