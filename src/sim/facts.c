@@ -51,11 +51,12 @@
  * of its records' metadata and trace attributes, so the identity check
  * runs once per prototype, not once per record.  Its identity key holds
  * every metadata value (strings case-folded, numbers exactly) and, for a
- * job known only from the trace, the user, the job name with its digits
- * folded and the VC: all that sm_identity_compare reads, so two records
- * of one prototype are accepted or rejected together by any question
- * (two different users can share a fingerprint by a hash collision of
- * the feature hashing; the key keeps them apart).
+ * job known only from the trace, the user and the job name with its
+ * digits folded (and the VC, as the fingerprint): all that
+ * sm_identity_compare reads, so two records of one prototype are
+ * accepted or rejected together by any question (two different users can
+ * share a fingerprint by a hash collision of the feature hashing; the key
+ * keeps them apart).
  *
  * The walk is sm_advise's: candidates by score, ties by write order, the
  * rejected ones skipped, until top_k are kept or 4,096 candidates at or
