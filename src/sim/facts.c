@@ -18,15 +18,20 @@
  *               what the trace gives - user, job name, VC, GPUs, and the
  *               model, dataset and batch where the trace has them - or,
  *               with a workload catalogue, from what the real extractor
- *               read in its template's repository and command.  The
+ *               read in its template's repository and command.  As in
+ *               sm_advise, a job whose metadata cannot establish enough
+ *               identity (sm_identity_known / sm_identity_enough) is not
+ *               matched at all (too_little_known); otherwise the
  *               fingerprint is searched (exact top-k cosine, sm_index)
- *               among the jobs that have already ended, and the Advisor's
- *               rule (sm_estimate_compute: the plain mean of the completed
- *               matches, with its fallbacks) gives the answer.  A job is
- *               written back when it ends, with its end state, so an
- *               answer can only use outcomes known before the question
- *               (checked: every read compares the record's write time
- *               with the question's).
+ *               among the jobs that have already ended, each candidate at
+ *               or above the threshold must pass the identity check
+ *               (sm_identity_compare: no veto, enough shared identity),
+ *               and the Advisor's rule (sm_estimate_compute: the plain
+ *               mean of the completed matches, with its fallbacks) gives
+ *               the answer.  A job is written back when it ends, with its
+ *               end state, so an answer can only use outcomes known
+ *               before the question (checked: every read compares the
+ *               record's write time with the question's).
  *   calibrated  no history: each job is a hit with probability
  *               calibrated.hit (0.73) and its estimate is the true
  *               duration times e^N(0, s), where s makes a share
@@ -39,14 +44,30 @@
  *               the fingerprint encodes the answer; a hit also gets the
  *               job's own profile.
  *
- * The search keeps one index row per distinct fingerprint with the list
- * of its records in the order they were written, instead of one row per
- * record: trace jobs repeat the same fingerprint thousands of times.  The
- * answer is the same as a search over every record (the same scores, ties
- * broken by write order; tests compare it with sm_advise on a "mem:"
- * store), and once a fingerprint has top_k records of its own the answer
- * for it cannot change any more (no other fingerprint can score above an
- * identical one, later records lose ties), so it is kept. */
+ * The search keeps one index row per prototype - a distinct fingerprint
+ * with a distinct identity - with the list of its records in the order
+ * they were written, instead of one row per record: trace jobs repeat the
+ * same fingerprint thousands of times.  The prototype also keeps one copy
+ * of its records' metadata and trace attributes, so the identity check
+ * runs once per prototype, not once per record.  Its identity key holds
+ * every metadata value (strings case-folded, numbers exactly) and, for a
+ * job known only from the trace, the user and the job name with its
+ * digits folded (and the VC, as the fingerprint): all that
+ * sm_identity_compare reads, so two records of one prototype are
+ * accepted or rejected together by any question (two different users can
+ * share a fingerprint by a hash collision of the feature hashing; the key
+ * keeps them apart).
+ *
+ * The walk is sm_advise's: candidates by score, ties by write order, the
+ * rejected ones skipped, until top_k are kept or 4,096 candidates at or
+ * above the threshold have been examined (sm_advise's widest search), so
+ * vetoed look-alikes cannot hide a real match and cannot make the two
+ * disagree either.  The answer is the same as a search over every record
+ * (tests compare it with sm_advise on a "mem:" store, job by job), and
+ * once the top_k records of a prototype's own are the answer for it, the
+ * answer cannot change any more (no other fingerprint can score above an
+ * identical one, later records lose ties, and a record's identity never
+ * changes), so it is kept. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +78,17 @@
 
 #define MAX_TOPK 64
 #define EXTRA_PROTOS 8
+/* The most candidates at or above the threshold sm_advise examines
+ * (MAX_CANDIDATES in src/history/advise.c; the parity test has a case
+ * beyond it). */
+#define WALK_MAX 4096
+/* Verdicts a prototype remembers about the candidates of its jobs. */
+#define VERDICTS 8
+/* Fallback reasons counted (sm_fallback values). */
+#define N_FALLBACKS (SM_FALLBACK_TOO_LITTLE_KNOWN + 1)
+/* What an answer's walk passed over (bits). */
+#define PASSED_DIFFERENT 1u /* a candidate vetoed as a different job */
+#define PASSED_THIN 2u      /* a candidate sharing too little identity */
 
 /* One written-back job. */
 typedef struct rec {
@@ -69,47 +101,77 @@ typedef struct rec {
   int state;        /* sm_end_state */
 } rec;
 
-/* One distinct fingerprint and the records that carry it. */
+/* One distinct fingerprint with one identity, and the records that carry
+ * them. */
 typedef struct proto {
-  uint64_t h;    /* hash of the fingerprint's bytes */
-  uint32_t *r;   /* record indices, in write order */
-  int n, cap;    /* used / allocated */
-  int frozen;    /* 1: ans is final */
-  sm__fact ans;  /* the final answer for this fingerprint */
-  double latest; /* latest write time among the records ans used */
+  uint64_t h;              /* hash of the fingerprint and the identity key */
+  uint32_t *r;             /* record indices, in write order */
+  int n, cap;              /* used / allocated */
+  int frozen;              /* 1: ans is final */
+  sm__fact ans;            /* the final answer for this prototype */
+  double latest;           /* latest write time among the records ans used */
+  unsigned passed;         /* PASSED_* of the walk that gave ans */
+  char *key;               /* identity key (owned; may hold NULs) */
+  size_t keylen;           /* its length */
+  sm_meta meta;            /* the records' metadata (one copy for all) */
+  char *user, *name;       /* their trace attributes (owned, "" if none) */
+  char *vc;                /* their VC (owned) */
+  int enough;              /* their own identity is enough to match on */
+  uint32_t seen[VERDICTS]; /* prototypes judged for this one's jobs */
+  unsigned char said[VERDICTS]; /* their verdicts (see judge) */
+  int nseen;                    /* entries used (round robin when full) */
 } proto;
 
+/* A job as the history sees it: metadata, trace attributes, fingerprint
+ * and the hashes that find its prototype (the identity key itself is in
+ * sm__facts.key). */
+typedef struct jobq {
+  sm_meta m;            /* metadata at submission */
+  sm_fp_extra x;        /* user, job name, VC (borrowed from the job) */
+  float fp[SM_FP_DIMS]; /* fingerprint */
+  uint64_t hfp;         /* hash of the fingerprint (per-job output) */
+  uint64_t h;           /* hash of fingerprint and identity key */
+} jobq;
+
 struct sm__facts {
-  sm_sim *s;            /* the run */
-  int mode;             /* SM__FACTS_* */
-  int calibrated;       /* 1: calibrated mode */
-  int top_k;            /* matches kept */
-  float threshold;      /* minimum cosine */
-  double cal_hit;       /* calibrated hit rate */
-  double cal_within;    /* calibrated share within a factor of two */
-  double cal_sigma;     /* derived log-error spread */
-  double fail_rest;     /* fail.rest: work still needed after a fault */
-  uint64_t seed;        /* run seed */
-  sm__coloc *coloc;     /* profile tables */
-  sm__wl *wl;           /* workload catalogue, or NULL */
-  sm__jobenv *env;      /* per job */
-  size_t njobs;         /* job count */
-  sm_index *ix;         /* one row per proto */
-  proto *protos;        /* distinct fingerprints */
-  size_t np, capp;      /* used / allocated */
-  uint32_t *slots;      /* hash table: proto index + 1, 0 empty */
-  size_t nslots;        /* power of two */
-  rec *recs;            /* written-back jobs */
-  size_t nr, capr;      /* used / allocated */
-  size_t queries, hits; /* questions and usable answers */
-  size_t fb[SM_FALLBACK_UNAVAILABLE + 1]; /* fallbacks by reason */
-  size_t searches;                        /* index searches */
-  size_t frozen_answers;                  /* answers from a final fingerprint */
-  size_t future_reads;    /* reads of later records (must stay 0) */
-  size_t records_read;    /* records read by answers */
-  double sum_abs_log_err; /* over hits with a known truth */
-  size_t within2;         /* hits within a factor of two */
-  char attrs[256];        /* what the fingerprints are made of */
+  sm_sim *s;               /* the run */
+  int mode;                /* SM__FACTS_* */
+  int calibrated;          /* 1: calibrated mode */
+  int top_k;               /* matches kept */
+  float threshold;         /* minimum cosine */
+  double cal_hit;          /* calibrated hit rate */
+  double cal_within;       /* calibrated share within a factor of two */
+  double cal_sigma;        /* derived log-error spread */
+  double fail_rest;        /* fail.rest: work still needed after a fault */
+  uint64_t seed;           /* run seed */
+  sm__coloc *coloc;        /* profile tables */
+  sm__wl *wl;              /* workload catalogue, or NULL */
+  sm__jobenv *env;         /* per job */
+  size_t njobs;            /* job count */
+  sm_index *ix;            /* one row per proto */
+  proto *protos;           /* distinct fingerprints */
+  size_t np, capp;         /* used / allocated */
+  uint32_t *slots;         /* hash table: proto index + 1, 0 empty */
+  size_t nslots;           /* power of two */
+  rec *recs;               /* written-back jobs */
+  size_t nr, capr;         /* used / allocated */
+  size_t queries, hits;    /* questions and usable answers */
+  size_t fb[N_FALLBACKS];  /* fallbacks by reason */
+  size_t searches;         /* index searches */
+  size_t frozen_answers;   /* answers from a final prototype */
+  size_t passed_different; /* answers whose walk vetoed a look-alike */
+  size_t passed_thin;      /* answers whose walk skipped a thin one */
+  char *key;               /* identity key of the job at hand */
+  size_t keylen, keycap;   /* its length / allocated */
+  uint32_t *jproto;        /* per job: its prototype + 1, 0 not yet */
+  sm_hit *cand;            /* search results (prototypes) */
+  unsigned char *verdict;  /* per hit: 0 accepted, else PASSED_* */
+  size_t caph;             /* capacity of hits and verdict */
+  size_t future_reads;     /* reads of later records (must stay 0) */
+  size_t records_read;     /* records read by answers */
+  double sum_abs_log_err;  /* over hits with a known truth */
+  size_t within2;          /* hits within a factor of two */
+  char attrs[256];         /* what the fingerprints are made of */
 };
 
 static double uni(const sm__facts *f, uint64_t salt, uint64_t i) {
@@ -295,55 +357,162 @@ static int job_meta(const sm__facts *f, const sm_sim_job *j, sm_meta *m) {
   return 0;
 }
 
-static int job_fp(const sm__facts *f, const sm_sim_job *j, float *fp) {
-  sm_meta m;
-  sm_fp_extra x;
+/* ==== Identity ==== */
 
-  if (job_meta(f, j, &m) != 0) {
-    sm_meta_release(&m);
-    return SM_ENOMEM;
-  }
-  x.user = j->user;
-  x.name = j->name;
-  x.vc = j->vc_name;
-  sm_fingerprint(&m, &x, fp);
-  sm_meta_release(&m);
+/* A string with a letter or a digit (sm_identity_compare's "known"). */
+static int has_alnum(const char *s) {
+  for (; s != NULL && *s; s++)
+    if ((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') ||
+        (*s >= 'A' && *s <= 'Z'))
+      return 1;
   return 0;
 }
 
-static uint64_t fp_hash(const float *fp) {
-  uint64_t h = sm_hash64(fp, SM_FP_DIMS * sizeof(float), 0x1dea5ULL);
-  return h ? h : 1;
+static int is_digit(char c) {
+  return c >= '0' && c <= '9';
 }
 
-static proto *proto_find(const sm__facts *f, const float *fp, uint64_t h) {
+static char lower_c(char c) {
+  return (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+}
+
+/* Writes a tag, s case-folded (its first max bytes; digit runs as one
+ * '0' when fold) and a NUL at o; returns the end. */
+static char *key_str(char *o, char tag, const char *s, size_t max, int fold) {
+  *o++ = tag;
+  for (size_t i = 0; s[i] && i < max; i++) {
+    if (fold && is_digit(s[i]) && i > 0 && is_digit(s[i - 1]))
+      continue;
+    *o++ = fold && is_digit(s[i]) ? '0' : lower_c(s[i]);
+  }
+  *o++ = '\0';
+  return o;
+}
+
+static int str_known(const sm_meta *m, int f) {
+  return m->f[f].known && has_alnum(m->f[f].str);
+}
+
+/* The identity key of a job (into f->key, f->keylen): every metadata
+ * value (strings case-folded, numbers by their bits; finer than any
+ * equality sm_identity_compare applies) and, when the metadata names no
+ * model, dataset or task, the trace attributes the way the comparison
+ * reads them (the user case-folded, the job name's first 255 bytes
+ * case-folded with digit runs folded, whether each has a letter or digit
+ * at all) and the VC.  Jobs with equal keys are accepted or rejected
+ * alike by every question; the fingerprint makes the same distinctions,
+ * so the key splits no prototype that the fingerprint would keep
+ * together (bar hash collisions).  0 or SM_ENOMEM. */
+static int identity_key(sm__facts *f, const sm_meta *m, const sm_fp_extra *x) {
+  const char *u = x->user ? x->user : "", *n = x->name ? x->name : "";
+  const char *vc = x->vc ? x->vc : "";
+  int trace = !str_known(m, SM_META_MODEL_NAME) &&
+              !str_known(m, SM_META_DATASET) && !str_known(m, SM_META_TASK);
+  size_t need = 1;
+  char *o;
+
+  for (int i = 0; i < SM_META_NFIELDS; i++)
+    if (m->f[i].known)
+      need +=
+          2 + (sm_meta_type_of((sm_meta_field)i) != SM_META_STR ? sizeof(double)
+               : m->f[i].str ? strlen(m->f[i].str)
+                             : 0);
+  if (trace)
+    need += 6 + strlen(u) + strlen(n) + strlen(vc);
+  if (need > f->keycap) {
+    char *k = sm_realloc(f->key, need);
+    if (k == NULL)
+      return SM_ENOMEM;
+    f->key = k;
+    f->keycap = need;
+  }
+  o = f->key;
+  for (int i = 0; i < SM_META_NFIELDS; i++) {
+    const sm_meta_value *v = &m->f[i];
+    if (!v->known)
+      continue;
+    if (sm_meta_type_of((sm_meta_field)i) != SM_META_STR) {
+      *o++ = (char)('A' + i);
+      memcpy(o, &v->num, sizeof(v->num));
+      o += sizeof(v->num);
+    } else if (v->str == NULL) {
+      *o++ = (char)('a' + i);
+    } else {
+      o = key_str(o, (char)('A' + i), v->str, (size_t)-1, 0);
+    }
+  }
+  if (trace) {
+    o = key_str(o, has_alnum(u) ? '1' : '0', u, (size_t)-1, 0);
+    o = key_str(o, has_alnum(n) ? '3' : '2', n, 255, 1);
+    o = key_str(o, '4', vc, (size_t)-1, 0);
+  }
+  f->keylen = (size_t)(o - f->key);
+  return 0;
+}
+
+/* ==== Prototypes ==== */
+
+/* The metadata, fingerprint and identity key (into f->key) of j.  The
+ * caller releases q->m.  0 or SM_ENOMEM. */
+static int job_prepare(sm__facts *f, const sm_sim_job *j, jobq *q) {
+  if (job_meta(f, j, &q->m) != 0)
+    return SM_ENOMEM;
+  q->x.user = j->user;
+  q->x.name = j->name;
+  q->x.vc = j->vc_name;
+  sm_fingerprint(&q->m, &q->x, q->fp);
+  q->hfp = sm_hash64(q->fp, SM_FP_DIMS * sizeof(float), 0x1dea5ULL);
+  if (q->hfp == 0)
+    q->hfp = 1;
+  if (identity_key(f, &q->m, &q->x) != 0)
+    return SM_ENOMEM;
+  q->h = sm_hash64(f->key, f->keylen, q->hfp);
+  if (q->h == 0)
+    q->h = 1;
+  return 0;
+}
+
+static proto *proto_find(const sm__facts *f, const jobq *q) {
   size_t mask = f->nslots - 1;
 
   if (f->nslots == 0)
     return NULL;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
+  for (size_t i = q->h & mask;; i = (i + 1) & mask) {
     uint32_t v = f->slots[i];
     proto *p;
     if (v == 0)
       return NULL;
     p = &f->protos[v - 1];
-    if (p->h == h &&
-        memcmp(sm_index_row(f->ix, v - 1), fp, SM_FP_DIMS * sizeof(float)) == 0)
+    if (p->h == q->h && p->keylen == f->keylen &&
+        memcmp(p->key, f->key, p->keylen) == 0 &&
+        memcmp(sm_index_row(f->ix, v - 1), q->fp, SM_FP_DIMS * sizeof(float)) ==
+            0)
       return p;
   }
 }
 
-static int slots_put(uint32_t *slots, size_t nslots, uint64_t h, uint32_t v) {
+static void slots_put(uint32_t *slots, size_t nslots, uint64_t h, uint32_t v) {
   size_t mask = nslots - 1;
 
   for (size_t i = h & mask;; i = (i + 1) & mask)
     if (slots[i] == 0) {
       slots[i] = v;
-      return 0;
+      return;
     }
 }
 
-static proto *proto_add(sm__facts *f, const float *fp, uint64_t h) {
+static void proto_release(proto *p) {
+  sm_free(p->r);
+  sm_free(p->key);
+  sm_meta_release(&p->meta);
+  sm_free(p->user);
+  sm_free(p->name);
+  sm_free(p->vc);
+}
+
+static proto *proto_add(sm__facts *f, const jobq *q) {
+  proto *p;
+
   if ((f->np + 1) * 2 > f->nslots) {
     size_t ns = f->nslots ? f->nslots * 2 : 1024;
     uint32_t *nsl = sm_calloc(ns, sizeof(uint32_t));
@@ -363,12 +532,25 @@ static proto *proto_add(sm__facts *f, const float *fp, uint64_t h) {
     f->protos = np;
     f->capp = nc;
   }
-  if (sm_index_add(f->ix, fp) != 0)
+  p = &f->protos[f->np];
+  memset(p, 0, sizeof(*p));
+  sm_meta_init(&p->meta);
+  p->h = q->h;
+  p->keylen = f->keylen;
+  p->key = sm_malloc(p->keylen ? p->keylen : 1);
+  p->user = sm_strdup(q->x.user ? q->x.user : "");
+  p->name = sm_strdup(q->x.name ? q->x.name : "");
+  p->vc = sm_strdup(q->x.vc ? q->x.vc : "");
+  if (p->key == NULL || p->user == NULL || p->name == NULL || p->vc == NULL ||
+      sm_meta_copy(&p->meta, &q->m) != 0 || sm_index_add(f->ix, q->fp) != 0) {
+    proto_release(p);
     return NULL;
-  memset(&f->protos[f->np], 0, sizeof(proto));
-  f->protos[f->np].h = h;
-  slots_put(f->slots, f->nslots, h, (uint32_t)f->np + 1);
-  return &f->protos[f->np++];
+  }
+  memcpy(p->key, f->key, p->keylen);
+  p->enough = sm_identity_enough(sm_identity_known(&q->m, &q->x));
+  slots_put(f->slots, f->nslots, q->h, (uint32_t)f->np + 1);
+  f->np++;
+  return p;
 }
 
 /* ==== Answers ==== */
@@ -383,72 +565,210 @@ static int by_rec(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Top-k records for fp, by score, ties by write order: the result of a
- * search over every record.  Returns the count, or -1 without memory. */
-static int top_records(sm__facts *f, const float *fp, pick *out, int k) {
-  sm_hit hits[MAX_TOPK + EXTRA_PROTOS];
-  int want = k + EXTRA_PROTOS, n, got = 0;
-  sm_hit *all = NULL;
-  sm_hit *h = hits;
+/* The walk over the candidates, as sm_advise's. */
+typedef struct walk {
+  pick *out;       /* matches kept, in walk order */
+  int k;           /* at most this many */
+  int got;         /* kept so far */
+  long walked;     /* candidates (records) examined */
+  unsigned passed; /* PASSED_* of the rejected candidates examined */
+  int done;        /* top-k full, or WALK_MAX examined */
+} walk;
 
-  if (f->np == 0)
-    return 0;
-  f->searches++;
-  if ((size_t)want > f->np)
-    want = (int)f->np;
-  n = sm_index_search(f->ix, fp, want, -2.0f, h);
-  if (n < 0)
-    return -1;
-  for (int i = 0; i < n && got < k;) {
-    int g = i, start = got;
-    /* A group of prototypes with the same score; if it may go on past
-     * what the search returned, ask for everything. */
-    while (g < n && h[g].score == h[i].score)
-      g++;
-    if (g == n && (size_t)n < f->np && h != all) {
-      all = sm_malloc(f->np * sizeof(sm_hit));
-      if (all == NULL)
-        return -1;
-      n = sm_index_search(f->ix, fp, (int)f->np, -2.0f, all);
-      h = all;
-      got = 0;
-      i = 0;
-      continue;
-    }
+/* Records of p written before record rec. */
+static long before(const proto *p, uint32_t rec) {
+  int lo = 0, hi = p->n;
+
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (p->r[mid] < rec)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* 0 when the records of prototype c may stand for the job q, else why
+ * not (PASSED_*).  The verdict depends on the two identities only, so
+ * the job's own prototype qp (may be NULL) remembers it. */
+static unsigned char judge(sm__facts *f, proto *qp, uint32_t c, const jobq *q) {
+  const proto *p = &f->protos[c];
+  sm_fp_extra px;
+  sm_identity_cmp cmp;
+  unsigned char v;
+
+  if (qp != NULL)
+    for (int i = 0; i < qp->nseen && i < VERDICTS; i++)
+      if (qp->seen[i] == c)
+        return qp->said[i];
+  px.user = p->user;
+  px.name = p->name;
+  px.vc = p->vc;
+  v = sm_identity_compare(&q->m, &q->x, &p->meta, &px, &cmp) ? 0
+      : cmp.veto >= 0                                        ? PASSED_DIFFERENT
+                                                             : PASSED_THIN;
+  if (qp != NULL) {
+    int slot = qp->nseen++ % VERDICTS;
+    qp->seen[slot] = c;
+    qp->said[slot] = v;
+  }
+  return v;
+}
+
+/* Walks one group of prototypes of equal score, h[i..g) with verdicts
+ * v[i..g): their records merged in write order, the rejected skipped,
+ * the accepted kept while the top-k has room and fewer than WALK_MAX
+ * candidates have been examined in all.  Rejected prototypes are
+ * counted by their place in the merge, never one record at a time. */
+static void walk_group(const sm__facts *f, const sm_hit *h,
+                       const unsigned char *v, int i, int g, walk *w) {
+  long rem = WALK_MAX - w->walked, tot = 0, limit;
+  int nacc = 0, start = w->got;
+
+  for (int q = i; q < g; q++) {
+    tot += f->protos[h[q].row].n;
+    nacc += v[q] == 0;
+  }
+  limit = tot < rem ? tot : rem;
+  if (nacc > 0) {
+    int got = start, taken = 0;
+    long last = -1;
     for (int q = i; q < g; q++) {
       const proto *p = &f->protos[h[q].row];
+      if (v[q] != 0)
+        continue;
       for (int r = 0; r < p->n; r++) {
         pick pk = {p->r[r], h[q].score};
-        /* Keep the group's earliest records: at most k - start. */
-        if (got - start < k - start) {
-          out[got++] = pk;
+        /* Keep the group's earliest accepted records: at most k - start. */
+        if (got - start < w->k - start) {
+          w->out[got++] = pk;
         } else {
           int worst = start;
           for (int z = start + 1; z < got; z++)
-            if (out[z].rec > out[worst].rec)
+            if (w->out[z].rec > w->out[worst].rec)
               worst = z;
-          if (pk.rec < out[worst].rec)
-            out[worst] = pk;
+          if (pk.rec < w->out[worst].rec)
+            w->out[worst] = pk;
           else
             break; /* records of a proto come in write order */
         }
       }
     }
-    qsort(out + start, (size_t)(got - start), sizeof(pick), by_rec);
-    i = g;
+    qsort(w->out + start, (size_t)(got - start), sizeof(pick), by_rec);
+    /* The t-th accepted record's place in the merge: t, plus the
+     * rejected records written before it. */
+    for (int t = 0; t < got - start; t++) {
+      long pos = t;
+      for (int q = i; q < g; q++)
+        if (v[q] != 0)
+          pos += before(&f->protos[h[q].row], w->out[start + t].rec);
+      if (pos >= rem)
+        break;
+      taken++;
+      last = pos;
+    }
+    w->got = start + taken;
+    if (taken < got - start)
+      w->done = 1; /* WALK_MAX reached inside the group */
+    else if (w->got == w->k) {
+      limit = last + 1;
+      w->done = 1;
+    }
   }
-  sm_free(all);
-  return got;
+  if (nacc < g - i) {
+    /* A rejected prototype was examined when its first record lies
+     * within the part of the merge walked. */
+    for (int q = i; q < g; q++) {
+      const proto *p = &f->protos[h[q].row];
+      long pos = 0;
+      if (v[q] == 0 || (w->passed & v[q]))
+        continue;
+      if (limit < tot)
+        for (int z = i; z < g; z++)
+          pos += before(&f->protos[h[z].row], p->r[0]);
+      if (pos < limit)
+        w->passed |= v[q];
+    }
+  }
+  w->walked += limit;
+  if (w->walked >= WALK_MAX)
+    w->done = 1;
 }
 
-/* The Advisor's answer from the selected records. */
-static void answer(sm__facts *f, const pick *pk, int n, double now,
-                   sm__fact *out, double *latest) {
+/* Makes room for n search results and verdicts.  0 or SM_ENOMEM. */
+static int hits_reserve(sm__facts *f, size_t n) {
+  sm_hit *h;
+  unsigned char *v;
+
+  if (n <= f->caph)
+    return 0;
+  h = sm_realloc(f->cand, n * sizeof(*h));
+  if (h == NULL)
+    return SM_ENOMEM;
+  f->cand = h;
+  v = sm_realloc(f->verdict, n);
+  if (v == NULL)
+    return SM_ENOMEM;
+  f->verdict = v;
+  f->caph = n;
+  return 0;
+}
+
+/* The matches for q: candidates at or above the threshold by score, ties
+ * by write order, whose identity agrees (at most k), as sm_advise walks
+ * them over a store of every record.  The first search asks for a few
+ * prototypes beyond k; when the walk reaches the end of what it returned
+ * (the top-k not yet full, or a group of equal scores that may go on), it
+ * asks for WALK_MAX prototypes, then for all.  Returns the count, or -1
+ * without memory; w->passed says what was rejected on the way. */
+static int top_records(sm__facts *f, const jobq *q, proto *qp, walk *w) {
+  size_t want = (size_t)w->k + EXTRA_PROTOS;
+  int n, i = 0;
+
+  if (f->np == 0)
+    return 0;
+  if (want > f->np)
+    want = f->np;
+  if (hits_reserve(f, want) != 0)
+    return -1;
+  f->searches++;
+  n = sm_index_search(f->ix, q->fp, (int)want, f->threshold, f->cand);
+  if (n < 0)
+    return -1;
+  while (i < n && !w->done) {
+    int g = i;
+    while (g < n && f->cand[g].score == f->cand[i].score)
+      g++;
+    if (g == n && (size_t)n == want && want < f->np) {
+      /* The results are a prefix of any longer search's. */
+      want = want < WALK_MAX && f->np > WALK_MAX ? WALK_MAX : f->np;
+      if (hits_reserve(f, want) != 0)
+        return -1;
+      f->searches++;
+      n = sm_index_search(f->ix, q->fp, (int)want, f->threshold, f->cand);
+      if (n < 0)
+        return -1;
+      continue;
+    }
+    for (int z = i; z < g; z++)
+      f->verdict[z] = judge(f, qp, (uint32_t)f->cand[z].row, q);
+    walk_group(f, f->cand, f->verdict, i, g, w);
+    i = g;
+  }
+  return w->got;
+}
+
+/* The Advisor's answer from the selected records; with none, the
+ * fallback sm_advise gives: the history is empty, nothing reaches the
+ * threshold, or every candidate that does was rejected (too little
+ * shared identity before a veto, as there). */
+static void answer(sm__facts *f, const pick *pk, int n, const walk *w,
+                   double now, sm__fact *out, double *latest) {
   sm_record m[MAX_TOPK];
   float sc[MAX_TOPK];
   sm_advice a;
   sm_advise_opts o;
-  int keep = 0;
   double gu = 0, gm = 0;
   int ng = 0;
 
@@ -456,16 +776,14 @@ static void answer(sm__facts *f, const pick *pk, int n, double now,
   out->duration = out->util = out->gmem_util = out->gmem = NAN;
   *latest = -INFINITY;
   if (n == 0) {
-    out->fallback = SM_FALLBACK_NO_MATCH;
+    out->fallback = f->np == 0                ? SM_FALLBACK_NO_MATCH
+                    : w->passed & PASSED_THIN ? SM_FALLBACK_TOO_LITTLE_KNOWN
+                    : w->passed & PASSED_DIFFERENT
+                        ? SM_FALLBACK_NO_MATCH
+                        : SM_FALLBACK_BELOW_THRESHOLD;
     return;
   }
-  while (keep < n && pk[keep].score >= f->threshold)
-    keep++;
-  if (keep == 0) {
-    out->fallback = SM_FALLBACK_BELOW_THRESHOLD;
-    return;
-  }
-  for (int i = 0; i < keep; i++) {
+  for (int i = 0; i < n; i++) {
     const rec *r = &f->recs[pk[i].rec];
     sm_record_init(&m[i]);
     m[i].duration_s = r->duration;
@@ -487,7 +805,7 @@ static void answer(sm__facts *f, const pick *pk, int n, double now,
   sm_advice_init(&a);
   a.matches = m;
   a.scores = sc;
-  a.n_matches = keep;
+  a.n_matches = n;
   memset(&o, 0, sizeof(o));
   o.top_k = f->top_k;
   o.threshold = f->threshold;
@@ -505,55 +823,79 @@ static void answer(sm__facts *f, const pick *pk, int n, double now,
   sm_free(a.est.perf); /* none: the records carry no perf points */
 }
 
+static void count_passed(sm__facts *f, unsigned passed) {
+  f->passed_different += (passed & PASSED_DIFFERENT) != 0;
+  f->passed_thin += (passed & PASSED_THIN) != 0;
+}
+
 static void ask_history(sm__facts *f, const sm_sim_job *j, sm__fact *out) {
-  float fp[SM_FP_DIMS];
+  jobq q;
   pick pk[MAX_TOPK];
-  uint64_t h;
+  walk w;
   proto *p;
   double latest, now = sm_sim_now(f->s);
   int n, zero = 1;
 
   memset(out, 0, sizeof(*out));
-  if (job_fp(f, j, fp) != 0) {
+  out->duration = out->util = out->gmem_util = out->gmem = NAN;
+  sm_meta_init(&q.m);
+  if (job_prepare(f, j, &q) != 0) {
     out->fallback = SM_FALLBACK_UNAVAILABLE;
-    return;
+    goto end;
   }
   for (int i = 0; i < SM_FP_DIMS && zero; i++)
-    zero = fp[i] == 0.0f;
+    zero = q.fp[i] == 0.0f;
   if (zero) {
     out->fallback = SM_FALLBACK_EXTRACT_FAILED;
-    return;
+    goto end;
   }
-  h = fp_hash(fp);
-  sm_sim_job_at(f->s, j->idx)->fingerprint = h;
-  p = proto_find(f, fp, h);
+  sm_sim_job_at(f->s, j->idx)->fingerprint = q.hfp;
+  p = proto_find(f, &q);
+  if (p != NULL)
+    f->jproto[j->idx] = (uint32_t)(p - f->protos) + 1;
+  /* As sm_advise: a job that cannot be identified is not searched. */
+  if (!(p != NULL ? p->enough
+                  : sm_identity_enough(sm_identity_known(&q.m, &q.x)))) {
+    out->fallback = SM_FALLBACK_TOO_LITTLE_KNOWN;
+    goto end;
+  }
   if (p != NULL && p->frozen) {
     f->frozen_answers++;
     *out = p->ans;
+    count_passed(f, p->passed);
     f->records_read += (size_t)(out->n > 0 ? out->n : 0);
     if (p->latest > now)
       f->future_reads++;
-    return;
+    goto end;
   }
-  n = top_records(f, fp, pk, f->top_k);
+  memset(&w, 0, sizeof(w));
+  w.out = pk;
+  w.k = f->top_k;
+  n = top_records(f, &q, p, &w);
   if (n < 0) {
     out->fallback = SM_FALLBACK_UNAVAILABLE;
-    return;
+    goto end;
   }
-  answer(f, pk, n, now, out, &latest);
-  if (p != NULL && p->n >= f->top_k) {
+  answer(f, pk, n, &w, now, out, &latest);
+  count_passed(f, w.passed);
+  if (p != NULL && p->n >= f->top_k && n == f->top_k) {
+    /* The prototype's own first top_k records are the answer: nothing
+     * written later can come before them. */
     int own = 1;
     for (int i = 0; i < n && own; i++) {
       own = 0;
       for (int r = 0; r < f->top_k && !own; r++)
         own = p->r[r] == pk[i].rec;
     }
-    if (own && n == f->top_k) {
+    if (own) {
       p->frozen = 1;
       p->ans = *out;
       p->latest = latest;
+      p->passed = w.passed;
     }
   }
+end:
+  sm_meta_release(&q.m);
 }
 
 static void ask_calibrated(sm__facts *f, const sm_sim_job *j, sm__fact *out) {
@@ -606,24 +948,32 @@ void sm__facts_ask(sm__facts *f, const sm_sim_job *j, sm__fact *out) {
     f->hits++;
     f->sum_abs_log_err += e;
     f->within2 += e <= log(2.0) + 1e-12;
-  } else if (out->fallback >= 0 && out->fallback <= SM_FALLBACK_UNAVAILABLE) {
+  } else if (out->fallback >= 0 && out->fallback < N_FALLBACKS) {
     f->fb[out->fallback]++;
   }
 }
 
 void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work, int state) {
-  float fp[SM_FP_DIMS];
-  uint64_t h;
+  jobq q;
   proto *p;
   rec *r;
   const sm__prof *pr = sm__coloc_prof(f->coloc, f->env[j->idx].prof);
 
-  if (f->calibrated || job_fp(f, j, fp) != 0)
+  if (f->calibrated)
     return;
-  h = fp_hash(fp);
-  p = proto_find(f, fp, h);
-  if (p == NULL && (p = proto_add(f, fp, h)) == NULL)
-    goto oom;
+  sm_meta_init(&q.m);
+  if (f->jproto[j->idx] != 0) {
+    /* Found when the job was asked about: a job's metadata, fingerprint
+     * and identity are those of its submission. */
+    p = &f->protos[f->jproto[j->idx] - 1];
+  } else {
+    if (job_prepare(f, j, &q) != 0)
+      goto oom;
+    p = proto_find(f, &q);
+    if (p == NULL && (p = proto_add(f, &q)) == NULL)
+      goto oom;
+    f->jproto[j->idx] = (uint32_t)(p - f->protos) + 1;
+  }
   if (f->nr == f->capr) {
     size_t nc = f->capr ? f->capr * 2 : 1024;
     rec *nr = sm_realloc(f->recs, nc * sizeof(*nr));
@@ -649,8 +999,10 @@ void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work, int state) {
   r->written = sm_sim_now(f->s);
   r->state = state;
   p->r[p->n++] = (uint32_t)f->nr++;
+  sm_meta_release(&q.m);
   return;
 oom:
+  sm_meta_release(&q.m);
   sm_sim_note(f->s, "history: out of memory writing job %s back", j->id);
 }
 
@@ -735,6 +1087,9 @@ int sm__facts_open(sm_sim *s, sm__facts **out, sm_err *err) {
     rc = sm_err_set(err, SM_ENOMEM, "out of memory");
   if (rc == 0)
     rc = setup_env(f, err);
+  if (rc == 0 && (f->jproto = sm_calloc(f->njobs ? f->njobs : 1,
+                                        sizeof(uint32_t))) == NULL)
+    rc = sm_err_set(err, SM_ENOMEM, "out of memory");
   if (rc != 0) {
     sm__facts_free(f);
     return rc;
@@ -770,8 +1125,12 @@ void sm__facts_free(sm__facts *f) {
   if (f == NULL)
     return;
   for (size_t i = 0; i < f->np; i++)
-    sm_free(f->protos[i].r);
+    proto_release(&f->protos[i]);
   sm_free(f->protos);
+  sm_free(f->cand);
+  sm_free(f->verdict);
+  sm_free(f->key);
+  sm_free(f->jproto);
   sm_free(f->slots);
   sm_free(f->recs);
   sm_free(f->env);
@@ -795,6 +1154,32 @@ const char *sm__facts_mode(const sm__facts *f) {
                                          : "history";
 }
 
+int sm__facts_job_meta(const sm__facts *f, const sm_sim_job *j, sm_meta *m) {
+  return job_meta(f, j, m);
+}
+
+uint64_t sm__facts_identity(sm__facts *f, const sm_sim_job *j,
+                            unsigned *known) {
+  jobq q;
+  uint64_t h = 0;
+
+  sm_meta_init(&q.m);
+  if (job_prepare(f, j, &q) == 0) {
+    h = sm_hash64(f->key, f->keylen, 0x1d ^ f->keylen);
+    if (known != NULL)
+      *known = sm_identity_known(&q.m, &q.x);
+  }
+  sm_meta_release(&q.m);
+  return h;
+}
+
+void sm__facts_counters(const sm__facts *f, size_t *searches, size_t *frozen,
+                        size_t *prototypes) {
+  *searches = f->searches;
+  *frozen = f->frozen_answers;
+  *prototypes = f->np;
+}
+
 size_t sm__facts_future_reads(const sm__facts *f, size_t *records_read) {
   if (records_read != NULL)
     *records_read = f->records_read;
@@ -813,6 +1198,12 @@ void sm__facts_report(sm__facts *f, sm_sim *s) {
                   (double)f->fb[SM_FALLBACK_BELOW_THRESHOLD]);
   sm_sim_stat_add(s, "fallback_inconsistent",
                   (double)f->fb[SM_FALLBACK_INCONSISTENT]);
+  if (!f->calibrated) {
+    sm_sim_stat_add(s, "fallback_too_little_known",
+                    (double)f->fb[SM_FALLBACK_TOO_LITTLE_KNOWN]);
+    sm_sim_stat_add(s, "facts_vetoed_lookalikes", (double)f->passed_different);
+    sm_sim_stat_add(s, "facts_thin_lookalikes", (double)f->passed_thin);
+  }
   if (f->calibrated) {
     sm_sim_note(s,
                 "facts: calibrated (no history): hit rate %.3g, %.3g of "
@@ -826,9 +1217,11 @@ void sm__facts_report(sm__facts *f, sm_sim *s) {
     sm_sim_note(s,
                 "facts: %s - the history engine online over the "
                 "trace (fingerprint, exact top-%d search at cosine >= "
-                "%.2f, plain mean of the completed matches); only jobs "
-                "that ended before a submission are searched; fingerprints "
-                "from %s%s",
+                "%.2f, identity checked as in advise: a job that cannot "
+                "be identified and a look-alike with a different or too "
+                "little known identity are not matched; plain mean of the "
+                "completed matches); only jobs that ended before a "
+                "submission are searched; fingerprints from %s%s",
                 f->mode == SM__FACTS_ORACLE ? "ORACLE (an upper bound, "
                                               "reads the outcome)"
                                             : "history",

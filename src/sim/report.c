@@ -691,6 +691,12 @@ static const struct {
     {"fallback_no_match", "fallbacks: no similar past job"},
     {"fallback_below_threshold", "fallbacks: matches below the threshold"},
     {"fallback_inconsistent", "fallbacks: inconsistent history"},
+    {"fallback_too_little_known", "fallbacks: too little known to identify "
+                                  "the job"},
+    {"facts_vetoed_lookalikes", "answers that vetoed a look-alike (a "
+                                "different job)"},
+    {"facts_thin_lookalikes", "answers that skipped a look-alike sharing "
+                              "too little identity"},
     {"history_records", "jobs written back to the history"},
     {"history_fingerprints", "distinct fingerprints in the history"},
     {"history_future_reads", "answers that read the future (must be 0)"},

@@ -181,5 +181,14 @@ const char *sm__facts_mode(const sm__facts *f);
 /* For tests: answers so far that read a record written after the
  * question was asked (history mode; must stay 0), and records read. */
 size_t sm__facts_future_reads(const sm__facts *f, size_t *records_read);
+/* For tests: the metadata the history source builds for j at its
+ * submission (m need not be initialised; the caller releases it), 0 or
+ * SM_ENOMEM; a hash of j's identity key with the identity groups its
+ * metadata knows (0 without memory); index searches, answers kept from a
+ * final prototype and prototypes so far. */
+int sm__facts_job_meta(const sm__facts *f, const sm_sim_job *j, sm_meta *m);
+uint64_t sm__facts_identity(sm__facts *f, const sm_sim_job *j, unsigned *known);
+void sm__facts_counters(const sm__facts *f, size_t *searches, size_t *frozen,
+                        size_t *prototypes);
 
 #endif /* SM_SCHEDMATE_INT_H */
