@@ -196,7 +196,8 @@ static void act(sm_slurm_agent *a, const sm_slurm_job *sj,
 static int diagnose(sm_slurm_agent *a, const sm_slurm_job *sj, sm_diagnosis *d,
                     const char **log, sm_err *err) {
   const char *paths[2] = {sj->std_out, sj->std_err};
-  int any = 0;
+  int any = 0, rc;
+  sm__fsid id;
 
   memset(d, 0, sizeof(*d));
   *log = NULL;
@@ -205,7 +206,10 @@ static int diagnose(sm_slurm_agent *a, const sm_slurm_job *sj, sm_diagnosis *d,
     if (paths[i] == NULL ||
         (i == 1 && sj->std_out && strcmp(paths[1], sj->std_out) == 0))
       continue;
-    if (sm_diagnose_file(a->sigdb, paths[i], NULL, &t, err) != 0)
+    sm__fsid_enter(&id, sj->uid);
+    rc = sm_diagnose_file(a->sigdb, paths[i], NULL, &t, err);
+    sm__fsid_leave(&id);
+    if (rc != 0)
       continue;
     if (!any || (t.failure && !d->failure)) {
       if (any)

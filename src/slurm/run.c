@@ -69,6 +69,7 @@ static void copy_nodes(sm__sjob *j, const sm_slurm_job *sj) {
 /* Reads the log once more (or for the first time). */
 static void follow(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j) {
   sm_err err = {0};
+  sm__fsid id;
   int rc;
 
   if (sj->std_out == NULL)
@@ -90,9 +91,14 @@ static void follow(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j) {
     sm_free(j->trk_path);
     j->trk_path = sm_strdup(sj->std_out);
     j->trk_run = sj->restarts;
+    sm__fsid_enter(&id, sj->uid);
     rc = sm_tracker_scan(j->trk, sj->std_out, &j->tr, &err);
+    sm__fsid_leave(&id);
   } else {
+    /* A poll may reopen the path after a rotation. */
+    sm__fsid_enter(&id, sj->uid);
     rc = sm_tracker_poll(j->trk, &j->tr, &err);
+    sm__fsid_leave(&id);
   }
   if (rc < 0) {
     double wait =
@@ -223,7 +229,12 @@ void sm__run_channel(sm_slurm_agent *a, sm_slurm_job *jobs, int n) {
 void sm__run_final(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j) {
   if (j->trk != NULL && j->trk_run == sj->restarts) {
     sm_err err = {0};
-    if (sm_tracker_poll(j->trk, &j->tr, &err) >= 0)
+    sm__fsid id;
+    int rc;
+    sm__fsid_enter(&id, sj->uid);
+    rc = sm_tracker_poll(j->trk, &j->tr, &err);
+    sm__fsid_leave(&id);
+    if (rc >= 0)
       j->trk_status = j->tr.ok ? 1 : 2;
     return;
   }

@@ -9,6 +9,7 @@
 #define SM_SLURM_INT_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "schedmate/sm_advisor.h"
 #include "schedmate/sm_failure.h"
@@ -111,6 +112,22 @@ double sm__wall(void);
 /* History id of a run: "CLUSTER:ID" or "CLUSTER:ID.RESTARTS". */
 void sm__run_id(const sm_slurm_agent *a, uint32_t id, uint32_t restarts,
                 char *out, size_t cap);
+/* ==== fsid.c: a job's files are read with its user's rights ==== */
+
+/* The saved file system identity while a job's file is opened. */
+typedef struct sm__fsid {
+  int active; /* 1: changed, to be restored */
+  uid_t uid;  /* previous fsuid */
+  gid_t gid;  /* previous fsgid */
+} sm__fsid;
+
+/* Takes on the file system identity of user uid (and the primary group
+ * of its passwd entry, else nobody's) when the agent runs as root and uid
+ * is not root; else changes nothing.  Calling thread only. */
+void sm__fsid_enter(sm__fsid *s, uint32_t uid);
+/* Restores what sm__fsid_enter changed. */
+void sm__fsid_leave(sm__fsid *s);
+
 /* 1 when the agent may change Slurm (enforce mode). */
 #define SM__ACTS(a) ((a)->o.enforce != 0)
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -577,6 +578,55 @@ SM_TEST(slurm_agent_ecc_drains_and_requeues_user_error_does_not) {
   }
   ASSERT_EQ(history_state(&s, "fake:7.1"), SM_END_FAILED_INFRA);
   ASSERT_EQ(history_state(&s, "fake:7.2"), SM_END_FAILED_INFRA);
+  sm_slurm_agent_free(a);
+  fake_free(&f);
+  scratch_free(&s);
+}
+
+/* A job's log is read with its user's rights: a log path that points at a
+ * file the user cannot read (here root's, mode 0600) is not read, however
+ * telling its content; the same file owned by the user is. */
+SM_TEST(slurm_agent_reads_logs_with_the_job_users_rights) {
+  fake f = {0};
+  scratch s;
+  sm_slurm_agent *a;
+  sm_slurm_job *j;
+  char *secret, *own, *out;
+  const uint32_t nobody = 65534;
+
+  if (geteuid() != 0)
+    SM_SKIP("needs root (the agent's rights are the point)");
+  scratch_init(&s);
+  ASSERT_OK(chmod(s.dir, 0755));
+  /* Root's file: an ECC fault the user must not be able to plant or read. */
+  secret = failed_log(&s, "root-only.out", "ecc_nccl.tail", "n2");
+  ASSERT_OK(chmod(secret, 0600));
+  own = failed_log(&s, "own.out", "ecc_nccl.tail", "n3");
+  ASSERT_OK(chmod(own, 0600));
+  ASSERT_OK(chown(own, nobody, nobody));
+  j = failed(&f, &s, 21, "peek", secret, "n2");
+  j->uid = nobody;
+  j = failed(&f, &s, 22, "mine", own, "n3");
+  j->uid = nobody;
+  a = agent(&f, &s, 1, s.audit);
+  for (int i = 0; i < 20 && history_state(&s, "fake:21") == SM_END__COUNT;
+       i++) {
+    usleep(5000);
+    ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  }
+  /* Unreadable for its user: recorded without a diagnosis, nothing done. */
+  ASSERT_EQ(history_state(&s, "fake:21"), SM_END_FAILED);
+  out = history_outcome(&s, "fake:21");
+  ASSERT(out != NULL);
+  ASSERT(strstr(out, "log unavailable") != NULL);
+  ASSERT(strstr(out, "ECC") == NULL);
+  sm_free(out);
+  ASSERT_EQ(count_ops(&f, "drain n2"), 0);
+  /* Its own log is read and acted on as before. */
+  ASSERT_EQ(history_state(&s, "fake:22"), SM_END_FAILED_INFRA);
+  ASSERT_EQ(count_ops(&f, "drain n3"), 1);
+  /* The agent is root again afterwards. */
+  ASSERT_EQ(setfsuid((uid_t)-1), 0);
   sm_slurm_agent_free(a);
   fake_free(&f);
   scratch_free(&s);
