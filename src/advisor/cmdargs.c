@@ -67,9 +67,13 @@ static void load(sm__ctx *c, const char *path) {
   if (c->entry != NULL && strcmp(path, c->entry) == 0)
     return;
   if (dot && strcasecmp(dot, ".py") == 0) {
-    /* A Python config (plain assignments) or another script (a wrapper's
-     * training script): pyscan decides. */
-    sm__py_config(c, path, SM__L_CONFIG);
+    /* A Python config module (evaluated), or another script (a wrapper's
+     * training script) that is scanned like code. */
+    sm__vnode *t = sm__cfg_tree(c, path);
+    if (t != NULL)
+      sm__vt_publish(c, t, NULL, SM__L_CONFIG);
+    else
+      sm__py_config(c, path, SM__L_CONFIG);
     return;
   }
   sm__config_load(c, path, NULL, SM__L_CONFIG);

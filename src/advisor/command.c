@@ -626,52 +626,14 @@ static int deepspeed_launcher(sm__ctx *c, cmdline *cl, int i) {
   return -1;
 }
 
-/* Reads an accelerate config YAML into launcher facts. */
+/* Reads an accelerate config YAML into launcher facts; its keys are
+ * kept under "accelerate." so that they never pass for the script's. */
 static void accelerate_config(sm__ctx *c, const char *rel) {
-  static const char *const np[] = {"num_processes", NULL};
-  static const char *const nm[] = {"num_machines", NULL};
-  static const char *const mp[] = {"mixed_precision", NULL};
-  static const char *const dt[] = {"distributed_type", NULL};
-  static const char *const zs[] = {"zero_stage", NULL};
-  const sm__param *p;
-  int before = c->params.n;
-
-  if (sm__config_load(c, rel, "accelerate", SM__L_CONFIG) != 0)
+  sm__vnode *t = sm__cfg_tree(c, rel);
+  if (t == NULL)
     return;
-  (void)before;
-  if ((p = sm__param_get(c, np)) && p->kind == SM__V_NUM && p->num > 0 &&
-      c->gpus_total == 0) {
-    c->gpus_total = p->num;
-    c->gt_ev = p->ev;
-  }
-  if ((p = sm__param_get(c, nm)) && p->kind == SM__V_NUM && p->num > 0 &&
-      c->nodes == 0) {
-    c->nodes = p->num;
-    c->nodes_ev = p->ev;
-  }
-  if ((p = sm__param_get(c, mp)) && p->kind == SM__V_STR &&
-      c->precision == NULL) {
-    if (strcmp(p->str, "bf16") == 0 || strcmp(p->str, "fp16") == 0 ||
-        strcmp(p->str, "fp8") == 0)
-      c->precision = p->str;
-    else if (strcmp(p->str, "no") == 0)
-      c->precision = "fp32";
-    c->precision_ev = p->ev;
-  }
-  if ((p = sm__param_get(c, dt)) && p->kind == SM__V_STR &&
-      c->strategy == NULL) {
-    if (strcasecmp(p->str, "FSDP") == 0)
-      c->strategy = "fsdp";
-    else if (strcasecmp(p->str, "DEEPSPEED") == 0) {
-      const sm__param *z = sm__param_get(c, zs);
-      c->strategy = (z && z->kind == SM__V_NUM)
-                        ? sm__printf(c, "deepspeed_zero%d", (int)z->num)
-                        : "deepspeed";
-    } else if (strcasecmp(p->str, "MULTI_GPU") == 0)
-      c->strategy = "ddp";
-    if (c->strategy != NULL)
-      c->strategy_ev = p->ev;
-  }
+  sm__vt_publish(c, t, "accelerate", SM__L_CONFIG);
+  sm__accelerate_tree(c, t);
 }
 
 static int accelerate(sm__ctx *c, cmdline *cl, int i) {
