@@ -474,6 +474,25 @@ int sm__command_script(sm__ctx *c, const char *text, size_t len,
 /* Applies the entry script's arguments (after the code scan has told
  * which options are flags).  */
 void sm__command_args(sm__ctx *c);
+/* Reads a launch given as words with their evidence, run in dir (a
+ * script's chosen command).  Returns 0 or -1 with a warning. */
+int sm__launch_words(sm__ctx *c, const char **w, const char **ev, int n,
+                     const char *dir, int depth);
+/* How much words look like a training launch; launcher / wrapper words;
+ * environment of the launch; #SBATCH option text. */
+int sm__launch_score(const char *const *w, int n);
+int sm__is_launch_word(const char *w);
+int sm__is_wrapper(const char *w);
+void sm__set_env(sm__ctx *c, const char *k, const char *v);
+void sm__slurm_line(sm__ctx *c, const char *text, size_t n, const char *ev);
+
+/* ==== shrun.c: launch scripts on the bash syntax tree ==== */
+
+/* Interprets the shell script rel (or inline text when text is not NULL,
+ * named rel in evidence) with positional args in directory dir and reads
+ * the training launch it runs.  Problems are warnings. */
+void sm__sh_run(sm__ctx *c, const char *rel, const char *text, size_t len,
+                const char *const *args, int nargs, const char *dir, int depth);
 
 /* ==== cfgfile.c: configuration files ==== */
 
@@ -542,6 +561,14 @@ sm__vnode *sm__py_resolve(sm__ctx *c, const char *rel, const char *dotted);
  * (`--config cfg.py:arg`), or NULL. */
 const char *sm__py_config_arg(sm__ctx *c, const char *rel);
 void sm__py_set_config_arg(sm__ctx *c, const char *rel, const char *arg);
+
+/* ==== keys.c: the keys that carry each field ==== */
+
+/* The keys of a role ("per_device", "global", "accum", "steps", "epochs",
+ * "lr", "d_model", "n_layers", "seq_len", "gpus", "nodes", "tp", "pp",
+ * "vocab", "model", "dataset"), in order of preference; NULL-terminated,
+ * never NULL. */
+const char *const *sm__keys(const char *role);
 
 /* ==== frameworks.c: documented defaults of library classes ==== */
 

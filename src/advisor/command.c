@@ -42,6 +42,11 @@ static int is_assignment(const char *w) {
 }
 
 static void set_env(sm__ctx *c, const char *k, size_t kn, const char *v) {
+  for (int i = 0; i < c->n_env; i++)
+    if (strlen(c->env_k[i]) == kn && strncmp(c->env_k[i], k, kn) == 0) {
+      c->env_v[i] = sm__strdup(c, v);
+      return;
+    }
   if (c->n_env >= SM__MAX_ENV)
     return;
   c->env_k[c->n_env] = sm__strndup(c, k, kn);
@@ -218,241 +223,45 @@ static int is_launch_word(const char *w) {
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".py") == 0);
 }
 
-/* Line number of each word of the launch.  An option is looked for from
- * the launch line on, then anywhere in the script (options often sit in
- * variables set earlier); a value takes its option's line. */
-static int line_at(const char *text, const char *at) {
-  int line = 1;
-  for (const char *p = text; p < at; p++)
-    line += *p == '\n';
-  return line;
-}
-
-static void word_lines(sm__ctx *c, const char *path, const char *text,
-                       const char *start, int line0, cmdline *cl) {
-  const char *pos = start;
-  int opt_line = 0;
-  for (int k = 0; k < cl->n; k++) {
-    const char *w = cl->w[k];
-    const char *hit = w[0] ? strstr(pos, w) : NULL;
-    int line = line0;
-    if (hit != NULL && line_at(start, hit) - 1 < 40) {
-      line = line0 + line_at(start, hit) - 1;
-      pos = hit + strlen(w);
-    } else if (w[0] == '-' && (hit = strstr(text, w)) != NULL) {
-      line = line_at(text, hit);
-    } else if (w[0] != '-' && opt_line > 0) {
-      line = opt_line;
-    }
-    if (w[0] != '-' && k > 0 && cl->w[k - 1][0] == '-' && opt_line > 0 &&
-        (hit == NULL || line != opt_line)) {
-      /* A value expanded from a variable: its option's line. */
-      const char *ls = text;
-      int l = 1;
-      while (l < opt_line && (ls = strchr(ls, '\n')) != NULL) {
-        ls++;
-        l++;
-      }
-      if (ls != NULL) {
-        const char *le = strchr(ls, '\n');
-        size_t n = le ? (size_t)(le - ls) : strlen(ls);
-        if (memmem(ls, n, w, strlen(w)) == NULL || line != opt_line)
-          line = opt_line;
-      }
-    }
-    opt_line = w[0] == '-' ? line : 0;
-    cl->ev[k] = sm__ev(c, path, line);
-  }
-}
-
-/* Follows a shell script held in text (named rel in evidence): variables,
- * positional arguments, cd, #SBATCH, and the line that launches the
- * training. */
-static void follow_text(sm__ctx *c, const char *rel, const char *text,
-                        size_t len, const char *const *args, int nargs,
-                        const char *dir, int depth) {
-  sm__shvars *vars;
-  const char *p, *end;
-  int line = 1;
-  int best_score = -1000, best_line = 0;
-  cmdline best = {0};
-  const char *best_text = NULL;
-  const char *cur_dir = dir;
-  const char *best_dir = dir;
-
-  vars = sm_calloc(1, sizeof(*vars));
-  if (vars == NULL)
-    return;
-  for (int i = 0; i < nargs && i < 9; i++) {
-    char k[12];
-    snprintf(k, sizeof(k), "%d", i + 1);
-    sm__sh_set(c, vars, k, args[i]);
-  }
-  for (int i = 0; i < c->n_env; i++)
-    sm__sh_set(c, vars, c->env_k[i], c->env_v[i]);
-  p = text;
-  end = text + len;
-  while (p < end && !c->stopped) {
-    /* One logical line: physical lines joined by trailing backslashes. */
-    const char *ls = p;
-    int start_line = line;
-    const char **w;
-    int n, seg;
-    {
-      /* Quotes and comments decide where the logical line ends. */
-      char q = 0;
-      int comment = 0;
-      while (p < end) {
-        char ch = *p;
-        if (comment) {
-          if (ch == '\n')
-            comment = 0;
-          else {
-            p++;
-            continue;
-          }
-        }
-        if (ch == '\\' && q != '\'' && p + 1 < end) {
-          if (p[1] == '\n')
-            line++;
-          p += 2;
-          continue;
-        }
-        if (q == 0 && ch == '#' && (p == ls || isspace((unsigned char)p[-1]))) {
-          comment = 1;
-          p++;
-          continue;
-        }
-        if (q == 0 && (ch == '"' || ch == '\'')) {
-          q = ch;
-        } else if (q != 0 && ch == q) {
-          q = 0;
-        } else if (ch == '\n') {
-          line++;
-          if (q == 0) {
-            p++;
-            break;
-          }
-        }
-        p++;
-      }
-    }
-    {
-      const char *s = ls;
-      while (s < p && (*s == ' ' || *s == '\t'))
-        s++;
-      if (strncmp(s, "#SBATCH", 7) == 0) {
-        cmdline sl = {0};
-        n = sm__sh_split(c, s + 7, (size_t)(p - s - 7), NULL, &w, 64);
-        sl.w = w;
-        sl.n = n > 0 ? n : 0;
-        for (int i = 0; i < sl.n; i++)
-          slurm_opt(c, &sl, &i, sm__ev(c, rel, start_line));
-        continue;
-      }
-      if (s >= p || *s == '#')
-        continue;
-    }
-    n = sm__sh_split(c, ls, (size_t)(p - ls), vars, &w, MAX_WORDS);
-    if (n < 0) {
-      sm__warn(c, "%s:%d: unbalanced quotes, line skipped", rel, start_line);
-      continue;
-    }
-    /* Each segment between ; && || | & is a command of its own. */
-    for (int i = 0; i < n; i = seg + 1) {
-      int k = i, all_assign = 1;
-      for (seg = i; seg < n; seg++)
-        if (strcmp(w[seg], ";") == 0 || strcmp(w[seg], "&&") == 0 ||
-            strcmp(w[seg], "||") == 0 || strcmp(w[seg], "|") == 0 ||
-            strcmp(w[seg], "&") == 0)
-          break;
-      /* Shell keywords in front of a command. */
-      while (k < seg && (strcmp(w[k], "then") == 0 || strcmp(w[k], "do") == 0 ||
-                         strcmp(w[k], "else") == 0 || strcmp(w[k], "{") == 0 ||
-                         strcmp(w[k], "(") == 0))
-        k++;
-      if (k >= seg)
-        continue;
-      if (strcmp(w[k], "export") == 0 || strcmp(w[k], "declare") == 0 ||
-          strcmp(w[k], "local") == 0 || strcmp(w[k], "readonly") == 0) {
-        for (int j = k + 1; j < seg; j++)
-          if (is_assignment(w[j])) {
-            const char *eq = strchr(w[j], '=');
-            char *name = sm__strndup(c, w[j], (size_t)(eq - w[j]));
-            if (name != NULL) {
-              sm__sh_set(c, vars, name, eq + 1);
-              set_env(c, w[j], (size_t)(eq - w[j]), eq + 1);
-            }
-          }
-        continue;
-      }
-      for (int j = k; j < seg; j++)
-        if (!is_assignment(w[j]))
-          all_assign = 0;
-      if (all_assign) {
-        for (int j = k; j < seg; j++) {
-          const char *eq = strchr(w[j], '=');
-          char *name = sm__strndup(c, w[j], (size_t)(eq - w[j]));
-          if (name != NULL)
-            sm__sh_set(c, vars, name, eq + 1);
-        }
-        continue;
-      }
-      if (strcmp(w[k], "cd") == 0 && k + 1 < seg) {
-        const char *d = sm__repo_join(c, cur_dir, w[k + 1]);
-        if (d != NULL)
-          cur_dir = d;
-        continue;
-      }
-      {
-        int j = k;
-        while (j < seg && is_assignment(w[j]))
-          j++;
-        if (j < seg && is_launch_word(w[j])) {
-          int sc = launch_score(w + k, seg - k);
-          if (sc > best_score) {
-            best_score = sc;
-            best_line = start_line;
-            best.w = w + k;
-            best.n = seg - k;
-            best_text = ls;
-            best_dir = cur_dir;
-          }
-        }
-      }
-    }
-  }
-  if (best.w != NULL) {
-    best.ev = sm_arena_calloc(&c->arena, (size_t)best.n + 1, sizeof(*best.ev));
-    if (best.ev != NULL) {
-      word_lines(c, rel, text, best_text, best_line, &best);
-      best.dir = best_dir;
-      best.depth = depth + 1;
-      launch(c, &best, vars);
-    }
-  } else {
-    sm__warn(c, "%s: no launch command found in the script", rel);
-  }
-  sm_free(vars);
-}
-
 /* Follows the shell script file rel of the repository. */
 static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
                           int nargs, const char *dir, int depth) {
-  const char *text;
-  size_t len;
-  int rc;
-
   if (depth > MAX_DEPTH) {
     sm__warn(c, "%s: scripts nested too deep, not followed", rel);
     return;
   }
-  rc = sm__repo_read(c, rel, &text, &len);
-  if (rc == SM_EBUSY)
-    rc = sm__repo_read_again(c, rel, &text, &len);
-  if (rc != 0)
-    return;
-  follow_text(c, rel, text, len, args, nargs, dir, depth);
+  sm__sh_run(c, rel, NULL, 0, args, nargs, dir, depth);
+}
+
+int sm__launch_score(const char *const *w, int n) {
+  return launch_score(w, n);
+}
+
+int sm__is_launch_word(const char *w) {
+  return is_launch_word(w);
+}
+
+int sm__is_wrapper(const char *w) {
+  const char *b = base_name(w);
+  return strcmp(b, "env") == 0 || strcmp(b, "nohup") == 0 ||
+         strcmp(b, "time") == 0 || strcmp(b, "exec") == 0 ||
+         strcmp(b, "sudo") == 0 || strcmp(b, "stdbuf") == 0 ||
+         strcmp(b, "nice") == 0 || strcmp(b, "numactl") == 0 ||
+         strcmp(b, "taskset") == 0;
+}
+
+void sm__set_env(sm__ctx *c, const char *k, const char *v) {
+  set_env(c, k, strlen(k), v);
+}
+
+void sm__slurm_line(sm__ctx *c, const char *text, size_t n, const char *ev) {
+  cmdline sl = {0};
+  const char **w;
+  int nw = sm__sh_split(c, text, n, NULL, &w, 64);
+  sl.w = w;
+  sl.n = nw > 0 ? nw : 0;
+  for (int i = 0; i < sl.n; i++)
+    slurm_opt(c, &sl, &i, ev);
 }
 
 /* ==== Launchers ==== */
@@ -871,6 +680,17 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
   return -1;
 }
 
+int sm__launch_words(sm__ctx *c, const char **w, const char **ev, int n,
+                     const char *dir, int depth) {
+  cmdline cl;
+  cl.w = w;
+  cl.ev = ev;
+  cl.n = n;
+  cl.dir = dir;
+  cl.depth = depth;
+  return launch(c, &cl, NULL);
+}
+
 int sm__command(sm__ctx *c, const char *const *argv, int argc) {
   cmdline cl;
   const char **ev;
@@ -933,6 +753,6 @@ int sm__command_script(sm__ctx *c, const char *text, size_t len,
     return SM_ENOMEM;
   if (nargs > MAX_WORDS)
     nargs = MAX_WORDS;
-  follow_text(c, name, copy, len, args, nargs, c->cwd, 0);
+  sm__sh_run(c, name, copy, len, args, nargs, c->cwd, 0);
   return 0;
 }

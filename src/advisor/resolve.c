@@ -169,9 +169,7 @@ static void resources(sm__ctx *c) {
     nodes = c->nodes;
     nev = c->nodes_ev;
   } else if (!c->nodes_unfixed && !c->launcher &&
-             (p = get_num(
-                  c, N("nodes", "num_nodes", "nnodes", "trainer.num_nodes"), 1,
-                  &v)) != NULL) {
+             (p = get_num(c, sm__keys("nodes"), 1, &v)) != NULL) {
     nodes = v;
     nev = p->ev;
   } else if (!c->nodes_unfixed) {
@@ -189,11 +187,7 @@ static void resources(sm__ctx *c) {
   } else if (c->gpus_unfixed || c->nodes_unfixed) {
     gpus = 0;
   } else if (!c->launcher &&
-             (p = get_num(c,
-                          N("ngpus", "num_gpus", "n_gpus", "gpus",
-                            "gpus_per_node", "nproc_per_node",
-                            "trainer.devices", "devices", "trainer.gpus"),
-                          1, &v)) != NULL) {
+             (p = get_num(c, sm__keys("gpus"), 1, &v)) != NULL) {
     gpus = v * (nodes > 0 ? nodes : 1);
     gev = p->ev;
   } else if (!c->launcher && c->entry != NULL &&
@@ -213,48 +207,16 @@ static void resources(sm__ctx *c) {
 
 /* ==== Batch, iterations, learning rate ==== */
 
-static const char *const per_device_names[] = {"per_device_train_batch_size",
-                                               "train_micro_batch_size_per_gpu",
-                                               "micro_batch_size",
-                                               "microbatch",
-                                               "micro_batch",
-                                               "batch_size_per_gpu",
-                                               "batch_size_per_device",
-                                               "per_gpu_train_batch_size",
-                                               "train.batch_size",
-                                               "data.batch_size",
-                                               "batch_size",
-                                               "train_batch_size",
-                                               "bs",
-                                               NULL};
-
-static const char *const accum_names[] = {"gradient_accumulation_steps",
-                                          "accumulation_steps",
-                                          "grad_accum_steps",
-                                          "gradient_accumulation",
-                                          "accumulate_grad_batches",
-                                          "accum_iter",
-                                          "grad_accum",
-                                          "accum_steps",
-                                          "update_freq",
-                                          NULL};
-
 static double model_parallel(sm__ctx *c, double *tp, double *pp,
                              const char **ev) {
   const sm__param *p;
   double v;
   *tp = *pp = 1;
-  if ((p = get_num(c,
-                   N("tensor_model_parallel_size", "model_parallel_size",
-                     "tensor_parallel_size", "tp_size"),
-                   1, &v)) != NULL) {
+  if ((p = get_num(c, sm__keys("tp"), 1, &v)) != NULL) {
     *tp = v;
     *ev = p->ev;
   }
-  if ((p = get_num(c,
-                   N("pipeline_model_parallel_size", "pipe_parallel_size",
-                     "pipeline_parallel_size", "pp_size"),
-                   1, &v)) != NULL) {
+  if ((p = get_num(c, sm__keys("pp"), 1, &v)) != NULL) {
     *pp = v;
     if (*tp <= 1)
       *ev = p->ev;
@@ -268,15 +230,12 @@ static void batches(sm__ctx *c) {
   const char *mev = NULL;
   int micro_style;
 
-  pd = get_num(c, per_device_names, 1, &per);
+  pd = get_num(c, sm__keys("per_device"), 1, &per);
   if (pd != NULL)
     set_num(c, SM_META_PER_DEVICE_BATCH_SIZE, per, pd->ev);
-  acc = get_num(c, accum_names, 1, &accum);
+  acc = get_num(c, sm__keys("accum"), 1, &accum);
   mp = model_parallel(c, &tp, &pp, &mev);
-  gb = get_num(
-      c,
-      N("global_batch_size", "total_batch_size", "effective_batch_size", "gbs"),
-      1, &g);
+  gb = get_num(c, sm__keys("global"), 1, &g);
   if (gb != NULL) {
     set_num(c, SM_META_GLOBAL_BATCH_SIZE, g, gb->ev);
     return;
@@ -314,20 +273,8 @@ static void batches(sm__ctx *c) {
 }
 
 static void iterations(sm__ctx *c) {
-  static const char *const steps[] = {"max_steps",      "max_iters",
-                                      "max_iter",       "train_iters",
-                                      "num_steps",      "total_steps",
-                                      "train_steps",    "num_train_steps",
-                                      "max_iterations", "total_iters",
-                                      "num_iterations", "n_steps",
-                                      "training_steps", "trainer.max_steps",
-                                      "iterations",     NULL};
-  static const char *const epochs[] = {
-      "num_train_epochs",   "epochs",    "num_epochs",
-      "max_epochs",         "n_epochs",  "train.epochs",
-      "trainer.max_epochs", "epoch_num", NULL};
-  const sm__param *s = sm__param_get(c, steps);
-  const sm__param *e = sm__param_get(c, epochs);
+  const sm__param *s = sm__param_get(c, sm__keys("steps"));
+  const sm__param *e = sm__param_get(c, sm__keys("epochs"));
   double sv = 0, ev = 0;
   int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
@@ -342,10 +289,7 @@ static void iterations(sm__ctx *c) {
 }
 
 static void learning_rate(sm__ctx *c) {
-  static const char *const names[] = {
-      "learning_rate", "lr",     "base_lr", "optimizer.params.lr",
-      "optim.lr",      "max_lr", "peak_lr", "blr",
-      "lr0",           NULL};
+  const char *const *names = sm__keys("lr");
   const char *const r1[] = {"__lr_rescale", NULL};
   const char *const r2[] = {"__lr_rescale2", NULL};
   double lr, v;
@@ -428,23 +372,11 @@ static void architecture(sm__ctx *c, const char *model) {
    * models. */
   if (!transformer_like(c, model))
     return;
-  if ((p = get_num_l(c,
-                     N("d_model", "n_embd", "hidden_size", "hidden_dim",
-                       "embed_dim", "model_dim", "emb_dim", "dim"),
-                     1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__keys("d_model"), 1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_D_MODEL, v, p->ev);
-  if ((p = get_num_l(c,
-                     N("n_layers", "n_layer", "num_layers", "num_hidden_layers",
-                       "enc_layers", "num_encoder_layers", "encoder_layers",
-                       "depth", "depths", "layers"),
-                     1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__keys("n_layers"), 1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_N_LAYERS, v, p->ev);
-  if ((p = get_num_l(c,
-                     N("seq_len", "seq_length", "max_seq_length", "max_seq_len",
-                       "model_max_length", "block_size", "cutoff_len",
-                       "context_length", "n_ctx", "sequence_length",
-                       "max_length", "context_len", "max_len"),
-                     1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__keys("seq_len"), 1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_SEQ_LEN, v, p->ev);
 }
 
@@ -469,7 +401,7 @@ static void gpt_size_name(sm__ctx *c) {
   if (!m->known && c->word_n[SM__W_LM] < 3)
     return;
   fam = (m->known && strstr(m->str, "gpt2")) ? "gpt2" : "gpt";
-  if ((vp = get_num(c, N("vocab_size", "padded_vocab_size"), 1, &v)) != NULL)
+  if ((vp = get_num(c, sm__keys("vocab"), 1, &v)) != NULL)
     vocab = v;
   /* With an unknown vocabulary the embedding must not decide the size. */
   if (vp == NULL && 12.0 * l->num * d->num < 2.0 * vocab)
@@ -698,7 +630,7 @@ static int size_token(const char *s) {
 static int keys_init(const char **left, const char *const *keys) {
   int n = 0;
 
-  for (; keys[n] && n < 31; n++)
+  for (; keys[n] && n < 63; n++)
     left[n] = keys[n];
   left[n] = NULL;
   return n;
@@ -721,28 +653,11 @@ static int drop_key(const char **left, int n, const sm__param *p) {
 }
 
 static void model_name(sm__ctx *c, const char **model_out) {
-  static const char *const keys[] = {"model_name_or_path",
-                                     "pretrained_model_name_or_path",
-                                     "base_model",
-                                     "model_name",
-                                     "model_id",
-                                     "model_path",
-                                     "model.name",
-                                     "model_type",
-                                     "arch",
-                                     "architecture",
-                                     "init_from",
-                                     "model",
-                                     "network",
-                                     "net",
-                                     "model.model_type",
-                                     "weights",
-                                     "pretrained_weights",
-                                     NULL};
+  const char *const *keys = sm__keys("model");
   const sm__param *p;
   const sm__cand *class_cand = NULL;
   const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
-  const char *left[32];
+  const char *left[64];
   int n = keys_init(left, keys);
   /* The first usable string among the keys, by layer. */
   while (n > 0 && name == NULL) {
@@ -839,20 +754,10 @@ static void model_name(sm__ctx *c, const char **model_out) {
 }
 
 static void dataset(sm__ctx *c) {
-  static const char *const keys[] = {"dataset_name", "dataset",
-                                     "data.dataset", "dataset_file",
-                                     "data.name",    "data_path",
-                                     "data_dir",     "train_data_path",
-                                     "train_data",   "train_file",
-                                     "data_root",    "dataset_path",
-                                     "data_files",   "train_dataset",
-                                     "data",         "coco_path",
-                                     "data_prefix",  "train_data_paths",
-                                     "datasets.id",  "dataset_id",
-                                     "task_name",    NULL};
+  const char *const *keys = sm__keys("dataset");
   const sm__param *p;
   const char *name = NULL, *ev = NULL;
-  const char *left[32];
+  const char *left[64];
   int n = keys_init(left, keys);
   while (n > 0 && name == NULL) {
     p = sm__param_get(c, left);
