@@ -330,6 +330,8 @@ struct sm__ctx {
   sm__vec cfgs;            /* config trees by path (cfgfile.c) */
   sm__vec pymods;          /* evaluated Python modules (pyeval.c) */
   int eval_steps;          /* evaluator work done, bounded */
+  sm__vec pycalls;         /* calls between the entry's functions (pyscan.c) */
+  sm__vec model_vars;      /* const char *: variables holding the model */
   const char *cfg_arg_rel; /* config file given with ":arg" */
   const char *cfg_arg;     /* that argument */
 };
@@ -595,6 +597,10 @@ const char *sm__norm_model(sm__ctx *c, const char *raw, const char **hint_task,
                            const char **hint_domain);
 const char *sm__norm_dataset(sm__ctx *c, const char *raw,
                              const char **hint_task, const char **hint_domain);
+/* The canonical name of a dataset the alias table knows, or NULL (unlike
+ * sm__norm_dataset, an unknown name is not kept). */
+const char *sm__known_dataset(sm__ctx *c, const char *raw,
+                              const char **hint_task, const char **hint_domain);
 /* Looks a canonical-ish name up as a known model (1) or not (0). */
 int sm__is_known_model(sm__ctx *c, const char *name);
 /* Loads an operator's alias file in place of the embedded one. */

@@ -269,6 +269,33 @@ static const char *norm(sm__ctx *c, const char *raw, char kind,
   return res ? res : sm__strdup(c, key);
 }
 
+const char *sm__known_dataset(sm__ctx *c, const char *raw, const char **task,
+                              const char **domain) {
+  char key[256];
+  const char *res = NULL;
+  if (task)
+    *task = NULL;
+  if (domain)
+    *domain = NULL;
+  if (clean(raw, 1, key, sizeof(key)) != 0)
+    return NULL;
+  pthread_once(&once, load_embedded);
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < n_table && res == NULL; i++) {
+    const alias *a = &table[i];
+    if (a->kind != 'd' || fnmatch(a->pattern, key, 0) != 0)
+      continue;
+    res = strchr(a->canonical, '*') ? sm__strdup(c, key)
+                                    : sm__strdup(c, a->canonical);
+    if (task)
+      *task = a->task ? sm__strdup(c, a->task) : NULL;
+    if (domain)
+      *domain = a->domain ? sm__strdup(c, a->domain) : NULL;
+  }
+  pthread_mutex_unlock(&lock);
+  return res;
+}
+
 const char *sm__norm_model(sm__ctx *c, const char *raw, const char **task,
                            const char **domain) {
   return norm(c, raw, 'm', task, domain);

@@ -194,7 +194,8 @@ static int launch_score(const char *const *w, int n) {
     const char *b = base_name(w[i]);
     if (strcmp(b, "torchrun") == 0 || strcmp(b, "deepspeed") == 0 ||
         strcmp(b, "accelerate") == 0 || strcmp(b, "srun") == 0 ||
-        strcmp(b, "mpirun") == 0 || strcmp(b, "mpiexec") == 0)
+        strcmp(b, "torchx") == 0 || strcmp(b, "mpirun") == 0 ||
+        strcmp(b, "mpiexec") == 0)
       score += 2;
     if (strstr(b, "train") || strstr(b, "finetune") || strstr(b, "pretrain") ||
         strcmp(b, "main.py") == 0 || strstr(b, "fit"))
@@ -219,6 +220,7 @@ static int is_launch_word(const char *w) {
          strcmp(b, "srun") == 0 || strcmp(b, "mpirun") == 0 ||
          strcmp(b, "mpiexec") == 0 || strcmp(b, "bash") == 0 ||
          strcmp(b, "sh") == 0 || strcmp(b, "horovodrun") == 0 ||
+         strcmp(b, "torchx") == 0 ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".sh") == 0) ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".py") == 0);
 }
@@ -511,6 +513,86 @@ static int accelerate(sm__ctx *c, cmdline *cl, int i) {
   return -1;
 }
 
+/* torchx run [-s SCHED] [--scheduler_args A] dist.ddp -j NxM --script X.py
+ * [-- ARGS]: the component's -j is nodes x processes per node; script
+ * arguments follow `--`. */
+static int torchx(sm__ctx *c, cmdline *cl, int i) {
+  const char *script = NULL, *module = NULL;
+  int comp = 0, dash = -1;
+  c->launcher = 1;
+  c->launcher_name = "torchx";
+  if (i < cl->n && strcmp(cl->w[i], "run") == 0)
+    i++;
+  for (; i < cl->n; i++) {
+    const char *v, *w = cl->w[i];
+    const char *ev = cl->ev[i];
+    if (strcmp(w, "--") == 0) {
+      dash = i + 1;
+      break;
+    }
+    if (!comp) {
+      if (w[0] != '-') {
+        comp = 1; /* dist.ddp, utils.python, ... */
+        continue;
+      }
+      if (strchr(w, '=') == NULL &&
+          (strcmp(w, "-s") == 0 || strcmp(w, "--scheduler") == 0 ||
+           strcmp(w, "-cfg") == 0 || strcmp(w, "--scheduler_args") == 0 ||
+           strcmp(w, "--workspace") == 0 || strcmp(w, "--parent_run_id") == 0))
+        i++;
+      continue;
+    }
+    if ((v = opt_value(cl, &i, "-j")) || (v = opt_value(cl, &i, "--j"))) {
+      /* "2x8", "8", "1:2x8" (elastic) */
+      const char *x = strchr(v, 'x');
+      if (x != NULL) {
+        char nodes[32];
+        snprintf(nodes, sizeof(nodes), "%.*s", (int)(x - v), v);
+        set_nodes(c, nodes, ev, 1);
+        set_gpn(c, x + 1, ev, 1);
+      } else {
+        set_gpn(c, v, ev, 1);
+      }
+    } else if ((v = opt_value(cl, &i, "--script"))) {
+      script = v;
+    } else if ((v = opt_value(cl, &i, "-m")) ||
+               (v = opt_value(cl, &i, "--m"))) {
+      module = v;
+    } else if ((v = opt_value(cl, &i, "--gpu"))) {
+      /* GPUs per replica in the resource request. */
+      set_gpn(c, v, ev, 0);
+    } else if (w[0] == '-' && strchr(w, '=') == NULL && i + 1 < cl->n &&
+               cl->w[i + 1][0] != '-') {
+      i++; /* --cpu 8, --memMB 1024, --name x, --image y */
+    }
+  }
+  {
+    /* The script's words: its arguments after `--`. */
+    cmdline rest = *cl;
+    int n0 = dash >= 0 ? dash : cl->n;
+    const char **w =
+        sm_arena_calloc(&c->arena, (size_t)(cl->n - n0) + 2, sizeof(*w));
+    const char **ev =
+        sm_arena_calloc(&c->arena, (size_t)(cl->n - n0) + 2, sizeof(*ev));
+    if (w == NULL || ev == NULL)
+      return -1;
+    w[0] = script ? script : module;
+    ev[0] = "command";
+    for (int k = n0; k < cl->n; k++) {
+      w[k - n0 + 1] = cl->w[k];
+      ev[k - n0 + 1] = cl->ev[k];
+    }
+    rest.w = w;
+    rest.ev = ev;
+    rest.n = cl->n - n0 + 1;
+    if (w[0] == NULL) {
+      sm__warn(c, "command: torchx without --script or -m");
+      return -1;
+    }
+    return script ? python_script(c, &rest, 0) : python_module(c, &rest, 0);
+  }
+}
+
 static int python(sm__ctx *c, cmdline *cl, int i) {
   for (; i < cl->n; i++) {
     const char *w = cl->w[i];
@@ -648,6 +730,8 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
       return deepspeed_launcher(c, cl, i + 1);
     if (strcmp(b, "accelerate") == 0)
       return accelerate(c, cl, i + 1);
+    if (strcmp(b, "torchx") == 0)
+      return torchx(c, cl, i + 1);
     if (strncmp(b, "python", 6) == 0)
       return python(c, cl, i + 1);
     {

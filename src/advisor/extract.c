@@ -42,6 +42,8 @@ void sm__ctx_release(sm__ctx *c) {
   sm__src_release(c);
   sm__vec_release(&c->cfgs);
   sm__vec_release(&c->pymods);
+  sm__vec_release(&c->pycalls);
+  sm__vec_release(&c->model_vars);
   sm_arena_discard(&c->arena);
 }
 

@@ -42,7 +42,18 @@ typedef struct scan {
   const char *cls;    /* enclosing class */
   int wweight;        /* weight of words found here */
   const char *lr_var; /* variable holding a rescaled learning rate */
+  int in_main;        /* inside `if __name__ == "__main__":` */
 } scan;
+
+/* A call from one function of the entry to another: which parameters it
+ * passes, so that the defaults of the rest are the job's values. */
+typedef struct pycall {
+  const char *caller; /* calling function, "" for the __main__ block */
+  const char *callee; /* called function */
+  int npos;           /* positional arguments given */
+  const char *kw;     /* ",a,b," keyword names given */
+  int splat;          /* *args or **kwargs passed: every parameter */
+} pycall;
 
 /* ==== Node helpers ==== */
 
@@ -785,6 +796,141 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
   }
 }
 
+static void record_call(scan *s, const char *callee, TSNode args) {
+  pycall *pc;
+  sm_buf kw;
+  uint32_t nc = ts_node_named_child_count(args);
+  if (s->c->pycalls.sz == 0)
+    sm__vec_init(&s->c->pycalls, sizeof(pycall));
+  if (s->c->pycalls.n >= 4096 || (pc = sm__vec_push(&s->c->pycalls)) == NULL)
+    return;
+  pc->caller = s->in_main && s->func == NULL ? "" : s->func;
+  pc->callee = callee;
+  sm_buf_init(&kw, 4096);
+  sm_buf_addc(&kw, ',');
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    if (is(a, "keyword_argument")) {
+      size_t len;
+      const char *k = text(s, field(a, "name"), &len);
+      sm_buf_add(&kw, k, len);
+      sm_buf_addc(&kw, ',');
+    } else if (is(a, "list_splat") || is(a, "dictionary_splat")) {
+      pc->splat = 1;
+    } else if (!is(a, "comment")) {
+      pc->npos++;
+    }
+  }
+  pc->kw = sm__strdup(s->c, sm_buf_str(&kw));
+  sm_buf_release(&kw);
+}
+
+/* Unwraps `X(...).to(device)`, `.cuda()`, `.half()`: the call that builds
+ * the object. */
+static TSNode builder_call(TSNode n) {
+  for (int k = 0; k < 8 && is(n, "call"); k++) {
+    TSNode fn = field(n, "function");
+    if (is(fn, "attribute") && is(field(fn, "object"), "call"))
+      n = field(fn, "object");
+    else
+      break;
+  }
+  return n;
+}
+
+static int is_model_var(sm__ctx *c, const char *name) {
+  for (int i = 0; i < c->model_vars.n; i++)
+    if (strcmp(SM__AT(c->model_vars, const char *, i), name) == 0)
+      return 1;
+  return 0;
+}
+
+/* A variable named like a model (model, dlrm_model, model_bert4rec, net,
+ * student): what is assigned to it is the model, unless the call wraps a
+ * model built before (DDP(model), DMP(module=model), Wrapper(model)). */
+static int model_like_name(const char *name) {
+  char low[128];
+  size_t n = strlen(name);
+  if (n >= sizeof(low))
+    return 0;
+  for (size_t i = 0; i <= n; i++)
+    low[i] = (char)tolower((unsigned char)name[i]);
+  return strstr(low, "model") != NULL || strcmp(low, "net") == 0 ||
+         strcmp(low, "network") == 0 || strcmp(low, "student") == 0;
+}
+
+static void add_model_var(sm__ctx *c, const char *name) {
+  const char **slot;
+  if (c->model_vars.sz == 0)
+    sm__vec_init(&c->model_vars, sizeof(const char *));
+  if (c->model_vars.n < 256 && (slot = sm__vec_push(&c->model_vars)) != NULL)
+    *slot = name;
+}
+
+/* Parallel and compilation wrappers: never the model itself. */
+static int wrapper_class(const char *l) {
+  static const char *const w[] = {"DistributedDataParallel",
+                                  "DataParallel",
+                                  "FullyShardedDataParallel",
+                                  "DDP",
+                                  "FSDP",
+                                  "DMP",
+                                  "DistributedModelParallel",
+                                  "ModelEma",
+                                  "ModelEmaV2",
+                                  "ModelEMA",
+                                  "EMA",
+                                  "ExponentialMovingAverage",
+                                  "AveragedModel",
+                                  "PeftModel",
+                                  "Accelerator",
+                                  NULL};
+  for (int i = 0; w[i]; i++)
+    if (strcmp(l, w[i]) == 0)
+      return 1;
+  return 0;
+}
+
+static void model_assignment(scan *s, const char *name, TSNode right,
+                             const char *e) {
+  TSNode call = builder_call(right), args;
+  char *callee;
+  const char *l;
+  uint32_t nc;
+  int wraps = 0;
+  if (!is(call, "call"))
+    return;
+  callee = dup_text(s, field(call, "function"));
+  if (callee == NULL)
+    return;
+  l = last_comp(callee);
+  if (wrapper_class(l)) {
+    add_model_var(s->c, name);
+    return;
+  }
+  if (!isupper((unsigned char)l[0]))
+    return;
+  args = field(call, "arguments");
+  nc = ts_node_named_child_count(args);
+  for (uint32_t i = 0; i < nc && !wraps; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    char *t;
+    if (is(a, "keyword_argument"))
+      a = field(a, "value");
+    a = builder_call(a);
+    if (!is(a, "identifier"))
+      continue;
+    t = dup_text(s, a);
+    wraps = t != NULL && is_model_var(s->c, t);
+  }
+  add_model_var(s->c, name);
+  if (wraps)
+    return;
+  /* The first model the job's code builds names it. */
+  sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "ctor:%s", l), e,
+               s->layer >= SM__L_ENTRY ? 2 : 1);
+}
+
 static void visit_call(scan *s, TSNode n) {
   TSNode fn = field(n, "function");
   TSNode args = field(n, "arguments");
@@ -799,6 +945,9 @@ static void visit_call(scan *s, TSNode n) {
   sm__words_at(s->c, callee, strlen(callee), s->rel, line_of(n), s->wweight);
   if (s->config_only)
     return;
+  if (s->layer >= SM__L_ENTRY && is(fn, "identifier") &&
+      (s->func != NULL || s->in_main))
+    record_call(s, callee, args);
   if (strcmp(l, "add_argument") == 0) {
     add_argument(s, args, n);
     return;
@@ -893,6 +1042,40 @@ static void visit_call(scan *s, TSNode n) {
     sm__signal(s->c, SM__SIG_FROM_SCRATCH, EV(), s->layer);
     if (strstr(callee, "CausalLM") != NULL)
       sm__signal(s->c, SM__SIG_CAUSAL_LM, EV(), s->layer);
+  } else if (s->layer >= SM__L_ENTRY && strlen(l) > 7 &&
+             strcmp(l + strlen(l) - 7, "Dataset") == 0 &&
+             isupper((unsigned char)l[0]) && strcmp(l, "IterableDataset") &&
+             strcmp(l, "TensorDataset") && strcmp(l, "ConcatDataset") &&
+             strcmp(l, "ChainDataset") && strcmp(l, "StackDataset") &&
+             strcmp(l, "MapDataset")) {
+    /* A dataset class the job builds names its data (RandomRecDataset,
+     * AdditionDataset), unless it only names a format (CharDataset,
+     * TextDataset, ImageFolderDataset). */
+    static const char *const generic[] = {
+        "char",        "text",        "token",        "tokens",
+        "image",       "images",      "json",         "jsonl",
+        "csv",         "folder",      "imagefolder",  "custom",
+        "my",          "base",        "lm",           "seq",
+        "sequence",    "audio",       "video",        "file",
+        "raw",         "simple",      "train",        "training",
+        "eval",        "test",        "val",          "data",
+        "supervised",  "instruction", "conversation", "pretrain",
+        "finetune",    "packed",      "concat",       "hf",
+        "huggingface", "mapped",      "streaming",    "webdataset",
+        "lazy",        "memory",      "fake",         "dummy",
+        "generic",     NULL};
+    char stem[128];
+    size_t sl = strlen(l) - 7;
+    int gen = 0;
+    if (sl < sizeof(stem)) {
+      for (size_t i = 0; i < sl; i++)
+        stem[i] = (char)tolower((unsigned char)l[i]);
+      stem[sl] = '\0';
+      for (int i = 0; generic[i] && !gen; i++)
+        gen = strcmp(stem, generic[i]) == 0;
+      if (!gen && sl > 0)
+        sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
+    }
   } else if (strcmp(l, "load_dataset") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a)) {
@@ -1033,6 +1216,16 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     return;
   }
   v = eval(s, right, 0);
+  if (is(left, "pattern_list") || is(left, "tuple_pattern")) {
+    /* model, criterion = build_model(args): a model built elsewhere. */
+    uint32_t nc = ts_node_named_child_count(left);
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(left, i);
+      char *nm = is(k, "identifier") ? dup_text(s, k) : NULL;
+      if (nm != NULL && model_like_name(nm))
+        add_model_var(s->c, nm);
+    }
+  }
   if (is(left, "identifier")) {
     char *name = dup_text(s, left);
     if (name == NULL)
@@ -1096,14 +1289,9 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     }
     if (is(right, "dictionary"))
       visit_dict(s, right);
-    /* model = DETR(...): a class of the repository built as "the model". */
-    if (strcmp(name, "model") == 0 && is(right, "call") && !s->config_only) {
-      char *callee = dup_text(s, field(right, "function"));
-      const char *l = callee ? last_comp(callee) : NULL;
-      if (l && isupper((unsigned char)l[0]))
-        sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "class:%s", l), e,
-                     0);
-    }
+    /* model = DETR(...): the class the job builds as its model. */
+    if (!s->config_only && model_like_name(name) && is(right, "call"))
+      model_assignment(s, name, right, e);
     return;
   }
   if (is(left, "attribute") && !s->config_only) {
@@ -1159,14 +1347,22 @@ static void visit_def(scan *s, TSNode n, int depth) {
     uint32_t pc = ts_node_named_child_count(ps);
     /* Only the entry's functions can be fire.Fire targets. */
     if (!s->config_only && s->layer >= SM__L_ENTRY)
-      for (uint32_t i = 0; i < pc; i++) {
+      for (uint32_t i = 0, pos = 0; i < pc; i++) {
         TSNode p = ts_node_named_child(ps, i);
-        if (is(p, "default_parameter") || is(p, "typed_default_parameter")) {
+        if (is(p, "identifier") || is(p, "typed_parameter")) {
+          pos++;
+        } else if (is(p, "default_parameter") ||
+                   is(p, "typed_default_parameter")) {
           char *pn = dup_text(s, field(p, "name"));
           val v = eval(s, field(p, "value"), 0);
+          sm__param *q = NULL;
           if (pn && v.kind >= 0)
-            put(s, sm__printf(s->c, "fn~%s~%s", name, pn), v, s->layer,
-                ev(s, p));
+            q = put(s, sm__printf(s->c, "fn~%s~%s", name, pn), v, s->layer,
+                    ev(s, p));
+          /* Its position, for callers that pass it positionally. */
+          if (q != NULL)
+            q->flag = (int)pos;
+          pos++;
         }
       }
     s->func = name;
@@ -1210,6 +1406,17 @@ static void visit(scan *s, TSNode n, int depth) {
   if (ts_node_is_null(n) || depth > MAX_TREE_DEPTH)
     return;
   t = ntype(n);
+  if (s->func == NULL && s->cls == NULL && !s->in_main &&
+      strcmp(t, "if_statement") == 0) {
+    size_t len;
+    const char *cond = text(s, field(n, "condition"), &len);
+    if (len < 64 && memmem(cond, len, "__main__", 8) != NULL) {
+      s->in_main = 1;
+      visit_children(s, n, depth);
+      s->in_main = 0;
+      return;
+    }
+  }
   switch (t[0]) {
   case 'i':
     if (strcmp(t, "import_statement") == 0 ||
@@ -1393,20 +1600,24 @@ static void light_scan(sm__ctx *c, const char *rel) {
   }
 }
 
-/* Copies the defaults of the fire.Fire target to real keys. */
-static void promote_fire(sm__ctx *c) {
+/* Copies the parameter defaults of function fn to real keys, except the
+ * parameters a caller passes (positions below npos, names in kw). */
+static void promote_fn(sm__ctx *c, const char *fn, int npos, const char *kw) {
   char prefix[256];
   size_t pn;
-  int n = c->params.n;
-  if (c->fire_target == NULL)
-    return;
-  snprintf(prefix, sizeof(prefix), "fn~%s~", c->fire_target);
+  int n = c->params.n, idx = 0;
+  snprintf(prefix, sizeof(prefix), "fn~%s~", fn);
   for (pn = 0; prefix[pn]; pn++)
     prefix[pn] = (char)tolower((unsigned char)prefix[pn]);
   for (int i = 0; i < n; i++) {
     sm__param p = SM__AT(c->params, sm__param, i);
     sm__param *q;
+    char pat[160];
     if (strncmp(p.key, prefix, pn) != 0)
+      continue;
+    idx++;
+    snprintf(pat, sizeof(pat), ",%s,", p.key + pn);
+    if (p.flag < npos || (kw != NULL && strstr(kw, pat) != NULL))
       continue;
     q = sm__vec_push(&c->params);
     if (q == NULL)
@@ -1416,6 +1627,44 @@ static void promote_fire(sm__ctx *c) {
     q->leaf = q->key;
     q->order = c->seq++;
   }
+  (void)idx;
+}
+
+/* The defaults of the functions the job runs: the fire.Fire target, the
+ * functions called from the __main__ block, and those they call in turn
+ * without passing the parameter. */
+static void promote_calls(sm__ctx *c) {
+  const char *done[64];
+  const char *queue[64];
+  int nd = 0, nq = 0;
+  if (c->fire_target != NULL) {
+    promote_fn(c, c->fire_target, 0, NULL);
+    queue[nq++] = c->fire_target;
+    done[nd++] = c->fire_target;
+  }
+  for (int i = 0; i < c->pycalls.n && nq < 64; i++) {
+    pycall *pc = &SM__AT(c->pycalls, pycall, i);
+    if (pc->caller == NULL || pc->caller[0] != '\0' || pc->splat)
+      continue;
+    promote_fn(c, pc->callee, pc->npos, pc->kw);
+    queue[nq++] = pc->callee;
+    if (nd < 64)
+      done[nd++] = pc->callee;
+  }
+  for (int q = 0; q < nq && q < 64; q++)
+    for (int i = 0; i < c->pycalls.n; i++) {
+      pycall *pc = &SM__AT(c->pycalls, pycall, i);
+      int seen = 0;
+      if (pc->caller == NULL || strcmp(pc->caller, queue[q]) != 0 || pc->splat)
+        continue;
+      for (int k = 0; k < nd && !seen; k++)
+        seen = strcmp(done[k], pc->callee) == 0;
+      if (seen || nd >= 64 || nq >= 64)
+        continue;
+      promote_fn(c, pc->callee, pc->npos, pc->kw);
+      done[nd++] = pc->callee;
+      queue[nq++] = pc->callee;
+    }
 }
 
 void sm__py_scan_all(sm__ctx *c) {
@@ -1433,7 +1682,7 @@ void sm__py_scan_all(sm__ctx *c) {
       scan_file(c, parser, f.path, f.layer, f.depth, 0);
   }
   ts_parser_delete(parser);
-  promote_fire(c);
+  promote_calls(c);
 }
 
 int sm__py_config(sm__ctx *c, const char *rel, int layer) {

@@ -5,6 +5,7 @@
  * it), normalised names, and task and domain from the evidence.  A field
  * that cannot be established stays unknown. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "advisor/advisor_int.h"
@@ -422,6 +423,74 @@ static void gpt_size_name(sm__ctx *c) {
           d->evidence);
 }
 
+/* A model built from a class or config of a known family is named by
+ * its size (data/embed/sizes.tsv): BertForMaskedLM at 1024 x 24 is
+ * bert-large.  Library head suffixes (ForCausalLM, LMHeadModel, Model)
+ * are not part of the name. */
+extern const char sm__embed_sizes[];
+extern const unsigned long sm__embed_sizes_len;
+
+static void family_size_name(sm__ctx *c) {
+  static const char *const heads[] = {"formaskedlm",
+                                      "forcausallm",
+                                      "forsequenceclassification",
+                                      "forpretraining",
+                                      "lmheadmodel",
+                                      "forconditionalgeneration",
+                                      "fortokenclassification",
+                                      "forquestionanswering",
+                                      "forimageclassification",
+                                      "model",
+                                      NULL};
+  const sm_meta_value *m = &c->res->meta.f[SM_META_MODEL_NAME];
+  const sm_meta_value *d = &c->res->meta.f[SM_META_D_MODEL];
+  const sm_meta_value *l = &c->res->meta.f[SM_META_N_LAYERS];
+  char fam[64];
+  size_t n;
+  const char *p, *end;
+  const char *hit = NULL;
+  size_t hit_len = 0;
+  int family_known = 0;
+  if (!m->known || strlen(m->str) >= sizeof(fam))
+    return;
+  snprintf(fam, sizeof(fam), "%s", m->str);
+  n = strlen(fam);
+  for (int i = 0; heads[i]; i++) {
+    size_t k = strlen(heads[i]);
+    if (n > k && strcmp(fam + n - k, heads[i]) == 0) {
+      fam[n - k] = '\0';
+      break;
+    }
+  }
+  /* Only a bare family name is renamed (vit-base stays as it is). */
+  for (p = sm__embed_sizes, end = p + sm__embed_sizes_len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+    char line[256], *f[4], *save = NULL;
+    int nf = 0;
+    size_t ll = (size_t)(le - p);
+    if (ll < sizeof(line) && p[0] != '#' && ll > 0) {
+      memcpy(line, p, ll);
+      line[ll] = '\0';
+      for (char *t = strtok_r(line, "\t", &save); t && nf < 4;
+           t = strtok_r(NULL, "\t", &save))
+        f[nf++] = t;
+      if (nf == 4 && strcmp(f[0], fam) == 0) {
+        family_known = 1;
+        if (d->known && l->known && atof(f[1]) == d->num &&
+            atof(f[2]) == l->num) {
+          hit = p + (f[3] - line);
+          hit_len = strlen(f[3]);
+        }
+      }
+    }
+    p = nl ? nl + 1 : end;
+  }
+  if (hit != NULL)
+    set_str(c, SM_META_MODEL_NAME, sm__strndup(c, hit, hit_len), m->evidence);
+  else if (family_known && strcmp(fam, m->str) != 0)
+    set_str(c, SM_META_MODEL_NAME, sm__strdup(c, fam), m->evidence);
+}
+
 /* ==== Precision and parallelism ==== */
 
 static void precision(sm__ctx *c) {
@@ -443,7 +512,8 @@ static void precision(sm__ctx *c) {
        NULL},
   };
   for (size_t i = 0; i < SM_ARRAY_LEN(rules); i++) {
-    const sm__param *p = sm__param_get(c, rules[i].names);
+    /* Defaults deep in imported library code describe other uses. */
+    const sm__param *p = sm__param_get_min(c, rules[i].names, SM__L_ENTRY);
     const char *v = NULL;
     double x;
     if (p == NULL)
@@ -655,7 +725,7 @@ static int drop_key(const char **left, int n, const sm__param *p) {
 static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
-  const sm__cand *class_cand = NULL;
+  const sm__cand *class_cand = NULL, *ctor_cand = NULL;
   const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
   const char *left[64];
   int n = keys_init(left, keys);
@@ -688,6 +758,12 @@ static void model_name(sm__ctx *c, const char **model_out) {
     const sm__cand *best = NULL;
     for (int i = 0; i < c->models.n; i++) {
       const sm__cand *k = &SM__AT(c->models, sm__cand, i);
+      if (strncmp(k->name, "ctor:", 5) == 0) {
+        /* The first model the job's code builds, entry first. */
+        if (ctor_cand == NULL || k->weight > ctor_cand->weight)
+          ctor_cand = k;
+        continue;
+      }
       if (strncmp(k->name, "class:", 6) == 0) {
         /* Only a class the repository defines names the model. */
         int local = 0;
@@ -740,6 +816,10 @@ static void model_name(sm__ctx *c, const char **model_out) {
         name = sm__norm_model(c, stem, &t, &d);
       ev = sm__printf(c, "%s:1", path);
     }
+  }
+  if (name == NULL && ctor_cand != NULL) {
+    name = sm__norm_model(c, ctor_cand->name + 5, &t, &d);
+    ev = ctor_cand->ev;
   }
   if (name == NULL && class_cand != NULL) {
     name = sm__norm_model(c, class_cand->name + 6, &t, &d);
@@ -817,6 +897,38 @@ static void dataset(sm__ctx *c) {
       if (strncmp(q->key, "dataset_mixer.", 14) == 0) {
         name = sm__norm_dataset(c, q->key + 14, &c->ds_task, &c->ds_domain);
         ev = q->ev;
+      }
+    }
+  }
+  if (name == NULL) {
+    /* A data path given to the job whose components name a known dataset
+     * (/data/criteo_1tb/binary/split). */
+    static const char *const not_data[] = {
+        "output",     "save",   "ckpt",  "checkpoint", "log",         "model",
+        "pretrained", "resume", "cache", "tokenizer",  "config",      "weights",
+        "vocab",      "dict",   "exp",   "work_dir",   "tensorboard", NULL};
+    for (int i = c->params.n - 1; i >= 0 && name == NULL; i--) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      char comp[256];
+      const char *s, *e;
+      int skip = 0;
+      if (q->layer < SM__L_CMD || q->kind != SM__V_STR ||
+          strchr(q->str, '/') == NULL)
+        continue;
+      for (int k = 0; not_data[k] && !skip; k++)
+        skip = strstr(q->key, not_data[k]) != NULL;
+      if (skip)
+        continue;
+      for (s = q->str; *s && name == NULL; s = *e ? e + 1 : e) {
+        e = strchr(s, '/');
+        if (e == NULL)
+          e = s + strlen(s);
+        if (e - s <= 2 || (size_t)(e - s) >= sizeof(comp))
+          continue;
+        snprintf(comp, sizeof(comp), "%.*s", (int)(e - s), s);
+        name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
+        if (name != NULL)
+          ev = q->ev;
       }
     }
   }
@@ -979,6 +1091,7 @@ void sm__resolve(sm__ctx *c) {
   learning_rate(c);
   architecture(c, model);
   gpt_size_name(c);
+  family_size_name(c);
   precision(c);
   parallelism(c);
   task_domain(c, model);
