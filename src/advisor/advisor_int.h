@@ -332,6 +332,7 @@ struct sm__ctx {
   int eval_steps;          /* evaluator work done, bounded */
   sm__vec pycalls;         /* calls between the entry's functions (pyscan.c) */
   sm__vec model_vars;      /* const char *: variables holding the model */
+  sm__vec dc_instances;    /* sm__vnode *: dataclasses given to parsers */
   const char *cfg_arg_rel; /* config file given with ":arg" */
   const char *cfg_arg;     /* that argument */
 };
@@ -562,6 +563,10 @@ sm__vnode *sm__py_resolve(sm__ctx *c, const char *rel, const char *dotted);
 /* The argument given with a config file on the command line
  * (`--config cfg.py:arg`), or NULL. */
 const char *sm__py_config_arg(sm__ctx *c, const char *rel);
+/* Dataclasses handed to argument parsers while evaluating: cleared, and
+ * published (their defaults) at layer. */
+void sm__py_dc_instances_clear(sm__ctx *c);
+void sm__py_dc_instances_publish(sm__ctx *c, int layer);
 void sm__py_set_config_arg(sm__ctx *c, const char *rel, const char *arg);
 
 /* ==== keys.c: the keys that carry each field ==== */

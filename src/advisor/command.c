@@ -673,6 +673,73 @@ static int run_script(sm__ctx *c, cmdline *cl, int i) {
   return 0;
 }
 
+/* The top package directory of a module path (src/pkg/cli/x.py ->
+ * src/pkg). */
+static const char *package_root(sm__ctx *c, const char *path) {
+  char dir[1024];
+  const char *best = NULL;
+  const char *slash = strrchr(path, '/');
+  snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+  while (dir[0] != '\0') {
+    char *up;
+    const char *init = sm__printf(c, "%s/__init__.py", dir);
+    if (!sm__repo_is_file(c, init))
+      break;
+    best = sm__strdup(c, dir);
+    up = strrchr(dir, '/');
+    if (up == NULL)
+      break;
+    *up = '\0';
+  }
+  return best;
+}
+
+/* The module a CLI subcommand runs: a file named after it in the entry's
+ * directory, the directories under it, then the directories above up to
+ * the package root (breadth first, bounded). */
+static const char *subcommand_module(sm__ctx *c, const char *entry,
+                                     const char *sub) {
+  const char *root = package_root(c, entry), *queue[64];
+  char name[128];
+  int nq = 0;
+  const char *slash = strrchr(entry, '/');
+  const char *dir = slash ? sm__strndup(c, entry, (size_t)(slash - entry)) : "";
+  if (root == NULL || strlen(sub) + 4 >= sizeof(name))
+    return NULL;
+  snprintf(name, sizeof(name), "%s.py", sub);
+  for (size_t k = 0; name[k]; k++)
+    if (name[k] == '-')
+      name[k] = '_';
+  /* The entry's directory and its parents up to the package root. */
+  for (const char *d = dir; d != NULL && nq < 8;) {
+    const char *up;
+    queue[nq++] = d;
+    if (strcmp(d, root) == 0)
+      break;
+    up = strrchr(d, '/');
+    d = up ? sm__strndup(c, d, (size_t)(up - d)) : NULL;
+  }
+  for (int q = 0; q < nq; q++) {
+    const char **names;
+    int n = sm__src_list(c, queue[q], &names, 512);
+    const char *p = sm__printf(c, "%s/%s", queue[q], name);
+    if (p != NULL && sm__repo_is_file(c, p))
+      return p;
+    for (int k = 0; k < n && nq < 64; k++) {
+      const char *sd = sm__printf(c, "%s/%s", queue[q], names[k]);
+      if (strchr(names[k], '.') == NULL && sm__repo_is_dir(c, sd) &&
+          strcmp(names[k], "tests") != 0 && strcmp(names[k], "test") != 0) {
+        int seen = 0;
+        for (int j = 0; j < nq && !seen; j++)
+          seen = strcmp(queue[j], sd) == 0;
+        if (!seen)
+          queue[nq++] = sd;
+      }
+    }
+  }
+  return NULL;
+}
+
 static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
   int i = 0;
   (void)vars;
@@ -744,12 +811,23 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
         return python_script(c, cl, i);
     }
     {
-      /* A console entry point declared by the package. */
+      /* A console entry point declared by the package; a subcommand word
+       * after it (`trl sft`, `axolotl train`) names the module that
+       * runs. */
       const char *mod = sm__console_entry(c, b);
       if (mod != NULL) {
         const char *path = sm__py_module_path(c, "", mod, 0);
         if (path != NULL) {
-          set_entry(c, cl, i + 1, path);
+          const char *sub = NULL;
+          if (i + 1 < cl->n && cl->w[i + 1][0] != '-' &&
+              strchr(cl->w[i + 1], '/') == NULL &&
+              strchr(cl->w[i + 1], '.') == NULL)
+            sub = subcommand_module(c, path, cl->w[i + 1]);
+          c->entry_pkg = package_root(c, path);
+          if (sub != NULL)
+            set_entry(c, cl, i + 2, sub);
+          else
+            set_entry(c, cl, i + 1, path);
           return 0;
         }
       }

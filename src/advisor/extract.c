@@ -44,6 +44,7 @@ void sm__ctx_release(sm__ctx *c) {
   sm__vec_release(&c->pymods);
   sm__vec_release(&c->pycalls);
   sm__vec_release(&c->model_vars);
+  sm__vec_release(&c->dc_instances);
   sm_arena_discard(&c->arena);
 }
 

@@ -1219,6 +1219,58 @@ static sm__vnode *container_method(frame *f, sm__vnode *o, const char *name,
   return NULL;
 }
 
+static sm__vnode *instantiate(frame *f, sm__vnode *cls, sm__vnode *pos,
+                              sm__vnode *kw, TSNode at);
+
+/* An instance of a dataclass handed to an argument parser, kept for the
+ * caller (sm__py_dc_instances_publish). */
+static int record_instance(frame *f, sm__vnode *cls, TSNode at) {
+  sm__vnode *obj = instantiate(f, cls, NULL, NULL, at), **slot;
+  if (obj == NULL || obj->t != SM__T_OBJ)
+    return 0;
+  if (f->c->dc_instances.sz == 0)
+    sm__vec_init(&f->c->dc_instances, sizeof(sm__vnode *));
+  if (f->c->dc_instances.n >= 32 ||
+      (slot = sm__vec_push(&f->c->dc_instances)) == NULL)
+    return 0;
+  *slot = obj;
+  return 1;
+}
+
+void sm__py_dc_instances_clear(sm__ctx *c) {
+  c->dc_instances.n = 0;
+}
+
+void sm__py_dc_instances_publish(sm__ctx *c, int layer) {
+  for (int i = 0; i < c->dc_instances.n; i++)
+    sm__vt_publish(c, SM__AT(c->dc_instances, sm__vnode *, i), NULL, layer);
+  c->dc_instances.n = 0;
+}
+
+/* Dataclass argument parsers: HfArgumentParser((A, B)), TrlParser(...),
+ * tyro.cli(A), pyrallis/draccus parse(config_class=A).  1 when the call
+ * was one. */
+static int dataclass_parser_call(frame *f, const char *name, sm__vnode *pos,
+                                 sm__vnode *kw, TSNode at) {
+  const char *l = last_comp(name);
+  sm__vnode *classes = arg_at(pos, NULL, 0, NULL);
+  int any = 0;
+  if (!(strstr(l, "Parser") || strcmp(name, "tyro.cli") == 0 ||
+        strcmp(l, "parse") == 0))
+    return 0;
+  if (classes == NULL)
+    classes = sm__vt_get(kw, "config_class");
+  if (classes == NULL)
+    classes = sm__vt_get(kw, "dataclass_types");
+  if (classes != NULL && classes->t == SM__T_CLASS)
+    any = record_instance(f, classes, at);
+  else if (classes != NULL && classes->t == SM__T_LIST)
+    for (int i = 0; i < classes->n; i++)
+      if (classes->e[i].v->t == SM__T_CLASS)
+        any |= record_instance(f, classes->e[i].v, at);
+  return any;
+}
+
 /* Library calls the evaluator knows by name; NULL when it does not. */
 static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
                              sm__vnode *kw, TSNode at) {
@@ -1388,6 +1440,8 @@ static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
       return pos->e[2].v;
     return r;
   }
+  if (dataclass_parser_call(f, name, pos, kw, at))
+    return unknown(f, at);
   if (strcmp(name, "print") == 0 || strncmp(name, "logging.", 8) == 0 ||
       strncmp(name, "logger.", 7) == 0 || strcmp(name, "warnings.warn") == 0)
     return none_at(f, at);
@@ -1467,6 +1521,7 @@ static sm__vnode *call_value(frame *f, sm__vnode *fn, sm__vnode *pos,
   case SM__T_FUNC:
     return invoke(f, fn, pos, kw, at);
   case SM__T_CLASS:
+    dataclass_parser_call(f, callable_name(f, fn), pos, kw, at);
     return instantiate(f, fn, pos, kw, at);
   case SM__T_CALL:
     if (fn->flags & SM__VF_LAZY) {
@@ -2334,8 +2389,20 @@ static sm__vnode *import_name(frame *f, sm__vnode *mv, const char *x,
             strcmp(names->e[j].v->str, x) == 0) {
           const char *p = sm__py_module_path(f->c, m->dir, table->e[i].key, 1);
           pymod *sub = p ? module_get(f->c, p) : NULL;
-          sm__vnode *sns = sub ? module_run(f->c, sub) : NULL;
-          if (sns != NULL && (v = sm__vt_get(sns, x)) != NULL)
+          sm__vnode *sv;
+          if (sub == NULL || sub == m || f->depth >= MAX_CALL_DEPTH)
+            continue;
+          sv = sm__vt_new(f->c, SM__T_MODULE, p, 1);
+          if (sv == NULL)
+            continue;
+          sv->aux = sub;
+          {
+            /* The submodule may be lazy in turn. */
+            frame g = *f;
+            g.depth++;
+            v = import_name(&g, sv, x, at);
+          }
+          if (v != NULL && v->t != SM__T_UNKNOWN)
             return v;
         }
     }

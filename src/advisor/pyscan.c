@@ -931,6 +931,73 @@ static void model_assignment(scan *s, const char *name, TSNode right,
                s->layer >= SM__L_ENTRY ? 2 : 1);
 }
 
+/* Is the code being scanned on the job's path: the entry, the fire.Fire
+ * target, or a function the __main__ block runs? */
+static int on_path(scan *s) {
+  if (s->layer >= SM__L_ENTRY)
+    return 1;
+  return s->func != NULL && s->c->fire_target != NULL &&
+         strcmp(s->func, s->c->fire_target) == 0;
+}
+
+/* Is a class value a configuration (dataclass, pydantic model, plain
+ * class of values), not a network? */
+static int config_class(sm__vnode *cls) {
+  const char *name = cls->str ? cls->str : "";
+  size_t n = strlen(name);
+  char low[128];
+  if (n >= sizeof(low))
+    return 0;
+  for (size_t i = 0; i <= n; i++)
+    low[i] = (char)tolower((unsigned char)name[i]);
+  if (strstr(low, "model") && !strstr(low, "config") && !strstr(low, "args"))
+    return 0;
+  return strstr(low, "config") || strstr(low, "args") ||
+         strstr(low, "arguments") || strstr(low, "cfg") ||
+         strstr(low, "settings") || strstr(low, "params") ||
+         strstr(low, "hparams") || strstr(low, "options");
+}
+
+/* `cfg = TrainConfig()`, `train_config, fsdp_config = A(), B()`: the
+ * defaults of configuration objects the job builds, under the name it
+ * gives them (the command's --train_config.lr reaches them). */
+static void config_object(scan *s, const char *var, TSNode call) {
+  char *callee;
+  sm__vnode *cls, *obj;
+  if (!is(call, "call") || !on_path(s))
+    return;
+  callee = dup_text(s, field(call, "function"));
+  if (callee == NULL || strchr(callee, '(') || strlen(callee) > 128)
+    return;
+  cls = sm__py_resolve(s->c, s->rel, callee);
+  if (cls == NULL || cls->t != SM__T_CLASS || !config_class(cls))
+    return;
+  obj = sm__py_instantiate(s->c, cls);
+  if (obj != NULL)
+    sm__vt_publish(s->c, obj, var, SM__L_ENTRY);
+}
+
+/* Argument parsers built from dataclasses (HfArgumentParser((A, B)),
+ * TrlParser, tyro.cli(Config)): the function that builds the parser is
+ * run by the evaluator and the classes' defaults are the options'. */
+static void dataclass_parser(scan *s, const char *callee, TSNode args) {
+  const char *l = last_comp(callee);
+  TSNode a0 = first_pos(args);
+  if (!on_path(s) || ts_node_is_null(a0) || is(a0, "string"))
+    return;
+  if (!(strstr(l, "ArgumentParser") || strstr(l, "Parser") ||
+        strcmp(callee, "tyro.cli") == 0 || strcmp(l, "parse") == 0))
+    return;
+  if (strcmp(l, "ArgumentParser") == 0 && strstr(callee, "argparse"))
+    return;
+  sm__py_dc_instances_clear(s->c);
+  if (s->func != NULL)
+    sm__py_call_fn(s->c, s->rel, s->func, NULL, 0);
+  else
+    sm__py_module_ns(s->c, s->rel);
+  sm__py_dc_instances_publish(s->c, SM__L_ENTRY);
+}
+
 static void visit_call(scan *s, TSNode n) {
   TSNode fn = field(n, "function");
   TSNode args = field(n, "arguments");
@@ -952,6 +1019,7 @@ static void visit_call(scan *s, TSNode n) {
     add_argument(s, args, n);
     return;
   }
+  dataclass_parser(s, callee, args);
   if (strcmp(l, "set_defaults") == 0) {
     kwargs_to_params(s, args, s->layer, 0);
     return;
@@ -1216,6 +1284,17 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     return;
   }
   v = eval(s, right, 0);
+  if ((is(left, "pattern_list") || is(left, "tuple_pattern")) &&
+      (is(right, "expression_list") || is(right, "tuple")) &&
+      ts_node_named_child_count(left) == ts_node_named_child_count(right)) {
+    uint32_t nc = ts_node_named_child_count(left);
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(left, i);
+      char *nm = is(k, "identifier") ? dup_text(s, k) : NULL;
+      if (nm != NULL)
+        config_object(s, nm, ts_node_named_child(right, i));
+    }
+  }
   if (is(left, "pattern_list") || is(left, "tuple_pattern")) {
     /* model, criterion = build_model(args): a model built elsewhere. */
     uint32_t nc = ts_node_named_child_count(left);
@@ -1241,6 +1320,8 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
       }
     }
     sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
+    if (!s->config_only && is(right, "call"))
+      config_object(s, name, right);
     if (v.kind == SM__V_EXPR) {
       /* x = x // world_size */
       if (strstr(name, "accum") && strstr(v.str, "world") && strstr(v.str, "/"))
@@ -1519,21 +1600,15 @@ static int has_code(TSNode root) {
 static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
                      int depth, int config_only) {
   const char *src;
-  size_t len;
   TSTree *tree;
   TSNode root;
   scan s;
-  int rc = sm__repo_read(c, rel, &src, &len);
 
-  if (rc == SM_EBUSY)
-    rc = sm__repo_read_again(c, rel, &src, &len);
-  if (rc != 0)
-    return rc;
-  tree = ts_parser_parse_string(parser, NULL, src, (uint32_t)len);
-  if (tree == NULL) {
-    sm__warn(c, "%s: cannot parse as Python", rel);
+  (void)parser;
+  /* The tree is shared with the evaluator: each file is parsed once. */
+  tree = sm__src_tree(c, rel, SM__G_PYTHON, &src);
+  if (tree == NULL)
     return SM_EPARSE;
-  }
   root = ts_tree_root_node(tree);
   if (ts_node_has_error(root)) {
     /* Partial trees are still read; the error is reported. */
@@ -1557,7 +1632,6 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
   s.config_only = config_only;
   s.wweight = layer >= SM__L_ENTRY ? 2 : 1;
   visit(&s, root, 0);
-  ts_tree_delete(tree);
   return 0;
 }
 
@@ -1567,9 +1641,7 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
 static void light_scan(sm__ctx *c, const char *rel) {
   const char *src, *p, *end;
   size_t len;
-  int line = 0, rc = sm__repo_read(c, rel, &src, &len);
-  if (rc == SM_EBUSY)
-    rc = sm__repo_read_again(c, rel, &src, &len);
+  int line = 0, rc = sm__src_text(c, rel, &src, &len);
   if (rc != 0)
     return;
   for (p = src, end = src + len; p < end;) {
