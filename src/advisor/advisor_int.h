@@ -215,7 +215,14 @@ typedef enum sm__sig {
   XX(CLASSIFICATION)                                                           \
   XX(INSTRUCT)                                                                 \
   XX(FINETUNE)                                                                 \
-  XX(PRETRAIN)
+  XX(PRETRAIN)                                                                 \
+  XX(TEXTDET)                                                                  \
+  XX(TEXTREC)                                                                  \
+  XX(INSTANCE)                                                                 \
+  XX(VIDEO)                                                                    \
+  XX(POSE)                                                                     \
+  XX(ACTION)                                                                   \
+  XX(PREFERENCE)
 /* clang-format on */
 
 typedef enum sm__word {
@@ -279,6 +286,8 @@ struct sm__ctx {
   const char *word[SM__NWORD]; /* evidence of each word family */
   int word_n[SM__NWORD];       /* weighted count of each word family */
   int word_strong[SM__NWORD];  /* the same from the command and entry */
+  int word_src[SM__NWORD][4];  /* events by source: 1 imported code,
+                                * 2 entry and command, 3 config files */
   sm__vec models;              /* sm__cand from code */
   sm__vec datasets;            /* sm__cand from code */
   sm__vec presets;             /* sm__kv */
@@ -333,6 +342,8 @@ struct sm__ctx {
   sm__vec pycalls;         /* calls between the entry's functions (pyscan.c) */
   sm__vec model_vars;      /* const char *: variables holding the model */
   sm__vec dc_instances;    /* sm__vnode *: dataclasses given to parsers */
+  sm__vnode *pkg_dir;      /* setuptools package_dir map, or NULL */
+  int pkg_dir_done;        /* pkg_dir was looked for */
   const char *cfg_arg_rel; /* config file given with ":arg" */
   const char *cfg_arg;     /* that argument */
 };
@@ -566,6 +577,9 @@ const char *sm__py_config_arg(sm__ctx *c, const char *rel);
 /* Dataclasses handed to argument parsers while evaluating: cleared, and
  * published (their defaults) at layer. */
 void sm__py_dc_instances_clear(sm__ctx *c);
+/* setuptools package_dir of setup.py (package name -> directory), read
+ * once; NULL when there is none. */
+const sm__vnode *sm__py_package_dir(sm__ctx *c);
 void sm__py_dc_instances_publish(sm__ctx *c, int layer);
 void sm__py_set_config_arg(sm__ctx *c, const char *rel, const char *arg);
 
@@ -587,6 +601,15 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
                                int level);
 /* Queues a Python file for scanning. */
 void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth);
+
+/* ==== task.c: task and domain from what the job does ==== */
+
+/* Sets task and domain from the votes of the model, the dataset, the
+ * training method and the words of the job's path; null when they
+ * disagree. */
+void sm__task_domain(sm__ctx *c);
+/* Counts the words of the job's config values and keys (weight 3). */
+void sm__config_words(sm__ctx *c);
 
 /* ==== resolve.c: fields from the evidence ==== */
 

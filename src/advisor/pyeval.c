@@ -2931,3 +2931,48 @@ void sm__py_set_config_arg(sm__ctx *c, const char *rel, const char *arg) {
   c->cfg_arg_rel = sm__strdup(c, rel);
   c->cfg_arg = sm__strdup(c, arg);
 }
+
+const sm__vnode *sm__py_package_dir(sm__ctx *c) {
+  pymod *m;
+  uint32_t nc;
+  frame f;
+  if (c->pkg_dir_done)
+    return c->pkg_dir;
+  c->pkg_dir_done = 1;
+  if (!sm__repo_is_file(c, "setup.py") ||
+      (m = module_get(c, "setup.py")) == NULL)
+    return NULL;
+  module_run(c, m);
+  memset(&f, 0, sizeof(f));
+  f.c = c;
+  f.m = m;
+  nc = ts_node_named_child_count(m->root);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode s = ts_node_named_child(m->root, i), call, args;
+    char *callee;
+    if (!is(s, "expression_statement"))
+      continue;
+    call = ts_node_named_child(s, 0);
+    if (!is(call, "call"))
+      continue;
+    callee = dup_span(&f, field(call, "function"));
+    if (callee == NULL || strcmp(last_comp(callee), "setup") != 0)
+      continue;
+    args = field(call, "arguments");
+    for (uint32_t k = 0; k < ts_node_named_child_count(args); k++) {
+      TSNode a = ts_node_named_child(args, k);
+      size_t len;
+      const char *t;
+      sm__vnode *v;
+      if (!is(a, "keyword_argument"))
+        continue;
+      t = span(&f, field(a, "name"), &len);
+      if (len != 11 || strncmp(t, "package_dir", 11) != 0)
+        continue;
+      v = eval(&f, field(a, "value"), 0);
+      if (v->t == SM__T_MAP)
+        c->pkg_dir = v;
+    }
+  }
+  return c->pkg_dir;
+}

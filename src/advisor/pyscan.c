@@ -460,6 +460,36 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
     if (mod[0] == '\0')
       break;
   }
+  if (level == 0) {
+    /* setuptools package_dir: {"pkg.tools": "tools"} installs a directory
+     * under another package name. */
+    const sm__vnode *pd = sm__py_package_dir(c);
+    for (int k = 0; pd != NULL && k < pd->n; k++) {
+      const char *pkg = pd->e[k].key;
+      const sm__vnode *d = pd->e[k].v;
+      size_t pl = pkg ? strlen(pkg) : 0;
+      const char *rest;
+      if (pl == 0 || d->t != SM__T_STR || strncmp(module, pkg, pl) != 0 ||
+          (module[pl] != '\0' && module[pl] != '.'))
+        continue;
+      rest = module + pl;
+      for (int j = 0; j < 2; j++) {
+        const char *cand = sm__printf(c, "%s%s%s%s", d->str, rest[0] ? "/" : "",
+                                      rest[0] ? rest + 1 : "",
+                                      j == 0 ? ".py" : "/__init__.py");
+        char *q;
+        const char *p;
+        if (cand == NULL)
+          continue;
+        for (q = (char *)cand + strlen(d->str); *q; q++)
+          if (*q == '.' && strcmp(q, ".py") != 0)
+            *q = '/';
+        p = sm__repo_join(c, "", cand);
+        if (p != NULL && sm__repo_is_file(c, p))
+          return p;
+      }
+    }
+  }
   return NULL;
 }
 
@@ -1560,8 +1590,10 @@ static void visit(scan *s, TSNode n, int depth) {
     if (strcmp(t, "string") == 0) {
       size_t len;
       const char *x = text(s, n, &len);
+      /* String literals (messages, dictionary keys) say less than the
+       * names the code defines and calls. */
       if (len < 80 && s->layer >= SM__L_ENTRY)
-        sm__words_at(s->c, x, len, s->rel, line_of(n), s->wweight);
+        sm__words_at(s->c, x, len, s->rel, line_of(n), 1);
       return;
     }
     break;

@@ -99,21 +99,6 @@ static const sm__param *get_str(sm__ctx *c, const char *const *names) {
   return NULL;
 }
 
-static int truthy(sm__ctx *c, const char *const *names, const char **ev) {
-  const sm__param *p = sm__param_get(c, names);
-  double v;
-  if (p == NULL)
-    return 0;
-  if (p->kind == SM__V_STR)
-    return strcmp(p->str, "") != 0 && strcasecmp(p->str, "false") != 0 &&
-           strcmp(p->str, "0") != 0 && ((*ev = p->ev), 1);
-  if (sm__param_value(c, p, &v) == 0 && v != 0) {
-    *ev = p->ev;
-    return 1;
-  }
-  return 0;
-}
-
 /* ==== Presets and factories ==== */
 
 /* Applies a preset table or a factory function selected by a name value
@@ -948,138 +933,6 @@ static void dataset(sm__ctx *c) {
     set_str(c, SM_META_DATASET, name, ev);
 }
 
-/* ==== Task and domain ==== */
-
-static void task_domain(sm__ctx *c, const char *model) {
-  const char *task = NULL, *domain = NULL, *ev = NULL, *e2 = NULL;
-  int *w = c->word_n;
-  const sm__param *lora_flag =
-      sm__param_get(c, N("lora_enable", "use_lora", "lora", "use_peft", "peft",
-                         "enable_lora"));
-  int lora = truthy(c, N("q_lora", "qlora"), &e2) ||
-             (lora_flag != NULL ? truthy(c,
-                                         N("lora_enable", "use_lora", "lora",
-                                           "use_peft", "peft", "enable_lora"),
-                                         &e2)
-                                : (c->sig[SM__SIG_LORA] != NULL &&
-                                   c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
-  int masks = truthy(c, N("masks"), &e2);
-  int lm = c->sig[SM__SIG_CAUSAL_LM] != NULL || w[SM__W_LM] >= 3 ||
-           (c->sig[SM__SIG_TRANSFORMERS] && c->word_strong[SM__W_LM] >= 2) ||
-           (c->hint_domain && strcmp(c->hint_domain, "nlp") == 0) ||
-           (c->ds_domain && strcmp(c->ds_domain, "nlp") == 0);
-  int finetune = truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
-                 (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
-                  c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
-                 sm__param_get(c, N("model_name_or_path", "base_model",
-                                    "pretrained_model_name_or_path")) != NULL ||
-                 c->word_strong[SM__W_FINETUNE] >= 2;
-  int mm = c->word_strong[SM__W_MULTIMODAL] >= 4 ||
-           (c->hint_domain && strcmp(c->hint_domain, "multimodal") == 0) ||
-           (c->ds_domain && strcmp(c->ds_domain, "multimodal") == 0);
-  (void)model;
-
-  if (mm) {
-    domain = "multimodal";
-    ev = c->word[SM__W_MULTIMODAL];
-    if (lora)
-      task = "visual_instruction_tuning_lora";
-    else if (truthy(c,
-                    N("tune_mm_mlp_adapter", "freeze_backbone",
-                      "pretrain_mm_mlp_adapter"),
-                    &e2) &&
-             !sm__param_get(c, N("pretrain_mm_mlp_adapter")))
-      task = "multimodal_pretraining_feature_alignment";
-    else if (c->ds_task)
-      task = c->ds_task;
-    else
-      task = "visual_instruction_tuning";
-  } else if (c->word_strong[SM__W_DIFFUSION] >= 4 ||
-             (c->ds_task && strstr(c->ds_task, "diffusion"))) {
-    task = "image_generation_diffusion";
-    domain = "cv";
-    ev = c->word[SM__W_DIFFUSION];
-  } else if (c->word_strong[SM__W_SELFSUP] >= 4) {
-    task = "self_supervised_image_pretraining";
-    domain = "cv";
-    ev = c->word[SM__W_SELFSUP];
-  } else if (masks && (w[SM__W_PANOPTIC] || w[SM__W_SEGMENTATION])) {
-    task =
-        w[SM__W_PANOPTIC] ? "panoptic_segmentation" : "instance_segmentation";
-    domain = "cv";
-    ev = e2;
-  } else if (c->word_strong[SM__W_DETECTION] >= 4 ||
-             (c->ds_task && strcmp(c->ds_task, "object_detection") == 0) ||
-             (c->hint_task && strcmp(c->hint_task, "object_detection") == 0)) {
-    task = "object_detection";
-    domain = "cv";
-    ev = c->word[SM__W_DETECTION];
-  } else if (c->word_strong[SM__W_SEGMENTATION] >= 4 ||
-             (c->ds_task && strstr(c->ds_task, "segmentation"))) {
-    task = c->ds_task && strstr(c->ds_task, "segmentation")
-               ? c->ds_task
-               : "semantic_segmentation";
-    domain = "cv";
-    ev = c->word[SM__W_SEGMENTATION];
-  } else if (c->word_strong[SM__W_SPEECH] >= 4 ||
-             (c->hint_domain && strcmp(c->hint_domain, "speech") == 0) ||
-             (c->ds_domain && strcmp(c->ds_domain, "speech") == 0)) {
-    task = "speech_recognition";
-    domain = "speech";
-    ev = c->word[SM__W_SPEECH];
-  } else if (c->word_strong[SM__W_RECSYS] >= 4 ||
-             (c->ds_domain && strcmp(c->ds_domain, "recsys") == 0)) {
-    task = "recommendation";
-    domain = "recsys";
-    ev = c->word[SM__W_RECSYS];
-  } else if (c->word_strong[SM__W_TRANSLATION] >= 4) {
-    task = "translation";
-    domain = "nlp";
-    ev = c->word[SM__W_TRANSLATION];
-  } else if (lm) {
-    domain = "nlp";
-    ev = c->word[SM__W_LM] ? c->word[SM__W_LM] : c->sig[SM__SIG_CAUSAL_LM];
-    if (c->ds_task && c->ds_domain && strcmp(c->ds_domain, "nlp") == 0 &&
-        !strstr(c->ds_task, "language_model") && !strstr(c->ds_task, "sft")) {
-      /* A labelled NLP task (GLUE, SQuAD): the dataset says what. */
-      task = c->ds_task;
-      ev = c->res->meta.f[SM_META_DATASET].evidence;
-    } else if (lora) {
-      task = "llm_finetuning_lora";
-    } else if (w[SM__W_INSTRUCT] >= 2 ||
-               (c->ds_task && strstr(c->ds_task, "sft"))) {
-      task = "llm_finetuning_sft";
-      ev = c->word[SM__W_INSTRUCT] ? c->word[SM__W_INSTRUCT] : ev;
-    } else if (finetune && !c->sig[SM__SIG_FROM_SCRATCH]) {
-      task = "language_model_finetuning";
-    } else if (truthy(c, N("finetune"), &e2)) {
-      task = "language_model_finetuning";
-      ev = e2;
-    } else {
-      task = "language_model_pretraining";
-    }
-  } else if (c->word_strong[SM__W_CLASSIFICATION] >= 4 ||
-             c->sig[SM__SIG_VISION] ||
-             (c->ds_task && strstr(c->ds_task, "classification")) ||
-             (c->hint_task && strstr(c->hint_task, "classification"))) {
-    task = "image_classification";
-    domain = "cv";
-    ev = c->word[SM__W_CLASSIFICATION] ? c->word[SM__W_CLASSIFICATION]
-                                       : c->sig[SM__SIG_VISION];
-  } else if (c->ds_task || c->hint_task) {
-    task = c->ds_task ? c->ds_task : c->hint_task;
-    domain = c->ds_task ? c->ds_domain : c->hint_domain;
-    ev = c->res->meta.f[c->ds_task ? SM_META_DATASET : SM_META_MODEL_NAME]
-             .evidence;
-  }
-  if (domain == NULL)
-    domain = c->ds_domain ? c->ds_domain : c->hint_domain;
-  if (task)
-    set_str(c, SM_META_TASK, task, ev);
-  if (domain)
-    set_str(c, SM_META_DOMAIN, domain, ev);
-}
-
 void sm__resolve(sm__ctx *c) {
   const char *model = NULL;
   apply_presets(c);
@@ -1094,5 +947,7 @@ void sm__resolve(sm__ctx *c) {
   family_size_name(c);
   precision(c);
   parallelism(c);
-  task_domain(c, model);
+  sm__config_words(c);
+  sm__task_domain(c);
+  (void)model;
 }
