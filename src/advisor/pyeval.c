@@ -49,6 +49,7 @@ typedef struct pymod {
   TSNode root;      /* module node */
   sm__vnode *ns;    /* namespace */
   int state;        /* 0 new, 1 running, 2 done */
+  int loaded;       /* 1 parsed, -1 unreadable, 0 not yet */
 } pymod;
 
 typedef struct pyclass pyclass;
@@ -191,14 +192,39 @@ static const char *last_comp(const char *s) {
 
 /* ==== Names ==== */
 
+static sm__vnode *import_name(frame *f, sm__vnode *mv, const char *x,
+                              TSNode at);
+
+/* `from m import x` binds x lazily: m runs only when x is used, so the
+ * work follows what the job's code touches, not every import. */
+static int lazy_import(const sm__vnode *v) {
+  return v != NULL && v->t == SM__T_MODULE && (v->flags & SM__VF_LAZY);
+}
+
+static sm__vnode *resolve_lazy(frame *f, sm__vnode *ns, const char *name,
+                               sm__vnode *v) {
+  sm__vnode mv, *r;
+  TSNode none = {0};
+  if (!lazy_import(v))
+    return v;
+  mv = *v;
+  mv.flags &= ~(unsigned)SM__VF_LAZY;
+  r = import_name(f, &mv, v->str, none);
+  if (r == NULL)
+    r = unknown(f, none);
+  if (ns != NULL && (ns->flags & VF_OWNED))
+    sm__vt_put(f->c, ns, name, r);
+  return r;
+}
+
 static sm__vnode *lookup(frame *f, const char *name) {
   sm__vnode *v;
   if (f->cls_ns && (v = sm__vt_get(f->cls_ns, name)) != NULL)
-    return v;
+    return resolve_lazy(f, f->cls_ns, name, v);
   if (f->locals && (v = sm__vt_get(f->locals, name)) != NULL)
-    return v;
+    return resolve_lazy(f, f->locals, name, v);
   if ((v = sm__vt_get(f->m->ns, name)) != NULL)
-    return v;
+    return resolve_lazy(f, f->m->ns, name, v);
   return NULL;
 }
 
@@ -262,8 +288,17 @@ static sm__vnode *getattr_v(frame *f, sm__vnode *v, const char *name,
   case SM__T_MODULE: {
     pymod *m = v->aux;
     sm__vnode *ns = module_run(f->c, m);
-    if ((r = sm__vt_get(ns, name)) != NULL)
+    if ((r = sm__vt_get(ns, name)) != NULL) {
+      if (lazy_import(r)) {
+        frame g = *f;
+        g.m = m;
+        g.depth++;
+        if (g.depth >= MAX_CALL_DEPTH)
+          return unknown(f, at);
+        r = resolve_lazy(&g, ns, name, r);
+      }
       return r;
+    }
     /* A submodule: pkg/name.py or pkg/name/__init__.py. */
     {
       const char *p = sm__py_module_path(f->c, m->dir, name, 1);
@@ -2363,7 +2398,15 @@ static sm__vnode *import_name(frame *f, sm__vnode *mv, const char *x,
   }
   m = mv->aux;
   ns = module_run(f->c, m);
-  if ((v = sm__vt_get(ns, x)) != NULL && v->t != SM__T_UNKNOWN)
+  if ((v = sm__vt_get(ns, x)) != NULL && lazy_import(v)) {
+    frame g = *f;
+    if (f->depth >= MAX_CALL_DEPTH)
+      return unknown(f, at);
+    g.depth++;
+    g.m = m;
+    v = resolve_lazy(&g, ns, x, v);
+  }
+  if (v != NULL && v->t != SM__T_UNKNOWN)
     return v;
   {
     /* from pkg import submodule */
@@ -2470,7 +2513,7 @@ static void exec_import(frame *f, TSNode n) {
           sm__vnode *ns = module_run(f->c, mv->aux);
           for (int j = 0; ns && j < ns->n; j++)
             if (ns->e[j].key && ns->e[j].key[0] != '_')
-              bind(f, ns->e[j].key, ns->e[j].v);
+              bind(f, ns->e[j].key, ns->e[j].v); /* placeholders stay lazy */
         }
         continue;
       }
@@ -2481,8 +2524,18 @@ static void exec_import(frame *f, TSNode n) {
       x = dup_span(f, k);
       if (x == NULL)
         continue;
-      bind(f, ts_node_is_null(alias) ? x : dup_span(f, alias),
-           import_name(f, mv, x, n));
+      if (mv->t == SM__T_MODULE) {
+        sm__vnode *lz = sm__vt_new(f->c, SM__T_MODULE, f->m->rel, line_of(n));
+        if (lz == NULL)
+          continue;
+        *lz = *mv;
+        lz->flags |= SM__VF_LAZY;
+        lz->str = x;
+        bind(f, ts_node_is_null(alias) ? x : dup_span(f, alias), lz);
+      } else {
+        bind(f, ts_node_is_null(alias) ? x : dup_span(f, alias),
+             import_name(f, mv, x, n));
+      }
     }
   }
 }
@@ -2644,18 +2697,31 @@ static int exec_stmt(frame *f, TSNode s) {
 
 /* ==== Modules ==== */
 
-static pymod *module_get(sm__ctx *c, const char *rel) {
-  pymod *m;
+/* Reads and parses a module when it is first run (an import alone does
+ * not read the file).  Returns 0 or -1. */
+static int module_load(sm__ctx *c, pymod *m) {
   const char *src;
   TSTree *tree;
+  if (m->loaded)
+    return m->loaded > 0 ? 0 : -1;
+  tree = sm__src_tree(c, m->rel, SM__G_PYTHON, &src);
+  if (tree == NULL) {
+    m->loaded = -1;
+    return -1;
+  }
+  m->src = src;
+  m->root = ts_tree_root_node(tree);
+  m->loaded = 1;
+  return 0;
+}
+
+static pymod *module_get(sm__ctx *c, const char *rel) {
+  pymod *m;
   for (int i = 0; i < c->pymods.n; i++) {
     m = SM__AT(c->pymods, pymod *, i);
     if (strcmp(m->rel, rel) == 0)
       return m;
   }
-  tree = sm__src_tree(c, rel, SM__G_PYTHON, &src);
-  if (tree == NULL)
-    return NULL;
   m = sm_arena_calloc(&c->arena, 1, sizeof(*m));
   if (m == NULL)
     return NULL;
@@ -2674,8 +2740,6 @@ static pymod *module_get(sm__ctx *c, const char *rel) {
         *p = '.';
     m->name = name ? name : "module";
   }
-  m->src = src;
-  m->root = ts_tree_root_node(tree);
   m->ns = sm__vt_new(c, SM__T_MAP, rel, 1);
   if (m->ns == NULL)
     return NULL;
@@ -2698,6 +2762,10 @@ static sm__vnode *module_run(sm__ctx *c, pymod *m) {
   if (m->state != 0)
     return m->ns; /* done, or running (an import cycle): as far as it got */
   m->state = 1;
+  if (module_load(c, m) != 0) {
+    m->state = 2;
+    return m->ns;
+  }
   memset(&f, 0, sizeof(f));
   f.c = c;
   f.m = m;
@@ -2763,7 +2831,12 @@ sm__vnode *sm__py_resolve(sm__ctx *c, const char *rel, const char *dotted) {
       return NULL;
     memcpy(part, p, n);
     part[n] = '\0';
-    v = v == m->ns ? sm__vt_get(m->ns, part) : getattr_v(&fr, v, part, none);
+    if (v == m->ns) {
+      char *key = sm__strdup(c, part);
+      v = key ? resolve_lazy(&fr, m->ns, key, sm__vt_get(m->ns, key)) : NULL;
+    } else {
+      v = getattr_v(&fr, v, part, none);
+    }
     p = dot ? dot + 1 : NULL;
   }
   return v;
@@ -2772,8 +2845,11 @@ sm__vnode *sm__py_resolve(sm__ctx *c, const char *rel, const char *dotted) {
 /* ==== Config files ==== */
 
 /* Does the module run as a script (if __name__ == "__main__":)? */
-static int is_script(pymod *m) {
-  uint32_t nc = ts_node_named_child_count(m->root);
+static int is_script(sm__ctx *c, pymod *m) {
+  uint32_t nc;
+  if (module_load(c, m) != 0)
+    return 0;
+  nc = ts_node_named_child_count(m->root);
   for (uint32_t i = 0; i < nc; i++) {
     TSNode s = ts_node_named_child(m->root, i);
     if (is(s, "if_statement")) {
@@ -2788,11 +2864,18 @@ static int is_script(pymod *m) {
 
 /* Public values of a namespace (no modules, functions, classes, library
  * symbols, or names starting with '_'). */
-static sm__vnode *values_of(sm__ctx *c, sm__vnode *ns, int keep_base) {
+static sm__vnode *values_of(sm__ctx *c, pymod *m, sm__vnode *ns,
+                            int keep_base) {
   sm__vnode *out = sm__vt_new(c, SM__T_MAP, ns->path, 1);
+  frame f;
+  memset(&f, 0, sizeof(f));
+  f.c = c;
+  f.m = m;
   for (int i = 0; out && i < ns->n; i++) {
     const char *k = ns->e[i].key;
     sm__vnode *v = ns->e[i].v;
+    if (lazy_import(v) && k != NULL && k[0] != '_')
+      v = resolve_lazy(&f, ns, k, v);
     if (k == NULL || (k[0] == '_' && !(keep_base && strcmp(k, "_base_") == 0)))
       continue;
     if (v->t == SM__T_MODULE || v->t == SM__T_FUNC || v->t == SM__T_CLASS ||
@@ -2817,7 +2900,7 @@ static sm__vnode *values_of(sm__ctx *c, sm__vnode *ns, int keep_base) {
  * bases. */
 static sm__vnode *mmengine_bases(sm__ctx *c, pymod *m, int depth,
                                  sm__vnode **base_ns) {
-  uint32_t nc = ts_node_named_child_count(m->root);
+  uint32_t nc = module_load(c, m) == 0 ? ts_node_named_child_count(m->root) : 0;
   frame f;
   sm__vnode *merged = NULL;
   memset(&f, 0, sizeof(f));
@@ -2873,7 +2956,7 @@ sm__vnode *sm__py_config_tree(sm__ctx *c, const char *rel, int depth) {
 
   if (m == NULL)
     return NULL;
-  if (m->state == 0 && is_script(m))
+  if (m->state == 0 && is_script(c, m))
     return NULL;
   if (m->state == 0) {
     bases = mmengine_bases(c, m, depth, &base_ns);
@@ -2894,7 +2977,7 @@ sm__vnode *sm__py_config_tree(sm__ctx *c, const char *rel, int depth) {
     if (r != NULL && container(r))
       return r;
   }
-  vals = values_of(c, ns, 0);
+  vals = values_of(c, m, ns, 0);
   for (int i = 0; i < ns->n; i++) {
     sm__vnode *v = ns->e[i].v;
     if (v->t == SM__T_CLASS && ((pyclass *)v->aux)->m == m) {
@@ -2943,6 +3026,8 @@ const sm__vnode *sm__py_package_dir(sm__ctx *c) {
       (m = module_get(c, "setup.py")) == NULL)
     return NULL;
   module_run(c, m);
+  if (m->loaded <= 0)
+    return NULL;
   memset(&f, 0, sizeof(f));
   f.c = c;
   f.m = m;

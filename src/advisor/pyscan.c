@@ -43,7 +43,18 @@ typedef struct scan {
   int wweight;        /* weight of words found here */
   const char *lr_var; /* variable holding a rescaled learning rate */
   int in_main;        /* inside `if __name__ == "__main__":` */
+  /* Imports wait until the file is read: a module is followed only when
+   * a name it binds is used in the file. */
+  struct pending {
+    const char *path;  /* module file */
+    const char *bound; /* the name it binds, NULL: always follow */
+  } * pend;
+  int npend, cappend;
+  uint64_t *used; /* hashes of the identifiers used (open addressing) */
+  size_t nused;   /* slots filled */
 } scan;
+
+#define USED_CAP 16384
 
 /* A call from one function of the entry to another: which parameters it
  * passes, so that the defaults of the rest are the job's values. */
@@ -508,8 +519,54 @@ void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth) {
   }
 }
 
+static uint64_t ident_hash(const char *t, size_t n) {
+  uint64_t h = sm_hash64(t, n, 0x5eed);
+  return h ? h : 1;
+}
+
+static void mark_used(scan *s, const char *t, size_t n) {
+  uint64_t h;
+  size_t k;
+  if (s->used == NULL || s->nused * 2 >= USED_CAP)
+    return;
+  h = ident_hash(t, n);
+  for (k = h % USED_CAP; s->used[k] != 0; k = (k + 1) % USED_CAP)
+    if (s->used[k] == h)
+      return;
+  s->used[k] = h;
+  s->nused++;
+}
+
+static int is_used(const scan *s, const char *name) {
+  uint64_t h;
+  if (s->used == NULL || s->nused * 2 >= USED_CAP)
+    return 1; /* too many names to tell: follow */
+  h = ident_hash(name, strlen(name));
+  for (size_t k = h % USED_CAP; s->used[k] != 0; k = (k + 1) % USED_CAP)
+    if (s->used[k] == h)
+      return 1;
+  return 0;
+}
+
+static void pend_import(scan *s, const char *path, const char *bound) {
+  if (s->npend == s->cappend) {
+    int cap = s->cappend ? s->cappend * 2 : 32;
+    struct pending *np =
+        sm_arena_alloc(&s->c->arena, (size_t)cap * sizeof(*np));
+    if (np == NULL)
+      return;
+    if (s->npend)
+      memcpy(np, s->pend, (size_t)s->npend * sizeof(*np));
+    s->pend = np;
+    s->cappend = cap;
+  }
+  s->pend[s->npend].path = path;
+  s->pend[s->npend].bound = bound;
+  s->npend++;
+}
+
 static void import_module(scan *s, const char *module, int level,
-                          const char *name) {
+                          const char *name, const char *bound) {
   const char *path;
   if (s->depth + 1 > MAX_IMPORT_DEPTH || s->config_only)
     return;
@@ -532,7 +589,7 @@ static void import_module(scan *s, const char *module, int level,
         module[0] ? sm__printf(s->c, "%s.%s", module, name) : name;
     path = sm__py_module_path(s->c, s->dir, full, level);
     if (path != NULL) {
-      sm__py_queue(s->c, path, SM__L_CODE, s->depth + 1);
+      pend_import(s, path, bound);
       return;
     }
   }
@@ -540,20 +597,31 @@ static void import_module(scan *s, const char *module, int level,
     return;
   path = sm__py_module_path(s->c, s->dir, module, level);
   if (path != NULL)
-    sm__py_queue(s->c, path, SM__L_CODE, s->depth + 1);
+    pend_import(s, path, bound);
 }
 
 static void visit_import(scan *s, TSNode n) {
   uint32_t nc = ts_node_named_child_count(n);
   if (is(n, "import_statement")) {
     for (uint32_t i = 0; i < nc; i++) {
-      TSNode k = ts_node_named_child(n, i);
-      if (is(k, "aliased_import"))
+      TSNode k = ts_node_named_child(n, i), alias = {0};
+      if (is(k, "aliased_import")) {
+        alias = field(k, "alias");
         k = field(k, "name");
+      }
       if (is(k, "dotted_name")) {
-        char *m = dup_text(s, k);
-        if (m)
-          import_module(s, m, 0, NULL);
+        char *m = dup_text(s, k), *bound;
+        if (m == NULL)
+          continue;
+        /* import a.b binds a; import a.b as z binds z */
+        if (!ts_node_is_null(alias)) {
+          bound = dup_text(s, alias);
+        } else {
+          bound = sm__strdup(s->c, m);
+          if (bound && strchr(bound, '.'))
+            *strchr(bound, '.') = '\0';
+        }
+        import_module(s, m, 0, NULL, bound);
       }
     }
     return;
@@ -585,20 +653,23 @@ static void visit_import(scan *s, TSNode n) {
     {
       int any = 0;
       for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(n, i);
+        TSNode k = ts_node_named_child(n, i), alias = {0};
         if (ts_node_eq(k, mn))
           continue;
-        if (is(k, "aliased_import"))
+        if (is(k, "aliased_import")) {
+          alias = field(k, "alias");
           k = field(k, "name");
+        }
         if (is(k, "dotted_name")) {
           char *nm = dup_text(s, k);
           if (nm)
-            import_module(s, module, level, nm);
+            import_module(s, module, level, nm,
+                          ts_node_is_null(alias) ? nm : dup_text(s, alias));
           any = 1;
         }
       }
-      if (!any)
-        import_module(s, module, level, NULL);
+      if (!any) /* from m import *: always followed */
+        import_module(s, module, level, NULL, NULL);
     }
   }
 }
@@ -1517,6 +1588,12 @@ static void visit(scan *s, TSNode n, int depth) {
   if (ts_node_is_null(n) || depth > MAX_TREE_DEPTH)
     return;
   t = ntype(n);
+  if (t[0] == 'i' && strcmp(t, "identifier") == 0) {
+    size_t len;
+    const char *x = text(s, n, &len);
+    mark_used(s, x, len);
+    return;
+  }
   if (s->func == NULL && s->cls == NULL && !s->in_main &&
       strcmp(t, "if_statement") == 0) {
     size_t len;
@@ -1663,7 +1740,13 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
   s.depth = depth;
   s.config_only = config_only;
   s.wweight = layer >= SM__L_ENTRY ? 2 : 1;
+  s.used = sm_calloc(USED_CAP, sizeof(uint64_t));
   visit(&s, root, 0);
+  /* Only what the file uses is on the job's path. */
+  for (int i = 0; i < s.npend; i++)
+    if (s.pend[i].bound == NULL || is_used(&s, s.pend[i].bound))
+      sm__py_queue(c, s.pend[i].path, SM__L_CODE, depth + 1);
+  sm_free(s.used);
   return 0;
 }
 
