@@ -184,6 +184,7 @@ sm__vnode *sm__vt_dotlist(sm__ctx *c, const char *const *words, int n,
   XX(DEVICE_MAP)      /* device_map="auto": one process, all GPUs */           \
   XX(DS_LAUNCHER)     /* runs the deepspeed launcher itself */                 \
   XX(ACCUM_DIV)       /* accumulation divided by the world size */             \
+  XX(BATCH_DIV)       /* the batch option divided by the world size */         \
   XX(FROM_PRETRAINED) /* loads pre-trained weights */                          \
   XX(FROM_SCRATCH)    /* builds a model from a config */                       \
   XX(CAUSAL_LM)       /* a causal language model */                            \
@@ -252,6 +253,7 @@ typedef struct sm__pyfile {
   const char *path; /* root-relative */
   int layer;        /* SM__L_ENTRY or SM__L_CODE */
   int depth;        /* import depth from the entry */
+  const char *want; /* ",a,b,": the names importers need, NULL all */
 } sm__pyfile;
 
 /* A growable array of fixed-size items in plain memory. */
@@ -293,6 +295,13 @@ struct sm__ctx {
   sm__vec presets;             /* sm__kv */
   sm__vec factories;           /* sm__kv */
   sm__vec pyqueue;             /* sm__pyfile: files to scan */
+  int pyqueue_done;            /* files of pyqueue already scanned */
+  int promoted;                /* function defaults were promoted */
+  size_t code_bytes;           /* bytes of imported modules parsed */
+  const char *remainder_pos;   /* positional taking the rest (opts) */
+  const char *primary_cfg;     /* the first config file the command names */
+  void *fs_cache;              /* answers of file tests (source.c) */
+  size_t fs_used;              /* entries in it */
   sm__vec flags;               /* const char *: store_true option names */
   sm__vec optalias;            /* const char *[2]: option spelling, key */
   sm__vec positionals;     /* const char *: argparse positionals, in order */
@@ -410,6 +419,10 @@ struct TSTree *sm__src_tree(sm__ctx *c, const char *rel, int g,
  * tree belongs to the context. */
 struct TSTree *sm__src_tree_text(sm__ctx *c, const char *text, size_t len,
                                  int g);
+/* sm__repo_is_file / sm__repo_is_dir with the answers kept for the
+ * extraction. */
+int sm__fs_is_file(sm__ctx *c, const char *rel);
+int sm__fs_is_dir(sm__ctx *c, const char *rel);
 /* Frees the trees (sm__ctx_release calls it). */
 void sm__src_release(sm__ctx *c);
 /* Lists the entries of a repository directory (names only, skipped
@@ -601,6 +614,9 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
                                int level);
 /* Queues a Python file for scanning. */
 void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth);
+/* The same for a module imported for some names only (want ",a,b,"). */
+void sm__py_queue_want(sm__ctx *c, const char *rel, int layer, int depth,
+                       const char *want);
 
 /* ==== task.c: task and domain from what the job does ==== */
 

@@ -159,7 +159,9 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
 
   if (raw == NULL)
     return -1;
-  while (*s == ' ' || *s == '"' || *s == '\'')
+  /* A tuple or list literal kept as text ("('coco_2017_train',)"): its
+   * first element. */
+  while (*s == ' ' || *s == '"' || *s == '\'' || *s == '(' || *s == '[')
     s++;
   if (strstr(s, "://"))
     s = strstr(s, "://") + 3;
@@ -174,8 +176,15 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
     }
     buf[n++] = (char)tolower((unsigned char)*s);
   }
-  while (n > 0 && (buf[n - 1] == '/' || buf[n - 1] == ' ' ||
-                   buf[n - 1] == '"' || buf[n - 1] == '\''))
+  {
+    /* Up to the end of a first tuple/list element. */
+    char *comma = memchr(buf, ',', n);
+    if (comma != NULL && (strchr(raw, '(') || strchr(raw, '[')))
+      n = (size_t)(comma - buf);
+  }
+  while (n > 0 &&
+         (buf[n - 1] == '/' || buf[n - 1] == ' ' || buf[n - 1] == '"' ||
+          buf[n - 1] == '\'' || buf[n - 1] == ')' || buf[n - 1] == ']'))
     n--;
   buf[n] = '\0';
   /* The last component that is not a generic directory name. */

@@ -66,7 +66,7 @@ const char *sm__cfg_find_near(sm__ctx *c, const char *rel, const char *name) {
   for (;;) {
     const char *p = sm__repo_join(c, dir, name);
     char *up;
-    if (p != NULL && sm__repo_is_file(c, p))
+    if (p != NULL && sm__fs_is_file(c, p))
       return p;
     if (dir[0] == '\0')
       break;
@@ -279,6 +279,8 @@ int sm__config_load(sm__ctx *c, const char *rel, const char *prefix,
 
 /* ==== Named presets ==== */
 
+static void presets_by_key(sm__ctx *c);
+
 /* Keys whose value names a preset file (model_name: llama2-7b with
  * configs/models/llama2-7b.yml; --accelerate_config zero2 with
  * accelerate_configs/zero2.yaml), and the directory names to look in. */
@@ -324,7 +326,7 @@ static const char *find_preset(sm__ctx *c, const char *key, const char *val,
         for (int x = 0; exts[x]; x++) {
           const char *p = sm__repo_join(
               c, dir, sm__printf(c, "%s/%s%s", dirs[d], val, exts[x]));
-          if (p != NULL && sm__repo_is_file(c, p))
+          if (p != NULL && sm__fs_is_file(c, p))
             return p;
         }
       if (dir[0] == '\0')
@@ -339,7 +341,67 @@ static const char *find_preset(sm__ctx *c, const char *key, const char *val,
   return NULL;
 }
 
+/* A file named by its stem in the repository's experiment and config
+ * directories (exps/, experiments/, configs/, conf/, recipes/ and the
+ * directories under them, two levels): `-n yolox-s` with
+ * exps/default/yolox_s.py. */
+static const char *find_by_stem(sm__ctx *c, const char *val) {
+  static const char *const tops[] = {"exps", "experiments", "configs", "config",
+                                     "conf", "recipes",     NULL};
+  static const char *const exts[] = {".py", ".yaml", ".yml", NULL};
+  char stem[2][128];
+  const char *queue[64];
+  int nq = 0;
+  if (val == NULL || val[0] == '\0' || strchr(val, '/') || strchr(val, '.') ||
+      strlen(val) >= sizeof(stem[0]))
+    return NULL;
+  snprintf(stem[0], sizeof(stem[0]), "%s", val);
+  snprintf(stem[1], sizeof(stem[1]), "%s", val);
+  for (char *p = stem[1]; *p; p++)
+    if (*p == '-')
+      *p = '_';
+  for (int t = 0; tops[t] && nq < 64; t++)
+    if (sm__fs_is_dir(c, tops[t]))
+      queue[nq++] = tops[t];
+  for (int q = 0, level = 0; q < nq && level < 3; q++) {
+    const char **names;
+    int n;
+    for (int k = 0; k < 2; k++)
+      for (int x = 0; exts[x]; x++) {
+        const char *p =
+            sm__repo_join(c, queue[q], sm__printf(c, "%s%s", stem[k], exts[x]));
+        if (p != NULL && sm__fs_is_file(c, p))
+          return p;
+      }
+    n = sm__src_list(c, queue[q], &names, 256);
+    for (int k = 0; k < n && nq < 64; k++) {
+      const char *d = sm__printf(c, "%s/%s", queue[q], names[k]);
+      if (strchr(names[k], '.') == NULL && sm__fs_is_dir(c, d))
+        queue[nq++] = d;
+    }
+    (void)level;
+  }
+  return NULL;
+}
+
 void sm__named_presets(sm__ctx *c) {
+  static const char *const stem_keys[] = {
+      "name",   "exp",    "exp_name", "experiment", "experiment_name",
+      "preset", "recipe", NULL};
+  for (int k = 0; stem_keys[k]; k++) {
+    const char *names[2] = {stem_keys[k], NULL};
+    const sm__param *p = sm__param_get_min(c, names, SM__L_CMD);
+    const char *path;
+    if (p == NULL || p->kind != SM__V_STR || strcmp(p->key, stem_keys[k]) != 0)
+      continue;
+    path = find_by_stem(c, p->str);
+    if (path != NULL && sm__cfg_tree(c, path) != NULL)
+      sm__config_load(c, path, NULL, SM__L_CONFIG);
+  }
+  presets_by_key(c);
+}
+
+static void presets_by_key(sm__ctx *c) {
   static const char *const keys[] = {"model_name", "accelerate_config",
                                      "model_type", "model_config", NULL};
   const char *bases[8];
@@ -478,7 +540,7 @@ static void hydra_choices(hydra *h, const char *rel, int depth) {
       h->o[slot] = (strcmp(val, "null") == 0 || val[0] == '\0') ? NULL : val;
     if (h->o[slot] != NULL) {
       const char *norm = sm__repo_join(h->c, "", option_path(h, slot));
-      if (norm && sm__repo_is_file(h->c, norm))
+      if (norm && sm__fs_is_file(h->c, norm))
         hydra_choices(h, norm, depth + 1);
     }
   }
@@ -534,7 +596,7 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
           child = sm__printf(h->c, "%.*s/%s.yaml",
                              slash ? (int)(slash - rel) : 0, rel, e->str);
           child = sm__repo_join(h->c, "", child);
-          if (child && sm__repo_is_file(h->c, child))
+          if (child && sm__fs_is_file(h->c, child))
             hydra_merge(h, child, package, depth + 1);
         }
         continue;
@@ -548,7 +610,7 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
       if (slot < 0 || h->o[slot] == NULL)
         continue;
       child = sm__repo_join(h->c, "", option_path(h, slot));
-      if (child == NULL || !sm__repo_is_file(h->c, child)) {
+      if (child == NULL || !sm__fs_is_file(h->c, child)) {
         if (kind != 2) /* optional groups may be absent */
           sm__warn(h->c, "hydra: %s/%s not found in %s", h->g[slot], h->o[slot],
                    h->dir);
@@ -581,7 +643,7 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
   primary = sm__repo_join(c, "",
                           sm__printf(c, "%s/%s%s", dir, name,
                                      strstr(name, ".yaml") ? "" : ".yaml"));
-  if (primary == NULL || !sm__repo_is_file(c, primary)) {
+  if (primary == NULL || !sm__fs_is_file(c, primary)) {
     sm__warn(c, "hydra: config %s not found in %s", name, dir);
     sm_free(h);
     return;
@@ -614,7 +676,7 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
           sm__repo_join(c, "",
                         sm__printf(c, "%s/%.*s/%s.yaml", dir,
                                    (int)(eq - ov[i] - 1), ov[i] + 1, eq + 1));
-      if (child && sm__repo_is_file(c, child))
+      if (child && sm__fs_is_file(c, child))
         hydra_merge(h, child,
                     sm__strndup(c, ov[i] + 1, (size_t)(eq - ov[i] - 1)), 1);
     }
@@ -657,7 +719,7 @@ const char *sm__console_entry(sm__ctx *c, const char *name) {
     const char *text, *m;
     size_t len;
     int rc;
-    if (!sm__repo_is_file(c, files[i]))
+    if (!sm__fs_is_file(c, files[i]))
       continue;
     rc = sm__src_text(c, files[i], &text, &len);
     if (rc != 0)

@@ -41,7 +41,7 @@ static const char *find_file(sm__ctx *c, const char *word,
     return NULL;
   for (int i = 0; i < nd; i++) {
     const char *p = sm__repo_join(c, dirs[i], word);
-    if (p != NULL && sm__repo_is_file(c, p))
+    if (p != NULL && sm__fs_is_file(c, p))
       return p;
   }
   /* Say why a named config is not read: outside the root, a link out of
@@ -66,6 +66,8 @@ static void load(sm__ctx *c, const char *path) {
   const char *dot = strrchr(path, '.');
   if (c->entry != NULL && strcmp(path, c->entry) == 0)
     return;
+  if (c->primary_cfg == NULL)
+    c->primary_cfg = path;
   if (dot && strcasecmp(dot, ".py") == 0) {
     /* A Python config module (evaluated), or another script (a wrapper's
      * training script) that is scanned like code. */
@@ -127,7 +129,7 @@ void sm__command_args(sm__ctx *c) {
         const char *dpath = sm__repo_join(c, dirs[0], val);
         if (path != NULL)
           load(c, path);
-        else if (dpath != NULL && sm__repo_is_dir(c, dpath) && nd < MAX_DIRS &&
+        else if (dpath != NULL && sm__fs_is_dir(c, dpath) && nd < MAX_DIRS &&
                  dpath[0] != '\0')
           dirs[nd++] = dpath; /* -d configs: later names are inside */
       }
@@ -148,7 +150,7 @@ void sm__command_args(sm__ctx *c) {
                                       w[0] == '+' ? key : key);
         char raw[256];
         snprintf(raw, sizeof(raw), "%.*s", (int)(eq - w), w);
-        if (g != NULL && strchr(key, '.') == NULL && sm__repo_is_dir(c, g)) {
+        if (g != NULL && strchr(key, '.') == NULL && sm__fs_is_dir(c, g)) {
           ov[nov++] = w;
           continue;
         }
@@ -156,6 +158,29 @@ void sm__command_args(sm__ctx *c) {
       if (w[0] == '~')
         continue;
       sm__param_text(c, key, eq + 1, SM__L_CMD, e);
+      continue;
+    }
+    if (npos < c->positionals.n && c->remainder_pos != NULL &&
+        strcmp(SM__AT(c->positionals, const char *, npos), c->remainder_pos) ==
+            0) {
+      /* The rest are KEY VALUE overrides. */
+      for (; i + 1 < c->n_sargs; i += 2) {
+        char key[256];
+        sm__key_norm(c->sargs[i], strlen(c->sargs[i]), key, sizeof(key));
+        if (key[0] != '\0')
+          sm__param_text(c, key, c->sargs[i + 1], SM__L_CMD,
+                         c->sargs_ev[i + 1]);
+      }
+      break;
+    }
+    if (i + 1 < c->n_sargs && strchr(w, '.') != NULL && !config_ext(w) &&
+        strchr(w, '/') == NULL && isupper((unsigned char)w[0]) &&
+        c->sargs[i + 1][0] != '-') {
+      /* detectron2-style trailing overrides: SOLVER.BASE_LR 0.001 */
+      char key[256];
+      sm__key_norm(w, strlen(w), key, sizeof(key));
+      sm__param_text(c, key, c->sargs[i + 1], SM__L_CMD, c->sargs_ev[i + 1]);
+      i++;
       continue;
     }
     {

@@ -333,7 +333,7 @@ static int python_script(sm__ctx *c, cmdline *cl, int i) {
     return -1;
   }
   path = sm__repo_join(c, cl->dir, cl->w[i]);
-  if (path == NULL || !sm__repo_is_file(c, path)) {
+  if (path == NULL || !sm__fs_is_file(c, path)) {
     sm__warn(c, "command: %s: script not found in the repository", cl->w[i]);
     set_entry(c, cl, i + 1, NULL);
     return -1;
@@ -665,7 +665,7 @@ static int mpirun(sm__ctx *c, cmdline *cl, int i) {
 
 static int run_script(sm__ctx *c, cmdline *cl, int i) {
   const char *path = sm__repo_join(c, cl->dir, cl->w[i]);
-  if (path == NULL || !sm__repo_is_file(c, path)) {
+  if (path == NULL || !sm__fs_is_file(c, path)) {
     sm__warn(c, "command: %s: script not found in the repository", cl->w[i]);
     return -1;
   }
@@ -683,7 +683,7 @@ static const char *package_root(sm__ctx *c, const char *path) {
   while (dir[0] != '\0') {
     char *up;
     const char *init = sm__printf(c, "%s/__init__.py", dir);
-    if (!sm__repo_is_file(c, init))
+    if (!sm__fs_is_file(c, init))
       break;
     best = sm__strdup(c, dir);
     up = strrchr(dir, '/');
@@ -723,11 +723,11 @@ static const char *subcommand_module(sm__ctx *c, const char *entry,
     const char **names;
     int n = sm__src_list(c, queue[q], &names, 512);
     const char *p = sm__printf(c, "%s/%s", queue[q], name);
-    if (p != NULL && sm__repo_is_file(c, p))
+    if (p != NULL && sm__fs_is_file(c, p))
       return p;
     for (int k = 0; k < n && nq < 64; k++) {
       const char *sd = sm__printf(c, "%s/%s", queue[q], names[k]);
-      if (strchr(names[k], '.') == NULL && sm__repo_is_dir(c, sd) &&
+      if (strchr(names[k], '.') == NULL && sm__fs_is_dir(c, sd) &&
           strcmp(names[k], "tests") != 0 && strcmp(names[k], "test") != 0) {
         int seen = 0;
         for (int j = 0; j < nq && !seen; j++)

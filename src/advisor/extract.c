@@ -89,6 +89,8 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
         sm__config_load(c, p, NULL, SM__L_CONFIG);
     }
     sm__named_presets(c);
+    /* Code that the configs brought onto the path (experiment classes). */
+    sm__py_scan_all(c);
     sm__resolve(c);
   }
   res->elapsed_ms = (sm_now() - t0) * 1000.0;

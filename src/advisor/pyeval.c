@@ -984,9 +984,9 @@ static sm__vnode *load_path(frame *f, sm__vnode *p, TSNode at) {
   if (p == NULL || p->t != SM__T_STR)
     return unknown(f, at);
   rel = sm__repo_join(f->c, "", p->str);
-  if (rel == NULL || !sm__repo_is_file(f->c, rel))
+  if (rel == NULL || !sm__fs_is_file(f->c, rel))
     rel = sm__repo_join(f->c, f->m->dir, p->str);
-  if (rel == NULL || !sm__repo_is_file(f->c, rel))
+  if (rel == NULL || !sm__fs_is_file(f->c, rel))
     return unknown(f, at);
   t = sm__cfg_tree(f->c, rel);
   return t ? t : unknown(f, at);
@@ -1502,6 +1502,20 @@ static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
           c, sl ? sm__strndup(c, a0->str, (size_t)(sl - a0->str)) : "",
           f->m->rel, line);
     return sm__vt_strv(c, sl ? sl + 1 : a0->str, f->m->rel, line);
+  }
+  if ((strcmp(name, "os.path.split") == 0 || strcmp(name, "osp.split") == 0) &&
+      a0 && a0->t == SM__T_STR) {
+    const char *sl = strrchr(a0->str, '/');
+    sm__vnode *l2 = owned(f, SM__T_LIST, at);
+    if (l2 == NULL)
+      return unknown(f, at);
+    sm__vt_push(
+        c, l2,
+        sm__vt_strv(c,
+                    sl ? sm__strndup(c, a0->str, (size_t)(sl - a0->str)) : "",
+                    f->m->rel, line));
+    sm__vt_push(c, l2, sm__vt_strv(c, sl ? sl + 1 : a0->str, f->m->rel, line));
+    return l2;
   }
   if ((strcmp(l, "abspath") == 0 || strcmp(l, "realpath") == 0 ||
        strcmp(l, "normpath") == 0 || strcmp(l, "expanduser") == 0) &&
@@ -2946,6 +2960,15 @@ static sm__vnode *mmengine_bases(sm__ctx *c, pymod *m, int depth,
   return NULL;
 }
 
+static void queue_class_code(sm__ctx *c, pyclass *k, int depth) {
+  if (k == NULL || depth > 8)
+    return;
+  sm__py_queue(c, k->m->rel, SM__L_CODE, 1);
+  for (int i = 0; i < k->nb; i++)
+    if (k->bases[i]->t == SM__T_CLASS)
+      queue_class_code(c, k->bases[i]->aux, depth + 1);
+}
+
 /* The value after the last ':' of a config argument (big_vision-style
  * `config.py:arg`) is passed to get_config; sm__py_config_arg sets it. */
 sm__vnode *sm__py_config_tree(sm__ctx *c, const char *rel, int depth) {
@@ -2993,9 +3016,12 @@ sm__vnode *sm__py_config_tree(sm__ctx *c, const char *rel, int depth) {
     if (strcmp(vals->e[i].key, "_base_") != 0)
       nvals++;
   if (nclass > 0 && nvals == 0 && last != NULL) {
-    /* An experiment class (class Exp(BaseExp): ...): its instance. */
+    /* An experiment class (class Exp(BaseExp): ...): its instance.  The
+     * code of the class and its bases (data loaders, optimizers) is on
+     * the job's path: it is scanned like imported code. */
     sm__vnode *cv = sm__vt_get(ns, last->name);
     sm__vnode *obj = sm__py_instantiate(c, cv);
+    queue_class_code(c, last, 0);
     if (obj != NULL)
       return obj;
   }
@@ -3022,8 +3048,7 @@ const sm__vnode *sm__py_package_dir(sm__ctx *c) {
   if (c->pkg_dir_done)
     return c->pkg_dir;
   c->pkg_dir_done = 1;
-  if (!sm__repo_is_file(c, "setup.py") ||
-      (m = module_get(c, "setup.py")) == NULL)
+  if (!sm__fs_is_file(c, "setup.py") || (m = module_get(c, "setup.py")) == NULL)
     return NULL;
   module_run(c, m);
   if (m->loaded <= 0)

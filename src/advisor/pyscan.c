@@ -24,6 +24,9 @@ const TSLanguage *tree_sitter_python(void);
 
 #define MAX_PY_FILES 160
 #define MAX_IMPORT_DEPTH 3
+/* Bytes of imported modules parsed before deeper ones are only scanned
+ * for class names. */
+#define MAX_CODE_BYTES (384 * 1024)
 /* Modules deeper than this get a light line scan, not a parse. */
 #define FULL_PARSE_DEPTH 2
 #define MAX_TREE_DEPTH 300
@@ -48,10 +51,15 @@ typedef struct scan {
   struct pending {
     const char *path;  /* module file */
     const char *bound; /* the name it binds, NULL: always follow */
+    const char *want;  /* ",x,": the names imported from it, NULL all */
   } * pend;
   int npend, cappend;
-  uint64_t *used; /* hashes of the identifiers used (open addressing) */
-  size_t nused;   /* slots filled */
+  uint64_t *used;        /* hashes of the identifiers used (open addressing) */
+  size_t nused;          /* slots filled */
+  int top;               /* index of the top-level definition being read */
+  int ntop;              /* top-level definitions seen */
+  const char *want;      /* ",a,b,": names the importers need, NULL all */
+  const char *tops[512]; /* names of the top-level definitions */
 } scan;
 
 #define USED_CAP 16384
@@ -465,7 +473,7 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
                          bases[k][0] ? "/" : "", mod);
     for (int j = 0; j < 2; j++) {
       const char *p = sm__repo_join(c, "", cand[j]);
-      if (p != NULL && sm__repo_is_file(c, p))
+      if (p != NULL && sm__fs_is_file(c, p))
         return p;
     }
     if (mod[0] == '\0')
@@ -496,7 +504,7 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
           if (*q == '.' && strcmp(q, ".py") != 0)
             *q = '/';
         p = sm__repo_join(c, "", cand);
-        if (p != NULL && sm__repo_is_file(c, p))
+        if (p != NULL && sm__fs_is_file(c, p))
           return p;
       }
     }
@@ -504,11 +512,22 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
   return NULL;
 }
 
-void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth) {
+void sm__py_queue_want(sm__ctx *c, const char *rel, int layer, int depth,
+                       const char *want) {
   sm__pyfile *f;
-  for (int i = 0; i < c->pyqueue.n; i++)
-    if (strcmp(SM__AT(c->pyqueue, sm__pyfile, i).path, rel) == 0)
-      return;
+  for (int i = 0; i < c->pyqueue.n; i++) {
+    f = &SM__AT(c->pyqueue, sm__pyfile, i);
+    if (strcmp(f->path, rel) != 0)
+      continue;
+    /* Not scanned yet: it now serves these names too. */
+    if (i >= c->pyqueue_done && f->want != NULL) {
+      if (want == NULL)
+        f->want = NULL;
+      else if (strlen(f->want) + strlen(want) < 4096)
+        f->want = sm__printf(c, "%s%s", f->want, want + 1);
+    }
+    return;
+  }
   if (c->pyqueue.n >= MAX_PY_FILES)
     return;
   f = sm__vec_push(&c->pyqueue);
@@ -516,11 +535,24 @@ void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth) {
     f->path = rel;
     f->layer = layer;
     f->depth = depth;
+    f->want = want;
   }
+}
+
+void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth) {
+  sm__py_queue_want(c, rel, layer, depth, NULL);
 }
 
 static uint64_t ident_hash(const char *t, size_t n) {
   uint64_t h = sm_hash64(t, n, 0x5eed);
+  return h ? h : 1;
+}
+
+/* Identifiers are kept per top-level definition, so that a module
+ * imported for some names follows only the imports those definitions
+ * (and its module-level code) use. */
+static uint64_t in_top(uint64_t h, int top) {
+  h ^= (uint64_t)(top + 2) * 0x9e3779b97f4a7c15ull;
   return h ? h : 1;
 }
 
@@ -529,7 +561,7 @@ static void mark_used(scan *s, const char *t, size_t n) {
   size_t k;
   if (s->used == NULL || s->nused * 2 >= USED_CAP)
     return;
-  h = ident_hash(t, n);
+  h = in_top(ident_hash(t, n), s->top);
   for (k = h % USED_CAP; s->used[k] != 0; k = (k + 1) % USED_CAP)
     if (s->used[k] == h)
       return;
@@ -537,18 +569,38 @@ static void mark_used(scan *s, const char *t, size_t n) {
   s->nused++;
 }
 
-static int is_used(const scan *s, const char *name) {
-  uint64_t h;
-  if (s->used == NULL || s->nused * 2 >= USED_CAP)
-    return 1; /* too many names to tell: follow */
-  h = ident_hash(name, strlen(name));
+static int used_in(const scan *s, uint64_t h0, int top) {
+  uint64_t h = in_top(h0, top);
   for (size_t k = h % USED_CAP; s->used[k] != 0; k = (k + 1) % USED_CAP)
     if (s->used[k] == h)
       return 1;
   return 0;
 }
 
-static void pend_import(scan *s, const char *path, const char *bound) {
+static int wanted(const char *want, const char *name) {
+  char pat[256];
+  if (want == NULL)
+    return 1;
+  snprintf(pat, sizeof(pat), ",%s,", name);
+  return strstr(want, pat) != NULL;
+}
+
+/* Is name used by the module-level code or a wanted definition? */
+static int is_used(const scan *s, const char *name) {
+  uint64_t h0;
+  if (s->used == NULL || s->nused * 2 >= USED_CAP)
+    return 1; /* too many names to tell: follow */
+  h0 = ident_hash(name, strlen(name));
+  if (used_in(s, h0, -1))
+    return 1;
+  for (int t = 0; t < s->ntop; t++)
+    if (wanted(s->want, s->tops[t]) && used_in(s, h0, t))
+      return 1;
+  return 0;
+}
+
+static void pend_import(scan *s, const char *path, const char *bound,
+                        const char *want) {
   if (s->npend == s->cappend) {
     int cap = s->cappend ? s->cappend * 2 : 32;
     struct pending *np =
@@ -562,6 +614,7 @@ static void pend_import(scan *s, const char *path, const char *bound) {
   }
   s->pend[s->npend].path = path;
   s->pend[s->npend].bound = bound;
+  s->pend[s->npend].want = want;
   s->npend++;
 }
 
@@ -589,7 +642,7 @@ static void import_module(scan *s, const char *module, int level,
         module[0] ? sm__printf(s->c, "%s.%s", module, name) : name;
     path = sm__py_module_path(s->c, s->dir, full, level);
     if (path != NULL) {
-      pend_import(s, path, bound);
+      pend_import(s, path, bound, NULL); /* a submodule: all of it */
       return;
     }
   }
@@ -597,7 +650,8 @@ static void import_module(scan *s, const char *module, int level,
     return;
   path = sm__py_module_path(s->c, s->dir, module, level);
   if (path != NULL)
-    pend_import(s, path, bound);
+    pend_import(s, path, bound,
+                name != NULL ? sm__printf(s->c, ",%s,", name) : NULL);
 }
 
 static void visit_import(scan *s, TSNode n) {
@@ -835,6 +889,24 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     TSNode a = first_pos(args);
     val v = ts_node_is_null(a) ? (val){-1, 0, NULL, 0} : eval(s, a, 0);
     const char **slot;
+    {
+      /* nargs=argparse.REMAINDER: the rest of the command, as KEY VALUE
+       * pairs of config overrides (yacs / detectron2 / YOLOX opts). */
+      uint32_t ac = ts_node_named_child_count(args);
+      for (uint32_t i = 0; i < ac; i++) {
+        TSNode k = ts_node_named_child(args, i);
+        size_t kl;
+        const char *kt;
+        if (!is(k, "keyword_argument"))
+          continue;
+        kt = text(s, field(k, "name"), &kl);
+        if (kl == 5 && strncmp(kt, "nargs", 5) == 0) {
+          char *vt = dup_text(s, field(k, "value"));
+          if (vt && strstr(vt, "REMAINDER") && v.kind == SM__V_STR)
+            s->c->remainder_pos = v.str;
+        }
+      }
+    }
     if (v.kind == SM__V_STR && v.str[0] != '-' && v.str[0] != '\0' &&
         (slot = sm__vec_push(&s->c->positionals)) != NULL)
       *slot = v.str;
@@ -1150,7 +1222,10 @@ static void visit_call(scan *s, TSNode n) {
     sm__signal(s->c, SM__SIG_FP16, EV(), s->layer);
   } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0) {
     sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);
-  } else if (strcmp(l, "device_count") == 0) {
+  } else if (strcmp(l, "device_count") == 0 ||
+             strcmp(l, "get_num_devices") == 0 ||
+             strcmp(l, "get_num_gpus") == 0 ||
+             strcmp(l, "local_device_count") == 0) {
     sm__signal(s->c, SM__SIG_DEVICE_COUNT, EV(), s->layer);
   } else if (strcmp(l, "Fire") == 0) {
     TSNode a = first_pos(args);
@@ -1351,6 +1426,39 @@ static void visit_dict(scan *s, TSNode n) {
   }
 }
 
+/* `per_device = batch_size // world_size`: the batch option is the total
+ * over the ranks, and the code divides it (YOLOX, Lightning datamodules
+ * that split by trainer.world_size). */
+static void batch_division(scan *s, const char *target, const char *rpn,
+                           const char *e) {
+  char tok[128];
+  const char *p = rpn;
+  int first_batch = -1, world = 0, div = 0, k = 0;
+  if (target == NULL || strcasestr(target, "batch") == NULL)
+    return;
+  while (*p) {
+    size_t n = 0;
+    while (*p == ' ')
+      p++;
+    while (*p && *p != ' ' && n + 1 < sizeof(tok))
+      tok[n++] = *p++;
+    tok[n] = '\0';
+    if (n == 0)
+      break;
+    if (k == 0)
+      first_batch = strstr(tok, "batch") != NULL;
+    if (strstr(tok, "world") || strstr(tok, "num_replicas") ||
+        strstr(tok, "num_gpus") || strstr(tok, "ngpus") ||
+        strstr(tok, "num_devices"))
+      world = 1;
+    if (tok[0] == '/' && world)
+      div = 1;
+    k++;
+  }
+  if (first_batch == 1 && world && div)
+    sm__signal(s->c, SM__SIG_BATCH_DIV, e, s->layer);
+}
+
 /* Locals of imported code worth keeping: the ones derived fields use. */
 static int derived_name(const char *name) {
   static const char *const part[] = {"batch", "accum", "lr",     "world",
@@ -1376,6 +1484,9 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     const char *op = text(s, field(n, "operator"), &len);
     if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") && op[0] == '/')
       sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
+    if (lt && rt && strstr(lt, "batch") && op[0] == '/' &&
+        (strstr(rt, "world") || strstr(rt, "num_replicas")))
+      sm__signal(s->c, SM__SIG_BATCH_DIV, e, s->layer);
     if (lt && rt && s->lr_var && strcmp(lt, s->lr_var) == 0 && op[0] == '*') {
       const char *r = ref_name(s, right);
       if (r)
@@ -1427,6 +1538,7 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
       /* x = x // world_size */
       if (strstr(name, "accum") && strstr(v.str, "world") && strstr(v.str, "/"))
         sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
+      batch_division(s, name, v.str, e);
       if (lr_rescale_expr(v.str)) {
         sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
         s->lr_var = name;
@@ -1490,6 +1602,8 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
           s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer, e);
     if (v.kind == SM__V_EXPR && lr_rescale_expr(v.str))
       sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
+    if (v.kind == SM__V_EXPR)
+      batch_division(s, r, v.str, e);
   }
 }
 
@@ -1512,8 +1626,13 @@ static void visit_children(scan *s, TSNode n, int depth) {
 static void visit_def(scan *s, TSNode n, int depth) {
   const char *save_f = s->func, *save_c = s->cls, *save_lr = s->lr_var;
   char *name = dup_text(s, field(n, "name"));
+  int save_top = s->top;
   if (name == NULL)
     return;
+  if (s->func == NULL && s->cls == NULL && s->ntop < 512) {
+    s->tops[s->ntop] = name;
+    s->top = s->ntop++;
+  }
   sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
   if (is(n, "class_definition")) {
     const char **slot = sm__vec_push(&s->c->classes);
@@ -1553,6 +1672,7 @@ static void visit_def(scan *s, TSNode n, int depth) {
   s->func = save_f;
   s->cls = save_c;
   s->lr_var = save_lr;
+  s->top = save_top;
 }
 
 static void visit_decorated(scan *s, TSNode n, int depth) {
@@ -1707,7 +1827,7 @@ static int has_code(TSNode root) {
 }
 
 static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
-                     int depth, int config_only) {
+                     int depth, int config_only, const char *want) {
   const char *src;
   TSTree *tree;
   TSNode root;
@@ -1741,11 +1861,16 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
   s.config_only = config_only;
   s.wweight = layer >= SM__L_ENTRY ? 2 : 1;
   s.used = sm_calloc(USED_CAP, sizeof(uint64_t));
+  s.top = -1;
+  s.want = want;
   visit(&s, root, 0);
-  /* Only what the file uses is on the job's path. */
+  /* Only what the file's needed code uses is on the job's path; a name
+   * the importers want that the file only re-exports counts too. */
   for (int i = 0; i < s.npend; i++)
-    if (s.pend[i].bound == NULL || is_used(&s, s.pend[i].bound))
-      sm__py_queue(c, s.pend[i].path, SM__L_CODE, depth + 1);
+    if (s.pend[i].bound == NULL || is_used(&s, s.pend[i].bound) ||
+        (want != NULL && wanted(want, s.pend[i].bound)))
+      sm__py_queue_want(c, s.pend[i].path, SM__L_CODE, depth + 1,
+                        s.pend[i].want);
   sm_free(s.used);
   return 0;
 }
@@ -1824,6 +1949,9 @@ static void promote_calls(sm__ctx *c) {
   const char *done[64];
   const char *queue[64];
   int nd = 0, nq = 0;
+  if (c->promoted)
+    return;
+  c->promoted = 1;
   if (c->fire_target != NULL) {
     promote_fn(c, c->fire_target, 0, NULL);
     queue[nq++] = c->fire_target;
@@ -1860,13 +1988,27 @@ void sm__py_scan_all(sm__ctx *c) {
     sm__warn(c, "the Python grammar does not load: Python not read");
     return;
   }
-  /* The queue grows while it is read: breadth first. */
-  for (int i = 0; i < c->pyqueue.n && !sm__expired(c) && !c->stopped; i++) {
+  /* The queue grows while it is read: breadth first.  A later call
+   * (code that configs bring onto the path) continues where it was. */
+  for (int i = c->pyqueue_done;
+       i < c->pyqueue.n && !sm__expired(c) && !c->stopped;
+       i = ++c->pyqueue_done) {
     sm__pyfile f = SM__AT(c->pyqueue, sm__pyfile, i);
-    if (f.depth > FULL_PARSE_DEPTH)
+    const char *src;
+    size_t len = 0;
+    /* Past the entry's own imports, parsing is bounded in bytes: a
+     * large library under the job is read for its class names only. */
+    if (f.depth >= 2 && c->code_bytes > MAX_CODE_BYTES) {
       light_scan(c, f.path);
-    else
-      scan_file(c, parser, f.path, f.layer, f.depth, 0);
+      continue;
+    }
+    if (f.depth > FULL_PARSE_DEPTH) {
+      light_scan(c, f.path);
+      continue;
+    }
+    scan_file(c, parser, f.path, f.layer, f.depth, 0, f.want);
+    if (f.depth >= 1 && sm__src_text(c, f.path, &src, &len) == 0)
+      c->code_bytes += len;
   }
   ts_parser_delete(parser);
   promote_calls(c);
@@ -1877,7 +2019,7 @@ int sm__py_config(sm__ctx *c, const char *rel, int layer) {
   int rc;
   if (parser == NULL)
     return SM_EUNSUPP;
-  rc = scan_file(c, parser, rel, layer, MAX_IMPORT_DEPTH, 1);
+  rc = scan_file(c, parser, rel, layer, MAX_IMPORT_DEPTH, 1, NULL);
   ts_parser_delete(parser);
   return rc;
 }

@@ -217,13 +217,26 @@ static void batches(sm__ctx *c) {
   int micro_style;
 
   pd = get_num(c, sm__keys("per_device"), 1, &per);
-  if (pd != NULL)
-    set_num(c, SM_META_PER_DEVICE_BATCH_SIZE, per, pd->ev);
   acc = get_num(c, sm__keys("accum"), 1, &accum);
   mp = model_parallel(c, &tp, &pp, &mev);
   gb = get_num(c, sm__keys("global"), 1, &g);
+  if (pd != NULL && gb == NULL && c->sig[SM__SIG_BATCH_DIV] &&
+      strstr(pd->leaf, "micro") == NULL) {
+    /* The code divides the batch option by the world size: it is the
+     * total. */
+    gb = pd;
+    g = per;
+    pd = NULL;
+  }
+  if (pd != NULL)
+    set_num(c, SM_META_PER_DEVICE_BATCH_SIZE, per, pd->ev);
   if (gb != NULL) {
+    double ranks = c->world > 0 ? c->world / mp : 0;
     set_num(c, SM_META_GLOBAL_BATCH_SIZE, g, gb->ev);
+    /* A total batch split over the data-parallel ranks (detectron2's
+     * IMS_PER_BATCH, a divided batch option). */
+    if (pd == NULL && ranks > 0 && fmod(g, ranks * accum) == 0)
+      set_num(c, SM_META_PER_DEVICE_BATCH_SIZE, g / (ranks * accum), gb->ev);
     return;
   }
   if (pd == NULL)
@@ -489,7 +502,7 @@ static void precision(sm__ctx *c) {
   } rules[] = {
       {N("bf16", "bf16.enabled", "use_bf16"), "bf16"},
       {N("fp16", "fp16.enabled", "use_fp16", "half", "amp", "use_amp",
-         "amp_enable", "enable_amp", "mixed_precision_training"),
+         "amp.enabled", "amp_enable", "enable_amp", "mixed_precision_training"),
        "fp16"},
       {N("fp8", "use_fp8", "fp8.enabled"), "fp8"},
       {N("mixed_precision", "precision", "dtype", "torch_dtype",
@@ -647,6 +660,17 @@ static void parallelism(sm__ctx *c) {
             c->res->meta.f[SM_META_GPUS].evidence);
     return;
   }
+  if (c->sig[SM__SIG_TORCH] &&
+      ((known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) > 1) ||
+       (known(c, SM_META_NODES) && num_of(c, SM_META_NODES) > 1))) {
+    /* Several processes of a PyTorch job without another strategy. */
+    e = c->sig[SM__SIG_DDP];
+    set_str(c, SM_META_PARALLELISM, "ddp",
+            e                        ? e
+            : known(c, SM_META_GPUS) ? c->res->meta.f[SM_META_GPUS].evidence
+                                     : c->res->meta.f[SM_META_NODES].evidence);
+    return;
+  }
   if (!known(c, SM_META_GPUS) && !c->launcher) {
     if (c->sig[SM__SIG_DEVICE_MAP])
       set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
@@ -730,6 +754,15 @@ static void model_name(sm__ctx *c, const char **model_out) {
       break;
   }
   if (name == NULL) {
+    /* Pretrained weights named after a known model (--weights
+     * yolov5m.pt); a backbone checkpoint (R-50.pkl) is not the model. */
+    p = get_str(c, N("weights", "pretrained_weights", "pretrained"));
+    if (p != NULL && sm__is_known_model(c, p->str)) {
+      name = sm__norm_model(c, p->str, &t, &d);
+      ev = p->ev;
+    }
+  }
+  if (name == NULL) {
     /* A model config file named after a known model (--cfg yolov5n.yaml,
      * --config configs/resnet50.yaml). */
     p = get_str(c, N("cfg", "config", "model_cfg", "model_config"));
@@ -772,6 +805,56 @@ static void model_name(sm__ctx *c, const char **model_out) {
           strncmp(best->name, "class:", 6) == 0 ? best->name + 6 : best->name,
           &t, &d);
       ev = best->ev;
+    }
+  }
+  if (name == NULL && c->primary_cfg != NULL) {
+    /* Model-zoo layouts name a model by its config file
+     * (maskformer2_R50_bs16_50ep.yaml, dbnet_resnet50_1200e_icdar2015.py):
+     * the file the command names, unless its name is generic. */
+    static const char *const generic[] = {
+        "config",         "configs",    "train",       "base",
+        "default",        "defaults",   "main",        "run",
+        "local",          "setup",      "local_setup", "example",
+        "example_config", "settings",   "params",      "hparams",
+        "args",           "experiment", NULL};
+    static const char *const generic_pre[] = {"base", "_", "hyp", "default",
+                                              NULL};
+    const char *b = strrchr(c->primary_cfg, '/'), *dot;
+    char stem[128];
+    int gen = 0;
+    b = b ? b + 1 : c->primary_cfg;
+    dot = strrchr(b, '.');
+    snprintf(stem, sizeof(stem), "%.*s", dot ? (int)(dot - b) : (int)strlen(b),
+             b);
+    {
+      /* train_gpt2.py names gpt2 */
+      static const char *const pre[] = {
+          "train_", "finetune_", "pretrain_", "sft_", "config_", "cfg_", NULL};
+      for (int i = 0; pre[i]; i++)
+        if (strncasecmp(stem, pre[i], strlen(pre[i])) == 0) {
+          memmove(stem, stem + strlen(pre[i]),
+                  strlen(stem + strlen(pre[i])) + 1);
+          break;
+        }
+    }
+    for (int i = 0; generic[i] && !gen; i++)
+      gen = strcasecmp(stem, generic[i]) == 0;
+    for (int i = 0; generic_pre[i] && !gen; i++)
+      gen = strncasecmp(stem, generic_pre[i], strlen(generic_pre[i])) == 0;
+    /* A name with a size or a model token, not only a dataset. */
+    {
+      /* Launcher and runtime configs (DeepSpeed, accelerate) name no
+       * model. */
+      const sm__vnode *t = sm__cfg_tree(c, c->primary_cfg);
+      if (t != NULL && (sm__vt_get(t, "zero_optimization") ||
+                        sm__vt_get(t, "train_micro_batch_size_per_gpu") ||
+                        sm__vt_get(t, "distributed_type")))
+        gen = 1;
+    }
+    if (!gen && strlen(stem) > 3 &&
+        sm__known_dataset(c, stem, NULL, NULL) == NULL) {
+      name = sm__norm_model(c, stem, &t, &d);
+      ev = sm__ev(c, c->primary_cfg, 1);
     }
   }
   if (name == NULL) {

@@ -1060,9 +1060,9 @@ static int test_expr(sh *h, TSNode n, int depth) {
       if (p == NULL)
         return -1; /* outside the repository: cannot know */
       if (o[1] == 'f')
-        return sm__repo_is_file(h->c, p);
+        return sm__fs_is_file(h->c, p);
       if (o[1] == 'd')
-        return sm__repo_is_dir(h->c, p);
+        return sm__fs_is_dir(h->c, p);
       return sm__repo_exists(h->c, p);
     }
     return -1;
@@ -1378,7 +1378,7 @@ static void source_file(sh *h, const char *word, const char *const *args,
     parse_options(h);
     return;
   }
-  if (p == NULL || !sm__repo_is_file(h->c, p) || h->depth >= MAX_SH_DEPTH)
+  if (p == NULL || !sm__fs_is_file(h->c, p) || h->depth >= MAX_SH_DEPTH)
     return;
   if (sm__src_text(h->c, p, &text, &len) != 0)
     return;

@@ -131,6 +131,8 @@ TSTree *sm__src_tree_text(sm__ctx *c, const char *text, size_t len, int g) {
 }
 
 void sm__src_release(sm__ctx *c) {
+  sm_free(c->fs_cache);
+  c->fs_cache = NULL;
   for (int i = 0; i < c->srcs.n; i++) {
     sm__src *s = &SM__AT(c->srcs, sm__src, i);
     for (int g = 0; g < SM__NGRAMMAR; g++)
@@ -148,7 +150,7 @@ int sm__src_list(sm__ctx *c, const char *dir, const char ***names, int max) {
   int n = 0;
 
   *names = NULL;
-  if (!sm__repo_is_dir(c, dir))
+  if (!sm__fs_is_dir(c, dir))
     return SM_ENOENT;
   full = sm__printf(c, "%s%s%s", c->root, dir[0] ? "/" : "", dir);
   out = sm_arena_calloc(&c->arena, (size_t)max + 1, sizeof(*out));
@@ -167,4 +169,66 @@ int sm__src_list(sm__ctx *c, const char *dir, const char ***names, int max) {
   closedir(d);
   *names = out;
   return n;
+}
+
+/* ==== Cached file tests ==== */
+
+/* The readers ask the same questions many times (each import tries a
+ * few candidate paths, each preset a few directories); the repository's
+ * checks resolve every component of a path, so the answers are kept for
+ * the extraction.  Reading still goes through the safe reader. */
+#define FS_CAP 4096
+
+typedef struct fsent {
+  uint64_t h;    /* hash of the path, 0 free */
+  signed char f; /* is a file: -1 unknown, 0, 1 */
+  signed char d; /* is a directory: -1 unknown, 0, 1 */
+} fsent;
+
+static fsent *fs_slot(sm__ctx *c, const char *rel) {
+  fsent *t = c->fs_cache;
+  uint64_t h;
+  size_t k;
+  if (t == NULL) {
+    t = sm_calloc(FS_CAP, sizeof(fsent));
+    if (t == NULL)
+      return NULL;
+    c->fs_cache = t;
+  }
+  h = sm_hash64(rel, strlen(rel), 0xf5);
+  if (h == 0)
+    h = 1;
+  for (k = h % FS_CAP; t[k].h != 0; k = (k + 1) % FS_CAP)
+    if (t[k].h == h)
+      return &t[k];
+  if (c->fs_used * 2 >= FS_CAP)
+    return NULL; /* full: ask the repository */
+  c->fs_used++;
+  t[k].h = h;
+  t[k].f = t[k].d = -1;
+  return &t[k];
+}
+
+int sm__fs_is_file(sm__ctx *c, const char *rel) {
+  fsent *e;
+  if (rel == NULL)
+    return 0;
+  e = fs_slot(c, rel);
+  if (e == NULL)
+    return sm__repo_is_file(c, rel);
+  if (e->f < 0)
+    e->f = (signed char)(sm__repo_is_file(c, rel) != 0);
+  return e->f;
+}
+
+int sm__fs_is_dir(sm__ctx *c, const char *rel) {
+  fsent *e;
+  if (rel == NULL)
+    return 0;
+  e = fs_slot(c, rel);
+  if (e == NULL)
+    return sm__repo_is_dir(c, rel);
+  if (e->d < 0)
+    e->d = (signed char)(sm__repo_is_dir(c, rel) != 0);
+  return e->d;
 }
