@@ -547,6 +547,9 @@ int sm__accelerate_tree(sm__ctx *c, const sm__vnode *t);
 /* Preset files named by a value (model_name: llama2-7b with
  * configs/models/llama2-7b.yml) are loaded over the config. */
 void sm__named_presets(sm__ctx *c);
+/* The modules of the classes config `_target_`s (Hydra, LazyConfig,
+ * Lightning class_path) instantiate join the code scan. */
+void sm__config_targets(sm__ctx *c);
 /* Hydra: composes config_name from dir with its defaults list and the
  * command's group overrides. */
 void sm__hydra(sm__ctx *c, const char *dir, const char *name,

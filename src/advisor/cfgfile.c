@@ -729,3 +729,22 @@ const char *sm__console_entry(sm__ctx *c, const char *name) {
   }
   return NULL;
 }
+
+void sm__config_targets(sm__ctx *c) {
+  int n = c->params.n;
+  for (int i = 0; i < n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    const char *dot, *path;
+    char mod[256];
+    if (p->layer < SM__L_CONFIG || p->kind != SM__V_STR ||
+        (strcmp(p->leaf, "_target_") != 0 && strcmp(p->leaf, "class_path")))
+      continue;
+    dot = strrchr(p->str, '.');
+    if (dot == NULL || (size_t)(dot - p->str) >= sizeof(mod))
+      continue;
+    snprintf(mod, sizeof(mod), "%.*s", (int)(dot - p->str), p->str);
+    path = sm__py_module_path(c, "", mod, 0);
+    if (path != NULL)
+      sm__py_queue_want(c, path, SM__L_CODE, 1, sm__printf(c, ",%s,", dot + 1));
+  }
+}

@@ -89,7 +89,9 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
         sm__config_load(c, p, NULL, SM__L_CONFIG);
     }
     sm__named_presets(c);
-    /* Code that the configs brought onto the path (experiment classes). */
+    /* Code that the configs bring onto the path: experiment classes, and
+     * the classes Hydra/LazyConfig `_target_`s instantiate. */
+    sm__config_targets(c);
     sm__py_scan_all(c);
     sm__resolve(c);
   }

@@ -146,10 +146,99 @@ static void apply_presets(sm__ctx *c) {
 
 /* ==== Resources ==== */
 
+/* A JAX device mesh given as ici_<axis>_parallelism (within a host or
+ * slice) and dcn_<axis>_parallelism (across them), maxtext-style: the
+ * devices are the product of every axis, the hosts the product of the
+ * dcn axes; an axis of -1 takes whatever devices there are, so the count
+ * is not fixed.  Returns 1 when the job uses such a mesh. */
+static int jax_mesh(sm__ctx *c, double *devices, double *hosts, const char **ev,
+                    const char **axis) {
+  const char *seen[64];
+  int ns = 0, unknown = 0, any = 0;
+  double ici = 1, dcn = 1, best_axis = 1;
+  *axis = NULL;
+  *ev = NULL;
+  for (int i = 0; i < c->params.n && ns < 64; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    const char *leaf = p->leaf, *names[2];
+    const sm__param *top;
+    size_t n = strlen(leaf);
+    int dup = 0, is_dcn;
+    double v;
+    if (n < 16 || strcmp(leaf + n - 12, "_parallelism") != 0 ||
+        (strncmp(leaf, "ici_", 4) != 0 && strncmp(leaf, "dcn_", 4) != 0))
+      continue;
+    for (int k = 0; k < ns && !dup; k++)
+      dup = strcmp(seen[k], leaf) == 0;
+    if (dup)
+      continue;
+    seen[ns++] = leaf;
+    names[0] = leaf;
+    names[1] = NULL;
+    top = sm__param_get(c, names);
+    any = 1;
+    is_dcn = leaf[0] == 'd';
+    if (top == NULL || sm__param_value(c, top, &v) != 0) {
+      unknown = 1;
+      continue;
+    }
+    if (v < 0) {
+      unknown = 1;
+      v = 2; /* the auto axis still names the strategy */
+    } else if (v > 1 && (*ev == NULL || top->layer >= SM__L_CMD)) {
+      *ev = top->ev;
+    }
+    if (v > 1) {
+      /* The strategy: fsdp over tensor over data. */
+      const char *ax = leaf + 4;
+      int rank = strncmp(ax, "fsdp", 4) == 0     ? 3
+                 : strncmp(ax, "tensor", 6) == 0 ? 2
+                 : strncmp(ax, "data", 4) == 0   ? 1
+                                                 : 0;
+      if (rank > best_axis || *axis == NULL) {
+        best_axis = rank;
+        *axis = rank == 3   ? "fsdp"
+                : rank == 2 ? "tensor"
+                : rank == 1 ? "ddp"
+                            : NULL;
+      }
+    }
+    if (is_dcn)
+      dcn *= v;
+    else
+      ici *= v;
+  }
+  if (!any)
+    return 0;
+  *devices = unknown ? 0 : ici * dcn;
+  *hosts = unknown ? 0 : dcn;
+  return 1;
+}
+
 static void resources(sm__ctx *c) {
-  double nodes = 0, gpus = 0, v;
-  const char *nev = NULL, *gev = NULL;
+  double nodes = 0, gpus = 0, v, mesh_dev = 0, mesh_hosts = 0;
+  const char *nev = NULL, *gev = NULL, *mesh_ev = NULL, *mesh_axis = NULL;
   const sm__param *p;
+  int mesh =
+      !c->launcher && jax_mesh(c, &mesh_dev, &mesh_hosts, &mesh_ev, &mesh_axis);
+
+  if (mesh) {
+    /* The mesh fixes the device count, or leaves it to the hardware. */
+    if (mesh_axis != NULL && c->strategy == NULL) {
+      c->strategy = mesh_axis;
+      c->strategy_ev = mesh_ev ? mesh_ev : "command";
+    }
+    if (mesh_dev > 0) {
+      c->gpus_total = mesh_dev;
+      c->gt_ev = mesh_ev ? mesh_ev : "command";
+      if (c->nodes == 0 && mesh_hosts > 0) {
+        c->nodes = mesh_hosts;
+        c->nodes_ev = c->gt_ev;
+      }
+    } else {
+      c->gpus_unfixed = 1;
+    }
+  }
 
   if (c->nodes > 0) {
     nodes = c->nodes;
@@ -181,6 +270,10 @@ static void resources(sm__ctx *c) {
                c->sig_layer[SM__SIG_DEVICE_COUNT] >= SM__L_ENTRY) ||
               c->sig[SM__SIG_DEVICE_MAP] || c->sig[SM__SIG_DS_LAUNCHER])) {
     gpus = 0; /* one process that takes every visible GPU */
+    /* device_map="auto" spreads one model over them: one data-parallel
+     * rank. */
+    if (c->sig[SM__SIG_DEVICE_MAP])
+      c->world = 1;
   } else if (!c->launcher && c->entry != NULL) {
     gpus = 1;
     gev = "command";
@@ -509,6 +602,26 @@ static void precision(sm__ctx *c) {
          "compute_dtype", "amp_dtype", "trainer.precision"),
        NULL},
   };
+  {
+    /* bf16: auto (hidden from lookups, where "auto" defers to another
+     * source): bf16 on the GPUs that support it. */
+    const sm__param *a = NULL;
+    for (int i = 0; i < c->params.n; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      if (q->layer >= SM__L_CONFIG && q->kind == SM__V_STR &&
+          strcmp(q->str, "auto") == 0 &&
+          (strcmp(q->leaf, "bf16") == 0 || strcmp(q->key, "bf16.enabled") == 0))
+        a = q;
+    }
+    if (a != NULL && c->precision == NULL) {
+      const char *const fp[] = {"fp16", NULL};
+      const sm__param *f16 = sm__param_get_min(c, fp, a->layer + 1);
+      if (f16 == NULL) {
+        set_str(c, SM_META_PRECISION, "bf16", a->ev);
+        return;
+      }
+    }
+  }
   for (size_t i = 0; i < SM_ARRAY_LEN(rules); i++) {
     /* Defaults deep in imported library code describe other uses. */
     const sm__param *p = sm__param_get_min(c, rules[i].names, SM__L_ENTRY);
@@ -517,13 +630,21 @@ static void precision(sm__ctx *c) {
     if (p == NULL)
       continue;
     if (rules[i].if_true != NULL) {
-      if (p->kind == SM__V_STR)
+      if (p->kind == SM__V_STR && strcasecmp(p->str, "auto") == 0)
+        /* bf16: auto -- bf16 where the GPU supports it (A100, H100 and
+         * later), the labelled hardware; fp16 only on older GPUs. */
+        v = strcmp(rules[i].if_true, "bf16") == 0 ? "bf16" : NULL;
+      else if (p->kind == SM__V_STR)
         v = (p->str[0] && strcasecmp(p->str, "false") != 0 &&
              strcmp(p->str, "0") != 0)
                 ? rules[i].if_true
                 : NULL;
       else if (sm__param_value(c, p, &x) == 0 && x != 0)
         v = rules[i].if_true;
+    } else if (p->kind == SM__V_BOOL && p->num != 0) {
+      /* mixed_precision: true without a dtype: the library picks bf16 on
+       * GPUs that have it (the current ones). */
+      v = "bf16";
     } else if (p->kind == SM__V_STR) {
       const char *s = p->str;
       if (strstr(s, "bf16") || strstr(s, "bfloat16"))
@@ -585,7 +706,9 @@ static void precision(sm__ctx *c) {
       return;
     }
   }
-  if (c->entry != NULL && c->sig[SM__SIG_TORCH])
+  /* A PyTorch job with no reduced precision, or a precision switch that
+   * is off (--amp not given), runs in fp32. */
+  if (c->entry != NULL && (c->sig[SM__SIG_TORCH] || saw_false))
     set_str(c, SM_META_PRECISION, "fp32",
             saw_false_ev ? saw_false_ev : sm__ev(c, c->entry, 1));
 }
@@ -606,6 +729,20 @@ static void parallelism(sm__ctx *c) {
   }
   ds = get_str(c, N("deepspeed", "deepspeed_config")) != NULL ||
        c->sig[SM__SIG_DEEPSPEED] != NULL || zero >= 0;
+  if ((p = get_str(c, N("train_engine", "engine", "training_engine",
+                        "dist_engine"))) != NULL) {
+    /* An engine option decides over a DeepSpeed config that is only
+     * passed along (wenet's --train_engine torch_ddp). */
+    const char *s2 = p->str;
+    if (strstr(s2, "ddp") || strcmp(s2, "torch") == 0) {
+      set_str(c, SM_META_PARALLELISM, "ddp", p->ev);
+      return;
+    }
+    if (strstr(s2, "fsdp")) {
+      set_str(c, SM_META_PARALLELISM, "fsdp", p->ev);
+      return;
+    }
+  }
   if (tp > 1 || pp > 1) {
     if (zero > 0)
       set_str(c, SM_META_PARALLELISM,
@@ -622,9 +759,29 @@ static void parallelism(sm__ctx *c) {
             sm__printf(c, "deepspeed_zero%d", (int)zero), zev);
     return;
   }
-  if ((p = get_str(c, N("fsdp", "fsdp_config"))) != NULL &&
-      strcasecmp(p->str, "false") != 0) {
-    set_str(c, SM_META_PARALLELISM, "fsdp", p->ev);
+  {
+    /* fsdp: "full_shard auto_wrap" or a list of such options. */
+    const char *const fk[] = {"fsdp", NULL};
+    const sm__param *f = sm__param_get_min(c, fk, SM__L_CONFIG);
+    if (f != NULL && ((f->kind == SM__V_STR && f->str[0] &&
+                       strcasecmp(f->str, "false") && strcmp(f->str, "0")) ||
+                      (f->kind == SM__V_LIST && f->list_n > 0) ||
+                      (f->kind == SM__V_BOOL && f->num != 0))) {
+      set_str(c, SM_META_PARALLELISM, "fsdp", f->ev);
+      return;
+    }
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->world == 1 &&
+      c->sig[SM__SIG_DEVICE_MAP]) {
+    /* One process with the model spread over the visible GPUs. */
+    set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
+    return;
+  }
+  if (known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) == 1 &&
+      c->strategy == NULL) {
+    /* One process shards nothing. */
+    set_str(c, SM_META_PARALLELISM, "none",
+            c->res->meta.f[SM_META_GPUS].evidence);
     return;
   }
   if (c->strategy != NULL) {
@@ -752,6 +909,29 @@ static void model_name(sm__ctx *c, const char **model_out) {
     n = drop_key(left, n, p);
     if (n < 0)
       break;
+  }
+  if (name == NULL) {
+    /* Hydra/Lightning: the class the model config instantiates; a
+     * network inside a training module (model.net._target_) is the
+     * model, the module around it only trains it. */
+    static const char *const inner[] = {"model.net._target_",
+                                        "model.model._target_",
+                                        "model.network._target_",
+                                        "model.backbone._target_",
+                                        "model._target_",
+                                        "model.class_path",
+                                        NULL};
+    for (int k = 0; inner[k] && name == NULL; k++) {
+      const char *names[2] = {inner[k], NULL};
+      const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
+      const char *cls;
+      if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0)
+        continue;
+      cls = strrchr(q->str, '.');
+      name = sm__norm_model(c, cls ? cls + 1 : q->str, &t, &d);
+      if (name != NULL)
+        ev = q->ev;
+    }
   }
   if (name == NULL) {
     /* Pretrained weights named after a known model (--weights
@@ -907,6 +1087,27 @@ static void dataset(sm__ctx *c) {
   const char *name = NULL, *ev = NULL;
   const char *left[64];
   int n = keys_init(left, keys);
+  /* A switch to generated data wins over any dataset name the config
+   * also carries (dataset_type: synthetic, use_synthetic_data). */
+  p = sm__param_get(c, N("dataset_type", "data_type", "dataset.type"));
+  if (p != NULL && p->kind == SM__V_STR &&
+      (strcasecmp(p->str, "synthetic") == 0 ||
+       strcasecmp(p->str, "dummy") == 0 || strcasecmp(p->str, "fake") == 0 ||
+       strcasecmp(p->str, "random") == 0)) {
+    set_str(c, SM_META_DATASET, "synthetic", p->ev);
+    return;
+  }
+  {
+    const char *e3 = NULL;
+    p = sm__param_get(c, N("use_synthetic_data", "synthetic_data", "synthetic",
+                           "dummy_data", "use_dummy_data", "fake_data"));
+    if (p != NULL && (p->kind == SM__V_BOOL || p->kind == SM__V_NUM) &&
+        p->num != 0) {
+      e3 = p->ev;
+      set_str(c, SM_META_DATASET, "synthetic", e3);
+      return;
+    }
+  }
   while (n > 0 && name == NULL) {
     p = sm__param_get(c, left);
     if (p == NULL)
@@ -1010,6 +1211,27 @@ static void dataset(sm__ctx *c) {
     if (best != NULL) {
       name = sm__norm_dataset(c, best->name, &c->ds_task, &c->ds_domain);
       ev = best->ev;
+    }
+  }
+  if (name == NULL) {
+    /* Recipe layouts keep one directory per dataset
+     * (examples/aishell/s0, egs/librispeech/asr1): the command's
+     * directory or the entry's path names it. */
+    const char *paths[2] = {c->cwd, c->entry};
+    for (int k = 0; k < 2 && name == NULL; k++) {
+      const char *s2 = paths[k], *e2;
+      char comp[128];
+      for (; s2 && *s2 && name == NULL; s2 = *e2 ? e2 + 1 : e2) {
+        e2 = strchr(s2, '/');
+        if (e2 == NULL)
+          e2 = s2 + strlen(s2);
+        if (e2 - s2 <= 2 || (size_t)(e2 - s2) >= sizeof(comp))
+          continue;
+        snprintf(comp, sizeof(comp), "%.*s", (int)(e2 - s2), s2);
+        name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
+        if (name != NULL)
+          ev = k == 0 ? "command" : sm__ev(c, c->entry, 1);
+      }
     }
   }
   if (name != NULL)
