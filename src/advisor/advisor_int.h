@@ -344,15 +344,16 @@ struct sm__ctx {
   const char *ds_task;     /* from the dataset name */
   const char *ds_domain;   /* from the dataset name */
   /* Caches: every file is read and parsed once per extraction. */
-  sm__vec srcs;            /* sm__src: file text and syntax trees */
-  sm__vec cfgs;            /* config trees by path (cfgfile.c) */
-  sm__vec pymods;          /* evaluated Python modules (pyeval.c) */
-  int eval_steps;          /* evaluator work done, bounded */
-  sm__vec pycalls;         /* calls between the entry's functions (pyscan.c) */
-  sm__vec model_vars;      /* const char *: variables holding the model */
-  sm__vec dc_instances;    /* sm__vnode *: dataclasses given to parsers */
-  sm__vnode *pkg_dir;      /* setuptools package_dir map, or NULL */
-  int pkg_dir_done;        /* pkg_dir was looked for */
+  sm__vec srcs;         /* sm__src: file text and syntax trees */
+  sm__vec cfgs;         /* config trees by path (cfgfile.c) */
+  sm__vec pymods;       /* evaluated Python modules (pyeval.c) */
+  int eval_steps;       /* evaluator work done, bounded */
+  sm__vec pycalls;      /* calls between the entry's functions (pyscan.c) */
+  sm__vec model_vars;   /* const char *: variables holding the model */
+  sm__vec dc_instances; /* sm__vnode *: dataclasses given to parsers */
+  sm__vec built;      /* const char *[3]: variable, class it holds, evidence */
+  sm__vnode *pkg_dir; /* setuptools package_dir map, or NULL */
+  int pkg_dir_done;   /* pkg_dir was looked for */
   const char *cfg_arg_rel; /* config file given with ":arg" */
   const char *cfg_arg;     /* that argument */
 };

@@ -30,7 +30,7 @@ static int config_ext(const char *p) {
     return 0;
   return strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0 ||
          strcasecmp(dot, ".json") == 0 || strcasecmp(dot, ".toml") == 0 ||
-         strcasecmp(dot, ".py") == 0;
+         strcasecmp(dot, ".py") == 0 || strcasecmp(dot, ".gin") == 0;
 }
 
 /* Finds a config file named by word in one of dirs; root-relative path or
@@ -123,7 +123,41 @@ void sm__command_args(sm__ctx *c) {
         sm__param_num(c, key, v, SM__V_BOOL, SM__L_CMD, e);
         continue;
       }
+      if (strcmp(key, "gin_bindings") == 0 || strcmp(key, "gin_param") == 0) {
+        /* --gin_bindings 'Trainer.lr = 0.1': a binding of its own. */
+        const char *beq = strchr(val, '=');
+        if (beq != NULL) {
+          char bk[256];
+          size_t bn = (size_t)(beq - val);
+          while (bn > 0 && val[bn - 1] == ' ')
+            bn--;
+          sm__key_norm(val, bn, bk, sizeof(bk));
+          if (strrchr(bk, '/'))
+            memmove(bk, strrchr(bk, '/') + 1, strlen(strrchr(bk, '/')));
+          sm__param_text(c, bk, beq + 1, SM__L_CMD, e);
+        }
+        continue;
+      }
+      if (strchr(val, '\x01') != NULL) {
+        /* A value the launch script computes at run time. */
+        sm__param_num(c, key, 0, SM__V_UNKNOWN, SM__L_CMD, e);
+        continue;
+      }
       sm__param_text(c, key, val, SM__L_CMD, e);
+      {
+        /* ml_collections: --config=configs/x.py:arg passes arg to
+         * get_config. */
+        const char *colon = strrchr(val, ':');
+        if (colon != NULL && colon > val && strstr(val, ".py:") == colon - 3) {
+          char *file = sm__strndup(c, val, (size_t)(colon - val));
+          const char *p2 = file ? find_file(c, file, dirs, nd) : NULL;
+          if (p2 != NULL) {
+            sm__py_set_config_arg(c, p2, colon + 1);
+            load(c, p2);
+            continue;
+          }
+        }
+      }
       {
         const char *path = find_file(c, val, dirs, nd);
         const char *dpath = sm__repo_join(c, dirs[0], val);

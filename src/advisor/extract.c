@@ -45,6 +45,7 @@ void sm__ctx_release(sm__ctx *c) {
   sm__vec_release(&c->pycalls);
   sm__vec_release(&c->model_vars);
   sm__vec_release(&c->dc_instances);
+  sm__vec_release(&c->built);
   sm_arena_discard(&c->arena);
 }
 

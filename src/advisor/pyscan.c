@@ -1064,6 +1064,48 @@ static int wrapper_class(const char *l) {
   return 0;
 }
 
+/* Objects built from a class into any variable (tower = TwoTower(...)):
+ * a wrapper built around one of them wraps a model. */
+static const char *built_class(sm__ctx *c, const char *var,
+                               const char **ev_out) {
+  for (int i = c->built.n - 1; i >= 0; i--) {
+    const char **t = (const char **)c->built.v + 3 * i;
+    if (strcmp(t[0], var) == 0) {
+      if (ev_out)
+        *ev_out = t[2];
+      return t[1];
+    }
+  }
+  return NULL;
+}
+
+static void note_built(scan *s, const char *var, TSNode right) {
+  TSNode call = builder_call(right);
+  char *callee;
+  const char *l, **pair;
+  if (!is(call, "call") ||
+      (callee = dup_text(s, field(call, "function"))) == NULL)
+    return;
+  l = last_comp(callee);
+  /* Configurations, data and optimizers are built too, but are no
+   * model. */
+  if (!isupper((unsigned char)l[0]) || strstr(l, "Config") ||
+      strstr(l, "Args") || strstr(l, "Argument") || strstr(l, "Param") ||
+      strstr(l, "Setting") || strstr(l, "Tokenizer") ||
+      strstr(l, "Processor") || strstr(l, "Dataset") || strstr(l, "Loader") ||
+      strstr(l, "Optim") || strstr(l, "Scheduler") || strstr(l, "Sampler") ||
+      strstr(l, "Parser") || strstr(l, "Trainer") || strstr(l, "Logger") ||
+      strstr(l, "Path"))
+    return;
+  if (s->c->built.sz == 0)
+    sm__vec_init(&s->c->built, 3 * sizeof(const char *));
+  if (s->c->built.n >= 512 || (pair = sm__vec_push(&s->c->built)) == NULL)
+    return;
+  pair[0] = var;
+  pair[1] = l;
+  pair[2] = ev(s, call);
+}
+
 static void model_assignment(scan *s, const char *name, TSNode right,
                              const char *e) {
   TSNode call = builder_call(right), args;
@@ -1095,6 +1137,15 @@ static void model_assignment(scan *s, const char *name, TSNode right,
       continue;
     t = dup_text(s, a);
     wraps = t != NULL && is_model_var(s->c, t);
+    if (!wraps && t != NULL) {
+      const char *bev = NULL, *bc = built_class(s->c, t, &bev);
+      if (bc != NULL && !wrapper_class(bc)) {
+        /* ShardedModel(module=tower): the object inside is the model. */
+        sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "ctor:%s", bc), bev,
+                     s->layer >= SM__L_ENTRY ? 2 : 1);
+        wraps = 1;
+      }
+    }
   }
   add_model_var(s->c, name);
   if (wraps)
@@ -1586,6 +1637,8 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     /* model = DETR(...): the class the job builds as its model. */
     if (!s->config_only && model_like_name(name) && is(right, "call"))
       model_assignment(s, name, right, e);
+    else if (!s->config_only && s->layer >= SM__L_ENTRY && is(right, "call"))
+      note_built(s, name, right);
     return;
   }
   if (is(left, "attribute") && !s->config_only) {

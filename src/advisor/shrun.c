@@ -279,8 +279,12 @@ static void emit_positional(sh *h, fields *fl, int from, int cnt, int line,
   int k = 0;
   (void)quoted;
   for (int i = from - 1; i < h->argc && (cnt < 0 || k < cnt); i++, k++) {
+    /* An argument of the command keeps "command" as its evidence. */
+    int l = (h->argv_ev == NULL || strcmp(h->argv_ev[i], "command") == 0)
+                ? -1
+                : line;
     fl->open = 0;
-    emit(fl, h->argv[i], NULL, strlen(h->argv[i]), line, 1);
+    emit(fl, h->argv[i], NULL, strlen(h->argv[i]), l, 1);
     fl->open = 0;
   }
 }
@@ -1352,7 +1356,7 @@ static void parse_options(sh *h) {
         else if (i + 1 < h->argc)
           val = h->argv[++i];
         if (val != NULL)
-          var_set_str(h, name, val, 0, 0);
+          var_set_str(h, name, val, -1, 0);
         i++;
         continue;
       }
@@ -1483,6 +1487,10 @@ static void run_command(sh *h, TSNode n, TSNode here) {
   const char *b;
   sfunc *fn = NULL;
 
+  if (ts_node_is_null(here))
+    for (uint32_t i = 0; i < nc; i++)
+      if (is(ts_node_named_child(n, i), "herestring_redirect"))
+        here = ts_node_named_child(n, i);
   /* Prefix assignments: environment of this command only. */
   for (uint32_t i = 0; i < nc && na < 64; i++) {
     TSNode k2 = ts_node_named_child(n, i);
@@ -1523,7 +1531,7 @@ static void run_command(sh *h, TSNode n, TSNode here) {
   if (ev == NULL)
     return;
   for (int i = 0; i < nw; i++)
-    ev[i] = sm__ev(h->c, h->rel, wl[i]);
+    ev[i] = wl[i] < 0 ? "command" : sm__ev(h->c, h->rel, wl[i]);
   b = strrchr(w[0], '/');
   b = b ? b + 1 : w[0];
   for (int i = 0; i < h->nfuncs; i++)
@@ -1915,6 +1923,35 @@ static void sbatch_lines(sh *h, TSNode root) {
   }
 }
 
+/* Does the text end inside a quoted string (comments and escapes
+ * considered)? */
+static int quotes_open(const char *t, size_t n) {
+  char q = 0;
+  int comment = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = t[i];
+    if (comment) {
+      if (ch == '\n')
+        comment = 0;
+      continue;
+    }
+    if (q == 0 && ch == '#' &&
+        (i == 0 || t[i - 1] == ' ' || t[i - 1] == '\n' || t[i - 1] == '\t')) {
+      comment = 1;
+      continue;
+    }
+    if (ch == '\\' && q != '\'' && i + 1 < n) {
+      i++;
+      continue;
+    }
+    if (q == 0 && (ch == '"' || ch == '\''))
+      q = ch;
+    else if (q != 0 && ch == q)
+      q = 0;
+  }
+  return q != 0;
+}
+
 static void sh_file(sm__ctx *c, const char *rel, const char *text, size_t len,
                     const char *const *args, int nargs, const char *dir,
                     int depth, sh *parent) {
@@ -1932,8 +1969,9 @@ static void sh_file(sm__ctx *c, const char *rel, const char *text, size_t len,
     return;
   root = ts_tree_root_node(tree);
   if (ts_node_has_error(root))
-    sm__warn(c, "%s: shell syntax errors, read what parsed",
-             rel ? rel : "script");
+    sm__warn(c, "%s: shell syntax errors%s, read what parsed",
+             rel ? rel : "script",
+             quotes_open(src, strlen(src)) ? " (unbalanced quotes)" : "");
   if (h == NULL) {
     h = sm_calloc(1, sizeof(*h));
     if (h == NULL)
@@ -1956,7 +1994,7 @@ static void sh_file(sm__ctx *c, const char *rel, const char *text, size_t len,
     h->argc = h->argv ? nargs : 0;
     /* The command's environment is the script's. */
     for (int i = 0; i < c->n_env; i++)
-      var_set_str(h, c->env_k[i], c->env_v[i], 0, 1);
+      var_set_str(h, c->env_k[i], c->env_v[i], -1, 1);
   }
   h->rel = rel ? rel : "script";
   h->src = src;

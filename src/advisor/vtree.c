@@ -623,7 +623,7 @@ sm__vnode *sm__vt_yaml(sm__ctx *c, const char *rel, const char *text,
         done = 1;
       break;
     case YAML_SCALAR_EVENT:
-      if (depth > 0 && st[depth - 1].node->t == SM__T_MAP &&
+      if (depth > 0 && st[depth - 1].node->t != SM__T_LIST &&
           st[depth - 1].key == NULL) {
         const char *k = (const char *)ev.data.scalar.value;
         if (strcmp(k, "<<") == 0)
