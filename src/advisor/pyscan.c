@@ -26,7 +26,7 @@ const TSLanguage *tree_sitter_python(void);
 #define MAX_IMPORT_DEPTH 3
 /* Bytes of imported modules parsed before deeper ones are only scanned
  * for class names. */
-#define MAX_CODE_BYTES (384 * 1024)
+#define MAX_CODE_BYTES (256 * 1024)
 /* Modules deeper than this get a light line scan, not a parse. */
 #define FULL_PARSE_DEPTH 2
 #define MAX_TREE_DEPTH 300
@@ -2051,7 +2051,7 @@ void sm__py_scan_all(sm__ctx *c) {
     size_t len = 0;
     /* Past the entry's own imports, parsing is bounded in bytes: a
      * large library under the job is read for its class names only. */
-    if (f.depth >= 2 && c->code_bytes > MAX_CODE_BYTES) {
+    if (f.depth >= 1 && c->code_bytes > MAX_CODE_BYTES) {
       light_scan(c, f.path);
       continue;
     }
