@@ -1127,17 +1127,29 @@ static void model_assignment(scan *s, const char *name, TSNode right,
     return;
   args = field(call, "arguments");
   nc = ts_node_named_child_count(args);
-  for (uint32_t i = 0; i < nc && !wraps; i++) {
+  for (uint32_t i = 0, npos = 0; i < nc && !wraps; i++) {
     TSNode a = ts_node_named_child(args, i);
     char *t;
-    if (is(a, "keyword_argument"))
+    int wrap_slot = 0;
+    if (is(a, "keyword_argument")) {
+      /* Wrappers take the model as module=, model=, net=... */
+      char *k = dup_text(s, field(a, "name"));
+      wrap_slot =
+          k != NULL && (strcmp(k, "module") == 0 || strcmp(k, "model") == 0 ||
+                        strcmp(k, "net") == 0 || strcmp(k, "network") == 0 ||
+                        strcmp(k, "base_model") == 0 ||
+                        strcmp(k, "inner") == 0 || strcmp(k, "wrapped") == 0);
       a = field(a, "value");
+    } else if (!is(a, "comment")) {
+      /* ... or as the first positional argument. */
+      wrap_slot = npos++ == 0;
+    }
     a = builder_call(a);
     if (!is(a, "identifier"))
       continue;
     t = dup_text(s, a);
     wraps = t != NULL && is_model_var(s->c, t);
-    if (!wraps && t != NULL) {
+    if (!wraps && t != NULL && wrap_slot) {
       const char *bev = NULL, *bc = built_class(s->c, t, &bev);
       if (bc != NULL && !wrapper_class(bc)) {
         /* ShardedModel(module=tower): the object inside is the model. */
@@ -2051,7 +2063,7 @@ void sm__py_scan_all(sm__ctx *c) {
     size_t len = 0;
     /* Past the entry's own imports, parsing is bounded in bytes: a
      * large library under the job is read for its class names only. */
-    if (f.depth >= 1 && c->code_bytes > MAX_CODE_BYTES) {
+    if (f.depth >= 2 && c->code_bytes > MAX_CODE_BYTES) {
       light_scan(c, f.path);
       continue;
     }

@@ -314,9 +314,17 @@ void sm__task_domain(sm__ctx *c) {
     if (alt >= 0 && score[alt] * 2 >= score[F_CLS])
       best = alt;
   }
-  /* Disagreement: another domain nearly as strong. */
-  if (second >= 0 && fam[second].group != fam[best].group &&
-      score[second] * 4 > score[best] * 3)
+  /* Disagreement: another domain nearly as strong.  Text is also the
+   * target of speech and vision-language models, so it agrees with
+   * them. */
+  second = -1;
+  for (f = 0; f < NFAM; f++) {
+    int agrees = fam[f].group == fam[best].group ||
+                 ((best == F_SPEECH || best == F_MM) && fam[f].group == 1);
+    if (!agrees && (second < 0 || score[f] > score[second]))
+      second = f;
+  }
+  if (second >= 0 && score[second] * 4 > score[best] * 3)
     return;
   task = fam[best].task;
   domain = fam[best].domain;
