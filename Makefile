@@ -45,13 +45,16 @@ GEN_SRCS   := $(patsubst data/classifier/%.tsv,$(BUILD)/gen/protos_%.c,$(CORPORA
 
 LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 
-# The tree-sitter Python grammar (generated C from npm, never committed) is
-# fetched once into build/third_party by scripts/fetch-grammar.sh and
-# compiled into the library with warnings off for those two files only.
+# The tree-sitter grammars (Python, bash, TOML: generated C from npm, never
+# committed) are fetched once into build/third_party by
+# scripts/fetch-grammar.sh and compiled into the library with warnings off
+# for those files only.
+GRAMMARS     := python bash toml
 GRAMMAR_DIR  := build/third_party/tree-sitter-python
-GRAMMAR_SRCS := $(GRAMMAR_DIR)/src/parser.c $(GRAMMAR_DIR)/src/scanner.c
-GRAMMAR_OBJS := $(BUILD)/obj/grammar/parser.o $(BUILD)/obj/grammar/scanner.o
-GRAMMAR_CFLAGS := -std=c11 -w $(OPT) -I$(GRAMMAR_DIR)/src
+gdir          = build/third_party/tree-sitter-$(1)
+GRAMMAR_SRCS := $(foreach g,$(GRAMMARS),$(call gdir,$(g))/src/parser.c $(call gdir,$(g))/src/scanner.c)
+GRAMMAR_OBJS := $(foreach g,$(GRAMMARS),$(BUILD)/obj/grammar/$(g)/parser.o $(BUILD)/obj/grammar/$(g)/scanner.o)
+GRAMMAR_CFLAGS := -std=c11 -w $(OPT)
 GEN_OBJS   := $(patsubst %.c,%.o,$(GEN_SRCS))
 CLI_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 TEST_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
@@ -87,13 +90,21 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(GRAMMAR_SRCS) &: scripts/fetch-grammar.sh
-	scripts/fetch-grammar.sh $(GRAMMAR_DIR)
-	@touch $(GRAMMAR_SRCS)
+define grammar_rule
+$(call gdir,$(1))/src/parser.c $(call gdir,$(1))/src/scanner.c &: scripts/fetch-grammar.sh
+	scripts/fetch-grammar.sh $(1) $(call gdir,$(1))
+	@touch $(call gdir,$(1))/src/parser.c $(call gdir,$(1))/src/scanner.c
 
-$(BUILD)/obj/grammar/%.o: $(GRAMMAR_DIR)/src/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(GRAMMAR_CFLAGS) -c $< -o $@
+$(BUILD)/obj/grammar/$(1)/%.o: $(call gdir,$(1))/src/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(GRAMMAR_CFLAGS) -I$(call gdir,$(1))/src -c $$< -o $$@
+
+build/fuzz/obj/$(1)/%.o: $(call gdir,$(1))/src/%.c
+	@mkdir -p $$(dir $$@)
+	clang -std=c11 -w -g -O1 -fsanitize=address,undefined \
+	  -I$(call gdir,$(1))/src -c $$< -o $$@
+endef
+$(foreach g,$(GRAMMARS),$(eval $(call grammar_rule,$(g))))
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -184,12 +195,8 @@ FUZZ_CFLAGS  := $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined \
 
 # The grammar is compiled once for all fuzz targets (without the fuzzer's
 # coverage instrumentation, which would only slow it down).
-FUZZ_GRAMMAR := build/fuzz/obj/parser.o build/fuzz/obj/scanner.o
+FUZZ_GRAMMAR := $(foreach g,$(GRAMMARS),build/fuzz/obj/$(g)/parser.o build/fuzz/obj/$(g)/scanner.o)
 .PRECIOUS: $(FUZZ_GRAMMAR)
-build/fuzz/obj/%.o: $(GRAMMAR_DIR)/src/%.c
-	@mkdir -p $(dir $@)
-	clang -std=c11 -w -g -O1 -fsanitize=address,undefined \
-	  -I$(GRAMMAR_DIR)/src -c $< -o $@
 
 # The library is compiled once for all fuzz targets, with coverage
 # instrumentation but without the fuzzer's main.

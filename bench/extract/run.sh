@@ -125,8 +125,11 @@ def main():
 if __name__ == "__main__":
     main()
 PY
-{ echo '"""Worst case: the entry imports every module of the package."""'
+{ echo '"""Worst case: the entry imports and uses every module of the package."""'
   for i in $(seq 0 $((NMOD - 1))); do echo "from lmtrain.mod_$i import helper_${i}_0"; done
+  printf 'HELPERS = ['
+  for i in $(seq 0 $((NMOD - 1))); do printf 'helper_%d_0, ' "$i"; done
+  printf ']\n'
   tail -n +2 "$R/train.py" | sed 's/^"""Pre-train.*//'; } >"$R/train_all.py"
 cat >"$R/configs/gpt2_medium.yaml" <<'Y'
 n_layer: 24
@@ -149,7 +152,7 @@ job() { # name, command...
   for _ in $(seq "$RUNS"); do
     local t0 t1 out cpu
     t0=$(date +%s%N)
-    cpu=$( { TIMEFORMAT='%U %S'; time "$BIN" extract --json --repo "$R" -- "$@" >"$T/out.json"; } 2>&1 )
+    cpu=$( { TIMEFORMAT='%U %S'; time "$BIN" extract --json --repo "$R" ${JOB_CWD:+--cwd "$JOB_CWD"} -- "$@" >"$T/out.json"; } 2>&1 )
     t1=$(date +%s%N)
     out=$(cat "$T/out.json")
     cpus+=("$(awk '{ printf "%.1f", ($1 + $2) * 1000 }' <<<"$cpu")")
@@ -166,9 +169,25 @@ job() { # name, command...
   echo "$med" >"$T/$name.med"
   echo "$cmed" >"$T/$name.cpu"
 }
+JOB_CWD=
 echo "runs per job: $RUNS; reference design: LLM agent, about ${REF_S} s per job"
 job typical_bash_torchrun bash scripts/train.sh --batch_size 16
 job worst_case_all_imports python train_all.py --config configs/gpt2_medium.yaml
+# A real repository of that size, when one is checked out (not part of
+# the project): SM_BENCH_REAL_REPO=DIR SM_BENCH_REAL_CWD=SUBDIR
+# SM_BENCH_REAL_CMD='python train.py ...' bench/extract/run.sh
+if [ -n "${SM_BENCH_REAL_REPO:-}" ] && [ -d "$SM_BENCH_REAL_REPO" ]; then
+  real_lines=$(find "$SM_BENCH_REAL_REPO" -name '*.py' -not -path '*/.git/*' -print0 |
+               xargs -0 cat 2>/dev/null | wc -l)
+  echo "real repository: $real_lines lines of Python ($SM_BENCH_REAL_REPO)"
+  R_SAVE=$R
+  R=$SM_BENCH_REAL_REPO
+  JOB_CWD=${SM_BENCH_REAL_CWD:-}
+  read -r -a real_cmd <<<"${SM_BENCH_REAL_CMD:-python train.py}"
+  job real_repository "${real_cmd[@]}"
+  R=$R_SAVE
+  JOB_CWD=
+fi
 med=$(cat "$T/typical_bash_torchrun.med")
 cpu=$(cat "$T/typical_bash_torchrun.cpu")
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown) on $(nproc) cores (wall time includes waiting for a CPU)"

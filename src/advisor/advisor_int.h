@@ -34,7 +34,8 @@ enum {
   SM__V_STR,      /* a string */
   SM__V_LIST,     /* a list: str is its text, num the sum of its numbers */
   SM__V_REF,      /* a reference to another key (str), e.g. args.lr */
-  SM__V_EXPR      /* arithmetic over keys: str is RPN ("a b * 2 /") */
+  SM__V_EXPR,     /* arithmetic over keys: str is RPN ("a b * 2 /") */
+  SM__V_UNKNOWN   /* set to something the extractor cannot know */
 };
 
 /* One configuration value. */
@@ -51,6 +52,118 @@ typedef struct sm__param {
   int opt;          /* an argparse option's default */
   const char *ev;   /* evidence: "path:line" or "command" */
 } sm__param;
+
+typedef struct sm__ctx sm__ctx;
+
+/* ==== The value tree (vtree.c) ====
+ *
+ * Every configuration document (YAML, JSON, TOML, gin, a Python config
+ * module, a class instance) becomes a tree of values.  Each node carries
+ * its provenance (file and line).  Inheritance (bases, includes, _base_
+ * lists, OmegaConf merges) is an explicit merge of trees; the merged tree
+ * is then published into the layered store (sm__param) at one layer.
+ * Nodes may be shared between trees: a merge or a path update copies the
+ * maps along the changed path and never modifies its inputs. */
+enum {
+  SM__T_UNKNOWN = 0, /* a value that cannot be known without running code */
+  SM__T_NULL,        /* None, null, ~ */
+  SM__T_NUM,         /* a number */
+  SM__T_BOOL,        /* true/false: num is 0 or 1 */
+  SM__T_STR,         /* a string */
+  SM__T_LIST,        /* a list or tuple: items in e[] (keys NULL) */
+  SM__T_MAP,         /* a mapping: members in e[] */
+  SM__T_REF,         /* a reference to a dotted key: str (${a.b}, !ref) */
+  SM__T_EXPR,        /* arithmetic over keys: str is RPN */
+  SM__T_CALL,        /* a call not evaluated: str callee, members kwargs */
+  SM__T_SYM,         /* an external name (torch.float16): str dotted */
+  SM__T_FUNC,        /* a Python function (aux: evaluator data) */
+  SM__T_CLASS,       /* a Python class (aux) */
+  SM__T_MODULE,      /* a Python module of the repository (aux) */
+  SM__T_OBJ          /* an instance: members are its attributes (aux) */
+};
+
+/* Node flags. */
+enum {
+  SM__VF_QUOTED = 1, /* a quoted scalar: always a string */
+  SM__VF_DELETE = 2, /* replaces the base instead of merging (_delete_) */
+  SM__VF_LAZY = 4    /* LazyCall(X) waiting for its arguments */
+};
+
+typedef struct sm__vnode sm__vnode;
+
+/* One member of a map (key set) or item of a list (key NULL). */
+typedef struct sm__vent {
+  const char *key; /* member name, NULL for list items */
+  sm__vnode *v;    /* value */
+} sm__vent;
+
+struct sm__vnode {
+  int t;            /* SM__T_* */
+  unsigned flags;   /* SM__VF_* */
+  double num;       /* NUM, BOOL */
+  const char *str;  /* STR text, REF key, EXPR RPN, CALL/SYM/FUNC name */
+  sm__vent *e;      /* members or items */
+  int n;            /* used entries */
+  int cap;          /* allocated entries */
+  const char *path; /* provenance: root-relative file, NULL command */
+  int line;         /* 1-based line, 0 unknown */
+  void *aux;        /* evaluator data (functions, classes, modules) */
+};
+
+/* Merge rules of sm__vt_merge. */
+enum {
+  SM__VM_DEEP = 0,       /* maps merge member by member, lists replace */
+  SM__VM_DELETE_KEY = 1, /* honour `_delete_=True` (mmengine) */
+  SM__VM_TOP_ONLY = 2    /* only top-level keys replace (maxtext) */
+};
+
+sm__vnode *sm__vt_new(sm__ctx *c, int t, const char *path, int line);
+sm__vnode *sm__vt_strv(sm__ctx *c, const char *s, const char *path, int line);
+sm__vnode *sm__vt_numv(sm__ctx *c, int t, double v, const char *path, int line);
+/* A scalar from text as configs write it (numbers, booleans, null,
+ * ${a.b} references, strings). */
+sm__vnode *sm__vt_text(sm__ctx *c, const char *text, const char *path,
+                       int line);
+/* Appends an item (list) or sets a member (map, replacing one of the same
+ * key).  Only for nodes the caller has just made.  Returns 0 or
+ * SM_ENOMEM. */
+int sm__vt_push(sm__ctx *c, sm__vnode *list, sm__vnode *v);
+int sm__vt_put(sm__ctx *c, sm__vnode *map, const char *key, sm__vnode *v);
+/* Member of a map (NULL when absent or not a map). */
+sm__vnode *sm__vt_get(const sm__vnode *map, const char *key);
+/* Member at a dotted path ("train.batch_size"). */
+sm__vnode *sm__vt_get_path(const sm__vnode *root, const char *dotted);
+/* A shallow copy (the entry array is copied, values shared). */
+sm__vnode *sm__vt_copy(sm__ctx *c, const sm__vnode *n);
+/* base with over merged on top under rules; a new tree (inputs are not
+ * modified).  Either may be NULL. */
+sm__vnode *sm__vt_merge(sm__ctx *c, sm__vnode *base, sm__vnode *over,
+                        int rules);
+/* root with the value at a dotted path replaced (maps created along the
+ * way); a new root.  root may be NULL. */
+sm__vnode *sm__vt_set_path(sm__ctx *c, sm__vnode *root, const char *dotted,
+                           sm__vnode *v);
+/* Removes the member key of a map made by the caller. */
+void sm__vt_del(sm__vnode *map, const char *key);
+/* Truthiness of a value: 1, 0, or -1 unknown. */
+int sm__vt_truth(const sm__vnode *n);
+/* Writes every scalar, list and reference of the tree into the layered
+ * store under prefix (may be NULL) at layer. */
+void sm__vt_publish(sm__ctx *c, const sm__vnode *root, const char *prefix,
+                    int layer);
+/* YAML (libyaml) and JSON (cJSON) text into a tree; NULL with a warning
+ * on a syntax error. */
+sm__vnode *sm__vt_yaml(sm__ctx *c, const char *rel, const char *text,
+                       size_t len);
+sm__vnode *sm__vt_json(sm__ctx *c, const char *rel, const char *text,
+                       size_t len);
+/* TOML text (the tree-sitter TOML grammar) into a tree. */
+sm__vnode *sm__vt_toml(sm__ctx *c, const char *rel, const char *text,
+                       size_t len);
+/* key=value words (a dotlist, Hydra/OmegaConf/maxtext overrides) as a
+ * tree of dotted paths. */
+sm__vnode *sm__vt_dotlist(sm__ctx *c, const char *const *words, int n,
+                          const char *const *ev);
 
 /* ==== Signals found in the code ==== */
 
@@ -71,6 +184,7 @@ typedef struct sm__param {
   XX(DEVICE_MAP)      /* device_map="auto": one process, all GPUs */           \
   XX(DS_LAUNCHER)     /* runs the deepspeed launcher itself */                 \
   XX(ACCUM_DIV)       /* accumulation divided by the world size */             \
+  XX(BATCH_DIV)       /* the batch option divided by the world size */         \
   XX(FROM_PRETRAINED) /* loads pre-trained weights */                          \
   XX(FROM_SCRATCH)    /* builds a model from a config */                       \
   XX(CAUSAL_LM)       /* a causal language model */                            \
@@ -102,7 +216,14 @@ typedef enum sm__sig {
   XX(CLASSIFICATION)                                                           \
   XX(INSTRUCT)                                                                 \
   XX(FINETUNE)                                                                 \
-  XX(PRETRAIN)
+  XX(PRETRAIN)                                                                 \
+  XX(TEXTDET)                                                                  \
+  XX(TEXTREC)                                                                  \
+  XX(INSTANCE)                                                                 \
+  XX(VIDEO)                                                                    \
+  XX(POSE)                                                                     \
+  XX(ACTION)                                                                   \
+  XX(PREFERENCE)
 /* clang-format on */
 
 typedef enum sm__word {
@@ -132,6 +253,7 @@ typedef struct sm__pyfile {
   const char *path; /* root-relative */
   int layer;        /* SM__L_ENTRY or SM__L_CODE */
   int depth;        /* import depth from the entry */
+  const char *want; /* ",a,b,": the names importers need, NULL all */
 } sm__pyfile;
 
 /* A growable array of fixed-size items in plain memory. */
@@ -145,7 +267,7 @@ typedef struct sm__vec {
 #define SM__MAX_ENV 64
 
 /* The extraction context. */
-typedef struct sm__ctx {
+struct sm__ctx {
   const sm_extract_req *req;   /* the request (borrowed) */
   sm_extract_res *res;         /* the result being filled (borrowed) */
   sm_arena arena;              /* every string below */
@@ -167,11 +289,20 @@ typedef struct sm__ctx {
   const char *word[SM__NWORD]; /* evidence of each word family */
   int word_n[SM__NWORD];       /* weighted count of each word family */
   int word_strong[SM__NWORD];  /* the same from the command and entry */
+  int word_src[SM__NWORD][4];  /* events by source: 1 imported code,
+                                * 2 entry and command, 3 config files */
   sm__vec models;              /* sm__cand from code */
   sm__vec datasets;            /* sm__cand from code */
   sm__vec presets;             /* sm__kv */
   sm__vec factories;           /* sm__kv */
   sm__vec pyqueue;             /* sm__pyfile: files to scan */
+  int pyqueue_done;            /* files of pyqueue already scanned */
+  int promoted;                /* function defaults were promoted */
+  size_t code_bytes;           /* bytes of imported modules parsed */
+  const char *remainder_pos;   /* positional taking the rest (opts) */
+  const char *primary_cfg;     /* the first config file the command names */
+  void *fs_cache;              /* answers of file tests (source.c) */
+  size_t fs_used;              /* entries in it */
   sm__vec flags;               /* const char *: store_true option names */
   sm__vec optalias;            /* const char *[2]: option spelling, key */
   sm__vec positionals;     /* const char *: argparse positionals, in order */
@@ -181,6 +312,7 @@ typedef struct sm__ctx {
   const char *hydra_name;  /* @hydra.main config_name */
   const char *entry;       /* root-relative entry script, or NULL */
   const char *entry_dir;   /* its directory */
+  const char *entry_pkg;   /* top package directory of a console entry */
   /* Environment of the command: VAR=value prefixes and exports. */
   const char *env_k[SM__MAX_ENV]; /* names */
   const char *env_v[SM__MAX_ENV]; /* values */
@@ -212,7 +344,20 @@ typedef struct sm__ctx {
   const char *hint_domain; /* from the model name */
   const char *ds_task;     /* from the dataset name */
   const char *ds_domain;   /* from the dataset name */
-} sm__ctx;
+  /* Caches: every file is read and parsed once per extraction. */
+  sm__vec srcs;         /* sm__src: file text and syntax trees */
+  sm__vec cfgs;         /* config trees by path (cfgfile.c) */
+  sm__vec pymods;       /* evaluated Python modules (pyeval.c) */
+  int eval_steps;       /* evaluator work done, bounded */
+  sm__vec pycalls;      /* calls between the entry's functions (pyscan.c) */
+  sm__vec model_vars;   /* const char *: variables holding the model */
+  sm__vec dc_instances; /* sm__vnode *: dataclasses given to parsers */
+  sm__vec built;      /* const char *[3]: variable, class it holds, evidence */
+  sm__vnode *pkg_dir; /* setuptools package_dir map, or NULL */
+  int pkg_dir_done;   /* pkg_dir was looked for */
+  const char *cfg_arg_rel; /* config file given with ":arg" */
+  const char *cfg_arg;     /* that argument */
+};
 
 /* ==== ctx.c: vectors, strings, warnings, limits ==== */
 
@@ -259,6 +404,34 @@ int sm__repo_read(sm__ctx *c, const char *rel, const char **data, size_t *len);
  * used twice). */
 int sm__repo_read_again(sm__ctx *c, const char *rel, const char **data,
                         size_t *len);
+
+/* ==== source.c: each file read and parsed once ==== */
+
+/* Grammars of the syntax trees kept per file. */
+enum { SM__G_PYTHON = 0, SM__G_BASH, SM__G_TOML, SM__NGRAMMAR };
+
+/* Text of a repository file, read at most once (later calls return the
+ * same text).  Returns 0, or the negative code of sm__repo_read. */
+int sm__src_text(sm__ctx *c, const char *rel, const char **text, size_t *len);
+/* The syntax tree of a file in grammar g (SM__G_*), parsed once; NULL
+ * when the file cannot be read or the grammar does not load.  *text gets
+ * the source.  The tree belongs to the context. */
+struct TSTree;
+struct TSTree *sm__src_tree(sm__ctx *c, const char *rel, int g,
+                            const char **text);
+/* Parses text that is not a file (an inline script) in grammar g; the
+ * tree belongs to the context. */
+struct TSTree *sm__src_tree_text(sm__ctx *c, const char *text, size_t len,
+                                 int g);
+/* sm__repo_is_file / sm__repo_is_dir with the answers kept for the
+ * extraction. */
+int sm__fs_is_file(sm__ctx *c, const char *rel);
+int sm__fs_is_dir(sm__ctx *c, const char *rel);
+/* Frees the trees (sm__ctx_release calls it). */
+void sm__src_release(sm__ctx *c);
+/* Lists the entries of a repository directory (names only, skipped
+ * directories left out); returns the count or a negative code. */
+int sm__src_list(sm__ctx *c, const char *dir, const char ***names, int max);
 
 /* ==== params.c: the layered value store ==== */
 
@@ -332,22 +505,62 @@ int sm__command_script(sm__ctx *c, const char *text, size_t len,
 /* Applies the entry script's arguments (after the code scan has told
  * which options are flags).  */
 void sm__command_args(sm__ctx *c);
+/* Reads a launch given as words with their evidence, run in dir (a
+ * script's chosen command).  Returns 0 or -1 with a warning. */
+int sm__launch_words(sm__ctx *c, const char **w, const char **ev, int n,
+                     const char *dir, int depth);
+/* How much words look like a training launch; launcher / wrapper words;
+ * environment of the launch; #SBATCH option text. */
+int sm__launch_score(const char *const *w, int n);
+int sm__is_launch_word(const char *w);
+int sm__is_wrapper(const char *w);
+void sm__set_env(sm__ctx *c, const char *k, const char *v);
+void sm__slurm_line(sm__ctx *c, const char *text, size_t n, const char *ev);
+
+/* ==== shrun.c: launch scripts on the bash syntax tree ==== */
+
+/* Interprets the shell script rel (or inline text when text is not NULL,
+ * named rel in evidence) with positional args in directory dir and reads
+ * the training launch it runs.  Problems are warnings. */
+void sm__sh_run(sm__ctx *c, const char *rel, const char *text, size_t len,
+                const char *const *args, int nargs, const char *dir, int depth);
 
 /* ==== cfgfile.c: configuration files ==== */
 
-/* Loads a config file by extension (.yaml/.yml, .json, .toml, .py, .cfg
- * INI-like) into params at layer, keys prefixed by prefix (may be NULL).
- * Returns 0, or a negative code with a warning. */
+/* Is p named like a config file the extractor reads (.yaml .yml .json
+ * .toml .py .gin)? */
+int sm__cfg_is_config_name(const char *p);
+/* The tree of a config file with its inheritance resolved (bases merged
+ * under it by the rule of its system), loaded once; NULL with a warning
+ * when it cannot be read.  depth counts nested bases. */
+sm__vnode *sm__cfg_tree(sm__ctx *c, const char *rel);
+sm__vnode *sm__cfg_tree_depth(sm__ctx *c, const char *rel, int depth);
+/* Merges the bases that tree t of file rel names (_BASE_, _base_,
+ * base_config, __include__, ...) under it. */
+sm__vnode *sm__cfg_inherit(sm__ctx *c, const char *rel, sm__vnode *t,
+                           int depth);
+/* A file named in rel: next to it, in each directory above, at the root.
+ * Root-relative path or NULL. */
+const char *sm__cfg_find_near(sm__ctx *c, const char *rel, const char *name);
+/* Loads a config file (any format above) and publishes it into params at
+ * layer, keys prefixed by prefix (may be NULL).  Returns 0, or a negative
+ * code with a warning. */
 int sm__config_load(sm__ctx *c, const char *rel, const char *prefix, int layer);
+/* Launcher facts of an accelerate config tree; 1 when t is one. */
+int sm__accelerate_tree(sm__ctx *c, const sm__vnode *t);
+/* Preset files named by a value (model_name: llama2-7b with
+ * configs/models/llama2-7b.yml) are loaded over the config. */
+void sm__named_presets(sm__ctx *c);
+/* The modules of the classes config `_target_`s (Hydra, LazyConfig,
+ * Lightning class_path) instantiate join the code scan. */
+void sm__config_targets(sm__ctx *c);
 /* Hydra: composes config_name from dir with its defaults list and the
  * command's group overrides. */
 void sm__hydra(sm__ctx *c, const char *dir, const char *name,
                const char *const *overrides, int n_overrides);
-/* Parses a TOML subset: calls fn(key, value text, line) per scalar. */
-typedef void (*sm__toml_fn)(void *ud, const char *key, const char *val,
-                            int line);
-int sm__toml_parse(const char *text, size_t n, sm__toml_fn fn, void *ud,
-                   int *bad_line);
+/* gin bindings (Class.param = value, include, macros) as a tree. */
+sm__vnode *sm__vt_gin(sm__ctx *c, const char *rel, const char *text, size_t len,
+                      int depth);
 /* Console entry point `name` from pyproject.toml / setup.py / setup.cfg:
  * returns the module path ("pkg.cli:main" -> "pkg.cli") or NULL. */
 const char *sm__console_entry(sm__ctx *c, const char *name);
@@ -358,11 +571,68 @@ const char *sm__console_entry(sm__ctx *c, const char *name);
 void sm__py_scan_all(sm__ctx *c);
 /* Scans one Python file as a config file (plain assignments) at layer. */
 int sm__py_config(sm__ctx *c, const char *rel, int layer);
+
+/* ==== pyeval.c: the partial evaluator of Python configuration code ==== */
+
+/* The tree of a Python config file: an mmengine/mmcv module with its
+ * _base_ files merged, an ml_collections get_config() result, a LazyConfig
+ * module, an experiment class instance, or the module's names. */
+sm__vnode *sm__py_config_tree(sm__ctx *c, const char *rel, int depth);
+/* Evaluates a module of the repository (once) and returns its namespace
+ * (a map of its names), or NULL. */
+sm__vnode *sm__py_module_ns(sm__ctx *c, const char *rel);
+/* Calls function fn of module rel with positional args; the result or
+ * NULL. */
+sm__vnode *sm__py_call_fn(sm__ctx *c, const char *rel, const char *fn,
+                          sm__vnode **args, int nargs);
+/* An instance of a class value (constructor defaults, __init__,
+ * dataclass fields, documented defaults of library base classes). */
+sm__vnode *sm__py_instantiate(sm__ctx *c, sm__vnode *cls);
+/* The value a dotted name has in module rel (after its imports), or
+ * NULL. */
+sm__vnode *sm__py_resolve(sm__ctx *c, const char *rel, const char *dotted);
+/* The argument given with a config file on the command line
+ * (`--config cfg.py:arg`), or NULL. */
+const char *sm__py_config_arg(sm__ctx *c, const char *rel);
+/* Dataclasses handed to argument parsers while evaluating: cleared, and
+ * published (their defaults) at layer. */
+void sm__py_dc_instances_clear(sm__ctx *c);
+/* setuptools package_dir of setup.py (package name -> directory), read
+ * once; NULL when there is none. */
+const sm__vnode *sm__py_package_dir(sm__ctx *c);
+void sm__py_dc_instances_publish(sm__ctx *c, int layer);
+void sm__py_set_config_arg(sm__ctx *c, const char *rel, const char *arg);
+
+/* ==== keys.c: the keys that carry each field ==== */
+
+/* The keys of a role ("per_device", "global", "accum", "steps", "epochs",
+ * "lr", "d_model", "n_layers", "seq_len", "gpus", "nodes", "tp", "pp",
+ * "vocab", "model", "dataset"), in order of preference; NULL-terminated,
+ * never NULL. */
+const char *const *sm__keys(const char *role);
+
+/* ==== frameworks.c: documented defaults of library classes ==== */
+
+/* Documented defaults of a library class the repository builds on
+ * (transformers.TrainingArguments, ...) as a map, or NULL. */
+sm__vnode *sm__framework_defaults(sm__ctx *c, const char *dotted);
 /* Resolves a module name (dots) from a directory to a file, or NULL. */
 const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
                                int level);
 /* Queues a Python file for scanning. */
 void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth);
+/* The same for a module imported for some names only (want ",a,b,"). */
+void sm__py_queue_want(sm__ctx *c, const char *rel, int layer, int depth,
+                       const char *want);
+
+/* ==== task.c: task and domain from what the job does ==== */
+
+/* Sets task and domain from the votes of the model, the dataset, the
+ * training method and the words of the job's path; null when they
+ * disagree. */
+void sm__task_domain(sm__ctx *c);
+/* Counts the words of the job's config values and keys (weight 3). */
+void sm__config_words(sm__ctx *c);
 
 /* ==== resolve.c: fields from the evidence ==== */
 
@@ -378,6 +648,10 @@ const char *sm__norm_model(sm__ctx *c, const char *raw, const char **hint_task,
                            const char **hint_domain);
 const char *sm__norm_dataset(sm__ctx *c, const char *raw,
                              const char **hint_task, const char **hint_domain);
+/* The canonical name of a dataset the alias table knows, or NULL (unlike
+ * sm__norm_dataset, an unknown name is not kept). */
+const char *sm__known_dataset(sm__ctx *c, const char *raw,
+                              const char **hint_task, const char **hint_domain);
 /* Looks a canonical-ish name up as a known model (1) or not (0). */
 int sm__is_known_model(sm__ctx *c, const char *name);
 /* Loads an operator's alias file in place of the embedded one. */

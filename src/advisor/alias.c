@@ -131,11 +131,13 @@ static const char *const generic_dirs[] = {
     "",          ".",        "..",       NULL};
 
 static const char *const generic_names[] = {
-    "model",   "models",  "checkpoint", "checkpoints",   "ckpt",
-    "output",  "outputs", "pretrained", "scratch",       "resume",
-    "none",    "null",    "auto",       "custom",        "base",
-    "default", "path",    "dir",        "data",          "dataset",
-    "true",    "false",   "weights",    "model-weights", NULL};
+    "model",       "models",    "checkpoint",    "checkpoints",   "ckpt",
+    "output",      "outputs",   "pretrained",    "scratch",       "resume",
+    "none",        "null",      "auto",          "custom",        "base",
+    "default",     "path",      "dir",           "data",          "dataset",
+    "true",        "false",     "weights",       "model-weights", "asr-model",
+    "lm-model",    "ctc-model", "seq2seq-model", "main-model",    "base-model",
+    "transformer", NULL};
 
 static int in(const char *const *list, const char *s, size_t n) {
   for (int i = 0; list[i]; i++)
@@ -159,7 +161,9 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
 
   if (raw == NULL)
     return -1;
-  while (*s == ' ' || *s == '"' || *s == '\'')
+  /* A tuple or list literal kept as text ("('coco_2017_train',)"): its
+   * first element. */
+  while (*s == ' ' || *s == '"' || *s == '\'' || *s == '(' || *s == '[')
     s++;
   if (strstr(s, "://"))
     s = strstr(s, "://") + 3;
@@ -174,10 +178,26 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
     }
     buf[n++] = (char)tolower((unsigned char)*s);
   }
-  while (n > 0 && (buf[n - 1] == '/' || buf[n - 1] == ' ' ||
-                   buf[n - 1] == '"' || buf[n - 1] == '\''))
+  {
+    /* Up to the end of a first tuple/list element. */
+    char *comma = memchr(buf, ',', n);
+    if (comma != NULL && (strchr(raw, '(') || strchr(raw, '[')))
+      n = (size_t)(comma - buf);
+  }
+  while (n > 0 &&
+         (buf[n - 1] == '/' || buf[n - 1] == ' ' || buf[n - 1] == '"' ||
+          buf[n - 1] == '\'' || buf[n - 1] == ')' || buf[n - 1] == ']'))
     n--;
   buf[n] = '\0';
+  /* TFDS names: "c4/en:3.0.1" is the dataset c4 (config en, version
+   * 3.0.1). */
+  if (dataset) {
+    char *sl = strrchr(buf, '/'), *colon = sl ? strchr(sl, ':') : NULL;
+    if (sl != NULL && colon != NULL && isdigit((unsigned char)colon[1])) {
+      *sl = '\0';
+      n = (size_t)(sl - buf);
+    }
+  }
   /* The last component that is not a generic directory name. */
   e = buf + n;
   for (;;) {
@@ -204,7 +224,9 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
        strcmp(dot, ".pt") == 0 || strcmp(dot, ".pth") == 0 ||
        strcmp(dot, ".tar") == 0 || strcmp(dot, ".gz") == 0 ||
        strcmp(dot, ".zip") == 0 || strcmp(dot, ".npy") == 0 ||
-       strcmp(dot, ".ckpt") == 0 || strcmp(dot, ".safetensors") == 0))
+       strcmp(dot, ".ckpt") == 0 || strcmp(dot, ".safetensors") == 0 ||
+       strcmp(dot, ".list") == 0 || strcmp(dot, ".lst") == 0 ||
+       strcmp(dot, ".scp") == 0 || strcmp(dot, ".tsv") == 0))
     *dot = '\0';
   {
     size_t o = 0;
@@ -230,6 +252,16 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
   n = strlen(out);
   if (n == 0 || in(generic_names, out, n))
     return -1;
+  {
+    /* Kinds of data, not datasets (wenet's dataset: asr). */
+    static const char *const kinds[] = {
+        "asr",        "tts",   "lm",   "seq2seq", "audio", "speech",
+        "image",      "video", "text", "jsonl",   "hf",    "huggingface",
+        "webdataset", "wds",   "raw",  "shard",   "tfds",  "grain",
+        "local",      "json",  "csv",  "parquet", NULL};
+    if (dataset && in(kinds, out, n))
+      return -1;
+  }
   {
     int alpha = 0;
     for (size_t i = 0; i < n; i++)
@@ -267,6 +299,33 @@ static const char *norm(sm__ctx *c, const char *raw, char kind,
   }
   pthread_mutex_unlock(&lock);
   return res ? res : sm__strdup(c, key);
+}
+
+const char *sm__known_dataset(sm__ctx *c, const char *raw, const char **task,
+                              const char **domain) {
+  char key[256];
+  const char *res = NULL;
+  if (task)
+    *task = NULL;
+  if (domain)
+    *domain = NULL;
+  if (clean(raw, 1, key, sizeof(key)) != 0)
+    return NULL;
+  pthread_once(&once, load_embedded);
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < n_table && res == NULL; i++) {
+    const alias *a = &table[i];
+    if (a->kind != 'd' || fnmatch(a->pattern, key, 0) != 0)
+      continue;
+    res = strchr(a->canonical, '*') ? sm__strdup(c, key)
+                                    : sm__strdup(c, a->canonical);
+    if (task)
+      *task = a->task ? sm__strdup(c, a->task) : NULL;
+    if (domain)
+      *domain = a->domain ? sm__strdup(c, a->domain) : NULL;
+  }
+  pthread_mutex_unlock(&lock);
+  return res;
 }
 
 const char *sm__norm_model(sm__ctx *c, const char *raw, const char **task,

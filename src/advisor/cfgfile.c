@@ -1,445 +1,260 @@
-/* cfgfile.c - configuration files into the value store: YAML (libyaml,
- * with line numbers, and Hydra's defaults-list composition), JSON
- * (cJSON; lines found by walking the text in member order), a bounded
- * TOML subset, and console entry points of pyproject.toml / setup.cfg /
- * setup.py.  Every value keeps "path:line" evidence. */
+/* cfgfile.c - configuration files as value trees, with the inheritance
+ * rule of each configuration system, and their publication into the
+ * layered store.
+ *
+ * A file is loaded by its extension (YAML, JSON, TOML, gin, Python) into
+ * a tree once per extraction.  Inheritance is resolved on the tree:
+ *
+ *   _BASE_: file           detectron2 / yacs: deep merge, child wins
+ *   BASE: [files]          yacs (Swin-style): the same
+ *   _base_: file | [files] mmengine / mmcv: deep merge, `_delete_=True`
+ *                          replaces a base mapping
+ *   base_config: file      maxtext-style: top-level keys replace
+ *   __include__ / base / __base__ / extends: [files]
+ *                          deep merge (PaddleDetection and others)
+ *   <<: *anchor            YAML merge keys (in the YAML reader)
+ *
+ * A base is looked for next to the file, then in each directory above
+ * it, then at the root.  A cycle, a missing base or a base outside the
+ * root ends in a warning and the child alone.  Hydra's defaults lists are
+ * composed by sm__hydra; Python config modules by the evaluator. */
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
-
-#include <cJSON.h>
-#include <yaml.h>
 
 #include "advisor/advisor_int.h"
 
-#define MAX_NODES 200000
-#define MAX_YDEPTH 64
+#define MAX_INHERIT_DEPTH 16
 
-/* ==== A small document tree shared by YAML and JSON ==== */
+/* ==== The tree of a file, once ==== */
 
-enum { N_SCALAR, N_MAP, N_SEQ };
-
-typedef struct ynode {
-  int type;            /* N_* */
-  const char *key;     /* member name inside a map, NULL otherwise */
-  const char *val;     /* scalar text */
-  int quoted;          /* scalar was quoted (always a string) */
-  int line;            /* 1-based line */
-  struct ynode *child; /* first child */
-  struct ynode *last;  /* last child, for appending */
-  struct ynode *next;  /* next sibling */
-} ynode;
-
-static ynode *node_new(sm__ctx *c, int type, int line) {
-  ynode *n = sm_arena_calloc(&c->arena, 1, sizeof(*n));
-  if (n != NULL) {
-    n->type = type;
-    n->line = line;
-  }
-  return n;
-}
-
-static void node_add(ynode *parent, ynode *child) {
-  if (parent->last)
-    parent->last->next = child;
-  else
-    parent->child = child;
-  parent->last = child;
-}
-
-static ynode *node_get(const ynode *map, const char *key) {
-  if (map == NULL || map->type != N_MAP)
-    return NULL;
-  for (ynode *n = map->child; n; n = n->next)
-    if (n->key && strcmp(n->key, key) == 0)
-      return n;
-  return NULL;
-}
-
-/* Parses YAML text into a tree.  Returns NULL with a warning on error. */
-static ynode *yaml_tree(sm__ctx *c, const char *rel, const char *text,
-                        size_t len) {
-  yaml_parser_t p;
-  yaml_event_t ev;
-  ynode *stack[MAX_YDEPTH], *root = NULL;
-  const char *pending_key[MAX_YDEPTH];
-  int depth = 0, done = 0, nodes = 0, ok = 1;
-
-  if (!yaml_parser_initialize(&p))
-    return NULL;
-  yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
-  while (!done) {
-    ynode *n = NULL;
-    int line;
-    if (!yaml_parser_parse(&p, &ev)) {
-      sm__warn(c, "%s:%zu: YAML error: %s", rel, p.problem_mark.line + 1,
-               p.problem ? p.problem : "unparsable");
-      ok = 0;
-      break;
-    }
-    line = (int)ev.start_mark.line + 1;
-    if (++nodes > MAX_NODES) {
-      sm__warn(c, "%s: too many YAML nodes, stopped", rel);
-      yaml_event_delete(&ev);
-      ok = 0;
-      break;
-    }
-    switch (ev.type) {
-    case YAML_STREAM_END_EVENT:
-    case YAML_DOCUMENT_END_EVENT:
-      /* Only the first document is read. */
-      if (root != NULL)
-        done = 1;
-      if (ev.type == YAML_STREAM_END_EVENT)
-        done = 1;
-      break;
-    case YAML_SCALAR_EVENT:
-      if (depth > 0 && stack[depth - 1]->type == N_MAP &&
-          pending_key[depth - 1] == NULL) {
-        pending_key[depth - 1] = sm__strndup(
-            c, (const char *)ev.data.scalar.value, ev.data.scalar.length);
-        if (pending_key[depth - 1] == NULL)
-          ok = 0, done = 1;
-        break;
-      }
-      n = node_new(c, N_SCALAR, line);
-      if (n != NULL) {
-        n->val = sm__strndup(c, (const char *)ev.data.scalar.value,
-                             ev.data.scalar.length);
-        n->quoted = ev.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-                    ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-      }
-      break;
-    case YAML_MAPPING_START_EVENT:
-    case YAML_SEQUENCE_START_EVENT:
-      n = node_new(c, ev.type == YAML_MAPPING_START_EVENT ? N_MAP : N_SEQ,
-                   line);
-      break;
-    case YAML_MAPPING_END_EVENT:
-    case YAML_SEQUENCE_END_EVENT:
-      if (depth > 0)
-        depth--;
-      break;
-    case YAML_ALIAS_EVENT:
-      /* Aliases are not expanded: the value is unknown. */
-      n = node_new(c, N_SCALAR, line);
-      if (n != NULL)
-        n->val = "";
-      break;
-    default:
-      break;
-    }
-    if (n != NULL) {
-      if (depth == 0) {
-        if (root == NULL)
-          root = n;
-      } else {
-        ynode *par = stack[depth - 1];
-        if (par->type == N_MAP) {
-          n->key = pending_key[depth - 1] ? pending_key[depth - 1] : "";
-          pending_key[depth - 1] = NULL;
-        }
-        node_add(par, n);
-      }
-      if (n->type != N_SCALAR) {
-        if (depth == MAX_YDEPTH) {
-          sm__warn(c, "%s:%d: YAML nested too deep", rel, line);
-          yaml_event_delete(&ev);
-          ok = 0;
-          break;
-        }
-        pending_key[depth] = NULL;
-        stack[depth++] = n;
-      }
-    } else if (ev.type == YAML_SCALAR_EVENT || ev.type == YAML_ALIAS_EVENT ||
-               ev.type == YAML_MAPPING_START_EVENT ||
-               ev.type == YAML_SEQUENCE_START_EVENT) {
-      if (!(ev.type == YAML_SCALAR_EVENT && depth > 0))
-        ok = 0, done = 1;
-    }
-    yaml_event_delete(&ev);
-  }
-  yaml_parser_delete(&p);
-  return ok ? root : NULL;
-}
-
-/* cJSON into the tree, finding each member's line by walking the text. */
-typedef struct jpos {
-  const char *text; /* start */
-  const char *cur;  /* search position */
-  int line;         /* line of cur */
-} jpos;
-
-static int line_of(jpos *jp, const char *at) {
-  for (; jp->cur < at; jp->cur++)
-    if (*jp->cur == '\n')
-      jp->line++;
-  return jp->line;
-}
-
-static ynode *json_node(sm__ctx *c, const cJSON *j, jpos *jp, int depth) {
-  ynode *n;
-  if (depth > MAX_YDEPTH)
-    return NULL;
-  if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
-    n = node_new(c, cJSON_IsObject(j) ? N_MAP : N_SEQ, jp->line);
-    if (n == NULL)
-      return NULL;
-    for (const cJSON *k = j->child; k; k = k->next) {
-      ynode *ch;
-      int line = jp->line;
-      if (k->string != NULL) {
-        char pat[300];
-        const char *hit;
-        snprintf(pat, sizeof(pat), "\"%.290s\"", k->string);
-        hit = strstr(jp->cur, pat);
-        if (hit != NULL)
-          line = line_of(jp, hit);
-      }
-      ch = json_node(c, k, jp, depth + 1);
-      if (ch == NULL)
-        continue;
-      ch->line = line;
-      ch->key = k->string ? sm__strdup(c, k->string) : NULL;
-      node_add(n, ch);
-    }
-    return n;
-  }
-  n = node_new(c, N_SCALAR, jp->line);
-  if (n == NULL)
-    return NULL;
-  if (cJSON_IsString(j)) {
-    n->val = sm__strdup(c, j->valuestring);
-    n->quoted = 1;
-  } else if (cJSON_IsBool(j)) {
-    n->val = cJSON_IsTrue(j) ? "true" : "false";
-  } else if (cJSON_IsNumber(j)) {
-    n->val = sm__printf(c, "%.17g", j->valuedouble);
-  } else {
-    n->val = "null";
-  }
-  return n;
-}
-
-static ynode *json_tree(sm__ctx *c, const char *rel, const char *text,
-                        size_t len) {
-  const char *endp = NULL;
-  cJSON *j = cJSON_ParseWithLengthOpts(text, len, &endp, 0);
-  jpos jp = {text, text, 1};
-  ynode *n;
-  if (j == NULL) {
-    int line = 1;
-    const char *e = cJSON_GetErrorPtr();
-    if (e != NULL && e >= text && e <= text + len)
-      for (const char *p = text; p < e; p++)
-        line += *p == '\n';
-    sm__warn(c, "%s:%d: JSON error: unparsable", rel, line);
-    return NULL;
-  }
-  n = json_node(c, j, &jp, 0);
-  cJSON_Delete(j);
-  return n;
-}
-
-/* Writes a scalar or a list of scalars as a value. */
-static void put_value(sm__ctx *c, const char *key, const ynode *n,
-                      const char *rel, int layer) {
-  const char *ev = sm__ev(c, rel, n->line);
-  if (n->type == N_SCALAR) {
-    if (n->quoted)
-      sm__param_str(c, key, n->val, SM__V_STR, layer, ev);
-    else
-      sm__param_text(c, key, n->val, layer, ev);
-  } else if (n->type == N_SEQ) {
-    char buf[1024];
-    size_t o = 0;
-    int scalars = 1;
-    buf[o++] = '[';
-    for (const ynode *k = n->child; k; k = k->next) {
-      if (k->type != N_SCALAR) {
-        scalars = 0;
-        break;
-      }
-      o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s",
-                            k == n->child ? "" : ", ", k->val);
-      if (o >= sizeof(buf) - 2) {
-        scalars = 0;
-        break;
-      }
-    }
-    if (scalars) {
-      buf[o++] = ']';
-      buf[o] = '\0';
-      sm__param_text(c, key, buf, layer, ev);
-    }
-  }
-}
-
-static void flatten(sm__ctx *c, const ynode *n, const char *prefix,
-                    const char *rel, int layer, int depth) {
-  if (n == NULL || depth > MAX_YDEPTH)
-    return;
-  for (const ynode *k = n->child; k; k = k->next) {
-    char key[512];
-    if (k->key == NULL)
-      continue;
-    if (prefix && prefix[0])
-      snprintf(key, sizeof(key), "%s.%s", prefix, k->key);
-    else
-      snprintf(key, sizeof(key), "%s", k->key);
-    if (strcmp(k->key, "defaults") == 0 && k->type == N_SEQ)
-      continue;
-    if (k->type == N_MAP) {
-      flatten(c, k, key, rel, layer, depth + 1);
-    } else {
-      put_value(c, key, k, rel, layer);
-      if (k->type == N_SEQ)
-        for (const ynode *e = k->child; e; e = e->next)
-          if (e->type == N_MAP)
-            flatten(c, e, key, rel, layer, depth + 1);
-    }
-  }
-}
+typedef struct cfgent {
+  const char *rel; /* root-relative path */
+  sm__vnode *tree; /* merged tree, NULL when unreadable */
+  int state;       /* 1 loading, 2 done */
+} cfgent;
 
 static const char *ext_of(const char *rel) {
   const char *dot = strrchr(rel, '.');
   return (dot && !strchr(dot, '/')) ? dot : "";
 }
 
-static ynode *load_tree(sm__ctx *c, const char *rel, int again) {
-  const char *text;
-  size_t len;
-  const char *ext = ext_of(rel);
-  int rc = again ? sm__repo_read_again(c, rel, &text, &len)
-                 : sm__repo_read(c, rel, &text, &len);
-  if (rc == SM_EBUSY)
-    rc = sm__repo_read_again(c, rel, &text, &len);
-  if (rc != 0)
+int sm__cfg_is_config_name(const char *p) {
+  const char *e = ext_of(p);
+  return strcasecmp(e, ".yaml") == 0 || strcasecmp(e, ".yml") == 0 ||
+         strcasecmp(e, ".json") == 0 || strcasecmp(e, ".toml") == 0 ||
+         strcasecmp(e, ".py") == 0 || strcasecmp(e, ".gin") == 0;
+}
+
+static cfgent *cache_find(sm__ctx *c, const char *rel) {
+  for (int i = 0; i < c->cfgs.n; i++) {
+    cfgent *e = &SM__AT(c->cfgs, cfgent, i);
+    if (strcmp(e->rel, rel) == 0)
+      return e;
+  }
+  return NULL;
+}
+
+/* Resolves a base named in file rel: next to it, in each directory
+ * above it, at the root.  Root-relative path or NULL. */
+const char *sm__cfg_find_near(sm__ctx *c, const char *rel, const char *name) {
+  char dir[1024];
+  const char *slash = strrchr(rel, '/');
+  if (name == NULL || name[0] == '\0')
     return NULL;
-  if (strcasecmp(ext, ".json") == 0)
-    return json_tree(c, rel, text, len);
-  return yaml_tree(c, rel, text, len);
+  snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - rel) : 0, rel);
+  for (;;) {
+    const char *p = sm__repo_join(c, dir, name);
+    char *up;
+    if (p != NULL && sm__fs_is_file(c, p))
+      return p;
+    if (dir[0] == '\0')
+      break;
+    up = strrchr(dir, '/');
+    if (up == NULL)
+      dir[0] = '\0';
+    else
+      *up = '\0';
+  }
+  return NULL;
 }
 
-/* ==== TOML subset ==== */
+/* Inheritance keys and their merge rules. */
+static const struct {
+  const char *key;
+  int rules;
+} inherit_keys[] = {
+    {"_BASE_", SM__VM_DEEP},       {"BASE", SM__VM_DEEP},
+    {"_base_", SM__VM_DELETE_KEY}, {"base_config", SM__VM_TOP_ONLY},
+    {"__base__", SM__VM_DEEP},     {"__include__", SM__VM_DEEP},
+    {"base", SM__VM_DEEP},         {"extends", SM__VM_DEEP},
+    {"inherit_from", SM__VM_DEEP},
+};
 
-static void toml_put(void *ud, const char *key, const char *val, int line) {
-  void **a = ud;
-  sm__ctx *c = a[0];
-  const char *rel = a[1];
-  const char *prefix = a[2];
-  int layer = *(int *)a[3];
-  char k[512];
-  if (prefix && prefix[0])
-    snprintf(k, sizeof(k), "%s.%s", prefix, key);
-  else
-    snprintf(k, sizeof(k), "%s", key);
-  sm__param_text(c, k, val, layer, sm__ev(c, rel, line));
-}
-
-int sm__toml_parse(const char *text, size_t n, sm__toml_fn fn, void *ud,
-                   int *bad_line) {
-  char table[256] = "";
-  const char *p = text, *end = text + n;
-  int line = 0;
-
-  while (p < end) {
-    const char *ls = p, *le;
-    char key[256], val[1024];
-    size_t kn = 0, vn = 0;
-    int in_str = 0;
-    line++;
-    le = memchr(p, '\n', (size_t)(end - p));
-    if (le == NULL)
-      le = end;
-    p = le < end ? le + 1 : end;
-    while (ls < le && isspace((unsigned char)*ls))
-      ls++;
-    if (ls >= le || *ls == '#')
-      continue;
-    if (*ls == '[') {
-      const char *q = ls + 1;
-      int arr = 0;
-      size_t tn = 0;
-      if (q < le && *q == '[') {
-        arr = 1;
-        q++;
-      }
-      while (q < le && *q != ']' && tn + 1 < sizeof(table)) {
-        if (*q != ' ' && *q != '"')
-          table[tn++] = *q;
-        q++;
-      }
-      table[tn] = '\0';
-      if (q >= le) {
-        if (bad_line)
-          *bad_line = line;
-        return SM_EPARSE;
-      }
-      (void)arr;
-      continue;
+/* Does v name config files (a string or a list of strings with a config
+ * extension)? */
+static int names_files(const sm__vnode *v) {
+  if (v == NULL)
+    return 0;
+  if (v->t == SM__T_STR)
+    return sm__cfg_is_config_name(v->str);
+  if (v->t == SM__T_LIST) {
+    int any = 0;
+    for (int i = 0; i < v->n; i++) {
+      const sm__vnode *k = v->e[i].v;
+      if (k->t != SM__T_STR)
+        return 0;
+      if (k->str[0] == '\0')
+        continue;
+      if (!sm__cfg_is_config_name(k->str))
+        return 0;
+      any = 1;
     }
-    /* key = value */
-    while (ls < le && *ls != '=' && kn + 1 < sizeof(key)) {
-      if (*ls != ' ' && *ls != '\t' && *ls != '"' && *ls != '\'')
-        key[kn++] = *ls;
-      ls++;
-    }
-    key[kn] = '\0';
-    if (ls >= le || kn == 0) {
-      if (bad_line)
-        *bad_line = line;
-      return SM_EPARSE;
-    }
-    ls++;
-    while (ls < le && isspace((unsigned char)*ls))
-      ls++;
-    /* The value up to a comment outside strings; multi-line arrays and
-     * strings are taken up to the end of their first line. */
-    for (const char *q = ls; q < le && vn + 1 < sizeof(val); q++) {
-      if (*q == '"' || *q == '\'')
-        in_str = !in_str;
-      if (*q == '#' && !in_str)
-        break;
-      val[vn++] = *q;
-    }
-    while (vn > 0 && isspace((unsigned char)val[vn - 1]))
-      vn--;
-    val[vn] = '\0';
-    if (vn >= 3 &&
-        (strncmp(val, "\"\"\"", 3) == 0 || strncmp(val, "'''", 3) == 0)) {
-      /* A multi-line string: skip to its end. */
-      const char *close = NULL;
-      char q3[4] = {val[0], val[0], val[0], 0};
-      if (vn < 6 || strcmp(val + vn - 3, q3) != 0) {
-        for (const char *q = p; q + 3 <= end; q++)
-          if (strncmp(q, q3, 3) == 0) {
-            close = q;
-            break;
-          }
-        if (close == NULL) {
-          if (bad_line)
-            *bad_line = line;
-          return SM_EPARSE;
-        }
-        for (const char *q = p; q < close; q++)
-          line += *q == '\n';
-        p = memchr(close, '\n', (size_t)(end - close));
-        if (p != NULL)
-          line++;
-        p = p ? p + 1 : end;
-      }
-      continue;
-    }
-    {
-      char full[600];
-      if (table[0])
-        snprintf(full, sizeof(full), "%s.%s", table, key);
-      else
-        snprintf(full, sizeof(full), "%s", key);
-      fn(ud, full, val, line);
-    }
+    return any;
   }
   return 0;
+}
+
+/* The tree of rel with the bases it names merged under it. */
+sm__vnode *sm__cfg_inherit(sm__ctx *c, const char *rel, sm__vnode *t,
+                           int depth) {
+  sm__vnode *base = NULL, *child;
+  int rules = SM__VM_DEEP, found = 0;
+
+  if (t == NULL || t->t != SM__T_MAP)
+    return t;
+  child = sm__vt_copy(c, t);
+  if (child == NULL)
+    return t;
+  for (size_t k = 0; k < SM_ARRAY_LEN(inherit_keys); k++) {
+    sm__vnode *v = sm__vt_get(t, inherit_keys[k].key);
+    if (!names_files(v))
+      continue;
+    found = 1;
+    rules = inherit_keys[k].rules;
+    sm__vt_del(child, inherit_keys[k].key);
+    for (int i = 0; i < (v->t == SM__T_LIST ? v->n : 1); i++) {
+      const sm__vnode *item = v->t == SM__T_LIST ? v->e[i].v : v;
+      const char *p;
+      sm__vnode *bt;
+      if (item->str[0] == '\0')
+        continue;
+      p = sm__cfg_find_near(c, rel, item->str);
+      if (p == NULL) {
+        sm__warn(c, "%s:%d: base %s not found in the repository", rel,
+                 item->line, item->str);
+        continue;
+      }
+      bt = sm__cfg_tree_depth(c, p, depth + 1);
+      if (bt != NULL)
+        base = sm__vt_merge(c, base, bt, rules);
+    }
+  }
+  if (!found)
+    return t;
+  return base ? sm__vt_merge(c, base, child, rules) : child;
+}
+
+/* TOML and gin go through their own readers. */
+sm__vnode *sm__cfg_tree_depth(sm__ctx *c, const char *rel, int depth) {
+  cfgent *e = cache_find(c, rel);
+  const char *ext = ext_of(rel), *text;
+  size_t len;
+  sm__vnode *t = NULL;
+  int i;
+
+  if (e != NULL) {
+    if (e->state == 1) {
+      sm__warn(c, "%s: inheritance cycle, base not merged again", rel);
+      return NULL;
+    }
+    return e->tree;
+  }
+  if (depth > MAX_INHERIT_DEPTH) {
+    sm__warn(c, "%s: bases nested too deep, not read", rel);
+    return NULL;
+  }
+  if (c->cfgs.sz == 0)
+    sm__vec_init(&c->cfgs, sizeof(cfgent));
+  e = sm__vec_push(&c->cfgs);
+  if (e == NULL)
+    return NULL;
+  e->rel = sm__strdup(c, rel);
+  e->state = 1;
+  i = c->cfgs.n - 1;
+  if (strcasecmp(ext, ".py") == 0) {
+    t = sm__py_config_tree(c, rel, depth);
+  } else if (sm__src_text(c, rel, &text, &len) == 0) {
+    if (strcasecmp(ext, ".json") == 0)
+      t = sm__vt_json(c, rel, text, len);
+    else if (strcasecmp(ext, ".toml") == 0)
+      t = sm__vt_toml(c, rel, text, len);
+    else if (strcasecmp(ext, ".gin") == 0)
+      t = sm__vt_gin(c, rel, text, len, depth);
+    else
+      t = sm__vt_yaml(c, rel, text, len);
+    if (strcasecmp(ext, ".toml") != 0 && strcasecmp(ext, ".gin") != 0)
+      t = sm__cfg_inherit(c, rel, t, depth);
+  }
+  /* The vector may have moved while bases were loaded. */
+  e = &SM__AT(c->cfgs, cfgent, i);
+  e->tree = t;
+  e->state = 2;
+  return t;
+}
+
+sm__vnode *sm__cfg_tree(sm__ctx *c, const char *rel) {
+  return sm__cfg_tree_depth(c, rel, 0);
+}
+
+/* ==== Launcher configs found among configs ==== */
+
+/* An accelerate config (distributed_type, num_processes, ...) wherever it
+ * is named: --config_file, a CLI's --accelerate_config, a recipe. */
+int sm__accelerate_tree(sm__ctx *c, const sm__vnode *t) {
+  const sm__vnode *np, *nm, *mp, *dt;
+  if (t == NULL || t->t != SM__T_MAP ||
+      (dt = sm__vt_get(t, "distributed_type")) == NULL)
+    return 0;
+  np = sm__vt_get(t, "num_processes");
+  nm = sm__vt_get(t, "num_machines");
+  mp = sm__vt_get(t, "mixed_precision");
+  if (np && np->t == SM__T_NUM && np->num > 0 && c->gpus_total == 0) {
+    c->gpus_total = np->num;
+    c->gt_ev = sm__ev(c, np->path, np->line);
+  }
+  if (nm && nm->t == SM__T_NUM && nm->num > 0 && c->nodes == 0) {
+    c->nodes = nm->num;
+    c->nodes_ev = sm__ev(c, nm->path, nm->line);
+  }
+  if (mp && mp->t == SM__T_STR && c->precision == NULL) {
+    if (strcmp(mp->str, "bf16") == 0 || strcmp(mp->str, "fp16") == 0 ||
+        strcmp(mp->str, "fp8") == 0)
+      c->precision = mp->str;
+    else if (strcmp(mp->str, "no") == 0)
+      c->precision = "fp32";
+    c->precision_ev = sm__ev(c, mp->path, mp->line);
+  } else if (mp && mp->t == SM__T_BOOL && mp->num == 0 &&
+             c->precision == NULL) {
+    /* YAML reads `mixed_precision: no` as false. */
+    c->precision = "fp32";
+    c->precision_ev = sm__ev(c, mp->path, mp->line);
+  }
+  if (dt->t == SM__T_STR && c->strategy == NULL) {
+    if (strcasecmp(dt->str, "FSDP") == 0)
+      c->strategy = "fsdp";
+    else if (strcasecmp(dt->str, "DEEPSPEED") == 0) {
+      const sm__vnode *z = sm__vt_get_path(t, "deepspeed_config.zero_stage");
+      c->strategy = (z && z->t == SM__T_NUM)
+                        ? sm__printf(c, "deepspeed_zero%d", (int)z->num)
+                        : "deepspeed";
+    } else if (strcasecmp(dt->str, "MULTI_GPU") == 0)
+      c->strategy = "ddp";
+    if (c->strategy != NULL)
+      c->strategy_ev = sm__ev(c, dt->path, dt->line);
+  }
+  c->launcher = 1;
+  return 1;
 }
 
 /* ==== Entry points ==== */
@@ -447,37 +262,176 @@ int sm__toml_parse(const char *text, size_t n, sm__toml_fn fn, void *ud,
 int sm__config_load(sm__ctx *c, const char *rel, const char *prefix,
                     int layer) {
   const char *ext = ext_of(rel);
-  if (strcasecmp(ext, ".py") == 0)
-    return sm__py_config(c, rel, layer);
-  if (strcasecmp(ext, ".toml") == 0) {
-    const char *text;
-    size_t len;
-    int bad = 0, rc = sm__repo_read(c, rel, &text, &len);
-    void *ud[4];
-    if (rc == SM_EBUSY)
-      rc = sm__repo_read_again(c, rel, &text, &len);
-    if (rc != 0)
-      return rc;
-    ud[0] = c;
-    ud[1] = (void *)rel;
-    ud[2] = (void *)prefix;
-    ud[3] = &layer;
-    rc = sm__toml_parse(text, len, toml_put, ud, &bad);
-    if (rc != 0)
-      sm__warn(c, "%s:%d: TOML error: unparsable line", rel, bad);
-    return rc;
+  sm__vnode *t;
+  if (!sm__cfg_is_config_name(rel)) {
+    sm__warn(c, "%s: not a config format the extractor reads", rel);
+    return SM_EUNSUPP;
   }
-  if (strcasecmp(ext, ".yaml") == 0 || strcasecmp(ext, ".yml") == 0 ||
-      strcasecmp(ext, ".json") == 0) {
-    ynode *t = load_tree(c, rel, 0);
-    if (t == NULL)
-      return SM_EPARSE;
-    if (t->type == N_MAP)
-      flatten(c, t, prefix, rel, layer, 0);
-    return 0;
+  t = sm__cfg_tree(c, rel);
+  if (t == NULL)
+    return SM_EPARSE;
+  if (strcasecmp(ext, ".py") != 0)
+    sm__words_in(c, rel, strlen(rel), sm__ev(c, rel, 1), 2);
+  sm__vt_publish(c, t, prefix, layer);
+  sm__accelerate_tree(c, t);
+  return 0;
+}
+
+/* ==== Named presets ==== */
+
+static void presets_by_key(sm__ctx *c);
+
+/* Keys whose value names a preset file (model_name: llama2-7b with
+ * configs/models/llama2-7b.yml; --accelerate_config zero2 with
+ * accelerate_configs/zero2.yaml), and the directory names to look in. */
+static int preset_dirs(const char *key, char out[][64], int max) {
+  char base[48];
+  size_t n;
+  int k = 0;
+  snprintf(base, sizeof(base), "%s", key);
+  n = strlen(base);
+  /* model_name, model_type, model_config -> model */
+  if (n > 5 && (strcmp(base + n - 5, "_name") == 0 ||
+                strcmp(base + n - 5, "_type") == 0))
+    base[n - 5] = '\0';
+  else if (n > 7 && strcmp(base + n - 7, "_config") == 0 && k < max)
+    snprintf(out[k++], 64, "%ss", base); /* accelerate_configs */
+  if (k < max)
+    snprintf(out[k++], 64, "%ss", base);
+  if (k < max)
+    snprintf(out[k++], 64, "%s", base);
+  if (k < max)
+    snprintf(out[k++], 64, "%ss", key);
+  return k;
+}
+
+static const char *find_preset(sm__ctx *c, const char *key, const char *val,
+                               const char *const *bases, int nb) {
+  static const char *const exts[] = {".yml", ".yaml", ".json", NULL};
+  char dirs[6][64];
+  int nd;
+  if (val == NULL || val[0] == '\0' || strchr(val, '/') || strlen(val) > 100 ||
+      sm__cfg_is_config_name(val))
+    return NULL;
+  nd = preset_dirs(key, dirs, 6);
+  for (int b = 0; b < nb; b++) {
+    char dir[1024];
+    if (bases[b] == NULL)
+      continue;
+    snprintf(dir, sizeof(dir), "%s", bases[b]);
+    /* The base directory and each directory above it. */
+    for (int up = 0; up < 4; up++) {
+      char *s;
+      for (int d = 0; d < nd; d++)
+        for (int x = 0; exts[x]; x++) {
+          const char *p = sm__repo_join(
+              c, dir, sm__printf(c, "%s/%s%s", dirs[d], val, exts[x]));
+          if (p != NULL && sm__fs_is_file(c, p))
+            return p;
+        }
+      if (dir[0] == '\0')
+        break;
+      s = strrchr(dir, '/');
+      if (s == NULL)
+        dir[0] = '\0';
+      else
+        *s = '\0';
+    }
   }
-  sm__warn(c, "%s: not a config format the extractor reads", rel);
-  return SM_EUNSUPP;
+  return NULL;
+}
+
+/* A file named by its stem in the repository's experiment and config
+ * directories (exps/, experiments/, configs/, conf/, recipes/ and the
+ * directories under them, two levels): `-n yolox-s` with
+ * exps/default/yolox_s.py. */
+static const char *find_by_stem(sm__ctx *c, const char *val) {
+  static const char *const tops[] = {"exps", "experiments", "configs", "config",
+                                     "conf", "recipes",     NULL};
+  static const char *const exts[] = {".py", ".yaml", ".yml", NULL};
+  char stem[2][128];
+  const char *queue[64];
+  int nq = 0;
+  if (val == NULL || val[0] == '\0' || strchr(val, '/') || strchr(val, '.') ||
+      strlen(val) >= sizeof(stem[0]))
+    return NULL;
+  snprintf(stem[0], sizeof(stem[0]), "%s", val);
+  snprintf(stem[1], sizeof(stem[1]), "%s", val);
+  for (char *p = stem[1]; *p; p++)
+    if (*p == '-')
+      *p = '_';
+  for (int t = 0; tops[t] && nq < 64; t++)
+    if (sm__fs_is_dir(c, tops[t]))
+      queue[nq++] = tops[t];
+  for (int q = 0, level = 0; q < nq && level < 3; q++) {
+    const char **names;
+    int n;
+    for (int k = 0; k < 2; k++)
+      for (int x = 0; exts[x]; x++) {
+        const char *p =
+            sm__repo_join(c, queue[q], sm__printf(c, "%s%s", stem[k], exts[x]));
+        if (p != NULL && sm__fs_is_file(c, p))
+          return p;
+      }
+    n = sm__src_list(c, queue[q], &names, 256);
+    for (int k = 0; k < n && nq < 64; k++) {
+      const char *d = sm__printf(c, "%s/%s", queue[q], names[k]);
+      if (strchr(names[k], '.') == NULL && sm__fs_is_dir(c, d))
+        queue[nq++] = d;
+    }
+    (void)level;
+  }
+  return NULL;
+}
+
+void sm__named_presets(sm__ctx *c) {
+  static const char *const stem_keys[] = {
+      "name",   "exp",    "exp_name", "experiment", "experiment_name",
+      "preset", "recipe", NULL};
+  for (int k = 0; stem_keys[k]; k++) {
+    const char *names[2] = {stem_keys[k], NULL};
+    const sm__param *p = sm__param_get_min(c, names, SM__L_CMD);
+    const char *path;
+    if (p == NULL || p->kind != SM__V_STR || strcmp(p->key, stem_keys[k]) != 0)
+      continue;
+    path = find_by_stem(c, p->str);
+    if (path != NULL && sm__cfg_tree(c, path) != NULL)
+      sm__config_load(c, path, NULL, SM__L_CONFIG);
+  }
+  presets_by_key(c);
+}
+
+static void presets_by_key(sm__ctx *c) {
+  static const char *const keys[] = {"model_name", "accelerate_config",
+                                     "model_type", "model_config", NULL};
+  const char *bases[8];
+  int nb = 0;
+  /* Where configs live: the directories of the files read so far, the
+   * entry's and the package's. */
+  for (int i = c->cfgs.n - 1; i >= 0 && nb < 5; i--) {
+    const char *r = SM__AT(c->cfgs, cfgent, i).rel, *s = strrchr(r, '/');
+    bases[nb++] = s ? sm__strndup(c, r, (size_t)(s - r)) : "";
+  }
+  if (c->entry_dir && nb < 8)
+    bases[nb++] = c->entry_dir;
+  if (c->entry_pkg && nb < 8)
+    bases[nb++] = c->entry_pkg;
+  for (int k = 0; keys[k]; k++) {
+    const char *names[2] = {keys[k], NULL};
+    const sm__param *p = sm__param_get_min(c, names, SM__L_CONFIG);
+    const char *path;
+    char val[256];
+    if (p == NULL || p->kind != SM__V_STR)
+      continue;
+    snprintf(val, sizeof(val), "%s", p->str);
+    path = find_preset(c, keys[k], val, bases, nb);
+    if (path == NULL)
+      continue;
+    /* A preset the program loads after parsing wins over the command. */
+    sm__config_load(c, path, NULL,
+                    strcmp(keys[k], "accelerate_config") == 0 ? SM__L_CONFIG
+                                                              : SM__L_PRESET);
+  }
 }
 
 /* ==== Hydra ==== */
@@ -508,7 +462,7 @@ static int group_slot(hydra *h, const char *g) {
 }
 
 /* Splits a defaults entry key "override /model@pkg" into group and
- * package; returns 1 for an override entry. */
+ * package; returns 1 for an override entry, 2 for an optional one. */
 static int entry_key(const char *k, char *group, size_t gcap, char *pkg,
                      size_t pcap) {
   int ov = 0;
@@ -528,6 +482,19 @@ static int entry_key(const char *k, char *group, size_t gcap, char *pkg,
   return ov;
 }
 
+/* Text of a scalar node ("" for null). */
+static const char *scalar_text(sm__ctx *c, const sm__vnode *n) {
+  if (n == NULL)
+    return "";
+  if (n->t == SM__T_STR)
+    return n->str;
+  if (n->t == SM__T_NUM)
+    return sm__printf(c, "%.17g", n->num);
+  if (n->t == SM__T_BOOL)
+    return n->num ? "true" : "false";
+  return "";
+}
+
 /* The file of a group option: "gpt2" or "gpt2.yaml" in dir/group/. */
 static const char *option_path(hydra *h, int slot) {
   const char *o = h->o[slot];
@@ -537,31 +504,43 @@ static const char *option_path(hydra *h, int slot) {
                     ext ? "" : ".yaml");
 }
 
+static sm__vnode *hydra_file(hydra *h, const char *rel) {
+  const char *text;
+  size_t len;
+  if (sm__src_text(h->c, rel, &text, &len) != 0)
+    return NULL;
+  return sm__vt_yaml(h->c, rel, text, len);
+}
+
 /* Pass 1: group choices from the defaults lists, overrides last. */
 static void hydra_choices(hydra *h, const char *rel, int depth) {
-  ynode *t, *d;
+  sm__vnode *t, *d;
   if (depth > 6 || h->files++ > 64)
     return;
-  t = load_tree(h->c, rel, 1);
-  d = node_get(t, "defaults");
-  if (d == NULL || d->type != N_SEQ)
+  t = hydra_file(h, rel);
+  d = sm__vt_get(t, "defaults");
+  if (d == NULL || d->t != SM__T_LIST)
     return;
-  for (ynode *e = d->child; e; e = e->next) {
+  for (int i = 0; i < d->n; i++) {
+    sm__vnode *e = d->e[i].v, *v;
     char group[256], pkg[128];
-    ynode *v;
     int ov, slot;
-    if (e->type != N_MAP || (v = e->child) == NULL || v->type != N_SCALAR)
+    const char *val;
+    if (e->t != SM__T_MAP || e->n < 1)
       continue;
-    ov = entry_key(v->key, group, sizeof(group), pkg, sizeof(pkg)) == 1;
+    v = e->e[0].v;
+    if (v->t != SM__T_STR && v->t != SM__T_NULL && v->t != SM__T_NUM)
+      continue;
+    ov = entry_key(e->e[0].key, group, sizeof(group), pkg, sizeof(pkg)) == 1;
     slot = group_slot(h, group);
     if (slot < 0)
       continue;
+    val = scalar_text(h->c, v);
     if (!h->cmd[slot] && (ov || h->o[slot] == NULL))
-      h->o[slot] =
-          (strcmp(v->val, "null") == 0 || v->val[0] == '\0') ? NULL : v->val;
+      h->o[slot] = (strcmp(val, "null") == 0 || val[0] == '\0') ? NULL : val;
     if (h->o[slot] != NULL) {
       const char *norm = sm__repo_join(h->c, "", option_path(h, slot));
-      if (norm && sm__repo_is_file(h->c, norm))
+      if (norm && sm__fs_is_file(h->c, norm))
         hydra_choices(h, norm, depth + 1);
     }
   }
@@ -571,14 +550,16 @@ static void hydra_choices(hydra *h, const char *rel, int depth) {
  * absent, as Hydra 1.1 does). */
 static void hydra_merge(hydra *h, const char *rel, const char *package,
                         int depth) {
-  ynode *t, *d;
+  sm__vnode *t, *d;
   int self_done = 0;
   const char *text;
   size_t len;
   if (depth > 6 || h->files++ > 128)
     return;
   /* The package header "# @package _global_" moves the file to the root. */
-  if (sm__repo_read_again(h->c, rel, &text, &len) == 0) {
+  if (sm__src_text(h->c, rel, &text, &len) != 0)
+    return;
+  {
     const char *pk = strstr(text, "@package");
     if (pk != NULL && pk - text < 512) {
       char name[128];
@@ -592,18 +573,20 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
       package = strcmp(name, "_global_") == 0 ? "" : sm__strdup(h->c, name);
     }
   }
-  t = yaml_tree(h->c, rel, text, len);
+  t = sm__vt_yaml(h->c, rel, text, len);
   if (t == NULL)
     return;
-  d = node_get(t, "defaults");
-  if (d != NULL && d->type == N_SEQ) {
-    for (ynode *e = d->child; e; e = e->next) {
+  sm__words_in(h->c, rel, strlen(rel), sm__ev(h->c, rel, 1), 2);
+  d = sm__vt_get(t, "defaults");
+  if (d != NULL && d->t == SM__T_LIST) {
+    for (int i = 0; i < d->n; i++) {
+      sm__vnode *e = d->e[i].v;
       char group[256], pkg[128];
       const char *child;
       int slot, kind;
-      if (e->type == N_SCALAR) {
-        if (strcmp(e->val, "_self_") == 0) {
-          flatten(h->c, t, package, rel, SM__L_CONFIG, 0);
+      if (e->t == SM__T_STR) {
+        if (strcmp(e->str, "_self_") == 0) {
+          sm__vt_publish(h->c, t, package, SM__L_CONFIG);
           self_done = 1;
           continue;
         }
@@ -611,23 +594,23 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
         {
           const char *slash = strrchr(rel, '/');
           child = sm__printf(h->c, "%.*s/%s.yaml",
-                             slash ? (int)(slash - rel) : 0, rel, e->val);
+                             slash ? (int)(slash - rel) : 0, rel, e->str);
           child = sm__repo_join(h->c, "", child);
-          if (child && sm__repo_is_file(h->c, child))
+          if (child && sm__fs_is_file(h->c, child))
             hydra_merge(h, child, package, depth + 1);
         }
         continue;
       }
-      if (e->type != N_MAP || e->child == NULL || e->child->type != N_SCALAR)
+      if (e->t != SM__T_MAP || e->n < 1)
         continue;
-      kind = entry_key(e->child->key, group, sizeof(group), pkg, sizeof(pkg));
+      kind = entry_key(e->e[0].key, group, sizeof(group), pkg, sizeof(pkg));
       if (kind == 1)
         continue;
       slot = group_slot(h, group);
       if (slot < 0 || h->o[slot] == NULL)
         continue;
       child = sm__repo_join(h->c, "", option_path(h, slot));
-      if (child == NULL || !sm__repo_is_file(h->c, child)) {
+      if (child == NULL || !sm__fs_is_file(h->c, child)) {
         if (kind != 2) /* optional groups may be absent */
           sm__warn(h->c, "hydra: %s/%s not found in %s", h->g[slot], h->o[slot],
                    h->dir);
@@ -646,7 +629,7 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
     }
   }
   if (!self_done)
-    flatten(h->c, t, package, rel, SM__L_CONFIG, 0);
+    sm__vt_publish(h->c, t, package, SM__L_CONFIG);
 }
 
 void sm__hydra(sm__ctx *c, const char *dir, const char *name,
@@ -660,7 +643,7 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
   primary = sm__repo_join(c, "",
                           sm__printf(c, "%s/%s%s", dir, name,
                                      strstr(name, ".yaml") ? "" : ".yaml"));
-  if (primary == NULL || !sm__repo_is_file(c, primary)) {
+  if (primary == NULL || !sm__fs_is_file(c, primary)) {
     sm__warn(c, "hydra: config %s not found in %s", name, dir);
     sm_free(h);
     return;
@@ -693,7 +676,7 @@ void sm__hydra(sm__ctx *c, const char *dir, const char *name,
           sm__repo_join(c, "",
                         sm__printf(c, "%s/%.*s/%s.yaml", dir,
                                    (int)(eq - ov[i] - 1), ov[i] + 1, eq + 1));
-      if (child && sm__repo_is_file(c, child))
+      if (child && sm__fs_is_file(c, child))
         hydra_merge(h, child,
                     sm__strndup(c, ov[i] + 1, (size_t)(eq - ov[i] - 1)), 1);
     }
@@ -736,15 +719,32 @@ const char *sm__console_entry(sm__ctx *c, const char *name) {
     const char *text, *m;
     size_t len;
     int rc;
-    if (!sm__repo_is_file(c, files[i]))
+    if (!sm__fs_is_file(c, files[i]))
       continue;
-    rc = sm__repo_read(c, files[i], &text, &len);
-    if (rc == SM_EBUSY)
-      rc = sm__repo_read_again(c, files[i], &text, &len);
+    rc = sm__src_text(c, files[i], &text, &len);
     if (rc != 0)
       continue;
     if ((m = find_entry(c, text, name)) != NULL)
       return m;
   }
   return NULL;
+}
+
+void sm__config_targets(sm__ctx *c) {
+  int n = c->params.n;
+  for (int i = 0; i < n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    const char *dot, *path;
+    char mod[256];
+    if (p->layer < SM__L_CONFIG || p->kind != SM__V_STR ||
+        (strcmp(p->leaf, "_target_") != 0 && strcmp(p->leaf, "class_path")))
+      continue;
+    dot = strrchr(p->str, '.');
+    if (dot == NULL || (size_t)(dot - p->str) >= sizeof(mod))
+      continue;
+    snprintf(mod, sizeof(mod), "%.*s", (int)(dot - p->str), p->str);
+    path = sm__py_module_path(c, "", mod, 0);
+    if (path != NULL)
+      sm__py_queue_want(c, path, SM__L_CODE, 1, sm__printf(c, ",%s,", dot + 1));
+  }
 }

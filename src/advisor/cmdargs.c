@@ -30,7 +30,7 @@ static int config_ext(const char *p) {
     return 0;
   return strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0 ||
          strcasecmp(dot, ".json") == 0 || strcasecmp(dot, ".toml") == 0 ||
-         strcasecmp(dot, ".py") == 0;
+         strcasecmp(dot, ".py") == 0 || strcasecmp(dot, ".gin") == 0;
 }
 
 /* Finds a config file named by word in one of dirs; root-relative path or
@@ -41,7 +41,7 @@ static const char *find_file(sm__ctx *c, const char *word,
     return NULL;
   for (int i = 0; i < nd; i++) {
     const char *p = sm__repo_join(c, dirs[i], word);
-    if (p != NULL && sm__repo_is_file(c, p))
+    if (p != NULL && sm__fs_is_file(c, p))
       return p;
   }
   /* Say why a named config is not read: outside the root, a link out of
@@ -66,10 +66,16 @@ static void load(sm__ctx *c, const char *path) {
   const char *dot = strrchr(path, '.');
   if (c->entry != NULL && strcmp(path, c->entry) == 0)
     return;
+  if (c->primary_cfg == NULL)
+    c->primary_cfg = path;
   if (dot && strcasecmp(dot, ".py") == 0) {
-    /* A Python config (plain assignments) or another script (a wrapper's
-     * training script): pyscan decides. */
-    sm__py_config(c, path, SM__L_CONFIG);
+    /* A Python config module (evaluated), or another script (a wrapper's
+     * training script) that is scanned like code. */
+    sm__vnode *t = sm__cfg_tree(c, path);
+    if (t != NULL)
+      sm__vt_publish(c, t, NULL, SM__L_CONFIG);
+    else
+      sm__py_config(c, path, SM__L_CONFIG);
     return;
   }
   sm__config_load(c, path, NULL, SM__L_CONFIG);
@@ -117,13 +123,47 @@ void sm__command_args(sm__ctx *c) {
         sm__param_num(c, key, v, SM__V_BOOL, SM__L_CMD, e);
         continue;
       }
+      if (strcmp(key, "gin_bindings") == 0 || strcmp(key, "gin_param") == 0) {
+        /* --gin_bindings 'Trainer.lr = 0.1': a binding of its own. */
+        const char *beq = strchr(val, '=');
+        if (beq != NULL) {
+          char bk[256];
+          size_t bn = (size_t)(beq - val);
+          while (bn > 0 && val[bn - 1] == ' ')
+            bn--;
+          sm__key_norm(val, bn, bk, sizeof(bk));
+          if (strrchr(bk, '/'))
+            memmove(bk, strrchr(bk, '/') + 1, strlen(strrchr(bk, '/')));
+          sm__param_text(c, bk, beq + 1, SM__L_CMD, e);
+        }
+        continue;
+      }
+      if (strchr(val, '\x01') != NULL) {
+        /* A value the launch script computes at run time. */
+        sm__param_num(c, key, 0, SM__V_UNKNOWN, SM__L_CMD, e);
+        continue;
+      }
       sm__param_text(c, key, val, SM__L_CMD, e);
+      {
+        /* ml_collections: --config=configs/x.py:arg passes arg to
+         * get_config. */
+        const char *colon = strrchr(val, ':');
+        if (colon != NULL && colon > val && strstr(val, ".py:") == colon - 3) {
+          char *file = sm__strndup(c, val, (size_t)(colon - val));
+          const char *p2 = file ? find_file(c, file, dirs, nd) : NULL;
+          if (p2 != NULL) {
+            sm__py_set_config_arg(c, p2, colon + 1);
+            load(c, p2);
+            continue;
+          }
+        }
+      }
       {
         const char *path = find_file(c, val, dirs, nd);
         const char *dpath = sm__repo_join(c, dirs[0], val);
         if (path != NULL)
           load(c, path);
-        else if (dpath != NULL && sm__repo_is_dir(c, dpath) && nd < MAX_DIRS &&
+        else if (dpath != NULL && sm__fs_is_dir(c, dpath) && nd < MAX_DIRS &&
                  dpath[0] != '\0')
           dirs[nd++] = dpath; /* -d configs: later names are inside */
       }
@@ -144,7 +184,7 @@ void sm__command_args(sm__ctx *c) {
                                       w[0] == '+' ? key : key);
         char raw[256];
         snprintf(raw, sizeof(raw), "%.*s", (int)(eq - w), w);
-        if (g != NULL && strchr(key, '.') == NULL && sm__repo_is_dir(c, g)) {
+        if (g != NULL && strchr(key, '.') == NULL && sm__fs_is_dir(c, g)) {
           ov[nov++] = w;
           continue;
         }
@@ -152,6 +192,29 @@ void sm__command_args(sm__ctx *c) {
       if (w[0] == '~')
         continue;
       sm__param_text(c, key, eq + 1, SM__L_CMD, e);
+      continue;
+    }
+    if (npos < c->positionals.n && c->remainder_pos != NULL &&
+        strcmp(SM__AT(c->positionals, const char *, npos), c->remainder_pos) ==
+            0) {
+      /* The rest are KEY VALUE overrides. */
+      for (; i + 1 < c->n_sargs; i += 2) {
+        char key[256];
+        sm__key_norm(c->sargs[i], strlen(c->sargs[i]), key, sizeof(key));
+        if (key[0] != '\0')
+          sm__param_text(c, key, c->sargs[i + 1], SM__L_CMD,
+                         c->sargs_ev[i + 1]);
+      }
+      break;
+    }
+    if (i + 1 < c->n_sargs && strchr(w, '.') != NULL && !config_ext(w) &&
+        strchr(w, '/') == NULL && isupper((unsigned char)w[0]) &&
+        c->sargs[i + 1][0] != '-') {
+      /* detectron2-style trailing overrides: SOLVER.BASE_LR 0.001 */
+      char key[256];
+      sm__key_norm(w, strlen(w), key, sizeof(key));
+      sm__param_text(c, key, c->sargs[i + 1], SM__L_CMD, c->sargs_ev[i + 1]);
+      i++;
       continue;
     }
     {

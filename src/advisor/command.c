@@ -42,6 +42,11 @@ static int is_assignment(const char *w) {
 }
 
 static void set_env(sm__ctx *c, const char *k, size_t kn, const char *v) {
+  for (int i = 0; i < c->n_env; i++)
+    if (strlen(c->env_k[i]) == kn && strncmp(c->env_k[i], k, kn) == 0) {
+      c->env_v[i] = sm__strdup(c, v);
+      return;
+    }
   if (c->n_env >= SM__MAX_ENV)
     return;
   c->env_k[c->n_env] = sm__strndup(c, k, kn);
@@ -189,7 +194,8 @@ static int launch_score(const char *const *w, int n) {
     const char *b = base_name(w[i]);
     if (strcmp(b, "torchrun") == 0 || strcmp(b, "deepspeed") == 0 ||
         strcmp(b, "accelerate") == 0 || strcmp(b, "srun") == 0 ||
-        strcmp(b, "mpirun") == 0 || strcmp(b, "mpiexec") == 0)
+        strcmp(b, "torchx") == 0 || strcmp(b, "mpirun") == 0 ||
+        strcmp(b, "mpiexec") == 0)
       score += 2;
     if (strstr(b, "train") || strstr(b, "finetune") || strstr(b, "pretrain") ||
         strcmp(b, "main.py") == 0 || strstr(b, "fit"))
@@ -214,245 +220,50 @@ static int is_launch_word(const char *w) {
          strcmp(b, "srun") == 0 || strcmp(b, "mpirun") == 0 ||
          strcmp(b, "mpiexec") == 0 || strcmp(b, "bash") == 0 ||
          strcmp(b, "sh") == 0 || strcmp(b, "horovodrun") == 0 ||
+         strcmp(b, "torchx") == 0 ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".sh") == 0) ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".py") == 0);
-}
-
-/* Line number of each word of the launch.  An option is looked for from
- * the launch line on, then anywhere in the script (options often sit in
- * variables set earlier); a value takes its option's line. */
-static int line_at(const char *text, const char *at) {
-  int line = 1;
-  for (const char *p = text; p < at; p++)
-    line += *p == '\n';
-  return line;
-}
-
-static void word_lines(sm__ctx *c, const char *path, const char *text,
-                       const char *start, int line0, cmdline *cl) {
-  const char *pos = start;
-  int opt_line = 0;
-  for (int k = 0; k < cl->n; k++) {
-    const char *w = cl->w[k];
-    const char *hit = w[0] ? strstr(pos, w) : NULL;
-    int line = line0;
-    if (hit != NULL && line_at(start, hit) - 1 < 40) {
-      line = line0 + line_at(start, hit) - 1;
-      pos = hit + strlen(w);
-    } else if (w[0] == '-' && (hit = strstr(text, w)) != NULL) {
-      line = line_at(text, hit);
-    } else if (w[0] != '-' && opt_line > 0) {
-      line = opt_line;
-    }
-    if (w[0] != '-' && k > 0 && cl->w[k - 1][0] == '-' && opt_line > 0 &&
-        (hit == NULL || line != opt_line)) {
-      /* A value expanded from a variable: its option's line. */
-      const char *ls = text;
-      int l = 1;
-      while (l < opt_line && (ls = strchr(ls, '\n')) != NULL) {
-        ls++;
-        l++;
-      }
-      if (ls != NULL) {
-        const char *le = strchr(ls, '\n');
-        size_t n = le ? (size_t)(le - ls) : strlen(ls);
-        if (memmem(ls, n, w, strlen(w)) == NULL || line != opt_line)
-          line = opt_line;
-      }
-    }
-    opt_line = w[0] == '-' ? line : 0;
-    cl->ev[k] = sm__ev(c, path, line);
-  }
-}
-
-/* Follows a shell script held in text (named rel in evidence): variables,
- * positional arguments, cd, #SBATCH, and the line that launches the
- * training. */
-static void follow_text(sm__ctx *c, const char *rel, const char *text,
-                        size_t len, const char *const *args, int nargs,
-                        const char *dir, int depth) {
-  sm__shvars *vars;
-  const char *p, *end;
-  int line = 1;
-  int best_score = -1000, best_line = 0;
-  cmdline best = {0};
-  const char *best_text = NULL;
-  const char *cur_dir = dir;
-  const char *best_dir = dir;
-
-  vars = sm_calloc(1, sizeof(*vars));
-  if (vars == NULL)
-    return;
-  for (int i = 0; i < nargs && i < 9; i++) {
-    char k[12];
-    snprintf(k, sizeof(k), "%d", i + 1);
-    sm__sh_set(c, vars, k, args[i]);
-  }
-  for (int i = 0; i < c->n_env; i++)
-    sm__sh_set(c, vars, c->env_k[i], c->env_v[i]);
-  p = text;
-  end = text + len;
-  while (p < end && !c->stopped) {
-    /* One logical line: physical lines joined by trailing backslashes. */
-    const char *ls = p;
-    int start_line = line;
-    const char **w;
-    int n, seg;
-    {
-      /* Quotes and comments decide where the logical line ends. */
-      char q = 0;
-      int comment = 0;
-      while (p < end) {
-        char ch = *p;
-        if (comment) {
-          if (ch == '\n')
-            comment = 0;
-          else {
-            p++;
-            continue;
-          }
-        }
-        if (ch == '\\' && q != '\'' && p + 1 < end) {
-          if (p[1] == '\n')
-            line++;
-          p += 2;
-          continue;
-        }
-        if (q == 0 && ch == '#' && (p == ls || isspace((unsigned char)p[-1]))) {
-          comment = 1;
-          p++;
-          continue;
-        }
-        if (q == 0 && (ch == '"' || ch == '\'')) {
-          q = ch;
-        } else if (q != 0 && ch == q) {
-          q = 0;
-        } else if (ch == '\n') {
-          line++;
-          if (q == 0) {
-            p++;
-            break;
-          }
-        }
-        p++;
-      }
-    }
-    {
-      const char *s = ls;
-      while (s < p && (*s == ' ' || *s == '\t'))
-        s++;
-      if (strncmp(s, "#SBATCH", 7) == 0) {
-        cmdline sl = {0};
-        n = sm__sh_split(c, s + 7, (size_t)(p - s - 7), NULL, &w, 64);
-        sl.w = w;
-        sl.n = n > 0 ? n : 0;
-        for (int i = 0; i < sl.n; i++)
-          slurm_opt(c, &sl, &i, sm__ev(c, rel, start_line));
-        continue;
-      }
-      if (s >= p || *s == '#')
-        continue;
-    }
-    n = sm__sh_split(c, ls, (size_t)(p - ls), vars, &w, MAX_WORDS);
-    if (n < 0) {
-      sm__warn(c, "%s:%d: unbalanced quotes, line skipped", rel, start_line);
-      continue;
-    }
-    /* Each segment between ; && || | & is a command of its own. */
-    for (int i = 0; i < n; i = seg + 1) {
-      int k = i, all_assign = 1;
-      for (seg = i; seg < n; seg++)
-        if (strcmp(w[seg], ";") == 0 || strcmp(w[seg], "&&") == 0 ||
-            strcmp(w[seg], "||") == 0 || strcmp(w[seg], "|") == 0 ||
-            strcmp(w[seg], "&") == 0)
-          break;
-      /* Shell keywords in front of a command. */
-      while (k < seg && (strcmp(w[k], "then") == 0 || strcmp(w[k], "do") == 0 ||
-                         strcmp(w[k], "else") == 0 || strcmp(w[k], "{") == 0 ||
-                         strcmp(w[k], "(") == 0))
-        k++;
-      if (k >= seg)
-        continue;
-      if (strcmp(w[k], "export") == 0 || strcmp(w[k], "declare") == 0 ||
-          strcmp(w[k], "local") == 0 || strcmp(w[k], "readonly") == 0) {
-        for (int j = k + 1; j < seg; j++)
-          if (is_assignment(w[j])) {
-            const char *eq = strchr(w[j], '=');
-            char *name = sm__strndup(c, w[j], (size_t)(eq - w[j]));
-            if (name != NULL) {
-              sm__sh_set(c, vars, name, eq + 1);
-              set_env(c, w[j], (size_t)(eq - w[j]), eq + 1);
-            }
-          }
-        continue;
-      }
-      for (int j = k; j < seg; j++)
-        if (!is_assignment(w[j]))
-          all_assign = 0;
-      if (all_assign) {
-        for (int j = k; j < seg; j++) {
-          const char *eq = strchr(w[j], '=');
-          char *name = sm__strndup(c, w[j], (size_t)(eq - w[j]));
-          if (name != NULL)
-            sm__sh_set(c, vars, name, eq + 1);
-        }
-        continue;
-      }
-      if (strcmp(w[k], "cd") == 0 && k + 1 < seg) {
-        const char *d = sm__repo_join(c, cur_dir, w[k + 1]);
-        if (d != NULL)
-          cur_dir = d;
-        continue;
-      }
-      {
-        int j = k;
-        while (j < seg && is_assignment(w[j]))
-          j++;
-        if (j < seg && is_launch_word(w[j])) {
-          int sc = launch_score(w + k, seg - k);
-          if (sc > best_score) {
-            best_score = sc;
-            best_line = start_line;
-            best.w = w + k;
-            best.n = seg - k;
-            best_text = ls;
-            best_dir = cur_dir;
-          }
-        }
-      }
-    }
-  }
-  if (best.w != NULL) {
-    best.ev = sm_arena_calloc(&c->arena, (size_t)best.n + 1, sizeof(*best.ev));
-    if (best.ev != NULL) {
-      word_lines(c, rel, text, best_text, best_line, &best);
-      best.dir = best_dir;
-      best.depth = depth + 1;
-      launch(c, &best, vars);
-    }
-  } else {
-    sm__warn(c, "%s: no launch command found in the script", rel);
-  }
-  sm_free(vars);
 }
 
 /* Follows the shell script file rel of the repository. */
 static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
                           int nargs, const char *dir, int depth) {
-  const char *text;
-  size_t len;
-  int rc;
-
   if (depth > MAX_DEPTH) {
     sm__warn(c, "%s: scripts nested too deep, not followed", rel);
     return;
   }
-  rc = sm__repo_read(c, rel, &text, &len);
-  if (rc == SM_EBUSY)
-    rc = sm__repo_read_again(c, rel, &text, &len);
-  if (rc != 0)
-    return;
-  follow_text(c, rel, text, len, args, nargs, dir, depth);
+  sm__sh_run(c, rel, NULL, 0, args, nargs, dir, depth);
+}
+
+int sm__launch_score(const char *const *w, int n) {
+  return launch_score(w, n);
+}
+
+int sm__is_launch_word(const char *w) {
+  return is_launch_word(w);
+}
+
+int sm__is_wrapper(const char *w) {
+  const char *b = base_name(w);
+  return strcmp(b, "env") == 0 || strcmp(b, "nohup") == 0 ||
+         strcmp(b, "time") == 0 || strcmp(b, "exec") == 0 ||
+         strcmp(b, "sudo") == 0 || strcmp(b, "stdbuf") == 0 ||
+         strcmp(b, "nice") == 0 || strcmp(b, "numactl") == 0 ||
+         strcmp(b, "taskset") == 0;
+}
+
+void sm__set_env(sm__ctx *c, const char *k, const char *v) {
+  set_env(c, k, strlen(k), v);
+}
+
+void sm__slurm_line(sm__ctx *c, const char *text, size_t n, const char *ev) {
+  cmdline sl = {0};
+  const char **w;
+  int nw = sm__sh_split(c, text, n, NULL, &w, 64);
+  sl.w = w;
+  sl.n = nw > 0 ? nw : 0;
+  for (int i = 0; i < sl.n; i++)
+    slurm_opt(c, &sl, &i, ev);
 }
 
 /* ==== Launchers ==== */
@@ -522,7 +333,7 @@ static int python_script(sm__ctx *c, cmdline *cl, int i) {
     return -1;
   }
   path = sm__repo_join(c, cl->dir, cl->w[i]);
-  if (path == NULL || !sm__repo_is_file(c, path)) {
+  if (path == NULL || !sm__fs_is_file(c, path)) {
     sm__warn(c, "command: %s: script not found in the repository", cl->w[i]);
     set_entry(c, cl, i + 1, NULL);
     return -1;
@@ -626,52 +437,14 @@ static int deepspeed_launcher(sm__ctx *c, cmdline *cl, int i) {
   return -1;
 }
 
-/* Reads an accelerate config YAML into launcher facts. */
+/* Reads an accelerate config YAML into launcher facts; its keys are
+ * kept under "accelerate." so that they never pass for the script's. */
 static void accelerate_config(sm__ctx *c, const char *rel) {
-  static const char *const np[] = {"num_processes", NULL};
-  static const char *const nm[] = {"num_machines", NULL};
-  static const char *const mp[] = {"mixed_precision", NULL};
-  static const char *const dt[] = {"distributed_type", NULL};
-  static const char *const zs[] = {"zero_stage", NULL};
-  const sm__param *p;
-  int before = c->params.n;
-
-  if (sm__config_load(c, rel, "accelerate", SM__L_CONFIG) != 0)
+  sm__vnode *t = sm__cfg_tree(c, rel);
+  if (t == NULL)
     return;
-  (void)before;
-  if ((p = sm__param_get(c, np)) && p->kind == SM__V_NUM && p->num > 0 &&
-      c->gpus_total == 0) {
-    c->gpus_total = p->num;
-    c->gt_ev = p->ev;
-  }
-  if ((p = sm__param_get(c, nm)) && p->kind == SM__V_NUM && p->num > 0 &&
-      c->nodes == 0) {
-    c->nodes = p->num;
-    c->nodes_ev = p->ev;
-  }
-  if ((p = sm__param_get(c, mp)) && p->kind == SM__V_STR &&
-      c->precision == NULL) {
-    if (strcmp(p->str, "bf16") == 0 || strcmp(p->str, "fp16") == 0 ||
-        strcmp(p->str, "fp8") == 0)
-      c->precision = p->str;
-    else if (strcmp(p->str, "no") == 0)
-      c->precision = "fp32";
-    c->precision_ev = p->ev;
-  }
-  if ((p = sm__param_get(c, dt)) && p->kind == SM__V_STR &&
-      c->strategy == NULL) {
-    if (strcasecmp(p->str, "FSDP") == 0)
-      c->strategy = "fsdp";
-    else if (strcasecmp(p->str, "DEEPSPEED") == 0) {
-      const sm__param *z = sm__param_get(c, zs);
-      c->strategy = (z && z->kind == SM__V_NUM)
-                        ? sm__printf(c, "deepspeed_zero%d", (int)z->num)
-                        : "deepspeed";
-    } else if (strcasecmp(p->str, "MULTI_GPU") == 0)
-      c->strategy = "ddp";
-    if (c->strategy != NULL)
-      c->strategy_ev = p->ev;
-  }
+  sm__vt_publish(c, t, "accelerate", SM__L_CONFIG);
+  sm__accelerate_tree(c, t);
 }
 
 static int accelerate(sm__ctx *c, cmdline *cl, int i) {
@@ -738,6 +511,86 @@ static int accelerate(sm__ctx *c, cmdline *cl, int i) {
   }
   sm__warn(c, "command: no script after accelerate launch");
   return -1;
+}
+
+/* torchx run [-s SCHED] [--scheduler_args A] dist.ddp -j NxM --script X.py
+ * [-- ARGS]: the component's -j is nodes x processes per node; script
+ * arguments follow `--`. */
+static int torchx(sm__ctx *c, cmdline *cl, int i) {
+  const char *script = NULL, *module = NULL;
+  int comp = 0, dash = -1;
+  c->launcher = 1;
+  c->launcher_name = "torchx";
+  if (i < cl->n && strcmp(cl->w[i], "run") == 0)
+    i++;
+  for (; i < cl->n; i++) {
+    const char *v, *w = cl->w[i];
+    const char *ev = cl->ev[i];
+    if (strcmp(w, "--") == 0) {
+      dash = i + 1;
+      break;
+    }
+    if (!comp) {
+      if (w[0] != '-') {
+        comp = 1; /* dist.ddp, utils.python, ... */
+        continue;
+      }
+      if (strchr(w, '=') == NULL &&
+          (strcmp(w, "-s") == 0 || strcmp(w, "--scheduler") == 0 ||
+           strcmp(w, "-cfg") == 0 || strcmp(w, "--scheduler_args") == 0 ||
+           strcmp(w, "--workspace") == 0 || strcmp(w, "--parent_run_id") == 0))
+        i++;
+      continue;
+    }
+    if ((v = opt_value(cl, &i, "-j")) || (v = opt_value(cl, &i, "--j"))) {
+      /* "2x8", "8", "1:2x8" (elastic) */
+      const char *x = strchr(v, 'x');
+      if (x != NULL) {
+        char nodes[32];
+        snprintf(nodes, sizeof(nodes), "%.*s", (int)(x - v), v);
+        set_nodes(c, nodes, ev, 1);
+        set_gpn(c, x + 1, ev, 1);
+      } else {
+        set_gpn(c, v, ev, 1);
+      }
+    } else if ((v = opt_value(cl, &i, "--script"))) {
+      script = v;
+    } else if ((v = opt_value(cl, &i, "-m")) ||
+               (v = opt_value(cl, &i, "--m"))) {
+      module = v;
+    } else if ((v = opt_value(cl, &i, "--gpu"))) {
+      /* GPUs per replica in the resource request. */
+      set_gpn(c, v, ev, 0);
+    } else if (w[0] == '-' && strchr(w, '=') == NULL && i + 1 < cl->n &&
+               cl->w[i + 1][0] != '-') {
+      i++; /* --cpu 8, --memMB 1024, --name x, --image y */
+    }
+  }
+  {
+    /* The script's words: its arguments after `--`. */
+    cmdline rest = *cl;
+    int n0 = dash >= 0 ? dash : cl->n;
+    const char **w =
+        sm_arena_calloc(&c->arena, (size_t)(cl->n - n0) + 2, sizeof(*w));
+    const char **ev =
+        sm_arena_calloc(&c->arena, (size_t)(cl->n - n0) + 2, sizeof(*ev));
+    if (w == NULL || ev == NULL)
+      return -1;
+    w[0] = script ? script : module;
+    ev[0] = "command";
+    for (int k = n0; k < cl->n; k++) {
+      w[k - n0 + 1] = cl->w[k];
+      ev[k - n0 + 1] = cl->ev[k];
+    }
+    rest.w = w;
+    rest.ev = ev;
+    rest.n = cl->n - n0 + 1;
+    if (w[0] == NULL) {
+      sm__warn(c, "command: torchx without --script or -m");
+      return -1;
+    }
+    return script ? python_script(c, &rest, 0) : python_module(c, &rest, 0);
+  }
 }
 
 static int python(sm__ctx *c, cmdline *cl, int i) {
@@ -812,12 +665,79 @@ static int mpirun(sm__ctx *c, cmdline *cl, int i) {
 
 static int run_script(sm__ctx *c, cmdline *cl, int i) {
   const char *path = sm__repo_join(c, cl->dir, cl->w[i]);
-  if (path == NULL || !sm__repo_is_file(c, path)) {
+  if (path == NULL || !sm__fs_is_file(c, path)) {
     sm__warn(c, "command: %s: script not found in the repository", cl->w[i]);
     return -1;
   }
   follow_script(c, path, cl->w + i + 1, cl->n - i - 1, cl->dir, cl->depth);
   return 0;
+}
+
+/* The top package directory of a module path (src/pkg/cli/x.py ->
+ * src/pkg). */
+static const char *package_root(sm__ctx *c, const char *path) {
+  char dir[1024];
+  const char *best = NULL;
+  const char *slash = strrchr(path, '/');
+  snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+  while (dir[0] != '\0') {
+    char *up;
+    const char *init = sm__printf(c, "%s/__init__.py", dir);
+    if (!sm__fs_is_file(c, init))
+      break;
+    best = sm__strdup(c, dir);
+    up = strrchr(dir, '/');
+    if (up == NULL)
+      break;
+    *up = '\0';
+  }
+  return best;
+}
+
+/* The module a CLI subcommand runs: a file named after it in the entry's
+ * directory, the directories under it, then the directories above up to
+ * the package root (breadth first, bounded). */
+static const char *subcommand_module(sm__ctx *c, const char *entry,
+                                     const char *sub) {
+  const char *root = package_root(c, entry), *queue[64];
+  char name[128];
+  int nq = 0;
+  const char *slash = strrchr(entry, '/');
+  const char *dir = slash ? sm__strndup(c, entry, (size_t)(slash - entry)) : "";
+  if (root == NULL || strlen(sub) + 4 >= sizeof(name))
+    return NULL;
+  snprintf(name, sizeof(name), "%s.py", sub);
+  for (size_t k = 0; name[k]; k++)
+    if (name[k] == '-')
+      name[k] = '_';
+  /* The entry's directory and its parents up to the package root. */
+  for (const char *d = dir; d != NULL && nq < 8;) {
+    const char *up;
+    queue[nq++] = d;
+    if (strcmp(d, root) == 0)
+      break;
+    up = strrchr(d, '/');
+    d = up ? sm__strndup(c, d, (size_t)(up - d)) : NULL;
+  }
+  for (int q = 0; q < nq; q++) {
+    const char **names;
+    int n = sm__src_list(c, queue[q], &names, 512);
+    const char *p = sm__printf(c, "%s/%s", queue[q], name);
+    if (p != NULL && sm__fs_is_file(c, p))
+      return p;
+    for (int k = 0; k < n && nq < 64; k++) {
+      const char *sd = sm__printf(c, "%s/%s", queue[q], names[k]);
+      if (strchr(names[k], '.') == NULL && sm__fs_is_dir(c, sd) &&
+          strcmp(names[k], "tests") != 0 && strcmp(names[k], "test") != 0) {
+        int seen = 0;
+        for (int j = 0; j < nq && !seen; j++)
+          seen = strcmp(queue[j], sd) == 0;
+        if (!seen)
+          queue[nq++] = sd;
+      }
+    }
+  }
+  return NULL;
 }
 
 static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
@@ -877,6 +797,8 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
       return deepspeed_launcher(c, cl, i + 1);
     if (strcmp(b, "accelerate") == 0)
       return accelerate(c, cl, i + 1);
+    if (strcmp(b, "torchx") == 0)
+      return torchx(c, cl, i + 1);
     if (strncmp(b, "python", 6) == 0)
       return python(c, cl, i + 1);
     {
@@ -889,12 +811,23 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
         return python_script(c, cl, i);
     }
     {
-      /* A console entry point declared by the package. */
+      /* A console entry point declared by the package; a subcommand word
+       * after it (`trl sft`, `axolotl train`) names the module that
+       * runs. */
       const char *mod = sm__console_entry(c, b);
       if (mod != NULL) {
         const char *path = sm__py_module_path(c, "", mod, 0);
         if (path != NULL) {
-          set_entry(c, cl, i + 1, path);
+          const char *sub = NULL;
+          if (i + 1 < cl->n && cl->w[i + 1][0] != '-' &&
+              strchr(cl->w[i + 1], '/') == NULL &&
+              strchr(cl->w[i + 1], '.') == NULL)
+            sub = subcommand_module(c, path, cl->w[i + 1]);
+          c->entry_pkg = package_root(c, path);
+          if (sub != NULL)
+            set_entry(c, cl, i + 2, sub);
+          else
+            set_entry(c, cl, i + 1, path);
           return 0;
         }
       }
@@ -907,6 +840,17 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
   }
   sm__warn(c, "command: no program to run");
   return -1;
+}
+
+int sm__launch_words(sm__ctx *c, const char **w, const char **ev, int n,
+                     const char *dir, int depth) {
+  cmdline cl;
+  cl.w = w;
+  cl.ev = ev;
+  cl.n = n;
+  cl.dir = dir;
+  cl.depth = depth;
+  return launch(c, &cl, NULL);
 }
 
 int sm__command(sm__ctx *c, const char *const *argv, int argc) {
@@ -971,6 +915,6 @@ int sm__command_script(sm__ctx *c, const char *text, size_t len,
     return SM_ENOMEM;
   if (nargs > MAX_WORDS)
     nargs = MAX_WORDS;
-  follow_text(c, name, copy, len, args, nargs, c->cwd, 0);
+  sm__sh_run(c, name, copy, len, args, nargs, c->cwd, 0);
   return 0;
 }

@@ -11,7 +11,9 @@ void sm__ctx_init(sm__ctx *c, const sm_extract_req *req, sm_extract_res *res) {
   c->req = req;
   c->res = res;
   c->root_fd = -1;
-  sm_arena_init(&c->arena, 0, 0);
+  /* Bounded memory: files are capped at 64 MiB in all, and what is made
+   * from them is capped here. */
+  sm_arena_init(&c->arena, 0, (size_t)512 << 20);
   sm__vec_init(&c->read_paths, sizeof(const char *));
   sm__vec_init(&c->params, sizeof(sm__param));
   sm__vec_init(&c->models, sizeof(sm__cand));
@@ -23,6 +25,7 @@ void sm__ctx_init(sm__ctx *c, const sm_extract_req *req, sm_extract_res *res) {
   sm__vec_init(&c->classes, sizeof(const char *));
   sm__vec_init(&c->optalias, 2 * sizeof(const char *));
   sm__vec_init(&c->positionals, sizeof(const char *));
+  /* srcs, cfgs and pymods are set up by their modules on first use. */
 }
 
 void sm__ctx_release(sm__ctx *c) {
@@ -38,6 +41,13 @@ void sm__ctx_release(sm__ctx *c) {
   sm__vec_release(&c->classes);
   sm__vec_release(&c->optalias);
   sm__vec_release(&c->positionals);
+  sm__src_release(c);
+  sm__vec_release(&c->cfgs);
+  sm__vec_release(&c->pymods);
+  sm__vec_release(&c->pycalls);
+  sm__vec_release(&c->model_vars);
+  sm__vec_release(&c->dc_instances);
+  sm__vec_release(&c->built);
   sm_arena_discard(&c->arena);
 }
 
@@ -81,6 +91,11 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
       else
         sm__config_load(c, p, NULL, SM__L_CONFIG);
     }
+    sm__named_presets(c);
+    /* Code that the configs bring onto the path: experiment classes, and
+     * the classes Hydra/LazyConfig `_target_`s instantiate. */
+    sm__config_targets(c);
+    sm__py_scan_all(c);
     sm__resolve(c);
   }
   res->elapsed_ms = (sm_now() - t0) * 1000.0;

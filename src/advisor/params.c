@@ -371,6 +371,7 @@ void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight) {
   c->word_n[w] += weight;
   if (weight >= 2)
     c->word_strong[w] += weight;
+  c->word_src[w][weight < 1 ? 1 : weight > 3 ? 3 : weight]++;
 }
 
 /* Substrings that hint at a word family.  A leading '=' asks for the
@@ -385,6 +386,7 @@ static const struct {
     {"llama", SM__W_LM},
     {"language_model", SM__W_LM},
     {"tokenizer", SM__W_LM},
+    {"vocab_size", SM__W_LM},
     {"lm_head", SM__W_LM},
     {"maskedlm", SM__W_LM},
     {"detection", SM__W_DETECTION},
@@ -455,6 +457,45 @@ static const struct {
     {"fine_tun", SM__W_FINETUNE},
     {"pretrain", SM__W_PRETRAIN},
     {"pre_train", SM__W_PRETRAIN},
+    {"textdet", SM__W_TEXTDET},
+    {"text_det", SM__W_TEXTDET},
+    {"dbnet", SM__W_TEXTDET},
+    {"psenet", SM__W_TEXTDET},
+    {"fcenet", SM__W_TEXTDET},
+    {"textrecog", SM__W_TEXTREC},
+    {"text_recog", SM__W_TEXTREC},
+    {"=crnn", SM__W_TEXTREC},
+    {"satrn", SM__W_TEXTREC},
+    {"abinet", SM__W_TEXTREC},
+    {"instance_seg", SM__W_INSTANCE},
+    {"instance-seg", SM__W_INSTANCE},
+    {"insseg", SM__W_INSTANCE},
+    {"ytvis", SM__W_VIDEO},
+    {"youtubevis", SM__W_VIDEO},
+    {"=video", SM__W_VIDEO},
+    {"keypoint", SM__W_POSE},
+    {"pose_estim", SM__W_POSE},
+    {"topdown", SM__W_POSE},
+    {"action_recog", SM__W_ACTION},
+    {"kinetics", SM__W_ACTION},
+    {"=ssl", SM__W_SELFSUP},
+    {"=ibot", SM__W_SELFSUP},
+    {"=ctc", SM__W_SPEECH},
+    {"fbank", SM__W_SPEECH},
+    {"wenet", SM__W_SPEECH},
+    {"espnet", SM__W_SPEECH},
+    {"conformer", SM__W_SPEECH},
+    {"sfttrainer", SM__W_INSTRUCT},
+    {"sftconfig", SM__W_INSTRUCT},
+    {"dpotrainer", SM__W_PREFERENCE},
+    {"dpoconfig", SM__W_PREFERENCE},
+    {"=dpo", SM__W_PREFERENCE},
+    {"orpo", SM__W_PREFERENCE},
+    {"reward_model", SM__W_PREFERENCE},
+    {"=ctr", SM__W_RECSYS},
+    {"embedding_bag", SM__W_RECSYS},
+    {"embeddingbag", SM__W_RECSYS},
+    {"torchrec", SM__W_RECSYS},
 };
 
 static int is_alpha(int ch) {

@@ -24,6 +24,9 @@ const TSLanguage *tree_sitter_python(void);
 
 #define MAX_PY_FILES 160
 #define MAX_IMPORT_DEPTH 3
+/* Bytes of imported modules parsed before deeper ones are only scanned
+ * for class names. */
+#define MAX_CODE_BYTES (256 * 1024)
 /* Modules deeper than this get a light line scan, not a parse. */
 #define FULL_PARSE_DEPTH 2
 #define MAX_TREE_DEPTH 300
@@ -42,7 +45,34 @@ typedef struct scan {
   const char *cls;    /* enclosing class */
   int wweight;        /* weight of words found here */
   const char *lr_var; /* variable holding a rescaled learning rate */
+  int in_main;        /* inside `if __name__ == "__main__":` */
+  /* Imports wait until the file is read: a module is followed only when
+   * a name it binds is used in the file. */
+  struct pending {
+    const char *path;  /* module file */
+    const char *bound; /* the name it binds, NULL: always follow */
+    const char *want;  /* ",x,": the names imported from it, NULL all */
+  } * pend;
+  int npend, cappend;
+  uint64_t *used;        /* hashes of the identifiers used (open addressing) */
+  size_t nused;          /* slots filled */
+  int top;               /* index of the top-level definition being read */
+  int ntop;              /* top-level definitions seen */
+  const char *want;      /* ",a,b,": names the importers need, NULL all */
+  const char *tops[512]; /* names of the top-level definitions */
 } scan;
+
+#define USED_CAP 16384
+
+/* A call from one function of the entry to another: which parameters it
+ * passes, so that the defaults of the rest are the job's values. */
+typedef struct pycall {
+  const char *caller; /* calling function, "" for the __main__ block */
+  const char *callee; /* called function */
+  int npos;           /* positional arguments given */
+  const char *kw;     /* ",a,b," keyword names given */
+  int splat;          /* *args or **kwargs passed: every parameter */
+} pycall;
 
 /* ==== Node helpers ==== */
 
@@ -443,20 +473,61 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
                          bases[k][0] ? "/" : "", mod);
     for (int j = 0; j < 2; j++) {
       const char *p = sm__repo_join(c, "", cand[j]);
-      if (p != NULL && sm__repo_is_file(c, p))
+      if (p != NULL && sm__fs_is_file(c, p))
         return p;
     }
     if (mod[0] == '\0')
       break;
   }
+  if (level == 0) {
+    /* setuptools package_dir: {"pkg.tools": "tools"} installs a directory
+     * under another package name. */
+    const sm__vnode *pd = sm__py_package_dir(c);
+    for (int k = 0; pd != NULL && k < pd->n; k++) {
+      const char *pkg = pd->e[k].key;
+      const sm__vnode *d = pd->e[k].v;
+      size_t pl = pkg ? strlen(pkg) : 0;
+      const char *rest;
+      if (pl == 0 || d->t != SM__T_STR || strncmp(module, pkg, pl) != 0 ||
+          (module[pl] != '\0' && module[pl] != '.'))
+        continue;
+      rest = module + pl;
+      for (int j = 0; j < 2; j++) {
+        const char *cand = sm__printf(c, "%s%s%s%s", d->str, rest[0] ? "/" : "",
+                                      rest[0] ? rest + 1 : "",
+                                      j == 0 ? ".py" : "/__init__.py");
+        char *q;
+        const char *p;
+        if (cand == NULL)
+          continue;
+        for (q = (char *)cand + strlen(d->str); *q; q++)
+          if (*q == '.' && strcmp(q, ".py") != 0)
+            *q = '/';
+        p = sm__repo_join(c, "", cand);
+        if (p != NULL && sm__fs_is_file(c, p))
+          return p;
+      }
+    }
+  }
   return NULL;
 }
 
-void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth) {
+void sm__py_queue_want(sm__ctx *c, const char *rel, int layer, int depth,
+                       const char *want) {
   sm__pyfile *f;
-  for (int i = 0; i < c->pyqueue.n; i++)
-    if (strcmp(SM__AT(c->pyqueue, sm__pyfile, i).path, rel) == 0)
-      return;
+  for (int i = 0; i < c->pyqueue.n; i++) {
+    f = &SM__AT(c->pyqueue, sm__pyfile, i);
+    if (strcmp(f->path, rel) != 0)
+      continue;
+    /* Not scanned yet: it now serves these names too. */
+    if (i >= c->pyqueue_done && f->want != NULL) {
+      if (want == NULL)
+        f->want = NULL;
+      else if (strlen(f->want) + strlen(want) < 4096)
+        f->want = sm__printf(c, "%s%s", f->want, want + 1);
+    }
+    return;
+  }
   if (c->pyqueue.n >= MAX_PY_FILES)
     return;
   f = sm__vec_push(&c->pyqueue);
@@ -464,11 +535,91 @@ void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth) {
     f->path = rel;
     f->layer = layer;
     f->depth = depth;
+    f->want = want;
   }
 }
 
+void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth) {
+  sm__py_queue_want(c, rel, layer, depth, NULL);
+}
+
+static uint64_t ident_hash(const char *t, size_t n) {
+  uint64_t h = sm_hash64(t, n, 0x5eed);
+  return h ? h : 1;
+}
+
+/* Identifiers are kept per top-level definition, so that a module
+ * imported for some names follows only the imports those definitions
+ * (and its module-level code) use. */
+static uint64_t in_top(uint64_t h, int top) {
+  h ^= (uint64_t)(top + 2) * 0x9e3779b97f4a7c15ull;
+  return h ? h : 1;
+}
+
+static void mark_used(scan *s, const char *t, size_t n) {
+  uint64_t h;
+  size_t k;
+  if (s->used == NULL || s->nused * 2 >= USED_CAP)
+    return;
+  h = in_top(ident_hash(t, n), s->top);
+  for (k = h % USED_CAP; s->used[k] != 0; k = (k + 1) % USED_CAP)
+    if (s->used[k] == h)
+      return;
+  s->used[k] = h;
+  s->nused++;
+}
+
+static int used_in(const scan *s, uint64_t h0, int top) {
+  uint64_t h = in_top(h0, top);
+  for (size_t k = h % USED_CAP; s->used[k] != 0; k = (k + 1) % USED_CAP)
+    if (s->used[k] == h)
+      return 1;
+  return 0;
+}
+
+static int wanted(const char *want, const char *name) {
+  char pat[256];
+  if (want == NULL)
+    return 1;
+  snprintf(pat, sizeof(pat), ",%s,", name);
+  return strstr(want, pat) != NULL;
+}
+
+/* Is name used by the module-level code or a wanted definition? */
+static int is_used(const scan *s, const char *name) {
+  uint64_t h0;
+  if (s->used == NULL || s->nused * 2 >= USED_CAP)
+    return 1; /* too many names to tell: follow */
+  h0 = ident_hash(name, strlen(name));
+  if (used_in(s, h0, -1))
+    return 1;
+  for (int t = 0; t < s->ntop; t++)
+    if (wanted(s->want, s->tops[t]) && used_in(s, h0, t))
+      return 1;
+  return 0;
+}
+
+static void pend_import(scan *s, const char *path, const char *bound,
+                        const char *want) {
+  if (s->npend == s->cappend) {
+    int cap = s->cappend ? s->cappend * 2 : 32;
+    struct pending *np =
+        sm_arena_alloc(&s->c->arena, (size_t)cap * sizeof(*np));
+    if (np == NULL)
+      return;
+    if (s->npend)
+      memcpy(np, s->pend, (size_t)s->npend * sizeof(*np));
+    s->pend = np;
+    s->cappend = cap;
+  }
+  s->pend[s->npend].path = path;
+  s->pend[s->npend].bound = bound;
+  s->pend[s->npend].want = want;
+  s->npend++;
+}
+
 static void import_module(scan *s, const char *module, int level,
-                          const char *name) {
+                          const char *name, const char *bound) {
   const char *path;
   if (s->depth + 1 > MAX_IMPORT_DEPTH || s->config_only)
     return;
@@ -491,7 +642,7 @@ static void import_module(scan *s, const char *module, int level,
         module[0] ? sm__printf(s->c, "%s.%s", module, name) : name;
     path = sm__py_module_path(s->c, s->dir, full, level);
     if (path != NULL) {
-      sm__py_queue(s->c, path, SM__L_CODE, s->depth + 1);
+      pend_import(s, path, bound, NULL); /* a submodule: all of it */
       return;
     }
   }
@@ -499,20 +650,32 @@ static void import_module(scan *s, const char *module, int level,
     return;
   path = sm__py_module_path(s->c, s->dir, module, level);
   if (path != NULL)
-    sm__py_queue(s->c, path, SM__L_CODE, s->depth + 1);
+    pend_import(s, path, bound,
+                name != NULL ? sm__printf(s->c, ",%s,", name) : NULL);
 }
 
 static void visit_import(scan *s, TSNode n) {
   uint32_t nc = ts_node_named_child_count(n);
   if (is(n, "import_statement")) {
     for (uint32_t i = 0; i < nc; i++) {
-      TSNode k = ts_node_named_child(n, i);
-      if (is(k, "aliased_import"))
+      TSNode k = ts_node_named_child(n, i), alias = {0};
+      if (is(k, "aliased_import")) {
+        alias = field(k, "alias");
         k = field(k, "name");
+      }
       if (is(k, "dotted_name")) {
-        char *m = dup_text(s, k);
-        if (m)
-          import_module(s, m, 0, NULL);
+        char *m = dup_text(s, k), *bound;
+        if (m == NULL)
+          continue;
+        /* import a.b binds a; import a.b as z binds z */
+        if (!ts_node_is_null(alias)) {
+          bound = dup_text(s, alias);
+        } else {
+          bound = sm__strdup(s->c, m);
+          if (bound && strchr(bound, '.'))
+            *strchr(bound, '.') = '\0';
+        }
+        import_module(s, m, 0, NULL, bound);
       }
     }
     return;
@@ -544,20 +707,23 @@ static void visit_import(scan *s, TSNode n) {
     {
       int any = 0;
       for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(n, i);
+        TSNode k = ts_node_named_child(n, i), alias = {0};
         if (ts_node_eq(k, mn))
           continue;
-        if (is(k, "aliased_import"))
+        if (is(k, "aliased_import")) {
+          alias = field(k, "alias");
           k = field(k, "name");
+        }
         if (is(k, "dotted_name")) {
           char *nm = dup_text(s, k);
           if (nm)
-            import_module(s, module, level, nm);
+            import_module(s, module, level, nm,
+                          ts_node_is_null(alias) ? nm : dup_text(s, alias));
           any = 1;
         }
       }
-      if (!any)
-        import_module(s, module, level, NULL);
+      if (!any) /* from m import *: always followed */
+        import_module(s, module, level, NULL, NULL);
     }
   }
 }
@@ -723,6 +889,24 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     TSNode a = first_pos(args);
     val v = ts_node_is_null(a) ? (val){-1, 0, NULL, 0} : eval(s, a, 0);
     const char **slot;
+    {
+      /* nargs=argparse.REMAINDER: the rest of the command, as KEY VALUE
+       * pairs of config overrides (yacs / detectron2 / YOLOX opts). */
+      uint32_t ac = ts_node_named_child_count(args);
+      for (uint32_t i = 0; i < ac; i++) {
+        TSNode k = ts_node_named_child(args, i);
+        size_t kl;
+        const char *kt;
+        if (!is(k, "keyword_argument"))
+          continue;
+        kt = text(s, field(k, "name"), &kl);
+        if (kl == 5 && strncmp(kt, "nargs", 5) == 0) {
+          char *vt = dup_text(s, field(k, "value"));
+          if (vt && strstr(vt, "REMAINDER") && v.kind == SM__V_STR)
+            s->c->remainder_pos = v.str;
+        }
+      }
+    }
     if (v.kind == SM__V_STR && v.str[0] != '-' && v.str[0] != '\0' &&
         (slot = sm__vec_push(&s->c->positionals)) != NULL)
       *slot = v.str;
@@ -785,6 +969,271 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
   }
 }
 
+static void record_call(scan *s, const char *callee, TSNode args) {
+  pycall *pc;
+  sm_buf kw;
+  uint32_t nc = ts_node_named_child_count(args);
+  if (s->c->pycalls.sz == 0)
+    sm__vec_init(&s->c->pycalls, sizeof(pycall));
+  if (s->c->pycalls.n >= 4096 || (pc = sm__vec_push(&s->c->pycalls)) == NULL)
+    return;
+  pc->caller = s->in_main && s->func == NULL ? "" : s->func;
+  pc->callee = callee;
+  sm_buf_init(&kw, 4096);
+  sm_buf_addc(&kw, ',');
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    if (is(a, "keyword_argument")) {
+      size_t len;
+      const char *k = text(s, field(a, "name"), &len);
+      sm_buf_add(&kw, k, len);
+      sm_buf_addc(&kw, ',');
+    } else if (is(a, "list_splat") || is(a, "dictionary_splat")) {
+      pc->splat = 1;
+    } else if (!is(a, "comment")) {
+      pc->npos++;
+    }
+  }
+  pc->kw = sm__strdup(s->c, sm_buf_str(&kw));
+  sm_buf_release(&kw);
+}
+
+/* Unwraps `X(...).to(device)`, `.cuda()`, `.half()`: the call that builds
+ * the object. */
+static TSNode builder_call(TSNode n) {
+  for (int k = 0; k < 8 && is(n, "call"); k++) {
+    TSNode fn = field(n, "function");
+    if (is(fn, "attribute") && is(field(fn, "object"), "call"))
+      n = field(fn, "object");
+    else
+      break;
+  }
+  return n;
+}
+
+static int is_model_var(sm__ctx *c, const char *name) {
+  for (int i = 0; i < c->model_vars.n; i++)
+    if (strcmp(SM__AT(c->model_vars, const char *, i), name) == 0)
+      return 1;
+  return 0;
+}
+
+/* A variable named like a model (model, dlrm_model, model_bert4rec, net,
+ * student): what is assigned to it is the model, unless the call wraps a
+ * model built before (DDP(model), DMP(module=model), Wrapper(model)). */
+static int model_like_name(const char *name) {
+  char low[128];
+  size_t n = strlen(name);
+  if (n >= sizeof(low))
+    return 0;
+  for (size_t i = 0; i <= n; i++)
+    low[i] = (char)tolower((unsigned char)name[i]);
+  return strstr(low, "model") != NULL || strcmp(low, "net") == 0 ||
+         strcmp(low, "network") == 0 || strcmp(low, "student") == 0;
+}
+
+static void add_model_var(sm__ctx *c, const char *name) {
+  const char **slot;
+  if (c->model_vars.sz == 0)
+    sm__vec_init(&c->model_vars, sizeof(const char *));
+  if (c->model_vars.n < 256 && (slot = sm__vec_push(&c->model_vars)) != NULL)
+    *slot = name;
+}
+
+/* Parallel and compilation wrappers: never the model itself. */
+static int wrapper_class(const char *l) {
+  static const char *const w[] = {"DistributedDataParallel",
+                                  "DataParallel",
+                                  "FullyShardedDataParallel",
+                                  "DDP",
+                                  "FSDP",
+                                  "DMP",
+                                  "DistributedModelParallel",
+                                  "ModelEma",
+                                  "ModelEmaV2",
+                                  "ModelEMA",
+                                  "EMA",
+                                  "ExponentialMovingAverage",
+                                  "AveragedModel",
+                                  "PeftModel",
+                                  "Accelerator",
+                                  NULL};
+  for (int i = 0; w[i]; i++)
+    if (strcmp(l, w[i]) == 0)
+      return 1;
+  return 0;
+}
+
+/* Objects built from a class into any variable (tower = TwoTower(...)):
+ * a wrapper built around one of them wraps a model. */
+static const char *built_class(sm__ctx *c, const char *var,
+                               const char **ev_out) {
+  for (int i = c->built.n - 1; i >= 0; i--) {
+    const char **t = (const char **)c->built.v + 3 * i;
+    if (strcmp(t[0], var) == 0) {
+      if (ev_out)
+        *ev_out = t[2];
+      return t[1];
+    }
+  }
+  return NULL;
+}
+
+static void note_built(scan *s, const char *var, TSNode right) {
+  TSNode call = builder_call(right);
+  char *callee;
+  const char *l, **pair;
+  if (!is(call, "call") ||
+      (callee = dup_text(s, field(call, "function"))) == NULL)
+    return;
+  l = last_comp(callee);
+  /* Configurations, data and optimizers are built too, but are no
+   * model. */
+  if (!isupper((unsigned char)l[0]) || strstr(l, "Config") ||
+      strstr(l, "Args") || strstr(l, "Argument") || strstr(l, "Param") ||
+      strstr(l, "Setting") || strstr(l, "Tokenizer") ||
+      strstr(l, "Processor") || strstr(l, "Dataset") || strstr(l, "Loader") ||
+      strstr(l, "Optim") || strstr(l, "Scheduler") || strstr(l, "Sampler") ||
+      strstr(l, "Parser") || strstr(l, "Trainer") || strstr(l, "Logger") ||
+      strstr(l, "Path"))
+    return;
+  if (s->c->built.sz == 0)
+    sm__vec_init(&s->c->built, 3 * sizeof(const char *));
+  if (s->c->built.n >= 512 || (pair = sm__vec_push(&s->c->built)) == NULL)
+    return;
+  pair[0] = var;
+  pair[1] = l;
+  pair[2] = ev(s, call);
+}
+
+static void model_assignment(scan *s, const char *name, TSNode right,
+                             const char *e) {
+  TSNode call = builder_call(right), args;
+  char *callee;
+  const char *l;
+  uint32_t nc;
+  int wraps = 0;
+  if (!is(call, "call"))
+    return;
+  callee = dup_text(s, field(call, "function"));
+  if (callee == NULL)
+    return;
+  l = last_comp(callee);
+  if (wrapper_class(l)) {
+    add_model_var(s->c, name);
+    return;
+  }
+  if (!isupper((unsigned char)l[0]))
+    return;
+  args = field(call, "arguments");
+  nc = ts_node_named_child_count(args);
+  for (uint32_t i = 0, npos = 0; i < nc && !wraps; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    char *t;
+    int wrap_slot = 0;
+    if (is(a, "keyword_argument")) {
+      /* Wrappers take the model as module=, model=, net=... */
+      char *k = dup_text(s, field(a, "name"));
+      wrap_slot =
+          k != NULL && (strcmp(k, "module") == 0 || strcmp(k, "model") == 0 ||
+                        strcmp(k, "net") == 0 || strcmp(k, "network") == 0 ||
+                        strcmp(k, "base_model") == 0 ||
+                        strcmp(k, "inner") == 0 || strcmp(k, "wrapped") == 0);
+      a = field(a, "value");
+    } else if (!is(a, "comment")) {
+      /* ... or as the first positional argument. */
+      wrap_slot = npos++ == 0;
+    }
+    a = builder_call(a);
+    if (!is(a, "identifier"))
+      continue;
+    t = dup_text(s, a);
+    wraps = t != NULL && is_model_var(s->c, t);
+    if (!wraps && t != NULL && wrap_slot) {
+      const char *bev = NULL, *bc = built_class(s->c, t, &bev);
+      if (bc != NULL && !wrapper_class(bc)) {
+        /* ShardedModel(module=tower): the object inside is the model. */
+        sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "ctor:%s", bc), bev,
+                     s->layer >= SM__L_ENTRY ? 2 : 1);
+        wraps = 1;
+      }
+    }
+  }
+  add_model_var(s->c, name);
+  if (wraps)
+    return;
+  /* The first model the job's code builds names it. */
+  sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "ctor:%s", l), e,
+               s->layer >= SM__L_ENTRY ? 2 : 1);
+}
+
+/* Is the code being scanned on the job's path: the entry, the fire.Fire
+ * target, or a function the __main__ block runs? */
+static int on_path(scan *s) {
+  if (s->layer >= SM__L_ENTRY)
+    return 1;
+  return s->func != NULL && s->c->fire_target != NULL &&
+         strcmp(s->func, s->c->fire_target) == 0;
+}
+
+/* Is a class value a configuration (dataclass, pydantic model, plain
+ * class of values), not a network? */
+static int config_class(sm__vnode *cls) {
+  const char *name = cls->str ? cls->str : "";
+  size_t n = strlen(name);
+  char low[128];
+  if (n >= sizeof(low))
+    return 0;
+  for (size_t i = 0; i <= n; i++)
+    low[i] = (char)tolower((unsigned char)name[i]);
+  if (strstr(low, "model") && !strstr(low, "config") && !strstr(low, "args"))
+    return 0;
+  return strstr(low, "config") || strstr(low, "args") ||
+         strstr(low, "arguments") || strstr(low, "cfg") ||
+         strstr(low, "settings") || strstr(low, "params") ||
+         strstr(low, "hparams") || strstr(low, "options");
+}
+
+/* `cfg = TrainConfig()`, `train_config, fsdp_config = A(), B()`: the
+ * defaults of configuration objects the job builds, under the name it
+ * gives them (the command's --train_config.lr reaches them). */
+static void config_object(scan *s, const char *var, TSNode call) {
+  char *callee;
+  sm__vnode *cls, *obj;
+  if (!is(call, "call") || !on_path(s))
+    return;
+  callee = dup_text(s, field(call, "function"));
+  if (callee == NULL || strchr(callee, '(') || strlen(callee) > 128)
+    return;
+  cls = sm__py_resolve(s->c, s->rel, callee);
+  if (cls == NULL || cls->t != SM__T_CLASS || !config_class(cls))
+    return;
+  obj = sm__py_instantiate(s->c, cls);
+  if (obj != NULL)
+    sm__vt_publish(s->c, obj, var, SM__L_ENTRY);
+}
+
+/* Argument parsers built from dataclasses (HfArgumentParser((A, B)),
+ * TrlParser, tyro.cli(Config)): the function that builds the parser is
+ * run by the evaluator and the classes' defaults are the options'. */
+static void dataclass_parser(scan *s, const char *callee, TSNode args) {
+  const char *l = last_comp(callee);
+  TSNode a0 = first_pos(args);
+  if (!on_path(s) || ts_node_is_null(a0) || is(a0, "string"))
+    return;
+  if (!(strstr(l, "ArgumentParser") || strstr(l, "Parser") ||
+        strcmp(callee, "tyro.cli") == 0 || strcmp(l, "parse") == 0))
+    return;
+  if (strcmp(l, "ArgumentParser") == 0 && strstr(callee, "argparse"))
+    return;
+  sm__py_dc_instances_clear(s->c);
+  if (s->func != NULL)
+    sm__py_call_fn(s->c, s->rel, s->func, NULL, 0);
+  else
+    sm__py_module_ns(s->c, s->rel);
+  sm__py_dc_instances_publish(s->c, SM__L_ENTRY);
+}
+
 static void visit_call(scan *s, TSNode n) {
   TSNode fn = field(n, "function");
   TSNode args = field(n, "arguments");
@@ -799,10 +1248,14 @@ static void visit_call(scan *s, TSNode n) {
   sm__words_at(s->c, callee, strlen(callee), s->rel, line_of(n), s->wweight);
   if (s->config_only)
     return;
+  if (s->layer >= SM__L_ENTRY && is(fn, "identifier") &&
+      (s->func != NULL || s->in_main))
+    record_call(s, callee, args);
   if (strcmp(l, "add_argument") == 0) {
     add_argument(s, args, n);
     return;
   }
+  dataclass_parser(s, callee, args);
   if (strcmp(l, "set_defaults") == 0) {
     kwargs_to_params(s, args, s->layer, 0);
     return;
@@ -832,7 +1285,10 @@ static void visit_call(scan *s, TSNode n) {
     sm__signal(s->c, SM__SIG_FP16, EV(), s->layer);
   } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0) {
     sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);
-  } else if (strcmp(l, "device_count") == 0) {
+  } else if (strcmp(l, "device_count") == 0 ||
+             strcmp(l, "get_num_devices") == 0 ||
+             strcmp(l, "get_num_gpus") == 0 ||
+             strcmp(l, "local_device_count") == 0) {
     sm__signal(s->c, SM__SIG_DEVICE_COUNT, EV(), s->layer);
   } else if (strcmp(l, "Fire") == 0) {
     TSNode a = first_pos(args);
@@ -893,6 +1349,40 @@ static void visit_call(scan *s, TSNode n) {
     sm__signal(s->c, SM__SIG_FROM_SCRATCH, EV(), s->layer);
     if (strstr(callee, "CausalLM") != NULL)
       sm__signal(s->c, SM__SIG_CAUSAL_LM, EV(), s->layer);
+  } else if (s->layer >= SM__L_ENTRY && strlen(l) > 7 &&
+             strcmp(l + strlen(l) - 7, "Dataset") == 0 &&
+             isupper((unsigned char)l[0]) && strcmp(l, "IterableDataset") &&
+             strcmp(l, "TensorDataset") && strcmp(l, "ConcatDataset") &&
+             strcmp(l, "ChainDataset") && strcmp(l, "StackDataset") &&
+             strcmp(l, "MapDataset")) {
+    /* A dataset class the job builds names its data (RandomRecDataset,
+     * AdditionDataset), unless it only names a format (CharDataset,
+     * TextDataset, ImageFolderDataset). */
+    static const char *const generic[] = {
+        "char",        "text",        "token",        "tokens",
+        "image",       "images",      "json",         "jsonl",
+        "csv",         "folder",      "imagefolder",  "custom",
+        "my",          "base",        "lm",           "seq",
+        "sequence",    "audio",       "video",        "file",
+        "raw",         "simple",      "train",        "training",
+        "eval",        "test",        "val",          "data",
+        "supervised",  "instruction", "conversation", "pretrain",
+        "finetune",    "packed",      "concat",       "hf",
+        "huggingface", "mapped",      "streaming",    "webdataset",
+        "lazy",        "memory",      "fake",         "dummy",
+        "generic",     NULL};
+    char stem[128];
+    size_t sl = strlen(l) - 7;
+    int gen = 0;
+    if (sl < sizeof(stem)) {
+      for (size_t i = 0; i < sl; i++)
+        stem[i] = (char)tolower((unsigned char)l[i]);
+      stem[sl] = '\0';
+      for (int i = 0; generic[i] && !gen; i++)
+        gen = strcmp(stem, generic[i]) == 0;
+      if (!gen && sl > 0)
+        sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
+    }
   } else if (strcmp(l, "load_dataset") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a)) {
@@ -999,6 +1489,39 @@ static void visit_dict(scan *s, TSNode n) {
   }
 }
 
+/* `per_device = batch_size // world_size`: the batch option is the total
+ * over the ranks, and the code divides it (YOLOX, Lightning datamodules
+ * that split by trainer.world_size). */
+static void batch_division(scan *s, const char *target, const char *rpn,
+                           const char *e) {
+  char tok[128];
+  const char *p = rpn;
+  int first_batch = -1, world = 0, div = 0, k = 0;
+  if (target == NULL || strcasestr(target, "batch") == NULL)
+    return;
+  while (*p) {
+    size_t n = 0;
+    while (*p == ' ')
+      p++;
+    while (*p && *p != ' ' && n + 1 < sizeof(tok))
+      tok[n++] = *p++;
+    tok[n] = '\0';
+    if (n == 0)
+      break;
+    if (k == 0)
+      first_batch = strstr(tok, "batch") != NULL;
+    if (strstr(tok, "world") || strstr(tok, "num_replicas") ||
+        strstr(tok, "num_gpus") || strstr(tok, "ngpus") ||
+        strstr(tok, "num_devices"))
+      world = 1;
+    if (tok[0] == '/' && world)
+      div = 1;
+    k++;
+  }
+  if (first_batch == 1 && world && div)
+    sm__signal(s->c, SM__SIG_BATCH_DIV, e, s->layer);
+}
+
 /* Locals of imported code worth keeping: the ones derived fields use. */
 static int derived_name(const char *name) {
   static const char *const part[] = {"batch", "accum", "lr",     "world",
@@ -1024,6 +1547,9 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     const char *op = text(s, field(n, "operator"), &len);
     if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") && op[0] == '/')
       sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
+    if (lt && rt && strstr(lt, "batch") && op[0] == '/' &&
+        (strstr(rt, "world") || strstr(rt, "num_replicas")))
+      sm__signal(s->c, SM__SIG_BATCH_DIV, e, s->layer);
     if (lt && rt && s->lr_var && strcmp(lt, s->lr_var) == 0 && op[0] == '*') {
       const char *r = ref_name(s, right);
       if (r)
@@ -1033,6 +1559,27 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     return;
   }
   v = eval(s, right, 0);
+  if ((is(left, "pattern_list") || is(left, "tuple_pattern")) &&
+      (is(right, "expression_list") || is(right, "tuple")) &&
+      ts_node_named_child_count(left) == ts_node_named_child_count(right)) {
+    uint32_t nc = ts_node_named_child_count(left);
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(left, i);
+      char *nm = is(k, "identifier") ? dup_text(s, k) : NULL;
+      if (nm != NULL)
+        config_object(s, nm, ts_node_named_child(right, i));
+    }
+  }
+  if (is(left, "pattern_list") || is(left, "tuple_pattern")) {
+    /* model, criterion = build_model(args): a model built elsewhere. */
+    uint32_t nc = ts_node_named_child_count(left);
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(left, i);
+      char *nm = is(k, "identifier") ? dup_text(s, k) : NULL;
+      if (nm != NULL && model_like_name(nm))
+        add_model_var(s->c, nm);
+    }
+  }
   if (is(left, "identifier")) {
     char *name = dup_text(s, left);
     if (name == NULL)
@@ -1048,10 +1595,13 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
       }
     }
     sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
+    if (!s->config_only && is(right, "call"))
+      config_object(s, name, right);
     if (v.kind == SM__V_EXPR) {
       /* x = x // world_size */
       if (strstr(name, "accum") && strstr(v.str, "world") && strstr(v.str, "/"))
         sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
+      batch_division(s, name, v.str, e);
       if (lr_rescale_expr(v.str)) {
         sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
         s->lr_var = name;
@@ -1096,14 +1646,11 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     }
     if (is(right, "dictionary"))
       visit_dict(s, right);
-    /* model = DETR(...): a class of the repository built as "the model". */
-    if (strcmp(name, "model") == 0 && is(right, "call") && !s->config_only) {
-      char *callee = dup_text(s, field(right, "function"));
-      const char *l = callee ? last_comp(callee) : NULL;
-      if (l && isupper((unsigned char)l[0]))
-        sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "class:%s", l), e,
-                     0);
-    }
+    /* model = DETR(...): the class the job builds as its model. */
+    if (!s->config_only && model_like_name(name) && is(right, "call"))
+      model_assignment(s, name, right, e);
+    else if (!s->config_only && s->layer >= SM__L_ENTRY && is(right, "call"))
+      note_built(s, name, right);
     return;
   }
   if (is(left, "attribute") && !s->config_only) {
@@ -1120,6 +1667,8 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
           s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer, e);
     if (v.kind == SM__V_EXPR && lr_rescale_expr(v.str))
       sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
+    if (v.kind == SM__V_EXPR)
+      batch_division(s, r, v.str, e);
   }
 }
 
@@ -1142,8 +1691,13 @@ static void visit_children(scan *s, TSNode n, int depth) {
 static void visit_def(scan *s, TSNode n, int depth) {
   const char *save_f = s->func, *save_c = s->cls, *save_lr = s->lr_var;
   char *name = dup_text(s, field(n, "name"));
+  int save_top = s->top;
   if (name == NULL)
     return;
+  if (s->func == NULL && s->cls == NULL && s->ntop < 512) {
+    s->tops[s->ntop] = name;
+    s->top = s->ntop++;
+  }
   sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
   if (is(n, "class_definition")) {
     const char **slot = sm__vec_push(&s->c->classes);
@@ -1159,14 +1713,22 @@ static void visit_def(scan *s, TSNode n, int depth) {
     uint32_t pc = ts_node_named_child_count(ps);
     /* Only the entry's functions can be fire.Fire targets. */
     if (!s->config_only && s->layer >= SM__L_ENTRY)
-      for (uint32_t i = 0; i < pc; i++) {
+      for (uint32_t i = 0, pos = 0; i < pc; i++) {
         TSNode p = ts_node_named_child(ps, i);
-        if (is(p, "default_parameter") || is(p, "typed_default_parameter")) {
+        if (is(p, "identifier") || is(p, "typed_parameter")) {
+          pos++;
+        } else if (is(p, "default_parameter") ||
+                   is(p, "typed_default_parameter")) {
           char *pn = dup_text(s, field(p, "name"));
           val v = eval(s, field(p, "value"), 0);
+          sm__param *q = NULL;
           if (pn && v.kind >= 0)
-            put(s, sm__printf(s->c, "fn~%s~%s", name, pn), v, s->layer,
-                ev(s, p));
+            q = put(s, sm__printf(s->c, "fn~%s~%s", name, pn), v, s->layer,
+                    ev(s, p));
+          /* Its position, for callers that pass it positionally. */
+          if (q != NULL)
+            q->flag = (int)pos;
+          pos++;
         }
       }
     s->func = name;
@@ -1175,6 +1737,7 @@ static void visit_def(scan *s, TSNode n, int depth) {
   s->func = save_f;
   s->cls = save_c;
   s->lr_var = save_lr;
+  s->top = save_top;
 }
 
 static void visit_decorated(scan *s, TSNode n, int depth) {
@@ -1210,6 +1773,23 @@ static void visit(scan *s, TSNode n, int depth) {
   if (ts_node_is_null(n) || depth > MAX_TREE_DEPTH)
     return;
   t = ntype(n);
+  if (t[0] == 'i' && strcmp(t, "identifier") == 0) {
+    size_t len;
+    const char *x = text(s, n, &len);
+    mark_used(s, x, len);
+    return;
+  }
+  if (s->func == NULL && s->cls == NULL && !s->in_main &&
+      strcmp(t, "if_statement") == 0) {
+    size_t len;
+    const char *cond = text(s, field(n, "condition"), &len);
+    if (len < 64 && memmem(cond, len, "__main__", 8) != NULL) {
+      s->in_main = 1;
+      visit_children(s, n, depth);
+      s->in_main = 0;
+      return;
+    }
+  }
   switch (t[0]) {
   case 'i':
     if (strcmp(t, "import_statement") == 0 ||
@@ -1272,8 +1852,10 @@ static void visit(scan *s, TSNode n, int depth) {
     if (strcmp(t, "string") == 0) {
       size_t len;
       const char *x = text(s, n, &len);
+      /* String literals (messages, dictionary keys) say less than the
+       * names the code defines and calls. */
       if (len < 80 && s->layer >= SM__L_ENTRY)
-        sm__words_at(s->c, x, len, s->rel, line_of(n), s->wweight);
+        sm__words_at(s->c, x, len, s->rel, line_of(n), 1);
       return;
     }
     break;
@@ -1310,23 +1892,17 @@ static int has_code(TSNode root) {
 }
 
 static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
-                     int depth, int config_only) {
+                     int depth, int config_only, const char *want) {
   const char *src;
-  size_t len;
   TSTree *tree;
   TSNode root;
   scan s;
-  int rc = sm__repo_read(c, rel, &src, &len);
 
-  if (rc == SM_EBUSY)
-    rc = sm__repo_read_again(c, rel, &src, &len);
-  if (rc != 0)
-    return rc;
-  tree = ts_parser_parse_string(parser, NULL, src, (uint32_t)len);
-  if (tree == NULL) {
-    sm__warn(c, "%s: cannot parse as Python", rel);
+  (void)parser;
+  /* The tree is shared with the evaluator: each file is parsed once. */
+  tree = sm__src_tree(c, rel, SM__G_PYTHON, &src);
+  if (tree == NULL)
     return SM_EPARSE;
-  }
   root = ts_tree_root_node(tree);
   if (ts_node_has_error(root)) {
     /* Partial trees are still read; the error is reported. */
@@ -1349,8 +1925,18 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
   s.depth = depth;
   s.config_only = config_only;
   s.wweight = layer >= SM__L_ENTRY ? 2 : 1;
+  s.used = sm_calloc(USED_CAP, sizeof(uint64_t));
+  s.top = -1;
+  s.want = want;
   visit(&s, root, 0);
-  ts_tree_delete(tree);
+  /* Only what the file's needed code uses is on the job's path; a name
+   * the importers want that the file only re-exports counts too. */
+  for (int i = 0; i < s.npend; i++)
+    if (s.pend[i].bound == NULL || is_used(&s, s.pend[i].bound) ||
+        (want != NULL && wanted(want, s.pend[i].bound)))
+      sm__py_queue_want(c, s.pend[i].path, SM__L_CODE, depth + 1,
+                        s.pend[i].want);
+  sm_free(s.used);
   return 0;
 }
 
@@ -1360,9 +1946,7 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
 static void light_scan(sm__ctx *c, const char *rel) {
   const char *src, *p, *end;
   size_t len;
-  int line = 0, rc = sm__repo_read(c, rel, &src, &len);
-  if (rc == SM_EBUSY)
-    rc = sm__repo_read_again(c, rel, &src, &len);
+  int line = 0, rc = sm__src_text(c, rel, &src, &len);
   if (rc != 0)
     return;
   for (p = src, end = src + len; p < end;) {
@@ -1393,20 +1977,24 @@ static void light_scan(sm__ctx *c, const char *rel) {
   }
 }
 
-/* Copies the defaults of the fire.Fire target to real keys. */
-static void promote_fire(sm__ctx *c) {
+/* Copies the parameter defaults of function fn to real keys, except the
+ * parameters a caller passes (positions below npos, names in kw). */
+static void promote_fn(sm__ctx *c, const char *fn, int npos, const char *kw) {
   char prefix[256];
   size_t pn;
-  int n = c->params.n;
-  if (c->fire_target == NULL)
-    return;
-  snprintf(prefix, sizeof(prefix), "fn~%s~", c->fire_target);
+  int n = c->params.n, idx = 0;
+  snprintf(prefix, sizeof(prefix), "fn~%s~", fn);
   for (pn = 0; prefix[pn]; pn++)
     prefix[pn] = (char)tolower((unsigned char)prefix[pn]);
   for (int i = 0; i < n; i++) {
     sm__param p = SM__AT(c->params, sm__param, i);
     sm__param *q;
+    char pat[160];
     if (strncmp(p.key, prefix, pn) != 0)
+      continue;
+    idx++;
+    snprintf(pat, sizeof(pat), ",%s,", p.key + pn);
+    if (p.flag < npos || (kw != NULL && strstr(kw, pat) != NULL))
       continue;
     q = sm__vec_push(&c->params);
     if (q == NULL)
@@ -1416,6 +2004,47 @@ static void promote_fire(sm__ctx *c) {
     q->leaf = q->key;
     q->order = c->seq++;
   }
+  (void)idx;
+}
+
+/* The defaults of the functions the job runs: the fire.Fire target, the
+ * functions called from the __main__ block, and those they call in turn
+ * without passing the parameter. */
+static void promote_calls(sm__ctx *c) {
+  const char *done[64];
+  const char *queue[64];
+  int nd = 0, nq = 0;
+  if (c->promoted)
+    return;
+  c->promoted = 1;
+  if (c->fire_target != NULL) {
+    promote_fn(c, c->fire_target, 0, NULL);
+    queue[nq++] = c->fire_target;
+    done[nd++] = c->fire_target;
+  }
+  for (int i = 0; i < c->pycalls.n && nq < 64; i++) {
+    pycall *pc = &SM__AT(c->pycalls, pycall, i);
+    if (pc->caller == NULL || pc->caller[0] != '\0' || pc->splat)
+      continue;
+    promote_fn(c, pc->callee, pc->npos, pc->kw);
+    queue[nq++] = pc->callee;
+    if (nd < 64)
+      done[nd++] = pc->callee;
+  }
+  for (int q = 0; q < nq && q < 64; q++)
+    for (int i = 0; i < c->pycalls.n; i++) {
+      pycall *pc = &SM__AT(c->pycalls, pycall, i);
+      int seen = 0;
+      if (pc->caller == NULL || strcmp(pc->caller, queue[q]) != 0 || pc->splat)
+        continue;
+      for (int k = 0; k < nd && !seen; k++)
+        seen = strcmp(done[k], pc->callee) == 0;
+      if (seen || nd >= 64 || nq >= 64)
+        continue;
+      promote_fn(c, pc->callee, pc->npos, pc->kw);
+      done[nd++] = pc->callee;
+      queue[nq++] = pc->callee;
+    }
 }
 
 void sm__py_scan_all(sm__ctx *c) {
@@ -1424,16 +2053,30 @@ void sm__py_scan_all(sm__ctx *c) {
     sm__warn(c, "the Python grammar does not load: Python not read");
     return;
   }
-  /* The queue grows while it is read: breadth first. */
-  for (int i = 0; i < c->pyqueue.n && !sm__expired(c) && !c->stopped; i++) {
+  /* The queue grows while it is read: breadth first.  A later call
+   * (code that configs bring onto the path) continues where it was. */
+  for (int i = c->pyqueue_done;
+       i < c->pyqueue.n && !sm__expired(c) && !c->stopped;
+       i = ++c->pyqueue_done) {
     sm__pyfile f = SM__AT(c->pyqueue, sm__pyfile, i);
-    if (f.depth > FULL_PARSE_DEPTH)
+    const char *src;
+    size_t len = 0;
+    /* Past the entry's own imports, parsing is bounded in bytes: a
+     * large library under the job is read for its class names only. */
+    if (f.depth >= 2 && c->code_bytes > MAX_CODE_BYTES) {
       light_scan(c, f.path);
-    else
-      scan_file(c, parser, f.path, f.layer, f.depth, 0);
+      continue;
+    }
+    if (f.depth > FULL_PARSE_DEPTH) {
+      light_scan(c, f.path);
+      continue;
+    }
+    scan_file(c, parser, f.path, f.layer, f.depth, 0, f.want);
+    if (f.depth >= 1 && sm__src_text(c, f.path, &src, &len) == 0)
+      c->code_bytes += len;
   }
   ts_parser_delete(parser);
-  promote_fire(c);
+  promote_calls(c);
 }
 
 int sm__py_config(sm__ctx *c, const char *rel, int layer) {
@@ -1441,7 +2084,7 @@ int sm__py_config(sm__ctx *c, const char *rel, int layer) {
   int rc;
   if (parser == NULL)
     return SM_EUNSUPP;
-  rc = scan_file(c, parser, rel, layer, MAX_IMPORT_DEPTH, 1);
+  rc = scan_file(c, parser, rel, layer, MAX_IMPORT_DEPTH, 1, NULL);
   ts_parser_delete(parser);
   return rc;
 }

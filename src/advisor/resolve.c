@@ -5,6 +5,7 @@
  * it), normalised names, and task and domain from the evidence.  A field
  * that cannot be established stays unknown. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "advisor/advisor_int.h"
@@ -98,21 +99,6 @@ static const sm__param *get_str(sm__ctx *c, const char *const *names) {
   return NULL;
 }
 
-static int truthy(sm__ctx *c, const char *const *names, const char **ev) {
-  const sm__param *p = sm__param_get(c, names);
-  double v;
-  if (p == NULL)
-    return 0;
-  if (p->kind == SM__V_STR)
-    return strcmp(p->str, "") != 0 && strcasecmp(p->str, "false") != 0 &&
-           strcmp(p->str, "0") != 0 && ((*ev = p->ev), 1);
-  if (sm__param_value(c, p, &v) == 0 && v != 0) {
-    *ev = p->ev;
-    return 1;
-  }
-  return 0;
-}
-
 /* ==== Presets and factories ==== */
 
 /* Applies a preset table or a factory function selected by a name value
@@ -160,18 +146,105 @@ static void apply_presets(sm__ctx *c) {
 
 /* ==== Resources ==== */
 
+/* A JAX device mesh given as ici_<axis>_parallelism (within a host or
+ * slice) and dcn_<axis>_parallelism (across them), maxtext-style: the
+ * devices are the product of every axis, the hosts the product of the
+ * dcn axes; an axis of -1 takes whatever devices there are, so the count
+ * is not fixed.  Returns 1 when the job uses such a mesh. */
+static int jax_mesh(sm__ctx *c, double *devices, double *hosts, const char **ev,
+                    const char **axis) {
+  const char *seen[64];
+  int ns = 0, unknown = 0, any = 0;
+  double ici = 1, dcn = 1, best_axis = 1;
+  *axis = NULL;
+  *ev = NULL;
+  for (int i = 0; i < c->params.n && ns < 64; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    const char *leaf = p->leaf, *names[2];
+    const sm__param *top;
+    size_t n = strlen(leaf);
+    int dup = 0, is_dcn;
+    double v;
+    if (n < 16 || strcmp(leaf + n - 12, "_parallelism") != 0 ||
+        (strncmp(leaf, "ici_", 4) != 0 && strncmp(leaf, "dcn_", 4) != 0))
+      continue;
+    for (int k = 0; k < ns && !dup; k++)
+      dup = strcmp(seen[k], leaf) == 0;
+    if (dup)
+      continue;
+    seen[ns++] = leaf;
+    names[0] = leaf;
+    names[1] = NULL;
+    top = sm__param_get(c, names);
+    any = 1;
+    is_dcn = leaf[0] == 'd';
+    if (top == NULL || sm__param_value(c, top, &v) != 0) {
+      unknown = 1;
+      continue;
+    }
+    if (v < 0) {
+      unknown = 1;
+      v = 2; /* the auto axis still names the strategy */
+    } else if (v > 1 && (*ev == NULL || top->layer >= SM__L_CMD)) {
+      *ev = top->ev;
+    }
+    if (v > 1) {
+      /* The strategy: fsdp over tensor over data. */
+      const char *ax = leaf + 4;
+      int rank = strncmp(ax, "fsdp", 4) == 0     ? 3
+                 : strncmp(ax, "tensor", 6) == 0 ? 2
+                 : strncmp(ax, "data", 4) == 0   ? 1
+                                                 : 0;
+      if (rank > best_axis || *axis == NULL) {
+        best_axis = rank;
+        *axis = rank == 3   ? "fsdp"
+                : rank == 2 ? "tensor"
+                : rank == 1 ? "ddp"
+                            : NULL;
+      }
+    }
+    if (is_dcn)
+      dcn *= v;
+    else
+      ici *= v;
+  }
+  if (!any)
+    return 0;
+  *devices = unknown ? 0 : ici * dcn;
+  *hosts = unknown ? 0 : dcn;
+  return 1;
+}
+
 static void resources(sm__ctx *c) {
-  double nodes = 0, gpus = 0, v;
-  const char *nev = NULL, *gev = NULL;
+  double nodes = 0, gpus = 0, v, mesh_dev = 0, mesh_hosts = 0;
+  const char *nev = NULL, *gev = NULL, *mesh_ev = NULL, *mesh_axis = NULL;
   const sm__param *p;
+  int mesh =
+      !c->launcher && jax_mesh(c, &mesh_dev, &mesh_hosts, &mesh_ev, &mesh_axis);
+
+  if (mesh) {
+    /* The mesh fixes the device count, or leaves it to the hardware. */
+    if (mesh_axis != NULL && c->strategy == NULL) {
+      c->strategy = mesh_axis;
+      c->strategy_ev = mesh_ev ? mesh_ev : "command";
+    }
+    if (mesh_dev > 0) {
+      c->gpus_total = mesh_dev;
+      c->gt_ev = mesh_ev ? mesh_ev : "command";
+      if (c->nodes == 0 && mesh_hosts > 0) {
+        c->nodes = mesh_hosts;
+        c->nodes_ev = c->gt_ev;
+      }
+    } else {
+      c->gpus_unfixed = 1;
+    }
+  }
 
   if (c->nodes > 0) {
     nodes = c->nodes;
     nev = c->nodes_ev;
   } else if (!c->nodes_unfixed && !c->launcher &&
-             (p = get_num(
-                  c, N("nodes", "num_nodes", "nnodes", "trainer.num_nodes"), 1,
-                  &v)) != NULL) {
+             (p = get_num(c, sm__keys("nodes"), 1, &v)) != NULL) {
     nodes = v;
     nev = p->ev;
   } else if (!c->nodes_unfixed) {
@@ -189,11 +262,7 @@ static void resources(sm__ctx *c) {
   } else if (c->gpus_unfixed || c->nodes_unfixed) {
     gpus = 0;
   } else if (!c->launcher &&
-             (p = get_num(c,
-                          N("ngpus", "num_gpus", "n_gpus", "gpus",
-                            "gpus_per_node", "nproc_per_node",
-                            "trainer.devices", "devices", "trainer.gpus"),
-                          1, &v)) != NULL) {
+             (p = get_num(c, sm__keys("gpus"), 1, &v)) != NULL) {
     gpus = v * (nodes > 0 ? nodes : 1);
     gev = p->ev;
   } else if (!c->launcher && c->entry != NULL &&
@@ -201,6 +270,10 @@ static void resources(sm__ctx *c) {
                c->sig_layer[SM__SIG_DEVICE_COUNT] >= SM__L_ENTRY) ||
               c->sig[SM__SIG_DEVICE_MAP] || c->sig[SM__SIG_DS_LAUNCHER])) {
     gpus = 0; /* one process that takes every visible GPU */
+    /* device_map="auto" spreads one model over them: one data-parallel
+     * rank. */
+    if (c->sig[SM__SIG_DEVICE_MAP])
+      c->world = 1;
   } else if (!c->launcher && c->entry != NULL) {
     gpus = 1;
     gev = "command";
@@ -213,48 +286,16 @@ static void resources(sm__ctx *c) {
 
 /* ==== Batch, iterations, learning rate ==== */
 
-static const char *const per_device_names[] = {"per_device_train_batch_size",
-                                               "train_micro_batch_size_per_gpu",
-                                               "micro_batch_size",
-                                               "microbatch",
-                                               "micro_batch",
-                                               "batch_size_per_gpu",
-                                               "batch_size_per_device",
-                                               "per_gpu_train_batch_size",
-                                               "train.batch_size",
-                                               "data.batch_size",
-                                               "batch_size",
-                                               "train_batch_size",
-                                               "bs",
-                                               NULL};
-
-static const char *const accum_names[] = {"gradient_accumulation_steps",
-                                          "accumulation_steps",
-                                          "grad_accum_steps",
-                                          "gradient_accumulation",
-                                          "accumulate_grad_batches",
-                                          "accum_iter",
-                                          "grad_accum",
-                                          "accum_steps",
-                                          "update_freq",
-                                          NULL};
-
 static double model_parallel(sm__ctx *c, double *tp, double *pp,
                              const char **ev) {
   const sm__param *p;
   double v;
   *tp = *pp = 1;
-  if ((p = get_num(c,
-                   N("tensor_model_parallel_size", "model_parallel_size",
-                     "tensor_parallel_size", "tp_size"),
-                   1, &v)) != NULL) {
+  if ((p = get_num(c, sm__keys("tp"), 1, &v)) != NULL) {
     *tp = v;
     *ev = p->ev;
   }
-  if ((p = get_num(c,
-                   N("pipeline_model_parallel_size", "pipe_parallel_size",
-                     "pipeline_parallel_size", "pp_size"),
-                   1, &v)) != NULL) {
+  if ((p = get_num(c, sm__keys("pp"), 1, &v)) != NULL) {
     *pp = v;
     if (*tp <= 1)
       *ev = p->ev;
@@ -268,17 +309,27 @@ static void batches(sm__ctx *c) {
   const char *mev = NULL;
   int micro_style;
 
-  pd = get_num(c, per_device_names, 1, &per);
+  pd = get_num(c, sm__keys("per_device"), 1, &per);
+  acc = get_num(c, sm__keys("accum"), 1, &accum);
+  mp = model_parallel(c, &tp, &pp, &mev);
+  gb = get_num(c, sm__keys("global"), 1, &g);
+  if (pd != NULL && gb == NULL && c->sig[SM__SIG_BATCH_DIV] &&
+      strstr(pd->leaf, "micro") == NULL) {
+    /* The code divides the batch option by the world size: it is the
+     * total. */
+    gb = pd;
+    g = per;
+    pd = NULL;
+  }
   if (pd != NULL)
     set_num(c, SM_META_PER_DEVICE_BATCH_SIZE, per, pd->ev);
-  acc = get_num(c, accum_names, 1, &accum);
-  mp = model_parallel(c, &tp, &pp, &mev);
-  gb = get_num(
-      c,
-      N("global_batch_size", "total_batch_size", "effective_batch_size", "gbs"),
-      1, &g);
   if (gb != NULL) {
+    double ranks = c->world > 0 ? c->world / mp : 0;
     set_num(c, SM_META_GLOBAL_BATCH_SIZE, g, gb->ev);
+    /* A total batch split over the data-parallel ranks (detectron2's
+     * IMS_PER_BATCH, a divided batch option). */
+    if (pd == NULL && ranks > 0 && fmod(g, ranks * accum) == 0)
+      set_num(c, SM_META_PER_DEVICE_BATCH_SIZE, g / (ranks * accum), gb->ev);
     return;
   }
   if (pd == NULL)
@@ -314,20 +365,8 @@ static void batches(sm__ctx *c) {
 }
 
 static void iterations(sm__ctx *c) {
-  static const char *const steps[] = {"max_steps",      "max_iters",
-                                      "max_iter",       "train_iters",
-                                      "num_steps",      "total_steps",
-                                      "train_steps",    "num_train_steps",
-                                      "max_iterations", "total_iters",
-                                      "num_iterations", "n_steps",
-                                      "training_steps", "trainer.max_steps",
-                                      "iterations",     NULL};
-  static const char *const epochs[] = {
-      "num_train_epochs",   "epochs",    "num_epochs",
-      "max_epochs",         "n_epochs",  "train.epochs",
-      "trainer.max_epochs", "epoch_num", NULL};
-  const sm__param *s = sm__param_get(c, steps);
-  const sm__param *e = sm__param_get(c, epochs);
+  const sm__param *s = sm__param_get(c, sm__keys("steps"));
+  const sm__param *e = sm__param_get(c, sm__keys("epochs"));
   double sv = 0, ev = 0;
   int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
@@ -342,10 +381,7 @@ static void iterations(sm__ctx *c) {
 }
 
 static void learning_rate(sm__ctx *c) {
-  static const char *const names[] = {
-      "learning_rate", "lr",     "base_lr", "optimizer.params.lr",
-      "optim.lr",      "max_lr", "peak_lr", "blr",
-      "lr0",           NULL};
+  const char *const *names = sm__keys("lr");
   const char *const r1[] = {"__lr_rescale", NULL};
   const char *const r2[] = {"__lr_rescale2", NULL};
   double lr, v;
@@ -428,23 +464,11 @@ static void architecture(sm__ctx *c, const char *model) {
    * models. */
   if (!transformer_like(c, model))
     return;
-  if ((p = get_num_l(c,
-                     N("d_model", "n_embd", "hidden_size", "hidden_dim",
-                       "embed_dim", "model_dim", "emb_dim", "dim"),
-                     1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__keys("d_model"), 1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_D_MODEL, v, p->ev);
-  if ((p = get_num_l(c,
-                     N("n_layers", "n_layer", "num_layers", "num_hidden_layers",
-                       "enc_layers", "num_encoder_layers", "encoder_layers",
-                       "depth", "depths", "layers"),
-                     1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__keys("n_layers"), 1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_N_LAYERS, v, p->ev);
-  if ((p = get_num_l(c,
-                     N("seq_len", "seq_length", "max_seq_length", "max_seq_len",
-                       "model_max_length", "block_size", "cutoff_len",
-                       "context_length", "n_ctx", "sequence_length",
-                       "max_length", "context_len", "max_len"),
-                     1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__keys("seq_len"), 1, &v, SM__L_ENTRY)) != NULL)
     set_num(c, SM_META_SEQ_LEN, v, p->ev);
 }
 
@@ -469,7 +493,7 @@ static void gpt_size_name(sm__ctx *c) {
   if (!m->known && c->word_n[SM__W_LM] < 3)
     return;
   fam = (m->known && strstr(m->str, "gpt2")) ? "gpt2" : "gpt";
-  if ((vp = get_num(c, N("vocab_size", "padded_vocab_size"), 1, &v)) != NULL)
+  if ((vp = get_num(c, sm__keys("vocab"), 1, &v)) != NULL)
     vocab = v;
   /* With an unknown vocabulary the embedding must not decide the size. */
   if (vp == NULL && 12.0 * l->num * d->num < 2.0 * vocab)
@@ -490,6 +514,74 @@ static void gpt_size_name(sm__ctx *c) {
           d->evidence);
 }
 
+/* A model built from a class or config of a known family is named by
+ * its size (data/embed/sizes.tsv): BertForMaskedLM at 1024 x 24 is
+ * bert-large.  Library head suffixes (ForCausalLM, LMHeadModel, Model)
+ * are not part of the name. */
+extern const char sm__embed_sizes[];
+extern const unsigned long sm__embed_sizes_len;
+
+static void family_size_name(sm__ctx *c) {
+  static const char *const heads[] = {"formaskedlm",
+                                      "forcausallm",
+                                      "forsequenceclassification",
+                                      "forpretraining",
+                                      "lmheadmodel",
+                                      "forconditionalgeneration",
+                                      "fortokenclassification",
+                                      "forquestionanswering",
+                                      "forimageclassification",
+                                      "model",
+                                      NULL};
+  const sm_meta_value *m = &c->res->meta.f[SM_META_MODEL_NAME];
+  const sm_meta_value *d = &c->res->meta.f[SM_META_D_MODEL];
+  const sm_meta_value *l = &c->res->meta.f[SM_META_N_LAYERS];
+  char fam[64];
+  size_t n;
+  const char *p, *end;
+  const char *hit = NULL;
+  size_t hit_len = 0;
+  int family_known = 0;
+  if (!m->known || strlen(m->str) >= sizeof(fam))
+    return;
+  snprintf(fam, sizeof(fam), "%s", m->str);
+  n = strlen(fam);
+  for (int i = 0; heads[i]; i++) {
+    size_t k = strlen(heads[i]);
+    if (n > k && strcmp(fam + n - k, heads[i]) == 0) {
+      fam[n - k] = '\0';
+      break;
+    }
+  }
+  /* Only a bare family name is renamed (vit-base stays as it is). */
+  for (p = sm__embed_sizes, end = p + sm__embed_sizes_len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+    char line[256], *f[4], *save = NULL;
+    int nf = 0;
+    size_t ll = (size_t)(le - p);
+    if (ll < sizeof(line) && p[0] != '#' && ll > 0) {
+      memcpy(line, p, ll);
+      line[ll] = '\0';
+      for (char *t = strtok_r(line, "\t", &save); t && nf < 4;
+           t = strtok_r(NULL, "\t", &save))
+        f[nf++] = t;
+      if (nf == 4 && strcmp(f[0], fam) == 0) {
+        family_known = 1;
+        if (d->known && l->known && atof(f[1]) == d->num &&
+            atof(f[2]) == l->num) {
+          hit = p + (f[3] - line);
+          hit_len = strlen(f[3]);
+        }
+      }
+    }
+    p = nl ? nl + 1 : end;
+  }
+  if (hit != NULL)
+    set_str(c, SM_META_MODEL_NAME, sm__strndup(c, hit, hit_len), m->evidence);
+  else if (family_known && strcmp(fam, m->str) != 0)
+    set_str(c, SM_META_MODEL_NAME, sm__strdup(c, fam), m->evidence);
+}
+
 /* ==== Precision and parallelism ==== */
 
 static void precision(sm__ctx *c) {
@@ -503,27 +595,56 @@ static void precision(sm__ctx *c) {
   } rules[] = {
       {N("bf16", "bf16.enabled", "use_bf16"), "bf16"},
       {N("fp16", "fp16.enabled", "use_fp16", "half", "amp", "use_amp",
-         "amp_enable", "enable_amp", "mixed_precision_training"),
+         "amp.enabled", "amp_enable", "enable_amp", "mixed_precision_training"),
        "fp16"},
       {N("fp8", "use_fp8", "fp8.enabled"), "fp8"},
       {N("mixed_precision", "precision", "dtype", "torch_dtype",
          "compute_dtype", "amp_dtype", "trainer.precision"),
        NULL},
   };
+  {
+    /* bf16: auto (hidden from lookups, where "auto" defers to another
+     * source): bf16 on the GPUs that support it. */
+    const sm__param *a = NULL;
+    for (int i = 0; i < c->params.n; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      if (q->layer >= SM__L_CONFIG && q->kind == SM__V_STR &&
+          strcmp(q->str, "auto") == 0 &&
+          (strcmp(q->leaf, "bf16") == 0 || strcmp(q->key, "bf16.enabled") == 0))
+        a = q;
+    }
+    if (a != NULL && c->precision == NULL) {
+      const char *const fp[] = {"fp16", NULL};
+      const sm__param *f16 = sm__param_get_min(c, fp, a->layer + 1);
+      if (f16 == NULL) {
+        set_str(c, SM_META_PRECISION, "bf16", a->ev);
+        return;
+      }
+    }
+  }
   for (size_t i = 0; i < SM_ARRAY_LEN(rules); i++) {
-    const sm__param *p = sm__param_get(c, rules[i].names);
+    /* Defaults deep in imported library code describe other uses. */
+    const sm__param *p = sm__param_get_min(c, rules[i].names, SM__L_ENTRY);
     const char *v = NULL;
     double x;
     if (p == NULL)
       continue;
     if (rules[i].if_true != NULL) {
-      if (p->kind == SM__V_STR)
+      if (p->kind == SM__V_STR && strcasecmp(p->str, "auto") == 0)
+        /* bf16: auto -- bf16 where the GPU supports it (A100, H100 and
+         * later), the labelled hardware; fp16 only on older GPUs. */
+        v = strcmp(rules[i].if_true, "bf16") == 0 ? "bf16" : NULL;
+      else if (p->kind == SM__V_STR)
         v = (p->str[0] && strcasecmp(p->str, "false") != 0 &&
              strcmp(p->str, "0") != 0)
                 ? rules[i].if_true
                 : NULL;
       else if (sm__param_value(c, p, &x) == 0 && x != 0)
         v = rules[i].if_true;
+    } else if (p->kind == SM__V_BOOL && p->num != 0) {
+      /* mixed_precision: true without a dtype: the library picks bf16 on
+       * GPUs that have it (the current ones). */
+      v = "bf16";
     } else if (p->kind == SM__V_STR) {
       const char *s = p->str;
       if (strstr(s, "bf16") || strstr(s, "bfloat16"))
@@ -585,7 +706,9 @@ static void precision(sm__ctx *c) {
       return;
     }
   }
-  if (c->entry != NULL && c->sig[SM__SIG_TORCH])
+  /* A PyTorch job with no reduced precision, or a precision switch that
+   * is off (--amp not given), runs in fp32. */
+  if (c->entry != NULL && (c->sig[SM__SIG_TORCH] || saw_false))
     set_str(c, SM_META_PRECISION, "fp32",
             saw_false_ev ? saw_false_ev : sm__ev(c, c->entry, 1));
 }
@@ -606,6 +729,20 @@ static void parallelism(sm__ctx *c) {
   }
   ds = get_str(c, N("deepspeed", "deepspeed_config")) != NULL ||
        c->sig[SM__SIG_DEEPSPEED] != NULL || zero >= 0;
+  if ((p = get_str(c, N("train_engine", "engine", "training_engine",
+                        "dist_engine"))) != NULL) {
+    /* An engine option decides over a DeepSpeed config that is only
+     * passed along (wenet's --train_engine torch_ddp). */
+    const char *s2 = p->str;
+    if (strstr(s2, "ddp") || strcmp(s2, "torch") == 0) {
+      set_str(c, SM_META_PARALLELISM, "ddp", p->ev);
+      return;
+    }
+    if (strstr(s2, "fsdp")) {
+      set_str(c, SM_META_PARALLELISM, "fsdp", p->ev);
+      return;
+    }
+  }
   if (tp > 1 || pp > 1) {
     if (zero > 0)
       set_str(c, SM_META_PARALLELISM,
@@ -622,9 +759,29 @@ static void parallelism(sm__ctx *c) {
             sm__printf(c, "deepspeed_zero%d", (int)zero), zev);
     return;
   }
-  if ((p = get_str(c, N("fsdp", "fsdp_config"))) != NULL &&
-      strcasecmp(p->str, "false") != 0) {
-    set_str(c, SM_META_PARALLELISM, "fsdp", p->ev);
+  {
+    /* fsdp: "full_shard auto_wrap" or a list of such options. */
+    const char *const fk[] = {"fsdp", NULL};
+    const sm__param *f = sm__param_get_min(c, fk, SM__L_CONFIG);
+    if (f != NULL && ((f->kind == SM__V_STR && f->str[0] &&
+                       strcasecmp(f->str, "false") && strcmp(f->str, "0")) ||
+                      (f->kind == SM__V_LIST && f->list_n > 0) ||
+                      (f->kind == SM__V_BOOL && f->num != 0))) {
+      set_str(c, SM_META_PARALLELISM, "fsdp", f->ev);
+      return;
+    }
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->world == 1 &&
+      c->sig[SM__SIG_DEVICE_MAP]) {
+    /* One process with the model spread over the visible GPUs. */
+    set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
+    return;
+  }
+  if (known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) == 1 &&
+      c->strategy == NULL) {
+    /* One process shards nothing. */
+    set_str(c, SM_META_PARALLELISM, "none",
+            c->res->meta.f[SM_META_GPUS].evidence);
     return;
   }
   if (c->strategy != NULL) {
@@ -658,6 +815,17 @@ static void parallelism(sm__ctx *c) {
   if (known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) == 1) {
     set_str(c, SM_META_PARALLELISM, "none",
             c->res->meta.f[SM_META_GPUS].evidence);
+    return;
+  }
+  if (c->sig[SM__SIG_TORCH] &&
+      ((known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) > 1) ||
+       (known(c, SM_META_NODES) && num_of(c, SM_META_NODES) > 1))) {
+    /* Several processes of a PyTorch job without another strategy. */
+    e = c->sig[SM__SIG_DDP];
+    set_str(c, SM_META_PARALLELISM, "ddp",
+            e                        ? e
+            : known(c, SM_META_GPUS) ? c->res->meta.f[SM_META_GPUS].evidence
+                                     : c->res->meta.f[SM_META_NODES].evidence);
     return;
   }
   if (!known(c, SM_META_GPUS) && !c->launcher) {
@@ -698,7 +866,7 @@ static int size_token(const char *s) {
 static int keys_init(const char **left, const char *const *keys) {
   int n = 0;
 
-  for (; keys[n] && n < 31; n++)
+  for (; keys[n] && n < 63; n++)
     left[n] = keys[n];
   left[n] = NULL;
   return n;
@@ -721,28 +889,11 @@ static int drop_key(const char **left, int n, const sm__param *p) {
 }
 
 static void model_name(sm__ctx *c, const char **model_out) {
-  static const char *const keys[] = {"model_name_or_path",
-                                     "pretrained_model_name_or_path",
-                                     "base_model",
-                                     "model_name",
-                                     "model_id",
-                                     "model_path",
-                                     "model.name",
-                                     "model_type",
-                                     "arch",
-                                     "architecture",
-                                     "init_from",
-                                     "model",
-                                     "network",
-                                     "net",
-                                     "model.model_type",
-                                     "weights",
-                                     "pretrained_weights",
-                                     NULL};
+  const char *const *keys = sm__keys("model");
   const sm__param *p;
-  const sm__cand *class_cand = NULL;
+  const sm__cand *class_cand = NULL, *ctor_cand = NULL;
   const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
-  const char *left[32];
+  const char *left[64];
   int n = keys_init(left, keys);
   /* The first usable string among the keys, by layer. */
   while (n > 0 && name == NULL) {
@@ -760,6 +911,38 @@ static void model_name(sm__ctx *c, const char **model_out) {
       break;
   }
   if (name == NULL) {
+    /* Hydra/Lightning: the class the model config instantiates; a
+     * network inside a training module (model.net._target_) is the
+     * model, the module around it only trains it. */
+    static const char *const inner[] = {"model.net._target_",
+                                        "model.model._target_",
+                                        "model.network._target_",
+                                        "model.backbone._target_",
+                                        "model._target_",
+                                        "model.class_path",
+                                        NULL};
+    for (int k = 0; inner[k] && name == NULL; k++) {
+      const char *names[2] = {inner[k], NULL};
+      const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
+      const char *cls;
+      if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0)
+        continue;
+      cls = strrchr(q->str, '.');
+      name = sm__norm_model(c, cls ? cls + 1 : q->str, &t, &d);
+      if (name != NULL)
+        ev = q->ev;
+    }
+  }
+  if (name == NULL) {
+    /* Pretrained weights named after a known model (--weights
+     * yolov5m.pt); a backbone checkpoint (R-50.pkl) is not the model. */
+    p = get_str(c, N("weights", "pretrained_weights", "pretrained"));
+    if (p != NULL && sm__is_known_model(c, p->str)) {
+      name = sm__norm_model(c, p->str, &t, &d);
+      ev = p->ev;
+    }
+  }
+  if (name == NULL) {
     /* A model config file named after a known model (--cfg yolov5n.yaml,
      * --config configs/resnet50.yaml). */
     p = get_str(c, N("cfg", "config", "model_cfg", "model_config"));
@@ -773,6 +956,12 @@ static void model_name(sm__ctx *c, const char **model_out) {
     const sm__cand *best = NULL;
     for (int i = 0; i < c->models.n; i++) {
       const sm__cand *k = &SM__AT(c->models, sm__cand, i);
+      if (strncmp(k->name, "ctor:", 5) == 0) {
+        /* The first model the job's code builds, entry first. */
+        if (ctor_cand == NULL || k->weight > ctor_cand->weight)
+          ctor_cand = k;
+        continue;
+      }
       if (strncmp(k->name, "class:", 6) == 0) {
         /* Only a class the repository defines names the model. */
         int local = 0;
@@ -796,6 +985,56 @@ static void model_name(sm__ctx *c, const char **model_out) {
           strncmp(best->name, "class:", 6) == 0 ? best->name + 6 : best->name,
           &t, &d);
       ev = best->ev;
+    }
+  }
+  if (name == NULL && c->primary_cfg != NULL) {
+    /* Model-zoo layouts name a model by its config file
+     * (maskformer2_R50_bs16_50ep.yaml, dbnet_resnet50_1200e_icdar2015.py):
+     * the file the command names, unless its name is generic. */
+    static const char *const generic[] = {
+        "config",         "configs",    "train",       "base",
+        "default",        "defaults",   "main",        "run",
+        "local",          "setup",      "local_setup", "example",
+        "example_config", "settings",   "params",      "hparams",
+        "args",           "experiment", NULL};
+    static const char *const generic_pre[] = {"base", "_", "hyp", "default",
+                                              NULL};
+    const char *b = strrchr(c->primary_cfg, '/'), *dot;
+    char stem[128];
+    int gen = 0;
+    b = b ? b + 1 : c->primary_cfg;
+    dot = strrchr(b, '.');
+    snprintf(stem, sizeof(stem), "%.*s", dot ? (int)(dot - b) : (int)strlen(b),
+             b);
+    {
+      /* train_gpt2.py names gpt2 */
+      static const char *const pre[] = {
+          "train_", "finetune_", "pretrain_", "sft_", "config_", "cfg_", NULL};
+      for (int i = 0; pre[i]; i++)
+        if (strncasecmp(stem, pre[i], strlen(pre[i])) == 0) {
+          memmove(stem, stem + strlen(pre[i]),
+                  strlen(stem + strlen(pre[i])) + 1);
+          break;
+        }
+    }
+    for (int i = 0; generic[i] && !gen; i++)
+      gen = strcasecmp(stem, generic[i]) == 0;
+    for (int i = 0; generic_pre[i] && !gen; i++)
+      gen = strncasecmp(stem, generic_pre[i], strlen(generic_pre[i])) == 0;
+    /* A name with a size or a model token, not only a dataset. */
+    {
+      /* Launcher and runtime configs (DeepSpeed, accelerate) name no
+       * model. */
+      const sm__vnode *t = sm__cfg_tree(c, c->primary_cfg);
+      if (t != NULL && (sm__vt_get(t, "zero_optimization") ||
+                        sm__vt_get(t, "train_micro_batch_size_per_gpu") ||
+                        sm__vt_get(t, "distributed_type")))
+        gen = 1;
+    }
+    if (!gen && strlen(stem) > 3 &&
+        sm__known_dataset(c, stem, NULL, NULL) == NULL) {
+      name = sm__norm_model(c, stem, &t, &d);
+      ev = sm__ev(c, c->primary_cfg, 1);
     }
   }
   if (name == NULL) {
@@ -826,6 +1065,10 @@ static void model_name(sm__ctx *c, const char **model_out) {
       ev = sm__printf(c, "%s:1", path);
     }
   }
+  if (name == NULL && ctor_cand != NULL) {
+    name = sm__norm_model(c, ctor_cand->name + 5, &t, &d);
+    ev = ctor_cand->ev;
+  }
   if (name == NULL && class_cand != NULL) {
     name = sm__norm_model(c, class_cand->name + 6, &t, &d);
     ev = class_cand->ev;
@@ -839,21 +1082,32 @@ static void model_name(sm__ctx *c, const char **model_out) {
 }
 
 static void dataset(sm__ctx *c) {
-  static const char *const keys[] = {"dataset_name", "dataset",
-                                     "data.dataset", "dataset_file",
-                                     "data.name",    "data_path",
-                                     "data_dir",     "train_data_path",
-                                     "train_data",   "train_file",
-                                     "data_root",    "dataset_path",
-                                     "data_files",   "train_dataset",
-                                     "data",         "coco_path",
-                                     "data_prefix",  "train_data_paths",
-                                     "datasets.id",  "dataset_id",
-                                     "task_name",    NULL};
+  const char *const *keys = sm__keys("dataset");
   const sm__param *p;
   const char *name = NULL, *ev = NULL;
-  const char *left[32];
+  const char *left[64];
   int n = keys_init(left, keys);
+  /* A switch to generated data wins over any dataset name the config
+   * also carries (dataset_type: synthetic, use_synthetic_data). */
+  p = sm__param_get(c, N("dataset_type", "data_type", "dataset.type"));
+  if (p != NULL && p->kind == SM__V_STR &&
+      (strcasecmp(p->str, "synthetic") == 0 ||
+       strcasecmp(p->str, "dummy") == 0 || strcasecmp(p->str, "fake") == 0 ||
+       strcasecmp(p->str, "random") == 0)) {
+    set_str(c, SM_META_DATASET, "synthetic", p->ev);
+    return;
+  }
+  {
+    const char *e3 = NULL;
+    p = sm__param_get(c, N("use_synthetic_data", "synthetic_data", "synthetic",
+                           "dummy_data", "use_dummy_data", "fake_data"));
+    if (p != NULL && (p->kind == SM__V_BOOL || p->kind == SM__V_NUM) &&
+        p->num != 0) {
+      e3 = p->ev;
+      set_str(c, SM_META_DATASET, "synthetic", e3);
+      return;
+    }
+  }
   while (n > 0 && name == NULL) {
     p = sm__param_get(c, left);
     if (p == NULL)
@@ -916,6 +1170,38 @@ static void dataset(sm__ctx *c) {
     }
   }
   if (name == NULL) {
+    /* A data path given to the job whose components name a known dataset
+     * (/data/criteo_1tb/binary/split). */
+    static const char *const not_data[] = {
+        "output",     "save",   "ckpt",  "checkpoint", "log",         "model",
+        "pretrained", "resume", "cache", "tokenizer",  "config",      "weights",
+        "vocab",      "dict",   "exp",   "work_dir",   "tensorboard", NULL};
+    for (int i = c->params.n - 1; i >= 0 && name == NULL; i--) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      char comp[256];
+      const char *s, *e;
+      int skip = 0;
+      if (q->layer < SM__L_CMD || q->kind != SM__V_STR ||
+          strchr(q->str, '/') == NULL)
+        continue;
+      for (int k = 0; not_data[k] && !skip; k++)
+        skip = strstr(q->key, not_data[k]) != NULL;
+      if (skip)
+        continue;
+      for (s = q->str; *s && name == NULL; s = *e ? e + 1 : e) {
+        e = strchr(s, '/');
+        if (e == NULL)
+          e = s + strlen(s);
+        if (e - s <= 2 || (size_t)(e - s) >= sizeof(comp))
+          continue;
+        snprintf(comp, sizeof(comp), "%.*s", (int)(e - s), s);
+        name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
+        if (name != NULL)
+          ev = q->ev;
+      }
+    }
+  }
+  if (name == NULL) {
     const sm__cand *best = NULL;
     for (int i = 0; i < c->datasets.n; i++) {
       const sm__cand *k = &SM__AT(c->datasets, sm__cand, i);
@@ -927,140 +1213,29 @@ static void dataset(sm__ctx *c) {
       ev = best->ev;
     }
   }
+  if (name == NULL) {
+    /* Recipe layouts keep one directory per dataset
+     * (examples/aishell/s0, egs/librispeech/asr1): the command's
+     * directory or the entry's path names it. */
+    const char *paths[2] = {c->cwd, c->entry};
+    for (int k = 0; k < 2 && name == NULL; k++) {
+      const char *s2 = paths[k], *e2;
+      char comp[128];
+      for (; s2 && *s2 && name == NULL; s2 = *e2 ? e2 + 1 : e2) {
+        e2 = strchr(s2, '/');
+        if (e2 == NULL)
+          e2 = s2 + strlen(s2);
+        if (e2 - s2 <= 2 || (size_t)(e2 - s2) >= sizeof(comp))
+          continue;
+        snprintf(comp, sizeof(comp), "%.*s", (int)(e2 - s2), s2);
+        name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
+        if (name != NULL)
+          ev = k == 0 ? "command" : sm__ev(c, c->entry, 1);
+      }
+    }
+  }
   if (name != NULL)
     set_str(c, SM_META_DATASET, name, ev);
-}
-
-/* ==== Task and domain ==== */
-
-static void task_domain(sm__ctx *c, const char *model) {
-  const char *task = NULL, *domain = NULL, *ev = NULL, *e2 = NULL;
-  int *w = c->word_n;
-  const sm__param *lora_flag =
-      sm__param_get(c, N("lora_enable", "use_lora", "lora", "use_peft", "peft",
-                         "enable_lora"));
-  int lora = truthy(c, N("q_lora", "qlora"), &e2) ||
-             (lora_flag != NULL ? truthy(c,
-                                         N("lora_enable", "use_lora", "lora",
-                                           "use_peft", "peft", "enable_lora"),
-                                         &e2)
-                                : (c->sig[SM__SIG_LORA] != NULL &&
-                                   c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
-  int masks = truthy(c, N("masks"), &e2);
-  int lm = c->sig[SM__SIG_CAUSAL_LM] != NULL || w[SM__W_LM] >= 3 ||
-           (c->sig[SM__SIG_TRANSFORMERS] && c->word_strong[SM__W_LM] >= 2) ||
-           (c->hint_domain && strcmp(c->hint_domain, "nlp") == 0) ||
-           (c->ds_domain && strcmp(c->ds_domain, "nlp") == 0);
-  int finetune = truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
-                 (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
-                  c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
-                 sm__param_get(c, N("model_name_or_path", "base_model",
-                                    "pretrained_model_name_or_path")) != NULL ||
-                 c->word_strong[SM__W_FINETUNE] >= 2;
-  int mm = c->word_strong[SM__W_MULTIMODAL] >= 4 ||
-           (c->hint_domain && strcmp(c->hint_domain, "multimodal") == 0) ||
-           (c->ds_domain && strcmp(c->ds_domain, "multimodal") == 0);
-  (void)model;
-
-  if (mm) {
-    domain = "multimodal";
-    ev = c->word[SM__W_MULTIMODAL];
-    if (lora)
-      task = "visual_instruction_tuning_lora";
-    else if (truthy(c,
-                    N("tune_mm_mlp_adapter", "freeze_backbone",
-                      "pretrain_mm_mlp_adapter"),
-                    &e2) &&
-             !sm__param_get(c, N("pretrain_mm_mlp_adapter")))
-      task = "multimodal_pretraining_feature_alignment";
-    else if (c->ds_task)
-      task = c->ds_task;
-    else
-      task = "visual_instruction_tuning";
-  } else if (c->word_strong[SM__W_DIFFUSION] >= 4 ||
-             (c->ds_task && strstr(c->ds_task, "diffusion"))) {
-    task = "image_generation_diffusion";
-    domain = "cv";
-    ev = c->word[SM__W_DIFFUSION];
-  } else if (c->word_strong[SM__W_SELFSUP] >= 4) {
-    task = "self_supervised_image_pretraining";
-    domain = "cv";
-    ev = c->word[SM__W_SELFSUP];
-  } else if (masks && (w[SM__W_PANOPTIC] || w[SM__W_SEGMENTATION])) {
-    task =
-        w[SM__W_PANOPTIC] ? "panoptic_segmentation" : "instance_segmentation";
-    domain = "cv";
-    ev = e2;
-  } else if (c->word_strong[SM__W_DETECTION] >= 4 ||
-             (c->ds_task && strcmp(c->ds_task, "object_detection") == 0) ||
-             (c->hint_task && strcmp(c->hint_task, "object_detection") == 0)) {
-    task = "object_detection";
-    domain = "cv";
-    ev = c->word[SM__W_DETECTION];
-  } else if (c->word_strong[SM__W_SEGMENTATION] >= 4 ||
-             (c->ds_task && strstr(c->ds_task, "segmentation"))) {
-    task = c->ds_task && strstr(c->ds_task, "segmentation")
-               ? c->ds_task
-               : "semantic_segmentation";
-    domain = "cv";
-    ev = c->word[SM__W_SEGMENTATION];
-  } else if (c->word_strong[SM__W_SPEECH] >= 4 ||
-             (c->hint_domain && strcmp(c->hint_domain, "speech") == 0) ||
-             (c->ds_domain && strcmp(c->ds_domain, "speech") == 0)) {
-    task = "speech_recognition";
-    domain = "speech";
-    ev = c->word[SM__W_SPEECH];
-  } else if (c->word_strong[SM__W_RECSYS] >= 4 ||
-             (c->ds_domain && strcmp(c->ds_domain, "recsys") == 0)) {
-    task = "recommendation";
-    domain = "recsys";
-    ev = c->word[SM__W_RECSYS];
-  } else if (c->word_strong[SM__W_TRANSLATION] >= 4) {
-    task = "translation";
-    domain = "nlp";
-    ev = c->word[SM__W_TRANSLATION];
-  } else if (lm) {
-    domain = "nlp";
-    ev = c->word[SM__W_LM] ? c->word[SM__W_LM] : c->sig[SM__SIG_CAUSAL_LM];
-    if (c->ds_task && c->ds_domain && strcmp(c->ds_domain, "nlp") == 0 &&
-        !strstr(c->ds_task, "language_model") && !strstr(c->ds_task, "sft")) {
-      /* A labelled NLP task (GLUE, SQuAD): the dataset says what. */
-      task = c->ds_task;
-      ev = c->res->meta.f[SM_META_DATASET].evidence;
-    } else if (lora) {
-      task = "llm_finetuning_lora";
-    } else if (w[SM__W_INSTRUCT] >= 2 ||
-               (c->ds_task && strstr(c->ds_task, "sft"))) {
-      task = "llm_finetuning_sft";
-      ev = c->word[SM__W_INSTRUCT] ? c->word[SM__W_INSTRUCT] : ev;
-    } else if (finetune && !c->sig[SM__SIG_FROM_SCRATCH]) {
-      task = "language_model_finetuning";
-    } else if (truthy(c, N("finetune"), &e2)) {
-      task = "language_model_finetuning";
-      ev = e2;
-    } else {
-      task = "language_model_pretraining";
-    }
-  } else if (c->word_strong[SM__W_CLASSIFICATION] >= 4 ||
-             c->sig[SM__SIG_VISION] ||
-             (c->ds_task && strstr(c->ds_task, "classification")) ||
-             (c->hint_task && strstr(c->hint_task, "classification"))) {
-    task = "image_classification";
-    domain = "cv";
-    ev = c->word[SM__W_CLASSIFICATION] ? c->word[SM__W_CLASSIFICATION]
-                                       : c->sig[SM__SIG_VISION];
-  } else if (c->ds_task || c->hint_task) {
-    task = c->ds_task ? c->ds_task : c->hint_task;
-    domain = c->ds_task ? c->ds_domain : c->hint_domain;
-    ev = c->res->meta.f[c->ds_task ? SM_META_DATASET : SM_META_MODEL_NAME]
-             .evidence;
-  }
-  if (domain == NULL)
-    domain = c->ds_domain ? c->ds_domain : c->hint_domain;
-  if (task)
-    set_str(c, SM_META_TASK, task, ev);
-  if (domain)
-    set_str(c, SM_META_DOMAIN, domain, ev);
 }
 
 void sm__resolve(sm__ctx *c) {
@@ -1074,7 +1249,10 @@ void sm__resolve(sm__ctx *c) {
   learning_rate(c);
   architecture(c, model);
   gpt_size_name(c);
+  family_size_name(c);
   precision(c);
   parallelism(c);
-  task_domain(c, model);
+  sm__config_words(c);
+  sm__task_domain(c);
+  (void)model;
 }

@@ -33,9 +33,9 @@ static size_t utf8_seq(const unsigned char *s, size_t n) {
 
 /* Refuses compressed and binary data: a log is text, perhaps with a few
  * stray bytes (a crash can leave NUL padding or a cut UTF-8 sequence). */
-static int sniff(sm__src *src, sm_err *err) {
+static int sniff(sm__logsrc *src, sm_err *err) {
   unsigned char buf[SNIFF];
-  ssize_t n = sm__src_read(src, buf, sizeof(buf), 0, err);
+  ssize_t n = sm__logsrc_read(src, buf, sizeof(buf), 0, err);
   size_t nul = 0, bad = 0, i = 0;
 
   if (n < 0)
@@ -135,7 +135,7 @@ static const char *mode_name(sm_diag_mode m) {
   return m == SM_DIAG_WHOLE ? "whole" : m == SM_DIAG_TAIL ? "tail" : "locator";
 }
 
-static int run(const sm_sigdb *db, sm__src *src, const sm_diag_opts *in,
+static int run(const sm_sigdb *db, sm__logsrc *src, const sm_diag_opts *in,
                sm_diagnosis *d, sm_err *err) {
   sm_diag_opts o;
   sm__lctx c;
@@ -175,19 +175,19 @@ static void init_result(sm_diagnosis *d) {
 int sm_diagnose_file(const sm_sigdb *db, const char *path,
                      const sm_diag_opts *opts, sm_diagnosis *out, sm_err *err) {
   sm_rfile f;
-  sm__src src;
+  sm__logsrc src;
   int rc;
 
   init_result(out);
   rc = sm_rfile_open(&f, path, err);
   if (rc != 0)
     return rc;
-  sm__src_init(&src);
+  sm__logsrc_init(&src);
   src.f = &f;
   src.size = f.size;
   src.name = path;
   rc = run(db, &src, opts, out, err);
-  sm__src_release(&src);
+  sm__logsrc_release(&src);
   sm_rfile_close(&f);
   if (rc != 0)
     sm_diagnosis_release(out);
@@ -197,16 +197,16 @@ int sm_diagnose_file(const sm_sigdb *db, const char *path,
 int sm_diagnose_mem(const sm_sigdb *db, const char *data, size_t len,
                     const char *name, const sm_diag_opts *opts,
                     sm_diagnosis *out, sm_err *err) {
-  sm__src src;
+  sm__logsrc src;
   int rc;
 
   init_result(out);
-  sm__src_init(&src);
+  sm__logsrc_init(&src);
   src.mem = data;
   src.size = len;
   src.name = name ? name : "(memory)";
   rc = run(db, &src, opts, out, err);
-  sm__src_release(&src);
+  sm__logsrc_release(&src);
   if (rc != 0)
     sm_diagnosis_release(out);
   return rc;

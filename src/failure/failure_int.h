@@ -305,7 +305,7 @@ int sm__line_strong(const sm__line *l);
 
 /* ==== Log source ==== */
 
-/* Reads go through a cache of aligned blocks (source.c). */
+/* Reads go through a cache of aligned blocks (logsrc.c). */
 #define SM__SRC_BLOCK ((size_t)64 << 10)
 #define SM__SRC_CACHE_BLOCKS 256
 #define SM__SRC_MEMO_MAX ((uint64_t)1 << 20) /* blocks: logs up to 64 GiB */
@@ -313,7 +313,7 @@ int sm__line_strong(const sm__line *l);
 typedef struct sm__cblock sm__cblock;
 
 /* A log readable at any offset: a regular file or a memory buffer. */
-typedef struct sm__src {
+typedef struct sm__logsrc {
   sm_rfile *f;       /* the file, or NULL for memory */
   const char *mem;   /* the buffer when f is NULL */
   uint64_t size;     /* bytes */
@@ -325,20 +325,21 @@ typedef struct sm__src {
   uint64_t tick;     /* use clock for eviction */
   uint32_t *nl_memo; /* per block: newlines + 1, 0 not known */
   int memo_failed;   /* no memory for the table: do without */
-} sm__src;
+} sm__logsrc;
 
 /* Zeroes a source (then set f or mem, size and name). */
-void sm__src_init(sm__src *s);
+void sm__logsrc_init(sm__logsrc *s);
 /* Frees the cache. */
-void sm__src_release(sm__src *s);
+void sm__logsrc_release(sm__logsrc *s);
 
 /* Reads up to n bytes at off; returns the count or a negative code. */
-ssize_t sm__src_read(sm__src *s, void *buf, size_t n, uint64_t off,
-                     sm_err *err);
+ssize_t sm__logsrc_read(sm__logsrc *s, void *buf, size_t n, uint64_t off,
+                        sm_err *err);
 
 /* Counts the newlines in [0, end): the only pass over a prefix; blocks
  * still in the cache are counted from memory, not read again. */
-int sm__src_count_lines(sm__src *s, uint64_t end, uint64_t *count, sm_err *err);
+int sm__logsrc_count_lines(sm__logsrc *s, uint64_t end, uint64_t *count,
+                           sm_err *err);
 
 /* Counts '\n' bytes in p[0..n): sixteen bytes at a time with SSE2 where
  * the compiler targets it, else eight at a time in a 64-bit word. */
@@ -362,8 +363,8 @@ typedef struct sm__locate_stats {
 
 /* Finds the first failing line and reads the window around it.  Returns 1
  * with *w filled, 0 when no failing line exists, or a negative code. */
-int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o, sm__window *w,
-               sm__locate_stats *st, sm_err *err);
+int sm__locate(sm__lctx *c, sm__logsrc *src, const sm_diag_opts *o,
+               sm__window *w, sm__locate_stats *st, sm_err *err);
 void sm__window_release(sm__window *w);
 
 /* ==== Cause ==== */

@@ -65,7 +65,7 @@
  * byte is read once and a reader's cost is the bytes it hands out, also
  * in a file without newlines. */
 typedef struct fwd {
-  sm__src *src;    /* the log */
+  sm__logsrc *src; /* the log */
   char *buf;       /* block buffer */
   size_t cap;      /* its size */
   size_t len;      /* valid bytes */
@@ -76,7 +76,7 @@ typedef struct fwd {
   size_t step;     /* next read size: small first, doubling */
 } fwd;
 
-static int fwd_init(fwd *r, sm__src *src, uint64_t off, size_t max_line) {
+static int fwd_init(fwd *r, sm__logsrc *src, uint64_t off, size_t max_line) {
   memset(r, 0, sizeof(*r));
   r->src = src;
   r->max_line = max_line;
@@ -110,8 +110,8 @@ static ssize_t fwd_fill(fwd *r, sm_err *err) {
     return 0;
   /* A chunk of short lines needs a few KiB: read little first and more
    * only while lines keep going. */
-  n = sm__src_read(r->src, r->buf + r->len, SM_MIN(r->cap - r->len, r->step),
-                   r->boff + r->len, err);
+  n = sm__logsrc_read(r->src, r->buf + r->len, SM_MIN(r->cap - r->len, r->step),
+                      r->boff + r->len, err);
   if (r->step < BLOCK)
     r->step *= 2;
   if (n > 0)
@@ -210,8 +210,8 @@ static int fwd_next(fwd *r, const char **line, size_t *len, uint64_t *off,
 /* Start of the first line or piece at or after off (off itself when it
  * starts a line): the byte after the next newline within max_line bytes,
  * else off, which is then the start of a piece of a long line. */
-static int sync_line(sm__src *s, uint64_t off, size_t max_line, uint64_t *out,
-                     sm_err *err) {
+static int sync_line(sm__logsrc *s, uint64_t off, size_t max_line,
+                     uint64_t *out, sm_err *err) {
   char buf[4096];
   uint64_t pos = off - 1, lim = off + max_line;
 
@@ -221,7 +221,7 @@ static int sync_line(sm__src *s, uint64_t off, size_t max_line, uint64_t *out,
   }
   while (pos < s->size && pos < lim) {
     size_t want = (size_t)SM_MIN((uint64_t)sizeof(buf), lim - pos);
-    ssize_t n = sm__src_read(s, buf, want, pos, err);
+    ssize_t n = sm__logsrc_read(s, buf, want, pos, err);
     char *q;
     if (n < 0)
       return (int)n;
@@ -243,7 +243,7 @@ static int sync_line(sm__src *s, uint64_t off, size_t max_line, uint64_t *out,
  * more than max_line bytes without a newline counts as a piece, so the
  * walk reads at most lines * (max_line + 1) bytes, and never more than
  * max_bytes; where that limit stops it, the result starts a piece. */
-static int back_lines(sm__src *s, uint64_t end, long lines, size_t max_line,
+static int back_lines(sm__logsrc *s, uint64_t end, long lines, size_t max_line,
                       size_t max_bytes, uint64_t *out, sm_err *err) {
   char *buf;
   uint64_t pos = end, lim = end > max_bytes ? end - max_bytes : 0;
@@ -261,7 +261,7 @@ static int back_lines(sm__src *s, uint64_t end, long lines, size_t max_line,
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   while (pos > lim) {
     size_t n = pos - lim < step ? (size_t)(pos - lim) : step;
-    ssize_t r = sm__src_read(s, buf, n, pos - n, err);
+    ssize_t r = sm__logsrc_read(s, buf, n, pos - n, err);
     if (step < BLOCK)
       step *= 2;
     if (r < 0) {
@@ -302,7 +302,7 @@ static int back_lines(sm__src *s, uint64_t end, long lines, size_t max_line,
 
 typedef struct loc {
   sm__lctx *c;      /* line analysis */
-  sm__src *src;     /* the log */
+  sm__logsrc *src;  /* the log */
   int chunk_lines;  /* lines per chunk */
   size_t max_line;  /* line cap */
   uint64_t chunks;  /* chunks scored */
@@ -710,14 +710,14 @@ static int locate_bisect(loc *L, chunk *found) {
 /* ==== Window ==== */
 
 /* Newlines in [a, b), read through the cache (a short range). */
-static int count_range(sm__src *s, uint64_t a, uint64_t b, uint64_t *count,
+static int count_range(sm__logsrc *s, uint64_t a, uint64_t b, uint64_t *count,
                        sm_err *err) {
   char buf[16384];
 
   *count = 0;
   while (a < b) {
     size_t want = (size_t)SM_MIN((uint64_t)sizeof(buf), b - a);
-    ssize_t r = sm__src_read(s, buf, want, a, err);
+    ssize_t r = sm__logsrc_read(s, buf, want, a, err);
     if (r < 0)
       return (int)r;
     if (r == 0)
@@ -815,8 +815,8 @@ static int read_window(loc *L, uint64_t start, long n_after, long long first_no,
   return 0;
 }
 
-int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o, sm__window *w,
-               sm__locate_stats *st, sm_err *err) {
+int sm__locate(sm__lctx *c, sm__logsrc *src, const sm_diag_opts *o,
+               sm__window *w, sm__locate_stats *st, sm_err *err) {
   loc L;
   chunk found;
   uint64_t ws, lines_before = 0, floor_off = 0;
@@ -864,7 +864,7 @@ int sm__locate(sm__lctx *c, sm__src *src, const sm_diag_opts *o, sm__window *w,
       return rc;
     lines_before = (uint64_t)(found.fail_no - 1) - between;
   } else {
-    rc = sm__src_count_lines(src, ws, &lines_before, err);
+    rc = sm__logsrc_count_lines(src, ws, &lines_before, err);
     if (rc != 0)
       return rc;
   }

@@ -1,6 +1,6 @@
 /* fuzz_extract_cfg.c - libFuzzer target: arbitrary bytes as a config file
- * (YAML, JSON, TOML, Python config or Python script, chosen by the first
- * byte) read by the extractor: warnings at most, never a crash, a hang or
+ * (YAML, JSON, TOML, Python config or Python script, gin, or a launch
+ * script, chosen by the first byte) read by the extractor: warnings at most, never a crash, a hang or
  * unbounded memory. */
 #include <stdint.h>
 #include <stdio.h>
@@ -28,8 +28,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const char *const names[] = {"c.yaml", "c.json", "c.toml", "c.py",
-                                      "train.py"};
+  static const char *const names[] = {"c.yaml", "c.json", "c.toml",  "c.py",
+                                      "train.py", "c.gin",  "run.sh"};
   const char *name;
   char path[256];
   const char *argv[4];
@@ -41,15 +41,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   if (size == 0)
     return 0;
-  name = names[data[0] % 5];
+  name = names[data[0] % 7];
   snprintf(path, sizeof(path), "%s/%s", repo, name);
   f = fopen(path, "w");
   if (f == NULL)
     return 0;
   fwrite(data + 1, 1, size - 1, f);
   fclose(f);
-  argv[0] = "python";
-  argv[1] = "train.py";
+  argv[0] = strcmp(name, "run.sh") == 0 ? "bash" : "python";
+  argv[1] = strcmp(name, "run.sh") == 0 ? "run.sh" : "train.py";
   argv[2] = "--config";
   argv[3] = name;
   cfg[0] = name;
@@ -58,7 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   q.argv = argv;
   q.argc = 4;
   q.configs = cfg;
-  q.n_configs = strcmp(name, "train.py") == 0 ? 0 : 1;
+  q.n_configs =
+      (strcmp(name, "train.py") == 0 || strcmp(name, "run.sh") == 0) ? 0 : 1;
   q.time_budget_s = 1.0;
   sm_extract(&q, &r, &err);
   sm_extract_res_release(&r);

@@ -82,45 +82,42 @@ SM_TEST(extract_shell_words) {
   ctx_free(c);
 }
 
-typedef struct kvs {
-  char k[8][64];
-  char v[8][64];
-  int line[8];
-  int n;
-} kvs;
-
-static void collect(void *ud, const char *key, const char *val, int line) {
-  kvs *s = ud;
-  if (s->n < 8) {
-    snprintf(s->k[s->n], 64, "%s", key);
-    snprintf(s->v[s->n], 64, "%s", val);
-    s->line[s->n++] = line;
-  }
-}
-
-SM_TEST(extract_toml_subset) {
+SM_TEST(extract_toml_tree) {
+  sm_extract_req q;
+  sm_extract_res r;
+  sm__ctx *c = ctx_new(NULL, &q, &r);
   const char *t = "# top\nname = \"x # not a comment\"\n[train]\n"
                   "lr = 2.0e-3 # peak\nsteps = 300_000\n"
-                  "doc = \"\"\"\nmany\nlines\n\"\"\"\n[model.enc]\nd = 512\n";
-  kvs s = {0};
-  int bad = 0;
-  ASSERT_OK(sm__toml_parse(t, strlen(t), collect, &s, &bad));
-  ASSERT_EQ(s.n, 4);
-  ASSERT_STREQ(s.k[0], "name");
-  ASSERT_STREQ(s.v[0], "\"x # not a comment\"");
-  ASSERT_STREQ(s.k[1], "train.lr");
-  ASSERT_STREQ(s.v[1], "2.0e-3");
-  ASSERT_EQ(s.line[1], 4);
-  ASSERT_STREQ(s.k[2], "train.steps");
-  ASSERT_STREQ(s.k[3], "model.enc.d");
-  ASSERT_EQ(s.line[3], 11);
-  /* Malformed: an unclosed table, a line without '=', an open string. */
-  ASSERT_EQ(sm__toml_parse("[x\n", 3, collect, &s, &bad), SM_EPARSE);
-  ASSERT_EQ(bad, 1);
-  ASSERT_EQ(sm__toml_parse("a = 1\njunk\n", 11, collect, &s, &bad), SM_EPARSE);
-  ASSERT_EQ(bad, 2);
-  ASSERT_EQ(sm__toml_parse("s = '''\nx\n", 10, collect, &s, &bad), SM_EPARSE);
-  ASSERT_OK(sm__toml_parse("", 0, collect, &s, &bad));
+                  "doc = \"\"\"\nmany\nlines\n\"\"\"\n[model.enc]\nd = 512\n"
+                  "opt = { name = \"adamw\", betas = [0.9,\n 0.95] }\n"
+                  "[[datasets]]\npath = \"a\"\n[[datasets]]\npath = \"b\"\n";
+  sm__vnode *v = sm__vt_toml(c, "t.toml", t, strlen(t)), *k;
+  ASSERT(v != NULL);
+  k = sm__vt_get(v, "name");
+  ASSERT_STREQ(k->str, "x # not a comment");
+  k = sm__vt_get_path(v, "train.lr");
+  ASSERT_EQ(k->t, SM__T_NUM);
+  ASSERT(k->num == 2.0e-3);
+  ASSERT_EQ(k->line, 4);
+  ASSERT(sm__vt_get_path(v, "train.steps")->num == 300000);
+  ASSERT_STREQ(sm__vt_get_path(v, "train.doc")->str, "many\nlines\n");
+  k = sm__vt_get_path(v, "model.enc.d");
+  ASSERT_EQ(k->line, 11);
+  ASSERT_STREQ(sm__vt_get_path(v, "model.enc.opt.name")->str, "adamw");
+  ASSERT_EQ(sm__vt_get_path(v, "model.enc.opt.betas")->n, 2);
+  k = sm__vt_get(v, "datasets");
+  ASSERT_EQ(k->t, SM__T_LIST);
+  ASSERT_EQ(k->n, 2);
+  ASSERT_STREQ(sm__vt_get(k->e[1].v, "path")->str, "b");
+  /* Malformed input: what parsed is kept, a warning says so. */
+  v = sm__vt_toml(c, "bad.toml", "[x\na = 1\n", 10);
+  ASSERT(v != NULL);
+  ASSERT(r.n_warnings > 0);
+  v = sm__vt_toml(c, "empty.toml", "", 0);
+  ASSERT(v != NULL && v->n == 0);
+  v = sm__vt_toml(c, "open.toml", "s = \'\'\'\nx\n", 10);
+  ASSERT(v != NULL);
+  ctx_free(c);
 }
 
 SM_TEST(extract_params_layers) {
@@ -174,8 +171,7 @@ SM_TEST(extract_params_layers) {
   }
   /* An OmegaConf interpolation is a reference to another key. */
   sm__param_text(c, "paths.data_dir", "/data/mnist", SM__L_CONFIG, "p:1");
-  sm__param_text(c, "data.data_dir", "${paths.data_dir}", SM__L_CONFIG,
-                 "d:1");
+  sm__param_text(c, "data.data_dir", "${paths.data_dir}", SM__L_CONFIG, "d:1");
   {
     const char *const dn[] = {"data.data_dir", NULL};
     p = sm__param_get(c, dn);

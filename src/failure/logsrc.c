@@ -1,4 +1,4 @@
-/* source.c - the log as the locator sees it: a regular file or a memory
+/* logsrc.c - the log as the locator sees it: a regular file or a memory
  * buffer, read at any offset through a small cache of aligned blocks, so
  * that no region is read from the file twice while it stays in the cache
  * (the tail scan, a probe and its neighbour, the transient check and the
@@ -29,11 +29,11 @@ struct sm__cblock {
   const char *at; /* the bytes: data, or into the memory buffer */
 };
 
-void sm__src_init(sm__src *s) {
+void sm__logsrc_init(sm__logsrc *s) {
   memset(s, 0, sizeof(*s));
 }
 
-void sm__src_release(sm__src *s) {
+void sm__logsrc_release(sm__logsrc *s) {
   for (int i = 0; i < s->n_cache; i++)
     sm_free(s->cache[i].data);
   sm_free(s->cache);
@@ -47,7 +47,7 @@ void sm__src_release(sm__src *s) {
  * the line count never reads it again once it has left the cache.  The
  * table has one entry per block of the log (4 bytes per 64 KiB), up to
  * SM__SRC_MEMO_MAX entries; a larger log relies on the cache alone. */
-static void memo_block(sm__src *s, uint64_t boff, const char *p, size_t n) {
+static void memo_block(sm__logsrc *s, uint64_t boff, const char *p, size_t n) {
   uint64_t nb = (s->size + SM__SRC_BLOCK - 1) / SM__SRC_BLOCK;
 
   if (n != SM__SRC_BLOCK || nb > SM__SRC_MEMO_MAX || s->memo_failed)
@@ -64,7 +64,7 @@ static void memo_block(sm__src *s, uint64_t boff, const char *p, size_t n) {
 }
 
 /* The remembered count of the block at boff, or -1. */
-static long long memo_get(const sm__src *s, uint64_t boff) {
+static long long memo_get(const sm__logsrc *s, uint64_t boff) {
   uint32_t v;
 
   if (s->nl_memo == NULL)
@@ -73,7 +73,7 @@ static long long memo_get(const sm__src *s, uint64_t boff) {
   return v ? (long long)v - 1 : -1;
 }
 
-static sm__cblock *cache_find(sm__src *s, uint64_t boff) {
+static sm__cblock *cache_find(sm__logsrc *s, uint64_t boff) {
   for (int i = 0; i < s->n_cache; i++)
     if (s->cache[i].off == boff && s->cache[i].at != NULL)
       return &s->cache[i];
@@ -82,7 +82,7 @@ static sm__cblock *cache_find(sm__src *s, uint64_t boff) {
 
 /* The cached block at aligned offset boff, read on a miss; NULL on an
  * error (set in err). */
-static sm__cblock *cache_get(sm__src *s, uint64_t boff, sm_err *err) {
+static sm__cblock *cache_get(sm__logsrc *s, uint64_t boff, sm_err *err) {
   sm__cblock *b = cache_find(s, boff), *victim;
   size_t want;
 
@@ -134,8 +134,8 @@ static sm__cblock *cache_get(sm__src *s, uint64_t boff, sm_err *err) {
   return victim;
 }
 
-ssize_t sm__src_read(sm__src *s, void *buf, size_t n, uint64_t off,
-                     sm_err *err) {
+ssize_t sm__logsrc_read(sm__logsrc *s, void *buf, size_t n, uint64_t off,
+                        sm_err *err) {
   size_t got = 0;
 
   if (off >= s->size)
@@ -213,7 +213,7 @@ uint64_t sm__count_newlines(const char *p, size_t n) {
 
 /* Counts the newlines of [a, b) by reading them in large reads that
  * bypass the cache; *c accumulates. */
-static int count_uncached(sm__src *s, uint64_t a, uint64_t b, char **buf,
+static int count_uncached(sm__logsrc *s, uint64_t a, uint64_t b, char **buf,
                           uint64_t *c, sm_err *err) {
   if (a >= b)
     return 0;
@@ -238,8 +238,8 @@ static int count_uncached(sm__src *s, uint64_t a, uint64_t b, char **buf,
   return 0;
 }
 
-int sm__src_count_lines(sm__src *s, uint64_t end, uint64_t *count,
-                        sm_err *err) {
+int sm__logsrc_count_lines(sm__logsrc *s, uint64_t end, uint64_t *count,
+                           sm_err *err) {
   uint64_t c = 0, pos = 0, run = 0;
   char *buf = NULL;
   int rc = 0;

@@ -1,0 +1,384 @@
+/* task.c - task and domain from what the job does.
+ *
+ * Each kind of evidence votes for a task family with a weight:
+ *
+ *   the model the job trains (its family's usual task)       4 (2 for a
+ *   the dataset it reads (its usual task)                    4  backbone
+ *   the training method (a causal-LM head, an SFT or DPO      4  family)
+ *     trainer, a CTC loss, a diffusion scheduler: word families)
+ *   words of the config files on the path (their names, the   2 per event,
+ *     component types and keys they set)                        at most 3
+ *   words of the command and the entry script                 2 per event,
+ *                                                               at most 3
+ *   words of modules the entry imports                        1 per event,
+ *                                                               at most 2
+ *
+ * so that no stray keyword decides: a word in an imported module counts
+ * once or twice, never a hundred times.  The family with the most votes
+ * wins; when a family of another domain comes close, the answer is null.
+ * Within language modelling the method decides the task (LoRA, SFT or
+ * instruction data, preference optimisation, fine-tuning from pretrained
+ * weights, pre-training from scratch); within dense vision the most
+ * specific kind of output (panoptic, instance, semantic, boxes). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "advisor/advisor_int.h"
+
+#define N(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+enum {
+  F_LM,
+  F_MM,
+  F_DET,
+  F_PANO,
+  F_INST,
+  F_SEM,
+  F_TEXTDET,
+  F_TEXTREC,
+  F_POSE,
+  F_DIFF,
+  F_SSL,
+  F_CLS,
+  F_ACTION,
+  F_CONTR,
+  F_SPEECH,
+  F_REC,
+  F_TRANS,
+  F_TEXTCLS,
+  F_QA,
+  NFAM
+};
+
+static const struct {
+  const char *task;   /* task string */
+  const char *domain; /* domain */
+  int group;          /* families of one group do not contradict */
+} fam[NFAM] = {
+    [F_LM] = {"language_model_pretraining", "nlp", 1},
+    [F_MM] = {"visual_instruction_tuning", "multimodal", 5},
+    [F_DET] = {"object_detection", "cv", 2},
+    [F_PANO] = {"panoptic_segmentation", "cv", 2},
+    [F_INST] = {"instance_segmentation", "cv", 2},
+    [F_SEM] = {"semantic_segmentation", "cv", 2},
+    [F_TEXTDET] = {"text_detection", "cv", 2},
+    [F_TEXTREC] = {"text_recognition", "cv", 2},
+    [F_POSE] = {"pose_estimation", "cv", 2},
+    [F_DIFF] = {"image_generation_diffusion", "cv", 3},
+    [F_SSL] = {"self_supervised_image_pretraining", "cv", 3},
+    [F_CLS] = {"image_classification", "cv", 3},
+    [F_ACTION] = {"action_recognition", "cv", 3},
+    [F_CONTR] = {"contrastive_pretraining", "multimodal", 5},
+    [F_SPEECH] = {"speech_recognition", "speech", 4},
+    [F_REC] = {"recommendation", "recsys", 6},
+    [F_TRANS] = {"translation", "nlp", 1},
+    [F_TEXTCLS] = {"text_classification", "nlp", 1},
+    [F_QA] = {"question_answering", "nlp", 1},
+};
+
+/* The family of a task string from the alias table. */
+static int family_of(const char *task) {
+  if (task == NULL)
+    return -1;
+  for (int f = 0; f < NFAM; f++)
+    if (strcmp(fam[f].task, task) == 0)
+      return f;
+  if (strstr(task, "language_model") || strstr(task, "llm_") ||
+      strstr(task, "sft"))
+    return F_LM;
+  if (strstr(task, "multimodal") || strstr(task, "visual_instruction"))
+    return F_MM;
+  if (strstr(task, "segmentation"))
+    return F_SEM;
+  if (strstr(task, "detection"))
+    return F_DET;
+  if (strstr(task, "classification"))
+    return F_CLS;
+  if (strstr(task, "speech"))
+    return F_SPEECH;
+  if (strstr(task, "recommend"))
+    return F_REC;
+  if (strstr(task, "contrastive"))
+    return F_CONTR;
+  return -1;
+}
+
+/* The family a domain alone points to. */
+static int family_of_domain(const char *d) {
+  if (d == NULL)
+    return -1;
+  if (strcmp(d, "nlp") == 0)
+    return F_LM;
+  if (strcmp(d, "speech") == 0)
+    return F_SPEECH;
+  if (strcmp(d, "recsys") == 0)
+    return F_REC;
+  if (strcmp(d, "multimodal") == 0)
+    return F_MM;
+  return -1;
+}
+
+/* Votes of one word family, capped per source. */
+static int word_votes(sm__ctx *c, sm__word w) {
+  int *s = c->word_src[w];
+  int code = s[1] > 2 ? 2 : s[1];
+  int entry = s[2] > 3 ? 3 : s[2];
+  int cfg = s[3] > 3 ? 3 : s[3];
+  return code + 2 * entry + 2 * cfg;
+}
+
+static int truthy(sm__ctx *c, const char *const *names, const char **ev) {
+  const sm__param *p = sm__param_get(c, names);
+  double v;
+  if (p == NULL)
+    return 0;
+  if (p->kind == SM__V_STR) {
+    if (p->str[0] != '\0' && strcasecmp(p->str, "false") != 0 &&
+        strcmp(p->str, "0") != 0 && strcasecmp(p->str, "none") != 0) {
+      *ev = p->ev;
+      return 1;
+    }
+    return 0;
+  }
+  if (sm__param_value(c, p, &v) == 0 && v != 0) {
+    *ev = p->ev;
+    return 1;
+  }
+  return 0;
+}
+
+/* The words of the configuration the job reads: component types and
+ * names (type='DBNet', META_ARCHITECTURE, _target_, encoder: conformer)
+ * and the key paths it sets (ibot.loss_weight), each counted once. */
+void sm__config_words(sm__ctx *c) {
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    if (p->layer < SM__L_CONFIG || strcmp(p->ev, "command") == 0)
+      continue;
+    if (p->kind == SM__V_STR && strlen(p->str) < 64 &&
+        strchr(p->str, ' ') == NULL)
+      sm__words_in(c, p->str, strlen(p->str), p->ev, 3);
+    sm__words_in(c, p->key, strlen(p->key), p->ev, 3);
+  }
+}
+
+void sm__task_domain(sm__ctx *c) {
+  static const struct {
+    sm__word w;
+    int f;
+  } map[] = {
+      {SM__W_LM, F_LM},
+      {SM__W_DETECTION, F_DET},
+      {SM__W_SEGMENTATION, F_SEM},
+      {SM__W_PANOPTIC, F_PANO},
+      {SM__W_DIFFUSION, F_DIFF},
+      {SM__W_SELFSUP, F_SSL},
+      {SM__W_MULTIMODAL, F_MM},
+      {SM__W_SPEECH, F_SPEECH},
+      {SM__W_RECSYS, F_REC},
+      {SM__W_TRANSLATION, F_TRANS},
+      {SM__W_CONTRASTIVE, F_CONTR},
+      {SM__W_CLASSIFICATION, F_CLS},
+      {SM__W_TEXTDET, F_TEXTDET},
+      {SM__W_TEXTREC, F_TEXTREC},
+      {SM__W_INSTANCE, F_INST},
+      {SM__W_POSE, F_POSE},
+      {SM__W_ACTION, F_ACTION},
+      {SM__W_INSTRUCT, F_LM},
+      {SM__W_PREFERENCE, F_LM},
+  };
+  int score[NFAM] = {0};
+  const char *evf[NFAM] = {0};
+  const char *e2 = NULL, *task, *domain, *ev;
+  int best = -1, second = -1, f;
+  int lm_method = c->sig[SM__SIG_CAUSAL_LM] != NULL ||
+                  word_votes(c, SM__W_INSTRUCT) >= 2 ||
+                  word_votes(c, SM__W_PREFERENCE) >= 2;
+
+  /* Words.  Classification words say nothing of the modality: they go
+   * to text classification when the job's evidence is textual. */
+  for (size_t i = 0; i < SM_ARRAY_LEN(map); i++) {
+    int v = word_votes(c, map[i].w);
+    if (map[i].w == SM__W_CLASSIFICATION)
+      continue;
+    score[map[i].f] += v;
+    if (v > 0 && evf[map[i].f] == NULL)
+      evf[map[i].f] = c->word[map[i].w];
+  }
+  {
+    int v = word_votes(c, SM__W_CLASSIFICATION);
+    int text = score[F_LM] +
+               (c->ds_domain && !strcmp(c->ds_domain, "nlp")) * 4 +
+               (c->hint_domain && !strcmp(c->hint_domain, "nlp")) * 4;
+    int vision = (c->sig[SM__SIG_VISION] != NULL) * 2 +
+                 (c->ds_domain && !strcmp(c->ds_domain, "cv")) * 4 +
+                 (c->hint_domain && !strcmp(c->hint_domain, "cv")) * 4;
+    f = text > vision ? F_TEXTCLS : F_CLS;
+    score[f] += v;
+    if (v > 0 && evf[f] == NULL)
+      evf[f] = c->word[SM__W_CLASSIFICATION];
+  }
+  /* The model and the dataset. */
+  {
+    const sm_meta_value *mv = &c->res->meta.f[SM_META_MODEL_NAME];
+    const sm_meta_value *dv = &c->res->meta.f[SM_META_DATASET];
+    int mf = family_of(c->hint_task), df = family_of(c->ds_task);
+    if (mf < 0)
+      mf = family_of_domain(c->hint_domain);
+    if (df < 0)
+      df = family_of_domain(c->ds_domain);
+    if (mf >= 0) {
+      score[mf] += mf == F_CLS ? 2 : 4;
+      evf[mf] = mv->evidence;
+    }
+    if (df >= 0) {
+      /* Data labelled for classification or QA is still language
+       * modelling when the code trains a language model on it. */
+      int w = df == F_CLS ? 2 : 4;
+      if ((df == F_TEXTCLS || df == F_QA) && lm_method)
+        df = F_LM;
+      score[df] += w;
+      evf[df] = dv->evidence;
+    }
+  }
+  /* The training method. */
+  if (c->sig[SM__SIG_CAUSAL_LM]) {
+    score[F_LM] += 4;
+    evf[F_LM] = c->sig[SM__SIG_CAUSAL_LM];
+  }
+  if (c->sig[SM__SIG_VISION] && c->sig_layer[SM__SIG_VISION] >= SM__L_ENTRY)
+    score[F_CLS] += 1;
+  if (truthy(c, N("masks"), &e2) && score[F_PANO] + score[F_SEM] > 0) {
+    /* DETR-style --masks: the mask head is trained. */
+    score[score[F_PANO] ? F_PANO : F_INST] += 4;
+    evf[score[F_PANO] ? F_PANO : F_INST] = e2;
+  }
+  for (f = 0; f < NFAM; f++) {
+    if (best < 0 || score[f] > score[best]) {
+      second = best;
+      best = f;
+    } else if (second < 0 || score[f] > score[second]) {
+      second = f;
+    }
+  }
+  if (best < 0 || score[best] < 2)
+    return;
+  /* Families of one group refine each other: segmentation outputs are
+   * more specific than boxes, text detection more than detection. */
+  if (fam[best].group == 2) {
+    static const int order[] = {F_PANO, F_INST, F_TEXTDET, F_TEXTREC,
+                                F_POSE, F_SEM,  F_DET};
+    int total = 0;
+    for (f = 0; f < NFAM; f++)
+      if (fam[f].group == 2)
+        total += score[f];
+    for (size_t k = 0; k < SM_ARRAY_LEN(order); k++)
+      if (score[order[k]] * 3 >= total) {
+        best = order[k];
+        break;
+      }
+    second = -1;
+    for (f = 0; f < NFAM; f++)
+      if (fam[f].group != 2 && (second < 0 || score[f] > score[second]))
+        second = f;
+  }
+  if (fam[best].group == 1) {
+    int nlp = 0;
+    for (f = 0; f < NFAM; f++)
+      if (fam[f].group == 1)
+        nlp += score[f];
+    /* Text is also the target of speech and vision-language models: a
+     * non-text input modality nearly as strong decides. */
+    if (score[F_SPEECH] * 2 >= nlp && score[F_SPEECH] >= 4)
+      best = F_SPEECH;
+    else if (score[F_MM] * 2 >= nlp && score[F_MM] >= 4)
+      best = F_MM;
+    else if (lm_method || score[F_LM] >= score[best])
+      best = score[F_TRANS] > score[F_LM] ? F_TRANS : F_LM;
+    /* The text families and the modality chosen over them agree. */
+    second = -1;
+    for (f = 0; f < NFAM; f++)
+      if (fam[f].group != 1 && f != F_SPEECH && f != F_MM &&
+          (second < 0 || score[f] > score[second]))
+        second = f;
+  }
+  if (best == F_CLS) {
+    /* Classification is what backbones and ImageNet suggest by default:
+     * a method of its own (self-supervision, diffusion, detection heads)
+     * with enough votes decides. */
+    int alt = -1;
+    for (f = 0; f < NFAM; f++)
+      if (f != F_CLS && fam[f].domain && strcmp(fam[f].domain, "cv") == 0 &&
+          score[f] >= 4 && (alt < 0 || score[f] > score[alt]))
+        alt = f;
+    if (alt >= 0 && score[alt] * 2 >= score[F_CLS])
+      best = alt;
+  }
+  /* Disagreement: another domain nearly as strong.  Text is also the
+   * target of speech and vision-language models, so it agrees with
+   * them. */
+  second = -1;
+  for (f = 0; f < NFAM; f++) {
+    int agrees = fam[f].group == fam[best].group ||
+                 ((best == F_SPEECH || best == F_MM) && fam[f].group == 1);
+    if (!agrees && (second < 0 || score[f] > score[second]))
+      second = f;
+  }
+  if (second >= 0 && score[second] * 4 > score[best] * 3)
+    return;
+  task = fam[best].task;
+  domain = fam[best].domain;
+  ev = evf[best] ? evf[best] : "command";
+  /* Video models of instance masks. */
+  if ((best == F_INST || best == F_PANO || best == F_SEM) &&
+      word_votes(c, SM__W_VIDEO) >= 2 && score[F_INST] > 0)
+    task = "video_instance_segmentation";
+  if (best == F_LM) {
+    const sm__param *lora_flag =
+        sm__param_get(c, N("lora_enable", "use_lora", "lora", "use_peft",
+                           "peft", "enable_lora", "adapter"));
+    int lora = truthy(c, N("q_lora", "qlora"), &e2) ||
+               (lora_flag != NULL
+                    ? truthy(c,
+                             N("lora_enable", "use_lora", "lora", "use_peft",
+                               "peft", "enable_lora", "adapter"),
+                             &e2)
+                    : (c->sig[SM__SIG_LORA] != NULL &&
+                       c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
+    int finetune =
+        truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
+        (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
+         c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
+        sm__param_get(c, N("model_name_or_path", "base_model",
+                           "pretrained_model_name_or_path")) != NULL ||
+        c->word_strong[SM__W_FINETUNE] >= 2;
+    if (lora)
+      task = "llm_finetuning_lora";
+    else if (word_votes(c, SM__W_INSTRUCT) >= 2 ||
+             word_votes(c, SM__W_PREFERENCE) >= 2 ||
+             (c->ds_task && strstr(c->ds_task, "sft")))
+      task = "llm_finetuning_sft";
+    else if (finetune && !c->sig[SM__SIG_FROM_SCRATCH])
+      task = "language_model_finetuning";
+    else
+      task = "language_model_pretraining";
+  } else if (best == F_MM) {
+    const char *e3 = NULL;
+    if (truthy(c, N("lora_enable", "use_lora", "lora"), &e3))
+      task = "visual_instruction_tuning_lora";
+    else if (truthy(c,
+                    N("tune_mm_mlp_adapter", "freeze_backbone",
+                      "pretrain_mm_mlp_adapter"),
+                    &e3) &&
+             !sm__param_get(c, N("pretrain_mm_mlp_adapter")))
+      task = "multimodal_pretraining_feature_alignment";
+    else if (c->ds_task && family_of(c->ds_task) == F_MM)
+      task = c->ds_task;
+  } else if (best == F_CLS && fam[best].group == 3 && c->ds_domain &&
+             strcmp(c->ds_domain, "nlp") == 0) {
+    task = "text_classification";
+    domain = "nlp";
+  }
+  sm_meta_set_str(&c->res->meta, SM_META_TASK, task, ev);
+  sm_meta_set_str(&c->res->meta, SM_META_DOMAIN, domain, ev);
+}
