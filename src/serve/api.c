@@ -302,8 +302,12 @@ static int job_meta(sm_serve *sv, sv_req *r, const adv_in *in, sm_meta *meta,
     q.n_configs = in->n_configs;
     q.argv = in->argv;
     q.argc = in->argc;
-    /* What is left of the deadline, less room for the search. */
-    q.time_budget_s = left * 0.8 > 0.01 ? left * 0.8 : 0.01;
+    /* What is left of the deadline, less room for the search.  A
+     * registration answered already (late) still reads the job, for its
+     * write-back, within a short budget of its own. */
+    q.time_budget_s = left * 0.8 > 0.01      ? left * 0.8
+                      : r->ep == EP_REGISTER ? 0.25
+                                             : 0.01;
     if (q.time_budget_s > 2.0)
       q.time_budget_s = 2.0;
     rc = sm_extract(&q, &er, &err);
@@ -384,17 +388,22 @@ void sv__work_advise(sm_serve *sv, sv_req *r, sv_result *res) {
     /* The metadata goes with the job, for its write-back. */
     sv_job *job = sv__jobs_get(&sv->jobs, r->job);
     int done;
+    pthread_mutex_lock(&r->mu);
+    done = r->state == RQ_DONE;
+    pthread_mutex_unlock(&r->mu);
     if (job) {
       pthread_mutex_lock(&job->mu);
       if (!job->has_meta && sm_meta_copy(&job->meta, &meta) == 0)
         job->has_meta = 1;
       pthread_mutex_unlock(&job->mu);
-      pthread_mutex_lock(&r->mu);
-      done = r->state == RQ_DONE;
-      pthread_mutex_unlock(&r->mu);
       if (done) /* answered by the deadline already */
         sv__journal_job(sv, job, "update");
       sv__jobs_put(&sv->jobs, job);
+    }
+    if (done) {
+      sm_meta_release(&meta);
+      sm_buf_release(&warn);
+      return;
     }
   }
   sm_advice_init(&a);

@@ -180,14 +180,16 @@ static void *worker(void *arg) {
     pthread_mutex_unlock(&c->mu);
 
     pthread_mutex_lock(&r->mu);
-    skip = r->state == RQ_DONE;
-    if (!skip) {
+    /* Answered already (its deadline passed while it waited): nothing to
+     * do, except reading a registered job for its write-back. */
+    skip = r->state == RQ_DONE && r->ep != EP_REGISTER;
+    if (r->state != RQ_DONE) {
       r->state = RQ_RUNNING;
       r->t_work = sm_now();
     }
     pthread_mutex_unlock(&r->mu);
     if (!skip) {
-      sv__observe(&sv->m.wait[c->id], r->t_work - r->t0);
+      sv__observe(&sv->m.wait[c->id], sm_now() - r->t0);
       atomic_fetch_add(&c->busy, 1);
       sv__result_init(&res);
       sv__work(sv, r, &res);
