@@ -61,6 +61,16 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock = s
 
 
+class _TcpConnection(http.client.HTTPConnection):
+    """HTTP/1.1 over TCP without Nagle's delay: http.client writes the
+    head and the body separately, and the second write would otherwise
+    wait for the server's delayed acknowledgement."""
+
+    def connect(self):
+        super().connect()
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
 class SchedMate:
     """One keep-alive connection to a server; not for several threads."""
 
@@ -70,8 +80,7 @@ class SchedMate:
         else:
             hostport = server[7:] if server.startswith("http://") else server
             hostport = hostport.split("/", 1)[0]
-            self._new = lambda: http.client.HTTPConnection(hostport,
-                                                           timeout=timeout)
+            self._new = lambda: _TcpConnection(hostport, timeout=timeout)
         self._conn = None
         self._token = token
         self.retries = retries

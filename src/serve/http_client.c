@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +168,8 @@ static int do_connect(sm_http_conn *c, double deadline, sm_err *err) {
       e = errno;
     }
     if (e == 0) {
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       c->fd = fd;
       rc = 0;
       break;
@@ -291,10 +295,14 @@ static int exchange(sm_http_conn *c, const char *method, const char *path,
     sm_buf_addf(
         &req, "Content-Type: application/json\r\nContent-Length: %zu\r\n", len);
   sm_buf_adds(&req, "\r\n");
+  /* Head and body in one write: two small writes would wait for the
+   * peer's delayed acknowledgement (Nagle). */
+  if (body && len && sm_buf_add(&req, body, len) != 0) {
+    sm_buf_release(&req);
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  }
   rc = send_all(c, req.data, req.len, deadline, err);
   sm_buf_release(&req);
-  if (rc == 0 && body && len)
-    rc = send_all(c, body, len, deadline, err);
   if (rc != 0)
     return rc;
   sm_buf_init(&in, MAX_HEAD + MAX_BODY);
