@@ -77,18 +77,24 @@ int sv__req_finish(sv_req *r, sv_result *res, int late) {
     r->state = RQ_DONE;
     r->late = late;
     used = 1;
-    if (r->suspended && r->conn != NULL) {
-      r->suspended = 0;
-      MHD_resume_connection(r->conn);
-    }
   }
   pthread_mutex_unlock(&r->mu);
-  if (!used)
+  if (!used) {
     sv__result_release(res);
+    return 0;
+  }
   dl_remove(r->sv, r);
-  if (used && r->ep == EP_REGISTER)
+  /* What a registration was answered is recorded before the client can
+   * see the answer (and end the job). */
+  if (r->ep == EP_REGISTER)
     sv__register_answered(r->sv, r);
-  return used;
+  pthread_mutex_lock(&r->mu);
+  if (r->suspended && r->conn != NULL) {
+    r->suspended = 0;
+    MHD_resume_connection(r->conn);
+  }
+  pthread_mutex_unlock(&r->mu);
+  return 1;
 }
 
 /* ==== Channels ==== */

@@ -74,7 +74,9 @@ static double py(double y) {
 
 /* Axes, ticks and labels of a CDF (y from 0 to 1). */
 static void axes(sm_buf *b, const frame *f, const char *xlabel,
-                 const char *xfmt, double xscale) {
+                 const char *ylabel, const char *xfmt, double xscale) {
+  int nt = f->xlog ? (int)(f->x1 - f->x0) : 5;
+
   sm_buf_addf(b,
               "<rect x='%d' y='%d' width='%d' height='%d' fill='none' "
               "stroke='#444'/>\n",
@@ -87,8 +89,9 @@ static void axes(sm_buf *b, const frame *f, const char *xlabel,
                 "%.0f%%</text>\n",
                 ML, W - MR, py(y), py(y), ML - 6, py(y) + 4, y * 100);
   }
-  for (int i = 0; i <= 5; i++) {
-    double v = f->x0 + (f->x1 - f->x0) * i / 5.0;
+  /* Linear: five steps; logarithmic: one tick per decade. */
+  for (int i = 0; i <= nt; i++) {
+    double v = f->xlog ? f->x0 + i : f->x0 + (f->x1 - f->x0) * i / nt;
     double x = f->xlog ? pow(10, v) : v;
     char lab[32];
     snprintf(lab, sizeof(lab), xfmt, x * xscale);
@@ -103,14 +106,18 @@ static void axes(sm_buf *b, const frame *f, const char *xlabel,
   esc(b, xlabel);
   sm_buf_addf(b,
               "</text><text x='14' y='%d' font-size='12' "
-              "transform='rotate(-90 14 %d)' text-anchor='middle'>share "
-              "of answers</text>\n",
+              "transform='rotate(-90 14 %d)' text-anchor='middle'>",
               (MT + H - MB) / 2, (MT + H - MB) / 2);
+  esc(b, ylabel);
+  sm_buf_adds(b, "</text>\n");
 }
 
+/* An empirical CDF per series (sorted values), drawn as steps from at
+ * most QUANTILES points, with a marker at each value when there are
+ * few. */
 static void cdf_plot(sm_buf *b, const char *title, const char *xlabel,
-                     const series *s, int ns, frame f, const char *xfmt,
-                     double xscale) {
+                     const char *ylabel, const series *s, int ns, frame f,
+                     const char *xfmt, double xscale) {
   int legend_rows = (ns + 2) / 3;
 
   sm_buf_addf(b,
@@ -119,26 +126,32 @@ static void cdf_plot(sm_buf *b, const char *title, const char *xlabel,
               W, H + 20 * legend_rows, W, H + 20 * legend_rows);
   esc(b, title);
   sm_buf_adds(b, "</title>\n");
-  axes(b, &f, xlabel, xfmt, xscale);
+  axes(b, &f, xlabel, ylabel, xfmt, xscale);
   for (int k = 0; k < ns; k++) {
     const series *q = &s[k];
     size_t steps = q->n < QUANTILES ? q->n : QUANTILES;
+    double yprev = 0;
     if (q->n == 0)
       continue;
     sm_buf_addf(b,
                 "<polyline fill='none' stroke='%s' stroke-width='2' "
                 "points='",
                 q->color);
-    sm_buf_addf(b, "%.1f,%.1f ", px(&f, q->x[0]), py(0));
     for (size_t i = 0; i < steps; i++) {
-      size_t idx = steps == q->n
-                       ? i
-                       : (size_t)((double)i * (q->n - 1) /
-                                  (double)(steps - 1 ? steps - 1 : 1));
+      size_t idx =
+          steps == q->n
+              ? i
+              : (size_t)((double)i * (double)(q->n - 1) / (double)(steps - 1));
       double y = (double)(idx + 1) / (double)q->n;
-      sm_buf_addf(b, "%.1f,%.1f ", px(&f, q->x[idx]), py(y));
+      sm_buf_addf(b, "%.1f,%.1f %.1f,%.1f ", px(&f, q->x[idx]), py(yprev),
+                  px(&f, q->x[idx]), py(y));
+      yprev = y;
     }
     sm_buf_adds(b, "'/>\n");
+    for (size_t i = 0; q->n <= 40 && i < q->n; i++)
+      sm_buf_addf(b, "<circle cx='%.1f' cy='%.1f' r='3' fill='%s'/>\n",
+                  px(&f, q->x[i]), py((double)(i + 1) / (double)q->n),
+                  q->color);
   }
   for (int k = 0; k < ns; k++) {
     int lx = ML + (k % 3) * 220, ly = H + 4 + 20 * (k / 3);
@@ -297,12 +310,12 @@ int sh__html(const sh_report *r, sm_buf *b) {
   }
   sm_buf_adds(b, "</table>\n");
   if (ns > 0) {
-    frame f = {0, mx > 2 ? 2 : mx, 0};
+    frame f = {0, mx * 1.1 > 2 ? 2 : mx * 1.1, 0};
     cdf_plot(b,
              "CDF of |estimate - real duration| / real duration, by end "
              "state",
-             "relative error of the estimate given at submission", s, ns, f,
-             "%.0f%%", 100);
+             "relative error of the estimate given at submission",
+             "share of jobs", s, ns, f, "%.0f%%", 100);
     sm_buf_adds(b, "<p class='note'>A cancelled or failed run's real "
                    "duration is when it stopped, so its error says how "
                    "early it ended, not how good the estimate was.</p>\n");
@@ -420,8 +433,8 @@ int sh__html(const sh_report *r, sm_buf *b) {
       if (f.x1 <= f.x0)
         f.x1 = f.x0 + 1;
       cdf_plot(b, "CDF of answer latency by channel (from the audit log)",
-               "milliseconds from arrival to answer (log scale)", s, ns, f,
-               "%g", 1);
+               "milliseconds from arrival to answer (log scale)",
+               "share of answers", s, ns, f, "%g", 1);
     } else {
       sm_buf_adds(b, "<p>No audit line carries a latency (give --audit "
                      "with the service's audit log).</p>\n");
