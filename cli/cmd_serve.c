@@ -27,7 +27,8 @@ static const char usage_text[] =
     "           [--queue CHANNEL=N]... [--workers CHANNEL=N]...\n"
     "           [--rate N] [--burst N] [--max-body BYTES] [--max-depth N]\n"
     "           [--max-connections N] [--max-jobs N] [--sync-interval S]\n"
-    "           [--top-k K] [--threshold T] [--ready-file FILE]\n"
+    "           [--top-k K] [--threshold T] [--slowdown X]\n"
+    "           [--ready-file FILE]\n"
     "           [--quiet | --verbose]\n"
     "\n"
     "Answers any scheduler over HTTP/1.1 + JSON (docs/serve.md): advice at\n"
@@ -61,6 +62,8 @@ static const char usage_text[] =
     "  --max-jobs N           registered jobs (100000)\n"
     "  --sync-interval S      poll for other writers' records (1; 0: off)\n"
     "  --top-k K, --threshold T  advise defaults (5, 0.95)\n"
+    "  --slowdown X           flag a job whose rate drops by X after another\n"
+    "                         job joined its node (0.25)\n"
     "  --ready-file FILE      write the addresses there once serving\n"
     "  --quiet, --verbose     fewer / more log lines on stderr\n"
     "Exit status: 0 after SIGTERM or SIGINT, 2 bad usage or a store or\n"
@@ -89,6 +92,7 @@ enum {
   OPT_TOPK,
   OPT_THRESH,
   OPT_READY,
+  OPT_SLOWDOWN,
   OPT_QUIET,
   OPT_VERBOSE,
   OPT_HELP
@@ -198,6 +202,7 @@ int cmd_serve(int argc, char **argv) {
       {"top-k", required_argument, NULL, OPT_TOPK},
       {"threshold", required_argument, NULL, OPT_THRESH},
       {"ready-file", required_argument, NULL, OPT_READY},
+      {"slowdown", required_argument, NULL, OPT_SLOWDOWN},
       {"quiet", no_argument, NULL, OPT_QUIET},
       {"verbose", no_argument, NULL, OPT_VERBOSE},
       {"help", no_argument, NULL, OPT_HELP},
@@ -310,6 +315,12 @@ int cmd_serve(int argc, char **argv) {
       break;
     case OPT_READY:
       ready = optarg;
+      break;
+    case OPT_SLOWDOWN:
+      rc = cli_parse_num("serve", "--slowdown", optarg, &d);
+      if (rc == 0 && !(d > 0 && d < 1))
+        rc = cli_usage("serve", "--slowdown must be in (0, 1)");
+      o.slowdown = d;
       break;
     case OPT_QUIET:
       log_level = SM_SERVE_WARN;

@@ -67,6 +67,8 @@ typedef struct sm_serve_opts {
   int max_jobs;                    /* registered jobs [100000] */
   int max_followed;                /* logs followed at once [256] */
   double sync_interval_s;          /* poll of other writers [1]; < 0: never */
+  double slowdown;                 /* flag a rate drop of this share after
+                                    * another job joined a node [0.25] */
   int top_k;                       /* advise matches [5] */
   float threshold;                 /* advise similarity threshold [0.95] */
   sm_serve_log_fn log;             /* messages, or NULL */

@@ -517,6 +517,8 @@ int sv__register(sm_serve *sv, sv_req *r, sv_result *res) {
   job = sv__jobs_get(&sv->jobs, id);
   if (job) {
     sv__journal_job(sv, job, "register");
+    if (job->n_nodes > 0)
+      sv__interference_join(sv, job);
     sv__jobs_put(&sv->jobs, job);
   }
   return 0;
@@ -627,6 +629,7 @@ void sv__job_info(sm_serve *sv, const char *id, sv_result *res) {
   } else {
     sm_jw_null(&w);
   }
+  sv__slowdown_json(job, &w);
   sm_jw_obj_end(&w);
   pthread_mutex_unlock(&job->mu);
   sv__jobs_put(&sv->jobs, job);

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "serve/serve_int.h"
 
@@ -43,6 +44,144 @@ static int track_json(const sm_track_result *t, sv_result *res) {
   res->status = 200;
   res->decision = t->ok ? "progress" : "missing";
   return 200;
+}
+
+/* ==== Interference ==== */
+
+static double rate_of(const sm_track_result *t) {
+  if (!t->ok)
+    return NAN;
+  if (isfinite(t->throughput) && t->throughput > 0)
+    return t->throughput;
+  if (isfinite(t->step_time_s) && t->step_time_s > 0)
+    return 1.0 / t->step_time_s;
+  return NAN;
+}
+
+static const char *shared_node(const sv_job *a, const sv_job *b) {
+  for (int x = 0; x < a->n_nodes; x++)
+    for (int y = 0; y < b->n_nodes; y++)
+      if (strcmp(a->nodes[x], b->nodes[y]) == 0)
+        return a->nodes[x];
+  return NULL;
+}
+
+void sv__interference_join(sm_serve *sv, sv_job *nj) {
+  sv_jobs *j = &sv->jobs;
+
+  pthread_mutex_lock(&j->mu);
+  for (size_t i = 0; i < j->nb; i++)
+    for (sv_job *p = j->b[i]; p; p = p->next) {
+      const char *node;
+      if (p == nj || (node = shared_node(p, nj)) == NULL)
+        continue;
+      pthread_mutex_lock(&p->mu);
+      if (p->joined_by[0] == '\0' && isfinite(p->rate)) {
+        snprintf(p->joined_by, sizeof(p->joined_by), "%s", nj->id);
+        snprintf(p->joined_node, sizeof(p->joined_node), "%s", node);
+        p->base_rate = p->rate;
+        p->base_step = p->last.has_step ? p->last.step : 0;
+        p->flagged = 0;
+        p->slow_ratio = NAN;
+      }
+      pthread_mutex_unlock(&p->mu);
+    }
+  pthread_mutex_unlock(&j->mu);
+}
+
+void sv__interference_leave(sm_serve *sv, const char *id) {
+  sv_jobs *j = &sv->jobs;
+
+  pthread_mutex_lock(&j->mu);
+  for (size_t i = 0; i < j->nb; i++)
+    for (sv_job *p = j->b[i]; p; p = p->next) {
+      pthread_mutex_lock(&p->mu);
+      if (strcmp(p->joined_by, id) == 0) {
+        p->joined_by[0] = '\0';
+        p->base_rate = NAN;
+        p->slow_ratio = NAN;
+        p->flagged = 0;
+      }
+      pthread_mutex_unlock(&p->mu);
+    }
+  pthread_mutex_unlock(&j->mu);
+}
+
+void sv__slowdown_json(const sv_job *job, sm_jw *w) {
+  sm_jw_key(w, "slowdown");
+  if (job->joined_by[0] == '\0' || !isfinite(job->base_rate)) {
+    sm_jw_null(w);
+    return;
+  }
+  sm_jw_obj_begin(w);
+  sm_jw_kv_str(w, "joined_by", job->joined_by);
+  sm_jw_kv_str(w, "node", job->joined_node);
+  sm_jw_kv_num(w, "base_rate", job->base_rate);
+  sm_jw_kv_num(w, "rate", job->rate);
+  sm_jw_kv_num(w, "ratio",
+               isfinite(job->slow_ratio) ? round(job->slow_ratio * 1000) / 1000
+                                         : NAN);
+  sm_jw_kv_bool(w, "flagged", job->flagged);
+  sm_jw_obj_end(w);
+}
+
+/* After a new progress answer (job->mu held): a rate that fell below
+ * (1 - slowdown) x the baseline once the window holds only samples from
+ * after the join is flagged, once: an audit line "run"/"interference",
+ * as the Slurm agent writes it, and a counter. */
+static void check_slowdown(sm_serve *sv, sv_job *job) {
+  const sm_track_result *t = &job->last;
+  int settled;
+
+  job->rate = rate_of(t);
+  if (job->joined_by[0] == '\0' || !isfinite(job->base_rate) ||
+      !isfinite(job->rate))
+    return;
+  job->slow_ratio = job->rate / job->base_rate;
+  settled =
+      t->has_step ? t->step - job->base_step >= SM_TRACK_DEFAULT_SAMPLES : 1;
+  if (!settled || job->flagged || job->slow_ratio >= 1.0 - sv->o.slowdown)
+    return;
+  job->flagged = 1;
+  atomic_fetch_add(&sv->m.interference, 1);
+  sv__log(sv, SM_SERVE_WARN,
+          "job %s: rate down to %.0f %% after job %s joined node %s", job->id,
+          100 * job->slow_ratio, job->joined_by, job->joined_node);
+  if (sv->o.audit_path) {
+    sm_buf b;
+    sm_jw w;
+    sm_err err = {0};
+    char ts[32];
+    double now = sv__wall();
+    time_t tt = (time_t)now;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    sm_buf_init(&b, 0);
+    sm_jw_init(&w, &b);
+    sm_jw_obj_begin(&w);
+    sm_jw_kv_str(&w, "time", ts);
+    sm_jw_kv_num(&w, "epoch", floor(now * 1000) / 1000);
+    sm_jw_kv_str(&w, "service", "serve");
+    sm_jw_kv_str(&w, "channel", "run");
+    sm_jw_kv_str(&w, "decision", "interference");
+    sm_jw_kv_str(&w, "job", job->id);
+    sm_jw_kv_str(&w, "node", job->joined_node);
+    sm_jw_kv_str(&w, "joined_by", job->joined_by);
+    sm_jw_kv_num(&w, "base_rate", job->base_rate);
+    sm_jw_kv_num(&w, "rate", job->rate);
+    sm_jw_kv_num(&w, "ratio", round(job->slow_ratio * 1000) / 1000);
+    sm_jw_kv_str(&w, "unit",
+                 isfinite(t->throughput) && t->throughput > 0 ? t->tp_unit
+                                                              : "steps/s");
+    sm_jw_kv_bool(&w, "executed", 0);
+    sm_jw_kv_str(&w, "result", "flagged");
+    sm_jw_obj_end(&w);
+    if (sm_jw_finish(&w) == 0 && sm_buf_addc(&b, '\n') == 0 &&
+        sm_append_line(sv->o.audit_path, b.data, b.len, &err) != 0)
+      sv__log(sv, SM_SERVE_ERROR, "audit: %s", err.msg);
+    sm_buf_release(&b);
+  }
 }
 
 /* Brings job's progress up to date (job->mu held).  keep: keep the
@@ -89,6 +228,7 @@ static int job_progress(sm_serve *sv, sv_job *job, int keep, sv_result *res) {
   }
   job->last = t;
   job->has_last = 1;
+  check_slowdown(sv, job);
   return 0;
 }
 
@@ -493,6 +633,7 @@ void sv__work_end(sm_serve *sv, sv_req *r, sv_result *res) {
   }
   atomic_fetch_add(&sv->m.writebacks_ok, 1);
   sv__jobs_remove(&sv->jobs, job);
+  sv__interference_leave(sv, job->id);
   sv__journal_job(sv, job, "end");
   sm_jw_init(&w, &res->body);
   sm_jw_obj_begin(&w);

@@ -41,6 +41,9 @@ sv_job *sv__job_new(const char *id) {
   j->submit_time = NAN;
   j->best_score = NAN;
   j->est_s = NAN;
+  j->rate = NAN;
+  j->base_rate = NAN;
+  j->slow_ratio = NAN;
   j->pin.fd = -1;
   return j;
 }

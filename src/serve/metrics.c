@@ -173,6 +173,10 @@ void sv__metrics_render(sm_serve *sv, sm_buf *b) {
               (unsigned long long)atomic_load(&m->writebacks_ok));
   sm_buf_addf(b, "schedmate_serve_writebacks_total{result=\"failed\"} %llu\n",
               (unsigned long long)atomic_load(&m->writebacks_failed));
+  head(b, "schedmate_serve_interference_total", "counter",
+       "Jobs whose rate dropped after another job joined their node.");
+  sm_buf_addf(b, "schedmate_serve_interference_total %llu\n",
+              (unsigned long long)atomic_load(&m->interference));
   head(b, "schedmate_serve_history_records", "gauge",
        "Records in the in-memory history index.");
   sm_buf_addf(b, "schedmate_serve_history_records %lld\n",

@@ -59,6 +59,8 @@ const char *sv__ep_name(int ep);
 int sv__ep_channel(int ep);
 extern const char *const sv__channel_names[SM_SERVE_NCHANNELS];
 
+struct sv_job;
+
 /* ==== Answers ==== */
 
 /* What a worker (or the router) answers. */
@@ -173,6 +175,13 @@ void sv__work_progress(struct sm_serve *sv, sv_req *r, sv_result *res);
 void sv__work_track(struct sm_serve *sv, sv_req *r, sv_result *res);
 void sv__work_end(struct sm_serve *sv, sv_req *r, sv_result *res);
 void sv__work_diagnose(struct sm_serve *sv, sv_req *r, sv_result *res);
+/* A job that runs on nodes was registered: jobs already running there
+ * remember their rate as the baseline (interference watch). */
+void sv__interference_join(struct sm_serve *sv, struct sv_job *joined);
+/* A job ended: the watches it started end. */
+void sv__interference_leave(struct sm_serve *sv, const char *id);
+/* Writes job's "slowdown" member (job->mu held). */
+void sv__slowdown_json(const struct sv_job *job, sm_jw *w);
 
 /* JSON accessors: a string / number member, or NULL / NAN. */
 const char *sv__jstr(const cJSON *o, const char *k);
@@ -300,10 +309,18 @@ typedef struct sv_job {
   int n_matches;     /* matches the estimate is over */
   double advise_ms;  /* how long the answer took */
   /* The followed log. */
-  sm_tracker *trk;                    /* tracker, or NULL */
-  sv_pin pin;                         /* the log it follows */
-  sm_track_result last;               /* newest answer */
-  int has_last;                       /* last is set */
+  sm_tracker *trk;      /* tracker, or NULL */
+  sv_pin pin;           /* the log it follows */
+  sm_track_result last; /* newest answer */
+  int has_last;         /* last is set */
+  /* Interference: rate = throughput, or 1 / step time. */
+  double rate;                   /* newest rate, NAN unknown */
+  double base_rate;              /* rate before another job joined, NAN none */
+  double slow_ratio;             /* newest rate / base rate */
+  long long base_step;           /* step when it joined */
+  char joined_by[SV_ID_MAX + 1]; /* the job that joined, "" none */
+  char joined_node[64];          /* on which node */
+  int flagged;                   /* the slowdown was reported */
   struct sv_job *lru_prev, *lru_next; /* followed logs, newest first */
   int in_lru;                         /* on that list */
   int gone;                           /* ended or replaced: out of the table */
@@ -377,6 +394,7 @@ typedef struct sv_metrics {
   atomic_ullong unauthorized;              /* 401 */
   atomic_ullong writebacks_ok;             /* committed */
   atomic_ullong writebacks_failed;         /* not committed */
+  atomic_ullong interference;              /* slowdowns flagged */
 } sv_metrics;
 
 /* Index of a status code in the table (a catch-all last). */

@@ -567,6 +567,8 @@ static void defaults(sm_serve_opts *o) {
     o->max_followed = 256;
   if (o->sync_interval_s == 0)
     o->sync_interval_s = 1;
+  if (!(o->slowdown > 0 && o->slowdown < 1))
+    o->slowdown = 0.25;
   if (o->top_k <= 0)
     o->top_k = 5;
   if (!(o->threshold > 0))
