@@ -573,7 +573,7 @@ void sv__work_end(sm_serve *sv, sv_req *r, sv_result *res) {
     sm_jw_obj_begin(&w);
     sm_jw_kv_num(&w, "estimate_s", job->has_est ? job->est_s : NAN);
     sm_jw_kv_str(&w, "fallback_reason", job->has_est ? NULL : job->fallback);
-    sm_jw_kv_num(&w, "best_score", job->best_score);
+    sm_jw_kv_num(&w, "best_score", round(job->best_score * 1e6) / 1e6);
     sm_jw_kv_int(&w, "n", job->n_matches);
     sm_jw_kv_num(&w, "advise_ms", round(job->advise_ms * 100) / 100);
     sm_jw_obj_end(&w);
