@@ -36,6 +36,7 @@
 
 #include <microhttpd.h>
 
+#include "schedmate/sm_text.h"
 #include "serve/serve_int.h"
 
 /* ==== Logging and audit ==== */
@@ -334,8 +335,12 @@ static enum MHD_Result dispatch(sm_serve *sv, sv_req *r) {
   pthread_mutex_lock(&r->mu);
   if (sv__chan_push(c, r) != 0) {
     pthread_mutex_unlock(&r->mu);
-    atomic_fetch_add(&sv->m.full[r->ch], 1);
     res.retry_after = 1;
+    if (sv->stopped) {
+      sv__error(&res, 503, "stopping", "the service is stopping");
+      return answer_now(sv, r, &res, NULL);
+    }
+    atomic_fetch_add(&sv->m.full[r->ch], 1);
     sv__error(&res, 503, "queue_full", "the %s channel's queue is full (%d)",
               sv__channel_names[r->ch], c->cap);
     return answer_now(sv, r, &res, NULL);
@@ -628,8 +633,13 @@ sm_serve *sm_serve_new(const sm_serve_opts *in, sm_err *err) {
     rc = sv->sigdb ? sm_sigdb_load_builtin(sv->sigdb, err)
                    : sm_err_set(err, SM_ENOMEM, "serve: out of memory");
   }
-  if (rc == 0)
+  if (rc == 0) {
+    /* The text normaliser fills its tables on first use: do it here,
+     * before several workers could race for it. */
+    char tmp[8];
+    sm_text_normalize("x", 1, tmp, sizeof(tmp), NULL);
     rc = sv__hist_open(&sv->hist, sv->s_db, 0, err);
+  }
   if (rc == 0)
     rc = sv__jobs_init(&sv->jobs, sv->o.max_jobs, sv->o.max_followed,
                        sv->s_journal, err);
