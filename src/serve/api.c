@@ -33,6 +33,7 @@ int sv__ep_channel(int ep) {
   case EP_ADVISE:
   case EP_REGISTER:
     return SM_SERVE_SUBMIT;
+  case EP_JOB:
   case EP_PROGRESS:
   case EP_TRACK:
     return SM_SERVE_RUN;
@@ -396,6 +397,9 @@ void sv__work_advise(sm_serve *sv, sv_req *r, sv_result *res) {
       if (!job->has_meta && sm_meta_copy(&job->meta, &meta) == 0)
         job->has_meta = 1;
       pthread_mutex_unlock(&job->mu);
+      /* Jobs already running on its nodes take their baselines. */
+      if (job->n_nodes > 0)
+        sv__interference_join(sv, job);
       if (done) /* answered by the deadline already */
         sv__journal_job(sv, job, "update");
       sv__jobs_put(&sv->jobs, job);
@@ -517,8 +521,6 @@ int sv__register(sm_serve *sv, sv_req *r, sv_result *res) {
   job = sv__jobs_get(&sv->jobs, id);
   if (job) {
     sv__journal_job(sv, job, "register");
-    if (job->n_nodes > 0)
-      sv__interference_join(sv, job);
     sv__jobs_put(&sv->jobs, job);
   }
   return 0;
@@ -704,6 +706,9 @@ void sv__work(sm_serve *sv, sv_req *r, sv_result *res) {
   case EP_ADVISE:
   case EP_REGISTER:
     sv__work_advise(sv, r, res);
+    break;
+  case EP_JOB:
+    sv__job_info(sv, r->job, res);
     break;
   case EP_PROGRESS:
     sv__work_progress(sv, r, res);

@@ -66,45 +66,73 @@ static const char *shared_node(const sv_job *a, const sv_job *b) {
   return NULL;
 }
 
-void sv__interference_join(sm_serve *sv, sv_job *nj) {
-  sv_jobs *j = &sv->jobs;
+/* The registered jobs that share a node with j, with a reference each
+ * (release with sv__jobs_put), taken without locking any job, so that a
+ * job busy reading its log never holds up the table. */
+static int neighbours(sv_jobs *jobs, const sv_job *j, sv_job ***out) {
+  sv_job **v = NULL;
+  int n = 0, cap = 0;
 
-  pthread_mutex_lock(&j->mu);
-  for (size_t i = 0; i < j->nb; i++)
-    for (sv_job *p = j->b[i]; p; p = p->next) {
-      const char *node;
-      if (p == nj || (node = shared_node(p, nj)) == NULL)
+  pthread_mutex_lock(&jobs->mu);
+  for (size_t i = 0; i < jobs->nb; i++)
+    for (sv_job *p = jobs->b[i]; p; p = p->next) {
+      if (p == j || shared_node(p, j) == NULL)
         continue;
-      pthread_mutex_lock(&p->mu);
-      if (p->joined_by[0] == '\0' && isfinite(p->rate)) {
-        snprintf(p->joined_by, sizeof(p->joined_by), "%s", nj->id);
-        snprintf(p->joined_node, sizeof(p->joined_node), "%s", node);
-        p->base_rate = p->rate;
-        p->base_step = p->last.has_step ? p->last.step : 0;
-        p->flagged = 0;
-        p->slow_ratio = NAN;
+      if (n == cap) {
+        int nc = cap ? cap * 2 : 16;
+        sv_job **nv = sm_realloc(v, (size_t)nc * sizeof(*nv));
+        if (nv == NULL)
+          break;
+        v = nv;
+        cap = nc;
       }
-      pthread_mutex_unlock(&p->mu);
+      p->refs++;
+      v[n++] = p;
     }
-  pthread_mutex_unlock(&j->mu);
+  pthread_mutex_unlock(&jobs->mu);
+  *out = v;
+  return n;
 }
 
-void sv__interference_leave(sm_serve *sv, const char *id) {
-  sv_jobs *j = &sv->jobs;
+void sv__interference_join(sm_serve *sv, sv_job *nj) {
+  sv_job **v;
+  int n = neighbours(&sv->jobs, nj, &v);
 
-  pthread_mutex_lock(&j->mu);
-  for (size_t i = 0; i < j->nb; i++)
-    for (sv_job *p = j->b[i]; p; p = p->next) {
-      pthread_mutex_lock(&p->mu);
-      if (strcmp(p->joined_by, id) == 0) {
-        p->joined_by[0] = '\0';
-        p->base_rate = NAN;
-        p->slow_ratio = NAN;
-        p->flagged = 0;
-      }
-      pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < n; i++) {
+    sv_job *p = v[i];
+    pthread_mutex_lock(&p->mu);
+    if (p->joined_by[0] == '\0' && isfinite(p->rate)) {
+      snprintf(p->joined_by, sizeof(p->joined_by), "%s", nj->id);
+      snprintf(p->joined_node, sizeof(p->joined_node), "%s",
+               shared_node(p, nj));
+      p->base_rate = p->rate;
+      p->base_step = p->last.has_step ? p->last.step : 0;
+      p->flagged = 0;
+      p->slow_ratio = NAN;
     }
-  pthread_mutex_unlock(&j->mu);
+    pthread_mutex_unlock(&p->mu);
+    sv__jobs_put(&sv->jobs, p);
+  }
+  sm_free(v);
+}
+
+void sv__interference_leave(sm_serve *sv, sv_job *gone) {
+  sv_job **v;
+  int n = neighbours(&sv->jobs, gone, &v);
+
+  for (int i = 0; i < n; i++) {
+    sv_job *p = v[i];
+    pthread_mutex_lock(&p->mu);
+    if (strcmp(p->joined_by, gone->id) == 0) {
+      p->joined_by[0] = '\0';
+      p->base_rate = NAN;
+      p->slow_ratio = NAN;
+      p->flagged = 0;
+    }
+    pthread_mutex_unlock(&p->mu);
+    sv__jobs_put(&sv->jobs, p);
+  }
+  sm_free(v);
 }
 
 void sv__slowdown_json(const sv_job *job, sm_jw *w) {
@@ -633,7 +661,7 @@ void sv__work_end(sm_serve *sv, sv_req *r, sv_result *res) {
   }
   atomic_fetch_add(&sv->m.writebacks_ok, 1);
   sv__jobs_remove(&sv->jobs, job);
-  sv__interference_leave(sv, job->id);
+  sv__interference_leave(sv, job);
   sv__journal_job(sv, job, "end");
   sm_jw_init(&w, &res->body);
   sm_jw_obj_begin(&w);

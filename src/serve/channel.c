@@ -44,7 +44,7 @@ void sv__req_unref(sv_req *r) {
 }
 
 /* Takes r off the deadline list if it is there. */
-static void dl_remove(sm_serve *sv, sv_req *r) {
+void sv__deadline_remove(sm_serve *sv, sv_req *r) {
   int was;
 
   pthread_mutex_lock(&sv->dl_mu);
@@ -83,7 +83,7 @@ int sv__req_finish(sv_req *r, sv_result *res, int late) {
     sv__result_release(res);
     return 0;
   }
-  dl_remove(r->sv, r);
+  sv__deadline_remove(r->sv, r);
   /* What a registration was answered is recorded before the client can
    * see the answer (and end the job). */
   if (r->ep == EP_REGISTER)

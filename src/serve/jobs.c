@@ -427,6 +427,7 @@ int sv__journal_compact(sm_serve *sv, sm_err *err) {
   sv_jobs *j = &sv->jobs;
   char tmp[4096];
   FILE *out;
+  sv_job **all;
   long n_live = 0;
   int ok;
 
@@ -441,19 +442,27 @@ int sv__journal_compact(sm_serve *sv, sm_err *err) {
     return sm_err_set(err, sm_err_from_errno(errno), "%s: %s", tmp,
                       strerror(errno));
   }
+  /* The live jobs, each with a reference: the table is not held while a
+   * job is busy. */
   pthread_mutex_lock(&j->mu);
-  for (size_t i = 0; i < j->nb; i++)
+  all = sm_calloc((size_t)j->n + 1, sizeof(*all));
+  for (size_t i = 0; all && i < j->nb; i++)
     for (sv_job *p = j->b[i]; p; p = p->next) {
-      sm_buf b;
-      sm_buf_init(&b, (size_t)4 << 20);
-      pthread_mutex_lock(&p->mu);
-      if (job_line(p, "register", &b) == 0)
-        fwrite(b.data, 1, b.len, out);
-      pthread_mutex_unlock(&p->mu);
-      sm_buf_release(&b);
-      n_live++;
+      p->refs++;
+      all[n_live++] = p;
     }
   pthread_mutex_unlock(&j->mu);
+  for (long i = 0; i < n_live; i++) {
+    sm_buf b;
+    sm_buf_init(&b, (size_t)4 << 20);
+    pthread_mutex_lock(&all[i]->mu);
+    if (job_line(all[i], "register", &b) == 0)
+      fwrite(b.data, 1, b.len, out);
+    pthread_mutex_unlock(&all[i]->mu);
+    sm_buf_release(&b);
+    sv__jobs_put(j, all[i]);
+  }
+  sm_free(all);
   ok = fflush(out) == 0 && fsync(fileno(out)) == 0;
   ok &= fclose(out) == 0;
   if (!ok || rename(tmp, j->journal) != 0) {

@@ -151,8 +151,9 @@ void sv__chan_release(sv_channel *c);
 /* Deadline thread: answers requests whose deadline passed. */
 int sv__deadlines_start(struct sm_serve *sv, sm_err *err);
 void sv__deadlines_stop(struct sm_serve *sv);
-/* Puts r on the deadline list (takes a reference). */
+/* Puts r on the deadline list (takes a reference) / takes it off. */
 void sv__deadline_add(struct sm_serve *sv, sv_req *r);
+void sv__deadline_remove(struct sm_serve *sv, sv_req *r);
 /* The answer of a request whose deadline passed. */
 void sv__late_result(struct sm_serve *sv, sv_req *r, sv_result *res);
 
@@ -179,7 +180,7 @@ void sv__work_diagnose(struct sm_serve *sv, sv_req *r, sv_result *res);
  * remember their rate as the baseline (interference watch). */
 void sv__interference_join(struct sm_serve *sv, struct sv_job *joined);
 /* A job ended: the watches it started end. */
-void sv__interference_leave(struct sm_serve *sv, const char *id);
+void sv__interference_leave(struct sm_serve *sv, struct sv_job *gone);
 /* Writes job's "slowdown" member (job->mu held). */
 void sv__slowdown_json(const struct sv_job *job, sm_jw *w);
 

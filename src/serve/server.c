@@ -312,8 +312,6 @@ static enum MHD_Result dispatch(sm_serve *sv, sv_req *r) {
     res.status = 200;
     return answer_now(sv, r, &res, NULL);
   case EP_JOB:
-    sv__job_info(sv, r->job, &res);
-    return answer_now(sv, r, &res, NULL);
   case EP_PROGRESS:
     break;
   default:
@@ -333,8 +331,12 @@ static enum MHD_Result dispatch(sm_serve *sv, sv_req *r) {
   }
   r->deadline = r->t0 + dl;
   pthread_mutex_lock(&r->mu);
+  sv__deadline_add(sv, r);
   if (sv__chan_push(c, r) != 0) {
+    /* Answered here: nobody else may answer it. */
+    r->state = RQ_DONE;
     pthread_mutex_unlock(&r->mu);
+    sv__deadline_remove(sv, r);
     res.retry_after = 1;
     if (sv->stopped) {
       sv__error(&res, 503, "stopping", "the service is stopping");
@@ -349,7 +351,6 @@ static enum MHD_Result dispatch(sm_serve *sv, sv_req *r) {
   r->suspended = 1;
   MHD_suspend_connection(r->conn);
   pthread_mutex_unlock(&r->mu);
-  sv__deadline_add(sv, r);
   return MHD_YES;
 }
 
