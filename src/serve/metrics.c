@@ -27,6 +27,7 @@ static const char *const fallback_names[SV_NFALLBACKS] = {
     "extract_failed",
     "inconsistent_history",
     "history_unavailable",
+    "too_little_known",
     "deadline",
     "other",
     NULL};

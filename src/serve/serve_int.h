@@ -381,7 +381,7 @@ typedef struct sv_histo {
 } sv_histo;
 
 #define SV_NCODES 16
-#define SV_NFALLBACKS 8
+#define SV_NFALLBACKS 9
 
 typedef struct sv_metrics {
   atomic_ullong req[EP__COUNT][SV_NCODES]; /* by endpoint and code */

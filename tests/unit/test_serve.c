@@ -371,7 +371,10 @@ static void put(sm_store *s, const char *id, double dur, sm_end_state es,
   sm_record r;
   sm_record_init(&r);
   r.id = sm_strdup(id);
+  /* Enough identity for a match: a sized model, its task and dataset. */
   sm_meta_set_str(&r.meta, SM_META_MODEL_NAME, "bert-base", NULL);
+  sm_meta_set_str(&r.meta, SM_META_TASK, "lm_pretraining", NULL);
+  sm_meta_set_str(&r.meta, SM_META_DATASET, "wikipedia", NULL);
   r.duration_s = dur;
   r.end_state = es;
   r.outcome = outcome ? sm_strdup(outcome) : NULL;
@@ -524,12 +527,15 @@ SM_TEST(serve_in_process) {
   ASSERT_EQ(ask(c, "GET", "/healthz", NULL, &r), 200);
   sm_http_resp_release(&r);
   ASSERT_EQ(ask(c, "POST", "/v1/advise",
-                "{\"metadata\":{\"model_name\":\"bert-base\"}}", &r),
+                "{\"metadata\":{\"model_name\":\"bert-base\",\"task\":"
+                "\"lm_pretraining\",\"dataset\":\"wikipedia\"}}",
+                &r),
             200);
   ASSERT(strstr(sm_buf_str(&r.body), "\"duration_s\":1100") != NULL);
   sm_http_resp_release(&r);
   snprintf(body, sizeof(body),
-           "{\"id\":\"j1\",\"metadata\":{\"model_name\":\"bert-base\"},"
+           "{\"id\":\"j1\",\"metadata\":{\"model_name\":\"bert-base\","
+           "\"task\":\"lm_pretraining\",\"dataset\":\"wikipedia\"},"
            "\"log\":\"%s\"}",
            log);
   ASSERT_EQ(ask(c, "POST", "/v1/jobs", body, &r), 201);
@@ -543,7 +549,9 @@ SM_TEST(serve_in_process) {
   sm_http_resp_release(&r);
   ASSERT_EQ(sm_serve_history_size(sv), 3);
   ASSERT_EQ(ask(c, "POST", "/v1/advise",
-                "{\"metadata\":{\"model_name\":\"bert-base\"}}", &r),
+                "{\"metadata\":{\"model_name\":\"bert-base\",\"task\":"
+                "\"lm_pretraining\",\"dataset\":\"wikipedia\"}}",
+                &r),
             200);
   ASSERT(strstr(sm_buf_str(&r.body), "\"duration_s\":1200") != NULL);
   sm_http_resp_release(&r);
