@@ -10,6 +10,8 @@
 #   hcurl ADDR PATH [ARGS...]  one request with curl; prints the status,
 #                              the body goes to $SM_TMP/body, the headers
 #                              to $SM_TMP/headers
+# The Python helpers import examples/serve_client.py: no bytecode there.
+export PYTHONDONTWRITEBYTECODE=1
 command -v curl >/dev/null || skip "curl not installed (scripts/deps.sh --test installs it)"
 SERVE_PIDS=""
 serve_cleanup() {
