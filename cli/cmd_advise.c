@@ -9,7 +9,8 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: schedmate advise [--json] --db URI [--top-k K] [--threshold T]\n"
+    "usage: schedmate advise [--json] (--db URI | --server S) [--top-k K]\n"
+    "           [--threshold T]\n"
     "           [--half-life S]\n"
     "           (--repo DIR [--cwd SUBDIR] [--config FILE]... -- COMMAND...\n"
     "            | --meta FILE)\n"
@@ -39,6 +40,8 @@ static const char usage_text[] =
     "  --threshold T    minimum cosine similarity (default 0.95)\n"
     "  --half-life S    weight older matches less (seconds; default off)\n"
     "  --meta FILE      metadata from `schedmate extract --json`\n"
+    "  --server S       ask a running `schedmate serve` (unix:PATH or\n"
+    "                   http://HOST:PORT) instead of --db\n"
     "Exit status: 0 with an answer (an estimate or a fallback), 2 bad usage\n"
     "or unreadable input.\n";
 
@@ -49,10 +52,11 @@ int cmd_advise(int argc, char **argv) {
       {"top-k", required_argument, NULL, 'k'},
       {"threshold", required_argument, NULL, 't'},
       {"half-life", required_argument, NULL, 'l'},
+      {"server", required_argument, NULL, 's'},
       {"help", no_argument, NULL, 'h'},
       CLI_JOB_LONGOPTS,
       {NULL, 0, NULL, 0}};
-  const char *cmd = "advise", *db = NULL;
+  const char *cmd = "advise", *db = NULL, *server = NULL;
   sm_advise_opts o = {0};
   cli_job job = {0};
   int json = 0, c, rc = 0;
@@ -87,6 +91,9 @@ int cmd_advise(int argc, char **argv) {
       if (rc == 0 && hl < 0)
         rc = cli_usage(cmd, "--half-life must be >= 0");
       break;
+    case 's': /* ask a running `schedmate serve` (cli/client.c) */
+      server = optarg;
+      break;
     case 'h':
       fputs(usage_text, stdout);
       return CLI_OK;
@@ -98,6 +105,8 @@ int cmd_advise(int argc, char **argv) {
   }
   if (rc == 0)
     rc = cli_job_finish(&job, cmd, argc, argv, optind);
+  if (rc == 0 && server != NULL)
+    return cli_client_advise(server, &job, json, (int)k, thr, hl);
   if (rc == 0 && db == NULL)
     rc = cli_usage(cmd, "--db URI is required");
   if (rc != 0)

@@ -17,7 +17,7 @@ static const char usage_text[] =
     "                          [--state FILE] [--audit FILE] [--job ID]\n"
     "                          [--node NODE] [--max-retries N]\n"
     "                          [--isolation-quota N] [--quota-window S]\n"
-    "                          [--shadow] LOG\n"
+    "                          [--shadow] [--server S] LOG\n"
     "\n"
     "Finds the first real error in the log of a job that ended badly (not\n"
     "the last line of the cascade), says whether it is an infrastructure\n"
@@ -49,6 +49,8 @@ static const char usage_text[] =
     "  --now EPOCH         the planner's clock (for tests)\n"
     "Output:\n"
     "  --json              one JSON object (DESIGN.md section 3)\n"
+    "  --server S          ask a running `schedmate serve` (unix:PATH or\n"
+    "                      http://HOST:PORT; its own planner settings)\n"
     "\n"
     "Exit status: 0 no failure found, 1 a failure was found (the check\n"
     "'did this job end cleanly' failed), 2 bad usage or unreadable input\n"
@@ -71,6 +73,7 @@ enum {
   OPT_SHADOW,
   OPT_NOW,
   OPT_JSON,
+  OPT_SERVER,
   OPT_HELP
 };
 
@@ -91,6 +94,7 @@ static const struct option longopts[] = {
     {"quota-window", required_argument, NULL, OPT_WINDOW},
     {"shadow", no_argument, NULL, OPT_SHADOW},
     {"now", required_argument, NULL, OPT_NOW},
+    {"server", required_argument, NULL, OPT_SERVER},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0}};
 
@@ -153,7 +157,7 @@ static void print_human(const sm_diagnosis *d, const sm_plan *p) {
 }
 
 int cmd_diagnose(int argc, char **argv) {
-  const char *sigfiles[MAX_SIGFILES], *log;
+  const char *sigfiles[MAX_SIGFILES], *log, *server = NULL;
   int n_sig = 0, json = 0, c, rc;
   sm_diag_opts dopt = {0};
   sm_plan_opts popt = {0};
@@ -253,6 +257,9 @@ int cmd_diagnose(int argc, char **argv) {
       if (cli_parse_num("diagnose", "--now", optarg, &popt.now))
         return CLI_USAGE;
       break;
+    case OPT_SERVER: /* ask a running `schedmate serve` (cli/client.c) */
+      server = optarg;
+      break;
     case ':':
       return cli_usage("diagnose", "%s needs a value", argv[optind - 1]);
     default:
@@ -264,6 +271,8 @@ int cmd_diagnose(int argc, char **argv) {
                      optind >= argc ? "missing LOG" : "expected one LOG");
   log = argv[optind];
   popt.log_path = log;
+  if (server != NULL)
+    return cli_client_diagnose(server, log, dopt.context, json);
 
   db = sm_sigdb_new();
   if (db == NULL)

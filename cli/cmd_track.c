@@ -35,6 +35,7 @@ static void usage(FILE *out) {
           "       schedmate track --follow [--interval S] [--max-updates N] "
           "[--idle-exit S] [--json] LOG\n"
           "       schedmate track --classify-all LOG\n"
+          "       schedmate track --server S [--json] (LOG | --job ID)\n"
           "\n"
           "Reports a training job's progress from its log: step, total "
           "steps,\nepoch, loss, learning rate, step time and throughput, "
@@ -49,7 +50,9 @@ static void usage(FILE *out) {
           "  --interval S      seconds between polls (default 1)\n"
           "  --max-updates N   stop after N printed answers\n"
           "  --idle-exit S     stop after S seconds without new bytes\n"
-          "  --classify-all    count the lines of every class (whole file)\n",
+          "  --classify-all    count the lines of every class (whole file)\n"
+          "  --server S        ask a running `schedmate serve` (unix:PATH or\n"
+          "                    http://HOST:PORT); --job ID: a registered job\n",
           SM_TRACK_DEFAULT_SAMPLES);
 }
 
@@ -231,9 +234,12 @@ int cmd_track(int argc, char **argv) {
       {"max-updates", required_argument, NULL, 'u'},
       {"idle-exit", required_argument, NULL, 'x'},
       {"classify-all", no_argument, NULL, 'c'},
+      {"server", required_argument, NULL, 'S'},
+      {"job", required_argument, NULL, 'J'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int json = 0, do_follow = 0, do_classify = 0, c, rc;
+  const char *server = NULL, *job_id = NULL;
   long samples = SM_TRACK_DEFAULT_SAMPLES, max_updates = 0;
   double interval = 1.0, idle_exit = 0, max_scan = 0;
   sm_track_opts o = {0};
@@ -281,6 +287,12 @@ int cmd_track(int argc, char **argv) {
     case 'c':
       do_classify = 1;
       break;
+    case 'S': /* ask a running `schedmate serve` (cli/client.c) */
+      server = optarg;
+      break;
+    case 'J':
+      job_id = optarg;
+      break;
     case 'h':
       usage(stdout);
       return CLI_OK;
@@ -288,6 +300,12 @@ int cmd_track(int argc, char **argv) {
       return cli_usage("track", "unknown option '%s'", argv[optind - 1]);
     }
   }
+  if (server != NULL && !do_follow && !do_classify &&
+      optind == argc - (job_id ? 0 : 1))
+    return cli_client_track(server, job_id ? NULL : argv[optind], job_id, json);
+  if (server != NULL || job_id != NULL)
+    return cli_usage("track", "--server takes one LOG or --job ID, without "
+                              "--follow or --classify-all");
   if (optind != argc - 1)
     return cli_usage("track", optind >= argc ? "a LOG file is required"
                                              : "expected exactly one LOG");

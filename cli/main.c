@@ -10,6 +10,10 @@ static const cli_cmd commands[] = {
     {"extract", cmd_extract, "read a job's code and command into metadata"},
     {"gpustat", cmd_gpustat, "sample this node's GPUs per job (NVML)"},
     {"history", cmd_history, "the job history: add, list, show, import..."},
+    {"report", cmd_report,
+     "shadow report: what SchedMate said vs. what "
+     "happened"},
+    {"serve", cmd_serve, "SchedMate as a service for any scheduler (HTTP)"},
     {"simulate", cmd_simulate, "replay a job trace on a simulated cluster"},
     {"slurm", cmd_slurm, "run SchedMate beside a Slurm cluster (agent)"},
     {"track", cmd_track, "a training job's progress from its log"},

@@ -9,6 +9,7 @@ PKGS=(
   libsqlite3-dev libhiredis-dev libyaml-dev libcjson-dev
   zlib1g-dev                        # gzip-compressed traces (simulator)
   libtree-sitter-dev                # Python parsing (grammar from npm)
+  libmicrohttpd-dev                 # schedmate serve (HTTP, LGPL-2.1+)
   libopenblas-dev                   # reference run in bench/index
   redis-server                      # shared history store in the tests
   slurmctld slurmd slurm-client munge libslurm-dev
@@ -16,8 +17,9 @@ PKGS=(
   python3 strace                    # reliability tests: fake servers, traces
 )
 # `scripts/deps.sh --test` (make test) adds what only the tests need:
-# headless Chromium, which renders the demo's reports.
-[ "${1:-}" = --test ] && PKGS+=(chromium)
+# headless Chromium, which renders the demo's reports; curl, which drives
+# schedmate serve; promtool (Debian's prometheus), which checks /metrics.
+[ "${1:-}" = --test ] && PKGS+=(chromium curl prometheus)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \

@@ -275,6 +275,28 @@ SM_EXTERN int sm_parse_i64(const char *s, long long *out);
 /* Median of n doubles; reorders v.  NaN when n is 0. */
 SM_EXTERN double sm_median(double *v, size_t n);
 
+/* ==== Daemon helpers (src/util/daemon.c) ==== */
+
+/* Appends one line (data must end with '\n') to path with a single
+ * O_APPEND write, creating the file with mode 0640, so that lines from
+ * several threads or processes never interleave.  Returns 0 or a negative
+ * code with a message naming the path. */
+SM_EXTERN int sm_append_line(const char *path, const char *data, size_t n,
+                             sm_err *err);
+/* Appends s to b escaped as a Prometheus label value (backslash, double
+ * quote and newline). */
+SM_EXTERN void sm_prom_label(sm_buf *b, const char *s);
+/* Creates a listening UNIX stream socket at path (non-blocking,
+ * close-on-exec) with the given file mode: a stale socket file left by a
+ * dead process is replaced; a socket another process still listens on is
+ * SM_EBUSY; any other file is SM_EINVAL.  Returns the descriptor or a
+ * negative code with a message. */
+SM_EXTERN int sm_unix_listen(const char *path, int mode, int backlog,
+                             sm_err *err);
+/* The user and group ids of the process at the other end of a connected
+ * UNIX socket.  Returns 0 or a negative code. */
+SM_EXTERN int sm_unix_peer(int fd, unsigned *uid, unsigned *gid);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,7 +42,7 @@ void sm__audit_begin(sm_slurm_agent *a, sm_jw *w, sm_buf *b,
 
 void sm__audit_end(sm_slurm_agent *a, sm_jw *w, sm_buf *b, int executed,
                    const char *result) {
-  int fd;
+  sm_err e = {0};
 
   sm_jw_kv_bool(w, "executed", executed);
   sm_jw_key(w, "result");
@@ -56,21 +56,9 @@ void sm__audit_end(sm_slurm_agent *a, sm_jw *w, sm_buf *b, int executed,
     sm_buf_release(b);
     return;
   }
-  if (a->o.audit_path == NULL) {
-    sm_buf_release(b);
-    return;
-  }
-  fd = open(a->o.audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-  if (fd < 0) {
-    sm__log(a, SM_SLURM_ERROR, "audit: %s: %s", a->o.audit_path,
-            strerror(errno));
-  } else {
-    ssize_t n = write(fd, b->data, b->len);
-    if (n != (ssize_t)b->len)
-      sm__log(a, SM_SLURM_ERROR, "audit: %s: write failed: %s", a->o.audit_path,
-              n < 0 ? strerror(errno) : "short write");
-    close(fd);
-  }
+  if (a->o.audit_path != NULL &&
+      sm_append_line(a->o.audit_path, b->data, b->len, &e) != 0)
+    sm__log(a, SM_SLURM_ERROR, "audit: %s", e.msg);
   sm_buf_release(b);
 }
 
@@ -181,14 +169,7 @@ static void status_write(sm_slurm_agent *a, const sm_slurm_counters *c) {
 
 /* Prometheus label value: backslash, quote and newline escaped. */
 void sm__prom_label(sm_buf *b, const char *s) {
-  for (; s && *s; s++) {
-    if (*s == '\\' || *s == '"')
-      sm_buf_addc(b, '\\');
-    if (*s == '\n')
-      sm_buf_adds(b, "\\n");
-    else
-      sm_buf_addc(b, *s);
-  }
+  sm_prom_label(b, s);
 }
 
 static void metrics_write(sm_slurm_agent *a, const sm_slurm_counters *c) {

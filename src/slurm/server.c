@@ -163,15 +163,14 @@ static void client_close(client *c) {
 
 /* Root and the owner of the socket's directory may ask. */
 static int peer_allowed(sm_slurm_agent *a, int fd) {
-  struct ucred cr;
-  socklen_t l = sizeof(cr);
+  unsigned uid;
   char dir[4096];
   struct stat st;
   char *slash;
 
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) != 0)
+  if (sm_unix_peer(fd, &uid, NULL) != 0)
     return 0;
-  if (cr.uid == 0 || cr.uid == getuid())
+  if (uid == 0 || uid == getuid())
     return 1;
   snprintf(dir, sizeof(dir), "%s", a->o.socket_path);
   slash = strrchr(dir, '/');
@@ -181,7 +180,7 @@ static int peer_allowed(sm_slurm_agent *a, int fd) {
     dir[1] = '\0';
   else
     snprintf(dir, sizeof(dir), ".");
-  return stat(dir, &st) == 0 && st.st_uid == cr.uid;
+  return stat(dir, &st) == 0 && st.st_uid == uid;
 }
 
 static void serve_request(sm_slurm_agent *a, client *c) {
@@ -289,9 +288,7 @@ static void *serve_thread(void *arg) {
 }
 
 int sm_slurm_serve_start(sm_slurm_agent *a, sm_err *err) {
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
   const char *path = a->o.socket_path;
-  struct stat st;
   sigset_t all, old;
   int fd, rc;
 
@@ -303,33 +300,9 @@ int sm_slurm_serve_start(sm_slurm_agent *a, sm_err *err) {
     return sm_err_set(err, SM_EINVAL,
                       "socket: a mem: history cannot be shared with the "
                       "answering thread; use a file or redis://");
-  if (strlen(path) >= sizeof(sa.sun_path))
-    return sm_err_set(err, SM_EINVAL, "%s: socket path too long", path);
-  strcpy(sa.sun_path, path);
-  if (lstat(path, &st) == 0) {
-    int probe;
-    if (!S_ISSOCK(st.st_mode))
-      return sm_err_set(err, SM_EINVAL, "%s: exists and is not a socket", path);
-    probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-      close(probe);
-      return sm_err_set(err, SM_EBUSY, "%s: another agent is listening", path);
-    }
-    if (probe >= 0)
-      close(probe);
-    unlink(path); /* stale: left by an agent that died */
-  }
-  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  fd = sm_unix_listen(path, 0666, 64, err);
   if (fd < 0)
-    return sm_err_set(err, sm_err_from_errno(errno), "socket: %s",
-                      strerror(errno));
-  if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-      chmod(path, 0666) != 0 || listen(fd, 64) != 0) {
-    int e = errno;
-    close(fd);
-    unlink(path);
-    return sm_err_set(err, sm_err_from_errno(e), "%s: %s", path, strerror(e));
-  }
+    return fd;
   if (pipe2(a->stop_pipe, O_CLOEXEC) != 0) {
     int e = errno;
     close(fd);
