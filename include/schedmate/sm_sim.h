@@ -440,6 +440,10 @@ typedef struct sm_sim_policy {
   /* After the last event, before the figures are taken: a place to add
    * statistics (sm_sim_stat_add) and notes. */
   void (*finalize)(sm_sim *s, void *state);
+  /* Optional: a policy with its own job model (Sia's elastic jobs) runs
+   * the whole simulation itself; sm_sim_run then only calls this. */
+  int (*run)(const sm_sim_trace *t, const sm_sim_cluster *c,
+             const sm_sim_config *cfg, sm_sim_result **out, sm_err *err);
 } sm_sim_policy;
 
 /* Looks a policy up by name; NULL if unknown. */
