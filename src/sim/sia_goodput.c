@@ -78,12 +78,15 @@ sm__sia_bsz sm__sia_optimize(const sm__sia_perf *p, double sqr, double var,
                              double max_bsz, double lo, double hi, int tune) {
   sm__sia_bsz best = {0, 0, 0};
   double bmin = tune ? SM_MAX(init_bsz, lo * replicas) : max_bsz;
-  double n = network(p->p, nodes, replicas), g = p->p[SM__SIA_GAMMA];
+  double g = p->p[SM__SIA_GAMMA], ig = 1.0 / g;
+  double ng = pow(network(p->p, nodes, replicas), g);
+  double step = pow(max_bsz / bmin, 1.0 / (SM__SIA_NBSZ - 1)), b = bmin;
 
   if (replicas < 1 || nodes < 1 || !(max_bsz > 0) || !(hi >= lo))
     return best;
-  for (int i = 0; i < SM__SIA_NBSZ; i++) {
-    double b = bmin * pow(max_bsz / bmin, (double)i / (SM__SIA_NBSZ - 1));
+  /* The network term is the same for every batch: one pow per batch for
+   * the compute term, one for the norm. */
+  for (int i = 0; i < SM__SIA_NBSZ; i++, b *= step) {
     double local = b / replicas, a, total, batch, good;
     int accum = (int)ceil(local / hi - EPS) - 1, atomic;
     if (accum < 0)
@@ -94,7 +97,7 @@ sm__sia_bsz sm__sia_optimize(const sm__sia_perf *p, double sqr, double var,
     if (atomic < lo || atomic > hi)
       continue;
     a = p->p[SM__SIA_AC] + p->p[SM__SIA_BC] * atomic;
-    total = accum * a + exp(log_optim(a, n, g, NULL, NULL));
+    total = accum * a + pow(pow(a, g) + ng, ig);
     batch = (double)replicas * atomic * (accum + 1);
     good = batch / total * sm__sia_efficiency(sqr, var, init_bsz, batch);
     if (good > best.goodput) {
