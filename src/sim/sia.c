@@ -174,6 +174,7 @@ typedef struct sia {
   size_t rounds, solved[5], hits, queries, restarts, boot_restarts;
   size_t moves, suspends, seeded, max_active, max_cols, stalls;
   double solve_s, solve_max, round_max, prof_gpu_s, prof_saved_s;
+  double solve_cpu, solve_cpu_max;
 } sia;
 
 /* ==== Parameters ==== */
@@ -1073,6 +1074,8 @@ static int run_round(sia *S, world *w, scratch *sc, double now, int *busy,
     S->solved[info.how]++;
     S->solve_s += info.seconds;
     S->solve_max = SM_MAX(S->solve_max, info.seconds);
+    S->solve_cpu += info.cpu_seconds;
+    S->solve_cpu_max = SM_MAX(S->solve_cpu_max, info.cpu_seconds);
     S->max_cols = SM_MAX(S->max_cols, (size_t)info.cols);
   }
   for (int q = 0; q < np; q++) {
@@ -1171,6 +1174,7 @@ static int run_round(sia *S, world *w, scratch *sc, double now, int *busy,
   if (bench != NULL) {
     bench->matrix_s = t1 - t0;
     bench->solve_s = t2 - t1;
+    bench->solve_cpu_s = info.cpu_seconds;
     bench->place_s = t3 - t2;
     bench->cols = info.cols;
     bench->how = info.how;
@@ -1436,6 +1440,9 @@ static void figures(sia *S, sm_sim *s) {
   sm_sim_stat_add(s, "sia_solve_ms_avg",
                   solves ? 1e3 * S->solve_s / (double)solves : 0);
   sm_sim_stat_add(s, "sia_solve_ms_max", 1e3 * S->solve_max);
+  sm_sim_stat_add(s, "sia_solve_cpu_ms_avg",
+                  solves ? 1e3 * S->solve_cpu / (double)solves : 0);
+  sm_sim_stat_add(s, "sia_solve_cpu_ms_max", 1e3 * S->solve_cpu_max);
   sm_sim_stat_add(s, "sia_round_ms_max", 1e3 * S->round_max);
   sm_sim_stat_add(s, "sia_columns_max", (double)S->max_cols);
   sm_sim_stat_add(s, "sia_active_max", (double)S->max_active);

@@ -236,11 +236,12 @@ typedef struct sm__sia_solve_opts {
 } sm__sia_solve_opts;
 
 typedef struct sm__sia_solve_info {
-  int how;          /* SM__SIA_SOLVED_* */
-  int cols;         /* candidates after the reductions */
-  double objective; /* value of the solution */
-  double seconds;   /* wall time */
-  char why[96];     /* reason of a fallback, "" otherwise */
+  int how;            /* SM__SIA_SOLVED_* */
+  int cols;           /* candidates after the reductions */
+  double objective;   /* value of the solution */
+  double seconds;     /* wall time */
+  double cpu_seconds; /* CPU time of the calling thread */
+  char why[96];       /* reason of a fallback, "" otherwise */
 } sm__sia_solve_info;
 
 /* Chooses at most one candidate per job within the capacities,
@@ -265,13 +266,14 @@ extern const sm_sim_policy sm__policy_sia_schedmate;
  * fitted and every goodput computed) and once more warm, with or without
  * the exact reductions.  Times in seconds. */
 typedef struct sm__sia_bench {
-  double matrix_s; /* goodput matrix, cold */
-  double solve_s;  /* the allocation problem, reductions included */
-  double place_s;  /* placement */
-  double warm_s;   /* the next round, models unchanged */
-  int cols;        /* candidates after the reductions */
-  int how;         /* SM__SIA_SOLVED_* */
-  int allocated;   /* jobs given GPUs */
+  double matrix_s;    /* goodput matrix, cold */
+  double solve_s;     /* the allocation problem, reductions included */
+  double solve_cpu_s; /* the same in CPU time */
+  double place_s;     /* placement */
+  double warm_s;      /* the next round, models unchanged */
+  int cols;           /* candidates after the reductions */
+  int how;            /* SM__SIA_SOLVED_* */
+  int allocated;      /* jobs given GPUs */
 } sm__sia_bench;
 
 int sm__sia_bench_round(const char *tables, const sm_sim_cluster *c, int njobs,
