@@ -59,6 +59,7 @@
 #define HELD_MAX 64
 #define DEFAULT_TABLES "../shared/traces/sia/traces"
 #define EPS 1e-8
+#define MAX_ROUNDS 20000000 /* per workload file: 38 years of 60 s rounds */
 
 /* Table suffixes of the GPU names a cluster spec may use. */
 static const struct {
@@ -1213,6 +1214,7 @@ static int series_add(world *w, double t, int busy, int pend) {
 /* Runs one workload file to the end of its last job. */
 static int run_world(sia *S, world *w, scratch *sc, sm_err *err) {
   double now = 0, idle = 0;
+  long rounds = 0;
   int rc;
 
   for (int t = 0; t < S->ntypes; t++) {
@@ -1253,6 +1255,22 @@ static int run_world(sia *S, world *w, scratch *sc, sm_err *err) {
       idle = 0;
     }
     now += S->interval;
+    /* An empty cluster waits for the next submission's round. */
+    if (busy == 0 && pend == 0) {
+      double next = INFINITY;
+      for (int i = 0; i < w->n; i++)
+        if (w->jobs[i]->state == 0) {
+          next = w->jobs[i]->j->submit;
+          break;
+        }
+      if (isfinite(next) && next > now)
+        now += ceil((next - now) / S->interval - 1e-9) * S->interval;
+    }
+    if (++rounds > MAX_ROUNDS)
+      return sm_err_set(err, SM_ELIMIT,
+                        "more than %d rounds of %.0f s in one workload: "
+                        "stopped",
+                        MAX_ROUNDS, S->interval);
   }
   return 0;
 }

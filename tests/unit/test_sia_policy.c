@@ -449,3 +449,21 @@ SM_TEST(sia_policy_solver_availability) {
   ASSERT(has_note(&x, "greedy allocation (sia.solver=greedy)"));
   done(&x);
 }
+
+/* A year without submissions costs no rounds: the empty cluster waits
+ * for the next submission's round (on the same 60 s grid). */
+SM_TEST(sia_policy_idle_gap_is_skipped) {
+  const char *csv = HDR "a,0,toyconv,1,1024,600\n"
+                        "b,31536000,toylm,1,64,600\n";
+  srun x = run_sia(csv, CLUSTER, "sia", NULL);
+  const sm_sim_job *b;
+
+  ASSERT_OK(x.rc);
+  b = job(&x, "b");
+  ASSERT_EQ(sm_sim_result_summary(x.r)->completed, 2);
+  ASSERT(figure(&x, "sia_rounds") < 2000);
+  ASSERT(b->first_start >= b->submit);
+  ASSERT(b->first_start - b->submit < 60);
+  ASSERT_NEAR(fmod(b->first_start, 60), 0, 1e-6);
+  done(&x);
+}
