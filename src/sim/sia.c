@@ -47,7 +47,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_meta.h"
@@ -57,7 +56,6 @@
 #define T_MAX SM__SIA_MAX_TYPES
 #define C_MAX SM__SIA_MAX_CONFIGS
 #define HELD_MAX 64
-#define DEFAULT_TABLES "../shared/traces/sia/traces"
 #define EPS 1e-8
 #define MAX_ROUNDS 20000000 /* per workload file: 38 years of 60 s rounds */
 
@@ -1287,15 +1285,12 @@ static int open_tables(sia *S, sm_err *err) {
 
   if (dir == NULL || *dir == '\0')
     dir = getenv("SM_SIA_TABLES");
-  if (dir == NULL || *dir == '\0') {
-    if (access(DEFAULT_TABLES, R_OK | X_OK) != 0)
-      return sm_err_set(err, SM_ENOENT,
-                        "no throughput tables: --param sia.tables=DIR "
-                        "(one directory per application with "
-                        "placements-<gpu>.csv, scalability-<gpu>.csv and "
-                        "validation-<batch>.csv, as in Sia's artifact)");
-    dir = DEFAULT_TABLES;
-  }
+  if (dir == NULL || *dir == '\0')
+    return sm_err_set(err, SM_ENOENT,
+                      "no throughput tables: --param sia.tables=DIR (or "
+                      "SM_SIA_TABLES; one directory per application with "
+                      "placements-<gpu>.csv, scalability-<gpu>.csv and "
+                      "validation-<batch>.csv, as in Sia's artifact)");
   for (int t = 0; t < S->ntypes; t++)
     suf[t] = S->suffix[t];
   return sm__sia_tables_open(dir, suf, S->ntypes, &S->tab, err);
