@@ -76,6 +76,19 @@ ifneq ($(SLURM_H),)
 CFLAGS  += -DSM_HAVE_SLURM=1
 LDLIBS  += -lslurm
 endif
+# COIN-OR CBC (coinor-libcbc-dev), the MILP solver of the Sia policy, is
+# optional: without it `--policy sia` says why it cannot run and only the
+# greedy fallback (--param sia.solver=greedy) is built.  HAVE_CBC=0 forces
+# it off (then `make clean`: objects do not track the flag).
+HAVE_CBC ?= $(shell pkg-config --exists cbc 2>/dev/null && echo 1 || \
+              { test -f /usr/include/coin/Cbc_C_Interface.h && echo hdr; })
+ifeq ($(HAVE_CBC),1)
+CFLAGS  += -DSM_HAVE_CBC=1 $(shell pkg-config --cflags cbc)
+LDLIBS  += $(shell pkg-config --libs cbc)
+else ifeq ($(HAVE_CBC),hdr)
+CFLAGS  += -DSM_HAVE_CBC=1 -I/usr/include/coin
+LDLIBS  += -lCbcSolver -lCbc -lCgl -lOsiClp -lClp -lOsi -lCoinUtils
+endif
 
 .PHONY: all lib cli tools unit test check asan demo bench fuzz lint clean deps deps-test
 .DEFAULT_GOAL := all

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "schedmate/sm_sia.h"
 #include "schedmate/sm_sim.h"
 
 #define CMD "simulate"
@@ -28,7 +29,8 @@ static void usage(FILE *out) {
       "utilisation.\n"
       "\n"
       "Trace:\n"
-      "  --trace FILE          CSV trace, plain or gzip-compressed\n"
+      "  --trace FILE|DIR      CSV trace, plain or gzip-compressed, or a\n"
+      "                        directory of workload files (Sia's sets)\n"
       "  --format F            auto (default), sia-philly, helios, lucid,\n"
       "                        acme, tiresias, chronus, sia, generic\n"
       "  --from T, --to T      keep jobs submitted in [T, T] (datetime or\n"
@@ -58,7 +60,7 @@ static void usage(FILE *out) {
       "Policy:\n"
       "  --policy P            fifo (default), sjf, srtf, qssf, tiresias,\n"
       "                        lucid, lucid+schedmate, sjf-schedmate,\n"
-      "                        sjf-schedmate+fh\n"
+      "                        sjf-schedmate+fh, sia, sia+schedmate\n"
       "  --compare P1,P2,...   run several policies on the same trace\n"
       "  --estimator E         qssf estimator: history (default), oracle,\n"
       "                        trace, noisy:lognormal:SIGMA, noisy:uniform:E\n"
@@ -612,17 +614,21 @@ static int plan(const opts *o, runspec *rs, int *n) {
   }
   for (int i = 0; i < npol; i++) {
     int cf = consumes_facts(o, names[i]);
-    for (int k = 0; k < (cf ? nsrc : 1); k++) {
+    const sm_sim_policy *pol = sm_sim_policy_find(names[i]);
+    /* A policy with its own history runs once, under "history". */
+    int own = cf && (pol->flags & SM_SIM_POLICY_HISTORY_ONLY);
+    for (int k = 0; k < (cf && !own ? nsrc : 1); k++) {
       runspec *r = &rs[*n];
+      const char *fs = own ? "history" : cf ? src[k] : NULL;
       if (*n == MAX_RUNS)
         return cli_usage(CMD, "at most %d runs (policies x facts sources)",
                          MAX_RUNS);
       memset(r, 0, sizeof(*r));
       snprintf(r->policy, sizeof(r->policy), "%.47s", names[i]);
-      r->facts = cf ? src[k] : NULL;
-      snprintf(r->kv, sizeof(r->kv), "facts=%s", cf ? src[k] : "history");
-      if (cf && nsrc > 1)
-        snprintf(r->label, sizeof(r->label), "%.47s [%.12s]", names[i], src[k]);
+      r->facts = fs;
+      snprintf(r->kv, sizeof(r->kv), "facts=%s", fs ? fs : "history");
+      if (cf && !own && nsrc > 1)
+        snprintf(r->label, sizeof(r->label), "%.47s [%.12s]", names[i], fs);
       else
         snprintf(r->label, sizeof(r->label), "%.47s", names[i]);
       (*n)++;
@@ -991,6 +997,16 @@ static void print_schedmate(sm_sim_result **rs, const runspec *spec, int n,
     double q = stat_or(r, "facts_queries", 0);
     if (!is_schedmate(r))
       continue;
+    {
+      sm_buf sb;
+      sm_buf_init(&sb, 0);
+      if (sm_sia_facts_line((const sm_sim_result *const *)rs, (size_t)n,
+                            (size_t)i, &sb))
+        printf("%s\n", sm_buf_str(&sb));
+      sm_buf_release(&sb);
+      if (stat_or(r, "sia_rounds", -1) >= 0)
+        continue;
+    }
     printf("%s: hit rate %.1f%% (%.0f of %.0f), estimates within 2x of the "
            "truth %.1f%%",
            spec[i].label, 100 * stat_or(r, "facts_hit_rate", 0),
@@ -1113,7 +1129,7 @@ static int inputs(opts *o, sm_sim_trace **t, sm_sim_cluster **c) {
   if (o->synthetic)
     rc = sm_sim_trace_synthetic(o->synthetic, &o->synth, t, &err);
   else
-    rc = sm_sim_trace_load(o->trace, &o->load, t, &err);
+    rc = sm_sim_trace_load_set(o->trace, &o->load, t, &err);
   if (rc != 0)
     return cli_error(CMD, CLI_USAGE, "%s", err.msg);
   if (o->cluster)

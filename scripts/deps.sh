@@ -8,6 +8,7 @@ PKGS=(
   clang libclang-rt-14-dev          # fuzz targets (libFuzzer)
   libsqlite3-dev libhiredis-dev libyaml-dev libcjson-dev
   zlib1g-dev                        # gzip-compressed traces (simulator)
+  coinor-libcbc-dev                 # MILP solver of the Sia policy (EPL)
   libtree-sitter-dev                # Python parsing (grammar from npm)
   libmicrohttpd-dev                 # schedmate serve (HTTP, LGPL-2.1+)
   libopenblas-dev                   # reference run in bench/index

@@ -12,6 +12,7 @@
 #include "schedmate/sm_failure.h"
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_meta.h"
+#include "schedmate/sm_sia.h"
 #include "schedmate/sm_sim.h"
 #include "schedmate/sm_text.h"
 #include "schedmate/sm_tracker.h"

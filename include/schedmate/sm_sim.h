@@ -84,6 +84,11 @@ typedef enum sm_sim_oversize {
 /* Profiles jobs on dedicated nodes: sm_sim_run carves them out of the
  * cluster for its runs (sm_sim_cluster_carve). */
 #define SM_SIM_POLICY_PROFILER 0x8u
+/* Its facts come from its own history of the run's jobs only (Sia +
+ * SchedMate seeds models from jobs that ended): the calibrated and oracle
+ * sources are not defined for it, and a comparison runs it once, under
+ * "history". */
+#define SM_SIM_POLICY_HISTORY_ONLY 0x10u
 
 /* ==== Jobs ==== */
 
@@ -504,6 +509,10 @@ typedef struct sm_sim_policy {
   /* After the last event, before the figures are taken: a place to add
    * statistics (sm_sim_stat_add) and notes. */
   void (*finalize)(sm_sim *s, void *state);
+  /* Optional: a policy with its own job model (Sia's elastic jobs) runs
+   * the whole simulation itself; sm_sim_run then only calls this. */
+  int (*run)(const sm_sim_trace *t, const sm_sim_cluster *c,
+             const sm_sim_config *cfg, sm_sim_result **out, sm_err *err);
 } sm_sim_policy;
 
 /* Looks a policy up by name; NULL if unknown. */

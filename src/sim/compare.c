@@ -3,7 +3,8 @@
  *
  *   lucid+schedmate   against lucid         (the three changes)
  *   sjf-schedmate     against qssf, tiresias (standalone)
- *   sjf-schedmate+fh  against sjf-schedmate  (the Failure Handler) */
+ *   sjf-schedmate+fh  against sjf-schedmate  (the Failure Handler)
+ *   sia+schedmate     against sia            (history-seeded models) */
 #include <math.h>
 #include <string.h>
 
@@ -15,7 +16,8 @@ static const struct {
 } pairs[] = {{"lucid+schedmate", "lucid"},
              {"sjf-schedmate", "qssf"},
              {"sjf-schedmate", "tiresias"},
-             {"sjf-schedmate+fh", "sjf-schedmate"}};
+             {"sjf-schedmate+fh", "sjf-schedmate"},
+             {"sia+schedmate", "sia"}};
 
 static double ratio(double base, double path) {
   return path > 0 && isfinite(base) && isfinite(path) ? base / path : NAN;

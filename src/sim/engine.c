@@ -1029,6 +1029,10 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
                     s.pol->name);
     goto out;
   }
+  if (s.pol->run != NULL) {
+    rc = s.pol->run(t, c, cfg, out, err);
+    goto out;
+  }
   rc = failure_model(&s, err);
   if (rc != 0)
     goto out;

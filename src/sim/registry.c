@@ -4,6 +4,7 @@
  * engine. */
 #include <string.h>
 
+#include "sim/sia_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_EXTRA 64
@@ -16,7 +17,9 @@ static const sm_sim_policy *const builtins[] = {&sm__policy_fifo,
                                                 &sm__policy_lucid,
                                                 &sm__policy_lucid_schedmate,
                                                 &sm__policy_sjf_schedmate,
-                                                &sm__policy_sjf_schedmate_fh};
+                                                &sm__policy_sjf_schedmate_fh,
+                                                &sm__policy_sia,
+                                                &sm__policy_sia_schedmate};
 
 static const sm_sim_policy *extra[MAX_EXTRA];
 static size_t nextra;

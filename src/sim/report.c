@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "schedmate/sm_sia.h"
 #include "sim/sim_int.h"
 
 #define W 760
@@ -504,6 +505,16 @@ static void schedmate_section(sm_buf *b, const sm_sim_result *const *runs,
     char lab[96];
     if (stat_or(r, "facts_queries", -1) < 0)
       continue;
+    if (stat_or(r, "sia_rounds", -1) >= 0) {
+      sm_buf line;
+      sm_buf_init(&line, 0);
+      sm_sia_facts_line(runs, n, i, &line);
+      sm_buf_adds(b, "<li>");
+      sm__html_escape(b, sm_buf_str(&line));
+      sm_buf_adds(b, ".</li>\n");
+      sm_buf_release(&line);
+      continue;
+    }
     sm_buf_adds(b, "<li><b>");
     sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
     sm_buf_addf(b,
