@@ -44,7 +44,8 @@ FIELDS = ["model_name", "task", "domain", "dataset", "iterations",
           "lr", "gpus", "nodes", "d_model", "n_layers", "seq_len",
           "precision", "parallelism"]
 
-FAMILIES = (("lora", "finetune"), ("sft", "finetune"),
+FAMILIES = (("lora", "finetune"), ("sft", "finetune"), ("dpo", "finetune"),
+            ("rlhf", "finetune"),
             ("instruction", "finetune"), ("finetun", "finetune"),
             ("pretrain", "pretrain"), ("classif", "classification"),
             ("detection", "detection"), ("segment", "segmentation"),
