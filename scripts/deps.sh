@@ -9,6 +9,7 @@ PKGS=(
   libsqlite3-dev libhiredis-dev libyaml-dev libcjson-dev
   zlib1g-dev                        # gzip-compressed traces (simulator)
   libtree-sitter-dev                # Python parsing (grammar from npm)
+  libcurl4-openssl-dev              # optional LLM stage (OpenAI-compatible HTTP)
   libopenblas-dev                   # reference run in bench/index
   redis-server                      # shared history store in the tests
   slurmctld slurmd slurm-client munge libslurm-dev
