@@ -7,10 +7,10 @@
  * reads it, and a line is a candidate when the Tracker's own classifier
  * does not call it evaluation, start-up, a warning or an error, the
  * parser could not make a sample of it, and it prints at least two
- * numbers.  The newest 16 go to the model, oldest first, numbered.  The
- * model returns the numbers of each line; a number is kept only when it
- * is printed on that line (a step time may be printed in milliseconds or
- * as a rate).  The newest line with a verified step or loss fills the
+ * numbers after its timestamp.  The newest 16 go to the model, oldest first,
+ * numbered.  The model returns the numbers of each line; a number is kept only
+ * when it is printed on that line (a step time may be printed in milliseconds
+ * or as a rate).  The newest line with a verified step or loss fills the
  * answer. */
 #include <math.h>
 #include <stdio.h>
@@ -97,8 +97,14 @@ static int collect(const char *path, cand *out, sm_err *err) {
     if (c == SM_TRACK_EVAL || c == SM_TRACK_INIT || c == SM_TRACK_WARNING ||
         c == SM_TRACK_ERROR)
       continue;
-    if (sm__llm_numbers(clean, cl, nums, 8) < 2)
-      continue;
+    {
+      /* Numbers after the line's timestamp: a clock is not progress. */
+      size_t ts_end = 0;
+      if (isnan(sm_track_timestamp(clean, cl, &ts_end)) || ts_end > cl)
+        ts_end = 0;
+      if (sm__llm_numbers(clean + ts_end, cl - ts_end, nums, 8) < 2)
+        continue;
+    }
     if (cl > LINE_CUT)
       cl = LINE_CUT;
     out[n].text = sm_strndup(clean, cl);

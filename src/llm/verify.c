@@ -48,7 +48,10 @@ int sm__llm_numbers(const char *s, size_t n, double *out, int max) {
       j = i + 1;
     } else if (isdigit(c) ||
                (c == '.' && i + 1 < n && isdigit((unsigned char)s[i + 1]))) {
-      if (is_word(prev) || isdigit(prev) || prev == '.') {
+      unsigned char pp = i > 1 ? (unsigned char)s[i - 2] : ' ';
+      /* A hyphen between a word and digits joins a name ("llama-7b"). */
+      if (is_word(prev) || isdigit(prev) || prev == '.' ||
+          (prev == '-' && isalpha(pp))) {
         /* Glued to a word ("gpt2", "v1.5"): skip the whole run. */
         while (i < n &&
                (isalnum((unsigned char)s[i]) || s[i] == '.' || s[i] == '_'))
