@@ -317,8 +317,14 @@ static int num_near(const char *s, size_t n, const char *const *words, int v) {
       k = sm__llm_numbers(s + i + m, e - i - m, nums, 8);
       /* Words glue to numbers ("tp2", "stage3"): look at the digits
        * right after the word as well. */
-      if (i + m < n && isdigit((unsigned char)s[i + m]) && atoi(s + i + m) == v)
-        return 1;
+      if (i + m < n && isdigit((unsigned char)s[i + m])) {
+        long g = 0;
+        for (size_t q = i + m;
+             q < n && isdigit((unsigned char)s[q]) && g < 100000; q++)
+          g = g * 10 + (s[q] - '0');
+        if (g == v)
+          return 1;
+      }
       for (int q = 0; q < k; q++)
         if (nums[q] == v)
           return 1;

@@ -34,6 +34,8 @@ for f in x t d a; do
 done
 # No internet socket at all on the default path.
 if command -v strace >/dev/null && strace -f -qq -e trace=none true 2>/dev/null; then
+  # LeakSanitizer cannot run under ptrace.
+  export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
   strace -f -qq -e trace=socket,connect -o "$SM_TMP/strace.txt" \
     "$SCHEDMATE" extract --json --repo "$REPO" -- python train.py >/dev/null
   strace -f -qq -e trace=socket,connect -o "$SM_TMP/strace2.txt" \

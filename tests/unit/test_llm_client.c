@@ -718,3 +718,188 @@ SM_TEST(llm_client_stats_prom_and_json) {
   sm_llm_free(l);
   server_stop(s);
 }
+
+/* ==== The Slurm agent's exit channel with the stage ==== */
+
+#include "schedmate/sm_slurm.h"
+
+typedef struct mini {
+  sm_slurm_job job; /* one ended job */
+  int drains, requeues;
+} mini;
+
+static char *dup0(const char *s) {
+  return s ? sm_strdup(s) : NULL;
+}
+
+static int m_load(void *ud, sm_slurm_job **out, int *n, sm_err *err) {
+  mini *m = ud;
+  sm_slurm_job *j = sm_calloc(1, sizeof(*j));
+  (void)err;
+  *j = m->job;
+  j->user = dup0(m->job.user);
+  j->name = dup0(m->job.name);
+  j->work_dir = dup0(m->job.work_dir);
+  j->std_out = dup0(m->job.std_out);
+  j->nodes = sm_calloc(1, sizeof(char *));
+  j->nodes[0] = dup0(m->job.nodes[0]);
+  *out = j;
+  *n = 1;
+  return 0;
+}
+
+static int m_script(void *ud, uint32_t id, sm_buf *out, sm_err *err) {
+  (void)ud;
+  (void)id;
+  (void)err;
+  return sm_buf_adds(out, "#!/bin/bash\nsrun python train.py\n");
+}
+
+static int m_update(void *ud, const sm_slurm_update *u, sm_err *err) {
+  (void)ud;
+  (void)u;
+  (void)err;
+  return 0;
+}
+
+static int m_drain(void *ud, const char *node, const char *reason,
+                   sm_err *err) {
+  (void)node;
+  (void)reason;
+  (void)err;
+  ((mini *)ud)->drains++;
+  return 0;
+}
+
+static int m_requeue(void *ud, uint32_t id, sm_err *err) {
+  (void)id;
+  (void)err;
+  ((mini *)ud)->requeues++;
+  return 0;
+}
+
+static const sm_slurm_ops mini_ops = {m_load,  m_script,  m_update,
+                                      m_drain, m_requeue, NULL};
+
+/* Runs one enforce-mode pass over one FAILED job whose log is text;
+ * returns the status file's contents (sm_free). */
+static char *agent_pass(const char *dir, const char *text, sm_llm *l, mini *m,
+                        char **metrics) {
+  char log[300], db[300], status[300], prom[300], *out = NULL;
+  sm_slurm_opts o;
+  sm_slurm_backend b;
+  sm_slurm_agent *a;
+  sm_err err = {0};
+  size_t len;
+  FILE *f;
+
+  snprintf(log, sizeof(log), "%s/job.out", dir);
+  snprintf(db, sizeof(db), "%s/h.db", dir);
+  snprintf(status, sizeof(status), "%s/status.json", dir);
+  snprintf(prom, sizeof(prom), "%s/m.prom", dir);
+  f = fopen(log, "w");
+  ASSERT(f != NULL);
+  fputs(text, f);
+  fclose(f);
+  memset(m, 0, sizeof(*m));
+  m->job.id = 42;
+  m->job.state = SM_SJ_FAILED;
+  m->job.user = (char *)"ada";
+  m->job.name = (char *)"train";
+  m->job.work_dir = (char *)dir;
+  m->job.std_out = log;
+  {
+    static char *nodes[] = {(char *)"gpu-n7"};
+    m->job.nodes = nodes;
+  }
+  m->job.n_nodes = 1;
+  m->job.batch = 1;
+  m->job.start_time = 1000;
+  m->job.end_time = 2000;
+  m->job.exit_status = 1 << 8;
+  memset(&o, 0, sizeof(o));
+  memset(&b, 0, sizeof(b));
+  o.enforce = 1;
+  o.db = db;
+  o.status_path = status;
+  o.metrics_path = prom;
+  o.interval_s = 0.001;
+  o.check_owner = -1;
+  o.llm = l;
+  b.ops = &mini_ops;
+  b.ud = m;
+  snprintf(b.cluster, sizeof(b.cluster), "mini");
+  a = sm_slurm_agent_new(&o, &b, &err);
+  if (a == NULL)
+    SM_FAIL_AT("agent: %s", err.msg);
+  ASSERT_OK(sm_slurm_agent_pass(a, NULL));
+  sm_slurm_agent_free(a);
+  ASSERT_OK(sm_file_read_all(status, 1 << 20, &out, &len, NULL));
+  ASSERT_OK(sm_file_read_all(prom, 1 << 20, metrics, &len, NULL));
+  unlink(db);
+  return out;
+}
+
+static const char ecc_log[] =
+    "step 100/5000 loss 2.10\n"
+    "step 101/5000 loss 2.09\n"
+    "NVRM: Xid (PCI:0000:3b:00): 48, pid=4242, name=python, An uncorrectable "
+    "double bit error (DBE) has been detected on GPU\n"
+    "RuntimeError: CUDA error: uncorrectable ECC error encountered\n";
+
+SM_TEST(llm_slurm_agent_exit_channel_and_status) {
+  server *s = server_start();
+  char dir[] = "/tmp/sm-llm-agent-XXXXXX", *st, *prom;
+  /* The model says: the job's own fault. */
+  step say_user[] = {
+      {.body = "{\"choices\":[{\"message\":{\"content\":\"{\\\"category\\\": "
+               "\\\"user\\\", \\\"component\\\": \\\"none\\\", "
+               "\\\"root_cause\\\": \\\"x\\\", \\\"evidence\\\": "
+               "[{\\\"line\\\": 4, \\\"quote\\\": \\\"uncorrectable ECC "
+               "error\\\"}]}\"}}]}"}};
+  sm_llm_config c;
+  sm_llm *l;
+  mini m;
+
+  ASSERT(mkdtemp(dir) != NULL);
+  /* Without the stage the engine drains and requeues. */
+  st = agent_pass(dir, ecc_log, NULL, &m, &prom);
+  ASSERT_EQ(m.drains, 1);
+  ASSERT_EQ(m.requeues, 1);
+  ASSERT(strstr(st, "\"llm\"") == NULL);
+  sm_free(st);
+  sm_free(prom);
+  /* The engine is sure, so a plain stage asks nothing and acts the same. */
+  sm_llm_config_init(&c);
+  l = client(s, &c);
+  st = agent_pass(dir, ecc_log, l, &m, &prom);
+  ASSERT_EQ(m.drains, 1);
+  ASSERT_EQ(server_requests(s), 0);
+  ASSERT(strstr(st, "\"llm\":{\"advisor\"") != NULL);
+  ASSERT(strstr(prom, "schedmate_llm_runs_total{component=\"failure\"} 0") !=
+         NULL);
+  sm_free(st);
+  sm_free(prom);
+  sm_llm_free(l);
+  /* Asked anyway, a verified disagreement withholds the actions. */
+  server_script(s, say_user, 1);
+  sm_llm_config_init(&c);
+  c.always = 1;
+  l = client(s, &c);
+  st = agent_pass(dir, ecc_log, l, &m, &prom);
+  ASSERT_EQ(server_requests(s), 1);
+  ASSERT_EQ(m.drains, 0);
+  ASSERT_EQ(m.requeues, 0);
+  ASSERT(strstr(st, "\"failure\":{\"runs\":1,\"used\":1") != NULL);
+  ASSERT(strstr(prom, "schedmate_llm_calls_total{component=\"failure\"} 1") !=
+         NULL);
+  sm_free(st);
+  sm_free(prom);
+  sm_llm_free(l);
+  server_stop(s);
+  {
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ASSERT_OK(system(cmd));
+  }
+}
