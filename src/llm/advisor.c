@@ -699,7 +699,11 @@ int sm_llm_advise(sm_llm *l, const sm_extract_req *req, sm_meta *meta,
       break;
     }
     r->requests++;
-    rc = sm_llm_chat(l, SM_LLM_ADVISOR, c.m, c.n, 0, &rep, &reason, &e);
+    rc = sm_llm_chat(l, SM_LLM_ADVISOR, c.m, c.n,
+                     sm_now() + cfg->timeout_s < stage_end
+                         ? sm_now() + cfg->timeout_s
+                         : stage_end,
+                     &rep, &reason, &e);
     if (rc != 0) {
       set_reason(r, reason ? reason : SM_LLM_R_INTERNAL, "%s", e.msg);
       break;
