@@ -19,7 +19,7 @@
 BUILD   ?= build
 SAN     ?= 0
 CC      ?= cc
-PKGS    := sqlite3 hiredis yaml-0.1 libcjson tree-sitter zlib libmicrohttpd
+PKGS    := sqlite3 hiredis yaml-0.1 libcjson tree-sitter zlib libmicrohttpd libcurl
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wwrite-strings \
            -Wno-missing-field-initializers
 CSTD    := -std=c11 -D_GNU_SOURCE

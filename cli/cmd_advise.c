@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "llmcli.h"
 
 static const char usage_text[] =
     "usage: schedmate advise [--json] (--db URI | --server S) [--top-k K]\n"
@@ -55,6 +56,7 @@ int cmd_advise(int argc, char **argv) {
       {"server", required_argument, NULL, 's'},
       {"help", no_argument, NULL, 'h'},
       CLI_JOB_LONGOPTS,
+      CLI_LLM_LONGOPTS,
       {NULL, 0, NULL, 0}};
   const char *cmd = "advise", *db = NULL, *server = NULL;
   sm_advise_opts o = {0};
@@ -67,9 +69,11 @@ int cmd_advise(int argc, char **argv) {
   sm_store *s = NULL;
   sm_err err = {0}, serr = {0};
   sm_advice a;
+  cli_llm llm;
   double t0 = sm_now();
 
   optind = 0;
+  cli_llm_init(&llm);
   while (rc == 0 && (c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
     switch (c) {
     case 'd':
@@ -96,9 +100,11 @@ int cmd_advise(int argc, char **argv) {
       break;
     case 'h':
       fputs(usage_text, stdout);
+      fputs(cli_llm_help, stdout);
       return CLI_OK;
     default:
-      rc = cli_job_option(&job, cmd, c, optarg);
+      if ((rc = cli_llm_option(&llm, cmd, c, optarg)) < 0)
+        rc = cli_job_option(&job, cmd, c, optarg);
       if (rc < 0)
         rc = cli_usage(cmd, "unknown option");
     }
@@ -109,6 +115,8 @@ int cmd_advise(int argc, char **argv) {
     return cli_client_advise(server, &job, json, (int)k, thr, hl);
   if (rc == 0 && db == NULL)
     rc = cli_usage(cmd, "--db URI is required");
+  if (rc == 0)
+    rc = cli_llm_start(&llm, cmd);
   if (rc != 0)
     return rc;
   sm_meta_init(&meta);
@@ -117,8 +125,11 @@ int cmd_advise(int argc, char **argv) {
   if (rc != 0) {
     sm_meta_release(&meta);
     sm_buf_release(&warn);
+    cli_llm_release(&llm);
     return rc;
   }
+  cli_llm_extract_job(&llm, job.repo, job.cwd, job.configs, job.n_configs,
+                      job.argv, job.argc, &meta);
   o.top_k = (int)k;
   o.threshold = (float)thr;
   o.half_life_s = hl;
@@ -126,8 +137,9 @@ int cmd_advise(int argc, char **argv) {
    * scheduler falls back to its own estimator. */
   s = sm_store_open(db, 0, 0, &serr);
   sm_advice_init(&a);
-  rc = sm_advise(s, &meta, NULL, &o, &a, &err);
+  rc = cli_llm_advise(&llm, s, &meta, &o, &a, &err);
   if (rc != 0) {
+    cli_llm_release(&llm);
     sm_meta_release(&meta);
     sm_buf_release(&warn);
     sm_store_close(s);
@@ -151,6 +163,7 @@ int cmd_advise(int argc, char **argv) {
     }
     sm_jw_key(&w, "elapsed_ms");
     sm_jw_num(&w, round((sm_now() - t0) * 1e4) / 10);
+    cli_llm_members(&llm, &meta, &w);
     sm_jw_obj_end(&w);
     rc = sm_jw_finish(&w) == 0 ? cli_emit(&out) : CLI_USAGE;
   } else {
@@ -198,7 +211,9 @@ int cmd_advise(int argc, char **argv) {
     } else {
       printf("fallback: %s (%s)\n", sm_fallback_name(a.fallback), a.detail);
     }
+    cli_llm_text(&llm, stdout);
   }
+  cli_llm_release(&llm);
   sm_buf_release(&out);
   sm_buf_release(&warn);
   sm_advice_release(&a);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "llmcli.h"
 #include "schedmate/sm_failure.h"
 
 #define MAX_SIGFILES 16
@@ -96,6 +97,7 @@ static const struct option longopts[] = {
     {"now", required_argument, NULL, OPT_NOW},
     {"server", required_argument, NULL, OPT_SERVER},
     {"help", no_argument, NULL, OPT_HELP},
+    CLI_LLM_LONGOPTS,
     {NULL, 0, NULL, 0}};
 
 /* Prints a log line for people: control bytes shown as '?', cut. */
@@ -161,7 +163,8 @@ int cmd_diagnose(int argc, char **argv) {
   int n_sig = 0, json = 0, c, rc;
   sm_diag_opts dopt = {0};
   sm_plan_opts popt = {0};
-  sm_diagnosis d;
+  sm_diagnosis d, d_plan, d_out;
+  cli_llm lo;
   sm_plan p;
   sm_sigdb *db;
   sm_err err = {0};
@@ -169,11 +172,13 @@ int cmd_diagnose(int argc, char **argv) {
 
   optind = 0;
   opterr = 0;
+  cli_llm_init(&lo);
   while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     switch (c) {
     case 'h':
     case OPT_HELP:
       fputs(usage_text, stdout);
+      fputs(cli_llm_help, stdout);
       return CLI_OK;
     case OPT_JSON:
       json = 1;
@@ -263,6 +268,11 @@ int cmd_diagnose(int argc, char **argv) {
     case ':':
       return cli_usage("diagnose", "%s needs a value", argv[optind - 1]);
     default:
+      if ((rc = cli_llm_option(&lo, "diagnose", c, optarg)) >= 0) {
+        if (rc != 0)
+          return rc;
+        break;
+      }
       return cli_usage("diagnose", "unknown option '%s'", argv[optind - 1]);
     }
   }
@@ -284,13 +294,21 @@ int cmd_diagnose(int argc, char **argv) {
     sm_sigdb_free(db);
     return cli_error("diagnose", CLI_USAGE, "%s", err.msg);
   }
+  if (cli_llm_start(&lo, "diagnose") != 0) {
+    sm_sigdb_free(db);
+    return CLI_USAGE;
+  }
   rc = sm_diagnose_file(db, log, &dopt, &d, &err);
   if (rc != 0) {
     sm_sigdb_free(db);
+    cli_llm_release(&lo);
     return cli_error("diagnose", CLI_USAGE, "%s", err.msg);
   }
-  rc = sm_plan_make(db, &d, &popt, &p, &err);
+  cli_llm_diagnose(&lo, log, &d, popt.threshold, &d_plan, &d_out);
+  rc = sm_plan_make(db, &d_plan, &popt, &p, &err);
+  cli_llm_plan_note(&lo, &p);
   if (rc != 0) {
+    cli_llm_release(&lo);
     sm_diagnosis_release(&d);
     sm_sigdb_free(db);
     return cli_error("diagnose", CLI_USAGE, "%s", err.msg);
@@ -301,19 +319,22 @@ int cmd_diagnose(int argc, char **argv) {
     sm_buf_init(&b, 0);
     sm_jw_init(&w, &b);
     sm_jw_obj_begin(&w);
-    sm_diagnosis_json(&d, &p, &w);
+    sm_diagnosis_json(&d_out, &p, &w);
+    cli_llm_members(&lo, NULL, &w);
     sm_jw_obj_end(&w);
     rc = sm_jw_finish(&w) == 0 ? cli_emit(&b)
                                : cli_error("diagnose", CLI_USAGE,
                                            "cannot format the JSON output");
     sm_buf_release(&b);
   } else {
-    print_human(&d, &p);
+    print_human(&d_out, &p);
+    cli_llm_text(&lo, stdout);
     rc = fflush(stdout) == 0 ? CLI_OK : CLI_USAGE;
   }
   if (rc == CLI_OK && d.failure)
     rc = CLI_CHECK;
   sm_plan_release(&p);
+  cli_llm_release(&lo);
   sm_diagnosis_release(&d);
   sm_sigdb_free(db);
   return rc;

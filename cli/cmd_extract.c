@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "llmcli.h"
 #include "schedmate/sm_advisor.h"
 
 #define MAX_CONFIGS 64
@@ -35,7 +36,8 @@ static void usage(FILE *out) {
           "  --time-budget S   stop after S seconds with what was found "
           "(default 2)\n"
           "  --json            one JSON object: metadata, evidence,\n"
-          "                    files_read, elapsed_ms, warnings\n");
+          "                    files_read, elapsed_ms, warnings\n\n%s",
+          cli_llm_help);
 }
 
 static void print_text(const sm_extract_res *res) {
@@ -69,8 +71,10 @@ int cmd_extract(int argc, char **argv) {
       {"max-bytes", required_argument, NULL, 'T'},
       {"time-budget", required_argument, NULL, 't'},
       {"help", no_argument, NULL, 'h'},
+      CLI_LLM_LONGOPTS,
       {NULL, 0, NULL, 0}};
   const char *configs[MAX_CONFIGS];
+  cli_llm lo;
   sm_extract_req req;
   sm_extract_res res;
   sm_err err = {0};
@@ -78,6 +82,7 @@ int cmd_extract(int argc, char **argv) {
   long v;
 
   memset(&req, 0, sizeof(req));
+  cli_llm_init(&lo);
   optind = 0;
   opterr = 0;
   if (cli_wants_help(argc, argv)) {
@@ -136,6 +141,11 @@ int cmd_extract(int argc, char **argv) {
       usage(stdout);
       return CLI_OK;
     default:
+      if ((rc = cli_llm_option(&lo, "extract", opt, optarg)) >= 0) {
+        if (rc != 0)
+          return rc;
+        break;
+      }
       return cli_usage("extract", "unknown option '%s'", argv[optind - 1]);
     }
   }
@@ -146,25 +156,31 @@ int cmd_extract(int argc, char **argv) {
   req.configs = configs;
   req.argv = (const char *const *)(argv + optind);
   req.argc = argc - optind;
+  if (cli_llm_start(&lo, "extract") != 0)
+    return CLI_USAGE;
   rc = sm_extract(&req, &res, &err);
   if (rc != 0) {
     sm_extract_res_release(&res);
+    cli_llm_release(&lo);
     return cli_error("extract", CLI_USAGE, "%s", err.msg);
   }
+  cli_llm_extract(&lo, &req, &res.meta);
   if (json) {
     sm_buf b;
     sm_jw w;
     sm_buf_init(&b, 0);
     sm_jw_init(&w, &b);
     sm_extract_write_json(&res, &w);
-    rc = sm_jw_finish(&w) == 0
+    rc = sm_jw_finish(&w) == 0 && cli_llm_json(&lo, &res.meta, &b) == 0
              ? cli_emit(&b)
              : cli_error("extract", CLI_USAGE, "cannot write JSON output");
     sm_buf_release(&b);
   } else {
     print_text(&res);
+    cli_llm_text(&lo, stdout);
     rc = CLI_OK;
   }
+  cli_llm_release(&lo);
   sm_extract_res_release(&res);
   return rc;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "llmcli.h"
 
 static const char usage_text[] =
     "usage: schedmate history add --db URI --id ID --duration S\n"
@@ -82,15 +83,18 @@ static int do_add(int argc, char **argv) {
       {"vc", required_argument, NULL, 'V'},
       {"help", no_argument, NULL, 'h'},
       CLI_JOB_LONGOPTS,
+      CLI_LLM_LONGOPTS,
       {NULL, 0, NULL, 0}};
   const char *cmd = "history add", *db = NULL;
   cli_job job = {0};
+  cli_llm llm;
   sm_record r;
   sm_store *s;
   sm_err err = {0};
   int c, rc;
 
   sm_record_init(&r);
+  cli_llm_init(&llm);
   r.end_state = SM_END_COMPLETED;
   optind = 0;
   while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -147,7 +151,8 @@ static int do_add(int argc, char **argv) {
       sm_record_release(&r);
       return usage();
     default:
-      rc = cli_job_option(&job, cmd, c, optarg);
+      if ((rc = cli_llm_option(&llm, cmd, c, optarg)) < 0)
+        rc = cli_job_option(&job, cmd, c, optarg);
       if (rc < 0)
         rc = cli_usage(cmd, "unknown option");
     }
@@ -162,13 +167,21 @@ static int do_add(int argc, char **argv) {
   if (rc == 0 && isnan(r.duration_s))
     rc = cli_usage(cmd, "--duration S is required");
   if (rc == 0)
+    rc = cli_llm_start(&llm, cmd);
+  if (rc == 0)
     rc = cli_job_read(&job, cmd, &r.meta, NULL);
+  if (rc == 0)
+    cli_llm_extract_job(&llm, job.repo, job.cwd, job.configs, job.n_configs,
+                        job.argv, job.argc, &r.meta);
+  r.added_at = (double)time(NULL);
+  sm_record_fingerprint(&r);
+  if (rc == 0)
+    rc = cli_llm_record(&llm, cmd, &r);
+  cli_llm_release(&llm);
   if (rc != 0) {
     sm_record_release(&r);
     return rc;
   }
-  r.added_at = (double)time(NULL);
-  sm_record_fingerprint(&r);
   /* Absurd numbers (1.7e308 s, 250 %) are refused before the store is
    * touched. */
   if (sm_record_check(&r, &err) != 0) {
@@ -180,7 +193,7 @@ static int do_add(int argc, char **argv) {
     sm_record_release(&r);
     return CLI_USAGE;
   }
-  rc = sm_store_put(s, &r, &err);
+  rc = cli_llm_put(s, &r, &err);
   sm_store_close(s);
   if (rc != 0) {
     sm_record_release(&r);
@@ -532,7 +545,7 @@ static int import_trace(const char *cmd, sm_store *s, const char *path,
       rc = sm_err_set(err, rc, "%s: out of memory", path);
     } else {
       sm_err e1 = {0};
-      rc = sm_store_put(s, &r, &e1);
+      rc = cli_llm_put(s, &r, &e1);
       if (rc != 0)
         sm_err_set(err, rc, "%s:%d: %s", path, sm_sim_trace_job(t, i)->line,
                    e1.msg);
@@ -582,7 +595,7 @@ static int import_jsonl(sm_store *s, const char *path, long *added,
       sm_err e1 = {0};
       if (sm_record_from_json(&r, line, len, &e1) != 0) {
         rc = sm_err_set(err, SM_EPARSE, "%s:%ld: %s", path, lineno, e1.msg);
-      } else if ((rc = sm_store_put(s, &r, &e1)) != 0) {
+      } else if ((rc = cli_llm_put(s, &r, &e1)) != 0) {
         sm_err_set(err, rc, "%s:%ld: %s", path, lineno, e1.msg);
       }
     }
@@ -647,6 +660,10 @@ static int do_import(int argc, char **argv) {
   s = open_db(cmd, db, 1);
   if (s == NULL)
     return CLI_USAGE;
+  if (cli_llm_history_open(s, &err) != 0) {
+    sm_store_close(s);
+    return cli_error(cmd, CLI_USAGE, "%s", err.msg);
+  }
   if (format < 0)
     rc = import_jsonl(s, path, &added, &err);
   else

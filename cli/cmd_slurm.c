@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "llmcli.h"
 #include "schedmate/sm_slurm.h"
 
 static const char usage_text[] =
@@ -147,6 +148,7 @@ static const struct option longopts[] = {
     {"sacct", required_argument, NULL, OPT_SACCT},
     {"no-sacct", no_argument, NULL, OPT_NOSACCT},
     {"help", no_argument, NULL, OPT_HELP},
+    CLI_LLM_LONGOPTS,
     {NULL, 0, NULL, 0}};
 
 static volatile sig_atomic_t stop_flag;
@@ -229,6 +231,10 @@ static int print_counters(const sm_slurm_counters *c, int ok) {
   return rc;
 }
 
+/* The optional LLM stage of the exit channel (lives as long as the
+ * agent). */
+static cli_llm slurm_llm;
+
 int cmd_slurm(int argc, char **argv) {
   sm_slurm_opts o = {0};
   const char *conf = NULL;
@@ -240,6 +246,7 @@ int cmd_slurm(int argc, char **argv) {
   struct sigaction sa;
 
   optind = 0;
+  cli_llm_init(&slurm_llm);
   opterr = 0;
   o.check_owner = 1;
   o.sacct = "sacct";
@@ -249,6 +256,7 @@ int cmd_slurm(int argc, char **argv) {
     case 'h':
     case OPT_HELP:
       fputs(usage_text, stdout);
+      fputs(cli_llm_help, stdout); /* the exit channel's stage */
       return CLI_OK;
     case OPT_SHADOW:
     case OPT_ENFORCE:
@@ -363,7 +371,8 @@ int cmd_slurm(int argc, char **argv) {
     case ':':
       return cli_usage("slurm", "%s needs a value", argv[optind - 1]);
     default:
-      return cli_usage("slurm", "unknown option '%s'", argv[optind - 1]);
+      if ((rc = cli_llm_option(&slurm_llm, "slurm", c, optarg)) < 0)
+        return cli_usage("slurm", "unknown option '%s'", argv[optind - 1]);
     }
     if (rc != 0)
       return rc;
@@ -379,6 +388,9 @@ int cmd_slurm(int argc, char **argv) {
   /* sacct, run for the GPU accounting, reads the same configuration. */
   if (conf != NULL)
     setenv("SLURM_CONF", conf, 1);
+  if (cli_llm_start(&slurm_llm, "slurm") != 0)
+    return CLI_USAGE;
+  o.llm = slurm_llm.llm;
   if (sm_slurm_backend_libslurm(&be, conf, &err) != 0)
     return cli_error("slurm", CLI_USAGE, "%s", err.msg);
   a = sm_slurm_agent_new(&o, &be, &err);
@@ -429,6 +441,7 @@ int cmd_slurm(int argc, char **argv) {
   sm_slurm_agent_run(a, &stop_flag, wake_pipe[0]);
   log_line(NULL, SM_SLURM_INFO, "stopping");
   sm_slurm_agent_free(a);
+  cli_llm_release(&slurm_llm);
   close(wake_pipe[0]);
   close(wake_pipe[1]);
   log_line(NULL, SM_SLURM_INFO, "stopped");

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "llmcli.h"
 #include "schedmate/sm_tracker.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -52,8 +53,9 @@ static void usage(FILE *out) {
           "  --idle-exit S     stop after S seconds without new bytes\n"
           "  --classify-all    count the lines of every class (whole file)\n"
           "  --server S        ask a running `schedmate serve` (unix:PATH or\n"
-          "                    http://HOST:PORT); --job ID: a registered job\n",
-          SM_TRACK_DEFAULT_SAMPLES);
+          "                    http://HOST:PORT); --job ID: a registered job\n"
+          "\n%s",
+          SM_TRACK_DEFAULT_SAMPLES, cli_llm_help);
 }
 
 /* Formats a number for people: NAN as "-". */
@@ -113,14 +115,19 @@ static int emit_text(const sm_track_result *r) {
   return fflush(stdout) == 0 ? CLI_OK : CLI_USAGE;
 }
 
+static cli_llm lo; /* the optional LLM stage (first answer only) */
+
 static int emit(const sm_track_result *r, int json) {
   sm_buf out;
   int rc;
 
-  if (!json)
-    return emit_text(r);
+  if (!json) {
+    rc = emit_text(r);
+    cli_llm_text(&lo, stdout);
+    return rc;
+  }
   sm_buf_init(&out, 0);
-  if (sm_track_result_json(r, &out) != 0) {
+  if (sm_track_result_json(r, &out) != 0 || cli_llm_json(&lo, NULL, &out)) {
     sm_buf_release(&out);
     return cli_error("track", CLI_USAGE, "out of memory");
   }
@@ -237,6 +244,7 @@ int cmd_track(int argc, char **argv) {
       {"server", required_argument, NULL, 'S'},
       {"job", required_argument, NULL, 'J'},
       {"help", no_argument, NULL, 'h'},
+      CLI_LLM_LONGOPTS,
       {NULL, 0, NULL, 0}};
   int json = 0, do_follow = 0, do_classify = 0, c, rc;
   const char *server = NULL, *job_id = NULL;
@@ -249,6 +257,7 @@ int cmd_track(int argc, char **argv) {
 
   optind = 0;
   opterr = 0;
+  cli_llm_init(&lo);
   while ((c = getopt_long(argc, argv, "jn:fh", opts, NULL)) != -1) {
     switch (c) {
     case 'j':
@@ -297,6 +306,11 @@ int cmd_track(int argc, char **argv) {
       usage(stdout);
       return CLI_OK;
     default:
+      if ((rc = cli_llm_option(&lo, "track", c, optarg)) >= 0) {
+        if (rc != 0)
+          return rc;
+        break;
+      }
       return cli_usage("track", "unknown option '%s'", argv[optind - 1]);
     }
   }
@@ -313,14 +327,19 @@ int cmd_track(int argc, char **argv) {
     return classify_all(argv[optind], json);
   o.samples = (int)samples;
   o.max_scan = (uint64_t)max_scan;
+  if (cli_llm_start(&lo, "track") != 0)
+    return CLI_USAGE;
   t = sm_tracker_new(&o);
   if (t == NULL)
     return cli_error("track", CLI_USAGE, "out of memory");
   if (sm_tracker_scan(t, argv[optind], &r, &err) != 0) {
     sm_tracker_free(t);
+    cli_llm_release(&lo);
     return cli_error("track", CLI_USAGE, "%s", err.msg);
   }
+  cli_llm_track(&lo, argv[optind], &r);
   rc = emit(&r, json);
+  cli_llm_release(&lo);
   if (rc == CLI_OK && do_follow)
     rc = follow(t, &r, json, interval, max_updates, idle_exit);
   sm_tracker_free(t);

@@ -11,6 +11,7 @@ PKGS=(
   coinor-libcbc-dev                 # MILP solver of the Sia policy (EPL)
   libtree-sitter-dev                # Python parsing (grammar from npm)
   libmicrohttpd-dev                 # schedmate serve (HTTP, LGPL-2.1+)
+  libcurl4-openssl-dev              # optional LLM stage (OpenAI-compatible HTTP)
   libopenblas-dev                   # reference run in bench/index
   redis-server                      # shared history store in the tests
   slurmctld slurmd slurm-client munge libslurm-dev

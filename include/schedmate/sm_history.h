@@ -89,6 +89,10 @@ typedef struct sm_record {
                            * "nvml", "sacct", or NULL */
   char *gpu_model;        /* GPU model as the driver names it */
   char *driver_version;   /* GPU driver version */
+  char *embedder;         /* what made fp: NULL for the built-in hashing
+                           * embedder ("hash-v1"), else e.g. "api:MODEL"
+                           * (an embeddings endpoint, sm_llm.h); fp is
+                           * then kept in the JSON form, not recomputed */
 } sm_record;
 
 /* Sets every field unknown/empty. */
@@ -384,6 +388,14 @@ SM_EXTERN void sm_estimate_compute(sm_advice *a, const sm_advise_opts *o);
  * 0, or SM_ENOMEM. */
 SM_EXTERN int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
                         const sm_advise_opts *o, sm_advice *a, sm_err *err);
+
+/* As sm_advise with a fingerprint made elsewhere (fp, SM_FP_DIMS floats;
+ * NULL: the built-in one of m and x) by the named embedder (NULL: the
+ * built-in).  Only records of the same embedder are matched: fingerprints
+ * of two embedders are never compared. */
+SM_EXTERN int sm_advise_fp(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
+                           const float *fp, const char *embedder,
+                           const sm_advise_opts *o, sm_advice *a, sm_err *err);
 
 /* Writes the advice as the JSON members matches (each with the identity
  * groups it shares with the job), estimate, outcomes, best_score,

@@ -188,6 +188,9 @@ typedef struct sm_slurm_opts {
                              * or NULL: not asked */
   sm_slurm_log_fn log;      /* messages, or NULL */
   void *log_ud;             /* for the callback */
+  struct sm_llm *llm;       /* optional LLM stage (sm_llm.h) for the exit
+                             * channel, borrowed, or NULL; its accounting
+                             * goes into the status and metrics files */
 } sm_slurm_opts;
 
 typedef struct sm_slurm_agent sm_slurm_agent;

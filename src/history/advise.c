@@ -230,7 +230,14 @@ typedef struct walk {
   char first_thin[200]; /* the first thin candidate, explained */
   char best_id[64];     /* the best candidate's id */
   int n_hits;           /* hits of the first search */
+  const char *embedder; /* the query's embedder (NULL: built-in) */
 } walk;
+
+/* Fingerprints of two embedders are never compared (NULL and "" are the
+ * built-in hashing embedder). */
+static int same_embedder(const char *a, const char *b) {
+  return strcmp(a && *a ? a : "hash-v1", b && *b ? b : "hash-v1") == 0;
+}
 
 static void walk_release(walk *p) {
   for (int i = 0; i < p->n_seen; i++)
@@ -346,6 +353,10 @@ static int candidates(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
       sm_err_clear(serr);
       continue;
     }
+    if (!same_embedder(r->embedder, p->embedder)) {
+      sm_record_release(r);
+      continue;
+    }
     rx.user = r->user;
     rx.name = r->name;
     rx.vc = r->vc;
@@ -373,6 +384,12 @@ static int candidates(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
 
 int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
               const sm_advise_opts *in, sm_advice *a, sm_err *err) {
+  return sm_advise_fp(s, m, x, NULL, NULL, in, a, err);
+}
+
+int sm_advise_fp(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
+                 const float *qfp, const char *embedder,
+                 const sm_advise_opts *in, sm_advice *a, sm_err *err) {
   sm_advise_opts o;
   float fp[SM_FP_DIMS];
   sm_err serr = {0};
@@ -382,7 +399,10 @@ int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
 
   defaults(in, &o);
   sm_advice_release(a);
-  sm_fingerprint(m, x, fp);
+  if (qfp != NULL)
+    memcpy(fp, qfp, sizeof(fp));
+  else
+    sm_fingerprint(m, x, fp);
   if (is_zero(fp)) {
     a->fallback = SM_FALLBACK_EXTRACT_FAILED;
     snprintf(a->detail, sizeof(a->detail), "no workload metadata to match on");
@@ -409,6 +429,7 @@ int sm_advise(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
   if (a->matches == NULL || a->scores == NULL || a->shared == NULL)
     return sm_err_set(err, SM_ENOMEM, "advise: out of memory");
   memset(&p, 0, sizeof(p));
+  p.embedder = embedder;
   rc = candidates(s, m, x, fp, &o, o.top_k + EXTRA_CANDIDATES, -2.0f, a, &p,
                   &serr);
   if (rc == 0 && p.more)

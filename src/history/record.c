@@ -70,6 +70,7 @@ void sm_record_release(sm_record *r) {
   sm_free(r->util_source);
   sm_free(r->gpu_model);
   sm_free(r->driver_version);
+  sm_free(r->embedder);
   sm_record_init(r);
 }
 
@@ -205,6 +206,14 @@ void sm_record_write_json(const sm_record *r, sm_jw *w) {
     sm_jw_key(w, "outcome");
     sm_jw_raw(w, r->outcome);
   }
+  if (r->embedder != NULL) { /* another embedder: fp cannot be remade */
+    sm_jw_kv_str(w, "embedder", r->embedder);
+    sm_jw_key(w, "fp");
+    sm_jw_arr_begin(w);
+    for (int i = 0; i < SM_FP_DIMS; i++)
+      sm_jw_num(w, r->fp[i]);
+    sm_jw_arr_end(w);
+  }
   sm_jw_obj_end(w);
 }
 
@@ -229,6 +238,24 @@ static int get_str(cJSON *o, const char *key, char **out, sm_err *err) {
     return sm_err_set(err, SM_EPARSE, "record: %s must be a string", key);
   *out = sm_strdup(v->valuestring);
   return *out ? 0 : sm_err_set(err, SM_ENOMEM, "record: out of memory");
+}
+
+/* The fingerprint of another embedder: SM_FP_DIMS finite numbers. */
+static int get_fp(cJSON *o, sm_record *r, sm_err *err) {
+  cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "fp"), *x;
+  int i = 0;
+
+  if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != SM_FP_DIMS)
+    return sm_err_set(err, SM_EPARSE,
+                      "record %s: embedder %s needs \"fp\" with %d numbers",
+                      r->id, r->embedder, SM_FP_DIMS);
+  cJSON_ArrayForEach(x, v) {
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) ||
+        fabs(x->valuedouble) > 1.0001)
+      return sm_err_set(err, SM_EPARSE, "record %s: bad fp value", r->id);
+    r->fp[i++] = (float)x->valuedouble;
+  }
+  return 0;
 }
 
 int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
@@ -348,6 +375,10 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
       cJSON_free(txt);
     }
   }
+  if (rc == 0)
+    rc = get_str(o, "embedder", &r->embedder, err);
+  if (rc == 0 && r->embedder != NULL)
+    rc = get_fp(o, r, err);
   cJSON_Delete(o);
   if (rc == 0 && sm_record_check(r, err) != 0)
     rc = SM_EPARSE;
@@ -355,7 +386,8 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
     sm_record_release(r);
     return rc;
   }
-  sm_record_fingerprint(r);
+  if (r->embedder == NULL)
+    sm_record_fingerprint(r);
   return 0;
 }
 
@@ -381,6 +413,7 @@ int sm__record_copy(sm_record *dst, const sm_record *src) {
   rc |= dup_into(&dst->util_source, src->util_source);
   rc |= dup_into(&dst->gpu_model, src->gpu_model);
   rc |= dup_into(&dst->driver_version, src->driver_version);
+  rc |= dup_into(&dst->embedder, src->embedder);
   if (rc == 0)
     rc = sm_meta_copy(&dst->meta, &src->meta);
   for (int i = 0; rc == 0 && i < src->n_perf; i++)

@@ -1646,6 +1646,7 @@ out:
     sm_free(s.stats[i].name);
   sm_free(s.stats);
   sm__notes_release(&s.notes);
+  sm__notes_release(&s.reads);
   sm_free(s.st);
   sm_free(s.sbusy);
   sm_free(s.spend);
@@ -1834,5 +1835,6 @@ out:
     sm_free(s.stats[i].name);
   sm_free(s.stats);
   sm__notes_release(&s.notes);
+  sm__notes_release(&s.reads);
   return rc;
 }

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "schedmate/sm_llm.h"
 #include "slurm/slurm_int.h"
 
 #define EXIT_TRIES 3
@@ -510,6 +511,18 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
     if (requeued_by_slurm) {
       /* Slurm already requeued it: nothing to restart. */
       po.max_retries = -1;
+    }
+    if (a->o.llm != NULL && !from_gpustat) {
+      /* The LLM stage is one more input: never more actionable. */
+      sm_llm_diag_res lv;
+      sm_diagnosis dout;
+      if (sm_llm_diagnose(a->o.llm, log, &d, po.threshold, &lv, NULL) == 0) {
+        sm_llm_diagnosis_merge(&d, &lv, &d, &dout);
+        if (lv.disagreement[0])
+          sm__log(a, SM_SLURM_INFO, "job %u: llm: %s", (unsigned)sj->id,
+                  lv.disagreement);
+      }
+      sm_llm_diag_res_release(&lv);
     }
     if (sm_plan_make(a->sigdb, &d, &po, &p, &err) == 0) {
       planned = 1;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "schedmate/sm_llm.h"
 #include "slurm/slurm_int.h"
 
 /* ==== Audit ==== */
@@ -132,6 +133,10 @@ static void status_write(sm_slurm_agent *a, const sm_slurm_counters *c) {
   sm_jw_obj_end(&w);
   sm_jw_key(&w, "counters");
   counters_json(c, &w);
+  if (a->o.llm != NULL) {
+    sm_jw_key(&w, "llm");
+    sm_llm_stats_write_json(a->o.llm, &w);
+  }
   sm_jw_key(&w, "jobs");
   sm_jw_arr_begin(&w);
   for (int i = 0; i < a->n_jobs; i++) {
@@ -225,6 +230,8 @@ static void metrics_write(sm_slurm_agent *a, const sm_slurm_counters *c) {
         ctr[i].name, ctr[i].help, ctr[i].name, ctr[i].name,
         (unsigned long long)*(const uint64_t *)((const char *)c + ctr[i].off));
   sm__run_prom(a, &b);
+  if (a->o.llm != NULL)
+    sm_llm_stats_write_prom(a->o.llm, NULL, &b);
   write_atomic(a, a->o.metrics_path, &b);
   sm_buf_release(&b);
 }
