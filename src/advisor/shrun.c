@@ -289,6 +289,18 @@ static void emit_positional(sh *h, fields *fl, int from, int cnt, int line,
   }
 }
 
+/* A positional index or count as the shell writes it ($12, ${@:3:2}):
+ * the leading digits, clamped to [0, 1 << 20] (no overflow on $99999999999). */
+static int posnum(const char *s) {
+  long v = 0;
+  while (isdigit((unsigned char)*s)) {
+    if (v < (1L << 20))
+      v = v * 10 + (*s - '0');
+    s++;
+  }
+  return v > (1L << 20) ? (1 << 20) : (int)v;
+}
+
 /* The value of a parameter: a variable, $1, $#, $0... NULL when unset. */
 static const char *param_value(sh *h, const char *name, const int **ln,
                                int *multi) {
@@ -297,7 +309,7 @@ static const char *param_value(sh *h, const char *name, const int **ln,
   *ln = NULL;
   *multi = 0;
   if (isdigit((unsigned char)name[0])) {
-    int k = atoi(name);
+    int k = posnum(name);
     if (k == 0)
       return h->arg0;
     return k <= h->argc ? h->argv[k - 1] : NULL;
@@ -539,12 +551,12 @@ static void expand_param(sh *h, TSNode n, fields *fl, int quoted) {
     /* ${@}, ${@:3}, ${@:2:1} */
     int from = 1, cnt = -1;
     if (p < e && *p == ':') {
-      from = atoi(p + 1);
+      from = posnum(p + 1);
       if (from <= 0)
         from = 1;
       p = strchr(p + 1, ':');
       if (p != NULL && p < e)
-        cnt = atoi(p + 1);
+        cnt = posnum(p + 1);
     }
     emit_positional(h, fl, from, cnt, line, quoted);
     return;
