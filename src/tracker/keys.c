@@ -47,10 +47,16 @@ enum {
   WC_LEVEL,
   WC_AVERAGE,
   WC_STATS,
+  WC_QUAL,
+  WC_PER,
+  WC_TERM,
+  WC_GEN,
+  WC_DISC,
   WC_COUNT
 };
 static const char *const wc_names[WC_COUNT] = {
-    "eval", "init", "phase", "part", "level", "average", "stats"};
+    "eval",  "init", "phase", "part", "level", "average",
+    "stats", "qual", "per",   "term", "gen",   "disc"};
 
 typedef struct keytab {
   key_entry keys[MAX_KEYS];
@@ -91,7 +97,7 @@ static const struct {
   unsigned flag;
 } flag_names[] = {{"train", KF_TRAIN}, {"eval", KF_EVAL}, {"strict", KF_STRICT},
                   {"ms", KF_MS},       {"us", KF_US},     {"low", KF_LOW},
-                  {"part", KF_PART}};
+                  {"part", KF_PART},   {"disc", KF_DISC}};
 
 static int entry_sort(const void *a, const void *b) {
   return strcmp(((const key_entry *)a)->key, ((const key_entry *)b)->key);
@@ -292,6 +298,89 @@ int sm__trk_is_stats_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_STATS]);
 }
 
+int sm__trk_is_qual_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_QUAL]);
+}
+
+/* A key named by units: a time per step ("ms/batch", "secs_per_iter")
+ * is R_TIME, steps per second ("batch/s", "iters_per_sec") R_RATE.  The
+ * step words are the table's "per" class. */
+static int unit_key(const char *key, trk_keyinfo *out) {
+  const char *sl = strchr(key, '/'), *per = strstr(key, "_per_");
+  const char *a = key, *b;
+  size_t an, bn;
+  char u[12];
+  int ok;
+
+  if (sl != NULL && strchr(sl + 1, '/') == NULL) {
+    an = (size_t)(sl - key);
+    b = sl + 1;
+  } else if (per != NULL && sl == NULL) {
+    an = (size_t)(per - key);
+    b = per + 5;
+  } else {
+    return 0;
+  }
+  bn = strlen(b);
+  if (an == 0 || bn == 0 || an >= sizeof(u) || bn >= sizeof(u))
+    return 0;
+  if (word_in(b, bn, table()->words[WC_PER])) {
+    /* "ms/batch": a time unit over a step word. */
+    memcpy(u, a, an);
+    u[an] = '\0';
+    sm__trk_seconds(1, u, &ok);
+    if (!ok || strcmp(u, "min") == 0 || u[0] == 'h')
+      return 0; /* only s, ms, us: the parser's unit defaults */
+    out->role = R_TIME;
+    out->flags |= u[0] == 'm' ? KF_MS : u[0] == 'u' ? KF_US : 0;
+    return 1;
+  }
+  if (word_in(a, an, table()->words[WC_PER])) {
+    /* "batch/s", "iters_per_sec": steps over a second. */
+    memcpy(u, b, bn);
+    u[bn] = '\0';
+    sm__trk_seconds(1, u, &ok);
+    if (!ok || sm__trk_seconds(1, u, &ok) != 1)
+      return 0;
+    out->role = R_RATE;
+    return 1;
+  }
+  return 0;
+}
+
+/* Loss terms named by a prefix or by a GAN's networks: "l_pix" (the
+ * table's "term" words), "G_GAN" / "D_real", "gen:" / "d:" ("gen" and
+ * "disc" words).  A generator's terms are loss parts, a discriminator's
+ * come last; both need the other network on the line (KF_NET).  Not
+ * where the rest of the key is a known fact of another kind ("g_lr",
+ * "d_model" stays unknown as no table key). */
+static int term_key(const char *key, size_t fp, trk_keyinfo *out) {
+  const key_entry *rest = key[fp] == '_' ? find(key + fp + 1) : NULL;
+  const keytab *t = table();
+
+  if (rest != NULL && rest->role != R_LOSS)
+    return 0;
+  if (key[fp] == '_' && key[fp + 1] != '\0' &&
+      word_in(key, fp, t->words[WC_TERM])) {
+    out->role = R_LOSS;
+    out->flags |= KF_PART;
+    return 1;
+  }
+  if (key[fp] != '\0' && key[fp] != '_')
+    return 0;
+  if (word_in(key, fp, t->words[WC_GEN])) {
+    out->role = R_LOSS;
+    out->flags |= KF_PART | KF_NET;
+    return 1;
+  }
+  if (word_in(key, fp, t->words[WC_DISC])) {
+    out->role = R_LOSS;
+    out->flags |= KF_DISC | KF_NET;
+    return 1;
+  }
+  return 0;
+}
+
 /* True when key[0..n) is the prefix of a loss component ("box" of
  * "box_loss"). */
 static int is_part_prefix(const char *key, size_t n) {
@@ -389,6 +478,8 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     return;
   }
   if (out->flags & KF_EVAL)
+    return;
+  if (unit_key(key, out) || term_key(key, fp, out))
     return;
   if ((strncmp(key, "lr_", 3) == 0 || strncmp(key, "lr/", 3) == 0) &&
       strstr(key, "sched") == NULL && strstr(key, "scale") == NULL)

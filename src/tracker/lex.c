@@ -394,6 +394,41 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
   return j;
 }
 
+/* Length of " (word)" at s[j] when a ':' or '=' and a value follow it
+ * (blanks allowed between): a key's qualifier written apart from the
+ * key.  0 when there is none, or when the word is a time unit. */
+static size_t blank_qualifier(const char *s, size_t n, size_t j) {
+  size_t k = j, w, e;
+  char u[16];
+
+  while (k < n && s[k] == ' ' && k - j < 2)
+    k++;
+  if (k == j || k >= n || s[k] != '(')
+    return 0;
+  w = k + 1;
+  e = w;
+  while (e < n && al(s[e]) && e - w < 12)
+    e++;
+  if (e == w || e >= n || s[e] != ')')
+    return 0;
+  for (size_t q = w; q < e; q++)
+    u[q - w] = (char)lower((unsigned char)s[q]);
+  u[e - w] = '\0';
+  if (is_time_unit(u))
+    return 0;
+  k = e + 1;
+  while (k < n && s[k] == ' ')
+    k++;
+  if (k >= n || (s[k] != ':' && s[k] != '='))
+    return 0;
+  k++;
+  while (k < n && s[k] == ' ')
+    k++;
+  if (k >= n || !(dg(s[k]) || s[k] == '-' || s[k] == '(' || s[k] == '['))
+    return 0;
+  return e + 1 - j;
+}
+
 /* Lexes a word at s[i] (a letter or '_') and returns the end. */
 static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i, int sp) {
   static const char *const nonfinite[] = {"nan", "inf", "infinity", NULL};
@@ -417,6 +452,10 @@ static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i, int sp) {
     } else
       break;
   }
+  /* The same qualifier after a blank, when the key's value follows it:
+   * "time (data): 1.631 (0.261)", "Loss (train) = 0.52".  A unit in
+   * parentheses ("Time (s): 1.2") stays a unit annotation. */
+  j += blank_qualifier(s, n, j);
   /* "loss: nan", "grad_norm=inf": a value that is not a number, also as
    * a tensor prints it ("nan.0"). */
   {
@@ -604,6 +643,8 @@ void sm__trk_canon(const trk_line *L, const int *w, int nw, char *out,
       out[o++] = '_';
     for (size_t j = 0; j < t->len && o + 1 < cap; j++) {
       char c = (char)lower((unsigned char)L->s[t->off + j]);
+      if (c == ' ')
+        continue; /* "time (data)": the qualifier written apart */
       out[o++] = c == '-' ? '_' : c;
     }
   }
@@ -701,13 +742,27 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
         break;
       case ':':
       case '=':
+        /* "lr: 0.1", "lr=[5e-05, 5e-05]", "lr:(2.973e-05,)": a value, or
+         * a list or tuple of values, follows. */
         nx = next_solid(L, k);
         if (nx >= 0 && (is_value(&L->tok[nx]) ||
-                        (L->tok[nx].kind == TK_PUNCT && L->tok[nx].c == '[' &&
+                        (L->tok[nx].kind == TK_PUNCT &&
+                         (L->tok[nx].c == '[' || L->tok[nx].c == '(') &&
                          nx + 1 < L->ntok && is_value(&L->tok[nx + 1]))))
           sep = t->c;
         else
           FLUSH();
+        break;
+      case '#':
+        /* "Step #300", "Epoch #3": a number sign between a key and its
+         * value. */
+        nx = next_solid(L, k);
+        if (!(np > 0 && nx == k + 1 && L->tok[nx].kind == TK_NUM &&
+              L->tok[nx].isint &&
+              !(nx + 2 < L->ntok && L->tok[nx + 1].kind == TK_PUNCT &&
+                (L->tok[nx + 1].c == ':' || L->tok[nx + 1].c == '=') &&
+                is_value(&L->tok[nx + 2]))))
+          FLUSH(); /* "loss #1: 0.3" numbers a loss, it is no value */
         break;
       case '[':
         nx = next_solid(L, k);
@@ -722,6 +777,14 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
         }
         break;
       case '(':
+        nx = next_solid(L, k);
+        if (np > 0 && sep && nx >= 0 && is_value(&L->tok[nx])) {
+          /* The tuple of "lr:(2.973e-05,)": its first value is the
+           * key's. */
+          if (nn < MAX_NEST)
+            nest[nn++] = 't';
+          break;
+        }
         FLUSH();
         if (nn < MAX_NEST)
           nest[nn++] = '(';

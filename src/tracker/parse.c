@@ -276,10 +276,14 @@ static int key_has(const trk_line *L, const trk_field *f,
 
 /* ==== Keys ==== */
 
+/* Marks a dropped word that may only stand before a counter. */
+#define DROP_QUAL 0x10000
+
 /* Words that may stand in front of a key without being part of it: log
- * levels ("INFO step 10", the table's "level" words), and the qualifiers
+ * levels ("INFO step 10", the table's "level" words), the qualifiers
  * train / eval ("Train Step 10", "Val Step 10"), which then mark the
- * key. */
+ * key, and words that qualify a counter without changing what it
+ * counts ("completed step: 3", the table's "qual" words). */
 static int droppable(const trk_line *L, int k, unsigned *flags) {
   const trk_tok *t = &L->tok[k];
   const char *w = L->s + t->off;
@@ -307,6 +311,10 @@ static int droppable(const trk_line *L, int k, unsigned *flags) {
     *flags |= KF_EVAL;
     return 1;
   }
+  if (sm__trk_is_qual_word(low, n)) {
+    *flags |= DROP_QUAL;
+    return 1;
+  }
   return 0;
 }
 
@@ -332,10 +340,14 @@ static void lookup_field(trk_line *L, trk_field *f) {
         !(ki.role == R_STEP || ki.role == R_ITER || ki.role == R_BATCH ||
           ki.role == R_EPOCH || ki.role == R_LOSS))
       return;
+    if (ki.role != R_NONE && (extra & DROP_QUAL) &&
+        !(ki.role == R_STEP || ki.role == R_ITER || ki.role == R_BATCH ||
+          ki.role == R_EPOCH))
+      return;
     if (ki.role != R_NONE) {
       memcpy(f->key, key, sizeof(f->key));
       f->ki = ki;
-      f->ki.flags |= extra;
+      f->ki.flags |= extra & ~(unsigned)DROP_QUAL;
       if ((extra & KF_EVAL) && ki.role == R_LOSS)
         f->ki.role = R_EVAL_LOSS;
       return;
@@ -432,7 +444,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
                    sm_track_sample *o, trk_head *head_out) {
   bar_info bar;
   int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
-  int loss_i = -1, part_i = -1, epoch_i = -1, first_val = -1;
+  int loss_i = -1, part_i = -1, disc_i = -1, epoch_i = -1, first_val = -1;
   int tp_low = -1, epoch_bar = 0, tp_global = 1, part_seen = 0;
   int nonfinite_fact = 0;
   double total_hint = NAN;
@@ -455,14 +467,34 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       f->ki.role = R_NONE;
     /* A loss of any kind that is not an evaluation's (box_loss, loss_cls)
      * shows training, even where it is not the loss reported. */
-    if (!(f->ki.flags & KF_EVAL) && strstr(f->key, "loss") != NULL &&
-        f->ki.role != R_EVAL_LOSS && strstr(f->key, "scale") == NULL)
+    if (!(f->ki.flags & KF_EVAL) &&
+        ((strstr(f->key, "loss") != NULL && f->ki.role != R_EVAL_LOSS &&
+          strstr(f->key, "scale") == NULL) ||
+         (f->ki.role == R_LOSS && !(f->ki.flags & KF_NET))))
       part_seen = 1;
     if (f->ki.flags & KF_TRAIN) {
       train++;
       if (f->ki.role == R_CUM || f->ki.role == R_TIME || f->ki.role == R_RATE)
         o->train_clock++;
     }
+  }
+  {
+    /* Losses named only by a GAN's networks ("G_GAN: 1.2 ... D_real:
+     * 0.5", "d: -0.001;gen: -0.008") are losses where the line names
+     * both networks; alone, "d_model: 512" or "gen: 3" are not. */
+    int gen = 0, disc = 0;
+    for (int i = 0; i < L->nf; i++)
+      if ((L->f[i].ki.flags & KF_NET) && L->f[i].kind == TK_NUM) {
+        gen |= !(L->f[i].ki.flags & KF_DISC);
+        disc |= (L->f[i].ki.flags & KF_DISC) != 0;
+      }
+    for (int i = 0; i < L->nf; i++)
+      if (L->f[i].ki.flags & KF_NET) {
+        if (gen && disc)
+          part_seen = 1;
+        else
+          L->f[i].ki.role = R_NONE;
+      }
   }
   find_bar(L, &bar);
   if (bar.style == BAR_TQDM && bar_describes(L, bar.tok, R_EPOCH)) {
@@ -559,7 +591,10 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     case R_LOSS:
       if (f->kind != TK_NUM || strcmp(f->unit, "%") == 0)
         break;
-      if (!(f->ki.flags & KF_PART) && loss_i < 0)
+      if (f->ki.flags & KF_DISC) {
+        if (disc_i < 0)
+          disc_i = i;
+      } else if (!(f->ki.flags & KF_PART) && loss_i < 0)
         loss_i = i;
       else if ((f->ki.flags & KF_PART) && part_i < 0)
         part_i = i;
@@ -670,6 +705,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   }
   if (loss_i < 0)
     loss_i = part_i;
+  if (loss_i < 0)
+    loss_i = disc_i;
   if (loss_i >= 0) {
     o->loss = L->f[loss_i].v;
     o->loss_nonfinite = o->loss != o->loss;

@@ -266,18 +266,72 @@ static int text_like(sm_tracker *t, const unsigned char *s, size_t n) {
 
 /* ==== Pieces of a segment ==== */
 
+static int digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+/* When s[i] opens a progress bar's bracket ("[00:12<02:31, 3.05it/s,
+ * loss=0.4]", "[14:22, 2.68it/s]": a clock, then '<' or a rate), the
+ * offset just past its closing bracket; else 0. */
+static size_t bar_bracket_end(const char *s, size_t n, size_t i) {
+  size_t j = i + 1, e = n < i + 512 ? n : i + 512;
+  int parts = 0, depth = 0, rate = 0;
+
+  for (;;) {
+    size_t d = j;
+    while (j < e && digit(s[j]))
+      j++;
+    if (j == d || (parts > 0 && j - d != 2))
+      return 0;
+    parts++;
+    if (j < e && s[j] == ':' && parts < 3)
+      j++;
+    else
+      break;
+  }
+  if (parts < 2 || j >= e || (s[j] != '<' && s[j] != ','))
+    return 0;
+  rate = s[j] == '<';
+  for (; j < e; j++) {
+    if (s[j] == '/')
+      rate = 1;
+    else if (s[j] == '[')
+      depth++;
+    else if (s[j] == ']' && depth-- == 0)
+      return rate ? j + 1 : 0;
+  }
+  return 0;
+}
+
 /* A segment is split further where the terminal moved the cursor to
  * another line (ESC[A, ESC[nA, ESC[F: tqdm's nested bars, a bar glued to
- * the log line that overwrote it).  Returns the pieces' bounds in b[]
- * (start, end pairs; at most max pieces, the rest joined into the
- * last). */
+ * the log line that overwrote it), and where another writer's output
+ * follows a progress bar's closing bracket on the same line (a bar never
+ * prints after it, so "... 7.03s/it]{'eval_loss': 0.51}" is a bar and a
+ * line of its own).  Returns the pieces' bounds in b[] (start, end
+ * pairs; at most max pieces, the rest joined into the last). */
 static int pieces(const char *s, size_t n, size_t *b, int max) {
   int np = 0;
   size_t start = 0, i = 0;
 
   while (i < n) {
     const char *esc = memchr(s + i, 0x1b, n - i);
+    const char *br = memchr(s + i, '[', (esc ? (size_t)(esc - s) : n) - i);
     size_t k;
+    if (br != NULL) {
+      size_t e = bar_bracket_end(s, n, (size_t)(br - s)), f = e;
+      while (e > 0 && f < n && (s[f] == ' ' || s[f] == '\t'))
+        f++;
+      if (e > 0 && f < n && s[f] != 0x1b && np + 1 < max) {
+        b[2 * np] = start;
+        b[2 * np + 1] = e;
+        np++;
+        start = i = f;
+        continue;
+      }
+      i = (size_t)(br - s) + 1;
+      continue;
+    }
     if (esc == NULL)
       break;
     i = (size_t)(esc - s);

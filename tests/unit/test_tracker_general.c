@@ -1,0 +1,307 @@
+/* test_tracker_general.c - the tracker's general mechanisms of round 2:
+ * each test takes one class of log lines (a way of spelling a key, a
+ * value, a loss or a line ending) and checks several variants of it, in
+ * the spellings of different frameworks, other orders and other units,
+ * and the near misses the mechanism must leave alone.  Every line here is
+ * written for the test, with made-up numbers. */
+#include <math.h>
+#include <stdio.h>
+
+#include "harness.h"
+#include "schedmate/sm.h"
+#include "schedmate/sm_tracker.h"
+#include "tracker/track_int.h"
+
+#define ASSERT_NAN(x) ASSERT((x) != (x))
+
+static sm_track_sample P(const char *line) {
+  sm_track_sample s;
+  sm_track_parse(line, strlen(line), &s);
+  return s;
+}
+
+static sm_track_result feed(const char *text) {
+  sm_track_result r;
+  sm_tracker *t = sm_tracker_new(NULL);
+
+  ASSERT(t != NULL);
+  ASSERT_OK(sm_tracker_feed(t, text, strlen(text)));
+  sm_tracker_result(t, &r);
+  sm_tracker_free(t);
+  return r;
+}
+
+/* ==== Keys ==== */
+
+SM_TEST(track_counter_qualified_by_a_participle) {
+  /* A word that says the step is done or current does not change what
+   * the counter counts: "completed step", "Finished iteration", "current
+   * step" spelled apart. */
+  sm_track_sample s =
+      P("I0301 10:00:05.123456 1234 metric_logger.py:226] completed step: 7, "
+        "seconds: 1.631, TFLOP/s/device: 340.1, loss: 2.979");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.counter, SM_TC_STEP);
+  ASSERT_EQ(s.step, 7);
+  ASSERT_NEAR(s.step_time, 1.631, 1e-12);
+  ASSERT_NEAR(s.loss, 2.979, 1e-12);
+  s = P("Finished iteration 40 | loss 0.73 | 0.25 s/it");
+  ASSERT_EQ(s.counter, SM_TC_ITER);
+  ASSERT_EQ(s.step, 40);
+  s = P("[train] current step 120/5000, lr 2e-4, loss 1.05");
+  ASSERT_EQ(s.step, 120);
+  ASSERT_EQ(s.total, 5000);
+  s = P("Done epoch 2 batch 30 loss 0.40");
+  ASSERT_EQ(s.counter, SM_TC_BATCH);
+  ASSERT_EQ(s.step, 30);
+  ASSERT_NEAR(s.epoch, 2, 0);
+  /* Only before counters: "completed loss" or "finished time" are no
+   * facts, and words that are not qualifiers keep a key unknown. */
+  s = P("completed time: 12.5 loss 0.3");
+  ASSERT_NAN(s.step_time);
+  s = P("sampling step 50, 0.12 s/it");
+  ASSERT_EQ(s.has_step, 0);
+}
+
+SM_TEST(track_plural_counter_keys) {
+  sm_track_sample s = P("Steps: 300, loss: 0.512");
+  ASSERT_EQ(s.step, 300);
+  s = P("steps=400 loss=0.5 secs/step=1.2");
+  ASSERT_EQ(s.step, 400);
+  ASSERT_NEAR(s.step_time, 1.2, 1e-12);
+  s = P("(epoch: 3, iters: 300, time: 1.200, data: 0.010) G_GAN: 1.234 "
+        "G_L1: 5.678 D_real: 0.512 D_fake: 0.498");
+  ASSERT_EQ(s.counter, SM_TC_ITER);
+  ASSERT_EQ(s.step, 300);
+  ASSERT_NEAR(s.epoch, 3, 0);
+  /* Plurals only as "key: N": "Training for steps 500" is no step. */
+  s = P("steps 500 loss 0.5");
+  ASSERT_EQ(s.has_step, 0);
+  s = P("iterations: 12.5 loss 0.5");
+  ASSERT_EQ(s.has_step, 0);
+}
+
+SM_TEST(track_number_sign_between_key_and_value) {
+  sm_track_sample s = P("Step #300: loss=0.512");
+  ASSERT_EQ(s.step, 300);
+  ASSERT_NEAR(s.loss, 0.512, 1e-12);
+  s = P("Epoch #3 batch #20 loss 0.4");
+  ASSERT_EQ(s.step, 20);
+  ASSERT_NEAR(s.epoch, 3, 0);
+  /* A numbered key is no value: "loss #1: 0.3" is the first loss. */
+  s = P("step 5 loss #1: 0.3");
+  ASSERT_NAN(s.loss);
+  ASSERT_EQ(s.step, 5);
+}
+
+SM_TEST(track_values_in_tuples_and_lists) {
+  /* "lr:(2.973e-05,)" (a tuple of parameter groups), "lr: (1e-4, 5e-5)",
+   * "lr=[5e-05, 5e-05]": the first value is the key's. */
+  sm_track_sample s =
+      P("2024-03-01 10:00:00,000 INFO: [exp..][epoch:  6, iter:     700, "
+        "lr:(2.973e-05,)] [eta: 4:34:17]");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.step, 700);
+  ASSERT_NEAR(s.lr, 2.973e-05, 1e-15);
+  s = P("iter 10 lr: (1e-4, 5e-5) loss 0.2");
+  ASSERT_NEAR(s.lr, 1e-4, 1e-15);
+  s = P("step 11 lr=[5e-05, 5e-05] loss 0.3");
+  ASSERT_NEAR(s.lr, 5e-05, 1e-15);
+  /* Running averages in parentheses after a value stay unkeyed. */
+  s = P("Epoch: [3][30/100]  Time 0.512 (0.600)  Loss 2.10 (2.30)");
+  ASSERT_NEAR(s.loss, 2.10, 1e-12);
+  ASSERT_NEAR(s.step_time, 0.512, 1e-12);
+}
+
+SM_TEST(track_key_qualifier_written_apart) {
+  /* "time (data): 1.631 (0.261)": the time of the step, the data time in
+   * parentheses after it; "Loss (train) = 0.52"; "Acc (val): 0.9"
+   * marks evaluation; "(s)" stays a unit. */
+  sm_track_sample s = P("[epoch:  6, iter:     700] [eta: 4:34:17, time "
+                        "(data): 1.631 (0.261)] l_mos: 3.19e-03");
+  ASSERT_NEAR(s.step_time, 1.631, 1e-12);
+  ASSERT_EQ(s.step, 700);
+  s = P("step 30 | Loss (train) = 0.52 | lr 1e-3");
+  ASSERT_NEAR(s.loss, 0.52, 1e-12);
+  s = P("step 30 | Loss (val): 0.61");
+  ASSERT_NAN(s.loss);
+  s = P("step 30 | Time (ms): 412.5 | loss 0.5");
+  ASSERT_NEAR(s.step_time, 0.4125, 1e-12);
+  s = P("step 31 | Time (s): 1.25 | loss 0.5");
+  ASSERT_NEAR(s.step_time, 1.25, 1e-12);
+}
+
+SM_TEST(track_keys_named_by_units) {
+  /* A time unit over a step word is the time of a step, a step word
+   * over seconds a rate, whatever the framework calls it. */
+  sm_track_sample s = P("| epoch   3 |   200/ 2983 batches | lr 20.00 | "
+                        "ms/batch 45.21 | loss  5.12 | ppl   167.3");
+  ASSERT_EQ(s.step, 200);
+  ASSERT_NEAR(s.step_time, 0.04521, 1e-12);
+  s = P("iter 30 loss 0.5 secs_per_iter=1.25");
+  ASSERT_NEAR(s.step_time, 1.25, 1e-12);
+  s = P("update 30 loss 0.5 s/update: 0.75");
+  ASSERT_NEAR(s.step_time, 0.75, 1e-12);
+  s = P("step 30 loss 0.5 us/step: 870");
+  ASSERT_NEAR(s.step_time, 870e-6, 1e-15);
+  s = P("step 30 loss 0.5 batch/s: 4.0");
+  ASSERT_NEAR(s.rate, 4.0, 1e-12);
+  s = P("step 30 loss 0.5 iters_per_sec 2.5");
+  ASSERT_NEAR(s.rate, 2.5, 1e-12);
+  /* Per epoch, per sample or per minute is not a step time. */
+  s = P("step 30 loss 0.5 sec/epoch: 300");
+  ASSERT_NAN(s.step_time);
+  s = P("step 30 loss 0.5 ms/sample: 3.2");
+  ASSERT_NAN(s.step_time);
+  s = P("step 30 loss 0.5 min/step: 3");
+  ASSERT_NAN(s.step_time);
+  s = P("step 30 loss 0.5 batch/min: 3");
+  ASSERT_NAN(s.rate);
+}
+
+/* ==== Losses named as terms ==== */
+
+SM_TEST(track_loss_terms_by_prefix) {
+  /* Restoration and quality-assessment trainers name each term "l_X";
+   * without a whole loss the first term is reported, as for other
+   * unnamed terms. */
+  sm_track_sample s = P("[epoch:  2, iter:   1,200, lr:(1.0e-04,)] "
+                        "l_pix: 1.2e-02 l_percep: 3.4e-01");
+  ASSERT_NEAR(s.loss, 1.2e-02, 1e-15);
+  s = P("iter 40 l_g_pix: 0.02 l_g_gan: 0.11 l_d_real: 0.6 loss: 0.9");
+  ASSERT_NEAR(s.loss, 0.9, 1e-12); /* a whole loss wins */
+  /* Not a prefix: "l1", "lambda_l1", "l_" alone. */
+  s = P("iter 40 l1: 0.02");
+  ASSERT_NAN(s.loss);
+  s = P("iter 40 l_: 0.02");
+  ASSERT_NAN(s.loss);
+}
+
+SM_TEST(track_gan_losses_named_by_networks) {
+  /* pix2pix: generator terms first; CycleGAN prints a discriminator
+   * first: the generator's is still reported; a bar description with
+   * "d:" and "gen:". */
+  sm_track_sample s = P("(epoch: 3, iters: 300, time: 1.200, data: 0.010) "
+                        "G_GAN: 1.234 G_L1: 5.678 D_real: 0.512 D_fake: 0.498");
+  ASSERT_NEAR(s.loss, 1.234, 1e-12);
+  s = P("(epoch: 1, iters: 100, time: 0.3) D_A: 0.251 G_A: 0.602 cycle_A: 1.1 "
+        "D_B: 0.240 G_B: 0.588");
+  ASSERT_NEAR(s.loss, 0.602, 1e-12);
+  s = P("d: -0.001;gen: -0.008:  10%|#         | 2001/20000 "
+        "[1:13:32<17:03:31,  3.41s/it]");
+  ASSERT_EQ(s.step, 2001);
+  ASSERT_NEAR(s.loss, -0.008, 1e-12);
+  s = P("Epoch 2 step 40 netD: 0.7 netG: 2.1");
+  ASSERT_NEAR(s.loss, 2.1, 1e-12);
+  /* Only both networks together make them losses. */
+  s = P("step 3 d_model: 512 lr 1e-4");
+  ASSERT_NAN(s.loss);
+  s = P("step 4 gen: 3 lr 1e-4");
+  ASSERT_NAN(s.loss);
+  s = P("step 5 g_lr: 1e-4 d_lr: 4e-4");
+  ASSERT_NAN(s.loss);
+  /* A discriminator loss alone is still the loss printed. */
+  s = P("step 6 d_loss: 0.31");
+  ASSERT_NEAR(s.loss, 0.31, 1e-12);
+  s = P("step 7 d_loss: 0.31 g_loss: 1.7");
+  ASSERT_NEAR(s.loss, 1.7, 1e-12);
+}
+
+/* ==== Lines glued together ==== */
+
+SM_TEST(track_output_glued_after_a_bar) {
+  /* A bar never prints after its closing bracket: what follows on the
+   * same line is another writer's (a loss dict, a log line) and is read
+   * on its own, so the bar's position is not lost to it. */
+  sm_track_result r =
+      feed("\r  3%|2 | 242/8000 [39:26<16:02:27,  7.20s/it]"
+           "\r  3%|2 | 243/8000 [39:33<15:52:08,  7.12s/it]"
+           "\r  3%|2 | 244/8000 [39:40<15:39:22,  7.03s/it]"
+           "{'eval_loss': 0.5166, 'eval_runtime': 642.6, 'epoch': 0.06}\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 244);
+  ASSERT_EQ(r.total_steps, 8000);
+  ASSERT_NAN(r.loss); /* the evaluation loss is not a training loss */
+  r = feed("Epoch 1: 50%|#####| 50/100 [00:10<00:10, 5.00it/s, loss=0.9, "
+           "lr=[0.1]]2024-03-01 10:00:00 INFO saving checkpoint\n"
+           "Epoch 1: 51%|#####| 51/100 [00:10<00:10, 5.00it/s, loss=0.8, "
+           "lr=[0.1]]  {'loss': 0.8}\n");
+  ASSERT_EQ(r.step, 51);
+  ASSERT_NEAR(r.loss, 0.8, 1e-12);
+  /* A bar without a total ("2310it [14:22, 2.68it/s]") ends the same
+   * way. */
+  r = feed("2309it [14:21, 2.68it/s]\r2310it [14:22, 2.68it/s]Traceback "
+           "(most recent call last):\n");
+  ASSERT_EQ(r.step, 2310);
+  /* Brackets that are no bar are not split: a time of day with
+   * milliseconds before a log line. */
+  sm_track_sample s = P("[12:34:56,123] INFO step 40 loss 0.5");
+  ASSERT_EQ(s.step, 40);
+  r = feed("[12:34:56,123] step 40 loss 0.5\n[12:34:57,123] step 41 loss "
+           "0.4\n");
+  ASSERT_EQ(r.step, 41);
+  ASSERT_NEAR(r.loss, 0.4, 1e-12);
+}
+
+/* ==== Malformed input ==== */
+
+SM_TEST(track_general_mechanisms_on_malformed_lines) {
+  /* Cut-off qualifiers, tuples and brackets, a '#' at the end, keys of
+   * units alone, very long qualifiers: nothing is invented and nothing
+   * reads past the line. */
+  static const char *const lines[] = {
+      "time (",
+      "time (data",
+      "time (data)",
+      "time (data):",
+      "time (data): ",
+      "time (abcdefghijklmnopqrstuvwxyz): 1.2 step 3",
+      "lr:(",
+      "lr:(,)",
+      "lr:((((((((((((((((((((((((1e-4",
+      "step #",
+      "step ##3 loss 1",
+      "#",
+      "ms/",
+      "/s: 3",
+      "ms/batch",
+      "_per_: 3 step 1",
+      "l_",
+      "G_: 1 D_: 2",
+      "[00:00<",
+      "[00:00<00:00, 1.0it/s",
+      "[00:00<00:00, 1.0it/s]]]]]]",
+      "[99:99:99:99<]x",
+      "3/10 [00:01<00:02, 1.0it/s]\x1b[A{",
+  };
+  for (size_t i = 0; i < SM_ARRAY_LEN(lines); i++) {
+    sm_track_sample s = P(lines[i]);
+    sm_track_result r = feed(lines[i]);
+    ASSERT(s.kind >= SM_TK_NONE && s.kind <= SM_TK_PHASE);
+    if (s.has_step)
+      ASSERT(s.step >= 0);
+    if (r.ok && r.has_step)
+      ASSERT(r.step >= 0);
+  }
+  ASSERT_EQ(P("time (abcdefghijklmnopqrstuvwxyz): 1.2 step 3").step_time !=
+                P("time (abcdefghijklmnopqrstuvwxyz): 1.2 step 3").step_time,
+            1);
+  ASSERT_EQ(P("step ##3 loss 1").has_step, 0);
+  {
+    /* A line of brackets and clocks, 8 KiB long, and a bar followed by
+     * 8 KiB of glued text. */
+    char big[9000];
+    size_t o = 0;
+    while (o + 24 < sizeof(big)) {
+      memcpy(big + o, "[00:01<00:02, 1.0it/s]x", 23);
+      o += 23;
+    }
+    big[o] = '\0';
+    ASSERT_EQ(feed(big).ok, 0);
+    o = (size_t)snprintf(big, sizeof(big), "5/10 [00:05<00:05, 1.0it/s]");
+    memset(big + o, 'a', sizeof(big) - o - 2);
+    big[sizeof(big) - 2] = '\n';
+    big[sizeof(big) - 1] = '\0';
+    ASSERT_EQ(feed(big).step, 5);
+  }
+}
