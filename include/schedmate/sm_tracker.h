@@ -131,6 +131,8 @@ typedef struct sm_track_sample {
   int rate_sig;        /* significant digits of the printed rate */
   int summary;         /* the line is, or announces, an epoch summary
                         * ("(average epoch stats below)") */
+  int table_row;       /* its values were named by the columns of a table
+                        * head above (YOLO, fastai) */
 } sm_track_sample;
 
 /* Cleans one raw segment into out (cap bytes): drops terminal escapes,

@@ -52,11 +52,12 @@ enum {
   WC_TERM,
   WC_GEN,
   WC_DISC,
+  WC_LOSSQ,
   WC_COUNT
 };
 static const char *const wc_names[WC_COUNT] = {
-    "eval",  "init", "phase", "part", "level", "average",
-    "stats", "qual", "per",   "term", "gen",   "disc"};
+    "eval", "init", "phase", "part", "level", "average", "stats",
+    "qual", "per",  "term",  "gen",  "disc",  "lossq"};
 
 typedef struct keytab {
   key_entry keys[MAX_KEYS];
@@ -348,6 +349,51 @@ static int unit_key(const char *key, trk_keyinfo *out) {
   return 0;
 }
 
+/* True when key[0..n) is the prefix of a loss component ("box" of
+ * "box_loss"). */
+static int is_part_prefix(const char *key, size_t n) {
+  const word *list = table()->words[WC_PART];
+  for (size_t i = 0; list[i].w != NULL; i++)
+    if (list[i].n == n && strncmp(key, list[i].w, n) == 0)
+      return 1;
+  return 0;
+}
+
+/* A namespaced loss ("loss/train/total" of Composer, TensorBoard-style
+ * "Loss/train", "losses/total"): one component names a loss, every
+ * other is a namespace that leaves it the whole training loss (the
+ * table's "lossq" words: train, total, ...) or names evaluation. */
+static int namespaced_loss(const char *key, trk_keyinfo *out) {
+  const keytab *t = table();
+  int loss = 0, train = 0, eval = 0;
+
+  for (const char *c = key; *c;) {
+    size_t n = strcspn(c, "/");
+    if (n == 4 && strncmp(c, "loss", 4) == 0)
+      loss = 1;
+    else if (n == 6 && strncmp(c, "losses", 6) == 0)
+      loss = 1;
+    else if (n > 5 && strncmp(c + n - 5, "_loss", 5) == 0 &&
+             !is_part_prefix(c, n - 5))
+      loss = 1;
+    else if (sm__trk_is_eval_word(c, n))
+      eval = 1;
+    else if (word_in(c, n, t->words[WC_LOSSQ]))
+      train |= (n == 5 && strncmp(c, "train", 5) == 0) ||
+               (n == 8 && strncmp(c, "training", 8) == 0);
+    else
+      return 0;
+    c += n;
+    if (*c == '/')
+      c++;
+  }
+  if (!loss)
+    return 0;
+  out->role = eval ? R_EVAL_LOSS : R_LOSS;
+  out->flags |= eval ? KF_EVAL : train ? KF_TRAIN : 0;
+  return 1;
+}
+
 /* Loss terms named by a prefix or by a GAN's networks: "l_pix" (the
  * table's "term" words), "G_GAN" / "D_real", "gen:" / "d:" ("gen" and
  * "disc" words).  A generator's terms are loss parts, a discriminator's
@@ -378,16 +424,6 @@ static int term_key(const char *key, size_t fp, trk_keyinfo *out) {
     out->flags |= KF_DISC | KF_NET;
     return 1;
   }
-  return 0;
-}
-
-/* True when key[0..n) is the prefix of a loss component ("box" of
- * "box_loss"). */
-static int is_part_prefix(const char *key, size_t n) {
-  const word *list = table()->words[WC_PART];
-  for (size_t i = 0; list[i].w != NULL; i++)
-    if (list[i].n == n && strncmp(key, list[i].w, n) == 0)
-      return 1;
   return 0;
 }
 
@@ -441,6 +477,8 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     out->unit = e->unit;
     return;
   }
+  if (strchr(key, '/') != NULL && namespaced_loss(key, out))
+    return;
   fp = first_part(key);
   if (sm__trk_is_eval_word(key, fp))
     out->flags |= KF_EVAL;

@@ -667,6 +667,23 @@ static int in_list(const trk_line *L, int k, const char *const *list) {
   return 0;
 }
 
+/* True when the number at token k ends a source location written
+ * without blanks, "module:function:42" (loguru's default prefix, "%(name)s
+ * :%(funcName)s:%(lineno)d"): a line of code, not the value of a key,
+ * even when the function is called "step". */
+static int source_line(const trk_line *L, int k) {
+  const trk_tok *t = &L->tok[k];
+
+  if (t->kind != TK_NUM || !t->isint || t->sp || t->unit[0] || k < 4)
+    return 0;
+  for (int q = k - 1; q >= k - 3; q--)
+    if (L->tok[q].sp)
+      return 0;
+  return L->tok[k - 1].kind == TK_PUNCT && L->tok[k - 1].c == ':' &&
+         L->tok[k - 2].kind == TK_WORD && L->tok[k - 3].kind == TK_PUNCT &&
+         L->tok[k - 3].c == ':' && L->tok[k - 4].kind == TK_WORD;
+}
+
 #define MAX_PENDING 8
 #define MAX_KEY_WORDS 4
 #define MAX_NEST 16
@@ -810,6 +827,10 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
     case TK_CLOCK: {
       trk_field *f;
       int nk = np > MAX_KEY_WORDS ? MAX_KEY_WORDS : np;
+      if (source_line(L, k)) {
+        FLUSH();
+        break;
+      }
       if (L->head_end == L->ntok)
         L->head_end = k;
       for (int q = 0; q < np - nk; q++)

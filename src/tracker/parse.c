@@ -127,14 +127,15 @@ static int table_head(trk_line *L, trk_head *h) {
 
 /* Names the leading values of a row after the columns of the last table
  * head: "  2/2  4.76G  0.0436 ... 640: 100% 8/8 [...]". */
-static void map_row(trk_line *L, const trk_head *h) {
+static int map_row(trk_line *L, const trk_head *h) {
   int nv = 0;
 
   for (int k = 0; k < L->ntok; k++) {
     const trk_tok *t = &L->tok[k];
-    if (t->kind == TK_NUM || t->kind == TK_FRAC) {
+    if (t->kind == TK_NUM || t->kind == TK_FRAC || t->kind == TK_CLOCK) {
+      /* A clock is a column too (fastai's "time" column: "00:12"). */
       if (nv >= L->nf || L->f[nv].tok != k || L->f[nv].key[0] != '\0')
-        return;
+        return 0;
       nv++;
     } else if (t->kind == TK_PUNCT && t->c == '|') {
       continue;
@@ -142,15 +143,16 @@ static void map_row(trk_line *L, const trk_head *h) {
                t->kind == TK_BAR) {
       break;
     } else {
-      return;
+      return 0;
     }
   }
   if (nv != h->n)
-    return;
+    return 0;
   for (int i = 0; i < nv; i++) {
     memcpy(L->f[i].key, h->col[i], TRK_COL_MAX);
     L->f[i].sep = ':';
   }
+  return 1;
 }
 
 /* ==== Bars ==== */
@@ -253,8 +255,22 @@ static void find_bar(const trk_line *L, bar_info *b) {
  * the given role ("Epoch:  33%|...| 1/3"). */
 static int bar_describes(const trk_line *L, int k, int role) {
   for (int i = L->nf - 1; i >= 0; i--)
-    if (L->f[i].tok < k && strcmp(L->f[i].unit, "%") == 0)
-      return L->f[i].ki.role == role;
+    if (L->f[i].tok < k && strcmp(L->f[i].unit, "%") == 0) {
+      /* The description may name what the bar counts in the plural:
+       * "Epochs:  30%|###  | 3/10". */
+      const char *key = L->f[i].key;
+      size_t l = strlen(key);
+      char one[TRK_KEY_MAX];
+      trk_keyinfo ki;
+      if (L->f[i].ki.role == role)
+        return 1;
+      if (l < 2 || key[l - 1] != 's')
+        return 0;
+      memcpy(one, key, l - 1);
+      one[l - 1] = '\0';
+      sm__trk_key_lookup(one, &ki);
+      return ki.role == role;
+    }
   return 0;
 }
 
@@ -458,7 +474,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     return;
   }
   if (head != NULL && head->n >= 3)
-    map_row(L, head);
+    o->table_row = map_row(L, head);
   for (int i = 0; i < L->nf; i++) {
     trk_field *f = &L->f[i];
     lookup_field(L, f);

@@ -122,8 +122,8 @@ double sm__trk_seconds(double v, const char *unit, int *ok);
 /* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
 typedef struct trk_keys_stats {
   int keys;       /* key entries */
-  int words[12];  /* words per class: eval, init, phase, part, level,
-                   * average, stats, qual, per, term, gen, disc */
+  int words[13];  /* words per class: eval, init, phase, part, level,
+                   * average, stats, qual, per, term, gen, disc, lossq */
   int unsorted;   /* keys out of order in the file */
   int duplicates; /* keys listed twice */
 } trk_keys_stats;

@@ -162,8 +162,8 @@ static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
 
   if (s->kind != SM_TK_SAMPLE)
     return 0;
-  if (cls == t->cls_progress)
-    return 1;
+  if (cls == t->cls_progress || s->table_row)
+    return 1; /* a row is judged by the head that names its columns */
   if (cls == t->cls_eval && s->train_clock > 0)
     return 1;
   if (t->o.protos->n_classes > (int)SM_ARRAY_LEN(sc) || t->cls_progress < 0)
@@ -262,6 +262,27 @@ static int text_like(sm_tracker *t, const unsigned char *s, size_t n) {
   }
   t->other_bytes += n;
   return 0;
+}
+
+/* ==== Segments ==== */
+
+/* A byte after which the terminal writes over what the line showed: a
+ * carriage return (tqdm, Keras' bars updated in place) or a backspace
+ * (Keras' progress bar under a notebook or a pseudo-terminal erases the
+ * previous update with backspaces).  Each ends a segment. */
+static int overwrite(char c) {
+  return c == '\r' || c == '\b';
+}
+
+/* The last overwrite byte in s[0..n), or NULL.  Scans back only to it,
+ * so that splitting a line into its segments is linear in the line. */
+static const char *last_overwrite(const char *s, size_t n) {
+  while (n > 0) {
+    if (overwrite(s[n - 1]))
+      return s + n - 1;
+    n--;
+  }
+  return NULL;
 }
 
 /* ==== Pieces of a segment ==== */
@@ -514,7 +535,7 @@ int sm_tracker_feed(sm_tracker *t, const char *data, size_t n) {
 
   while (i < n) {
     size_t j = i;
-    while (j < n && data[j] != '\n' && data[j] != '\r')
+    while (j < n && data[j] != '\n' && !overwrite(data[j]))
       j++;
     if (j == n) {
       /* An unfinished segment: keep it (the first SEG_MAX bytes are all
@@ -783,12 +804,12 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
  * samples are known.  unfinished: the line is the last of the file and
  * not ended, so its last segment is not either. */
 static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
-                         int unfinished) {
+                         int unfinished, int whole) {
   size_t e = n;
-  int done = 0;
+  int done = 0, more = 0;
 
   for (;;) {
-    const char *cr = e > 0 ? memrchr(s, '\r', e) : NULL;
+    const char *cr = e > 0 ? last_overwrite(s, e) : NULL;
     size_t b = cr ? (size_t)(cr - s) + 1 : 0;
     if (e > b) {
       size_t pb[2 * MAX_PIECES], len = e - b;
@@ -796,12 +817,20 @@ static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
       if (len > SEG_MAX)
         len = SEG_MAX;
       np = pieces(s + b, len, pb, MAX_PIECES);
-      for (int i = np - 1; i >= 0 && !done; i--) {
+      for (int i = np - 1; i >= 0 && (!done || more); i--) {
         int fl = unfinished && e == n && i == np - 1 ? KEPT_UNFINISHED : 0;
         if (pb[2 * i + 1] > pb[2 * i] &&
             backward_piece(t, st, s + b + pb[2 * i], pb[2 * i + 1] - pb[2 * i],
-                           fl))
+                           fl) &&
+            !done) {
+          /* A loop that shows no training is judged by its start and
+           * the line that announced it: the rest of a line already read
+           * (a bar's earlier updates) is kept too, unless the line was
+           * cut. */
+          const counter_stat *c = st->best >= 0 ? &st->cs[st->best] : NULL;
           done = 1;
+          more = whole && c != NULL && !c->strong;
+        }
       }
       if (unfinished && e == n) {
         /* The unfinished segment waits in part for its end (following). */
@@ -811,7 +840,7 @@ static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
           t->skipping = e - b > SEG_MAX;
       }
     }
-    if (done || cr == NULL)
+    if ((done && !more) || cr == NULL)
       return done;
     e = b - 1;
   }
@@ -883,7 +912,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       /* The file ends inside this line: its last segment is unfinished
        * unless a carriage return ended it. */
       lastc = line[len - 1];
-      unfinished = lastc != '\r';
+      unfinished = !overwrite(lastc);
     }
     if (done) {
       const counter_stat *b = st.best >= 0 ? &st.cs[st.best] : NULL;
@@ -896,7 +925,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
         break;
       }
     }
-    if (backward_line(t, &st, line, len, unfinished) && !done) {
+    if (backward_line(t, &st, line, len, unfinished, !cut) && !done) {
       done = 1;
       done_at = off;
       lines_left = margin_lines(&st);
@@ -924,7 +953,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   sm_buf_release(&st.text);
   sm_buf_release(&st.idx);
   t->off = size;
-  if (size > 0 && (lastc == '\n' || lastc == '\r')) {
+  if (size > 0 && (lastc == '\n' || overwrite(lastc))) {
     sm_buf_reset(&t->part);
     t->skipping = 0;
   }

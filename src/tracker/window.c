@@ -316,8 +316,12 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
       epoch_known = 1;
     if (b != NULL) {
       double ea = rec_epoch(a), eb = rec_epoch(b);
+      /* An epoch boundary between them: a later epoch, or a later epoch
+       * head; not the first head of the tail read (a->epoch_seq 0: what
+       * came before it has no known epoch). */
       int up = (ea == ea && eb == eb && eb > ea) ||
-               (!(ea == ea && eb == eb) && b->epoch_seq > a->epoch_seq);
+               (!(ea == ea && eb == eb) && b->epoch_seq > a->epoch_seq &&
+                a->epoch_seq > 0);
       if (up && b->s.step < a->s.step)
         resets++;
       else if (up && b->s.step > a->s.step)
@@ -325,8 +329,12 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
       else if (!up && a->s.has_total && b->s.step < a->s.step &&
                a->s.step * 10 >= a->s.total * 9 && b->s.step * 2 <= a->s.total)
         resets++; /* from near its total back into its first half */
-      if (a->s.has_total && a->s.step >= a->s.total && b->s.step <= a->s.step)
-        refinished++; /* a finished loop printed again: it restarted */
+      /* A finished loop printed again: it restarted; not the same final
+       * state printed twice in a row (two ranks, a last refresh). */
+      if (a->s.has_total && a->s.step >= a->s.total && b->s.step <= a->s.step &&
+          !(b->s.step == a->s.step && b->seq == a->seq + 1 &&
+            b->eval_seq == a->eval_seq))
+        refinished++;
     }
     b = a;
   }
@@ -1078,6 +1086,12 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
         break;
       }
     }
+  }
+  if (!r->has_total && nw > 1 && W[1].s.has_total && W[1].s.total < r->step) {
+    /* A bar that ran past its total stops printing it (tqdm's "20001it
+     * [...]" after "20000/20000"): the total it counted to stands. */
+    r->has_total = 1;
+    r->total_steps = W[1].s.total;
   }
   if (strcmp(r->counter, "tqdm") == 0 && B.scope == SCOPE_GLOBAL)
     r->scope = "progress bar"; /* a bar without an epoch: global steps */

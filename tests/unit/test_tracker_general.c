@@ -6,6 +6,8 @@
  * written for the test, with made-up numbers. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "schedmate/sm.h"
@@ -28,6 +30,25 @@ static sm_track_result feed(const char *text) {
   ASSERT_OK(sm_tracker_feed(t, text, strlen(text)));
   sm_tracker_result(t, &r);
   sm_tracker_free(t);
+  return r;
+}
+
+/* The answer of a scan of a file holding text (newest first, the way
+ * `schedmate track` reads a log). */
+static sm_track_result scan(const char *text) {
+  char path[] = "/tmp/sm_track_general_XXXXXX";
+  int fd = mkstemp(path);
+  size_t n = strlen(text);
+  sm_track_result r;
+  sm_err err = {0};
+  sm_tracker *t = sm_tracker_new(NULL);
+
+  ASSERT(fd >= 0 && t != NULL);
+  ASSERT_EQ(write(fd, text, n), (long long)n);
+  close(fd);
+  ASSERT_OK(sm_tracker_scan(t, path, &r, &err));
+  sm_tracker_free(t);
+  unlink(path);
   return r;
 }
 
@@ -304,4 +325,194 @@ SM_TEST(track_general_mechanisms_on_malformed_lines) {
     big[sizeof(big) - 1] = '\0';
     ASSERT_EQ(feed(big).step, 5);
   }
+}
+
+/* ==== Lines written over ==== */
+
+SM_TEST(track_backspaces_end_segments_like_carriage_returns) {
+  /* Keras' bar under a notebook or a pseudo-terminal erases the previous
+   * update with backspaces instead of a carriage return: each update is
+   * a segment, and the bytes are text, not binary. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int ep = 1; ep <= 3; ep++) {
+    sm_buf_addf(&b, "Epoch %d/20\n", ep);
+    for (int s = 10; s <= 100; s += 10) {
+      if (s > 10)
+        for (int k = 0; k < 60; k++)
+          sm_buf_add(&b, "\b", 1);
+      if (s < 100)
+        sm_buf_addf(&b, " %3d/100 [====>.....] - ETA: 3s - loss: 1.%04d", s,
+                    9000 - ep * 100 - s);
+      else
+        sm_buf_addf(&b,
+                    "100/100 [==========] - 5s 48ms/step - loss: 1.%04d - "
+                    "val_loss: 1.9",
+                    9000 - ep * 100 - s);
+    }
+    sm_buf_add(&b, "\n", 1);
+  }
+  r = feed(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.binary, 0);
+  ASSERT_EQ(r.step, 100);
+  ASSERT_NEAR(r.epoch, 3, 0);
+  ASSERT_NEAR(r.loss, 1.86, 1e-9);
+  ASSERT_NEAR(r.step_time_s, 0.048, 1e-9);
+  /* A spinner erased character by character is no progress. */
+  ASSERT_EQ(feed("|\b/\b-\b\\\b|\b/\n").ok, 0);
+  sm_buf_release(&b);
+}
+
+/* ==== Logger prefixes ==== */
+
+SM_TEST(track_source_location_is_no_value) {
+  /* loguru's "module:function:line" (and logging's
+   * "%(name)s:%(funcName)s:%(lineno)d"): the line number is not the
+   * value of a key, even of a function called "step". */
+  sm_track_sample s = P("2024-03-01 10:00:00.123 | INFO     | "
+                        "train:step:42 - step=100 loss=1.5");
+  ASSERT_EQ(s.step, 100);
+  s = P("INFO:__main__:train_step:88 - epoch:3 step:200 loss:0.5");
+  ASSERT_EQ(s.step, 200);
+  ASSERT_NEAR(s.epoch, 3, 0);
+  /* "file.py:300" (two parts) and "step:12K" keep their meaning. */
+  s = P("INFO 2024-03-01 10:00:00 train.py:300 step:12K loss:0.5");
+  ASSERT_EQ(s.step, 12000);
+  s = P("epoch:3:step:40 loss 0.5"); /* numbers between: no location */
+  ASSERT_EQ(s.step, 40);
+}
+
+/* ==== Tables ==== */
+
+SM_TEST(track_table_rows_are_judged_by_their_head) {
+  /* fastai prints a head once and a row of numbers per epoch (the last
+   * column a clock): the head names the columns, the classifier is not
+   * asked what a row of bare numbers is. */
+  sm_track_result r =
+      feed("epoch     train_loss  valid_loss  accuracy  time    \n"
+           "0         0.612345    0.523456    0.776543  00:12     \n"
+           "1         0.512345    0.423456    0.816543  00:12     \n"
+           "2         0.462345    0.403456    0.836543  00:11     \n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.has_step, 0); /* epochs only: no step */
+  ASSERT_NEAR(r.epoch, 2, 0);
+  ASSERT_NEAR(r.loss, 0.462345, 1e-12);
+  /* Rows whose head names only evaluation are evaluation. */
+  r = feed("epoch     valid_loss  accuracy  time    \n"
+           "0         0.523456    0.776543  00:12     \n"
+           "1         0.423456    0.816543  00:12     \n");
+  ASSERT_EQ(r.ok, 0);
+  /* A row that does not fit the head (a value more) is not named. */
+  r = feed("epoch     train_loss  valid_loss  time    \n"
+           "0  0.61  0.52  0.77  00:12\n");
+  ASSERT_EQ(r.ok, 0);
+}
+
+/* ==== Namespaced keys ==== */
+
+SM_TEST(track_namespaced_losses) {
+  /* Composer prints a header with the counter and one "key: value" per
+   * line under it; TensorBoard-style tags put the split after the
+   * loss. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int i = 1; i <= 12; i++)
+    sm_buf_addf(&b,
+                "[batch=%d/500]:\n\t Train time/batch: %d\n\t Train "
+                "loss/train/total: 2.%03d\n\t Train metrics/train/Accuracy: "
+                "0.5\n",
+                10 * i, 10 * i - 1, 500 - i);
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 120);
+  ASSERT_EQ(r.total_steps, 500);
+  ASSERT_NEAR(r.loss, 2.488, 1e-12);
+  sm_buf_release(&b);
+  ASSERT_NEAR(P("step 3 Loss/train: 0.7").loss, 0.7, 1e-12);
+  ASSERT_NEAR(P("step 3 losses/total: 0.8").loss, 0.8, 1e-12);
+  ASSERT_NAN(P("step 3 loss/val: 0.9").loss);
+  ASSERT_NAN(P("step 3 loss/mean: 0.9").loss); /* a statistic */
+  ASSERT_NAN(P("step 3 loss/train/box: 0.9").loss);
+}
+
+/* ==== Step semantics ==== */
+
+SM_TEST(track_bar_described_in_the_plural_counts_epochs) {
+  /* "Epochs:  20%| 2/10" is the outer bar of nested tqdm bars (the
+   * inner one drawn below it, ESC[A between): it sets the epoch, and the
+   * inner bar is per epoch. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int ep = 0; ep < 3; ep++)
+    for (int s = 0; s <= 100; s += 5)
+      sm_buf_addf(&b,
+                  "\rEpochs:  %d%%|#  | %d/10 [0%d:00<07:00, 60.00s/it]\x1b[A"
+                  "\rBatches: %d%%|#  | %d/100 [%02d:%02d<00:30,  1.67it/s, "
+                  "loss=%.3f]\x1b[B",
+                  ep * 10, ep, ep, s, s, s * 6 / 600, s * 6 / 10 % 60,
+                  1 - s * 0.001);
+  sm_buf_add(&b, "\n", 1);
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 100);
+  ASSERT_NEAR(r.epoch, 2, 0);
+  ASSERT_STREQ(r.step_scope, "epoch");
+  /* Read newest first, the tail starts inside an epoch: the first epoch
+   * head of the tail is no boundary between epochs. */
+  r = scan(b.data);
+  ASSERT_EQ(r.step, 100);
+  ASSERT_NEAR(r.epoch, 2, 0);
+  ASSERT_STREQ(r.step_scope, "epoch");
+  sm_buf_release(&b);
+}
+
+SM_TEST(track_announced_loop_cut_by_a_crash_read_backwards) {
+  /* An evaluation bar announced by "***** Running Evaluation *****"
+   * and cut by a crash, its updates on one line: the scan that finds
+   * enough samples inside that line still keeps the line's earlier
+   * updates, so the loop's start is seen and it is not training. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int s = 50; s <= 500; s += 50)
+    sm_buf_addf(&b,
+                "\r %2d%%|#    | %d/1000 [%02d:%02d<10:00,  1.20s/it]\n"
+                "{'loss': %.4f, 'learning_rate': 4e-05, 'epoch': %.2f}\n",
+                s / 10, s, s / 60, s % 60, 2 - s / 1000.0, s / 1000.0);
+  sm_buf_addf(&b, "***** Running Evaluation *****\n  Num examples = 300\n");
+  for (int i = 1; i <= 30; i++)
+    sm_buf_addf(&b, "\r %2d%%|#  | %d/100 [00:%02d<00:30,  3.50it/s]", i, i,
+                i / 3);
+  sm_buf_addf(&b, "\nTraceback (most recent call last):\nRuntimeError: "
+                  "CUDA error: an illegal memory access\n");
+  r = scan(b.data);
+  ASSERT_EQ(r.step, 500);
+  ASSERT_EQ(r.total_steps, 1000);
+  ASSERT_NEAR(r.loss, 1.5, 1e-12);
+  ASSERT_EQ(r.restarts, 0);
+  sm_buf_release(&b);
+}
+
+SM_TEST(track_same_final_state_twice_is_no_restart) {
+  /* Two ranks print the finished bar twice in a row, then it runs past
+   * its total ("20001it"): one global loop that counted to 20000. */
+  sm_track_result r = feed("\r 99%|#| 19998/20000 [12:14:47<00:04,  2.06s/it]"
+                           "\r 99%|#| 19999/20000 [12:14:50<00:02,  2.06s/it]"
+                           "\r100%|#| 20000/20000 [12:14:52<00:00,  2.06s/it]"
+                           "\r100%|#| 20000/20000 [12:14:52<00:00,  2.06s/it]\n"
+                           "saving model to out/gen_00010.pth ...\n"
+                           "\r: 20001it [12:17:02,  3.35s/it]\n");
+  ASSERT_EQ(r.step, 20001);
+  ASSERT_EQ(r.total_steps, 20000);
+  ASSERT_STREQ(r.step_scope, "global");
+  /* The final bars of two epochs with validation between: a loop that
+   * restarts every epoch. */
+  r = feed("100% 76/76 [01:12<00:00, 1.05it/s, train_loss=0.0986]\n"
+           "Validating: 100% 10/10 [00:02<00:00, 4.00it/s]\n"
+           "100% 76/76 [01:12<00:00, 1.05it/s, train_loss=0.0912]\n"
+           "Validating: 100% 10/10 [00:02<00:00, 4.00it/s]\n"
+           "100% 76/76 [01:11<00:00, 1.06it/s, train_loss=0.0899]\n");
+  ASSERT_STREQ(r.step_scope, "epoch");
 }
