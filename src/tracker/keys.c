@@ -330,6 +330,27 @@ static int unit_key(const char *key, trk_keyinfo *out) {
     memcpy(u, a, an);
     u[an] = '\0';
     sm__trk_seconds(1, u, &ok);
+    if (!ok) {
+      /* A namespace of timers and its step entry: "timing_s/step",
+       * "time_ms/iter" (RL and W&B-style metric dicts), the unit after
+       * the name. */
+      char *us = strrchr(u, '_');
+      const key_entry *stem;
+      if (us != NULL) {
+        *us++ = '\0';
+        sm__trk_seconds(1, us, &ok);
+      } else {
+        ok = 1;
+        us = u + an; /* "" */
+      }
+      stem = ok ? find(u) : NULL;
+      if (stem == NULL || stem->role != R_TIME)
+        return 0;
+      memmove(u, us, strlen(us) + 1);
+      if (u[0] == '\0')
+        memcpy(u, "s", 2);
+      sm__trk_seconds(1, u, &ok);
+    }
     if (!ok || strcmp(u, "min") == 0 || u[0] == 'h')
       return 0; /* only s, ms, us: the parser's unit defaults */
     out->role = R_TIME;
@@ -509,9 +530,15 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     else {
       size_t pl =
           (size_t)(strstr(key, "_loss") ? strstr(key, "_loss") - key : 0);
-      int comp = pl > 0 && is_part_prefix(key, pl);
+      size_t kl = strlen(key);
+      /* "actor/loss": the whole loss of a namespace, above its named
+       * terms ("actor/pg_loss", "actor/kl_loss"). */
+      int leaf = kl > 5 && strcmp(key + kl - 5, "/loss") == 0;
+      int part_ns = leaf && is_part_prefix(key, first_part(key));
+      int whole = leaf && !part_ns;
+      int comp = (pl > 0 && is_part_prefix(key, pl)) || part_ns;
       out->role = comp ? R_IGNORE : R_LOSS;
-      out->flags |= comp ? 0 : KF_PART;
+      out->flags |= comp || whole ? 0 : KF_PART;
     }
     return;
   }

@@ -437,6 +437,33 @@ SM_TEST(track_namespaced_losses) {
   ASSERT_NAN(P("step 3 loss/train/box: 0.9").loss);
 }
 
+SM_TEST(track_namespaced_metric_dicts) {
+  /* RL trainers print one dict per step, "ns/key:value" joined by " - ":
+   * the namespace's whole loss ("actor/loss") above its named terms, the
+   * step entry of the namespace of timers ("timing_s/step") as the step
+   * time, its phases not. */
+  sm_track_sample s =
+      P("(TaskRunner pid=123) step:21 - actor/pg_loss:0.0 - "
+        "actor/entropy_loss:11.6 - actor/kl_loss:0.93 - actor/loss:-0.0107 "
+        "- timing_s/gen:2.54 - timing_s/update_actor:2.93 - "
+        "timing_s/step:11.03 - perf/throughput:216.1");
+  ASSERT_EQ(s.step, 21);
+  ASSERT_NEAR(s.loss, -0.0107, 1e-12);
+  ASSERT_NEAR(s.step_time, 11.03, 1e-12);
+  s = P("iter 5 - time_ms/iter: 412.0 - loss: 0.3");
+  ASSERT_NEAR(s.step_time, 0.412, 1e-12);
+  s = P("iter 5 - timing/step: 0.7 - loss: 0.3");
+  ASSERT_NEAR(s.step_time, 0.7, 1e-12);
+  /* Phases of a step and other namespaces are no step time. */
+  s = P("step:3 - timing_s/gen:2.54 - data/time: 0.1 - loss: 0.3");
+  ASSERT_NAN(s.step_time);
+  s = P("step:3 - timing_per_token_ms/step:1.2 - loss: 0.3");
+  ASSERT_NAN(s.step_time);
+  /* A namespace that names a component keeps it a component. */
+  s = P("step:3 - box/loss:0.2 - obj/loss:0.1");
+  ASSERT_NAN(s.loss);
+}
+
 /* ==== Step semantics ==== */
 
 SM_TEST(track_bar_described_in_the_plural_counts_epochs) {
