@@ -303,6 +303,18 @@ int sm__trk_is_qual_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_QUAL]);
 }
 
+int sm__trk_names_step(const char *key) {
+  for (const char *c = key; *c;) {
+    size_t n = strcspn(c, "_/");
+    if (word_in(c, n, table()->words[WC_PER]))
+      return 1;
+    c += n;
+    if (*c)
+      c++;
+  }
+  return 0;
+}
+
 /* A key named by units: a time per step ("ms/batch", "secs_per_iter")
  * is R_TIME, steps per second ("batch/s", "iters_per_sec") R_RATE.  The
  * step words are the table's "per" class. */

@@ -921,6 +921,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   }
 
   o->train_mark = train > 0 || part_seen;
+  o->train_named = train > 0;
   {
     int avg = 0, stats = 0;
     for (int i = 0; i < L->nfree; i++) {
@@ -930,6 +931,12 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     }
     o->summary = avg && stats;
   }
+  /* A line that counts epochs and no step ("Epoch 12 | loss 0.31 | took
+   * 152 s") prints the time of an epoch, unless its key or unit names a
+   * step ("1.2 s/it", "step_time"). */
+  if (!o->has_step && o->epoch == o->epoch && o->step_time == o->step_time &&
+      !sm__trk_names_step(o->time_key))
+    o->step_time = NAN;
   if (phase_line(L, &bar)) {
     o->kind = SM_TK_PHASE;
     return;

@@ -109,6 +109,10 @@ int sm__trk_is_stats_word(const char *w, size_t n);
 /* A word that may qualify a counter without changing what it counts
  * ("completed step: 3", "Finished iteration 10"). */
 int sm__trk_is_qual_word(const char *w, size_t n);
+/* True when a key (or a unit, "s/it") names a step among its parts
+ * ("step_time", "ms/batch", "time_per_iteration"): a time under it is
+ * the time of a step, not of an epoch or a run. */
+int sm__trk_names_step(const char *key);
 
 /* The multiplier of a count written with a magnitude suffix ("50K" of
  * LeRobot's "step:50K", tqdm's "12.9kit"): 1 for no suffix or "it", 1e3

@@ -146,9 +146,11 @@ void sm_tracker_reset(sm_tracker *t) {
 
 /* Whether a parsed sample of a line of class cls is training progress.
  * The classifier says so; or it says evaluation of a line that also
- * reports the training clock ("step:3375/3375 val_loss:3.27
+ * names training explicitly: its clock ("step:3375/3375 val_loss:3.27
  * train_time:1633s step_avg:478ms" tells where training is, even if its
- * loss is a validation loss, which is never used); or the line is a near
+ * loss is a validation loss, which is never used) or a training loss
+ * beside a validation one ("epoch 3: train loss 0.41, val loss 0.52");
+ * or a table row, judged by its head; or the line is a near
  * miss: progress scores within ACCEPT_MARGIN of the winning class.  The
  * classifier is a coarse filter; the fine parse has already checked that
  * the line carries a counter or a loss and none of the evaluation or
@@ -164,7 +166,7 @@ static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
     return 0;
   if (cls == t->cls_progress || s->table_row)
     return 1; /* a row is judged by the head that names its columns */
-  if (cls == t->cls_eval && s->train_clock > 0)
+  if (cls == t->cls_eval && (s->train_clock > 0 || s->train_named))
     return 1;
   if (t->o.protos->n_classes > (int)SM_ARRAY_LEN(sc) || t->cls_progress < 0)
     return 0;

@@ -543,3 +543,53 @@ SM_TEST(track_same_final_state_twice_is_no_restart) {
            "100% 76/76 [01:11<00:00, 1.06it/s, train_loss=0.0899]\n");
   ASSERT_STREQ(r.step_scope, "epoch");
 }
+
+/* ==== Epoch-level logs ==== */
+
+SM_TEST(track_epoch_lines_time_epochs_not_steps) {
+  /* Lines that count epochs and no step: the loss and the epoch are
+   * reported, no step, and a time printed there is an epoch's, whatever
+   * it is called; a time named per step still is a step time. */
+  static const char *const fmt[] = {
+      "Epoch [%d/1500]\tloss=1.%04d\tlr=0.000100\tepoch_time=152.516\n",
+      "epoch %d: train loss 1.%04d, val loss 1.9, time 150.1s\n",
+      "==> Epoch %d, avg loss 1.%04d, took 151.2 sec\n",
+      "Epoch %03d | loss 1.%04d | acc 0.91 | 152.3 s\n",
+  };
+  for (size_t f = 0; f < SM_ARRAY_LEN(fmt); f++) {
+    sm_buf b;
+    sm_track_result r;
+    sm_buf_init(&b, 0);
+    for (int e = 1; e <= 12; e++)
+      sm_buf_addf(&b, fmt[f], e, 9000 - e);
+    r = feed(b.data);
+    ASSERT_EQ(r.ok, 1);
+    ASSERT_EQ(r.has_step, 0);
+    ASSERT_NEAR(r.epoch, 12, 0);
+    ASSERT_NEAR(r.loss, 1.8988, 1e-12);
+    ASSERT_NAN(r.step_time_s);
+    sm_buf_release(&b);
+  }
+  ASSERT_NEAR(P("epoch 3 loss 0.5 1.25 s/it").rate, 0.8, 1e-12);
+  ASSERT_NEAR(P("epoch 3 loss 0.5 0.4 s/step").step_time, 0.4, 1e-12);
+  ASSERT_NEAR(P("epoch 3 loss 0.5 step_time 1.5").step_time, 1.5, 1e-12);
+  ASSERT_NAN(P("epoch 3 loss 0.5 time 150.0").step_time);
+  /* Without an epoch, a time beside a loss is still taken per step. */
+  ASSERT_NEAR(P("loss 0.5 time 0.25").step_time, 0.25, 1e-12);
+}
+
+SM_TEST(track_training_beside_validation_passes_the_classifier) {
+  /* The classifier calls a line that prints validation metrics
+   * evaluation; where the line also names its training loss, the fine
+   * parse (which never reports the validation loss) decides. */
+  sm_track_result r = feed("epoch 1: train loss 1.9900, val loss 2.1, val "
+                           "acc 0.40, time 150.1s\n"
+                           "epoch 2: train loss 1.8800, val loss 2.0, val "
+                           "acc 0.45, time 150.2s\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_NEAR(r.loss, 1.88, 1e-12);
+  /* Only validation: not training. */
+  r = feed("epoch 1: val loss 2.1, val acc 0.40\nepoch 2: val loss 2.0, val "
+           "acc 0.45\n");
+  ASSERT_EQ(r.ok, 0);
+}
