@@ -98,7 +98,7 @@ static const struct {
   unsigned flag;
 } flag_names[] = {{"train", KF_TRAIN}, {"eval", KF_EVAL}, {"strict", KF_STRICT},
                   {"ms", KF_MS},       {"us", KF_US},     {"low", KF_LOW},
-                  {"part", KF_PART},   {"disc", KF_DISC}};
+                  {"part", KF_PART},   {"disc", KF_DISC}, {"run", KF_RUN}};
 
 static int entry_sort(const void *a, const void *b) {
   return strcmp(((const key_entry *)a)->key, ((const key_entry *)b)->key);

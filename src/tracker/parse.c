@@ -930,6 +930,12 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       stats |= sm__trk_is_stats_word(L->s + t->off, t->len);
     }
     o->summary = avg && stats;
+    /* A line without a step that prints a figure of the whole run (HF's
+     * final {'train_runtime': ..., 'train_loss': ...}) sums the run up:
+     * its loss is the run's average. */
+    for (int i = 0; i < L->nf && !o->summary; i++)
+      if ((L->f[i].ki.flags & KF_RUN) && !o->has_step)
+        o->summary = 1;
   }
   /* A line that counts epochs and no step ("Epoch 12 | loss 0.31 | took
    * 152 s") prints the time of an epoch, unless its key or unit names a

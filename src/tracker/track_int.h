@@ -77,12 +77,14 @@ enum trk_role {
 #define KF_US 0x10     /* value in microseconds unless a unit says */
 #define KF_LOW 0x20    /* a running average: use only when nothing else */
 #define KF_PART 0x40   /* a loss component (box_loss, loss_cls) */
-#define KF_DISC                                                                \
-  0x80 /* a discriminator's loss: used only when no other                      \
-        * loss is printed */
-#define KF_NET                                                                 \
-  0x100 /* named only by a GAN network ("G_GAN", "d:"):                        \
-         * a loss only where the line names both networks */
+/* A discriminator's loss: used only when no other loss is printed. */
+#define KF_DISC 0x80
+/* Named only by a GAN network ("G_GAN", "d:"): a loss only where the line
+ * names both networks. */
+#define KF_NET 0x100
+/* A figure of the whole run ("train_runtime"): a line without a step that
+ * prints it is a summary of the run. */
+#define KF_RUN 0x200
 
 typedef struct trk_keyinfo {
   int role;         /* an trk_role */

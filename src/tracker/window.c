@@ -300,8 +300,8 @@ enum { SCOPE_UNKNOWN = 0, SCOPE_GLOBAL, SCOPE_EPOCH };
 /* Whether the counter of view v counts within an epoch (it goes back
  * when the epoch advances, or a finished loop starts again) or globally
  * (it goes on across epochs); without evidence, by its kind: in-epoch
- * positions of bars and brackets with an epoch are per epoch, a bar
- * without any epoch runs over the whole job. */
+ * positions of bars, brackets and bare fractions with an epoch are per
+ * epoch, a bar without any epoch runs over the whole job. */
 static int detect_scope(const trk_window *w, const view *v, int counter,
                         int n) {
   const trk_rec *b = NULL;
@@ -342,8 +342,10 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
     return SCOPE_EPOCH;
   if (grows > resets)
     return SCOPE_GLOBAL;
-  if (counter == SM_TC_BATCH)
-    return epoch_known || refinished ? SCOPE_EPOCH : SCOPE_GLOBAL;
+  /* A loop finished and printed again more than once restarts; once
+   * (tqdm's final refresh after a summary) is no evidence. */
+  if (counter == SM_TC_BATCH || counter == SM_TC_FRACTION)
+    return epoch_known || refinished >= 2 ? SCOPE_EPOCH : SCOPE_GLOBAL;
   return SCOPE_GLOBAL;
 }
 

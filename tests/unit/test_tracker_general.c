@@ -593,3 +593,56 @@ SM_TEST(track_training_beside_validation_passes_the_classifier) {
            "acc 0.45\n");
   ASSERT_EQ(r.ok, 0);
 }
+
+/* ==== Runs that ended ==== */
+
+SM_TEST(track_run_summary_is_no_step) {
+  /* A finished Trainer prints a summary of the whole run (its clock,
+   * its average rates and its average loss), then refreshes the bar
+   * once: the newest loss is the last logged one, and one refresh of a
+   * finished bar is no restart of the loop. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int s = 100; s <= 1000; s += 100)
+    sm_buf_addf(&b,
+                "\r%3d%%|#| %d/1000 [%02d:%02d<00:00,  9.50it/s]\n"
+                "{'loss': %.4f, 'learning_rate': 1e-05, 'epoch': %.2f}\n",
+                s / 10, s, s / 600, s / 10 % 60, 1.0 - s / 2000.0,
+                s * 3 / 1000.0);
+  sm_buf_addf(&b, "\nTraining completed.\n\n{'train_runtime': 105.2, "
+                  "'train_samples_per_second': 76.1, "
+                  "'train_steps_per_second': 9.5, 'train_loss': 0.7712, "
+                  "'epoch': 3.0}\n\r100%%|#| 1000/1000 [01:45<00:00,  "
+                  "9.51it/s]\n");
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 1000);
+  ASSERT_NEAR(r.loss, 0.5, 1e-12);
+  ASSERT_STREQ(r.step_scope, "global");
+  r = scan(b.data);
+  ASSERT_NEAR(r.loss, 0.5, 1e-12);
+  sm_buf_release(&b);
+  /* Without a step, the run's clock makes the line a summary; with one
+   * (a step line that prints the run's clock) it stays a sample. */
+  ASSERT_EQ(P("{'train_runtime': 105.2, 'train_loss': 0.77}").summary, 1);
+  ASSERT_EQ(P("step 40 loss 0.5 train_runtime 105.2").summary, 0);
+}
+
+SM_TEST(track_bare_fraction_under_epoch_heads_is_per_epoch) {
+  /* Keras with verbose=2 prints one "N/N - 5s - loss ..." line per
+   * epoch under its "Epoch k/K" head: a position in the epoch. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int e = 1; e <= 5; e++)
+    sm_buf_addf(&b,
+                "Epoch %d/10\n1563/1563 - 5s - loss: 0.%04d - accuracy: "
+                "0.9 - val_loss: 0.5 - 5s/epoch - 3ms/step\n",
+                e, 5000 - e * 100);
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 1563);
+  ASSERT_NEAR(r.epoch, 5, 0);
+  ASSERT_STREQ(r.step_scope, "epoch");
+  ASSERT_NEAR(r.step_time_s, 0.003, 1e-12);
+  sm_buf_release(&b);
+}
