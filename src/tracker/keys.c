@@ -53,11 +53,14 @@ enum {
   WC_GEN,
   WC_DISC,
   WC_LOSSQ,
+  WC_WRAP,
   WC_COUNT
 };
-static const char *const wc_names[WC_COUNT] = {
+static const char *const wc_names[] = {
     "eval", "init", "phase", "part", "level", "average", "stats",
-    "qual", "per",  "term",  "gen",  "disc",  "lossq"};
+    "qual", "per",  "term",  "gen",  "disc",  "lossq",   "wrap"};
+_Static_assert(sizeof(wc_names) / sizeof(wc_names[0]) == WC_COUNT,
+               "a name for every word class");
 
 typedef struct keytab {
   key_entry keys[MAX_KEYS];
@@ -301,6 +304,10 @@ int sm__trk_is_stats_word(const char *w, size_t n) {
 
 int sm__trk_is_qual_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_QUAL]);
+}
+
+int sm__trk_is_wrap_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_WRAP]);
 }
 
 int sm__trk_names_step(const char *key) {

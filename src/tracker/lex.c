@@ -651,6 +651,21 @@ void sm__trk_canon(const trk_line *L, const int *w, int nw, char *out,
   out[o] = '\0';
 }
 
+/* True when token k is a framework's repr around a value:
+ * "tensor(0.51", "tensor([0.51]", "array(0.51", "tf.Tensor(0.51". */
+static int wrapped_value(const trk_line *L, int k) {
+  int v = k + 2;
+
+  if (k + 2 >= L->ntok || L->tok[k].kind != TK_WORD ||
+      L->tok[k + 1].kind != TK_PUNCT || L->tok[k + 1].c != '(' ||
+      L->tok[k + 1].sp ||
+      !sm__trk_is_wrap_word(L->s + L->tok[k].off, L->tok[k].len))
+    return 0;
+  if (L->tok[v].kind == TK_PUNCT && L->tok[v].c == '[' && v + 1 < L->ntok)
+    v++;
+  return is_value(&L->tok[v]);
+}
+
 /* Words that end a key instead of being part of one. */
 static const char *const stop_words[] = {"and", "with",  "at",   "then",
                                          "for", "after", "from", "to",
@@ -717,6 +732,16 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
 
     switch (t->kind) {
     case TK_WORD:
+      if (np > 0 && wrapped_value(L, k)) {
+        /* "loss: tensor(0.5123, device='cuda:0')": the repr's value is
+         * the key's; its parenthesis is transparent. */
+        if (!sep)
+          sep = ' ';
+        if (nn < MAX_NEST)
+          nest[nn++] = 't';
+        k++;
+        break;
+      }
       if (in_list(L, k, link_words)) {
         if (np > 0)
           sep = ' ';
@@ -762,7 +787,7 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
         /* "lr: 0.1", "lr=[5e-05, 5e-05]", "lr:(2.973e-05,)": a value, or
          * a list or tuple of values, follows. */
         nx = next_solid(L, k);
-        if (nx >= 0 && (is_value(&L->tok[nx]) ||
+        if (nx >= 0 && (is_value(&L->tok[nx]) || wrapped_value(L, nx) ||
                         (L->tok[nx].kind == TK_PUNCT &&
                          (L->tok[nx].c == '[' || L->tok[nx].c == '(') &&
                          nx + 1 < L->ntok && is_value(&L->tok[nx + 1]))))

@@ -460,7 +460,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
                    sm_track_sample *o, trk_head *head_out) {
   bar_info bar;
   int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
-  int loss_i = -1, part_i = -1, disc_i = -1, epoch_i = -1, first_val = -1;
+  int loss_i = -1, avg_i = -1, part_i = -1, disc_i = -1, epoch_i = -1;
+  int first_val = -1;
   int tp_low = -1, epoch_bar = 0, tp_global = 1, part_seen = 0;
   int nonfinite_fact = 0;
   double total_hint = NAN;
@@ -610,6 +611,11 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       if (f->ki.flags & KF_DISC) {
         if (disc_i < 0)
           disc_i = i;
+      } else if (f->ki.flags & KF_LOW) {
+        /* "avg loss: 0.52 loss: 0.50": an average gives way to the
+         * plain loss. */
+        if (avg_i < 0)
+          avg_i = i;
       } else if (!(f->ki.flags & KF_PART) && loss_i < 0)
         loss_i = i;
       else if ((f->ki.flags & KF_PART) && part_i < 0)
@@ -719,6 +725,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     snprintf(o->tp_unit, sizeof(o->tp_unit), "%s",
              f->ki.unit ? f->ki.unit : "/s");
   }
+  if (loss_i < 0)
+    loss_i = avg_i;
   if (loss_i < 0)
     loss_i = part_i;
   if (loss_i < 0)

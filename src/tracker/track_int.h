@@ -111,6 +111,9 @@ int sm__trk_is_stats_word(const char *w, size_t n);
 /* A word that may qualify a counter without changing what it counts
  * ("completed step: 3", "Finished iteration 10"). */
 int sm__trk_is_qual_word(const char *w, size_t n);
+/* A framework's repr around a value ("tensor(0.51, device=...)",
+ * "array(0.51, dtype=float32)"): the value is the key's. */
+int sm__trk_is_wrap_word(const char *w, size_t n);
 /* True when a key (or a unit, "s/it") names a step among its parts
  * ("step_time", "ms/batch", "time_per_iteration"): a time under it is
  * the time of a step, not of an epoch or a run. */
@@ -128,8 +131,9 @@ double sm__trk_seconds(double v, const char *unit, int *ok);
 /* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
 typedef struct trk_keys_stats {
   int keys;       /* key entries */
-  int words[13];  /* words per class: eval, init, phase, part, level,
-                   * average, stats, qual, per, term, gen, disc, lossq */
+  int words[14];  /* words per class: eval, init, phase, part, level,
+                   * average, stats, qual, per, term, gen, disc, lossq,
+                   * wrap */
   int unsorted;   /* keys out of order in the file */
   int duplicates; /* keys listed twice */
 } trk_keys_stats;

@@ -646,3 +646,44 @@ SM_TEST(track_bare_fraction_under_epoch_heads_is_per_epoch) {
   ASSERT_NEAR(r.step_time_s, 0.003, 1e-12);
   sm_buf_release(&b);
 }
+
+/* ==== Values inside reprs, averages beside values ==== */
+
+SM_TEST(track_values_printed_as_tensor_reprs) {
+  /* A loss printed as the framework's object: PyTorch tensors (with a
+   * device and a grad_fn, also a one-element list), NumPy/JAX arrays,
+   * TensorFlow tensors, NumPy 2 scalars. */
+  static const char *const lines[] = {
+      "Epoch 1 step 100 loss tensor(0.5123, device='cuda:0', "
+      "grad_fn=<NllLossBackward0>)",
+      "step 100 loss: tensor(0.5123, device='cuda:0')",
+      "step=100 loss=tensor([0.5123], device='cuda:0')",
+      "step 100 {'loss': tensor(0.5123, grad_fn=<AddBackward0>), 'lr': 1e-3}",
+      "step 100 loss: Array(0.5123, dtype=float32)",
+      "step 100 loss: DeviceArray(0.5123, dtype=float32)",
+      "step 100 loss tf.Tensor(0.5123, shape=(), dtype=float32)",
+      "step 100 loss: np.float32(0.5123)",
+  };
+  for (size_t i = 0; i < SM_ARRAY_LEN(lines); i++) {
+    sm_track_sample s = P(lines[i]);
+    ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+    ASSERT_EQ(s.step, 100);
+    ASSERT_NEAR(s.loss, 0.5123, 1e-12);
+  }
+  ASSERT(P("step 100 loss: tensor(nan, device='cuda:0')").loss_nonfinite);
+  /* Not a repr: a word before a parenthesis, a repr without a value. */
+  ASSERT_NAN(P("step 100 loss: mean(0.5)").loss);
+  ASSERT_NAN(P("step 100 loss: tensor(x)").loss);
+  ASSERT_NAN(P("step 100 loss: tensor(").loss);
+}
+
+SM_TEST(track_averages_give_way_to_the_plain_loss) {
+  /* A running average printed before the current value does not hide
+   * it; alone, it is the loss printed. */
+  ASSERT_NEAR(P("step 100 avg loss: 0.52 loss: 0.50").loss, 0.50, 1e-12);
+  ASSERT_NEAR(P("step 100 running_loss 0.61 | loss 0.55").loss, 0.55, 1e-12);
+  ASSERT_NEAR(P("step 100 | mean_loss=0.61").loss, 0.61, 1e-12);
+  ASSERT_NEAR(P("[1,  2000] running_loss: 2.173").loss, 2.173, 1e-12);
+  /* Below a plain loss, above a component. */
+  ASSERT_NEAR(P("step 100 box_loss 0.1 avg_loss 0.7").loss, 0.7, 1e-12);
+}
