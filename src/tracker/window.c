@@ -779,6 +779,42 @@ static void rounding_range(double v, double *lo, double *hi) {
   *hi = v + h;
 }
 
+/* The median step delta between consecutive samples of W. */
+static long long window_stride(const went *W, int nw) {
+  double d[TRK_RING];
+  size_t k = 0;
+
+  for (int i = 1; i < nw; i++)
+    if (W[i - 1].s.step > W[i].s.step && W[i - 1].ep == W[i].ep)
+      d[k++] = (double)(W[i - 1].s.step - W[i].s.step);
+  if (k == 0)
+    return 1;
+  qsort(d, k, sizeof(double), cmp_double);
+  return (long long)sm_median(d, k);
+}
+
+/* A time printed on lines logged every k > 1 steps may be the time of
+ * the logging interval rather than of one step ("step 50 | loss 2.3 |
+ * time 25.3s" every 50 steps).  Where the lines' clocks (timestamps, or
+ * an elapsed clock) measure the same stretch, the two agree on which it
+ * is: a printed time that matches the clock over the interval (within
+ * 15 %) and is well above the clock's time per step is the interval's,
+ * and over its steps a step time.  Rewrites E and returns 1 then. */
+static int interval_printed(const went *W, int nw, timing *E) {
+  long long k = window_stride(W, nw);
+  double per = collect_deltas(W, nw, 0, 0);
+
+  if (!(per == per && per > 0))
+    per = collect_deltas(W, nw, 1, 0);
+  if (k < 2 || !(per == per && per > 0))
+    return 0;
+  if (fabs(E->t - per * (double)k) > 0.15 * per * (double)k || E->t < 2 * per)
+    return 0;
+  E->t /= (double)k;
+  E->source = "interval";
+  return 1;
+}
+
 /* The step time of one view's window, by the bases in order.  A printed
  * time or rate rounded to one significant digit (Keras' "2s/step",
  * fairseq's "ups=0.02") gives way to a finer measure of the same window
@@ -815,6 +851,8 @@ static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
       return 1;
     }
   }
+  if (which == 0)
+    (void)interval_printed(W, nw, &E);
   if (which >= 0) {
     *T = E;
     return 1;

@@ -687,3 +687,37 @@ SM_TEST(track_averages_give_way_to_the_plain_loss) {
   /* Below a plain loss, above a component. */
   ASSERT_NEAR(P("step 100 box_loss 0.1 avg_loss 0.7").loss, 0.7, 1e-12);
 }
+
+/* ==== Step time ==== */
+
+SM_TEST(track_printed_interval_time_checked_against_clocks) {
+  /* Lines every 50 steps, 25.3 s apart, each printing "time 25.3s": the
+   * time of the logging interval, 0.506 s a step.  Lines every 10 steps,
+   * 5.1 s apart, printing "time 0.51": a step's time, kept. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int i = 1; i <= 14; i++) {
+    int t = i * 253 / 10;
+    sm_buf_addf(&b,
+                "2024-03-01 10:%02d:%02d | step %d | loss 1.%03d | time "
+                "25.3s\n",
+                t / 60, t % 60, 50 * i, 900 - i);
+  }
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 700);
+  ASSERT_STREQ(r.step_time_basis, "explicit");
+  ASSERT_STREQ(r.step_time_source, "interval");
+  ASSERT(r.step_time_s > 0.48 && r.step_time_s < 0.53);
+  sm_buf_reset(&b);
+  for (int i = 1; i <= 14; i++) {
+    int t = i * 51 / 10;
+    sm_buf_addf(&b,
+                "2024-03-01 10:00:%02d | iter %d | loss 1.%03d | time 0.51\n",
+                t, 10 * i, 900 - i);
+  }
+  r = feed(b.data);
+  ASSERT_STREQ(r.step_time_source, "printed");
+  ASSERT_NEAR(r.step_time_s, 0.51, 1e-12);
+  sm_buf_release(&b);
+}
