@@ -190,16 +190,27 @@ static int worth_parsing(sm_tracker *t, int cls, const char *s, size_t m) {
   for (size_t i = 0; i < m; i++)
     if (s[i] >= '0' && s[i] <= '9')
       return 1;
-  if (memmem(s, m, "oss", 3) != NULL || memmem(s, m, "poch", 4) != NULL ||
-      memmem(s, m, "OSS", 3) != NULL || memmem(s, m, "POCH", 4) != NULL)
-    return 1;
-  /* A phase word among the first words ("Extracting features ..."). */
-  for (size_t i = 0; i < m && words < 6;) {
+  /* A phase word among the first words ("Extracting features ..."), or
+   * a known key among the first words of a line without numbers: a
+   * table head ("Epoch GPU_mem box_loss", "epoch train_loss valid_loss
+   * time", "it mse lr time"). */
+  for (size_t i = 0; i < m && words < 16;) {
     size_t j = i;
-    while (j < m && ((s[j] | 32) >= 'a' && (s[j] | 32) <= 'z'))
+    while (j < m && (((s[j] | 32) >= 'a' && (s[j] | 32) <= 'z') ||
+                     s[j] == '_' || s[j] == '/'))
       j++;
     if (j > i) {
-      if (sm__trk_is_phase_word(s + i, j - i))
+      char key[TRK_KEY_MAX];
+      size_t n = j - i < sizeof(key) - 1 ? j - i : sizeof(key) - 1;
+      trk_keyinfo ki;
+      if (words < 6 && sm__trk_is_phase_word(s + i, j - i))
+        return 1;
+      for (size_t q = 0; q < n; q++)
+        key[q] = (char)((s[i + q] >= 'A' && s[i + q] <= 'Z') ? s[i + q] + 32
+                                                             : s[i + q]);
+      key[n] = '\0';
+      sm__trk_key_lookup(key, &ki);
+      if (ki.role != R_NONE)
         return 1;
       words++;
       i = j;

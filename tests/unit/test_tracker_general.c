@@ -404,6 +404,12 @@ SM_TEST(track_table_rows_are_judged_by_their_head) {
            "0         0.523456    0.776543  00:12     \n"
            "1         0.423456    0.816543  00:12     \n");
   ASSERT_EQ(r.ok, 0);
+  /* A head that names neither a loss nor an epoch is read too. */
+  r = feed("   it     mse      lr    time\n  100  0.0123  0.0010  1.2\n"
+           "  200  0.0113  0.0010  1.2\n");
+  ASSERT_EQ(r.step, 200);
+  ASSERT_NEAR(r.lr, 0.001, 1e-12);
+  ASSERT_NEAR(r.step_time_s, 1.2, 1e-12);
   /* A row that does not fit the head (a value more) is not named. */
   r = feed("epoch     train_loss  valid_loss  time    \n"
            "0  0.61  0.52  0.77  00:12\n");
