@@ -427,7 +427,8 @@ static int strong_sample(const sm_track_sample *s) {
 }
 
 /* A non-training phase ("Extracting features for train set...") covers
- * the loop that starts right after it (its first sample at step 0 or 1),
+ * the loop that starts right after it (its first sample at its first
+ * position or within the first 5 % of its total),
  * when that loop is new and shows no training (no loss, no learning
  * rate); a sample that shows training, a loop seen before the
  * announcement or not at its start, another loop after the covered one,
@@ -442,7 +443,10 @@ static int in_phase(sm_tracker *t, const sm_track_sample *s) {
     t->phase = 0;
     return 0;
   }
-  if (t->phase_loop == 0 && !loop_seen(t, id) && s->step <= 1) {
+  /* At its start: its first position, or within the first 5 % of its
+   * total (a loop logged every few batches: "[ 10/782]"). */
+  if (t->phase_loop == 0 && !loop_seen(t, id) &&
+      (s->step <= 1 || (s->has_total && s->step * 20 <= s->total))) {
     t->phase_loop = id;
     return 1;
   }

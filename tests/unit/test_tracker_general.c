@@ -727,3 +727,29 @@ SM_TEST(track_printed_interval_time_checked_against_clocks) {
   ASSERT_NEAR(r.step_time_s, 0.51, 1e-12);
   sm_buf_release(&b);
 }
+
+SM_TEST(track_announced_loop_logged_every_few_batches) {
+  /* A feature-extraction loop announced on its own line and logged
+   * every 10 of its 782 batches starts at "[ 10/782]", not at 0: still
+   * at its start, still not training. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int s = 100; s <= 1000; s += 100)
+    sm_buf_addf(&b, "Epoch: [3]  [%d/1000]  loss: 1.%03d  time: 0.21\n", s,
+                900 - s / 100);
+  sm_buf_adds(&b, "Extracting features for train set...\n");
+  for (int s = 10; s <= 200; s += 10)
+    sm_buf_addf(&b, "  [%3d/782]  eta: 0:00:30  time: 0.04  max mem: 900\n", s);
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 1000);
+  ASSERT_NEAR(r.loss, 1.89, 1e-12);
+  /* Starting at a tenth of its total it is not at its start. */
+  sm_buf_reset(&b);
+  sm_buf_adds(&b, "Extracting features for train set...\n");
+  for (int s = 80; s <= 200; s += 10)
+    sm_buf_addf(&b, "  [%3d/782]  eta: 0:00:30  time: 0.04  max mem: 900\n", s);
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 200);
+  sm_buf_release(&b);
+}
