@@ -118,7 +118,10 @@ typedef struct sm_track_sample {
   int n_cols;          /* table rows: leading values; table heads: names */
   int train_clock;     /* the line names its training clock
                         * ("train_time", "train_wall") */
-  int train_mark;      /* the line names training ("train_loss", "Train") */
+  int train_mark;      /* the line shows training (a loss of any kind, or
+                        * a key that names training) */
+  int train_named;     /* a key names training explicitly ("train_loss",
+                        * "Train Loss", "loss train:") */
   int coarse;          /* the counter was printed abbreviated ("50K") */
   int pos_extra;       /* the line prints a position in a loop besides its
                         * counter (a fraction, a bar, a batch index) */
@@ -131,6 +134,8 @@ typedef struct sm_track_sample {
   int rate_sig;        /* significant digits of the printed rate */
   int summary;         /* the line is, or announces, an epoch summary
                         * ("(average epoch stats below)") */
+  int table_row;       /* its values were named by the columns of a table
+                        * head above (YOLO, fastai) */
 } sm_track_sample;
 
 /* Cleans one raw segment into out (cap bytes): drops terminal escapes,

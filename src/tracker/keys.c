@@ -47,10 +47,20 @@ enum {
   WC_LEVEL,
   WC_AVERAGE,
   WC_STATS,
+  WC_QUAL,
+  WC_PER,
+  WC_TERM,
+  WC_GEN,
+  WC_DISC,
+  WC_LOSSQ,
+  WC_WRAP,
   WC_COUNT
 };
-static const char *const wc_names[WC_COUNT] = {
-    "eval", "init", "phase", "part", "level", "average", "stats"};
+static const char *const wc_names[] = {
+    "eval", "init", "phase", "part", "level", "average", "stats",
+    "qual", "per",  "term",  "gen",  "disc",  "lossq",   "wrap"};
+_Static_assert(sizeof(wc_names) / sizeof(wc_names[0]) == WC_COUNT,
+               "a name for every word class");
 
 typedef struct keytab {
   key_entry keys[MAX_KEYS];
@@ -91,7 +101,7 @@ static const struct {
   unsigned flag;
 } flag_names[] = {{"train", KF_TRAIN}, {"eval", KF_EVAL}, {"strict", KF_STRICT},
                   {"ms", KF_MS},       {"us", KF_US},     {"low", KF_LOW},
-                  {"part", KF_PART}};
+                  {"part", KF_PART},   {"disc", KF_DISC}, {"run", KF_RUN}};
 
 static int entry_sort(const void *a, const void *b) {
   return strcmp(((const key_entry *)a)->key, ((const key_entry *)b)->key);
@@ -292,6 +302,93 @@ int sm__trk_is_stats_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_STATS]);
 }
 
+int sm__trk_is_qual_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_QUAL]);
+}
+
+int sm__trk_is_wrap_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_WRAP]);
+}
+
+int sm__trk_names_step(const char *key) {
+  for (const char *c = key; *c;) {
+    size_t n = strcspn(c, "_/");
+    if (word_in(c, n, table()->words[WC_PER]))
+      return 1;
+    c += n;
+    if (*c)
+      c++;
+  }
+  return 0;
+}
+
+/* A key named by units: a time per step ("ms/batch", "secs_per_iter")
+ * is R_TIME, steps per second ("batch/s", "iters_per_sec") R_RATE.  The
+ * step words are the table's "per" class. */
+static int unit_key(const char *key, trk_keyinfo *out) {
+  const char *sl = strchr(key, '/'), *per = strstr(key, "_per_");
+  const char *a = key, *b;
+  size_t an, bn;
+  char u[12];
+  int ok;
+
+  if (sl != NULL && strchr(sl + 1, '/') == NULL) {
+    an = (size_t)(sl - key);
+    b = sl + 1;
+  } else if (per != NULL && sl == NULL) {
+    an = (size_t)(per - key);
+    b = per + 5;
+  } else {
+    return 0;
+  }
+  bn = strlen(b);
+  if (an == 0 || bn == 0 || an >= sizeof(u) || bn >= sizeof(u))
+    return 0;
+  if (word_in(b, bn, table()->words[WC_PER])) {
+    /* "ms/batch": a time unit over a step word. */
+    memcpy(u, a, an);
+    u[an] = '\0';
+    sm__trk_seconds(1, u, &ok);
+    if (!ok) {
+      /* A namespace of timers and its step entry: "timing_s/step",
+       * "time_ms/iter" (RL and W&B-style metric dicts), the unit after
+       * the name. */
+      char *us = strrchr(u, '_');
+      const key_entry *stem;
+      if (us != NULL) {
+        *us++ = '\0';
+        sm__trk_seconds(1, us, &ok);
+      } else {
+        ok = 1;
+        us = u + an; /* "" */
+      }
+      stem = ok ? find(u) : NULL;
+      if (stem == NULL || stem->role != R_TIME)
+        return 0;
+      memmove(u, us, strlen(us) + 1);
+      if (u[0] == '\0')
+        memcpy(u, "s", 2);
+      sm__trk_seconds(1, u, &ok);
+    }
+    if (!ok || strcmp(u, "min") == 0 || u[0] == 'h')
+      return 0; /* only s, ms, us: the parser's unit defaults */
+    out->role = R_TIME;
+    out->flags |= u[0] == 'm' ? KF_MS : u[0] == 'u' ? KF_US : 0;
+    return 1;
+  }
+  if (word_in(a, an, table()->words[WC_PER])) {
+    /* "batch/s", "iters_per_sec": steps over a second. */
+    memcpy(u, b, bn);
+    u[bn] = '\0';
+    sm__trk_seconds(1, u, &ok);
+    if (!ok || sm__trk_seconds(1, u, &ok) != 1)
+      return 0;
+    out->role = R_RATE;
+    return 1;
+  }
+  return 0;
+}
+
 /* True when key[0..n) is the prefix of a loss component ("box" of
  * "box_loss"). */
 static int is_part_prefix(const char *key, size_t n) {
@@ -299,6 +396,74 @@ static int is_part_prefix(const char *key, size_t n) {
   for (size_t i = 0; list[i].w != NULL; i++)
     if (list[i].n == n && strncmp(key, list[i].w, n) == 0)
       return 1;
+  return 0;
+}
+
+/* A namespaced loss ("loss/train/total" of Composer, TensorBoard-style
+ * "Loss/train", "losses/total"): one component names a loss, every
+ * other is a namespace that leaves it the whole training loss (the
+ * table's "lossq" words: train, total, ...) or names evaluation. */
+static int namespaced_loss(const char *key, trk_keyinfo *out) {
+  const keytab *t = table();
+  int loss = 0, train = 0, eval = 0;
+
+  for (const char *c = key; *c;) {
+    size_t n = strcspn(c, "/");
+    if (n == 4 && strncmp(c, "loss", 4) == 0)
+      loss = 1;
+    else if (n == 6 && strncmp(c, "losses", 6) == 0)
+      loss = 1;
+    else if (n > 5 && strncmp(c + n - 5, "_loss", 5) == 0 &&
+             !is_part_prefix(c, n - 5))
+      loss = 1;
+    else if (sm__trk_is_eval_word(c, n))
+      eval = 1;
+    else if (word_in(c, n, t->words[WC_LOSSQ]))
+      train |= (n == 5 && strncmp(c, "train", 5) == 0) ||
+               (n == 8 && strncmp(c, "training", 8) == 0);
+    else
+      return 0;
+    c += n;
+    if (*c == '/')
+      c++;
+  }
+  if (!loss)
+    return 0;
+  out->role = eval ? R_EVAL_LOSS : R_LOSS;
+  out->flags |= eval ? KF_EVAL : train ? KF_TRAIN : 0;
+  return 1;
+}
+
+/* Loss terms named by a prefix or by a GAN's networks: "l_pix" (the
+ * table's "term" words), "G_GAN" / "D_real", "gen:" / "d:" ("gen" and
+ * "disc" words).  A generator's terms are loss parts, a discriminator's
+ * come last; both need the other network on the line (KF_NET).  Not
+ * where the rest of the key is a known fact of another kind ("g_lr",
+ * "d_model" stays unknown as no table key). */
+static int term_key(const char *key, size_t fp, trk_keyinfo *out) {
+  const key_entry *rest = key[fp] == '_' ? find(key + fp + 1) : NULL;
+  const keytab *t = table();
+
+  if (rest != NULL && rest->role != R_LOSS)
+    return 0;
+  if (key[fp] == '_' && key[fp + 1] != '\0' &&
+      word_in(key, fp, t->words[WC_TERM])) {
+    out->role = R_LOSS;
+    out->flags |= KF_PART;
+    return 1;
+  }
+  if (key[fp] != '\0' && key[fp] != '_')
+    return 0;
+  if (word_in(key, fp, t->words[WC_GEN])) {
+    out->role = R_LOSS;
+    out->flags |= KF_PART | KF_NET;
+    return 1;
+  }
+  if (word_in(key, fp, t->words[WC_DISC])) {
+    out->role = R_LOSS;
+    out->flags |= KF_DISC | KF_NET;
+    return 1;
+  }
   return 0;
 }
 
@@ -352,6 +517,8 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     out->unit = e->unit;
     return;
   }
+  if (strchr(key, '/') != NULL && namespaced_loss(key, out))
+    return;
   fp = first_part(key);
   if (sm__trk_is_eval_word(key, fp))
     out->flags |= KF_EVAL;
@@ -382,13 +549,21 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     else {
       size_t pl =
           (size_t)(strstr(key, "_loss") ? strstr(key, "_loss") - key : 0);
-      int comp = pl > 0 && is_part_prefix(key, pl);
+      size_t kl = strlen(key);
+      /* "actor/loss": the whole loss of a namespace, above its named
+       * terms ("actor/pg_loss", "actor/kl_loss"). */
+      int leaf = kl > 5 && strcmp(key + kl - 5, "/loss") == 0;
+      int part_ns = leaf && is_part_prefix(key, first_part(key));
+      int whole = leaf && !part_ns;
+      int comp = (pl > 0 && is_part_prefix(key, pl)) || part_ns;
       out->role = comp ? R_IGNORE : R_LOSS;
-      out->flags |= comp ? 0 : KF_PART;
+      out->flags |= comp || whole ? 0 : KF_PART;
     }
     return;
   }
   if (out->flags & KF_EVAL)
+    return;
+  if (unit_key(key, out) || term_key(key, fp, out))
     return;
   if ((strncmp(key, "lr_", 3) == 0 || strncmp(key, "lr/", 3) == 0) &&
       strstr(key, "sched") == NULL && strstr(key, "scale") == NULL)

@@ -394,6 +394,41 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
   return j;
 }
 
+/* Length of " (word)" at s[j] when a ':' or '=' and a value follow it
+ * (blanks allowed between): a key's qualifier written apart from the
+ * key.  0 when there is none, or when the word is a time unit. */
+static size_t blank_qualifier(const char *s, size_t n, size_t j) {
+  size_t k = j, w, e;
+  char u[16];
+
+  while (k < n && s[k] == ' ' && k - j < 2)
+    k++;
+  if (k == j || k >= n || s[k] != '(')
+    return 0;
+  w = k + 1;
+  e = w;
+  while (e < n && al(s[e]) && e - w < 12)
+    e++;
+  if (e == w || e >= n || s[e] != ')')
+    return 0;
+  for (size_t q = w; q < e; q++)
+    u[q - w] = (char)lower((unsigned char)s[q]);
+  u[e - w] = '\0';
+  if (is_time_unit(u))
+    return 0;
+  k = e + 1;
+  while (k < n && s[k] == ' ')
+    k++;
+  if (k >= n || (s[k] != ':' && s[k] != '='))
+    return 0;
+  k++;
+  while (k < n && s[k] == ' ')
+    k++;
+  if (k >= n || !(dg(s[k]) || s[k] == '-' || s[k] == '(' || s[k] == '['))
+    return 0;
+  return e + 1 - j;
+}
+
 /* Lexes a word at s[i] (a letter or '_') and returns the end. */
 static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i, int sp) {
   static const char *const nonfinite[] = {"nan", "inf", "infinity", NULL};
@@ -417,6 +452,10 @@ static size_t lex_word(trk_line *L, const char *s, size_t n, size_t i, int sp) {
     } else
       break;
   }
+  /* The same qualifier after a blank, when the key's value follows it:
+   * "time (data): 1.631 (0.261)", "Loss (train) = 0.52".  A unit in
+   * parentheses ("Time (s): 1.2") stays a unit annotation. */
+  j += blank_qualifier(s, n, j);
   /* "loss: nan", "grad_norm=inf": a value that is not a number, also as
    * a tensor prints it ("nan.0"). */
   {
@@ -604,10 +643,27 @@ void sm__trk_canon(const trk_line *L, const int *w, int nw, char *out,
       out[o++] = '_';
     for (size_t j = 0; j < t->len && o + 1 < cap; j++) {
       char c = (char)lower((unsigned char)L->s[t->off + j]);
+      if (c == ' ')
+        continue; /* "time (data)": the qualifier written apart */
       out[o++] = c == '-' ? '_' : c;
     }
   }
   out[o] = '\0';
+}
+
+/* True when token k is a framework's repr around a value:
+ * "tensor(0.51", "tensor([0.51]", "array(0.51", "tf.Tensor(0.51". */
+static int wrapped_value(const trk_line *L, int k) {
+  int v = k + 2;
+
+  if (k + 2 >= L->ntok || L->tok[k].kind != TK_WORD ||
+      L->tok[k + 1].kind != TK_PUNCT || L->tok[k + 1].c != '(' ||
+      L->tok[k + 1].sp ||
+      !sm__trk_is_wrap_word(L->s + L->tok[k].off, L->tok[k].len))
+    return 0;
+  if (L->tok[v].kind == TK_PUNCT && L->tok[v].c == '[' && v + 1 < L->ntok)
+    v++;
+  return is_value(&L->tok[v]);
 }
 
 /* Words that end a key instead of being part of one. */
@@ -624,6 +680,23 @@ static int in_list(const trk_line *L, int k, const char *const *list) {
     if (tok_is(L, k, list[i]))
       return 1;
   return 0;
+}
+
+/* True when the number at token k ends a source location written
+ * without blanks, "module:function:42" (loguru's default prefix, "%(name)s
+ * :%(funcName)s:%(lineno)d"): a line of code, not the value of a key,
+ * even when the function is called "step". */
+static int source_line(const trk_line *L, int k) {
+  const trk_tok *t = &L->tok[k];
+
+  if (t->kind != TK_NUM || !t->isint || t->sp || t->unit[0] || k < 4)
+    return 0;
+  for (int q = k - 1; q >= k - 3; q--)
+    if (L->tok[q].sp)
+      return 0;
+  return L->tok[k - 1].kind == TK_PUNCT && L->tok[k - 1].c == ':' &&
+         L->tok[k - 2].kind == TK_WORD && L->tok[k - 3].kind == TK_PUNCT &&
+         L->tok[k - 3].c == ':' && L->tok[k - 4].kind == TK_WORD;
 }
 
 #define MAX_PENDING 8
@@ -659,6 +732,16 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
 
     switch (t->kind) {
     case TK_WORD:
+      if (np > 0 && wrapped_value(L, k)) {
+        /* "loss: tensor(0.5123, device='cuda:0')": the repr's value is
+         * the key's; its parenthesis is transparent. */
+        if (!sep)
+          sep = ' ';
+        if (nn < MAX_NEST)
+          nest[nn++] = 't';
+        k++;
+        break;
+      }
       if (in_list(L, k, link_words)) {
         if (np > 0)
           sep = ' ';
@@ -701,13 +784,27 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
         break;
       case ':':
       case '=':
+        /* "lr: 0.1", "lr=[5e-05, 5e-05]", "lr:(2.973e-05,)": a value, or
+         * a list or tuple of values, follows. */
         nx = next_solid(L, k);
-        if (nx >= 0 && (is_value(&L->tok[nx]) ||
-                        (L->tok[nx].kind == TK_PUNCT && L->tok[nx].c == '[' &&
+        if (nx >= 0 && (is_value(&L->tok[nx]) || wrapped_value(L, nx) ||
+                        (L->tok[nx].kind == TK_PUNCT &&
+                         (L->tok[nx].c == '[' || L->tok[nx].c == '(') &&
                          nx + 1 < L->ntok && is_value(&L->tok[nx + 1]))))
           sep = t->c;
         else
           FLUSH();
+        break;
+      case '#':
+        /* "Step #300", "Epoch #3": a number sign between a key and its
+         * value. */
+        nx = next_solid(L, k);
+        if (!(np > 0 && nx == k + 1 && L->tok[nx].kind == TK_NUM &&
+              L->tok[nx].isint &&
+              !(nx + 2 < L->ntok && L->tok[nx + 1].kind == TK_PUNCT &&
+                (L->tok[nx + 1].c == ':' || L->tok[nx + 1].c == '=') &&
+                is_value(&L->tok[nx + 2]))))
+          FLUSH(); /* "loss #1: 0.3" numbers a loss, it is no value */
         break;
       case '[':
         nx = next_solid(L, k);
@@ -722,6 +819,14 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
         }
         break;
       case '(':
+        nx = next_solid(L, k);
+        if (np > 0 && sep && nx >= 0 && is_value(&L->tok[nx])) {
+          /* The tuple of "lr:(2.973e-05,)": its first value is the
+           * key's. */
+          if (nn < MAX_NEST)
+            nest[nn++] = 't';
+          break;
+        }
         FLUSH();
         if (nn < MAX_NEST)
           nest[nn++] = '(';
@@ -747,6 +852,10 @@ void sm__trk_lex(trk_line *L, const char *s, size_t n) {
     case TK_CLOCK: {
       trk_field *f;
       int nk = np > MAX_KEY_WORDS ? MAX_KEY_WORDS : np;
+      if (source_line(L, k)) {
+        FLUSH();
+        break;
+      }
       if (L->head_end == L->ntok)
         L->head_end = k;
       for (int q = 0; q < np - nk; q++)

@@ -127,14 +127,15 @@ static int table_head(trk_line *L, trk_head *h) {
 
 /* Names the leading values of a row after the columns of the last table
  * head: "  2/2  4.76G  0.0436 ... 640: 100% 8/8 [...]". */
-static void map_row(trk_line *L, const trk_head *h) {
+static int map_row(trk_line *L, const trk_head *h) {
   int nv = 0;
 
   for (int k = 0; k < L->ntok; k++) {
     const trk_tok *t = &L->tok[k];
-    if (t->kind == TK_NUM || t->kind == TK_FRAC) {
+    if (t->kind == TK_NUM || t->kind == TK_FRAC || t->kind == TK_CLOCK) {
+      /* A clock is a column too (fastai's "time" column: "00:12"). */
       if (nv >= L->nf || L->f[nv].tok != k || L->f[nv].key[0] != '\0')
-        return;
+        return 0;
       nv++;
     } else if (t->kind == TK_PUNCT && t->c == '|') {
       continue;
@@ -142,15 +143,16 @@ static void map_row(trk_line *L, const trk_head *h) {
                t->kind == TK_BAR) {
       break;
     } else {
-      return;
+      return 0;
     }
   }
   if (nv != h->n)
-    return;
+    return 0;
   for (int i = 0; i < nv; i++) {
     memcpy(L->f[i].key, h->col[i], TRK_COL_MAX);
     L->f[i].sep = ':';
   }
+  return 1;
 }
 
 /* ==== Bars ==== */
@@ -253,8 +255,22 @@ static void find_bar(const trk_line *L, bar_info *b) {
  * the given role ("Epoch:  33%|...| 1/3"). */
 static int bar_describes(const trk_line *L, int k, int role) {
   for (int i = L->nf - 1; i >= 0; i--)
-    if (L->f[i].tok < k && strcmp(L->f[i].unit, "%") == 0)
-      return L->f[i].ki.role == role;
+    if (L->f[i].tok < k && strcmp(L->f[i].unit, "%") == 0) {
+      /* The description may name what the bar counts in the plural:
+       * "Epochs:  30%|###  | 3/10". */
+      const char *key = L->f[i].key;
+      size_t l = strlen(key);
+      char one[TRK_KEY_MAX];
+      trk_keyinfo ki;
+      if (L->f[i].ki.role == role)
+        return 1;
+      if (l < 2 || key[l - 1] != 's')
+        return 0;
+      memcpy(one, key, l - 1);
+      one[l - 1] = '\0';
+      sm__trk_key_lookup(one, &ki);
+      return ki.role == role;
+    }
   return 0;
 }
 
@@ -276,10 +292,14 @@ static int key_has(const trk_line *L, const trk_field *f,
 
 /* ==== Keys ==== */
 
+/* Marks a dropped word that may only stand before a counter. */
+#define DROP_QUAL 0x10000
+
 /* Words that may stand in front of a key without being part of it: log
- * levels ("INFO step 10", the table's "level" words), and the qualifiers
+ * levels ("INFO step 10", the table's "level" words), the qualifiers
  * train / eval ("Train Step 10", "Val Step 10"), which then mark the
- * key. */
+ * key, and words that qualify a counter without changing what it
+ * counts ("completed step: 3", the table's "qual" words). */
 static int droppable(const trk_line *L, int k, unsigned *flags) {
   const trk_tok *t = &L->tok[k];
   const char *w = L->s + t->off;
@@ -307,6 +327,10 @@ static int droppable(const trk_line *L, int k, unsigned *flags) {
     *flags |= KF_EVAL;
     return 1;
   }
+  if (sm__trk_is_qual_word(low, n)) {
+    *flags |= DROP_QUAL;
+    return 1;
+  }
   return 0;
 }
 
@@ -332,10 +356,14 @@ static void lookup_field(trk_line *L, trk_field *f) {
         !(ki.role == R_STEP || ki.role == R_ITER || ki.role == R_BATCH ||
           ki.role == R_EPOCH || ki.role == R_LOSS))
       return;
+    if (ki.role != R_NONE && (extra & DROP_QUAL) &&
+        !(ki.role == R_STEP || ki.role == R_ITER || ki.role == R_BATCH ||
+          ki.role == R_EPOCH))
+      return;
     if (ki.role != R_NONE) {
       memcpy(f->key, key, sizeof(f->key));
       f->ki = ki;
-      f->ki.flags |= extra;
+      f->ki.flags |= extra & ~(unsigned)DROP_QUAL;
       if ((extra & KF_EVAL) && ki.role == R_LOSS)
         f->ki.role = R_EVAL_LOSS;
       return;
@@ -432,7 +460,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
                    sm_track_sample *o, trk_head *head_out) {
   bar_info bar;
   int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
-  int loss_i = -1, part_i = -1, epoch_i = -1, first_val = -1;
+  int loss_i = -1, avg_i = -1, part_i = -1, disc_i = -1, epoch_i = -1;
+  int first_val = -1;
   int tp_low = -1, epoch_bar = 0, tp_global = 1, part_seen = 0;
   int nonfinite_fact = 0;
   double total_hint = NAN;
@@ -446,7 +475,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     return;
   }
   if (head != NULL && head->n >= 3)
-    map_row(L, head);
+    o->table_row = map_row(L, head);
   for (int i = 0; i < L->nf; i++) {
     trk_field *f = &L->f[i];
     lookup_field(L, f);
@@ -455,14 +484,34 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       f->ki.role = R_NONE;
     /* A loss of any kind that is not an evaluation's (box_loss, loss_cls)
      * shows training, even where it is not the loss reported. */
-    if (!(f->ki.flags & KF_EVAL) && strstr(f->key, "loss") != NULL &&
-        f->ki.role != R_EVAL_LOSS && strstr(f->key, "scale") == NULL)
+    if (!(f->ki.flags & KF_EVAL) &&
+        ((strstr(f->key, "loss") != NULL && f->ki.role != R_EVAL_LOSS &&
+          strstr(f->key, "scale") == NULL) ||
+         (f->ki.role == R_LOSS && !(f->ki.flags & KF_NET))))
       part_seen = 1;
     if (f->ki.flags & KF_TRAIN) {
       train++;
       if (f->ki.role == R_CUM || f->ki.role == R_TIME || f->ki.role == R_RATE)
         o->train_clock++;
     }
+  }
+  {
+    /* Losses named only by a GAN's networks ("G_GAN: 1.2 ... D_real:
+     * 0.5", "d: -0.001;gen: -0.008") are losses where the line names
+     * both networks; alone, "d_model: 512" or "gen: 3" are not. */
+    int gen = 0, disc = 0;
+    for (int i = 0; i < L->nf; i++)
+      if ((L->f[i].ki.flags & KF_NET) && L->f[i].kind == TK_NUM) {
+        gen |= !(L->f[i].ki.flags & KF_DISC);
+        disc |= (L->f[i].ki.flags & KF_DISC) != 0;
+      }
+    for (int i = 0; i < L->nf; i++)
+      if (L->f[i].ki.flags & KF_NET) {
+        if (gen && disc)
+          part_seen = 1;
+        else
+          L->f[i].ki.role = R_NONE;
+      }
   }
   find_bar(L, &bar);
   if (bar.style == BAR_TQDM && bar_describes(L, bar.tok, R_EPOCH)) {
@@ -559,7 +608,15 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     case R_LOSS:
       if (f->kind != TK_NUM || strcmp(f->unit, "%") == 0)
         break;
-      if (!(f->ki.flags & KF_PART) && loss_i < 0)
+      if (f->ki.flags & KF_DISC) {
+        if (disc_i < 0)
+          disc_i = i;
+      } else if (f->ki.flags & KF_LOW) {
+        /* "avg loss: 0.52 loss: 0.50": an average gives way to the
+         * plain loss. */
+        if (avg_i < 0)
+          avg_i = i;
+      } else if (!(f->ki.flags & KF_PART) && loss_i < 0)
         loss_i = i;
       else if ((f->ki.flags & KF_PART) && part_i < 0)
         part_i = i;
@@ -669,7 +726,11 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
              f->ki.unit ? f->ki.unit : "/s");
   }
   if (loss_i < 0)
+    loss_i = avg_i;
+  if (loss_i < 0)
     loss_i = part_i;
+  if (loss_i < 0)
+    loss_i = disc_i;
   if (loss_i >= 0) {
     o->loss = L->f[loss_i].v;
     o->loss_nonfinite = o->loss != o->loss;
@@ -868,6 +929,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   }
 
   o->train_mark = train > 0 || part_seen;
+  o->train_named = train > 0;
   {
     int avg = 0, stats = 0;
     for (int i = 0; i < L->nfree; i++) {
@@ -876,7 +938,19 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       stats |= sm__trk_is_stats_word(L->s + t->off, t->len);
     }
     o->summary = avg && stats;
+    /* A line without a step that prints a figure of the whole run (HF's
+     * final {'train_runtime': ..., 'train_loss': ...}) sums the run up:
+     * its loss is the run's average. */
+    for (int i = 0; i < L->nf && !o->summary; i++)
+      if ((L->f[i].ki.flags & KF_RUN) && !o->has_step)
+        o->summary = 1;
   }
+  /* A line that counts epochs and no step ("Epoch 12 | loss 0.31 | took
+   * 152 s") prints the time of an epoch, unless its key or unit names a
+   * step ("1.2 s/it", "step_time"). */
+  if (!o->has_step && o->epoch == o->epoch && o->step_time == o->step_time &&
+      !sm__trk_names_step(o->time_key))
+    o->step_time = NAN;
   if (phase_line(L, &bar)) {
     o->kind = SM_TK_PHASE;
     return;

@@ -77,6 +77,14 @@ enum trk_role {
 #define KF_US 0x10     /* value in microseconds unless a unit says */
 #define KF_LOW 0x20    /* a running average: use only when nothing else */
 #define KF_PART 0x40   /* a loss component (box_loss, loss_cls) */
+/* A discriminator's loss: used only when no other loss is printed. */
+#define KF_DISC 0x80
+/* Named only by a GAN network ("G_GAN", "d:"): a loss only where the line
+ * names both networks. */
+#define KF_NET 0x100
+/* A figure of the whole run ("train_runtime"): a line without a step that
+ * prints it is a summary of the run. */
+#define KF_RUN 0x200
 
 typedef struct trk_keyinfo {
   int role;         /* an trk_role */
@@ -100,6 +108,16 @@ int sm__trk_is_level_word(const char *w, size_t n);
  * epoch summary ("average epoch stats below", "Averaged stats:"). */
 int sm__trk_is_average_word(const char *w, size_t n);
 int sm__trk_is_stats_word(const char *w, size_t n);
+/* A word that may qualify a counter without changing what it counts
+ * ("completed step: 3", "Finished iteration 10"). */
+int sm__trk_is_qual_word(const char *w, size_t n);
+/* A framework's repr around a value ("tensor(0.51, device=...)",
+ * "array(0.51, dtype=float32)"): the value is the key's. */
+int sm__trk_is_wrap_word(const char *w, size_t n);
+/* True when a key (or a unit, "s/it") names a step among its parts
+ * ("step_time", "ms/batch", "time_per_iteration"): a time under it is
+ * the time of a step, not of an epoch or a run. */
+int sm__trk_names_step(const char *key);
 
 /* The multiplier of a count written with a magnitude suffix ("50K" of
  * LeRobot's "step:50K", tqdm's "12.9kit"): 1 for no suffix or "it", 1e3
@@ -113,8 +131,9 @@ double sm__trk_seconds(double v, const char *unit, int *ok);
 /* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
 typedef struct trk_keys_stats {
   int keys;       /* key entries */
-  int words[7];   /* words per class: eval, init, phase, part, level,
-                   * average, stats */
+  int words[14];  /* words per class: eval, init, phase, part, level,
+                   * average, stats, qual, per, term, gen, disc, lossq,
+                   * wrap */
   int unsorted;   /* keys out of order in the file */
   int duplicates; /* keys listed twice */
 } trk_keys_stats;

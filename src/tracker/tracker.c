@@ -146,9 +146,11 @@ void sm_tracker_reset(sm_tracker *t) {
 
 /* Whether a parsed sample of a line of class cls is training progress.
  * The classifier says so; or it says evaluation of a line that also
- * reports the training clock ("step:3375/3375 val_loss:3.27
+ * names training explicitly: its clock ("step:3375/3375 val_loss:3.27
  * train_time:1633s step_avg:478ms" tells where training is, even if its
- * loss is a validation loss, which is never used); or the line is a near
+ * loss is a validation loss, which is never used) or a training loss
+ * beside a validation one ("epoch 3: train loss 0.41, val loss 0.52");
+ * or a table row, judged by its head; or the line is a near
  * miss: progress scores within ACCEPT_MARGIN of the winning class.  The
  * classifier is a coarse filter; the fine parse has already checked that
  * the line carries a counter or a loss and none of the evaluation or
@@ -162,9 +164,9 @@ static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
 
   if (s->kind != SM_TK_SAMPLE)
     return 0;
-  if (cls == t->cls_progress)
-    return 1;
-  if (cls == t->cls_eval && s->train_clock > 0)
+  if (cls == t->cls_progress || s->table_row)
+    return 1; /* a row is judged by the head that names its columns */
+  if (cls == t->cls_eval && (s->train_clock > 0 || s->train_named))
     return 1;
   if (t->o.protos->n_classes > (int)SM_ARRAY_LEN(sc) || t->cls_progress < 0)
     return 0;
@@ -188,16 +190,27 @@ static int worth_parsing(sm_tracker *t, int cls, const char *s, size_t m) {
   for (size_t i = 0; i < m; i++)
     if (s[i] >= '0' && s[i] <= '9')
       return 1;
-  if (memmem(s, m, "oss", 3) != NULL || memmem(s, m, "poch", 4) != NULL ||
-      memmem(s, m, "OSS", 3) != NULL || memmem(s, m, "POCH", 4) != NULL)
-    return 1;
-  /* A phase word among the first words ("Extracting features ..."). */
-  for (size_t i = 0; i < m && words < 6;) {
+  /* A phase word among the first words ("Extracting features ..."), or
+   * a known key among the first words of a line without numbers: a
+   * table head ("Epoch GPU_mem box_loss", "epoch train_loss valid_loss
+   * time", "it mse lr time"). */
+  for (size_t i = 0; i < m && words < 16;) {
     size_t j = i;
-    while (j < m && ((s[j] | 32) >= 'a' && (s[j] | 32) <= 'z'))
+    while (j < m && (((s[j] | 32) >= 'a' && (s[j] | 32) <= 'z') ||
+                     s[j] == '_' || s[j] == '/'))
       j++;
     if (j > i) {
-      if (sm__trk_is_phase_word(s + i, j - i))
+      char key[TRK_KEY_MAX];
+      size_t n = j - i < sizeof(key) - 1 ? j - i : sizeof(key) - 1;
+      trk_keyinfo ki;
+      if (words < 6 && sm__trk_is_phase_word(s + i, j - i))
+        return 1;
+      for (size_t q = 0; q < n; q++)
+        key[q] = (char)((s[i + q] >= 'A' && s[i + q] <= 'Z') ? s[i + q] + 32
+                                                             : s[i + q]);
+      key[n] = '\0';
+      sm__trk_key_lookup(key, &ki);
+      if (ki.role != R_NONE)
         return 1;
       words++;
       i = j;
@@ -264,20 +277,95 @@ static int text_like(sm_tracker *t, const unsigned char *s, size_t n) {
   return 0;
 }
 
+/* ==== Segments ==== */
+
+/* A byte after which the terminal writes over what the line showed: a
+ * carriage return (tqdm, Keras' bars updated in place) or a backspace
+ * (Keras' progress bar under a notebook or a pseudo-terminal erases the
+ * previous update with backspaces).  Each ends a segment. */
+static int overwrite(char c) {
+  return c == '\r' || c == '\b';
+}
+
+/* The last overwrite byte in s[0..n), or NULL.  Scans back only to it,
+ * so that splitting a line into its segments is linear in the line. */
+static const char *last_overwrite(const char *s, size_t n) {
+  while (n > 0) {
+    if (overwrite(s[n - 1]))
+      return s + n - 1;
+    n--;
+  }
+  return NULL;
+}
+
 /* ==== Pieces of a segment ==== */
+
+static int digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+/* When s[i] opens a progress bar's bracket ("[00:12<02:31, 3.05it/s,
+ * loss=0.4]", "[14:22, 2.68it/s]": a clock, then '<' or a rate), the
+ * offset just past its closing bracket; else 0. */
+static size_t bar_bracket_end(const char *s, size_t n, size_t i) {
+  size_t j = i + 1, e = n < i + 512 ? n : i + 512;
+  int parts = 0, depth = 0, rate = 0;
+
+  for (;;) {
+    size_t d = j;
+    while (j < e && digit(s[j]))
+      j++;
+    if (j == d || (parts > 0 && j - d != 2))
+      return 0;
+    parts++;
+    if (j < e && s[j] == ':' && parts < 3)
+      j++;
+    else
+      break;
+  }
+  if (parts < 2 || j >= e || (s[j] != '<' && s[j] != ','))
+    return 0;
+  rate = s[j] == '<';
+  for (; j < e; j++) {
+    if (s[j] == '/')
+      rate = 1;
+    else if (s[j] == '[')
+      depth++;
+    else if (s[j] == ']' && depth-- == 0)
+      return rate ? j + 1 : 0;
+  }
+  return 0;
+}
 
 /* A segment is split further where the terminal moved the cursor to
  * another line (ESC[A, ESC[nA, ESC[F: tqdm's nested bars, a bar glued to
- * the log line that overwrote it).  Returns the pieces' bounds in b[]
- * (start, end pairs; at most max pieces, the rest joined into the
- * last). */
+ * the log line that overwrote it), and where another writer's output
+ * follows a progress bar's closing bracket on the same line (a bar never
+ * prints after it, so "... 7.03s/it]{'eval_loss': 0.51}" is a bar and a
+ * line of its own).  Returns the pieces' bounds in b[] (start, end
+ * pairs; at most max pieces, the rest joined into the last). */
 static int pieces(const char *s, size_t n, size_t *b, int max) {
   int np = 0;
   size_t start = 0, i = 0;
 
   while (i < n) {
     const char *esc = memchr(s + i, 0x1b, n - i);
+    const char *br = memchr(s + i, '[', (esc ? (size_t)(esc - s) : n) - i);
     size_t k;
+    if (br != NULL) {
+      size_t e = bar_bracket_end(s, n, (size_t)(br - s)), f = e;
+      while (e > 0 && f < n && (s[f] == ' ' || s[f] == '\t'))
+        f++;
+      if (e > 0 && f < n && s[f] != 0x1b && np + 1 < max) {
+        b[2 * np] = start;
+        b[2 * np + 1] = e;
+        np++;
+        start = i = f;
+        continue;
+      }
+      i = (size_t)(br - s) + 1;
+      continue;
+    }
     if (esc == NULL)
       break;
     i = (size_t)(esc - s);
@@ -339,7 +427,8 @@ static int strong_sample(const sm_track_sample *s) {
 }
 
 /* A non-training phase ("Extracting features for train set...") covers
- * the loop that starts right after it (its first sample at step 0 or 1),
+ * the loop that starts right after it (its first sample at its first
+ * position or within the first 5 % of its total),
  * when that loop is new and shows no training (no loss, no learning
  * rate); a sample that shows training, a loop seen before the
  * announcement or not at its start, another loop after the covered one,
@@ -354,7 +443,10 @@ static int in_phase(sm_tracker *t, const sm_track_sample *s) {
     t->phase = 0;
     return 0;
   }
-  if (t->phase_loop == 0 && !loop_seen(t, id) && s->step <= 1) {
+  /* At its start: its first position, or within the first 5 % of its
+   * total (a loop logged every few batches: "[ 10/782]"). */
+  if (t->phase_loop == 0 && !loop_seen(t, id) &&
+      (s->step <= 1 || (s->has_total && s->step * 20 <= s->total))) {
     t->phase_loop = id;
     return 1;
   }
@@ -460,7 +552,7 @@ int sm_tracker_feed(sm_tracker *t, const char *data, size_t n) {
 
   while (i < n) {
     size_t j = i;
-    while (j < n && data[j] != '\n' && data[j] != '\r')
+    while (j < n && data[j] != '\n' && !overwrite(data[j]))
       j++;
     if (j == n) {
       /* An unfinished segment: keep it (the first SEG_MAX bytes are all
@@ -729,12 +821,12 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
  * samples are known.  unfinished: the line is the last of the file and
  * not ended, so its last segment is not either. */
 static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
-                         int unfinished) {
+                         int unfinished, int whole) {
   size_t e = n;
-  int done = 0;
+  int done = 0, more = 0;
 
   for (;;) {
-    const char *cr = e > 0 ? memrchr(s, '\r', e) : NULL;
+    const char *cr = e > 0 ? last_overwrite(s, e) : NULL;
     size_t b = cr ? (size_t)(cr - s) + 1 : 0;
     if (e > b) {
       size_t pb[2 * MAX_PIECES], len = e - b;
@@ -742,12 +834,20 @@ static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
       if (len > SEG_MAX)
         len = SEG_MAX;
       np = pieces(s + b, len, pb, MAX_PIECES);
-      for (int i = np - 1; i >= 0 && !done; i--) {
+      for (int i = np - 1; i >= 0 && (!done || more); i--) {
         int fl = unfinished && e == n && i == np - 1 ? KEPT_UNFINISHED : 0;
         if (pb[2 * i + 1] > pb[2 * i] &&
             backward_piece(t, st, s + b + pb[2 * i], pb[2 * i + 1] - pb[2 * i],
-                           fl))
+                           fl) &&
+            !done) {
+          /* A loop that shows no training is judged by its start and
+           * the line that announced it: the rest of a line already read
+           * (a bar's earlier updates) is kept too, unless the line was
+           * cut. */
+          const counter_stat *c = st->best >= 0 ? &st->cs[st->best] : NULL;
           done = 1;
+          more = whole && c != NULL && !c->strong;
+        }
       }
       if (unfinished && e == n) {
         /* The unfinished segment waits in part for its end (following). */
@@ -757,7 +857,7 @@ static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
           t->skipping = e - b > SEG_MAX;
       }
     }
-    if (done || cr == NULL)
+    if ((done && !more) || cr == NULL)
       return done;
     e = b - 1;
   }
@@ -829,7 +929,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       /* The file ends inside this line: its last segment is unfinished
        * unless a carriage return ended it. */
       lastc = line[len - 1];
-      unfinished = lastc != '\r';
+      unfinished = !overwrite(lastc);
     }
     if (done) {
       const counter_stat *b = st.best >= 0 ? &st.cs[st.best] : NULL;
@@ -842,7 +942,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
         break;
       }
     }
-    if (backward_line(t, &st, line, len, unfinished) && !done) {
+    if (backward_line(t, &st, line, len, unfinished, !cut) && !done) {
       done = 1;
       done_at = off;
       lines_left = margin_lines(&st);
@@ -870,7 +970,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   sm_buf_release(&st.text);
   sm_buf_release(&st.idx);
   t->off = size;
-  if (size > 0 && (lastc == '\n' || lastc == '\r')) {
+  if (size > 0 && (lastc == '\n' || overwrite(lastc))) {
     sm_buf_reset(&t->part);
     t->skipping = 0;
   }

@@ -300,8 +300,8 @@ enum { SCOPE_UNKNOWN = 0, SCOPE_GLOBAL, SCOPE_EPOCH };
 /* Whether the counter of view v counts within an epoch (it goes back
  * when the epoch advances, or a finished loop starts again) or globally
  * (it goes on across epochs); without evidence, by its kind: in-epoch
- * positions of bars and brackets with an epoch are per epoch, a bar
- * without any epoch runs over the whole job. */
+ * positions of bars, brackets and bare fractions with an epoch are per
+ * epoch, a bar without any epoch runs over the whole job. */
 static int detect_scope(const trk_window *w, const view *v, int counter,
                         int n) {
   const trk_rec *b = NULL;
@@ -316,8 +316,12 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
       epoch_known = 1;
     if (b != NULL) {
       double ea = rec_epoch(a), eb = rec_epoch(b);
+      /* An epoch boundary between them: a later epoch, or a later epoch
+       * head; not the first head of the tail read (a->epoch_seq 0: what
+       * came before it has no known epoch). */
       int up = (ea == ea && eb == eb && eb > ea) ||
-               (!(ea == ea && eb == eb) && b->epoch_seq > a->epoch_seq);
+               (!(ea == ea && eb == eb) && b->epoch_seq > a->epoch_seq &&
+                a->epoch_seq > 0);
       if (up && b->s.step < a->s.step)
         resets++;
       else if (up && b->s.step > a->s.step)
@@ -325,8 +329,12 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
       else if (!up && a->s.has_total && b->s.step < a->s.step &&
                a->s.step * 10 >= a->s.total * 9 && b->s.step * 2 <= a->s.total)
         resets++; /* from near its total back into its first half */
-      if (a->s.has_total && a->s.step >= a->s.total && b->s.step <= a->s.step)
-        refinished++; /* a finished loop printed again: it restarted */
+      /* A finished loop printed again: it restarted; not the same final
+       * state printed twice in a row (two ranks, a last refresh). */
+      if (a->s.has_total && a->s.step >= a->s.total && b->s.step <= a->s.step &&
+          !(b->s.step == a->s.step && b->seq == a->seq + 1 &&
+            b->eval_seq == a->eval_seq))
+        refinished++;
     }
     b = a;
   }
@@ -334,8 +342,10 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
     return SCOPE_EPOCH;
   if (grows > resets)
     return SCOPE_GLOBAL;
-  if (counter == SM_TC_BATCH)
-    return epoch_known || refinished ? SCOPE_EPOCH : SCOPE_GLOBAL;
+  /* A loop finished and printed again more than once restarts; once
+   * (tqdm's final refresh after a summary) is no evidence. */
+  if (counter == SM_TC_BATCH || counter == SM_TC_FRACTION)
+    return epoch_known || refinished >= 2 ? SCOPE_EPOCH : SCOPE_GLOBAL;
   return SCOPE_GLOBAL;
 }
 
@@ -769,6 +779,42 @@ static void rounding_range(double v, double *lo, double *hi) {
   *hi = v + h;
 }
 
+/* The median step delta between consecutive samples of W. */
+static long long window_stride(const went *W, int nw) {
+  double d[TRK_RING];
+  size_t k = 0;
+
+  for (int i = 1; i < nw; i++)
+    if (W[i - 1].s.step > W[i].s.step && W[i - 1].ep == W[i].ep)
+      d[k++] = (double)(W[i - 1].s.step - W[i].s.step);
+  if (k == 0)
+    return 1;
+  qsort(d, k, sizeof(double), cmp_double);
+  return (long long)sm_median(d, k);
+}
+
+/* A time printed on lines logged every k > 1 steps may be the time of
+ * the logging interval rather than of one step ("step 50 | loss 2.3 |
+ * time 25.3s" every 50 steps).  Where the lines' clocks (timestamps, or
+ * an elapsed clock) measure the same stretch, the two agree on which it
+ * is: a printed time that matches the clock over the interval (within
+ * 15 %) and is well above the clock's time per step is the interval's,
+ * and over its steps a step time.  Rewrites E and returns 1 then. */
+static int interval_printed(const went *W, int nw, timing *E) {
+  long long k = window_stride(W, nw);
+  double per = collect_deltas(W, nw, 0, 0);
+
+  if (!(per == per && per > 0))
+    per = collect_deltas(W, nw, 1, 0);
+  if (k < 2 || !(per == per && per > 0))
+    return 0;
+  if (fabs(E->t - per * (double)k) > 0.15 * per * (double)k || E->t < 2 * per)
+    return 0;
+  E->t /= (double)k;
+  E->source = "interval";
+  return 1;
+}
+
 /* The step time of one view's window, by the bases in order.  A printed
  * time or rate rounded to one significant digit (Keras' "2s/step",
  * fairseq's "ups=0.02") gives way to a finer measure of the same window
@@ -805,6 +851,8 @@ static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
       return 1;
     }
   }
+  if (which == 0)
+    (void)interval_printed(W, nw, &E);
   if (which >= 0) {
     *T = E;
     return 1;
@@ -1078,6 +1126,12 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
         break;
       }
     }
+  }
+  if (!r->has_total && nw > 1 && W[1].s.has_total && W[1].s.total < r->step) {
+    /* A bar that ran past its total stops printing it (tqdm's "20001it
+     * [...]" after "20000/20000"): the total it counted to stands. */
+    r->has_total = 1;
+    r->total_steps = W[1].s.total;
   }
   if (strcmp(r->counter, "tqdm") == 0 && B.scope == SCOPE_GLOBAL)
     r->scope = "progress bar"; /* a bar without an epoch: global steps */

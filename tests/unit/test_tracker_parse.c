@@ -418,8 +418,21 @@ SM_TEST(track_key_table_is_sorted) {
   trk_keys_stats st;
   ASSERT(sm__trk_keytable_check(&st) > 100);
   ASSERT_EQ(st.duplicates, 0);
-  for (int c = 0; c < 7; c++)
+  for (int c = 0; c < 14; c++)
     ASSERT(st.words[c] > 0);
+  /* Keys that are units need no entry. */
+  sm__trk_key_lookup("ms/iter", &ki);
+  ASSERT_EQ(ki.role, R_TIME);
+  ASSERT(ki.flags & KF_MS);
+  sm__trk_key_lookup("sec/step", &ki);
+  ASSERT_EQ(ki.role, R_TIME);
+  ASSERT(!(ki.flags & (KF_MS | KF_US)));
+  sm__trk_key_lookup("steps_per_second", &ki);
+  ASSERT_EQ(ki.role, R_RATE);
+  sm__trk_key_lookup("it/s", &ki);
+  ASSERT_EQ(ki.role, R_RATE);
+  sm__trk_key_lookup("time/epoch", &ki);
+  ASSERT_EQ(ki.role, R_NONE);
   sm__trk_key_lookup("learning_rate", &ki);
   ASSERT_EQ(ki.role, R_LR);
   sm__trk_key_lookup("val_loss", &ki);
