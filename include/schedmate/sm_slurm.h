@@ -92,6 +92,9 @@ typedef struct sm_slurm_job {
   double end_time;     /* Unix seconds, 0 not ended */
 } sm_slurm_job;
 
+/* Frees the strings and node list of one job (caller-owned struct) and
+ * zeroes it. */
+SM_EXTERN void sm_slurm_job_release(sm_slurm_job *j);
 /* Frees an array of jobs (NULL is a no-op). */
 SM_EXTERN void sm_slurm_jobs_free(sm_slurm_job *jobs, int n);
 
