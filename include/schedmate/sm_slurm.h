@@ -140,11 +140,10 @@ typedef struct sm_slurm_backend {
   char cluster[64];        /* cluster name */
 } sm_slurm_backend;
 
-/* The libslurm backend; conf is a slurm.conf path or NULL ($SLURM_CONF,
- * then the default).  Returns 0, or SM_EUNSUPP when this build has no
- * libslurm. */
-SM_EXTERN int sm_slurm_backend_libslurm(sm_slurm_backend *b, const char *conf,
-                                        sm_err *err);
+/* The backend over libslurm is not part of the library: it lives with
+ * the agent's executable (agent/libslurm.c, build/schedmate-slurm), the
+ * only program linked with libslurm (GPL-2.0-or-later), so that the
+ * library and the schedmate command stay free of it. */
 
 /* ==== The agent ==== */
 
