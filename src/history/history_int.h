@@ -24,7 +24,7 @@ void sm__skip_reset(sm__skips *k);
 
 /* ==== Backends (store.c dispatches to them) ==== */
 
-typedef struct store_ops {
+typedef struct sm__store_ops {
   const char *kind; /* "sqlite", "redis", "mem" */
   int (*put)(void *impl, const sm_record *r, sm_err *err);
   int (*get)(void *impl, const char *id, sm_record *r, sm_err *err);
@@ -46,16 +46,16 @@ typedef struct store_ops {
   sm__skips *(*skips)(void *impl);
   /* Optional: puts of the batch committed so far (NULL: all of them). */
   long long (*batch_done)(void *impl);
-} store_ops;
+} sm__store_ops;
 
 /* Backend constructors (store_sqlite.c, store_redis.c, store_mem.c):
  * return the impl or NULL with err set. */
 void *sm__sqlite_open(const char *path, int flags, int timeout_ms, sm_err *err);
 void *sm__redis_open(const char *uri, int flags, int timeout_ms, sm_err *err);
 void *sm__mem_open(sm_err *err);
-extern const store_ops sm__sqlite_ops;
-extern const store_ops sm__redis_ops;
-extern const store_ops sm__mem_ops;
+extern const sm__store_ops sm__sqlite_ops;
+extern const sm__store_ops sm__redis_ops;
+extern const sm__store_ops sm__mem_ops;
 
 /* ==== Records and the index (record.c, index.c) ==== */
 

@@ -12,7 +12,7 @@
 enum { ROW_UNCHECKED = 0, ROW_GOOD, ROW_BAD };
 
 struct sm_store {
-  const store_ops *ops;     /* backend */
+  const sm__store_ops *ops; /* backend */
   void *impl;               /* backend state */
   sm_index *ix;             /* cached index (persistent backends) */
   char **ids;               /* ids of its rows */
@@ -53,7 +53,7 @@ long long sm_store_batch_done(const sm_store *s) {
 
 sm_store *sm_store_open(const char *uri, int flags, int timeout_ms,
                         sm_err *err) {
-  const store_ops *ops;
+  const sm__store_ops *ops;
   void *impl;
   sm_store *s;
 

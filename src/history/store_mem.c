@@ -155,6 +155,6 @@ static void mem_close(void *impl) {
   sm_free(m);
 }
 
-const store_ops sm__mem_ops = {
+const sm__store_ops sm__mem_ops = {
     "mem",      mem_put, mem_get, mem_each,  mem_count, NULL, NULL,
     mem_search, NULL,    NULL,    mem_close, NULL,      NULL};

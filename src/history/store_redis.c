@@ -894,8 +894,8 @@ static long long redis_batch_done(void *impl) {
   return ((redis_store *)impl)->done;
 }
 
-const store_ops sm__redis_ops = {"redis",         redis_put,   redis_get,
-                                 redis_each,      redis_count, redis_version,
-                                 redis_load,      NULL,        redis_begin,
-                                 redis_end,       redis_close, redis_skips,
-                                 redis_batch_done};
+const sm__store_ops sm__redis_ops = {
+    "redis",         redis_put,     redis_get,   redis_each,
+    redis_count,     redis_version, redis_load,  NULL,
+    redis_begin,     redis_end,     redis_close, redis_skips,
+    redis_batch_done};

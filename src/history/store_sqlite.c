@@ -549,6 +549,6 @@ static long long sql_batch_done(void *impl) {
   return ((sql_store *)impl)->done;
 }
 
-const store_ops sm__sqlite_ops = {
+const sm__store_ops sm__sqlite_ops = {
     "sqlite", sql_put,   sql_get, sql_each,  sql_count, sql_version,   sql_load,
     NULL,     sql_begin, sql_end, sql_close, sql_skips, sql_batch_done};
