@@ -1,7 +1,8 @@
 # SchedMate: one GNU Makefile for the library, the schedmate command, the
 # build-time tools, the tests, the fuzz targets and the benchmarks.
 #
-#   make            build/schedmate (optimised, with debug info)
+#   make            build/schedmate, build/schedmate-slurm (the Slurm agent),
+#                   build/libschedmate.so (not installed) and the plugin
 #   make test       deps, AddressSanitizer+UBSan build, all tests, fuzz smoke
 #   make demo       deps, build, run the main job on the embedded defaults
 #   make bench      the benchmarks under bench/ (not part of the tests)
@@ -9,7 +10,10 @@
 #   make lint       clang-format check
 #
 # Every C file under src/*/ goes into the library, every file under cli/
-# into the command, every tests/unit/test_*.c into the unit-test runner.
+# into the command, every file under agent/ (with cli/'s helpers) into the
+# Slurm agent's executable, every tests/unit/test_*.c into the unit-test
+# runner.  The library is compiled with -fvisibility=hidden: only what the
+# public headers mark SM_EXTERN is exported from build/libschedmate.so.
 # Line-classifier corpora data/classifier/NAME.tsv are turned into
 # prototype tables (build/gen/protos_NAME.c) by build/tools/sm_train, and
 # every data/embed/NAME.EXT (signature tables, alias tables) becomes
@@ -37,6 +41,7 @@ LDLIBS  += $(PKG_LIBS) -lm -lpthread
 
 LIB_SRCS   := $(sort $(wildcard src/*/*.c))
 CLI_SRCS   := $(sort $(wildcard cli/*.c))
+AGENT_SRCS := $(sort $(wildcard agent/*.c))
 TEST_SRCS  := $(sort $(wildcard tests/unit/*.c))
 CORPORA    := $(sort $(wildcard data/classifier/*.tsv))
 EMBEDS     := $(sort $(wildcard data/embed/*.*))
@@ -54,14 +59,21 @@ GRAMMAR_DIR  := build/third_party/tree-sitter-python
 gdir          = build/third_party/tree-sitter-$(1)
 GRAMMAR_SRCS := $(foreach g,$(GRAMMARS),$(call gdir,$(g))/src/parser.c $(call gdir,$(g))/src/scanner.c)
 GRAMMAR_OBJS := $(foreach g,$(GRAMMARS),$(BUILD)/obj/grammar/$(g)/parser.o $(BUILD)/obj/grammar/$(g)/scanner.o)
-GRAMMAR_CFLAGS := -std=c11 -w $(OPT)
+GRAMMAR_CFLAGS := -std=c11 -w $(OPT) -fPIC -fvisibility=hidden \
+                  -DTREE_SITTER_HIDE_SYMBOLS
 GEN_OBJS   := $(patsubst %.c,%.o,$(GEN_SRCS))
 CLI_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+AGENT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(AGENT_SRCS))
+# What the agent takes from cli/: messages and the option table.
+AGENT_CLI_OBJS := $(BUILD)/obj/cli/common.o $(BUILD)/obj/cli/options.o \
+                  $(BUILD)/obj/cli/llmcli.o
 TEST_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS))
 
 CORE_LIB   := $(BUILD)/libschedmate_core.a
 LIB        := $(BUILD)/libschedmate.a
+SHLIB      := $(BUILD)/libschedmate.so
 BIN        := $(BUILD)/schedmate
+AGENT      := $(BUILD)/schedmate-slurm
 TRAIN      := $(BUILD)/tools/sm_train
 EMBED      := $(BUILD)/tools/sm_embed
 TEST_BIN   := $(BUILD)/sm_test
@@ -70,11 +82,17 @@ TEST_BIN   := $(BUILD)/sm_test
 # It runs inside slurmctld, so it is never built with the sanitizers.
 SLURM_H    := $(wildcard /usr/include/slurm/slurm.h)
 PLUGIN     := $(if $(SLURM_H),$(BUILD)/plugins/job_submit_schedmate.so)
-# The agent (`schedmate slurm`) talks to slurmctld through libslurm; without
-# Slurm's headers it is built as a stub that says so.
+# The agent (`schedmate slurm`, which runs build/schedmate-slurm) talks to
+# slurmctld through libslurm; without Slurm's headers its backend is built
+# as a stub that says so.  libslurm is GPL-2.0-or-later: only the agent's
+# executable links it, never the library or build/schedmate, and the
+# agent links nothing it does not use (--as-needed), so that a library
+# added for another command (such as an EPL-2.0 solver) cannot end up in
+# it (README, Licence; tests/integration/build_linkage.sh checks both).
+AGENT_LDLIBS := -Wl,--as-needed $(LDLIBS)
 ifneq ($(SLURM_H),)
-CFLAGS  += -DSM_HAVE_SLURM=1
-LDLIBS  += -lslurm
+$(BUILD)/obj/agent/libslurm.o: CFLAGS += -DSM_HAVE_SLURM=1
+AGENT_LDLIBS += -lslurm
 endif
 # COIN-OR CBC (coinor-libcbc-dev), the MILP solver of the Sia policy, is
 # optional: without it `--policy sia` says why it cannot run and only the
@@ -90,10 +108,10 @@ CFLAGS  += -DSM_HAVE_CBC=1 -I/usr/include/coin
 LDLIBS  += -lCbcSolver -lCbc -lCgl -lOsiClp -lClp -lOsi -lCoinUtils
 endif
 
-.PHONY: all lib cli tools unit test check asan demo bench fuzz lint clean deps deps-test
+.PHONY: all lib cli tools unit test check asan demo bench fuzz lint structure clean deps deps-test
 .DEFAULT_GOAL := all
 
-all: $(BIN) $(PLUGIN)
+all: $(BIN) $(AGENT) $(SHLIB) $(PLUGIN)
 lib: $(LIB)
 cli: $(BIN)
 tools: $(TRAIN)
@@ -102,6 +120,21 @@ unit: $(TEST_BIN)
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The library's objects can go into the shared library too, and export
+# only the public API.
+LIB_FLAGS := -fPIC -fvisibility=hidden
+$(LIB_OBJS) $(GEN_OBJS): CFLAGS += $(LIB_FLAGS)
+
+# Objects are rebuilt when the flags they are compiled with change: the
+# stamp holds them and is rewritten only when they differ.
+FLAGS_STAMP := $(BUILD)/obj/flags.stamp
+FLAGS_NOW   := $(CC) $(CFLAGS) $(LIB_FLAGS) $(GRAMMAR_CFLAGS)
+$(shell mkdir -p $(BUILD)/obj && \
+  { [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = "$(FLAGS_NOW)" ] || \
+    echo "$(FLAGS_NOW)" > $(FLAGS_STAMP); })
+$(LIB_OBJS) $(GEN_OBJS) $(GRAMMAR_OBJS) $(CLI_OBJS) $(AGENT_OBJS) \
+  $(TEST_OBJS): $(FLAGS_STAMP)
 
 define grammar_rule
 $(call gdir,$(1))/src/parser.c $(call gdir,$(1))/src/scanner.c &: scripts/fetch-grammar.sh
@@ -154,6 +187,17 @@ $(foreach f,$(EMBEDS),$(eval $(call embed_rule,$(f))))
 $(BIN): $(CLI_OBJS) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
 
+$(AGENT): $(AGENT_OBJS) $(AGENT_CLI_OBJS) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $(AGENT_OBJS) $(AGENT_CLI_OBJS) $(LIB) $(AGENT_LDLIBS)
+
+# The shared library is built to check what it exports (no sm__ symbol:
+# tests/integration/build_exports.sh); it is not installed, and the
+# programs and tests link the static archive.  Outside the sanitizer
+# build every symbol it needs must be resolved (-z defs).
+$(SHLIB): $(LIB_OBJS) $(GRAMMAR_OBJS) $(GEN_OBJS)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libschedmate.so.0 \
+	  $(if $(filter 1,$(SAN)),,-Wl,-z,defs) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/plugins/job_submit_schedmate.so: plugins/slurm/job_submit_schedmate.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(WARN) -O2 -g -fPIC -shared -o $@ $<
@@ -180,7 +224,7 @@ deps-test:
 # The README's test command: install what is missing, build with
 # AddressSanitizer and UBSan, run every test, then a short fuzz run.
 test: deps-test
-	$(MAKE) -j2 BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test $(if $(SLURM_H),build/asan/plugins/job_submit_schedmate.so)
+	$(MAKE) asan
 	$(MAKE) -j2 all
 	tests/run.sh build/asan
 	@if command -v clang >/dev/null; then $(MAKE) fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-10}; \
@@ -188,8 +232,10 @@ test: deps-test
 
 check: test
 
+ASAN_GOALS := schedmate schedmate-slurm libschedmate.so sm_test \
+              $(if $(SLURM_H),plugins/job_submit_schedmate.so)
 asan:
-	$(MAKE) -j2 BUILD=build/asan SAN=1 build/asan/schedmate build/asan/sm_test $(if $(SLURM_H),build/asan/plugins/job_submit_schedmate.so)
+	$(MAKE) -j2 BUILD=build/asan SAN=1 $(addprefix build/asan/,$(ASAN_GOALS))
 
 demo: deps
 	$(MAKE) all
@@ -238,12 +284,18 @@ fuzz: $(GEN_SRCS) $(GRAMMAR_SRCS)
 	done
 
 lint:
-	@clang-format --dry-run -Werror $(LIB_SRCS) $(CLI_SRCS) \
-	  $(wildcard include/schedmate/*.h src/*/*.h)
+	@clang-format --dry-run -Werror $(LIB_SRCS) $(CLI_SRCS) $(AGENT_SRCS) \
+	  $(wildcard include/schedmate/*.h src/*/*.h cli/options.h agent/*.h)
+
+# What the structure checkers say (tests/integration/structure_*.sh run
+# them too): include and call cycles inside each folder, long functions.
+structure: $(LIB_OBJS) $(CLI_OBJS) $(AGENT_OBJS)
+	@scripts/check-cycles.py --obj $(BUILD)/obj
+	@scripts/long-functions.py
 
 clean:
 	rm -rf build
 
 -include $(wildcard build/fuzz/lib/src/*/*.d)
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(AGENT_OBJS:.o=.d) $(TEST_OBJS:.o=.d) \
          $(BUILD)/obj/tools/sm_train.d $(GEN_OBJS:.o=.d)

@@ -77,7 +77,6 @@ int cmd_history(int argc, char **argv);
 int cmd_advise(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
-int cmd_slurm(int argc, char **argv);
 int cmd_track(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -1,8 +1,47 @@
-/* main.c - the schedmate command: git-style dispatch to subcommands. */
+/* main.c - the schedmate command: git-style dispatch to subcommands.
+ *
+ * `schedmate slurm ...` runs the Slurm agent's own executable,
+ * schedmate-slurm, from the directory of this one: the agent is the only
+ * program linked with libslurm (GPL-2.0-or-later), and this command is
+ * not (README, Licence). */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+/* The agent's executable, beside this one. */
+#define AGENT_EXE "schedmate-slurm"
+
+/* `schedmate slurm ARGS`: execs schedmate-slurm ARGS; returns only when
+ * it cannot (CLI_USAGE, one line). */
+static int cmd_slurm(int argc, char **argv) {
+  char self[PATH_MAX], agent[PATH_MAX + sizeof(AGENT_EXE)];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  char *slash;
+
+  (void)argc;
+  if (n <= 0)
+    return cli_error("slurm", CLI_USAGE,
+                     "cannot find this program's directory (/proc/self/exe: "
+                     "%s), so not its " AGENT_EXE,
+                     n < 0 ? strerror(errno) : "empty");
+  self[n] = '\0';
+  slash = strrchr(self, '/');
+  if (slash != NULL)
+    *slash = '\0';
+  snprintf(agent, sizeof(agent), "%s/" AGENT_EXE, slash ? self : ".");
+  if (access(agent, X_OK) != 0)
+    return cli_error("slurm", CLI_USAGE,
+                     "%s: the Slurm agent is not installed beside this "
+                     "schedmate (%s; `make` builds it)",
+                     agent, strerror(errno));
+  argv[0] = agent;
+  execv(agent, argv);
+  return cli_error("slurm", CLI_USAGE, "%s: %s", agent, strerror(errno));
+}
 
 static const cli_cmd commands[] = {
     {"advise", cmd_advise, "estimate a job from similar past jobs"},

@@ -2,7 +2,9 @@
 # Starts and stops the real services the tests use, on 127.0.0.1, without
 # systemd, and stops them by PID only.
 #
-#   tests/services.sh start   prints NAME=VALUE lines for the tests' env
+#   tests/services.sh start   prints NAME=VALUE lines for the tests' env,
+#                             and on stderr one line per service: what was
+#                             started, its PID and where it listens
 #   tests/services.sh stop
 #
 # Redis: a private redis-server on a free port, no persistence.
@@ -33,6 +35,7 @@ start_redis() {
         echo "$p" > "$DIR/redis/port"
         echo "SM_REDIS_URL=redis://127.0.0.1:$p/0"
         echo "SM_REDIS_PORT=$p"
+        echo "services: redis-server $(redis-server --version | awk '{print $3}' | sed 's/^v=//') (pid $(cat "$DIR/redis/redis.pid" 2>/dev/null)) on 127.0.0.1:$p, no persistence, log $DIR/redis/redis.log" >&2
         return 0; }
       sleep 0.05
     done
@@ -43,7 +46,8 @@ start_redis() {
 }
 
 start_slurm() {
-  command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || return 0
+  command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] \
+    || { echo "services: slurmctld not installed: no Slurm" >&2; return 0; }
   [ "$(id -u)" = 0 ] || { echo "services: not root: no Slurm" >&2; return 0; }
   local plug=""
   [ -n "${BUILD:-}" ] && [ -f "$HERE/../$BUILD/plugins/job_submit_schedmate.so" ] \
@@ -51,6 +55,16 @@ start_slurm() {
   mkdir -p "$DIR"
   SM_PLUGIN_DIR=$plug "$HERE/slurm.sh" start "$DIR/slurm" \
     || { echo "services: slurm did not start" >&2; "$HERE/slurm.sh" stop "$DIR/slurm"; return 1; }
+  slurm_summary "$DIR/slurm" "$plug" >&2
+}
+
+# One line on the private cluster: daemons, PIDs, ports, configuration.
+slurm_summary() {
+  local b=$1 plug=$2 conf=$1/etc/slurm.conf port nodes pids
+  port=$(sed -n 's/^SlurmctldPort=//p' "$conf")
+  nodes=$(sed -n 's/^NodeName=\([^ ]*\) .* Port=\[\([0-9-]*\)\].*/\1 on ports \2/p' "$conf")
+  pids=$(for f in "$b"/run/slurmd-*.pid; do [ -s "$f" ] && cat "$f"; done | tr '\n' ' ')
+  echo "services: slurm $(slurmctld -V 2>/dev/null | awk '{print $2}'): munged (pid $(cat "$b/munge/munged.pid" 2>/dev/null)), slurmctld (pid $(cat "$b/run/slurmctld.pid" 2>/dev/null)) on 127.0.0.1:$port, slurmd ${nodes:-?} (pids ${pids% }), config $conf, job_submit plugin: ${plug:-not built}"
 }
 
 stop_pidfile() {

@@ -14,10 +14,10 @@ cd "$(dirname "$0")/../.."
 make -s all >/dev/null
 mkdir -p build/bench
 out=build/bench/bench_agent
+# The library does not need libslurm (only build/schedmate-slurm links it).
 cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude bench/slurm/bench_agent.c -o "$out" \
   build/libschedmate.a $(pkg-config --libs sqlite3 hiredis yaml-0.1 libcjson \
-  tree-sitter zlib) $( [ -f /usr/include/slurm/slurm.h ] && echo -lslurm) \
-  -lm -lpthread
+  tree-sitter zlib) -lm -lpthread
 echo "== agent decision latency (no cluster)"
 "$out" "$PWD/tests/fixtures/slurm/repo" 10000 200 1000
 

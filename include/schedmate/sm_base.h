@@ -126,10 +126,11 @@ SM_EXTERN char *sm_strndup(const char *s, size_t n);
 /* ==== Invariants ==== */
 
 /* Aborts with file and line: only for violated internal invariants, never
- * for bad input. */
-SM_EXTERN void sm__bug(const char *file, int line, const char *expr);
-#define SM_ASSERT(e) ((e) ? (void)0 : sm__bug(__FILE__, __LINE__, #e))
-#define SM_BUG(msg) sm__bug(__FILE__, __LINE__, msg)
+ * for bad input.  Called through SM_ASSERT and SM_BUG, which are public,
+ * so it is exported under a public name. */
+SM_EXTERN void sm_assert_fail(const char *file, int line, const char *expr);
+#define SM_ASSERT(e) ((e) ? (void)0 : sm_assert_fail(__FILE__, __LINE__, #e))
+#define SM_BUG(msg) sm_assert_fail(__FILE__, __LINE__, msg)
 
 #define SM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 #define SM_MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -92,6 +92,9 @@ typedef struct sm_slurm_job {
   double end_time;     /* Unix seconds, 0 not ended */
 } sm_slurm_job;
 
+/* Frees the strings and node list of one job (caller-owned struct) and
+ * zeroes it. */
+SM_EXTERN void sm_slurm_job_release(sm_slurm_job *j);
 /* Frees an array of jobs (NULL is a no-op). */
 SM_EXTERN void sm_slurm_jobs_free(sm_slurm_job *jobs, int n);
 
@@ -137,11 +140,10 @@ typedef struct sm_slurm_backend {
   char cluster[64];        /* cluster name */
 } sm_slurm_backend;
 
-/* The libslurm backend; conf is a slurm.conf path or NULL ($SLURM_CONF,
- * then the default).  Returns 0, or SM_EUNSUPP when this build has no
- * libslurm. */
-SM_EXTERN int sm_slurm_backend_libslurm(sm_slurm_backend *b, const char *conf,
-                                        sm_err *err);
+/* The backend over libslurm is not part of the library: it lives with
+ * the agent's executable (agent/libslurm.c, build/schedmate-slurm), the
+ * only program linked with libslurm (GPL-2.0-or-later), so that the
+ * library and the schedmate command stay free of it. */
 
 /* ==== The agent ==== */
 

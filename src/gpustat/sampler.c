@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "gpustat/gpustat_int.h"
+#include "util/util_int.h"
 
 #define MAX_DEVICES 64
 #define MAX_JOBS 1024
@@ -115,13 +116,17 @@ struct sm_gpustat {
   gdev dev[MAX_DEVICES];                /* devices */
   int n_dev;                            /* their count */
   gjob *jobs;                           /* jobs being sampled */
-  int n_jobs, cap_jobs;                 /* count, allocated */
+  int n_jobs;                           /* count */
+  size_t cap_jobs;                      /* allocated */
   pmap *pm;                             /* pid -> job, sorted by pid */
-  int n_pm, cap_pm;                     /* count, allocated */
+  int n_pm;                             /* count */
+  size_t cap_pm;                        /* allocated */
   pmap *npm;                            /* this round's map */
-  int n_npm, cap_npm;                   /* count, allocated */
+  int n_npm;                            /* count */
+  size_t cap_npm;                       /* allocated */
   jacc *acc;                            /* this round's jobs */
-  int n_acc, cap_acc;                   /* count, allocated */
+  int n_acc;                            /* count */
+  size_t cap_acc;                       /* allocated */
   sm__nvproc *procs;                    /* process query result */
   unsigned char *scratch;               /* its raw buffer */
   unsigned int cap_procs;               /* entries both hold */
@@ -349,14 +354,8 @@ static gjob *job_add(sm_gpustat *g, uint32_t id, double now) {
   gjob *j;
   if (g->n_jobs >= MAX_JOBS)
     return NULL;
-  if (g->n_jobs == g->cap_jobs) {
-    int cap = g->cap_jobs ? g->cap_jobs * 2 : 16;
-    gjob *nj = sm_realloc(g->jobs, (size_t)cap * sizeof(*nj));
-    if (nj == NULL)
-      return NULL;
-    g->jobs = nj;
-    g->cap_jobs = cap;
-  }
+  if (SM__GROW(g->jobs, (size_t)g->n_jobs + 1, g->cap_jobs) != 0)
+    return NULL;
   j = &g->jobs[g->n_jobs];
   memset(j, 0, sizeof(*j));
   j->ser = sm_gpu_series_new(&g->o.series);
@@ -432,14 +431,8 @@ static const pmap *map_pid(sm_gpustat *g, uint32_t pid) {
   for (int i = 0; i < g->n_npm; i++)
     if (g->npm[i].pid == pid)
       return &g->npm[i];
-  if (g->n_npm == g->cap_npm) {
-    int cap = g->cap_npm ? g->cap_npm * 2 : 64;
-    pmap *n = sm_realloc(g->npm, (size_t)cap * sizeof(*n));
-    if (n == NULL)
-      return NULL;
-    g->npm = n;
-    g->cap_npm = cap;
-  }
+  if (SM__GROW(g->npm, (size_t)g->n_npm + 1, g->cap_npm) != 0)
+    return NULL;
   hit = g->n_pm ? bsearch(&key, g->pm, (size_t)g->n_pm, sizeof(*g->pm), by_pid)
                 : NULL;
   if (hit != NULL) {
@@ -459,14 +452,8 @@ static jacc *acc_get(sm_gpustat *g, uint32_t job) {
       return &g->acc[i];
   if (g->n_acc >= MAX_JOBS)
     return NULL;
-  if (g->n_acc == g->cap_acc) {
-    int cap = g->cap_acc ? g->cap_acc * 2 : 16;
-    jacc *n = sm_realloc(g->acc, (size_t)cap * sizeof(*n));
-    if (n == NULL)
-      return NULL;
-    g->acc = n;
-    g->cap_acc = cap;
-  }
+  if (SM__GROW(g->acc, (size_t)g->n_acc + 1, g->cap_acc) != 0)
+    return NULL;
   memset(&g->acc[g->n_acc], 0, sizeof(jacc));
   g->acc[g->n_acc].job = job;
   g->acc[g->n_acc].mem_max = NAN;
@@ -606,6 +593,96 @@ static double csv_num(double v, char *buf, size_t cap) {
   return v;
 }
 
+/* One round's readings of a device, for the attribution to its jobs. */
+typedef struct dev_reading {
+  double sm, bw, mem, pw;    /* device SM %, memory bandwidth %, MiB, W */
+  int have_ps;               /* 1: per-process samples in g->ps */
+  unsigned int np, nps;      /* processes, per-process samples */
+  unsigned long long now_us; /* this round's time */
+  unsigned long long hold;   /* how long a process sample holds (us) */
+} dev_reading;
+
+/* The distinct jobs of the np processes in g->procs (at most
+ * MAX_DEV_JOBS; *overflow says there were more), counting the processes
+ * of no job in *unmapped.  Returns their count, or SM_ENOMEM. */
+static int device_jobs(sm_gpustat *g, unsigned int np, uint32_t *djobs,
+                       int *unmapped, int *overflow) {
+  int n_djobs = 0;
+
+  for (unsigned int i = 0; i < np; i++) {
+    const pmap *pm = map_pid(g, g->procs[i].pid);
+    int k;
+    if (pm == NULL)
+      return SM_ENOMEM;
+    if (pm->job == 0) {
+      (*unmapped)++;
+      g->unmapped++;
+      if (g->procs[i].usedGpuMemory != SM__NVML_NOT_AVAILABLE)
+        g->unmapped_mib += (double)g->procs[i].usedGpuMemory / 1048576.0;
+      continue;
+    }
+    for (k = 0; k < n_djobs && djobs[k] != pm->job; k++)
+      ;
+    if (k == n_djobs) {
+      if (n_djobs < MAX_DEV_JOBS)
+        djobs[n_djobs++] = pm->job;
+      else
+        *overflow = 1;
+    }
+  }
+  return n_djobs;
+}
+
+/* Adds the device's share of one job to the job's round (alone: the job
+ * is the only thing on the device, so the device's own readings are its). */
+static void attribute_job(sm_gpustat *g, gdev *d, uint32_t job, int alone,
+                          const dev_reading *r) {
+  double jmem = 0, jsm = 0, v;
+  int mem_known = 1, nproc = 0;
+  jacc *ac = acc_get(g, job);
+
+  if (ac == NULL)
+    return;
+  for (unsigned int i = 0; i < r->np; i++) {
+    const pmap *pm = map_pid(g, g->procs[i].pid);
+    if (pm == NULL || pm->job != job)
+      continue;
+    nproc++;
+    if (g->procs[i].usedGpuMemory == SM__NVML_NOT_AVAILABLE)
+      mem_known = 0;
+    else
+      jmem += (double)g->procs[i].usedGpuMemory / 1048576.0;
+    if (r->have_ps > 0)
+      jsm += proc_sm(d, g->ps, r->nps, g->procs[i].pid, r->now_us, r->hold);
+  }
+  if (nproc == 0)
+    return;
+  /* SM: per process where offered, else the device's if alone. */
+  v = r->have_ps > 0 ? fmin(jsm, 100.0) : alone ? r->sm : NAN;
+  if (isfinite(v)) {
+    ac->sm_sum += v;
+    ac->sm_n++;
+    if (r->have_ps > 0)
+      ac->proc_attr++;
+    else
+      ac->dev_attr++;
+  }
+  v = mem_known ? jmem : alone ? r->mem : NAN;
+  if (isfinite(v) && !(v <= ac->mem_max))
+    ac->mem_max = v;
+  if (isfinite(v))
+    ac->mem_n++;
+  if (alone && isfinite(r->bw)) {
+    ac->bw_sum += r->bw;
+    ac->bw_n++;
+  }
+  if (alone && isfinite(r->pw)) {
+    ac->pw_sum += r->pw;
+    ac->pw_n++;
+  }
+  ac->on_dev[d - g->dev] = 1;
+}
+
 static int sample_device(sm_gpustat *g, gdev *d, double now) {
   sm__nvutil u;
   sm__nvmem m;
@@ -613,7 +690,8 @@ static int sample_device(sm_gpustat *g, gdev *d, double now) {
   double sm_dev = NAN, bw = NAN, mem = NAN, pw = NAN;
   int rc, have_ps, procs_ok;
   uint32_t djobs[MAX_DEV_JOBS];
-  int n_djobs = 0, unmapped = 0, overflow = 0;
+  int n_djobs, unmapped = 0, overflow = 0;
+  dev_reading r;
   unsigned long long now_us = real_us();
   unsigned long long hold =
       (unsigned long long)(fmax(1.0, 1.5 * g->o.interval_s) * 1e6);
@@ -685,76 +763,23 @@ static int sample_device(sm_gpustat *g, gdev *d, double now) {
   if (!procs_ok)
     return 0; /* nothing can be attributed this round */
 
-  /* Distinct jobs on the device, and whether anything else is there. */
-  for (unsigned int i = 0; i < np; i++) {
-    const pmap *pm = map_pid(g, g->procs[i].pid);
-    int k;
-    if (pm == NULL)
-      return SM_ENOMEM;
-    if (pm->job == 0) {
-      unmapped++;
-      g->unmapped++;
-      if (g->procs[i].usedGpuMemory != SM__NVML_NOT_AVAILABLE)
-        g->unmapped_mib += (double)g->procs[i].usedGpuMemory / 1048576.0;
-      continue;
-    }
-    for (k = 0; k < n_djobs && djobs[k] != pm->job; k++)
-      ;
-    if (k == n_djobs) {
-      if (n_djobs < MAX_DEV_JOBS)
-        djobs[n_djobs++] = pm->job;
-      else
-        overflow = 1;
-    }
-  }
+  n_djobs = device_jobs(g, np, djobs, &unmapped, &overflow);
+  if (n_djobs < 0)
+    return SM_ENOMEM;
   d->n_jobs = n_djobs;
   memcpy(d->jobs, djobs, (size_t)n_djobs * sizeof(uint32_t));
-  for (int k = 0; k < n_djobs; k++) {
-    int alone = n_djobs == 1 && unmapped == 0 && !overflow;
-    double jmem = 0, jsm = 0, v;
-    int mem_known = 1, nproc = 0;
-    jacc *ac = acc_get(g, djobs[k]);
-    if (ac == NULL)
-      continue;
-    for (unsigned int i = 0; i < np; i++) {
-      const pmap *pm = map_pid(g, g->procs[i].pid);
-      if (pm == NULL || pm->job != djobs[k])
-        continue;
-      nproc++;
-      if (g->procs[i].usedGpuMemory == SM__NVML_NOT_AVAILABLE)
-        mem_known = 0;
-      else
-        jmem += (double)g->procs[i].usedGpuMemory / 1048576.0;
-      if (have_ps > 0)
-        jsm += proc_sm(d, g->ps, nps, g->procs[i].pid, now_us, hold);
-    }
-    if (nproc == 0)
-      continue;
-    /* SM: per process where offered, else the device's if alone. */
-    v = have_ps > 0 ? fmin(jsm, 100.0) : alone ? sm_dev : NAN;
-    if (isfinite(v)) {
-      ac->sm_sum += v;
-      ac->sm_n++;
-      if (have_ps > 0)
-        ac->proc_attr++;
-      else
-        ac->dev_attr++;
-    }
-    v = mem_known ? jmem : alone ? mem : NAN;
-    if (isfinite(v) && !(v <= ac->mem_max))
-      ac->mem_max = v;
-    if (isfinite(v))
-      ac->mem_n++;
-    if (alone && isfinite(bw)) {
-      ac->bw_sum += bw;
-      ac->bw_n++;
-    }
-    if (alone && isfinite(pw)) {
-      ac->pw_sum += pw;
-      ac->pw_n++;
-    }
-    ac->on_dev[d - g->dev] = 1;
-  }
+  r.sm = sm_dev;
+  r.bw = bw;
+  r.mem = mem;
+  r.pw = pw;
+  r.have_ps = have_ps;
+  r.np = np;
+  r.nps = nps;
+  r.now_us = now_us;
+  r.hold = hold;
+  for (int k = 0; k < n_djobs; k++)
+    attribute_job(g, d, djobs[k], n_djobs == 1 && unmapped == 0 && !overflow,
+                  &r);
   prune_held(d, g->procs, np);
   return 0;
 }
@@ -937,7 +962,7 @@ int sm_gpustat_sample(sm_gpustat *g, double now, sm_err *err) {
     qsort(g->npm, (size_t)g->n_npm, sizeof(*g->npm), by_pid);
   {
     pmap *t = g->pm;
-    int c = g->cap_pm;
+    size_t c = g->cap_pm;
     g->pm = g->npm;
     g->n_pm = g->n_npm;
     g->cap_pm = g->cap_npm;

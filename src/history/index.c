@@ -20,8 +20,8 @@
 #define HAVE_X86 1
 #endif
 
+#include "history/history_int.h"
 #include "schedmate/sm_history.h"
-#include "store_impl.h"
 
 struct sm_index {
   uint32_t dims; /* floats per row */

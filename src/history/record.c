@@ -7,8 +7,8 @@
 
 #include <cJSON.h>
 
+#include "history/history_int.h"
 #include "schedmate/sm_history.h"
-#include "store_impl.h"
 
 static const char *const end_names[SM_END__COUNT] = {
     "completed",    "canceled", "failed_user", "failed_framework",

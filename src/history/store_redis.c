@@ -36,7 +36,8 @@
 
 #include <hiredis.h>
 
-#include "store_impl.h"
+#include "history/history_int.h"
+#include "util/util_int.h"
 
 #define BATCH 1000          /* records per HMGET, writes per drain */
 #define PAGE 10000          /* ids per ZRANGE */
@@ -813,20 +814,9 @@ typedef struct load_arg {
 static int load_cb(redis_store *s, redisReply *ids, void *argp) {
   load_arg *a = argp;
 
-  if (a->n + ids->elements > a->cap) {
-    size_t nc = a->cap ? a->cap * 2 : PAGE;
-    char **ni;
-    while (nc < a->n + ids->elements)
-      nc *= 2;
-    ni = sm_realloc(a->ids, nc * sizeof(char *));
-    if (ni == NULL || sm_index_reserve(a->ix, nc) != 0) {
-      if (ni)
-        a->ids = ni;
-      return sm_err_set(a->err, SM_ENOMEM, "history: out of memory");
-    }
-    a->ids = ni;
-    a->cap = nc;
-  }
+  if (SM__GROW(a->ids, a->n + ids->elements, a->cap) != 0 ||
+      sm_index_reserve(a->ix, a->cap) != 0)
+    return sm_err_set(a->err, SM_ENOMEM, "history: out of memory");
   for (size_t from = 0; from < ids->elements; from += BATCH) {
     size_t cnt = SM_MIN((size_t)BATCH, ids->elements - from);
     redisReply *fps = hmget(s, "fp", ids, from, cnt, a->err);
@@ -904,8 +894,8 @@ static long long redis_batch_done(void *impl) {
   return ((redis_store *)impl)->done;
 }
 
-const store_ops sm__redis_ops = {"redis",         redis_put,   redis_get,
-                                 redis_each,      redis_count, redis_version,
-                                 redis_load,      NULL,        redis_begin,
-                                 redis_end,       redis_close, redis_skips,
-                                 redis_batch_done};
+const sm__store_ops sm__redis_ops = {
+    "redis",         redis_put,     redis_get,   redis_each,
+    redis_count,     redis_version, redis_load,  NULL,
+    redis_begin,     redis_end,     redis_close, redis_skips,
+    redis_batch_done};

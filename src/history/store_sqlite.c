@@ -24,7 +24,8 @@
 
 #include <sqlite3.h>
 
-#include "store_impl.h"
+#include "history/history_int.h"
+#include "util/util_int.h"
 
 #define BATCH_ROWS 1000     /* records per transaction of a batch */
 #define BATCH_SECONDS 0.1   /* longest a batch keeps the write lock */
@@ -489,15 +490,9 @@ static int sql_load(void *impl, sm_index **ixp, char ***idsp, size_t *np,
       memcpy(fp, r.fp, sizeof(fp));
       sm_record_release(&r);
     }
-    if (n == cap) {
-      size_t nc = cap ? cap * 2 : 1024;
-      char **ni = sm_realloc(ids, nc * sizeof(char *));
-      if (ni == NULL) {
-        rc = SM_ENOMEM;
-        break;
-      }
-      ids = ni;
-      cap = nc;
+    if (SM__GROW(ids, n + 1, cap) != 0) {
+      rc = SM_ENOMEM;
+      break;
     }
     if ((ids[n] = sm_strdup(id)) == NULL || sm_index_add(ix, fp) != 0) {
       sm_free(ids[n]);
@@ -554,6 +549,6 @@ static long long sql_batch_done(void *impl) {
   return ((sql_store *)impl)->done;
 }
 
-const store_ops sm__sqlite_ops = {
+const sm__store_ops sm__sqlite_ops = {
     "sqlite", sql_put,   sql_get, sql_each,  sql_count, sql_version,   sql_load,
     NULL,     sql_begin, sql_end, sql_close, sql_skips, sql_batch_done};

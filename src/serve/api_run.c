@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "serve/serve_int.h"
+#include "util/util_int.h"
 
 /* Pins a log path (or fills res). */
 static int pin_log(sm_serve *sv, const char *path, sv_pin *pin,
@@ -71,21 +72,16 @@ static const char *shared_node(const sv_job *a, const sv_job *b) {
  * job busy reading its log never holds up the table. */
 static int neighbours(sv_jobs *jobs, const sv_job *j, sv_job ***out) {
   sv_job **v = NULL;
-  int n = 0, cap = 0;
+  int n = 0;
+  size_t cap = 0;
 
   pthread_mutex_lock(&jobs->mu);
   for (size_t i = 0; i < jobs->nb; i++)
     for (sv_job *p = jobs->b[i]; p; p = p->next) {
       if (p == j || shared_node(p, j) == NULL)
         continue;
-      if (n == cap) {
-        int nc = cap ? cap * 2 : 16;
-        sv_job **nv = sm_realloc(v, (size_t)nc * sizeof(*nv));
-        if (nv == NULL)
-          break;
-        v = nv;
-        cap = nc;
-      }
+      if (SM__GROW(v, (size_t)n + 1, cap) != 0)
+        break;
       p->refs++;
       v[n++] = p;
     }
@@ -494,162 +490,218 @@ static char *dup_opt(const char *s) {
   return s ? sm_strdup(s) : NULL;
 }
 
+/* What the end of a job adds to the scheduler's report: the last
+ * progress, a diagnosis of SchedMate's own or the scheduler's. */
+typedef struct end_facts {
+  sm_diagnosis d;       /* SchedMate's diagnosis (have_diag) */
+  sm_plan p;            /* its plan (have_diag) */
+  int have_diag;        /* d and p hold one */
+  int have_progress;    /* last holds the Tracker's last answer */
+  sm_track_result last; /* the last progress */
+  char *diag_text;      /* the scheduler's diagnosis as JSON, or NULL */
+} end_facts;
+
+/* The answer to a retry of a write-back that was committed. */
+static void answer_duplicate(const sv_req *r, sv_result *res) {
+  sm_jw w;
+
+  sm_jw_init(&w, &res->body);
+  sm_jw_obj_begin(&w);
+  sm_jw_kv_str(&w, "job_id", r->job);
+  sm_jw_kv_bool(&w, "committed", 1);
+  sm_jw_kv_bool(&w, "duplicate", 1);
+  sm_jw_obj_end(&w);
+  res->status = sm_jw_finish(&w) == 0 ? 200 : 500;
+  res->decision = "duplicate";
+}
+
+/* The last progress, and the diagnosis of a failure whose cause the
+ * scheduler does not give. */
+static void end_facts_read(sm_serve *sv, sv_job *job, const end_in *in,
+                           end_facts *f) {
+  sv_result tmp;
+
+  if (job->log == NULL)
+    return;
+  sv__result_init(&tmp);
+  pthread_mutex_lock(&job->mu);
+  if (job_progress(sv, job, 0, &tmp) == 0 || job->has_last) {
+    f->last = job->last;
+    f->have_progress = 1;
+  }
+  pthread_mutex_unlock(&job->mu);
+  sv__result_release(&tmp);
+  if (in->want_diag == 1 ||
+      (in->want_diag == -1 && in->diag == NULL && in->es == SM_END_FAILED)) {
+    sv__result_init(&tmp);
+    f->have_diag = diagnose(sv, job->log, job->id, 0, &f->d, &f->p, &tmp) == 0;
+    sv__result_release(&tmp);
+  }
+}
+
+static const char *diagnosed_by(const end_facts *f) {
+  return f->have_diag ? "schedmate" : f->diag_text ? "scheduler" : NULL;
+}
+
+/* The job's part of the outcome object (job->mu held). */
+static void outcome_job(const sv_job *job, const end_in *in, const end_facts *f,
+                        sm_jw *w) {
+  sm_jw_kv_str(w, "scheduler", job->scheduler ? job->scheduler : "serve");
+  sm_jw_kv_str(w, "source", "serve");
+  sm_jw_kv_str(w, "job_id", job->id);
+  sm_jw_kv_str(w, "state", in->state);
+  sm_jw_kv_num(w, "exit_code", in->exit_code);
+  sm_jw_key(w, "nodes");
+  sm_jw_arr_begin(w);
+  for (int i = 0; i < job->n_nodes; i++)
+    sm_jw_str(w, job->nodes[i]);
+  sm_jw_arr_end(w);
+  sm_jw_kv_int(w, "gpus",
+               job->gpus > 0 ? job->gpus
+               : job->has_meta && job->meta.f[SM_META_GPUS].known
+                   ? (long long)job->meta.f[SM_META_GPUS].num
+                   : 0);
+  sm_jw_kv_num(w, "estimate_s",
+               job->said && job->has_est ? round(job->est_s * 10) / 10 : NAN);
+  sm_jw_key(w, "advice");
+  if (job->said) {
+    sm_jw_obj_begin(w);
+    sm_jw_kv_num(w, "estimate_s", job->has_est ? job->est_s : NAN);
+    sm_jw_kv_str(w, "fallback_reason", job->has_est ? NULL : job->fallback);
+    sm_jw_kv_num(w, "best_score", round(job->best_score * 1e6) / 1e6);
+    sm_jw_kv_int(w, "n", job->n_matches);
+    sm_jw_kv_num(w, "advise_ms", round(job->advise_ms * 100) / 100);
+    sm_jw_obj_end(w);
+  } else {
+    sm_jw_null(w);
+  }
+  sm_jw_kv_str(w, "log", job->log);
+  sm_jw_key(w, "progress");
+  if (f->have_progress) {
+    sm_buf t;
+    sm_buf_init(&t, 0);
+    if (sm_track_result_json(&f->last, &t) == 0)
+      sm_jw_raw(w, sm_buf_str(&t));
+    else
+      sm_jw_null(w);
+    sm_buf_release(&t);
+  } else {
+    sm_jw_null(w);
+  }
+}
+
+/* The history record of the ended run, outcome included.  0, or -1 when
+ * it could not be built (rec is then released). */
+static int end_record(sv_job *job, const end_in *in, const end_facts *f,
+                      sm_record *rec) {
+  sm_buf ob;
+  sm_jw w;
+
+  sm_record_init(rec);
+  pthread_mutex_lock(&job->mu);
+  rec->id = sm_strdup(job->id);
+  if (job->has_meta)
+    sm_meta_copy(&rec->meta, &job->meta);
+  rec->user = dup_opt(job->user);
+  rec->name = dup_opt(job->name);
+  rec->gpu_type = dup_opt(in->gpu_type ? in->gpu_type : job->gpu_type);
+  rec->duration_s = in->duration;
+  rec->sm_util = in->sm_util;
+  rec->end_state = in->es;
+  rec->throughput = !isnan(in->throughput)           ? in->throughput
+                    : f->have_progress && f->last.ok ? f->last.throughput
+                                                     : NAN;
+  rec->submit_time = job->submit_time;
+  rec->added_at = sv__wall();
+  sm_buf_init(&ob, (size_t)4 << 20);
+  sm_jw_init(&w, &ob);
+  sm_jw_obj_begin(&w);
+  outcome_job(job, in, f, &w);
+  pthread_mutex_unlock(&job->mu);
+  sm_jw_key(&w, "diagnosis");
+  if (f->have_diag && f->d.category != NULL) {
+    sm_jw_obj_begin(&w);
+    sm_diagnosis_json(&f->d, &f->p, &w);
+    sm_jw_obj_end(&w);
+  } else if (f->diag_text) {
+    sm_jw_raw(&w, f->diag_text);
+  } else {
+    sm_jw_null(&w);
+  }
+  sm_jw_kv_str(&w, "diagnosed_by", diagnosed_by(f));
+  if (in->note)
+    sm_jw_kv_str(&w, "note", in->note);
+  sm_jw_obj_end(&w);
+  if (sm_jw_finish(&w) == 0)
+    rec->outcome = sm_buf_take(&ob);
+  sm_buf_release(&ob);
+  if (rec->id == NULL || rec->outcome == NULL) {
+    sm_record_release(rec);
+    return -1;
+  }
+  return 0;
+}
+
+/* The answer once the record is committed. */
+static void answer_committed(sm_serve *sv, const sv_job *job,
+                             const sm_record *rec, const end_facts *f,
+                             sv_result *res) {
+  sm_jw w;
+
+  sm_jw_init(&w, &res->body);
+  sm_jw_obj_begin(&w);
+  sm_jw_kv_str(&w, "job_id", job->id);
+  sm_jw_kv_bool(&w, "committed", 1);
+  sm_jw_kv_str(&w, "end_state", sm_end_state_name(rec->end_state));
+  sm_jw_kv_num(&w, "duration_s", rec->duration_s);
+  sm_jw_kv_num(&w, "estimate_s", job->said && job->has_est ? job->est_s : NAN);
+  sm_jw_kv_str(&w, "diagnosed_by", diagnosed_by(f));
+  sm_jw_kv_int(&w, "history_records", (long long)atomic_load(&sv->hist.n));
+  sm_jw_obj_end(&w);
+  res->status = sm_jw_finish(&w) == 0 ? 200 : 500;
+  res->decision = "record";
+  snprintf(res->note, sizeof(res->note), "%s %.0f s",
+           sm_end_state_name(rec->end_state), rec->duration_s);
+}
+
 void sv__work_end(sm_serve *sv, sv_req *r, sv_result *res) {
   sv_job *job;
   end_in in;
+  end_facts f;
   sm_record rec;
-  sm_diagnosis d;
-  sm_plan p;
-  int have_diag = 0, have_progress = 0, rc;
-  sm_track_result last;
-  sm_buf ob;
-  sm_jw w;
   sm_err err = {0};
-  char *diag_text = NULL;
 
   if (parse_end(r->json, &in, res) != 0)
     return;
   job = sv__jobs_get(&sv->jobs, r->job);
   if (job == NULL) {
-    if (sv__jobs_ended(&sv->jobs, r->job)) {
-      /* A retry of a write-back that was committed. */
-      sm_jw_init(&w, &res->body);
-      sm_jw_obj_begin(&w);
-      sm_jw_kv_str(&w, "job_id", r->job);
-      sm_jw_kv_bool(&w, "committed", 1);
-      sm_jw_kv_bool(&w, "duplicate", 1);
-      sm_jw_obj_end(&w);
-      res->status = sm_jw_finish(&w) == 0 ? 200 : 500;
-      res->decision = "duplicate";
-      return;
-    }
-    sv__error(res, 404, "unknown_job", "no job %s is registered", r->job);
+    if (sv__jobs_ended(&sv->jobs, r->job))
+      answer_duplicate(r, res);
+    else
+      sv__error(res, 404, "unknown_job", "no job %s is registered", r->job);
     return;
   }
-  memset(&d, 0, sizeof(d));
-  memset(&p, 0, sizeof(p));
-  /* The last progress, and the diagnosis of a failure whose cause the
-   * scheduler does not give. */
-  if (job->log) {
-    sv_result tmp;
-    sv__result_init(&tmp);
-    pthread_mutex_lock(&job->mu);
-    if (job_progress(sv, job, 0, &tmp) == 0 || job->has_last) {
-      last = job->last;
-      have_progress = 1;
-    }
-    pthread_mutex_unlock(&job->mu);
-    sv__result_release(&tmp);
-    if (in.want_diag == 1 ||
-        (in.want_diag == -1 && in.diag == NULL && in.es == SM_END_FAILED)) {
-      sv__result_init(&tmp);
-      have_diag = diagnose(sv, job->log, job->id, 0, &d, &p, &tmp) == 0;
-      sv__result_release(&tmp);
-    }
-  }
+  memset(&f, 0, sizeof(f));
+  end_facts_read(sv, job, &in, &f);
   if (in.es == SM_END_FAILED) {
-    if (have_diag && d.failure)
-      in.es = from_category(d.category);
+    if (f.have_diag && f.d.failure)
+      in.es = from_category(f.d.category);
     else if (in.diag)
       in.es = from_category(sv__jstr(in.diag, "category"));
   }
   if (in.diag) {
-    diag_text = cJSON_PrintUnformatted(in.diag);
-    if (diag_text == NULL) {
+    f.diag_text = cJSON_PrintUnformatted(in.diag);
+    if (f.diag_text == NULL) {
       sv__error(res, 500, "internal", "out of memory");
       goto out;
     }
   }
-  sm_record_init(&rec);
-  pthread_mutex_lock(&job->mu);
-  rec.id = sm_strdup(job->id);
-  if (job->has_meta)
-    sm_meta_copy(&rec.meta, &job->meta);
-  rec.user = dup_opt(job->user);
-  rec.name = dup_opt(job->name);
-  rec.gpu_type = dup_opt(in.gpu_type ? in.gpu_type : job->gpu_type);
-  rec.duration_s = in.duration;
-  rec.sm_util = in.sm_util;
-  rec.end_state = in.es;
-  rec.throughput = !isnan(in.throughput)      ? in.throughput
-                   : have_progress && last.ok ? last.throughput
-                                              : NAN;
-  rec.submit_time = job->submit_time;
-  rec.added_at = sv__wall();
-  sm_buf_init(&ob, (size_t)4 << 20);
-  sm_jw_init(&w, &ob);
-  sm_jw_obj_begin(&w);
-  sm_jw_kv_str(&w, "scheduler", job->scheduler ? job->scheduler : "serve");
-  sm_jw_kv_str(&w, "source", "serve");
-  sm_jw_kv_str(&w, "job_id", job->id);
-  sm_jw_kv_str(&w, "state", in.state);
-  sm_jw_kv_num(&w, "exit_code", in.exit_code);
-  sm_jw_key(&w, "nodes");
-  sm_jw_arr_begin(&w);
-  for (int i = 0; i < job->n_nodes; i++)
-    sm_jw_str(&w, job->nodes[i]);
-  sm_jw_arr_end(&w);
-  sm_jw_kv_int(&w, "gpus",
-               job->gpus > 0 ? job->gpus
-               : job->has_meta && job->meta.f[SM_META_GPUS].known
-                   ? (long long)job->meta.f[SM_META_GPUS].num
-                   : 0);
-  sm_jw_kv_num(&w, "estimate_s",
-               job->said && job->has_est ? round(job->est_s * 10) / 10 : NAN);
-  sm_jw_key(&w, "advice");
-  if (job->said) {
-    sm_jw_obj_begin(&w);
-    sm_jw_kv_num(&w, "estimate_s", job->has_est ? job->est_s : NAN);
-    sm_jw_kv_str(&w, "fallback_reason", job->has_est ? NULL : job->fallback);
-    sm_jw_kv_num(&w, "best_score", round(job->best_score * 1e6) / 1e6);
-    sm_jw_kv_int(&w, "n", job->n_matches);
-    sm_jw_kv_num(&w, "advise_ms", round(job->advise_ms * 100) / 100);
-    sm_jw_obj_end(&w);
-  } else {
-    sm_jw_null(&w);
-  }
-  sm_jw_kv_str(&w, "log", job->log);
-  sm_jw_key(&w, "progress");
-  if (have_progress) {
-    sm_buf t;
-    sm_buf_init(&t, 0);
-    if (sm_track_result_json(&last, &t) == 0)
-      sm_jw_raw(&w, sm_buf_str(&t));
-    else
-      sm_jw_null(&w);
-    sm_buf_release(&t);
-  } else {
-    sm_jw_null(&w);
-  }
-  pthread_mutex_unlock(&job->mu);
-  sm_jw_key(&w, "diagnosis");
-  if (have_diag && d.category != NULL) {
-    sm_jw_obj_begin(&w);
-    sm_diagnosis_json(&d, &p, &w);
-    sm_jw_obj_end(&w);
-  } else if (diag_text) {
-    sm_jw_raw(&w, diag_text);
-  } else {
-    sm_jw_null(&w);
-  }
-  sm_jw_kv_str(&w, "diagnosed_by",
-               have_diag   ? "schedmate"
-               : diag_text ? "scheduler"
-                           : NULL);
-  if (in.note)
-    sm_jw_kv_str(&w, "note", in.note);
-  sm_jw_obj_end(&w);
-  if (sm_jw_finish(&w) == 0)
-    rec.outcome = sm_buf_take(&ob);
-  sm_buf_release(&ob);
-  if (rec.id == NULL || rec.outcome == NULL) {
-    sm_record_release(&rec);
+  if (end_record(job, &in, &f, &rec) != 0) {
     sv__error(res, 500, "internal", "cannot build the record");
     goto out;
   }
   sm_record_fingerprint(&rec);
-  rc = sv__hist_commit(&sv->hist, &rec, &err);
-  if (rc != 0) {
+  if (sv__hist_commit(&sv->hist, &rec, &err) != 0) {
     atomic_fetch_add(&sv->m.writebacks_failed, 1);
     res->retry_after = 1;
     sv__error(res, 503, "history_unavailable",
@@ -663,29 +715,13 @@ void sv__work_end(sm_serve *sv, sv_req *r, sv_result *res) {
   sv__jobs_remove(&sv->jobs, job);
   sv__interference_leave(sv, job);
   sv__journal_job(sv, job, "end");
-  sm_jw_init(&w, &res->body);
-  sm_jw_obj_begin(&w);
-  sm_jw_kv_str(&w, "job_id", job->id);
-  sm_jw_kv_bool(&w, "committed", 1);
-  sm_jw_kv_str(&w, "end_state", sm_end_state_name(rec.end_state));
-  sm_jw_kv_num(&w, "duration_s", rec.duration_s);
-  sm_jw_kv_num(&w, "estimate_s", job->said && job->has_est ? job->est_s : NAN);
-  sm_jw_kv_str(&w, "diagnosed_by",
-               have_diag   ? "schedmate"
-               : diag_text ? "scheduler"
-                           : NULL);
-  sm_jw_kv_int(&w, "history_records", (long long)atomic_load(&sv->hist.n));
-  sm_jw_obj_end(&w);
-  res->status = sm_jw_finish(&w) == 0 ? 200 : 500;
-  res->decision = "record";
-  snprintf(res->note, sizeof(res->note), "%s %.0f s",
-           sm_end_state_name(rec.end_state), rec.duration_s);
+  answer_committed(sv, job, &rec, &f, res);
   sm_record_release(&rec);
 out:
-  cJSON_free(diag_text);
-  if (have_diag) {
-    sm_plan_release(&p);
-    sm_diagnosis_release(&d);
+  cJSON_free(f.diag_text);
+  if (f.have_diag) {
+    sm_plan_release(&f.p);
+    sm_diagnosis_release(&f.d);
   }
   sv__jobs_put(&sv->jobs, job);
 }

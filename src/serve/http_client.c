@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "schedmate/sm_serve.h"
+#include "util/util_int.h"
 
 #define MAX_HEAD ((size_t)64 << 10)
 #define MAX_BODY ((size_t)64 << 20)
@@ -42,6 +43,7 @@ void sm_http_resp_release(sm_http_resp *r) {
 sm_http_conn *sm_http_conn_new(const char *server, const char *token,
                                int timeout_ms, sm_err *err) {
   sm_http_conn *c;
+  const char *path;
 
   if (server == NULL || server[0] == '\0') {
     sm_err_set(err, SM_EINVAL, "no server given");
@@ -55,19 +57,19 @@ sm_http_conn *sm_http_conn_new(const char *server, const char *token,
   c->fd = -1;
   c->timeout_ms = timeout_ms > 0 ? timeout_ms : 10000;
   snprintf(c->where, sizeof(c->where), "%s", server);
-  if (strncmp(server, "unix:", 5) == 0) {
-    if (strlen(server + 5) == 0 || strlen(server + 5) >= sizeof(c->path)) {
+  if ((path = sm__str_after(server, "unix:")) != NULL) {
+    if (strlen(path) == 0 || strlen(path) >= sizeof(c->path)) {
       sm_err_set(err, SM_EINVAL, "%s: bad socket path", server);
       sm_free(c);
       return NULL;
     }
     c->unix_sock = 1;
-    snprintf(c->path, sizeof(c->path), "%s", server + 5);
+    snprintf(c->path, sizeof(c->path), "%s", path);
   } else {
-    const char *h = server, *colon, *end;
+    const char *h = sm__str_after(server, "http://"), *colon, *end;
     size_t hl;
-    if (strncmp(h, "http://", 7) == 0)
-      h += 7;
+    if (h == NULL)
+      h = server;
     end = h + strcspn(h, "/");
     if (*h == '[') {
       const char *rb = memchr(h, ']', (size_t)(end - h));
@@ -234,8 +236,7 @@ static int header(const char *head, const char *name, char *out, size_t cap) {
     if (strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
       const char *v = p + nl + 1, *e = strstr(v, "\r\n");
       size_t n;
-      while (*v == ' ' || *v == '\t')
-        v++;
+      v = sm__str_skip_blanks(v);
       n = e ? (size_t)(e - v) : strlen(v);
       if (n >= cap)
         n = cap - 1;

@@ -30,6 +30,7 @@
 #include <cJSON.h>
 
 #include "serve/shadow_int.h"
+#include "util/util_int.h"
 
 const char *const sh__channel_names[SH_CHANNELS] = {"submit", "run", "exit",
                                                     "plugin"};
@@ -37,14 +38,8 @@ const char *const sh__channel_names[SH_CHANNELS] = {"submit", "run", "exit",
 /* ==== Small containers ==== */
 
 int sh__vec_add(sh_vec *a, double x) {
-  if (a->n == a->cap) {
-    size_t nc = a->cap ? a->cap * 2 : 64;
-    double *nv = sm_realloc(a->v, nc * sizeof(double));
-    if (nv == NULL)
-      return SM_ENOMEM;
-    a->v = nv;
-    a->cap = nc;
-  }
+  if (SM__GROW(a->v, a->n + 1, a->cap) != 0)
+    return SM_ENOMEM;
   a->v[a->n++] = x;
   return 0;
 }
@@ -149,15 +144,7 @@ static void audit_line(collect *c, const char *line, size_t len) {
     v = cJSON_GetObjectItemCaseSensitive(o, "job");
     if (strcmp(dec, "fallback") == 0 && fr && cJSON_IsNumber(v) &&
         !cJSON_GetObjectItemCaseSensitive(o, "service")) {
-      if (c->n_fb == c->cap_fb) {
-        size_t nc = c->cap_fb ? c->cap_fb * 2 : 256;
-        slurm_fb *nf = sm_realloc(c->fb, nc * sizeof(*nf));
-        if (nf != NULL) {
-          c->fb = nf;
-          c->cap_fb = nc;
-        }
-      }
-      if (c->n_fb < c->cap_fb) {
+      if (SM__GROW(c->fb, c->n_fb + 1, c->cap_fb) == 0) {
         c->fb[c->n_fb].job = (long long)v->valuedouble;
         snprintf(c->fb[c->n_fb].reason, sizeof(c->fb[0].reason), "%s", fr);
         c->n_fb++;
@@ -167,15 +154,7 @@ static void audit_line(collect *c, const char *line, size_t len) {
   if (dec && strcmp(dec, "interference") == 0) {
     const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(o, "ratio");
     if (cJSON_IsNumber(ratio) && isfinite(ratio->valuedouble)) {
-      if (r->n_ev == r->cap_ev) {
-        int nc = r->cap_ev ? r->cap_ev * 2 : 32;
-        sh_evict *ne = sm_realloc(r->ev, (size_t)nc * sizeof(*ne));
-        if (ne != NULL) {
-          r->ev = ne;
-          r->cap_ev = nc;
-        }
-      }
-      if (r->n_ev < r->cap_ev) {
+      if (SM__GROW(r->ev, (size_t)r->n_ev + 1, r->cap_ev) == 0) {
         sh_evict *e = &r->ev[r->n_ev++];
         const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, "job");
         const cJSON *jb = cJSON_GetObjectItemCaseSensitive(o, "joined_by");
@@ -257,15 +236,9 @@ static void add_run(collect *c, const char *id, sm_end_state es,
   struct run *r;
   int n = 0;
 
-  if (c->n_runs == c->cap_runs) {
-    size_t nc = c->cap_runs ? c->cap_runs * 2 : 256;
-    struct run *nr = sm_realloc(c->runs, nc * sizeof(*nr));
-    if (nr == NULL) {
-      c->rc = SM_ENOMEM;
-      return;
-    }
-    c->runs = nr;
-    c->cap_runs = nc;
+  if (SM__GROW(c->runs, c->n_runs + 1, c->cap_runs) != 0) {
+    c->rc = SM_ENOMEM;
+    return;
   }
   r = &c->runs[c->n_runs];
   if (dot && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1)) {

@@ -252,13 +252,10 @@ static void pct(sm_buf *b, double v) {
     sm_buf_addf(b, "<td>%.1f%%</td>", v * 100);
 }
 
-int sh__html(const sh_report *r, sm_buf *b) {
-  series s[SM_END__COUNT + SH_CHANNELS];
-  sh_vec abs_err[SM_END__COUNT];
-  int ns = 0;
-  double mx = 0.05;
+/* ==== The page, section by section ==== */
 
-  memset(abs_err, 0, sizeof(abs_err));
+/* The page's head and its opening paragraph. */
+static void html_head(const sh_report *r, sm_buf *b) {
   sm_buf_adds(b, "<!DOCTYPE html>\n<html lang='en'><head><meta "
                  "charset='utf-8'><title>");
   esc(b, r->title);
@@ -278,8 +275,16 @@ int sh__html(const sh_report *r, sm_buf *b) {
       "fallback.  Audit: %ld file(s), %ld lines (%ld unreadable).</p>\n",
       r->store_kind, r->records, r->with_outcome, r->advised, r->est_jobs,
       r->fb_jobs.total, r->audit_files, r->audit_lines, r->audit_bad);
+}
 
-  /* Estimates. */
+/* Estimate error by end state: a table and the CDF of |error|. */
+static void html_estimates(const sh_report *r, sm_buf *b) {
+  series s[SM_END__COUNT];
+  sh_vec abs_err[SM_END__COUNT];
+  int ns = 0;
+  double mx = 0.05;
+
+  memset(abs_err, 0, sizeof(abs_err));
   sm_buf_adds(b, "<h2>Estimate error</h2>\n<table><tr><th>end state</th>"
                  "<th>jobs</th><th>median error</th><th>median |error|</th>"
                  "<th>p90 |error|</th><th>within 25%</th></tr>\n");
@@ -324,8 +329,10 @@ int sh__html(const sh_report *r, sm_buf *b) {
   }
   for (int st = 0; st < SM_END__COUNT; st++)
     sh__vec_release(&abs_err[st]);
+}
 
-  /* Fallbacks. */
+/* Fallback shares and reasons. */
+static void html_fallbacks(const sh_report *r, sm_buf *b) {
   sm_buf_addf(b,
               "<h2>Fallbacks</h2>\n<p>Ended jobs: %ld of %ld answered "
               "without an estimate (%.1f%%).  All answers in the audit: %ld "
@@ -339,8 +346,10 @@ int sh__html(const sh_report *r, sm_buf *b) {
   if (r->fb_answers.k)
     bar_plot(b, "Fallback reasons of every answer in the audit", &r->fb_answers,
              r->answers);
+}
 
-  /* Evictions. */
+/* Jobs flagged after another job joined their node. */
+static void html_evictions(const sh_report *r, sm_buf *b) {
   sm_buf_addf(b,
               "<h2>Would-be evictions</h2>\n<p>%d job(s) slowed down "
               "after another job joined their node (flagged by the run "
@@ -361,8 +370,10 @@ int sh__html(const sh_report *r, sm_buf *b) {
     }
     sm_buf_adds(b, "</table>\n");
   }
+}
 
-  /* Diagnoses. */
+/* Diagnoses and whether restarted runs completed. */
+static void html_diagnoses(const sh_report *r, sm_buf *b) {
   sm_buf_adds(b, "<h2>Diagnoses and what happened next</h2>\n");
   if (r->n_diag == 0) {
     sm_buf_adds(b, "<p>No failed run carries a diagnosis.</p>\n");
@@ -385,8 +396,10 @@ int sh__html(const sh_report *r, sm_buf *b) {
                    "ID.2, ...; \"restarted\" compares a diagnosed run with "
                    "the job's last run.</p>\n");
   }
+}
 
-  /* Profiling. */
+/* GPU-hours a profiling scheduler would have spent. */
+static void html_profiling(const sh_report *r, sm_buf *b) {
   sm_buf_addf(b,
               "<h2>Profiling saved</h2>\n<p>%ld ended job(s) had an "
               "estimate at submission.  A scheduler that profiles a job "
@@ -395,10 +408,14 @@ int sh__html(const sh_report *r, sm_buf *b) {
               "without a GPU count counted as one GPU).  The profiling "
               "time is an assumption (--profile-s).</p>\n",
               r->est_jobs, r->profile_s, r->gpu_hours_saved, r->gpus_unknown);
+}
 
-  /* Latency. */
+/* Answer latency by channel: a table and the CDF. */
+static void html_latency(const sh_report *r, sm_buf *b) {
+  series s[SH_CHANNELS];
+  int ns = 0;
+
   sm_buf_adds(b, "<h2>Latency by channel</h2>\n");
-  ns = 0;
   {
     double lo = INFINITY, hi = 0;
     sm_buf_adds(b, "<table><tr><th>channel</th><th>answers</th><th>p50</th>"
@@ -440,6 +457,16 @@ int sh__html(const sh_report *r, sm_buf *b) {
                      "with the service's audit log).</p>\n");
     }
   }
+}
+
+int sh__html(const sh_report *r, sm_buf *b) {
+  html_head(r, b);
+  html_estimates(r, b);
+  html_fallbacks(r, b);
+  html_evictions(r, b);
+  html_diagnoses(r, b);
+  html_profiling(r, b);
+  html_latency(r, b);
   sm_buf_adds(b, "</body></html>\n");
   return b->len > 0 ? 0 : SM_ENOMEM;
 }

@@ -63,7 +63,8 @@ typedef struct sh_report {
   sh_counts fb_answers;      /* fallbacks of all answers (audit) */
   long answers;              /* advice answers in the audit */
   sh_evict *ev;              /* would-be evictions */
-  int n_ev, cap_ev;          /* their count, allocated */
+  int n_ev;                  /* their count */
+  size_t cap_ev;             /* allocated */
   sh_diag_row diag[8];       /* by category */
   int n_diag;                /* rows used */
   double profile_s;          /* assumed profiling run */

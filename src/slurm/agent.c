@@ -1,7 +1,10 @@
-/* agent.c - the Slurm agent's life: options and their defaults, the job
- * table kept between passes, one pass over every channel, and the loop
- * that repeats passes, backing off while slurmctld cannot be reached and
- * stopping cleanly on request.
+/* agent.c - the Slurm agent's life: options and their defaults, one pass
+ * over every channel, and the loop that repeats passes, backing off while
+ * slurmctld cannot be reached and stopping cleanly on request.  It is the
+ * top of the agent: it calls the channels (submit.c, run.c, exit.c), the
+ * report files (report.c) and the socket server (server.c); they share
+ * only what lies below them (shared.c: messages, counters, the clock and
+ * the job table).
  *
  * A pass loads the job list once (one RPC), then runs the channels in
  * order: submit (advise new jobs), order (SchedMate-SJF priorities), run
@@ -9,108 +12,16 @@
  * the status and metrics files.  A job that vanished from Slurm's list is
  * dropped from the table. */
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "schedmate/sm_text.h"
 #include "slurm/slurm_int.h"
 
-/* ==== Small shared helpers ==== */
-
-void sm__log(sm_slurm_agent *a, int level, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-
-  if (a->o.log == NULL)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  a->o.log(a->o.log_ud, level, msg);
-}
-
-void sm__count(sm_slurm_agent *a, uint64_t *counter, uint64_t n) {
-  pthread_mutex_lock(&a->cnt_mu);
-  *counter += n;
-  pthread_mutex_unlock(&a->cnt_mu);
-}
-
-void sm_slurm_agent_counters(sm_slurm_agent *a, sm_slurm_counters *out) {
-  pthread_mutex_lock(&a->cnt_mu);
-  *out = a->cnt;
-  pthread_mutex_unlock(&a->cnt_mu);
-}
-
-double sm__wall(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-void sm__run_id(const sm_slurm_agent *a, uint32_t id, uint32_t restarts,
-                char *out, size_t cap) {
-  if (restarts > 0)
-    snprintf(out, cap, "%s:%u.%u", a->be.cluster, (unsigned)id,
-             (unsigned)restarts);
-  else
-    snprintf(out, cap, "%s:%u", a->be.cluster, (unsigned)id);
-}
-
-/* ==== The job table (sorted by id) ==== */
-
-static int find_index(const sm_slurm_agent *a, uint32_t id, int *at) {
-  int lo = 0, hi = a->n_jobs;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    if (a->jobs[mid].id < id)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  *at = lo;
-  return lo < a->n_jobs && a->jobs[lo].id == id;
-}
-
-sm__sjob *sm__job_find(sm_slurm_agent *a, uint32_t id) {
-  int at;
-  return find_index(a, id, &at) ? &a->jobs[at] : NULL;
-}
-
-sm__sjob *sm__job_get(sm_slurm_agent *a, uint32_t id) {
-  int at;
-  sm__sjob *j;
-
-  if (find_index(a, id, &at))
-    return &a->jobs[at];
-  if (a->n_jobs == a->cap_jobs) {
-    int cap = a->cap_jobs ? a->cap_jobs * 2 : 64;
-    sm__sjob *nj = sm_realloc(a->jobs, (size_t)cap * sizeof(*nj));
-    if (nj == NULL)
-      return NULL;
-    a->jobs = nj;
-    a->cap_jobs = cap;
-  }
-  memmove(&a->jobs[at + 1], &a->jobs[at],
-          (size_t)(a->n_jobs - at) * sizeof(*j));
-  a->n_jobs++;
-  j = &a->jobs[at];
-  memset(j, 0, sizeof(*j));
-  j->id = id;
-  j->state = -1;
-  j->done_run = -1;
-  j->acted_run = -1;
-  j->rate = NAN;
-  j->base_rate = NAN;
-  sm_meta_init(&j->meta);
-  return j;
-}
+/* ==== The job table's entries ==== */
 
 static void job_release(sm__sjob *j) {
   sm__run_forget(j);
@@ -237,13 +148,6 @@ sm_slurm_agent *sm_slurm_agent_new(const sm_slurm_opts *o,
     a->o.tl_pad_s = 600;
   if (make_private_dirs(a, err) != 0)
     goto fail;
-  {
-    /* The text tables fill themselves on first use: do it now, before
-     * the answering thread can race the main one to it. */
-    char out[16];
-    uint64_t shape;
-    sm_text_normalize("warm up", 7, out, sizeof(out), &shape);
-  }
   a->store = sm_store_open(a->o.db, SM_STORE_CREATE, 0, err);
   if (a->store == NULL)
     goto fail;

@@ -364,38 +364,180 @@ static int write_back(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
   return rc;
 }
 
+/* What the exit channel found out about one ended run. */
+typedef struct run_end {
+  sm_diagnosis d;    /* the diagnosis (diagnosed) */
+  sm_plan p;         /* the plan (planned) */
+  int diagnosed;     /* d holds a diagnosis */
+  int planned;       /* p holds a plan */
+  int from_gpustat;  /* d comes from the sampler's lost-GPU signal */
+  const char *log;   /* the log d was read from, or NULL */
+  const char *note;  /* why something was not read, or NULL */
+  sm_gpu_usage gu;   /* GPU metrics of the run */
+  char gpulog[4200]; /* "GPUSTAT_DIR/JOB": log when from_gpustat */
+} run_end;
+
+/* The history's end state of a Slurm state that needs no diagnosis, or
+ * -1 when the log must say (FAILED, NODE_FAIL). */
+static int plain_end_state(int state) {
+  switch (state) {
+  case SM_SJ_COMPLETED:
+    return SM_END_COMPLETED;
+  case SM_SJ_CANCELLED:
+  case SM_SJ_TIMEOUT:
+  case SM_SJ_DEADLINE:
+  case SM_SJ_PREEMPTED:
+    return SM_END_CANCELED;
+  case SM_SJ_OOM:
+    return SM_END_FAILED_USER;
+  case SM_SJ_BOOT_FAIL:
+    return SM_END_FAILED_INFRA;
+  default:
+    return -1;
+  }
+}
+
+/* The node's sampler saw a GPU of the run lost: an infrastructure signal
+ * the log may only show as its cascade.  Replaces a diagnosis that found
+ * nothing, nothing known or a framework error (rc: diagnose's answer). */
+static int gpu_lost_diagnosis(sm_slurm_agent *a, const sm_slurm_job *sj,
+                              run_end *e, int rc) {
+  sm_diagnosis g;
+  sm_err e2 = {0};
+
+  if (e->gu.signals == NULL ||
+      !(rc == 1 || !e->d.failure || e->d.category == NULL ||
+        strcmp(e->d.category, "unknown") == 0 ||
+        strcmp(e->d.category, "framework") == 0))
+    return rc;
+  if (sm_diagnose_mem(a->sigdb, e->gu.signals, strlen(e->gu.signals), "gpustat",
+                      NULL, &g, &e2) == 0 &&
+      g.failure && g.category != NULL &&
+      strcmp(g.category, "infrastructure") == 0) {
+    if (rc == 0)
+      sm_diagnosis_release(&e->d);
+    e->d = g;
+    e->from_gpustat = 1;
+    snprintf(e->gpulog, sizeof(e->gpulog), "%s/%u", a->o.gpustat_dir,
+             (unsigned)sj->id);
+    e->log = e->gpulog;
+    return 0;
+  }
+  sm_diagnosis_release(&g);
+  return rc;
+}
+
+/* Diagnoses a FAILED or NODE_FAIL run into e and returns its end state,
+ * or -1 when its log cannot be read yet and should be tried again. */
+static int diagnose_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
+                        int state, run_end *e) {
+  sm_err err = {0};
+  int rc = diagnose(a, sj, &e->d, &e->log, &err);
+
+  rc = gpu_lost_diagnosis(a, sj, e, rc);
+  if (rc == 1 && j->exit_fails + 1 < EXIT_TRIES) {
+    double wait = a->o.interval_s * (1 << j->exit_fails);
+    j->exit_fails++;
+    j->exit_retry = sm__wall() + wait;
+    sm__log(a, SM_SLURM_WARN,
+            "job %u: cannot read its log (%s); again in "
+            "%.0f s",
+            (unsigned)sj->id, err.msg, wait);
+    return -1;
+  }
+  if (rc == 1) {
+    e->note = "log unavailable: not diagnosed";
+    /* (replaces the requeue note: both say why nothing was read) */
+    sm__log(a, SM_SLURM_WARN, "job %u: %s (%s)", (unsigned)sj->id, e->note,
+            err.msg);
+  } else {
+    e->diagnosed = 1;
+    sm__count(a, &a->cnt.diagnosed, 1);
+  }
+  return from_category(e->diagnosed && e->d.failure ? e->d.category : NULL,
+                       state == SM_SJ_NODE_FAIL);
+}
+
+/* Plans the recovery of a diagnosed failure and carries it out (or
+ * records it in shadow mode); the actions go into the array aw. */
+static void plan_and_act(sm_slurm_agent *a, const sm_slurm_job *sj,
+                         int requeued_by_slurm, run_end *e, sm_jw *aw) {
+  sm_plan_opts po = {0};
+  sm_err err = {0};
+  char jid[96];
+
+  snprintf(jid, sizeof(jid), "%s:%u", a->be.cluster, (unsigned)sj->id);
+  po.threshold = a->o.plan_threshold;
+  po.max_retries = a->o.max_retries;
+  po.isolation_quota = a->o.isolation_quota;
+  po.quota_window_s = a->o.quota_window_s;
+  po.shadow = !a->o.enforce;
+  po.state_path = a->o.state_path;
+  po.audit_path = a->o.audit_path;
+  po.job_id = jid;
+  po.log_path = e->log;
+  po.node = fault_node(sj, &e->d);
+  if (e->from_gpustat && job_has_node(sj, e->gu.signal_node))
+    for (int k = 0; k < sj->n_nodes; k++)
+      if (strcmp(sj->nodes[k], e->gu.signal_node) == 0)
+        po.node = sj->nodes[k];
+  if (requeued_by_slurm) {
+    /* Slurm already requeued it: nothing to restart. */
+    po.max_retries = -1;
+  }
+  if (a->o.llm != NULL && !e->from_gpustat) {
+    /* The LLM stage is one more input: never more actionable. */
+    sm_llm_diag_res lv;
+    sm_diagnosis dout;
+    if (sm_llm_diagnose(a->o.llm, e->log, &e->d, po.threshold, &lv, NULL) ==
+        0) {
+      sm_llm_diagnosis_merge(&e->d, &lv, &e->d, &dout);
+      if (lv.disagreement[0])
+        sm__log(a, SM_SLURM_INFO, "job %u: llm: %s", (unsigned)sj->id,
+                lv.disagreement);
+    }
+    sm_llm_diag_res_release(&lv);
+  }
+  if (sm_plan_make(a->sigdb, &e->d, &po, &e->p, &err) == 0) {
+    e->planned = 1;
+    act(a, sj, &e->d, &e->p, e->log, aw);
+  } else {
+    sm__log(a, SM_SLURM_ERROR, "job %u: planner: %s", (unsigned)sj->id,
+            err.msg);
+  }
+}
+
+/* 1 when run `run` is in the history already (handled before the agent
+ * restarted). */
+static int already_written(sm_slurm_agent *a, uint32_t job, uint32_t run) {
+  sm_record old;
+  char id[128];
+  int found;
+
+  sm__run_id(a, job, run, id, sizeof(id));
+  sm_record_init(&old);
+  found = sm_store_get(a->store, id, &old, NULL) == 0;
+  sm_record_release(&old);
+  return found;
+}
+
 /* Handles run `run` of a job that ended (requeued_by_slurm: Slurm put it
  * back into the queue before the agent saw it end). */
 static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
                        uint32_t run, int requeued_by_slurm) {
-  sm_diagnosis d;
-  sm_plan p;
+  run_end e;
   sm_err err = {0};
-  const char *log = NULL;
-  char id[128];
-  sm_end_state es;
+  sm_slurm_job tmp;
   sm_buf acts;
   sm_jw aw;
-  const char *note = NULL;
-  int diagnosed = 0, planned = 0, state = sj->state;
-  sm_record old;
-  sm_slurm_job tmp;
-  sm_gpu_usage gu;
-  char gpulog[4200];
-  int from_gpustat = 0;
+  int es, state = sj->state;
 
-  memset(&d, 0, sizeof(d));
-  memset(&p, 0, sizeof(p));
-  sm__run_id(a, sj->id, run, id, sizeof(id));
-  sm_record_init(&old);
-  if (sm_store_get(a->store, id, &old, NULL) == 0) {
-    /* Handled before the agent restarted. */
-    sm_record_release(&old);
+  memset(&e, 0, sizeof(e));
+  if (already_written(a, sj->id, run)) {
     j->done_run = run;
     j->acted_run = run;
     return;
   }
-  sm_record_release(&old);
   if (requeued_by_slurm) {
     /* The run ended when Slurm took it back; its times are ours. */
     tmp = *sj;
@@ -404,9 +546,9 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
     tmp.end_time = sm__wall();
     sj = &tmp;
     state = SM_SJ_FAILED;
-    note = "requeued by Slurm before it was seen to end";
+    e.note = "requeued by Slurm before it was seen to end";
   }
-  if (sm__gpu_usage(a, sj, !requeued_by_slurm, &gu) == 1) {
+  if (sm__gpu_usage(a, sj, !requeued_by_slurm, &e.gu) == 1) {
     /* A node's GPU sampler has not written the end of the run yet. */
     j->exit_retry = sm__wall() + a->o.interval_s;
     return;
@@ -422,132 +564,34 @@ static void handle_run(sm_slurm_agent *a, const sm_slurm_job *sj, sm__sjob *j,
     }
   }
   sm__run_final(a, sj, j);
-  switch (state) {
-  case SM_SJ_COMPLETED:
-    es = SM_END_COMPLETED;
-    break;
-  case SM_SJ_CANCELLED:
-  case SM_SJ_TIMEOUT:
-  case SM_SJ_DEADLINE:
-  case SM_SJ_PREEMPTED:
-    es = SM_END_CANCELED;
-    break;
-  case SM_SJ_OOM:
-    es = SM_END_FAILED_USER;
-    break;
-  case SM_SJ_BOOT_FAIL:
-    es = SM_END_FAILED_INFRA;
-    break;
-  default: {
-    int rc = diagnose(a, sj, &d, &log, &err);
-    if (gu.signals != NULL && (rc == 1 || !d.failure || d.category == NULL ||
-                               strcmp(d.category, "unknown") == 0 ||
-                               strcmp(d.category, "framework") == 0)) {
-      /* The node's sampler saw a GPU of the run lost: an infrastructure
-       * signal the log may only show as its cascade. */
-      sm_diagnosis g;
-      sm_err e2 = {0};
-      if (sm_diagnose_mem(a->sigdb, gu.signals, strlen(gu.signals), "gpustat",
-                          NULL, &g, &e2) == 0 &&
-          g.failure && g.category != NULL &&
-          strcmp(g.category, "infrastructure") == 0) {
-        if (rc == 0)
-          sm_diagnosis_release(&d);
-        d = g;
-        rc = 0;
-        from_gpustat = 1;
-        snprintf(gpulog, sizeof(gpulog), "%s/%u", a->o.gpustat_dir,
-                 (unsigned)sj->id);
-        log = gpulog;
-      } else {
-        sm_diagnosis_release(&g);
-      }
-    }
-    if (rc == 1 && j->exit_fails + 1 < EXIT_TRIES) {
-      double wait = a->o.interval_s * (1 << j->exit_fails);
-      j->exit_fails++;
-      j->exit_retry = sm__wall() + wait;
-      sm__log(a, SM_SLURM_WARN,
-              "job %u: cannot read its log (%s); again in "
-              "%.0f s",
-              (unsigned)sj->id, err.msg, wait);
-      sm_gpu_usage_release(&gu);
-      return;
-    }
-    if (rc == 1) {
-      note = "log unavailable: not diagnosed";
-      /* (replaces the requeue note: both say why nothing was read) */
-      sm__log(a, SM_SLURM_WARN, "job %u: %s (%s)", (unsigned)sj->id, note,
-              err.msg);
-    } else {
-      diagnosed = 1;
-      sm__count(a, &a->cnt.diagnosed, 1);
-    }
-    es = from_category(diagnosed && d.failure ? d.category : NULL,
-                       state == SM_SJ_NODE_FAIL);
-  }
+  es = plain_end_state(state);
+  if (es < 0 && (es = diagnose_run(a, sj, j, state, &e)) < 0) {
+    sm_gpu_usage_release(&e.gu);
+    return;
   }
   sm_buf_init(&acts, 1 << 16);
   sm_jw_init(&aw, &acts);
   sm_jw_arr_begin(&aw);
-  if (diagnosed && d.failure && j->acted_run < (long long)run) {
-    sm_plan_opts po = {0};
-    char jid[96];
-    snprintf(jid, sizeof(jid), "%s:%u", a->be.cluster, (unsigned)sj->id);
-    po.threshold = a->o.plan_threshold;
-    po.max_retries = a->o.max_retries;
-    po.isolation_quota = a->o.isolation_quota;
-    po.quota_window_s = a->o.quota_window_s;
-    po.shadow = !a->o.enforce;
-    po.state_path = a->o.state_path;
-    po.audit_path = a->o.audit_path;
-    po.job_id = jid;
-    po.log_path = log;
-    po.node = fault_node(sj, &d);
-    if (from_gpustat && job_has_node(sj, gu.signal_node))
-      for (int k = 0; k < sj->n_nodes; k++)
-        if (strcmp(sj->nodes[k], gu.signal_node) == 0)
-          po.node = sj->nodes[k];
-    if (requeued_by_slurm) {
-      /* Slurm already requeued it: nothing to restart. */
-      po.max_retries = -1;
-    }
-    if (a->o.llm != NULL && !from_gpustat) {
-      /* The LLM stage is one more input: never more actionable. */
-      sm_llm_diag_res lv;
-      sm_diagnosis dout;
-      if (sm_llm_diagnose(a->o.llm, log, &d, po.threshold, &lv, NULL) == 0) {
-        sm_llm_diagnosis_merge(&d, &lv, &d, &dout);
-        if (lv.disagreement[0])
-          sm__log(a, SM_SLURM_INFO, "job %u: llm: %s", (unsigned)sj->id,
-                  lv.disagreement);
-      }
-      sm_llm_diag_res_release(&lv);
-    }
-    if (sm_plan_make(a->sigdb, &d, &po, &p, &err) == 0) {
-      planned = 1;
-      act(a, sj, &d, &p, log, &aw);
-    } else {
-      sm__log(a, SM_SLURM_ERROR, "job %u: planner: %s", (unsigned)sj->id,
-              err.msg);
-    }
+  if (e.diagnosed && e.d.failure && j->acted_run < (long long)run) {
+    plan_and_act(a, sj, requeued_by_slurm, &e, &aw);
     j->acted_run = run;
   }
   sm_jw_arr_end(&aw);
   sm_jw_finish(&aw);
-  if (write_back(a, sj, j, run, es, diagnosed ? &d : NULL, planned ? &p : NULL,
-                 log, sm_buf_str(&acts), note, &gu) == 0) {
+  if (write_back(a, sj, j, run, (sm_end_state)es, e.diagnosed ? &e.d : NULL,
+                 e.planned ? &e.p : NULL, e.log, sm_buf_str(&acts), e.note,
+                 &e.gu) == 0) {
     j->done_run = run;
   } else {
     /* Try the history again later; the actions are not repeated. */
     j->exit_retry = sm__wall() + a->o.interval_s;
   }
   sm_buf_release(&acts);
-  sm_gpu_usage_release(&gu);
-  if (planned)
-    sm_plan_release(&p);
-  if (diagnosed)
-    sm_diagnosis_release(&d);
+  sm_gpu_usage_release(&e.gu);
+  if (e.planned)
+    sm_plan_release(&e.p);
+  if (e.diagnosed)
+    sm_diagnosis_release(&e.d);
 }
 
 void sm__exit_channel(sm_slurm_agent *a, sm_slurm_job *jobs, int n) {

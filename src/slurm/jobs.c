@@ -20,24 +20,27 @@ int sm_slurm_state_ended(int state) {
   return state >= SM_SJ_COMPLETED && state < SM_SJ__COUNT;
 }
 
+void sm_slurm_job_release(sm_slurm_job *j) {
+  sm_free(j->user);
+  sm_free(j->name);
+  sm_free(j->partition);
+  sm_free(j->work_dir);
+  sm_free(j->std_out);
+  sm_free(j->std_err);
+  sm_free(j->command);
+  sm_free(j->comment);
+  sm_free(j->gpu_type);
+  for (int k = 0; k < j->n_nodes; k++)
+    sm_free(j->nodes[k]);
+  sm_free(j->nodes);
+  memset(j, 0, sizeof(*j));
+}
+
 void sm_slurm_jobs_free(sm_slurm_job *jobs, int n) {
   if (jobs == NULL)
     return;
-  for (int i = 0; i < n; i++) {
-    sm_slurm_job *j = &jobs[i];
-    sm_free(j->user);
-    sm_free(j->name);
-    sm_free(j->partition);
-    sm_free(j->work_dir);
-    sm_free(j->std_out);
-    sm_free(j->std_err);
-    sm_free(j->command);
-    sm_free(j->comment);
-    sm_free(j->gpu_type);
-    for (int k = 0; k < j->n_nodes; k++)
-      sm_free(j->nodes[k]);
-    sm_free(j->nodes);
-  }
+  for (int i = 0; i < n; i++)
+    sm_slurm_job_release(&jobs[i]);
   sm_free(jobs);
 }
 

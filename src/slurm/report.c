@@ -1,8 +1,7 @@
-/* report.c - what the agent tells people: the append-only audit log (one
- * JSON object a line, one line per decision, written with a single
- * O_APPEND write so that lines from both threads never mix), the JSON
+/* report.c - what the agent tells people after every pass: the JSON
  * status file and the Prometheus text file, both rewritten atomically
- * (written beside, then renamed) after every pass. */
+ * (written beside, then renamed).  Each running job's part comes from the
+ * run channel (run.c); the audit log is audit.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -14,54 +13,6 @@
 
 #include "schedmate/sm_llm.h"
 #include "slurm/slurm_int.h"
-
-/* ==== Audit ==== */
-
-void sm__audit_begin(sm_slurm_agent *a, sm_jw *w, sm_buf *b,
-                     const char *channel, const char *decision, uint32_t job) {
-  char ts[32];
-  double now = sm__wall();
-  time_t t = (time_t)now;
-  struct tm tm;
-
-  sm_buf_init(b, (size_t)1 << 20);
-  sm_jw_init(w, b);
-  gmtime_r(&t, &tm);
-  strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  sm_jw_obj_begin(w);
-  sm_jw_kv_str(w, "time", ts);
-  sm_jw_kv_num(w, "epoch", floor(now * 1000) / 1000);
-  sm_jw_kv_str(w, "mode", a->o.enforce ? "enforce" : "shadow");
-  sm_jw_kv_str(w, "channel", channel);
-  sm_jw_kv_str(w, "decision", decision);
-  sm_jw_key(w, "job");
-  if (job != 0)
-    sm_jw_int(w, job);
-  else
-    sm_jw_null(w);
-}
-
-void sm__audit_end(sm_slurm_agent *a, sm_jw *w, sm_buf *b, int executed,
-                   const char *result) {
-  sm_err e = {0};
-
-  sm_jw_kv_bool(w, "executed", executed);
-  sm_jw_key(w, "result");
-  if (result != NULL)
-    sm_jw_str(w, result);
-  else
-    sm_jw_null(w);
-  sm_jw_obj_end(w);
-  if (sm_jw_finish(w) != 0 || sm_buf_addc(b, '\n') != 0) {
-    sm__log(a, SM_SLURM_ERROR, "audit: cannot format a record");
-    sm_buf_release(b);
-    return;
-  }
-  if (a->o.audit_path != NULL &&
-      sm_append_line(a->o.audit_path, b->data, b->len, &e) != 0)
-    sm__log(a, SM_SLURM_ERROR, "audit: %s", e.msg);
-  sm_buf_release(b);
-}
 
 /* ==== Files rewritten every pass ==== */
 
@@ -170,11 +121,6 @@ static void status_write(sm_slurm_agent *a, const sm_slurm_counters *c) {
   else
     sm__log(a, SM_SLURM_WARN, "%s: status too large", a->o.status_path);
   sm_buf_release(&b);
-}
-
-/* Prometheus label value: backslash, quote and newline escaped. */
-void sm__prom_label(sm_buf *b, const char *s) {
-  sm_prom_label(b, s);
 }
 
 static void metrics_write(sm_slurm_agent *a, const sm_slurm_counters *c) {

@@ -303,9 +303,9 @@ void sm__run_json(const sm__sjob *j, sm_jw *w) {
 
 static void labels(sm_buf *b, const sm__sjob *j) {
   sm_buf_addf(b, "{job=\"%u\",name=\"", (unsigned)j->id);
-  sm__prom_label(b, j->name ? j->name : "");
+  sm_prom_label(b, j->name ? j->name : "");
   sm_buf_adds(b, "\",node=\"");
-  sm__prom_label(b, j->n_nodes > 0 ? j->nodes[0] : "");
+  sm_prom_label(b, j->n_nodes > 0 ? j->nodes[0] : "");
   sm_buf_adds(b, "\"");
 }
 
@@ -367,7 +367,7 @@ void sm__run_prom(sm_slurm_agent *a, sm_buf *b) {
       labels(b, j);
       if (f == TPUT) {
         sm_buf_adds(b, ",unit=\"");
-        sm__prom_label(b, r->tp_unit);
+        sm_prom_label(b, r->tp_unit);
         sm_buf_adds(b, "\"");
       }
       if (f == SLOW)

@@ -1,6 +1,22 @@
 /* slurm_int.h - what the parts of the Slurm agent share: the agent, its
  * table of jobs, and the entry points of each channel.
  *
+ * The files read top-down; each depends only on those below it:
+ *
+ *   agent.c        life cycle, passes, the main loop
+ *   server.c       the socket server answering the job_submit plugin
+ *   report.c       status and metrics files
+ *   exit.c         exit and write-back channels
+ *   submit.c       submit channel and SchedMate-SJF (order.c)
+ *   run.c          run channel (the Tracker on each job's log)
+ *   gpu.c          GPU metrics of an ended run
+ *   job_advice.c   one job through the Advisor, and its comment
+ *   audit.c        the audit log
+ *   shared.c       messages, counters, clock, run ids, the job table
+ *   fsid.c, order.c, jobs.c   helpers without agent state
+ *
+ * (scripts/check-cycles.py checks that no file calls back up.)
+ *
  * The main thread owns the job table, the main history store, the
  * signature database and the backend; the socket server thread (server.c)
  * owns its own store and touches only the options, the counters (under
@@ -81,7 +97,8 @@ struct sm_slurm_agent {
   sm_store *store;                 /* history (main thread) */
   sm_sigdb *sigdb;                 /* failure signatures */
   sm__sjob *jobs;                  /* sorted by id */
-  int n_jobs, cap_jobs;            /* count, allocated */
+  int n_jobs;                      /* count */
+  size_t cap_jobs;                 /* allocated */
   uint64_t pass;                   /* passes started */
   int slurm_ok;                    /* the last load worked */
   char slurm_msg[SM_ERR_MSG_SIZE]; /* why it did not */
@@ -96,11 +113,11 @@ struct sm_slurm_agent {
   sm_store *sstore; /* the server thread's store */
 };
 
+/* ==== shared.c: what every part uses ==== */
+
 /* Finds a job (NULL if absent) / finds or adds one (NULL on exhaustion). */
 sm__sjob *sm__job_find(sm_slurm_agent *a, uint32_t id);
 sm__sjob *sm__job_get(sm_slurm_agent *a, uint32_t id);
-
-/* ==== agent.c ==== */
 
 /* Logs a printf-style message through the callback. */
 void sm__log(sm_slurm_agent *a, int level, const char *fmt, ...)
@@ -131,7 +148,7 @@ void sm__fsid_leave(sm__fsid *s);
 /* 1 when the agent may change Slurm (enforce mode). */
 #define SM__ACTS(a) ((a)->o.enforce != 0)
 
-/* ==== advise.c: from a job to an estimate ==== */
+/* ==== job_advice.c: from a job to an estimate ==== */
 
 /* What the Advisor said about a job. */
 typedef struct sm__advice_sum {
@@ -204,7 +221,7 @@ typedef struct sm__oj {
  * SM_ENOMEM. */
 int sm__order_plan(sm__oj *jobs, int n);
 
-/* ==== report.c: audit log, status and metrics files ==== */
+/* ==== audit.c: the audit log ==== */
 
 /* Opens an audit record: {"time", "epoch", "mode", "channel",
  * "decision", "job"} are written; the caller adds members and ends it
@@ -214,10 +231,11 @@ void sm__audit_begin(sm_slurm_agent *a, sm_jw *w, sm_buf *b,
                      const char *channel, const char *decision, uint32_t job);
 void sm__audit_end(sm_slurm_agent *a, sm_jw *w, sm_buf *b, int executed,
                    const char *result);
+
+/* ==== report.c: status and metrics files ==== */
+
 /* Rewrites the status and metrics files (atomically). */
 void sm__report_write(sm_slurm_agent *a);
-/* Appends a Prometheus label value, escaped. */
-void sm__prom_label(sm_buf *b, const char *s);
 
 /* ==== channels ==== */
 

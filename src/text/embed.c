@@ -12,6 +12,7 @@
 
 #include "schedmate/sm_text.h"
 #include "schedmate/sm_util.h"
+#include "util/util_int.h"
 
 enum {
   CH_OTHER = 0, /* punctuation */
@@ -25,40 +26,36 @@ enum {
   CH_UNDER
 };
 
-static unsigned char ch_class[256];
+/* The class of byte c (an int constant expression). */
+#define CLASS_OF(c)                                                            \
+  ((c) >= 'a' && (c) <= 'z'    ? CH_LOWER                                      \
+   : (c) >= 'A' && (c) <= 'Z'  ? CH_UPPER                                      \
+   : (c) >= '0' && (c) <= '9'  ? CH_DIGIT                                      \
+   : (c) == ' ' || (c) == '\t' ? CH_SPACE                                      \
+   : (c) == 0x1b               ? CH_ESC                                        \
+   : (c) < 0x20 || (c) == 0x7f ? CH_CTRL                                       \
+   : (c) >= 0x80               ? CH_HIGH                                       \
+   : (c) == '_'                ? CH_UNDER                                      \
+                               : CH_OTHER)
 /* For word bytes (letters and '_') their lower-case form, 0 for the rest:
  * lets the normaliser copy runs of letters in a tight loop. */
-static unsigned char ch_fold[256];
-static int ch_ready;
+#define FOLD_OF(c)                                                             \
+  (CLASS_OF(c) == CH_LOWER || CLASS_OF(c) == CH_UNDER ? (c)                    \
+   : CLASS_OF(c) == CH_UPPER                          ? (c) + 32               \
+                                                      : 0)
+/* Both tables are built by the compiler (nothing to initialise at run
+ * time, so no thread can see them half-filled): F applied to 0..255. */
+#define BYTES4(F, c) F(c), F((c) + 1), F((c) + 2), F((c) + 3)
+#define BYTES16(F, c)                                                          \
+  BYTES4(F, c), BYTES4(F, (c) + 4), BYTES4(F, (c) + 8), BYTES4(F, (c) + 12)
+#define BYTES64(F, c)                                                          \
+  BYTES16(F, c), BYTES16(F, (c) + 16), BYTES16(F, (c) + 32),                   \
+      BYTES16(F, (c) + 48)
+#define BYTES256(F)                                                            \
+  BYTES64(F, 0), BYTES64(F, 64), BYTES64(F, 128), BYTES64(F, 192)
 
-static void ch_init(void) {
-  int c;
-
-  for (c = 0; c < 256; c++) {
-    unsigned char k = CH_OTHER;
-    if (c >= 'a' && c <= 'z')
-      k = CH_LOWER;
-    else if (c >= 'A' && c <= 'Z')
-      k = CH_UPPER;
-    else if (c >= '0' && c <= '9')
-      k = CH_DIGIT;
-    else if (c == ' ' || c == '\t')
-      k = CH_SPACE;
-    else if (c == 0x1b)
-      k = CH_ESC;
-    else if (c < 0x20 || c == 0x7f)
-      k = CH_CTRL;
-    else if (c >= 0x80)
-      k = CH_HIGH;
-    else if (c == '_')
-      k = CH_UNDER;
-    ch_class[c] = k;
-    ch_fold[c] = (unsigned char)(k == CH_LOWER || k == CH_UNDER ? c
-                                 : k == CH_UPPER                ? c + 32
-                                                                : 0);
-  }
-  ch_ready = 1;
-}
+static const unsigned char ch_class[256] = {BYTES256(CLASS_OF)};
+static const unsigned char ch_fold[256] = {BYTES256(FOLD_OF)};
 
 #define SHAPE_SEED 0x5eed5a9eULL
 
@@ -94,15 +91,11 @@ size_t sm_text_normalize(const char *line, size_t n, char *out, size_t cap,
   const unsigned char *cr;
   unsigned char k;
 
-  if (!ch_ready)
-    ch_init();
   if (cap > SM_TEXT_MAX_NORM + 1)
     cap = SM_TEXT_MAX_NORM + 1;
   /* Drop trailing blanks and line ends, then keep only the text after the
    * last carriage return: what a terminal would show. */
-  while (n > 0 && (s[n - 1] == '\r' || s[n - 1] == '\n' || s[n - 1] == ' ' ||
-                   s[n - 1] == '\t'))
-    n--;
+  n = sm__str_rtrim_len(line, n);
   cr = n ? memrchr(s, '\r', n) : NULL;
   if (cr != NULL) {
     size_t skip = (size_t)(cr - s) + 1;

@@ -486,7 +486,7 @@ int sm_err_from_errno(int errnum) {
   }
 }
 
-void sm__bug(const char *file, int line, const char *expr) {
+void sm_assert_fail(const char *file, int line, const char *expr) {
   fprintf(stderr, "schedmate: internal error at %s:%d: %s\n", file, line, expr);
   abort();
 }

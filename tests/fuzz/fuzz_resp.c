@@ -6,7 +6,7 @@
 
 #include <hiredis.h>
 
-#include "history/store_impl.h"
+#include "history/history_int.h"
 
 static size_t check(const redisReply *r, int depth) {
   size_t n = 1;

@@ -170,16 +170,7 @@ static sm_slurm_job *add(fake *f, const scratch *s, uint32_t id, int state,
 
 static void fake_free(fake *f) {
   for (int i = 0; i < f->n; i++) {
-    sm_slurm_job *j = &f->jobs[i];
-    sm_free(j->user);
-    sm_free(j->name);
-    sm_free(j->partition);
-    sm_free(j->work_dir);
-    sm_free(j->std_out);
-    sm_free(j->command);
-    for (int k = 0; k < j->n_nodes; k++)
-      sm_free(j->nodes[k]);
-    sm_free(j->nodes);
+    sm_slurm_job_release(&f->jobs[i]);
     sm_free(f->scripts[i]);
   }
   f->n = 0;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
-#include "history/store_impl.h"
+#include "history/history_int.h"
 
 /* Feeds s in chunks of `step` bytes; returns the scanner's result. */
 static int feed(sm__resp_scan *p, const char *s, size_t n, size_t step) {

@@ -1,4 +1,4 @@
-/* advise.c - from a Slurm job to an estimate: which directory is the
+/* job_advice.c - from a Slurm job to an estimate: which directory is the
  * job's repository, what its batch script says (through the Advisor's
  * extractor, read as `bash SCRIPT ARGS` in the working directory), what
  * Slurm itself knows of the request (GPUs, nodes), the history's answer,

@@ -1,8 +1,16 @@
-/* store_impl.h - what a history store backend provides (internal). */
-#ifndef SM_STORE_IMPL_H
-#define SM_STORE_IMPL_H
+/* history_int.h - what the files of src/history share (internal): the
+ * interface between the store front end (store.c) and its backends
+ * (store_sqlite.c, store_redis.c, store_mem.c), the helpers below them
+ * (store_util.c, record.c, index.c) and the Redis reply scanner.
+ *
+ * Reading order, top-down: store.c -> store_{sqlite,redis,mem}.c ->
+ * store_util.c -> record.c, index.c, fingerprint.c. */
+#ifndef SM_HISTORY_INT_H
+#define SM_HISTORY_INT_H
 
 #include "schedmate/sm_history.h"
+
+/* ==== Skipped records (store_util.c) ==== */
 
 /* Records skipped because they could not be read back. */
 typedef struct sm__skips {
@@ -14,7 +22,9 @@ typedef struct sm__skips {
 void sm__skip_note(sm__skips *k, const char *fmt, ...) SM_PRINTF(2, 3);
 void sm__skip_reset(sm__skips *k);
 
-typedef struct store_ops {
+/* ==== Backends (store.c dispatches to them) ==== */
+
+typedef struct sm__store_ops {
   const char *kind; /* "sqlite", "redis", "mem" */
   int (*put)(void *impl, const sm_record *r, sm_err *err);
   int (*get)(void *impl, const char *id, sm_record *r, sm_err *err);
@@ -36,21 +46,26 @@ typedef struct store_ops {
   sm__skips *(*skips)(void *impl);
   /* Optional: puts of the batch committed so far (NULL: all of them). */
   long long (*batch_done)(void *impl);
-} store_ops;
+} sm__store_ops;
 
-/* Backend constructors: return the impl or NULL with err set. */
+/* Backend constructors (store_sqlite.c, store_redis.c, store_mem.c):
+ * return the impl or NULL with err set. */
 void *sm__sqlite_open(const char *path, int flags, int timeout_ms, sm_err *err);
 void *sm__redis_open(const char *uri, int flags, int timeout_ms, sm_err *err);
 void *sm__mem_open(sm_err *err);
-extern const store_ops sm__sqlite_ops;
-extern const store_ops sm__redis_ops;
-extern const store_ops sm__mem_ops;
+extern const sm__store_ops sm__sqlite_ops;
+extern const sm__store_ops sm__redis_ops;
+extern const sm__store_ops sm__mem_ops;
+
+/* ==== Records and the index (record.c, index.c) ==== */
 
 /* Overwrites row `row` of an index with vec (row < size). */
 void sm__index_set(sm_index *ix, size_t row, const float *vec);
 
 /* Deep copy of a record into an initialised dst.  0 or SM_ENOMEM. */
 int sm__record_copy(sm_record *dst, const sm_record *src);
+
+/* ==== Shared by the backends (store_util.c) ==== */
 
 /* The record as one JSON text (owned, free with sm_free), or NULL. */
 char *sm__record_json(const sm_record *r);
@@ -98,4 +113,4 @@ void sm__resp_scan_init(sm__resp_scan *p);
  * unusable). */
 int sm__resp_scan_feed(sm__resp_scan *p, const char *b, size_t n);
 
-#endif /* SM_STORE_IMPL_H */
+#endif /* SM_HISTORY_INT_H */

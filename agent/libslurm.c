@@ -2,8 +2,14 @@
  * slurm_load_jobs for the job list, slurm_job_batch_script for scripts,
  * slurm_update_job for comment, priority, time limit and begin time,
  * slurm_update_node to drain, slurm_requeue to requeue.  Every call is a
- * bounded RPC (slurm.conf's MessageTimeout).  Built only where Slurm's
- * headers are installed; elsewhere the constructor says SM_EUNSUPP.
+ * bounded RPC (slurm.conf's MessageTimeout).  Built with libslurm only
+ * where Slurm's headers are installed; elsewhere the constructor says
+ * SM_EUNSUPP.
+ *
+ * This file is linked into build/schedmate-slurm only, never into the
+ * library or the schedmate command: libslurm is GPL-2.0-or-later, and the
+ * agent's executable is the one program that links it (README, Licence).
+ * It uses the library's public API only (sm_slurm_ops).
  *
  * All calls come from the agent's main thread. */
 #include <stdio.h>
@@ -13,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "slurm/slurm_int.h"
+#include "agent.h"
 
 #if defined(SM_HAVE_SLURM) && SM_HAVE_SLURM
 
@@ -252,6 +258,12 @@ static const sm_slurm_ops ops = {load_jobs,  batch_script, update_job,
                                  drain_node, requeue,      close_backend};
 
 /* ClusterName= of a slurm.conf (keys are case-insensitive); 0 if found. */
+static const char *skip_blanks(const char *p) {
+  while (*p == ' ' || *p == '\t')
+    p++;
+  return p;
+}
+
 static int conf_cluster_name(const char *path, char *out, size_t cap) {
   FILE *f = sm_file_fopen(path, NULL);
   char line[1024];
@@ -260,18 +272,13 @@ static int conf_cluster_name(const char *path, char *out, size_t cap) {
   if (f == NULL)
     return -1;
   while (found != 0 && fgets(line, sizeof(line), f) != NULL) {
-    char *p = line, *e;
-    while (*p == ' ' || *p == '\t')
-      p++;
+    const char *p = skip_blanks(line), *e;
     if (strncasecmp(p, "ClusterName", 11) != 0)
       continue;
-    p += 11;
-    while (*p == ' ' || *p == '\t')
-      p++;
+    p = skip_blanks(p + 11);
     if (*p++ != '=')
       continue;
-    while (*p == ' ' || *p == '\t')
-      p++;
+    p = skip_blanks(p);
     e = p + strcspn(p, " \t\r\n#");
     if (e > p && (size_t)(e - p) < cap) {
       memcpy(out, p, (size_t)(e - p));
@@ -283,8 +290,7 @@ static int conf_cluster_name(const char *path, char *out, size_t cap) {
   return found;
 }
 
-int sm_slurm_backend_libslurm(sm_slurm_backend *b, const char *conf,
-                              sm_err *err) {
+int agent_backend_libslurm(sm_slurm_backend *b, const char *conf, sm_err *err) {
   slurm_conf_t *cf = NULL;
 
   const char *path = conf;
@@ -322,8 +328,7 @@ int sm_slurm_backend_libslurm(sm_slurm_backend *b, const char *conf,
 
 #else /* no libslurm */
 
-int sm_slurm_backend_libslurm(sm_slurm_backend *b, const char *conf,
-                              sm_err *err) {
+int agent_backend_libslurm(sm_slurm_backend *b, const char *conf, sm_err *err) {
   (void)conf;
   memset(b, 0, sizeof(*b));
   return sm_err_set(err, SM_EUNSUPP,

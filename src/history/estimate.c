@@ -1,4 +1,4 @@
-/* advise.c - from similar past jobs to an estimate, or an explicit
+/* estimate.c - from similar past jobs to an estimate, or an explicit
  * fallback.
  *
  * The reference design's rule is the plain mean of the matches' durations
