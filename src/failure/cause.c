@@ -53,6 +53,7 @@ typedef struct verdict {
   int retryable;      /* 1/0 */
   const sm__sig *sig; /* signature that decided, or NULL */
   int xid;            /* Xid code that decided, or -1 */
+  int ev;             /* SM__EV_*: what an infrastructure verdict rests on */
   char cause[320];    /* root-cause sentence */
   char reason[320];   /* how it was decided */
 } verdict;
@@ -385,10 +386,14 @@ static void from_sig(const sm_sigdb *db, const sm__sig *sig, int xid,
   v->comp = sig->component;
   v->conf = sig->confidence;
   v->retryable = sig->retryable;
+  /* A generic message says that something failed, not that a part is
+   * broken. */
+  v->ev = sig->generic ? SM__EV_INFERRED : sig->evidence;
   set_text(v->cause, sizeof(v->cause), sig->cause ? sig->cause : sig->name);
   snprintf(v->reason, sizeof(v->reason), "signature %s", sig->name);
   if (x != NULL) {
     v->xid = xid;
+    v->ev = SM__EV_FAULT; /* the driver's own report about the GPU */
     v->cat = x->category;
     v->comp = x->component;
     v->conf = x->confidence;
@@ -400,24 +405,28 @@ static void from_sig(const sm_sigdb *db, const sm__sig *sig, int xid,
              sig->name, xid);
   } else if (xid >= 0) {
     v->xid = xid;
+    v->ev = SM__EV_INFERRED;
     v->conf = SM_MIN(v->conf, 0.6);
     snprintf(v->cause, sizeof(v->cause), "Xid %d (not in the Xid table)", xid);
   }
 }
 
-/* Own module or third-party package behind an import error at x. */
+/* Own module or third-party package behind an import error at x, or
+ * behind an attribute missing from a module ("module 'numpy' has no
+ * attribute 'float'"). */
 static void resolve_import(const sm_sigdb *db, const sm__window *w,
                            const segs *s, int x, verdict *v) {
   const sm__line *l = &w->lines[x];
   size_t n, mn;
   const char *m = msg_of(l, &n);
   char mod[160] = "", top[160];
-  const char *dot;
-  frames f;
+  const char *dot, *what;
+  int attr = 0;
 
-  collect_frames(w, s, x, &f);
-  if (quoted_after(m, n, "No module named '", mod, sizeof(mod)) == 0)
-    quoted_after(m, n, "from '", mod, sizeof(mod));
+  if (quoted_after(m, n, "No module named '", mod, sizeof(mod)) == 0 &&
+      quoted_after(m, n, "from '", mod, sizeof(mod)) == 0)
+    attr = quoted_after(m, n, "module '", mod, sizeof(mod)) > 0;
+  what = attr ? "lacks an attribute the code uses" : "cannot be imported";
   dot = strchr(mod, '.');
   mn = dot ? (size_t)(dot - mod) : strlen(mod);
   memcpy(top, mod, mn);
@@ -426,9 +435,8 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
     v->cat = SM__CAT_USER;
     v->conf = 0.8;
     snprintf(v->cause, sizeof(v->cause),
-             "import of the job's own module '%s' failed (path or name "
-             "error in the job)",
-             mod);
+             "the job's own module '%s' %s (path or name error in the job)",
+             mod, what);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is a directory or file of the job's own "
              "frames",
@@ -439,8 +447,10 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
     v->cat = SM__CAT_FRAMEWORK;
     v->conf = 0.8;
     snprintf(v->cause, sizeof(v->cause),
-             "installed package '%s' is missing or incompatible with the "
-             "code or with another package",
+             attr ? "installed package '%s' lacks an attribute the code "
+                    "uses: another version than the code was written for"
+                  : "installed package '%s' is missing or incompatible with "
+                    "the code or with another package",
              mod);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is a third-party package", v->sig->name, top);
@@ -448,41 +458,24 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
     v->cat = SM__CAT_USER;
     v->conf = 0.6;
     snprintf(v->cause, sizeof(v->cause),
-             "module '%s' cannot be imported: not a known package, so the "
-             "job's own module or environment is at fault",
-             mod);
+             "module '%s' %s: not a known package, so the job's own module "
+             "or environment is at fault",
+             mod, what);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is not a known third-party package",
              v->sig->name, top);
   }
-  (void)f;
 }
 
-/* Class of an exception from its table entry and the traceback frames. */
-static void resolve_exception(const sm_sigdb *db, const sm__window *w,
-                              const segs *s, int x, verdict *v, int have_sig) {
-  const sm__line *l = &w->lines[x];
-  const char *m = l->text + l->msg, *type = m;
-  char tname[128];
-  size_t tl = (size_t)l->exc_len, k;
-  const sm__exc *e;
-  frames f;
+/* Class of an exception of type tname (its last dotted part) from its
+ * table entry and the frames f of its traceback. */
+static void judge_exception(const sm_sigdb *db, const char *tname,
+                            const frames *f, verdict *v, int have_sig) {
+  const sm__exc *e = sm__sigdb_exc(db, tname);
   int cat_u, cat_l;
   double conf;
   const char *where;
 
-  for (k = tl; k > 0; k--)
-    if (m[k - 1] == '.') {
-      type = m + k;
-      break;
-    }
-  tl = (size_t)(m + l->exc_len - type);
-  if (tl >= sizeof(tname))
-    tl = sizeof(tname) - 1;
-  memcpy(tname, type, tl);
-  tname[tl] = '\0';
-  e = sm__sigdb_exc(db, tname);
-  chain_frames(w, s, x, &f);
   cat_u = e ? e->category : SM__CAT_USER;
   cat_l = e && e->library_category >= 0 ? e->library_category
                                         : (e ? e->category : SM__CAT_FRAMEWORK);
@@ -495,15 +488,15 @@ static void resolve_exception(const sm_sigdb *db, const sm__window *w,
     if (v->cat == SM__CAT_USER || v->cat == SM__CAT_FRAMEWORK)
       cat_l = SM__CAT_FRAMEWORK;
   }
-  if (f.n == 0) {
+  if (f->n == 0) {
     v->cat = cat_u;
     v->conf = conf - 0.1;
     where = "no traceback frames";
-  } else if (f.innermost == f.inner_user) {
+  } else if (f->innermost == f->inner_user) {
     v->cat = cat_u;
     v->conf = conf + 0.1;
     where = "raised in the job's own code";
-  } else if (f.n_user > 0) {
+  } else if (f->n_user > 0) {
     v->cat = cat_u;
     v->conf = conf;
     where = "raised inside a library called from the job's code";
@@ -525,7 +518,95 @@ static void resolve_exception(const sm_sigdb *db, const sm__window *w,
            where);
 }
 
-/* Nearest specific cause within the context, or -1. */
+/* The last dotted part of a type name s[0..n) into out. */
+static void type_tail(const char *s, size_t n, char *out, size_t cap) {
+  const char *t = s;
+
+  for (size_t k = n; k > 0; k--)
+    if (s[k - 1] == '.') {
+      t = s + k;
+      break;
+    }
+  n = (size_t)(s + n - t);
+  if (n >= cap)
+    n = cap - 1;
+  memcpy(out, t, n);
+  out[n] = '\0';
+}
+
+static void resolve_exception(const sm_sigdb *db, const sm__window *w,
+                              const segs *s, int x, verdict *v, int have_sig) {
+  const sm__line *l = &w->lines[x];
+  char tname[128];
+  frames f;
+
+  type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
+  chain_frames(w, s, x, &f);
+  judge_exception(db, tname, &f, v, have_sig);
+}
+
+/* A traceback cut before its exception line (a pasted excerpt, a process
+ * killed while it printed): the last line of the block at [a, x] is the
+ * closest the log comes to the error.  When it is a raise statement
+ * ("raise ValueError(...)") the type it raises is judged like an
+ * exception line, with the block's frames; else the class is unknown. */
+static void resolve_cut(const sm_sigdb *db, const sm__window *w, int a, int x,
+                        verdict *v) {
+  size_t n, i = 0, b;
+  const char *m = msg_of(&w->lines[x], &n);
+  char tname[128];
+  frames f;
+
+  memset(&f, 0, sizeof(f));
+  f.innermost = f.inner_user = -1;
+  for (int k = a; k <= x; k++) {
+    const char *p;
+    size_t pn;
+    if (w->lines[k].kind != SM__K_TB_FRAME)
+      continue;
+    pn = frame_path(&w->lines[k], &p);
+    if (pn == 0)
+      continue;
+    f.n++;
+    f.innermost = k;
+    if (!library_path(p, pn)) {
+      f.n_user++;
+      f.inner_user = k;
+    }
+  }
+  while (i < n && (m[i] == ' ' || m[i] == '\t'))
+    i++;
+  if (n - i > 6 && memcmp(m + i, "raise ", 6) == 0) {
+    i += 6;
+    b = i;
+    while (i < n &&
+           (isalnum((unsigned char)m[i]) || m[i] == '_' || m[i] == '.'))
+      i++;
+    if (i > b && sm__exc_type_len(m + b, i - b) == (int)(i - b)) {
+      type_tail(m + b, i - b, tname, sizeof(tname));
+      judge_exception(db, tname, &f, v, 0);
+      v->conf -= 0.1;
+      strncat(v->reason,
+              "; the traceback is cut before its exception line, the raise "
+              "statement names it",
+              sizeof(v->reason) - strlen(v->reason) - 1);
+      return;
+    }
+  }
+  v->cat = SM__CAT_UNKNOWN;
+  v->conf = 0.3;
+  snprintf(v->cause, sizeof(v->cause),
+           "a traceback cut before its exception line");
+  snprintf(v->reason, sizeof(v->reason),
+           "the traceback ends without an exception line; its last line is "
+           "the closest to the error");
+}
+
+/* Nearest specific cause within the context, or -1.  A network error
+ * printed after the generic line is not its explanation but its
+ * consequence: peers lose the connection to a rank that crashed.  (A
+ * GPU's or host's own report may come later: the driver's Xid, the
+ * kernel's messages in the epilog.) */
 static int nearest_specific(const sm__window *w, const segs *s, int x,
                             int ctx) {
   for (int d = 1; d <= ctx; d++) {
@@ -537,7 +618,9 @@ static int nearest_specific(const sm__window *w, const segs *s, int x,
         continue;
       l = &w->lines[i];
       if (l->kind == SM__K_CAUSE && !l->sig->generic &&
-          eff_strength(w, s, i) == 3 && l->sig->category != SM__CAT_UNKNOWN)
+          eff_strength(w, s, i) == 3 && l->sig->category != SM__CAT_UNKNOWN &&
+          !(i > x && l->sig->category == SM__CAT_INFRA &&
+            l->sig->component == SM__COMP_NETWORK))
         return i;
     }
   }
@@ -568,6 +651,7 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
   memset(v, 0, sizeof(*v));
   v->xid = -1;
   v->retryable = -1;
+  v->ev = SM__EV_INFERRED; /* until a signature says what it rests on */
   *explain = -1;
   if (l->sig != NULL && l->sig->generic) {
     int y, sx;
@@ -867,7 +951,7 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
   char text[4096];
   size_t k = 0;
   double total = 0, others = 0, share;
-  int procs = 0;
+  int procs = 0, exact;
 
   /* The report may be wrapped over the next lines. */
   for (int i = x; i < w->n && i <= x + 3 && k + 1 < sizeof(text); i++) {
@@ -881,6 +965,7 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
   share = oom_others_share(text, k, &total, &others);
   if (share < 0.25)
     return;
+  exact = memmem(text, k, "this process has", 16) != NULL;
   /* Several other processes may be the job's own ranks on one GPU (a
    * device-placement bug): then the verdict stays below the planner's
    * gate. */
@@ -888,10 +973,15 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
        (p = memmem(p, (size_t)(text + k - p), "Process ", 8)) != NULL; p += 8)
     if (p + 8 < text + k && isdigit((unsigned char)p[8]))
       procs++;
+  /* Memory others hold is a shared resource taken, not a broken GPU.
+   * Without the report's own figure for this process ("this process has
+   * X memory in use"), the part that is not PyTorch's (its CUDA context,
+   * other allocators in the same process) counts as others': less sure. */
   v->cat = SM__CAT_INFRA;
   v->comp = SM__COMP_GPU;
   v->retryable = 1;
-  v->conf = procs >= 2 ? 0.6 : 0.8;
+  v->ev = SM__EV_LIMIT;
+  v->conf = procs >= 2 ? 0.6 : exact ? 0.75 : 0.7;
   snprintf(v->cause, sizeof(v->cause),
            "the GPU was not free: other processes held %.1f of its %.1f GiB "
            "when the job ran out of memory",
@@ -945,6 +1035,100 @@ static const char *find_near(sm__lctx *c, sm__pattern *const *pats, int np,
       return r;
   }
   return NULL;
+}
+
+/* ==== Earned confidence ==== */
+
+#define LOCAL_LINES 64 /* lines of the same fault whose host is looked up */
+#define LOCAL_HOSTS 4  /* distinct hosts remembered */
+
+/* Group 1 of the first host pattern that matches line l, into out;
+ * returns its length or 0. */
+static size_t host_of(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
+                      char *out, size_t cap) {
+  regmatch_t sub[2];
+
+  for (int pass = 0; pass < 2; pass++) {
+    const char *t = pass == 0 ? l->text + l->msg : l->text;
+    size_t n = SM_MIN(pass == 0 ? l->len - l->msg : l->len, (size_t)4096);
+    if (pass == 1 && l->msg == 0)
+      break;
+    for (int k = 0; k < db->n_hosts; k++)
+      if (sm__pattern_exec(&c->m, db->hosts[k], t, n, sub, 2) &&
+          sub[1].rm_so >= 0 && sub[1].rm_eo > sub[1].rm_so) {
+        size_t hl = (size_t)(sub[1].rm_eo - sub[1].rm_so);
+        if (hl >= cap)
+          hl = cap - 1;
+        memcpy(out, c->m.buf + sub[1].rm_so, hl);
+        out[hl] = '\0';
+        return hl;
+      }
+  }
+  return 0;
+}
+
+/* Distinct hosts that report the same fault as the cause (the same
+ * signature and Xid code) in the window, up to LOCAL_HOSTS. */
+static int fault_hosts(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
+                       const verdict *v) {
+  char hosts[LOCAL_HOSTS][96];
+  int nh = 0, seen = 0;
+
+  for (int i = 0; i < w->n && seen < LOCAL_LINES && nh < LOCAL_HOSTS; i++) {
+    const sm__line *l = &w->lines[i];
+    char h[96];
+    int dup = 0;
+    if ((l->kind != SM__K_CAUSE && l->kind != SM__K_SYMPTOM) ||
+        l->sig != v->sig || (v->xid >= 0 && l->xid != v->xid))
+      continue;
+    seen++;
+    if (host_of(c, db, l, h, sizeof(h)) == 0)
+      continue;
+    for (int k = 0; k < nh && !dup; k++)
+      dup = strcmp(hosts[k], h) == 0;
+    if (!dup)
+      snprintf(hosts[nh++], sizeof(hosts[0]), "%s", h);
+  }
+  return nh;
+}
+
+/* An infrastructure verdict's confidence must be earned before it can
+ * reach the planner's gate:
+ *
+ *   - only a report of a broken part (evidence "fault") may; a resource
+ *     that ran out (the job may have used it up), an event from outside
+ *     and anything inferred stay at or below SM__EV_CEILING;
+ *   - a fault of one GPU, link or host is reported from one host (a
+ *     network fault from the two ends of a path): the same fault from
+ *     more hosts is not located on one node (a fabric-wide problem, or
+ *     the same command failing the same way everywhere), so it is not a
+ *     reason to fence off one. */
+static void earn(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
+                 verdict *v) {
+  int nh, most;
+
+  if (v->cat != SM__CAT_INFRA)
+    return;
+  if (v->ev != SM__EV_FAULT && v->conf > SM__EV_CEILING) {
+    v->conf = SM__EV_CEILING;
+    snprintf(v->reason + strlen(v->reason),
+             sizeof(v->reason) - strlen(v->reason),
+             "; it rests on %s evidence, not on a report of a broken part",
+             sm__ev_names[v->ev]);
+  }
+  if (v->sig == NULL || v->comp == SM__COMP_STORAGE ||
+      v->comp == SM__COMP_NONE || v->comp == SM__COMP_GPU_MEMORY)
+    return;
+  most = v->comp == SM__COMP_NETWORK ? 2 : 1;
+  nh = fault_hosts(c, db, w, v);
+  if (nh > most && v->conf > 0.6) {
+    v->conf = 0.6;
+    snprintf(v->reason + strlen(v->reason),
+             sizeof(v->reason) - strlen(v->reason),
+             "; the same fault is reported from %s%d hosts, so it is not "
+             "located on one node",
+             nh >= LOCAL_HOSTS ? "at least " : "", nh);
+  }
 }
 
 /* ==== Output ==== */
@@ -1001,7 +1185,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
                       const sm_diag_opts *o, sm_diagnosis *d, sm_err *err) {
   segs s;
   int a = w->first_fail, end, x = -1, best = -1, chain_steps = 0, explain;
-  int strong = 0, rx;
+  int strong = 0, rx, cut = -1;
   verdict v;
   const sm__line *lx;
 
@@ -1038,6 +1222,13 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     for (int i = a; i < end && x < 0; i++)
       if (s.in_tb[i] && s.exc_of[i] >= 0)
         x = s.exc_of[i];
+    /* A traceback without its exception line: its last line. */
+    if (x < 0 && s.in_tb[a]) {
+      cut = a;
+      x = a;
+      while (x + 1 < w->n && s.in_tb[x + 1])
+        x++;
+    }
     if (x < 0)
       x = a;
   }
@@ -1062,8 +1253,11 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     goto out;
   }
   classify(c, db, w, &s, x, o->context, &v, &explain);
+  if (cut >= 0 && v.sig == NULL)
+    resolve_cut(db, w, cut, x, &v);
   corroborate(w, &s, explain >= 0 ? explain : x, o->context, &v);
   job_setting(c, w, x, &v);
+  earn(c, db, w, &v);
   rx = reraised_in_parent(w, &s, x);
   if (rx >= 0)
     strncat(v.reason, "; first reported where the parent re-raised it",
@@ -1081,6 +1275,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   d->xid = v.xid;
   d->root_cause = sm_arena_strdup(&d->_arena, v.cause);
   d->reason = sm_arena_strdup(&d->_arena, v.reason);
+  d->basis = v.cat == SM__CAT_INFRA ? sm__ev_names[v.ev] : NULL;
   d->signature = v.sig ? v.sig->name : NULL;
   if (lx->exc_len > 0)
     d->exception =

@@ -1,0 +1,277 @@
+/* test_failure_earned.c - an infrastructure verdict must earn the
+ * planner's confidence, on lines written for these tests: only a report
+ * of a broken part (a fault) reaches the gate and gets a node fenced off;
+ * a resource that ran out, an event from outside and an inference stay
+ * below it; the same fault reported from several hosts is not located on
+ * one node; a peer's network error after a crash does not explain the
+ * crash; phrases that programs print for other reasons do not match the
+ * hardware signatures. */
+#include "failure/failure_int.h"
+#include "harness.h"
+
+static sm_sigdb *db_get(void) {
+  static sm_sigdb *db;
+  sm_err err = {0};
+
+  if (db == NULL) {
+    db = sm_sigdb_new();
+    if (db == NULL || sm_sigdb_load_builtin(db, &err) != 0)
+      SM_FAIL_AT("built-in signatures: %s", err.msg);
+  }
+  return db;
+}
+
+static void run(const char *log, sm_diagnosis *d) {
+  sm_err err = {0};
+
+  if (sm_diagnose_mem(db_get(), log, strlen(log), "t.log", NULL, d, &err))
+    SM_FAIL_AT("diagnose: %s", err.msg);
+}
+
+static int has(const sm_plan *p, const char *action) {
+  for (int i = 0; i < p->n_steps; i++)
+    if (strcmp(p->steps[i].action, action) == 0)
+      return 1;
+  return 0;
+}
+
+/* Diagnoses log and plans at threshold th (0: the default) with the node
+ * known; returns the plan's automatic actions as bits: 1 isolate, 2
+ * restart. */
+static int acts(const sm_diagnosis *d, double th) {
+  sm_plan p;
+  sm_plan_opts o = {0};
+  sm_err err = {0};
+  int r;
+
+  o.threshold = th;
+  o.node = "gpu-a07";
+  if (sm_plan_make(db_get(), d, &o, &p, &err) != 0)
+    SM_FAIL_AT("plan: %s", err.msg);
+  r = (has(&p, "isolate_node") || has(&p, "request_replacement")) |
+      (has(&p, "restart_from_checkpoint") << 1);
+  sm_plan_release(&p);
+  return r;
+}
+
+typedef struct ecase {
+  const char *log;   /* the log */
+  const char *comp;  /* expected component (category infrastructure) */
+  const char *basis; /* expected basis */
+} ecase;
+
+SM_TEST(failure_resource_limits_never_reach_the_gate) {
+  static const ecase cases[] = {
+      {"step 10 loss 2.0\n"
+       "Mar  3 04:05:06 gpu-a07 kernel: Out of memory: Killed process 4121 "
+       "(python) total-vm:91200000kB, anon-rss:80100000kB\n",
+       "node", "limit"},
+      {"step 10 loss 2.0\n"
+       "slurmstepd: error: Detected 1 oom_kill event in StepId=51.0. Some of "
+       "the step tasks have been OOM Killed.\n",
+       "node", "limit"},
+      {"step 10 loss 2.0\n"
+       "trainer-0:88:90 [0] NCCL WARN Error while creating shared memory "
+       "segment /dev/shm/nccl-Qx1 (size 9637888)\n",
+       "node", "limit"},
+      {"step 10 loss 2.0\n"
+       "RuntimeError: DataLoader worker (pid 5121) is killed by signal: "
+       "Killed.\n",
+       "node", "limit"},
+      {"saving checkpoint\n"
+       "OSError: [Errno 28] No space left on device: '/scratch/u/ckpt/"
+       "step_400.pt'\n",
+       "storage", "limit"},
+      {"saving checkpoint\n"
+       "OSError: [Errno 122] Disk quota exceeded\n",
+       "storage", "limit"},
+      /* Memory of a shared GPU held by another process. */
+      {"step 1 loss 2.0\n"
+       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 "
+       "GiB. GPU 0 has a total capacity of 79.10 GiB of which 312.00 MiB is "
+       "free. Process 4411 has 71.20 GiB memory in use. Including "
+       "non-PyTorch memory, this process has 7.50 GiB memory in use.\n",
+       "gpu", "limit"},
+      {"pod trainer-5 status: Evicted. The node was low on resource: "
+       "memory.\n",
+       "node", "limit"},
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
+    sm_diagnosis d;
+    int a, a_low;
+    run(cases[i].log, &d);
+    a = acts(&d, 0);
+    a_low = acts(&d, 0.5);
+    if (!d.failure || strcmp(d.category, "infrastructure") ||
+        strcmp(d.component, cases[i].comp) || d.basis == NULL ||
+        strcmp(d.basis, cases[i].basis) || d.confidence > SM__EV_CEILING ||
+        a != 0 || (a_low & 1) != 0)
+      SM_FAIL_AT("case %zu: %s/%s basis %s conf %.2f acts %d/%d (%s)", i,
+                 d.category, d.component, d.basis ? d.basis : "-", d.confidence,
+                 a, a_low, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+  }
+}
+
+SM_TEST(failure_faults_of_a_part_reach_the_gate) {
+  static const ecase cases[] = {
+      {"step 10 loss 2.0\n"
+       "[Tue Mar  4 10:00:01 2025] NVRM: Xid (PCI:0000:3b:00): 79, pid=7, GPU "
+       "has fallen off the bus.\n",
+       "gpu", "fault"},
+      {"step 10 loss 2.0\n"
+       "RuntimeError: CUDA error: uncorrectable ECC error encountered\n",
+       "gpu", "fault"},
+      {"step 10 loss 2.0\n"
+       "gpu-a07:900:930 [3] NCCL WARN NET/IB : Got async event : port error\n",
+       "network", "fault"},
+      {"step 10 loss 2.0\n"
+       "Mar  4 10:00:01 gpu-a07 kernel: mce: [Hardware Error]: Machine check "
+       "events logged\n",
+       "node", "fault"},
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
+    sm_diagnosis d;
+    int a;
+    run(cases[i].log, &d);
+    a = acts(&d, 0);
+    if (!d.failure || strcmp(d.category, "infrastructure") ||
+        strcmp(d.component, cases[i].comp) || d.basis == NULL ||
+        strcmp(d.basis, cases[i].basis) || d.confidence < 0.8 || !(a & 1))
+      SM_FAIL_AT("case %zu: %s/%s basis %s conf %.2f acts %d (%s)", i,
+                 d.category, d.component, d.basis ? d.basis : "-", d.confidence,
+                 a, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+  }
+}
+
+/* The same line printed by hosts host0..host(n-1), pdsh style. */
+static void from_hosts(sm_buf *b, const char *line, int n, int distinct) {
+  sm_buf_addf(b, "gpu-a01: step 400 loss 1.10\n");
+  for (int i = 0; i < n; i++)
+    sm_buf_addf(b, "gpu-a%02d: %s\n", distinct ? i + 1 : 1, line);
+  sm_buf_addc(b, '\0');
+}
+
+SM_TEST(failure_a_fault_on_many_hosts_is_not_located) {
+  static const char ecc[] =
+      "RuntimeError: CUDA error: uncorrectable ECC error encountered";
+  static const char ib[] =
+      "NCCL WARN NET/IB : Got completion from peer 10.0.0.9<40111> with "
+      "status=12 opcode=0 len=0 vendor err 129 (Send)";
+  struct {
+    const char *line;
+    int n, distinct, located;
+  } cases[] = {
+      {ecc, 1, 1, 1}, /* one GPU */
+      {ecc, 4, 0, 1}, /* one host, said four times */
+      {ecc, 3, 1, 0}, /* three hosts at once: not one broken GPU */
+      {ib, 2, 1, 1},  /* the two ends of a path */
+      {ib, 4, 1, 0},  /* the whole fabric, or the job's own setting */
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 16);
+    from_hosts(&b, cases[i].line, cases[i].n, cases[i].distinct);
+    run(b.data, &d);
+    ASSERT_STREQ(d.category, "infrastructure");
+    if ((d.confidence >= 0.8) != cases[i].located)
+      SM_FAIL_AT("case %zu: conf %.2f, want %s (%s)", i, d.confidence,
+                 cases[i].located ? "located" : "not located",
+                 d.reason ? d.reason : "-");
+    if (!cases[i].located && (acts(&d, 0) & 1))
+      SM_FAIL_AT("case %zu: isolates a node for a fault of many", i);
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+}
+
+SM_TEST(failure_peer_network_errors_after_a_crash_do_not_explain_it) {
+  /* One rank's kernel crashes; its peers then lose their connections. */
+  sm_diagnosis d;
+
+  run("step 900 loss 1.1\n"
+      "[rank1]: RuntimeError: CUDA error: an illegal memory access was "
+      "encountered\n"
+      "gpu-b02:700:731 [5] NCCL WARN NET/IB : Got completion from peer "
+      "10.0.0.7<40111> with status=12 opcode=0 len=0 vendor err 129 (Recv)\n"
+      "gpu-b02:700:731 [5] NCCL INFO transport/net.cc:1008 -> 6\n",
+      &d);
+  ASSERT_EQ(d.first_error_line, 2);
+  ASSERT(strcmp(d.category, "infrastructure") != 0);
+  ASSERT_EQ(acts(&d, 0), 0);
+  sm_diagnosis_release(&d);
+  /* The driver's report of the GPU after the crash still explains it. */
+  run("step 900 loss 1.1\n"
+      "[rank1]: RuntimeError: CUDA error: an illegal memory access was "
+      "encountered\n"
+      "[Tue Mar  4 10:00:01 2025] NVRM: Xid (PCI:0000:3b:00): 48, pid=7, An "
+      "uncorrectable double bit error (DBE) has been detected\n",
+      &d);
+  ASSERT_EQ(d.first_error_line, 2);
+  ASSERT_STREQ(d.category, "infrastructure");
+  ASSERT_STREQ(d.component, "gpu");
+  sm_diagnosis_release(&d);
+}
+
+SM_TEST(failure_hardware_signatures_need_their_context) {
+  /* Words a hardware signature uses, in messages about something else. */
+  static const char *const lines[] = {
+      "loader: retry count exceeded while fetching the library index",
+      "pipeline: node train_model failed with error: ValueError",
+      "setup: system not yet initialized, call init() first",
+      "http: error 214 from the metrics endpoint",
+      "ui: the export button is down",
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(lines); i++) {
+    sm_sigmatch m;
+    if (sm_sigdb_match(db_get(), lines[i], strlen(lines[i]), &m) &&
+        strcmp(m.category, "infrastructure") == 0 && m.confidence >= 0.8)
+      SM_FAIL_AT("'%s' matches %s (%s)", lines[i], m.name, m.component);
+  }
+  /* In their context they still match. */
+  {
+    static const char *const hw[] = {
+        "mlx5_0: retry count exceeded on qp 0x1a3",
+        "slurmctld: node gpu-c12 not responding, setting DOWN",
+        "RuntimeError: CUDA error: system not yet initialized",
+        "cuInit returned error 214",
+        "mlx5_core 0000:5e:00.0 ib0: Link is Down",
+    };
+    for (size_t i = 0; i < SM_ARRAY_LEN(hw); i++) {
+      sm_sigmatch m;
+      if (!sm_sigdb_match(db_get(), hw[i], strlen(hw[i]), &m) ||
+          strcmp(m.category, "infrastructure") != 0)
+        SM_FAIL_AT("'%s' does not match a hardware signature", hw[i]);
+    }
+  }
+}
+
+SM_TEST(failure_basis_is_in_the_json) {
+  sm_diagnosis d;
+  sm_buf b;
+  sm_jw w;
+
+  run("step 10 loss 2.0\n"
+      "OSError: [Errno 28] No space left on device\n",
+      &d);
+  sm_buf_init(&b, 1 << 16);
+  sm_jw_init(&w, &b);
+  sm_jw_obj_begin(&w);
+  sm_diagnosis_json(&d, NULL, &w);
+  sm_jw_obj_end(&w);
+  ASSERT_EQ(sm_jw_finish(&w), 0);
+  sm_buf_addc(&b, '\0');
+  ASSERT(strstr(b.data, "\"basis\":\"limit\"") != NULL);
+  sm_buf_release(&b);
+  sm_diagnosis_release(&d);
+  /* Not infrastructure: no basis. */
+  run("KeyError: 'x'\n", &d);
+  ASSERT(d.basis == NULL);
+  sm_diagnosis_release(&d);
+}
