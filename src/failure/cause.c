@@ -629,7 +629,8 @@ static int nearest_specific(const sm__window *w, const segs *s, int x,
 
 /* The specific cause a generic symptom line restates ("watchdog thread
  * terminated with exception: CUDA error: ..."), or NULL. */
-static const sm__sig *restated(sm__lctx *c, const sm__line *l) {
+static const sm__sig *restated(sm__lctx *c, const sm__line *l,
+                               int allow_generic) {
   const sm__sig *same;
   size_t mn;
   const char *m;
@@ -639,7 +640,7 @@ static const sm__sig *restated(sm__lctx *c, const sm__line *l) {
     return NULL;
   m = msg_of(l, &mn);
   same = sm__sigdb_match_cause(&c->m, m, SM_MIN(mn, (size_t)8192), &xid);
-  return same != NULL && !same->generic ? same : NULL;
+  return same != NULL && (allow_generic || !same->generic) ? same : NULL;
 }
 
 static void resolve_oom(const sm__window *w, int x, verdict *v);
@@ -680,6 +681,15 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
       *explain = y;
       if (ly->sig->resolver == SM__RESOLVE_IMPORT)
         resolve_import(db, w, s, y, v);
+      return;
+    }
+    /* A symptom that restates a generic cause ("what():  CUDA error: an
+     * illegal memory access"): the cause's class, not the symptom's. */
+    if (same != NULL && same != l->sig && l->sig->role == SM__ROLE_SYMPTOM) {
+      from_sig(db, same, sx, v);
+      snprintf(v->reason, sizeof(v->reason),
+               "symptom %s restates %s on the same line", l->sig->name,
+               same->name);
       return;
     }
   }
@@ -735,10 +745,17 @@ static void corroborate(const sm__window *w, const segs *s, int x, int ctx,
       continue;
     if (l->sig == v->sig)
       continue;
+    /* For infrastructure, only an independent report of a broken part
+     * that is strong on its own agrees: two lines of one ambiguous family
+     * (a driver mismatch and the container runtime's account of it) are
+     * one piece of evidence. */
     if (l->sig->category == v->cat &&
-        (v->cat != SM__CAT_INFRA || l->sig->component == v->comp))
+        (v->cat != SM__CAT_INFRA ||
+         (l->sig->component == v->comp && l->sig->evidence == SM__EV_FAULT &&
+          l->sig->confidence >= 0.8)))
       agree = 1;
     if (l->sig->category == SM__CAT_INFRA && l->sig->confidence >= 0.85 &&
+        l->sig->evidence == SM__EV_FAULT &&
         (l->sig->component == SM__COMP_GPU ||
          l->sig->component == SM__COMP_NVLINK ||
          l->sig->component == SM__COMP_NODE))
@@ -1131,6 +1148,32 @@ static void earn(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
   }
 }
 
+/* A fault that a setting can cause (a [setting] record explains its
+ * signature: the fabric's adapters, GID index, interfaces, transports),
+ * with no training progress before it in the window: the job's first use
+ * of the fabric failed.  A setting of the job or of the node that the log
+ * does not show (a site profile, a container's environment) is then as
+ * likely as a broken link, so the verdict stays below the gate.  After
+ * progress the same fault is the fabric's. */
+static void first_use(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
+                      int x, verdict *v) {
+  if (v->cat != SM__CAT_INFRA || v->sig == NULL ||
+      v->conf <= SM__EV_CEILING || !sm__sigdb_configurable(db, v->sig))
+    return;
+  for (int i = x - 1; i >= 0; i--) {
+    size_t n;
+    const char *m = msg_of(&w->lines[i], &n);
+    if (sm__sigdb_progress(&c->m, m, SM_MIN(n, (size_t)2048)))
+      return;
+  }
+  v->conf = SM__EV_CEILING;
+  strncat(v->reason,
+          "; a fault that a setting can cause, with no training progress "
+          "before it: the job's first use of the fabric failed, and a "
+          "setting is as likely as a broken part",
+          sizeof(v->reason) - strlen(v->reason) - 1);
+}
+
 /* ==== Output ==== */
 
 static void add_evidence(sm_diagnosis *d, const sm__line *l, const char *role) {
@@ -1206,7 +1249,10 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     if (eff_strength(w, &s, i) >= 2)
       x = i;
   for (int i = a; i < end && x < 0; i++)
-    if (!s.in_tb[i] && restated(c, &w->lines[i]) != NULL)
+    if (!s.in_tb[i] && restated(c, &w->lines[i], 0) != NULL)
+      x = i;
+  for (int i = a; i < end && x < 0; i++)
+    if (!s.in_tb[i] && restated(c, &w->lines[i], 1) != NULL)
       x = i;
   for (int i = a; i < end && x < 0; i++)
     if (eff_strength(w, &s, i) >= 1 && w->lines[i].kind != SM__K_NOTICE)
@@ -1257,6 +1303,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     resolve_cut(db, w, cut, x, &v);
   corroborate(w, &s, explain >= 0 ? explain : x, o->context, &v);
   job_setting(c, w, x, &v);
+  first_use(c, db, w, x, &v);
   earn(c, db, w, &v);
   rx = reraised_in_parent(w, &s, x);
   if (rx >= 0)

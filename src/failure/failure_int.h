@@ -229,8 +229,9 @@ int sm__sigdb_progress(sm__matcher *m, const char *text, size_t n);
 const sm__setting *sm__sigdb_setting(sm__matcher *m, const sm__sig *sig,
                                      const char *text, size_t n);
 const sm__exc *sm__sigdb_exc(const sm_sigdb *db, const char *type);
-/* The live signature of that name, or NULL. */
-const sm__sig *sm__sigdb_find(const sm_sigdb *db, const char *name);
+/* 1 if some [setting] record explains signature sig: a setting of the
+ * job or the node can cause that fault. */
+int sm__sigdb_configurable(const sm_sigdb *db, const sm__sig *sig);
 int sm__sigdb_is_package(const sm_sigdb *db, const char *name, size_t n);
 
 /* Literal extraction, exposed for tests: fills up to max needles of at

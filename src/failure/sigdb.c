@@ -1190,13 +1190,12 @@ const sm__exc *sm__sigdb_exc(const sm_sigdb *db, const char *type) {
   return best;
 }
 
-const sm__sig *sm__sigdb_find(const sm_sigdb *db, const char *name) {
-  if (name == NULL)
-    return NULL;
-  for (int i = 0; i < db->n_order; i++)
-    if (strcmp(db->order[i]->name, name) == 0)
-      return db->order[i];
-  return NULL;
+int sm__sigdb_configurable(const sm_sigdb *db, const sm__sig *sig) {
+  for (int i = 0; sig != NULL && i < db->n_settings; i++)
+    for (int k = 0; k < db->settings[i]->n_explains; k++)
+      if (strcmp(db->settings[i]->explains[k], sig->name) == 0)
+        return 1;
+  return 0;
 }
 
 int sm__sigdb_is_package(const sm_sigdb *db, const char *name, size_t n) {

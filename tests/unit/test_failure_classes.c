@@ -608,3 +608,67 @@ SM_TEST(failure_traceback_cut_before_its_exception) {
          "    model.fit(x)\n",
          5, "unknown", "none");
 }
+
+SM_TEST(failure_words_of_cascades_and_errnos_in_their_context) {
+  /* "terminated" inside a CUDA message is not the scheduler's kill. */
+  expect("step 5 loss 1.0\n"
+         "RuntimeError: CUDA error: the launch timed out and was terminated\n",
+         2, "unknown", "none");
+  /* A shell's report of a terminated child is a symptom. */
+  {
+    sm_diagnosis d;
+    run("step 5 loss 1.0\n"
+        "/var/spool/slurmd/job77/slurm_script: line 9: 4121 Terminated      "
+        "        python train.py\n",
+        &d);
+    ASSERT_EQ(d.first_error_line, 2);
+    ASSERT_STREQ(d.signature, "scheduler-job-killed");
+    sm_diagnosis_release(&d);
+  }
+  /* A C++ exception's what(): restating a generic CUDA error takes the
+   * error's class. */
+  expect("terminate called after throwing an instance of 'c10::Error'\n"
+         "  what():  CUDA error: an illegal memory access was encountered\n",
+         2, "framework", "none");
+  /* The application's EIO: storage, but not sure enough to act on. */
+  {
+    sm_diagnosis d;
+    run("step 5 loss 1.0\n"
+        "OSError: [Errno 5] Input/output error: '/mnt/drive/data/shard_07'\n",
+        &d);
+    ASSERT_STREQ(d.category, "infrastructure");
+    ASSERT_STREQ(d.component, "storage");
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+    /* The kernel's report of the device is a fault of the storage. */
+    run("step 5 loss 1.0\n"
+        "[ 9001.22] blk_update_request: I/O error, dev nvme1n1, sector "
+        "81920 op 0x0:(READ)\n",
+        &d);
+    ASSERT_STREQ(d.component, "storage");
+    ASSERT(d.confidence >= 0.8);
+    sm_diagnosis_release(&d);
+  }
+  /* ENOTCONN on a socket is a peer gone; on a file, a mount gone. */
+  {
+    sm_diagnosis d;
+    run("step 5 loss 1.0\n"
+        "RuntimeError: [c10d] recv failed on socket: Transport endpoint is "
+        "not connected\n",
+        &d);
+    ASSERT_STREQ(d.signature, "nccl-remote-peer-gone");
+    sm_diagnosis_release(&d);
+    run("step 5 loss 1.0\n"
+        "OSError: [Errno 107] Transport endpoint is not connected: "
+        "'/content/drive/MyDrive/ds'\n",
+        &d);
+    ASSERT_STREQ(d.component, "storage");
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+  }
+  /* A build tool's failure reported through subprocess is the
+   * extension build's, not a launcher's exit. */
+  expect("subprocess.CalledProcessError: Command '['ninja', '-v']' returned "
+         "non-zero exit status 1.\n",
+         1, "framework", "none");
+}

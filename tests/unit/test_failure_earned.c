@@ -275,3 +275,75 @@ SM_TEST(failure_basis_is_in_the_json) {
   ASSERT(d.basis == NULL);
   sm_diagnosis_release(&d);
 }
+
+SM_TEST(failure_a_fabric_fault_at_first_use_is_not_sure) {
+  /* The first collective fails on the fabric, with no setting shown: a
+   * setting the log does not show is as likely as a broken link. */
+  static const char *const first[] = {
+      "n1:100:100 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+      "n1:100:120 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+      "completion from peer 10.0.0.2<51234> with status=12 opcode=0 len=0 "
+      "vendor err 129 (Send)\n",
+      "n1:100:100 [0] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_modify_qp "
+      "failed with error Connection timed out\n",
+      "n1:100:100 [0] NCCL WARN NET/OFI Request 0x7f completed with error. "
+      "RC: 5. Error: Input/output error\n",
+      "n1:100:120 [0] NCCL WARN NET/IB : Got completion from peer "
+      "10.0.0.2<51234> with error 4, opcode 0, len 0, vendor err 81\n",
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(first); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    run(first[i], &d);
+    if (strcmp(d.category, "infrastructure") || d.confidence >= 0.8 ||
+        acts(&d, 0) != 0)
+      SM_FAIL_AT("first use %zu: %s conf %.2f (%s)", i, d.category,
+                 d.confidence, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    /* The same after training went on: the fabric's. */
+    sm_buf_init(&b, 1 << 16);
+    sm_buf_addf(&b, "iteration 5200 | loss 2.113 | 610 ms\n%s", first[i]);
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (strcmp(d.category, "infrastructure") || d.confidence < 0.8)
+      SM_FAIL_AT("after progress %zu: %s conf %.2f (%s)", i, d.category,
+                 d.confidence, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+}
+
+SM_TEST(failure_one_ambiguous_family_does_not_corroborate_itself) {
+  /* A driver/library mismatch and the container runtime's account of it
+   * are one piece of evidence about the node's state. */
+  sm_diagnosis d;
+
+  run("docker: Error response from daemon: failed to create task: "
+      "nvidia-container-cli: initialization error: nvml error: "
+      "driver/library version mismatch: unknown.\n"
+      "Failed to initialize NVML: Driver/library version mismatch\n",
+      &d);
+  ASSERT_STREQ(d.category, "infrastructure");
+  ASSERT(d.confidence < 0.8);
+  ASSERT_EQ(acts(&d, 0), 0);
+  sm_diagnosis_release(&d);
+  /* A driver that cannot bring a GPU up: a failing GPU or a driver that
+   * does not fit. */
+  run("[   12.001] NVRM: GPU 0000:65:00.0: RmInitAdapter failed! "
+      "(0x22:0x56:762)\n",
+      &d);
+  ASSERT_STREQ(d.category, "infrastructure");
+  ASSERT_STREQ(d.component, "gpu");
+  ASSERT(d.confidence < 0.8);
+  sm_diagnosis_release(&d);
+  /* RDMA registration: the locked-memory limit. */
+  run("step 3 loss 2.0\n"
+      "n1:100:100 [0] misc/ibvwrap.cc:110 NCCL WARN Call to ibv_reg_mr "
+      "failed with error Cannot allocate memory\n",
+      &d);
+  ASSERT_STREQ(d.category, "infrastructure");
+  ASSERT_STREQ(d.basis, "limit");
+  ASSERT(d.confidence < 0.8);
+  sm_diagnosis_release(&d);
+}
