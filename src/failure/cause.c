@@ -1157,8 +1157,8 @@ static void earn(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
  * progress the same fault is the fabric's. */
 static void first_use(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
                       int x, verdict *v) {
-  if (v->cat != SM__CAT_INFRA || v->sig == NULL ||
-      v->conf <= SM__EV_CEILING || !sm__sigdb_configurable(db, v->sig))
+  if (v->cat != SM__CAT_INFRA || v->sig == NULL || v->conf <= SM__EV_CEILING ||
+      !sm__sigdb_configurable(db, v->sig))
     return;
   for (int i = x - 1; i >= 0; i--) {
     size_t n;
@@ -1224,6 +1224,37 @@ static const char *fill(sm_arena *a, const char *cmd, const char *node,
   return sm_arena_strdup(a, out);
 }
 
+/* A network fault at x and, later in its episode, an error of the
+ * program: a specific user or framework signature, or an exception raised
+ * in the job's own code.  When a rank dies of its own error, its peers
+ * see the connection fail (InfiniBand retries exceeded, resets) and may
+ * print that first; a network fault does not make the job's code raise.
+ * Returns the program error's line, or -1. */
+static int program_error_after(const sm__window *w, const segs *s, int x,
+                               int end) {
+  const sm__line *lx = &w->lines[x];
+
+  if (lx->kind != SM__K_CAUSE || lx->sig->category != SM__CAT_INFRA ||
+      lx->sig->component != SM__COMP_NETWORK)
+    return -1;
+  for (int i = x + 1; i < end; i++) {
+    const sm__line *l = &w->lines[i];
+    if (s->in_tb[i])
+      continue;
+    if (l->kind == SM__K_CAUSE && !l->sig->generic &&
+        (l->sig->category == SM__CAT_USER ||
+         l->sig->category == SM__CAT_FRAMEWORK))
+      return i;
+    if (l->kind == SM__K_EXC && s->start[i] >= 0) {
+      frames f;
+      collect_frames(w, s, i, &f);
+      if (f.n > 0 && f.innermost == f.inner_user)
+        return i;
+    }
+  }
+  return -1;
+}
+
 int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
                       const sm_diag_opts *o, sm_diagnosis *d, sm_err *err) {
   segs s;
@@ -1248,6 +1279,11 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   for (int i = a; i < end && x < 0; i++)
     if (eff_strength(w, &s, i) >= 2)
       x = i;
+  if (x >= 0) {
+    int y = program_error_after(w, &s, x, end);
+    if (y >= 0)
+      x = y;
+  }
   for (int i = a; i < end && x < 0; i++)
     if (!s.in_tb[i] && restated(c, &w->lines[i], 0) != NULL)
       x = i;

@@ -672,3 +672,83 @@ SM_TEST(failure_words_of_cascades_and_errnos_in_their_context) {
          "non-zero exit status 1.\n",
          1, "framework", "none");
 }
+
+SM_TEST(failure_version_requirements_of_any_library_are_framework) {
+  static const char *const lines[] = {
+      "ImportError: tokenmill>=0.20.3 is required for a normal functioning "
+      "of this module, but found tokenmill==0.19.0.",
+      "RuntimeError: the plugin requires ops-kernels >= 2.4, but you have "
+      "ops-kernels 2.1.0",
+      "ValueError: The checkpoint you are trying to load has model type "
+      "`zeta3` but Transformers does not recognize this architecture.",
+      "RuntimeError: your version of fastloader is out of date; please "
+      "upgrade fastloader to 1.8 or later",
+      "_pickle.UnpicklingError: Weights only load failed. Re-running "
+      "`torch.load` with `weights_only` set to `False` will likely succeed",
+      "NotImplementedError: The operator 'aten::_foreach_norm' is not "
+      "currently implemented for the MPS device.",
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(lines); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 14);
+    sm_buf_addf(&b, "step 1 loss 2.0\n%s\n", lines[i]);
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (d.first_error_line != 2 || strcmp(d.category, "framework") != 0)
+      SM_FAIL_AT("case %zu: line %lld %s (%s)", i, d.first_error_line,
+                 d.category, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+  /* A lazy import's wrapper: the inner import error decides. */
+  expect("RuntimeError: Failed to import pkgx.models.big because of the "
+         "following error (look up to see its traceback):\n"
+         "No module named 'flash_attn_2_cuda'\n",
+         2, "framework", "none");
+  /* Not a pickling error of the job: the word inside another. */
+  {
+    sm_sigmatch m;
+    const char *l = "torch.serialization.pickle.UnpicklingError: Weights "
+                    "only load failed";
+    ASSERT(sm_sigdb_match(db_get(), l, strlen(l), &m));
+    ASSERT(strcmp(m.name, "pickle-own-object") != 0);
+  }
+}
+
+SM_TEST(failure_a_launchers_signal_exit_takes_the_signals_class) {
+  /* torchrun's summary of a worker killed by a signal, with nothing else
+   * in the log: the signal says what happened. */
+  static const struct {
+    int sig;
+    const char *cat, *comp;
+  } cases[] = {
+      {9, "infrastructure", "node"}, /* SIGKILL: the OOM killer, weakly */
+      {7, "infrastructure", "node"}, /* SIGBUS: shared memory */
+      {11, "framework", "none"},     /* SIGSEGV: a native crash */
+      {1, "user", "none"},           /* SIGHUP: the session ended */
+      {15, "unknown", "none"},       /* SIGTERM: from outside */
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 14);
+    sm_buf_addf(&b,
+                "step 1 loss 2.0\n"
+                "E0301 10:00:00.000 1 api.py:881] failed (exitcode: -%d) "
+                "local_rank: 0 (pid: 4121) of binary: /usr/bin/python3\n",
+                cases[i].sig);
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (d.first_error_line != 2 || strcmp(d.category, cases[i].cat) ||
+        strcmp(d.component, cases[i].comp) ||
+        (strcmp(d.category, "infrastructure") == 0 && d.confidence >= 0.8))
+      SM_FAIL_AT("signal %d: line %lld %s/%s conf %.2f (%s)", cases[i].sig,
+                 d.first_error_line, d.category, d.component, d.confidence,
+                 d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+}

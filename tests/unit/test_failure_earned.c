@@ -347,3 +347,82 @@ SM_TEST(failure_one_ambiguous_family_does_not_corroborate_itself) {
   ASSERT(d.confidence < 0.8);
   sm_diagnosis_release(&d);
 }
+
+SM_TEST(failure_a_ranks_own_error_outranks_its_peers_network_errors) {
+  /* The peers' retries run out because rank 3 died of its own error,
+   * printed later in the merged log. */
+  static const char *const own[] = {
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/mt/train.py\", line 140, in step\n"
+      "    tgt = batch['labels'][:, 1:]\n"
+      "KeyError: 'labels'\n",
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 "
+      "GiB. GPU 3 has a total capacity of 79.10 GiB of which 2.00 GiB is "
+      "free. Including non-PyTorch memory, this process has 77.00 GiB "
+      "memory in use.\n",
+  };
+  const char *want[] = {"user", "user"};
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(own); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 16);
+    sm_buf_addf(&b,
+                "iteration 700 | loss 2.2\n"
+                "gpu-b01:700:731 [0] NCCL WARN NET/IB : Got completion "
+                "from peer 10.0.0.7<40111> with status=12 opcode=0 len=0 "
+                "vendor err 129 (Send)\n"
+                "gpu-b01:700:731 [0] NCCL INFO transport/net.cc:1008 -> "
+                "6\n%s",
+                own[i]);
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (strcmp(d.category, want[i]) != 0 || d.first_error_line <= 2 ||
+        acts(&d, 0) != 0)
+      SM_FAIL_AT("case %zu: line %lld %s (%s)", i, d.first_error_line,
+                 d.category, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+  /* A network fault followed only by its own cascade stays the fabric's. */
+  {
+    sm_diagnosis d;
+    run("iteration 700 | loss 2.2\n"
+        "gpu-b01:700:731 [0] NCCL WARN NET/IB : Got completion from peer "
+        "10.0.0.7<40111> with status=12 opcode=0 len=0 vendor err 129 "
+        "(Send)\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/home/u/mt/train.py\", line 150, in step\n"
+        "    loss.backward()\n"
+        "  File \"/opt/v/lib/python3.11/site-packages/torch/_tensor.py\", "
+        "line 520, in backward\n"
+        "    torch.autograd.backward(self)\n"
+        "torch.distributed.DistBackendError: NCCL error in: "
+        "ProcessGroupNCCL.cpp:1970, remote process exited or there was a "
+        "network error, NCCL version 2.21.5\n",
+        &d);
+    ASSERT_EQ(d.first_error_line, 2);
+    ASSERT_STREQ(d.category, "infrastructure");
+    ASSERT_STREQ(d.component, "network");
+    sm_diagnosis_release(&d);
+  }
+}
+
+SM_TEST(failure_nvml_unknown_error_is_not_sure) {
+  sm_diagnosis d;
+
+  run("step 5 loss 1.0\n"
+      "Unable to determine the device handle for GPU 0000:3B:00.0: Unknown "
+      "Error\n",
+      &d);
+  ASSERT_STREQ(d.category, "infrastructure");
+  ASSERT_STREQ(d.component, "gpu");
+  ASSERT(d.confidence < 0.8);
+  sm_diagnosis_release(&d);
+  run("step 5 loss 1.0\n"
+      "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is "
+      "lost.  Reboot the system to recover this GPU\n",
+      &d);
+  ASSERT(d.confidence >= 0.8);
+  sm_diagnosis_release(&d);
+}
