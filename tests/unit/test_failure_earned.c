@@ -127,8 +127,8 @@ SM_TEST(failure_faults_of_a_part_reach_the_gate) {
        "gpu-a07:900:930 [3] NCCL WARN NET/IB : Got async event : port error\n",
        "network", "fault"},
       {"step 10 loss 2.0\n"
-       "Mar  4 10:00:01 gpu-a07 kernel: mce: [Hardware Error]: Machine check "
-       "events logged\n",
+       "Mar  4 10:00:01 gpu-a07 kernel: mce: [Hardware Error]: CPU 3: "
+       "Machine Check Exception: 5 Bank 7: be00000000800400\n",
        "node", "fault"},
   };
 
@@ -424,5 +424,50 @@ SM_TEST(failure_nvml_unknown_error_is_not_sure) {
       "lost.  Reboot the system to recover this GPU\n",
       &d);
   ASSERT(d.confidence >= 0.8);
+  sm_diagnosis_release(&d);
+}
+
+SM_TEST(failure_reports_that_no_fault_happened_are_benign) {
+  /* nvidia-smi -q in the job's preamble or a pasted report: counters at
+   * zero name faults that did not happen. */
+  sm_diagnosis d;
+
+  run("==============NVSMI LOG==============\n"
+      "    ECC Errors\n"
+      "        Volatile\n"
+      "            SRAM Uncorrectable            : 0\n"
+      "            DRAM Uncorrectable            : 0\n"
+      "    Retired Pages\n"
+      "        Double Bit ECC                    : 0\n"
+      "        Pending Page Blacklist            : No\n"
+      "    Remapped Rows\n"
+      "        Uncorrectable Error               : 0\n"
+      "        Remapping Failure Occurred        : No\n"
+      "    Xid Errors                            : None\n"
+      "step 1 loss 2.0\n"
+      "step 2 loss 1.9\n",
+      &d);
+  ASSERT_EQ(d.failure, 0);
+  sm_diagnosis_release(&d);
+  /* The job's own error after the dump is the cause; a Python exception
+   * whose message is 0 is not a counter. */
+  run("        Double Bit ECC                    : 0\n"
+      "step 1 loss 2.0\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/t.py\", line 9, in <module>\n"
+      "    x = table[0]\n"
+      "KeyError: 0\n",
+      &d);
+  ASSERT_EQ(d.first_error_line, 6);
+  ASSERT_STREQ(d.category, "user");
+  sm_diagnosis_release(&d);
+  /* Machine-check events logged without a word of them being fatal: look
+   * at the host, do not fence it off. */
+  run("step 1 loss 2.0\n"
+      "Mar  4 10:00:01 gpu-a07 kernel: mce: [Hardware Error]: Machine check "
+      "events logged\n",
+      &d);
+  ASSERT_STREQ(d.category, "infrastructure");
+  ASSERT(d.confidence < 0.8);
   sm_diagnosis_release(&d);
 }
