@@ -1224,6 +1224,55 @@ static const char *fill(sm_arena *a, const char *cmd, const char *node,
   return sm_arena_strdup(a, out);
 }
 
+#define SURVIVED_PROGRESS 3 /* progress lines that show the job went on */
+
+/* The cause at x was survived when at least SURVIVED_PROGRESS lines of
+ * training progress follow it (the job went on: a warning that looked bad,
+ * a retried read, a decoy in a preamble) and a later specific cause of
+ * another signature, or an exception of another type, follows them.  Symptoms
+ * after the progress do not count: other ranks train on for a while before they
+ * notice that one died.  Returns the later cause, or -1.  (The locator does the
+ * same across chunks; this holds within the window, for logs of any size.) */
+/* 1 if lines a and b report the same fault: the same signature, or
+ * exceptions of the same type without one. */
+static int same_fault(const sm__line *a, const sm__line *b) {
+  if (a->sig != NULL || b->sig != NULL)
+    return a->sig == b->sig;
+  return a->exc_len > 0 && a->exc_len == b->exc_len &&
+         memcmp(a->text + a->msg, b->text + b->msg, (size_t)a->exc_len) == 0;
+}
+
+static int survived(sm__lctx *c, const sm__window *w, const segs *s, int x) {
+  int progress = 0, later = -1;
+  const sm__line *lx = &w->lines[x];
+
+  for (int i = x + 1; i < w->n; i++) {
+    const sm__line *l = &w->lines[i];
+    size_t n;
+    const char *m;
+    if (progress >= SURVIVED_PROGRESS && !s->in_tb[i] &&
+        (l->kind == SM__K_CAUSE || l->kind == SM__K_EXC)) {
+      if (same_fault(lx, l))
+        return -1; /* the same fault again: a restart loop, the first
+                    * counts */
+      /* A generic line there may be the fault's own consequence on a rank
+       * whose output came late; only a specific cause or an exception
+       * shows that the job failed of something else. */
+      if (later < 0 && sm__line_strength(l) == 3)
+        later = i;
+    }
+    if (later >= 0)
+      continue;
+    if (l->kind != SM__K_NORMAL && l->kind != SM__K_WEAK &&
+        l->kind != SM__K_BENIGN && l->kind != SM__K_NOTICE)
+      continue;
+    m = msg_of(l, &n);
+    if (sm__sigdb_progress(&c->m, m, SM_MIN(n, (size_t)2048)))
+      progress++;
+  }
+  return later;
+}
+
 /* A network fault at x and, later in its episode, an error of the
  * program: a specific user or framework signature, or an exception raised
  * in the job's own code.  When a rank dies of its own error, its peers
@@ -1279,6 +1328,15 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   for (int i = a; i < end && x < 0; i++)
     if (eff_strength(w, &s, i) >= 2)
       x = i;
+  /* An error the job survived: training went on after it and the job
+   * failed later of another cause. */
+  for (int round = 0; x >= 0 && round < 8; round++) {
+    int y = survived(c, w, &s, x);
+    if (y < 0)
+      break;
+    x = y;
+    end = x + EPISODE < w->n ? x + EPISODE : w->n;
+  }
   if (x >= 0) {
     int y = program_error_after(w, &s, x, end);
     if (y >= 0)

@@ -752,3 +752,63 @@ SM_TEST(failure_a_launchers_signal_exit_takes_the_signals_class) {
     sm_buf_release(&b);
   }
 }
+
+SM_TEST(failure_an_error_the_job_survived_in_a_short_log) {
+  /* A preamble's error, then training, then the job's own failure: in a
+   * log shorter than one chunk too. */
+  static const char *const decoys[] = {
+      "df: /mnt/archive: Stale file handle",
+      "tee: /logs/run.txt: No space left on device",
+      "E0301 10:00:00.000000 1 cuda_driver.cc:152] failed call to cuInit: "
+      "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
+      "Failed to load image Python extension: libc10_cuda.so: cannot open "
+      "shared object file: No such file or directory",
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(decoys); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 16);
+    sm_buf_addf(&b, "%s\n", decoys[i]);
+    training(&b, 1, 12);
+    sm_buf_addf(&b, "Traceback (most recent call last):\n"
+                    "  File \"/home/u/train.py\", line 9, in <module>\n"
+                    "    x = batch['img']\n"
+                    "KeyError: 'img'\n");
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (d.first_error_line != 17 || strcmp(d.category, "user") != 0)
+      SM_FAIL_AT("decoy %zu: line %lld %s (%s)", i, d.first_error_line,
+                 d.category, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+  /* Other ranks train on after a GPU fault, then time out: symptoms do not
+   * make the fault a survived one. */
+  {
+    sm_buf b;
+    sm_buf_init(&b, 1 << 16);
+    sm_buf_addf(&b, "[rank3]: RuntimeError: CUDA error: uncorrectable ECC "
+                    "error encountered\n");
+    training(&b, 1, 6);
+    sm_buf_addf(&b, "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog "
+                    "caught collective operation timeout: WorkNCCL(SeqNum=9, "
+                    "OpType=ALLREDUCE) ran for 600000 milliseconds before "
+                    "timing out.\n");
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 1, "infrastructure", "gpu");
+    sm_buf_release(&b);
+  }
+  /* The same error after every restart: the first occurrence. */
+  {
+    sm_buf b;
+    sm_buf_init(&b, 1 << 16);
+    for (int k = 0; k < 3; k++) {
+      training(&b, 1, 5);
+      sm_buf_addf(&b, "ValueError: bad shard header in /data/s_%d\n", k);
+    }
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 6, "user", "none");
+    sm_buf_release(&b);
+  }
+}
