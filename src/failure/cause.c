@@ -518,9 +518,17 @@ static void judge_exception(const sm_sigdb *db, const char *tname,
            where);
 }
 
-/* The last dotted part of a type name s[0..n) into out. */
+/* The last dotted part of a type name s[0..n) into out; for a wrapper
+ * that names the original type ("RayTaskError(KeyError)"), the
+ * original's. */
 static void type_tail(const char *s, size_t n, char *out, size_t cap) {
-  const char *t = s;
+  const char *t = s,
+             *open = n > 2 && s[n - 1] == ')' ? memchr(s, '(', n) : NULL;
+
+  if (open != NULL) {
+    n = (size_t)(s + n - 1 - (open + 1));
+    s = t = open + 1;
+  }
 
   for (size_t k = n; k > 0; k--)
     if (s[k - 1] == '.') {

@@ -812,3 +812,29 @@ SM_TEST(failure_an_error_the_job_survived_in_a_short_log) {
     sm_buf_release(&b);
   }
 }
+
+SM_TEST(failure_wrapped_exceptions_and_launchers_signal_reports) {
+  /* Ray names the original type in its wrapper. */
+  expect("(TrainWorker pid=77, ip=10.0.0.1) epoch 1 step 30 loss 1.10\n"
+         "ray.exceptions.RayTaskError(KeyError): ray::TrainWorker.run() "
+         "(pid=77, ip=10.0.0.1)\n",
+         2, "user", "none");
+  expect("ray.exceptions.RayTaskError(ModuleNotFoundError): ray::f() "
+         "(pid=9)\n"
+         "ModuleNotFoundError: No module named 'flash_attn'\n",
+         1, "framework", "none");
+  /* A node running low on memory kills the task: a limit of the node. */
+  expect("step 3 loss 1.0\n"
+         "ray.exceptions.OutOfMemoryError: Task was killed due to the node "
+         "running low on memory.\n",
+         2, "infrastructure", "node");
+  /* mpirun's report of a rank's signal. */
+  expect("step 3 loss 1.0\n"
+         "mpirun noticed that process rank 3 with PID 4121 on node gpu-a01 "
+         "exited on signal 11 (Segmentation fault).\n",
+         2, "framework", "none");
+  expect("step 3 loss 1.0\n"
+         "mpirun noticed that process rank 3 with PID 4121 on node gpu-a01 "
+         "exited on signal 9 (Killed).\n",
+         2, "infrastructure", "node");
+}
