@@ -63,7 +63,14 @@ typedef struct segs {
   char *in_tb; /* 1 for lines inside a traceback */
   int *start;  /* for an exception line ending a block: its first line */
   int *exc_of; /* for a line inside a block: the exception line, or -1 */
+  int *prog;   /* prog[i]: lines of training progress in [0, i) */
 } segs;
+
+/* Lines of training progress strictly between lines i and j. */
+static int progress_between(const segs *s, int i, int j) {
+  int lo = i < j ? i : j, hi = i < j ? j : i;
+  return hi - lo >= 2 ? s->prog[hi] - s->prog[lo + 1] : 0;
+}
 
 static const char *msg_of(const sm__line *l, size_t *n) {
   *n = l->len - l->msg;
@@ -610,11 +617,14 @@ static void resolve_cut(const sm_sigdb *db, const sm__window *w, int a, int x,
            "the closest to the error");
 }
 
+#define SURVIVED_PROGRESS 3 /* progress lines that show the job went on */
+
 /* Nearest specific cause within the context, or -1.  A network error
  * printed after the generic line is not its explanation but its
  * consequence: peers lose the connection to a rank that crashed.  (A
  * GPU's or host's own report may come later: the driver's Xid, the
- * kernel's messages in the epilog.) */
+ * kernel's messages in the epilog.)  A cause with training progress
+ * between it and the generic line was survived: not its explanation. */
 static int nearest_specific(const sm__window *w, const segs *s, int x,
                             int ctx) {
   for (int d = 1; d <= ctx; d++) {
@@ -628,7 +638,8 @@ static int nearest_specific(const sm__window *w, const segs *s, int x,
       if (l->kind == SM__K_CAUSE && !l->sig->generic &&
           eff_strength(w, s, i) == 3 && l->sig->category != SM__CAT_UNKNOWN &&
           !(i > x && l->sig->category == SM__CAT_INFRA &&
-            l->sig->component == SM__COMP_NETWORK))
+            l->sig->component == SM__COMP_NETWORK) &&
+          progress_between(s, i, x) < SURVIVED_PROGRESS)
         return i;
     }
   }
@@ -1163,17 +1174,10 @@ static void earn(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
  * does not show (a site profile, a container's environment) is then as
  * likely as a broken link, so the verdict stays below the gate.  After
  * progress the same fault is the fabric's. */
-static void first_use(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
-                      int x, verdict *v) {
+static void first_use(const sm_sigdb *db, const segs *s, int x, verdict *v) {
   if (v->cat != SM__CAT_INFRA || v->sig == NULL || v->conf <= SM__EV_CEILING ||
-      !sm__sigdb_configurable(db, v->sig))
+      !sm__sigdb_configurable(db, v->sig) || s->prog[x] > 0)
     return;
-  for (int i = x - 1; i >= 0; i--) {
-    size_t n;
-    const char *m = msg_of(&w->lines[i], &n);
-    if (sm__sigdb_progress(&c->m, m, SM_MIN(n, (size_t)2048)))
-      return;
-  }
   v->conf = SM__EV_CEILING;
   strncat(v->reason,
           "; a fault that a setting can cause, with no training progress "
@@ -1232,8 +1236,6 @@ static const char *fill(sm_arena *a, const char *cmd, const char *node,
   return sm_arena_strdup(a, out);
 }
 
-#define SURVIVED_PROGRESS 3 /* progress lines that show the job went on */
-
 /* The cause at x was survived when at least SURVIVED_PROGRESS lines of
  * training progress follow it (the job went on: a warning that looked bad,
  * a retried read, a decoy in a preamble) and a later specific cause of
@@ -1250,15 +1252,13 @@ static int same_fault(const sm__line *a, const sm__line *b) {
          memcmp(a->text + a->msg, b->text + b->msg, (size_t)a->exc_len) == 0;
 }
 
-static int survived(sm__lctx *c, const sm__window *w, const segs *s, int x) {
-  int progress = 0, later = -1;
+static int survived(const sm__window *w, const segs *s, int x) {
+  int later = -1;
   const sm__line *lx = &w->lines[x];
 
   for (int i = x + 1; i < w->n; i++) {
     const sm__line *l = &w->lines[i];
-    size_t n;
-    const char *m;
-    if (progress >= SURVIVED_PROGRESS && !s->in_tb[i] &&
+    if (progress_between(s, x, i) >= SURVIVED_PROGRESS && !s->in_tb[i] &&
         (l->kind == SM__K_CAUSE || l->kind == SM__K_EXC)) {
       if (same_fault(lx, l))
         return -1; /* the same fault again: a restart loop, the first
@@ -1269,14 +1269,6 @@ static int survived(sm__lctx *c, const sm__window *w, const segs *s, int x) {
       if (later < 0 && sm__line_strength(l) == 3)
         later = i;
     }
-    if (later >= 0)
-      continue;
-    if (l->kind != SM__K_NORMAL && l->kind != SM__K_WEAK &&
-        l->kind != SM__K_BENIGN && l->kind != SM__K_NOTICE)
-      continue;
-    m = msg_of(l, &n);
-    if (sm__sigdb_progress(&c->m, m, SM_MIN(n, (size_t)2048)))
-      progress++;
   }
   return later;
 }
@@ -1323,13 +1315,27 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   s.in_tb = sm_calloc((size_t)w->n + 1, 1);
   s.start = sm_calloc((size_t)w->n + 1, sizeof(int));
   s.exc_of = sm_calloc((size_t)w->n + 1, sizeof(int));
-  if (!s.in_tb || !s.start || !s.exc_of) {
+  s.prog = sm_calloc((size_t)w->n + 1, sizeof(int));
+  if (!s.in_tb || !s.start || !s.exc_of || !s.prog) {
     sm_free(s.in_tb);
     sm_free(s.start);
     sm_free(s.exc_of);
+    sm_free(s.prog);
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   }
   segment(w, &s);
+  /* Training progress, counted once: which errors the job went on after,
+   * and whether a fault came at the job's first use of the fabric. */
+  for (int i = 0; i < w->n; i++) {
+    const sm__line *l = &w->lines[i];
+    int k = l->kind;
+    size_t n;
+    const char *m = msg_of(l, &n);
+    s.prog[i + 1] =
+        s.prog[i] + ((k == SM__K_NORMAL || k == SM__K_WEAK ||
+                      k == SM__K_BENIGN || k == SM__K_NOTICE) &&
+                     sm__sigdb_progress(&c->m, m, SM_MIN(n, (size_t)2048)));
+  }
   end = a + EPISODE < w->n ? a + EPISODE : w->n;
   /* The first cause of the episode; else a symptom that restates a
    * specific cause; else its first symptom. */
@@ -1339,7 +1345,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   /* An error the job survived: training went on after it and the job
    * failed later of another cause. */
   for (int round = 0; x >= 0 && round < 8; round++) {
-    int y = survived(c, w, &s, x);
+    int y = survived(w, &s, x);
     if (y < 0)
       break;
     x = y;
@@ -1405,7 +1411,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     resolve_cut(db, w, cut, x, &v);
   corroborate(w, &s, explain >= 0 ? explain : x, o->context, &v);
   job_setting(c, w, x, &v);
-  first_use(c, db, w, x, &v);
+  first_use(db, &s, x, &v);
   earn(c, db, w, &v);
   rx = reraised_in_parent(w, &s, x);
   if (rx >= 0)
@@ -1478,6 +1484,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     }
   }
 out:
+  sm_free(s.prog);
   sm_free(s.in_tb);
   sm_free(s.start);
   sm_free(s.exc_of);

@@ -471,3 +471,26 @@ SM_TEST(failure_reports_that_no_fault_happened_are_benign) {
   ASSERT(d.confidence < 0.8);
   sm_diagnosis_release(&d);
 }
+
+SM_TEST(failure_a_survived_error_does_not_explain_a_later_crash) {
+  /* A generic crash takes its class from a specific cause nearby, but not
+   * from one the job trained past. */
+  sm_diagnosis d;
+
+  run("df: /mnt/archive: Stale file handle\n"
+      "step 1 loss 2.0\nstep 2 loss 1.9\nstep 3 loss 1.8\nstep 4 loss 1.7\n"
+      "Segmentation fault (core dumped)\n",
+      &d);
+  ASSERT_EQ(d.first_error_line, 6);
+  ASSERT_STREQ(d.category, "framework");
+  ASSERT_EQ(acts(&d, 0), 0);
+  sm_diagnosis_release(&d);
+  /* Next to it, the same cause explains it. */
+  run("step 1 loss 2.0\n"
+      "OSError: [Errno 116] Stale file handle: '/mnt/ds/shard_3'\n"
+      "Segmentation fault (core dumped)\n",
+      &d);
+  ASSERT_STREQ(d.category, "infrastructure");
+  ASSERT_STREQ(d.component, "storage");
+  sm_diagnosis_release(&d);
+}
