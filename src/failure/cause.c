@@ -1238,8 +1238,10 @@ static const char *fill(sm_arena *a, const char *cmd, const char *node,
 
 /* The cause at x was survived when at least SURVIVED_PROGRESS lines of
  * training progress follow it (the job went on: a warning that looked bad,
- * a retried read, a decoy in a preamble) and a later specific cause of
- * another signature, or an exception of another type, follows them.  Symptoms
+ * a retried read, a decoy in a preamble) and a later cause of another
+ * signature, or an exception of another type, follows them.  (Ranks of a
+ * data-parallel job cannot train on for long past a rank that died: they
+ * wait for it at the next collective.)  Symptoms
  * after the progress do not count: other ranks train on for a while before they
  * notice that one died.  Returns the later cause, or -1.  (The locator does the
  * same across chunks; this holds within the window, for logs of any size.) */
@@ -1263,10 +1265,7 @@ static int survived(const sm__window *w, const segs *s, int x) {
       if (same_fault(lx, l))
         return -1; /* the same fault again: a restart loop, the first
                     * counts */
-      /* A generic line there may be the fault's own consequence on a rank
-       * whose output came late; only a specific cause or an exception
-       * shows that the job failed of something else. */
-      if (later < 0 && sm__line_strength(l) == 3)
+      if (later < 0 && sm__line_strength(l) >= 2)
         later = i;
     }
   }
