@@ -494,3 +494,45 @@ SM_TEST(failure_a_survived_error_does_not_explain_a_later_crash) {
   ASSERT_STREQ(d.component, "storage");
   sm_diagnosis_release(&d);
 }
+
+SM_TEST(failure_hardware_words_in_paths_are_not_reports) {
+  /* Clusters name their filesystems in paths; a path is not a message of
+   * the filesystem. */
+  static const struct {
+    const char *line, *cat;
+  } cases[] = {
+      {"FileNotFoundError: [Errno 2] No such file or directory: "
+       "'/gpfs/scratch/u/run3/config_error.yaml'",
+       "user"},
+      {"ImportError: /opt/amazon/efa/lib/libfabric.so.1: failed to map "
+       "segment from shared object",
+       "framework"},
+      {"PermissionError: [Errno 13] Permission denied: "
+       "'/lustre/fs1/u/LustreError_notes.txt'",
+       "user"},
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 14);
+    sm_buf_addf(&b, "step 1 loss 2.0\n%s\n", cases[i].line);
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (strcmp(d.category, cases[i].cat) != 0 || acts(&d, 0) != 0)
+      SM_FAIL_AT("case %zu: %s (%s)", i, d.category, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+  /* The filesystem's own message still counts. */
+  {
+    sm_diagnosis d;
+    run("step 1 loss 2.0\n"
+        "Mar  4 10:00:01 gpu-a07 kernel: mmfs: [E] Unmounting file system "
+        "gpfs1 due to a severe error\n",
+        &d);
+    ASSERT_STREQ(d.category, "infrastructure");
+    ASSERT_STREQ(d.component, "storage");
+    sm_diagnosis_release(&d);
+  }
+}
