@@ -1075,6 +1075,28 @@ static const char *find_near(sm__lctx *c, sm__pattern *const *pats, int np,
 
 /* ==== Earned confidence ==== */
 
+/* 1 if the exception at x was raised by a raise statement in the job's
+ * own code: its innermost frame is the job's and the source line shown
+ * under that frame starts with "raise". */
+static int raised_by_job(const sm__window *w, const segs *s, int x) {
+  frames f;
+  int k;
+  size_t n, i = 0;
+  const char *m;
+
+  collect_frames(w, s, x, &f);
+  if (f.innermost < 0 || f.innermost != f.inner_user)
+    return 0;
+  k = f.innermost + 1;
+  if (k >= x || !s->in_tb[k] || w->lines[k].kind == SM__K_TB_FRAME)
+    return 0;
+  m = msg_of(&w->lines[k], &n);
+  while (i < n && (m[i] == ' ' || m[i] == '\t'))
+    i++;
+  return n - i >= 6 && memcmp(m + i, "raise", 5) == 0 &&
+         (m[i + 5] == ' ' || m[i + 5] == '(');
+}
+
 #define LOCAL_LINES 64 /* lines of the same fault whose host is looked up */
 #define LOCAL_HOSTS 4  /* distinct hosts remembered */
 
@@ -1138,13 +1160,23 @@ static int fault_hosts(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
  *     network fault from the two ends of a path): the same fault from
  *     more hosts is not located on one node (a fabric-wide problem, or
  *     the same command failing the same way everywhere), so it is not a
- *     reason to fence off one. */
+ *     reason to fence off one;
+ *   - an exception that the job's own code raised (a raise statement in
+ *     the innermost frame, a frame of the job) carries the job's words,
+ *     not a report of the system's: its check failed. */
 static void earn(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
-                 verdict *v) {
+                 const segs *s, int x, verdict *v) {
   int nh, most;
 
   if (v->cat != SM__CAT_INFRA)
     return;
+  if (w->lines[x].exc_len > 0 && raised_by_job(w, s, x) && v->conf > 0.6) {
+    v->conf = 0.6;
+    strncat(v->reason,
+            "; the job's own code raised it (its words, not a report of "
+            "the system)",
+            sizeof(v->reason) - strlen(v->reason) - 1);
+  }
   if (v->ev != SM__EV_FAULT && v->conf > SM__EV_CEILING) {
     v->conf = SM__EV_CEILING;
     snprintf(v->reason + strlen(v->reason),
@@ -1411,7 +1443,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   corroborate(w, &s, explain >= 0 ? explain : x, o->context, &v);
   job_setting(c, w, x, &v);
   first_use(db, &s, x, &v);
-  earn(c, db, w, &v);
+  earn(c, db, w, &s, x, &v);
   rx = reraised_in_parent(w, &s, x);
   if (rx >= 0)
     strncat(v.reason, "; first reported where the parent re-raised it",

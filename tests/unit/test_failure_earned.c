@@ -536,3 +536,33 @@ SM_TEST(failure_hardware_words_in_paths_are_not_reports) {
     sm_diagnosis_release(&d);
   }
 }
+
+SM_TEST(failure_an_error_the_jobs_code_raised_is_its_own_words) {
+  sm_diagnosis d;
+
+  /* The job's own health check raises with a hardware word in its
+   * message: the job's words, not the driver's report. */
+  run("step 1 loss 2.0\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/proj/train.py\", line 40, in <module>\n"
+      "    check_links(model)\n"
+      "  File \"/home/u/proj/health.py\", line 12, in check_links\n"
+      "    raise RuntimeError(f'NVLink error on GPU {i}: bandwidth {bw:.1f} "
+      "GB/s below 100')\n"
+      "RuntimeError: NVLink error on GPU 3: bandwidth 41.2 GB/s below 100\n",
+      &d);
+  ASSERT_STREQ(d.category, "infrastructure");
+  ASSERT(d.confidence < 0.8);
+  ASSERT_EQ(acts(&d, 0), 0);
+  sm_diagnosis_release(&d);
+  /* A CUDA error surfacing at the job's call is the driver's report. */
+  run("step 1 loss 2.0\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/home/u/proj/train.py\", line 40, in <module>\n"
+      "    model = model.cuda()\n"
+      "RuntimeError: CUDA error: uncorrectable ECC error encountered\n",
+      &d);
+  ASSERT_STREQ(d.component, "gpu");
+  ASSERT(d.confidence >= 0.8);
+  sm_diagnosis_release(&d);
+}
