@@ -124,7 +124,10 @@ static void print_human(const sm_diagnosis *d, const sm_plan *p) {
   printf("category:    %s", d->category);
   if (strcmp(d->component, "none") != 0)
     printf(" / %s", d->component);
-  printf(" (confidence %.2f)\n", d->confidence);
+  printf(" (confidence %.2f", d->confidence);
+  if (d->basis)
+    printf(", basis: %s", d->basis);
+  printf(")\n");
   printf("root cause:  %s\n", d->root_cause ? d->root_cause : "?");
   if (d->node || d->device)
     printf("located:     %s%s%s\n", d->node ? d->node : "",

@@ -122,6 +122,11 @@ typedef struct sm_diagnosis {
   double confidence;      /* in [0, 1]: how sure the category is */
   int retryable;          /* 1 if restarting the job can help */
   const char *reason;     /* how the category was decided, one sentence */
+  const char *basis;      /* for infrastructure: what the verdict rests on,
+                           * "fault" (a part reports a fault), "limit" (a
+                           * resource ran out), "event" (stopped from
+                           * outside) or "inferred"; NULL otherwise.  The
+                           * planner isolates a node only for a fault. */
   sm_evidence evidence[SM_DIAG_MAX_EVIDENCE]; /* cause first */
   int n_evidence;
   const char *commands[SM_DIAG_MAX_COMMANDS]; /* diagnosis commands */

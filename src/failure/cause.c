@@ -53,6 +53,7 @@ typedef struct verdict {
   int retryable;      /* 1/0 */
   const sm__sig *sig; /* signature that decided, or NULL */
   int xid;            /* Xid code that decided, or -1 */
+  int ev;             /* SM__EV_*: what an infrastructure verdict rests on */
   char cause[320];    /* root-cause sentence */
   char reason[320];   /* how it was decided */
 } verdict;
@@ -62,7 +63,14 @@ typedef struct segs {
   char *in_tb; /* 1 for lines inside a traceback */
   int *start;  /* for an exception line ending a block: its first line */
   int *exc_of; /* for a line inside a block: the exception line, or -1 */
+  int *prog;   /* prog[i]: lines of training progress in [0, i) */
 } segs;
+
+/* Lines of training progress strictly between lines i and j. */
+static int progress_between(const segs *s, int i, int j) {
+  int lo = i < j ? i : j, hi = i < j ? j : i;
+  return hi - lo >= 2 ? s->prog[hi] - s->prog[lo + 1] : 0;
+}
 
 static const char *msg_of(const sm__line *l, size_t *n) {
   *n = l->len - l->msg;
@@ -385,10 +393,14 @@ static void from_sig(const sm_sigdb *db, const sm__sig *sig, int xid,
   v->comp = sig->component;
   v->conf = sig->confidence;
   v->retryable = sig->retryable;
+  /* A generic message says that something failed, not that a part is
+   * broken. */
+  v->ev = sig->generic ? SM__EV_INFERRED : sig->evidence;
   set_text(v->cause, sizeof(v->cause), sig->cause ? sig->cause : sig->name);
   snprintf(v->reason, sizeof(v->reason), "signature %s", sig->name);
   if (x != NULL) {
     v->xid = xid;
+    v->ev = SM__EV_FAULT; /* the driver's own report about the GPU */
     v->cat = x->category;
     v->comp = x->component;
     v->conf = x->confidence;
@@ -400,24 +412,28 @@ static void from_sig(const sm_sigdb *db, const sm__sig *sig, int xid,
              sig->name, xid);
   } else if (xid >= 0) {
     v->xid = xid;
+    v->ev = SM__EV_INFERRED;
     v->conf = SM_MIN(v->conf, 0.6);
     snprintf(v->cause, sizeof(v->cause), "Xid %d (not in the Xid table)", xid);
   }
 }
 
-/* Own module or third-party package behind an import error at x. */
+/* Own module or third-party package behind an import error at x, or
+ * behind an attribute missing from a module ("module 'numpy' has no
+ * attribute 'float'"). */
 static void resolve_import(const sm_sigdb *db, const sm__window *w,
                            const segs *s, int x, verdict *v) {
   const sm__line *l = &w->lines[x];
   size_t n, mn;
   const char *m = msg_of(l, &n);
   char mod[160] = "", top[160];
-  const char *dot;
-  frames f;
+  const char *dot, *what;
+  int attr = 0;
 
-  collect_frames(w, s, x, &f);
-  if (quoted_after(m, n, "No module named '", mod, sizeof(mod)) == 0)
-    quoted_after(m, n, "from '", mod, sizeof(mod));
+  if (quoted_after(m, n, "No module named '", mod, sizeof(mod)) == 0 &&
+      quoted_after(m, n, "from '", mod, sizeof(mod)) == 0)
+    attr = quoted_after(m, n, "module '", mod, sizeof(mod)) > 0;
+  what = attr ? "lacks an attribute the code uses" : "cannot be imported";
   dot = strchr(mod, '.');
   mn = dot ? (size_t)(dot - mod) : strlen(mod);
   memcpy(top, mod, mn);
@@ -426,9 +442,8 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
     v->cat = SM__CAT_USER;
     v->conf = 0.8;
     snprintf(v->cause, sizeof(v->cause),
-             "import of the job's own module '%s' failed (path or name "
-             "error in the job)",
-             mod);
+             "the job's own module '%s' %s (path or name error in the job)",
+             mod, what);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is a directory or file of the job's own "
              "frames",
@@ -439,8 +454,10 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
     v->cat = SM__CAT_FRAMEWORK;
     v->conf = 0.8;
     snprintf(v->cause, sizeof(v->cause),
-             "installed package '%s' is missing or incompatible with the "
-             "code or with another package",
+             attr ? "installed package '%s' lacks an attribute the code "
+                    "uses: another version than the code was written for"
+                  : "installed package '%s' is missing or incompatible with "
+                    "the code or with another package",
              mod);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is a third-party package", v->sig->name, top);
@@ -448,41 +465,24 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
     v->cat = SM__CAT_USER;
     v->conf = 0.6;
     snprintf(v->cause, sizeof(v->cause),
-             "module '%s' cannot be imported: not a known package, so the "
-             "job's own module or environment is at fault",
-             mod);
+             "module '%s' %s: not a known package, so the job's own module "
+             "or environment is at fault",
+             mod, what);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is not a known third-party package",
              v->sig->name, top);
   }
-  (void)f;
 }
 
-/* Class of an exception from its table entry and the traceback frames. */
-static void resolve_exception(const sm_sigdb *db, const sm__window *w,
-                              const segs *s, int x, verdict *v, int have_sig) {
-  const sm__line *l = &w->lines[x];
-  const char *m = l->text + l->msg, *type = m;
-  char tname[128];
-  size_t tl = (size_t)l->exc_len, k;
-  const sm__exc *e;
-  frames f;
+/* Class of an exception of type tname (its last dotted part) from its
+ * table entry and the frames f of its traceback. */
+static void judge_exception(const sm_sigdb *db, const char *tname,
+                            const frames *f, verdict *v, int have_sig) {
+  const sm__exc *e = sm__sigdb_exc(db, tname);
   int cat_u, cat_l;
   double conf;
   const char *where;
 
-  for (k = tl; k > 0; k--)
-    if (m[k - 1] == '.') {
-      type = m + k;
-      break;
-    }
-  tl = (size_t)(m + l->exc_len - type);
-  if (tl >= sizeof(tname))
-    tl = sizeof(tname) - 1;
-  memcpy(tname, type, tl);
-  tname[tl] = '\0';
-  e = sm__sigdb_exc(db, tname);
-  chain_frames(w, s, x, &f);
   cat_u = e ? e->category : SM__CAT_USER;
   cat_l = e && e->library_category >= 0 ? e->library_category
                                         : (e ? e->category : SM__CAT_FRAMEWORK);
@@ -495,15 +495,15 @@ static void resolve_exception(const sm_sigdb *db, const sm__window *w,
     if (v->cat == SM__CAT_USER || v->cat == SM__CAT_FRAMEWORK)
       cat_l = SM__CAT_FRAMEWORK;
   }
-  if (f.n == 0) {
+  if (f->n == 0) {
     v->cat = cat_u;
     v->conf = conf - 0.1;
     where = "no traceback frames";
-  } else if (f.innermost == f.inner_user) {
+  } else if (f->innermost == f->inner_user) {
     v->cat = cat_u;
     v->conf = conf + 0.1;
     where = "raised in the job's own code";
-  } else if (f.n_user > 0) {
+  } else if (f->n_user > 0) {
     v->cat = cat_u;
     v->conf = conf;
     where = "raised inside a library called from the job's code";
@@ -525,7 +525,106 @@ static void resolve_exception(const sm_sigdb *db, const sm__window *w,
            where);
 }
 
-/* Nearest specific cause within the context, or -1. */
+/* The last dotted part of a type name s[0..n) into out; for a wrapper
+ * that names the original type ("RayTaskError(KeyError)"), the
+ * original's. */
+static void type_tail(const char *s, size_t n, char *out, size_t cap) {
+  const char *t = s,
+             *open = n > 2 && s[n - 1] == ')' ? memchr(s, '(', n) : NULL;
+
+  if (open != NULL) {
+    n = (size_t)(s + n - 1 - (open + 1));
+    s = t = open + 1;
+  }
+
+  for (size_t k = n; k > 0; k--)
+    if (s[k - 1] == '.') {
+      t = s + k;
+      break;
+    }
+  n = (size_t)(s + n - t);
+  if (n >= cap)
+    n = cap - 1;
+  memcpy(out, t, n);
+  out[n] = '\0';
+}
+
+static void resolve_exception(const sm_sigdb *db, const sm__window *w,
+                              const segs *s, int x, verdict *v, int have_sig) {
+  const sm__line *l = &w->lines[x];
+  char tname[128];
+  frames f;
+
+  type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
+  chain_frames(w, s, x, &f);
+  judge_exception(db, tname, &f, v, have_sig);
+}
+
+/* A traceback cut before its exception line (a pasted excerpt, a process
+ * killed while it printed): the last line of the block at [a, x] is the
+ * closest the log comes to the error.  When it is a raise statement
+ * ("raise ValueError(...)") the type it raises is judged like an
+ * exception line, with the block's frames; else the class is unknown. */
+static void resolve_cut(const sm_sigdb *db, const sm__window *w, int a, int x,
+                        verdict *v) {
+  size_t n, i = 0, b;
+  const char *m = msg_of(&w->lines[x], &n);
+  char tname[128];
+  frames f;
+
+  memset(&f, 0, sizeof(f));
+  f.innermost = f.inner_user = -1;
+  for (int k = a; k <= x; k++) {
+    const char *p;
+    size_t pn;
+    if (w->lines[k].kind != SM__K_TB_FRAME)
+      continue;
+    pn = frame_path(&w->lines[k], &p);
+    if (pn == 0)
+      continue;
+    f.n++;
+    f.innermost = k;
+    if (!library_path(p, pn)) {
+      f.n_user++;
+      f.inner_user = k;
+    }
+  }
+  while (i < n && (m[i] == ' ' || m[i] == '\t'))
+    i++;
+  if (n - i > 6 && memcmp(m + i, "raise ", 6) == 0) {
+    i += 6;
+    b = i;
+    while (i < n &&
+           (isalnum((unsigned char)m[i]) || m[i] == '_' || m[i] == '.'))
+      i++;
+    if (i > b && sm__exc_type_len(m + b, i - b) == (int)(i - b)) {
+      type_tail(m + b, i - b, tname, sizeof(tname));
+      judge_exception(db, tname, &f, v, 0);
+      v->conf -= 0.1;
+      strncat(v->reason,
+              "; the traceback is cut before its exception line, the raise "
+              "statement names it",
+              sizeof(v->reason) - strlen(v->reason) - 1);
+      return;
+    }
+  }
+  v->cat = SM__CAT_UNKNOWN;
+  v->conf = 0.3;
+  snprintf(v->cause, sizeof(v->cause),
+           "a traceback cut before its exception line");
+  snprintf(v->reason, sizeof(v->reason),
+           "the traceback ends without an exception line; its last line is "
+           "the closest to the error");
+}
+
+#define SURVIVED_PROGRESS 3 /* progress lines that show the job went on */
+
+/* Nearest specific cause within the context, or -1.  A network error
+ * printed after the generic line is not its explanation but its
+ * consequence: peers lose the connection to a rank that crashed.  (A
+ * GPU's or host's own report may come later: the driver's Xid, the
+ * kernel's messages in the epilog.)  A cause with training progress
+ * between it and the generic line was survived: not its explanation. */
 static int nearest_specific(const sm__window *w, const segs *s, int x,
                             int ctx) {
   for (int d = 1; d <= ctx; d++) {
@@ -537,7 +636,10 @@ static int nearest_specific(const sm__window *w, const segs *s, int x,
         continue;
       l = &w->lines[i];
       if (l->kind == SM__K_CAUSE && !l->sig->generic &&
-          eff_strength(w, s, i) == 3 && l->sig->category != SM__CAT_UNKNOWN)
+          eff_strength(w, s, i) == 3 && l->sig->category != SM__CAT_UNKNOWN &&
+          !(i > x && l->sig->category == SM__CAT_INFRA &&
+            l->sig->component == SM__COMP_NETWORK) &&
+          progress_between(s, i, x) < SURVIVED_PROGRESS)
         return i;
     }
   }
@@ -546,7 +648,8 @@ static int nearest_specific(const sm__window *w, const segs *s, int x,
 
 /* The specific cause a generic symptom line restates ("watchdog thread
  * terminated with exception: CUDA error: ..."), or NULL. */
-static const sm__sig *restated(sm__lctx *c, const sm__line *l) {
+static const sm__sig *restated(sm__lctx *c, const sm__line *l,
+                               int allow_generic) {
   const sm__sig *same;
   size_t mn;
   const char *m;
@@ -556,7 +659,7 @@ static const sm__sig *restated(sm__lctx *c, const sm__line *l) {
     return NULL;
   m = msg_of(l, &mn);
   same = sm__sigdb_match_cause(&c->m, m, SM_MIN(mn, (size_t)8192), &xid);
-  return same != NULL && !same->generic ? same : NULL;
+  return same != NULL && (allow_generic || !same->generic) ? same : NULL;
 }
 
 static void resolve_oom(const sm__window *w, int x, verdict *v);
@@ -568,6 +671,7 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
   memset(v, 0, sizeof(*v));
   v->xid = -1;
   v->retryable = -1;
+  v->ev = SM__EV_INFERRED; /* until a signature says what it rests on */
   *explain = -1;
   if (l->sig != NULL && l->sig->generic) {
     int y, sx;
@@ -596,6 +700,15 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
       *explain = y;
       if (ly->sig->resolver == SM__RESOLVE_IMPORT)
         resolve_import(db, w, s, y, v);
+      return;
+    }
+    /* A symptom that restates a generic cause ("what():  CUDA error: an
+     * illegal memory access"): the cause's class, not the symptom's. */
+    if (same != NULL && same != l->sig && l->sig->role == SM__ROLE_SYMPTOM) {
+      from_sig(db, same, sx, v);
+      snprintf(v->reason, sizeof(v->reason),
+               "symptom %s restates %s on the same line", l->sig->name,
+               same->name);
       return;
     }
   }
@@ -651,10 +764,17 @@ static void corroborate(const sm__window *w, const segs *s, int x, int ctx,
       continue;
     if (l->sig == v->sig)
       continue;
+    /* For infrastructure, only an independent report of a broken part
+     * that is strong on its own agrees: two lines of one ambiguous family
+     * (a driver mismatch and the container runtime's account of it) are
+     * one piece of evidence. */
     if (l->sig->category == v->cat &&
-        (v->cat != SM__CAT_INFRA || l->sig->component == v->comp))
+        (v->cat != SM__CAT_INFRA ||
+         (l->sig->component == v->comp && l->sig->evidence == SM__EV_FAULT &&
+          l->sig->confidence >= 0.8)))
       agree = 1;
     if (l->sig->category == SM__CAT_INFRA && l->sig->confidence >= 0.85 &&
+        l->sig->evidence == SM__EV_FAULT &&
         (l->sig->component == SM__COMP_GPU ||
          l->sig->component == SM__COMP_NVLINK ||
          l->sig->component == SM__COMP_NODE))
@@ -867,7 +987,7 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
   char text[4096];
   size_t k = 0;
   double total = 0, others = 0, share;
-  int procs = 0;
+  int procs = 0, exact;
 
   /* The report may be wrapped over the next lines. */
   for (int i = x; i < w->n && i <= x + 3 && k + 1 < sizeof(text); i++) {
@@ -881,6 +1001,7 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
   share = oom_others_share(text, k, &total, &others);
   if (share < 0.25)
     return;
+  exact = memmem(text, k, "this process has", 16) != NULL;
   /* Several other processes may be the job's own ranks on one GPU (a
    * device-placement bug): then the verdict stays below the planner's
    * gate. */
@@ -888,10 +1009,15 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
        (p = memmem(p, (size_t)(text + k - p), "Process ", 8)) != NULL; p += 8)
     if (p + 8 < text + k && isdigit((unsigned char)p[8]))
       procs++;
+  /* Memory others hold is a shared resource taken, not a broken GPU.
+   * Without the report's own figure for this process ("this process has
+   * X memory in use"), the part that is not PyTorch's (its CUDA context,
+   * other allocators in the same process) counts as others': less sure. */
   v->cat = SM__CAT_INFRA;
   v->comp = SM__COMP_GPU;
   v->retryable = 1;
-  v->conf = procs >= 2 ? 0.6 : 0.8;
+  v->ev = SM__EV_LIMIT;
+  v->conf = procs >= 2 ? 0.6 : exact ? 0.75 : 0.7;
   snprintf(v->cause, sizeof(v->cause),
            "the GPU was not free: other processes held %.1f of its %.1f GiB "
            "when the job ran out of memory",
@@ -947,6 +1073,151 @@ static const char *find_near(sm__lctx *c, sm__pattern *const *pats, int np,
   return NULL;
 }
 
+/* ==== Earned confidence ==== */
+
+/* 1 if the exception at x was raised by a raise statement in the job's
+ * own code: its innermost frame is the job's and the source line shown
+ * under that frame starts with "raise". */
+static int raised_by_job(const sm__window *w, const segs *s, int x) {
+  frames f;
+  int k;
+  size_t n, i = 0;
+  const char *m;
+
+  collect_frames(w, s, x, &f);
+  if (f.innermost < 0 || f.innermost != f.inner_user)
+    return 0;
+  k = f.innermost + 1;
+  if (k >= x || !s->in_tb[k] || w->lines[k].kind == SM__K_TB_FRAME)
+    return 0;
+  m = msg_of(&w->lines[k], &n);
+  while (i < n && (m[i] == ' ' || m[i] == '\t'))
+    i++;
+  return n - i >= 6 && memcmp(m + i, "raise", 5) == 0 &&
+         (m[i + 5] == ' ' || m[i + 5] == '(');
+}
+
+#define LOCAL_LINES 64 /* lines of the same fault whose host is looked up */
+#define LOCAL_HOSTS 4  /* distinct hosts remembered */
+
+/* Group 1 of the first host pattern that matches line l, into out;
+ * returns its length or 0. */
+static size_t host_of(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
+                      char *out, size_t cap) {
+  regmatch_t sub[2];
+
+  for (int pass = 0; pass < 2; pass++) {
+    const char *t = pass == 0 ? l->text + l->msg : l->text;
+    size_t n = SM_MIN(pass == 0 ? l->len - l->msg : l->len, (size_t)4096);
+    if (pass == 1 && l->msg == 0)
+      break;
+    for (int k = 0; k < db->n_hosts; k++)
+      if (sm__pattern_exec(&c->m, db->hosts[k], t, n, sub, 2) &&
+          sub[1].rm_so >= 0 && sub[1].rm_eo > sub[1].rm_so) {
+        size_t hl = (size_t)(sub[1].rm_eo - sub[1].rm_so);
+        if (hl >= cap)
+          hl = cap - 1;
+        memcpy(out, c->m.buf + sub[1].rm_so, hl);
+        out[hl] = '\0';
+        return hl;
+      }
+  }
+  return 0;
+}
+
+/* Distinct hosts that report the same fault as the cause (the same
+ * signature and Xid code) in the window, up to LOCAL_HOSTS. */
+static int fault_hosts(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
+                       const verdict *v) {
+  char hosts[LOCAL_HOSTS][96];
+  int nh = 0, seen = 0;
+
+  for (int i = 0; i < w->n && seen < LOCAL_LINES && nh < LOCAL_HOSTS; i++) {
+    const sm__line *l = &w->lines[i];
+    char h[96];
+    int dup = 0;
+    if ((l->kind != SM__K_CAUSE && l->kind != SM__K_SYMPTOM) ||
+        l->sig != v->sig || (v->xid >= 0 && l->xid != v->xid))
+      continue;
+    seen++;
+    if (host_of(c, db, l, h, sizeof(h)) == 0)
+      continue;
+    for (int k = 0; k < nh && !dup; k++)
+      dup = strcmp(hosts[k], h) == 0;
+    if (!dup)
+      snprintf(hosts[nh++], sizeof(hosts[0]), "%s", h);
+  }
+  return nh;
+}
+
+/* An infrastructure verdict's confidence must be earned before it can
+ * reach the planner's gate:
+ *
+ *   - only a report of a broken part (evidence "fault") may; a resource
+ *     that ran out (the job may have used it up), an event from outside
+ *     and anything inferred stay at or below SM__EV_CEILING;
+ *   - a fault of one GPU, link or host is reported from one host (a
+ *     network fault from the two ends of a path): the same fault from
+ *     more hosts is not located on one node (a fabric-wide problem, or
+ *     the same command failing the same way everywhere), so it is not a
+ *     reason to fence off one;
+ *   - an exception that the job's own code raised (a raise statement in
+ *     the innermost frame, a frame of the job) carries the job's words,
+ *     not a report of the system's: its check failed. */
+static void earn(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
+                 const segs *s, int x, verdict *v) {
+  int nh, most;
+
+  if (v->cat != SM__CAT_INFRA)
+    return;
+  if (w->lines[x].exc_len > 0 && raised_by_job(w, s, x) && v->conf > 0.6) {
+    v->conf = 0.6;
+    strncat(v->reason,
+            "; the job's own code raised it (its words, not a report of "
+            "the system)",
+            sizeof(v->reason) - strlen(v->reason) - 1);
+  }
+  if (v->ev != SM__EV_FAULT && v->conf > SM__EV_CEILING) {
+    v->conf = SM__EV_CEILING;
+    snprintf(v->reason + strlen(v->reason),
+             sizeof(v->reason) - strlen(v->reason),
+             "; it rests on %s evidence, not on a report of a broken part",
+             sm__ev_names[v->ev]);
+  }
+  if (v->sig == NULL || v->comp == SM__COMP_STORAGE ||
+      v->comp == SM__COMP_NONE || v->comp == SM__COMP_GPU_MEMORY)
+    return;
+  most = v->comp == SM__COMP_NETWORK ? 2 : 1;
+  nh = fault_hosts(c, db, w, v);
+  if (nh > most && v->conf > 0.6) {
+    v->conf = 0.6;
+    snprintf(v->reason + strlen(v->reason),
+             sizeof(v->reason) - strlen(v->reason),
+             "; the same fault is reported from %s%d hosts, so it is not "
+             "located on one node",
+             nh >= LOCAL_HOSTS ? "at least " : "", nh);
+  }
+}
+
+/* A fault that a setting can cause (a [setting] record explains its
+ * signature: the fabric's adapters, GID index, interfaces, transports),
+ * with no training progress before it in the window: the job's first use
+ * of the fabric failed.  A setting of the job or of the node that the log
+ * does not show (a site profile, a container's environment) is then as
+ * likely as a broken link, so the verdict stays below the gate.  After
+ * progress the same fault is the fabric's. */
+static void first_use(const sm_sigdb *db, const segs *s, int x, verdict *v) {
+  if (v->cat != SM__CAT_INFRA || v->sig == NULL || v->conf <= SM__EV_CEILING ||
+      !sm__sigdb_configurable(db, v->sig) || s->prog[x] > 0)
+    return;
+  v->conf = SM__EV_CEILING;
+  strncat(v->reason,
+          "; a fault that a setting can cause, with no training progress "
+          "before it: the job's first use of the fabric failed, and a "
+          "setting is as likely as a broken part",
+          sizeof(v->reason) - strlen(v->reason) - 1);
+}
+
 /* ==== Output ==== */
 
 static void add_evidence(sm_diagnosis *d, const sm__line *l, const char *role) {
@@ -997,32 +1268,130 @@ static const char *fill(sm_arena *a, const char *cmd, const char *node,
   return sm_arena_strdup(a, out);
 }
 
+/* The cause at x was survived when at least SURVIVED_PROGRESS lines of
+ * training progress follow it (the job went on: a warning that looked bad,
+ * a retried read, a decoy in a preamble) and a later cause of another
+ * signature, or an exception of another type, follows them.  (Ranks of a
+ * data-parallel job cannot train on for long past a rank that died: they
+ * wait for it at the next collective.)  Symptoms
+ * after the progress do not count: other ranks train on for a while before they
+ * notice that one died.  Returns the later cause, or -1.  (The locator does the
+ * same across chunks; this holds within the window, for logs of any size.) */
+/* 1 if lines a and b report the same fault: the same signature, or
+ * exceptions of the same type without one. */
+static int same_fault(const sm__line *a, const sm__line *b) {
+  if (a->sig != NULL || b->sig != NULL)
+    return a->sig == b->sig;
+  return a->exc_len > 0 && a->exc_len == b->exc_len &&
+         memcmp(a->text + a->msg, b->text + b->msg, (size_t)a->exc_len) == 0;
+}
+
+static int survived(const sm__window *w, const segs *s, int x) {
+  int later = -1;
+  const sm__line *lx = &w->lines[x];
+
+  for (int i = x + 1; i < w->n; i++) {
+    const sm__line *l = &w->lines[i];
+    if (progress_between(s, x, i) >= SURVIVED_PROGRESS && !s->in_tb[i] &&
+        (l->kind == SM__K_CAUSE || l->kind == SM__K_EXC)) {
+      if (same_fault(lx, l))
+        return -1; /* the same fault again: a restart loop, the first
+                    * counts */
+      if (later < 0 && sm__line_strength(l) >= 2)
+        later = i;
+    }
+  }
+  return later;
+}
+
+/* A network fault at x and, later in its episode, an error of the
+ * program: a specific user or framework signature, or an exception raised
+ * in the job's own code.  When a rank dies of its own error, its peers
+ * see the connection fail (InfiniBand retries exceeded, resets) and may
+ * print that first; a network fault does not make the job's code raise.
+ * Returns the program error's line, or -1. */
+static int program_error_after(const sm__window *w, const segs *s, int x,
+                               int end) {
+  const sm__line *lx = &w->lines[x];
+
+  if (lx->kind != SM__K_CAUSE || lx->sig->category != SM__CAT_INFRA ||
+      lx->sig->component != SM__COMP_NETWORK)
+    return -1;
+  for (int i = x + 1; i < end; i++) {
+    const sm__line *l = &w->lines[i];
+    if (s->in_tb[i])
+      continue;
+    if (l->kind == SM__K_CAUSE && !l->sig->generic &&
+        (l->sig->category == SM__CAT_USER ||
+         l->sig->category == SM__CAT_FRAMEWORK))
+      return i;
+    if (l->kind == SM__K_EXC && s->start[i] >= 0) {
+      frames f;
+      collect_frames(w, s, i, &f);
+      if (f.n > 0 && f.innermost == f.inner_user)
+        return i;
+    }
+  }
+  return -1;
+}
+
 int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
                       const sm_diag_opts *o, sm_diagnosis *d, sm_err *err) {
   segs s;
   int a = w->first_fail, end, x = -1, best = -1, chain_steps = 0, explain;
-  int strong = 0, rx;
+  int strong = 0, rx, cut = -1;
   verdict v;
   const sm__line *lx;
 
   s.in_tb = sm_calloc((size_t)w->n + 1, 1);
   s.start = sm_calloc((size_t)w->n + 1, sizeof(int));
   s.exc_of = sm_calloc((size_t)w->n + 1, sizeof(int));
-  if (!s.in_tb || !s.start || !s.exc_of) {
+  s.prog = sm_calloc((size_t)w->n + 1, sizeof(int));
+  if (!s.in_tb || !s.start || !s.exc_of || !s.prog) {
     sm_free(s.in_tb);
     sm_free(s.start);
     sm_free(s.exc_of);
+    sm_free(s.prog);
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   }
   segment(w, &s);
+  /* Training progress, counted once: which errors the job went on after,
+   * and whether a fault came at the job's first use of the fabric. */
+  for (int i = 0; i < w->n; i++) {
+    const sm__line *l = &w->lines[i];
+    int k = l->kind;
+    size_t n;
+    const char *m = msg_of(l, &n);
+    s.prog[i + 1] =
+        s.prog[i] + ((k == SM__K_NORMAL || k == SM__K_WEAK ||
+                      k == SM__K_BENIGN || k == SM__K_NOTICE) &&
+                     sm__sigdb_progress(&c->m, m, SM_MIN(n, (size_t)2048)));
+  }
   end = a + EPISODE < w->n ? a + EPISODE : w->n;
   /* The first cause of the episode; else a symptom that restates a
    * specific cause; else its first symptom. */
   for (int i = a; i < end && x < 0; i++)
     if (eff_strength(w, &s, i) >= 2)
       x = i;
+  /* An error the job survived: training went on after it and the job
+   * failed later of another cause. */
+  for (int round = 0; x >= 0 && round < 8; round++) {
+    int y = survived(w, &s, x);
+    if (y < 0)
+      break;
+    x = y;
+    end = x + EPISODE < w->n ? x + EPISODE : w->n;
+  }
+  if (x >= 0) {
+    int y = program_error_after(w, &s, x, end);
+    if (y >= 0)
+      x = y;
+  }
   for (int i = a; i < end && x < 0; i++)
-    if (!s.in_tb[i] && restated(c, &w->lines[i]) != NULL)
+    if (!s.in_tb[i] && restated(c, &w->lines[i], 0) != NULL)
+      x = i;
+  for (int i = a; i < end && x < 0; i++)
+    if (!s.in_tb[i] && restated(c, &w->lines[i], 1) != NULL)
       x = i;
   for (int i = a; i < end && x < 0; i++)
     if (eff_strength(w, &s, i) >= 1 && w->lines[i].kind != SM__K_NOTICE)
@@ -1038,6 +1407,13 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     for (int i = a; i < end && x < 0; i++)
       if (s.in_tb[i] && s.exc_of[i] >= 0)
         x = s.exc_of[i];
+    /* A traceback without its exception line: its last line. */
+    if (x < 0 && s.in_tb[a]) {
+      cut = a;
+      x = a;
+      while (x + 1 < w->n && s.in_tb[x + 1])
+        x++;
+    }
     if (x < 0)
       x = a;
   }
@@ -1062,8 +1438,12 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     goto out;
   }
   classify(c, db, w, &s, x, o->context, &v, &explain);
+  if (cut >= 0 && v.sig == NULL)
+    resolve_cut(db, w, cut, x, &v);
   corroborate(w, &s, explain >= 0 ? explain : x, o->context, &v);
   job_setting(c, w, x, &v);
+  first_use(db, &s, x, &v);
+  earn(c, db, w, &s, x, &v);
   rx = reraised_in_parent(w, &s, x);
   if (rx >= 0)
     strncat(v.reason, "; first reported where the parent re-raised it",
@@ -1081,6 +1461,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   d->xid = v.xid;
   d->root_cause = sm_arena_strdup(&d->_arena, v.cause);
   d->reason = sm_arena_strdup(&d->_arena, v.reason);
+  d->basis = v.cat == SM__CAT_INFRA ? sm__ev_names[v.ev] : NULL;
   d->signature = v.sig ? v.sig->name : NULL;
   if (lx->exc_len > 0)
     d->exception =
@@ -1134,6 +1515,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     }
   }
 out:
+  sm_free(s.prog);
   sm_free(s.in_tb);
   sm_free(s.start);
   sm_free(s.exc_of);

@@ -278,6 +278,7 @@ void sm_diagnosis_json(const sm_diagnosis *d, const sm_plan *p, sm_jw *w) {
   opt_str(w, "node", d->node);
   opt_str(w, "device", d->device);
   opt_str(w, "reason", d->reason);
+  opt_str(w, "basis", d->basis);
   sm_jw_key(w, "diagnose_commands");
   sm_jw_arr_begin(w);
   for (int i = 0; i < d->n_commands; i++)

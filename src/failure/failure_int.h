@@ -48,7 +48,24 @@ enum {
   SM__RESOLVE_OOM        /* the job's own memory, or others' on a shared GPU */
 };
 
+/* What an infrastructure verdict rests on (key "evidence").  Only a
+ * report of a broken part earns the planner's gate: a resource that ran
+ * out may have been used up by the job itself, and an event from outside
+ * (a preemption, a shutdown) says nothing bad about the node. */
+enum {
+  SM__EV_FAULT = 0, /* a GPU, link, host or filesystem reports a fault */
+  SM__EV_LIMIT,     /* a resource ran out or was sized too small */
+  SM__EV_EVENT,     /* the job was stopped from outside */
+  SM__EV_INFERRED,  /* deduced from a consequence or a generic message */
+  SM__EV_COUNT
+};
+
+/* The highest confidence a verdict resting on a limit, an event or an
+ * inference may have: below the planner's default gate (0.8). */
+#define SM__EV_CEILING 0.75
+
 extern const char *const sm__cat_names[SM__CAT_COUNT];
+extern const char *const sm__ev_names[SM__EV_COUNT];
 extern const char *const sm__comp_names[SM__COMP_COUNT];
 extern const char *const sm__role_names[3];
 
@@ -74,6 +91,7 @@ typedef struct sm__sig {
   int generic;       /* says that something failed, not why */
   int xid_group;     /* capture group with an Xid code, 0 none */
   int resolver;      /* SM__RESOLVE_* */
+  int evidence;      /* SM__EV_*: what an infrastructure verdict rests on */
   char *cause;       /* root-cause sentence */
   char *advice;      /* one line for the operator, or NULL */
   char **diagnose;   /* commands overriding the component's */
@@ -211,6 +229,9 @@ int sm__sigdb_progress(sm__matcher *m, const char *text, size_t n);
 const sm__setting *sm__sigdb_setting(sm__matcher *m, const sm__sig *sig,
                                      const char *text, size_t n);
 const sm__exc *sm__sigdb_exc(const sm_sigdb *db, const char *type);
+/* 1 if some [setting] record explains signature sig: a setting of the
+ * job or the node can cause that fault. */
+int sm__sigdb_configurable(const sm_sigdb *db, const sm__sig *sig);
 int sm__sigdb_is_package(const sm_sigdb *db, const char *name, size_t n);
 
 /* Literal extraction, exposed for tests: fills up to max needles of at

@@ -534,6 +534,21 @@ int sm__exc_type_len(const char *s, size_t n) {
   }
   if (i > 200 || !isupper((unsigned char)s[seg]))
     return 0;
+  /* A wrapper that names the original type: Ray's
+   * "ray.exceptions.RayTaskError(KeyError): ...". */
+  if (i < n && s[i] == '(') {
+    size_t j = i + 1;
+    while (j < n && j < i + 100 &&
+           (isalnum((unsigned char)s[j]) || s[j] == '_' || s[j] == '.'))
+      j++;
+    if (j > i + 1 && j < n && s[j] == ')' && isupper((unsigned char)s[i + 1]) &&
+        (j + 1 == n || s[j + 1] == ':')) {
+      if (ends_with(s + seg, i - seg, "Error") ||
+          ends_with(s + seg, i - seg, "Exception"))
+        return (int)(j + 1);
+    }
+    return 0;
+  }
   if (i < n && s[i] != ':')
     return 0;
   if (ends_with(s + seg, i - seg, "Error") ||

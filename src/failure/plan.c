@@ -8,7 +8,9 @@
  * the job's own GPU memory, "none" or a name the planner does not know);
  * its confidence must be a number in [0, 1] at or above the threshold (NaN
  * fails); only then may a plan isolate or restart.  Isolation needs a
- * known node and room in the isolation quota of the time window; a
+ * verdict that rests on a fault (not on a resource limit, an outside
+ * event or an inference: the diagnosis's basis), a known node and room
+ * in the isolation quota of the time window; a
  * restart needs a retryable fault and room under the job's retry cap.
  * Isolation and replacement are conditional on the diagnosis confirming
  * the fault.  In shadow mode the same plan is produced but marked not
@@ -437,6 +439,13 @@ int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
     copy_commands(p, add_step(p, "diagnose", node ? node : d->device, NULL), d);
     if (!can_iso) {
       add_gate(p, "isolating a node does not help a %s fault", d->component);
+    } else if (d->basis != NULL && strcmp(d->basis, "fault") != 0) {
+      add_gate(p,
+               "the verdict rests on %s evidence, not on a broken part: "
+               "no isolation",
+               strcmp(d->basis, "limit") == 0   ? "a resource limit's"
+               : strcmp(d->basis, "event") == 0 ? "an outside event's"
+                                                : "inferred");
     } else if (node == NULL) {
       add_gate(p, "the failing node is not known: no isolation");
     } else if (p->isolations_in_window >= o.isolation_quota) {

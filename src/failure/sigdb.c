@@ -23,6 +23,8 @@ const char *const sm__cat_names[SM__CAT_COUNT] = {"unknown", "infrastructure",
 const char *const sm__comp_names[SM__COMP_COUNT] = {
     "none", "gpu", "nvlink", "network", "node", "storage", "gpu_memory"};
 const char *const sm__role_names[3] = {"cause", "symptom", "benign"};
+const char *const sm__ev_names[SM__EV_COUNT] = {"fault", "limit", "event",
+                                                "inferred"};
 
 #define MAX_LINE 4096
 #define MAX_RECORDS 20000
@@ -775,6 +777,14 @@ static int sig_key(parser *p, const char *k, const char *v) {
           p, "resolver must be import, traceback, oom or none, got '%s'", v);
     return 0;
   }
+  if (!strcmp(k, "evidence")) {
+    int e = lookup(sm__ev_names, SM__EV_COUNT, v);
+    if (e < 0)
+      return perr(
+          p, "evidence must be fault, limit, event or inferred, got '%s'", v);
+    s->evidence = e;
+    return 0;
+  }
   if (!strcmp(k, "cause"))
     return (s->cause = sm_arena_strdup(&p->db->arena, v)) ? 0 : SM_ENOMEM;
   if (!strcmp(k, "advice"))
@@ -1178,6 +1188,14 @@ const sm__exc *sm__sigdb_exc(const sm_sigdb *db, const char *type) {
         (best == NULL || db->excs[i].load >= best->load))
       best = &db->excs[i];
   return best;
+}
+
+int sm__sigdb_configurable(const sm_sigdb *db, const sm__sig *sig) {
+  for (int i = 0; sig != NULL && i < db->n_settings; i++)
+    for (int k = 0; k < db->settings[i]->n_explains; k++)
+      if (strcmp(db->settings[i]->explains[k], sig->name) == 0)
+        return 1;
+  return 0;
 }
 
 int sm__sigdb_is_package(const sm_sigdb *db, const char *name, size_t n) {

@@ -425,3 +425,416 @@ SM_TEST(failure_cascade_never_outranks_its_start) {
          "  exitcode  : 1 (pid: 71)\n",
          2, "infrastructure", "gpu");
 }
+
+/* ==== Round 2: classes met on logs the handler had not seen ==== */
+
+SM_TEST(failure_signals_from_the_session_are_user) {
+  /* The launcher's agent gets a hangup: its shell or SSH session ended. */
+  expect("step 88 loss 0.41\n"
+         "step 89 loss 0.40\n"
+         "WARNING:torch.distributed.elastic.agent.server.api:Received 1 "
+         "death signal, shutting down workers\n"
+         "WARNING:torch.distributed.elastic.multiprocessing.api:Sending "
+         "process 5120 closing signal SIGHUP\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/opt/env/bin/torchrun\", line 8, in <module>\n"
+         "    sys.exit(main())\n"
+         "  File \"/opt/env/lib/python3.10/site-packages/torch/distributed/"
+         "elastic/multiprocessing/api.py\", line 62, in _terminate\n"
+         "    raise SignalException(f\"Process {os.getpid()} got signal\")\n"
+         "torch.distributed.elastic.multiprocessing.api.SignalException: "
+         "Process 5101 got signal: 1\n",
+         3, "user", "none");
+  /* The exception alone, an interrupt. */
+  expect("epoch 3 | it 400 | loss 1.2\n"
+         "torch.distributed.elastic.multiprocessing.api.SignalException: "
+         "Process 77 got signal: 2\n",
+         2, "user", "none");
+  /* A shell's job report, and another launcher's wording. */
+  expect("[1]+  Hangup                  python train.py --cfg cfg/b.yaml\n", 1,
+         "user", "none");
+  expect("[2025-02-01 10:00:00,001] [INFO] [launch.py:319:main] training "
+         "started\n"
+         "[2025-02-01 11:00:00,001] [ERROR] [launch.py:321:sigkill_handler] "
+         "got SIGINT, killing subprocess 4410\n",
+         2, "user", "none");
+  /* A termination from outside (scheduler, preemption) is not the job's
+   * and not the framework's: with nothing else, the class is unknown. */
+  expect("step 88 loss 0.41\n"
+         "WARNING:torch.distributed.elastic.agent.server.api:Received 15 "
+         "death signal, shutting down workers\n"
+         "torch.distributed.elastic.multiprocessing.api.SignalException: "
+         "Process 5101 got signal: 15\n",
+         2, "unknown", "none");
+}
+
+SM_TEST(failure_events_from_outside_are_the_nodes_but_not_faults) {
+  static const char *const logs[] = {
+      /* A cloud's reclaim notice for a spot or preemptible machine. */
+      "2025-03-01T10:00:00Z agent: instance metadata: preemption notice "
+      "received, shutting down in 30s\n",
+      "2025-03-01T10:00:00Z watcher: EC2 Spot Instance interruption notice: "
+      "instance-action terminate at 2025-03-01T10:02:00Z\n",
+      "2025-03-01T10:00:00Z vm-agent: ScheduledEvents: EventType=Preempt "
+      "Resources=[trainer-7]\n",
+      /* The machine powered off or shut down under the job. */
+      "Mar  1 10:00:00 trainer-7 systemd-logind[812]: Power button "
+      "pressed.\n",
+      "Mar  1 10:00:00 trainer-7 kubelet[990]: Shutdown manager detected new "
+      "shutdown event, isNodeShuttingDownNow: true\n",
+      /* The scheduler's own word. */
+      "slurmstepd: error: *** JOB 812 ON gpu-c12 CANCELLED AT "
+      "2025-03-01T10:00:00 DUE TO PREEMPTION ***\n",
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(logs); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 16);
+    sm_buf_addf(&b, "step 1200 loss 0.91\n%s", logs[i]);
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (d.first_error_line != 2 || strcmp(d.category, "infrastructure") ||
+        strcmp(d.component, "node") || d.basis == NULL ||
+        strcmp(d.basis, "event") || !(d.confidence <= SM__EV_CEILING))
+      SM_FAIL_AT("case %zu: line %lld %s/%s basis %s conf %.2f (%s)", i,
+                 d.first_error_line, d.category, d.component,
+                 d.basis ? d.basis : "-", d.confidence,
+                 d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+}
+
+SM_TEST(failure_worker_that_died_without_its_own_error) {
+  /* Only the parent's notice: the system ended the worker (shared or host
+   * memory), weakly the node's. */
+  {
+    sm_diagnosis d;
+    run("Epoch 2:  41%|####      | 410/1000 [03:10<04:30]\n"
+        "[rank0]: RuntimeError: DataLoader worker (pid(s) 3112, 3114) exited "
+        "unexpectedly\n",
+        &d);
+    ASSERT_EQ(d.first_error_line, 2);
+    ASSERT_STREQ(d.category, "infrastructure");
+    ASSERT_STREQ(d.component, "node");
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+  }
+  /* The worker's own error says which resource. */
+  expect("ERROR: Unexpected bus error encountered in worker. This might be "
+         "caused by insufficient shared memory (shm).\n"
+         "RuntimeError: DataLoader worker (pid(s) 901) exited unexpectedly\n",
+         1, "infrastructure", "node");
+  /* The worker's own exception is the cause. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/ds.py\", line 12, in __getitem__\n"
+         "    return self.items[k]['img']\n"
+         "KeyError: 'img'\n"
+         "RuntimeError: DataLoader worker (pid(s) 901) exited unexpectedly\n",
+         4, "user", "none");
+}
+
+SM_TEST(failure_api_drift_between_code_and_library_is_framework) {
+  /* A keyword the installed library version does not take, at the job's
+   * call site. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/lm/finetune.py\", line 61, in <module>\n"
+         "    trainer = pl.Trainer(gpus=4, max_epochs=3)\n"
+         "TypeError: Trainer.__init__() got an unexpected keyword argument "
+         "'gpus'\n",
+         4, "framework", "none");
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/sft.py\", line 90, in main\n"
+         "    t = SFTTrainer(model=m, tokenizer=tok, args=cfg)\n"
+         "TypeError: __init__() got an unexpected keyword argument "
+         "'tokenizer'\n",
+         4, "framework", "none");
+  expect("  File \"/home/u/plot_hist.py\", line 7, in <module>\n"
+         "    h, e = np.histogram(x, bins=50, normed=True)\n"
+         "TypeError: histogram() got an unexpected keyword argument 'normed'\n",
+         3, "framework", "none");
+  /* A configuration system building the job's own class from its config:
+   * the config has a key the class lacks. */
+  expect("Error executing job with overrides: []\n"
+         "hydra.errors.InstantiationException: Error in call to target "
+         "'seg.nets.UNet':\n"
+         "TypeError(\"__init__() got an unexpected keyword argument "
+         "'depth'\")\n",
+         2, "user", "none");
+  /* An attribute missing from a module: a package's version, or the job's
+   * own module. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/eval.py\", line 30, in <module>\n"
+         "    labels = labels.astype(np.int)\n"
+         "  File \"/opt/env/lib/python3.11/site-packages/numpy/__init__.py\", "
+         "line 324, in __getattr__\n"
+         "    raise AttributeError(__former_attrs__[attr])\n"
+         "AttributeError: module 'numpy' has no attribute 'int'.\n",
+         6, "framework", "none");
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/proj/train.py\", line 14, in <module>\n"
+         "    loader = helpers.build_loader(cfg)\n"
+         "  File \"/home/u/proj/helpers/__init__.py\", line 1, in <module>\n"
+         "    pass\n"
+         "AttributeError: module 'helpers' has no attribute 'build_loader'\n",
+         6, "user", "none");
+}
+
+SM_TEST(failure_traceback_cut_before_its_exception) {
+  /* A pasted traceback that stops at the raise statement, in a library the
+   * job called. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/run.py\", line 20, in <module>\n"
+         "    main()\n"
+         "  File \"/opt/env/lib/python3.9/site-packages/tok/vocab.py\", line "
+         "88, in load\n"
+         "    raise KeyError(f'unknown token {t}')\n",
+         5, "user", "none");
+  /* Only library frames. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/opt/env/lib/python3.9/site-packages/tool/cli.py\", line 9, "
+         "in main\n"
+         "    run()\n"
+         "  File \"/opt/env/lib/python3.9/site-packages/tool/core.py\", line "
+         "40, in run\n"
+         "    raise RuntimeError('bad state')\n",
+         5, "framework", "none");
+  /* No raise statement: the last line, class unknown. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/run.py\", line 20, in <module>\n"
+         "    main()\n"
+         "  File \"/home/u/run.py\", line 12, in main\n"
+         "    model.fit(x)\n",
+         5, "unknown", "none");
+}
+
+SM_TEST(failure_words_of_cascades_and_errnos_in_their_context) {
+  /* "terminated" inside a CUDA message is not the scheduler's kill. */
+  expect("step 5 loss 1.0\n"
+         "RuntimeError: CUDA error: the launch timed out and was terminated\n",
+         2, "unknown", "none");
+  /* A shell's report of a terminated child is a symptom. */
+  {
+    sm_diagnosis d;
+    run("step 5 loss 1.0\n"
+        "/var/spool/slurmd/job77/slurm_script: line 9: 4121 Terminated      "
+        "        python train.py\n",
+        &d);
+    ASSERT_EQ(d.first_error_line, 2);
+    ASSERT_STREQ(d.signature, "scheduler-job-killed");
+    sm_diagnosis_release(&d);
+  }
+  /* A C++ exception's what(): restating a generic CUDA error takes the
+   * error's class. */
+  expect("terminate called after throwing an instance of 'c10::Error'\n"
+         "  what():  CUDA error: an illegal memory access was encountered\n",
+         2, "framework", "none");
+  /* The application's EIO: storage, but not sure enough to act on. */
+  {
+    sm_diagnosis d;
+    run("step 5 loss 1.0\n"
+        "OSError: [Errno 5] Input/output error: '/mnt/drive/data/shard_07'\n",
+        &d);
+    ASSERT_STREQ(d.category, "infrastructure");
+    ASSERT_STREQ(d.component, "storage");
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+    /* The kernel's report of the device is a fault of the storage. */
+    run("step 5 loss 1.0\n"
+        "[ 9001.22] blk_update_request: I/O error, dev nvme1n1, sector "
+        "81920 op 0x0:(READ)\n",
+        &d);
+    ASSERT_STREQ(d.component, "storage");
+    ASSERT(d.confidence >= 0.8);
+    sm_diagnosis_release(&d);
+  }
+  /* ENOTCONN on a socket is a peer gone; on a file, a mount gone. */
+  {
+    sm_diagnosis d;
+    run("step 5 loss 1.0\n"
+        "RuntimeError: [c10d] recv failed on socket: Transport endpoint is "
+        "not connected\n",
+        &d);
+    ASSERT_STREQ(d.signature, "nccl-remote-peer-gone");
+    sm_diagnosis_release(&d);
+    run("step 5 loss 1.0\n"
+        "OSError: [Errno 107] Transport endpoint is not connected: "
+        "'/content/drive/MyDrive/ds'\n",
+        &d);
+    ASSERT_STREQ(d.component, "storage");
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+  }
+  /* A build tool's failure reported through subprocess is the
+   * extension build's, not a launcher's exit. */
+  expect("subprocess.CalledProcessError: Command '['ninja', '-v']' returned "
+         "non-zero exit status 1.\n",
+         1, "framework", "none");
+}
+
+SM_TEST(failure_version_requirements_of_any_library_are_framework) {
+  static const char *const lines[] = {
+      "ImportError: tokenmill>=0.20.3 is required for a normal functioning "
+      "of this module, but found tokenmill==0.19.0.",
+      "RuntimeError: the plugin requires ops-kernels >= 2.4, but you have "
+      "ops-kernels 2.1.0",
+      "ValueError: The checkpoint you are trying to load has model type "
+      "`zeta3` but Transformers does not recognize this architecture.",
+      "RuntimeError: your version of fastloader is out of date; please "
+      "upgrade fastloader to 1.8 or later",
+      "_pickle.UnpicklingError: Weights only load failed. Re-running "
+      "`torch.load` with `weights_only` set to `False` will likely succeed",
+      "NotImplementedError: The operator 'aten::_foreach_norm' is not "
+      "currently implemented for the MPS device.",
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(lines); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 14);
+    sm_buf_addf(&b, "step 1 loss 2.0\n%s\n", lines[i]);
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (d.first_error_line != 2 || strcmp(d.category, "framework") != 0)
+      SM_FAIL_AT("case %zu: line %lld %s (%s)", i, d.first_error_line,
+                 d.category, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+  /* A lazy import's wrapper: the inner import error decides. */
+  expect("RuntimeError: Failed to import pkgx.models.big because of the "
+         "following error (look up to see its traceback):\n"
+         "No module named 'flash_attn_2_cuda'\n",
+         2, "framework", "none");
+  /* Not a pickling error of the job: the word inside another. */
+  {
+    sm_sigmatch m;
+    const char *l = "torch.serialization.pickle.UnpicklingError: Weights "
+                    "only load failed";
+    ASSERT(sm_sigdb_match(db_get(), l, strlen(l), &m));
+    ASSERT(strcmp(m.name, "pickle-own-object") != 0);
+  }
+}
+
+SM_TEST(failure_a_launchers_signal_exit_takes_the_signals_class) {
+  /* torchrun's summary of a worker killed by a signal, with nothing else
+   * in the log: the signal says what happened. */
+  static const struct {
+    int sig;
+    const char *cat, *comp;
+  } cases[] = {
+      {9, "infrastructure", "node"}, /* SIGKILL: the OOM killer, weakly */
+      {7, "infrastructure", "node"}, /* SIGBUS: shared memory */
+      {11, "framework", "none"},     /* SIGSEGV: a native crash */
+      {1, "user", "none"},           /* SIGHUP: the session ended */
+      {15, "unknown", "none"},       /* SIGTERM: from outside */
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 14);
+    sm_buf_addf(&b,
+                "step 1 loss 2.0\n"
+                "E0301 10:00:00.000 1 api.py:881] failed (exitcode: -%d) "
+                "local_rank: 0 (pid: 4121) of binary: /usr/bin/python3\n",
+                cases[i].sig);
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (d.first_error_line != 2 || strcmp(d.category, cases[i].cat) ||
+        strcmp(d.component, cases[i].comp) ||
+        (strcmp(d.category, "infrastructure") == 0 && d.confidence >= 0.8))
+      SM_FAIL_AT("signal %d: line %lld %s/%s conf %.2f (%s)", cases[i].sig,
+                 d.first_error_line, d.category, d.component, d.confidence,
+                 d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+}
+
+SM_TEST(failure_an_error_the_job_survived_in_a_short_log) {
+  /* A preamble's error, then training, then the job's own failure: in a
+   * log shorter than one chunk too. */
+  static const char *const decoys[] = {
+      "df: /mnt/archive: Stale file handle",
+      "tee: /logs/run.txt: No space left on device",
+      "E0301 10:00:00.000000 1 cuda_driver.cc:152] failed call to cuInit: "
+      "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
+      "Failed to load image Python extension: libc10_cuda.so: cannot open "
+      "shared object file: No such file or directory",
+  };
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(decoys); i++) {
+    sm_diagnosis d;
+    sm_buf b;
+    sm_buf_init(&b, 1 << 16);
+    sm_buf_addf(&b, "%s\n", decoys[i]);
+    training(&b, 1, 12);
+    sm_buf_addf(&b, "Traceback (most recent call last):\n"
+                    "  File \"/home/u/train.py\", line 9, in <module>\n"
+                    "    x = batch['img']\n"
+                    "KeyError: 'img'\n");
+    sm_buf_addc(&b, '\0');
+    run(b.data, &d);
+    if (d.first_error_line != 17 || strcmp(d.category, "user") != 0)
+      SM_FAIL_AT("decoy %zu: line %lld %s (%s)", i, d.first_error_line,
+                 d.category, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+  /* Other ranks train on after a GPU fault, then time out: symptoms do not
+   * make the fault a survived one. */
+  {
+    sm_buf b;
+    sm_buf_init(&b, 1 << 16);
+    sm_buf_addf(&b, "[rank3]: RuntimeError: CUDA error: uncorrectable ECC "
+                    "error encountered\n");
+    training(&b, 1, 6);
+    sm_buf_addf(&b, "[rank0]:[E ProcessGroupNCCL.cpp:563] [Rank 0] Watchdog "
+                    "caught collective operation timeout: WorkNCCL(SeqNum=9, "
+                    "OpType=ALLREDUCE) ran for 600000 milliseconds before "
+                    "timing out.\n");
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 1, "infrastructure", "gpu");
+    sm_buf_release(&b);
+  }
+  /* The same error after every restart: the first occurrence. */
+  {
+    sm_buf b;
+    sm_buf_init(&b, 1 << 16);
+    for (int k = 0; k < 3; k++) {
+      training(&b, 1, 5);
+      sm_buf_addf(&b, "ValueError: bad shard header in /data/s_%d\n", k);
+    }
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 6, "user", "none");
+    sm_buf_release(&b);
+  }
+}
+
+SM_TEST(failure_wrapped_exceptions_and_launchers_signal_reports) {
+  /* Ray names the original type in its wrapper. */
+  expect("(TrainWorker pid=77, ip=10.0.0.1) epoch 1 step 30 loss 1.10\n"
+         "ray.exceptions.RayTaskError(KeyError): ray::TrainWorker.run() "
+         "(pid=77, ip=10.0.0.1)\n",
+         2, "user", "none");
+  expect("ray.exceptions.RayTaskError(ModuleNotFoundError): ray::f() "
+         "(pid=9)\n"
+         "ModuleNotFoundError: No module named 'flash_attn'\n",
+         1, "framework", "none");
+  /* A node running low on memory kills the task: a limit of the node. */
+  expect("step 3 loss 1.0\n"
+         "ray.exceptions.OutOfMemoryError: Task was killed due to the node "
+         "running low on memory.\n",
+         2, "infrastructure", "node");
+  /* mpirun's report of a rank's signal. */
+  expect("step 3 loss 1.0\n"
+         "mpirun noticed that process rank 3 with PID 4121 on node gpu-a01 "
+         "exited on signal 11 (Segmentation fault).\n",
+         2, "framework", "none");
+  expect("step 3 loss 1.0\n"
+         "mpirun noticed that process rank 3 with PID 4121 on node gpu-a01 "
+         "exited on signal 9 (Killed).\n",
+         2, "infrastructure", "node");
+}

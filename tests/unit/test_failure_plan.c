@@ -341,63 +341,82 @@ SM_TEST(failure_plan_never_isolates_or_restarts_outside_the_rule) {
   const double thresholds[] = {0, 0.5, 0.95, NAN, -1};
   static const char *const located[] = {"gpu", "nvlink", "network", "node",
                                         "storage"};
-  long plans = 0, acted = 0;
+  /* What the verdict rests on: not stated (a diagnosis built by hand),
+   * a fault, a resource limit, an outside event, an inference, a word the
+   * planner does not know. */
+  static const char *const bases[] = {NULL,    "fault",    "limit",
+                                      "event", "inferred", "Fault"};
+  long plans = 0, acted = 0, isolated = 0;
 
   for (size_t ci = 0; ci < SM_ARRAY_LEN(cats); ci++)
     for (size_t ki = 0; ki < SM_ARRAY_LEN(comps); ki++)
       for (size_t fi = 0; fi < SM_ARRAY_LEN(confs); fi++)
         for (int bits = 0; bits < 16; bits++)
-          for (size_t ti = 0; ti < SM_ARRAY_LEN(thresholds); ti++) {
-            sm_diagnosis d;
-            sm_plan p;
-            sm_plan_opts o = {0};
-            double th = thresholds[ti] > 0 ? thresholds[ti] : 0.8;
-            int allowed, loc = 0, acts;
-            diag(&d, cats[ci], comps[ki], confs[fi], bits & 1,
-                 bits & 2 ? "gpu-b07" : NULL);
-            o.shadow = (bits & 4) != 0;
-            o.threshold = thresholds[ti];
-            if (bits & 8) { /* no restart and no isolation left */
-              o.max_retries = -1;
-              o.isolation_quota = -1;
+          for (size_t ti = 0; ti < SM_ARRAY_LEN(thresholds); ti++)
+            for (size_t bi = 0; bi < SM_ARRAY_LEN(bases); bi++) {
+              sm_diagnosis d;
+              sm_plan p;
+              sm_plan_opts o = {0};
+              double th = thresholds[ti] > 0 ? thresholds[ti] : 0.8;
+              int allowed, loc = 0, acts, fault;
+              diag(&d, cats[ci], comps[ki], confs[fi], bits & 1,
+                   bits & 2 ? "gpu-b07" : NULL);
+              d.basis = bases[bi];
+              fault = bases[bi] == NULL || strcmp(bases[bi], "fault") == 0;
+              o.shadow = (bits & 4) != 0;
+              o.threshold = thresholds[ti];
+              if (bits & 8) { /* no restart and no isolation left */
+                o.max_retries = -1;
+                o.isolation_quota = -1;
+              }
+              for (size_t li = 0; li < SM_ARRAY_LEN(located); li++)
+                loc |= comps[ki] && strcmp(comps[ki], located[li]) == 0;
+              allowed = cats[ci] && strcmp(cats[ci], "infrastructure") == 0 &&
+                        loc && isfinite(confs[fi]) && confs[fi] >= 0 &&
+                        confs[fi] <= 1 && confs[fi] >= th;
+              plan(&d, &o, &p);
+              plans++;
+              acts = has(&p, "isolate_node") + has(&p, "request_replacement") +
+                     has(&p, "restart_from_checkpoint");
+              acted += acts > 0;
+              if (acts > 0 && !allowed)
+                SM_FAIL_AT("unsafe plan: %s/%s conf %g threshold %g bits %d "
+                           "basis %s",
+                           cats[ci] ? cats[ci] : "(null)",
+                           comps[ki] ? comps[ki] : "(null)", confs[fi],
+                           thresholds[ti], bits,
+                           bases[bi] ? bases[bi] : "(null)");
+              /* A node is fenced off only for a fault. */
+              if ((has(&p, "isolate_node") || has(&p, "request_replacement")) &&
+                  !fault)
+                SM_FAIL_AT("isolation on %s evidence: %s/%s conf %g", bases[bi],
+                           cats[ci] ? cats[ci] : "(null)",
+                           comps[ki] ? comps[ki] : "(null)", confs[fi]);
+              isolated += has(&p, "isolate_node");
+              if (!allowed) {
+                ASSERT_EQ(p.n_steps, 1);
+                ASSERT_STREQ(p.steps[0].action, "report");
+                ASSERT_EQ(p.retryable, 0);
+                ASSERT_EQ(p.executable, 0);
+                ASSERT(p.n_gates >= 1);
+              } else {
+                /* Allowed is not forced: gates still apply. */
+                ASSERT(has(&p, "diagnose"));
+                ASSERT_EQ(p.executable, !o.shadow);
+                if (has(&p, "isolate_node"))
+                  ASSERT((bits & 2) && !(bits & 8) &&
+                         strcmp(comps[ki], "storage") != 0);
+                if (has(&p, "restart_from_checkpoint"))
+                  ASSERT((bits & 1) && !(bits & 8));
+              }
+              sm_plan_release(&p);
             }
-            for (size_t li = 0; li < SM_ARRAY_LEN(located); li++)
-              loc |= comps[ki] && strcmp(comps[ki], located[li]) == 0;
-            allowed = cats[ci] && strcmp(cats[ci], "infrastructure") == 0 &&
-                      loc && isfinite(confs[fi]) && confs[fi] >= 0 &&
-                      confs[fi] <= 1 && confs[fi] >= th;
-            plan(&d, &o, &p);
-            plans++;
-            acts = has(&p, "isolate_node") + has(&p, "request_replacement") +
-                   has(&p, "restart_from_checkpoint");
-            acted += acts > 0;
-            if (acts > 0 && !allowed)
-              SM_FAIL_AT("unsafe plan: %s/%s conf %g threshold %g bits %d",
-                         cats[ci] ? cats[ci] : "(null)",
-                         comps[ki] ? comps[ki] : "(null)", confs[fi],
-                         thresholds[ti], bits);
-            if (!allowed) {
-              ASSERT_EQ(p.n_steps, 1);
-              ASSERT_STREQ(p.steps[0].action, "report");
-              ASSERT_EQ(p.retryable, 0);
-              ASSERT_EQ(p.executable, 0);
-              ASSERT(p.n_gates >= 1);
-            } else {
-              /* Allowed is not forced: gates still apply. */
-              ASSERT(has(&p, "diagnose"));
-              ASSERT_EQ(p.executable, !o.shadow);
-              if (has(&p, "isolate_node"))
-                ASSERT((bits & 2) && !(bits & 8) &&
-                       strcmp(comps[ki], "storage") != 0);
-              if (has(&p, "restart_from_checkpoint"))
-                ASSERT((bits & 1) && !(bits & 8));
-            }
-            sm_plan_release(&p);
-          }
   /* The rule lets some through: the test is not vacuous. */
   ASSERT(acted > 0);
-  ASSERT(plans == (long)(SM_ARRAY_LEN(cats) * SM_ARRAY_LEN(comps) *
-                         SM_ARRAY_LEN(confs) * 16 * SM_ARRAY_LEN(thresholds)));
+  ASSERT(isolated > 0);
+  ASSERT(plans ==
+         (long)(SM_ARRAY_LEN(cats) * SM_ARRAY_LEN(comps) * SM_ARRAY_LEN(confs) *
+                16 * SM_ARRAY_LEN(thresholds) * SM_ARRAY_LEN(bases)));
   /* Without a failure nothing at all is planned. */
   {
     sm_diagnosis d;
