@@ -566,3 +566,37 @@ SM_TEST(failure_an_error_the_jobs_code_raised_is_its_own_words) {
   ASSERT(d.confidence >= 0.8);
   sm_diagnosis_release(&d);
 }
+
+/* An errno that the application reports without the filesystem's own
+ * word (a stale handle, an I/O error, a read-only file system, seen
+ * through an exception) is storage, but the job's own use of a shared
+ * directory can cause it as well: reported, never restarted or fenced on
+ * that alone. */
+SM_TEST(failure_application_errnos_stay_below_the_gate) {
+  static const char *const logs[] = {
+      "epoch 3 step 1200 loss 1.91\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/venv/lib/python3.11/site-packages/cachelib/disk.py\", "
+      "line 88, in touch\n"
+      "    os.utime(path)\n"
+      "OSError: [Errno 116] Stale file handle: '/shared/cache/idx-00003'\n",
+      "[rank5]:   File \"/usr/lib/python3/dist-packages/fsspec/local.py\", "
+      "line 41, in rename\n"
+      "[rank5]: OSError: [Errno 116] Stale file handle\n",
+      "step 90 | loss 0.52\n"
+      "Traceback (most recent call last):\n"
+      "  File \"train.py\", line 310, in save\n"
+      "    torch.save(state, path)\n"
+      "OSError: [Errno 5] Input/output error\n",
+  };
+  for (size_t i = 0; i < SM_ARRAY_LEN(logs); i++) {
+    sm_diagnosis d;
+    run(logs[i], &d);
+    ASSERT(d.failure);
+    ASSERT_STREQ(d.category, "infrastructure");
+    ASSERT_STREQ(d.component, "storage");
+    ASSERT(d.confidence < 0.8);
+    ASSERT_EQ(acts(&d, 0), 0);
+    sm_diagnosis_release(&d);
+  }
+}
