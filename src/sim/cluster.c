@@ -24,6 +24,8 @@
 
 #define MAX_NODES 1000000
 #define MAX_GPN 1024
+#define MAX_GROUPS 4096 /* groups of a cluster spec */
+#define MAX_VCS 65536   /* rows of a VC table */
 
 /* ==== Description ==== */
 
@@ -215,31 +217,23 @@ static int parse_group(const char *s, size_t n, group *g, sm_err *err) {
 }
 
 int sm_sim_cluster_parse(const char *spec, sm_sim_cluster **out, sm_err *err) {
-  group *g;
-  int ng = 0, cap = 8, named = 0, anon = 0, rc;
+  group *g = NULL;
+  size_t cap = 0;
+  int ng = 0, named = 0, anon = 0, rc;
   const char *p = spec;
 
   if (spec == NULL || *spec == '\0')
     return sm_err_set(err, SM_EINVAL, "cluster spec: empty");
-  g = sm_malloc((size_t)cap * sizeof(*g));
-  if (g == NULL)
-    return sm_err_set(err, SM_ENOMEM, "out of memory");
   for (;;) {
     const char *c = strchr(p, ',');
     size_t n = c ? (size_t)(c - p) : strlen(p);
-    if (ng == cap) {
-      group *v;
-      if (cap >= 4096) {
-        sm_free(g);
-        return sm_err_set(err, SM_ELIMIT, "cluster spec: too many groups");
-      }
-      cap *= 2;
-      v = sm_realloc(g, (size_t)cap * sizeof(*g));
-      if (v == NULL) {
-        sm_free(g);
-        return sm_err_set(err, SM_ENOMEM, "out of memory");
-      }
-      g = v;
+    if (ng == MAX_GROUPS) {
+      sm_free(g);
+      return sm_err_set(err, SM_ELIMIT, "cluster spec: too many groups");
+    }
+    if (SM__SIM_GROW(g, (size_t)ng + 1, cap) != 0) {
+      sm_free(g);
+      return sm_err_set(err, SM_ENOMEM, "out of memory");
     }
     rc = parse_group(p, n, &g[ng], err);
     if (rc != 0) {
@@ -273,7 +267,8 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
   char *line, *f[16];
   size_t len;
   group *g = NULL;
-  int ng = 0, cap = 0, rc, nodec = -1, gpnc = -1, typec = -1, speedc = -1;
+  size_t cap = 0;
+  int ng = 0, rc, nodec = -1, gpnc = -1, typec = -1, speedc = -1;
 
   if (gpn < 1 || gpn > MAX_GPN)
     return sm_err_set(err, SM_EINVAL, "GPUs per node must be 1..%d", MAX_GPN);
@@ -326,15 +321,9 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
                       path, l.lineno);
       break;
     }
-    if (ng == cap) {
-      group *nv;
-      cap = cap ? cap * 2 : 16;
-      nv = cap > 100000 ? NULL : sm_realloc(g, (size_t)cap * sizeof(*g));
-      if (nv == NULL) {
-        rc = sm_err_set(err, SM_ELIMIT, "%s: too many VCs", path);
-        break;
-      }
-      g = nv;
+    if (ng == MAX_VCS || SM__SIM_GROW(g, (size_t)ng + 1, cap) != 0) {
+      rc = sm_err_set(err, SM_ELIMIT, "%s: too many VCs", path);
+      break;
     }
     memset(&g[ng], 0, sizeof(*g));
     g[ng].speed = 1.0;

@@ -177,7 +177,8 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
   sm__lsrc l;
   char *line, *f[64];
   size_t len;
-  int rc, header = 1, cap = 0;
+  int rc, header = 1;
+  size_t cap = 0;
 
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
@@ -240,15 +241,9 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
                       MAX_ROWS);
       break;
     }
-    if (c->n == cap) {
-      sm__prof *nr;
-      cap = cap ? cap * 2 : 64;
-      nr = sm_realloc(c->rows, (size_t)cap * sizeof(*nr));
-      if (nr == NULL) {
-        rc = sm_err_set(err, SM_ENOMEM, "out of memory");
-        break;
-      }
-      c->rows = nr;
+    if (SM__SIM_GROW(c->rows, (size_t)c->n + 1, cap) != 0) {
+      rc = sm_err_set(err, SM_ENOMEM, "out of memory");
+      break;
     }
     c->rows[c->n++] = p;
   }

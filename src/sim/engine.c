@@ -38,14 +38,8 @@ static int ev_less(const sm__ev *a, const sm__ev *b) {
 static int heap_push(sm_sim *s, const sm__ev *e) {
   size_t i;
 
-  if (s->hn == s->hcap) {
-    size_t cap = s->hcap ? s->hcap * 2 : 1024;
-    sm__ev *h = sm_realloc(s->heap, cap * sizeof(*h));
-    if (h == NULL)
-      return SM_ENOMEM;
-    s->heap = h;
-    s->hcap = cap;
-  }
+  if (SM__SIM_GROW(s->heap, s->hn + 1, s->hcap) != 0)
+    return SM_ENOMEM;
   i = s->hn++;
   s->heap[i] = *e;
   s->heap[i].seq = s->seq++;
@@ -601,45 +595,26 @@ static int peek(sm_sim *s, double *t, int *type) {
 }
 
 static void record(sm_sim *s) {
+  sm__series *ser = &s->ser;
+
   if (s->pending > (long)s->peak_pending)
     s->peak_pending = (size_t)s->pending;
-  if (s->sn > 0) {
-    size_t k = s->sn - 1;
-    if (s->sbusy[k] == (int)s->busy && s->spend[k] == (int)s->pending)
+  if (ser->n > 0) {
+    size_t k = ser->n - 1;
+    if (ser->busy[k] == (int)s->busy && ser->pending[k] == (int)s->pending)
       return;
-    if (s->st[k] == s->now) {
-      s->sbusy[k] = (int)s->busy;
-      s->spend[k] = (int)s->pending;
+    if (ser->t[k] == s->now) {
+      ser->busy[k] = (int)s->busy;
+      ser->pending[k] = (int)s->pending;
       return;
     }
   }
-  if (s->sn == s->scap) {
-    size_t cap = s->scap ? s->scap * 2 : 4096;
-    double *t;
-    int *b, *p;
-    if (cap > SERIES_MAX) {
-      s->series_full = 1;
-      return;
-    }
-    t = sm_realloc(s->st, cap * sizeof(double));
-    if (t != NULL)
-      s->st = t;
-    b = sm_realloc(s->sbusy, cap * sizeof(int));
-    if (b != NULL)
-      s->sbusy = b;
-    p = sm_realloc(s->spend, cap * sizeof(int));
-    if (p != NULL)
-      s->spend = p;
-    if (t == NULL || b == NULL || p == NULL) {
-      fail(s, SM_ENOMEM, "out of memory (time series)");
-      return;
-    }
-    s->scap = cap;
+  if (ser->n == SERIES_MAX) {
+    s->series_full = 1;
+    return;
   }
-  s->st[s->sn] = s->now;
-  s->sbusy[s->sn] = (int)s->busy;
-  s->spend[s->sn] = (int)s->pending;
-  s->sn++;
+  if (sm__series_add(ser, s->now, (int)s->busy, (int)s->pending) != 0)
+    fail(s, SM_ENOMEM, "out of memory (time series)");
 }
 
 /* End of an instant: schedule the VCs it touched. */
@@ -919,9 +894,7 @@ static void sim_free(sm_sim *s) {
   sm_arena_discard(&s->arena);
   sm_free(s->heap);
   sm_free(s->dirty);
-  sm_free(s->st);
-  sm_free(s->sbusy);
-  sm_free(s->spend);
+  sm__series_release(&s->ser);
   for (size_t i = 0; i < s->nstats; i++)
     sm_free(s->stats[i].name);
   sm_free(s->stats);

@@ -106,7 +106,8 @@ typedef struct rec {
 typedef struct proto {
   uint64_t h;              /* hash of the fingerprint and the identity key */
   uint32_t *r;             /* record indices, in write order */
-  int n, cap;              /* used / allocated */
+  int n;                   /* used */
+  size_t cap;              /* allocated */
   int frozen;              /* 1: ans is final */
   sm__fact ans;            /* the final answer for this prototype */
   double latest;           /* latest write time among the records ans used */
@@ -166,7 +167,8 @@ struct sm__facts {
   uint32_t *jproto;        /* per job: its prototype + 1, 0 not yet */
   sm_hit *cand;            /* search results (prototypes) */
   unsigned char *verdict;  /* per hit: 0 accepted, else PASSED_* */
-  size_t caph;             /* capacity of hits and verdict */
+  size_t capcand;          /* capacity of cand */
+  size_t capverdict;       /* capacity of verdict */
   size_t future_reads;     /* reads of later records (must stay 0) */
   size_t records_read;     /* records read by answers */
   double sum_abs_log_err;  /* over hits with a known truth */
@@ -419,13 +421,8 @@ static int identity_key(sm__facts *f, const sm_meta *m, const sm_fp_extra *x) {
                              : 0);
   if (trace)
     need += 6 + strlen(u) + strlen(n) + strlen(vc);
-  if (need > f->keycap) {
-    char *k = sm_realloc(f->key, need);
-    if (k == NULL)
-      return SM_ENOMEM;
-    f->key = k;
-    f->keycap = need;
-  }
+  if (SM__SIM_GROW(f->key, need, f->keycap) != 0)
+    return SM_ENOMEM;
   o = f->key;
   for (int i = 0; i < SM_META_NFIELDS; i++) {
     const sm_meta_value *v = &m->f[i];
@@ -524,14 +521,8 @@ static proto *proto_add(sm__facts *f, const jobq *q) {
     f->slots = nsl;
     f->nslots = ns;
   }
-  if (f->np == f->capp) {
-    size_t nc = f->capp ? f->capp * 2 : 256;
-    proto *np = sm_realloc(f->protos, nc * sizeof(*np));
-    if (np == NULL)
-      return NULL;
-    f->protos = np;
-    f->capp = nc;
-  }
+  if (SM__SIM_GROW(f->protos, f->np + 1, f->capp) != 0)
+    return NULL;
   p = &f->protos[f->np];
   memset(p, 0, sizeof(*p));
   sm_meta_init(&p->meta);
@@ -698,21 +689,10 @@ static void walk_group(const sm__facts *f, const sm_hit *h,
 
 /* Makes room for n search results and verdicts.  0 or SM_ENOMEM. */
 static int hits_reserve(sm__facts *f, size_t n) {
-  sm_hit *h;
-  unsigned char *v;
-
-  if (n <= f->caph)
-    return 0;
-  h = sm_realloc(f->cand, n * sizeof(*h));
-  if (h == NULL)
-    return SM_ENOMEM;
-  f->cand = h;
-  v = sm_realloc(f->verdict, n);
-  if (v == NULL)
-    return SM_ENOMEM;
-  f->verdict = v;
-  f->caph = n;
-  return 0;
+  return SM__SIM_GROW(f->cand, n, f->capcand) != 0 ||
+                 SM__SIM_GROW(f->verdict, n, f->capverdict) != 0
+             ? SM_ENOMEM
+             : 0;
 }
 
 /* The matches for q: candidates at or above the threshold by score, ties
@@ -974,22 +954,9 @@ void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work, int state) {
       goto oom;
     f->jproto[j->idx] = (uint32_t)(p - f->protos) + 1;
   }
-  if (f->nr == f->capr) {
-    size_t nc = f->capr ? f->capr * 2 : 1024;
-    rec *nr = sm_realloc(f->recs, nc * sizeof(*nr));
-    if (nr == NULL)
-      goto oom;
-    f->recs = nr;
-    f->capr = nc;
-  }
-  if (p->n == p->cap) {
-    int nc = p->cap ? p->cap * 2 : 4;
-    uint32_t *np = sm_realloc(p->r, (size_t)nc * sizeof(uint32_t));
-    if (np == NULL)
-      goto oom;
-    p->r = np;
-    p->cap = nc;
-  }
+  if (SM__SIM_GROW(f->recs, f->nr + 1, f->capr) != 0 ||
+      SM__SIM_GROW(p->r, (size_t)p->n + 1, p->cap) != 0)
+    goto oom;
   r = &f->recs[f->nr];
   r->duration = work;
   r->util = pr->util;

@@ -93,8 +93,8 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
       sm__notes_copy(&r->notes, &s->notes) != 0)
     goto fail;
   if (s->series_full &&
-      sm__notes_add(&r->notes, "time series truncated at %zu points", s->sn) !=
-          0)
+      sm__notes_add(&r->notes, "time series truncated at %zu points",
+                    s->ser.n) != 0)
     goto fail;
 
   for (size_t i = 0; i < s->njobs; i++) {
@@ -180,12 +180,8 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   sm_arena_init(&s->arena, 0, 0);
   r->jobs = s->jobs;
   r->njobs = s->njobs;
-  r->st = s->st;
-  r->sbusy = s->sbusy;
-  r->spend = s->spend;
-  r->sn = s->sn;
-  s->st = NULL;
-  s->sbusy = s->spend = NULL;
+  r->ser = s->ser;
+  memset(&s->ser, 0, sizeof(s->ser));
   r->stats = s->stats;
   r->nstats = s->nstats;
   s->stats = NULL;
@@ -207,9 +203,7 @@ void sm_sim_result_free(sm_sim_result *r) {
   sm_arena_discard(&r->arena);
   sm_free(r->trace_name);
   sm_free(r->jct);
-  sm_free(r->st);
-  sm_free(r->sbusy);
-  sm_free(r->spend);
+  sm__series_release(&r->ser);
   for (size_t i = 0; i < r->nstats; i++)
     sm_free(r->stats[i].name);
   sm_free(r->stats);
@@ -257,12 +251,12 @@ const sm_sim_job *sm_sim_result_job(const sm_sim_result *r, size_t i) {
 size_t sm_sim_result_series(const sm_sim_result *r, const double **t,
                             const int **busy, const int **pending) {
   if (t)
-    *t = r->st;
+    *t = r->ser.t;
   if (busy)
-    *busy = r->sbusy;
+    *busy = r->ser.busy;
   if (pending)
-    *pending = r->spend;
-  return r->sn;
+    *pending = r->ser.pending;
+  return r->ser.n;
 }
 
 /* ==== JSON ==== */

@@ -38,7 +38,8 @@ typedef struct pre_state {
   double thr[MAX_LEVELS]; /* ascending, GPU-seconds */
   sm__onode **keep;       /* round scratch: pending jobs to start */
   sm__onode **drop;       /* round scratch: running jobs to preempt */
-  size_t cap;             /* scratch capacity */
+  size_t cap_keep;        /* capacity of keep */
+  size_t cap_drop;        /* capacity of drop */
   size_t demotions;       /* level changes */
 } pre_state;
 
@@ -104,23 +105,10 @@ static void arm_demotion(sm_sim *s, pre_state *st, sm_sim_job *j) {
 /* ==== The round ==== */
 
 static int grow(pre_state *st, size_t need) {
-  size_t cap = st->cap ? st->cap : 256;
-  sm__onode **a, **b;
-
-  if (need <= st->cap)
-    return 0;
-  while (cap < need)
-    cap *= 2;
-  a = sm_realloc(st->keep, cap * sizeof(*a));
-  if (a == NULL)
-    return SM_ENOMEM;
-  st->keep = a;
-  b = sm_realloc(st->drop, cap * sizeof(*b));
-  if (b == NULL)
-    return SM_ENOMEM;
-  st->drop = b;
-  st->cap = cap;
-  return 0;
+  return SM__SIM_GROW(st->keep, need, st->cap_keep) != 0 ||
+                 SM__SIM_GROW(st->drop, need, st->cap_drop) != 0
+             ? SM_ENOMEM
+             : 0;
 }
 
 /* Nonzero when pending node p goes before running node r. */

@@ -323,17 +323,18 @@ static void plot_cdf(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
 /* Time-weighted mean of a step series over BINS bins of [0, end]. */
 static void bin_series(const sm_sim_result *r, int which, double end,
                        double *out) {
+  const sm__series *sr = &r->ser;
   double w = end / BINS;
   size_t k = 0;
 
   for (int i = 0; i < BINS; i++) {
     double a = i * w, bnd = a + w, acc = 0;
-    while (k + 1 < r->sn && r->st[k + 1] <= a)
+    while (k + 1 < sr->n && sr->t[k + 1] <= a)
       k++;
-    for (size_t m = k; m < r->sn && r->st[m] < bnd; m++) {
-      double s0 = SM_MAX(a, r->st[m]);
-      double s1 = m + 1 < r->sn ? SM_MIN(bnd, r->st[m + 1]) : bnd;
-      double v = which ? r->spend[m] : r->sbusy[m];
+    for (size_t m = k; m < sr->n && sr->t[m] < bnd; m++) {
+      double s0 = SM_MAX(a, sr->t[m]);
+      double s1 = m + 1 < sr->n ? SM_MIN(bnd, sr->t[m + 1]) : bnd;
+      double v = which ? sr->pending[m] : sr->busy[m];
       if (s1 > s0)
         acc += v * (s1 - s0);
     }
@@ -351,8 +352,8 @@ static void plot_series(sm_buf *b, const sm_sim_result *const *runs, size_t n,
   if (v == NULL)
     return;
   for (size_t i = 0; i < nn; i++)
-    if (runs[i]->sn > 0)
-      end = SM_MAX(end, runs[i]->st[runs[i]->sn - 1]);
+    if (runs[i]->ser.n > 0)
+      end = SM_MAX(end, runs[i]->ser.t[runs[i]->ser.n - 1]);
   if (end <= 0)
     end = 1;
   unit = end > 3 * 86400 ? 86400 : 3600;

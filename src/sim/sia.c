@@ -73,7 +73,8 @@ static const struct {
 /* What a job has reported on one GPU type. */
 typedef struct tobs {
   sm__sia_obs *o;    /* observations, one per (nodes, GPUs, batch) */
-  int n, cap;        /* used / allocated */
+  int n;             /* used */
+  size_t cap;        /* allocated */
   int maxrep;        /* most GPUs observed */
   sm__sia_perf perf; /* fitted model (valid when n > 0) */
   uint32_t ver;      /* bumps on every refit */
@@ -129,9 +130,8 @@ typedef struct world {
   int *tfree[T_MAX];  /* free GPUs per node, per type */
   hrec *hist;         /* ended jobs, in end order */
   int nhist;          /* their count */
-  double *st;         /* series: round times */
-  int *sbusy, *spend; /* busy GPUs, pending jobs */
-  size_t sn, scap;    /* series length, capacity */
+  size_t caphist;     /* allocated */
+  sm__series ser;     /* busy GPUs and pending jobs per round */
   double busy_int;    /* GPU-seconds allocated */
   double first, last; /* first submission, last end */
   int done;           /* jobs ended */
@@ -396,14 +396,8 @@ static int obs_add(tobs *b, int nodes, int reps, int bsz, double step,
     if (b->o[i].nodes == nodes && b->o[i].replicas == reps &&
         b->o[i].bsz == bsz)
       return 0; /* the first report of a point stays */
-  if (b->n == b->cap) {
-    int nc = b->cap ? b->cap * 2 : 8;
-    sm__sia_obs *no = sm_realloc(b->o, (size_t)nc * sizeof(*no));
-    if (no == NULL)
-      return SM_ENOMEM;
-    b->o = no;
-    b->cap = nc;
-  }
+  if (SM__SIM_GROW(b->o, (size_t)b->n + 1, b->cap) != 0)
+    return SM_ENOMEM;
   b->o[b->n].nodes = nodes;
   b->o[b->n].replicas = reps;
   b->o[b->n].bsz = bsz;
@@ -620,11 +614,8 @@ static int step(sia *S, world *w, sjob *x, double t, double dt) {
         w->done++;
         w->last = SM_MAX(w->last, end);
         if (S->semantic) {
-          hrec *h;
-          h = sm_realloc(w->hist, (size_t)(w->nhist + 1) * sizeof(*h));
-          if (h == NULL)
+          if (SM__SIM_GROW(w->hist, (size_t)w->nhist + 1, w->caphist) != 0)
             return SM_ENOMEM;
-          w->hist = h;
           w->hist[w->nhist].job = x;
           w->hist[w->nhist].end = end;
           w->hist[w->nhist].fp = NULL;
@@ -891,20 +882,6 @@ static void scratch_release(scratch *sc) {
   memset(sc, 0, sizeof(*sc));
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap)
-    return 0;
-  {
-    size_t nc = SM_MAX(need, *cap * 2 + 16);
-    void *np = sm_realloc(*p, nc * size);
-    if (np == NULL)
-      return SM_ENOMEM;
-    *p = np;
-    *cap = nc;
-  }
-  return 0;
-}
-
 static double round2(double v) {
   return round(v * 100.0) / 100.0;
 }
@@ -942,10 +919,10 @@ static int run_round(sia *S, world *w, scratch *sc, double now, int *busy,
   double t0 = sm_now(), t1, t2, t3;
 
   /* Active jobs; first rounds. */
-  if (grow((void **)&sc->act, &sc->cap_act, (size_t)w->n + 1, sizeof(sjob *)) ||
-      grow((void **)&sc->pj, &sc->cap_pj, (size_t)w->n + 1, sizeof(int)) ||
-      grow((void **)&sc->choice, &sc->cap_ch, (size_t)w->n + 1, sizeof(int)) ||
-      grow((void **)&sc->bind, &sc->cap_bind, (size_t)w->n + 1, sizeof(int)))
+  if (SM__SIM_GROW(sc->act, (size_t)w->n + 1, sc->cap_act) ||
+      SM__SIM_GROW(sc->pj, (size_t)w->n + 1, sc->cap_pj) ||
+      SM__SIM_GROW(sc->choice, (size_t)w->n + 1, sc->cap_ch) ||
+      SM__SIM_GROW(sc->bind, (size_t)w->n + 1, sc->cap_bind))
     return SM_ENOMEM;
   for (int i = 0; i < w->n; i++) {
     sjob *x = w->jobs[i];
@@ -960,8 +937,7 @@ static int run_round(sia *S, world *w, scratch *sc, double now, int *busy,
     sc->act[na++] = x;
   }
   S->max_active = SM_MAX(S->max_active, (size_t)na);
-  if (grow((void **)&sc->v, &sc->cap_v, (size_t)na * (S->ntypes + 1) + 1,
-           sizeof(want)))
+  if (SM__SIM_GROW(sc->v, (size_t)na * (S->ntypes + 1) + 1, sc->cap_v))
     return SM_ENOMEM;
   for (int t = 0; t < S->ntypes; t++)
     cap[t] = S->nnodes[t] * S->gpn[t];
@@ -1032,10 +1008,10 @@ static int run_round(sia *S, world *w, scratch *sc, double now, int *busy,
     if (!isfinite(mn))
       continue; /* nothing valid: it waits */
     f = realloc_factor(x, now);
-    if (grow((void **)&sc->c, &sc->cap_c,
-             (size_t)nc +
-                 (size_t)(S->coff[S->ntypes - 1] + S->ncfg[S->ntypes - 1]),
-             sizeof(sm__sia_cand)))
+    if (SM__SIM_GROW(sc->c,
+                     (size_t)nc + (size_t)(S->coff[S->ntypes - 1] +
+                                           S->ncfg[S->ntypes - 1]),
+                     sc->cap_c))
       return SM_ENOMEM;
     sc->pj[np] = i;
     for (int t = 0; t < S->ntypes; t++)
@@ -1184,31 +1160,6 @@ static int run_round(sia *S, world *w, scratch *sc, double now, int *busy,
   return 0;
 }
 
-static int series_add(world *w, double t, int busy, int pend) {
-  if (w->sn == w->scap) {
-    size_t nc = w->scap ? w->scap * 2 : 1024;
-    double *a = sm_realloc(w->st, nc * sizeof(double));
-    int *b, *c;
-    if (a == NULL)
-      return SM_ENOMEM;
-    w->st = a;
-    b = sm_realloc(w->sbusy, nc * sizeof(int));
-    if (b == NULL)
-      return SM_ENOMEM;
-    w->sbusy = b;
-    c = sm_realloc(w->spend, nc * sizeof(int));
-    if (c == NULL)
-      return SM_ENOMEM;
-    w->spend = c;
-    w->scap = nc;
-  }
-  w->st[w->sn] = t;
-  w->sbusy[w->sn] = busy;
-  w->spend[w->sn] = pend;
-  w->sn++;
-  return 0;
-}
-
 /* Runs one workload file to the end of its last job. */
 static int run_world(sia *S, world *w, scratch *sc, sm_err *err) {
   double now = 0, idle = 0;
@@ -1236,7 +1187,7 @@ static int run_world(sia *S, world *w, scratch *sc, sm_err *err) {
                         "invariant: a round's allocation did not fit "
                         "the cluster (round at %.0f s)",
                         now);
-    if (series_add(w, now, busy, pend) != 0)
+    if (sm__series_add(&w->ser, now, busy, pend) != 0)
       return sm_err_set(err, SM_ENOMEM, "out of memory");
     w->busy_int += (double)busy * S->interval;
     for (int i = 0; i < w->n; i++) {
@@ -1388,9 +1339,7 @@ static void sia_release(sia *S) {
       sm_free(w->hist[i].fp);
     sm_free(w->hist);
     sm_free(w->jobs);
-    sm_free(w->st);
-    sm_free(w->sbusy);
-    sm_free(w->spend);
+    sm__series_release(&w->ser);
   }
   sm_free(S->w);
   sm_free(S->jobs);
@@ -1409,29 +1358,25 @@ static int merge_series(sia *S, sm_sim *s) {
   size_t n = 0;
 
   for (int k = 0; k < S->nw; k++)
-    n = SM_MAX(n, S->w[k].sn);
-  s->st = sm_malloc((n ? n : 1) * sizeof(double));
-  s->sbusy = sm_malloc((n ? n : 1) * sizeof(int));
-  s->spend = sm_malloc((n ? n : 1) * sizeof(int));
-  if (s->st == NULL || s->sbusy == NULL || s->spend == NULL)
-    return SM_ENOMEM;
+    n = SM_MAX(n, S->w[k].ser.n);
   for (size_t i = 0; i < n; i++) {
     double b = 0, p = 0, t = NAN;
+    int pend;
     for (int k = 0; k < S->nw; k++) {
-      const world *w = &S->w[k];
-      if (i < w->sn) {
-        b += w->sbusy[i];
-        p += w->spend[i];
+      const sm__series *ws = &S->w[k].ser;
+      if (i < ws->n) {
+        b += ws->busy[i];
+        p += ws->pending[i];
         if (isnan(t))
-          t = w->st[i];
+          t = ws->t[i];
       }
     }
-    s->st[i] = isnan(t) ? (double)i * S->interval : t;
-    s->sbusy[i] = (int)lround(b / S->nw);
-    s->spend[i] = (int)lround(p / S->nw);
-    s->peak_pending = SM_MAX(s->peak_pending, (size_t)s->spend[i]);
+    pend = (int)lround(p / S->nw);
+    if (sm__series_add(&s->ser, isnan(t) ? (double)i * S->interval : t,
+                       (int)lround(b / S->nw), pend) != 0)
+      return SM_ENOMEM;
+    s->peak_pending = SM_MAX(s->peak_pending, (size_t)pend);
   }
-  s->sn = n;
   return 0;
 }
 
@@ -1647,9 +1592,7 @@ out:
   sm_free(s.stats);
   sm__notes_release(&s.notes);
   sm__notes_release(&s.reads);
-  sm_free(s.st);
-  sm_free(s.sbusy);
-  sm_free(s.spend);
+  sm__series_release(&s.ser);
   return rc;
 }
 

@@ -15,7 +15,44 @@ struct sm_sim_alloc {
   int gpus; /* GPUs held on it */
 };
 
-/* ==== Notes (owned lines of text) ==== */
+/* ==== Growable arrays (grow.c) ==== */
+
+/* Returns p reallocated to hold at least need elements of elem bytes and
+ * sets *cap to its new capacity: doubling from the old one, at least 16,
+ * at least need.  On exhaustion or overflow returns p itself with *cap
+ * unchanged (the caller sees *cap < need).  Use SM__SIM_GROW. */
+void *sm__sim_grow(void *p, size_t elem, size_t need, size_t *cap);
+
+/* Makes room for need elements in the array arr whose capacity is the
+ * size_t cap (both lvalues, evaluated more than once).  Evaluates to 0,
+ * or SM_ENOMEM with arr and cap unchanged:
+ *
+ *   if (SM__SIM_GROW(v->items, v->n + 1, v->cap) != 0)
+ *     return SM_ENOMEM;
+ *   v->items[v->n++] = x; */
+#define SM__SIM_GROW(arr, need, cap)                                           \
+  ((size_t)(need) <= (cap)                                                     \
+       ? 0                                                                     \
+       : ((arr) = sm__sim_grow((arr), sizeof(*(arr)), (size_t)(need), &(cap)), \
+          (size_t)(need) <= (cap) ? 0 : SM_ENOMEM))
+
+/* A step function over time: busy GPUs and pending jobs, each point valid
+ * from its time to the next point's. */
+typedef struct sm__series {
+  double *t;          /* times, s */
+  int *busy;          /* busy GPUs */
+  int *pending;       /* pending jobs */
+  size_t n;           /* points */
+  size_t cap_t;       /* capacity of t */
+  size_t cap_busy;    /* of busy */
+  size_t cap_pending; /* of pending */
+} sm__series;
+
+/* Appends a point; 0 or SM_ENOMEM (the series unchanged). */
+int sm__series_add(sm__series *s, double t, int busy, int pending);
+void sm__series_release(sm__series *s);
+
+/* ==== Notes (owned lines of text, notes.c) ==== */
 
 typedef struct sm__notes {
   char **v;   /* lines, each sm_malloc'ed */
@@ -34,6 +71,7 @@ struct sm_sim_trace {
   sm_arena arena;      /* strings, attributes */
   sm_sim_job *jobs;    /* n jobs in submit order (sm_malloc'ed) */
   size_t n;            /* job count */
+  size_t cap;          /* jobs allocated */
   char *name;          /* path or synthetic:<cluster> */
   int format;          /* sm_sim_format */
   int synthetic;       /* 1 for generated traces */
@@ -234,10 +272,7 @@ struct sm_sim {
   long live;                 /* jobs submitted and not ended */
   double busy_integral;      /* GPU-seconds held */
   double last_change;        /* time of the last busy change */
-  double *st;                /* series: time */
-  int *sbusy;                /* series: busy GPUs */
-  int *spend;                /* series: pending jobs */
-  size_t sn, scap;           /* series length and capacity */
+  sm__series ser;            /* busy GPUs and pending jobs over time */
   sm__stat *stats;           /* extra figures */
   size_t nstats, capstats;   /* their count and capacity */
   sm__notes notes;           /* run notes */
@@ -288,9 +323,7 @@ struct sm_sim_result {
   size_t njobs;                        /* count */
   double *jct;                         /* sorted JCTs of ended jobs */
   size_t njct;                         /* count */
-  double *st;                          /* series */
-  int *sbusy, *spend;                  /* series */
-  size_t sn;                           /* series length */
+  sm__series ser;                      /* busy GPUs, pending jobs */
   sm__notes notes;                     /* notes */
   sm__stat *stats;                     /* extra figures */
   size_t nstats;                       /* count */

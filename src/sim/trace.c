@@ -67,13 +67,8 @@ int sm__trace_push(sm_sim_trace *t, const sm_sim_job *j, size_t max_jobs,
   if (t->n >= max_jobs)
     return sm_err_set(err, SM_ELIMIT, "%s: more than %zu jobs", t->name,
                       max_jobs);
-  if ((t->n & (t->n - 1)) == 0) {
-    size_t cap = t->n ? t->n * 2 : 1024;
-    sm_sim_job *v = sm_realloc(t->jobs, cap * sizeof(*v));
-    if (v == NULL)
-      return sm_err_set(err, SM_ENOMEM, "%s: out of memory", t->name);
-    t->jobs = v;
-  }
+  if (SM__SIM_GROW(t->jobs, t->n + 1, t->cap) != 0)
+    return sm_err_set(err, SM_ENOMEM, "%s: out of memory", t->name);
   t->jobs[t->n++] = *j;
   return 0;
 }
