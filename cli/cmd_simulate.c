@@ -127,9 +127,7 @@ typedef struct opts {
   double load_target;      /* --load */
   int json;                /* --json */
   int progress;            /* -1 auto, 0 off, 1 on */
-  char kv[16][300];        /* storage for generated parameters */
   int lucid_tables;        /* 1: tables (or builtin) were named */
-  int nkv;                 /* used entries of kv */
 } opts;
 
 typedef struct prog {
@@ -152,13 +150,10 @@ static void on_progress(void *ud, double done) {
   fflush(stderr);
 }
 
-static int add_param(opts *o, const char *fmt, const char *a, const char *b) {
-  if (o->nkv >= (int)SM_ARRAY_LEN(o->kv))
+/* Sets parameter key to value (both borrowed: argv or constants). */
+static int add_param(opts *o, const char *key, const char *value) {
+  if (sm_sim_config_set(&o->cfg, key, value) != 0)
     return cli_usage(CMD, "too many parameters");
-  snprintf(o->kv[o->nkv], sizeof(o->kv[0]), fmt, a, b);
-  if (sm_sim_config_param(&o->cfg, o->kv[o->nkv]) != 0)
-    return cli_usage(CMD, "too many parameters");
-  o->nkv++;
   return 0;
 }
 
@@ -424,11 +419,11 @@ static int parse(int argc, char **argv, opts *o) {
       o->compare = optarg;
       break;
     case O_ESTIM:
-      if (add_param(o, "estimator=%s%s", optarg, ""))
+      if (add_param(o, "estimator", optarg))
         return CLI_USAGE;
       break;
     case O_BACKFILL:
-      if (add_param(o, "backfill=1%s%s", "", ""))
+      if (add_param(o, "backfill", "1"))
         return CLI_USAGE;
       break;
     case O_OVERHEAD:
@@ -436,13 +431,13 @@ static int parse(int argc, char **argv, opts *o) {
         return CLI_USAGE;
       break;
     case O_TTHR:
-      if (add_param(o, "tiresias.thresholds=%s%s", optarg, ""))
+      if (add_param(o, "tiresias.thresholds", optarg))
         return CLI_USAGE;
       break;
     case O_TINT:
       if (cli_parse_num(CMD, "--tiresias-interval", optarg, &d))
         return CLI_USAGE;
-      if (add_param(o, "tiresias.interval=%s%s", optarg, ""))
+      if (add_param(o, "tiresias.interval", optarg))
         return CLI_USAGE;
       break;
     case O_PARAM:
@@ -489,28 +484,28 @@ static int parse(int argc, char **argv, opts *o) {
       o->sweep = optarg;
       break;
     case O_WORKLOADS:
-      if (add_param(o, "workloads=%s%s", optarg, ""))
+      if (add_param(o, "workloads", optarg))
         return CLI_USAGE;
       break;
     case O_LTABLES:
       o->lucid_tables = 1;
-      if (add_param(o, "lucid.tables=%s%s", optarg, ""))
+      if (add_param(o, "lucid.tables", optarg))
         return CLI_USAGE;
       break;
     case O_PROFILES:
       o->lucid_tables = 1;
-      if (add_param(o, "lucid.profiles=%s%s", optarg, ""))
+      if (add_param(o, "lucid.profiles", optarg))
         return CLI_USAGE;
       break;
     case O_COLOCATE:
       o->lucid_tables = 1;
-      if (add_param(o, "lucid.colocate=%s%s", optarg, ""))
+      if (add_param(o, "lucid.colocate", optarg))
         return CLI_USAGE;
       break;
     case O_FAILURES:
       if (strcmp(optarg, "trace") != 0 && strcmp(optarg, "resubmit") != 0)
         return cli_usage(CMD, "--failures: trace or resubmit");
-      if (add_param(o, "fail.model=%s%s", optarg, ""))
+      if (add_param(o, "fail.model", optarg))
         return CLI_USAGE;
       break;
     case O_NOPROGRESS:
@@ -554,7 +549,6 @@ typedef struct runspec {
   char policy[48];   /* policy name */
   const char *facts; /* facts source, NULL for a policy without facts */
   char label[80];    /* as printed: policy [facts] when it has twins */
-  char kv[32];       /* "facts=SOURCE" */
 } runspec;
 
 static int consumes_facts(const opts *o, const char *policy) {
@@ -626,7 +620,6 @@ static int plan(const opts *o, runspec *rs, int *n) {
       memset(r, 0, sizeof(*r));
       snprintf(r->policy, sizeof(r->policy), "%.47s", names[i]);
       r->facts = fs;
-      snprintf(r->kv, sizeof(r->kv), "facts=%s", fs ? fs : "history");
       if (cf && !own && nsrc > 1)
         snprintf(r->label, sizeof(r->label), "%.47s [%.12s]", names[i], fs);
       else
@@ -639,13 +632,13 @@ static int plan(const opts *o, runspec *rs, int *n) {
 
 /* The configuration of one run: the options' settings, the run's facts
  * source and, for a sweep, one more setting. */
-static int run_config(const opts *o, const runspec *r, const char *extra,
-                      sm_sim_config *cfg) {
+static int run_config(const opts *o, const runspec *r, const char *key,
+                      const char *value, sm_sim_config *cfg) {
   *cfg = o->cfg;
   cfg->policy = r->policy;
-  if (r->facts != NULL && sm_sim_config_param(cfg, r->kv) != 0)
+  if (r->facts != NULL && sm_sim_config_set(cfg, "facts", r->facts) != 0)
     return cli_usage(CMD, "too many parameters");
-  if (extra != NULL && sm_sim_config_param(cfg, extra) != 0)
+  if (key != NULL && sm_sim_config_set(cfg, key, value) != 0)
     return cli_usage(CMD, "too many parameters");
   return 0;
 }
@@ -856,11 +849,7 @@ static double stat_or(const sm_sim_result *r, const char *k, double def) {
 }
 
 static const char *param_of(const opts *o, const char *key) {
-  size_t n = strlen(key);
-  for (int i = o->cfg.nparams - 1; i >= 0; i--)
-    if (strncmp(o->cfg.params[i], key, n) == 0 && o->cfg.params[i][n] == '=')
-      return o->cfg.params[i] + n + 1;
-  return NULL;
+  return sm_sim_config_get(&o->cfg, key);
 }
 
 static int is_schedmate(const sm_sim_result *r) {
@@ -1163,7 +1152,7 @@ static int run_sweep(const opts *o, const sm_sim_trace *t,
                      const sm_sim_cluster *c, const runspec *spec, int n,
                      sm_sim_result **rs, sweep *sw) {
   const char *eq = strchr(o->sweep, '=');
-  char kv[MAX_SWEEP][96];
+  char val[MAX_SWEEP][64];
   int paths = 0;
 
   snprintf(sw->key, sizeof(sw->key), "%.*s", (int)(eq - o->sweep), o->sweep);
@@ -1172,7 +1161,7 @@ static int run_sweep(const opts *o, const sm_sim_trace *t,
     char tmp[64];
     snprintf(tmp, sizeof(tmp), "%.*s", (int)k, p);
     sm_parse_double(tmp, &sw->v[sw->nv]);
-    snprintf(kv[sw->nv], sizeof(kv[0]), "%.60s=%.30s", sw->key, tmp);
+    snprintf(val[sw->nv], sizeof(val[0]), "%.30s", tmp);
     sw->nv++;
     if (p[k] == '\0')
       break;
@@ -1196,12 +1185,12 @@ static int run_sweep(const opts *o, const sm_sim_trace *t,
       sm_sim_result *r = NULL;
       sm_err err = {0};
       sweep_pt *p = &sw->pt[sw->npt++];
-      if (run_config(o, &spec[i], kv[v], &cfg))
+      if (run_config(o, &spec[i], sw->key, val[v], &cfg))
         return CLI_USAGE;
       cfg.progress = NULL;
       if (sm_sim_run(t, c, &cfg, &r, &err) != 0)
-        return cli_error(CMD, CLI_USAGE, "%s (%s): %s", spec[i].label, kv[v],
-                         err.msg);
+        return cli_error(CMD, CLI_USAGE, "%s (%s=%s): %s", spec[i].label,
+                         sw->key, val[v], err.msg);
       p->run = i;
       p->value = sw->v[v];
       p->avg_jct = sm_sim_result_summary(r)->avg_jct_s;
@@ -1238,7 +1227,7 @@ int cmd_simulate(int argc, char **argv) {
       param_of(&o, "lucid.colocate") == NULL &&
       access(DEFAULT_LUCID "/single_data.csv", R_OK) == 0 &&
       access(DEFAULT_LUCID "/colocate_info.csv", R_OK) == 0 &&
-      add_param(&o, "lucid.tables=%s%s", DEFAULT_LUCID, ""))
+      add_param(&o, "lucid.tables", DEFAULT_LUCID))
     return CLI_USAGE;
   if (plan(&o, spec, &n))
     return CLI_USAGE;
@@ -1281,7 +1270,7 @@ int cmd_simulate(int argc, char **argv) {
   for (int i = 0; i < n; i++) {
     sm_err err = {0};
     sm_sim_config cfg;
-    if (run_config(&o, &spec[i], NULL, &cfg)) {
+    if (run_config(&o, &spec[i], NULL, NULL, &cfg)) {
       ret = CLI_USAGE;
       goto out;
     }

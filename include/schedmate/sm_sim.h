@@ -313,6 +313,16 @@ typedef void (*sm_sim_progress_fn)(void *ud, double done);
 
 #define SM_SIM_MAX_PARAMS 32
 
+/* One policy parameter as given: "KEY=VALUE" of --param, or a command
+ * option that sets one (--estimator E is estimator=E).  The strings are
+ * borrowed and must outlive the runs. */
+typedef struct sm_sim_setting {
+  const char *key;   /* the parameter's name (keylen bytes, not
+                        necessarily NUL-terminated there) */
+  size_t keylen;     /* its length */
+  const char *value; /* its text, NUL-terminated */
+} sm_sim_setting;
+
 /* Everything a run needs besides the trace and the cluster.  Initialise
  * with sm_sim_config_init. */
 typedef struct sm_sim_config {
@@ -328,16 +338,29 @@ typedef struct sm_sim_config {
   int overhead_gpus;      /* the boundary (8) */
   uint64_t seed;          /* run seed (estimator noise, policies) */
   int nparams;            /* entries used in params */
-  const char *params[SM_SIM_MAX_PARAMS]; /* "key=value" settings read by
-                                            policies and estimators */
-  sm_sim_progress_fn progress;           /* optional progress callback */
-  void *progress_ud;                     /* its argument */
+  sm_sim_setting params[SM_SIM_MAX_PARAMS]; /* parameter settings in the
+                                               order given (the last of a
+                                               key wins); a run parses
+                                               them once into its typed
+                                               parameters */
+  sm_sim_progress_fn progress;              /* optional progress callback */
+  void *progress_ud;                        /* its argument */
 } sm_sim_config;
 
 SM_EXTERN void sm_sim_config_init(sm_sim_config *c);
-/* Adds "key=value" (borrowed) to c.  SM_ELIMIT when full, SM_EINVAL when
- * it has no '='. */
+/* Adds the setting "key=value" (borrowed) to c.  SM_ELIMIT when full,
+ * SM_EINVAL when it has no '=' or no key.  The parameters are listed in
+ * docs/simulator.md; a key no policy knows is kept (a policy registered
+ * by the program may read it) and reported as ignored by the runs that
+ * do not read it. */
 SM_EXTERN int sm_sim_config_param(sm_sim_config *c, const char *kv);
+/* The same with the key and the value apart (both borrowed): SM_EINVAL
+ * for an empty key, one with '=', or a NULL value. */
+SM_EXTERN int sm_sim_config_set(sm_sim_config *c, const char *key,
+                                const char *value);
+/* The value of the last setting of key in c, or NULL. */
+SM_EXTERN const char *sm_sim_config_get(const sm_sim_config *c,
+                                        const char *key);
 
 /* Runs one policy over the trace on the cluster.  Checks the invariants
  * (no GPU over-allocated, starts after submissions, ends after starts,

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/params_int.h"
 #include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
 
@@ -356,9 +357,9 @@ int sm__coloc_load(const char *profiles, const char *colocate, sm__coloc **out,
 }
 
 int sm__coloc_open(sm_sim *s, sm__coloc **out, sm_err *err) {
-  const char *dir = sm_sim_param_str(s, "lucid.tables");
-  const char *p = sm_sim_param_str(s, "lucid.profiles");
-  const char *q = sm_sim_param_str(s, "lucid.colocate");
+  const char *dir = SM__PARAM(s, lucid_tables);
+  const char *p = SM__PARAM(s, lucid_profiles);
+  const char *q = SM__PARAM(s, lucid_colocate);
   char pp[4096], qq[4096];
 
   if (dir != NULL && strcmp(dir, "builtin") != 0 && p == NULL && q == NULL) {

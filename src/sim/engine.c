@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_EVENTS ((size_t)4000000000ULL)
@@ -432,39 +433,6 @@ int sm_sim_note(sm_sim *s, const char *fmt, ...) {
   return rc;
 }
 
-/* Remembers that the run looked key up (whether given or not), so that
- * a result lists only the settings its policy used, and a sweep knows
- * which runs a parameter can change. */
-static void note_read(const sm_sim *cs, const char *key) {
-  sm_sim *s = (sm_sim *)(uintptr_t)cs; /* the record is not the state */
-
-  for (size_t i = 0; i < s->reads.n; i++)
-    if (strcmp(s->reads.v[i], key) == 0)
-      return;
-  if (s->reads.n < 256)
-    sm__notes_add(&s->reads, "%s", key);
-}
-
-const char *sm_sim_param_str(const sm_sim *s, const char *key) {
-  size_t n = strlen(key);
-
-  note_read(s, key);
-
-  for (int i = s->cfg.nparams - 1; i >= 0; i--)
-    if (strncmp(s->cfg.params[i], key, n) == 0 && s->cfg.params[i][n] == '=')
-      return s->cfg.params[i] + n + 1;
-  return NULL;
-}
-
-double sm_sim_param_num(const sm_sim *s, const char *key, double def) {
-  const char *v = sm_sim_param_str(s, key);
-  double d;
-
-  if (v == NULL || sm_parse_double(v, &d) != 0)
-    return def;
-  return d;
-}
-
 /* ==== Configuration ==== */
 
 void sm_sim_config_init(sm_sim_config *c) {
@@ -477,15 +445,6 @@ void sm_sim_config_init(sm_sim_config *c) {
   c->preempt_large_s = 60;
   c->overhead_gpus = 8;
   c->seed = 1;
-}
-
-int sm_sim_config_param(sm_sim_config *c, const char *kv) {
-  if (kv == NULL || strchr(kv, '=') == NULL || kv[0] == '=')
-    return SM_EINVAL;
-  if (c->nparams >= SM_SIM_MAX_PARAMS)
-    return SM_ELIMIT;
-  c->params[c->nparams++] = kv;
-  return 0;
 }
 
 /* ==== Event handling ==== */
@@ -891,6 +850,7 @@ static int check(sm_sim *s, sm_err *err) {
 static void sim_free(sm_sim *s) {
   if (s->pol != NULL && s->pol->release != NULL && s->pstate != NULL)
     s->pol->release(s, s->pstate);
+  sm__params_release(s->par); /* before its arena */
   sm_arena_discard(&s->arena);
   sm_free(s->heap);
   sm_free(s->dirty);
@@ -899,16 +859,15 @@ static void sim_free(sm_sim *s) {
     sm_free(s->stats[i].name);
   sm_free(s->stats);
   sm__notes_release(&s->notes);
-  sm__notes_release(&s->reads);
 }
 
 /* Reads the failure model's parameters (see sm_sim_job_infra). */
 static int failure_model(sm_sim *s, sm_err *err) {
-  const char *m = sm_sim_param_str(s, "fail.model");
+  const char *m = SM__PARAM(s, fail_model);
 
-  s->fail_infra_share = sm_sim_param_num(s, "fail.infra_share", 0.35);
-  s->fail_rest = sm_sim_param_num(s, "fail.rest", 1.0);
-  s->fail_resubmit_s = sm_sim_param_num(s, "fail.resubmit_s", 600);
+  s->fail_infra_share = SM__PARAM(s, fail_infra_share);
+  s->fail_rest = SM__PARAM(s, fail_rest);
+  s->fail_resubmit_s = SM__PARAM(s, fail_resubmit_s);
   if (m != NULL && strcmp(m, "trace") != 0 && strcmp(m, "resubmit") != 0)
     return sm_err_set(err, SM_EINVAL,
                       "fail.model: expected trace or resubmit, got '%.40s'", m);
@@ -928,9 +887,9 @@ static int failure_model(sm_sim *s, sm_err *err) {
  * profiler.nodes is 0.  *carved is NULL when nothing was carved. */
 static int carve_profiler(sm_sim *s, const sm_sim_cluster *c,
                           sm_sim_cluster **carved, sm_err *err) {
-  const char *name = sm_sim_param_str(s, "profiler.vc");
-  const char *from = sm_sim_param_str(s, "profiler.from");
-  double n = sm_sim_param_num(s, "profiler.nodes", 2);
+  const char *name = SM__PARAM(s, profiler_vc);
+  const char *from = SM__PARAM(s, profiler_from);
+  double n = SM__PARAM(s, profiler_nodes);
   int rc;
 
   *carved = NULL;
@@ -939,7 +898,7 @@ static int carve_profiler(sm_sim *s, const sm_sim_cluster *c,
   if (!(n >= 0 && n <= 1e6 && n == floor(n)))
     return sm_err_set(err, SM_EINVAL,
                       "profiler.nodes: expected a node count, got '%s'",
-                      sm_sim_param_str(s, "profiler.nodes"));
+                      s->par->text[SM__P_profiler_nodes]);
   if (n == 0)
     return 0;
   for (int i = 0; i < c->nvcs; i++)
@@ -988,6 +947,12 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
   s.cfg = *cfg;
   sm_arena_init(&s.arena, 1 << 20, 0);
   sm_rng_seed(&s.rng, cfg->seed);
+  s.par = sm_arena_alloc(&s.arena, sizeof(*s.par));
+  if (s.par == NULL) {
+    rc = sm_err_set(err, SM_ENOMEM, "out of memory");
+    goto out;
+  }
+  sm__params_parse(s.par, &s.cfg);
   s.pol = sm_sim_policy_find(cfg->policy ? cfg->policy : "fifo");
   if (s.pol == NULL) {
     rc = sm_err_set(err, SM_EINVAL, "unknown policy '%.40s'",

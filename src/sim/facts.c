@@ -73,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/params_int.h"
 #include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
 
@@ -997,8 +998,8 @@ void sm__facts_done_job(sm__facts *f, const sm_sim_job *j, int diagnosed) {
 /* ==== Set-up and report ==== */
 
 int sm__facts_open(sm_sim *s, sm__facts **out, sm_err *err) {
-  const char *mode = sm_sim_param_str(s, "facts");
-  const char *wl = sm_sim_param_str(s, "workloads");
+  const char *mode = SM__PARAM(s, facts);
+  const char *wl = SM__PARAM(s, workloads);
   sm__facts *f = sm_calloc(1, sizeof(*f));
   double k, t;
   int rc;
@@ -1028,11 +1029,11 @@ int sm__facts_open(sm_sim *s, sm__facts **out, sm_err *err) {
                       "their true GPU time: it needs a catalogue "
                       "(--workloads DIR)");
   }
-  k = sm_sim_param_num(s, "facts.top_k", 3);
-  t = sm_sim_param_num(s, "facts.threshold", 0.95);
-  f->cal_hit = sm_sim_param_num(s, "calibrated.hit", 0.73);
-  f->cal_within = sm_sim_param_num(s, "calibrated.within", 0.857);
-  f->fail_rest = sm_sim_param_num(s, "fail.rest", 1.0);
+  k = SM__PARAM(s, facts_top_k);
+  t = SM__PARAM(s, facts_threshold);
+  f->cal_hit = SM__PARAM(s, calibrated_hit);
+  f->cal_within = SM__PARAM(s, calibrated_within);
+  f->fail_rest = SM__PARAM(s, fail_rest);
   if (!(k >= 1 && k <= MAX_TOPK && k == floor(k)) || !(t > 0 && t <= 1) ||
       !(f->cal_hit >= 0 && f->cal_hit <= 1) ||
       !(f->cal_within > 0 && f->cal_within < 1)) {

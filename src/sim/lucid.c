@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/params_int.h"
 #include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
 
@@ -184,7 +185,7 @@ static void mainq_put(sm_sim *s, lstate *st, sm_sim_job *j) {
 static int lucid_init_common(sm_sim *s, void **state, int semantic,
                              sm_err *err) {
   lstate *st = sm_calloc(1, sizeof(*st));
-  const char *pv = sm_sim_param_str(s, "profiler.vc");
+  const char *pv = SM__PARAM(s, profiler_vc);
   size_t n = sm_sim_job_count(s);
   int rc;
 
@@ -194,15 +195,15 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
   st->semantic = semantic;
   st->nvc = sm_sim_vc_count(s);
   st->prof_vc = sm_sim_vc_find(s, pv && *pv ? pv : "profiler");
-  st->profile_s = sm_sim_param_num(s, "lucid.profile_s", 100);
-  st->profile_max_gpus = (int)sm_sim_param_num(s, "lucid.profile_max_gpus", 8);
-  st->mem_limit = sm_sim_param_num(s, "lucid.mem_mib", 24576);
-  st->share = sm_sim_param_num(s, "lucid.share", 1) != 0;
-  st->naive = sm_sim_param_num(s, "lucid.naive_pass", 0) != 0;
-  st->evict_thr = sm_sim_param_num(s, "lucid.evict_threshold", 0.5);
-  st->track_steps = sm_sim_param_num(s, "lucid.track_steps", 30);
-  st->track_min_s = sm_sim_param_num(s, "lucid.track_min_s", 60);
-  st->ckpt_s = sm_sim_param_num(s, "ckpt.interval_s", 1800);
+  st->profile_s = SM__PARAM(s, lucid_profile_s);
+  st->profile_max_gpus = (int)SM__PARAM(s, lucid_profile_max_gpus);
+  st->mem_limit = SM__PARAM(s, lucid_mem_mib);
+  st->share = SM__PARAM(s, lucid_share) != 0;
+  st->naive = SM__PARAM(s, lucid_naive_pass) != 0;
+  st->evict_thr = SM__PARAM(s, lucid_evict_threshold);
+  st->track_steps = SM__PARAM(s, lucid_track_steps);
+  st->track_min_s = SM__PARAM(s, lucid_track_min_s);
+  st->ckpt_s = SM__PARAM(s, ckpt_interval_s);
   if (!(st->profile_s > 0) || !(st->mem_limit > 0) ||
       !(st->evict_thr >= 0 && st->evict_thr <= 1) || !(st->track_steps >= 0) ||
       !(st->track_min_s >= 0) || !(st->ckpt_s > 0))
@@ -213,8 +214,7 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
   rc = sm__facts_open(s, &st->facts, err);
   if (rc != 0)
     return rc;
-  rc = sm_sim_estimator_new(s, sm_sim_param_str(s, "lucid.estimator"), &st->est,
-                            err);
+  rc = sm_sim_estimator_new(s, SM__PARAM(s, lucid_estimator), &st->est, err);
   if (rc != 0)
     return rc;
   st->pq = sm_calloc((size_t)st->nvc * NB, sizeof(*st->pq));
@@ -231,7 +231,7 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
     if (sm__oset_init(&st->hs[i]) != 0)
       return sm_err_set(err, SM_ENOMEM, "out of memory");
   if (semantic) {
-    double u = sm_sim_param_num(s, "lucid.untracked", 0.15);
+    double u = SM__PARAM(s, lucid_untracked);
     if (!(u >= 0 && u <= 1))
       return sm_err_set(err, SM_EINVAL, "lucid.untracked is a share in [0, 1]");
     for (size_t i = 0; i < n; i++)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 static int cmp_double(const void *a, const void *b) {
@@ -67,23 +68,15 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
    * kept apart (a policy that does not use a setting is not configured
    * by it). */
   for (int i = 0; i < s->cfg.nparams; i++) {
-    const char *kv = s->cfg.params[i], *eq = strchr(kv, '=');
-    int read = 0;
-    for (size_t k = 0; k < s->reads.n && !read; k++)
-      read = strlen(s->reads.v[k]) == (size_t)(eq - kv) &&
-             strncmp(s->reads.v[k], kv, (size_t)(eq - kv)) == 0;
-    if (sm__notes_add(read ? &r->params : &r->ignored, "%s", kv) != 0)
+    const sm_sim_setting *st = &s->cfg.params[i];
+    int read = sm__params_read_key(s->par, st->key, st->keylen);
+    if (sm__notes_add(read ? &r->params : &r->ignored, "%.*s=%s",
+                      (int)st->keylen, st->key, st->value) != 0)
       goto fail;
   }
-  if (sm__notes_copy(&r->reads, &s->reads) != 0)
-    goto fail;
-  if (strcmp(r->semantic, "on") == 0) {
-    const char *f = NULL;
-    for (int i = s->cfg.nparams - 1; i >= 0 && f == NULL; i--)
-      if (strncmp(s->cfg.params[i], "facts=", 6) == 0)
-        f = s->cfg.params[i] + 6;
-    snprintf(r->facts, sizeof(r->facts), "%s", f ? f : "history");
-  }
+  if (strcmp(r->semantic, "on") == 0)
+    snprintf(r->facts, sizeof(r->facts), "%s",
+             s->par->facts ? s->par->facts : "history");
   snprintf(r->cluster, sizeof(r->cluster), "%s", s->base_cluster);
   snprintf(r->cluster_origin, sizeof(r->cluster_origin), "%s", s->cl->origin);
   r->carved_nodes = s->carved_nodes;
@@ -178,6 +171,10 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   __atomic_add_fetch(&r->trace->refs, 1, __ATOMIC_ACQ_REL);
   r->arena = s->arena;
   sm_arena_init(&s->arena, 0, 0);
+  r->par = s->par; /* in the arena */
+  s->par = NULL;
+  if (sm__params_own(r->par, &r->arena) != 0)
+    goto fail;
   r->jobs = s->jobs;
   r->njobs = s->njobs;
   r->ser = s->ser;
@@ -200,6 +197,7 @@ fail:
 void sm_sim_result_free(sm_sim_result *r) {
   if (r == NULL)
     return;
+  sm__params_release(r->par); /* before its arena */
   sm_arena_discard(&r->arena);
   sm_free(r->trace_name);
   sm_free(r->jct);
@@ -210,7 +208,6 @@ void sm_sim_result_free(sm_sim_result *r) {
   sm__notes_release(&r->notes);
   sm__notes_release(&r->params);
   sm__notes_release(&r->ignored);
-  sm__notes_release(&r->reads);
   sm_sim_trace_free(r->trace);
   sm_free(r);
 }
@@ -464,10 +461,7 @@ const char *sm_sim_result_dropped_why(const sm_sim_result *r) {
 }
 
 int sm_sim_result_reads_param(const sm_sim_result *r, const char *key) {
-  for (size_t i = 0; i < r->reads.n; i++)
-    if (strcmp(r->reads.v[i], key) == 0)
-      return 1;
-  return 0;
+  return r->par != NULL && sm__params_read_key(r->par, key, strlen(key));
 }
 
 const char *sm_sim_result_cluster_origin(const sm_sim_result *r) {

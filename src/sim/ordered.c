@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 int sm__ordered_init(sm_sim *s, sm__ordered *o, sm__key_fn key, void *ud,
@@ -31,7 +32,7 @@ int sm__ordered_init(sm_sim *s, sm__ordered *o, sm__key_fn key, void *ud,
     }
   o->key = key;
   o->ud = ud;
-  o->backfill = sm_sim_param_num(s, "backfill", 0) != 0;
+  o->backfill = SM__PARAM(s, backfill) != 0;
   return 0;
 }
 
@@ -102,8 +103,7 @@ static int ord_init(sm_sim *s, void **state, sm__key_fn key, int est,
   if (st == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   if (est) {
-    rc = sm_sim_estimator_new(s, sm_sim_param_str(s, "estimator"), &st->est,
-                              err);
+    rc = sm_sim_estimator_new(s, SM__PARAM(s, estimator), &st->est, err);
     if (rc != 0) {
       sm_free(st);
       return rc;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_LEVELS 16
@@ -218,7 +219,7 @@ static int srtf_init(sm_sim *s, void **state, sm_err *err) {
   int rc = pre_init(s, state, 1, err);
 
   if (rc == 0)
-    sm_sim_set_round_interval(s, sm_sim_param_num(s, "srtf.interval", 0));
+    sm_sim_set_round_interval(s, SM__PARAM(s, srtf_interval));
   return rc;
 }
 
@@ -247,8 +248,8 @@ static int parse_thresholds(pre_state *st, const char *v, sm_err *err) {
 }
 
 static int tiresias_init(sm_sim *s, void **state, sm_err *err) {
-  const char *thr = sm_sim_param_str(s, "tiresias.thresholds");
-  double iv = sm_sim_param_num(s, "tiresias.interval", 60);
+  const char *thr = SM__PARAM(s, tiresias_thresholds);
+  double iv = SM__PARAM(s, tiresias_interval);
   pre_state *st;
   int rc = pre_init(s, state, 0, err);
 
@@ -310,8 +311,7 @@ static void pre_finalize(sm_sim *s, void *state) {
     sm_sim_note(s,
                 "tiresias: %d queues, thresholds %s GPU-s, rounds every "
                 "%g s",
-                st->nthr + 1, thr,
-                sm_sim_param_num(s, "tiresias.interval", 60));
+                st->nthr + 1, thr, SM__PARAM(s, tiresias_interval));
   }
 }
 

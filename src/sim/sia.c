@@ -50,6 +50,7 @@
 
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_meta.h"
+#include "sim/params_int.h"
 #include "sim/sia_int.h"
 #include "sim/sim_int.h"
 
@@ -184,20 +185,6 @@ static int param_error(sm_err *err, const char *key, const char *v,
                     v ? v : "", want);
 }
 
-static int num_param(sm_sim *s, const char *key, double def, double lo,
-                     double hi, double *out, sm_err *err) {
-  const char *v = sm_sim_param_str(s, key);
-  double d = def;
-
-  if (v != NULL && (sm_parse_double(v, &d) != 0 || !(d >= lo && d <= hi))) {
-    char want[64];
-    snprintf(want, sizeof(want), "a number in [%g, %g]", lo, hi);
-    return param_error(err, key, v, want);
-  }
-  *out = d;
-  return 0;
-}
-
 static int type_index(const sia *S, const char *name, size_t n) {
   for (int t = 0; t < S->ntypes; t++)
     if (strlen(S->tname[t]) == n && strncmp(S->tname[t], name, n) == 0)
@@ -207,7 +194,7 @@ static int type_index(const sia *S, const char *name, size_t n) {
 
 /* sia.profile_s: one number for every type, or TYPE:S,... */
 static int profile_param(sia *S, sm_err *err) {
-  const char *v = sm_sim_param_str(S->s, "sia.profile_s");
+  const char *v = SM__PARAM(S->s, sia_profile_s);
   double d;
 
   for (int t = 0; t < S->ntypes; t++)
@@ -254,32 +241,34 @@ static int read_params(sia *S, sm_err *err) {
   double d;
   int rc;
 
-  if ((rc = num_param(s, "sia.interval", 60, 1, 86400, &S->interval, err)) ||
-      (rc = num_param(s, "sia.p", -0.5, -10, 10, &S->p, err)) ||
-      (rc = num_param(s, "sia.lambda", 1.1, -1e6, 1e6, &S->lambda, err)) ||
-      (rc = num_param(s, "sia.growth", 2, 1, 1e6, &S->growth, err)) ||
-      (rc = num_param(s, "sia.time_limit", 1, 0.001, 3600, &S->so.time_limit,
-                      err)) ||
-      (rc = num_param(s, "sia.gap", 1e-4, 0, 1, &S->so.gap, err)) ||
-      (rc = num_param(s, "sia.match_threshold", 0.95, -1, 1, &S->match_thr,
-                      err)))
+  if ((rc = sm__params_num_in(s, SM__P_sia_interval, 1, 86400, &S->interval,
+                              err)) ||
+      (rc = sm__params_num_in(s, SM__P_sia_p, -10, 10, &S->p, err)) ||
+      (rc = sm__params_num_in(s, SM__P_sia_lambda, -1e6, 1e6, &S->lambda,
+                              err)) ||
+      (rc = sm__params_num_in(s, SM__P_sia_growth, 1, 1e6, &S->growth, err)) ||
+      (rc = sm__params_num_in(s, SM__P_sia_time_limit, 0.001, 3600,
+                              &S->so.time_limit, err)) ||
+      (rc = sm__params_num_in(s, SM__P_sia_gap, 0, 1, &S->so.gap, err)) ||
+      (rc = sm__params_num_in(s, SM__P_sia_match_threshold, -1, 1,
+                              &S->match_thr, err)))
     return rc;
   if (S->p == 0)
-    return param_error(err, "sia.p", sm_sim_param_str(s, "sia.p"),
+    return param_error(err, "sia.p", s->par->text[SM__P_sia_p],
                        "a non-zero fairness power");
-  if ((rc = num_param(s, "sia.max_gpus", 64, 1, 4096, &d, err)))
+  if ((rc = sm__params_num_in(s, SM__P_sia_max_gpus, 1, 4096, &d, err)))
     return rc;
   S->max_gpus = (int)d;
-  if ((rc = num_param(s, "sia.match_top_k", 3, 1, 64, &d, err)))
+  if ((rc = sm__params_num_in(s, SM__P_sia_match_top_k, 1, 64, &d, err)))
     return rc;
   S->match_k = (int)d;
-  if ((rc = num_param(s, "sia.calibrate", 1, 0, 1, &d, err)))
+  if ((rc = sm__params_num_in(s, SM__P_sia_calibrate, 0, 1, &d, err)))
     return rc;
   S->calibrate = d != 0;
-  if ((rc = num_param(s, "sia.reduce", 1, 0, 1, &d, err)))
+  if ((rc = sm__params_num_in(s, SM__P_sia_reduce, 0, 1, &d, err)))
     return rc;
   S->so.reduce = d != 0;
-  v = sm_sim_param_str(s, "sia.solver");
+  v = SM__PARAM(s, sia_solver);
   if (v == NULL || strcmp(v, "cbc") == 0) {
     if (!sm__sia_have_cbc())
       return sm_err_set(err, SM_EUNSUPP,
@@ -293,18 +282,18 @@ static int read_params(sia *S, sm_err *err) {
   } else {
     return param_error(err, "sia.solver", v, "cbc or greedy");
   }
-  v = sm_sim_param_str(s, "sia.cbc_options");
+  v = SM__PARAM(s, sia_cbc_options);
   S->so.options = v != NULL ? v
                             : "preprocess=off,cuts=off,heuristicsOnOff=off,"
                               "presolve=off";
-  v = sm_sim_param_str(s, "sia.match");
+  v = SM__PARAM(s, sia_match);
   if (v == NULL || strcmp(v, "application") == 0)
     S->match_batch = 0;
   else if (strcmp(v, "application+batch") == 0)
     S->match_batch = 1;
   else
     return param_error(err, "sia.match", v, "application or application+batch");
-  v = sm_sim_param_str(s, "sia.exec_batch");
+  v = SM__PARAM(s, sia_exec_batch);
   if (v == NULL || strcmp(v, "application") == 0)
     S->exec_job_bsz = 0;
   else if (strcmp(v, "job") == 0)
@@ -317,7 +306,7 @@ static int read_params(sia *S, sm_err *err) {
 /* ==== Cluster and configurations ==== */
 
 static const char *suffix_of(sm_sim *s, const char *name) {
-  const char *map = sm_sim_param_str(s, "sia.type_map");
+  const char *map = SM__PARAM(s, sia_type_map);
   static __thread char buf[24];
 
   /* sia.type_map=NAME:SUFFIX,... overrides the built-in names. */
@@ -1231,7 +1220,7 @@ static const char *attr(const sm_sim_job *j, const char *key) {
 }
 
 static int open_tables(sia *S, sm_err *err) {
-  const char *dir = sm_sim_param_str(S->s, "sia.tables");
+  const char *dir = SM__PARAM(S->s, sia_tables);
   const char *suf[T_MAX];
 
   if (dir == NULL || *dir == '\0')
@@ -1507,6 +1496,12 @@ static int sia_common(const sm_sim_trace *t, const sm_sim_cluster *c,
   s.cfg.semantic = semantic ? "on" : "off";
   sm_arena_init(&s.arena, 1 << 20, 0);
   sm_rng_seed(&s.rng, cfg->seed);
+  s.par = sm_arena_alloc(&s.arena, sizeof(*s.par));
+  if (s.par == NULL) {
+    rc = sm_err_set(err, SM_ENOMEM, "out of memory");
+    goto out;
+  }
+  sm__params_parse(s.par, &s.cfg);
   S.s = &s;
   S.cl = c;
   S.semantic = semantic;
@@ -1586,12 +1581,12 @@ static int sia_common(const sm_sim_trace *t, const sm_sim_cluster *c,
 out:
   scratch_release(&sc);
   sia_release(&S);
+  sm__params_release(s.par); /* before its arena */
   sm_arena_discard(&s.arena);
   for (size_t i = 0; i < s.nstats; i++)
     sm_free(s.stats[i].name);
   sm_free(s.stats);
   sm__notes_release(&s.notes);
-  sm__notes_release(&s.reads);
   sm__series_release(&s.ser);
   return rc;
 }
@@ -1658,7 +1653,8 @@ int sm__sia_bench_round(const char *tables, const sm_sim_cluster *c, int njobs,
   scratch sc;
   world w;
   sm_rng rng;
-  char p1[300], p2[64], p3[300], p4[32];
+  sm__params par;
+  char limit[32];
   int rc, busy, pend, napps = 0;
 
   memset(&s, 0, sizeof(s));
@@ -1667,14 +1663,13 @@ int sm__sia_bench_round(const char *tables, const sm_sim_cluster *c, int njobs,
   memset(&w, 0, sizeof(w));
   memset(out, 0, sizeof(*out));
   sm_sim_config_init(&s.cfg);
-  snprintf(p1, sizeof(p1), "sia.solver=%s", solver);
-  snprintf(p2, sizeof(p2), "sia.time_limit=%g", time_limit);
-  snprintf(p3, sizeof(p3), "sia.tables=%s", tables);
-  sm_sim_config_param(&s.cfg, p1);
-  sm_sim_config_param(&s.cfg, p2);
-  sm_sim_config_param(&s.cfg, p3);
-  snprintf(p4, sizeof(p4), "sia.reduce=%d", reduce ? 1 : 0);
-  sm_sim_config_param(&s.cfg, p4);
+  snprintf(limit, sizeof(limit), "%g", time_limit);
+  sm_sim_config_set(&s.cfg, "sia.solver", solver);
+  sm_sim_config_set(&s.cfg, "sia.time_limit", limit);
+  sm_sim_config_set(&s.cfg, "sia.tables", tables);
+  sm_sim_config_set(&s.cfg, "sia.reduce", reduce ? "1" : "0");
+  sm__params_parse(&par, &s.cfg);
+  s.par = &par;
   s.cl = c;
   s.pol = &sm__policy_sia;
   sm_rng_seed(&rng, seed);
@@ -1778,6 +1773,6 @@ out:
     sm_free(s.stats[i].name);
   sm_free(s.stats);
   sm__notes_release(&s.notes);
-  sm__notes_release(&s.reads);
+  sm__params_release(&par);
   return rc;
 }

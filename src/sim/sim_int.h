@@ -243,6 +243,8 @@ enum {
   SM__EV_ROUND     /* a scheduling round of one VC */
 };
 
+typedef struct sm__params sm__params; /* params_int.h */
+
 typedef struct sm__stat {
   char *name;   /* figure name */
   double value; /* value */
@@ -294,7 +296,7 @@ struct sm_sim {
   double fail_resubmit_s;    /* fail.resubmit_s */
   size_t fail_infra;         /* infrastructure failures met */
   size_t fail_resubmitted;   /* of which resubmitted by their users */
-  sm__notes reads;           /* parameter keys the run looked up */
+  sm__params *par;           /* typed parameters (run arena) */
   char base_cluster[192];    /* the cluster before any profiler carve */
   int carved_nodes;          /* nodes carved for a profiler, 0 none */
   char carved_from[64];      /* the VC they came from */
@@ -311,7 +313,8 @@ struct sm_sim_result {
   char placement[16];                  /* placement name */
   sm__notes params;                    /* "key=value" settings the run read */
   sm__notes ignored;                   /* settings given but never read */
-  sm__notes reads;                     /* every parameter key looked up */
+  sm__params *par;                     /* the run's parameters and what
+                                          it read (strings owned) */
   char facts[16];                      /* facts source, "" when none */
   char cluster_origin[256];            /* how the cluster was sized */
   int carved_nodes;                    /* profiling nodes carved, 0 none */

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/params_int.h"
 #include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
 
@@ -68,7 +69,7 @@ static double key_of(sm_sim *s, void *ud, sm_sim_job *j) {
 
 static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
   sstate *st = sm_calloc(1, sizeof(*st));
-  const char *fb = sm_sim_param_str(s, "sjf.fallback");
+  const char *fb = SM__PARAM(s, sjf_fallback);
   size_t n = sm_sim_job_count(s);
   int rc;
 
@@ -81,8 +82,8 @@ static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
                       "sjf.fallback: expected history or fifo, got '%.40s'",
                       fb);
   st->fifo_fallback = fb != NULL && strcmp(fb, "fifo") == 0;
-  if (sm_sim_param_str(s, "sjf.key") != NULL) {
-    const char *k = sm_sim_param_str(s, "sjf.key");
+  if (SM__PARAM(s, sjf_key) != NULL) {
+    const char *k = s->par->sjf_key;
     if (strcmp(k, "duration") != 0 && strcmp(k, "service") != 0)
       return sm_err_set(err, SM_EINVAL,
                         "sjf.key: expected duration or service, got "
@@ -90,11 +91,11 @@ static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
                         k);
     st->service = strcmp(k, "service") == 0;
   }
-  st->rest = sm_sim_param_num(s, "fail.rest", 1.0);
-  st->diagnose_s = sm_sim_param_num(s, "fh.diagnose_s", 60);
-  st->isolate_s = sm_sim_param_num(s, "fh.isolate_s", 3600);
-  st->ckpt_s = sm_sim_param_num(s, "ckpt.interval_s", 1800);
-  st->recall = sm_sim_param_num(s, "fh.recall", 1.0);
+  st->rest = SM__PARAM(s, fail_rest);
+  st->diagnose_s = SM__PARAM(s, fh_diagnose_s);
+  st->isolate_s = SM__PARAM(s, fh_isolate_s);
+  st->ckpt_s = SM__PARAM(s, ckpt_interval_s);
+  st->recall = SM__PARAM(s, fh_recall);
   if (!(st->diagnose_s >= 0) || !(st->isolate_s >= 0) || !(st->ckpt_s > 0) ||
       !(st->recall >= 0 && st->recall <= 1))
     return sm_err_set(err, SM_EINVAL,
@@ -111,13 +112,13 @@ static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
   rc = sm__ordered_init(s, &st->o, key_of, st, err);
   if (rc != 0)
     return rc;
-  sm_sim_note(
-      s,
-      "%s: SJF on the Advisor's estimate%s (mean of the top-%g "
-      "matches), fallbacks ordered by %s",
-      fh ? "sjf-schedmate+fh" : "sjf-schedmate", st->service ? " x GPUs" : "",
-      sm_sim_param_num(s, "facts.top_k", 3),
-      st->fifo_fallback ? "arrival (FIFO)" : "the history estimator (as QSSF)");
+  sm_sim_note(s,
+              "%s: SJF on the Advisor's estimate%s (mean of the top-%g "
+              "matches), fallbacks ordered by %s",
+              fh ? "sjf-schedmate+fh" : "sjf-schedmate",
+              st->service ? " x GPUs" : "", SM__PARAM(s, facts_top_k),
+              st->fifo_fallback ? "arrival (FIFO)"
+                                : "the history estimator (as QSSF)");
   if (fh)
     sm_sim_note(s,
                 "sjf-schedmate+fh: the Failure Handler diagnoses an "
