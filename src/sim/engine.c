@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
 #include "sim/params_int.h"
 #include "sim/sim_int.h"
 
@@ -400,27 +401,6 @@ int sm_sim_job_nodes(const sm_sim_job *j, int *nodes, int max) {
   for (int i = 0; i < j->_nalloc && i < max; i++)
     nodes[i] = j->_alloc[i].node;
   return j->_nalloc;
-}
-
-int sm_sim_stat_add(sm_sim *s, const char *name, double delta) {
-  for (size_t i = 0; i < s->nstats; i++)
-    if (strcmp(s->stats[i].name, name) == 0) {
-      s->stats[i].value += delta;
-      return 0;
-    }
-  if (s->nstats == s->capstats) {
-    size_t cap = s->capstats ? s->capstats * 2 : 8;
-    sm__stat *v = sm_realloc(s->stats, cap * sizeof(*v));
-    if (v == NULL)
-      return SM_ENOMEM;
-    s->stats = v;
-    s->capstats = cap;
-  }
-  s->stats[s->nstats].name = sm_strdup(name);
-  if (s->stats[s->nstats].name == NULL)
-    return SM_ENOMEM;
-  s->stats[s->nstats++].value = delta;
-  return 0;
 }
 
 int sm_sim_note(sm_sim *s, const char *fmt, ...) {
@@ -851,13 +831,11 @@ static void sim_free(sm_sim *s) {
   if (s->pol != NULL && s->pol->release != NULL && s->pstate != NULL)
     s->pol->release(s, s->pstate);
   sm__params_release(s->par); /* before its arena */
+  sm__figures_release(s->figs);
   sm_arena_discard(&s->arena);
   sm_free(s->heap);
   sm_free(s->dirty);
   sm__series_release(&s->ser);
-  for (size_t i = 0; i < s->nstats; i++)
-    sm_free(s->stats[i].name);
-  sm_free(s->stats);
   sm__notes_release(&s->notes);
 }
 
@@ -948,7 +926,8 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
   sm_arena_init(&s.arena, 1 << 20, 0);
   sm_rng_seed(&s.rng, cfg->seed);
   s.par = sm_arena_alloc(&s.arena, sizeof(*s.par));
-  if (s.par == NULL) {
+  s.figs = sm_arena_calloc(&s.arena, 1, sizeof(*s.figs));
+  if (s.par == NULL || s.figs == NULL) {
     rc = sm_err_set(err, SM_ENOMEM, "out of memory");
     goto out;
   }
@@ -1003,9 +982,8 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
   if (s.pol->finalize != NULL)
     s.pol->finalize(&s, s.pstate);
   if (s.fail_infra > 0 || s.fail_resubmit) {
-    sm_sim_stat_add(&s, "infra_failures", (double)s.fail_infra);
-    sm_sim_stat_add(&s, "infra_resubmitted_by_users",
-                    (double)s.fail_resubmitted);
+    SM__FIG_ADD(&s, infra_failures, (double)s.fail_infra);
+    SM__FIG_ADD(&s, infra_resubmitted_by_users, (double)s.fail_resubmitted);
     sm__notes_add(&s.notes,
                   "failure model %s: %.3g of the trace's failed jobs have an "
                   "infrastructure cause (%zu met)%s",

@@ -73,6 +73,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
 #include "sim/params_int.h"
 #include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
@@ -1155,22 +1156,20 @@ size_t sm__facts_future_reads(const sm__facts *f, size_t *records_read) {
 }
 
 void sm__facts_report(sm__facts *f, sm_sim *s) {
-  sm_sim_stat_add(s, "facts_queries", (double)f->queries);
-  sm_sim_stat_add(s, "facts_hits", (double)f->hits);
-  sm_sim_stat_add(s, "facts_hit_rate",
-                  f->queries ? (double)f->hits / f->queries : 0);
-  sm_sim_stat_add(s, "facts_within_2x",
-                  f->hits ? (double)f->within2 / f->hits : 0);
-  sm_sim_stat_add(s, "fallback_no_match", (double)f->fb[SM_FALLBACK_NO_MATCH]);
-  sm_sim_stat_add(s, "fallback_below_threshold",
-                  (double)f->fb[SM_FALLBACK_BELOW_THRESHOLD]);
-  sm_sim_stat_add(s, "fallback_inconsistent",
-                  (double)f->fb[SM_FALLBACK_INCONSISTENT]);
+  SM__FIG_ADD(s, facts_queries, (double)f->queries);
+  SM__FIG_ADD(s, facts_hits, (double)f->hits);
+  SM__FIG_ADD(s, facts_hit_rate, f->queries ? (double)f->hits / f->queries : 0);
+  SM__FIG_ADD(s, facts_within_2x, f->hits ? (double)f->within2 / f->hits : 0);
+  SM__FIG_ADD(s, fallback_no_match, (double)f->fb[SM_FALLBACK_NO_MATCH]);
+  SM__FIG_ADD(s, fallback_below_threshold,
+              (double)f->fb[SM_FALLBACK_BELOW_THRESHOLD]);
+  SM__FIG_ADD(s, fallback_inconsistent,
+              (double)f->fb[SM_FALLBACK_INCONSISTENT]);
   if (!f->calibrated) {
-    sm_sim_stat_add(s, "fallback_too_little_known",
-                    (double)f->fb[SM_FALLBACK_TOO_LITTLE_KNOWN]);
-    sm_sim_stat_add(s, "facts_vetoed_lookalikes", (double)f->passed_different);
-    sm_sim_stat_add(s, "facts_thin_lookalikes", (double)f->passed_thin);
+    SM__FIG_ADD(s, fallback_too_little_known,
+                (double)f->fb[SM_FALLBACK_TOO_LITTLE_KNOWN]);
+    SM__FIG_ADD(s, facts_vetoed_lookalikes, (double)f->passed_different);
+    SM__FIG_ADD(s, facts_thin_lookalikes, (double)f->passed_thin);
   }
   if (f->calibrated) {
     sm_sim_note(s,
@@ -1179,9 +1178,9 @@ void sm__facts_report(sm__facts *f, sm_sim *s) {
                 "%.3f), seeded per job",
                 f->cal_hit, f->cal_within, f->cal_sigma);
   } else {
-    sm_sim_stat_add(s, "history_records", (double)f->nr);
-    sm_sim_stat_add(s, "history_fingerprints", (double)f->np);
-    sm_sim_stat_add(s, "history_future_reads", (double)f->future_reads);
+    SM__FIG_ADD(s, history_records, (double)f->nr);
+    SM__FIG_ADD(s, history_fingerprints, (double)f->np);
+    SM__FIG_ADD(s, history_future_reads, (double)f->future_reads);
     sm_sim_note(s,
                 "facts: %s - the history engine online over the "
                 "trace (fingerprint, exact top-%d search at cosine >= "

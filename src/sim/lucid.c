@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
 #include "sim/params_int.h"
 #include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
@@ -724,19 +725,19 @@ static void lucid_schedule(sm_sim *s, void *state, int vc) {
 static void lucid_finalize(sm_sim *s, void *state) {
   lstate *st = state;
 
-  sm_sim_stat_add(s, "profiled", (double)st->profiled);
-  sm_sim_stat_add(s, "ended_in_profiler", (double)st->prof_ended);
-  sm_sim_stat_add(s, "profiler_gpu_h", st->prof_gpu_s / 3600);
-  sm_sim_stat_add(s, "not_profiled_too_large", (double)st->unprofiled);
-  sm_sim_stat_add(s, "packed_pairs", (double)st->packs);
-  sm_sim_stat_add(s, "packed_pairs_measured", (double)st->packs_measured);
+  SM__FIG_ADD(s, profiled, (double)st->profiled);
+  SM__FIG_ADD(s, ended_in_profiler, (double)st->prof_ended);
+  SM__FIG_ADD(s, profiler_gpu_h, st->prof_gpu_s / 3600);
+  SM__FIG_ADD(s, not_profiled_too_large, (double)st->unprofiled);
+  SM__FIG_ADD(s, packed_pairs, (double)st->packs);
+  SM__FIG_ADD(s, packed_pairs_measured, (double)st->packs_measured);
   if (st->semantic) {
-    sm_sim_stat_add(s, "profiles_skipped", (double)st->skipped);
-    sm_sim_stat_add(s, "profiling_gpu_h_saved", st->saved_gpu_s / 3600);
-    sm_sim_stat_add(s, "hits_with_wrong_score", (double)st->mislabeled);
-    sm_sim_stat_add(s, "tracker_checks", (double)st->checks);
-    sm_sim_stat_add(s, "checks_skipped_untracked", (double)st->untracked_skips);
-    sm_sim_stat_add(s, "evictions", (double)st->evictions);
+    SM__FIG_ADD(s, profiles_skipped, (double)st->skipped);
+    SM__FIG_ADD(s, profiling_gpu_h_saved, st->saved_gpu_s / 3600);
+    SM__FIG_ADD(s, hits_with_wrong_score, (double)st->mislabeled);
+    SM__FIG_ADD(s, tracker_checks, (double)st->checks);
+    SM__FIG_ADD(s, checks_skipped_untracked, (double)st->untracked_skips);
+    SM__FIG_ADD(s, evictions, (double)st->evictions);
     sm__facts_report(st->facts, s);
   } else {
     sm_sim_note(s, "profiles and co-location: %s",

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
 #include "sim/params_int.h"
 #include "sim/sim_int.h"
 
@@ -173,16 +174,14 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   sm_arena_init(&s->arena, 0, 0);
   r->par = s->par; /* in the arena */
   s->par = NULL;
+  r->figs = s->figs; /* the same */
+  s->figs = NULL;
   if (sm__params_own(r->par, &r->arena) != 0)
     goto fail;
   r->jobs = s->jobs;
   r->njobs = s->njobs;
   r->ser = s->ser;
   memset(&s->ser, 0, sizeof(s->ser));
-  r->stats = s->stats;
-  r->nstats = s->nstats;
-  s->stats = NULL;
-  s->nstats = s->capstats = 0;
   sm_free(queue);
   sm_free(wait);
   *out = r;
@@ -198,13 +197,11 @@ void sm_sim_result_free(sm_sim_result *r) {
   if (r == NULL)
     return;
   sm__params_release(r->par); /* before its arena */
+  sm__figures_release(r->figs);
   sm_arena_discard(&r->arena);
   sm_free(r->trace_name);
   sm_free(r->jct);
   sm__series_release(&r->ser);
-  for (size_t i = 0; i < r->nstats; i++)
-    sm_free(r->stats[i].name);
-  sm_free(r->stats);
   sm__notes_release(&r->notes);
   sm__notes_release(&r->params);
   sm__notes_release(&r->ignored);
@@ -222,19 +219,6 @@ size_t sm_sim_result_note_count(const sm_sim_result *r) {
 
 const char *sm_sim_result_note(const sm_sim_result *r, size_t i) {
   return i < r->notes.n ? r->notes.v[i] : NULL;
-}
-
-size_t sm_sim_result_stat_count(const sm_sim_result *r) {
-  return r->nstats;
-}
-
-const char *sm_sim_result_stat(const sm_sim_result *r, size_t i,
-                               double *value) {
-  if (i >= r->nstats)
-    return NULL;
-  if (value != NULL)
-    *value = r->stats[i].value;
-  return r->stats[i].name;
 }
 
 size_t sm_sim_result_job_count(const sm_sim_result *r) {
@@ -337,9 +321,10 @@ void sm_sim_result_json(const sm_sim_result *r, sm_jw *w) {
   sm_jw_arr_end(w);
   sm_jw_key(w, "stats");
   sm_jw_obj_begin(w);
-  for (size_t i = 0; i < r->nstats; i++) {
-    sm_jw_key(w, r->stats[i].name);
-    sm_jw_num(w, r->stats[i].value);
+  for (size_t i = 0; i < sm_sim_result_stat_count(r); i++) {
+    double v;
+    sm_jw_key(w, sm_sim_result_stat(r, i, &v));
+    sm_jw_num(w, v);
   }
   sm_jw_obj_end(w);
   sm_jw_key(w, "notes");

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
 #include "sim/params_int.h"
 #include "sim/sim_int.h"
 
@@ -144,10 +145,10 @@ static void ord_finalize(sm_sim *s, void *state) {
     size_t h[4];
     sm__estimator_hits(st->est, h);
     if (h[0] + h[1] + h[2] + h[3] > 0) {
-      sm_sim_stat_add(s, "estimates_by_user_name", (double)h[0]);
-      sm_sim_stat_add(s, "estimates_by_user", (double)h[1]);
-      sm_sim_stat_add(s, "estimates_by_global_mean", (double)h[2]);
-      sm_sim_stat_add(s, "estimates_by_default", (double)h[3]);
+      SM__FIG_ADD(s, estimates_by_user_name, (double)h[0]);
+      SM__FIG_ADD(s, estimates_by_user, (double)h[1]);
+      SM__FIG_ADD(s, estimates_by_global_mean, (double)h[2]);
+      SM__FIG_ADD(s, estimates_by_default, (double)h[3]);
     }
   }
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
 #include "sim/params_int.h"
 #include "sim/sim_int.h"
 
@@ -307,7 +308,7 @@ static void pre_finalize(sm_sim *s, void *state) {
       size_t n = strlen(thr);
       snprintf(thr + n, sizeof(thr) - n, "%s%g", i ? "," : "", st->thr[i]);
     }
-    sm_sim_stat_add(s, "demotions", (double)st->demotions);
+    SM__FIG_ADD(s, demotions, (double)st->demotions);
     sm_sim_note(s,
                 "tiresias: %d queues, thresholds %s GPU-s, rounds every "
                 "%g s",

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "schedmate/sm_sia.h"
+#include "sim/figures_int.h"
 #include "sim/sim_int.h"
 
 #define W 760
@@ -679,57 +680,15 @@ static void sweep_section(sm_buf *b, const sm_sim_result *const *runs, size_t n,
                  "first column, and the packings the Tracker undid.</p>\n");
 }
 
-/* Labels of the policies' figures (sm_sim_stat_add); figures without
- * one are shown by their name. */
-static const struct {
-  const char *name, *label;
-} stat_labels[] = {
-    {"profiled", "jobs profiled to Lucid's time limit"},
-    {"ended_in_profiler", "jobs that ended inside the profiler"},
-    {"profiler_gpu_h", "GPU-hours spent profiling"},
-    {"not_profiled_too_large", "jobs too large to profile"},
-    {"packed_pairs", "pairs packed onto shared GPUs"},
-    {"packed_pairs_measured", "of which with measured pair speeds"},
-    {"profiles_skipped", "profiles skipped on a SchedMate hit"},
-    {"profiling_gpu_h_saved", "profiling GPU-hours saved"},
-    {"hits_with_wrong_score", "hits whose believed sharing score was wrong"},
-    {"tracker_checks", "Tracker checks of packed pairs"},
-    {"checks_skipped_untracked", "checks skipped: host log not trackable"},
-    {"evictions", "harmful packings undone (evictions)"},
-    {"facts_queries", "questions to SchedMate (jobs submitted)"},
-    {"facts_hits", "answers a scheduler may use (hits)"},
-    {"facts_hit_rate", "hit rate"},
-    {"facts_within_2x", "share of hits within 2x of the true duration"},
-    {"fallback_no_match", "fallbacks: no similar past job"},
-    {"fallback_below_threshold", "fallbacks: matches below the threshold"},
-    {"fallback_inconsistent", "fallbacks: inconsistent history"},
-    {"fallback_too_little_known", "fallbacks: too little known to identify "
-                                  "the job"},
-    {"facts_vetoed_lookalikes", "answers that vetoed a look-alike (a "
-                                "different job)"},
-    {"facts_thin_lookalikes", "answers that skipped a look-alike sharing "
-                              "too little identity"},
-    {"history_records", "jobs written back to the history"},
-    {"history_fingerprints", "distinct fingerprints in the history"},
-    {"history_future_reads", "answers that read the future (must be 0)"},
-    {"estimates_by_user_name", "estimates from the same user and job name"},
-    {"estimates_by_user", "estimates from the same user"},
-    {"estimates_by_global_mean", "estimates from the mean of all jobs"},
-    {"estimates_by_default", "estimates by the default (nothing ended yet)"},
-    {"demotions", "demotions to a lower queue"},
-    {"infra_failures", "infrastructure failures met"},
-    {"infra_resubmitted_by_users", "infrastructure failures resubmitted by "
-                                   "their users"},
-    {"infra_restarts", "restarted from a checkpoint by the Failure Handler"},
-    {"nodes_isolated", "nodes isolated by the Failure Handler"},
-    {"progress_redone_gpu_h", "GPU-hours of progress redone after faults"}};
-
+/* The label of a figure: the table's words, else its name with spaces
+ * for underscores. */
 static void stat_label(sm_buf *b, const char *name) {
-  for (size_t i = 0; i < SM_ARRAY_LEN(stat_labels); i++)
-    if (strcmp(stat_labels[i].name, name) == 0) {
-      sm_buf_adds(b, stat_labels[i].label);
-      return;
-    }
+  const char *l = sm__figures_label(name);
+
+  if (l != NULL) {
+    sm_buf_adds(b, l);
+    return;
+  }
   for (const char *p = name; *p; p++)
     sm_buf_addc(b, *p == '_' ? ' ' : *p);
 }
@@ -740,12 +699,15 @@ static void stats_table(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
   size_t nn = 0;
 
   for (size_t i = 0; i < n; i++)
-    for (size_t k = 0; k < runs[i]->nstats && nn < SM_ARRAY_LEN(names); k++) {
+    for (size_t k = 0;
+         k < sm_sim_result_stat_count(runs[i]) && nn < SM_ARRAY_LEN(names);
+         k++) {
+      const char *name = sm_sim_result_stat(runs[i], k, NULL);
       int dup = 0;
       for (size_t q = 0; q < nn && !dup; q++)
-        dup = strcmp(names[q], runs[i]->stats[k].name) == 0;
+        dup = strcmp(names[q], name) == 0;
       if (!dup)
-        names[nn++] = runs[i]->stats[k].name;
+        names[nn++] = name;
     }
   if (nn == 0)
     return;
@@ -758,8 +720,7 @@ static void stats_table(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
   }
   sm_buf_adds(b, "</tr>\n");
   for (size_t q = 0; q < nn; q++) {
-    int rate = strcmp(names[q], "facts_hit_rate") == 0 ||
-               strcmp(names[q], "facts_within_2x") == 0;
+    int rate = sm__figures_is_rate(names[q]);
     sm_buf_adds(b, "<tr><td>");
     stat_label(b, names[q]);
     sm_buf_adds(b, "</td>");

@@ -50,6 +50,7 @@
 
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_meta.h"
+#include "sim/figures_int.h"
 #include "sim/params_int.h"
 #include "sim/sia_int.h"
 #include "sim/sim_int.h"
@@ -1373,34 +1374,34 @@ static void figures(sia *S, sm_sim *s) {
   size_t solves = S->solved[1] + S->solved[2] + S->solved[3] + S->solved[4];
   double n = S->njobs ? (double)S->njobs : 1;
 
-  sm_sim_stat_add(s, "sia_workload_files", S->nw);
-  sm_sim_stat_add(s, "sia_rounds", (double)S->rounds);
-  sm_sim_stat_add(s, "sia_restarts", (double)S->restarts);
-  sm_sim_stat_add(s, "sia_restarts_per_job", S->restarts / n);
-  sm_sim_stat_add(s, "sia_bootstrap_restarts", (double)S->boot_restarts);
-  sm_sim_stat_add(s, "sia_suspensions", (double)S->suspends);
-  sm_sim_stat_add(s, "sia_moves", (double)S->moves);
-  sm_sim_stat_add(s, "sia_solves_optimal", (double)S->solved[1]);
-  sm_sim_stat_add(s, "sia_solves_time_limit", (double)S->solved[2]);
-  sm_sim_stat_add(s, "sia_solves_fallback", (double)S->solved[3]);
-  sm_sim_stat_add(s, "sia_solves_greedy", (double)S->solved[4]);
-  sm_sim_stat_add(s, "sia_solve_ms_avg",
-                  solves ? 1e3 * S->solve_s / (double)solves : 0);
-  sm_sim_stat_add(s, "sia_solve_ms_max", 1e3 * S->solve_max);
-  sm_sim_stat_add(s, "sia_solve_cpu_ms_avg",
-                  solves ? 1e3 * S->solve_cpu / (double)solves : 0);
-  sm_sim_stat_add(s, "sia_solve_cpu_ms_max", 1e3 * S->solve_cpu_max);
-  sm_sim_stat_add(s, "sia_round_ms_max", 1e3 * S->round_max);
-  sm_sim_stat_add(s, "sia_columns_max", (double)S->max_cols);
-  sm_sim_stat_add(s, "sia_active_max", (double)S->max_active);
-  sm_sim_stat_add(s, "sia_profiling_gpu_h", S->prof_gpu_s / 3600);
+  SM__FIG_ADD(s, sia_workload_files, S->nw);
+  SM__FIG_ADD(s, sia_rounds, (double)S->rounds);
+  SM__FIG_ADD(s, sia_restarts, (double)S->restarts);
+  SM__FIG_ADD(s, sia_restarts_per_job, S->restarts / n);
+  SM__FIG_ADD(s, sia_bootstrap_restarts, (double)S->boot_restarts);
+  SM__FIG_ADD(s, sia_suspensions, (double)S->suspends);
+  SM__FIG_ADD(s, sia_moves, (double)S->moves);
+  SM__FIG_ADD(s, sia_solves_optimal, (double)S->solved[1]);
+  SM__FIG_ADD(s, sia_solves_time_limit, (double)S->solved[2]);
+  SM__FIG_ADD(s, sia_solves_fallback, (double)S->solved[3]);
+  SM__FIG_ADD(s, sia_solves_greedy, (double)S->solved[4]);
+  SM__FIG_ADD(s, sia_solve_ms_avg,
+              solves ? 1e3 * S->solve_s / (double)solves : 0);
+  SM__FIG_ADD(s, sia_solve_ms_max, 1e3 * S->solve_max);
+  SM__FIG_ADD(s, sia_solve_cpu_ms_avg,
+              solves ? 1e3 * S->solve_cpu / (double)solves : 0);
+  SM__FIG_ADD(s, sia_solve_cpu_ms_max, 1e3 * S->solve_cpu_max);
+  SM__FIG_ADD(s, sia_round_ms_max, 1e3 * S->round_max);
+  SM__FIG_ADD(s, sia_columns_max, (double)S->max_cols);
+  SM__FIG_ADD(s, sia_active_max, (double)S->max_active);
+  SM__FIG_ADD(s, sia_profiling_gpu_h, S->prof_gpu_s / 3600);
   if (S->semantic) {
-    sm_sim_stat_add(s, "facts_queries", (double)S->queries);
-    sm_sim_stat_add(s, "facts_hits", (double)S->hits);
-    sm_sim_stat_add(s, "facts_hit_rate",
-                    S->queries ? (double)S->hits / (double)S->queries : 0);
-    sm_sim_stat_add(s, "sia_seeded_points", (double)S->seeded);
-    sm_sim_stat_add(s, "sia_profiling_gpu_h_saved", S->prof_saved_s / 3600);
+    SM__FIG_ADD(s, facts_queries, (double)S->queries);
+    SM__FIG_ADD(s, facts_hits, (double)S->hits);
+    SM__FIG_ADD(s, facts_hit_rate,
+                S->queries ? (double)S->hits / (double)S->queries : 0);
+    SM__FIG_ADD(s, sia_seeded_points, (double)S->seeded);
+    SM__FIG_ADD(s, sia_profiling_gpu_h_saved, S->prof_saved_s / 3600);
   }
 }
 
@@ -1497,7 +1498,8 @@ static int sia_common(const sm_sim_trace *t, const sm_sim_cluster *c,
   sm_arena_init(&s.arena, 1 << 20, 0);
   sm_rng_seed(&s.rng, cfg->seed);
   s.par = sm_arena_alloc(&s.arena, sizeof(*s.par));
-  if (s.par == NULL) {
+  s.figs = sm_arena_calloc(&s.arena, 1, sizeof(*s.figs));
+  if (s.par == NULL || s.figs == NULL) {
     rc = sm_err_set(err, SM_ENOMEM, "out of memory");
     goto out;
   }
@@ -1582,10 +1584,8 @@ out:
   scratch_release(&sc);
   sia_release(&S);
   sm__params_release(s.par); /* before its arena */
+  sm__figures_release(s.figs);
   sm_arena_discard(&s.arena);
-  for (size_t i = 0; i < s.nstats; i++)
-    sm_free(s.stats[i].name);
-  sm_free(s.stats);
   sm__notes_release(&s.notes);
   sm__series_release(&s.ser);
   return rc;
@@ -1654,6 +1654,7 @@ int sm__sia_bench_round(const char *tables, const sm_sim_cluster *c, int njobs,
   world w;
   sm_rng rng;
   sm__params par;
+  sm__figures figs;
   char limit[32];
   int rc, busy, pend, napps = 0;
 
@@ -1670,6 +1671,8 @@ int sm__sia_bench_round(const char *tables, const sm_sim_cluster *c, int njobs,
   sm_sim_config_set(&s.cfg, "sia.reduce", reduce ? "1" : "0");
   sm__params_parse(&par, &s.cfg);
   s.par = &par;
+  memset(&figs, 0, sizeof(figs));
+  s.figs = &figs;
   s.cl = c;
   s.pol = &sm__policy_sia;
   sm_rng_seed(&rng, seed);
@@ -1769,9 +1772,7 @@ out:
   S.nw = 0;
   sia_release(&S);
   sm_free(s.jobs);
-  for (size_t i = 0; i < s.nstats; i++)
-    sm_free(s.stats[i].name);
-  sm_free(s.stats);
+  sm__figures_release(&figs);
   sm__notes_release(&s.notes);
   sm__params_release(&par);
   return rc;

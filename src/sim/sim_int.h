@@ -243,12 +243,8 @@ enum {
   SM__EV_ROUND     /* a scheduling round of one VC */
 };
 
-typedef struct sm__params sm__params; /* params_int.h */
-
-typedef struct sm__stat {
-  char *name;   /* figure name */
-  double value; /* value */
-} sm__stat;
+typedef struct sm__params sm__params;   /* params_int.h */
+typedef struct sm__figures sm__figures; /* figures_int.h */
 
 struct sm_sim {
   const sm_sim_trace *trace; /* input (borrowed) */
@@ -275,8 +271,7 @@ struct sm_sim {
   double busy_integral;      /* GPU-seconds held */
   double last_change;        /* time of the last busy change */
   sm__series ser;            /* busy GPUs and pending jobs over time */
-  sm__stat *stats;           /* extra figures */
-  size_t nstats, capstats;   /* their count and capacity */
+  sm__figures *figs;         /* the policy's figures (run arena) */
   sm__notes notes;           /* run notes */
   sm_rng rng;                /* seeded generator */
   size_t events;             /* events processed */
@@ -328,8 +323,7 @@ struct sm_sim_result {
   size_t njct;                         /* count */
   sm__series ser;                      /* busy GPUs, pending jobs */
   sm__notes notes;                     /* notes */
-  sm__stat *stats;                     /* extra figures */
-  size_t nstats;                       /* count */
+  sm__figures *figs;                   /* the policy's figures */
   double preempt_small, preempt_large; /* overhead settings */
   int overhead_gpus;                   /* overhead boundary */
   uint64_t seed;                       /* run seed */

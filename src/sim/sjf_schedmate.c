@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
 #include "sim/params_int.h"
 #include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
@@ -210,9 +211,9 @@ static void sjf_finalize(sm_sim *s, void *state) {
 
   sm__facts_report(st->facts, s);
   if (st->fh) {
-    sm_sim_stat_add(s, "infra_restarts", (double)st->fh_restarts);
-    sm_sim_stat_add(s, "nodes_isolated", (double)st->isolated);
-    sm_sim_stat_add(s, "progress_redone_gpu_h", st->lost_gpu_s / 3600);
+    SM__FIG_ADD(s, infra_restarts, (double)st->fh_restarts);
+    SM__FIG_ADD(s, nodes_isolated, (double)st->isolated);
+    SM__FIG_ADD(s, progress_redone_gpu_h, st->lost_gpu_s / 3600);
   }
 }
 
