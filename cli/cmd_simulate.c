@@ -843,85 +843,35 @@ static void print_table(sm_sim_result **rs, const runspec *spec, int n) {
 
 /* ==== SchedMate paths ==== */
 
-static double stat_or(const sm_sim_result *r, const char *k, double def) {
-  double v;
-  return sm_sim_result_stat_get(r, k, &v) ? v : def;
-}
-
-static const char *param_of(const opts *o, const char *key) {
-  return sm_sim_config_get(&o->cfg, key);
-}
-
-static int is_schedmate(const sm_sim_result *r) {
-  double v;
-  return sm_sim_result_stat_get(r, "facts_queries", &v);
-}
-
-/* One sentence per facts source. */
-static const char *source_meaning(const char *src) {
-  if (strcmp(src, "calibrated") == 0)
-    return "no history: each job is a hit with the reference design's "
-           "measured rate (73 %) and its estimate lies within 2x of the "
-           "truth as often as the reference measured (85.7 %); a model of "
-           "accuracy, not a measurement of this trace";
-  if (strcmp(src, "oracle") == 0)
-    return "UPPER BOUND, not a result: fingerprints built from each job's "
-           "true GPU time (the outcome), and a hit knows the job's own "
-           "profile";
-  return "the history engine online over the trace: fingerprints from "
-         "what is known at submission (user, job name, VC, GPUs, and the "
-         "workload template those choose), answers only from jobs that "
-         "ended before it";
-}
-
-typedef struct sweep_pt {
-  int run;        /* the path's run in the comparison */
-  double value;   /* the parameter's value */
-  double avg_jct; /* the path's average JCT */
-  double p99_jct; /* its p99 JCT */
-  double evictions;
-} sweep_pt;
-
 typedef struct sweep {
-  char key[64];        /* the parameter */
-  double v[MAX_SWEEP]; /* its values */
-  int nv;              /* their count */
-  sweep_pt *pt;        /* points, run-major */
-  int npt;             /* their count */
+  char key[64];           /* the parameter */
+  double v[MAX_SWEEP];    /* its values */
+  int nv;                 /* their count */
+  sm_sim_sweep_point *pt; /* points, run-major */
+  int npt;                /* their count */
 } sweep;
 
-/* The paper-style comparison: the headline figures of every run, the
- * speed-up of each SchedMate path over its baseline, and where the facts
- * came from. */
-static void print_schedmate(sm_sim_result **rs, const runspec *spec, int n,
-                            const opts *o, const sweep *sw) {
-  sm_sim_speedup sp[64];
-  size_t ns = sm_sim_speedups((const sm_sim_result *const *)rs, (size_t)n, sp,
-                              SM_ARRAY_LEN(sp));
-  const sm_sim_summary *m0 = sm_sim_result_summary(rs[0]);
-  const char *wl = param_of(o, "workloads");
-  const char *seen[3] = {0};
-  int any = 0, nseen = 0, w = label_width(spec, n, 6);
+#define RUNS(rs) ((const sm_sim_result *const *)(rs))
 
-  for (int i = 0; i < n; i++)
-    any |= is_schedmate(rs[i]);
-  if (!any && ns == 0)
-    return;
+/* Where the fingerprints and the facts come from, and what each source
+ * means. */
+static void print_sources(const sm_sim_schedmate_summary *sum) {
   printf("\nSchedMate in the schedulers (%s trace; fingerprints from %s%s)\n",
-         m0->synthetic ? "SYNTHETIC" : "real",
-         wl ? "the workload templates in " : "the trace's attributes only",
-         wl ? wl : "");
-  for (int i = 0; i < n; i++) {
-    int dup = 0;
-    if (spec[i].facts == NULL)
-      continue;
-    for (int k = 0; k < nseen; k++)
-      dup |= strcmp(seen[k], spec[i].facts) == 0;
-    if (dup || nseen == 3)
-      continue;
-    seen[nseen++] = spec[i].facts;
-    printf("facts %-10s %s\n", spec[i].facts, source_meaning(spec[i].facts));
-  }
+         sum->synthetic ? "SYNTHETIC" : "real",
+         sum->workloads ? "the workload templates in "
+                        : "the trace's attributes only",
+         sum->workloads ? sum->workloads : "");
+  for (size_t k = 0; k < sum->nsources; k++)
+    printf("facts %-10s %s\n", sum->sources[k],
+           sm_sim_facts_meaning(sum->sources[k]));
+}
+
+/* The headline figures of every run, the load and the failure model. */
+static void print_headline(sm_sim_result **rs, const runspec *spec, int n,
+                           const sm_sim_schedmate_summary *sum) {
+  int w = label_width(spec, n, 6);
+  sm_buf b;
+
   printf("%-*s %12s %12s %14s %12s\n", w, "policy", "avg JCT s", "p99 JCT s",
          "avg queue s", "makespan s");
   for (int i = 0; i < n; i++) {
@@ -930,129 +880,123 @@ static void print_schedmate(sm_sim_result **rs, const runspec *spec, int n,
            m->p99_jct_s, m->avg_wait_s, m->makespan_s);
   }
   printf("queue: " QUEUE_DEF "\n");
-  {
-    double lo = 1, hi = 0;
-    for (int i = 0; i < n; i++) {
-      double u = sm_sim_result_summary(rs[i])->avg_util;
-      lo = u < lo ? u : lo;
-      hi = u > hi ? u : hi;
-    }
-    printf("offered load %.2f; GPU utilisation %.1f-%.1f%% over the "
-           "makespan%s\n",
-           m0->offered_load, 100 * lo, 100 * hi,
-           hi < 0.3 ? ": queues are short, so the order of the queue "
-                      "matters little here"
-                    : "");
+  printf("offered load %.2f; GPU utilisation %.1f-%.1f%% over the "
+         "makespan%s\n",
+         sum->offered_load, 100 * sum->util_lo, 100 * sum->util_hi,
+         sum->util_hi < 0.3 ? ": queues are short, so the order of the queue "
+                              "matters little here"
+                            : "");
+  sm_buf_init(&b, 0);
+  sm_sim_failures_line(sum, &b);
+  printf("%s\n", sm_buf_str(&b));
+  sm_buf_release(&b);
+}
+
+/* Each SchedMate path against its baseline. */
+static void print_speedups(const runspec *spec,
+                           const sm_sim_schedmate_summary *sum) {
+  const sm_sim_speedup *sp = sum->speedups;
+  int pw = 26;
+
+  if (sum->nspeedups == 0)
+    return;
+  for (size_t k = 0; k < sum->nspeedups; k++) {
+    int l = (int)(strlen(spec[sp[k].path_run].label) +
+                  strlen(spec[sp[k].base_run].label) + 4);
+    pw = l > pw ? l : pw;
   }
-  {
-    const char *fm = param_of(o, "fail.model");
-    double inf = stat_or(rs[0], "infra_failures", 0);
-    printf("failures: model %s; %.0f infrastructure failures (share %s of "
-           "the trace's failed jobs)%s\n",
-           fm ? fm : "trace", inf,
-           param_of(o, "fail.infra_share") ? param_of(o, "fail.infra_share")
-                                           : "0.35",
-           inf == 0 ? ": the Failure Handler has nothing to do on this trace"
-                    : "");
-  }
-  if (ns > 0) {
-    int pw = 0;
-    for (size_t k = 0; k < ns; k++) {
-      int l = (int)(strlen(spec[sp[k].path_run].label) +
-                    strlen(spec[sp[k].base_run].label) + 4);
-      pw = l > pw ? l : pw;
-    }
-    pw = pw < 26 ? 26 : pw;
-    printf("%-*s %8s %8s %9s %9s %14s\n", pw, "speed-up (baseline / path)",
-           "avg JCT", "p99 JCT", "avg queue", "makespan", "avg JCT change");
-    for (size_t k = 0; k < ns; k++) {
-      char name[192];
-      snprintf(name, sizeof(name), "%s vs %s", spec[sp[k].path_run].label,
-               spec[sp[k].base_run].label);
-      char r[4][16];
-      const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
-                           sp[k].avg_wait_speedup, sp[k].makespan_speedup};
-      for (int q = 0; q < 4; q++)
-        if (isfinite(v[q]))
-          snprintf(r[q], sizeof(r[q]), "%.3fx", v[q]);
-        else
-          snprintf(r[q], sizeof(r[q]), "-"); /* nothing to divide by */
-      printf("%-*s %8s %8s %9s %9s %+13.1f%%\n", pw, name, r[0], r[1], r[2],
-             r[3], 100 * sp[k].avg_jct_change);
-    }
-  }
-  for (int i = 0; i < n; i++) {
-    const sm_sim_result *r = rs[i];
-    double q = stat_or(r, "facts_queries", 0);
-    if (!is_schedmate(r))
-      continue;
-    {
-      sm_buf sb;
-      sm_buf_init(&sb, 0);
-      if (sm_sia_facts_line((const sm_sim_result *const *)rs, (size_t)n,
-                            (size_t)i, &sb))
-        printf("%s\n", sm_buf_str(&sb));
-      sm_buf_release(&sb);
-      if (stat_or(r, "sia_rounds", -1) >= 0)
-        continue;
-    }
-    printf("%s: hit rate %.1f%% (%.0f of %.0f), estimates within 2x of the "
-           "truth %.1f%%",
-           spec[i].label, 100 * stat_or(r, "facts_hit_rate", 0),
-           stat_or(r, "facts_hits", 0), q,
-           100 * stat_or(r, "facts_within_2x", 0));
-    if (stat_or(r, "profiles_skipped", -1) >= 0)
-      printf("; profiling GPU-hours saved %.1f (profiler used %.1f); "
-             "evictions %.0f (%.0f Tracker checks, %.0f untracked)",
-             stat_or(r, "profiling_gpu_h_saved", 0),
-             stat_or(r, "profiler_gpu_h", 0), stat_or(r, "evictions", 0),
-             stat_or(r, "tracker_checks", 0),
-             stat_or(r, "checks_skipped_untracked", 0));
-    if (stat_or(r, "infra_restarts", -1) >= 0)
-      printf("; infrastructure failures restarted from their checkpoint by "
-             "the Failure Handler %.0f, nodes isolated %.0f",
-             stat_or(r, "infra_restarts", 0), stat_or(r, "nodes_isolated", 0));
-    printf("\n");
-  }
-  if (sw != NULL && sw->npt > 0) {
-    int det = strcmp(sw->key, "lucid.untracked") == 0;
-    printf("sweep of %s%s:\n", sw->key,
-           det ? " (Tracker detection rate = 1 - lucid.untracked)" : "");
-    for (int k = 0; k < sw->npt; k += sw->nv) {
-      const sweep_pt *p0 = &sw->pt[k];
-      printf("  %s:", spec[p0->run].label);
-      for (int v = 0; v < sw->nv; v++) {
-        const sweep_pt *p = &sw->pt[k + v];
-        printf("%s %s %.2f: avg JCT %.0f s (%+.1f%%)", v ? "," : "",
-               det ? "detection" : "value", det ? 1 - p->value : p->value,
-               p->avg_jct, 100 * (p->avg_jct / p0->avg_jct - 1));
-      }
-      printf("\n");
-    }
-    printf("  (%% change against the first value of the sweep)\n");
+  printf("%-*s %8s %8s %9s %9s %14s\n", pw, "speed-up (baseline / path)",
+         "avg JCT", "p99 JCT", "avg queue", "makespan", "avg JCT change");
+  for (size_t k = 0; k < sum->nspeedups; k++) {
+    char name[192], r[4][16];
+    const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+                         sp[k].avg_wait_speedup, sp[k].makespan_speedup};
+    snprintf(name, sizeof(name), "%s vs %s", spec[sp[k].path_run].label,
+             spec[sp[k].base_run].label);
+    for (int q = 0; q < 4; q++)
+      if (isfinite(v[q]))
+        snprintf(r[q], sizeof(r[q]), "%.3fx", v[q]);
+      else
+        snprintf(r[q], sizeof(r[q]), "-"); /* nothing to divide by */
+    printf("%-*s %8s %8s %9s %9s %+13.1f%%\n", pw, name, r[0], r[1], r[2], r[3],
+           100 * sp[k].avg_jct_change);
   }
 }
 
-static void json_schedmate(sm_sim_result **rs, const runspec *spec, int n,
-                           const sweep *sw, sm_jw *w, const opts *o) {
-  sm_sim_speedup sp[64];
-  size_t ns = sm_sim_speedups((const sm_sim_result *const *)rs, (size_t)n, sp,
-                              SM_ARRAY_LEN(sp));
-  char list[64] = "";
-  const char *seen[3] = {0};
-  int nseen = 0;
+static void print_sweep(const runspec *spec, const sweep *sw) {
+  int det = strcmp(sw->key, "lucid.untracked") == 0;
 
-  for (int i = 0; i < n; i++) {
-    int dup = 0;
-    if (spec[i].facts == NULL)
-      continue;
-    for (int k = 0; k < nseen; k++)
-      dup |= strcmp(seen[k], spec[i].facts) == 0;
-    if (!dup && nseen < 3) {
-      size_t l = strlen(list);
-      seen[nseen++] = spec[i].facts;
-      snprintf(list + l, sizeof(list) - l, "%s%s", l ? "," : "", spec[i].facts);
+  printf("sweep of %s%s:\n", sw->key,
+         det ? " (Tracker detection rate = 1 - lucid.untracked)" : "");
+  for (int k = 0; k < sw->npt; k += sw->nv) {
+    const sm_sim_sweep_point *p0 = &sw->pt[k];
+    printf("  %s:", spec[p0->run].label);
+    for (int v = 0; v < sw->nv; v++) {
+      const sm_sim_sweep_point *p = &sw->pt[k + v];
+      printf("%s %s %.2f: avg JCT %.0f s (%+.1f%%)", v ? "," : "",
+             det ? "detection" : "value", det ? 1 - p->value : p->value,
+             p->avg_jct_s, 100 * (p->avg_jct_s / p0->avg_jct_s - 1));
     }
+    printf("\n");
+  }
+  printf("  (%% change against the first value of the sweep)\n");
+}
+
+/* The paper-style comparison: the headline figures of every run, the
+ * speed-up of each SchedMate path over its baseline, where the facts
+ * came from and what they did in each run. */
+static void print_schedmate(sm_sim_result **rs, const runspec *spec, int n,
+                            const sweep *sw) {
+  sm_sim_schedmate_summary sum;
+  sm_buf b;
+
+  sm_sim_schedmate_summarize(RUNS(rs), (size_t)n, &sum);
+  if (!sum.any)
+    return;
+  print_sources(&sum);
+  print_headline(rs, spec, n, &sum);
+  print_speedups(spec, &sum);
+  sm_buf_init(&b, 0);
+  for (int i = 0; i < n; i++) {
+    sm_buf_reset(&b);
+    if (sm_sim_schedmate_line(RUNS(rs), (size_t)n, (size_t)i, &b))
+      printf("%s\n", sm_buf_str(&b));
+  }
+  sm_buf_release(&b);
+  if (sw != NULL && sw->npt > 0)
+    print_sweep(spec, sw);
+}
+
+static void json_sweep(const runspec *spec, const sweep *sw, sm_jw *w) {
+  sm_jw_key(w, "sweep");
+  sm_jw_obj_begin(w);
+  sm_jw_kv_str(w, "param", sw->key);
+  sm_jw_key(w, "points");
+  sm_jw_arr_begin(w);
+  for (int k = 0; k < sw->npt; k++) {
+    const sm_sim_sweep_point *p = &sw->pt[k];
+    sm_jw_obj_begin(w);
+    sm_jw_kv_str(w, "path", spec[p->run].policy);
+    sm_jw_kv_str(w, "facts", spec[p->run].facts);
+    sm_jw_kv_num(w, "value", p->value);
+    sm_jw_kv_num(w, "avg_jct_s", p->avg_jct_s);
+    sm_jw_kv_num(w, "p99_jct_s", p->p99_jct_s);
+    sm_jw_kv_num(w, "evictions", p->evictions);
+    sm_jw_obj_end(w);
+  }
+  sm_jw_arr_end(w);
+  sm_jw_obj_end(w);
+}
+
+static void json_schedmate(sm_sim_result **rs, const runspec *spec, int n,
+                           const sweep *sw, sm_jw *w) {
+  sm_sim_schedmate_summary sum;
+  char list[64] = "";
+
+  sm_sim_schedmate_summarize(RUNS(rs), (size_t)n, &sum);
+  for (size_t k = 0; k < sum.nsources; k++) {
+    size_t l = strlen(list);
+    snprintf(list + l, sizeof(list) - l, "%s%s", l ? "," : "", sum.sources[k]);
   }
   sm_jw_key(w, "schedmate");
   sm_jw_obj_begin(w);
@@ -1060,53 +1004,37 @@ static void json_schedmate(sm_sim_result **rs, const runspec *spec, int n,
   sm_jw_kv_str(w, "facts", list[0] ? list : "history");
   sm_jw_key(w, "sources");
   sm_jw_arr_begin(w);
-  for (int k = 0; k < nseen; k++) {
+  for (size_t k = 0; k < sum.nsources; k++) {
     sm_jw_obj_begin(w);
-    sm_jw_kv_str(w, "name", seen[k]);
-    sm_jw_kv_str(w, "meaning", source_meaning(seen[k]));
-    sm_jw_kv_bool(w, "upper_bound", strcmp(seen[k], "oracle") == 0);
+    sm_jw_kv_str(w, "name", sum.sources[k]);
+    sm_jw_kv_str(w, "meaning", sm_sim_facts_meaning(sum.sources[k]));
+    sm_jw_kv_bool(w, "upper_bound", strcmp(sum.sources[k], "oracle") == 0);
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
   sm_jw_key(w, "workloads");
-  if (param_of(o, "workloads"))
-    sm_jw_str(w, param_of(o, "workloads"));
+  if (sum.workloads)
+    sm_jw_str(w, sum.workloads);
   else
     sm_jw_null(w);
   sm_jw_key(w, "speedups");
   sm_jw_arr_begin(w);
-  for (size_t k = 0; k < ns; k++) {
+  for (size_t k = 0; k < sum.nspeedups; k++) {
+    const sm_sim_speedup *sp = &sum.speedups[k];
     sm_jw_obj_begin(w);
-    sm_jw_kv_str(w, "path", sp[k].path);
-    sm_jw_kv_str(w, "baseline", sp[k].baseline);
-    sm_jw_kv_str(w, "facts", sp[k].facts);
-    sm_jw_kv_num(w, "avg_jct_speedup", sp[k].avg_jct_speedup);
-    sm_jw_kv_num(w, "p99_jct_speedup", sp[k].p99_jct_speedup);
-    sm_jw_kv_num(w, "avg_queue_speedup", sp[k].avg_wait_speedup);
-    sm_jw_kv_num(w, "makespan_speedup", sp[k].makespan_speedup);
-    sm_jw_kv_num(w, "avg_jct_change", sp[k].avg_jct_change);
+    sm_jw_kv_str(w, "path", sp->path);
+    sm_jw_kv_str(w, "baseline", sp->baseline);
+    sm_jw_kv_str(w, "facts", sp->facts);
+    sm_jw_kv_num(w, "avg_jct_speedup", sp->avg_jct_speedup);
+    sm_jw_kv_num(w, "p99_jct_speedup", sp->p99_jct_speedup);
+    sm_jw_kv_num(w, "avg_queue_speedup", sp->avg_wait_speedup);
+    sm_jw_kv_num(w, "makespan_speedup", sp->makespan_speedup);
+    sm_jw_kv_num(w, "avg_jct_change", sp->avg_jct_change);
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
-  if (sw != NULL && sw->npt > 0) {
-    sm_jw_key(w, "sweep");
-    sm_jw_obj_begin(w);
-    sm_jw_kv_str(w, "param", sw->key);
-    sm_jw_key(w, "points");
-    sm_jw_arr_begin(w);
-    for (int k = 0; k < sw->npt; k++) {
-      sm_jw_obj_begin(w);
-      sm_jw_kv_str(w, "path", spec[sw->pt[k].run].policy);
-      sm_jw_kv_str(w, "facts", spec[sw->pt[k].run].facts);
-      sm_jw_kv_num(w, "value", sw->pt[k].value);
-      sm_jw_kv_num(w, "avg_jct_s", sw->pt[k].avg_jct);
-      sm_jw_kv_num(w, "p99_jct_s", sw->pt[k].p99_jct);
-      sm_jw_kv_num(w, "evictions", sw->pt[k].evictions);
-      sm_jw_obj_end(w);
-    }
-    sm_jw_arr_end(w);
-    sm_jw_obj_end(w);
-  }
+  if (sw != NULL && sw->npt > 0)
+    json_sweep(spec, sw, w);
   sm_jw_obj_end(w);
 }
 
@@ -1184,18 +1112,14 @@ static int run_sweep(const opts *o, const sm_sim_trace *t,
       sm_sim_config cfg;
       sm_sim_result *r = NULL;
       sm_err err = {0};
-      sweep_pt *p = &sw->pt[sw->npt++];
+      sm_sim_sweep_point *p = &sw->pt[sw->npt++];
       if (run_config(o, &spec[i], sw->key, val[v], &cfg))
         return CLI_USAGE;
       cfg.progress = NULL;
       if (sm_sim_run(t, c, &cfg, &r, &err) != 0)
         return cli_error(CMD, CLI_USAGE, "%s (%s=%s): %s", spec[i].label,
                          sw->key, val[v], err.msg);
-      p->run = i;
-      p->value = sw->v[v];
-      p->avg_jct = sm_sim_result_summary(r)->avg_jct_s;
-      p->p99_jct = sm_sim_result_summary(r)->p99_jct_s;
-      p->evictions = stat_or(r, "evictions", 0);
+      *p = sm_sim_sweep_point_of(r, (size_t)i, sw->v[v]);
       sm_sim_result_free(r);
     }
   }
@@ -1222,9 +1146,9 @@ int cmd_simulate(int argc, char **argv) {
     return rc < 0 ? CLI_OK : rc;
   /* Lucid's tables are not shipped (non-commercial licence): use the
    * staged copy when it is there, else the built-in model. */
-  if (!o.lucid_tables && param_of(&o, "lucid.tables") == NULL &&
-      param_of(&o, "lucid.profiles") == NULL &&
-      param_of(&o, "lucid.colocate") == NULL &&
+  if (!o.lucid_tables && sm_sim_config_get(&o.cfg, "lucid.tables") == NULL &&
+      sm_sim_config_get(&o.cfg, "lucid.profiles") == NULL &&
+      sm_sim_config_get(&o.cfg, "lucid.colocate") == NULL &&
       access(DEFAULT_LUCID "/single_data.csv", R_OK) == 0 &&
       access(DEFAULT_LUCID "/colocate_info.csv", R_OK) == 0 &&
       add_param(&o, "lucid.tables", DEFAULT_LUCID))
@@ -1328,21 +1252,11 @@ int cmd_simulate(int argc, char **argv) {
   if (o.report) {
     sm_buf b;
     sm_sim_report_opts ro;
-    sm_sim_sweep_point *pts = NULL;
     memset(&ro, 0, sizeof(ro));
     if (sw.npt > 0) {
-      pts = calloc((size_t)sw.npt, sizeof(*pts));
-      if (pts != NULL) {
-        for (int k = 0; k < sw.npt; k++) {
-          pts[k].run = (size_t)sw.pt[k].run;
-          pts[k].value = sw.pt[k].value;
-          pts[k].avg_jct_s = sw.pt[k].avg_jct;
-          pts[k].evictions = sw.pt[k].evictions;
-        }
-        ro.sweep_param = sw.key;
-        ro.sweep = pts;
-        ro.nsweep = (size_t)sw.npt;
-      }
+      ro.sweep_param = sw.key;
+      ro.sweep = sw.pt;
+      ro.nsweep = (size_t)sw.npt;
     }
     sm_buf_init(&b, 0);
     if (sm_sim_report_html_ex((const sm_sim_result *const *)rs, (size_t)n, &ro,
@@ -1351,7 +1265,6 @@ int cmd_simulate(int argc, char **argv) {
     else
       ret = out_commit(&report, &b);
     sm_buf_release(&b);
-    free(pts);
     if (ret != CLI_OK)
       goto out;
   }
@@ -1379,7 +1292,7 @@ int cmd_simulate(int argc, char **argv) {
       for (int i = 0; i < n; i++)
         sm_sim_result_json(rs[i], &w);
       sm_jw_arr_end(&w);
-      json_schedmate(rs, spec, n, &sw, &w, &o);
+      json_schedmate(rs, spec, n, &sw, &w);
       sm_jw_obj_end(&w);
     } else {
       sm_sim_result_json(rs[0], &w);
@@ -1392,7 +1305,7 @@ int cmd_simulate(int argc, char **argv) {
   } else {
     if (o.compare) {
       print_table(rs, spec, n);
-      print_schedmate(rs, spec, n, &o, &sw);
+      print_schedmate(rs, spec, n, &sw);
     } else {
       print_one(rs[0]);
     }

@@ -456,7 +456,13 @@ typedef struct sm_sim_sweep_point {
   double value;     /* the parameter's value */
   double avg_jct_s; /* the rerun's average JCT */
   double evictions; /* its evictions (Lucid + SchedMate), else 0 */
+  double p99_jct_s; /* its p99 JCT */
 } sm_sim_sweep_point;
+
+/* The point of a sweep that result r (the rerun of run `run` with the
+ * parameter at value) makes. */
+SM_EXTERN sm_sim_sweep_point sm_sim_sweep_point_of(const sm_sim_result *r,
+                                                   size_t run, double value);
 
 /* Options of sm_sim_report_html_ex; zero for none. */
 typedef struct sm_sim_report_opts {
@@ -508,6 +514,49 @@ SM_EXTERN const char *sm_sim_result_label(const sm_sim_result *const *runs,
  * *value when present, else 0. */
 SM_EXTERN int sm_sim_result_stat_get(const sm_sim_result *r, const char *name,
                                      double *value);
+
+#define SM_SIM_MAX_SPEEDUPS 64
+
+/* The SchedMate part of a comparison, the same for every writer (the
+ * command's text and JSON, the HTML report).  Strings point into the
+ * runs or are constants: valid while the runs are. */
+typedef struct sm_sim_schedmate_summary {
+  int any;                /* 0: no run consumed facts and no path has its
+                             baseline: nothing to show */
+  int synthetic;          /* the trace is synthetic */
+  const char *workloads;  /* the workload catalogue given to the runs
+                             (fingerprints from its templates), or NULL
+                             (from the trace's attributes only) */
+  const char *sources[3]; /* facts sources of the runs, first used first */
+  size_t nsources;        /* their count */
+  sm_sim_speedup speedups[SM_SIM_MAX_SPEEDUPS]; /* sm_sim_speedups */
+  size_t nspeedups;                             /* their count */
+  double offered_load;     /* of the trace on the cluster */
+  double util_lo, util_hi; /* GPU utilisation: the range over the runs */
+  const char *fail_model;  /* the failure model: "trace" or "resubmit" */
+  double fail_infra_share; /* share of failed jobs with an
+                              infrastructure cause */
+  double infra_failures;   /* infrastructure failures the first run met */
+} sm_sim_schedmate_summary;
+
+/* Fills out from the n runs of a comparison. */
+SM_EXTERN void sm_sim_schedmate_summarize(const sm_sim_result *const *runs,
+                                          size_t n,
+                                          sm_sim_schedmate_summary *out);
+/* One sentence (no final period) on what a facts source ("history",
+ * "calibrated", "oracle") is. */
+SM_EXTERN const char *sm_sim_facts_meaning(const char *source);
+/* Appends the failure model's line ("failures: model ...", plain text). */
+SM_EXTERN void sm_sim_failures_line(const sm_sim_schedmate_summary *s,
+                                    sm_buf *out);
+/* When run i consumed SchedMate's facts, appends one line (plain text,
+ * no final period) with what they did: its label, the hit rate, and for
+ * Lucid + SchedMate the profiling saved and the Tracker's evictions, for
+ * the Failure Handler its restarts, for Sia + SchedMate the restarts
+ * avoided against a "sia" run of the comparison; returns 1.  Else
+ * returns 0. */
+SM_EXTERN int sm_sim_schedmate_line(const sm_sim_result *const *runs, size_t n,
+                                    size_t i, sm_buf *out);
 
 /* ==== Policies ==== */
 

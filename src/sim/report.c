@@ -404,11 +404,6 @@ static void cell_dur(sm_buf *b, double s) {
   sm_buf_addf(b, "<td>%s</td>", tmp);
 }
 
-static double stat_or(const sm_sim_result *r, const char *k, double def) {
-  double v;
-  return sm_sim_result_stat_get(r, k, &v) ? v : def;
-}
-
 /* The name cell of a run: its colour and marker, then its label. */
 static void cell_name(sm_buf *b, const sm_sim_result *const *runs, size_t n,
                       size_t i) {
@@ -429,130 +424,82 @@ static void cell_name(sm_buf *b, const sm_sim_result *const *runs, size_t n,
   "start and again after every preemption or eviction (Lucid's measure; "      \
   "the same in every table of this report)."
 
-static const char *source_meaning(const char *src) {
-  if (strcmp(src, "calibrated") == 0)
-    return "no history: each job is a hit with the reference design's "
-           "measured rate (73 %) and its estimate lies within a factor of "
-           "two of the truth as often as the reference measured (85.7 %); "
-           "a model of accuracy, not a measurement of this trace.";
-  if (strcmp(src, "oracle") == 0)
-    return "an UPPER BOUND, not a result: the fingerprints are built from "
-           "each job's true GPU time (its outcome), and a hit knows the "
-           "job's own profile.";
-  return "the history engine online over the trace: fingerprints only from "
-         "what is known when a job is submitted (user, job name, VC, GPUs, "
-         "and the workload template those choose), answers only from jobs "
-         "that ended before it.";
+/* The SchedMate paths against their baselines. */
+static void speedup_table(sm_buf *b, const sm_sim_result *const *runs, size_t n,
+                          const sm_sim_schedmate_summary *sum) {
+  const sm_sim_speedup *sp = sum->speedups;
+
+  sm_buf_adds(b, "<table><tr><th>path</th><th>baseline</th><th>avg JCT "
+                 "speed-up</th><th>p99 JCT speed-up</th><th>avg queueing "
+                 "delay speed-up</th><th>makespan speed-up</th><th>avg JCT "
+                 "change (%)</th></tr>\n");
+  for (size_t k = 0; k < sum->nspeedups; k++) {
+    sm_buf_adds(b, "<tr>");
+    cell_name(b, runs, n, sp[k].path_run);
+    cell_name(b, runs, n, sp[k].base_run);
+    const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+                         sp[k].avg_wait_speedup, sp[k].makespan_speedup};
+    for (int q = 0; q < 4; q++)
+      if (isfinite(v[q]))
+        sm_buf_addf(b, "<td>%.3fx</td>", v[q]);
+      else
+        sm_buf_adds(b, "<td>&ndash;</td>");
+    sm_buf_addf(b, "<td>%+.1f %%</td></tr>\n", 100 * sp[k].avg_jct_change);
+  }
+  sm_buf_adds(b, "</table>\n<p>Speed-up = the baseline's figure / the "
+                 "path's (above 1: the path is better); avg JCT change = "
+                 "the path's average JCT / the baseline's &minus; 1 "
+                 "(negative: better); &ndash;: both queueing delays are "
+                 "zero.  The queueing delay is the one defined under the "
+                 "summary.</p>\n");
 }
 
 /* The SchedMate paths against their baselines, and what the facts were
  * worth in each SchedMate run. */
 static void schedmate_section(sm_buf *b, const sm_sim_result *const *runs,
                               size_t n) {
-  sm_sim_speedup sp[64];
-  size_t ns = sm_sim_speedups(runs, n, sp, SM_ARRAY_LEN(sp));
-  const char *seen[3] = {0};
-  int any = 0, nseen = 0;
+  sm_sim_schedmate_summary sum;
+  sm_buf line;
 
-  for (size_t i = 0; i < n; i++)
-    any |= stat_or(runs[i], "facts_queries", -1) >= 0;
-  if (ns == 0 && !any)
+  sm_sim_schedmate_summarize(runs, n, &sum);
+  if (!sum.any)
     return;
   sm_buf_adds(b, "<h2>SchedMate paths</h2>\n<p>Where the facts come from:"
                  "</p>\n<ul>\n");
-  for (size_t i = 0; i < n; i++) {
-    int dup = 0;
-    if (runs[i]->facts[0] == '\0')
-      continue;
-    for (int k = 0; k < nseen; k++)
-      dup |= strcmp(seen[k], runs[i]->facts) == 0;
-    if (dup || nseen == 3)
-      continue;
-    seen[nseen++] = runs[i]->facts;
-    sm_buf_addf(b, "<li><b>%s</b> (%s): %s</li>\n", runs[i]->facts,
-                strcmp(runs[i]->facts, "calibrated") == 0 ? "dashed lines"
-                : strcmp(runs[i]->facts, "oracle") == 0   ? "dotted lines"
-                                                          : "solid lines",
-                source_meaning(runs[i]->facts));
-  }
-  sm_buf_adds(b, "</ul>\n");
-  if (ns > 0) {
-    sm_buf_adds(b, "<table><tr><th>path</th><th>baseline</th><th>avg JCT "
-                   "speed-up</th><th>p99 JCT speed-up</th><th>avg queueing "
-                   "delay speed-up</th><th>makespan speed-up</th><th>avg JCT "
-                   "change (%)</th></tr>\n");
-    for (size_t k = 0; k < ns; k++) {
-      sm_buf_adds(b, "<tr>");
-      cell_name(b, runs, n, sp[k].path_run);
-      cell_name(b, runs, n, sp[k].base_run);
-      const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
-                           sp[k].avg_wait_speedup, sp[k].makespan_speedup};
-      for (int q = 0; q < 4; q++)
-        if (isfinite(v[q]))
-          sm_buf_addf(b, "<td>%.3fx</td>", v[q]);
-        else
-          sm_buf_adds(b, "<td>&ndash;</td>");
-      sm_buf_addf(b, "<td>%+.1f %%</td></tr>\n", 100 * sp[k].avg_jct_change);
-    }
-    sm_buf_adds(b, "</table>\n<p>Speed-up = the baseline's figure / the "
-                   "path's (above 1: the path is better); avg JCT change = "
-                   "the path's average JCT / the baseline's &minus; 1 "
-                   "(negative: better); &ndash;: both queueing delays are "
-                   "zero.  The queueing delay is the one defined under the "
-                   "summary.</p>\n");
-  }
-  sm_buf_adds(b, "<ul>\n");
-  for (size_t i = 0; i < n; i++) {
-    const sm_sim_result *r = runs[i];
-    char lab[96];
-    if (stat_or(r, "facts_queries", -1) < 0)
-      continue;
-    if (stat_or(r, "sia_rounds", -1) >= 0) {
-      sm_buf line;
-      sm_buf_init(&line, 0);
-      sm_sia_facts_line(runs, n, i, &line);
-      sm_buf_adds(b, "<li>");
-      sm__html_escape(b, sm_buf_str(&line));
-      sm_buf_adds(b, ".</li>\n");
-      sm_buf_release(&line);
-      continue;
-    }
-    sm_buf_adds(b, "<li><b>");
-    sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
-    sm_buf_addf(b,
-                "</b>: hit rate %.1f %% (%.0f of %.0f), estimates within 2x "
-                "of the truth %.1f %%",
-                100 * stat_or(r, "facts_hit_rate", 0),
-                stat_or(r, "facts_hits", 0), stat_or(r, "facts_queries", 0),
-                100 * stat_or(r, "facts_within_2x", 0));
-    if (stat_or(r, "profiles_skipped", -1) >= 0)
-      sm_buf_addf(b,
-                  "; profiling GPU-hours saved %.1f; evictions %.0f (%.0f "
-                  "Tracker checks)",
-                  stat_or(r, "profiling_gpu_h_saved", 0),
-                  stat_or(r, "evictions", 0), stat_or(r, "tracker_checks", 0));
-    if (stat_or(r, "infra_restarts", -1) >= 0)
-      sm_buf_addf(b,
-                  "; infrastructure failures %.0f, restarted from their "
-                  "checkpoint by the Failure Handler %.0f",
-                  stat_or(r, "infra_failures", 0),
-                  stat_or(r, "infra_restarts", 0));
+  for (size_t k = 0; k < sum.nsources; k++) {
+    const char *src = sum.sources[k];
+    sm_buf_addf(b, "<li><b>%s</b> (%s): ", src,
+                strcmp(src, "calibrated") == 0 ? "dashed lines"
+                : strcmp(src, "oracle") == 0   ? "dotted lines"
+                                               : "solid lines");
+    sm__html_escape(b, sm_sim_facts_meaning(src));
     sm_buf_adds(b, ".</li>\n");
   }
-  sm_buf_adds(b, "</ul>\n<p>Information source: ");
-  sm_buf_adds(b,
-              runs[0]->sum.synthetic ? "<b>SYNTHETIC</b> trace" : "real trace");
-  {
-    const char *wl = NULL;
-    for (size_t i = 0; i < n && wl == NULL; i++)
-      for (size_t k = 0; k < runs[i]->params.n; k++)
-        if (strncmp(runs[i]->params.v[k], "workloads=", 10) == 0)
-          wl = runs[i]->params.v[k] + 10;
-    sm_buf_adds(b, wl ? "; fingerprints from the workload templates in "
-                      : "; fingerprints from the trace's attributes");
-    if (wl)
-      sm__html_escape(b, wl);
+  sm_buf_adds(b, "</ul>\n");
+  if (sum.nspeedups > 0)
+    speedup_table(b, runs, n, &sum);
+  sm_buf_init(&line, 0);
+  sm_buf_adds(b, "<ul>\n");
+  for (size_t i = 0; i < n; i++) {
+    sm_buf_reset(&line);
+    if (!sm_sim_schedmate_line(runs, n, i, &line))
+      continue;
+    sm_buf_adds(b, "<li>");
+    sm__html_escape(b, sm_buf_str(&line));
+    sm_buf_adds(b, ".</li>\n");
   }
+  sm_buf_reset(&line);
+  sm_sim_failures_line(&sum, &line);
+  sm_buf_adds(b, "</ul>\n<p>");
+  sm__html_escape(b, sm_buf_str(&line));
+  sm_buf_release(&line);
+  sm_buf_adds(b, ".</p>\n<p>Information source: ");
+  sm_buf_adds(b, sum.synthetic ? "<b>SYNTHETIC</b> trace" : "real trace");
+  sm_buf_adds(b, sum.workloads
+                     ? "; fingerprints from the workload templates in "
+                     : "; fingerprints from the trace's attributes");
+  if (sum.workloads)
+    sm__html_escape(b, sum.workloads);
   sm_buf_adds(b, ".  The notes below say more (profile tables and their "
                  "licence, failure model).</p>\n");
 }
