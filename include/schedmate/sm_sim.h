@@ -98,12 +98,13 @@ typedef struct sm_sim_attr {
   const char *value; /* cell text, never NULL */
 } sm_sim_attr;
 
-typedef struct sm_sim_alloc sm_sim_alloc; /* engine-private placement */
+typedef struct sm_sim_jstate sm_sim_jstate; /* engine-private */
 
 /* One job.  The trace facts are fixed when the trace is loaded; the
  * simulation state is kept by the engine and may be read by policies; the
- * policy scratch fields belong to the running policy.  Fields with a
- * leading underscore are private to the engine. */
+ * policy scratch fields belong to the running policy.  What else the
+ * engine keeps per job (placement, pending end, failure) is behind _run,
+ * which only the engine reads. */
 typedef struct sm_sim_job {
   /* Trace facts. */
   uint32_t idx;             /* position in submit order, 0-based */
@@ -161,23 +162,8 @@ typedef struct sm_sim_job {
   int pflag;    /* free use */
   void *pdata;  /* free use */
 
-  /* Engine-private. */
-  uint32_t _gen;            /* bumps when the projected end changes */
-  int _nalloc;              /* entries used in _alloc */
-  int _allocmax;            /* entries available in _alloc */
-  int _type;                /* GPU type index of the placement */
-  int _pvc;                 /* VC of the placement (usually vc) */
-  int _reqtype;             /* requested type index, -1 for any */
-  sm_sim_alloc *_alloc;     /* nodes and GPU counts held */
-  struct sm_sim_job *_peer; /* the job sharing these GPUs, or NULL */
-  int _owner;               /* 1 when it frees the GPUs at its end */
-  double _fail_work;        /* work_left at which it fails, or NaN */
-  double _done_work;        /* work performed, for the invariants */
-  int _failing;             /* 1 when its pending end is a failure */
-  int _outcome;             /* end state of the next normal end set by
-                               sm_sim_job_set_outcome, or -1: the trace's */
-  int _infra;               /* 1: its recorded failure has an
-                               infrastructure cause */
+  /* Engine-private: do not touch (NULL outside a run and its result). */
+  sm_sim_jstate *_run;
 } sm_sim_job;
 
 /* Returns "completed", "canceled", "failed" or "unknown". */

@@ -620,14 +620,15 @@ static void cursor_reset(sm_sim *s) {
 }
 
 static int ensure_alloc(sm_sim *s, sm_sim_job *j) {
-  if (j->_alloc == NULL) {
+  if (j->_run->alloc == NULL) {
     int n = j->gpus;
     if (n > s->cl->nnodes)
       n = s->cl->nnodes;
-    j->_alloc = sm_arena_alloc(&s->arena, (size_t)n * sizeof(sm_sim_alloc));
-    if (j->_alloc == NULL)
+    j->_run->alloc =
+        sm_arena_alloc(&s->arena, (size_t)n * sizeof(sm_sim_alloc));
+    if (j->_run->alloc == NULL)
       return SM_ENOMEM;
-    j->_allocmax = n;
+    j->_run->allocmax = n;
   }
   return 0;
 }
@@ -636,15 +637,15 @@ static void take(sm_sim *s, sm_sim_job *j, int node, int n) {
   sm__node *d = &s->nodes[node];
 
   SM_ASSERT(n > 0 && n <= d->free && !d->down);
-  SM_ASSERT(j->_nalloc < j->_allocmax);
+  SM_ASSERT(j->_run->nalloc < j->_run->allocmax);
   unlink_node(s, node);
   d->free -= n;
   link_node(s, node);
   s->vcs[d->vc].free -= n;
   s->vcs[d->vc].type_free[d->type] -= n;
-  j->_alloc[j->_nalloc].node = node;
-  j->_alloc[j->_nalloc].gpus = n;
-  j->_nalloc++;
+  j->_run->alloc[j->_run->nalloc].node = node;
+  j->_run->alloc[j->_run->nalloc].gpus = n;
+  j->_run->nalloc++;
 }
 
 /* Plans a consolidated placement on type t; 1 and applied, or 0. */
@@ -714,14 +715,14 @@ int sm__place(sm_sim *s, sm_sim_job *j, int v) {
     return 0;
   if (ensure_alloc(s, j) != 0)
     return SM_ENOMEM;
-  j->_nalloc = 0;
+  j->_run->nalloc = 0;
   /* Types from the fastest down (ties by index), or the requested one. */
   while (nt < c->ntypes && nt < (int)SM_ARRAY_LEN(tried)) {
     int t = -1;
-    if (j->_reqtype >= 0) {
+    if (j->_run->reqtype >= 0) {
       if (nt > 0)
         break;
-      t = j->_reqtype;
+      t = j->_run->reqtype;
     } else {
       for (int k = 0; k < c->ntypes; k++) {
         int seen = 0;
@@ -737,8 +738,8 @@ int sm__place(sm_sim *s, sm_sim_job *j, int v) {
     if (s->cfg.placement == SM_SIM_PLACE_FIRST_FIT
             ? place_first_fit(s, j, v, t)
             : place_consolidate(s, j, v, t)) {
-      j->_type = t;
-      j->_pvc = v;
+      j->_run->type = t;
+      j->_run->pvc = v;
       return 1;
     }
   }
@@ -746,15 +747,15 @@ int sm__place(sm_sim *s, sm_sim_job *j, int v) {
 }
 
 void sm__unplace(sm_sim *s, sm_sim_job *j) {
-  for (int i = 0; i < j->_nalloc; i++) {
-    sm__node *n = &s->nodes[j->_alloc[i].node];
-    int k = j->_alloc[i].gpus;
+  for (int i = 0; i < j->_run->nalloc; i++) {
+    sm__node *n = &s->nodes[j->_run->alloc[i].node];
+    int k = j->_run->alloc[i].gpus;
     if (n->down) {
       n->free += k;
     } else {
-      unlink_node(s, j->_alloc[i].node);
+      unlink_node(s, j->_run->alloc[i].node);
       n->free += k;
-      link_node(s, j->_alloc[i].node);
+      link_node(s, j->_run->alloc[i].node);
       s->vcs[n->vc].free += k;
       s->vcs[n->vc].type_free[n->type] += k;
     }

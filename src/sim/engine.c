@@ -121,7 +121,7 @@ void sm_sim_job_update(sm_sim *s, sm_sim_job *j) {
     j->work_left -= w;
     if (j->work_left < 0)
       j->work_left = 0;
-    j->_done_work += w;
+    j->_run->done_work += w;
     j->executed += dt;
     j->attained += dt * j->gpus;
   }
@@ -132,15 +132,15 @@ void sm_sim_job_update(sm_sim *s, sm_sim_job *j) {
 static void arm_end(sm_sim *s, sm_sim_job *j) {
   double w = j->work_left;
 
-  j->_gen++;
-  j->_failing = 0;
-  if (!isnan(j->_fail_work) && j->_fail_work < j->work_left) {
-    w = j->work_left - j->_fail_work;
-    j->_failing = 1;
+  j->_run->gen++;
+  j->_run->failing = 0;
+  if (!isnan(j->_run->fail_work) && j->_run->fail_work < j->work_left) {
+    w = j->work_left - j->_run->fail_work;
+    j->_run->failing = 1;
   }
   if (j->rate <= 0)
     return; /* a stalled job ends only when its speed changes */
-  push(s, s->now + w / j->rate, SM__EV_END, j->idx, j->_gen, 0, 0);
+  push(s, s->now + w / j->rate, SM__EV_END, j->idx, j->_run->gen, 0, 0);
 }
 
 static double type_speed(const sm_sim *s, int t) {
@@ -239,9 +239,9 @@ int sm_sim_start_in(sm_sim *s, sm_sim_job *j, int vc) {
   j->starts++;
   j->queued += s->now - j->wait_since;
   j->last_update = s->now;
-  j->rate = type_speed(s, j->_type);
-  j->_owner = 1;
-  j->_peer = NULL;
+  j->rate = type_speed(s, j->_run->type);
+  j->_run->owner = 1;
+  j->_run->peer = NULL;
   j->shared = 0;
   s->pending--;
   s->busy += j->gpus;
@@ -252,25 +252,26 @@ int sm_sim_start_in(sm_sim *s, sm_sim_job *j, int vc) {
 int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host, double rate,
                         double host_rate) {
   if (j->status != SM_SIM_JOB_PENDING || host->status != SM_SIM_JOB_RUNNING ||
-      host->_peer != NULL || j->gpus != host->gpus || j->vc != host->vc ||
+      host->_run->peer != NULL || j->gpus != host->gpus || j->vc != host->vc ||
       !(rate > 0) || !(host_rate > 0) ||
-      (j->_reqtype >= 0 && j->_reqtype != host->_type))
+      (j->_run->reqtype >= 0 && j->_run->reqtype != host->_run->type))
     return 0;
-  if (j->_alloc == NULL) {
-    j->_alloc = sm_arena_alloc(&s->arena,
-                               (size_t)host->_allocmax * sizeof(sm_sim_alloc));
-    if (j->_alloc == NULL) {
+  if (j->_run->alloc == NULL) {
+    j->_run->alloc = sm_arena_alloc(&s->arena, (size_t)host->_run->allocmax *
+                                                   sizeof(sm_sim_alloc));
+    if (j->_run->alloc == NULL) {
       fail(s, SM_ENOMEM, "out of memory (placement)");
       return 0;
     }
-    j->_allocmax = host->_allocmax;
+    j->_run->allocmax = host->_run->allocmax;
   }
-  if (j->_allocmax < host->_nalloc)
+  if (j->_run->allocmax < host->_run->nalloc)
     return 0;
-  memcpy(j->_alloc, host->_alloc, (size_t)host->_nalloc * sizeof(sm_sim_alloc));
-  j->_nalloc = host->_nalloc;
-  j->_type = host->_type;
-  j->_pvc = host->_pvc;
+  memcpy(j->_run->alloc, host->_run->alloc,
+         (size_t)host->_run->nalloc * sizeof(sm_sim_alloc));
+  j->_run->nalloc = host->_run->nalloc;
+  j->_run->type = host->_run->type;
+  j->_run->pvc = host->_run->pvc;
   j->status = SM_SIM_JOB_RUNNING;
   if (j->starts == 0)
     j->first_start = s->now;
@@ -278,10 +279,10 @@ int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host, double rate,
   j->queued += s->now - j->wait_since;
   j->last_update = s->now;
   j->rate = rate;
-  j->_owner = 0;
-  j->_peer = host;
+  j->_run->owner = 0;
+  j->_run->peer = host;
   j->shared = 1;
-  host->_peer = j;
+  host->_run->peer = j;
   host->shared = 1;
   s->pending--;
   s->shared_starts++;
@@ -292,23 +293,23 @@ int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host, double rate,
 
 /* Gives up j's GPUs: frees them, or hands them to its peer. */
 static void release(sm_sim *s, sm_sim_job *j) {
-  sm_sim_job *p = j->_peer;
+  sm_sim_job *p = j->_run->peer;
 
   if (p != NULL) {
-    p->_peer = NULL;
+    p->_run->peer = NULL;
     p->shared = 0;
-    if (j->_owner) {
-      p->_owner = 1; /* the peer keeps running on these GPUs */
-      j->_owner = 0;
+    if (j->_run->owner) {
+      p->_run->owner = 1; /* the peer keeps running on these GPUs */
+      j->_run->owner = 0;
     }
-    j->_peer = NULL;
+    j->_run->peer = NULL;
     j->shared = 0;
     return;
   }
-  SM_ASSERT(j->_owner);
+  SM_ASSERT(j->_run->owner);
   sm__unplace(s, j);
   s->busy -= j->gpus;
-  j->_owner = 0;
+  j->_run->owner = 0;
 }
 
 void sm_sim_stop(sm_sim *s, sm_sim_job *j, double extra) {
@@ -319,7 +320,7 @@ void sm_sim_stop(sm_sim *s, sm_sim_job *j, double extra) {
   j->status = SM_SIM_JOB_PENDING;
   j->wait_since = s->now;
   j->rate = 0;
-  j->_gen++;
+  j->_run->gen++;
   if (extra > 0) {
     /* Restart overhead, or progress lost since the last checkpoint. */
     j->work_left += extra;
@@ -359,7 +360,7 @@ int sm_sim_job_restart(sm_sim *s, sm_sim_job *j, double work_left,
   j->overhead += work_left - j->work_left; /* lost or added work */
   j->work_left = work_left;
   j->restarts++;
-  j->_fail_work = NAN;
+  j->_run->fail_work = NAN;
   s->live++;
   push(s, s->now + delay, SM__EV_RESUBMIT, j->idx, 0, 0, 0);
   return s->err;
@@ -367,18 +368,18 @@ int sm_sim_job_restart(sm_sim *s, sm_sim_job *j, double work_left,
 
 int sm_sim_job_infra(const sm_sim *s, const sm_sim_job *j) {
   (void)s;
-  return j->_infra;
+  return j->_run != NULL && j->_run->infra;
 }
 
 void sm_sim_job_set_outcome(sm_sim *s, sm_sim_job *j, int end_state) {
   (void)s;
   if (end_state >= SM_SIM_END_COMPLETED && end_state <= SM_SIM_END_FAILED)
-    j->_outcome = end_state;
+    j->_run->outcome = end_state;
 }
 
 void sm_sim_job_fail_at(sm_sim *s, sm_sim_job *j, double at_work_left) {
   sm_sim_job_update(s, j);
-  j->_fail_work = at_work_left;
+  j->_run->fail_work = at_work_left;
   if (j->status == SM_SIM_JOB_RUNNING)
     arm_end(s, j);
 }
@@ -398,9 +399,11 @@ int sm_sim_node_down(sm_sim *s, int node, double until) {
 }
 
 int sm_sim_job_nodes(const sm_sim_job *j, int *nodes, int max) {
-  for (int i = 0; i < j->_nalloc && i < max; i++)
-    nodes[i] = j->_alloc[i].node;
-  return j->_nalloc;
+  if (j->_run == NULL)
+    return 0;
+  for (int i = 0; i < j->_run->nalloc && i < max; i++)
+    nodes[i] = j->_run->alloc[i].node;
+  return j->_run->nalloc;
 }
 
 int sm_sim_note(sm_sim *s, const char *fmt, ...) {
@@ -431,12 +434,12 @@ void sm_sim_config_init(sm_sim_config *c) {
 
 static void on_end(sm_sim *s, sm_sim_job *j) {
   sm_sim_job_update(s, j);
-  if (j->_failing) {
+  if (j->_run->failing) {
     j->final_state = SM_SIM_END_FAILED;
   } else {
     j->work_left = 0;
-    if (j->_outcome >= 0)
-      j->final_state = j->_outcome;
+    if (j->_run->outcome >= 0)
+      j->final_state = j->_run->outcome;
     else
       j->final_state = j->end_state == SM_SIM_END_UNKNOWN ? SM_SIM_END_COMPLETED
                                                           : j->end_state;
@@ -445,20 +448,21 @@ static void on_end(sm_sim *s, sm_sim_job *j) {
   j->status = SM_SIM_JOB_DONE;
   j->end = s->now;
   j->rate = 0;
-  j->_gen++;
+  j->_run->gen++;
   s->live--;
   sm_sim_mark_dirty(s, j->vc);
-  if (j->_pvc != j->vc)
-    sm_sim_mark_dirty(s, j->_pvc);
-  if (j->final_state == SM_SIM_END_FAILED && j->_infra && j->restarts == 0)
+  if (j->_run->pvc != j->vc)
+    sm_sim_mark_dirty(s, j->_run->pvc);
+  if (j->final_state == SM_SIM_END_FAILED && j->_run->infra && j->restarts == 0)
     s->fail_infra++;
   if (s->pol->finish)
     s->pol->finish(s, s->pstate, j);
   /* The failure model: the user resubmits an infrastructure failure that
    * the policy did not recover itself. */
   if (s->fail_resubmit && j->status == SM_SIM_JOB_DONE &&
-      j->final_state == SM_SIM_END_FAILED && j->_infra && j->restarts == 0) {
-    j->_outcome = SM_SIM_END_COMPLETED;
+      j->final_state == SM_SIM_END_FAILED && j->_run->infra &&
+      j->restarts == 0) {
+    j->_run->outcome = SM_SIM_END_COMPLETED;
     s->fail_resubmitted++;
     sm_sim_job_restart(s, j, j->duration * (1 + s->fail_rest),
                        s->fail_resubmit_s);
@@ -480,7 +484,7 @@ static void handle(sm_sim *s, const sm__ev *e) {
   s->events++;
   switch (e->type) {
   case SM__EV_END:
-    if (j->status == SM_SIM_JOB_RUNNING && e->gen == j->_gen)
+    if (j->status == SM_SIM_JOB_RUNNING && e->gen == j->_run->gen)
       on_end(s, j);
     else
       s->events--; /* stale: not counted */
@@ -616,6 +620,7 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
   const char *unknown_name = "";
   int named_types = c->ntypes > 1 || c->types[0].name[0] != '\0';
 
+  sm_sim_jstate *js; /* the engine's part of every job */
   int *vt_gpus;      /* GPUs per (VC, GPU type), computed once */
   const char *uv[8]; /* VCs the cluster lacks, first seen first */
   size_t uvn[8], uv_more = 0;
@@ -623,9 +628,10 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
 
   s->njobs = t->n;
   s->jobs = sm_arena_alloc(&s->arena, t->n * sizeof(sm_sim_job));
+  js = sm_arena_calloc(&s->arena, t->n ? t->n : 1, sizeof(*js));
   vt_gpus = sm_arena_calloc(&s->arena, (size_t)c->nvcs * (size_t)c->ntypes,
                             sizeof(int));
-  if (s->jobs == NULL || vt_gpus == NULL)
+  if (s->jobs == NULL || js == NULL || vt_gpus == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory (%zu jobs)", t->n);
   for (int n = 0; n < c->nnodes; n++)
     vt_gpus[c->nodes[n].vc * c->ntypes + c->nodes[n].type] += c->nodes[n].cap;
@@ -633,18 +639,18 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
   for (size_t i = 0; i < t->n; i++) {
     sm_sim_job *j = &s->jobs[i];
     int limit;
+    j->_run = &js[i];
     j->status = SM_SIM_JOB_FUTURE;
     j->work_left = j->duration;
     j->first_start = j->end = NAN;
-    j->_fail_work = NAN;
-    j->_outcome = -1;
-    j->_infra = j->end_state == SM_SIM_END_FAILED &&
-                sm__job_uniform(s->cfg.seed, 401, i) < s->fail_infra_share;
-    j->_reqtype = -1;
-    j->_alloc = NULL;
+    j->_run->fail_work = NAN;
+    j->_run->outcome = -1;
+    j->_run->infra = j->end_state == SM_SIM_END_FAILED &&
+                     sm__job_uniform(s->cfg.seed, 401, i) < s->fail_infra_share;
+    j->_run->reqtype = -1;
     j->workload = j->profile = "";
     j->fingerprint = 0;
-    j->vc = j->_pvc = sm__cluster_vc_find(c, j->vc_name);
+    j->vc = j->_run->pvc = sm__cluster_vc_find(c, j->vc_name);
     if (j->vc < 0) {
       if (s->cfg.unknown_vc_error)
         return sm_err_set(err, SM_EINVAL,
@@ -674,8 +680,8 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
       if (!named_types) {
         ignored_type++;
       } else {
-        j->_reqtype = sm__cluster_type_find(c, j->gpu_type);
-        if (j->_reqtype < 0) {
+        j->_run->reqtype = sm__cluster_type_find(c, j->gpu_type);
+        if (j->_run->reqtype < 0) {
           bad_type++;
           j->status = SM_SIM_JOB_DROPPED;
           continue;
@@ -685,7 +691,7 @@ static int setup_jobs(sm_sim *s, sm_err *err) {
     limit = 0;
     for (int ty = 0; ty < c->ntypes; ty++) {
       int g = vt_gpus[j->vc * c->ntypes + ty];
-      if (j->_reqtype >= 0 && ty != j->_reqtype)
+      if (j->_run->reqtype >= 0 && ty != j->_run->reqtype)
         continue;
       if (g > limit)
         limit = g;
@@ -801,13 +807,13 @@ static int check(sm_sim *s, sm_err *err) {
     done = j->duration + j->overhead - j->work_left;
     /* Tolerance: rounding of time differences at this magnitude, once
      * per start and stop. */
-    if (fabs(j->_done_work - done) >
+    if (fabs(j->_run->done_work - done) >
         1e-6 * SM_MAX(1.0, done) + 1e-3 +
             4e-16 * fabs(j->end) * (4 + 2 * j->starts + j->restarts))
       return sm_err_set(err, SM_ECORRUPT,
                         "invariant: job %s performed %.6f s of work, "
                         "expected %.6f",
-                        j->id, j->_done_work, done);
+                        j->id, j->_run->done_work, done);
     if (j->final_state != SM_SIM_END_FAILED && j->work_left > 1e-6)
       return sm_err_set(err, SM_ECORRUPT,
                         "invariant: job %s ended with work left", j->id);

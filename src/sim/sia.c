@@ -1259,8 +1259,7 @@ static int setup_jobs(sia *S, sm_sim *s, sm_err *err) {
     j->work_left = 0;
     j->rate = 0;
     j->preemptions = j->restarts = j->starts = 0;
-    j->_alloc = NULL;
-    j->_nalloc = 0;
+    j->_run = NULL;
     j->vc = 0;
     x->j = j;
     x->type = -1;

@@ -10,9 +10,30 @@
 #include "schedmate/sm_util.h"
 
 /* One piece of a job's placement. */
-struct sm_sim_alloc {
+typedef struct sm_sim_alloc {
   int node; /* node index in the cluster */
   int gpus; /* GPUs held on it */
+} sm_sim_alloc;
+
+/* What the engine keeps per job of a run besides the public fields (the
+ * job's _run; allocated with the run's jobs, kept by the result). */
+struct sm_sim_jstate {
+  uint32_t gen;            /* bumps when the projected end changes */
+  int nalloc;              /* entries used in alloc */
+  int allocmax;            /* entries available in alloc */
+  int type;                /* GPU type index of the placement */
+  int pvc;                 /* VC of the placement (usually the job's) */
+  int reqtype;             /* requested type index, -1 for any */
+  sm_sim_alloc *alloc;     /* nodes and GPU counts held */
+  struct sm_sim_job *peer; /* the job sharing these GPUs, or NULL */
+  int owner;               /* 1 when it frees the GPUs at its end */
+  int failing;             /* 1 when its pending end is a failure */
+  double fail_work;        /* work_left at which it fails, or NaN */
+  double done_work;        /* work performed, for the invariants */
+  int outcome;             /* end state of the next normal end set by
+                              sm_sim_job_set_outcome, or -1: the trace's */
+  int infra;               /* 1: its recorded failure has an
+                              infrastructure cause */
 };
 
 /* ==== Growable arrays (grow.c) ==== */

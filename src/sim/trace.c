@@ -42,8 +42,6 @@ void sm__job_defaults(sm_sim_job *j) {
   j->end_state = SM_SIM_END_UNKNOWN;
   j->first_start = NAN;
   j->end = NAN;
-  j->_fail_work = NAN;
-  j->_reqtype = -1;
 }
 
 sm_sim_trace *sm__trace_new(const char *name, int format) {
