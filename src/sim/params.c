@@ -28,6 +28,18 @@ static const struct pdef {
 
 /* ==== Settings of a configuration ==== */
 
+void sm_sim_config_init(sm_sim_config *c) {
+  memset(c, 0, sizeof(*c));
+  c->policy = "fifo";
+  c->placement = SM_SIM_PLACE_CONSOLIDATE;
+  c->oversize = SM_SIM_OVERSIZE_CAP;
+  c->semantic = "off";
+  c->preempt_small_s = 40;
+  c->preempt_large_s = 60;
+  c->overhead_gpus = 8;
+  c->seed = 1;
+}
+
 static int add_setting(sm_sim_config *c, const char *key, size_t keylen,
                        const char *value) {
   if (c->nparams >= SM_SIM_MAX_PARAMS)

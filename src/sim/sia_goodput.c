@@ -27,7 +27,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/sia_int.h"
+#include "schedmate/sm_util.h"
+#include "sim/sia_goodput_int.h"
 
 #define LOWER 1e-8
 #define GAMMA_MAX 10.0

@@ -34,7 +34,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/sia_int.h"
+#include "schedmate/sm_util.h"
+#include "sim/sia_milp_int.h"
 
 #ifdef SM_HAVE_CBC
 #include <Cbc_C_Interface.h>

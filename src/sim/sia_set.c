@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "schedmate/sm_sia.h"
-#include "sim/sia_int.h"
+#include "sim/sia_milp_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_FILES 1000

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sia_int.h"
+#include "sim/sia_tables_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_APPS 64

@@ -359,11 +359,15 @@ int sm__run_cluster_init(sm_sim *s, sm_err *err);
 void sm__node_set_up(sm_sim *s, int node);
 void sm__node_set_down(sm_sim *s, int node);
 
+/* The event loop (engine.c): runs s to its last event; 0 or the first
+ * error raised inside it (s->errd says more). */
+int sm__engine_loop(sm_sim *s);
+
 /* Metrics (metrics.c): builds the result from a finished run. */
 int sm__result_build(sm_sim *s, double wall_s, sm_sim_result **out,
                      sm_err *err);
 
-/* Policy registry (registry.c). */
+/* The built-in policies (registry.c lists them). */
 extern const sm_sim_policy sm__policy_fifo;
 extern const sm_sim_policy sm__policy_sjf;
 extern const sm_sim_policy sm__policy_qssf;
@@ -374,6 +378,9 @@ extern const sm_sim_policy sm__policy_lucid;
 extern const sm_sim_policy sm__policy_lucid_schedmate;
 extern const sm_sim_policy sm__policy_sjf_schedmate;
 extern const sm_sim_policy sm__policy_sjf_schedmate_fh;
+/* Sia and Sia + SchedMate (sia.c). */
+extern const sm_sim_policy sm__policy_sia;
+extern const sm_sim_policy sm__policy_sia_schedmate;
 
 /* Helper for the ordered non-preemptive policies (ordered.c). */
 typedef double (*sm__key_fn)(sm_sim *s, void *ud, sm_sim_job *j);
