@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/colocate_int.h"
 #include "sim/params_int.h"
-#include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_ROWS 4096

@@ -73,9 +73,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/facts_int.h"
 #include "sim/figures_int.h"
 #include "sim/params_int.h"
-#include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_TOPK 64

@@ -31,9 +31,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/facts_int.h"
 #include "sim/figures_int.h"
 #include "sim/params_int.h"
-#include "sim/schedmate_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_NODES_PER_JOB 1024
