@@ -194,14 +194,34 @@ static int arrive(sm__sia_run *S, sm__sia_world *w, sm__sia_job *x,
   return 0;
 }
 
-int sm__sia_round(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
-                  double now, int *busy, int *pending, sm__sia_bench *bench) {
-  int na = 0, nv = 0, np = 0, nc = 0, cap[T_MAX], rc;
-  sm__sia_problem prob;
-  sm__sia_solve_info info;
-  double t0 = sm_now(), t1, t2, t3;
+/* What one round has decided so far. */
+typedef struct rstate {
+  int na;         /* active jobs (sc->act) */
+  int nv;         /* wants (sc->v) */
+  int np;         /* jobs of the allocation problem (sc->pj) */
+  int nc;         /* its candidates (sc->c) */
+  int cap[T_MAX]; /* GPUs per type not yet given */
+} rstate;
 
-  /* Active jobs; first rounds. */
+/* A new want of job x for gpus GPUs of type t (the nodes still open). */
+static sm__sia_want *new_want(sm__sia_scratch *sc, rstate *rs, sm__sia_job *x,
+                              int t, int gpus, int cfg) {
+  sm__sia_want *v = &sc->v[rs->nv++];
+
+  memset(v, 0, sizeof(*v) - sizeof(v->hn) - sizeof(v->hg));
+  v->x = x;
+  v->type = t;
+  v->gpus = gpus;
+  v->cfg = cfg;
+  return v;
+}
+
+/* The active jobs at now (first rounds of the new ones), and room for
+ * the round's decisions. */
+static int collect(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
+                   double now, rstate *rs) {
+  int rc;
+
   if (SM__SIM_GROW(sc->act, (size_t)w->n + 1, sc->cap_act) ||
       SM__SIM_GROW(sc->pj, (size_t)w->n + 1, sc->cap_pj) ||
       SM__SIM_GROW(sc->choice, (size_t)w->n + 1, sc->cap_ch) ||
@@ -217,158 +237,195 @@ int sm__sia_round(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
       return rc;
     if (x->profiled == 2)
       x->profiled = 1;
-    sc->act[na++] = x;
+    sc->act[rs->na++] = x;
   }
-  S->max_active = SM_MAX(S->max_active, (size_t)na);
-  if (SM__SIM_GROW(sc->v, (size_t)na * (S->ntypes + 1) + 1, sc->cap_v))
+  S->max_active = SM_MAX(S->max_active, (size_t)rs->na);
+  if (SM__SIM_GROW(sc->v, (size_t)rs->na * (S->ntypes + 1) + 1, sc->cap_v))
     return SM_ENOMEM;
   for (int t = 0; t < S->ntypes; t++)
-    cap[t] = S->nnodes[t] * S->gpn[t];
-  /* Jobs in checkpoint-restore keep what they have. */
-  for (int i = 0; i < na; i++) {
+    rs->cap[t] = S->nnodes[t] * S->gpn[t];
+  return 0;
+}
+
+/* Jobs in checkpoint-restore keep what they have; jobs not yet profiled
+ * get one GPU of each type they still need profiling on. */
+static void keep_and_profile(sm__sia_run *S, sm__sia_scratch *sc, rstate *rs) {
+  for (int i = 0; i < rs->na; i++) {
     sm__sia_job *x = sc->act[i];
     sc->bind[i] = 0;
     if (x->type >= 0 && x->restore > 0) {
-      sm__sia_want *v = &sc->v[nv++];
-      memset(v, 0, sizeof(*v) - sizeof(v->hn) - sizeof(v->hg));
-      v->x = x;
-      v->type = x->type;
-      v->gpus = x->gpus;
-      v->cfg = x->cfg;
-      v->keep = 1;
-      cap[x->type] -= x->gpus;
+      new_want(sc, rs, x, x->type, x->gpus, x->cfg)->keep = 1;
+      rs->cap[x->type] -= x->gpus;
     }
   }
-  /* Profiling: one GPU of each type not yet profiled. */
-  for (int i = 0; i < na; i++) {
+  for (int i = 0; i < rs->na; i++) {
     sm__sia_job *x = sc->act[i];
     int left = 0;
     if (x->profiled)
       continue;
     for (int t = 0; t < S->ntypes; t++) {
-      if (x->prof_left[t] <= 0 || cap[t] < 1)
+      double use = SM_MIN(x->prof_left[t], S->interval);
+      if (x->prof_left[t] <= 0 || rs->cap[t] < 1)
         continue;
-      {
-        sm__sia_want *v = &sc->v[nv++];
-        double use = SM_MIN(x->prof_left[t], S->interval);
-        memset(v, 0, sizeof(*v) - sizeof(v->hn) - sizeof(v->hg));
-        v->x = x;
-        v->prof = 1;
-        v->type = t;
-        v->gpus = 1;
-        v->cfg = -1;
-        cap[t]--;
-        x->prof_left[t] -= use;
-        S->prof_gpu_s += use;
-      }
+      new_want(sc, rs, x, t, 1, -1)->prof = 1;
+      rs->cap[t]--;
+      x->prof_left[t] -= use;
+      S->prof_gpu_s += use;
     }
     for (int t = 0; t < S->ntypes; t++)
       left |= x->prof_left[t] > 1e-9;
     if (!left)
       x->profiled = 2; /* eligible from the next round */
   }
-  /* The goodput matrix, as values lambda - A^p. */
-  for (int i = 0; i < na; i++) {
-    sm__sia_job *x = sc->act[i];
-    int capx, model, hard = 0;
-    double mn = INFINITY, f;
-    if ((x->type >= 0 && x->restore > 0) || x->profiled != 1)
-      continue;
-    capx = sm__sia_growth_cap(S, x);
-    for (int t = 0; t < S->ntypes; t++)
-      hard = SM_MAX(hard,
-                    (int)SM_MIN(floor(x->app->max_bsz / x->app->g[t]->min_lbsz),
-                                (double)S->max_gpus));
-    sc->bind[i] = capx < hard ? capx : 0;
-    model = sm__sia_goodput_rows(S, x, capx);
-    for (int t = 0; t < S->ntypes; t++)
-      for (int k = 0; k < S->ncfg[t]; k++) {
-        double g = model ? x->good[t][k] : (S->cg[t][k] == 1 ? 1.0 : 0.0);
-        x->row[S->coff[t] + k] = g;
-        if (g > 0)
-          mn = SM_MIN(mn, g);
-      }
-    if (!isfinite(mn))
-      continue; /* nothing valid: it waits */
-    f = sm__sia_realloc_factor(x, now);
-    if (SM__SIM_GROW(sc->c,
-                     (size_t)nc + (size_t)(S->coff[S->ntypes - 1] +
-                                           S->ncfg[S->ntypes - 1]),
-                     sc->cap_c))
-      return SM_ENOMEM;
-    sc->pj[np] = i;
-    for (int t = 0; t < S->ntypes; t++)
-      for (int k = 0; k < S->ncfg[t]; k++) {
-        int gi = S->coff[t] + k;
-        double a = x->row[gi] / mn, ap, val;
-        if (!(x->row[gi] > 0))
-          continue;
-        if (x->cfg >= 0 && gi != x->cfg)
-          a *= f;
-        ap = a > 0 ? round2(pow(a, S->p)) : 3000;
-        if (ap > 3000)
-          ap = 3000;
-        val = S->p < 0 ? S->lambda - ap : ap - S->lambda;
-        sc->c[nc].job = np;
-        sc->c[nc].type = t;
-        sc->c[nc].gpus = S->cg[t][k];
-        sc->c[nc].config = gi;
-        sc->c[nc].value = val;
-        nc++;
-      }
-    np++;
-  }
-  t1 = sm_now();
-  /* The allocation problem. */
-  prob.njobs = np;
+}
+
+/* Job i's row of the goodput matrix as candidates lambda - A^p, A its
+ * goodput normalised to its smallest entry (every configuration but its
+ * current one discounted by the restart factor). */
+static int job_candidates(sm__sia_run *S, sm__sia_scratch *sc, double now,
+                          int i, rstate *rs) {
+  sm__sia_job *x = sc->act[i];
+  int capx, model, hard = 0;
+  double mn = INFINITY, f;
+
+  capx = sm__sia_growth_cap(S, x);
+  for (int t = 0; t < S->ntypes; t++)
+    hard = SM_MAX(hard,
+                  (int)SM_MIN(floor(x->app->max_bsz / x->app->g[t]->min_lbsz),
+                              (double)S->max_gpus));
+  sc->bind[i] = capx < hard ? capx : 0;
+  model = sm__sia_goodput_rows(S, x, capx);
+  for (int t = 0; t < S->ntypes; t++)
+    for (int k = 0; k < S->ncfg[t]; k++) {
+      double g = model ? x->good[t][k] : (S->cg[t][k] == 1 ? 1.0 : 0.0);
+      x->row[S->coff[t] + k] = g;
+      if (g > 0)
+        mn = SM_MIN(mn, g);
+    }
+  if (!isfinite(mn))
+    return 0; /* nothing valid: it waits */
+  f = sm__sia_realloc_factor(x, now);
+  if (SM__SIM_GROW(sc->c,
+                   (size_t)rs->nc + (size_t)(S->coff[S->ntypes - 1] +
+                                             S->ncfg[S->ntypes - 1]),
+                   sc->cap_c))
+    return SM_ENOMEM;
+  sc->pj[rs->np] = i;
+  for (int t = 0; t < S->ntypes; t++)
+    for (int k = 0; k < S->ncfg[t]; k++) {
+      int gi = S->coff[t] + k;
+      double a = x->row[gi] / mn, ap;
+      sm__sia_cand *c;
+      if (!(x->row[gi] > 0))
+        continue;
+      if (x->cfg >= 0 && gi != x->cfg)
+        a *= f;
+      ap = a > 0 ? round2(pow(a, S->p)) : 3000;
+      if (ap > 3000)
+        ap = 3000;
+      c = &sc->c[rs->nc++];
+      c->job = rs->np;
+      c->type = t;
+      c->gpus = S->cg[t][k];
+      c->config = gi;
+      c->value = S->p < 0 ? S->lambda - ap : ap - S->lambda;
+    }
+  rs->np++;
+  return 0;
+}
+
+/* The allocation problem of the jobs that may get GPUs, solved; every
+ * chosen candidate becomes a want. */
+static int allocate(sm__sia_run *S, sm__sia_scratch *sc, rstate *rs,
+                    sm__sia_solve_info *info) {
+  sm__sia_problem prob;
+  int rc;
+
+  prob.njobs = rs->np;
   prob.ntypes = S->ntypes;
-  memcpy(prob.cap, cap, sizeof(cap));
+  memcpy(prob.cap, rs->cap, sizeof(rs->cap));
   prob.c = sc->c;
-  prob.nc = nc;
-  if ((rc = sm__sia_solve(&prob, &S->so, sc->choice, &info)) != 0)
+  prob.nc = rs->nc;
+  if ((rc = sm__sia_solve(&prob, &S->so, sc->choice, info)) != 0)
     return rc;
-  t2 = sm_now();
-  if (np > 0) {
-    S->solved[info.how]++;
-    S->solve_s += info.seconds;
-    S->solve_max = SM_MAX(S->solve_max, info.seconds);
-    S->solve_cpu += info.cpu_seconds;
-    S->solve_cpu_max = SM_MAX(S->solve_cpu_max, info.cpu_seconds);
-    S->max_cols = SM_MAX(S->max_cols, (size_t)info.cols);
+  if (rs->np > 0) {
+    S->solved[info->how]++;
+    S->solve_s += info->seconds;
+    S->solve_max = SM_MAX(S->solve_max, info->seconds);
+    S->solve_cpu += info->cpu_seconds;
+    S->solve_cpu_max = SM_MAX(S->solve_cpu_max, info->cpu_seconds);
+    S->max_cols = SM_MAX(S->max_cols, (size_t)info->cols);
   }
-  for (int q = 0; q < np; q++) {
+  for (int q = 0; q < rs->np; q++) {
     const sm__sia_cand *c;
     sm__sia_job *x;
-    sm__sia_want *v;
     if (sc->choice[q] < 0)
       continue;
     c = &sc->c[sc->choice[q]];
     x = sc->act[sc->pj[q]];
-    v = &sc->v[nv++];
-    memset(v, 0, sizeof(*v) - sizeof(v->hn) - sizeof(v->hg));
-    v->x = x;
-    v->type = c->type;
-    v->gpus = c->gpus;
-    v->cfg = c->config;
-    v->keep = x->type == c->type && x->gpus == c->gpus;
+    new_want(sc, rs, x, c->type, c->gpus, c->config)->keep =
+        x->type == c->type && x->gpus == c->gpus;
   }
-  /* Placement, type by type. */
-  qsort(sc->v, (size_t)nv, sizeof(sm__sia_want), cmp_want);
-  for (int i = 0; i < nv;) {
+  return 0;
+}
+
+/* Placement, type by type. */
+static int place(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
+                 const rstate *rs) {
+  int rc;
+
+  qsort(sc->v, (size_t)rs->nv, sizeof(sm__sia_want), cmp_want);
+  for (int i = 0; i < rs->nv;) {
     int j = i;
-    while (j < nv && sc->v[j].type == sc->v[i].type)
+    while (j < rs->nv && sc->v[j].type == sc->v[i].type)
       j++;
     if ((rc = place_type(S, w, sc->v[i].type, &sc->v[i], j - i)) != 0)
       return rc;
     i = j;
   }
-  t3 = sm_now();
-  /* Apply: restarts, suspensions, batch sizes. */
+  return 0;
+}
+
+/* Job x takes the nodes of want v. */
+static void hold(sm__sia_job *x, const sm__sia_want *v) {
+  x->nheld = v->nh;
+  memcpy(x->hnode, v->hn, (size_t)v->nh * sizeof(int));
+  memcpy(x->hgpus, v->hg, (size_t)v->nh * sizeof(int));
+}
+
+/* A start, or a restart from the last checkpoint, of x on want v (the
+ * job at index ai of the active jobs). */
+static void start(sm__sia_run *S, const sm__sia_scratch *sc, const rstate *rs,
+                  sm__sia_job *x, const sm__sia_want *v, double now) {
+  if (x->started) {
+    int ai;
+    x->restarts++;
+    S->restarts++;
+    for (ai = 0; ai < rs->na && sc->act[ai] != x; ai++)
+      ;
+    if (ai < rs->na && sc->bind[ai] > 0 && v->gpus >= sc->bind[ai])
+      S->boot_restarts++; /* grew to the growth cap */
+  } else {
+    x->started = 1;
+    x->j->first_start = now;
+  }
+  x->j->starts++;
+  x->type = v->type;
+  x->gpus = v->gpus;
+  hold(x, v);
+  x->restore = x->app->restore_s;
+  x->j->status = SM_SIM_JOB_RUNNING;
+  sm__sia_rebatch(S, x);
+}
+
+/* The round's decisions: starts, restarts, moves and suspensions. */
+static void apply(sm__sia_run *S, sm__sia_scratch *sc, const rstate *rs,
+                  double now, int *busy, int *pending) {
   *busy = 0;
   *pending = 0;
-  for (int i = 0; i < na; i++)
+  for (int i = 0; i < rs->na; i++)
     sc->act[i]->mark = 0;
-  for (int i = 0; i < nv; i++) {
+  for (int i = 0; i < rs->nv; i++) {
     sm__sia_want *v = &sc->v[i];
     sm__sia_job *x = v->x;
     *busy += v->gpus;
@@ -377,36 +434,12 @@ int sm__sia_round(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
     x->mark = 1;
     x->cfg = v->cfg;
     if (x->type == v->type && x->gpus == v->gpus &&
-        same_shape(x->hgpus, x->nheld, v->hg, v->nh)) {
-      x->nheld = v->nh;
-      memcpy(x->hnode, v->hn, (size_t)v->nh * sizeof(int));
-      memcpy(x->hgpus, v->hg, (size_t)v->nh * sizeof(int));
-      continue;
-    }
-    /* A start, or a restart from the last checkpoint. */
-    if (x->started) {
-      int ai;
-      x->restarts++;
-      S->restarts++;
-      for (ai = 0; ai < na && sc->act[ai] != x; ai++)
-        ;
-      if (ai < na && sc->bind[ai] > 0 && v->gpus >= sc->bind[ai])
-        S->boot_restarts++; /* grew to the growth cap */
-    } else {
-      x->started = 1;
-      x->j->first_start = now;
-    }
-    x->j->starts++;
-    x->type = v->type;
-    x->gpus = v->gpus;
-    x->nheld = v->nh;
-    memcpy(x->hnode, v->hn, (size_t)v->nh * sizeof(int));
-    memcpy(x->hgpus, v->hg, (size_t)v->nh * sizeof(int));
-    x->restore = x->app->restore_s;
-    x->j->status = SM_SIM_JOB_RUNNING;
-    sm__sia_rebatch(S, x);
+        same_shape(x->hgpus, x->nheld, v->hg, v->nh))
+      hold(x, v);
+    else
+      start(S, sc, rs, x, v, now);
   }
-  for (int i = 0; i < na; i++) {
+  for (int i = 0; i < rs->na; i++) {
     sm__sia_job *x = sc->act[i];
     if (x->mark)
       continue; /* decided above */
@@ -424,11 +457,36 @@ int sm__sia_round(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
     (*pending)++;
     x->j->queued += S->interval;
   }
-  S->rounds++;
-  {
-    double dt = sm_now() - t0;
-    S->round_max = SM_MAX(S->round_max, dt);
+}
+
+int sm__sia_round(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
+                  double now, int *busy, int *pending, sm__sia_bench *bench) {
+  rstate rs;
+  sm__sia_solve_info info;
+  double t0 = sm_now(), t1, t2, t3;
+  int rc;
+
+  memset(&rs, 0, sizeof(rs));
+  if ((rc = collect(S, w, sc, now, &rs)) != 0)
+    return rc;
+  keep_and_profile(S, sc, &rs);
+  for (int i = 0; i < rs.na; i++) {
+    const sm__sia_job *x = sc->act[i];
+    if ((x->type >= 0 && x->restore > 0) || x->profiled != 1)
+      continue;
+    if ((rc = job_candidates(S, sc, now, i, &rs)) != 0)
+      return rc;
   }
+  t1 = sm_now();
+  if ((rc = allocate(S, sc, &rs, &info)) != 0)
+    return rc;
+  t2 = sm_now();
+  if ((rc = place(S, w, sc, &rs)) != 0)
+    return rc;
+  t3 = sm_now();
+  apply(S, sc, &rs, now, busy, pending);
+  S->rounds++;
+  S->round_max = SM_MAX(S->round_max, sm_now() - t0);
   if (bench != NULL) {
     bench->matrix_s = t1 - t0;
     bench->solve_s = t2 - t1;
@@ -437,7 +495,7 @@ int sm__sia_round(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
     bench->cols = info.cols;
     bench->how = info.how;
     bench->allocated = 0;
-    for (int i = 0; i < nv; i++)
+    for (int i = 0; i < rs.nv; i++)
       bench->allocated += !sc->v[i].prof;
   }
   return 0;
