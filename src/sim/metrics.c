@@ -40,23 +40,12 @@ static double median_sorted(const double *v, size_t n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
-  sm_sim_result *r = sm_calloc(1, sizeof(*r));
-  sm_sim_summary *m;
-  double *queue = NULL, *wait = NULL, jsum = 0, qsum = 0, wsum = 0;
-  double first = INFINITY, last = 0, gsec = 0, span = 0;
-  size_t nq = 0, nw = 0;
-  int rc = SM_ENOMEM;
-
-  if (r == NULL)
-    return sm_err_set(err, SM_ENOMEM, "out of memory");
-  m = &r->sum;
-  r->jct = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
-  queue = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
-  wait = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
+/* What the run was: policy, trace, cluster, the settings it read and
+ * ignored, its notes.  0 or SM_ENOMEM. */
+static int describe(sm_sim_result *r, const sm_sim *s) {
   r->trace_name = sm_strdup(s->trace->name);
-  if (r->jct == NULL || queue == NULL || wait == NULL || r->trace_name == NULL)
-    goto fail;
+  if (r->trace_name == NULL)
+    return SM_ENOMEM;
   snprintf(r->policy, sizeof(r->policy), "%s", s->pol->name);
   snprintf(r->semantic, sizeof(r->semantic), "%s",
            s->cfg.semantic ? s->cfg.semantic : "off");
@@ -73,7 +62,7 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
     int read = sm__params_read_key(s->par, st->key, st->keylen);
     if (sm__notes_add(read ? &r->params : &r->ignored, "%.*s=%s",
                       (int)st->keylen, st->key, st->value) != 0)
-      goto fail;
+      return SM_ENOMEM;
   }
   if (strcmp(r->semantic, "on") == 0)
     snprintf(r->facts, sizeof(r->facts), "%s",
@@ -85,74 +74,87 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   snprintf(r->carved_from, sizeof(r->carved_from), "%s", s->carved_from);
   if (sm__notes_copy(&r->notes, &s->trace->notes) != 0 ||
       sm__notes_copy(&r->notes, &s->notes) != 0)
-    goto fail;
+    return SM_ENOMEM;
   if (s->series_full &&
       sm__notes_add(&r->notes, "time series truncated at %zu points",
                     s->ser.n) != 0)
-    goto fail;
+    return SM_ENOMEM;
+  r->preempt_small = s->cfg.preempt_small_s;
+  r->preempt_large = s->cfg.preempt_large_s;
+  r->overhead_gpus = s->cfg.overhead_gpus;
+  r->seed = s->cfg.seed;
+  return 0;
+}
 
-  for (size_t i = 0; i < s->njobs; i++) {
-    const sm_sim_job *j = &s->jobs[i];
-    if (j->status == SM_SIM_JOB_DROPPED)
-      continue;
-    m->jobs++;
-    if (j->submit < first)
-      first = j->submit;
-    gsec += j->duration * j->gpus;
-    if (j->submit + j->duration > span)
-      span = j->submit + j->duration;
-    m->preemptions += (size_t)j->preemptions;
-    m->restarts += (size_t)j->restarts;
-    if (!isnan(j->first_start)) {
-      queue[nq++] = j->first_start - j->submit;
-      qsum += j->first_start - j->submit;
-    }
-    if (j->status != SM_SIM_JOB_DONE) {
-      m->unfinished++;
-      continue;
-    }
-    switch (j->final_state) {
-    case SM_SIM_END_CANCELED:
-      m->canceled++;
-      break;
-    case SM_SIM_END_FAILED:
-      m->failed++;
-      break;
-    default:
-      m->completed++;
-      break;
-    }
-    r->jct[r->njct++] = j->end - j->submit;
-    jsum += j->end - j->submit;
-    wsum += j->queued;
-    wait[nw++] = j->queued;
-    if (j->end > last)
-      last = j->end;
+/* The sums over the jobs that the headline figures come from. */
+typedef struct tally {
+  double *queue, *wait;    /* first-start delays, all time pending */
+  size_t nq, nw;           /* their counts */
+  double jsum, qsum, wsum; /* sums of JCT, queue, wait */
+  double first, last;      /* first submission, last end */
+  double gsec, span;       /* GPU-time of the jobs, last submit + run */
+} tally;
+
+/* Counts job j into the summary m, the JCTs of r and the tally. */
+static void count_job(sm_sim_result *r, sm_sim_summary *m, tally *y,
+                      const sm_sim_job *j) {
+  m->jobs++;
+  y->first = SM_MIN(y->first, j->submit);
+  y->gsec += j->duration * j->gpus;
+  y->span = SM_MAX(y->span, j->submit + j->duration);
+  m->preemptions += (size_t)j->preemptions;
+  m->restarts += (size_t)j->restarts;
+  if (!isnan(j->first_start)) {
+    y->queue[y->nq++] = j->first_start - j->submit;
+    y->qsum += j->first_start - j->submit;
   }
+  if (j->status != SM_SIM_JOB_DONE) {
+    m->unfinished++;
+    return;
+  }
+  if (j->final_state == SM_SIM_END_CANCELED)
+    m->canceled++;
+  else if (j->final_state == SM_SIM_END_FAILED)
+    m->failed++;
+  else
+    m->completed++;
+  r->jct[r->njct++] = j->end - j->submit;
+  y->jsum += j->end - j->submit;
+  y->wsum += j->queued;
+  y->wait[y->nw++] = j->queued;
+  y->last = SM_MAX(y->last, j->end);
+}
+
+/* The headline figures from the tally and the run's counters. */
+static void summarize(sm_sim_result *r, const sm_sim *s, tally *y,
+                      double wall) {
+  sm_sim_summary *m = &r->sum;
+  double span;
+
   qsort(r->jct, r->njct, sizeof(double), cmp_double);
-  qsort(queue, nq, sizeof(double), cmp_double);
-  qsort(wait, nw, sizeof(double), cmp_double);
+  qsort(y->queue, y->nq, sizeof(double), cmp_double);
+  qsort(y->wait, y->nw, sizeof(double), cmp_double);
   m->policy = r->policy;
   m->semantic = r->semantic;
   m->trace = r->trace_name;
   m->synthetic = s->trace->synthetic;
   m->dropped = s->dropped;
-  m->avg_jct_s = r->njct ? jsum / (double)r->njct : NAN;
+  m->avg_jct_s = r->njct ? y->jsum / (double)r->njct : NAN;
   m->median_jct_s = median_sorted(r->jct, r->njct);
   m->p99_jct_s = pct(r->jct, r->njct, 0.99);
-  m->avg_queue_s = nq ? qsum / (double)nq : NAN;
-  m->median_queue_s = median_sorted(queue, nq);
-  m->p99_queue_s = pct(queue, nq, 0.99);
-  m->avg_wait_s = nw ? wsum / (double)nw : NAN;
-  m->median_wait_s = median_sorted(wait, nw);
-  m->p99_wait_s = pct(wait, nw, 0.99);
+  m->avg_queue_s = y->nq ? y->qsum / (double)y->nq : NAN;
+  m->median_queue_s = median_sorted(y->queue, y->nq);
+  m->p99_queue_s = pct(y->queue, y->nq, 0.99);
+  m->avg_wait_s = y->nw ? y->wsum / (double)y->nw : NAN;
+  m->median_wait_s = median_sorted(y->wait, y->nw);
+  m->p99_wait_s = pct(y->wait, y->nw, 0.99);
   m->facts = r->facts;
-  m->makespan_s = r->njct ? last - first : 0;
+  m->makespan_s = r->njct ? y->last - y->first : 0;
   m->gpus = s->cl->gpus;
   m->nodes = s->cl->nnodes;
   m->vcs = s->cl->nvcs;
-  span -= first < INFINITY ? first : 0;
-  m->offered_load = span > 0 && m->gpus > 0 ? gsec / (span * m->gpus) : 0;
+  span = y->span - (y->first < INFINITY ? y->first : 0);
+  m->offered_load = span > 0 && m->gpus > 0 ? y->gsec / (span * m->gpus) : 0;
   r->offered_load = m->offered_load;
   m->avg_util = m->makespan_s > 0
                     ? s->busy_integral / ((double)m->gpus * m->makespan_s)
@@ -161,13 +163,12 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   m->events = s->events;
   m->wall_s = wall;
   m->jobs_per_s = wall > 0 ? (double)m->jobs / wall : 0;
-  r->preempt_small = s->cfg.preempt_small_s;
-  r->preempt_large = s->cfg.preempt_large_s;
-  r->overhead_gpus = s->cfg.overhead_gpus;
-  r->seed = s->cfg.seed;
+}
 
-  /* Keep the trace alive (the jobs point at its strings) and take over
-   * the run's memory. */
+/* Keeps the trace alive (the jobs point at its strings) and takes over
+ * the run's memory: jobs, parameters, figures, series.  0 or
+ * SM_ENOMEM. */
+static int take_over(sm_sim_result *r, sm_sim *s) {
   r->trace = (sm_sim_trace *)s->trace;
   __atomic_add_fetch(&r->trace->refs, 1, __ATOMIC_ACQ_REL);
   r->arena = s->arena;
@@ -176,21 +177,43 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   s->par = NULL;
   r->figs = s->figs; /* the same */
   s->figs = NULL;
-  if (sm__params_own(r->par, &r->arena) != 0)
-    goto fail;
   r->jobs = s->jobs;
   r->njobs = s->njobs;
   r->ser = s->ser;
   memset(&s->ser, 0, sizeof(s->ser));
-  sm_free(queue);
-  sm_free(wait);
+  return sm__params_own(r->par, &r->arena);
+}
+
+int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
+  sm_sim_result *r = sm_calloc(1, sizeof(*r));
+  size_t cap = s->njobs ? s->njobs : 1;
+  tally y;
+  int rc = SM_ENOMEM;
+
+  memset(&y, 0, sizeof(y));
+  y.first = INFINITY;
+  if (r == NULL)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  r->jct = sm_malloc(cap * sizeof(double));
+  y.queue = sm_malloc(cap * sizeof(double));
+  y.wait = sm_malloc(cap * sizeof(double));
+  if (r->jct != NULL && y.queue != NULL && y.wait != NULL)
+    rc = describe(r, s);
+  if (rc == 0) {
+    for (size_t i = 0; i < s->njobs; i++)
+      if (s->jobs[i].status != SM_SIM_JOB_DROPPED)
+        count_job(r, &r->sum, &y, &s->jobs[i]);
+    summarize(r, s, &y, wall);
+    rc = take_over(r, s);
+  }
+  sm_free(y.queue);
+  sm_free(y.wait);
+  if (rc != 0) {
+    sm_sim_result_free(r);
+    return sm_err_set(err, rc, "out of memory");
+  }
   *out = r;
   return 0;
-fail:
-  sm_free(queue);
-  sm_free(wait);
-  sm_sim_result_free(r);
-  return sm_err_set(err, rc, "out of memory");
 }
 
 void sm_sim_result_free(sm_sim_result *r) {
