@@ -695,15 +695,12 @@ int sm_sim_report_html(const sm_sim_result *const *runs, size_t n, sm_buf *b) {
   return sm_sim_report_html_ex(runs, n, NULL, b);
 }
 
-int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
-                          const sm_sim_report_opts *o, sm_buf *b) {
-  const sm_sim_result *r0;
+/* The title, the page's head and the paragraph on the trace, the
+ * cluster and the settings every run shares. */
+static void page_head(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
+  const sm_sim_result *r0 = runs[0];
   char title[512];
-  int profiler = 0;
 
-  if (n == 0)
-    return SM_EINVAL;
-  r0 = runs[0];
   snprintf(title, sizeof(title), "%s%s on %s, offered load %.2f",
            r0->sum.synthetic ? "SYNTHETIC " : "", base_name(r0->trace_name),
            r0->cluster, r0->offered_load);
@@ -744,8 +741,7 @@ int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
               "the last job's submission plus run time.<br>",
               r0->offered_load);
   for (size_t i = 0; i < n; i++)
-    if (runs[i]->carved_nodes > 0 && !profiler) {
-      profiler = 1;
+    if (runs[i]->carved_nodes > 0) {
       sm_buf_addf(b,
                   "Lucid's profiler: in the runs of lucid and "
                   "lucid+schedmate only, %d node%s of VC '",
@@ -754,13 +750,17 @@ int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
       sm_buf_adds(b, "' form the profiling partition (taken from the "
                      "cluster's capacity, as in Lucid's simulator); every "
                      "other policy uses all nodes.<br>");
+      break;
     }
   sm_buf_addf(b,
               "Placement %s; preemption overhead %g s (at most %d GPUs) / "
               "%g s (more).</p>\n",
               r0->placement, r0->preempt_small, r0->overhead_gpus,
               r0->preempt_large);
+}
 
+static void summary_table(sm_buf *b, const sm_sim_result *const *runs,
+                          size_t n) {
   sm_buf_adds(b, "<h2>Summary</h2>\n<table><tr><th>policy</th><th>jobs"
                  "</th><th>avg JCT</th><th>median JCT</th><th>p99 JCT</th>"
                  "<th>avg queueing delay</th><th>p99 queueing delay</th>"
@@ -782,44 +782,41 @@ int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
   }
   sm_buf_adds(b, "</table>\n<p>JCT = end &minus; submission, over the jobs "
                  "that ended; p99 by nearest rank.  " QUEUE_DEF "</p>\n");
-  schedmate_section(b, runs, n);
-  if (o != NULL && o->sweep_param != NULL && o->nsweep > 0)
-    sweep_section(b, runs, n, o);
-  sm_buf_adds(b, "<h2>JCT distribution</h2>\n");
-  plot_cdf(b, runs, n);
-  sm_buf_adds(b, "<h2>Queue length over time</h2>\n");
-  plot_series(b, runs, n, 1);
-  sm_buf_adds(b, "<h2>GPU utilisation over time</h2>\n");
-  plot_series(b, runs, n, 0);
-  if (n > MAX_PLOT)
-    sm_buf_addf(b, "<p>Time plots show the first %d runs.</p>\n", MAX_PLOT);
-  stats_table(b, runs, n);
-  {
-    int any = 0;
-    for (size_t i = 0; i < n; i++)
-      any |= runs[i]->params.n > 0;
-    if (any) {
-      sm_buf_adds(b, "<h2>Settings each policy used</h2>\n<ul>\n");
-      for (size_t i = 0; i < n; i++) {
-        char lab[96];
-        if (runs[i]->params.n == 0)
-          continue;
-        sm_buf_adds(b, "<li><b>");
-        sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
-        sm_buf_adds(b, "</b>: ");
-        for (size_t k = 0; k < runs[i]->params.n; k++) {
-          if (k)
-            sm_buf_adds(b, ", ");
-          sm_buf_adds(b, "<code>");
-          sm__html_escape(b, runs[i]->params.v[k]);
-          sm_buf_adds(b, "</code>");
-        }
-        sm_buf_adds(b, "</li>\n");
-      }
-      sm_buf_adds(b, "</ul>\n<p>A setting a policy never reads is not "
-                     "listed under it.</p>\n");
+}
+
+/* The settings each run read. */
+static void settings_section(sm_buf *b, const sm_sim_result *const *runs,
+                             size_t n) {
+  int any = 0;
+
+  for (size_t i = 0; i < n; i++)
+    any |= runs[i]->params.n > 0;
+  if (!any)
+    return;
+  sm_buf_adds(b, "<h2>Settings each policy used</h2>\n<ul>\n");
+  for (size_t i = 0; i < n; i++) {
+    char lab[96];
+    if (runs[i]->params.n == 0)
+      continue;
+    sm_buf_adds(b, "<li><b>");
+    sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
+    sm_buf_adds(b, "</b>: ");
+    for (size_t k = 0; k < runs[i]->params.n; k++) {
+      if (k)
+        sm_buf_adds(b, ", ");
+      sm_buf_adds(b, "<code>");
+      sm__html_escape(b, runs[i]->params.v[k]);
+      sm_buf_adds(b, "</code>");
     }
+    sm_buf_adds(b, "</li>\n");
   }
+  sm_buf_adds(b, "</ul>\n<p>A setting a policy never reads is not "
+                 "listed under it.</p>\n");
+}
+
+/* Every note once, in the order of the runs. */
+static void notes_section(sm_buf *b, const sm_sim_result *const *runs,
+                          size_t n) {
   sm_buf_adds(b, "<h2>Notes</h2>\n<ul>\n");
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < runs[i]->notes.n; k++) {
@@ -833,7 +830,30 @@ int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
       sm__html_escape(b, runs[i]->notes.v[k]);
       sm_buf_adds(b, "</li>\n");
     }
-  sm_buf_adds(b, "</ul>\n<p>Written by schedmate simulate " SM_VERSION_STRING
+  sm_buf_adds(b, "</ul>\n");
+}
+
+int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
+                          const sm_sim_report_opts *o, sm_buf *b) {
+  if (n == 0)
+    return SM_EINVAL;
+  page_head(b, runs, n);
+  summary_table(b, runs, n);
+  schedmate_section(b, runs, n);
+  if (o != NULL && o->sweep_param != NULL && o->nsweep > 0)
+    sweep_section(b, runs, n, o);
+  sm_buf_adds(b, "<h2>JCT distribution</h2>\n");
+  plot_cdf(b, runs, n);
+  sm_buf_adds(b, "<h2>Queue length over time</h2>\n");
+  plot_series(b, runs, n, 1);
+  sm_buf_adds(b, "<h2>GPU utilisation over time</h2>\n");
+  plot_series(b, runs, n, 0);
+  if (n > MAX_PLOT)
+    sm_buf_addf(b, "<p>Time plots show the first %d runs.</p>\n", MAX_PLOT);
+  stats_table(b, runs, n);
+  settings_section(b, runs, n);
+  notes_section(b, runs, n);
+  sm_buf_adds(b, "<p>Written by schedmate simulate " SM_VERSION_STRING
                  ".</p>\n</body></html>\n");
   return b->len > 0 && b->data != NULL ? 0 : SM_ENOMEM;
 }
