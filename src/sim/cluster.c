@@ -264,8 +264,8 @@ int sm_sim_cluster_parse(const char *spec, sm_sim_cluster **out, sm_err *err) {
 int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
                             sm_err *err) {
   sm__lsrc l;
-  char *line, *f[16];
-  size_t len;
+  char *f[16];
+  int nf;
   group *g = NULL;
   size_t cap = 0;
   int ng = 0, rc, nodec = -1, gpnc = -1, typec = -1, speedc = -1;
@@ -275,17 +275,8 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
     return rc;
-  while ((rc = sm__lsrc_next(&l, &line, &len, err)) == 1) {
-    int nf;
+  while ((rc = sm__csv_next(&l, f, 16, 1, &nf, err)) == 1) {
     long long v;
-    if (len == 0)
-      continue;
-    nf = sm__csv_split(line, f, 16);
-    if (nf < 0) {
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: malformed CSV row", path,
-                      l.lineno);
-      break;
-    }
     if (nodec < 0) {
       if (strcmp(f[0], "vc") != 0 && f[0][0] != '\0') {
         rc = sm_err_set(err, SM_EPARSE,

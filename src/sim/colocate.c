@@ -176,26 +176,16 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
                                      "gmem_util", "gmem",    "label"};
   int idx[SM_ARRAY_LEN(need)];
   sm__lsrc l;
-  char *line, *f[64];
-  size_t len;
-  int rc, header = 1;
+  char *f[64];
+  int rc, nf, header = 1;
   size_t cap = 0;
 
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
     return rc;
-  while ((rc = sm__lsrc_next(&l, &line, &len, err)) == 1) {
-    int nf;
+  while ((rc = sm__csv_next(&l, f, 64, 1, &nf, err)) == 1) {
     sm__prof p;
     double v;
-    if (len == 0)
-      continue;
-    nf = sm__csv_split(line, f, 64);
-    if (nf < 0) {
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: malformed CSV row", path,
-                      l.lineno);
-      break;
-    }
     if (header) {
       rc = map_header(f, nf, need, SM_ARRAY_LEN(need), idx, path,
                       "Lucid's single_data.csv: model,dataset,batchsize,amp,"
@@ -262,24 +252,15 @@ static int load_pairs(sm__coloc *c, const char *path, sm_err *err) {
       "model2", "dataset2", "batchsize2", "amp2", "speed2"};
   int idx[SM_ARRAY_LEN(need)];
   sm__lsrc l;
-  char *line, *f[64];
-  size_t len;
-  int rc, header = 1;
+  char *f[64];
+  int rc, nf, header = 1;
 
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
     return rc;
-  while ((rc = sm__lsrc_next(&l, &line, &len, err)) == 1) {
-    int nf, a, b;
+  while ((rc = sm__csv_next(&l, f, 64, 1, &nf, err)) == 1) {
+    int a, b;
     double ba, bb, aa, ab, sa, sb;
-    if (len == 0)
-      continue;
-    nf = sm__csv_split(line, f, 64);
-    if (nf < 0) {
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: malformed CSV row", path,
-                      l.lineno);
-      break;
-    }
     if (header) {
       rc = map_header(f, nf, need, SM_ARRAY_LEN(need), idx, path,
                       "Lucid's colocate_info.csv", err);

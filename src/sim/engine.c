@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_EVENTS ((size_t)4000000000ULL)
@@ -216,6 +218,18 @@ double sm_sim_preempt_overhead(const sm_sim *s, const sm_sim_job *j) {
                                          : s->cfg.preempt_large_s;
 }
 
+/* A pending job starts running at speed rate (its placement made). */
+static void begin(sm_sim *s, sm_sim_job *j, double rate) {
+  j->status = SM_SIM_JOB_RUNNING;
+  if (j->starts == 0)
+    j->first_start = s->now;
+  j->starts++;
+  j->queued += s->now - j->wait_since;
+  j->last_update = s->now;
+  j->rate = rate;
+  s->pending--;
+}
+
 int sm_sim_start(sm_sim *s, sm_sim_job *j) {
   return sm_sim_start_in(s, j, j->vc);
 }
@@ -232,17 +246,10 @@ int sm_sim_start_in(sm_sim *s, sm_sim_job *j, int vc) {
   }
   if (rc == 0)
     return 0;
-  j->status = SM_SIM_JOB_RUNNING;
-  if (j->starts == 0)
-    j->first_start = s->now;
-  j->starts++;
-  j->queued += s->now - j->wait_since;
-  j->last_update = s->now;
-  j->rate = type_speed(s, j->_run->type);
+  begin(s, j, type_speed(s, j->_run->type));
   j->_run->owner = 1;
   j->_run->peer = NULL;
   j->shared = 0;
-  s->pending--;
   s->busy += j->gpus;
   arm_end(s, j);
   return 1;
@@ -271,19 +278,12 @@ int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host, double rate,
   j->_run->nalloc = host->_run->nalloc;
   j->_run->type = host->_run->type;
   j->_run->pvc = host->_run->pvc;
-  j->status = SM_SIM_JOB_RUNNING;
-  if (j->starts == 0)
-    j->first_start = s->now;
-  j->starts++;
-  j->queued += s->now - j->wait_since;
-  j->last_update = s->now;
-  j->rate = rate;
+  begin(s, j, rate);
   j->_run->owner = 0;
   j->_run->peer = host;
   j->shared = 1;
   host->_run->peer = j;
   host->shared = 1;
-  s->pending--;
   s->shared_starts++;
   arm_end(s, j);
   sm_sim_set_rate(s, host, host_rate);
@@ -413,6 +413,34 @@ int sm_sim_note(sm_sim *s, const char *fmt, ...) {
   rc = sm__notes_vadd(&s->notes, fmt, ap);
   va_end(ap);
   return rc;
+}
+
+/* ==== A run's state ==== */
+
+int sm__sim_open(sm_sim *s, const sm_sim_trace *t, const sm_sim_cluster *c,
+                 const sm_sim_config *cfg, sm_err *err) {
+  memset(s, 0, sizeof(*s));
+  s->trace = t;
+  s->cl = c;
+  s->cfg = *cfg;
+  sm_arena_init(&s->arena, 1 << 20, 0);
+  sm_rng_seed(&s->rng, cfg->seed);
+  s->par = sm_arena_alloc(&s->arena, sizeof(*s->par));
+  s->figs = sm_arena_calloc(&s->arena, 1, sizeof(*s->figs));
+  if (s->par == NULL || s->figs == NULL)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  sm__params_parse(s->par, &s->cfg);
+  return 0;
+}
+
+void sm__sim_close(sm_sim *s) {
+  sm__params_release(s->par); /* before its arena */
+  sm__figures_release(s->figs);
+  sm_arena_discard(&s->arena);
+  sm_free(s->heap);
+  sm_free(s->dirty);
+  sm__series_release(&s->ser);
+  sm__notes_release(&s->notes);
 }
 
 /* ==== Event handling ==== */

@@ -689,12 +689,14 @@ static void walk_group(const sm__facts *f, const sm_hit *h,
     w->done = 1;
 }
 
-/* Makes room for n search results and verdicts.  0 or SM_ENOMEM. */
-static int hits_reserve(sm__facts *f, size_t n) {
-  return SM__SIM_GROW(f->cand, n, f->capcand) != 0 ||
-                 SM__SIM_GROW(f->verdict, n, f->capverdict) != 0
-             ? SM_ENOMEM
-             : 0;
+/* The want best prototypes for q's fingerprint into f->cand (room made
+ * for as many verdicts): their count, or -1 without memory. */
+static int search(sm__facts *f, const jobq *q, size_t want) {
+  if (SM__SIM_GROW(f->cand, want, f->capcand) != 0 ||
+      SM__SIM_GROW(f->verdict, want, f->capverdict) != 0)
+    return -1;
+  f->searches++;
+  return sm_index_search(f->ix, q->fp, (int)want, f->threshold, f->cand);
 }
 
 /* The matches for q: candidates at or above the threshold by score, ties
@@ -712,11 +714,7 @@ static int top_records(sm__facts *f, const jobq *q, proto *qp, walk *w) {
     return 0;
   if (want > f->np)
     want = f->np;
-  if (hits_reserve(f, want) != 0)
-    return -1;
-  f->searches++;
-  n = sm_index_search(f->ix, q->fp, (int)want, f->threshold, f->cand);
-  if (n < 0)
+  if ((n = search(f, q, want)) < 0)
     return -1;
   while (i < n && !w->done) {
     int g = i;
@@ -725,11 +723,7 @@ static int top_records(sm__facts *f, const jobq *q, proto *qp, walk *w) {
     if (g == n && (size_t)n == want && want < f->np) {
       /* The results are a prefix of any longer search's. */
       want = want < WALK_MAX && f->np > WALK_MAX ? WALK_MAX : f->np;
-      if (hits_reserve(f, want) != 0)
-        return -1;
-      f->searches++;
-      n = sm_index_search(f->ix, q->fp, (int)want, f->threshold, f->cand);
-      if (n < 0)
+      if ((n = search(f, q, want)) < 0)
         return -1;
       continue;
     }

@@ -592,6 +592,22 @@ static sm__onode *seek_after(const sm__oset *q, double k1, double k2,
   return x->next[0];
 }
 
+/* Starts j on GPUs of its own; 1 when it started (then it runs alone and
+ * may host a guest), 0 when there is no room. */
+static int start_alone(sm_sim *s, lstate *st, sm_sim_job *j) {
+  ljob *l = &st->jobs[j->idx];
+
+  if (!sm_sim_start(s, j))
+    return 0;
+  l->stage = L_RUN;
+  l->base_rate = j->rate;
+  l->start_work = j->work_left;
+  l->t_start = sm_sim_now(s);
+  l->seq = ++st->seq;
+  host_add(s, st, j);
+  return 1;
+}
+
 /* One pass of Lucid's scheduler over a VC's queue, in priority order:
  * every job is tried once.  The queue is split into buckets (GPU count,
  * sharing score) merged by priority, and a bucket none of whose jobs can
@@ -624,14 +640,8 @@ static void main_pass(sm_sim *s, lstate *st, int vc) {
     cur[best] = n->next[0];
     ok = try_pack(s, st, j);
     if (!ok && free >= j->gpus && placeable(st, j)) {
-      if (sm_sim_start(s, j)) {
+      if (start_alone(s, st, j)) {
         ok = 1;
-        l->stage = L_RUN;
-        l->base_rate = j->rate;
-        l->start_work = j->work_left;
-        l->t_start = sm_sim_now(s);
-        l->seq = ++st->seq;
-        host_add(s, st, j);
       } else if (st->typed[vc] == 0 && j->gpus <= MAX_SHARE_GPUS) {
         st->place_fail = j->gpus;
       } else if (st->typed[vc] == 0 &&
@@ -692,15 +702,8 @@ static void naive_pass(sm_sim *s, lstate *st, int vc) {
     for (int h = 0; h < NH; h++)
       st->pf[h] = INFINITY;
     ok = try_pack(s, st, j);
-    if (!ok && sm_sim_start(s, j)) {
+    if (!ok && start_alone(s, st, j))
       ok = 1;
-      l->stage = L_RUN;
-      l->base_rate = j->rate;
-      l->start_work = j->work_left;
-      l->t_start = sm_sim_now(s);
-      l->seq = ++st->seq;
-      host_add(s, st, j);
-    }
     if (ok) {
       sm__oset_remove(&st->pq[vc * NB + l->qb], all[i]);
       st->typed[vc] -= j->gpu_type[0] != '\0';
@@ -751,27 +754,24 @@ static int lucid_sm_init(sm_sim *s, void **state, sm_err *err) {
   return lucid_init_common(s, state, 1, err);
 }
 
+/* What the two policies share. */
+#define LUCID_CALLS                                                            \
+  .release = lucid_release, .arrive = lucid_arrive, .finish = lucid_finish,    \
+  .timer = lucid_timer, .schedule = lucid_schedule, .finalize = lucid_finalize
+
 const sm_sim_policy sm__policy_lucid = {
-    "lucid",
-    "Lucid: profiler, estimate x GPUs, packing by sharing score (ASPLOS'23)",
-    SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_PROFILER,
-    lucid_init,
-    lucid_release,
-    lucid_arrive,
-    lucid_finish,
-    lucid_timer,
-    lucid_schedule,
-    lucid_finalize};
+    .name = "lucid",
+    .summary = "Lucid: profiler, estimate x GPUs, packing by sharing score "
+               "(ASPLOS'23)",
+    .flags = SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_PROFILER,
+    .init = lucid_init,
+    LUCID_CALLS};
 
 const sm_sim_policy sm__policy_lucid_schedmate = {
-    "lucid+schedmate",
-    "Lucid + SchedMate: history hits skip the profiler and give the "
-    "estimate; harmful packing undone",
-    SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS | SM_SIM_POLICY_PROFILER,
-    lucid_sm_init,
-    lucid_release,
-    lucid_arrive,
-    lucid_finish,
-    lucid_timer,
-    lucid_schedule,
-    lucid_finalize};
+    .name = "lucid+schedmate",
+    .summary = "Lucid + SchedMate: history hits skip the profiler and give "
+               "the estimate; harmful packing undone",
+    .flags =
+        SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS | SM_SIM_POLICY_PROFILER,
+    .init = lucid_sm_init,
+    LUCID_CALLS};

@@ -177,38 +177,25 @@ static void ord_schedule(sm_sim *s, void *state, int vc) {
   sm__ordered_schedule(s, &((ord_state *)state)->o, vc);
 }
 
+/* What the three policies share. */
+#define ORDERED_CALLS                                                          \
+  .release = ord_release, .arrive = ord_arrive, .finish = ord_finish,          \
+  .schedule = ord_schedule, .finalize = ord_finalize
+
 const sm_sim_policy sm__policy_fifo = {
-    "fifo",
-    "first in, first out (head-of-line blocking)",
-    0,
-    fifo_init,
-    ord_release,
-    ord_arrive,
-    ord_finish,
-    NULL,
-    ord_schedule,
-    ord_finalize};
+    .name = "fifo",
+    .summary = "first in, first out (head-of-line blocking)",
+    .init = fifo_init,
+    ORDERED_CALLS};
 
 const sm_sim_policy sm__policy_sjf = {
-    "sjf",
-    "shortest job first on the true duration (oracle)",
-    0,
-    sjf_init,
-    ord_release,
-    ord_arrive,
-    ord_finish,
-    NULL,
-    ord_schedule,
-    ord_finalize};
+    .name = "sjf",
+    .summary = "shortest job first on the true duration (oracle)",
+    .init = sjf_init,
+    ORDERED_CALLS};
 
 const sm_sim_policy sm__policy_qssf = {
-    "qssf",
-    "quasi-shortest-service-first: estimate x GPUs (Helios)",
-    0,
-    qssf_init,
-    ord_release,
-    ord_arrive,
-    ord_finish,
-    NULL,
-    ord_schedule,
-    ord_finalize};
+    .name = "qssf",
+    .summary = "quasi-shortest-service-first: estimate x GPUs (Helios)",
+    .init = qssf_init,
+    ORDERED_CALLS};

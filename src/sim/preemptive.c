@@ -316,26 +316,21 @@ static void pre_finalize(sm_sim *s, void *state) {
   }
 }
 
+/* What the two policies share. */
+#define PREEMPTIVE_CALLS                                                       \
+  .flags = SM_SIM_POLICY_PREEMPTIVE, .release = pre_release,                   \
+  .arrive = pre_arrive, .finish = pre_finish, .schedule = pre_schedule,        \
+  .finalize = pre_finalize
+
 const sm_sim_policy sm__policy_srtf = {
-    "srtf",
-    "shortest remaining time first, preemptive (oracle)",
-    SM_SIM_POLICY_PREEMPTIVE,
-    srtf_init,
-    pre_release,
-    pre_arrive,
-    pre_finish,
-    NULL,
-    pre_schedule,
-    pre_finalize};
+    .name = "srtf",
+    .summary = "shortest remaining time first, preemptive (oracle)",
+    .init = srtf_init,
+    PREEMPTIVE_CALLS};
 
 const sm_sim_policy sm__policy_tiresias = {
-    "tiresias",
-    "2D-LAS with discretised queues and preemption (Tiresias)",
-    SM_SIM_POLICY_PREEMPTIVE,
-    tiresias_init,
-    pre_release,
-    pre_arrive,
-    pre_finish,
-    pre_timer,
-    pre_schedule,
-    pre_finalize};
+    .name = "tiresias",
+    .summary = "2D-LAS with discretised queues and preemption (Tiresias)",
+    .init = tiresias_init,
+    .timer = pre_timer,
+    PREEMPTIVE_CALLS};

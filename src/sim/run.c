@@ -276,13 +276,7 @@ static int check(sm_sim *s, sm_err *err) {
 static void sim_free(sm_sim *s) {
   if (s->pol != NULL && s->pol->release != NULL && s->pstate != NULL)
     s->pol->release(s, s->pstate);
-  sm__params_release(s->par); /* before its arena */
-  sm__figures_release(s->figs);
-  sm_arena_discard(&s->arena);
-  sm_free(s->heap);
-  sm_free(s->dirty);
-  sm__series_release(&s->ser);
-  sm__notes_release(&s->notes);
+  sm__sim_close(s);
 }
 
 /* Reads the failure model's parameters (see sm_sim_job_infra). */
@@ -364,20 +358,10 @@ int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
     sm_sim_config_init(&def);
     cfg = &def;
   }
-  memset(&s, 0, sizeof(s));
-  s.trace = t;
-  s.cl = c;
+  rc = sm__sim_open(&s, t, c, cfg, err);
   snprintf(s.base_cluster, sizeof(s.base_cluster), "%s", c->desc);
-  s.cfg = *cfg;
-  sm_arena_init(&s.arena, 1 << 20, 0);
-  sm_rng_seed(&s.rng, cfg->seed);
-  s.par = sm_arena_alloc(&s.arena, sizeof(*s.par));
-  s.figs = sm_arena_calloc(&s.arena, 1, sizeof(*s.figs));
-  if (s.par == NULL || s.figs == NULL) {
-    rc = sm_err_set(err, SM_ENOMEM, "out of memory");
+  if (rc != 0)
     goto out;
-  }
-  sm__params_parse(s.par, &s.cfg);
   s.pol = sm_sim_policy_find(cfg->policy ? cfg->policy : "fifo");
   if (s.pol == NULL) {
     rc = sm_err_set(err, SM_EINVAL, "unknown policy '%.40s'",

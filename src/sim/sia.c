@@ -547,23 +547,13 @@ static int sia_common(const sm_sim_trace *t, const sm_sim_cluster *c,
   int rc = 0;
   size_t unfinished = 0;
 
-  memset(&s, 0, sizeof(s));
   memset(&S, 0, sizeof(S));
   memset(&sc, 0, sizeof(sc));
-  s.trace = t;
-  s.cl = c;
-  s.cfg = *cfg;
+  rc = sm__sim_open(&s, t, c, cfg, err);
   s.pol = pol;
   s.cfg.semantic = semantic ? "on" : "off";
-  sm_arena_init(&s.arena, 1 << 20, 0);
-  sm_rng_seed(&s.rng, cfg->seed);
-  s.par = sm_arena_alloc(&s.arena, sizeof(*s.par));
-  s.figs = sm_arena_calloc(&s.arena, 1, sizeof(*s.figs));
-  if (s.par == NULL || s.figs == NULL) {
-    rc = sm_err_set(err, SM_ENOMEM, "out of memory");
+  if (rc != 0)
     goto out;
-  }
-  sm__params_parse(s.par, &s.cfg);
   S.s = &s;
   S.cl = c;
   S.semantic = semantic;
@@ -640,11 +630,7 @@ static int sia_common(const sm_sim_trace *t, const sm_sim_cluster *c,
 out:
   sm__sia_scratch_release(&sc);
   sm__sia_release(&S);
-  sm__params_release(s.par); /* before its arena */
-  sm__figures_release(s.figs);
-  sm_arena_discard(&s.arena);
-  sm__notes_release(&s.notes);
-  sm__series_release(&s.ser);
+  sm__sim_close(&s);
   return rc;
 }
 
@@ -668,30 +654,18 @@ static void no_schedule(sm_sim *s, void *state, int vc) {
 }
 
 const sm_sim_policy sm__policy_sia = {
-    "sia",
-    "Sia: heterogeneity-aware goodput-optimised elastic jobs, a MILP every "
-    "round (SOSP'23)",
-    SM_SIM_POLICY_PREEMPTIVE | SM_SIM_POLICY_SEMANTIC,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    no_schedule,
-    NULL,
-    sia_run};
+    .name = "sia",
+    .summary = "Sia: heterogeneity-aware goodput-optimised elastic jobs, a "
+               "MILP every round (SOSP'23)",
+    .flags = SM_SIM_POLICY_PREEMPTIVE | SM_SIM_POLICY_SEMANTIC,
+    .schedule = no_schedule,
+    .run = sia_run};
 
 const sm_sim_policy sm__policy_sia_schedmate = {
-    "sia+schedmate",
-    "Sia with SchedMate: a history hit starts from the matched jobs' "
-    "goodput model",
-    SM_SIM_POLICY_PREEMPTIVE | SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS |
-        SM_SIM_POLICY_HISTORY_ONLY,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    NULL,
-    no_schedule,
-    NULL,
-    sia_sm_run};
+    .name = "sia+schedmate",
+    .summary = "Sia with SchedMate: a history hit starts from the matched "
+               "jobs' goodput model",
+    .flags = SM_SIM_POLICY_PREEMPTIVE | SM_SIM_POLICY_SEMANTIC |
+             SM_SIM_POLICY_FACTS | SM_SIM_POLICY_HISTORY_ONLY,
+    .schedule = no_schedule,
+    .run = sia_sm_run};

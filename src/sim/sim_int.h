@@ -221,6 +221,11 @@ void sm__lsrc_close(sm__lsrc *l);
 /* Splits line in place into at most max fields (quotes handled, "" is an
  * escaped quote).  Returns the field count or a negative code. */
 int sm__csv_split(char *line, char **fields, int max);
+/* The next row of l split into at most max fields (*nf of them; empty
+ * lines skipped when skip_empty): 1, 0 at the end, or a negative code
+ * with err filled ("NAME:LINE: malformed CSV row", a read error). */
+int sm__csv_next(sm__lsrc *l, char **f, int max, int skip_empty, int *nf,
+                 sm_err *err);
 
 /* ==== Runs ==== */
 
@@ -359,6 +364,12 @@ int sm__run_cluster_init(sm_sim *s, sm_err *err);
 void sm__node_set_up(sm_sim *s, int node);
 void sm__node_set_down(sm_sim *s, int node);
 
+/* Sets a run up (engine.c): the trace, the cluster and a copy of the
+ * configuration, the run's memory, its parameters parsed, its figures.
+ * 0 or SM_ENOMEM; sm__sim_close frees what it holds either way. */
+int sm__sim_open(sm_sim *s, const sm_sim_trace *t, const sm_sim_cluster *c,
+                 const sm_sim_config *cfg, sm_err *err);
+void sm__sim_close(sm_sim *s);
 /* The event loop (engine.c): runs s to its last event; 0 or the first
  * error raised inside it (s->errd says more). */
 int sm__engine_loop(sm_sim *s);

@@ -217,26 +217,21 @@ static void sjf_finalize(sm_sim *s, void *state) {
   }
 }
 
+/* What the two policies share. */
+#define SJF_CALLS                                                              \
+  .flags = SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS,                       \
+  .release = sjf_release, .arrive = sjf_arrive, .finish = sjf_finish,          \
+  .schedule = sjf_schedule, .finalize = sjf_finalize
+
 const sm_sim_policy sm__policy_sjf_schedmate = {
-    "sjf-schedmate",
-    "SJF on SchedMate's estimate (mean of the top-3 matches)",
-    SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS,
-    sjf_init,
-    sjf_release,
-    sjf_arrive,
-    sjf_finish,
-    NULL,
-    sjf_schedule,
-    sjf_finalize};
+    .name = "sjf-schedmate",
+    .summary = "SJF on SchedMate's estimate (mean of the top-3 matches)",
+    .init = sjf_init,
+    SJF_CALLS};
 
 const sm_sim_policy sm__policy_sjf_schedmate_fh = {
-    "sjf-schedmate+fh",
-    "SchedMate-SJF with the Failure Handler (restart from checkpoint)",
-    SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS,
-    sjf_fh_init,
-    sjf_release,
-    sjf_arrive,
-    sjf_finish,
-    NULL,
-    sjf_schedule,
-    sjf_finalize};
+    .name = "sjf-schedmate+fh",
+    .summary = "SchedMate-SJF with the Failure Handler (restart from "
+               "checkpoint)",
+    .init = sjf_fh_init,
+    SJF_CALLS};
