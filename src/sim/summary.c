@@ -64,7 +64,7 @@ void sm_sim_schedmate_summarize(const sm_sim_result *const *runs, size_t n,
   for (size_t i = 0; i < n; i++)
     s->any |= asked(runs[i]);
   s->synthetic = r0->sum.synthetic;
-  s->workloads = r0->par != NULL ? r0->par->workloads : NULL;
+  s->workloads = r0->par->workloads;
   sources_of(runs, n, s);
   s->offered_load = r0->offered_load;
   s->util_lo = 1;
@@ -73,10 +73,9 @@ void sm_sim_schedmate_summarize(const sm_sim_result *const *runs, size_t n,
     s->util_lo = SM_MIN(s->util_lo, runs[i]->sum.avg_util);
     s->util_hi = SM_MAX(s->util_hi, runs[i]->sum.avg_util);
   }
-  s->fail_model = r0->par != NULL && r0->par->fail_model != NULL
-                      ? r0->par->fail_model
-                      : "trace";
-  s->fail_infra_share = r0->par != NULL ? r0->par->fail_infra_share : 0.35;
+  /* Every result keeps its parameters (params.c has the defaults). */
+  s->fail_model = r0->par->fail_model != NULL ? r0->par->fail_model : "trace";
+  s->fail_infra_share = r0->par->fail_infra_share;
   s->infra_failures = r0->figs != NULL ? r0->figs->v.infra_failures : 0;
 }
 
