@@ -660,12 +660,17 @@ SM_EXTERN int sm_sim_node_down(sm_sim *s, int node, double until);
 SM_EXTERN int sm_sim_job_nodes(const sm_sim_job *j, int *nodes, int max);
 /* Restart overhead of a preemption for j (40 s / 60 s by default). */
 SM_EXTERN double sm_sim_preempt_overhead(const sm_sim *s, const sm_sim_job *j);
-/* Adds delta to a named figure of the run (created at 0). */
+/* Adds delta to a named figure of the run (created at 0; listed in the
+ * order first added).  The built-in policies' figures are typed fields
+ * of the library; a registered policy names its own here. */
 SM_EXTERN int sm_sim_stat_add(sm_sim *s, const char *name, double delta);
 /* Adds a note (one line) to the run's report. */
 SM_EXTERN int sm_sim_note(sm_sim *s, const char *fmt, ...) SM_PRINTF(2, 3);
-/* A parameter from the config ("key=value"), or def when absent or not a
- * number; sm_sim_param_str returns NULL when absent. */
+/* The value of parameter key (the last setting of it), or def when
+ * absent or not a number; sm_sim_param_str returns NULL when absent.
+ * For policies registered by a program: the built-in ones read the run's
+ * typed parameters.  Either way the run records that it read key (its
+ * result lists the settings it read under "params"). */
 SM_EXTERN double sm_sim_param_num(const sm_sim *s, const char *key, double def);
 SM_EXTERN const char *sm_sim_param_str(const sm_sim *s, const char *key);
 /* The run's seeded generator (deterministic for a seed). */
