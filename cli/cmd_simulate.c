@@ -127,9 +127,7 @@ typedef struct opts {
   double load_target;      /* --load */
   int json;                /* --json */
   int progress;            /* -1 auto, 0 off, 1 on */
-  char kv[16][300];        /* storage for generated parameters */
   int lucid_tables;        /* 1: tables (or builtin) were named */
-  int nkv;                 /* used entries of kv */
 } opts;
 
 typedef struct prog {
@@ -152,13 +150,10 @@ static void on_progress(void *ud, double done) {
   fflush(stderr);
 }
 
-static int add_param(opts *o, const char *fmt, const char *a, const char *b) {
-  if (o->nkv >= (int)SM_ARRAY_LEN(o->kv))
+/* Sets parameter key to value (both borrowed: argv or constants). */
+static int add_param(opts *o, const char *key, const char *value) {
+  if (sm_sim_config_set(&o->cfg, key, value) != 0)
     return cli_usage(CMD, "too many parameters");
-  snprintf(o->kv[o->nkv], sizeof(o->kv[0]), fmt, a, b);
-  if (sm_sim_config_param(&o->cfg, o->kv[o->nkv]) != 0)
-    return cli_usage(CMD, "too many parameters");
-  o->nkv++;
   return 0;
 }
 
@@ -184,94 +179,6 @@ static int parse_overheads(opts *o, const char *s) {
                      s);
   return 0;
 }
-
-enum {
-  O_TRACE = 256,
-  O_FORMAT,
-  O_FROM,
-  O_TO,
-  O_LIMIT,
-  O_ESTIMATES,
-  O_SYNTH,
-  O_SDAYS,
-  O_SJOBS,
-  O_CALIB,
-  O_CLUSTER,
-  O_VCCONF,
-  O_GPN,
-  O_LOAD,
-  O_PLACE,
-  O_OVERSIZE,
-  O_UNKVC,
-  O_POLICY,
-  O_COMPARE,
-  O_ESTIM,
-  O_BACKFILL,
-  O_OVERHEAD,
-  O_TTHR,
-  O_TINT,
-  O_PARAM,
-  O_SEMANTIC,
-  O_SEED,
-  O_JSON,
-  O_JOBSCSV,
-  O_REPORT,
-  O_PROGRESS,
-  O_NOPROGRESS,
-  O_HELP,
-  O_SERIES,
-  O_FACTS,
-  O_WORKLOADS,
-  O_LTABLES,
-  O_PROFILES,
-  O_COLOCATE,
-  O_FAILURES,
-  O_SWEEP
-};
-
-static const struct option longopts[] = {
-    {"trace", required_argument, 0, O_TRACE},
-    {"format", required_argument, 0, O_FORMAT},
-    {"from", required_argument, 0, O_FROM},
-    {"to", required_argument, 0, O_TO},
-    {"limit", required_argument, 0, O_LIMIT},
-    {"estimates", required_argument, 0, O_ESTIMATES},
-    {"synthetic", required_argument, 0, O_SYNTH},
-    {"synthetic-days", required_argument, 0, O_SDAYS},
-    {"synthetic-jobs", required_argument, 0, O_SJOBS},
-    {"calibration", required_argument, 0, O_CALIB},
-    {"cluster", required_argument, 0, O_CLUSTER},
-    {"vc-config", required_argument, 0, O_VCCONF},
-    {"gpus-per-node", required_argument, 0, O_GPN},
-    {"load", required_argument, 0, O_LOAD},
-    {"placement", required_argument, 0, O_PLACE},
-    {"oversize", required_argument, 0, O_OVERSIZE},
-    {"unknown-vc", required_argument, 0, O_UNKVC},
-    {"policy", required_argument, 0, O_POLICY},
-    {"compare", required_argument, 0, O_COMPARE},
-    {"estimator", required_argument, 0, O_ESTIM},
-    {"backfill", no_argument, 0, O_BACKFILL},
-    {"preempt-overhead", required_argument, 0, O_OVERHEAD},
-    {"tiresias-thresholds", required_argument, 0, O_TTHR},
-    {"tiresias-interval", required_argument, 0, O_TINT},
-    {"param", required_argument, 0, O_PARAM},
-    {"semantic", required_argument, 0, O_SEMANTIC},
-    {"seed", required_argument, 0, O_SEED},
-    {"json", no_argument, 0, O_JSON},
-    {"jobs-csv", required_argument, 0, O_JOBSCSV},
-    {"series-csv", required_argument, 0, O_SERIES},
-    {"report", required_argument, 0, O_REPORT},
-    {"progress", no_argument, 0, O_PROGRESS},
-    {"no-progress", no_argument, 0, O_NOPROGRESS},
-    {"help", no_argument, 0, O_HELP},
-    {"facts", required_argument, 0, O_FACTS},
-    {"workloads", required_argument, 0, O_WORKLOADS},
-    {"lucid-tables", required_argument, 0, O_LTABLES},
-    {"profiles", required_argument, 0, O_PROFILES},
-    {"colocate", required_argument, 0, O_COLOCATE},
-    {"failures", required_argument, 0, O_FAILURES},
-    {"sweep", required_argument, 0, O_SWEEP},
-    {0, 0, 0, 0}};
 
 static const char *const sources[] = {"history", "calibrated", "oracle"};
 
@@ -322,213 +229,277 @@ static int check_sweep(const char *s) {
   }
 }
 
-static int parse(int argc, char **argv, opts *o) {
-  int c;
-  long v;
+/* ==== Options ==== */
+
+/* The options are one table, in the style of git's parse-options (the
+ * layout of the command-line option tables of cli/options.h, to which it
+ * is meant to move): an entry stores its value into a field of opts, sets
+ * a flag, or calls a handler that checks the value and stores it. */
+typedef struct sim_opt sim_opt;
+typedef int (*sim_opt_cb)(const sim_opt *opt, const char *arg);
+
+enum { SO_T_END = 0, SO_T_FLAG, SO_T_STRING, SO_T_CALLBACK };
+
+struct sim_opt {
+  int type;         /* SO_T_* */
+  const char *name; /* long name without "--" */
+  int has_arg;      /* 1: takes a value */
+  void *value;      /* where it goes (the handler's data: opts) */
+  int defval;       /* SO_T_FLAG: the value stored */
+  sim_opt_cb cb;    /* SO_T_CALLBACK: the handler */
+};
+
+#define SO_FLAG(name, var, val)                                                \
+  { SO_T_FLAG, (name), 0, (var), (val), NULL }
+#define SO_STRING(name, var)                                                   \
+  { SO_T_STRING, (name), 1, (var), 0, NULL }
+#define SO_CALLBACK(name, o, cb)                                               \
+  { SO_T_CALLBACK, (name), 1, (o), 0, (cb) }
+#define SO_END()                                                               \
+  { SO_T_END, NULL, 0, NULL, 0, NULL }
+
+/* The options that set a policy parameter, and its key. */
+static const struct {
+  const char *option, *key;
+} param_options[] = {{"estimator", "estimator"},
+                     {"tiresias-thresholds", "tiresias.thresholds"},
+                     {"tiresias-interval", "tiresias.interval"},
+                     {"workloads", "workloads"},
+                     {"lucid-tables", "lucid.tables"},
+                     {"profiles", "lucid.profiles"},
+                     {"colocate", "lucid.colocate"},
+                     {"failures", "fail.model"}};
+
+static int opt_param_option(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
   double d;
 
-  memset(o, 0, sizeof(*o));
-  sm_sim_load_opts_init(&o->load);
-  sm_sim_synth_opts_init(&o->synth);
-  sm_sim_config_init(&o->cfg);
-  o->gpn = 8;
-  o->load_target = 0.8;
-  o->progress = -1;
+  if (strcmp(opt->name, "tiresias-interval") == 0 &&
+      cli_parse_num(CMD, "--tiresias-interval", arg, &d))
+    return CLI_USAGE;
+  if (strcmp(opt->name, "failures") == 0 && strcmp(arg, "trace") != 0 &&
+      strcmp(arg, "resubmit") != 0)
+    return cli_usage(CMD, "--failures: trace or resubmit");
+  if (strcmp(opt->name, "lucid-tables") == 0 ||
+      strcmp(opt->name, "profiles") == 0 || strcmp(opt->name, "colocate") == 0)
+    o->lucid_tables = 1;
+  for (size_t i = 0; i < SM_ARRAY_LEN(param_options); i++)
+    if (strcmp(param_options[i].option, opt->name) == 0)
+      return add_param(o, param_options[i].key, arg);
+  return cli_usage(CMD, "--%s: not a parameter", opt->name);
+}
+
+static int opt_param(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+
+  if (strchr(arg, '=') == NULL || arg[0] == '=')
+    return cli_usage(CMD, "--param: expected KEY=VALUE, got '%s'", arg);
+  if (sm_sim_config_param(&o->cfg, arg) != 0)
+    return cli_usage(CMD, "too many --param");
+  return 0;
+}
+
+static int opt_backfill(const sim_opt *opt, const char *arg) {
+  (void)arg;
+  return add_param(opt->value, "backfill", "1");
+}
+
+static int opt_format(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+
+  o->load.format = sm_sim_format_parse(arg);
+  if (o->load.format < 0)
+    return cli_usage(CMD, "unknown --format '%s'", arg);
+  return 0;
+}
+
+static int opt_limit(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+  long v;
+
+  if (cli_parse_int(CMD, "--limit", arg, 1, 100000000, &v))
+    return CLI_USAGE;
+  o->load.limit = (size_t)v;
+  return 0;
+}
+
+static int opt_synth_days(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+  double d;
+
+  if (cli_parse_num(CMD, "--synthetic-days", arg, &d))
+    return CLI_USAGE;
+  if (!(d > 0 && d <= 3650))
+    return cli_usage(CMD, "--synthetic-days: expected 0 < D <= 3650");
+  o->synth.days = d;
+  return 0;
+}
+
+static int opt_synth_jobs(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+  long v;
+
+  if (cli_parse_int(CMD, "--synthetic-jobs", arg, 1, 20000000, &v))
+    return CLI_USAGE;
+  o->synth.jobs = (size_t)v;
+  return 0;
+}
+
+static int opt_gpn(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+
+  return cli_parse_int(CMD, "--gpus-per-node", arg, 1, 1024, &o->gpn)
+             ? CLI_USAGE
+             : 0;
+}
+
+static int opt_load(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+
+  if (cli_parse_num(CMD, "--load", arg, &o->load_target))
+    return CLI_USAGE;
+  if (!(o->load_target > 0 && o->load_target <= 1))
+    return cli_usage(CMD, "--load: expected 0 < L <= 1");
+  return 0;
+}
+
+/* One of words (NULL-terminated) into *out as its index, else the
+ * message "--OPTION: what". */
+static int one_of(const char *arg, const char *const *words, int *out,
+                  const char *option, const char *what) {
+  for (int i = 0; words[i] != NULL; i++)
+    if (strcmp(arg, words[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  return cli_usage(CMD, "--%s: %s", option, what);
+}
+
+static int opt_placement(const sim_opt *opt, const char *arg) {
+  static const char *const w[] = {"consolidate", "first-fit", NULL};
+  opts *o = opt->value;
+  int k = 0, rc = one_of(arg, w, &k, "placement", "consolidate or first-fit");
+
+  o->cfg.placement = k == 1 ? SM_SIM_PLACE_FIRST_FIT : SM_SIM_PLACE_CONSOLIDATE;
+  return rc;
+}
+
+static int opt_oversize(const sim_opt *opt, const char *arg) {
+  static const char *const w[] = {"cap", "drop", "error", NULL};
+  static const int v[] = {SM_SIM_OVERSIZE_CAP, SM_SIM_OVERSIZE_DROP,
+                          SM_SIM_OVERSIZE_ERROR};
+  opts *o = opt->value;
+  int k = 0, rc = one_of(arg, w, &k, "oversize", "cap, drop or error");
+
+  if (rc == 0)
+    o->cfg.oversize = v[k];
+  return rc;
+}
+
+static int opt_unknown_vc(const sim_opt *opt, const char *arg) {
+  static const char *const w[] = {"drop", "error", NULL};
+  opts *o = opt->value;
+  int k = 0, rc = one_of(arg, w, &k, "unknown-vc", "drop or error");
+
+  if (rc == 0)
+    o->cfg.unknown_vc_error = k == 1;
+  return rc;
+}
+
+static int opt_semantic(const sim_opt *opt, const char *arg) {
+  static const char *const w[] = {"on", "off", NULL};
+  opts *o = opt->value;
+  int k = 0, rc = one_of(arg, w, &k, "semantic", "on or off");
+
+  if (rc == 0)
+    o->cfg.semantic = arg;
+  return rc;
+}
+
+static int opt_overhead(const sim_opt *opt, const char *arg) {
+  return parse_overheads(opt->value, arg) ? CLI_USAGE : 0;
+}
+
+static int opt_seed(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+  long long s;
+
+  if (sm_parse_i64(arg, &s) != 0 || s < 0)
+    return cli_usage(CMD, "--seed: expected a non-negative integer");
+  o->cfg.seed = o->load.seed = o->synth.seed = (uint64_t)s;
+  return 0;
+}
+
+static int opt_facts(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+
+  if (check_sources(arg))
+    return CLI_USAGE;
+  o->facts = arg;
+  return 0;
+}
+
+static int opt_sweep(const sim_opt *opt, const char *arg) {
+  opts *o = opt->value;
+
+  if (check_sweep(arg))
+    return CLI_USAGE;
+  o->sweep = arg;
+  return 0;
+}
+
+static int opt_help(const sim_opt *opt, const char *arg) {
+  (void)opt;
+  (void)arg;
+  usage(stdout);
+  return -1;
+}
+
+#define MAX_OPTS 48
+
+/* Parses argv against table with getopt_long: 0, -1 after --help, or
+ * CLI_USAGE after the message. */
+static int parse_table(int argc, char **argv, const sim_opt *table) {
+  struct option lo[MAX_OPTS + 1];
+  int n = 0, c;
+
+  for (; table[n].type != SO_T_END; n++) {
+    SM_ASSERT(n < MAX_OPTS);
+    lo[n].name = table[n].name;
+    lo[n].has_arg = table[n].has_arg ? required_argument : no_argument;
+    lo[n].flag = NULL;
+    lo[n].val = 256 + n;
+  }
+  memset(&lo[n], 0, sizeof(lo[n]));
   optind = 0;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-    switch (c) {
-    case O_TRACE:
-      o->trace = optarg;
-      break;
-    case O_FORMAT:
-      o->load.format = sm_sim_format_parse(optarg);
-      if (o->load.format < 0)
-        return cli_usage(CMD, "unknown --format '%s'", optarg);
-      break;
-    case O_FROM:
-      o->load.from = optarg;
-      break;
-    case O_TO:
-      o->load.to = optarg;
-      break;
-    case O_LIMIT:
-      if (cli_parse_int(CMD, "--limit", optarg, 1, 100000000, &v))
-        return CLI_USAGE;
-      o->load.limit = (size_t)v;
-      break;
-    case O_ESTIMATES:
-      o->load.estimates = optarg;
-      break;
-    case O_SYNTH:
-      o->synthetic = optarg;
-      break;
-    case O_SDAYS:
-      if (cli_parse_num(CMD, "--synthetic-days", optarg, &d))
-        return CLI_USAGE;
-      if (!(d > 0 && d <= 3650))
-        return cli_usage(CMD, "--synthetic-days: expected 0 < D <= 3650");
-      o->synth.days = d;
-      break;
-    case O_SJOBS:
-      if (cli_parse_int(CMD, "--synthetic-jobs", optarg, 1, 20000000, &v))
-        return CLI_USAGE;
-      o->synth.jobs = (size_t)v;
-      break;
-    case O_CALIB:
-      o->synth.calibration = optarg;
-      break;
-    case O_CLUSTER:
-      o->cluster = optarg;
-      break;
-    case O_VCCONF:
-      o->vc_config = optarg;
-      break;
-    case O_GPN:
-      if (cli_parse_int(CMD, "--gpus-per-node", optarg, 1, 1024, &o->gpn))
-        return CLI_USAGE;
-      break;
-    case O_LOAD:
-      if (cli_parse_num(CMD, "--load", optarg, &o->load_target))
-        return CLI_USAGE;
-      if (!(o->load_target > 0 && o->load_target <= 1))
-        return cli_usage(CMD, "--load: expected 0 < L <= 1");
-      break;
-    case O_PLACE:
-      if (strcmp(optarg, "consolidate") == 0)
-        o->cfg.placement = SM_SIM_PLACE_CONSOLIDATE;
-      else if (strcmp(optarg, "first-fit") == 0)
-        o->cfg.placement = SM_SIM_PLACE_FIRST_FIT;
-      else
-        return cli_usage(CMD, "--placement: consolidate or first-fit");
-      break;
-    case O_OVERSIZE:
-      if (strcmp(optarg, "cap") == 0)
-        o->cfg.oversize = SM_SIM_OVERSIZE_CAP;
-      else if (strcmp(optarg, "drop") == 0)
-        o->cfg.oversize = SM_SIM_OVERSIZE_DROP;
-      else if (strcmp(optarg, "error") == 0)
-        o->cfg.oversize = SM_SIM_OVERSIZE_ERROR;
-      else
-        return cli_usage(CMD, "--oversize: cap, drop or error");
-      break;
-    case O_UNKVC:
-      if (strcmp(optarg, "drop") != 0 && strcmp(optarg, "error") != 0)
-        return cli_usage(CMD, "--unknown-vc: drop or error");
-      o->cfg.unknown_vc_error = strcmp(optarg, "error") == 0;
-      break;
-    case O_POLICY:
-      o->cfg.policy = optarg;
-      break;
-    case O_COMPARE:
-      o->compare = optarg;
-      break;
-    case O_ESTIM:
-      if (add_param(o, "estimator=%s%s", optarg, ""))
-        return CLI_USAGE;
-      break;
-    case O_BACKFILL:
-      if (add_param(o, "backfill=1%s%s", "", ""))
-        return CLI_USAGE;
-      break;
-    case O_OVERHEAD:
-      if (parse_overheads(o, optarg))
-        return CLI_USAGE;
-      break;
-    case O_TTHR:
-      if (add_param(o, "tiresias.thresholds=%s%s", optarg, ""))
-        return CLI_USAGE;
-      break;
-    case O_TINT:
-      if (cli_parse_num(CMD, "--tiresias-interval", optarg, &d))
-        return CLI_USAGE;
-      if (add_param(o, "tiresias.interval=%s%s", optarg, ""))
-        return CLI_USAGE;
-      break;
-    case O_PARAM:
-      if (strchr(optarg, '=') == NULL || optarg[0] == '=')
-        return cli_usage(CMD, "--param: expected KEY=VALUE, got '%s'", optarg);
-      if (sm_sim_config_param(&o->cfg, optarg) != 0)
-        return cli_usage(CMD, "too many --param");
-      break;
-    case O_SEMANTIC:
-      if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-        return cli_usage(CMD, "--semantic: on or off");
-      o->cfg.semantic = optarg;
-      break;
-    case O_SEED: {
-      long long s;
-      if (sm_parse_i64(optarg, &s) != 0 || s < 0)
-        return cli_usage(CMD, "--seed: expected a non-negative integer");
-      o->cfg.seed = o->load.seed = o->synth.seed = (uint64_t)s;
-      break;
-    }
-    case O_JSON:
-      o->json = 1;
-      break;
-    case O_JOBSCSV:
-      o->jobs_csv = optarg;
-      break;
-    case O_SERIES:
-      o->series_csv = optarg;
-      break;
-    case O_REPORT:
-      o->report = optarg;
-      break;
-    case O_PROGRESS:
-      o->progress = 1;
-      break;
-    case O_FACTS:
-      if (check_sources(optarg))
-        return CLI_USAGE;
-      o->facts = optarg;
-      break;
-    case O_SWEEP:
-      if (check_sweep(optarg))
-        return CLI_USAGE;
-      o->sweep = optarg;
-      break;
-    case O_WORKLOADS:
-      if (add_param(o, "workloads=%s%s", optarg, ""))
-        return CLI_USAGE;
-      break;
-    case O_LTABLES:
-      o->lucid_tables = 1;
-      if (add_param(o, "lucid.tables=%s%s", optarg, ""))
-        return CLI_USAGE;
-      break;
-    case O_PROFILES:
-      o->lucid_tables = 1;
-      if (add_param(o, "lucid.profiles=%s%s", optarg, ""))
-        return CLI_USAGE;
-      break;
-    case O_COLOCATE:
-      o->lucid_tables = 1;
-      if (add_param(o, "lucid.colocate=%s%s", optarg, ""))
-        return CLI_USAGE;
-      break;
-    case O_FAILURES:
-      if (strcmp(optarg, "trace") != 0 && strcmp(optarg, "resubmit") != 0)
-        return cli_usage(CMD, "--failures: trace or resubmit");
-      if (add_param(o, "fail.model=%s%s", optarg, ""))
-        return CLI_USAGE;
-      break;
-    case O_NOPROGRESS:
-      o->progress = 0;
-      break;
-    case O_HELP:
-    case 'h':
-      usage(stdout);
-      return -1;
-    default:
+  while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+    const sim_opt *e;
+    int rc;
+    if (c == 'h')
+      return opt_help(NULL, NULL);
+    if (c < 256 || c >= 256 + n) {
       if (optopt)
         return cli_usage(CMD, "bad option or missing value near '%s'",
                          argv[optind - 1]);
       return cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
     }
+    e = &table[c - 256];
+    if (e->type == SO_T_FLAG)
+      *(int *)e->value = e->defval;
+    else if (e->type == SO_T_STRING)
+      *(const char **)e->value = optarg;
+    else if ((rc = e->cb(e, optarg)) != 0)
+      return rc;
   }
   if (optind < argc)
     return cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+  return 0;
+}
+
+/* Options that belong to the other source of jobs, or exclude each
+ * other. */
+static int check_combination(const opts *o) {
   if ((o->trace == NULL) == (o->synthetic == NULL))
     return cli_usage(CMD, "give exactly one of --trace FILE and "
                           "--synthetic CLUSTER");
@@ -546,6 +517,69 @@ static int parse(int argc, char **argv, opts *o) {
   return 0;
 }
 
+static int parse(int argc, char **argv, opts *o) {
+  const sim_opt table[] = {
+      /* Trace. */
+      SO_STRING("trace", &o->trace),
+      SO_CALLBACK("format", o, opt_format),
+      SO_STRING("from", &o->load.from),
+      SO_STRING("to", &o->load.to),
+      SO_CALLBACK("limit", o, opt_limit),
+      SO_STRING("estimates", &o->load.estimates),
+      SO_STRING("synthetic", &o->synthetic),
+      SO_CALLBACK("synthetic-days", o, opt_synth_days),
+      SO_CALLBACK("synthetic-jobs", o, opt_synth_jobs),
+      SO_STRING("calibration", &o->synth.calibration),
+      /* Cluster. */
+      SO_STRING("cluster", &o->cluster),
+      SO_STRING("vc-config", &o->vc_config),
+      SO_CALLBACK("gpus-per-node", o, opt_gpn),
+      SO_CALLBACK("load", o, opt_load),
+      SO_CALLBACK("placement", o, opt_placement),
+      SO_CALLBACK("oversize", o, opt_oversize),
+      SO_CALLBACK("unknown-vc", o, opt_unknown_vc),
+      /* Policy. */
+      SO_STRING("policy", &o->cfg.policy),
+      SO_STRING("compare", &o->compare),
+      SO_CALLBACK("estimator", o, opt_param_option),
+      {SO_T_CALLBACK, "backfill", 0, o, 0, opt_backfill},
+      SO_CALLBACK("preempt-overhead", o, opt_overhead),
+      SO_CALLBACK("tiresias-thresholds", o, opt_param_option),
+      SO_CALLBACK("tiresias-interval", o, opt_param_option),
+      SO_CALLBACK("param", o, opt_param),
+      SO_CALLBACK("semantic", o, opt_semantic),
+      /* SchedMate integrations. */
+      SO_CALLBACK("facts", o, opt_facts),
+      SO_CALLBACK("sweep", o, opt_sweep),
+      SO_CALLBACK("workloads", o, opt_param_option),
+      SO_CALLBACK("lucid-tables", o, opt_param_option),
+      SO_CALLBACK("profiles", o, opt_param_option),
+      SO_CALLBACK("colocate", o, opt_param_option),
+      SO_CALLBACK("failures", o, opt_param_option),
+      SO_CALLBACK("seed", o, opt_seed),
+      /* Output. */
+      SO_FLAG("json", &o->json, 1),
+      SO_STRING("jobs-csv", &o->jobs_csv),
+      SO_STRING("series-csv", &o->series_csv),
+      SO_STRING("report", &o->report),
+      SO_FLAG("progress", &o->progress, 1),
+      SO_FLAG("no-progress", &o->progress, 0),
+      {SO_T_CALLBACK, "help", 0, NULL, 0, opt_help},
+      SO_END()};
+  int rc;
+
+  memset(o, 0, sizeof(*o));
+  sm_sim_load_opts_init(&o->load);
+  sm_sim_synth_opts_init(&o->synth);
+  sm_sim_config_init(&o->cfg);
+  o->gpn = 8;
+  o->load_target = 0.8;
+  o->progress = -1;
+  if ((rc = parse_table(argc, argv, table)) != 0)
+    return rc;
+  return check_combination(o);
+}
+
 /* ==== The runs ==== */
 
 /* One run of a comparison: a policy, and the facts source of a policy
@@ -554,7 +588,6 @@ typedef struct runspec {
   char policy[48];   /* policy name */
   const char *facts; /* facts source, NULL for a policy without facts */
   char label[80];    /* as printed: policy [facts] when it has twins */
-  char kv[32];       /* "facts=SOURCE" */
 } runspec;
 
 static int consumes_facts(const opts *o, const char *policy) {
@@ -626,7 +659,6 @@ static int plan(const opts *o, runspec *rs, int *n) {
       memset(r, 0, sizeof(*r));
       snprintf(r->policy, sizeof(r->policy), "%.47s", names[i]);
       r->facts = fs;
-      snprintf(r->kv, sizeof(r->kv), "facts=%s", fs ? fs : "history");
       if (cf && !own && nsrc > 1)
         snprintf(r->label, sizeof(r->label), "%.47s [%.12s]", names[i], fs);
       else
@@ -639,13 +671,13 @@ static int plan(const opts *o, runspec *rs, int *n) {
 
 /* The configuration of one run: the options' settings, the run's facts
  * source and, for a sweep, one more setting. */
-static int run_config(const opts *o, const runspec *r, const char *extra,
-                      sm_sim_config *cfg) {
+static int run_config(const opts *o, const runspec *r, const char *key,
+                      const char *value, sm_sim_config *cfg) {
   *cfg = o->cfg;
   cfg->policy = r->policy;
-  if (r->facts != NULL && sm_sim_config_param(cfg, r->kv) != 0)
+  if (r->facts != NULL && sm_sim_config_set(cfg, "facts", r->facts) != 0)
     return cli_usage(CMD, "too many parameters");
-  if (extra != NULL && sm_sim_config_param(cfg, extra) != 0)
+  if (key != NULL && sm_sim_config_set(cfg, key, value) != 0)
     return cli_usage(CMD, "too many parameters");
   return 0;
 }
@@ -850,89 +882,35 @@ static void print_table(sm_sim_result **rs, const runspec *spec, int n) {
 
 /* ==== SchedMate paths ==== */
 
-static double stat_or(const sm_sim_result *r, const char *k, double def) {
-  double v;
-  return sm_sim_result_stat_get(r, k, &v) ? v : def;
-}
-
-static const char *param_of(const opts *o, const char *key) {
-  size_t n = strlen(key);
-  for (int i = o->cfg.nparams - 1; i >= 0; i--)
-    if (strncmp(o->cfg.params[i], key, n) == 0 && o->cfg.params[i][n] == '=')
-      return o->cfg.params[i] + n + 1;
-  return NULL;
-}
-
-static int is_schedmate(const sm_sim_result *r) {
-  double v;
-  return sm_sim_result_stat_get(r, "facts_queries", &v);
-}
-
-/* One sentence per facts source. */
-static const char *source_meaning(const char *src) {
-  if (strcmp(src, "calibrated") == 0)
-    return "no history: each job is a hit with the reference design's "
-           "measured rate (73 %) and its estimate lies within 2x of the "
-           "truth as often as the reference measured (85.7 %); a model of "
-           "accuracy, not a measurement of this trace";
-  if (strcmp(src, "oracle") == 0)
-    return "UPPER BOUND, not a result: fingerprints built from each job's "
-           "true GPU time (the outcome), and a hit knows the job's own "
-           "profile";
-  return "the history engine online over the trace: fingerprints from "
-         "what is known at submission (user, job name, VC, GPUs, and the "
-         "workload template those choose), answers only from jobs that "
-         "ended before it";
-}
-
-typedef struct sweep_pt {
-  int run;        /* the path's run in the comparison */
-  double value;   /* the parameter's value */
-  double avg_jct; /* the path's average JCT */
-  double p99_jct; /* its p99 JCT */
-  double evictions;
-} sweep_pt;
-
 typedef struct sweep {
-  char key[64];        /* the parameter */
-  double v[MAX_SWEEP]; /* its values */
-  int nv;              /* their count */
-  sweep_pt *pt;        /* points, run-major */
-  int npt;             /* their count */
+  char key[64];           /* the parameter */
+  double v[MAX_SWEEP];    /* its values */
+  int nv;                 /* their count */
+  sm_sim_sweep_point *pt; /* points, run-major */
+  int npt;                /* their count */
 } sweep;
 
-/* The paper-style comparison: the headline figures of every run, the
- * speed-up of each SchedMate path over its baseline, and where the facts
- * came from. */
-static void print_schedmate(sm_sim_result **rs, const runspec *spec, int n,
-                            const opts *o, const sweep *sw) {
-  sm_sim_speedup sp[64];
-  size_t ns = sm_sim_speedups((const sm_sim_result *const *)rs, (size_t)n, sp,
-                              SM_ARRAY_LEN(sp));
-  const sm_sim_summary *m0 = sm_sim_result_summary(rs[0]);
-  const char *wl = param_of(o, "workloads");
-  const char *seen[3] = {0};
-  int any = 0, nseen = 0, w = label_width(spec, n, 6);
+#define RUNS(rs) ((const sm_sim_result *const *)(rs))
 
-  for (int i = 0; i < n; i++)
-    any |= is_schedmate(rs[i]);
-  if (!any && ns == 0)
-    return;
+/* Where the fingerprints and the facts come from, and what each source
+ * means. */
+static void print_sources(const sm_sim_schedmate_summary *sum) {
   printf("\nSchedMate in the schedulers (%s trace; fingerprints from %s%s)\n",
-         m0->synthetic ? "SYNTHETIC" : "real",
-         wl ? "the workload templates in " : "the trace's attributes only",
-         wl ? wl : "");
-  for (int i = 0; i < n; i++) {
-    int dup = 0;
-    if (spec[i].facts == NULL)
-      continue;
-    for (int k = 0; k < nseen; k++)
-      dup |= strcmp(seen[k], spec[i].facts) == 0;
-    if (dup || nseen == 3)
-      continue;
-    seen[nseen++] = spec[i].facts;
-    printf("facts %-10s %s\n", spec[i].facts, source_meaning(spec[i].facts));
-  }
+         sum->synthetic ? "SYNTHETIC" : "real",
+         sum->workloads ? "the workload templates in "
+                        : "the trace's attributes only",
+         sum->workloads ? sum->workloads : "");
+  for (size_t k = 0; k < sum->nsources; k++)
+    printf("facts %-10s %s\n", sum->sources[k],
+           sm_sim_facts_meaning(sum->sources[k]));
+}
+
+/* The headline figures of every run, the load and the failure model. */
+static void print_headline(sm_sim_result **rs, const runspec *spec, int n,
+                           const sm_sim_schedmate_summary *sum) {
+  int w = label_width(spec, n, 6);
+  sm_buf b;
+
   printf("%-*s %12s %12s %14s %12s\n", w, "policy", "avg JCT s", "p99 JCT s",
          "avg queue s", "makespan s");
   for (int i = 0; i < n; i++) {
@@ -941,129 +919,123 @@ static void print_schedmate(sm_sim_result **rs, const runspec *spec, int n,
            m->p99_jct_s, m->avg_wait_s, m->makespan_s);
   }
   printf("queue: " QUEUE_DEF "\n");
-  {
-    double lo = 1, hi = 0;
-    for (int i = 0; i < n; i++) {
-      double u = sm_sim_result_summary(rs[i])->avg_util;
-      lo = u < lo ? u : lo;
-      hi = u > hi ? u : hi;
-    }
-    printf("offered load %.2f; GPU utilisation %.1f-%.1f%% over the "
-           "makespan%s\n",
-           m0->offered_load, 100 * lo, 100 * hi,
-           hi < 0.3 ? ": queues are short, so the order of the queue "
-                      "matters little here"
-                    : "");
+  printf("offered load %.2f; GPU utilisation %.1f-%.1f%% over the "
+         "makespan%s\n",
+         sum->offered_load, 100 * sum->util_lo, 100 * sum->util_hi,
+         sum->util_hi < 0.3 ? ": queues are short, so the order of the queue "
+                              "matters little here"
+                            : "");
+  sm_buf_init(&b, 0);
+  sm_sim_failures_line(sum, &b);
+  printf("%s\n", sm_buf_str(&b));
+  sm_buf_release(&b);
+}
+
+/* Each SchedMate path against its baseline. */
+static void print_speedups(const runspec *spec,
+                           const sm_sim_schedmate_summary *sum) {
+  const sm_sim_speedup *sp = sum->speedups;
+  int pw = 26;
+
+  if (sum->nspeedups == 0)
+    return;
+  for (size_t k = 0; k < sum->nspeedups; k++) {
+    int l = (int)(strlen(spec[sp[k].path_run].label) +
+                  strlen(spec[sp[k].base_run].label) + 4);
+    pw = l > pw ? l : pw;
   }
-  {
-    const char *fm = param_of(o, "fail.model");
-    double inf = stat_or(rs[0], "infra_failures", 0);
-    printf("failures: model %s; %.0f infrastructure failures (share %s of "
-           "the trace's failed jobs)%s\n",
-           fm ? fm : "trace", inf,
-           param_of(o, "fail.infra_share") ? param_of(o, "fail.infra_share")
-                                           : "0.35",
-           inf == 0 ? ": the Failure Handler has nothing to do on this trace"
-                    : "");
-  }
-  if (ns > 0) {
-    int pw = 0;
-    for (size_t k = 0; k < ns; k++) {
-      int l = (int)(strlen(spec[sp[k].path_run].label) +
-                    strlen(spec[sp[k].base_run].label) + 4);
-      pw = l > pw ? l : pw;
-    }
-    pw = pw < 26 ? 26 : pw;
-    printf("%-*s %8s %8s %9s %9s %14s\n", pw, "speed-up (baseline / path)",
-           "avg JCT", "p99 JCT", "avg queue", "makespan", "avg JCT change");
-    for (size_t k = 0; k < ns; k++) {
-      char name[192];
-      snprintf(name, sizeof(name), "%s vs %s", spec[sp[k].path_run].label,
-               spec[sp[k].base_run].label);
-      char r[4][16];
-      const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
-                           sp[k].avg_wait_speedup, sp[k].makespan_speedup};
-      for (int q = 0; q < 4; q++)
-        if (isfinite(v[q]))
-          snprintf(r[q], sizeof(r[q]), "%.3fx", v[q]);
-        else
-          snprintf(r[q], sizeof(r[q]), "-"); /* nothing to divide by */
-      printf("%-*s %8s %8s %9s %9s %+13.1f%%\n", pw, name, r[0], r[1], r[2],
-             r[3], 100 * sp[k].avg_jct_change);
-    }
-  }
-  for (int i = 0; i < n; i++) {
-    const sm_sim_result *r = rs[i];
-    double q = stat_or(r, "facts_queries", 0);
-    if (!is_schedmate(r))
-      continue;
-    {
-      sm_buf sb;
-      sm_buf_init(&sb, 0);
-      if (sm_sia_facts_line((const sm_sim_result *const *)rs, (size_t)n,
-                            (size_t)i, &sb))
-        printf("%s\n", sm_buf_str(&sb));
-      sm_buf_release(&sb);
-      if (stat_or(r, "sia_rounds", -1) >= 0)
-        continue;
-    }
-    printf("%s: hit rate %.1f%% (%.0f of %.0f), estimates within 2x of the "
-           "truth %.1f%%",
-           spec[i].label, 100 * stat_or(r, "facts_hit_rate", 0),
-           stat_or(r, "facts_hits", 0), q,
-           100 * stat_or(r, "facts_within_2x", 0));
-    if (stat_or(r, "profiles_skipped", -1) >= 0)
-      printf("; profiling GPU-hours saved %.1f (profiler used %.1f); "
-             "evictions %.0f (%.0f Tracker checks, %.0f untracked)",
-             stat_or(r, "profiling_gpu_h_saved", 0),
-             stat_or(r, "profiler_gpu_h", 0), stat_or(r, "evictions", 0),
-             stat_or(r, "tracker_checks", 0),
-             stat_or(r, "checks_skipped_untracked", 0));
-    if (stat_or(r, "infra_restarts", -1) >= 0)
-      printf("; infrastructure failures restarted from their checkpoint by "
-             "the Failure Handler %.0f, nodes isolated %.0f",
-             stat_or(r, "infra_restarts", 0), stat_or(r, "nodes_isolated", 0));
-    printf("\n");
-  }
-  if (sw != NULL && sw->npt > 0) {
-    int det = strcmp(sw->key, "lucid.untracked") == 0;
-    printf("sweep of %s%s:\n", sw->key,
-           det ? " (Tracker detection rate = 1 - lucid.untracked)" : "");
-    for (int k = 0; k < sw->npt; k += sw->nv) {
-      const sweep_pt *p0 = &sw->pt[k];
-      printf("  %s:", spec[p0->run].label);
-      for (int v = 0; v < sw->nv; v++) {
-        const sweep_pt *p = &sw->pt[k + v];
-        printf("%s %s %.2f: avg JCT %.0f s (%+.1f%%)", v ? "," : "",
-               det ? "detection" : "value", det ? 1 - p->value : p->value,
-               p->avg_jct, 100 * (p->avg_jct / p0->avg_jct - 1));
-      }
-      printf("\n");
-    }
-    printf("  (%% change against the first value of the sweep)\n");
+  printf("%-*s %8s %8s %9s %9s %14s\n", pw, "speed-up (baseline / path)",
+         "avg JCT", "p99 JCT", "avg queue", "makespan", "avg JCT change");
+  for (size_t k = 0; k < sum->nspeedups; k++) {
+    char name[192], r[4][16];
+    const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+                         sp[k].avg_wait_speedup, sp[k].makespan_speedup};
+    snprintf(name, sizeof(name), "%s vs %s", spec[sp[k].path_run].label,
+             spec[sp[k].base_run].label);
+    for (int q = 0; q < 4; q++)
+      if (isfinite(v[q]))
+        snprintf(r[q], sizeof(r[q]), "%.3fx", v[q]);
+      else
+        snprintf(r[q], sizeof(r[q]), "-"); /* nothing to divide by */
+    printf("%-*s %8s %8s %9s %9s %+13.1f%%\n", pw, name, r[0], r[1], r[2], r[3],
+           100 * sp[k].avg_jct_change);
   }
 }
 
-static void json_schedmate(sm_sim_result **rs, const runspec *spec, int n,
-                           const sweep *sw, sm_jw *w, const opts *o) {
-  sm_sim_speedup sp[64];
-  size_t ns = sm_sim_speedups((const sm_sim_result *const *)rs, (size_t)n, sp,
-                              SM_ARRAY_LEN(sp));
-  char list[64] = "";
-  const char *seen[3] = {0};
-  int nseen = 0;
+static void print_sweep(const runspec *spec, const sweep *sw) {
+  int det = strcmp(sw->key, "lucid.untracked") == 0;
 
-  for (int i = 0; i < n; i++) {
-    int dup = 0;
-    if (spec[i].facts == NULL)
-      continue;
-    for (int k = 0; k < nseen; k++)
-      dup |= strcmp(seen[k], spec[i].facts) == 0;
-    if (!dup && nseen < 3) {
-      size_t l = strlen(list);
-      seen[nseen++] = spec[i].facts;
-      snprintf(list + l, sizeof(list) - l, "%s%s", l ? "," : "", spec[i].facts);
+  printf("sweep of %s%s:\n", sw->key,
+         det ? " (Tracker detection rate = 1 - lucid.untracked)" : "");
+  for (int k = 0; k < sw->npt; k += sw->nv) {
+    const sm_sim_sweep_point *p0 = &sw->pt[k];
+    printf("  %s:", spec[p0->run].label);
+    for (int v = 0; v < sw->nv; v++) {
+      const sm_sim_sweep_point *p = &sw->pt[k + v];
+      printf("%s %s %.2f: avg JCT %.0f s (%+.1f%%)", v ? "," : "",
+             det ? "detection" : "value", det ? 1 - p->value : p->value,
+             p->avg_jct_s, 100 * (p->avg_jct_s / p0->avg_jct_s - 1));
     }
+    printf("\n");
+  }
+  printf("  (%% change against the first value of the sweep)\n");
+}
+
+/* The paper-style comparison: the headline figures of every run, the
+ * speed-up of each SchedMate path over its baseline, where the facts
+ * came from and what they did in each run. */
+static void print_schedmate(sm_sim_result **rs, const runspec *spec, int n,
+                            const sweep *sw) {
+  sm_sim_schedmate_summary sum;
+  sm_buf b;
+
+  sm_sim_schedmate_summarize(RUNS(rs), (size_t)n, &sum);
+  if (!sum.any)
+    return;
+  print_sources(&sum);
+  print_headline(rs, spec, n, &sum);
+  print_speedups(spec, &sum);
+  sm_buf_init(&b, 0);
+  for (int i = 0; i < n; i++) {
+    sm_buf_reset(&b);
+    if (sm_sim_schedmate_line(RUNS(rs), (size_t)n, (size_t)i, &b))
+      printf("%s\n", sm_buf_str(&b));
+  }
+  sm_buf_release(&b);
+  if (sw != NULL && sw->npt > 0)
+    print_sweep(spec, sw);
+}
+
+static void json_sweep(const runspec *spec, const sweep *sw, sm_jw *w) {
+  sm_jw_key(w, "sweep");
+  sm_jw_obj_begin(w);
+  sm_jw_kv_str(w, "param", sw->key);
+  sm_jw_key(w, "points");
+  sm_jw_arr_begin(w);
+  for (int k = 0; k < sw->npt; k++) {
+    const sm_sim_sweep_point *p = &sw->pt[k];
+    sm_jw_obj_begin(w);
+    sm_jw_kv_str(w, "path", spec[p->run].policy);
+    sm_jw_kv_str(w, "facts", spec[p->run].facts);
+    sm_jw_kv_num(w, "value", p->value);
+    sm_jw_kv_num(w, "avg_jct_s", p->avg_jct_s);
+    sm_jw_kv_num(w, "p99_jct_s", p->p99_jct_s);
+    sm_jw_kv_num(w, "evictions", p->evictions);
+    sm_jw_obj_end(w);
+  }
+  sm_jw_arr_end(w);
+  sm_jw_obj_end(w);
+}
+
+static void json_schedmate(sm_sim_result **rs, const runspec *spec, int n,
+                           const sweep *sw, sm_jw *w) {
+  sm_sim_schedmate_summary sum;
+  char list[64] = "";
+
+  sm_sim_schedmate_summarize(RUNS(rs), (size_t)n, &sum);
+  for (size_t k = 0; k < sum.nsources; k++) {
+    size_t l = strlen(list);
+    snprintf(list + l, sizeof(list) - l, "%s%s", l ? "," : "", sum.sources[k]);
   }
   sm_jw_key(w, "schedmate");
   sm_jw_obj_begin(w);
@@ -1071,53 +1043,37 @@ static void json_schedmate(sm_sim_result **rs, const runspec *spec, int n,
   sm_jw_kv_str(w, "facts", list[0] ? list : "history");
   sm_jw_key(w, "sources");
   sm_jw_arr_begin(w);
-  for (int k = 0; k < nseen; k++) {
+  for (size_t k = 0; k < sum.nsources; k++) {
     sm_jw_obj_begin(w);
-    sm_jw_kv_str(w, "name", seen[k]);
-    sm_jw_kv_str(w, "meaning", source_meaning(seen[k]));
-    sm_jw_kv_bool(w, "upper_bound", strcmp(seen[k], "oracle") == 0);
+    sm_jw_kv_str(w, "name", sum.sources[k]);
+    sm_jw_kv_str(w, "meaning", sm_sim_facts_meaning(sum.sources[k]));
+    sm_jw_kv_bool(w, "upper_bound", strcmp(sum.sources[k], "oracle") == 0);
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
   sm_jw_key(w, "workloads");
-  if (param_of(o, "workloads"))
-    sm_jw_str(w, param_of(o, "workloads"));
+  if (sum.workloads)
+    sm_jw_str(w, sum.workloads);
   else
     sm_jw_null(w);
   sm_jw_key(w, "speedups");
   sm_jw_arr_begin(w);
-  for (size_t k = 0; k < ns; k++) {
+  for (size_t k = 0; k < sum.nspeedups; k++) {
+    const sm_sim_speedup *sp = &sum.speedups[k];
     sm_jw_obj_begin(w);
-    sm_jw_kv_str(w, "path", sp[k].path);
-    sm_jw_kv_str(w, "baseline", sp[k].baseline);
-    sm_jw_kv_str(w, "facts", sp[k].facts);
-    sm_jw_kv_num(w, "avg_jct_speedup", sp[k].avg_jct_speedup);
-    sm_jw_kv_num(w, "p99_jct_speedup", sp[k].p99_jct_speedup);
-    sm_jw_kv_num(w, "avg_queue_speedup", sp[k].avg_wait_speedup);
-    sm_jw_kv_num(w, "makespan_speedup", sp[k].makespan_speedup);
-    sm_jw_kv_num(w, "avg_jct_change", sp[k].avg_jct_change);
+    sm_jw_kv_str(w, "path", sp->path);
+    sm_jw_kv_str(w, "baseline", sp->baseline);
+    sm_jw_kv_str(w, "facts", sp->facts);
+    sm_jw_kv_num(w, "avg_jct_speedup", sp->avg_jct_speedup);
+    sm_jw_kv_num(w, "p99_jct_speedup", sp->p99_jct_speedup);
+    sm_jw_kv_num(w, "avg_queue_speedup", sp->avg_wait_speedup);
+    sm_jw_kv_num(w, "makespan_speedup", sp->makespan_speedup);
+    sm_jw_kv_num(w, "avg_jct_change", sp->avg_jct_change);
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
-  if (sw != NULL && sw->npt > 0) {
-    sm_jw_key(w, "sweep");
-    sm_jw_obj_begin(w);
-    sm_jw_kv_str(w, "param", sw->key);
-    sm_jw_key(w, "points");
-    sm_jw_arr_begin(w);
-    for (int k = 0; k < sw->npt; k++) {
-      sm_jw_obj_begin(w);
-      sm_jw_kv_str(w, "path", spec[sw->pt[k].run].policy);
-      sm_jw_kv_str(w, "facts", spec[sw->pt[k].run].facts);
-      sm_jw_kv_num(w, "value", sw->pt[k].value);
-      sm_jw_kv_num(w, "avg_jct_s", sw->pt[k].avg_jct);
-      sm_jw_kv_num(w, "p99_jct_s", sw->pt[k].p99_jct);
-      sm_jw_kv_num(w, "evictions", sw->pt[k].evictions);
-      sm_jw_obj_end(w);
-    }
-    sm_jw_arr_end(w);
-    sm_jw_obj_end(w);
-  }
+  if (sw != NULL && sw->npt > 0)
+    json_sweep(spec, sw, w);
   sm_jw_obj_end(w);
 }
 
@@ -1163,7 +1119,7 @@ static int run_sweep(const opts *o, const sm_sim_trace *t,
                      const sm_sim_cluster *c, const runspec *spec, int n,
                      sm_sim_result **rs, sweep *sw) {
   const char *eq = strchr(o->sweep, '=');
-  char kv[MAX_SWEEP][96];
+  char val[MAX_SWEEP][64];
   int paths = 0;
 
   snprintf(sw->key, sizeof(sw->key), "%.*s", (int)(eq - o->sweep), o->sweep);
@@ -1172,7 +1128,7 @@ static int run_sweep(const opts *o, const sm_sim_trace *t,
     char tmp[64];
     snprintf(tmp, sizeof(tmp), "%.*s", (int)k, p);
     sm_parse_double(tmp, &sw->v[sw->nv]);
-    snprintf(kv[sw->nv], sizeof(kv[0]), "%.60s=%.30s", sw->key, tmp);
+    snprintf(val[sw->nv], sizeof(val[0]), "%.30s", tmp);
     sw->nv++;
     if (p[k] == '\0')
       break;
@@ -1195,231 +1151,275 @@ static int run_sweep(const opts *o, const sm_sim_trace *t,
       sm_sim_config cfg;
       sm_sim_result *r = NULL;
       sm_err err = {0};
-      sweep_pt *p = &sw->pt[sw->npt++];
-      if (run_config(o, &spec[i], kv[v], &cfg))
+      sm_sim_sweep_point *p = &sw->pt[sw->npt++];
+      if (run_config(o, &spec[i], sw->key, val[v], &cfg))
         return CLI_USAGE;
       cfg.progress = NULL;
       if (sm_sim_run(t, c, &cfg, &r, &err) != 0)
-        return cli_error(CMD, CLI_USAGE, "%s (%s): %s", spec[i].label, kv[v],
-                         err.msg);
-      p->run = i;
-      p->value = sw->v[v];
-      p->avg_jct = sm_sim_result_summary(r)->avg_jct_s;
-      p->p99_jct = sm_sim_result_summary(r)->p99_jct_s;
-      p->evictions = stat_or(r, "evictions", 0);
+        return cli_error(CMD, CLI_USAGE, "%s (%s=%s): %s", spec[i].label,
+                         sw->key, val[v], err.msg);
+      *p = sm_sim_sweep_point_of(r, (size_t)i, sw->v[v]);
       sm_sim_result_free(r);
     }
   }
   return 0;
 }
 
-int cmd_simulate(int argc, char **argv) {
-  opts o;
-  runspec spec[MAX_RUNS];
-  sm_sim_result *rs[MAX_RUNS] = {0};
-  outfile report = {"", "", -1}, jobs[MAX_RUNS], series[MAX_RUNS];
-  sm_sim_trace *t = NULL;
-  sm_sim_cluster *c = NULL;
-  sweep sw;
-  prog pr = {0};
-  int n = 0, ran = 0, rc, ret = CLI_OK;
-  int auto_cluster;
+/* ==== The command ==== */
 
-  memset(&sw, 0, sizeof(sw));
-  for (int i = 0; i < MAX_RUNS; i++)
-    jobs[i].fd = series[i].fd = -1, jobs[i].tmp[0] = series[i].tmp[0] = '\0';
-  rc = parse(argc, argv, &o);
-  if (rc != 0)
-    return rc < 0 ? CLI_OK : rc;
-  /* Lucid's tables are not shipped (non-commercial licence): use the
-   * staged copy when it is there, else the built-in model. */
-  if (!o.lucid_tables && param_of(&o, "lucid.tables") == NULL &&
-      param_of(&o, "lucid.profiles") == NULL &&
-      param_of(&o, "lucid.colocate") == NULL &&
-      access(DEFAULT_LUCID "/single_data.csv", R_OK) == 0 &&
-      access(DEFAULT_LUCID "/colocate_info.csv", R_OK) == 0 &&
-      add_param(&o, "lucid.tables=%s%s", DEFAULT_LUCID, ""))
+/* Everything one invocation holds. */
+typedef struct session {
+  opts o;                      /* the options */
+  runspec spec[MAX_RUNS];      /* the runs */
+  int n;                       /* their count */
+  sm_sim_result *rs[MAX_RUNS]; /* their results */
+  int ran;                     /* results made */
+  outfile report;              /* --report */
+  outfile jobs[MAX_RUNS];      /* --jobs-csv, per run */
+  outfile series[MAX_RUNS];    /* --series-csv, per run */
+  sm_sim_trace *t;             /* the trace */
+  sm_sim_cluster *c;           /* the cluster */
+  sweep sw;                    /* --sweep */
+  prog pr;                     /* progress line */
+} session;
+
+/* Lucid's tables are not shipped (non-commercial licence): the staged
+ * copy when it is there and no other tables were named, else the
+ * built-in model. */
+static int default_lucid_tables(opts *o) {
+  if (o->lucid_tables || sm_sim_config_get(&o->cfg, "lucid.tables") != NULL ||
+      sm_sim_config_get(&o->cfg, "lucid.profiles") != NULL ||
+      sm_sim_config_get(&o->cfg, "lucid.colocate") != NULL ||
+      access(DEFAULT_LUCID "/single_data.csv", R_OK) != 0 ||
+      access(DEFAULT_LUCID "/colocate_info.csv", R_OK) != 0)
+    return 0;
+  return add_param(o, "lucid.tables", DEFAULT_LUCID);
+}
+
+/* Opens the output file of run i for --jobs-csv or --series-csv FILE
+ * (FILE.POLICY... when several runs). */
+static int open_run_file(const session *ss, int i, const char *file,
+                         outfile *f) {
+  char path[4096];
+
+  if (ss->n > 1)
+    per_run_path(path, sizeof(path), file, &ss->spec[i]);
+  else
+    snprintf(path, sizeof(path), "%s", file);
+  return out_open(f, path);
+}
+
+/* Every output file exists (as a temporary file) before anything runs. */
+static int open_outputs(session *ss) {
+  if (ss->o.report && out_open(&ss->report, ss->o.report))
     return CLI_USAGE;
-  if (plan(&o, spec, &n))
-    return CLI_USAGE;
-  if (o.sweep != NULL && !o.compare)
-    return cli_usage(CMD, "--sweep needs --compare");
-  /* Every output file exists (as a temporary file) before anything
-   * runs. */
-  if (o.report && out_open(&report, o.report))
-    return CLI_USAGE;
-  for (int i = 0; i < n && ret == CLI_OK; i++) {
-    char path[4096];
-    if (o.jobs_csv) {
-      if (n > 1)
-        per_run_path(path, sizeof(path), o.jobs_csv, &spec[i]);
-      else
-        snprintf(path, sizeof(path), "%s", o.jobs_csv);
-      ret = out_open(&jobs[i], path);
-    }
-    if (o.series_csv && ret == CLI_OK) {
-      if (n > 1)
-        per_run_path(path, sizeof(path), o.series_csv, &spec[i]);
-      else
-        snprintf(path, sizeof(path), "%s", o.series_csv);
-      ret = out_open(&series[i], path);
-    }
+  for (int i = 0; i < ss->n; i++) {
+    if (ss->o.jobs_csv && open_run_file(ss, i, ss->o.jobs_csv, &ss->jobs[i]))
+      return CLI_USAGE;
+    if (ss->o.series_csv &&
+        open_run_file(ss, i, ss->o.series_csv, &ss->series[i]))
+      return CLI_USAGE;
   }
-  if (ret != CLI_OK)
-    goto out;
-  auto_cluster = !o.cluster && !o.vc_config;
-  if (inputs(&o, &t, &c)) {
-    ret = CLI_USAGE;
-    goto out;
+  return CLI_OK;
+}
+
+/* Runs every run of the plan, then the sweep. */
+static int run_all(session *ss) {
+  opts *o = &ss->o;
+
+  if (o->progress < 0)
+    o->progress = isatty(STDERR_FILENO);
+  if (o->progress) {
+    o->cfg.progress = on_progress;
+    o->cfg.progress_ud = &ss->pr;
   }
-  if (o.progress < 0)
-    o.progress = isatty(STDERR_FILENO);
-  if (o.progress) {
-    o.cfg.progress = on_progress;
-    o.cfg.progress_ud = &pr;
-  }
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < ss->n; i++) {
     sm_err err = {0};
     sm_sim_config cfg;
-    if (run_config(&o, &spec[i], NULL, &cfg)) {
-      ret = CLI_USAGE;
-      goto out;
-    }
-    pr.policy = spec[i].label;
-    pr.idx = i;
-    pr.n = n;
-    rc = sm_sim_run(t, c, &cfg, &rs[i], &err);
-    if (rc != 0) {
-      if (pr.printed)
+    if (run_config(o, &ss->spec[i], NULL, NULL, &cfg))
+      return CLI_USAGE;
+    ss->pr.policy = ss->spec[i].label;
+    ss->pr.idx = i;
+    ss->pr.n = ss->n;
+    if (sm_sim_run(ss->t, ss->c, &cfg, &ss->rs[i], &err) != 0) {
+      if (ss->pr.printed)
         fprintf(stderr, "\n");
-      ret = cli_error(CMD, CLI_USAGE, "%s: %s", spec[i].label, err.msg);
-      goto out;
+      return cli_error(CMD, CLI_USAGE, "%s: %s", ss->spec[i].label, err.msg);
     }
-    ran++;
+    ss->ran++;
   }
-  if (o.sweep != NULL && run_sweep(&o, t, c, spec, n, rs, &sw)) {
-    ret = CLI_USAGE;
-    goto out;
-  }
-  if (pr.printed)
+  if (o->sweep != NULL &&
+      run_sweep(o, ss->t, ss->c, ss->spec, ss->n, ss->rs, &ss->sw))
+    return CLI_USAGE;
+  if (ss->pr.printed)
     fprintf(stderr, "\r%60s\r", "");
-  if (auto_cluster && !sm_sim_trace_synthetic_p(t) && !o.json)
-    fprintf(stderr,
-            "schedmate simulate: no --cluster given: sized to %s so the "
-            "trace offers a load of %.2f\n",
-            sm_sim_cluster_describe(c), o.load_target);
-  for (int i = 0; i < n && ret == CLI_OK; i++) {
-    if (o.jobs_csv) {
-      sm_buf b;
-      sm_buf_init(&b, 0);
-      if (sm_sim_result_jobs_csv(rs[i], &b) != 0)
-        ret =
-            cli_error(CMD, CLI_USAGE, "out of memory writing %s", jobs[i].path);
+  return CLI_OK;
+}
+
+/* The per-run CSV files. */
+static int write_csvs(session *ss) {
+  int ret = CLI_OK;
+
+  for (int i = 0; i < ss->n && ret == CLI_OK; i++) {
+    sm_buf b;
+    sm_buf_init(&b, 0);
+    if (ss->o.jobs_csv) {
+      if (sm_sim_result_jobs_csv(ss->rs[i], &b) != 0)
+        ret = cli_error(CMD, CLI_USAGE, "out of memory writing %s",
+                        ss->jobs[i].path);
       else
-        ret = out_commit(&jobs[i], &b);
-      sm_buf_release(&b);
+        ret = out_commit(&ss->jobs[i], &b);
     }
-    if (o.series_csv && ret == CLI_OK) {
-      sm_buf b;
+    if (ss->o.series_csv && ret == CLI_OK) {
       const double *st;
       const int *busy, *pend;
-      size_t ns = sm_sim_result_series(rs[i], &st, &busy, &pend);
-      int gpus = sm_sim_result_summary(rs[i])->gpus;
-      sm_buf_init(&b, 0);
+      size_t ns = sm_sim_result_series(ss->rs[i], &st, &busy, &pend);
+      int gpus = sm_sim_result_summary(ss->rs[i])->gpus;
+      sm_buf_reset(&b);
       sm_buf_adds(&b, "time_s,busy_gpus,pending_jobs,util\n");
       for (size_t k = 0; k < ns; k++)
         sm_buf_addf(&b, "%.3f,%d,%d,%.6f\n", st[k], busy[k], pend[k],
                     gpus > 0 ? (double)busy[k] / gpus : 0.0);
-      ret = out_commit(&series[i], &b);
-      sm_buf_release(&b);
+      ret = out_commit(&ss->series[i], &b);
     }
-  }
-  if (ret != CLI_OK)
-    goto out;
-  if (o.report) {
-    sm_buf b;
-    sm_sim_report_opts ro;
-    sm_sim_sweep_point *pts = NULL;
-    memset(&ro, 0, sizeof(ro));
-    if (sw.npt > 0) {
-      pts = calloc((size_t)sw.npt, sizeof(*pts));
-      if (pts != NULL) {
-        for (int k = 0; k < sw.npt; k++) {
-          pts[k].run = (size_t)sw.pt[k].run;
-          pts[k].value = sw.pt[k].value;
-          pts[k].avg_jct_s = sw.pt[k].avg_jct;
-          pts[k].evictions = sw.pt[k].evictions;
-        }
-        ro.sweep_param = sw.key;
-        ro.sweep = pts;
-        ro.nsweep = (size_t)sw.npt;
-      }
-    }
-    sm_buf_init(&b, 0);
-    if (sm_sim_report_html_ex((const sm_sim_result *const *)rs, (size_t)n, &ro,
-                              &b) != 0)
-      ret = cli_error(CMD, CLI_USAGE, "out of memory writing the report");
-    else
-      ret = out_commit(&report, &b);
     sm_buf_release(&b);
-    free(pts);
-    if (ret != CLI_OK)
-      goto out;
   }
-  if (o.json) {
-    sm_buf b;
-    sm_jw w;
-    sm_buf_init(&b, 0);
-    sm_jw_init(&w, &b);
-    if (o.compare) {
-      sm_jw_obj_begin(&w);
-      sm_jw_key(&w, "trace");
-      sm_jw_str(&w, sm_sim_trace_name(t));
-      sm_jw_key(&w, "synthetic");
-      sm_jw_bool(&w, sm_sim_trace_synthetic_p(t));
-      sm_jw_key(&w, "cluster");
-      sm_jw_str(&w, sm_sim_cluster_describe(c));
-      sm_jw_key(&w, "cluster_origin");
-      sm_jw_str(&w, sm_sim_cluster_origin(c));
-      if (o.report) {
-        sm_jw_key(&w, "report");
-        sm_jw_str(&w, o.report);
-      }
-      sm_jw_key(&w, "results");
-      sm_jw_arr_begin(&w);
-      for (int i = 0; i < n; i++)
-        sm_sim_result_json(rs[i], &w);
-      sm_jw_arr_end(&w);
-      json_schedmate(rs, spec, n, &sw, &w, &o);
-      sm_jw_obj_end(&w);
-    } else {
-      sm_sim_result_json(rs[0], &w);
-    }
-    if (sm_jw_finish(&w) != 0)
-      ret = cli_error(CMD, CLI_USAGE, "out of memory writing JSON");
-    else
-      ret = cli_emit(&b);
-    sm_buf_release(&b);
+  return ret;
+}
+
+static int write_report(session *ss) {
+  sm_sim_report_opts ro;
+  sm_buf b;
+  int ret;
+
+  memset(&ro, 0, sizeof(ro));
+  if (ss->sw.npt > 0) {
+    ro.sweep_param = ss->sw.key;
+    ro.sweep = ss->sw.pt;
+    ro.nsweep = (size_t)ss->sw.npt;
+  }
+  sm_buf_init(&b, 0);
+  if (sm_sim_report_html_ex(RUNS(ss->rs), (size_t)ss->n, &ro, &b) != 0)
+    ret = cli_error(CMD, CLI_USAGE, "out of memory writing the report");
+  else
+    ret = out_commit(&ss->report, &b);
+  sm_buf_release(&b);
+  return ret;
+}
+
+/* One JSON object: the run's summary, or {trace, ..., results, schedmate}
+ * for a comparison. */
+static int write_json(const session *ss) {
+  sm_buf b;
+  sm_jw w;
+  int ret;
+
+  sm_buf_init(&b, 0);
+  sm_jw_init(&w, &b);
+  if (ss->o.compare) {
+    sm_jw_obj_begin(&w);
+    sm_jw_kv_str(&w, "trace", sm_sim_trace_name(ss->t));
+    sm_jw_kv_bool(&w, "synthetic", sm_sim_trace_synthetic_p(ss->t));
+    sm_jw_kv_str(&w, "cluster", sm_sim_cluster_describe(ss->c));
+    sm_jw_kv_str(&w, "cluster_origin", sm_sim_cluster_origin(ss->c));
+    if (ss->o.report)
+      sm_jw_kv_str(&w, "report", ss->o.report);
+    sm_jw_key(&w, "results");
+    sm_jw_arr_begin(&w);
+    for (int i = 0; i < ss->n; i++)
+      sm_sim_result_json(ss->rs[i], &w);
+    sm_jw_arr_end(&w);
+    json_schedmate((sm_sim_result **)ss->rs, ss->spec, ss->n, &ss->sw, &w);
+    sm_jw_obj_end(&w);
   } else {
-    if (o.compare) {
-      print_table(rs, spec, n);
-      print_schedmate(rs, spec, n, &o, &sw);
-    } else {
-      print_one(rs[0]);
-    }
-    if (o.report)
-      printf("report     %s\n", o.report);
+    sm_sim_result_json(ss->rs[0], &w);
   }
-out:
-  out_discard(&report);
+  if (sm_jw_finish(&w) != 0)
+    ret = cli_error(CMD, CLI_USAGE, "out of memory writing JSON");
+  else
+    ret = cli_emit(&b);
+  sm_buf_release(&b);
+  return ret;
+}
+
+static void write_text(session *ss) {
+  if (ss->o.compare) {
+    print_table(ss->rs, ss->spec, ss->n);
+    print_schedmate(ss->rs, ss->spec, ss->n, &ss->sw);
+  } else {
+    print_one(ss->rs[0]);
+  }
+  if (ss->o.report)
+    printf("report     %s\n", ss->o.report);
+}
+
+/* Writes everything the options asked for. */
+static int write_outputs(session *ss, int auto_cluster) {
+  int ret;
+
+  if (auto_cluster && !sm_sim_trace_synthetic_p(ss->t) && !ss->o.json)
+    fprintf(stderr,
+            "schedmate simulate: no --cluster given: sized to %s so the "
+            "trace offers a load of %.2f\n",
+            sm_sim_cluster_describe(ss->c), ss->o.load_target);
+  if ((ret = write_csvs(ss)) != CLI_OK)
+    return ret;
+  if (ss->o.report && (ret = write_report(ss)) != CLI_OK)
+    return ret;
+  if (ss->o.json)
+    return write_json(ss);
+  write_text(ss);
+  return CLI_OK;
+}
+
+static void session_free(session *ss) {
+  out_discard(&ss->report);
   for (int i = 0; i < MAX_RUNS; i++) {
-    out_discard(&jobs[i]);
-    out_discard(&series[i]);
+    out_discard(&ss->jobs[i]);
+    out_discard(&ss->series[i]);
   }
-  for (int i = 0; i < ran; i++)
-    sm_sim_result_free(rs[i]);
-  free(sw.pt);
-  sm_sim_cluster_free(c);
-  sm_sim_trace_free(t);
+  for (int i = 0; i < ss->ran; i++)
+    sm_sim_result_free(ss->rs[i]);
+  free(ss->sw.pt);
+  sm_sim_cluster_free(ss->c);
+  sm_sim_trace_free(ss->t);
+}
+
+/* Checks the options and plans the runs: 0, -1 after --help, or
+ * CLI_USAGE. */
+static int prepare(session *ss, int argc, char **argv) {
+  int rc = parse(argc, argv, &ss->o);
+
+  if (rc != 0)
+    return rc;
+  if (default_lucid_tables(&ss->o) || plan(&ss->o, ss->spec, &ss->n))
+    return CLI_USAGE;
+  if (ss->o.sweep != NULL && !ss->o.compare)
+    return cli_usage(CMD, "--sweep needs --compare");
+  return 0;
+}
+
+int cmd_simulate(int argc, char **argv) {
+  session *ss = calloc(1, sizeof(*ss)); /* large: not on the stack */
+  int rc, ret, auto_cluster;
+
+  if (ss == NULL)
+    return cli_error(CMD, CLI_USAGE, "out of memory");
+  ss->report.fd = -1;
+  for (int i = 0; i < MAX_RUNS; i++)
+    ss->jobs[i].fd = ss->series[i].fd = -1;
+  rc = prepare(ss, argc, argv);
+  ret = rc < 0 ? CLI_OK : rc;
+  auto_cluster = !ss->o.cluster && !ss->o.vc_config;
+  if (rc == 0)
+    ret = open_outputs(ss);
+  if (rc == 0 && ret == CLI_OK && inputs(&ss->o, &ss->t, &ss->c))
+    ret = CLI_USAGE;
+  if (rc == 0 && ret == CLI_OK)
+    ret = run_all(ss);
+  if (rc == 0 && ret == CLI_OK)
+    ret = write_outputs(ss, auto_cluster);
+  session_free(ss);
+  free(ss);
   return ret;
 }

@@ -13,7 +13,8 @@
 #include <string.h>
 
 #include "schedmate/sm.h"
-#include "sim/sia_int.h"
+#include "sim/sia_bench_int.h"
+#include "sim/sia_milp_int.h"
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -28,7 +28,8 @@ SM_EXTERN int sm_sim_trace_load_set(const char *path, const sm_sim_load_opts *o,
 /* For a comparison's report: when run i is a Sia + SchedMate run, appends
  * one line (plain text) with its hit rate, the restarts it avoided against
  * a "sia" run of the same comparison, the profiling GPU-hours saved and
- * the information source, and returns 1; else returns 0. */
+ * the information source, and returns 1; else returns 0.  The same line
+ * as sm_sim_schedmate_line writes for such a run. */
 SM_EXTERN int sm_sia_facts_line(const sm_sim_result *const *runs, size_t n,
                                 size_t i, sm_buf *out);
 

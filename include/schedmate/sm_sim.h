@@ -98,12 +98,13 @@ typedef struct sm_sim_attr {
   const char *value; /* cell text, never NULL */
 } sm_sim_attr;
 
-typedef struct sm_sim_alloc sm_sim_alloc; /* engine-private placement */
+typedef struct sm_sim_jstate sm_sim_jstate; /* engine-private */
 
 /* One job.  The trace facts are fixed when the trace is loaded; the
  * simulation state is kept by the engine and may be read by policies; the
- * policy scratch fields belong to the running policy.  Fields with a
- * leading underscore are private to the engine. */
+ * policy scratch fields belong to the running policy.  What else the
+ * engine keeps per job (placement, pending end, failure) is behind _run,
+ * which only the engine reads. */
 typedef struct sm_sim_job {
   /* Trace facts. */
   uint32_t idx;             /* position in submit order, 0-based */
@@ -161,23 +162,8 @@ typedef struct sm_sim_job {
   int pflag;    /* free use */
   void *pdata;  /* free use */
 
-  /* Engine-private. */
-  uint32_t _gen;            /* bumps when the projected end changes */
-  int _nalloc;              /* entries used in _alloc */
-  int _allocmax;            /* entries available in _alloc */
-  int _type;                /* GPU type index of the placement */
-  int _pvc;                 /* VC of the placement (usually vc) */
-  int _reqtype;             /* requested type index, -1 for any */
-  sm_sim_alloc *_alloc;     /* nodes and GPU counts held */
-  struct sm_sim_job *_peer; /* the job sharing these GPUs, or NULL */
-  int _owner;               /* 1 when it frees the GPUs at its end */
-  double _fail_work;        /* work_left at which it fails, or NaN */
-  double _done_work;        /* work performed, for the invariants */
-  int _failing;             /* 1 when its pending end is a failure */
-  int _outcome;             /* end state of the next normal end set by
-                               sm_sim_job_set_outcome, or -1: the trace's */
-  int _infra;               /* 1: its recorded failure has an
-                               infrastructure cause */
+  /* Engine-private: do not touch (NULL outside a run and its result). */
+  sm_sim_jstate *_run;
 } sm_sim_job;
 
 /* Returns "completed", "canceled", "failed" or "unknown". */
@@ -313,6 +299,16 @@ typedef void (*sm_sim_progress_fn)(void *ud, double done);
 
 #define SM_SIM_MAX_PARAMS 32
 
+/* One policy parameter as given: "KEY=VALUE" of --param, or a command
+ * option that sets one (--estimator E is estimator=E).  The strings are
+ * borrowed and must outlive the runs. */
+typedef struct sm_sim_setting {
+  const char *key;   /* the parameter's name (keylen bytes, not
+                        necessarily NUL-terminated there) */
+  size_t keylen;     /* its length */
+  const char *value; /* its text, NUL-terminated */
+} sm_sim_setting;
+
 /* Everything a run needs besides the trace and the cluster.  Initialise
  * with sm_sim_config_init. */
 typedef struct sm_sim_config {
@@ -328,16 +324,29 @@ typedef struct sm_sim_config {
   int overhead_gpus;      /* the boundary (8) */
   uint64_t seed;          /* run seed (estimator noise, policies) */
   int nparams;            /* entries used in params */
-  const char *params[SM_SIM_MAX_PARAMS]; /* "key=value" settings read by
-                                            policies and estimators */
-  sm_sim_progress_fn progress;           /* optional progress callback */
-  void *progress_ud;                     /* its argument */
+  sm_sim_setting params[SM_SIM_MAX_PARAMS]; /* parameter settings in the
+                                               order given (the last of a
+                                               key wins); a run parses
+                                               them once into its typed
+                                               parameters */
+  sm_sim_progress_fn progress;              /* optional progress callback */
+  void *progress_ud;                        /* its argument */
 } sm_sim_config;
 
 SM_EXTERN void sm_sim_config_init(sm_sim_config *c);
-/* Adds "key=value" (borrowed) to c.  SM_ELIMIT when full, SM_EINVAL when
- * it has no '='. */
+/* Adds the setting "key=value" (borrowed) to c.  SM_ELIMIT when full,
+ * SM_EINVAL when it has no '=' or no key.  The parameters are listed in
+ * docs/simulator.md; a key no policy knows is kept (a policy registered
+ * by the program may read it) and reported as ignored by the runs that
+ * do not read it. */
 SM_EXTERN int sm_sim_config_param(sm_sim_config *c, const char *kv);
+/* The same with the key and the value apart (both borrowed): SM_EINVAL
+ * for an empty key, one with '=', or a NULL value. */
+SM_EXTERN int sm_sim_config_set(sm_sim_config *c, const char *key,
+                                const char *value);
+/* The value of the last setting of key in c, or NULL. */
+SM_EXTERN const char *sm_sim_config_get(const sm_sim_config *c,
+                                        const char *key);
 
 /* Runs one policy over the trace on the cluster.  Checks the invariants
  * (no GPU over-allocated, starts after submissions, ends after starts,
@@ -433,7 +442,13 @@ typedef struct sm_sim_sweep_point {
   double value;     /* the parameter's value */
   double avg_jct_s; /* the rerun's average JCT */
   double evictions; /* its evictions (Lucid + SchedMate), else 0 */
+  double p99_jct_s; /* its p99 JCT */
 } sm_sim_sweep_point;
+
+/* The point of a sweep that result r (the rerun of run `run` with the
+ * parameter at value) makes. */
+SM_EXTERN sm_sim_sweep_point sm_sim_sweep_point_of(const sm_sim_result *r,
+                                                   size_t run, double value);
 
 /* Options of sm_sim_report_html_ex; zero for none. */
 typedef struct sm_sim_report_opts {
@@ -485,6 +500,49 @@ SM_EXTERN const char *sm_sim_result_label(const sm_sim_result *const *runs,
  * *value when present, else 0. */
 SM_EXTERN int sm_sim_result_stat_get(const sm_sim_result *r, const char *name,
                                      double *value);
+
+#define SM_SIM_MAX_SPEEDUPS 64
+
+/* The SchedMate part of a comparison, the same for every writer (the
+ * command's text and JSON, the HTML report).  Strings point into the
+ * runs or are constants: valid while the runs are. */
+typedef struct sm_sim_schedmate_summary {
+  int any;                /* 0: no run consumed facts and no path has its
+                             baseline: nothing to show */
+  int synthetic;          /* the trace is synthetic */
+  const char *workloads;  /* the workload catalogue given to the runs
+                             (fingerprints from its templates), or NULL
+                             (from the trace's attributes only) */
+  const char *sources[3]; /* facts sources of the runs, first used first */
+  size_t nsources;        /* their count */
+  sm_sim_speedup speedups[SM_SIM_MAX_SPEEDUPS]; /* sm_sim_speedups */
+  size_t nspeedups;                             /* their count */
+  double offered_load;     /* of the trace on the cluster */
+  double util_lo, util_hi; /* GPU utilisation: the range over the runs */
+  const char *fail_model;  /* the failure model: "trace" or "resubmit" */
+  double fail_infra_share; /* share of failed jobs with an
+                              infrastructure cause */
+  double infra_failures;   /* infrastructure failures the first run met */
+} sm_sim_schedmate_summary;
+
+/* Fills out from the n runs of a comparison. */
+SM_EXTERN void sm_sim_schedmate_summarize(const sm_sim_result *const *runs,
+                                          size_t n,
+                                          sm_sim_schedmate_summary *out);
+/* One sentence (no final period) on what a facts source ("history",
+ * "calibrated", "oracle") is. */
+SM_EXTERN const char *sm_sim_facts_meaning(const char *source);
+/* Appends the failure model's line ("failures: model ...", plain text). */
+SM_EXTERN void sm_sim_failures_line(const sm_sim_schedmate_summary *s,
+                                    sm_buf *out);
+/* When run i consumed SchedMate's facts, appends one line (plain text,
+ * no final period) with what they did: its label, the hit rate, and for
+ * Lucid + SchedMate the profiling saved and the Tracker's evictions, for
+ * the Failure Handler its restarts, for Sia + SchedMate the restarts
+ * avoided against a "sia" run of the comparison; returns 1.  Else
+ * returns 0. */
+SM_EXTERN int sm_sim_schedmate_line(const sm_sim_result *const *runs, size_t n,
+                                    size_t i, sm_buf *out);
 
 /* ==== Policies ==== */
 
@@ -602,12 +660,17 @@ SM_EXTERN int sm_sim_node_down(sm_sim *s, int node, double until);
 SM_EXTERN int sm_sim_job_nodes(const sm_sim_job *j, int *nodes, int max);
 /* Restart overhead of a preemption for j (40 s / 60 s by default). */
 SM_EXTERN double sm_sim_preempt_overhead(const sm_sim *s, const sm_sim_job *j);
-/* Adds delta to a named figure of the run (created at 0). */
+/* Adds delta to a named figure of the run (created at 0; listed in the
+ * order first added).  The built-in policies' figures are typed fields
+ * of the library; a registered policy names its own here. */
 SM_EXTERN int sm_sim_stat_add(sm_sim *s, const char *name, double delta);
 /* Adds a note (one line) to the run's report. */
 SM_EXTERN int sm_sim_note(sm_sim *s, const char *fmt, ...) SM_PRINTF(2, 3);
-/* A parameter from the config ("key=value"), or def when absent or not a
- * number; sm_sim_param_str returns NULL when absent. */
+/* The value of parameter key (the last setting of it), or def when
+ * absent or not a number; sm_sim_param_str returns NULL when absent.
+ * For policies registered by a program: the built-in ones read the run's
+ * typed parameters.  Either way the run records that it read key (its
+ * result lists the settings it read under "params"). */
 SM_EXTERN double sm_sim_param_num(const sm_sim *s, const char *key, double def);
 SM_EXTERN const char *sm_sim_param_str(const sm_sim *s, const char *key);
 /* The run's seeded generator (deterministic for a seed). */

@@ -24,6 +24,8 @@
 
 #define MAX_NODES 1000000
 #define MAX_GPN 1024
+#define MAX_GROUPS 4096 /* groups of a cluster spec */
+#define MAX_VCS 65536   /* rows of a VC table */
 
 /* ==== Description ==== */
 
@@ -215,31 +217,23 @@ static int parse_group(const char *s, size_t n, group *g, sm_err *err) {
 }
 
 int sm_sim_cluster_parse(const char *spec, sm_sim_cluster **out, sm_err *err) {
-  group *g;
-  int ng = 0, cap = 8, named = 0, anon = 0, rc;
+  group *g = NULL;
+  size_t cap = 0;
+  int ng = 0, named = 0, anon = 0, rc;
   const char *p = spec;
 
   if (spec == NULL || *spec == '\0')
     return sm_err_set(err, SM_EINVAL, "cluster spec: empty");
-  g = sm_malloc((size_t)cap * sizeof(*g));
-  if (g == NULL)
-    return sm_err_set(err, SM_ENOMEM, "out of memory");
   for (;;) {
     const char *c = strchr(p, ',');
     size_t n = c ? (size_t)(c - p) : strlen(p);
-    if (ng == cap) {
-      group *v;
-      if (cap >= 4096) {
-        sm_free(g);
-        return sm_err_set(err, SM_ELIMIT, "cluster spec: too many groups");
-      }
-      cap *= 2;
-      v = sm_realloc(g, (size_t)cap * sizeof(*g));
-      if (v == NULL) {
-        sm_free(g);
-        return sm_err_set(err, SM_ENOMEM, "out of memory");
-      }
-      g = v;
+    if (ng == MAX_GROUPS) {
+      sm_free(g);
+      return sm_err_set(err, SM_ELIMIT, "cluster spec: too many groups");
+    }
+    if (SM__SIM_GROW(g, (size_t)ng + 1, cap) != 0) {
+      sm_free(g);
+      return sm_err_set(err, SM_ENOMEM, "out of memory");
     }
     rc = parse_group(p, n, &g[ng], err);
     if (rc != 0) {
@@ -270,27 +264,19 @@ int sm_sim_cluster_parse(const char *spec, sm_sim_cluster **out, sm_err *err) {
 int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
                             sm_err *err) {
   sm__lsrc l;
-  char *line, *f[16];
-  size_t len;
+  char *f[16];
+  int nf;
   group *g = NULL;
-  int ng = 0, cap = 0, rc, nodec = -1, gpnc = -1, typec = -1, speedc = -1;
+  size_t cap = 0;
+  int ng = 0, rc, nodec = -1, gpnc = -1, typec = -1, speedc = -1;
 
   if (gpn < 1 || gpn > MAX_GPN)
     return sm_err_set(err, SM_EINVAL, "GPUs per node must be 1..%d", MAX_GPN);
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
     return rc;
-  while ((rc = sm__lsrc_next(&l, &line, &len, err)) == 1) {
-    int nf;
+  while ((rc = sm__csv_next(&l, f, 16, 1, &nf, err)) == 1) {
     long long v;
-    if (len == 0)
-      continue;
-    nf = sm__csv_split(line, f, 16);
-    if (nf < 0) {
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: malformed CSV row", path,
-                      l.lineno);
-      break;
-    }
     if (nodec < 0) {
       if (strcmp(f[0], "vc") != 0 && f[0][0] != '\0') {
         rc = sm_err_set(err, SM_EPARSE,
@@ -326,15 +312,9 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
                       path, l.lineno);
       break;
     }
-    if (ng == cap) {
-      group *nv;
-      cap = cap ? cap * 2 : 16;
-      nv = cap > 100000 ? NULL : sm_realloc(g, (size_t)cap * sizeof(*g));
-      if (nv == NULL) {
-        rc = sm_err_set(err, SM_ELIMIT, "%s: too many VCs", path);
-        break;
-      }
-      g = nv;
+    if (ng == MAX_VCS || SM__SIM_GROW(g, (size_t)ng + 1, cap) != 0) {
+      rc = sm_err_set(err, SM_ELIMIT, "%s: too many VCs", path);
+      break;
     }
     memset(&g[ng], 0, sizeof(*g));
     g[ng].speed = 1.0;
@@ -631,14 +611,15 @@ static void cursor_reset(sm_sim *s) {
 }
 
 static int ensure_alloc(sm_sim *s, sm_sim_job *j) {
-  if (j->_alloc == NULL) {
+  if (j->_run->alloc == NULL) {
     int n = j->gpus;
     if (n > s->cl->nnodes)
       n = s->cl->nnodes;
-    j->_alloc = sm_arena_alloc(&s->arena, (size_t)n * sizeof(sm_sim_alloc));
-    if (j->_alloc == NULL)
+    j->_run->alloc =
+        sm_arena_alloc(&s->arena, (size_t)n * sizeof(sm_sim_alloc));
+    if (j->_run->alloc == NULL)
       return SM_ENOMEM;
-    j->_allocmax = n;
+    j->_run->allocmax = n;
   }
   return 0;
 }
@@ -647,15 +628,15 @@ static void take(sm_sim *s, sm_sim_job *j, int node, int n) {
   sm__node *d = &s->nodes[node];
 
   SM_ASSERT(n > 0 && n <= d->free && !d->down);
-  SM_ASSERT(j->_nalloc < j->_allocmax);
+  SM_ASSERT(j->_run->nalloc < j->_run->allocmax);
   unlink_node(s, node);
   d->free -= n;
   link_node(s, node);
   s->vcs[d->vc].free -= n;
   s->vcs[d->vc].type_free[d->type] -= n;
-  j->_alloc[j->_nalloc].node = node;
-  j->_alloc[j->_nalloc].gpus = n;
-  j->_nalloc++;
+  j->_run->alloc[j->_run->nalloc].node = node;
+  j->_run->alloc[j->_run->nalloc].gpus = n;
+  j->_run->nalloc++;
 }
 
 /* Plans a consolidated placement on type t; 1 and applied, or 0. */
@@ -725,14 +706,14 @@ int sm__place(sm_sim *s, sm_sim_job *j, int v) {
     return 0;
   if (ensure_alloc(s, j) != 0)
     return SM_ENOMEM;
-  j->_nalloc = 0;
+  j->_run->nalloc = 0;
   /* Types from the fastest down (ties by index), or the requested one. */
   while (nt < c->ntypes && nt < (int)SM_ARRAY_LEN(tried)) {
     int t = -1;
-    if (j->_reqtype >= 0) {
+    if (j->_run->reqtype >= 0) {
       if (nt > 0)
         break;
-      t = j->_reqtype;
+      t = j->_run->reqtype;
     } else {
       for (int k = 0; k < c->ntypes; k++) {
         int seen = 0;
@@ -748,8 +729,8 @@ int sm__place(sm_sim *s, sm_sim_job *j, int v) {
     if (s->cfg.placement == SM_SIM_PLACE_FIRST_FIT
             ? place_first_fit(s, j, v, t)
             : place_consolidate(s, j, v, t)) {
-      j->_type = t;
-      j->_pvc = v;
+      j->_run->type = t;
+      j->_run->pvc = v;
       return 1;
     }
   }
@@ -757,15 +738,15 @@ int sm__place(sm_sim *s, sm_sim_job *j, int v) {
 }
 
 void sm__unplace(sm_sim *s, sm_sim_job *j) {
-  for (int i = 0; i < j->_nalloc; i++) {
-    sm__node *n = &s->nodes[j->_alloc[i].node];
-    int k = j->_alloc[i].gpus;
+  for (int i = 0; i < j->_run->nalloc; i++) {
+    sm__node *n = &s->nodes[j->_run->alloc[i].node];
+    int k = j->_run->alloc[i].gpus;
     if (n->down) {
       n->free += k;
     } else {
-      unlink_node(s, j->_alloc[i].node);
+      unlink_node(s, j->_run->alloc[i].node);
       n->free += k;
-      link_node(s, j->_alloc[i].node);
+      link_node(s, j->_run->alloc[i].node);
       s->vcs[n->vc].free += k;
       s->vcs[n->vc].type_free[n->type] += k;
     }

@@ -26,7 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/schedmate_int.h"
+#include "sim/colocate_int.h"
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_ROWS 4096
@@ -175,25 +176,16 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
                                      "gmem_util", "gmem",    "label"};
   int idx[SM_ARRAY_LEN(need)];
   sm__lsrc l;
-  char *line, *f[64];
-  size_t len;
-  int rc, header = 1, cap = 0;
+  char *f[64];
+  int rc, nf, header = 1;
+  size_t cap = 0;
 
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
     return rc;
-  while ((rc = sm__lsrc_next(&l, &line, &len, err)) == 1) {
-    int nf;
+  while ((rc = sm__csv_next(&l, f, 64, 1, &nf, err)) == 1) {
     sm__prof p;
     double v;
-    if (len == 0)
-      continue;
-    nf = sm__csv_split(line, f, 64);
-    if (nf < 0) {
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: malformed CSV row", path,
-                      l.lineno);
-      break;
-    }
     if (header) {
       rc = map_header(f, nf, need, SM_ARRAY_LEN(need), idx, path,
                       "Lucid's single_data.csv: model,dataset,batchsize,amp,"
@@ -240,15 +232,9 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
                       MAX_ROWS);
       break;
     }
-    if (c->n == cap) {
-      sm__prof *nr;
-      cap = cap ? cap * 2 : 64;
-      nr = sm_realloc(c->rows, (size_t)cap * sizeof(*nr));
-      if (nr == NULL) {
-        rc = sm_err_set(err, SM_ENOMEM, "out of memory");
-        break;
-      }
-      c->rows = nr;
+    if (SM__SIM_GROW(c->rows, (size_t)c->n + 1, cap) != 0) {
+      rc = sm_err_set(err, SM_ENOMEM, "out of memory");
+      break;
     }
     c->rows[c->n++] = p;
   }
@@ -266,24 +252,15 @@ static int load_pairs(sm__coloc *c, const char *path, sm_err *err) {
       "model2", "dataset2", "batchsize2", "amp2", "speed2"};
   int idx[SM_ARRAY_LEN(need)];
   sm__lsrc l;
-  char *line, *f[64];
-  size_t len;
-  int rc, header = 1;
+  char *f[64];
+  int rc, nf, header = 1;
 
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
     return rc;
-  while ((rc = sm__lsrc_next(&l, &line, &len, err)) == 1) {
-    int nf, a, b;
+  while ((rc = sm__csv_next(&l, f, 64, 1, &nf, err)) == 1) {
+    int a, b;
     double ba, bb, aa, ab, sa, sb;
-    if (len == 0)
-      continue;
-    nf = sm__csv_split(line, f, 64);
-    if (nf < 0) {
-      rc = sm_err_set(err, SM_EPARSE, "%s:%ld: malformed CSV row", path,
-                      l.lineno);
-      break;
-    }
     if (header) {
       rc = map_header(f, nf, need, SM_ARRAY_LEN(need), idx, path,
                       "Lucid's colocate_info.csv", err);
@@ -361,9 +338,9 @@ int sm__coloc_load(const char *profiles, const char *colocate, sm__coloc **out,
 }
 
 int sm__coloc_open(sm_sim *s, sm__coloc **out, sm_err *err) {
-  const char *dir = sm_sim_param_str(s, "lucid.tables");
-  const char *p = sm_sim_param_str(s, "lucid.profiles");
-  const char *q = sm_sim_param_str(s, "lucid.colocate");
+  const char *dir = SM__PARAM(s, lucid_tables);
+  const char *p = SM__PARAM(s, lucid_profiles);
+  const char *q = SM__PARAM(s, lucid_colocate);
   char pp[4096], qq[4096];
 
   if (dir != NULL && strcmp(dir, "builtin") != 0 && p == NULL && q == NULL) {

@@ -78,13 +78,3 @@ const char *sm_sim_result_label(const sm_sim_result *const *runs, size_t n,
     snprintf(buf, cap, "%s", runs[i]->policy);
   return buf;
 }
-
-int sm_sim_result_stat_get(const sm_sim_result *r, const char *name,
-                           double *value) {
-  for (size_t i = 0; i < r->nstats; i++)
-    if (strcmp(r->stats[i].name, name) == 0) {
-      *value = r->stats[i].value;
-      return 1;
-    }
-  return 0;
-}

@@ -275,6 +275,24 @@ int sm__csv_split(char *line, char **fields, int max) {
   }
 }
 
+int sm__csv_next(sm__lsrc *l, char **f, int max, int skip_empty, int *nf,
+                 sm_err *err) {
+  char *line;
+  size_t len;
+  int rc;
+
+  while ((rc = sm__lsrc_next(l, &line, &len, err)) == 1) {
+    if (len == 0 && skip_empty)
+      continue;
+    *nf = sm__csv_split(line, f, max);
+    if (*nf < 0)
+      return sm_err_set(err, SM_EPARSE, "%s:%ld: malformed CSV row", l->name,
+                        l->lineno);
+    return 1;
+  }
+  return rc;
+}
+
 /* ==== Numbers and times ==== */
 
 int sm__parse_num(const char *s, double *out) {

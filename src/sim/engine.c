@@ -12,12 +12,15 @@
  * Job progress is lazy: a running job's work_left, executed and attained
  * are brought up to date only when it is touched, and its end is an event
  * at now + work_left / rate that a generation counter invalidates when the
- * job is stopped or changes speed. */
+ * job is stopped or changes speed.  Setting a run up, its checks and its
+ * result are run.c's. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_EVENTS ((size_t)4000000000ULL)
@@ -38,14 +41,8 @@ static int ev_less(const sm__ev *a, const sm__ev *b) {
 static int heap_push(sm_sim *s, const sm__ev *e) {
   size_t i;
 
-  if (s->hn == s->hcap) {
-    size_t cap = s->hcap ? s->hcap * 2 : 1024;
-    sm__ev *h = sm_realloc(s->heap, cap * sizeof(*h));
-    if (h == NULL)
-      return SM_ENOMEM;
-    s->heap = h;
-    s->hcap = cap;
-  }
+  if (SM__SIM_GROW(s->heap, s->hn + 1, s->hcap) != 0)
+    return SM_ENOMEM;
   i = s->hn++;
   s->heap[i] = *e;
   s->heap[i].seq = s->seq++;
@@ -125,7 +122,7 @@ void sm_sim_job_update(sm_sim *s, sm_sim_job *j) {
     j->work_left -= w;
     if (j->work_left < 0)
       j->work_left = 0;
-    j->_done_work += w;
+    j->_run->done_work += w;
     j->executed += dt;
     j->attained += dt * j->gpus;
   }
@@ -136,15 +133,15 @@ void sm_sim_job_update(sm_sim *s, sm_sim_job *j) {
 static void arm_end(sm_sim *s, sm_sim_job *j) {
   double w = j->work_left;
 
-  j->_gen++;
-  j->_failing = 0;
-  if (!isnan(j->_fail_work) && j->_fail_work < j->work_left) {
-    w = j->work_left - j->_fail_work;
-    j->_failing = 1;
+  j->_run->gen++;
+  j->_run->failing = 0;
+  if (!isnan(j->_run->fail_work) && j->_run->fail_work < j->work_left) {
+    w = j->work_left - j->_run->fail_work;
+    j->_run->failing = 1;
   }
   if (j->rate <= 0)
     return; /* a stalled job ends only when its speed changes */
-  push(s, s->now + w / j->rate, SM__EV_END, j->idx, j->_gen, 0, 0);
+  push(s, s->now + w / j->rate, SM__EV_END, j->idx, j->_run->gen, 0, 0);
 }
 
 static double type_speed(const sm_sim *s, int t) {
@@ -221,6 +218,18 @@ double sm_sim_preempt_overhead(const sm_sim *s, const sm_sim_job *j) {
                                          : s->cfg.preempt_large_s;
 }
 
+/* A pending job starts running at speed rate (its placement made). */
+static void begin(sm_sim *s, sm_sim_job *j, double rate) {
+  j->status = SM_SIM_JOB_RUNNING;
+  if (j->starts == 0)
+    j->first_start = s->now;
+  j->starts++;
+  j->queued += s->now - j->wait_since;
+  j->last_update = s->now;
+  j->rate = rate;
+  s->pending--;
+}
+
 int sm_sim_start(sm_sim *s, sm_sim_job *j) {
   return sm_sim_start_in(s, j, j->vc);
 }
@@ -237,17 +246,10 @@ int sm_sim_start_in(sm_sim *s, sm_sim_job *j, int vc) {
   }
   if (rc == 0)
     return 0;
-  j->status = SM_SIM_JOB_RUNNING;
-  if (j->starts == 0)
-    j->first_start = s->now;
-  j->starts++;
-  j->queued += s->now - j->wait_since;
-  j->last_update = s->now;
-  j->rate = type_speed(s, j->_type);
-  j->_owner = 1;
-  j->_peer = NULL;
+  begin(s, j, type_speed(s, j->_run->type));
+  j->_run->owner = 1;
+  j->_run->peer = NULL;
   j->shared = 0;
-  s->pending--;
   s->busy += j->gpus;
   arm_end(s, j);
   return 1;
@@ -256,38 +258,32 @@ int sm_sim_start_in(sm_sim *s, sm_sim_job *j, int vc) {
 int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host, double rate,
                         double host_rate) {
   if (j->status != SM_SIM_JOB_PENDING || host->status != SM_SIM_JOB_RUNNING ||
-      host->_peer != NULL || j->gpus != host->gpus || j->vc != host->vc ||
+      host->_run->peer != NULL || j->gpus != host->gpus || j->vc != host->vc ||
       !(rate > 0) || !(host_rate > 0) ||
-      (j->_reqtype >= 0 && j->_reqtype != host->_type))
+      (j->_run->reqtype >= 0 && j->_run->reqtype != host->_run->type))
     return 0;
-  if (j->_alloc == NULL) {
-    j->_alloc = sm_arena_alloc(&s->arena,
-                               (size_t)host->_allocmax * sizeof(sm_sim_alloc));
-    if (j->_alloc == NULL) {
+  if (j->_run->alloc == NULL) {
+    j->_run->alloc = sm_arena_alloc(&s->arena, (size_t)host->_run->allocmax *
+                                                   sizeof(sm_sim_alloc));
+    if (j->_run->alloc == NULL) {
       fail(s, SM_ENOMEM, "out of memory (placement)");
       return 0;
     }
-    j->_allocmax = host->_allocmax;
+    j->_run->allocmax = host->_run->allocmax;
   }
-  if (j->_allocmax < host->_nalloc)
+  if (j->_run->allocmax < host->_run->nalloc)
     return 0;
-  memcpy(j->_alloc, host->_alloc, (size_t)host->_nalloc * sizeof(sm_sim_alloc));
-  j->_nalloc = host->_nalloc;
-  j->_type = host->_type;
-  j->_pvc = host->_pvc;
-  j->status = SM_SIM_JOB_RUNNING;
-  if (j->starts == 0)
-    j->first_start = s->now;
-  j->starts++;
-  j->queued += s->now - j->wait_since;
-  j->last_update = s->now;
-  j->rate = rate;
-  j->_owner = 0;
-  j->_peer = host;
+  memcpy(j->_run->alloc, host->_run->alloc,
+         (size_t)host->_run->nalloc * sizeof(sm_sim_alloc));
+  j->_run->nalloc = host->_run->nalloc;
+  j->_run->type = host->_run->type;
+  j->_run->pvc = host->_run->pvc;
+  begin(s, j, rate);
+  j->_run->owner = 0;
+  j->_run->peer = host;
   j->shared = 1;
-  host->_peer = j;
+  host->_run->peer = j;
   host->shared = 1;
-  s->pending--;
   s->shared_starts++;
   arm_end(s, j);
   sm_sim_set_rate(s, host, host_rate);
@@ -296,23 +292,23 @@ int sm_sim_start_shared(sm_sim *s, sm_sim_job *j, sm_sim_job *host, double rate,
 
 /* Gives up j's GPUs: frees them, or hands them to its peer. */
 static void release(sm_sim *s, sm_sim_job *j) {
-  sm_sim_job *p = j->_peer;
+  sm_sim_job *p = j->_run->peer;
 
   if (p != NULL) {
-    p->_peer = NULL;
+    p->_run->peer = NULL;
     p->shared = 0;
-    if (j->_owner) {
-      p->_owner = 1; /* the peer keeps running on these GPUs */
-      j->_owner = 0;
+    if (j->_run->owner) {
+      p->_run->owner = 1; /* the peer keeps running on these GPUs */
+      j->_run->owner = 0;
     }
-    j->_peer = NULL;
+    j->_run->peer = NULL;
     j->shared = 0;
     return;
   }
-  SM_ASSERT(j->_owner);
+  SM_ASSERT(j->_run->owner);
   sm__unplace(s, j);
   s->busy -= j->gpus;
-  j->_owner = 0;
+  j->_run->owner = 0;
 }
 
 void sm_sim_stop(sm_sim *s, sm_sim_job *j, double extra) {
@@ -323,7 +319,7 @@ void sm_sim_stop(sm_sim *s, sm_sim_job *j, double extra) {
   j->status = SM_SIM_JOB_PENDING;
   j->wait_since = s->now;
   j->rate = 0;
-  j->_gen++;
+  j->_run->gen++;
   if (extra > 0) {
     /* Restart overhead, or progress lost since the last checkpoint. */
     j->work_left += extra;
@@ -363,7 +359,7 @@ int sm_sim_job_restart(sm_sim *s, sm_sim_job *j, double work_left,
   j->overhead += work_left - j->work_left; /* lost or added work */
   j->work_left = work_left;
   j->restarts++;
-  j->_fail_work = NAN;
+  j->_run->fail_work = NAN;
   s->live++;
   push(s, s->now + delay, SM__EV_RESUBMIT, j->idx, 0, 0, 0);
   return s->err;
@@ -371,18 +367,18 @@ int sm_sim_job_restart(sm_sim *s, sm_sim_job *j, double work_left,
 
 int sm_sim_job_infra(const sm_sim *s, const sm_sim_job *j) {
   (void)s;
-  return j->_infra;
+  return j->_run != NULL && j->_run->infra;
 }
 
 void sm_sim_job_set_outcome(sm_sim *s, sm_sim_job *j, int end_state) {
   (void)s;
   if (end_state >= SM_SIM_END_COMPLETED && end_state <= SM_SIM_END_FAILED)
-    j->_outcome = end_state;
+    j->_run->outcome = end_state;
 }
 
 void sm_sim_job_fail_at(sm_sim *s, sm_sim_job *j, double at_work_left) {
   sm_sim_job_update(s, j);
-  j->_fail_work = at_work_left;
+  j->_run->fail_work = at_work_left;
   if (j->status == SM_SIM_JOB_RUNNING)
     arm_end(s, j);
 }
@@ -402,30 +398,11 @@ int sm_sim_node_down(sm_sim *s, int node, double until) {
 }
 
 int sm_sim_job_nodes(const sm_sim_job *j, int *nodes, int max) {
-  for (int i = 0; i < j->_nalloc && i < max; i++)
-    nodes[i] = j->_alloc[i].node;
-  return j->_nalloc;
-}
-
-int sm_sim_stat_add(sm_sim *s, const char *name, double delta) {
-  for (size_t i = 0; i < s->nstats; i++)
-    if (strcmp(s->stats[i].name, name) == 0) {
-      s->stats[i].value += delta;
-      return 0;
-    }
-  if (s->nstats == s->capstats) {
-    size_t cap = s->capstats ? s->capstats * 2 : 8;
-    sm__stat *v = sm_realloc(s->stats, cap * sizeof(*v));
-    if (v == NULL)
-      return SM_ENOMEM;
-    s->stats = v;
-    s->capstats = cap;
-  }
-  s->stats[s->nstats].name = sm_strdup(name);
-  if (s->stats[s->nstats].name == NULL)
-    return SM_ENOMEM;
-  s->stats[s->nstats++].value = delta;
-  return 0;
+  if (j->_run == NULL)
+    return 0;
+  for (int i = 0; i < j->_run->nalloc && i < max; i++)
+    nodes[i] = j->_run->alloc[i].node;
+  return j->_run->nalloc;
 }
 
 int sm_sim_note(sm_sim *s, const char *fmt, ...) {
@@ -438,72 +415,44 @@ int sm_sim_note(sm_sim *s, const char *fmt, ...) {
   return rc;
 }
 
-/* Remembers that the run looked key up (whether given or not), so that
- * a result lists only the settings its policy used, and a sweep knows
- * which runs a parameter can change. */
-static void note_read(const sm_sim *cs, const char *key) {
-  sm_sim *s = (sm_sim *)(uintptr_t)cs; /* the record is not the state */
+/* ==== A run's state ==== */
 
-  for (size_t i = 0; i < s->reads.n; i++)
-    if (strcmp(s->reads.v[i], key) == 0)
-      return;
-  if (s->reads.n < 256)
-    sm__notes_add(&s->reads, "%s", key);
-}
-
-const char *sm_sim_param_str(const sm_sim *s, const char *key) {
-  size_t n = strlen(key);
-
-  note_read(s, key);
-
-  for (int i = s->cfg.nparams - 1; i >= 0; i--)
-    if (strncmp(s->cfg.params[i], key, n) == 0 && s->cfg.params[i][n] == '=')
-      return s->cfg.params[i] + n + 1;
-  return NULL;
-}
-
-double sm_sim_param_num(const sm_sim *s, const char *key, double def) {
-  const char *v = sm_sim_param_str(s, key);
-  double d;
-
-  if (v == NULL || sm_parse_double(v, &d) != 0)
-    return def;
-  return d;
-}
-
-/* ==== Configuration ==== */
-
-void sm_sim_config_init(sm_sim_config *c) {
-  memset(c, 0, sizeof(*c));
-  c->policy = "fifo";
-  c->placement = SM_SIM_PLACE_CONSOLIDATE;
-  c->oversize = SM_SIM_OVERSIZE_CAP;
-  c->semantic = "off";
-  c->preempt_small_s = 40;
-  c->preempt_large_s = 60;
-  c->overhead_gpus = 8;
-  c->seed = 1;
-}
-
-int sm_sim_config_param(sm_sim_config *c, const char *kv) {
-  if (kv == NULL || strchr(kv, '=') == NULL || kv[0] == '=')
-    return SM_EINVAL;
-  if (c->nparams >= SM_SIM_MAX_PARAMS)
-    return SM_ELIMIT;
-  c->params[c->nparams++] = kv;
+int sm__sim_open(sm_sim *s, const sm_sim_trace *t, const sm_sim_cluster *c,
+                 const sm_sim_config *cfg, sm_err *err) {
+  memset(s, 0, sizeof(*s));
+  s->trace = t;
+  s->cl = c;
+  s->cfg = *cfg;
+  sm_arena_init(&s->arena, 1 << 20, 0);
+  sm_rng_seed(&s->rng, cfg->seed);
+  s->par = sm_arena_alloc(&s->arena, sizeof(*s->par));
+  s->figs = sm_arena_calloc(&s->arena, 1, sizeof(*s->figs));
+  if (s->par == NULL || s->figs == NULL)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  sm__params_parse(s->par, &s->cfg);
   return 0;
+}
+
+void sm__sim_close(sm_sim *s) {
+  sm__params_release(s->par); /* before its arena */
+  sm__figures_release(s->figs);
+  sm_arena_discard(&s->arena);
+  sm_free(s->heap);
+  sm_free(s->dirty);
+  sm__series_release(&s->ser);
+  sm__notes_release(&s->notes);
 }
 
 /* ==== Event handling ==== */
 
 static void on_end(sm_sim *s, sm_sim_job *j) {
   sm_sim_job_update(s, j);
-  if (j->_failing) {
+  if (j->_run->failing) {
     j->final_state = SM_SIM_END_FAILED;
   } else {
     j->work_left = 0;
-    if (j->_outcome >= 0)
-      j->final_state = j->_outcome;
+    if (j->_run->outcome >= 0)
+      j->final_state = j->_run->outcome;
     else
       j->final_state = j->end_state == SM_SIM_END_UNKNOWN ? SM_SIM_END_COMPLETED
                                                           : j->end_state;
@@ -512,20 +461,21 @@ static void on_end(sm_sim *s, sm_sim_job *j) {
   j->status = SM_SIM_JOB_DONE;
   j->end = s->now;
   j->rate = 0;
-  j->_gen++;
+  j->_run->gen++;
   s->live--;
   sm_sim_mark_dirty(s, j->vc);
-  if (j->_pvc != j->vc)
-    sm_sim_mark_dirty(s, j->_pvc);
-  if (j->final_state == SM_SIM_END_FAILED && j->_infra && j->restarts == 0)
+  if (j->_run->pvc != j->vc)
+    sm_sim_mark_dirty(s, j->_run->pvc);
+  if (j->final_state == SM_SIM_END_FAILED && j->_run->infra && j->restarts == 0)
     s->fail_infra++;
   if (s->pol->finish)
     s->pol->finish(s, s->pstate, j);
   /* The failure model: the user resubmits an infrastructure failure that
    * the policy did not recover itself. */
   if (s->fail_resubmit && j->status == SM_SIM_JOB_DONE &&
-      j->final_state == SM_SIM_END_FAILED && j->_infra && j->restarts == 0) {
-    j->_outcome = SM_SIM_END_COMPLETED;
+      j->final_state == SM_SIM_END_FAILED && j->_run->infra &&
+      j->restarts == 0) {
+    j->_run->outcome = SM_SIM_END_COMPLETED;
     s->fail_resubmitted++;
     sm_sim_job_restart(s, j, j->duration * (1 + s->fail_rest),
                        s->fail_resubmit_s);
@@ -547,7 +497,7 @@ static void handle(sm_sim *s, const sm__ev *e) {
   s->events++;
   switch (e->type) {
   case SM__EV_END:
-    if (j->status == SM_SIM_JOB_RUNNING && e->gen == j->_gen)
+    if (j->status == SM_SIM_JOB_RUNNING && e->gen == j->_run->gen)
       on_end(s, j);
     else
       s->events--; /* stale: not counted */
@@ -601,45 +551,26 @@ static int peek(sm_sim *s, double *t, int *type) {
 }
 
 static void record(sm_sim *s) {
+  sm__series *ser = &s->ser;
+
   if (s->pending > (long)s->peak_pending)
     s->peak_pending = (size_t)s->pending;
-  if (s->sn > 0) {
-    size_t k = s->sn - 1;
-    if (s->sbusy[k] == (int)s->busy && s->spend[k] == (int)s->pending)
+  if (ser->n > 0) {
+    size_t k = ser->n - 1;
+    if (ser->busy[k] == (int)s->busy && ser->pending[k] == (int)s->pending)
       return;
-    if (s->st[k] == s->now) {
-      s->sbusy[k] = (int)s->busy;
-      s->spend[k] = (int)s->pending;
+    if (ser->t[k] == s->now) {
+      ser->busy[k] = (int)s->busy;
+      ser->pending[k] = (int)s->pending;
       return;
     }
   }
-  if (s->sn == s->scap) {
-    size_t cap = s->scap ? s->scap * 2 : 4096;
-    double *t;
-    int *b, *p;
-    if (cap > SERIES_MAX) {
-      s->series_full = 1;
-      return;
-    }
-    t = sm_realloc(s->st, cap * sizeof(double));
-    if (t != NULL)
-      s->st = t;
-    b = sm_realloc(s->sbusy, cap * sizeof(int));
-    if (b != NULL)
-      s->sbusy = b;
-    p = sm_realloc(s->spend, cap * sizeof(int));
-    if (p != NULL)
-      s->spend = p;
-    if (t == NULL || b == NULL || p == NULL) {
-      fail(s, SM_ENOMEM, "out of memory (time series)");
-      return;
-    }
-    s->scap = cap;
+  if (ser->n == SERIES_MAX) {
+    s->series_full = 1;
+    return;
   }
-  s->st[s->sn] = s->now;
-  s->sbusy[s->sn] = (int)s->busy;
-  s->spend[s->sn] = (int)s->pending;
-  s->sn++;
+  if (sm__series_add(ser, s->now, (int)s->busy, (int)s->pending) != 0)
+    fail(s, SM_ENOMEM, "out of memory (time series)");
 }
 
 /* End of an instant: schedule the VCs it touched. */
@@ -652,7 +583,7 @@ static void flush(sm_sim *s) {
   s->ndirty = 0;
 }
 
-static int loop(sm_sim *s) {
+int sm__engine_loop(sm_sim *s) {
   double t;
   int type;
   size_t tick = 0;
@@ -688,400 +619,4 @@ static int loop(sm_sim *s) {
     }
   }
   return s->err;
-}
-
-/* ==== Set-up and checks ==== */
-
-/* Copies the trace's jobs and applies the cluster-dependent repairs. */
-static int setup_jobs(sm_sim *s, sm_err *err) {
-  const sm_sim_trace *t = s->trace;
-  const sm_sim_cluster *c = s->cl;
-  size_t unknown_vc = 0, capped = 0, dropped_big = 0, bad_type = 0;
-  size_t ignored_type = 0;
-  long first_unknown = 0, first_capped = 0;
-  const char *unknown_name = "";
-  int named_types = c->ntypes > 1 || c->types[0].name[0] != '\0';
-
-  int *vt_gpus;      /* GPUs per (VC, GPU type), computed once */
-  const char *uv[8]; /* VCs the cluster lacks, first seen first */
-  size_t uvn[8], uv_more = 0;
-  int nuv = 0;
-
-  s->njobs = t->n;
-  s->jobs = sm_arena_alloc(&s->arena, t->n * sizeof(sm_sim_job));
-  vt_gpus = sm_arena_calloc(&s->arena, (size_t)c->nvcs * (size_t)c->ntypes,
-                            sizeof(int));
-  if (s->jobs == NULL || vt_gpus == NULL)
-    return sm_err_set(err, SM_ENOMEM, "out of memory (%zu jobs)", t->n);
-  for (int n = 0; n < c->nnodes; n++)
-    vt_gpus[c->nodes[n].vc * c->ntypes + c->nodes[n].type] += c->nodes[n].cap;
-  memcpy(s->jobs, t->jobs, t->n * sizeof(sm_sim_job));
-  for (size_t i = 0; i < t->n; i++) {
-    sm_sim_job *j = &s->jobs[i];
-    int limit;
-    j->status = SM_SIM_JOB_FUTURE;
-    j->work_left = j->duration;
-    j->first_start = j->end = NAN;
-    j->_fail_work = NAN;
-    j->_outcome = -1;
-    j->_infra = j->end_state == SM_SIM_END_FAILED &&
-                sm__job_uniform(s->cfg.seed, 401, i) < s->fail_infra_share;
-    j->_reqtype = -1;
-    j->_alloc = NULL;
-    j->workload = j->profile = "";
-    j->fingerprint = 0;
-    j->vc = j->_pvc = sm__cluster_vc_find(c, j->vc_name);
-    if (j->vc < 0) {
-      if (s->cfg.unknown_vc_error)
-        return sm_err_set(err, SM_EINVAL,
-                          "%s:%d: VC '%.40s' is not in the cluster", t->name,
-                          j->line, j->vc_name);
-      if (unknown_vc++ == 0) {
-        first_unknown = j->line;
-        unknown_name = j->vc_name;
-      }
-      {
-        int k = 0;
-        while (k < nuv && strcmp(uv[k], j->vc_name) != 0)
-          k++;
-        if (k == nuv && nuv < (int)SM_ARRAY_LEN(uv)) {
-          uv[nuv] = j->vc_name;
-          uvn[nuv++] = 0;
-        }
-        if (k < nuv)
-          uvn[k]++;
-        else
-          uv_more++;
-      }
-      j->status = SM_SIM_JOB_DROPPED;
-      continue;
-    }
-    if (j->gpu_type[0] != '\0') {
-      if (!named_types) {
-        ignored_type++;
-      } else {
-        j->_reqtype = sm__cluster_type_find(c, j->gpu_type);
-        if (j->_reqtype < 0) {
-          bad_type++;
-          j->status = SM_SIM_JOB_DROPPED;
-          continue;
-        }
-      }
-    }
-    limit = 0;
-    for (int ty = 0; ty < c->ntypes; ty++) {
-      int g = vt_gpus[j->vc * c->ntypes + ty];
-      if (j->_reqtype >= 0 && ty != j->_reqtype)
-        continue;
-      if (g > limit)
-        limit = g;
-    }
-    if (j->gpus > limit) {
-      if (s->cfg.oversize == SM_SIM_OVERSIZE_ERROR)
-        return sm_err_set(err, SM_ERANGE,
-                          "%s:%d: job %.40s asks for %d GPUs, VC '%s' has "
-                          "%d",
-                          t->name, j->line, j->id, j->gpus,
-                          c->vcs[j->vc].name[0] ? c->vcs[j->vc].name : "(all)",
-                          limit);
-      if (s->cfg.oversize == SM_SIM_OVERSIZE_DROP || limit == 0) {
-        dropped_big++;
-        j->status = SM_SIM_JOB_DROPPED;
-        continue;
-      }
-      if (capped++ == 0)
-        first_capped = j->line;
-      j->gpus = limit;
-    }
-  }
-  if (unknown_vc) {
-    size_t l;
-    s->dropped += unknown_vc;
-    snprintf(s->dropped_why, sizeof(s->dropped_why),
-             "%zu jobs of %d%s VC%s the cluster does not have:", unknown_vc,
-             nuv, uv_more ? "+" : "", nuv == 1 && !uv_more ? "" : "s");
-    for (int k = 0; k < nuv; k++) {
-      l = strlen(s->dropped_why);
-      snprintf(s->dropped_why + l, sizeof(s->dropped_why) - l, "%s %.24s (%zu)",
-               k ? "," : "", uv[k], uvn[k]);
-    }
-    sm__notes_add(&s->notes, "%s left out (first: VC '%.40s', line %ld)",
-                  s->dropped_why, unknown_name, first_unknown);
-  }
-  if (capped)
-    sm__notes_add(&s->notes,
-                  "%zu jobs asked for more GPUs than their VC has: capped "
-                  "to the VC size (first at line %ld)",
-                  capped, first_capped);
-  if (dropped_big) {
-    s->dropped += dropped_big;
-    sm__notes_add(&s->notes,
-                  "%zu jobs asked for more GPUs than their VC has: left "
-                  "out",
-                  dropped_big);
-  }
-  if (bad_type) {
-    s->dropped += bad_type;
-    sm__notes_add(&s->notes,
-                  "%zu jobs asked for a GPU type the cluster lacks: left "
-                  "out",
-                  bad_type);
-  }
-  if (ignored_type)
-    sm__notes_add(&s->notes,
-                  "%zu jobs name a GPU type; the cluster has no named "
-                  "types, so any GPU serves",
-                  ignored_type);
-  if (c->anonymous) {
-    size_t named = 0;
-    for (size_t i = 0; i < t->n; i++)
-      named += t->jobs[i].vc_name[0] != '\0';
-    if (named)
-      sm__notes_add(&s->notes,
-                    "%zu jobs name a VC; the cluster has no VCs, so all "
-                    "jobs share it",
-                    named);
-  }
-  if (s->dropped == t->n)
-    return sm_err_set(err, SM_EINVAL,
-                      "%s: none of the %zu jobs can run on this cluster "
-                      "(%s)",
-                      t->name, t->n,
-                      unknown_vc ? "their VCs are not in the cluster"
-                      : bad_type ? "their GPU types are not in the cluster"
-                                 : "they are larger than their VCs");
-  return 0;
-}
-
-/* The invariants every run must keep. */
-static int check(sm_sim *s, sm_err *err) {
-  const sm_sim_trace *t = s->trace;
-  double gpu_time = 0;
-  size_t unfinished = 0;
-
-  for (int i = 0; i < s->cl->nnodes; i++)
-    if (s->nodes[i].free != s->nodes[i].cap)
-      return sm_err_set(err, SM_ECORRUPT,
-                        "invariant: node %d ends with %d of %d GPUs free", i,
-                        s->nodes[i].free, s->nodes[i].cap);
-  if (s->busy != 0)
-    return sm_err_set(err, SM_ECORRUPT,
-                      "invariant: %ld GPUs still held at the end", s->busy);
-  for (size_t i = 0; i < s->njobs; i++) {
-    const sm_sim_job *j = &s->jobs[i];
-    double done;
-    if (j->status == SM_SIM_JOB_DROPPED)
-      continue;
-    if (j->status != SM_SIM_JOB_DONE) {
-      unfinished++;
-      continue;
-    }
-    if (!(j->first_start >= j->submit - EPS))
-      return sm_err_set(err, SM_ECORRUPT,
-                        "invariant: %s:%d job %s starts at %.3f before "
-                        "its submission at %.3f",
-                        t->name, j->line, j->id, j->first_start, j->submit);
-    if (!(j->end >= j->first_start - EPS))
-      return sm_err_set(err, SM_ECORRUPT,
-                        "invariant: job %s ends before it starts", j->id);
-    done = j->duration + j->overhead - j->work_left;
-    /* Tolerance: rounding of time differences at this magnitude, once
-     * per start and stop. */
-    if (fabs(j->_done_work - done) >
-        1e-6 * SM_MAX(1.0, done) + 1e-3 +
-            4e-16 * fabs(j->end) * (4 + 2 * j->starts + j->restarts))
-      return sm_err_set(err, SM_ECORRUPT,
-                        "invariant: job %s performed %.6f s of work, "
-                        "expected %.6f",
-                        j->id, j->_done_work, done);
-    if (j->final_state != SM_SIM_END_FAILED && j->work_left > 1e-6)
-      return sm_err_set(err, SM_ECORRUPT,
-                        "invariant: job %s ended with work left", j->id);
-    gpu_time += j->executed * j->gpus;
-  }
-  if (s->shared_starts == 0 && fabs(gpu_time - s->busy_integral) >
-                                   1e-6 * SM_MAX(1.0, s->busy_integral) + 1e-3)
-    return sm_err_set(err, SM_ECORRUPT,
-                      "invariant: jobs held %.3f GPU-seconds, the cluster "
-                      "counted %.3f",
-                      gpu_time, s->busy_integral);
-  if (unfinished)
-    sm__notes_add(&s->notes,
-                  "%zu jobs never ran to their end (no room for them ever "
-                  "came up)",
-                  unfinished);
-  return 0;
-}
-
-static void sim_free(sm_sim *s) {
-  if (s->pol != NULL && s->pol->release != NULL && s->pstate != NULL)
-    s->pol->release(s, s->pstate);
-  sm_arena_discard(&s->arena);
-  sm_free(s->heap);
-  sm_free(s->dirty);
-  sm_free(s->st);
-  sm_free(s->sbusy);
-  sm_free(s->spend);
-  for (size_t i = 0; i < s->nstats; i++)
-    sm_free(s->stats[i].name);
-  sm_free(s->stats);
-  sm__notes_release(&s->notes);
-  sm__notes_release(&s->reads);
-}
-
-/* Reads the failure model's parameters (see sm_sim_job_infra). */
-static int failure_model(sm_sim *s, sm_err *err) {
-  const char *m = sm_sim_param_str(s, "fail.model");
-
-  s->fail_infra_share = sm_sim_param_num(s, "fail.infra_share", 0.35);
-  s->fail_rest = sm_sim_param_num(s, "fail.rest", 1.0);
-  s->fail_resubmit_s = sm_sim_param_num(s, "fail.resubmit_s", 600);
-  if (m != NULL && strcmp(m, "trace") != 0 && strcmp(m, "resubmit") != 0)
-    return sm_err_set(err, SM_EINVAL,
-                      "fail.model: expected trace or resubmit, got '%.40s'", m);
-  if (!(s->fail_infra_share >= 0 && s->fail_infra_share <= 1) ||
-      !(s->fail_rest >= 0 && s->fail_rest <= 1000) ||
-      !(s->fail_resubmit_s >= 0))
-    return sm_err_set(err, SM_EINVAL,
-                      "fail.infra_share must be in [0, 1], fail.rest in "
-                      "[0, 1000], fail.resubmit_s >= 0");
-  s->fail_resubmit = m != NULL && strcmp(m, "resubmit") == 0;
-  return 0;
-}
-
-/* Policies that profile jobs get dedicated nodes: profiler.nodes (2)
- * nodes of VC profiler.from (default: the largest) become VC profiler.vc
- * ("profiler") for this run, unless the cluster already has that VC or
- * profiler.nodes is 0.  *carved is NULL when nothing was carved. */
-static int carve_profiler(sm_sim *s, const sm_sim_cluster *c,
-                          sm_sim_cluster **carved, sm_err *err) {
-  const char *name = sm_sim_param_str(s, "profiler.vc");
-  const char *from = sm_sim_param_str(s, "profiler.from");
-  double n = sm_sim_param_num(s, "profiler.nodes", 2);
-  int rc;
-
-  *carved = NULL;
-  if (name == NULL || *name == '\0')
-    name = "profiler";
-  if (!(n >= 0 && n <= 1e6 && n == floor(n)))
-    return sm_err_set(err, SM_EINVAL,
-                      "profiler.nodes: expected a node count, got '%s'",
-                      sm_sim_param_str(s, "profiler.nodes"));
-  if (n == 0)
-    return 0;
-  for (int i = 0; i < c->nvcs; i++)
-    if (strcmp(c->vcs[i].name, name) == 0)
-      return 0;
-  rc = sm_sim_cluster_carve(c, from, (int)n, name, carved, err);
-  if (rc == 0) {
-    int dv = 0;
-    for (int i = 1; i < c->nvcs && from == NULL; i++)
-      if (c->vcs[i].nnodes > c->vcs[dv].nnodes)
-        dv = i;
-    s->carved_nodes = (int)n;
-    snprintf(s->carved_from, sizeof(s->carved_from), "%s",
-             from           ? from
-             : c->anonymous ? "(all)"
-                            : c->vcs[dv].name);
-    sm__notes_add(&s->notes,
-                  "%s: %d node%s of VC '%s' form the profiling partition "
-                  "'%s' for this run (taken from the VC's capacity, as in "
-                  "Lucid's simulator)",
-                  s->pol->name, (int)n, n == 1 ? "" : "s",
-                  from           ? from
-                  : c->anonymous ? "(all)"
-                                 : c->vcs[dv].name,
-                  name);
-  }
-  return rc;
-}
-
-int sm_sim_run(const sm_sim_trace *t, const sm_sim_cluster *c,
-               const sm_sim_config *cfg, sm_sim_result **out, sm_err *err) {
-  sm_sim s;
-  sm_sim_config def;
-  sm_sim_cluster *carved = NULL;
-  double t0 = sm_now();
-  int rc;
-
-  if (cfg == NULL) {
-    sm_sim_config_init(&def);
-    cfg = &def;
-  }
-  memset(&s, 0, sizeof(s));
-  s.trace = t;
-  s.cl = c;
-  snprintf(s.base_cluster, sizeof(s.base_cluster), "%s", c->desc);
-  s.cfg = *cfg;
-  sm_arena_init(&s.arena, 1 << 20, 0);
-  sm_rng_seed(&s.rng, cfg->seed);
-  s.pol = sm_sim_policy_find(cfg->policy ? cfg->policy : "fifo");
-  if (s.pol == NULL) {
-    rc = sm_err_set(err, SM_EINVAL, "unknown policy '%.40s'",
-                    cfg->policy ? cfg->policy : "");
-    goto out;
-  }
-  if (cfg->semantic != NULL && strcmp(cfg->semantic, "on") == 0 &&
-      !(s.pol->flags & SM_SIM_POLICY_SEMANTIC)) {
-    rc = sm_err_set(err, SM_EINVAL,
-                    "policy %s does not consume SchedMate's facts "
-                    "(--semantic on)",
-                    s.pol->name);
-    goto out;
-  }
-  if (s.pol->run != NULL) {
-    rc = s.pol->run(t, c, cfg, out, err);
-    goto out;
-  }
-  rc = failure_model(&s, err);
-  if (rc != 0)
-    goto out;
-  if (s.pol->flags & SM_SIM_POLICY_FACTS)
-    s.cfg.semantic = "on";
-  if (s.pol->flags & SM_SIM_POLICY_PROFILER) {
-    rc = carve_profiler(&s, c, &carved, err);
-    if (rc != 0)
-      goto out;
-    if (carved != NULL)
-      s.cl = c = carved;
-  }
-  s.dirty = sm_malloc((size_t)c->nvcs * sizeof(int));
-  if (s.dirty == NULL) {
-    rc = sm_err_set(err, SM_ENOMEM, "out of memory");
-    goto out;
-  }
-  rc = sm__run_cluster_init(&s, err);
-  if (rc == 0)
-    rc = setup_jobs(&s, err);
-  if (rc == 0 && s.pol->init != NULL)
-    rc = s.pol->init(&s, &s.pstate, err);
-  if (rc != 0)
-    goto out;
-  rc = loop(&s);
-  if (rc != 0) {
-    sm_err_set(err, rc, "%s", s.errd.msg);
-    goto out;
-  }
-  if (s.pol->finalize != NULL)
-    s.pol->finalize(&s, s.pstate);
-  if (s.fail_infra > 0 || s.fail_resubmit) {
-    sm_sim_stat_add(&s, "infra_failures", (double)s.fail_infra);
-    sm_sim_stat_add(&s, "infra_resubmitted_by_users",
-                    (double)s.fail_resubmitted);
-    sm__notes_add(&s.notes,
-                  "failure model %s: %.3g of the trace's failed jobs have an "
-                  "infrastructure cause (%zu met)%s",
-                  s.fail_resubmit ? "resubmit" : "trace", s.fail_infra_share,
-                  s.fail_infra,
-                  s.fail_resubmit
-                      ? "; their users resubmit them and they start over"
-                      : "; they end as the trace recorded them");
-  }
-  rc = check(&s, err);
-  if (rc == 0)
-    rc = sm__result_build(&s, sm_now() - t0, out, err);
-out:
-  sim_free(&s);
-  sm_sim_cluster_free(carved);
-  return rc;
 }

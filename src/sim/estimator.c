@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 enum { E_ORACLE, E_HISTORY, E_LOGNORMAL, E_UNIFORM, E_TRACE };
@@ -104,7 +105,7 @@ int sm_sim_estimator_new(sm_sim *s, const char *spec, sm_sim_estimator **out,
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   snprintf(e->name, sizeof(e->name), "%s", spec);
   e->seed = s ? sm_sim_config_of(s)->seed : 1;
-  e->fallback_s = s ? sm_sim_param_num(s, "estimator.default_s", 3600) : 3600;
+  e->fallback_s = s ? SM__PARAM(s, estimator_default_s) : 3600;
   if (strcmp(spec, "oracle") == 0) {
     e->kind = E_ORACLE;
   } else if (strcmp(spec, "history") == 0) {

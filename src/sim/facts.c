@@ -73,7 +73,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/schedmate_int.h"
+#include "sim/facts_int.h"
+#include "sim/figures_int.h"
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_TOPK 64
@@ -106,7 +108,8 @@ typedef struct rec {
 typedef struct proto {
   uint64_t h;              /* hash of the fingerprint and the identity key */
   uint32_t *r;             /* record indices, in write order */
-  int n, cap;              /* used / allocated */
+  int n;                   /* used */
+  size_t cap;              /* allocated */
   int frozen;              /* 1: ans is final */
   sm__fact ans;            /* the final answer for this prototype */
   double latest;           /* latest write time among the records ans used */
@@ -166,7 +169,8 @@ struct sm__facts {
   uint32_t *jproto;        /* per job: its prototype + 1, 0 not yet */
   sm_hit *cand;            /* search results (prototypes) */
   unsigned char *verdict;  /* per hit: 0 accepted, else PASSED_* */
-  size_t caph;             /* capacity of hits and verdict */
+  size_t capcand;          /* capacity of cand */
+  size_t capverdict;       /* capacity of verdict */
   size_t future_reads;     /* reads of later records (must stay 0) */
   size_t records_read;     /* records read by answers */
   double sum_abs_log_err;  /* over hits with a known truth */
@@ -419,13 +423,8 @@ static int identity_key(sm__facts *f, const sm_meta *m, const sm_fp_extra *x) {
                              : 0);
   if (trace)
     need += 6 + strlen(u) + strlen(n) + strlen(vc);
-  if (need > f->keycap) {
-    char *k = sm_realloc(f->key, need);
-    if (k == NULL)
-      return SM_ENOMEM;
-    f->key = k;
-    f->keycap = need;
-  }
+  if (SM__SIM_GROW(f->key, need, f->keycap) != 0)
+    return SM_ENOMEM;
   o = f->key;
   for (int i = 0; i < SM_META_NFIELDS; i++) {
     const sm_meta_value *v = &m->f[i];
@@ -524,14 +523,8 @@ static proto *proto_add(sm__facts *f, const jobq *q) {
     f->slots = nsl;
     f->nslots = ns;
   }
-  if (f->np == f->capp) {
-    size_t nc = f->capp ? f->capp * 2 : 256;
-    proto *np = sm_realloc(f->protos, nc * sizeof(*np));
-    if (np == NULL)
-      return NULL;
-    f->protos = np;
-    f->capp = nc;
-  }
+  if (SM__SIM_GROW(f->protos, f->np + 1, f->capp) != 0)
+    return NULL;
   p = &f->protos[f->np];
   memset(p, 0, sizeof(*p));
   sm_meta_init(&p->meta);
@@ -696,23 +689,14 @@ static void walk_group(const sm__facts *f, const sm_hit *h,
     w->done = 1;
 }
 
-/* Makes room for n search results and verdicts.  0 or SM_ENOMEM. */
-static int hits_reserve(sm__facts *f, size_t n) {
-  sm_hit *h;
-  unsigned char *v;
-
-  if (n <= f->caph)
-    return 0;
-  h = sm_realloc(f->cand, n * sizeof(*h));
-  if (h == NULL)
-    return SM_ENOMEM;
-  f->cand = h;
-  v = sm_realloc(f->verdict, n);
-  if (v == NULL)
-    return SM_ENOMEM;
-  f->verdict = v;
-  f->caph = n;
-  return 0;
+/* The want best prototypes for q's fingerprint into f->cand (room made
+ * for as many verdicts): their count, or -1 without memory. */
+static int search(sm__facts *f, const jobq *q, size_t want) {
+  if (SM__SIM_GROW(f->cand, want, f->capcand) != 0 ||
+      SM__SIM_GROW(f->verdict, want, f->capverdict) != 0)
+    return -1;
+  f->searches++;
+  return sm_index_search(f->ix, q->fp, (int)want, f->threshold, f->cand);
 }
 
 /* The matches for q: candidates at or above the threshold by score, ties
@@ -730,11 +714,7 @@ static int top_records(sm__facts *f, const jobq *q, proto *qp, walk *w) {
     return 0;
   if (want > f->np)
     want = f->np;
-  if (hits_reserve(f, want) != 0)
-    return -1;
-  f->searches++;
-  n = sm_index_search(f->ix, q->fp, (int)want, f->threshold, f->cand);
-  if (n < 0)
+  if ((n = search(f, q, want)) < 0)
     return -1;
   while (i < n && !w->done) {
     int g = i;
@@ -743,11 +723,7 @@ static int top_records(sm__facts *f, const jobq *q, proto *qp, walk *w) {
     if (g == n && (size_t)n == want && want < f->np) {
       /* The results are a prefix of any longer search's. */
       want = want < WALK_MAX && f->np > WALK_MAX ? WALK_MAX : f->np;
-      if (hits_reserve(f, want) != 0)
-        return -1;
-      f->searches++;
-      n = sm_index_search(f->ix, q->fp, (int)want, f->threshold, f->cand);
-      if (n < 0)
+      if ((n = search(f, q, want)) < 0)
         return -1;
       continue;
     }
@@ -974,22 +950,9 @@ void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work, int state) {
       goto oom;
     f->jproto[j->idx] = (uint32_t)(p - f->protos) + 1;
   }
-  if (f->nr == f->capr) {
-    size_t nc = f->capr ? f->capr * 2 : 1024;
-    rec *nr = sm_realloc(f->recs, nc * sizeof(*nr));
-    if (nr == NULL)
-      goto oom;
-    f->recs = nr;
-    f->capr = nc;
-  }
-  if (p->n == p->cap) {
-    int nc = p->cap ? p->cap * 2 : 4;
-    uint32_t *np = sm_realloc(p->r, (size_t)nc * sizeof(uint32_t));
-    if (np == NULL)
-      goto oom;
-    p->r = np;
-    p->cap = nc;
-  }
+  if (SM__SIM_GROW(f->recs, f->nr + 1, f->capr) != 0 ||
+      SM__SIM_GROW(p->r, (size_t)p->n + 1, p->cap) != 0)
+    goto oom;
   r = &f->recs[f->nr];
   r->duration = work;
   r->util = pr->util;
@@ -1030,8 +993,8 @@ void sm__facts_done_job(sm__facts *f, const sm_sim_job *j, int diagnosed) {
 /* ==== Set-up and report ==== */
 
 int sm__facts_open(sm_sim *s, sm__facts **out, sm_err *err) {
-  const char *mode = sm_sim_param_str(s, "facts");
-  const char *wl = sm_sim_param_str(s, "workloads");
+  const char *mode = SM__PARAM(s, facts);
+  const char *wl = SM__PARAM(s, workloads);
   sm__facts *f = sm_calloc(1, sizeof(*f));
   double k, t;
   int rc;
@@ -1061,11 +1024,11 @@ int sm__facts_open(sm_sim *s, sm__facts **out, sm_err *err) {
                       "their true GPU time: it needs a catalogue "
                       "(--workloads DIR)");
   }
-  k = sm_sim_param_num(s, "facts.top_k", 3);
-  t = sm_sim_param_num(s, "facts.threshold", 0.95);
-  f->cal_hit = sm_sim_param_num(s, "calibrated.hit", 0.73);
-  f->cal_within = sm_sim_param_num(s, "calibrated.within", 0.857);
-  f->fail_rest = sm_sim_param_num(s, "fail.rest", 1.0);
+  k = SM__PARAM(s, facts_top_k);
+  t = SM__PARAM(s, facts_threshold);
+  f->cal_hit = SM__PARAM(s, calibrated_hit);
+  f->cal_within = SM__PARAM(s, calibrated_within);
+  f->fail_rest = SM__PARAM(s, fail_rest);
   if (!(k >= 1 && k <= MAX_TOPK && k == floor(k)) || !(t > 0 && t <= 1) ||
       !(f->cal_hit >= 0 && f->cal_hit <= 1) ||
       !(f->cal_within > 0 && f->cal_within < 1)) {
@@ -1187,22 +1150,20 @@ size_t sm__facts_future_reads(const sm__facts *f, size_t *records_read) {
 }
 
 void sm__facts_report(sm__facts *f, sm_sim *s) {
-  sm_sim_stat_add(s, "facts_queries", (double)f->queries);
-  sm_sim_stat_add(s, "facts_hits", (double)f->hits);
-  sm_sim_stat_add(s, "facts_hit_rate",
-                  f->queries ? (double)f->hits / f->queries : 0);
-  sm_sim_stat_add(s, "facts_within_2x",
-                  f->hits ? (double)f->within2 / f->hits : 0);
-  sm_sim_stat_add(s, "fallback_no_match", (double)f->fb[SM_FALLBACK_NO_MATCH]);
-  sm_sim_stat_add(s, "fallback_below_threshold",
-                  (double)f->fb[SM_FALLBACK_BELOW_THRESHOLD]);
-  sm_sim_stat_add(s, "fallback_inconsistent",
-                  (double)f->fb[SM_FALLBACK_INCONSISTENT]);
+  SM__FIG_ADD(s, facts_queries, (double)f->queries);
+  SM__FIG_ADD(s, facts_hits, (double)f->hits);
+  SM__FIG_ADD(s, facts_hit_rate, f->queries ? (double)f->hits / f->queries : 0);
+  SM__FIG_ADD(s, facts_within_2x, f->hits ? (double)f->within2 / f->hits : 0);
+  SM__FIG_ADD(s, fallback_no_match, (double)f->fb[SM_FALLBACK_NO_MATCH]);
+  SM__FIG_ADD(s, fallback_below_threshold,
+              (double)f->fb[SM_FALLBACK_BELOW_THRESHOLD]);
+  SM__FIG_ADD(s, fallback_inconsistent,
+              (double)f->fb[SM_FALLBACK_INCONSISTENT]);
   if (!f->calibrated) {
-    sm_sim_stat_add(s, "fallback_too_little_known",
-                    (double)f->fb[SM_FALLBACK_TOO_LITTLE_KNOWN]);
-    sm_sim_stat_add(s, "facts_vetoed_lookalikes", (double)f->passed_different);
-    sm_sim_stat_add(s, "facts_thin_lookalikes", (double)f->passed_thin);
+    SM__FIG_ADD(s, fallback_too_little_known,
+                (double)f->fb[SM_FALLBACK_TOO_LITTLE_KNOWN]);
+    SM__FIG_ADD(s, facts_vetoed_lookalikes, (double)f->passed_different);
+    SM__FIG_ADD(s, facts_thin_lookalikes, (double)f->passed_thin);
   }
   if (f->calibrated) {
     sm_sim_note(s,
@@ -1211,9 +1172,9 @@ void sm__facts_report(sm__facts *f, sm_sim *s) {
                 "%.3f), seeded per job",
                 f->cal_hit, f->cal_within, f->cal_sigma);
   } else {
-    sm_sim_stat_add(s, "history_records", (double)f->nr);
-    sm_sim_stat_add(s, "history_fingerprints", (double)f->np);
-    sm_sim_stat_add(s, "history_future_reads", (double)f->future_reads);
+    SM__FIG_ADD(s, history_records, (double)f->nr);
+    SM__FIG_ADD(s, history_fingerprints, (double)f->np);
+    SM__FIG_ADD(s, history_future_reads, (double)f->future_reads);
     sm_sim_note(s,
                 "facts: %s - the history engine online over the "
                 "trace (fingerprint, exact top-%d search at cosine >= "

@@ -43,7 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/schedmate_int.h"
+#include "sim/facts_int.h"
+#include "sim/figures_int.h"
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_SHARE_GPUS 8
@@ -184,7 +186,7 @@ static void mainq_put(sm_sim *s, lstate *st, sm_sim_job *j) {
 static int lucid_init_common(sm_sim *s, void **state, int semantic,
                              sm_err *err) {
   lstate *st = sm_calloc(1, sizeof(*st));
-  const char *pv = sm_sim_param_str(s, "profiler.vc");
+  const char *pv = SM__PARAM(s, profiler_vc);
   size_t n = sm_sim_job_count(s);
   int rc;
 
@@ -194,15 +196,15 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
   st->semantic = semantic;
   st->nvc = sm_sim_vc_count(s);
   st->prof_vc = sm_sim_vc_find(s, pv && *pv ? pv : "profiler");
-  st->profile_s = sm_sim_param_num(s, "lucid.profile_s", 100);
-  st->profile_max_gpus = (int)sm_sim_param_num(s, "lucid.profile_max_gpus", 8);
-  st->mem_limit = sm_sim_param_num(s, "lucid.mem_mib", 24576);
-  st->share = sm_sim_param_num(s, "lucid.share", 1) != 0;
-  st->naive = sm_sim_param_num(s, "lucid.naive_pass", 0) != 0;
-  st->evict_thr = sm_sim_param_num(s, "lucid.evict_threshold", 0.5);
-  st->track_steps = sm_sim_param_num(s, "lucid.track_steps", 30);
-  st->track_min_s = sm_sim_param_num(s, "lucid.track_min_s", 60);
-  st->ckpt_s = sm_sim_param_num(s, "ckpt.interval_s", 1800);
+  st->profile_s = SM__PARAM(s, lucid_profile_s);
+  st->profile_max_gpus = (int)SM__PARAM(s, lucid_profile_max_gpus);
+  st->mem_limit = SM__PARAM(s, lucid_mem_mib);
+  st->share = SM__PARAM(s, lucid_share) != 0;
+  st->naive = SM__PARAM(s, lucid_naive_pass) != 0;
+  st->evict_thr = SM__PARAM(s, lucid_evict_threshold);
+  st->track_steps = SM__PARAM(s, lucid_track_steps);
+  st->track_min_s = SM__PARAM(s, lucid_track_min_s);
+  st->ckpt_s = SM__PARAM(s, ckpt_interval_s);
   if (!(st->profile_s > 0) || !(st->mem_limit > 0) ||
       !(st->evict_thr >= 0 && st->evict_thr <= 1) || !(st->track_steps >= 0) ||
       !(st->track_min_s >= 0) || !(st->ckpt_s > 0))
@@ -213,8 +215,7 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
   rc = sm__facts_open(s, &st->facts, err);
   if (rc != 0)
     return rc;
-  rc = sm_sim_estimator_new(s, sm_sim_param_str(s, "lucid.estimator"), &st->est,
-                            err);
+  rc = sm_sim_estimator_new(s, SM__PARAM(s, lucid_estimator), &st->est, err);
   if (rc != 0)
     return rc;
   st->pq = sm_calloc((size_t)st->nvc * NB, sizeof(*st->pq));
@@ -231,7 +232,7 @@ static int lucid_init_common(sm_sim *s, void **state, int semantic,
     if (sm__oset_init(&st->hs[i]) != 0)
       return sm_err_set(err, SM_ENOMEM, "out of memory");
   if (semantic) {
-    double u = sm_sim_param_num(s, "lucid.untracked", 0.15);
+    double u = SM__PARAM(s, lucid_untracked);
     if (!(u >= 0 && u <= 1))
       return sm_err_set(err, SM_EINVAL, "lucid.untracked is a share in [0, 1]");
     for (size_t i = 0; i < n; i++)
@@ -591,6 +592,22 @@ static sm__onode *seek_after(const sm__oset *q, double k1, double k2,
   return x->next[0];
 }
 
+/* Starts j on GPUs of its own; 1 when it started (then it runs alone and
+ * may host a guest), 0 when there is no room. */
+static int start_alone(sm_sim *s, lstate *st, sm_sim_job *j) {
+  ljob *l = &st->jobs[j->idx];
+
+  if (!sm_sim_start(s, j))
+    return 0;
+  l->stage = L_RUN;
+  l->base_rate = j->rate;
+  l->start_work = j->work_left;
+  l->t_start = sm_sim_now(s);
+  l->seq = ++st->seq;
+  host_add(s, st, j);
+  return 1;
+}
+
 /* One pass of Lucid's scheduler over a VC's queue, in priority order:
  * every job is tried once.  The queue is split into buckets (GPU count,
  * sharing score) merged by priority, and a bucket none of whose jobs can
@@ -623,14 +640,8 @@ static void main_pass(sm_sim *s, lstate *st, int vc) {
     cur[best] = n->next[0];
     ok = try_pack(s, st, j);
     if (!ok && free >= j->gpus && placeable(st, j)) {
-      if (sm_sim_start(s, j)) {
+      if (start_alone(s, st, j)) {
         ok = 1;
-        l->stage = L_RUN;
-        l->base_rate = j->rate;
-        l->start_work = j->work_left;
-        l->t_start = sm_sim_now(s);
-        l->seq = ++st->seq;
-        host_add(s, st, j);
       } else if (st->typed[vc] == 0 && j->gpus <= MAX_SHARE_GPUS) {
         st->place_fail = j->gpus;
       } else if (st->typed[vc] == 0 &&
@@ -691,15 +702,8 @@ static void naive_pass(sm_sim *s, lstate *st, int vc) {
     for (int h = 0; h < NH; h++)
       st->pf[h] = INFINITY;
     ok = try_pack(s, st, j);
-    if (!ok && sm_sim_start(s, j)) {
+    if (!ok && start_alone(s, st, j))
       ok = 1;
-      l->stage = L_RUN;
-      l->base_rate = j->rate;
-      l->start_work = j->work_left;
-      l->t_start = sm_sim_now(s);
-      l->seq = ++st->seq;
-      host_add(s, st, j);
-    }
     if (ok) {
       sm__oset_remove(&st->pq[vc * NB + l->qb], all[i]);
       st->typed[vc] -= j->gpu_type[0] != '\0';
@@ -724,19 +728,19 @@ static void lucid_schedule(sm_sim *s, void *state, int vc) {
 static void lucid_finalize(sm_sim *s, void *state) {
   lstate *st = state;
 
-  sm_sim_stat_add(s, "profiled", (double)st->profiled);
-  sm_sim_stat_add(s, "ended_in_profiler", (double)st->prof_ended);
-  sm_sim_stat_add(s, "profiler_gpu_h", st->prof_gpu_s / 3600);
-  sm_sim_stat_add(s, "not_profiled_too_large", (double)st->unprofiled);
-  sm_sim_stat_add(s, "packed_pairs", (double)st->packs);
-  sm_sim_stat_add(s, "packed_pairs_measured", (double)st->packs_measured);
+  SM__FIG_ADD(s, profiled, (double)st->profiled);
+  SM__FIG_ADD(s, ended_in_profiler, (double)st->prof_ended);
+  SM__FIG_ADD(s, profiler_gpu_h, st->prof_gpu_s / 3600);
+  SM__FIG_ADD(s, not_profiled_too_large, (double)st->unprofiled);
+  SM__FIG_ADD(s, packed_pairs, (double)st->packs);
+  SM__FIG_ADD(s, packed_pairs_measured, (double)st->packs_measured);
   if (st->semantic) {
-    sm_sim_stat_add(s, "profiles_skipped", (double)st->skipped);
-    sm_sim_stat_add(s, "profiling_gpu_h_saved", st->saved_gpu_s / 3600);
-    sm_sim_stat_add(s, "hits_with_wrong_score", (double)st->mislabeled);
-    sm_sim_stat_add(s, "tracker_checks", (double)st->checks);
-    sm_sim_stat_add(s, "checks_skipped_untracked", (double)st->untracked_skips);
-    sm_sim_stat_add(s, "evictions", (double)st->evictions);
+    SM__FIG_ADD(s, profiles_skipped, (double)st->skipped);
+    SM__FIG_ADD(s, profiling_gpu_h_saved, st->saved_gpu_s / 3600);
+    SM__FIG_ADD(s, hits_with_wrong_score, (double)st->mislabeled);
+    SM__FIG_ADD(s, tracker_checks, (double)st->checks);
+    SM__FIG_ADD(s, checks_skipped_untracked, (double)st->untracked_skips);
+    SM__FIG_ADD(s, evictions, (double)st->evictions);
     sm__facts_report(st->facts, s);
   } else {
     sm_sim_note(s, "profiles and co-location: %s",
@@ -750,27 +754,24 @@ static int lucid_sm_init(sm_sim *s, void **state, sm_err *err) {
   return lucid_init_common(s, state, 1, err);
 }
 
+/* What the two policies share. */
+#define LUCID_CALLS                                                            \
+  .release = lucid_release, .arrive = lucid_arrive, .finish = lucid_finish,    \
+  .timer = lucid_timer, .schedule = lucid_schedule, .finalize = lucid_finalize
+
 const sm_sim_policy sm__policy_lucid = {
-    "lucid",
-    "Lucid: profiler, estimate x GPUs, packing by sharing score (ASPLOS'23)",
-    SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_PROFILER,
-    lucid_init,
-    lucid_release,
-    lucid_arrive,
-    lucid_finish,
-    lucid_timer,
-    lucid_schedule,
-    lucid_finalize};
+    .name = "lucid",
+    .summary = "Lucid: profiler, estimate x GPUs, packing by sharing score "
+               "(ASPLOS'23)",
+    .flags = SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_PROFILER,
+    .init = lucid_init,
+    LUCID_CALLS};
 
 const sm_sim_policy sm__policy_lucid_schedmate = {
-    "lucid+schedmate",
-    "Lucid + SchedMate: history hits skip the profiler and give the "
-    "estimate; harmful packing undone",
-    SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS | SM_SIM_POLICY_PROFILER,
-    lucid_sm_init,
-    lucid_release,
-    lucid_arrive,
-    lucid_finish,
-    lucid_timer,
-    lucid_schedule,
-    lucid_finalize};
+    .name = "lucid+schedmate",
+    .summary = "Lucid + SchedMate: history hits skip the profiler and give "
+               "the estimate; harmful packing undone",
+    .flags =
+        SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS | SM_SIM_POLICY_PROFILER,
+    .init = lucid_sm_init,
+    LUCID_CALLS};

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 static int cmp_double(const void *a, const void *b) {
@@ -38,23 +40,12 @@ static double median_sorted(const double *v, size_t n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
-  sm_sim_result *r = sm_calloc(1, sizeof(*r));
-  sm_sim_summary *m;
-  double *queue = NULL, *wait = NULL, jsum = 0, qsum = 0, wsum = 0;
-  double first = INFINITY, last = 0, gsec = 0, span = 0;
-  size_t nq = 0, nw = 0;
-  int rc = SM_ENOMEM;
-
-  if (r == NULL)
-    return sm_err_set(err, SM_ENOMEM, "out of memory");
-  m = &r->sum;
-  r->jct = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
-  queue = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
-  wait = sm_malloc((s->njobs ? s->njobs : 1) * sizeof(double));
+/* What the run was: policy, trace, cluster, the settings it read and
+ * ignored, its notes.  0 or SM_ENOMEM. */
+static int describe(sm_sim_result *r, const sm_sim *s) {
   r->trace_name = sm_strdup(s->trace->name);
-  if (r->jct == NULL || queue == NULL || wait == NULL || r->trace_name == NULL)
-    goto fail;
+  if (r->trace_name == NULL)
+    return SM_ENOMEM;
   snprintf(r->policy, sizeof(r->policy), "%s", s->pol->name);
   snprintf(r->semantic, sizeof(r->semantic), "%s",
            s->cfg.semantic ? s->cfg.semantic : "off");
@@ -67,23 +58,15 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
    * kept apart (a policy that does not use a setting is not configured
    * by it). */
   for (int i = 0; i < s->cfg.nparams; i++) {
-    const char *kv = s->cfg.params[i], *eq = strchr(kv, '=');
-    int read = 0;
-    for (size_t k = 0; k < s->reads.n && !read; k++)
-      read = strlen(s->reads.v[k]) == (size_t)(eq - kv) &&
-             strncmp(s->reads.v[k], kv, (size_t)(eq - kv)) == 0;
-    if (sm__notes_add(read ? &r->params : &r->ignored, "%s", kv) != 0)
-      goto fail;
+    const sm_sim_setting *st = &s->cfg.params[i];
+    int read = sm__params_read_key(s->par, st->key, st->keylen);
+    if (sm__notes_add(read ? &r->params : &r->ignored, "%.*s=%s",
+                      (int)st->keylen, st->key, st->value) != 0)
+      return SM_ENOMEM;
   }
-  if (sm__notes_copy(&r->reads, &s->reads) != 0)
-    goto fail;
-  if (strcmp(r->semantic, "on") == 0) {
-    const char *f = NULL;
-    for (int i = s->cfg.nparams - 1; i >= 0 && f == NULL; i--)
-      if (strncmp(s->cfg.params[i], "facts=", 6) == 0)
-        f = s->cfg.params[i] + 6;
-    snprintf(r->facts, sizeof(r->facts), "%s", f ? f : "history");
-  }
+  if (strcmp(r->semantic, "on") == 0)
+    snprintf(r->facts, sizeof(r->facts), "%s",
+             s->par->facts ? s->par->facts : "history");
   snprintf(r->cluster, sizeof(r->cluster), "%s", s->base_cluster);
   snprintf(r->cluster_origin, sizeof(r->cluster_origin), "%s", s->cl->origin);
   r->carved_nodes = s->carved_nodes;
@@ -91,74 +74,87 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   snprintf(r->carved_from, sizeof(r->carved_from), "%s", s->carved_from);
   if (sm__notes_copy(&r->notes, &s->trace->notes) != 0 ||
       sm__notes_copy(&r->notes, &s->notes) != 0)
-    goto fail;
+    return SM_ENOMEM;
   if (s->series_full &&
-      sm__notes_add(&r->notes, "time series truncated at %zu points", s->sn) !=
-          0)
-    goto fail;
+      sm__notes_add(&r->notes, "time series truncated at %zu points",
+                    s->ser.n) != 0)
+    return SM_ENOMEM;
+  r->preempt_small = s->cfg.preempt_small_s;
+  r->preempt_large = s->cfg.preempt_large_s;
+  r->overhead_gpus = s->cfg.overhead_gpus;
+  r->seed = s->cfg.seed;
+  return 0;
+}
 
-  for (size_t i = 0; i < s->njobs; i++) {
-    const sm_sim_job *j = &s->jobs[i];
-    if (j->status == SM_SIM_JOB_DROPPED)
-      continue;
-    m->jobs++;
-    if (j->submit < first)
-      first = j->submit;
-    gsec += j->duration * j->gpus;
-    if (j->submit + j->duration > span)
-      span = j->submit + j->duration;
-    m->preemptions += (size_t)j->preemptions;
-    m->restarts += (size_t)j->restarts;
-    if (!isnan(j->first_start)) {
-      queue[nq++] = j->first_start - j->submit;
-      qsum += j->first_start - j->submit;
-    }
-    if (j->status != SM_SIM_JOB_DONE) {
-      m->unfinished++;
-      continue;
-    }
-    switch (j->final_state) {
-    case SM_SIM_END_CANCELED:
-      m->canceled++;
-      break;
-    case SM_SIM_END_FAILED:
-      m->failed++;
-      break;
-    default:
-      m->completed++;
-      break;
-    }
-    r->jct[r->njct++] = j->end - j->submit;
-    jsum += j->end - j->submit;
-    wsum += j->queued;
-    wait[nw++] = j->queued;
-    if (j->end > last)
-      last = j->end;
+/* The sums over the jobs that the headline figures come from. */
+typedef struct tally {
+  double *queue, *wait;    /* first-start delays, all time pending */
+  size_t nq, nw;           /* their counts */
+  double jsum, qsum, wsum; /* sums of JCT, queue, wait */
+  double first, last;      /* first submission, last end */
+  double gsec, span;       /* GPU-time of the jobs, last submit + run */
+} tally;
+
+/* Counts job j into the summary m, the JCTs of r and the tally. */
+static void count_job(sm_sim_result *r, sm_sim_summary *m, tally *y,
+                      const sm_sim_job *j) {
+  m->jobs++;
+  y->first = SM_MIN(y->first, j->submit);
+  y->gsec += j->duration * j->gpus;
+  y->span = SM_MAX(y->span, j->submit + j->duration);
+  m->preemptions += (size_t)j->preemptions;
+  m->restarts += (size_t)j->restarts;
+  if (!isnan(j->first_start)) {
+    y->queue[y->nq++] = j->first_start - j->submit;
+    y->qsum += j->first_start - j->submit;
   }
+  if (j->status != SM_SIM_JOB_DONE) {
+    m->unfinished++;
+    return;
+  }
+  if (j->final_state == SM_SIM_END_CANCELED)
+    m->canceled++;
+  else if (j->final_state == SM_SIM_END_FAILED)
+    m->failed++;
+  else
+    m->completed++;
+  r->jct[r->njct++] = j->end - j->submit;
+  y->jsum += j->end - j->submit;
+  y->wsum += j->queued;
+  y->wait[y->nw++] = j->queued;
+  y->last = SM_MAX(y->last, j->end);
+}
+
+/* The headline figures from the tally and the run's counters. */
+static void summarize(sm_sim_result *r, const sm_sim *s, tally *y,
+                      double wall) {
+  sm_sim_summary *m = &r->sum;
+  double span;
+
   qsort(r->jct, r->njct, sizeof(double), cmp_double);
-  qsort(queue, nq, sizeof(double), cmp_double);
-  qsort(wait, nw, sizeof(double), cmp_double);
+  qsort(y->queue, y->nq, sizeof(double), cmp_double);
+  qsort(y->wait, y->nw, sizeof(double), cmp_double);
   m->policy = r->policy;
   m->semantic = r->semantic;
   m->trace = r->trace_name;
   m->synthetic = s->trace->synthetic;
   m->dropped = s->dropped;
-  m->avg_jct_s = r->njct ? jsum / (double)r->njct : NAN;
+  m->avg_jct_s = r->njct ? y->jsum / (double)r->njct : NAN;
   m->median_jct_s = median_sorted(r->jct, r->njct);
   m->p99_jct_s = pct(r->jct, r->njct, 0.99);
-  m->avg_queue_s = nq ? qsum / (double)nq : NAN;
-  m->median_queue_s = median_sorted(queue, nq);
-  m->p99_queue_s = pct(queue, nq, 0.99);
-  m->avg_wait_s = nw ? wsum / (double)nw : NAN;
-  m->median_wait_s = median_sorted(wait, nw);
-  m->p99_wait_s = pct(wait, nw, 0.99);
+  m->avg_queue_s = y->nq ? y->qsum / (double)y->nq : NAN;
+  m->median_queue_s = median_sorted(y->queue, y->nq);
+  m->p99_queue_s = pct(y->queue, y->nq, 0.99);
+  m->avg_wait_s = y->nw ? y->wsum / (double)y->nw : NAN;
+  m->median_wait_s = median_sorted(y->wait, y->nw);
+  m->p99_wait_s = pct(y->wait, y->nw, 0.99);
   m->facts = r->facts;
-  m->makespan_s = r->njct ? last - first : 0;
+  m->makespan_s = r->njct ? y->last - y->first : 0;
   m->gpus = s->cl->gpus;
   m->nodes = s->cl->nnodes;
   m->vcs = s->cl->nvcs;
-  span -= first < INFINITY ? first : 0;
-  m->offered_load = span > 0 && m->gpus > 0 ? gsec / (span * m->gpus) : 0;
+  span = y->span - (y->first < INFINITY ? y->first : 0);
+  m->offered_load = span > 0 && m->gpus > 0 ? y->gsec / (span * m->gpus) : 0;
   r->offered_load = m->offered_load;
   m->avg_util = m->makespan_s > 0
                     ? s->busy_integral / ((double)m->gpus * m->makespan_s)
@@ -167,56 +163,71 @@ int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
   m->events = s->events;
   m->wall_s = wall;
   m->jobs_per_s = wall > 0 ? (double)m->jobs / wall : 0;
-  r->preempt_small = s->cfg.preempt_small_s;
-  r->preempt_large = s->cfg.preempt_large_s;
-  r->overhead_gpus = s->cfg.overhead_gpus;
-  r->seed = s->cfg.seed;
+}
 
-  /* Keep the trace alive (the jobs point at its strings) and take over
-   * the run's memory. */
+/* Keeps the trace alive (the jobs point at its strings) and takes over
+ * the run's memory: jobs, parameters, figures, series.  0 or
+ * SM_ENOMEM. */
+static int take_over(sm_sim_result *r, sm_sim *s) {
   r->trace = (sm_sim_trace *)s->trace;
   __atomic_add_fetch(&r->trace->refs, 1, __ATOMIC_ACQ_REL);
   r->arena = s->arena;
   sm_arena_init(&s->arena, 0, 0);
+  r->par = s->par; /* in the arena */
+  s->par = NULL;
+  r->figs = s->figs; /* the same */
+  s->figs = NULL;
   r->jobs = s->jobs;
   r->njobs = s->njobs;
-  r->st = s->st;
-  r->sbusy = s->sbusy;
-  r->spend = s->spend;
-  r->sn = s->sn;
-  s->st = NULL;
-  s->sbusy = s->spend = NULL;
-  r->stats = s->stats;
-  r->nstats = s->nstats;
-  s->stats = NULL;
-  s->nstats = s->capstats = 0;
-  sm_free(queue);
-  sm_free(wait);
+  r->ser = s->ser;
+  memset(&s->ser, 0, sizeof(s->ser));
+  return sm__params_own(r->par, &r->arena);
+}
+
+int sm__result_build(sm_sim *s, double wall, sm_sim_result **out, sm_err *err) {
+  sm_sim_result *r = sm_calloc(1, sizeof(*r));
+  size_t cap = s->njobs ? s->njobs : 1;
+  tally y;
+  int rc = SM_ENOMEM;
+
+  memset(&y, 0, sizeof(y));
+  y.first = INFINITY;
+  if (r == NULL)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  r->jct = sm_malloc(cap * sizeof(double));
+  y.queue = sm_malloc(cap * sizeof(double));
+  y.wait = sm_malloc(cap * sizeof(double));
+  if (r->jct != NULL && y.queue != NULL && y.wait != NULL)
+    rc = describe(r, s);
+  if (rc == 0) {
+    for (size_t i = 0; i < s->njobs; i++)
+      if (s->jobs[i].status != SM_SIM_JOB_DROPPED)
+        count_job(r, &r->sum, &y, &s->jobs[i]);
+    summarize(r, s, &y, wall);
+    rc = take_over(r, s);
+  }
+  sm_free(y.queue);
+  sm_free(y.wait);
+  if (rc != 0) {
+    sm_sim_result_free(r);
+    return sm_err_set(err, rc, "out of memory");
+  }
   *out = r;
   return 0;
-fail:
-  sm_free(queue);
-  sm_free(wait);
-  sm_sim_result_free(r);
-  return sm_err_set(err, rc, "out of memory");
 }
 
 void sm_sim_result_free(sm_sim_result *r) {
   if (r == NULL)
     return;
+  sm__params_release(r->par); /* before its arena */
+  sm__figures_release(r->figs);
   sm_arena_discard(&r->arena);
   sm_free(r->trace_name);
   sm_free(r->jct);
-  sm_free(r->st);
-  sm_free(r->sbusy);
-  sm_free(r->spend);
-  for (size_t i = 0; i < r->nstats; i++)
-    sm_free(r->stats[i].name);
-  sm_free(r->stats);
+  sm__series_release(&r->ser);
   sm__notes_release(&r->notes);
   sm__notes_release(&r->params);
   sm__notes_release(&r->ignored);
-  sm__notes_release(&r->reads);
   sm_sim_trace_free(r->trace);
   sm_free(r);
 }
@@ -233,19 +244,6 @@ const char *sm_sim_result_note(const sm_sim_result *r, size_t i) {
   return i < r->notes.n ? r->notes.v[i] : NULL;
 }
 
-size_t sm_sim_result_stat_count(const sm_sim_result *r) {
-  return r->nstats;
-}
-
-const char *sm_sim_result_stat(const sm_sim_result *r, size_t i,
-                               double *value) {
-  if (i >= r->nstats)
-    return NULL;
-  if (value != NULL)
-    *value = r->stats[i].value;
-  return r->stats[i].name;
-}
-
 size_t sm_sim_result_job_count(const sm_sim_result *r) {
   return r->njobs;
 }
@@ -257,12 +255,12 @@ const sm_sim_job *sm_sim_result_job(const sm_sim_result *r, size_t i) {
 size_t sm_sim_result_series(const sm_sim_result *r, const double **t,
                             const int **busy, const int **pending) {
   if (t)
-    *t = r->st;
+    *t = r->ser.t;
   if (busy)
-    *busy = r->sbusy;
+    *busy = r->ser.busy;
   if (pending)
-    *pending = r->spend;
-  return r->sn;
+    *pending = r->ser.pending;
+  return r->ser.n;
 }
 
 /* ==== JSON ==== */
@@ -346,9 +344,10 @@ void sm_sim_result_json(const sm_sim_result *r, sm_jw *w) {
   sm_jw_arr_end(w);
   sm_jw_key(w, "stats");
   sm_jw_obj_begin(w);
-  for (size_t i = 0; i < r->nstats; i++) {
-    sm_jw_key(w, r->stats[i].name);
-    sm_jw_num(w, r->stats[i].value);
+  for (size_t i = 0; i < sm_sim_result_stat_count(r); i++) {
+    double v;
+    sm_jw_key(w, sm_sim_result_stat(r, i, &v));
+    sm_jw_num(w, v);
   }
   sm_jw_obj_end(w);
   sm_jw_key(w, "notes");
@@ -470,10 +469,7 @@ const char *sm_sim_result_dropped_why(const sm_sim_result *r) {
 }
 
 int sm_sim_result_reads_param(const sm_sim_result *r, const char *key) {
-  for (size_t i = 0; i < r->reads.n; i++)
-    if (strcmp(r->reads.v[i], key) == 0)
-      return 1;
-  return 0;
+  return r->par != NULL && sm__params_read_key(r->par, key, strlen(key));
 }
 
 const char *sm_sim_result_cluster_origin(const sm_sim_result *r) {

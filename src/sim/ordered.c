@@ -15,6 +15,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 int sm__ordered_init(sm_sim *s, sm__ordered *o, sm__key_fn key, void *ud,
@@ -31,7 +33,7 @@ int sm__ordered_init(sm_sim *s, sm__ordered *o, sm__key_fn key, void *ud,
     }
   o->key = key;
   o->ud = ud;
-  o->backfill = sm_sim_param_num(s, "backfill", 0) != 0;
+  o->backfill = SM__PARAM(s, backfill) != 0;
   return 0;
 }
 
@@ -102,8 +104,7 @@ static int ord_init(sm_sim *s, void **state, sm__key_fn key, int est,
   if (st == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   if (est) {
-    rc = sm_sim_estimator_new(s, sm_sim_param_str(s, "estimator"), &st->est,
-                              err);
+    rc = sm_sim_estimator_new(s, SM__PARAM(s, estimator), &st->est, err);
     if (rc != 0) {
       sm_free(st);
       return rc;
@@ -144,10 +145,10 @@ static void ord_finalize(sm_sim *s, void *state) {
     size_t h[4];
     sm__estimator_hits(st->est, h);
     if (h[0] + h[1] + h[2] + h[3] > 0) {
-      sm_sim_stat_add(s, "estimates_by_user_name", (double)h[0]);
-      sm_sim_stat_add(s, "estimates_by_user", (double)h[1]);
-      sm_sim_stat_add(s, "estimates_by_global_mean", (double)h[2]);
-      sm_sim_stat_add(s, "estimates_by_default", (double)h[3]);
+      SM__FIG_ADD(s, estimates_by_user_name, (double)h[0]);
+      SM__FIG_ADD(s, estimates_by_user, (double)h[1]);
+      SM__FIG_ADD(s, estimates_by_global_mean, (double)h[2]);
+      SM__FIG_ADD(s, estimates_by_default, (double)h[3]);
     }
   }
 }
@@ -176,38 +177,25 @@ static void ord_schedule(sm_sim *s, void *state, int vc) {
   sm__ordered_schedule(s, &((ord_state *)state)->o, vc);
 }
 
+/* What the three policies share. */
+#define ORDERED_CALLS                                                          \
+  .release = ord_release, .arrive = ord_arrive, .finish = ord_finish,          \
+  .schedule = ord_schedule, .finalize = ord_finalize
+
 const sm_sim_policy sm__policy_fifo = {
-    "fifo",
-    "first in, first out (head-of-line blocking)",
-    0,
-    fifo_init,
-    ord_release,
-    ord_arrive,
-    ord_finish,
-    NULL,
-    ord_schedule,
-    ord_finalize};
+    .name = "fifo",
+    .summary = "first in, first out (head-of-line blocking)",
+    .init = fifo_init,
+    ORDERED_CALLS};
 
 const sm_sim_policy sm__policy_sjf = {
-    "sjf",
-    "shortest job first on the true duration (oracle)",
-    0,
-    sjf_init,
-    ord_release,
-    ord_arrive,
-    ord_finish,
-    NULL,
-    ord_schedule,
-    ord_finalize};
+    .name = "sjf",
+    .summary = "shortest job first on the true duration (oracle)",
+    .init = sjf_init,
+    ORDERED_CALLS};
 
 const sm_sim_policy sm__policy_qssf = {
-    "qssf",
-    "quasi-shortest-service-first: estimate x GPUs (Helios)",
-    0,
-    qssf_init,
-    ord_release,
-    ord_arrive,
-    ord_finish,
-    NULL,
-    ord_schedule,
-    ord_finalize};
+    .name = "qssf",
+    .summary = "quasi-shortest-service-first: estimate x GPUs (Helios)",
+    .init = qssf_init,
+    ORDERED_CALLS};

@@ -1,67 +1,13 @@
-/* oset.c - ordered job sets for the policies (skip lists keyed by two
- * doubles and the job index) and the note lists that traces and runs
- * carry into their reports.
+/* oset.c - ordered job sets for the policies: skip lists keyed by two
+ * doubles and the job index.
  *
  * A policy keeps its pending (and, when preemptive, running) jobs in
  * sm__oset: insertion and removal cost O(log n) expected, walking in
  * priority order is a linked-list walk.  Levels come from a private
  * xorshift state seeded with a constant, so runs are deterministic. */
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "sim/sim_int.h"
-
-/* ==== Notes ==== */
-
-int sm__notes_vadd(sm__notes *n, const char *fmt, va_list ap) {
-  char tmp[512];
-  char *line;
-
-  vsnprintf(tmp, sizeof(tmp), fmt, ap);
-  if (n->n == n->cap) {
-    size_t cap = n->cap ? n->cap * 2 : 8;
-    char **v = sm_realloc(n->v, cap * sizeof(*v));
-    if (v == NULL)
-      return SM_ENOMEM;
-    n->v = v;
-    n->cap = cap;
-  }
-  line = sm_strdup(tmp);
-  if (line == NULL)
-    return SM_ENOMEM;
-  n->v[n->n++] = line;
-  return 0;
-}
-
-int sm__notes_add(sm__notes *n, const char *fmt, ...) {
-  va_list ap;
-  int rc;
-
-  va_start(ap, fmt);
-  rc = sm__notes_vadd(n, fmt, ap);
-  va_end(ap);
-  return rc;
-}
-
-int sm__notes_copy(sm__notes *dst, const sm__notes *src) {
-  for (size_t i = 0; i < src->n; i++) {
-    int rc = sm__notes_add(dst, "%s", src->v[i]);
-    if (rc != 0)
-      return rc;
-  }
-  return 0;
-}
-
-void sm__notes_release(sm__notes *n) {
-  for (size_t i = 0; i < n->n; i++)
-    sm_free(n->v[i]);
-  sm_free(n->v);
-  n->v = NULL;
-  n->n = n->cap = 0;
-}
-
-/* ==== Skip list ==== */
 
 static sm__onode *node_new(int level) {
   sm__onode *n =

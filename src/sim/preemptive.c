@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/figures_int.h"
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_LEVELS 16
@@ -38,7 +40,8 @@ typedef struct pre_state {
   double thr[MAX_LEVELS]; /* ascending, GPU-seconds */
   sm__onode **keep;       /* round scratch: pending jobs to start */
   sm__onode **drop;       /* round scratch: running jobs to preempt */
-  size_t cap;             /* scratch capacity */
+  size_t cap_keep;        /* capacity of keep */
+  size_t cap_drop;        /* capacity of drop */
   size_t demotions;       /* level changes */
 } pre_state;
 
@@ -104,23 +107,10 @@ static void arm_demotion(sm_sim *s, pre_state *st, sm_sim_job *j) {
 /* ==== The round ==== */
 
 static int grow(pre_state *st, size_t need) {
-  size_t cap = st->cap ? st->cap : 256;
-  sm__onode **a, **b;
-
-  if (need <= st->cap)
-    return 0;
-  while (cap < need)
-    cap *= 2;
-  a = sm_realloc(st->keep, cap * sizeof(*a));
-  if (a == NULL)
-    return SM_ENOMEM;
-  st->keep = a;
-  b = sm_realloc(st->drop, cap * sizeof(*b));
-  if (b == NULL)
-    return SM_ENOMEM;
-  st->drop = b;
-  st->cap = cap;
-  return 0;
+  return SM__SIM_GROW(st->keep, need, st->cap_keep) != 0 ||
+                 SM__SIM_GROW(st->drop, need, st->cap_drop) != 0
+             ? SM_ENOMEM
+             : 0;
 }
 
 /* Nonzero when pending node p goes before running node r. */
@@ -230,7 +220,7 @@ static int srtf_init(sm_sim *s, void **state, sm_err *err) {
   int rc = pre_init(s, state, 1, err);
 
   if (rc == 0)
-    sm_sim_set_round_interval(s, sm_sim_param_num(s, "srtf.interval", 0));
+    sm_sim_set_round_interval(s, SM__PARAM(s, srtf_interval));
   return rc;
 }
 
@@ -259,8 +249,8 @@ static int parse_thresholds(pre_state *st, const char *v, sm_err *err) {
 }
 
 static int tiresias_init(sm_sim *s, void **state, sm_err *err) {
-  const char *thr = sm_sim_param_str(s, "tiresias.thresholds");
-  double iv = sm_sim_param_num(s, "tiresias.interval", 60);
+  const char *thr = SM__PARAM(s, tiresias_thresholds);
+  double iv = SM__PARAM(s, tiresias_interval);
   pre_state *st;
   int rc = pre_init(s, state, 0, err);
 
@@ -318,35 +308,29 @@ static void pre_finalize(sm_sim *s, void *state) {
       size_t n = strlen(thr);
       snprintf(thr + n, sizeof(thr) - n, "%s%g", i ? "," : "", st->thr[i]);
     }
-    sm_sim_stat_add(s, "demotions", (double)st->demotions);
+    SM__FIG_ADD(s, demotions, (double)st->demotions);
     sm_sim_note(s,
                 "tiresias: %d queues, thresholds %s GPU-s, rounds every "
                 "%g s",
-                st->nthr + 1, thr,
-                sm_sim_param_num(s, "tiresias.interval", 60));
+                st->nthr + 1, thr, SM__PARAM(s, tiresias_interval));
   }
 }
 
+/* What the two policies share. */
+#define PREEMPTIVE_CALLS                                                       \
+  .flags = SM_SIM_POLICY_PREEMPTIVE, .release = pre_release,                   \
+  .arrive = pre_arrive, .finish = pre_finish, .schedule = pre_schedule,        \
+  .finalize = pre_finalize
+
 const sm_sim_policy sm__policy_srtf = {
-    "srtf",
-    "shortest remaining time first, preemptive (oracle)",
-    SM_SIM_POLICY_PREEMPTIVE,
-    srtf_init,
-    pre_release,
-    pre_arrive,
-    pre_finish,
-    NULL,
-    pre_schedule,
-    pre_finalize};
+    .name = "srtf",
+    .summary = "shortest remaining time first, preemptive (oracle)",
+    .init = srtf_init,
+    PREEMPTIVE_CALLS};
 
 const sm_sim_policy sm__policy_tiresias = {
-    "tiresias",
-    "2D-LAS with discretised queues and preemption (Tiresias)",
-    SM_SIM_POLICY_PREEMPTIVE,
-    tiresias_init,
-    pre_release,
-    pre_arrive,
-    pre_finish,
-    pre_timer,
-    pre_schedule,
-    pre_finalize};
+    .name = "tiresias",
+    .summary = "2D-LAS with discretised queues and preemption (Tiresias)",
+    .init = tiresias_init,
+    .timer = pre_timer,
+    PREEMPTIVE_CALLS};

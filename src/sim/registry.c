@@ -1,10 +1,16 @@
-/* registry.c - the table of scheduling policies.  The built-in baselines
- * come first; sm_sim_policy_register adds more at run time (the later
- * SchedMate integrations), so that a new policy never touches the
- * engine. */
+/* registry.c - the table of scheduling policies.  The built-in ones are a
+ * table fixed at build time; sm_sim_policy_register adds more at run time
+ * (a program's own policies), so that a new policy never touches the
+ * engine.
+ *
+ * Registrations are serialised by a lock and published with one atomic
+ * store of the count after the slot is written, so that lookups, which
+ * take no lock, see either the table without the new policy or with it,
+ * never a half-written entry: runs may look policies up from several
+ * threads while another registers one. */
+#include <pthread.h>
 #include <string.h>
 
-#include "sim/sia_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_EXTRA 64
@@ -21,14 +27,17 @@ static const sm_sim_policy *const builtins[] = {&sm__policy_fifo,
                                                 &sm__policy_sia,
                                                 &sm__policy_sia_schedmate};
 
-static const sm_sim_policy *extra[MAX_EXTRA];
-static size_t nextra;
+static const sm_sim_policy *extra[MAX_EXTRA]; /* written under lock */
+static size_t nextra;                         /* published atomically */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 const sm_sim_policy *sm_sim_policy_at(size_t i) {
+  size_t n = __atomic_load_n(&nextra, __ATOMIC_ACQUIRE);
+
   if (i < SM_ARRAY_LEN(builtins))
     return builtins[i];
   i -= SM_ARRAY_LEN(builtins);
-  return i < nextra ? extra[i] : NULL;
+  return i < n ? extra[i] : NULL;
 }
 
 const sm_sim_policy *sm_sim_policy_find(const char *name) {
@@ -41,11 +50,19 @@ const sm_sim_policy *sm_sim_policy_find(const char *name) {
 }
 
 int sm_sim_policy_register(const sm_sim_policy *p) {
-  if (p == NULL || p->name == NULL || p->schedule == NULL ||
-      sm_sim_policy_find(p->name) != NULL)
+  int rc = 0;
+
+  if (p == NULL || p->name == NULL || p->schedule == NULL)
     return SM_EINVAL;
-  if (nextra == MAX_EXTRA)
-    return SM_ELIMIT;
-  extra[nextra++] = p;
-  return 0;
+  pthread_mutex_lock(&lock);
+  if (sm_sim_policy_find(p->name) != NULL)
+    rc = SM_EINVAL;
+  else if (nextra == MAX_EXTRA)
+    rc = SM_ELIMIT;
+  else {
+    extra[nextra] = p;
+    __atomic_store_n(&nextra, nextra + 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&lock);
+  return rc;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "schedmate/sm_sia.h"
+#include "sim/figures_int.h"
 #include "sim/sim_int.h"
 
 #define W 760
@@ -323,17 +324,18 @@ static void plot_cdf(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
 /* Time-weighted mean of a step series over BINS bins of [0, end]. */
 static void bin_series(const sm_sim_result *r, int which, double end,
                        double *out) {
+  const sm__series *sr = &r->ser;
   double w = end / BINS;
   size_t k = 0;
 
   for (int i = 0; i < BINS; i++) {
     double a = i * w, bnd = a + w, acc = 0;
-    while (k + 1 < r->sn && r->st[k + 1] <= a)
+    while (k + 1 < sr->n && sr->t[k + 1] <= a)
       k++;
-    for (size_t m = k; m < r->sn && r->st[m] < bnd; m++) {
-      double s0 = SM_MAX(a, r->st[m]);
-      double s1 = m + 1 < r->sn ? SM_MIN(bnd, r->st[m + 1]) : bnd;
-      double v = which ? r->spend[m] : r->sbusy[m];
+    for (size_t m = k; m < sr->n && sr->t[m] < bnd; m++) {
+      double s0 = SM_MAX(a, sr->t[m]);
+      double s1 = m + 1 < sr->n ? SM_MIN(bnd, sr->t[m + 1]) : bnd;
+      double v = which ? sr->pending[m] : sr->busy[m];
       if (s1 > s0)
         acc += v * (s1 - s0);
     }
@@ -351,8 +353,8 @@ static void plot_series(sm_buf *b, const sm_sim_result *const *runs, size_t n,
   if (v == NULL)
     return;
   for (size_t i = 0; i < nn; i++)
-    if (runs[i]->sn > 0)
-      end = SM_MAX(end, runs[i]->st[runs[i]->sn - 1]);
+    if (runs[i]->ser.n > 0)
+      end = SM_MAX(end, runs[i]->ser.t[runs[i]->ser.n - 1]);
   if (end <= 0)
     end = 1;
   unit = end > 3 * 86400 ? 86400 : 3600;
@@ -402,11 +404,6 @@ static void cell_dur(sm_buf *b, double s) {
   sm_buf_addf(b, "<td>%s</td>", tmp);
 }
 
-static double stat_or(const sm_sim_result *r, const char *k, double def) {
-  double v;
-  return sm_sim_result_stat_get(r, k, &v) ? v : def;
-}
-
 /* The name cell of a run: its colour and marker, then its label. */
 static void cell_name(sm_buf *b, const sm_sim_result *const *runs, size_t n,
                       size_t i) {
@@ -427,130 +424,82 @@ static void cell_name(sm_buf *b, const sm_sim_result *const *runs, size_t n,
   "start and again after every preemption or eviction (Lucid's measure; "      \
   "the same in every table of this report)."
 
-static const char *source_meaning(const char *src) {
-  if (strcmp(src, "calibrated") == 0)
-    return "no history: each job is a hit with the reference design's "
-           "measured rate (73 %) and its estimate lies within a factor of "
-           "two of the truth as often as the reference measured (85.7 %); "
-           "a model of accuracy, not a measurement of this trace.";
-  if (strcmp(src, "oracle") == 0)
-    return "an UPPER BOUND, not a result: the fingerprints are built from "
-           "each job's true GPU time (its outcome), and a hit knows the "
-           "job's own profile.";
-  return "the history engine online over the trace: fingerprints only from "
-         "what is known when a job is submitted (user, job name, VC, GPUs, "
-         "and the workload template those choose), answers only from jobs "
-         "that ended before it.";
+/* The SchedMate paths against their baselines. */
+static void speedup_table(sm_buf *b, const sm_sim_result *const *runs, size_t n,
+                          const sm_sim_schedmate_summary *sum) {
+  const sm_sim_speedup *sp = sum->speedups;
+
+  sm_buf_adds(b, "<table><tr><th>path</th><th>baseline</th><th>avg JCT "
+                 "speed-up</th><th>p99 JCT speed-up</th><th>avg queueing "
+                 "delay speed-up</th><th>makespan speed-up</th><th>avg JCT "
+                 "change (%)</th></tr>\n");
+  for (size_t k = 0; k < sum->nspeedups; k++) {
+    sm_buf_adds(b, "<tr>");
+    cell_name(b, runs, n, sp[k].path_run);
+    cell_name(b, runs, n, sp[k].base_run);
+    const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
+                         sp[k].avg_wait_speedup, sp[k].makespan_speedup};
+    for (int q = 0; q < 4; q++)
+      if (isfinite(v[q]))
+        sm_buf_addf(b, "<td>%.3fx</td>", v[q]);
+      else
+        sm_buf_adds(b, "<td>&ndash;</td>");
+    sm_buf_addf(b, "<td>%+.1f %%</td></tr>\n", 100 * sp[k].avg_jct_change);
+  }
+  sm_buf_adds(b, "</table>\n<p>Speed-up = the baseline's figure / the "
+                 "path's (above 1: the path is better); avg JCT change = "
+                 "the path's average JCT / the baseline's &minus; 1 "
+                 "(negative: better); &ndash;: both queueing delays are "
+                 "zero.  The queueing delay is the one defined under the "
+                 "summary.</p>\n");
 }
 
 /* The SchedMate paths against their baselines, and what the facts were
  * worth in each SchedMate run. */
 static void schedmate_section(sm_buf *b, const sm_sim_result *const *runs,
                               size_t n) {
-  sm_sim_speedup sp[64];
-  size_t ns = sm_sim_speedups(runs, n, sp, SM_ARRAY_LEN(sp));
-  const char *seen[3] = {0};
-  int any = 0, nseen = 0;
+  sm_sim_schedmate_summary sum;
+  sm_buf line;
 
-  for (size_t i = 0; i < n; i++)
-    any |= stat_or(runs[i], "facts_queries", -1) >= 0;
-  if (ns == 0 && !any)
+  sm_sim_schedmate_summarize(runs, n, &sum);
+  if (!sum.any)
     return;
   sm_buf_adds(b, "<h2>SchedMate paths</h2>\n<p>Where the facts come from:"
                  "</p>\n<ul>\n");
-  for (size_t i = 0; i < n; i++) {
-    int dup = 0;
-    if (runs[i]->facts[0] == '\0')
-      continue;
-    for (int k = 0; k < nseen; k++)
-      dup |= strcmp(seen[k], runs[i]->facts) == 0;
-    if (dup || nseen == 3)
-      continue;
-    seen[nseen++] = runs[i]->facts;
-    sm_buf_addf(b, "<li><b>%s</b> (%s): %s</li>\n", runs[i]->facts,
-                strcmp(runs[i]->facts, "calibrated") == 0 ? "dashed lines"
-                : strcmp(runs[i]->facts, "oracle") == 0   ? "dotted lines"
-                                                          : "solid lines",
-                source_meaning(runs[i]->facts));
-  }
-  sm_buf_adds(b, "</ul>\n");
-  if (ns > 0) {
-    sm_buf_adds(b, "<table><tr><th>path</th><th>baseline</th><th>avg JCT "
-                   "speed-up</th><th>p99 JCT speed-up</th><th>avg queueing "
-                   "delay speed-up</th><th>makespan speed-up</th><th>avg JCT "
-                   "change (%)</th></tr>\n");
-    for (size_t k = 0; k < ns; k++) {
-      sm_buf_adds(b, "<tr>");
-      cell_name(b, runs, n, sp[k].path_run);
-      cell_name(b, runs, n, sp[k].base_run);
-      const double v[4] = {sp[k].avg_jct_speedup, sp[k].p99_jct_speedup,
-                           sp[k].avg_wait_speedup, sp[k].makespan_speedup};
-      for (int q = 0; q < 4; q++)
-        if (isfinite(v[q]))
-          sm_buf_addf(b, "<td>%.3fx</td>", v[q]);
-        else
-          sm_buf_adds(b, "<td>&ndash;</td>");
-      sm_buf_addf(b, "<td>%+.1f %%</td></tr>\n", 100 * sp[k].avg_jct_change);
-    }
-    sm_buf_adds(b, "</table>\n<p>Speed-up = the baseline's figure / the "
-                   "path's (above 1: the path is better); avg JCT change = "
-                   "the path's average JCT / the baseline's &minus; 1 "
-                   "(negative: better); &ndash;: both queueing delays are "
-                   "zero.  The queueing delay is the one defined under the "
-                   "summary.</p>\n");
-  }
-  sm_buf_adds(b, "<ul>\n");
-  for (size_t i = 0; i < n; i++) {
-    const sm_sim_result *r = runs[i];
-    char lab[96];
-    if (stat_or(r, "facts_queries", -1) < 0)
-      continue;
-    if (stat_or(r, "sia_rounds", -1) >= 0) {
-      sm_buf line;
-      sm_buf_init(&line, 0);
-      sm_sia_facts_line(runs, n, i, &line);
-      sm_buf_adds(b, "<li>");
-      sm__html_escape(b, sm_buf_str(&line));
-      sm_buf_adds(b, ".</li>\n");
-      sm_buf_release(&line);
-      continue;
-    }
-    sm_buf_adds(b, "<li><b>");
-    sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
-    sm_buf_addf(b,
-                "</b>: hit rate %.1f %% (%.0f of %.0f), estimates within 2x "
-                "of the truth %.1f %%",
-                100 * stat_or(r, "facts_hit_rate", 0),
-                stat_or(r, "facts_hits", 0), stat_or(r, "facts_queries", 0),
-                100 * stat_or(r, "facts_within_2x", 0));
-    if (stat_or(r, "profiles_skipped", -1) >= 0)
-      sm_buf_addf(b,
-                  "; profiling GPU-hours saved %.1f; evictions %.0f (%.0f "
-                  "Tracker checks)",
-                  stat_or(r, "profiling_gpu_h_saved", 0),
-                  stat_or(r, "evictions", 0), stat_or(r, "tracker_checks", 0));
-    if (stat_or(r, "infra_restarts", -1) >= 0)
-      sm_buf_addf(b,
-                  "; infrastructure failures %.0f, restarted from their "
-                  "checkpoint by the Failure Handler %.0f",
-                  stat_or(r, "infra_failures", 0),
-                  stat_or(r, "infra_restarts", 0));
+  for (size_t k = 0; k < sum.nsources; k++) {
+    const char *src = sum.sources[k];
+    sm_buf_addf(b, "<li><b>%s</b> (%s): ", src,
+                strcmp(src, "calibrated") == 0 ? "dashed lines"
+                : strcmp(src, "oracle") == 0   ? "dotted lines"
+                                               : "solid lines");
+    sm__html_escape(b, sm_sim_facts_meaning(src));
     sm_buf_adds(b, ".</li>\n");
   }
-  sm_buf_adds(b, "</ul>\n<p>Information source: ");
-  sm_buf_adds(b,
-              runs[0]->sum.synthetic ? "<b>SYNTHETIC</b> trace" : "real trace");
-  {
-    const char *wl = NULL;
-    for (size_t i = 0; i < n && wl == NULL; i++)
-      for (size_t k = 0; k < runs[i]->params.n; k++)
-        if (strncmp(runs[i]->params.v[k], "workloads=", 10) == 0)
-          wl = runs[i]->params.v[k] + 10;
-    sm_buf_adds(b, wl ? "; fingerprints from the workload templates in "
-                      : "; fingerprints from the trace's attributes");
-    if (wl)
-      sm__html_escape(b, wl);
+  sm_buf_adds(b, "</ul>\n");
+  if (sum.nspeedups > 0)
+    speedup_table(b, runs, n, &sum);
+  sm_buf_init(&line, 0);
+  sm_buf_adds(b, "<ul>\n");
+  for (size_t i = 0; i < n; i++) {
+    sm_buf_reset(&line);
+    if (!sm_sim_schedmate_line(runs, n, i, &line))
+      continue;
+    sm_buf_adds(b, "<li>");
+    sm__html_escape(b, sm_buf_str(&line));
+    sm_buf_adds(b, ".</li>\n");
   }
+  sm_buf_reset(&line);
+  sm_sim_failures_line(&sum, &line);
+  sm_buf_adds(b, "</ul>\n<p>");
+  sm__html_escape(b, sm_buf_str(&line));
+  sm_buf_release(&line);
+  sm_buf_adds(b, ".</p>\n<p>Information source: ");
+  sm_buf_adds(b, sum.synthetic ? "<b>SYNTHETIC</b> trace" : "real trace");
+  sm_buf_adds(b, sum.workloads
+                     ? "; fingerprints from the workload templates in "
+                     : "; fingerprints from the trace's attributes");
+  if (sum.workloads)
+    sm__html_escape(b, sum.workloads);
   sm_buf_adds(b, ".  The notes below say more (profile tables and their "
                  "licence, failure model).</p>\n");
 }
@@ -678,57 +627,15 @@ static void sweep_section(sm_buf *b, const sm_sim_result *const *runs, size_t n,
                  "first column, and the packings the Tracker undid.</p>\n");
 }
 
-/* Labels of the policies' figures (sm_sim_stat_add); figures without
- * one are shown by their name. */
-static const struct {
-  const char *name, *label;
-} stat_labels[] = {
-    {"profiled", "jobs profiled to Lucid's time limit"},
-    {"ended_in_profiler", "jobs that ended inside the profiler"},
-    {"profiler_gpu_h", "GPU-hours spent profiling"},
-    {"not_profiled_too_large", "jobs too large to profile"},
-    {"packed_pairs", "pairs packed onto shared GPUs"},
-    {"packed_pairs_measured", "of which with measured pair speeds"},
-    {"profiles_skipped", "profiles skipped on a SchedMate hit"},
-    {"profiling_gpu_h_saved", "profiling GPU-hours saved"},
-    {"hits_with_wrong_score", "hits whose believed sharing score was wrong"},
-    {"tracker_checks", "Tracker checks of packed pairs"},
-    {"checks_skipped_untracked", "checks skipped: host log not trackable"},
-    {"evictions", "harmful packings undone (evictions)"},
-    {"facts_queries", "questions to SchedMate (jobs submitted)"},
-    {"facts_hits", "answers a scheduler may use (hits)"},
-    {"facts_hit_rate", "hit rate"},
-    {"facts_within_2x", "share of hits within 2x of the true duration"},
-    {"fallback_no_match", "fallbacks: no similar past job"},
-    {"fallback_below_threshold", "fallbacks: matches below the threshold"},
-    {"fallback_inconsistent", "fallbacks: inconsistent history"},
-    {"fallback_too_little_known", "fallbacks: too little known to identify "
-                                  "the job"},
-    {"facts_vetoed_lookalikes", "answers that vetoed a look-alike (a "
-                                "different job)"},
-    {"facts_thin_lookalikes", "answers that skipped a look-alike sharing "
-                              "too little identity"},
-    {"history_records", "jobs written back to the history"},
-    {"history_fingerprints", "distinct fingerprints in the history"},
-    {"history_future_reads", "answers that read the future (must be 0)"},
-    {"estimates_by_user_name", "estimates from the same user and job name"},
-    {"estimates_by_user", "estimates from the same user"},
-    {"estimates_by_global_mean", "estimates from the mean of all jobs"},
-    {"estimates_by_default", "estimates by the default (nothing ended yet)"},
-    {"demotions", "demotions to a lower queue"},
-    {"infra_failures", "infrastructure failures met"},
-    {"infra_resubmitted_by_users", "infrastructure failures resubmitted by "
-                                   "their users"},
-    {"infra_restarts", "restarted from a checkpoint by the Failure Handler"},
-    {"nodes_isolated", "nodes isolated by the Failure Handler"},
-    {"progress_redone_gpu_h", "GPU-hours of progress redone after faults"}};
-
+/* The label of a figure: the table's words, else its name with spaces
+ * for underscores. */
 static void stat_label(sm_buf *b, const char *name) {
-  for (size_t i = 0; i < SM_ARRAY_LEN(stat_labels); i++)
-    if (strcmp(stat_labels[i].name, name) == 0) {
-      sm_buf_adds(b, stat_labels[i].label);
-      return;
-    }
+  const char *l = sm__figures_label(name);
+
+  if (l != NULL) {
+    sm_buf_adds(b, l);
+    return;
+  }
   for (const char *p = name; *p; p++)
     sm_buf_addc(b, *p == '_' ? ' ' : *p);
 }
@@ -739,12 +646,15 @@ static void stats_table(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
   size_t nn = 0;
 
   for (size_t i = 0; i < n; i++)
-    for (size_t k = 0; k < runs[i]->nstats && nn < SM_ARRAY_LEN(names); k++) {
+    for (size_t k = 0;
+         k < sm_sim_result_stat_count(runs[i]) && nn < SM_ARRAY_LEN(names);
+         k++) {
+      const char *name = sm_sim_result_stat(runs[i], k, NULL);
       int dup = 0;
       for (size_t q = 0; q < nn && !dup; q++)
-        dup = strcmp(names[q], runs[i]->stats[k].name) == 0;
+        dup = strcmp(names[q], name) == 0;
       if (!dup)
-        names[nn++] = runs[i]->stats[k].name;
+        names[nn++] = name;
     }
   if (nn == 0)
     return;
@@ -757,8 +667,7 @@ static void stats_table(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
   }
   sm_buf_adds(b, "</tr>\n");
   for (size_t q = 0; q < nn; q++) {
-    int rate = strcmp(names[q], "facts_hit_rate") == 0 ||
-               strcmp(names[q], "facts_within_2x") == 0;
+    int rate = sm__figures_is_rate(names[q]);
     sm_buf_adds(b, "<tr><td>");
     stat_label(b, names[q]);
     sm_buf_adds(b, "</td>");
@@ -786,15 +695,12 @@ int sm_sim_report_html(const sm_sim_result *const *runs, size_t n, sm_buf *b) {
   return sm_sim_report_html_ex(runs, n, NULL, b);
 }
 
-int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
-                          const sm_sim_report_opts *o, sm_buf *b) {
-  const sm_sim_result *r0;
+/* The title, the page's head and the paragraph on the trace, the
+ * cluster and the settings every run shares. */
+static void page_head(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
+  const sm_sim_result *r0 = runs[0];
   char title[512];
-  int profiler = 0;
 
-  if (n == 0)
-    return SM_EINVAL;
-  r0 = runs[0];
   snprintf(title, sizeof(title), "%s%s on %s, offered load %.2f",
            r0->sum.synthetic ? "SYNTHETIC " : "", base_name(r0->trace_name),
            r0->cluster, r0->offered_load);
@@ -835,8 +741,7 @@ int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
               "the last job's submission plus run time.<br>",
               r0->offered_load);
   for (size_t i = 0; i < n; i++)
-    if (runs[i]->carved_nodes > 0 && !profiler) {
-      profiler = 1;
+    if (runs[i]->carved_nodes > 0) {
       sm_buf_addf(b,
                   "Lucid's profiler: in the runs of lucid and "
                   "lucid+schedmate only, %d node%s of VC '",
@@ -845,13 +750,17 @@ int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
       sm_buf_adds(b, "' form the profiling partition (taken from the "
                      "cluster's capacity, as in Lucid's simulator); every "
                      "other policy uses all nodes.<br>");
+      break;
     }
   sm_buf_addf(b,
               "Placement %s; preemption overhead %g s (at most %d GPUs) / "
               "%g s (more).</p>\n",
               r0->placement, r0->preempt_small, r0->overhead_gpus,
               r0->preempt_large);
+}
 
+static void summary_table(sm_buf *b, const sm_sim_result *const *runs,
+                          size_t n) {
   sm_buf_adds(b, "<h2>Summary</h2>\n<table><tr><th>policy</th><th>jobs"
                  "</th><th>avg JCT</th><th>median JCT</th><th>p99 JCT</th>"
                  "<th>avg queueing delay</th><th>p99 queueing delay</th>"
@@ -873,44 +782,41 @@ int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
   }
   sm_buf_adds(b, "</table>\n<p>JCT = end &minus; submission, over the jobs "
                  "that ended; p99 by nearest rank.  " QUEUE_DEF "</p>\n");
-  schedmate_section(b, runs, n);
-  if (o != NULL && o->sweep_param != NULL && o->nsweep > 0)
-    sweep_section(b, runs, n, o);
-  sm_buf_adds(b, "<h2>JCT distribution</h2>\n");
-  plot_cdf(b, runs, n);
-  sm_buf_adds(b, "<h2>Queue length over time</h2>\n");
-  plot_series(b, runs, n, 1);
-  sm_buf_adds(b, "<h2>GPU utilisation over time</h2>\n");
-  plot_series(b, runs, n, 0);
-  if (n > MAX_PLOT)
-    sm_buf_addf(b, "<p>Time plots show the first %d runs.</p>\n", MAX_PLOT);
-  stats_table(b, runs, n);
-  {
-    int any = 0;
-    for (size_t i = 0; i < n; i++)
-      any |= runs[i]->params.n > 0;
-    if (any) {
-      sm_buf_adds(b, "<h2>Settings each policy used</h2>\n<ul>\n");
-      for (size_t i = 0; i < n; i++) {
-        char lab[96];
-        if (runs[i]->params.n == 0)
-          continue;
-        sm_buf_adds(b, "<li><b>");
-        sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
-        sm_buf_adds(b, "</b>: ");
-        for (size_t k = 0; k < runs[i]->params.n; k++) {
-          if (k)
-            sm_buf_adds(b, ", ");
-          sm_buf_adds(b, "<code>");
-          sm__html_escape(b, runs[i]->params.v[k]);
-          sm_buf_adds(b, "</code>");
-        }
-        sm_buf_adds(b, "</li>\n");
-      }
-      sm_buf_adds(b, "</ul>\n<p>A setting a policy never reads is not "
-                     "listed under it.</p>\n");
+}
+
+/* The settings each run read. */
+static void settings_section(sm_buf *b, const sm_sim_result *const *runs,
+                             size_t n) {
+  int any = 0;
+
+  for (size_t i = 0; i < n; i++)
+    any |= runs[i]->params.n > 0;
+  if (!any)
+    return;
+  sm_buf_adds(b, "<h2>Settings each policy used</h2>\n<ul>\n");
+  for (size_t i = 0; i < n; i++) {
+    char lab[96];
+    if (runs[i]->params.n == 0)
+      continue;
+    sm_buf_adds(b, "<li><b>");
+    sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
+    sm_buf_adds(b, "</b>: ");
+    for (size_t k = 0; k < runs[i]->params.n; k++) {
+      if (k)
+        sm_buf_adds(b, ", ");
+      sm_buf_adds(b, "<code>");
+      sm__html_escape(b, runs[i]->params.v[k]);
+      sm_buf_adds(b, "</code>");
     }
+    sm_buf_adds(b, "</li>\n");
   }
+  sm_buf_adds(b, "</ul>\n<p>A setting a policy never reads is not "
+                 "listed under it.</p>\n");
+}
+
+/* Every note once, in the order of the runs. */
+static void notes_section(sm_buf *b, const sm_sim_result *const *runs,
+                          size_t n) {
   sm_buf_adds(b, "<h2>Notes</h2>\n<ul>\n");
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < runs[i]->notes.n; k++) {
@@ -924,7 +830,30 @@ int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
       sm__html_escape(b, runs[i]->notes.v[k]);
       sm_buf_adds(b, "</li>\n");
     }
-  sm_buf_adds(b, "</ul>\n<p>Written by schedmate simulate " SM_VERSION_STRING
+  sm_buf_adds(b, "</ul>\n");
+}
+
+int sm_sim_report_html_ex(const sm_sim_result *const *runs, size_t n,
+                          const sm_sim_report_opts *o, sm_buf *b) {
+  if (n == 0)
+    return SM_EINVAL;
+  page_head(b, runs, n);
+  summary_table(b, runs, n);
+  schedmate_section(b, runs, n);
+  if (o != NULL && o->sweep_param != NULL && o->nsweep > 0)
+    sweep_section(b, runs, n, o);
+  sm_buf_adds(b, "<h2>JCT distribution</h2>\n");
+  plot_cdf(b, runs, n);
+  sm_buf_adds(b, "<h2>Queue length over time</h2>\n");
+  plot_series(b, runs, n, 1);
+  sm_buf_adds(b, "<h2>GPU utilisation over time</h2>\n");
+  plot_series(b, runs, n, 0);
+  if (n > MAX_PLOT)
+    sm_buf_addf(b, "<p>Time plots show the first %d runs.</p>\n", MAX_PLOT);
+  stats_table(b, runs, n);
+  settings_section(b, runs, n);
+  notes_section(b, runs, n);
+  sm_buf_adds(b, "<p>Written by schedmate simulate " SM_VERSION_STRING
                  ".</p>\n</body></html>\n");
   return b->len > 0 && b->data != NULL ? 0 : SM_ENOMEM;
 }

@@ -23,11 +23,12 @@
  * a bounded quasi-Newton method (BFGS on the free parameters, projected
  * onto the bounds, active set reset when it changes), in log space for
  * the six positive parameters.  Parameters the points cannot identify
- * are pinned (see sia_int.h), as Pollux does. */
+ * are pinned (see sia_goodput_int.h), as Pollux does. */
 #include <math.h>
 #include <string.h>
 
-#include "sim/sia_int.h"
+#include "schedmate/sm_util.h"
+#include "sim/sia_goodput_int.h"
 
 #define LOWER 1e-8
 #define GAMMA_MAX 10.0

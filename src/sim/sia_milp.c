@@ -34,7 +34,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/sia_int.h"
+#include "schedmate/sm_util.h"
+#include "sim/sia_milp_int.h"
 
 #ifdef SM_HAVE_CBC
 #include <Cbc_C_Interface.h>
@@ -51,34 +52,35 @@ int sm__sia_have_cbc(void) {
 
 /* ==== Reductions ==== */
 
+/* Orders candidates by type, then GPUs, then value (highest first). */
+static int cmp_tgv(const sm__sia_cand *x, const sm__sia_cand *y) {
+  if (x->type != y->type)
+    return x->type - y->type;
+  if (x->gpus != y->gpus)
+    return x->gpus - y->gpus;
+  if (x->value != y->value)
+    return x->value > y->value ? -1 : 1;
+  return 0;
+}
+
+/* Candidate indices a and b by job, type, GPUs, value, index. */
 static int cmp_jtg(const void *a, const void *b, void *ud) {
   const sm__sia_cand *base = ud;
   const sm__sia_cand *x = &base[*(const int *)a];
   const sm__sia_cand *y = &base[*(const int *)b];
-  if (x->job != y->job)
-    return x->job - y->job;
-  if (x->type != y->type)
-    return x->type - y->type;
-  if (x->gpus != y->gpus)
-    return x->gpus - y->gpus;
-  if (x->value != y->value)
-    return x->value > y->value ? -1 : 1;
-  return *(const int *)a - *(const int *)b;
+  int c = x->job != y->job ? x->job - y->job : cmp_tgv(x, y);
+  return c != 0 ? c : *(const int *)a - *(const int *)b;
 }
 
+/* ... by type, GPUs, value, job, index (one class of configurations). */
 static int cmp_class(const void *a, const void *b, void *ud) {
   const sm__sia_cand *base = ud;
   const sm__sia_cand *x = &base[*(const int *)a];
   const sm__sia_cand *y = &base[*(const int *)b];
-  if (x->type != y->type)
-    return x->type - y->type;
-  if (x->gpus != y->gpus)
-    return x->gpus - y->gpus;
-  if (x->value != y->value)
-    return x->value > y->value ? -1 : 1;
-  if (x->job != y->job)
-    return x->job - y->job;
-  return *(const int *)a - *(const int *)b;
+  int c = cmp_tgv(x, y);
+  if (c == 0)
+    c = x->job - y->job;
+  return c != 0 ? c : *(const int *)a - *(const int *)b;
 }
 
 static int cmp_int(const void *a, const void *b) {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "schedmate/sm_sia.h"
-#include "sim/sia_int.h"
+#include "sim/sia_milp_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_FILES 1000
@@ -188,52 +188,4 @@ out:
   for (int i = 0; i < n; i++)
     sm_free(names[i]);
   return rc;
-}
-
-/* ==== The SchedMate line of a comparison ==== */
-
-static double stat_or(const sm_sim_result *r, const char *k, double def) {
-  double v;
-  return sm_sim_result_stat_get(r, k, &v) ? v : def;
-}
-
-int sm_sia_facts_line(const sm_sim_result *const *runs, size_t n, size_t i,
-                      sm_buf *out) {
-  const sm_sim_result *r = runs[i], *base = NULL;
-  double q, jobs;
-
-  if (stat_or(r, "sia_rounds", -1) < 0 || stat_or(r, "facts_queries", -1) < 0)
-    return 0;
-  for (size_t k = 0; k < n; k++)
-    if (strcmp(sm_sim_result_summary(runs[k])->policy, "sia") == 0)
-      base = runs[k];
-  q = stat_or(r, "facts_queries", 0);
-  jobs = (double)SM_MAX(sm_sim_result_summary(r)->jobs, (size_t)1);
-  sm_buf_addf(out,
-              "%s: hit rate %.1f%% (%.0f of %.0f jobs started from "
-              "the history)",
-              sm_sim_result_summary(r)->policy,
-              100 * stat_or(r, "facts_hit_rate", 0),
-              stat_or(r, "facts_hits", 0), q);
-  sm_buf_addf(out, "; restarts %.2f per job",
-              stat_or(r, "sia_restarts", 0) / jobs);
-  if (base != NULL)
-    sm_buf_addf(
-        out, " (sia %.2f: %.0f restarts avoided)",
-        stat_or(base, "sia_restarts", 0) /
-            (double)SM_MAX(sm_sim_result_summary(base)->jobs, (size_t)1),
-        stat_or(base, "sia_restarts", 0) - stat_or(r, "sia_restarts", 0));
-  sm_buf_addf(out, "; restarts while capped by the growth limit %.0f",
-              stat_or(r, "sia_bootstrap_restarts", 0));
-  if (base != NULL)
-    sm_buf_addf(out, " (sia %.0f)", stat_or(base, "sia_bootstrap_restarts", 0));
-  sm_buf_addf(out,
-              "; profiling GPU-hours saved %.2f (profiling used %.2f); "
-              "information source: the history of each workload file "
-              "(ended jobs of the same application, %.0f observations "
-              "seeded)",
-              stat_or(r, "sia_profiling_gpu_h_saved", 0),
-              stat_or(r, "sia_profiling_gpu_h", 0),
-              stat_or(r, "sia_seeded_points", 0));
-  return 1;
 }

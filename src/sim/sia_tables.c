@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sia_int.h"
+#include "sim/sia_tables_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_APPS 64
@@ -253,7 +253,8 @@ static int read_validation(sm_arena *ar, const char *path, double bsz,
                                      "metric", NULL};
   table t;
   char *f[SM__CSV_MAX_FIELDS];
-  int rc, cap = 0;
+  int rc;
+  size_t cap[4] = {0, 0, 0, 0};
   double *prog = NULL, *sqr = NULL, *var = NULL, *met = NULL;
 
   rc = table_open(&t, path, want, 3, err);
@@ -282,25 +283,12 @@ static int read_validation(sm_arena *ar, const char *path, double bsz,
                       t.l.lineno);
       break;
     }
-    if (v->n == cap) {
-      int nc = cap ? cap * 2 : 128;
-      double *np = sm_realloc(prog, (size_t)nc * sizeof(double));
-      double *ns = np ? sm_realloc(sqr, (size_t)nc * sizeof(double)) : NULL;
-      double *nq = ns ? sm_realloc(var, (size_t)nc * sizeof(double)) : NULL;
-      double *nm = nq ? sm_realloc(met, (size_t)nc * sizeof(double)) : NULL;
-      if (np)
-        prog = np;
-      if (ns)
-        sqr = ns;
-      if (nq)
-        var = nq;
-      if (nm)
-        met = nm;
-      if (nm == NULL) {
-        rc = sm_err_set(err, SM_ENOMEM, "%s: out of memory", path);
-        break;
-      }
-      cap = nc;
+    if (SM__SIM_GROW(prog, (size_t)v->n + 1, cap[0]) != 0 ||
+        SM__SIM_GROW(sqr, (size_t)v->n + 1, cap[1]) != 0 ||
+        SM__SIM_GROW(var, (size_t)v->n + 1, cap[2]) != 0 ||
+        SM__SIM_GROW(met, (size_t)v->n + 1, cap[3]) != 0) {
+      rc = sm_err_set(err, SM_ENOMEM, "%s: out of memory", path);
+      break;
     }
     prog[v->n] = p;
     sqr[v->n] = s;
@@ -342,15 +330,9 @@ typedef struct raw {
   sm__sia_pt pt;
 } raw;
 
-static int push_raw(raw **v, int *n, int *cap, const raw *r) {
-  if (*n == *cap) {
-    int nc = *cap ? *cap * 2 : 256;
-    raw *nv = sm_realloc(*v, (size_t)nc * sizeof(raw));
-    if (nv == NULL)
-      return SM_ENOMEM;
-    *v = nv;
-    *cap = nc;
-  }
+static int push_raw(raw **v, int *n, size_t *cap, const raw *r) {
+  if (SM__SIM_GROW(*v, (size_t)*n + 1, *cap) != 0)
+    return SM_ENOMEM;
   (*v)[(*n)++] = *r;
   return 0;
 }
@@ -436,7 +418,8 @@ static int read_throughput(sm_arena *ar, const char *dir, const char *app,
                                        "step_time", "sync_time",    NULL};
   char path[4096], *f[SM__CSV_MAX_FIELDS];
   raw *pl = NULL, *nr = NULL, r;
-  int npl = 0, cpl = 0, nnr = 0, cnr = 0, rc;
+  int npl = 0, nnr = 0, rc;
+  size_t cpl = 0, cnr = 0;
   table t;
   double best_b = 0, best_s = 0;
 

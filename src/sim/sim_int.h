@@ -10,12 +10,70 @@
 #include "schedmate/sm_util.h"
 
 /* One piece of a job's placement. */
-struct sm_sim_alloc {
+typedef struct sm_sim_alloc {
   int node; /* node index in the cluster */
   int gpus; /* GPUs held on it */
+} sm_sim_alloc;
+
+/* What the engine keeps per job of a run besides the public fields (the
+ * job's _run; allocated with the run's jobs, kept by the result). */
+struct sm_sim_jstate {
+  uint32_t gen;            /* bumps when the projected end changes */
+  int nalloc;              /* entries used in alloc */
+  int allocmax;            /* entries available in alloc */
+  int type;                /* GPU type index of the placement */
+  int pvc;                 /* VC of the placement (usually the job's) */
+  int reqtype;             /* requested type index, -1 for any */
+  sm_sim_alloc *alloc;     /* nodes and GPU counts held */
+  struct sm_sim_job *peer; /* the job sharing these GPUs, or NULL */
+  int owner;               /* 1 when it frees the GPUs at its end */
+  int failing;             /* 1 when its pending end is a failure */
+  double fail_work;        /* work_left at which it fails, or NaN */
+  double done_work;        /* work performed, for the invariants */
+  int outcome;             /* end state of the next normal end set by
+                              sm_sim_job_set_outcome, or -1: the trace's */
+  int infra;               /* 1: its recorded failure has an
+                              infrastructure cause */
 };
 
-/* ==== Notes (owned lines of text) ==== */
+/* ==== Growable arrays (grow.c) ==== */
+
+/* Returns p reallocated to hold at least need elements of elem bytes and
+ * sets *cap to its new capacity: doubling from the old one, at least 16,
+ * at least need.  On exhaustion or overflow returns p itself with *cap
+ * unchanged (the caller sees *cap < need).  Use SM__SIM_GROW. */
+void *sm__sim_grow(void *p, size_t elem, size_t need, size_t *cap);
+
+/* Makes room for need elements in the array arr whose capacity is the
+ * size_t cap (both lvalues, evaluated more than once).  Evaluates to 0,
+ * or SM_ENOMEM with arr and cap unchanged:
+ *
+ *   if (SM__SIM_GROW(v->items, v->n + 1, v->cap) != 0)
+ *     return SM_ENOMEM;
+ *   v->items[v->n++] = x; */
+#define SM__SIM_GROW(arr, need, cap)                                           \
+  ((size_t)(need) <= (cap)                                                     \
+       ? 0                                                                     \
+       : ((arr) = sm__sim_grow((arr), sizeof(*(arr)), (size_t)(need), &(cap)), \
+          (size_t)(need) <= (cap) ? 0 : SM_ENOMEM))
+
+/* A step function over time: busy GPUs and pending jobs, each point valid
+ * from its time to the next point's. */
+typedef struct sm__series {
+  double *t;          /* times, s */
+  int *busy;          /* busy GPUs */
+  int *pending;       /* pending jobs */
+  size_t n;           /* points */
+  size_t cap_t;       /* capacity of t */
+  size_t cap_busy;    /* of busy */
+  size_t cap_pending; /* of pending */
+} sm__series;
+
+/* Appends a point; 0 or SM_ENOMEM (the series unchanged). */
+int sm__series_add(sm__series *s, double t, int busy, int pending);
+void sm__series_release(sm__series *s);
+
+/* ==== Notes (owned lines of text, notes.c) ==== */
 
 typedef struct sm__notes {
   char **v;   /* lines, each sm_malloc'ed */
@@ -34,6 +92,7 @@ struct sm_sim_trace {
   sm_arena arena;      /* strings, attributes */
   sm_sim_job *jobs;    /* n jobs in submit order (sm_malloc'ed) */
   size_t n;            /* job count */
+  size_t cap;          /* jobs allocated */
   char *name;          /* path or synthetic:<cluster> */
   int format;          /* sm_sim_format */
   int synthetic;       /* 1 for generated traces */
@@ -162,6 +221,11 @@ void sm__lsrc_close(sm__lsrc *l);
 /* Splits line in place into at most max fields (quotes handled, "" is an
  * escaped quote).  Returns the field count or a negative code. */
 int sm__csv_split(char *line, char **fields, int max);
+/* The next row of l split into at most max fields (*nf of them; empty
+ * lines skipped when skip_empty): 1, 0 at the end, or a negative code
+ * with err filled ("NAME:LINE: malformed CSV row", a read error). */
+int sm__csv_next(sm__lsrc *l, char **f, int max, int skip_empty, int *nf,
+                 sm_err *err);
 
 /* ==== Runs ==== */
 
@@ -205,10 +269,8 @@ enum {
   SM__EV_ROUND     /* a scheduling round of one VC */
 };
 
-typedef struct sm__stat {
-  char *name;   /* figure name */
-  double value; /* value */
-} sm__stat;
+typedef struct sm__params sm__params;   /* params_int.h */
+typedef struct sm__figures sm__figures; /* figures_int.h */
 
 struct sm_sim {
   const sm_sim_trace *trace; /* input (borrowed) */
@@ -234,12 +296,8 @@ struct sm_sim {
   long live;                 /* jobs submitted and not ended */
   double busy_integral;      /* GPU-seconds held */
   double last_change;        /* time of the last busy change */
-  double *st;                /* series: time */
-  int *sbusy;                /* series: busy GPUs */
-  int *spend;                /* series: pending jobs */
-  size_t sn, scap;           /* series length and capacity */
-  sm__stat *stats;           /* extra figures */
-  size_t nstats, capstats;   /* their count and capacity */
+  sm__series ser;            /* busy GPUs and pending jobs over time */
+  sm__figures *figs;         /* the policy's figures (run arena) */
   sm__notes notes;           /* run notes */
   sm_rng rng;                /* seeded generator */
   size_t events;             /* events processed */
@@ -259,7 +317,7 @@ struct sm_sim {
   double fail_resubmit_s;    /* fail.resubmit_s */
   size_t fail_infra;         /* infrastructure failures met */
   size_t fail_resubmitted;   /* of which resubmitted by their users */
-  sm__notes reads;           /* parameter keys the run looked up */
+  sm__params *par;           /* typed parameters (run arena) */
   char base_cluster[192];    /* the cluster before any profiler carve */
   int carved_nodes;          /* nodes carved for a profiler, 0 none */
   char carved_from[64];      /* the VC they came from */
@@ -276,7 +334,8 @@ struct sm_sim_result {
   char placement[16];                  /* placement name */
   sm__notes params;                    /* "key=value" settings the run read */
   sm__notes ignored;                   /* settings given but never read */
-  sm__notes reads;                     /* every parameter key looked up */
+  sm__params *par;                     /* the run's parameters and what
+                                          it read (strings owned) */
   char facts[16];                      /* facts source, "" when none */
   char cluster_origin[256];            /* how the cluster was sized */
   int carved_nodes;                    /* profiling nodes carved, 0 none */
@@ -288,12 +347,9 @@ struct sm_sim_result {
   size_t njobs;                        /* count */
   double *jct;                         /* sorted JCTs of ended jobs */
   size_t njct;                         /* count */
-  double *st;                          /* series */
-  int *sbusy, *spend;                  /* series */
-  size_t sn;                           /* series length */
+  sm__series ser;                      /* busy GPUs, pending jobs */
   sm__notes notes;                     /* notes */
-  sm__stat *stats;                     /* extra figures */
-  size_t nstats;                       /* count */
+  sm__figures *figs;                   /* the policy's figures */
   double preempt_small, preempt_large; /* overhead settings */
   int overhead_gpus;                   /* overhead boundary */
   uint64_t seed;                       /* run seed */
@@ -308,11 +364,21 @@ int sm__run_cluster_init(sm_sim *s, sm_err *err);
 void sm__node_set_up(sm_sim *s, int node);
 void sm__node_set_down(sm_sim *s, int node);
 
+/* Sets a run up (engine.c): the trace, the cluster and a copy of the
+ * configuration, the run's memory, its parameters parsed, its figures.
+ * 0 or SM_ENOMEM; sm__sim_close frees what it holds either way. */
+int sm__sim_open(sm_sim *s, const sm_sim_trace *t, const sm_sim_cluster *c,
+                 const sm_sim_config *cfg, sm_err *err);
+void sm__sim_close(sm_sim *s);
+/* The event loop (engine.c): runs s to its last event; 0 or the first
+ * error raised inside it (s->errd says more). */
+int sm__engine_loop(sm_sim *s);
+
 /* Metrics (metrics.c): builds the result from a finished run. */
 int sm__result_build(sm_sim *s, double wall_s, sm_sim_result **out,
                      sm_err *err);
 
-/* Policy registry (registry.c). */
+/* The built-in policies (registry.c lists them). */
 extern const sm_sim_policy sm__policy_fifo;
 extern const sm_sim_policy sm__policy_sjf;
 extern const sm_sim_policy sm__policy_qssf;
@@ -323,6 +389,9 @@ extern const sm_sim_policy sm__policy_lucid;
 extern const sm_sim_policy sm__policy_lucid_schedmate;
 extern const sm_sim_policy sm__policy_sjf_schedmate;
 extern const sm_sim_policy sm__policy_sjf_schedmate_fh;
+/* Sia and Sia + SchedMate (sia.c). */
+extern const sm_sim_policy sm__policy_sia;
+extern const sm_sim_policy sm__policy_sia_schedmate;
 
 /* Helper for the ordered non-preemptive policies (ordered.c). */
 typedef double (*sm__key_fn)(sm_sim *s, void *ud, sm_sim_job *j);

@@ -31,7 +31,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/schedmate_int.h"
+#include "sim/facts_int.h"
+#include "sim/figures_int.h"
+#include "sim/params_int.h"
 #include "sim/sim_int.h"
 
 #define MAX_NODES_PER_JOB 1024
@@ -68,7 +70,7 @@ static double key_of(sm_sim *s, void *ud, sm_sim_job *j) {
 
 static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
   sstate *st = sm_calloc(1, sizeof(*st));
-  const char *fb = sm_sim_param_str(s, "sjf.fallback");
+  const char *fb = SM__PARAM(s, sjf_fallback);
   size_t n = sm_sim_job_count(s);
   int rc;
 
@@ -81,8 +83,8 @@ static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
                       "sjf.fallback: expected history or fifo, got '%.40s'",
                       fb);
   st->fifo_fallback = fb != NULL && strcmp(fb, "fifo") == 0;
-  if (sm_sim_param_str(s, "sjf.key") != NULL) {
-    const char *k = sm_sim_param_str(s, "sjf.key");
+  if (SM__PARAM(s, sjf_key) != NULL) {
+    const char *k = s->par->sjf_key;
     if (strcmp(k, "duration") != 0 && strcmp(k, "service") != 0)
       return sm_err_set(err, SM_EINVAL,
                         "sjf.key: expected duration or service, got "
@@ -90,11 +92,11 @@ static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
                         k);
     st->service = strcmp(k, "service") == 0;
   }
-  st->rest = sm_sim_param_num(s, "fail.rest", 1.0);
-  st->diagnose_s = sm_sim_param_num(s, "fh.diagnose_s", 60);
-  st->isolate_s = sm_sim_param_num(s, "fh.isolate_s", 3600);
-  st->ckpt_s = sm_sim_param_num(s, "ckpt.interval_s", 1800);
-  st->recall = sm_sim_param_num(s, "fh.recall", 1.0);
+  st->rest = SM__PARAM(s, fail_rest);
+  st->diagnose_s = SM__PARAM(s, fh_diagnose_s);
+  st->isolate_s = SM__PARAM(s, fh_isolate_s);
+  st->ckpt_s = SM__PARAM(s, ckpt_interval_s);
+  st->recall = SM__PARAM(s, fh_recall);
   if (!(st->diagnose_s >= 0) || !(st->isolate_s >= 0) || !(st->ckpt_s > 0) ||
       !(st->recall >= 0 && st->recall <= 1))
     return sm_err_set(err, SM_EINVAL,
@@ -111,13 +113,13 @@ static int sjf_init_common(sm_sim *s, void **state, int fh, sm_err *err) {
   rc = sm__ordered_init(s, &st->o, key_of, st, err);
   if (rc != 0)
     return rc;
-  sm_sim_note(
-      s,
-      "%s: SJF on the Advisor's estimate%s (mean of the top-%g "
-      "matches), fallbacks ordered by %s",
-      fh ? "sjf-schedmate+fh" : "sjf-schedmate", st->service ? " x GPUs" : "",
-      sm_sim_param_num(s, "facts.top_k", 3),
-      st->fifo_fallback ? "arrival (FIFO)" : "the history estimator (as QSSF)");
+  sm_sim_note(s,
+              "%s: SJF on the Advisor's estimate%s (mean of the top-%g "
+              "matches), fallbacks ordered by %s",
+              fh ? "sjf-schedmate+fh" : "sjf-schedmate",
+              st->service ? " x GPUs" : "", SM__PARAM(s, facts_top_k),
+              st->fifo_fallback ? "arrival (FIFO)"
+                                : "the history estimator (as QSSF)");
   if (fh)
     sm_sim_note(s,
                 "sjf-schedmate+fh: the Failure Handler diagnoses an "
@@ -209,32 +211,27 @@ static void sjf_finalize(sm_sim *s, void *state) {
 
   sm__facts_report(st->facts, s);
   if (st->fh) {
-    sm_sim_stat_add(s, "infra_restarts", (double)st->fh_restarts);
-    sm_sim_stat_add(s, "nodes_isolated", (double)st->isolated);
-    sm_sim_stat_add(s, "progress_redone_gpu_h", st->lost_gpu_s / 3600);
+    SM__FIG_ADD(s, infra_restarts, (double)st->fh_restarts);
+    SM__FIG_ADD(s, nodes_isolated, (double)st->isolated);
+    SM__FIG_ADD(s, progress_redone_gpu_h, st->lost_gpu_s / 3600);
   }
 }
 
+/* What the two policies share. */
+#define SJF_CALLS                                                              \
+  .flags = SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS,                       \
+  .release = sjf_release, .arrive = sjf_arrive, .finish = sjf_finish,          \
+  .schedule = sjf_schedule, .finalize = sjf_finalize
+
 const sm_sim_policy sm__policy_sjf_schedmate = {
-    "sjf-schedmate",
-    "SJF on SchedMate's estimate (mean of the top-3 matches)",
-    SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS,
-    sjf_init,
-    sjf_release,
-    sjf_arrive,
-    sjf_finish,
-    NULL,
-    sjf_schedule,
-    sjf_finalize};
+    .name = "sjf-schedmate",
+    .summary = "SJF on SchedMate's estimate (mean of the top-3 matches)",
+    .init = sjf_init,
+    SJF_CALLS};
 
 const sm_sim_policy sm__policy_sjf_schedmate_fh = {
-    "sjf-schedmate+fh",
-    "SchedMate-SJF with the Failure Handler (restart from checkpoint)",
-    SM_SIM_POLICY_SEMANTIC | SM_SIM_POLICY_FACTS,
-    sjf_fh_init,
-    sjf_release,
-    sjf_arrive,
-    sjf_finish,
-    NULL,
-    sjf_schedule,
-    sjf_finalize};
+    .name = "sjf-schedmate+fh",
+    .summary = "SchedMate-SJF with the Failure Handler (restart from "
+               "checkpoint)",
+    .init = sjf_fh_init,
+    SJF_CALLS};

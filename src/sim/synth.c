@@ -242,24 +242,34 @@ typedef struct tmpl {
   int gpus;         /* GPU count */
 } tmpl;
 
-int sm_sim_trace_synthetic(const char *cluster, const sm_sim_synth_opts *o,
-                           sm_sim_trace **out, sm_err *err) {
-  sm_sim_synth_opts def;
-  calib c;
-  const calib *b = NULL;
-  sm_sim_trace *t = NULL;
-  tmpl *tp = NULL;
-  double *ucdf = NULL, *tcdf = NULL, gcdf[24], sigma, st, sj, cap, now = 0;
-  double rate, sum_run = 0, sum_gpu = 0, gsec = 0, *runs = NULL;
-  int kmax, users, rc = 0;
-  size_t n;
-  sm_rng rng;
-  char tname[64];
+/* A generator at work. */
+typedef struct gen {
+  calib c;                       /* the figures it is calibrated to */
+  const sm_sim_synth_opts *o;    /* options */
+  sm_sim_trace *t;               /* the trace being made */
+  size_t n;                      /* jobs to make */
+  int users;                     /* users drawn from (Zipf) */
+  double *ucdf, *tcdf;           /* Zipf tables: users, templates per user */
+  tmpl *tp;                      /* templates, users x TEMPLATES_PER_USER */
+  double gcdf[24];               /* GPU count mix */
+  int kmax;                      /* its largest power of two */
+  double sigma, st, sj;          /* log-duration spread: all, per template,
+                                    per job */
+  double cap;                    /* longest run time */
+  double rate;                   /* submissions per second */
+  double now;                    /* time of the last submission */
+  double sum_run, sum_gpu, gsec; /* over the jobs made */
+  double *runs;                  /* their run times */
+  sm_rng rng;                    /* the draws */
+} gen;
 
-  if (o == NULL) {
-    sm_sim_synth_opts_init(&def);
-    o = &def;
-  }
+/* The calibration (built in, or read from o->calibration) and what
+ * follows from it. */
+static int gen_setup(gen *g, const char *cluster, sm_err *err) {
+  const calib *b = NULL;
+  const sm_sim_synth_opts *o = g->o;
+  int rc;
+
   for (size_t i = 0; i < SM_ARRAY_LEN(builtin); i++)
     if (strcasecmp(cluster, builtin[i].name) == 0)
       b = &builtin[i];
@@ -268,130 +278,170 @@ int sm_sim_trace_synthetic(const char *cluster, const sm_sim_synth_opts *o,
                       "unknown synthetic cluster '%.40s' (venus, earth, "
                       "saturn, uranus, seren, kalos)",
                       cluster);
-  c = *b;
-  if (o->calibration != NULL) {
-    rc = read_calibration(&c, o->calibration, err);
-    if (rc != 0)
-      return rc;
-  }
+  g->c = *b;
+  if (o->calibration != NULL &&
+      (rc = read_calibration(&g->c, o->calibration, err)) != 0)
+    return rc;
   if (!(o->days > 0) && o->jobs == 0)
     return sm_err_set(err, SM_EINVAL, "synthetic: days must be > 0");
-  rate = c.jobs / (c.days * 86400.0);
-  n = o->jobs ? o->jobs : (size_t)llround(rate * o->days * 86400.0);
-  if (n < 1)
-    n = 1;
-  if (n > 20000000)
+  g->rate = g->c.jobs / (g->c.days * 86400.0);
+  g->n = o->jobs ? o->jobs : (size_t)llround(g->rate * o->days * 86400.0);
+  if (g->n < 1)
+    g->n = 1;
+  if (g->n > 20000000)
     return sm_err_set(err, SM_ELIMIT, "synthetic: more than 20M jobs");
-  sigma = c.avg_run > c.med_run ? sqrt(2 * log(c.avg_run / c.med_run)) : 0.5;
-  st = sigma * sqrt(0.7);
-  sj = sigma * sqrt(0.3);
-  cap = c.max_run > 0 ? c.max_run : DEFAULT_MAX_RUN;
-  gpu_mix(c.avg_gpu, c.max_gpu > 0 ? SM_MIN(c.max_gpu, c.gpus) : c.gpus / 2,
-          gcdf, &kmax);
-  users = (int)SM_MIN(100000.0, SM_MAX(8.0, (double)n / 40.0));
-  snprintf(tname, sizeof(tname), "synthetic:%s", c.name);
-  t = sm__trace_new(tname, SM_SIM_FMT_SYNTHETIC);
-  ucdf = zipf_table(users);
-  tcdf = zipf_table(TEMPLATES_PER_USER);
-  tp = sm_calloc((size_t)users * TEMPLATES_PER_USER, sizeof(*tp));
-  runs = sm_malloc(n * sizeof(double));
-  if (t == NULL || ucdf == NULL || tcdf == NULL || tp == NULL || runs == NULL) {
-    rc = sm_err_set(err, SM_ENOMEM, "out of memory");
-    goto done;
-  }
-  t->synthetic = 1;
-  t->calibrated_gpus = c.gpus;
-  sm_rng_seed(&rng, o->seed);
-  for (size_t i = 0; i < n; i++) {
-    sm_sim_job j;
-    double u = sm_rng_uniform(&rng), d;
-    int ui = zipf(ucdf, users, sm_rng_uniform(&rng));
-    int ti = zipf(tcdf, TEMPLATES_PER_USER, sm_rng_uniform(&rng));
-    tmpl *k = &tp[(size_t)ui * TEMPLATES_PER_USER + ti];
-    char tmp[48];
+  g->sigma = g->c.avg_run > g->c.med_run
+                 ? sqrt(2 * log(g->c.avg_run / g->c.med_run))
+                 : 0.5;
+  g->st = g->sigma * sqrt(0.7);
+  g->sj = g->sigma * sqrt(0.3);
+  g->cap = g->c.max_run > 0 ? g->c.max_run : DEFAULT_MAX_RUN;
+  gpu_mix(g->c.avg_gpu,
+          g->c.max_gpu > 0 ? SM_MIN(g->c.max_gpu, g->c.gpus) : g->c.gpus / 2,
+          g->gcdf, &g->kmax);
+  g->users = (int)SM_MIN(100000.0, SM_MAX(8.0, (double)g->n / 40.0));
+  return 0;
+}
 
-    now += -log(1.0 - u) / rate;
-    if (k->user == NULL) {
-      /* A template is created on first use with its own seeded draws. */
-      sm_rng kr;
-      double g;
-      int gi = 0;
-      sm_rng_seed(&kr, o->seed ^ sm_hash_mix(((uint64_t)ui << 8) | ti));
-      snprintf(tmp, sizeof(tmp), "u%04d", ui);
-      k->user = sm_arena_strdup(&t->arena, tmp);
-      snprintf(tmp, sizeof(tmp), "u%04d-job%02d", ui, ti);
-      k->name = sm_arena_strdup(&t->arena, tmp);
-      if (k->user == NULL || k->name == NULL) {
-        rc = sm_err_set(err, SM_ENOMEM, "out of memory");
-        goto done;
-      }
-      k->mu = log(c.med_run) + st * sm_rng_normal(&kr);
-      g = sm_rng_uniform(&kr);
-      while (gi < kmax && gcdf[gi] < g)
-        gi++;
-      k->gpus = 1 << gi;
-    }
-    sm__job_defaults(&j);
-    snprintf(tmp, sizeof(tmp), "s%zu", i + 1);
-    j.id = sm_arena_strdup(&t->arena, tmp);
-    if (j.id == NULL) {
-      rc = sm_err_set(err, SM_ENOMEM, "out of memory");
-      goto done;
-    }
-    j.user = k->user;
-    j.name = k->name;
-    j.submit = round(now);
-    d = exp(k->mu + sj * sm_rng_normal(&rng));
-    d = round(SM_MIN(SM_MAX(d, 1.0), cap));
-    j.duration = d;
-    j.gpus = j.trace_gpus = k->gpus;
-    u = sm_rng_uniform(&rng) * (c.p_done + c.p_cancel + c.p_fail);
-    j.end_state = u < c.p_done                ? SM_SIM_END_COMPLETED
-                  : u < c.p_done + c.p_cancel ? SM_SIM_END_CANCELED
-                                              : SM_SIM_END_FAILED;
-    rc = sm__trace_push(t, &j, 20000000, err);
-    if (rc != 0)
-      goto done;
-    runs[i] = d;
-    sum_run += d;
-    sum_gpu += j.gpus;
-    gsec += d * j.gpus;
+/* Template ti of user ui, made on first use with its own seeded draws. */
+static tmpl *template_of(gen *g, int ui, int ti, sm_err *err) {
+  tmpl *k = &g->tp[(size_t)ui * TEMPLATES_PER_USER + ti];
+  sm_rng kr;
+  char tmp[48];
+  double u;
+  int gi = 0;
+
+  if (k->user != NULL)
+    return k;
+  sm_rng_seed(&kr, g->o->seed ^ sm_hash_mix(((uint64_t)ui << 8) | ti));
+  snprintf(tmp, sizeof(tmp), "u%04d", ui);
+  k->user = sm_arena_strdup(&g->t->arena, tmp);
+  snprintf(tmp, sizeof(tmp), "u%04d-job%02d", ui, ti);
+  k->name = sm_arena_strdup(&g->t->arena, tmp);
+  if (k->user == NULL || k->name == NULL) {
+    k->user = NULL;
+    sm_err_set(err, SM_ENOMEM, "out of memory");
+    return NULL;
   }
-  sm__trace_finish(t);
+  k->mu = log(g->c.med_run) + g->st * sm_rng_normal(&kr);
+  u = sm_rng_uniform(&kr);
+  while (gi < g->kmax && g->gcdf[gi] < u)
+    gi++;
+  k->gpus = 1 << gi;
+  return k;
+}
+
+/* Job i: its submission after the last, its user's template, its run
+ * time and end state. */
+static int gen_job(gen *g, size_t i, sm_err *err) {
+  const calib *c = &g->c;
+  sm_sim_job j;
+  double u = sm_rng_uniform(&g->rng), d;
+  int ui = zipf(g->ucdf, g->users, sm_rng_uniform(&g->rng));
+  int ti = zipf(g->tcdf, TEMPLATES_PER_USER, sm_rng_uniform(&g->rng));
+  tmpl *k;
+  char tmp[48];
+
+  g->now += -log(1.0 - u) / g->rate;
+  if ((k = template_of(g, ui, ti, err)) == NULL)
+    return SM_ENOMEM;
+  sm__job_defaults(&j);
+  snprintf(tmp, sizeof(tmp), "s%zu", i + 1);
+  j.id = sm_arena_strdup(&g->t->arena, tmp);
+  if (j.id == NULL)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  j.user = k->user;
+  j.name = k->name;
+  j.submit = round(g->now);
+  d = exp(k->mu + g->sj * sm_rng_normal(&g->rng));
+  d = round(SM_MIN(SM_MAX(d, 1.0), g->cap));
+  j.duration = d;
+  j.gpus = j.trace_gpus = k->gpus;
+  u = sm_rng_uniform(&g->rng) * (c->p_done + c->p_cancel + c->p_fail);
+  j.end_state = u < c->p_done                 ? SM_SIM_END_COMPLETED
+                : u < c->p_done + c->p_cancel ? SM_SIM_END_CANCELED
+                                              : SM_SIM_END_FAILED;
+  g->runs[i] = d;
+  g->sum_run += d;
+  g->sum_gpu += j.gpus;
+  g->gsec += d * j.gpus;
+  return sm__trace_push(g->t, &j, 20000000, err);
+}
+
+/* What the trace is and how it compares with its calibration. */
+static void gen_notes(gen *g) {
+  const calib *c = &g->c;
+  sm_sim_trace *t = g->t;
+  double n = (double)g->n;
+
   sm__notes_add(&t->notes,
                 "SYNTHETIC trace, not real jobs: %zu jobs over %.1f days "
                 "calibrated to the published summary of %s (%s%s%s)",
-                n, t->n ? t->jobs[t->n - 1].submit / 86400.0 : 0.0, c.name,
-                c.source, o->calibration ? ", figures from " : "",
-                o->calibration ? o->calibration : "");
+                g->n, t->n ? t->jobs[t->n - 1].submit / 86400.0 : 0.0, c->name,
+                c->source, g->o->calibration ? ", figures from " : "",
+                g->o->calibration ? g->o->calibration : "");
   sm__notes_add(&t->notes,
                 "calibration: %d GPUs, %.0f GPU jobs in %.0f days, run time "
                 "median %.0f s mean %.0f s, %.2f GPUs per job, end states "
                 "%.1f%% / %.1f%% / %.1f%% completed / canceled / failed",
-                c.gpus, c.jobs, c.days, c.med_run, c.avg_run, c.avg_gpu,
-                100 * c.p_done, 100 * c.p_cancel, 100 * c.p_fail);
-  {
-    double med = sm_median(runs, n);
-    sm__notes_add(&t->notes,
-                  "generated: run time median %.0f s mean %.0f s (log-normal "
-                  "sigma %.2f, cap %.0f s), %.2f GPUs per job, offered load "
-                  "%.2f of %d GPUs",
-                  med, sum_run / (double)n, sigma, cap, sum_gpu / (double)n,
-                  gsec / (SM_MAX(1.0, now) * (double)c.gpus), c.gpus);
-  }
+                c->gpus, c->jobs, c->days, c->med_run, c->avg_run, c->avg_gpu,
+                100 * c->p_done, 100 * c->p_cancel, 100 * c->p_fail);
+  sm__notes_add(&t->notes,
+                "generated: run time median %.0f s mean %.0f s (log-normal "
+                "sigma %.2f, cap %.0f s), %.2f GPUs per job, offered load "
+                "%.2f of %d GPUs",
+                sm_median(g->runs, g->n), g->sum_run / n, g->sigma, g->cap,
+                g->sum_gpu / n,
+                g->gsec / (SM_MAX(1.0, g->now) * (double)c->gpus), c->gpus);
   sm__notes_add(&t->notes,
                 "published queue time of GPU jobs for comparison: mean "
                 "%.0f s, median %.0f s",
-                c.avg_queue, c.med_queue);
-done:
-  sm_free(ucdf);
-  sm_free(tcdf);
-  sm_free(tp);
-  sm_free(runs);
+                c->avg_queue, c->med_queue);
+}
+
+int sm_sim_trace_synthetic(const char *cluster, const sm_sim_synth_opts *o,
+                           sm_sim_trace **out, sm_err *err) {
+  sm_sim_synth_opts def;
+  gen g;
+  char tname[64];
+  int rc;
+
+  if (o == NULL) {
+    sm_sim_synth_opts_init(&def);
+    o = &def;
+  }
+  memset(&g, 0, sizeof(g));
+  g.o = o;
+  if ((rc = gen_setup(&g, cluster, err)) != 0)
+    return rc;
+  snprintf(tname, sizeof(tname), "synthetic:%s", g.c.name);
+  g.t = sm__trace_new(tname, SM_SIM_FMT_SYNTHETIC);
+  g.ucdf = zipf_table(g.users);
+  g.tcdf = zipf_table(TEMPLATES_PER_USER);
+  g.tp = sm_calloc((size_t)g.users * TEMPLATES_PER_USER, sizeof(*g.tp));
+  g.runs = sm_malloc(g.n * sizeof(double));
+  if (g.t == NULL || g.ucdf == NULL || g.tcdf == NULL || g.tp == NULL ||
+      g.runs == NULL)
+    rc = sm_err_set(err, SM_ENOMEM, "out of memory");
+  if (rc == 0) {
+    g.t->synthetic = 1;
+    g.t->calibrated_gpus = g.c.gpus;
+    sm_rng_seed(&g.rng, o->seed);
+  }
+  for (size_t i = 0; i < g.n && rc == 0; i++)
+    rc = gen_job(&g, i, err);
+  if (rc == 0) {
+    sm__trace_finish(g.t);
+    gen_notes(&g);
+  }
+  sm_free(g.ucdf);
+  sm_free(g.tcdf);
+  sm_free(g.tp);
+  sm_free(g.runs);
   if (rc != 0) {
-    sm_sim_trace_free(t);
+    sm_sim_trace_free(g.t);
     return rc;
   }
-  *out = t;
+  *out = g.t;
   return 0;
 }

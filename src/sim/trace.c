@@ -42,8 +42,6 @@ void sm__job_defaults(sm_sim_job *j) {
   j->end_state = SM_SIM_END_UNKNOWN;
   j->first_start = NAN;
   j->end = NAN;
-  j->_fail_work = NAN;
-  j->_reqtype = -1;
 }
 
 sm_sim_trace *sm__trace_new(const char *name, int format) {
@@ -67,13 +65,8 @@ int sm__trace_push(sm_sim_trace *t, const sm_sim_job *j, size_t max_jobs,
   if (t->n >= max_jobs)
     return sm_err_set(err, SM_ELIMIT, "%s: more than %zu jobs", t->name,
                       max_jobs);
-  if ((t->n & (t->n - 1)) == 0) {
-    size_t cap = t->n ? t->n * 2 : 1024;
-    sm_sim_job *v = sm_realloc(t->jobs, cap * sizeof(*v));
-    if (v == NULL)
-      return sm_err_set(err, SM_ENOMEM, "%s: out of memory", t->name);
-    t->jobs = v;
-  }
+  if (SM__SIM_GROW(t->jobs, t->n + 1, t->cap) != 0)
+    return sm_err_set(err, SM_ENOMEM, "%s: out of memory", t->name);
   t->jobs[t->n++] = *j;
   return 0;
 }
@@ -398,179 +391,208 @@ static int parse_count(const char *s, long long *out) {
   return 0;
 }
 
+/* One row being read. */
+typedef struct row {
+  sm_sim_job j;       /* the job */
+  sm_sim_attr *attrs; /* its extra columns (arena) */
+  int na;             /* attributes used */
+  double gpu_time;    /* the gpu_time column, NaN without */
+  double raw_submit;  /* submit time in the trace's units */
+  int have_dur;       /* a duration was given */
+  const char *app;    /* Sia's application column, or NULL */
+} row;
+
+/* A number column: submit time, duration, GPUs, nodes, estimate or GPU
+ * time. */
+static int read_number(loader *L, row *r, int c, const char *v, long line,
+                       sm_err *err) {
+  long long n;
+  double d;
+  int rc;
+
+  switch (L->role[c]) {
+  case R_SUBMIT:
+    if (*v == '\0')
+      return col_error(L, err, line, c, "empty submit time%.*s", v);
+    if (sm__parse_time(v, &r->raw_submit) != 0)
+      return col_error(L, err, line, c, "'%.*s' is not a time", v);
+    if (sm__parse_num(v, &d) != 0)
+      L->submit_is_date = 1;
+    return 0;
+  case R_DURATION:
+    if (*v == '\0' && L->t->format == SM_SIM_FMT_SIA)
+      return 0;
+    if (sm__parse_num(v, &d) != 0)
+      return col_error(L, err, line, c, "'%.*s' is not a number", v);
+    if (d < 0)
+      return col_error(L, err, line, c, "negative duration '%.*s'", v);
+    if (d > MAX_DURATION_S)
+      return col_error(L, err, line, c,
+                       "duration '%.*s' out of range (at most 3e10 s)", v);
+    r->j.duration = d;
+    r->have_dur = 1;
+    return 0;
+  case R_GPUS:
+    rc = parse_count(v, &n);
+    if (rc == SM_ERANGE)
+      return col_error(L, err, line, c, "negative GPU count '%.*s'", v);
+    if (rc != 0)
+      return col_error(L, err, line, c, "'%.*s' is not a whole number of GPUs",
+                       v);
+    if (n > 1000000)
+      return col_error(L, err, line, c, "implausible GPU count '%.*s'", v);
+    r->j.gpus = r->j.trace_gpus = (int)n;
+    return 0;
+  case R_NODES:
+    if (*v == '\0')
+      return 0;
+    rc = parse_count(v, &n);
+    if (rc != 0 || n > 1000000)
+      return col_error(L, err, line, c, "'%.*s' is not a node count", v);
+    r->j.nodes = (int)n;
+    return 0;
+  default: /* R_ESTIMATE, R_GPU_TIME */
+    if (*v == '\0')
+      return 0;
+    if (sm__parse_num(v, &d) != 0)
+      return col_error(L, err, line, c, "'%.*s' is not a number", v);
+    if (L->role[c] == R_GPU_TIME)
+      r->gpu_time = d;
+    else if (d > 0)
+      r->j.estimate = d;
+    return 0;
+  }
+}
+
+/* The text field of the job that column c fills, or NULL. */
+static const char **text_field(int role, sm_sim_job *j) {
+  switch (role) {
+  case R_ID:
+    return &j->id;
+  case R_USER:
+    return &j->user;
+  case R_NAME:
+  case R_APP:
+    return &j->name;
+  case R_VC:
+    return &j->vc_name;
+  case R_GPU_TYPE:
+    return &j->gpu_type;
+  default:
+    return NULL;
+  }
+}
+
+/* Column c of a row. */
+static int read_field(loader *L, row *r, int c, const char *v, long line,
+                      sm_err *err) {
+  const char **dst = text_field(L->role[c], &r->j);
+
+  switch (L->role[c]) {
+  case R_SUBMIT:
+  case R_DURATION:
+  case R_GPUS:
+  case R_NODES:
+  case R_ESTIMATE:
+  case R_GPU_TIME:
+    return read_number(L, r, c, v, line, err);
+  case R_STATE:
+    r->j.end_state = map_state(v);
+    if (r->j.end_state == SM_SIM_END_UNKNOWN && *v != '\0')
+      L->unknown_states++;
+    return 0;
+  case R_APP:
+    r->app = v;
+    break;
+  case R_IGNORE:
+    return 0;
+  default:
+    if (dst == NULL && r->na < L->nattr) {
+      r->attrs[r->na].key = L->hdr[c];
+      r->attrs[r->na].value = sm_arena_strdup(&L->t->arena, v);
+      if (r->attrs[r->na++].value == NULL)
+        return sm_err_set(err, SM_ENOMEM, "%s: out of memory", L->file);
+    }
+    break;
+  }
+  if (dst != NULL && *v != '\0' &&
+      (*dst = sm_arena_strdup(&L->t->arena, v)) == NULL)
+    return sm_err_set(err, SM_ENOMEM, "%s: out of memory", L->file);
+  return 0;
+}
+
+/* A Sia workload row has no duration: it is drawn log-uniformly in the
+ * GPU-time class of its application. */
+static int draw_duration(loader *L, row *r, long line, sm_err *err) {
+  const sia_class *k = sia_class_of(r->app ? r->app : "");
+  double u, gt;
+
+  if (k == NULL)
+    return sm_err_set(err, SM_EPARSE,
+                      "%s:%ld: unknown application '%.40s' and no "
+                      "duration column",
+                      L->file, line, r->app ? r->app : "");
+  u = sm__job_uniform(L->o->seed, sm_hash64(r->j.id, strlen(r->j.id), 7),
+                      (uint64_t)line);
+  gt = k->lo * pow(k->hi / k->lo, u) * 3600.0;
+  r->j.duration = round(gt / r->j.gpus);
+  L->drawn++;
+  return 0;
+}
+
 static int read_row(loader *L, char **f, int nf, long line, sm_err *err) {
-  sm_sim_job j;
-  sm_sim_attr *attrs = NULL;
-  double gpu_time = NAN, raw_submit = 0;
-  int have_dur = 0, na = 0;
-  const char *app = NULL;
+  row r;
+  int rc;
 
   if (nf != L->ncols)
     return sm_err_set(err, SM_EPARSE,
                       "%s:%ld: expected %d fields as in the header, found %d",
                       L->file, line, L->ncols, nf);
-  sm__job_defaults(&j);
-  j.line = (int)(line > INT32_MAX ? INT32_MAX : line);
+  memset(&r, 0, sizeof(r));
+  r.gpu_time = NAN;
+  sm__job_defaults(&r.j);
+  r.j.line = (int)(line > INT32_MAX ? INT32_MAX : line);
   if (L->nattr + L->has_app > 0) {
-    attrs = sm_arena_alloc(&L->t->arena,
-                           (size_t)(L->nattr + L->has_app) * sizeof(*attrs));
-    if (attrs == NULL)
+    r.attrs = sm_arena_alloc(&L->t->arena, (size_t)(L->nattr + L->has_app) *
+                                               sizeof(*r.attrs));
+    if (r.attrs == NULL)
       return sm_err_set(err, SM_ENOMEM, "%s: out of memory", L->file);
   }
-  for (int c = 0; c < nf; c++) {
-    const char *v = f[c];
-    long long n;
-    double d;
-    const char **dst = NULL;
-
-    switch (L->role[c]) {
-    case R_SUBMIT:
-      if (*v == '\0')
-        return col_error(L, err, line, c, "empty submit time%.*s", v);
-      if (sm__parse_time(v, &raw_submit) != 0)
-        return col_error(L, err, line, c, "'%.*s' is not a time", v);
-      if (sm__parse_num(v, &d) != 0)
-        L->submit_is_date = 1;
-      break;
-    case R_DURATION:
-      if (*v == '\0' && L->t->format == SM_SIM_FMT_SIA)
-        break;
-      if (sm__parse_num(v, &d) != 0)
-        return col_error(L, err, line, c, "'%.*s' is not a number", v);
-      if (d < 0)
-        return col_error(L, err, line, c, "negative duration '%.*s'", v);
-      if (d > MAX_DURATION_S)
-        return col_error(L, err, line, c,
-                         "duration '%.*s' out of range (at most 3e10 s)", v);
-      j.duration = d;
-      have_dur = 1;
-      break;
-    case R_GPUS: {
-      int rc = parse_count(v, &n);
-      if (rc == SM_ERANGE)
-        return col_error(L, err, line, c, "negative GPU count '%.*s'", v);
-      if (rc != 0)
-        return col_error(L, err, line, c,
-                         "'%.*s' is not a whole number of GPUs", v);
-      if (n > 1000000)
-        return col_error(L, err, line, c, "implausible GPU count '%.*s'", v);
-      j.gpus = j.trace_gpus = (int)n;
-      break;
-    }
-    case R_NODES: {
-      int rc;
-      if (*v == '\0')
-        break;
-      rc = parse_count(v, &n);
-      if (rc != 0 || n > 1000000)
-        return col_error(L, err, line, c, "'%.*s' is not a node count", v);
-      j.nodes = (int)n;
-      break;
-    }
-    case R_ESTIMATE:
-      if (*v == '\0')
-        break;
-      if (sm__parse_num(v, &d) != 0)
-        return col_error(L, err, line, c, "'%.*s' is not a number", v);
-      if (d > 0)
-        j.estimate = d;
-      break;
-    case R_GPU_TIME:
-      if (*v == '\0')
-        break;
-      if (sm__parse_num(v, &d) != 0)
-        return col_error(L, err, line, c, "'%.*s' is not a number", v);
-      gpu_time = d;
-      break;
-    case R_STATE:
-      j.end_state = map_state(v);
-      if (j.end_state == SM_SIM_END_UNKNOWN && *v != '\0')
-        L->unknown_states++;
-      break;
-    case R_ID:
-      dst = &j.id;
-      break;
-    case R_USER:
-      dst = &j.user;
-      break;
-    case R_NAME:
-      dst = &j.name;
-      break;
-    case R_VC:
-      dst = &j.vc_name;
-      break;
-    case R_GPU_TYPE:
-      dst = &j.gpu_type;
-      break;
-    case R_APP:
-      app = v;
-      dst = &j.name;
-      break;
-    case R_IGNORE:
-      break;
-    default:
-      if (na < L->nattr) {
-        attrs[na].key = L->hdr[c];
-        attrs[na].value = sm_arena_strdup(&L->t->arena, v);
-        if (attrs[na].value == NULL)
-          return sm_err_set(err, SM_ENOMEM, "%s: out of memory", L->file);
-        na++;
-      }
-      break;
-    }
-    if (dst != NULL && *v != '\0') {
-      *dst = sm_arena_strdup(&L->t->arena, v);
-      if (*dst == NULL)
-        return sm_err_set(err, SM_ENOMEM, "%s: out of memory", L->file);
-    }
-  }
-  if (app != NULL) {
+  for (int c = 0; c < nf; c++)
+    if ((rc = read_field(L, &r, c, f[c], line, err)) != 0)
+      return rc;
+  if (r.app != NULL && r.attrs != NULL) {
     /* Sia workloads: the application also stays an attribute. */
-    if (attrs != NULL) {
-      attrs[na].key = "application";
-      attrs[na].value = j.name;
-      na++;
-    }
+    r.attrs[r.na].key = "application";
+    r.attrs[r.na++].value = r.j.name;
   }
-  j.attrs = attrs;
-  j.nattrs = na;
-  if (j.gpus == 0) {
+  r.j.attrs = r.attrs;
+  r.j.nattrs = r.na;
+  if (r.j.gpus == 0) {
     L->cpu_jobs++;
     return 0;
   }
-  if (!have_dur) {
-    const sia_class *k = sia_class_of(app ? app : "");
-    double u, gt;
-    if (k == NULL)
-      return sm_err_set(err, SM_EPARSE,
-                        "%s:%ld: unknown application '%.40s' and no "
-                        "duration column",
-                        L->file, line, app ? app : "");
-    u = sm__job_uniform(L->o->seed, sm_hash64(j.id, strlen(j.id), 7),
-                        (uint64_t)line);
-    gt = k->lo * pow(k->hi / k->lo, u) * 3600.0;
-    j.duration = round(gt / j.gpus);
-    L->drawn++;
-  }
-  if (!isnan(gpu_time) && fabs(gpu_time - j.duration * j.trace_gpus) >
-                              1e-6 * SM_MAX(1.0, fabs(gpu_time)))
+  if (!r.have_dur && (rc = draw_duration(L, &r, line, err)) != 0)
+    return rc;
+  if (!isnan(r.gpu_time) && fabs(r.gpu_time - r.j.duration * r.j.trace_gpus) >
+                                1e-6 * SM_MAX(1.0, fabs(r.gpu_time)))
     L->gpu_time_bad++;
-  if ((L->has_from && raw_submit < L->from) ||
-      (L->has_to && raw_submit > L->to)) {
+  if ((L->has_from && r.raw_submit < L->from) ||
+      (L->has_to && r.raw_submit > L->to)) {
     L->outside++;
     return 0;
   }
-  if (j.id[0] == '\0') {
+  if (r.j.id[0] == '\0') {
     char tmp[24];
     snprintf(tmp, sizeof(tmp), "L%ld", line);
-    j.id = sm_arena_strdup(&L->t->arena, tmp);
-    if (j.id == NULL)
+    r.j.id = sm_arena_strdup(&L->t->arena, tmp);
+    if (r.j.id == NULL)
       return sm_err_set(err, SM_ENOMEM, "%s: out of memory", L->file);
   }
-  j.submit = raw_submit;
-  j.idx = (uint32_t)L->t->n;
+  r.j.submit = r.raw_submit;
+  r.j.idx = (uint32_t)L->t->n;
   return sm__trace_push(
-      L->t, &j, L->o->max_jobs ? L->o->max_jobs : DEFAULT_MAX_JOBS, err);
+      L->t, &r.j, L->o->max_jobs ? L->o->max_jobs : DEFAULT_MAX_JOBS, err);
 }
 
 /* ==== Estimates file ==== */

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 
 #include "schedmate/sm_advisor.h"
-#include "sim/schedmate_int.h"
+#include "sim/workloads_int.h"
 
 #define MAX_TEMPLATES 256
 #define MAX_VARIANTS 8

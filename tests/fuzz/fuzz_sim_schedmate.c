@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "schedmate/sm_sim.h"
-#include "sim/schedmate_int.h"
+#include "sim/facts_int.h"
 
 static sm_sim_cluster *cluster;
 

@@ -4,12 +4,13 @@
  * and by enumerating every assignment; the optimum must agree, and the
  * greedy fallback must stay feasible and never beat it. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
-#include "sim/sia_int.h"
+#include "sim/sia_milp_int.h"
 
 typedef struct inst {
   sm__sia_problem p;

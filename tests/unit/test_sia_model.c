@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "sim/sia_int.h"
+#include "sim/sia_goodput_int.h"
+#include "sim/sia_tables_int.h"
 
 #define TABLES "tests/data/sia/tables"
 

@@ -15,7 +15,7 @@
 #include "harness.h"
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_sim.h"
-#include "sim/schedmate_int.h"
+#include "sim/facts_int.h"
 #include "sim_run.h"
 
 #define NJOBS 600

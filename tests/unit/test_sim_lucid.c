@@ -18,7 +18,7 @@
 
 #include "harness.h"
 #include "schedmate/sm_sim.h"
-#include "sim/schedmate_int.h"
+#include "sim/facts_int.h"
 #include "sim_run.h"
 
 #define PROFILES "tests/data/sim/lucid_profiles_test.csv"

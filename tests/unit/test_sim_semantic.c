@@ -17,7 +17,7 @@
 #include "harness.h"
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_sim.h"
-#include "sim/schedmate_int.h"
+#include "sim/facts_int.h"
 #include "sim_run.h"
 
 /* A trace of n jobs from a few users, each with a few job names whose

@@ -1,0 +1,80 @@
+/* sia_goodput_int.h - the Pollux-style goodput model of the Sia policies
+ * (sia_goodput.c): the step-time model of data-parallel SGD, its bounded
+ * fit to what a job reported, statistical efficiency and the batch-size
+ * choice. */
+#ifndef SM_SIM_SIA_GOODPUT_INT_H
+#define SM_SIM_SIA_GOODPUT_INT_H
+
+#define SM__SIA_NBSZ 50 /* batch sizes tried per configuration */
+
+/* Step-time model of data-parallel SGD (Pollux):
+ *   compute  T_c = alpha_c + beta_c * b            (per-GPU batch b)
+ *   network  T_n = alpha_n + beta_n * max(r-2, 0)  across nodes
+ *                  alpha_r + beta_r * max(r-2, 0)  inside one node
+ *   step     T   = (T_c^gamma + T_n^gamma)^(1/gamma) + accum * T_c. */
+enum {
+  SM__SIA_AC = 0,
+  SM__SIA_BC,
+  SM__SIA_AN,
+  SM__SIA_BN,
+  SM__SIA_AR,
+  SM__SIA_BR,
+  SM__SIA_GAMMA,
+  SM__SIA_NPARAM
+};
+
+typedef struct sm__sia_perf {
+  double p[SM__SIA_NPARAM]; /* parameters, in the order above */
+} sm__sia_perf;
+
+/* One observation of a job on one GPU type. */
+typedef struct sm__sia_obs {
+  int nodes;    /* nodes */
+  int replicas; /* GPUs */
+  int bsz;      /* per-GPU (atomic) batch */
+  double step;  /* step time, s */
+  double sync;  /* of which synchronisation, s */
+} sm__sia_obs;
+
+/* What a fit did. */
+typedef struct sm__sia_fitinfo {
+  int iterations;   /* optimiser iterations */
+  double objective; /* final objective */
+  unsigned pinned;  /* bit i set: parameter i was held fixed */
+} sm__sia_fitinfo;
+
+/* Fits the model to n >= 1 observations with a bounded quasi-Newton
+ * method (every parameter >= 1e-8, gamma in [1, 10]).  Parameters the
+ * observations cannot identify are pinned: alpha_c when one batch size
+ * was seen, the inter-node terms without multi-node points, the
+ * intra-node terms without single-node multi-GPU points, both slopes
+ * without points above 2 GPUs.  info may be NULL. */
+void sm__sia_perf_fit(const sm__sia_obs *o, int n, sm__sia_perf *out,
+                      sm__sia_fitinfo *info);
+/* Predicted step time of one optimiser step (accum extra micro-steps). */
+double sm__sia_perf_step(const sm__sia_perf *p, int nodes, int replicas,
+                         double bsz, int accum);
+/* Predicted compute time of one micro-step. */
+double sm__sia_perf_compute(const sm__sia_perf *p, double bsz);
+
+/* Statistical efficiency of global batch bsz given the gradient's
+ * squared norm and variance measured at batch init_bsz: the progress per
+ * sample relative to init_bsz (gradient noise scale). */
+double sm__sia_efficiency(double sqr, double var, double init_bsz, double bsz);
+
+/* A batch-size choice. */
+typedef struct sm__sia_bsz {
+  double goodput; /* samples/s x efficiency, 0 when nothing is valid */
+  int atomic;     /* per-GPU micro-batch */
+  int accum;      /* extra accumulation steps */
+} sm__sia_bsz;
+
+/* The best of SM__SIA_NBSZ global batch sizes (geometric, from
+ * max(init_bsz, lo x replicas) to max_bsz; only max_bsz without tuning)
+ * for a placement of `replicas` GPUs on `nodes` nodes, per-GPU batch in
+ * [lo, hi], with gradient accumulation. */
+sm__sia_bsz sm__sia_optimize(const sm__sia_perf *p, double sqr, double var,
+                             double init_bsz, int nodes, int replicas,
+                             double max_bsz, double lo, double hi, int tune);
+
+#endif /* SM_SIM_SIA_GOODPUT_INT_H */
