@@ -8,6 +8,8 @@
  *   api_run.c  the run and exit endpoints (progress, track, end, diagnose)
  *   hist.c     the in-memory index: loaded once, write-backs, other
  *              writers' records (Redis sequence counter, SQLite count)
+ *   scan.c     the exact pre-search that answers advice from a few
+ *              records of the index
  *   jobs.c     registered jobs, their followed logs, the job journal
  *   confine.c  the allowed roots
  *   limits.c   per-client token buckets, JSON depth, job ids
@@ -251,12 +253,43 @@ int sv__json_depth(const char *s, size_t n, int max);
  * "..", not starting with '/' or '.'. */
 int sv__id_ok(const char *id);
 
+/* ==== The pre-search (scan.c) ==== */
+
+/* A view of the index's rows (same order), grouped by identical
+ * fingerprint, with int8 vectors for bounds. */
+typedef struct sv_scan sv_scan;
+
+sv_scan *sv__scan_new(void);
+void sv__scan_free(sv_scan *s);
+/* r has just been put into mem (a new row at its end, or a replacement of
+ * the row with r's id).  0 or SM_ENOMEM (then free the view: it no longer
+ * mirrors mem). */
+int sv__scan_put(sv_scan *s, sm_store *mem, const sm_record *r);
+size_t sv__scan_rows(const sv_scan *s);
+/* Groups with at least one row (distinct fingerprints). */
+size_t sv__scan_groups(const sv_scan *s);
+const char *sv__scan_id(const sv_scan *s, size_t row);
+/* Rows (ascending; sm_free) among which lie the m rows that rank first
+ * for query q in the index's exact search (score, then row).  Returns 0,
+ * 1 when they would be more than max_rows, SM_EINVAL for a zero or
+ * non-finite query, or SM_ENOMEM. */
+int sv__scan_candidates(const sv_scan *s, const float *q, int m,
+                        size_t max_rows, uint32_t **rows, size_t *n_rows);
+/* sm_advise (qfp NULL) or sm_advise_fp over mem, answered from a small
+ * store of candidates when that answer is provably the same.  Returns 0
+ * (a is the answer), 1 (not decided: run sm_advise over mem), or a
+ * negative code. */
+int sv__scan_advise(const sv_scan *s, sm_store *mem, const sm_meta *meta,
+                    const float *qfp, const char *embedder,
+                    const sm_advise_opts *o, sm_advice *a, sm_err *err);
+
 /* ==== The in-memory index (hist.c) ==== */
 
 typedef struct sv_hist {
   sm_store *store;     /* the persistent store (write-backs, sync) */
   pthread_mutex_t wmu; /* guards store and the sync state */
   sm_store *mem;       /* the in-memory index */
+  sv_scan *scan;       /* its pre-search view, or NULL */
   pthread_rwlock_t rw; /* readers advise; writers add */
   atomic_llong n;      /* records in mem */
   char *uri;           /* store URI */
@@ -269,6 +302,8 @@ typedef struct sv_hist {
   atomic_ullong syncs;       /* records taken from other writers */
   atomic_ullong reloads;     /* full reloads */
   atomic_ullong sync_errors; /* failed polls */
+  atomic_ullong presearched; /* advice answered by the pre-search */
+  atomic_ullong full_search; /* advice that searched the whole index */
 } sv_hist;
 
 int sv__hist_open(sv_hist *h, const char *uri, int timeout_ms, sm_err *err);
@@ -276,6 +311,8 @@ void sv__hist_close(sv_hist *h);
 /* sm_advise over the in-memory index (read lock). */
 int sv__hist_advise(sv_hist *h, const sm_meta *m, const sm_advise_opts *o,
                     sm_advice *a, sm_err *err);
+/* Distinct fingerprints in the pre-search view (0 without one). */
+size_t sv__hist_fingerprints(sv_hist *h);
 /* Commits r to the store, then adds it to the index.  0 or a code. */
 int sv__hist_commit(sv_hist *h, const sm_record *r, sm_err *err);
 /* Takes other writers' records.  0, or a negative code. */
