@@ -195,18 +195,21 @@ void sv__hist_close(sv_hist *h) {
 
 /* ==== Use ==== */
 
-int sv__hist_advise(sv_hist *h, const sm_meta *m, const sm_advise_opts *o,
-                    sm_advice *a, sm_err *err) {
+int sv__hist_advise(sv_hist *h, const sm_meta *m, const float *fp,
+                    const char *embedder, const sm_advise_opts *o, sm_advice *a,
+                    sm_err *err) {
   int rc;
 
   pthread_rwlock_rdlock(&h->rw);
   /* The pre-search answers from a few records when it can prove the
    * answer is sm_advise's over the whole index (scan.c); else the
    * whole index is searched. */
-  rc = h->scan ? sv__scan_advise(h->scan, h->mem, m, NULL, NULL, o, a, err) : 1;
+  rc = h->scan ? sv__scan_advise(h->scan, h->mem, m, fp, embedder, o, a, err)
+               : 1;
   if (rc == 1) {
     atomic_fetch_add(&h->full_search, 1);
-    rc = sm_advise(h->mem, m, NULL, o, a, err);
+    rc = fp ? sm_advise_fp(h->mem, m, NULL, fp, embedder, o, a, err)
+            : sm_advise(h->mem, m, NULL, o, a, err);
   } else if (rc == 0) {
     atomic_fetch_add(&h->presearched, 1);
   }
