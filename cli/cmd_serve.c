@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "llmcli.h"
 #include "schedmate/sm_serve.h"
 
 #define MAX_ROOTS 64
@@ -29,6 +30,7 @@ static const char usage_text[] =
     "           [--max-connections N] [--max-jobs N] [--sync-interval S]\n"
     "           [--top-k K] [--threshold T] [--slowdown X]\n"
     "           [--ready-file FILE]\n"
+    "           [--llm URL [--llm-model NAME] [--llm-key-file F] ...]\n"
     "           [--quiet | --verbose]\n"
     "\n"
     "Answers any scheduler over HTTP/1.1 + JSON (docs/serve.md): advice at\n"
@@ -66,6 +68,9 @@ static const char usage_text[] =
     "                         job joined its node (0.25)\n"
     "  --ready-file FILE      write the addresses there once serving\n"
     "  --quiet, --verbose     fewer / more log lines on stderr\n"
+    "The LLM options below add the command's LLM stages to the channels\n"
+    "(advise, progress, diagnose), each within its request's deadline;\n"
+    "with them every channel gets one more worker by default.\n"
     "Exit status: 0 after SIGTERM or SIGINT, 2 bad usage or a store or\n"
     "socket that cannot be opened.\n";
 
@@ -206,6 +211,7 @@ int cmd_serve(int argc, char **argv) {
       {"quiet", no_argument, NULL, OPT_QUIET},
       {"verbose", no_argument, NULL, OPT_VERBOSE},
       {"help", no_argument, NULL, OPT_HELP},
+      CLI_LLM_LONGOPTS,
       {NULL, 0, NULL, 0}};
   const char *roots[MAX_ROOTS], *token_file = NULL, *ready = NULL;
   sm_serve_opts o = {0};
@@ -213,12 +219,14 @@ int cmd_serve(int argc, char **argv) {
   sm_serve *sv;
   sm_err err = {0};
   sigset_t set;
+  cli_llm llm;
   int c, rc = 0, n_roots = 0, sig = 0;
   long v;
   double d;
 
   optind = 0;
   opterr = 0;
+  cli_llm_init(&llm);
   while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
     switch (c) {
     case OPT_DB:
@@ -331,11 +339,13 @@ int cmd_serve(int argc, char **argv) {
     case 'h':
     case OPT_HELP:
       fputs(usage_text, stdout);
+      fputs(cli_llm_help, stdout);
       return CLI_OK;
     case ':':
       return cli_usage("serve", "%s needs a value", argv[optind - 1]);
     default:
-      return cli_usage("serve", "unknown option '%s'", argv[optind - 1]);
+      if ((rc = cli_llm_option(&llm, "serve", c, optarg)) < 0)
+        return cli_usage("serve", "unknown option '%s'", argv[optind - 1]);
     }
   }
   if (rc != 0)
@@ -353,6 +363,12 @@ int cmd_serve(int argc, char **argv) {
     o.socket_path = DEFAULT_SOCKET;
   if (token_file && read_token(token_file, &token) != 0)
     return CLI_USAGE;
+  /* The client, when --llm or SCHEDMATE_LLM_URL asks for one. */
+  if (cli_llm_start(&llm, "serve") != 0) {
+    sm_free(token);
+    return CLI_USAGE;
+  }
+  o.llm = llm.llm;
   o.token = token;
   o.roots = roots;
   o.n_roots = n_roots;
@@ -369,7 +385,18 @@ int cmd_serve(int argc, char **argv) {
   sv = sm_serve_new(&o, &err);
   if (sv == NULL) {
     sm_free(token);
+    cli_llm_release(&llm);
     return cli_error("serve", CLI_USAGE, "%s", err.msg);
+  }
+  if (llm.llm != NULL) {
+    const sm_llm_config *lc = sm_llm_get_config(llm.llm);
+    char msg[1024];
+    snprintf(msg, sizeof(msg),
+             "LLM stage on: %.400s, model %.100s, %d request(s) at once, "
+             "%.0f s per request at most (and never past a request's "
+             "deadline)",
+             lc->url, lc->model, lc->max_concurrency, lc->timeout_s);
+    log_line(NULL, SM_SERVE_INFO, msg);
   }
   {
     char msg[96];
@@ -380,6 +407,7 @@ int cmd_serve(int argc, char **argv) {
   if (sm_serve_start(sv, &err) != 0) {
     sm_serve_free(sv);
     sm_free(token);
+    cli_llm_release(&llm);
     return cli_error("serve", CLI_USAGE, "%s", err.msg);
   }
   if (ready && write_ready(ready, sv) != 0)
@@ -395,6 +423,7 @@ int cmd_serve(int argc, char **argv) {
   log_line(NULL, SM_SERVE_INFO,
            sig == SIGINT ? "SIGINT: stopping" : "SIGTERM: stopping");
   sm_serve_free(sv);
+  cli_llm_release(&llm);
   if (ready)
     unlink(ready);
   sm_free(token);

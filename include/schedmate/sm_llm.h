@@ -175,6 +175,13 @@ SM_EXTERN int sm_llm_chat(sm_llm *l, int comp, const sm_llm_msg *msgs, int n,
                           double deadline, sm_llm_reply *out, int *reason,
                           sm_err *err);
 
+/* Caps the deadline of every request the calling thread makes from now
+ * on (the stages' included) at t, an sm_now() time; 0 removes the cap.  A
+ * service sets it to what is left of the request it is answering, so
+ * that no stage outlives it (a request past it fails at once, "timeout";
+ * a cached answer is still used). */
+SM_EXTERN void sm_llm_thread_deadline(double t);
+
 /* Embeds text through the embeddings endpoint: *vec (sm_free) gets *dims
  * floats.  Returns 0 or a negative code with *reason. */
 SM_EXTERN int sm_llm_embed(sm_llm *l, const char *text, double deadline,

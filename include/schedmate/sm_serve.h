@@ -71,6 +71,9 @@ typedef struct sm_serve_opts {
                                     * another job joined a node [0.25] */
   int top_k;                       /* advise matches [5] */
   float threshold;                 /* advise similarity threshold [0.95] */
+  struct sm_llm *llm;              /* the optional LLM stages' client
+                                    * (sm_llm.h; not owned, outlives the
+                                    * service), or NULL: none */
   sm_serve_log_fn log;             /* messages, or NULL */
   void *log_ud;                    /* for the callback */
 } sm_serve_opts;

@@ -698,6 +698,18 @@ void sm_llm_reply_release(sm_llm_reply *r) {
   memset(r, 0, sizeof(*r));
 }
 
+/* The calling thread's cap on every deadline (sm_llm_thread_deadline). */
+static _Thread_local double thread_deadline;
+
+void sm_llm_thread_deadline(double t) {
+  thread_deadline = t > 0 ? t : 0;
+}
+
+static double capped(double deadline) {
+  return thread_deadline > 0 && deadline > thread_deadline ? thread_deadline
+                                                           : deadline;
+}
+
 int sm_llm_chat(sm_llm *l, int comp, const sm_llm_msg *msgs, int n,
                 double deadline, sm_llm_reply *out, int *reason, sm_err *err) {
   int dummy, json, rc = 0;
@@ -713,6 +725,7 @@ int sm_llm_chat(sm_llm *l, int comp, const sm_llm_msg *msgs, int n,
   }
   if (deadline <= 0)
     deadline = sm_now() + l->cfg.timeout_s;
+  deadline = capped(deadline);
   pthread_mutex_lock(&l->mu);
   l->st[comp].requests++;
   json = l->cfg.json_mode && !l->json_off;
@@ -810,6 +823,7 @@ int sm_llm_embed(sm_llm *l, const char *text, double deadline, float **vec,
   }
   if (deadline <= 0)
     deadline = sm_now() + l->cfg.timeout_s;
+  deadline = capped(deadline);
   pthread_mutex_lock(&l->mu);
   l->st[SM_LLM_EMBED].requests++;
   pthread_mutex_unlock(&l->mu);

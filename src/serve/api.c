@@ -272,10 +272,19 @@ static int parse_advise(sm_serve *sv, const cJSON *o, adv_in *in,
   return 0;
 }
 
-/* Extracts (or reads) the metadata; warnings into warn (a JSON array).
- * Returns 0 or fills res. */
+/* What the scheduler itself says wins over what was read. */
+static void request_facts(const adv_in *in, sm_meta *meta) {
+  if (!isnan(in->gpus))
+    sm_meta_set_num(meta, SM_META_GPUS, in->gpus, "request:gpus");
+  if (!isnan(in->nodes))
+    sm_meta_set_num(meta, SM_META_NODES, in->nodes, "request:nodes");
+}
+
+/* Extracts (or reads) the metadata; warnings into warn (a JSON array);
+ * the LLM stage on what the extraction left unknown into run.  Returns 0
+ * or fills res. */
 static int job_meta(sm_serve *sv, sv_req *r, const adv_in *in, sm_meta *meta,
-                    sm_buf *warn, sv_result *res) {
+                    sm_buf *warn, sv_llm_run *run, sv_result *res) {
   sm_err err = {0};
 
   if (in->meta) {
@@ -312,8 +321,8 @@ static int job_meta(sm_serve *sv, sv_req *r, const adv_in *in, sm_meta *meta,
     if (q.time_budget_s > 2.0)
       q.time_budget_s = 2.0;
     rc = sm_extract(&q, &er, &err);
-    sv__pin_close(&pin);
     if (rc != 0) {
+      sv__pin_close(&pin);
       sm_extract_res_release(&er);
       sv__pin_unname(&pin, in->repo, err.msg, sizeof(err.msg));
       if (err.code == SM_EINVAL || err.code == SM_EESCAPE) {
@@ -338,15 +347,18 @@ static int job_meta(sm_serve *sv, sv_req *r, const adv_in *in, sm_meta *meta,
     rc = sm_meta_copy(meta, &er.meta);
     sm_extract_res_release(&er);
     if (rc != 0) {
+      sv__pin_close(&pin);
       sv__error(res, 500, "internal", "out of memory");
       return -1;
     }
+    /* As `advise --repo --llm`: the model is asked for what neither the
+     * extraction nor the scheduler said, inside the repository only,
+     * until the request's deadline; every value it claims is verified. */
+    request_facts(in, meta);
+    sv__llm_advise(sv, r, &q, &pin, in->repo, meta, run);
+    sv__pin_close(&pin);
   }
-  /* What the scheduler itself says wins over what was read. */
-  if (!isnan(in->gpus))
-    sm_meta_set_num(meta, SM_META_GPUS, in->gpus, "request:gpus");
-  if (!isnan(in->nodes))
-    sm_meta_set_num(meta, SM_META_NODES, in->nodes, "request:nodes");
+  request_facts(in, meta);
   return 0;
 }
 
@@ -374,13 +386,18 @@ void sv__work_advise(sm_serve *sv, sv_req *r, sv_result *res) {
   sm_buf warn;
   sm_advice a;
   sm_err err = {0};
+  sv_llm_run run;
+  float efp[SM_FP_DIMS];
+  const float *fp = NULL;
   sm_jw w;
 
   if (parse_advise(sv, r->json, &in, res) != 0)
     return;
   sm_meta_init(&meta);
   sm_buf_init(&warn, 0);
-  if (job_meta(sv, r, &in, &meta, &warn, res) != 0) {
+  sv__llm_run_init(&run);
+  if (job_meta(sv, r, &in, &meta, &warn, &run, res) != 0) {
+    sv__llm_run_release(&run);
     sm_meta_release(&meta);
     sm_buf_release(&warn);
     return;
@@ -405,14 +422,30 @@ void sv__work_advise(sm_serve *sv, sv_req *r, sv_result *res) {
       sv__jobs_put(&sv->jobs, job);
     }
     if (done) {
+      sv__llm_run_release(&run);
       sm_meta_release(&meta);
       sm_buf_release(&warn);
       return;
     }
   }
   sm_advice_init(&a);
-  if (sv__hist_advise(&sv->hist, &meta, &in.o, &a, &err) != 0) {
+  if (sv__llm_embedding(sv)) {
+    /* As `advise --embed`: the fingerprint from the endpoint; without
+     * one, no search (the scheduler keeps its own estimator). */
+    sm_err e = {0};
+    if (sv__llm_embed(sv, r, &meta, NULL, efp, &e) == 0) {
+      fp = efp;
+    } else {
+      a.fallback = SM_FALLBACK_UNAVAILABLE;
+      snprintf(a.detail, sizeof(a.detail), "embeddings endpoint: %s", e.msg);
+    }
+  }
+  if (a.fallback == SM_FALLBACK_NONE &&
+      sv__hist_advise(&sv->hist, &meta, fp,
+                      fp ? sm_llm_embedder(sv->o.llm) : NULL, &in.o, &a,
+                      &err) != 0) {
     sm_advice_release(&a);
+    sv__llm_run_release(&run);
     sm_meta_release(&meta);
     sm_buf_release(&warn);
     sv__error(res, 500, "internal", "%s", err.msg);
@@ -427,6 +460,7 @@ void sv__work_advise(sm_serve *sv, sv_req *r, sv_result *res) {
     sm_jw_obj_begin(&w);
   }
   advice_json(&meta, &a, &warn, r->t0, &w);
+  sv__llm_members(sv, &run, &meta, &w);
   if (r->ep == EP_REGISTER)
     sm_jw_obj_end(&w);
   sm_jw_obj_end(&w);
@@ -444,6 +478,7 @@ void sv__work_advise(sm_serve *sv, sv_req *r, sv_result *res) {
                a.detail);
   }
   sm_advice_release(&a);
+  sv__llm_run_release(&run);
   sm_meta_release(&meta);
   sm_buf_release(&warn);
 }
@@ -559,6 +594,7 @@ void sv__healthz(sm_serve *sv, sv_result *res) {
   sm_jw_kv_str(&w, "store", sm_store_kind(sv->hist.store));
   sm_jw_kv_int(&w, "history_records", (long long)atomic_load(&sv->hist.n));
   sm_jw_kv_int(&w, "jobs", sv__jobs_count(&sv->jobs));
+  sm_jw_kv_bool(&w, "llm", sv->o.llm != NULL);
   sm_jw_kv_num(&w, "uptime_s", round((sm_now() - sv->t_start) * 10) / 10);
   sm_jw_key(&w, "queues");
   sm_jw_obj_begin(&w);

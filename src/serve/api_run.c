@@ -39,8 +39,10 @@ static int pin_log(sm_serve *sv, const char *path, sv_pin *pin,
   return -1;
 }
 
-static int track_json(const sm_track_result *t, sv_result *res) {
-  if (sm_track_result_json(t, &res->body) != 0)
+static int track_json(sm_serve *sv, const sm_track_result *t,
+                      const sv_llm_run *run, sv_result *res) {
+  if (sm_track_result_json(t, &res->body) != 0 ||
+      sv__llm_append(sv, run, NULL, &res->body) != 0)
     return sv__error(res, 500, "internal", "out of memory");
   res->status = 200;
   res->decision = t->ok ? "progress" : "missing";
@@ -258,6 +260,8 @@ static int job_progress(sm_serve *sv, sv_job *job, int keep, sv_result *res) {
 
 void sv__work_progress(sm_serve *sv, sv_req *r, sv_result *res) {
   sv_job *job = sv__jobs_get(&sv->jobs, r->job);
+  sm_track_result t;
+  sv_llm_run run;
   int rc;
 
   if (job == NULL) {
@@ -273,10 +277,27 @@ void sv__work_progress(sm_serve *sv, sv_req *r, sv_result *res) {
   pthread_mutex_lock(&job->mu);
   rc = job_progress(sv, job, 1, res);
   if (rc == 0)
-    track_json(&job->last, res);
+    t = job->last;
   pthread_mutex_unlock(&job->mu);
-  if (rc == 0)
+  sv__llm_run_init(&run);
+  if (rc == 0 && sv__llm_chat(sv)) {
+    /* As `track --llm`, on the log pinned again: the job stays free for
+     * other requests while the model thinks.  What the job keeps (its
+     * record, the interference watch) is the Tracker's own answer. */
+    sv_pin pin;
+    sv_result tmp;
+    sv__result_init(&tmp);
+    if (pin_log(sv, job->log, &pin, &tmp) == 0) {
+      sv__llm_track(sv, r, pin.proc, &t, &run);
+      sv__pin_close(&pin);
+    }
+    sv__result_release(&tmp);
+  }
+  if (rc == 0) {
+    track_json(sv, &t, &run, res);
     sv__jobs_touch(&sv->jobs, job);
+  }
+  sv__llm_run_release(&run);
   sv__jobs_put(&sv->jobs, job);
 }
 
@@ -314,7 +335,11 @@ void sv__work_track(sm_serve *sv, sv_req *r, sv_result *res) {
     sv__pin_unname(&pin, log, err.msg, sizeof(err.msg));
     sv__error(res, 422, "unreadable", "%s", err.msg);
   } else {
-    track_json(&t, res);
+    sv_llm_run run;
+    sv__llm_run_init(&run);
+    sv__llm_track(sv, r, pin.proc, &t, &run);
+    track_json(sv, &t, &run, res);
+    sv__llm_run_release(&run);
   }
   sm_tracker_free(trk);
   sv__pin_close(&pin);
@@ -322,11 +347,16 @@ void sv__work_track(sm_serve *sv, sv_req *r, sv_result *res) {
 
 /* ==== Diagnosis ==== */
 
-/* Diagnoses the log at path into d and p.  Returns 0 or fills res. */
-static int diagnose(sm_serve *sv, const char *path, const char *job_id,
-                    int context, sm_diagnosis *d, sm_plan *p, sv_result *res) {
+/* Diagnoses the log at path into d (the engine's), out (what is shown:
+ * d merged with the LLM stage's verified verdict, run) and p (planned on
+ * the merge, never more actionable than d).  Returns 0 or fills res. */
+static int diagnose(sm_serve *sv, sv_req *r, const char *path,
+                    const char *job_id, int context, sm_diagnosis *d,
+                    sm_diagnosis *out, sm_plan *p, sv_llm_run *run,
+                    sv_result *res) {
   sm_diag_opts dopt = {0};
   sm_plan_opts popt = {0};
+  sm_diagnosis for_plan;
   sm_err err = {0};
   sv_pin pin;
 
@@ -339,14 +369,18 @@ static int diagnose(sm_serve *sv, const char *path, const char *job_id,
     sv__error(res, 422, "unreadable", "%s", err.msg);
     return -1;
   }
+  /* As `diagnose --llm`: the planner's default threshold (0.8). */
+  sv__llm_diagnose(sv, r, pin.proc, &pin, path, d, 0, &for_plan, out, run);
   sv__pin_close(&pin);
   popt.log_path = path;
   popt.job_id = job_id ? job_id : path;
-  if (sm_plan_make(sv->sigdb, d, &popt, p, &err) != 0) {
+  if (sm_plan_make(sv->sigdb, &for_plan, &popt, p, &err) != 0) {
     sm_diagnosis_release(d);
+    sv__llm_run_release(run);
     sv__error(res, 500, "internal", "planner: %s", err.msg);
     return -1;
   }
+  sv__llm_plan_note(run, p);
   return 0;
 }
 
@@ -355,8 +389,9 @@ void sv__work_diagnose(sm_serve *sv, sv_req *r, sv_result *res) {
   const char *id = sv__jstr(r->json, "job");
   double context = sv__jnum(r->json, "context");
   char *job_log = NULL;
-  sm_diagnosis d;
+  sm_diagnosis d, out;
   sm_plan p;
+  sv_llm_run run;
   sm_jw w;
 
   if (!isnan(context) && (context < 1 || context > 100000)) {
@@ -384,14 +419,16 @@ void sv__work_diagnose(sm_serve *sv, sv_req *r, sv_result *res) {
   }
   memset(&d, 0, sizeof(d));
   memset(&p, 0, sizeof(p));
-  if (diagnose(sv, log, id, isnan(context) ? 0 : (int)context, &d, &p, res) !=
-      0) {
+  sv__llm_run_init(&run);
+  if (diagnose(sv, r, log, id, isnan(context) ? 0 : (int)context, &d, &out, &p,
+               &run, res) != 0) {
     sm_free(job_log);
     return;
   }
   sm_jw_init(&w, &res->body);
   sm_jw_obj_begin(&w);
-  sm_diagnosis_json(&d, &p, &w);
+  sm_diagnosis_json(&out, &p, &w);
+  sv__llm_members(sv, &run, NULL, &w);
   sm_jw_obj_end(&w);
   if (sm_jw_finish(&w) != 0) {
     sv__error(res, 500, "internal", "cannot format the answer");
@@ -399,11 +436,12 @@ void sv__work_diagnose(sm_serve *sv, sv_req *r, sv_result *res) {
     res->status = 200;
     res->decision = d.failure ? "failure" : "no_failure";
     if (d.failure)
-      snprintf(res->note, sizeof(res->note), "%s/%s line %lld", d.category,
-               d.component, d.first_error_line);
+      snprintf(res->note, sizeof(res->note), "%s/%s line %lld", out.category,
+               out.component, out.first_error_line);
   }
   sm_plan_release(&p);
   sm_diagnosis_release(&d);
+  sv__llm_run_release(&run);
   sm_free(job_log);
 }
 
@@ -494,7 +532,9 @@ static char *dup_opt(const char *s) {
  * progress, a diagnosis of SchedMate's own or the scheduler's. */
 typedef struct end_facts {
   sm_diagnosis d;       /* SchedMate's diagnosis (have_diag) */
+  sm_diagnosis dout;    /* d as shown: merged with the LLM stage's verdict */
   sm_plan p;            /* its plan (have_diag) */
+  sv_llm_run run;       /* the LLM stage's run on the diagnosis */
   int have_diag;        /* d and p hold one */
   int have_progress;    /* last holds the Tracker's last answer */
   sm_track_result last; /* the last progress */
@@ -517,8 +557,8 @@ static void answer_duplicate(const sv_req *r, sv_result *res) {
 
 /* The last progress, and the diagnosis of a failure whose cause the
  * scheduler does not give. */
-static void end_facts_read(sm_serve *sv, sv_job *job, const end_in *in,
-                           end_facts *f) {
+static void end_facts_read(sm_serve *sv, sv_req *r, sv_job *job,
+                           const end_in *in, end_facts *f) {
   sv_result tmp;
 
   if (job->log == NULL)
@@ -534,7 +574,8 @@ static void end_facts_read(sm_serve *sv, sv_job *job, const end_in *in,
   if (in->want_diag == 1 ||
       (in->want_diag == -1 && in->diag == NULL && in->es == SM_END_FAILED)) {
     sv__result_init(&tmp);
-    f->have_diag = diagnose(sv, job->log, job->id, 0, &f->d, &f->p, &tmp) == 0;
+    f->have_diag = diagnose(sv, r, job->log, job->id, 0, &f->d, &f->dout, &f->p,
+                            &f->run, &tmp) == 0;
     sv__result_release(&tmp);
   }
 }
@@ -621,7 +662,8 @@ static int end_record(sv_job *job, const end_in *in, const end_facts *f,
   sm_jw_key(&w, "diagnosis");
   if (f->have_diag && f->d.category != NULL) {
     sm_jw_obj_begin(&w);
-    sm_diagnosis_json(&f->d, &f->p, &w);
+    sm_diagnosis_json(&f->dout, &f->p, &w);
+    sv__llm_stage_json(&f->run, NULL, &w);
     sm_jw_obj_end(&w);
   } else if (f->diag_text) {
     sm_jw_raw(&w, f->diag_text);
@@ -669,6 +711,7 @@ void sv__work_end(sm_serve *sv, sv_req *r, sv_result *res) {
   end_in in;
   end_facts f;
   sm_record rec;
+  int rc;
   sm_err err = {0};
 
   if (parse_end(r->json, &in, res) != 0)
@@ -682,7 +725,8 @@ void sv__work_end(sm_serve *sv, sv_req *r, sv_result *res) {
     return;
   }
   memset(&f, 0, sizeof(f));
-  end_facts_read(sv, job, &in, &f);
+  sv__llm_run_init(&f.run);
+  end_facts_read(sv, r, job, &in, &f);
   if (in.es == SM_END_FAILED) {
     if (f.have_diag && f.d.failure)
       in.es = from_category(f.d.category);
@@ -701,7 +745,22 @@ void sv__work_end(sm_serve *sv, sv_req *r, sv_result *res) {
     goto out;
   }
   sm_record_fingerprint(&rec);
-  if (sv__hist_commit(&sv->hist, &rec, &err) != 0) {
+  if (sv__llm_embedding(sv)) {
+    /* As `history add --embed`: the record's fingerprint from the
+     * endpoint, or nothing is committed. */
+    sm_fp_extra x = {rec.user, rec.name, rec.vc};
+    if (sv__llm_embed(sv, r, &rec.meta, &x, rec.fp, &err) != 0 ||
+        (rec.embedder = sm_strdup(sm_llm_embedder(sv->o.llm))) == NULL) {
+      res->retry_after = 1;
+      sv__error(res, 503, "history_unavailable",
+                "embeddings endpoint: %s (not committed; send it again)",
+                err.msg[0] ? err.msg : "out of memory");
+      sm_record_release(&rec);
+      goto out;
+    }
+  }
+  rc = sv__hist_commit(&sv->hist, &rec, &err);
+  if (rc != 0) {
     atomic_fetch_add(&sv->m.writebacks_failed, 1);
     res->retry_after = 1;
     sv__error(res, 503, "history_unavailable",
@@ -723,5 +782,6 @@ out:
     sm_plan_release(&f.p);
     sm_diagnosis_release(&f.d);
   }
+  sv__llm_run_release(&f.run);
   sv__jobs_put(&sv->jobs, job);
 }

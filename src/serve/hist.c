@@ -36,29 +36,49 @@
 
 #define SYNC_BATCH 1000
 
+typedef struct loading {
+  sm_store *mem; /* the index being built */
+  sv_scan *scan; /* its pre-search view, or NULL */
+} loading;
+
 static int put_mem(const sm_record *r, void *arg) {
-  sm_store *mem = arg;
-  return sm_store_put(mem, r, NULL) != 0;
+  loading *l = arg;
+  if (sm_store_put(l->mem, r, NULL) != 0)
+    return 1;
+  /* Without the view advice is still exact, only slower. */
+  if (l->scan && sv__scan_put(l->scan, l->mem, r) != 0) {
+    sv__scan_free(l->scan);
+    l->scan = NULL;
+  }
+  return 0;
 }
 
-/* A new in-memory index with every record of the store. */
-static sm_store *load_all(sm_store *store, long long *count, sm_err *err) {
-  sm_store *mem = sm_store_open("mem:", 0, 0, err);
+/* A new in-memory index with every record of the store, and its view
+ * (*scan, NULL when there is no memory for it). */
+static sm_store *load_all(sm_store *store, long long *count, sv_scan **scan,
+                          sm_err *err) {
+  loading l = {sm_store_open("mem:", 0, 0, err), sv__scan_new()};
   int rc;
 
-  if (mem == NULL)
+  *scan = NULL;
+  if (l.mem == NULL) {
+    sv__scan_free(l.scan);
     return NULL;
+  }
   *count = sm_store_count(store, err);
   if (*count < 0) {
-    sm_store_close(mem);
+    sm_store_close(l.mem);
+    sv__scan_free(l.scan);
     return NULL;
   }
-  rc = sm_store_each(store, put_mem, mem, err);
+  rc = sm_store_each(store, put_mem, &l, err);
   if (rc != 0) {
-    sm_store_close(mem);
+    sm_store_close(l.mem);
+    sv__scan_free(l.scan);
     return NULL;
   }
-  return mem;
+  *scan = l.scan;
+  return l.mem;
 }
 
 /* ==== Redis: our own connection for the sequence counter ==== */
@@ -154,7 +174,7 @@ int sv__hist_open(sv_hist *h, const char *uri, int timeout_ms, sm_err *err) {
     if (rc != 0)
       return rc;
   }
-  h->mem = load_all(h->store, &h->store_count, err);
+  h->mem = load_all(h->store, &h->store_count, &h->scan, err);
   if (h->mem == NULL)
     return err && err->code ? err->code : SM_EIO;
   atomic_store(&h->n, sm_store_count(h->mem, NULL));
@@ -162,6 +182,7 @@ int sv__hist_open(sv_hist *h, const char *uri, int timeout_ms, sm_err *err) {
 }
 
 void sv__hist_close(sv_hist *h) {
+  sv__scan_free(h->scan);
   sm_store_close(h->mem);
   sm_store_close(h->store);
   if (h->redis)
@@ -174,14 +195,35 @@ void sv__hist_close(sv_hist *h) {
 
 /* ==== Use ==== */
 
-int sv__hist_advise(sv_hist *h, const sm_meta *m, const sm_advise_opts *o,
-                    sm_advice *a, sm_err *err) {
+int sv__hist_advise(sv_hist *h, const sm_meta *m, const float *fp,
+                    const char *embedder, const sm_advise_opts *o, sm_advice *a,
+                    sm_err *err) {
   int rc;
 
   pthread_rwlock_rdlock(&h->rw);
-  rc = sm_advise(h->mem, m, NULL, o, a, err);
+  /* The pre-search answers from a few records when it can prove the
+   * answer is sm_advise's over the whole index (scan.c); else the
+   * whole index is searched. */
+  rc = h->scan ? sv__scan_advise(h->scan, h->mem, m, fp, embedder, o, a, err)
+               : 1;
+  if (rc == 1) {
+    atomic_fetch_add(&h->full_search, 1);
+    rc = fp ? sm_advise_fp(h->mem, m, NULL, fp, embedder, o, a, err)
+            : sm_advise(h->mem, m, NULL, o, a, err);
+  } else if (rc == 0) {
+    atomic_fetch_add(&h->presearched, 1);
+  }
   pthread_rwlock_unlock(&h->rw);
   return rc;
+}
+
+size_t sv__hist_fingerprints(sv_hist *h) {
+  size_t n;
+
+  pthread_rwlock_rdlock(&h->rw);
+  n = h->scan ? sv__scan_groups(h->scan) : 0;
+  pthread_rwlock_unlock(&h->rw);
+  return n;
 }
 
 /* Adds r to the index; 1 when it was new.  Caller holds wmu. */
@@ -192,6 +234,11 @@ static int index_put(sv_hist *h, const sm_record *r, sm_err *err) {
   pthread_rwlock_wrlock(&h->rw);
   n0 = sm_store_count(h->mem, NULL);
   rc = sm_store_put(h->mem, r, err);
+  if (rc == 0 && h->scan && sv__scan_put(h->scan, h->mem, r) != 0) {
+    /* Out of memory: answers stay exact without the view. */
+    sv__scan_free(h->scan);
+    h->scan = NULL;
+  }
   n1 = sm_store_count(h->mem, NULL);
   atomic_store(&h->n, n1);
   pthread_rwlock_unlock(&h->rw);
@@ -225,20 +272,24 @@ int sv__hist_commit(sv_hist *h, const sm_record *r, sm_err *err) {
 /* Replaces the index with a fresh load.  Caller holds wmu. */
 static int reload(sv_hist *h, sm_err *err) {
   sm_store *mem, *old;
+  sv_scan *scan, *old_scan;
   uint64_t seq = 0;
   long long count;
 
   if (h->redis && redis_seq(h, &seq, err) != 0)
     return err && err->code ? err->code : SM_ECONN;
-  mem = load_all(h->store, &count, err);
+  mem = load_all(h->store, &count, &scan, err);
   if (mem == NULL)
     return err && err->code ? err->code : SM_EIO;
   pthread_rwlock_wrlock(&h->rw);
   old = h->mem;
+  old_scan = h->scan;
   h->mem = mem;
+  h->scan = scan;
   atomic_store(&h->n, sm_store_count(mem, NULL));
   pthread_rwlock_unlock(&h->rw);
   sm_store_close(old);
+  sv__scan_free(old_scan);
   h->store_count = count;
   h->seq = seq;
   h->own_replaced = 0;

@@ -182,6 +182,19 @@ void sv__metrics_render(sm_serve *sv, sm_buf *b) {
        "Records in the in-memory history index.");
   sm_buf_addf(b, "schedmate_serve_history_records %lld\n",
               (long long)atomic_load(&sv->hist.n));
+  head(b, "schedmate_serve_advise_searches_total", "counter",
+       "Advice answered by the exact pre-search from a few records "
+       "(presearch) or by a search of the whole index (full).");
+  sm_buf_addf(
+      b, "schedmate_serve_advise_searches_total{path=\"presearch\"} %llu\n",
+      (unsigned long long)atomic_load(&sv->hist.presearched));
+  sm_buf_addf(b, "schedmate_serve_advise_searches_total{path=\"full\"} %llu\n",
+              (unsigned long long)atomic_load(&sv->hist.full_search));
+  head(b, "schedmate_serve_history_fingerprints", "gauge",
+       "Distinct fingerprints among the index's records (the pre-search's "
+       "groups; 0 without it).");
+  sm_buf_addf(b, "schedmate_serve_history_fingerprints %zu\n",
+              sv__hist_fingerprints(&sv->hist));
   head(b, "schedmate_serve_history_synced_total", "counter",
        "Records other writers added that were taken into the index.");
   sm_buf_addf(b, "schedmate_serve_history_synced_total %llu\n",

@@ -8,10 +8,13 @@
  *   api_run.c  the run and exit endpoints (progress, track, end, diagnose)
  *   hist.c     the in-memory index: loaded once, write-backs, other
  *              writers' records (Redis sequence counter, SQLite count)
+ *   scan.c     the exact pre-search that answers advice from a few
+ *              records of the index
  *   jobs.c     registered jobs, their followed logs, the job journal
  *   confine.c  the allowed roots
  *   limits.c   per-client token buckets, JSON depth, job ids
  *   metrics.c  counters and histograms, Prometheus text
+ *   llm.c      the optional LLM stages: slots, deadlines, output
  *
  * Threads: the HTTP daemons' polling threads run the routing and the
  * quick endpoints; each channel's workers run the rest; one thread
@@ -30,6 +33,7 @@
 #include "schedmate/sm_advisor.h"
 #include "schedmate/sm_failure.h"
 #include "schedmate/sm_history.h"
+#include "schedmate/sm_llm.h"
 #include "schedmate/sm_serve.h"
 #include "schedmate/sm_tracker.h"
 
@@ -136,6 +140,8 @@ typedef struct sv_channel {
   int stop;            /* drain and end */
   atomic_int busy;     /* workers inside a request */
   double deadline_s;   /* per-request deadline */
+  int llm_cap;         /* workers that may be in an LLM stage at once */
+  atomic_int llm_busy; /* workers in one */
 } sv_channel;
 
 int sv__chan_init(sv_channel *c, struct sm_serve *sv, int id, int cap,
@@ -222,6 +228,70 @@ void sv__pin_close(sv_pin *p);
 void sv__pin_unname(const sv_pin *p, const char *user_path, char *msg,
                     size_t cap);
 
+/* ==== The LLM stages (llm.c) ==== */
+
+/* Why a stage was not run. */
+enum { SV_LLM_BUSY = 0, SV_LLM_DEADLINE, SV_LLM_NSKIP };
+
+/* One request's stage: which ran, its result, or why it was skipped. */
+typedef struct sv_llm_run {
+  int stage;             /* 'a' (Advisor), 't' (Tracker), 'd' (Failure
+                          * Handler), or 0: none */
+  const char *skipped;   /* "busy", "deadline", or NULL */
+  sm_llm_advise_res adv; /* the Advisor's result */
+  sm_llm_track_res trk;  /* the Tracker's */
+  sm_llm_diag_res dg;    /* the Failure Handler's */
+} sv_llm_run;
+
+/* 1 when the service has a chat client (--llm). */
+int sv__llm_chat(const struct sm_serve *sv);
+void sv__llm_run_init(sv_llm_run *run);
+void sv__llm_run_release(sv_llm_run *run);
+/* When a stage inside r must end: r's deadline less a tenth of its
+ * budget (at least 20 ms); 0 without a deadline. */
+double sv__llm_cutoff(const sv_req *r);
+/* The Advisor stage on meta, the extraction of q (q->repo is pin's
+ * name; messages name user_repo instead). */
+void sv__llm_advise(struct sm_serve *sv, sv_req *r, const sm_extract_req *q,
+                    const sv_pin *pin, const char *user_repo, sm_meta *meta,
+                    sv_llm_run *run);
+/* The Tracker stage on t, the Tracker's answer for the log at path. */
+void sv__llm_track(struct sm_serve *sv, sv_req *r, const char *path,
+                   sm_track_result *t, sv_llm_run *run);
+/* The Failure Handler stage on d (the log at path, pinned as pin); the
+ * planner gets for_plan, the answer shows for_output (shallow copies of
+ * d; release d, then run). */
+void sv__llm_diagnose(struct sm_serve *sv, sv_req *r, const char *path,
+                      const sv_pin *pin, const char *user_path,
+                      const sm_diagnosis *d, double threshold,
+                      sm_diagnosis *for_plan, sm_diagnosis *for_output,
+                      sv_llm_run *run);
+/* Names a disagreement among the plan's gates. */
+void sv__llm_plan_note(sv_llm_run *run, sm_plan *p);
+/* The stage's members ("provenance", "llm", "llm_skipped") into an open
+ * object. */
+void sv__llm_stage_json(const sv_llm_run *run, const sm_meta *meta, sm_jw *w);
+/* As the command's --json: the stage's members, "embedder" and
+ * "llm_stats" (the service's counters); nothing without a client. */
+void sv__llm_members(struct sm_serve *sv, const sv_llm_run *run,
+                     const sm_meta *meta, sm_jw *w);
+/* The same appended to a complete JSON object in buf. */
+int sv__llm_append(struct sm_serve *sv, const sv_llm_run *run,
+                   const sm_meta *meta, sm_buf *buf);
+/* 1 when the service makes fingerprints with an embeddings endpoint
+ * (--embed). */
+int sv__llm_embedding(const struct sm_serve *sv);
+/* The fingerprint of m (and x) from the endpoint, within r's deadline and
+ * an LLM slot.  0, or a negative code with the message (SM_EBUSY: no slot
+ * or no time). */
+int sv__llm_embed(struct sm_serve *sv, sv_req *r, const sm_meta *m,
+                  const sm_fp_extra *x, float *fp, sm_err *err);
+/* Refuses a history whose fingerprints are by another embedder than the
+ * service's write-backs would be (a history never mixes embedders). */
+int sv__llm_check_history(struct sm_serve *sv, sm_err *err);
+/* The stages' series of /metrics, and the client's (schedmate_llm_*). */
+void sv__llm_metrics(struct sm_serve *sv, sm_buf *b);
+
 /* ==== Limits (limits.c) ==== */
 
 typedef struct sv_bucket {
@@ -251,12 +321,43 @@ int sv__json_depth(const char *s, size_t n, int max);
  * "..", not starting with '/' or '.'. */
 int sv__id_ok(const char *id);
 
+/* ==== The pre-search (scan.c) ==== */
+
+/* A view of the index's rows (same order), grouped by identical
+ * fingerprint, with int8 vectors for bounds. */
+typedef struct sv_scan sv_scan;
+
+sv_scan *sv__scan_new(void);
+void sv__scan_free(sv_scan *s);
+/* r has just been put into mem (a new row at its end, or a replacement of
+ * the row with r's id).  0 or SM_ENOMEM (then free the view: it no longer
+ * mirrors mem). */
+int sv__scan_put(sv_scan *s, sm_store *mem, const sm_record *r);
+size_t sv__scan_rows(const sv_scan *s);
+/* Groups with at least one row (distinct fingerprints). */
+size_t sv__scan_groups(const sv_scan *s);
+const char *sv__scan_id(const sv_scan *s, size_t row);
+/* Rows (ascending; sm_free) among which lie the m rows that rank first
+ * for query q in the index's exact search (score, then row).  Returns 0,
+ * 1 when they would be more than max_rows, SM_EINVAL for a zero or
+ * non-finite query, or SM_ENOMEM. */
+int sv__scan_candidates(const sv_scan *s, const float *q, int m,
+                        size_t max_rows, uint32_t **rows, size_t *n_rows);
+/* sm_advise (qfp NULL) or sm_advise_fp over mem, answered from a small
+ * store of candidates when that answer is provably the same.  Returns 0
+ * (a is the answer), 1 (not decided: run sm_advise over mem), or a
+ * negative code. */
+int sv__scan_advise(const sv_scan *s, sm_store *mem, const sm_meta *meta,
+                    const float *qfp, const char *embedder,
+                    const sm_advise_opts *o, sm_advice *a, sm_err *err);
+
 /* ==== The in-memory index (hist.c) ==== */
 
 typedef struct sv_hist {
   sm_store *store;     /* the persistent store (write-backs, sync) */
   pthread_mutex_t wmu; /* guards store and the sync state */
   sm_store *mem;       /* the in-memory index */
+  sv_scan *scan;       /* its pre-search view, or NULL */
   pthread_rwlock_t rw; /* readers advise; writers add */
   atomic_llong n;      /* records in mem */
   char *uri;           /* store URI */
@@ -269,13 +370,19 @@ typedef struct sv_hist {
   atomic_ullong syncs;       /* records taken from other writers */
   atomic_ullong reloads;     /* full reloads */
   atomic_ullong sync_errors; /* failed polls */
+  atomic_ullong presearched; /* advice answered by the pre-search */
+  atomic_ullong full_search; /* advice that searched the whole index */
 } sv_hist;
 
 int sv__hist_open(sv_hist *h, const char *uri, int timeout_ms, sm_err *err);
 void sv__hist_close(sv_hist *h);
-/* sm_advise over the in-memory index (read lock). */
-int sv__hist_advise(sv_hist *h, const sm_meta *m, const sm_advise_opts *o,
-                    sm_advice *a, sm_err *err);
+/* sm_advise over the in-memory index (read lock); with fp, sm_advise_fp
+ * on that fingerprint by embedder. */
+int sv__hist_advise(sv_hist *h, const sm_meta *m, const float *fp,
+                    const char *embedder, const sm_advise_opts *o, sm_advice *a,
+                    sm_err *err);
+/* Distinct fingerprints in the pre-search view (0 without one). */
+size_t sv__hist_fingerprints(sv_hist *h);
 /* Commits r to the store, then adds it to the index.  0 or a code. */
 int sv__hist_commit(sv_hist *h, const sm_record *r, sm_err *err);
 /* Takes other writers' records.  0, or a negative code. */
@@ -396,6 +503,8 @@ typedef struct sv_metrics {
   atomic_ullong writebacks_ok;             /* committed */
   atomic_ullong writebacks_failed;         /* not committed */
   atomic_ullong interference;              /* slowdowns flagged */
+  /* LLM stages skipped, by channel and reason (SV_LLM_*). */
+  atomic_ullong llm_skipped[SM_SERVE_NCHANNELS][SV_LLM_NSKIP];
 } sv_metrics;
 
 /* Index of a status code in the table (a catch-all last). */
@@ -440,6 +549,8 @@ struct sm_serve {
   sv_listener lis[2];   /* UNIX, TCP */
   int n_lis;            /* their count */
   atomic_int live;      /* requests not finished */
+  int llm_cap;          /* LLM stages at once, all channels */
+  atomic_int llm_busy;  /* LLM stages running */
   int started, stopped; /* lifecycle */
   double t_start;       /* monotonic start */
   double wall_start;    /* Unix start */

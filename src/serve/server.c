@@ -309,6 +309,8 @@ static enum MHD_Result dispatch(sm_serve *sv, sv_req *r) {
     return answer_now(sv, r, &res, NULL);
   case EP_METRICS:
     sv__metrics_render(sv, &res.body);
+    if (sv->o.llm != NULL)
+      sv__llm_metrics(sv, &res.body);
     res.status = 200;
     return answer_now(sv, r, &res, NULL);
   case EP_JOB:
@@ -551,11 +553,15 @@ static void defaults(sm_serve_opts *o) {
     o->advise_deadline_ms = 500;
   if (o->deadline_ms <= 0)
     o->deadline_ms = 10000;
+  /* With the LLM stage each channel gets one more worker, for the
+   * stage: one always stays for deterministic answers (llm.c). */
+  int extra = o->llm != NULL;
+
   for (int c = 0; c < SM_SERVE_NCHANNELS; c++) {
     if (o->queue[c] <= 0)
       o->queue[c] = q[c];
     if (o->workers[c] <= 0)
-      o->workers[c] = wk[c];
+      o->workers[c] = wk[c] + extra;
   }
   if (o->rate == 0)
     o->rate = 100;
@@ -642,6 +648,8 @@ sm_serve *sm_serve_new(const sm_serve_opts *in, sm_err *err) {
     rc = sv__hist_open(&sv->hist, sv->s_db, 0, err);
   }
   if (rc == 0)
+    rc = sv__llm_check_history(sv, err);
+  if (rc == 0)
     rc = sv__jobs_init(&sv->jobs, sv->o.max_jobs, sv->o.max_followed,
                        sv->s_journal, err);
   if (rc == 0)
@@ -653,6 +661,18 @@ sm_serve *sm_serve_new(const sm_serve_opts *in, sm_err *err) {
     rc = sv__chan_init(&sv->ch[c], sv, c, sv->o.queue[c], sv->o.workers[c], dl);
     if (rc != 0)
       sm_err_set(err, rc, "serve: out of memory");
+    else if (sv->o.llm != NULL)
+      sv->ch[c].llm_cap = sv->o.workers[c] - 1;
+  }
+  if (rc == 0 && sv->o.llm != NULL) {
+    sv->llm_cap = sm_llm_get_config(sv->o.llm)->max_concurrency;
+    for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
+      if (sv->ch[c].llm_cap < 1)
+        sv__log(sv, SM_SERVE_WARN,
+                "--workers %s=%d: no worker is left for the LLM stage on the "
+                "%s channel (it needs two: one stays for deterministic "
+                "answers); that channel's stage is off",
+                sv__channel_names[c], sv->o.workers[c], sv__channel_names[c]);
   }
   if (rc == 0 && sv__rate_init(&sv->rate, sv->o.rate, sv->o.burst, 4096) != 0)
     rc = sm_err_set(err, SM_ENOMEM, "serve: out of memory");
