@@ -399,7 +399,7 @@ typedef struct sm_sim_summary {
 } sm_sim_summary;
 
 SM_EXTERN const sm_sim_summary *sm_sim_result_summary(const sm_sim_result *r);
-/* Writes the summary as one JSON object (DESIGN.md section 3 keys and
+/* Writes the summary as one JSON object (docs/design.md section 3 keys and
  * more) at the writer's position. */
 SM_EXTERN void sm_sim_result_json(const sm_sim_result *r, sm_jw *w);
 /* Appends the per-job CSV (header + one row per job) to out. */

@@ -81,7 +81,7 @@
 #define MAX_TOPK 64
 #define EXTRA_PROTOS 8
 /* The most candidates at or above the threshold sm_advise examines
- * (MAX_CANDIDATES in src/history/advise.c; the parity test has a case
+ * (MAX_CANDIDATES in src/history/estimate.c; the parity test has a case
  * beyond it). */
 #define WALK_MAX 4096
 /* Verdicts a prototype remembers about the candidates of its jobs. */

@@ -1,5 +1,5 @@
 /* metrics.c - the outcome of a run: headline figures (JCT and queueing
- * statistics, makespan, utilisation), the JSON summary of DESIGN.md
+ * statistics, makespan, utilisation), the JSON summary of docs/design.md
  * section 3, the per-job CSV and the accessors of sm_sim_result.
  *
  * Definitions (also in docs/simulator.md):

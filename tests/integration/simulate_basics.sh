@@ -11,7 +11,7 @@ expect_rc 0 "$SCHEDMATE" simulate --trace $D/tiresias_jobs.csv --cluster 2x8 --p
 grep -q '^policy     sjf' "$SM_TMP/last.out" || fail "text names the policy"
 grep -q '^JCT        avg' "$SM_TMP/last.out" || fail "text has JCT"
 
-# One JSON object with the DESIGN.md keys; FIFO on one 8-GPU node:
+# One JSON object with the keys of docs/design.md section 3; FIFO on one 8-GPU node:
 # 0: 0-400 (2), 1: 25-275 (4), 2: 65-155 (1), 3 (8 GPUs) waits for all:
 # 400-1000.  JCTs 400, 250, 90, 925.
 expect_rc 0 "$SCHEDMATE" simulate --json --trace $D/tiresias_jobs.csv --cluster 1x8 --policy fifo

@@ -1,5 +1,5 @@
 /* test_sim_report.c - the outputs of a run: the JSON summary with the
- * DESIGN.md section 3 keys, the per-job CSV, and the offline HTML report
+ * docs/design.md section 3 keys, the per-job CSV, and the offline HTML report
  * with its plots; and the shipped Philly trace end to end. */
 #include <cjson/cJSON.h>
 #include <math.h>
