@@ -231,7 +231,7 @@ int sm_sim_cluster_parse(const char *spec, sm_sim_cluster **out, sm_err *err) {
       sm_free(g);
       return sm_err_set(err, SM_ELIMIT, "cluster spec: too many groups");
     }
-    if (SM__SIM_GROW(g, (size_t)ng + 1, cap) != 0) {
+    if (SM__GROW(g, (size_t)ng + 1, cap) != 0) {
       sm_free(g);
       return sm_err_set(err, SM_ENOMEM, "out of memory");
     }
@@ -312,7 +312,7 @@ int sm_sim_cluster_load_vcs(const char *path, int gpn, sm_sim_cluster **out,
                       path, l.lineno);
       break;
     }
-    if (ng == MAX_VCS || SM__SIM_GROW(g, (size_t)ng + 1, cap) != 0) {
+    if (ng == MAX_VCS || SM__GROW(g, (size_t)ng + 1, cap) != 0) {
       rc = sm_err_set(err, SM_ELIMIT, "%s: too many VCs", path);
       break;
     }

@@ -232,7 +232,7 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
                       MAX_ROWS);
       break;
     }
-    if (SM__SIM_GROW(c->rows, (size_t)c->n + 1, cap) != 0) {
+    if (SM__GROW(c->rows, (size_t)c->n + 1, cap) != 0) {
       rc = sm_err_set(err, SM_ENOMEM, "out of memory");
       break;
     }

@@ -41,7 +41,7 @@ static int ev_less(const sm__ev *a, const sm__ev *b) {
 static int heap_push(sm_sim *s, const sm__ev *e) {
   size_t i;
 
-  if (SM__SIM_GROW(s->heap, s->hn + 1, s->hcap) != 0)
+  if (SM__GROW(s->heap, s->hn + 1, s->hcap) != 0)
     return SM_ENOMEM;
   i = s->hn++;
   s->heap[i] = *e;

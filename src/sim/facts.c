@@ -423,7 +423,7 @@ static int identity_key(sm__facts *f, const sm_meta *m, const sm_fp_extra *x) {
                              : 0);
   if (trace)
     need += 6 + strlen(u) + strlen(n) + strlen(vc);
-  if (SM__SIM_GROW(f->key, need, f->keycap) != 0)
+  if (SM__GROW(f->key, need, f->keycap) != 0)
     return SM_ENOMEM;
   o = f->key;
   for (int i = 0; i < SM_META_NFIELDS; i++) {
@@ -523,7 +523,7 @@ static proto *proto_add(sm__facts *f, const jobq *q) {
     f->slots = nsl;
     f->nslots = ns;
   }
-  if (SM__SIM_GROW(f->protos, f->np + 1, f->capp) != 0)
+  if (SM__GROW(f->protos, f->np + 1, f->capp) != 0)
     return NULL;
   p = &f->protos[f->np];
   memset(p, 0, sizeof(*p));
@@ -692,8 +692,8 @@ static void walk_group(const sm__facts *f, const sm_hit *h,
 /* The want best prototypes for q's fingerprint into f->cand (room made
  * for as many verdicts): their count, or -1 without memory. */
 static int search(sm__facts *f, const jobq *q, size_t want) {
-  if (SM__SIM_GROW(f->cand, want, f->capcand) != 0 ||
-      SM__SIM_GROW(f->verdict, want, f->capverdict) != 0)
+  if (SM__GROW(f->cand, want, f->capcand) != 0 ||
+      SM__GROW(f->verdict, want, f->capverdict) != 0)
     return -1;
   f->searches++;
   return sm_index_search(f->ix, q->fp, (int)want, f->threshold, f->cand);
@@ -950,8 +950,8 @@ void sm__facts_done(sm__facts *f, const sm_sim_job *j, double work, int state) {
       goto oom;
     f->jproto[j->idx] = (uint32_t)(p - f->protos) + 1;
   }
-  if (SM__SIM_GROW(f->recs, f->nr + 1, f->capr) != 0 ||
-      SM__SIM_GROW(p->r, (size_t)p->n + 1, p->cap) != 0)
+  if (SM__GROW(f->recs, f->nr + 1, f->capr) != 0 ||
+      SM__GROW(p->r, (size_t)p->n + 1, p->cap) != 0)
     goto oom;
   r = &f->recs[f->nr];
   r->duration = work;

@@ -36,7 +36,7 @@ int sm__figures_add(sm__figures *f, int id, double delta) {
   uint64_t bit = (uint64_t)1 << (id % 64);
 
   if (!(f->has[id / 64] & bit)) {
-    if (SM__SIM_GROW(f->rec, f->n + 1, f->cap) != 0)
+    if (SM__GROW(f->rec, f->n + 1, f->cap) != 0)
       return SM_ENOMEM;
     f->rec[f->n].id = id;
     f->rec[f->n].name = NULL;
@@ -57,7 +57,7 @@ int sm__figures_add_name(sm__figures *f, const char *name, double delta) {
       f->rec[i].value += delta;
       return 0;
     }
-  if (SM__SIM_GROW(f->rec, f->n + 1, f->cap) != 0)
+  if (SM__GROW(f->rec, f->n + 1, f->cap) != 0)
     return SM_ENOMEM;
   f->rec[f->n].name = sm_strdup(name);
   if (f->rec[f->n].name == NULL)

@@ -11,7 +11,7 @@ int sm__notes_vadd(sm__notes *n, const char *fmt, va_list ap) {
   char *line;
 
   vsnprintf(tmp, sizeof(tmp), fmt, ap);
-  if (SM__SIM_GROW(n->v, n->n + 1, n->cap) != 0)
+  if (SM__GROW(n->v, n->n + 1, n->cap) != 0)
     return SM_ENOMEM;
   line = sm_strdup(tmp);
   if (line == NULL)

@@ -107,8 +107,8 @@ static void arm_demotion(sm_sim *s, pre_state *st, sm_sim_job *j) {
 /* ==== The round ==== */
 
 static int grow(pre_state *st, size_t need) {
-  return SM__SIM_GROW(st->keep, need, st->cap_keep) != 0 ||
-                 SM__SIM_GROW(st->drop, need, st->cap_drop) != 0
+  return SM__GROW(st->keep, need, st->cap_keep) != 0 ||
+                 SM__GROW(st->drop, need, st->cap_drop) != 0
              ? SM_ENOMEM
              : 0;
 }

@@ -25,7 +25,7 @@ int sm__sia_obs_add(sm__sia_tobs *b, int nodes, int reps, int bsz, double step,
     if (b->o[i].nodes == nodes && b->o[i].replicas == reps &&
         b->o[i].bsz == bsz)
       return 0; /* the first report of a point stays */
-  if (SM__SIM_GROW(b->o, (size_t)b->n + 1, b->cap) != 0)
+  if (SM__GROW(b->o, (size_t)b->n + 1, b->cap) != 0)
     return SM_ENOMEM;
   b->o[b->n].nodes = nodes;
   b->o[b->n].replicas = reps;
@@ -245,7 +245,7 @@ int sm__sia_train(sm__sia_run *S, sm__sia_world *w, sm__sia_job *x, double t,
         w->done++;
         w->last = SM_MAX(w->last, end);
         if (S->semantic) {
-          if (SM__SIM_GROW(w->hist, (size_t)w->nhist + 1, w->caphist) != 0)
+          if (SM__GROW(w->hist, (size_t)w->nhist + 1, w->caphist) != 0)
             return SM_ENOMEM;
           w->hist[w->nhist].job = x;
           w->hist[w->nhist].end = end;

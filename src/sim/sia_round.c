@@ -222,10 +222,10 @@ static int collect(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
                    double now, rstate *rs) {
   int rc;
 
-  if (SM__SIM_GROW(sc->act, (size_t)w->n + 1, sc->cap_act) ||
-      SM__SIM_GROW(sc->pj, (size_t)w->n + 1, sc->cap_pj) ||
-      SM__SIM_GROW(sc->choice, (size_t)w->n + 1, sc->cap_ch) ||
-      SM__SIM_GROW(sc->bind, (size_t)w->n + 1, sc->cap_bind))
+  if (SM__GROW(sc->act, (size_t)w->n + 1, sc->cap_act) ||
+      SM__GROW(sc->pj, (size_t)w->n + 1, sc->cap_pj) ||
+      SM__GROW(sc->choice, (size_t)w->n + 1, sc->cap_ch) ||
+      SM__GROW(sc->bind, (size_t)w->n + 1, sc->cap_bind))
     return SM_ENOMEM;
   for (int i = 0; i < w->n; i++) {
     sm__sia_job *x = w->jobs[i];
@@ -240,7 +240,7 @@ static int collect(sm__sia_run *S, sm__sia_world *w, sm__sia_scratch *sc,
     sc->act[rs->na++] = x;
   }
   S->max_active = SM_MAX(S->max_active, (size_t)rs->na);
-  if (SM__SIM_GROW(sc->v, (size_t)rs->na * (S->ntypes + 1) + 1, sc->cap_v))
+  if (SM__GROW(sc->v, (size_t)rs->na * (S->ntypes + 1) + 1, sc->cap_v))
     return SM_ENOMEM;
   for (int t = 0; t < S->ntypes; t++)
     rs->cap[t] = S->nnodes[t] * S->gpn[t];
@@ -305,10 +305,10 @@ static int job_candidates(sm__sia_run *S, sm__sia_scratch *sc, double now,
   if (!isfinite(mn))
     return 0; /* nothing valid: it waits */
   f = sm__sia_realloc_factor(x, now);
-  if (SM__SIM_GROW(sc->c,
-                   (size_t)rs->nc + (size_t)(S->coff[S->ntypes - 1] +
-                                             S->ncfg[S->ntypes - 1]),
-                   sc->cap_c))
+  if (SM__GROW(sc->c,
+               (size_t)rs->nc +
+                   (size_t)(S->coff[S->ntypes - 1] + S->ncfg[S->ntypes - 1]),
+               sc->cap_c))
     return SM_ENOMEM;
   sc->pj[rs->np] = i;
   for (int t = 0; t < S->ntypes; t++)

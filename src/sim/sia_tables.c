@@ -283,10 +283,10 @@ static int read_validation(sm_arena *ar, const char *path, double bsz,
                       t.l.lineno);
       break;
     }
-    if (SM__SIM_GROW(prog, (size_t)v->n + 1, cap[0]) != 0 ||
-        SM__SIM_GROW(sqr, (size_t)v->n + 1, cap[1]) != 0 ||
-        SM__SIM_GROW(var, (size_t)v->n + 1, cap[2]) != 0 ||
-        SM__SIM_GROW(met, (size_t)v->n + 1, cap[3]) != 0) {
+    if (SM__GROW(prog, (size_t)v->n + 1, cap[0]) != 0 ||
+        SM__GROW(sqr, (size_t)v->n + 1, cap[1]) != 0 ||
+        SM__GROW(var, (size_t)v->n + 1, cap[2]) != 0 ||
+        SM__GROW(met, (size_t)v->n + 1, cap[3]) != 0) {
       rc = sm_err_set(err, SM_ENOMEM, "%s: out of memory", path);
       break;
     }
@@ -331,7 +331,7 @@ typedef struct raw {
 } raw;
 
 static int push_raw(raw **v, int *n, size_t *cap, const raw *r) {
-  if (SM__SIM_GROW(*v, (size_t)*n + 1, *cap) != 0)
+  if (SM__GROW(*v, (size_t)*n + 1, *cap) != 0)
     return SM_ENOMEM;
   (*v)[(*n)++] = *r;
   return 0;

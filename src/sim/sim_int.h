@@ -8,6 +8,7 @@
 
 #include "schedmate/sm_sim.h"
 #include "schedmate/sm_util.h"
+#include "util/util_int.h"
 
 /* One piece of a job's placement. */
 typedef struct sm_sim_alloc {
@@ -36,26 +37,7 @@ struct sm_sim_jstate {
                               infrastructure cause */
 };
 
-/* ==== Growable arrays (grow.c) ==== */
-
-/* Returns p reallocated to hold at least need elements of elem bytes and
- * sets *cap to its new capacity: doubling from the old one, at least 16,
- * at least need.  On exhaustion or overflow returns p itself with *cap
- * unchanged (the caller sees *cap < need).  Use SM__SIM_GROW. */
-void *sm__sim_grow(void *p, size_t elem, size_t need, size_t *cap);
-
-/* Makes room for need elements in the array arr whose capacity is the
- * size_t cap (both lvalues, evaluated more than once).  Evaluates to 0,
- * or SM_ENOMEM with arr and cap unchanged:
- *
- *   if (SM__SIM_GROW(v->items, v->n + 1, v->cap) != 0)
- *     return SM_ENOMEM;
- *   v->items[v->n++] = x; */
-#define SM__SIM_GROW(arr, need, cap)                                           \
-  ((size_t)(need) <= (cap)                                                     \
-       ? 0                                                                     \
-       : ((arr) = sm__sim_grow((arr), sizeof(*(arr)), (size_t)(need), &(cap)), \
-          (size_t)(need) <= (cap) ? 0 : SM_ENOMEM))
+/* Growable arrays: SM__GROW of src/util (util/util_int.h). */
 
 /* A step function over time: busy GPUs and pending jobs, each point valid
  * from its time to the next point's. */

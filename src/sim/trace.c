@@ -65,7 +65,7 @@ int sm__trace_push(sm_sim_trace *t, const sm_sim_job *j, size_t max_jobs,
   if (t->n >= max_jobs)
     return sm_err_set(err, SM_ELIMIT, "%s: more than %zu jobs", t->name,
                       max_jobs);
-  if (SM__SIM_GROW(t->jobs, t->n + 1, t->cap) != 0)
+  if (SM__GROW(t->jobs, t->n + 1, t->cap) != 0)
     return sm_err_set(err, SM_ENOMEM, "%s: out of memory", t->name);
   t->jobs[t->n++] = *j;
   return 0;
