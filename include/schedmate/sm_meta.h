@@ -1,5 +1,6 @@
-/* sm_meta.h - workload metadata: the schema of DESIGN.md section 2, one
- * value and one piece of evidence ("path:line" or "command") per field.
+/* sm_meta.h - workload metadata: the schema of docs/design.md section 2,
+ * one value and one piece of evidence ("path:line" or "command") per
+ * field.  Its code is src/meta/meta.c, a module of its own.
  *
  * The Advisor's extractor fills it; the history store keeps it with a
  * job's outcome; the fingerprint is computed from it.  Unknown fields stay

@@ -1,4 +1,8 @@
-/* meta.c - the workload metadata record: set, copy, JSON in and out. */
+/* meta.c - the workload metadata record every component exchanges (the
+ * schema of docs/design.md section 2): set, copy, JSON in and out.  It
+ * has a module of its own so that history, the simulator, Slurm and the
+ * service depend on the schema, not on the Advisor that is one producer
+ * of it. */
 #include <math.h>
 #include <string.h>
 
