@@ -357,6 +357,12 @@ struct sm__ctx {
   int pkg_dir_done;   /* pkg_dir was looked for */
   const char *cfg_arg_rel; /* config file given with ":arg" */
   const char *cfg_arg;     /* that argument */
+  /* Keys of each role with the token-rule matches (sm__role_keys),
+   * valid while the store holds role_params values. */
+  const char *role_name[16];
+  const char *const *role_list[16];
+  int role_params[16];
+  int n_role;
 };
 
 /* ==== ctx.c: vectors, strings, warnings, limits ==== */
@@ -610,6 +616,13 @@ void sm__py_set_config_arg(sm__ctx *c, const char *rel, const char *arg);
  * "vocab", "model", "dataset"), in order of preference; NULL-terminated,
  * never NULL. */
 const char *const *sm__keys(const char *role);
+/* Does a key's leaf carry role by the token rules of keys.tsv (ROLE~
+ * lines: max_train_steps, number_of_epochs)? */
+int sm__key_role(const char *leaf, const char *role);
+/* The keys of a role for this extraction: the list of sm__keys, then
+ * the leaves of the values set that the token rules give the role
+ * (arena, NULL-terminated). */
+const char *const *sm__role_keys(sm__ctx *c, const char *role);
 
 /* ==== frameworks.c: documented defaults of library classes ==== */
 

@@ -584,3 +584,68 @@ void sm__cand_add(sm__ctx *c, sm__vec *v, const char *name, const char *ev,
   k->ev = ev;
   k->weight = weight;
 }
+
+static int inside_component(const char *key) {
+  static const char *const comp[] = {
+      "model",      "decoder", "encoder",   "backbone",      "neck",
+      "head",       "net",     "network",   "loss",          "criterion",
+      "teacher",    "student", "eval",      "val",           "test",
+      "evaluation", "ema",     "generator", "discriminator", NULL};
+  const char *last = strrchr(key, '.');
+  for (const char *a = key; last != NULL && a < last;) {
+    const char *b = strchr(a, '.');
+    size_t n = (size_t)(b - a);
+    for (int i = 0; comp[i]; i++)
+      if (strlen(comp[i]) == n && strncmp(a, comp[i], n) == 0)
+        return 1;
+    a = b + 1;
+  }
+  return 0;
+}
+
+const char *const *sm__role_keys(sm__ctx *c, const char *role) {
+  const char *const *base = sm__keys(role);
+  int arch = strcmp(role, "d_model") == 0 || strcmp(role, "n_layers") == 0 ||
+             strcmp(role, "seq_len") == 0;
+  const char **out;
+  int nb = 0, n, cap, slot = -1;
+  for (int i = 0; i < c->n_role; i++)
+    if (strcmp(c->role_name[i], role) == 0) {
+      if (c->role_params[i] == c->params.n)
+        return c->role_list[i];
+      slot = i;
+    }
+  while (base[nb])
+    nb++;
+  cap = nb + 33;
+  out = sm_arena_calloc(&c->arena, (size_t)cap, sizeof(*out));
+  if (out == NULL)
+    return base;
+  memcpy(out, base, (size_t)nb * sizeof(*out));
+  n = nb;
+  for (int i = 0; i < c->params.n && n + 1 < cap; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    int dup = 0;
+    /* Internal keys (fn~f~x, __lr_rescale) are not configuration. */
+    if (p->key[0] == '_' || strchr(p->key, '~') != NULL ||
+        p->layer < SM__L_ENTRY)
+      continue;
+    /* A training quantity set inside a model or loss section describes
+     * that component (model.decoder.num_iters), not the run. */
+    if (!arch && inside_component(p->key))
+      continue;
+    for (int k = 0; k < n && !dup; k++)
+      dup = strcmp(out[k], p->leaf) == 0;
+    if (!dup && sm__key_role(p->leaf, role))
+      out[n++] = p->leaf;
+  }
+  out[n] = NULL;
+  if (slot < 0 && c->n_role < 16)
+    slot = c->n_role++;
+  if (slot >= 0) {
+    c->role_name[slot] = role;
+    c->role_list[slot] = out;
+    c->role_params[slot] = c->params.n;
+  }
+  return out;
+}

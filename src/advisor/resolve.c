@@ -43,9 +43,9 @@ static const sm__param *get_num(sm__ctx *c, const char *const *names,
 
 static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
                                   int positive, double *out, int min_layer) {
-  const char *left[48];
+  const char *left[128];
   int n = 0;
-  for (; names[n] && n < 47; n++)
+  for (; names[n] && n < 127; n++)
     left[n] = names[n];
   left[n] = NULL;
   while (n > 0) {
@@ -75,9 +75,9 @@ static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
 }
 
 static const sm__param *get_str(sm__ctx *c, const char *const *names) {
-  const char *left[48];
+  const char *left[128];
   int n = 0;
-  for (; names[n] && n < 47; n++)
+  for (; names[n] && n < 127; n++)
     left[n] = names[n];
   left[n] = NULL;
   while (n > 0) {
@@ -309,10 +309,10 @@ static void batches(sm__ctx *c) {
   const char *mev = NULL;
   int micro_style;
 
-  pd = get_num(c, sm__keys("per_device"), 1, &per);
-  acc = get_num(c, sm__keys("accum"), 1, &accum);
+  pd = get_num(c, sm__role_keys(c, "per_device"), 1, &per);
+  acc = get_num(c, sm__role_keys(c, "accum"), 1, &accum);
   mp = model_parallel(c, &tp, &pp, &mev);
-  gb = get_num(c, sm__keys("global"), 1, &g);
+  gb = get_num(c, sm__role_keys(c, "global"), 1, &g);
   if (pd != NULL && gb == NULL && c->sig[SM__SIG_BATCH_DIV] &&
       strstr(pd->leaf, "micro") == NULL) {
     /* The code divides the batch option by the world size: it is the
@@ -365,8 +365,8 @@ static void batches(sm__ctx *c) {
 }
 
 static void iterations(sm__ctx *c) {
-  const sm__param *s = sm__param_get(c, sm__keys("steps"));
-  const sm__param *e = sm__param_get(c, sm__keys("epochs"));
+  const sm__param *s = sm__param_get(c, sm__role_keys(c, "steps"));
+  const sm__param *e = sm__param_get(c, sm__role_keys(c, "epochs"));
   double sv = 0, ev = 0;
   int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
@@ -381,7 +381,7 @@ static void iterations(sm__ctx *c) {
 }
 
 static void learning_rate(sm__ctx *c) {
-  const char *const *names = sm__keys("lr");
+  const char *const *names = sm__role_keys(c, "lr");
   const char *const r1[] = {"__lr_rescale", NULL};
   const char *const r2[] = {"__lr_rescale2", NULL};
   double lr, v;
@@ -464,11 +464,17 @@ static void architecture(sm__ctx *c, const char *model) {
    * models. */
   if (!transformer_like(c, model))
     return;
-  if ((p = get_num_l(c, sm__keys("d_model"), 1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__role_keys(c, "d_model"), 1, &v, SM__L_ENTRY)) !=
+          NULL &&
+      p->kind != SM__V_BOOL)
     set_num(c, SM_META_D_MODEL, v, p->ev);
-  if ((p = get_num_l(c, sm__keys("n_layers"), 1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__role_keys(c, "n_layers"), 1, &v, SM__L_ENTRY)) !=
+          NULL &&
+      p->kind != SM__V_BOOL)
     set_num(c, SM_META_N_LAYERS, v, p->ev);
-  if ((p = get_num_l(c, sm__keys("seq_len"), 1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__role_keys(c, "seq_len"), 1, &v, SM__L_ENTRY)) !=
+          NULL &&
+      p->kind != SM__V_BOOL)
     set_num(c, SM_META_SEQ_LEN, v, p->ev);
 }
 

