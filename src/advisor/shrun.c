@@ -39,6 +39,8 @@
 #define MAX_SH_STEPS 200000
 #define MAX_LOOP 64
 #define UNK '\x01'
+/* Separates the elements of an array variable's value. */
+#define SEP '\x02'
 
 /* ==== Strings with the line of each byte ==== */
 
@@ -101,6 +103,7 @@ typedef struct svar {
   int line;         /* line of the assignment */
   int exported;     /* export */
   int multiline;    /* the value was written over several lines */
+  int array;        /* an array: elements separated by SEP */
 } svar;
 
 typedef struct sfunc {
@@ -150,6 +153,7 @@ static svar *var_find(sh *h, const char *name) {
 static void var_set(sh *h, const char *name, const lstr *v, int line,
                     int exported) {
   svar *s = var_find(h, name);
+  int array = v->n > 0 && v->s[0] == SEP;
   sm__ctx *c = h->c;
   int multi = 0;
   if (s == NULL) {
@@ -174,6 +178,7 @@ static void var_set(sh *h, const char *name, const lstr *v, int line,
     }
   }
   s->multiline = multi;
+  s->array = array;
   s->line = line;
   if (exported)
     s->exported = 1;
@@ -313,6 +318,13 @@ static const char *param_value(sh *h, const char *name, const int **ln,
   if ((v = var_find(h, name)) != NULL) {
     *ln = v->ln;
     *multi = v->multiline;
+    if (v->array) {
+      /* $A is the first element. */
+      const char *el = v->val[1] == SEP ? v->val + 2 : v->val + 1;
+      const char *e = strchr(el, SEP);
+      *ln = v->ln ? v->ln + (el - v->val) : NULL;
+      return e ? sm__strndup(h->c, el, (size_t)(e - el)) : el;
+    }
     return v->val;
   }
   {
@@ -535,6 +547,64 @@ static void expand_param(sh *h, TSNode n, fields *fl, int quoted) {
            k + 1 < sizeof(name))
       name[k++] = *p++;
   name[k] = '\0';
+  if (p < e && *p == '[' && !indirect) {
+    /* ${A[@]}, ${A[*]}, ${#A[@]}, ${A[2]}: arrays. */
+    const char *rb = memchr(p, ']', (size_t)(e - p));
+    svar *av = var_find(h, name);
+    char idx[32];
+    if (rb == NULL || (size_t)(rb - p - 1) >= sizeof(idx)) {
+      char u[2] = {UNK, 0};
+      emit(fl, u, NULL, 1, line, 1);
+      return;
+    }
+    snprintf(idx, sizeof(idx), "%.*s", (int)(rb - p - 1), p + 1);
+    p = rb + 1;
+    if (av == NULL) {
+      if (len_op)
+        emit(fl, "0", NULL, 1, line, 1);
+      else if (quoted && strcmp(idx, "@") != 0)
+        cur_field(fl);
+      return;
+    }
+    {
+      /* Elements: each one follows a SEP after the leading marker; a
+       * scalar is an array of one element. */
+      int count = 0, want = -1, all = idx[0] == '@' || idx[0] == '*';
+      if (!all) {
+        char *end;
+        want = (int)strtol(idx, &end, 10);
+        if (*end != '\0' || want < 0) {
+          char u[2] = {UNK, 0};
+          emit(fl, u, NULL, 1, line, 1);
+          return;
+        }
+      }
+      for (const char *at = av->array ? av->val + 1 : av->val;
+           av->array ? *at == SEP : count == 0; count++) {
+        const char *el = av->array ? at + 1 : at;
+        const char *nx = strchr(el, SEP);
+        size_t en = nx ? (size_t)(nx - el) : strlen(el);
+        if (!len_op && (all || count == want)) {
+          if (all) {
+            fl->open = 0;
+            if (quoted)
+              cur_field(fl);
+          }
+          emit(fl, el, av->multiline && av->ln ? av->ln + (el - av->val) : NULL,
+               en, line, quoted);
+          if (all)
+            fl->open = 0;
+        }
+        at = el + en;
+      }
+      if (len_op) {
+        char nb[32];
+        snprintf(nb, sizeof(nb), "%d", all ? count : 0);
+        emit(fl, nb, NULL, strlen(nb), line, 1);
+      }
+    }
+    return;
+  }
   if (strcmp(name, "@") == 0 || strcmp(name, "*") == 0) {
     /* ${@}, ${@:3}, ${@:2:1} */
     int from = 1, cnt = -1;
@@ -757,7 +827,9 @@ static void expand_string(sh *h, TSNode n, fields *fl, int depth) {
     size_t len;
     const char *t = span(h, n, &len);
     if (!((len == 4 && strncmp(t, "\"$@\"", 4) == 0) ||
-          (len > 5 && strncmp(t, "\"${@", 4) == 0 && t[len - 2] == '}')))
+          (len > 5 && strncmp(t, "\"${@", 4) == 0 && t[len - 2] == '}') ||
+          (len > 7 && strncmp(t, "\"${", 3) == 0 &&
+           strncmp(t + len - 5, "[@]}\"", 5) == 0)))
       cur_field(fl);
   }
   for (uint32_t i = 0; i < nc; i++) {
@@ -1237,36 +1309,80 @@ static int run_block(sh *h, TSNode n) {
   return run_stmt(h, n);
 }
 
-/* An assignment node: NAME=value. */
+/* The current value of a variable into l with the line of each byte
+ * (appends: X+=...). */
+static void ls_var(lstr *l, const svar *v) {
+  for (size_t k = 0; v->val[k]; k++)
+    if (ls_putc(l, v->val[k], v->ln ? v->ln[k] : v->line) != 0)
+      return;
+}
+
+/* An assignment node: NAME=value, NAME+=value, NAME=(a b), NAME+=(c). */
 static void assignment(sh *h, TSNode n, int exported) {
   TSNode nm = field(n, "name"), val = field(n, "value");
   char *name;
   fields *fl;
   lstr joined;
+  int append;
+  svar *old;
   if (ts_node_is_null(nm))
     return;
-  if (is(nm, "subscript"))
-    return; /* arrays are not followed */
+  if (is(nm, "subscript")) {
+    /* A[i]=v: the array is no longer what it was. */
+    TSNode an = field(nm, "name");
+    char *aname = ts_node_is_null(an) ? NULL : dup_span(h, an);
+    if (aname != NULL && var_find(h, aname) != NULL)
+      var_set_unknown(h, aname, line_of(n));
+    return;
+  }
   name = dup_span(h, nm);
   if (name == NULL)
     return;
+  append = h->src[ts_node_end_byte(nm)] == '+';
+  old = append ? var_find(h, name) : NULL;
   if (ts_node_is_null(val)) {
-    var_set_str(h, name, "", line_of(n), exported);
-    return;
-  }
-  if (is(val, "array")) {
-    var_set_unknown(h, name, line_of(n));
+    if (old == NULL)
+      var_set_str(h, name, "", line_of(n), exported);
     return;
   }
   fl = sm_calloc(1, sizeof(*fl));
   if (fl == NULL)
     return;
-  /* An assignment is not split into words. */
-  expand(h, val, fl, 1, 0);
   ls_init(&joined);
-  for (int i = 0; i < fl->n; i++)
-    for (size_t k = 0; k < fl->f[i].n; k++)
-      ls_putc(&joined, fl->f[i].s[k], fl->f[i].ln[k]);
+  if (is(val, "array")) {
+    /* Each word of the list is an element (unquoted words split), kept
+     * with its line; the value is SEP elem SEP elem ... */
+    uint32_t nc = ts_node_named_child_count(val);
+    if (old != NULL && old->array) {
+      ls_var(&joined, old);
+    } else {
+      ls_putc(&joined, SEP, line_of(n));
+      if (old != NULL) {
+        ls_putc(&joined, SEP, old->line);
+        ls_var(&joined, old);
+      }
+    }
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(val, i);
+      if (is(k, "comment"))
+        continue;
+      expand_arg(h, k, fl);
+      for (int j = 0; j < fl->n; j++) {
+        ls_putc(&joined, SEP, line_of(k));
+        for (size_t q = 0; q < fl->f[j].n; q++)
+          ls_putc(&joined, fl->f[j].s[q], fl->f[j].ln[q]);
+      }
+      fields_free(fl);
+    }
+  } else {
+    /* An assignment is not split into words. */
+    expand(h, val, fl, 1, 0);
+    if (old != NULL)
+      ls_var(&joined, old);
+    for (int i = 0; i < fl->n; i++)
+      for (size_t k = 0; k < fl->f[i].n; k++)
+        ls_putc(&joined, fl->f[i].s[k], fl->f[i].ln[k]);
+  }
   var_set(h, name, &joined, line_of(n), exported);
   ls_free(&joined);
   fields_free(fl);

@@ -172,3 +172,78 @@ SM_TEST(extract_key_roles_in_jobs) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Bash arrays in launch scripts ==== */
+
+SM_TEST(extract_shell_arrays) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\n"
+      "p.add_argument('--train-iters', type=int, default=10)\n"
+      "p.add_argument('--micro-batch-size', type=int, default=1)\n"
+      "p.add_argument('--global-batch-size', type=int, default=8)\n"
+      "p.add_argument('--bf16', action='store_true')\n"
+      "p.parse_args()\n");
+  /* Megatron-style: options collected in arrays over several lines,
+   * appended to under a decided condition, expanded unquoted. */
+  put(&r, "run_a.sh",
+      "#!/bin/bash\nGPUS=4\nDTYPE=bf16\n"
+      "DIST=(\n  --nproc_per_node $GPUS\n  --nnodes 1\n)\n"
+      "TRAIN=(\n    --train-iters 500\n    --lr 0.002\n)\n"
+      "if [[ \"$DTYPE\" == bf16 ]]; then\n  TRAIN+=(--bf16)\nfi\n"
+      "BATCH=(\"--micro-batch-size 2\" \"--global-batch-size 64\")\n"
+      "TRAIN+=(\"${BATCH[@]}\")\n"
+      "torchrun ${DIST[@]} train.py ${TRAIN[@]}\n");
+  run(&r, NULL, "bash run_a.sh", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 500);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.002, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 2);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  /* An option keeps the line of its array element. */
+  ASSERT_STREQ(res.meta.f[SM_META_ITERATIONS].evidence, "run_a.sh:9");
+  sm_extract_res_release(&res);
+  /* Other spellings: declare -a, quoted "${A[@]}", an element by index,
+   * the element count, $A as the first element, an empty array. */
+  put(&r, "run_b.sh",
+      "declare -a ARGS=(--lr 0.5)\nEMPTY=()\nN=(3 7)\n"
+      "ARGS+=(--train-iters \"${N[1]}\")\n"
+      "if [ ${#N[@]} -eq 2 ]; then ARGS+=(--global-batch-size $N); fi\n"
+      "python train.py \"${ARGS[@]}\" \"${EMPTY[@]}\"\n");
+  run(&r, NULL, "bash run_b.sh", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.5, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 7);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 3);
+  ASSERT_EQ(res.n_warnings, 0);
+  sm_extract_res_release(&res);
+  /* Malformed and undecidable: an unterminated array, an element set by
+   * index (the array becomes unknown), an index that is not a number,
+   * a huge array: warnings or nulls, no crash. */
+  put(&r, "run_c.sh",
+      "A=(--lr 0.3\nB=(--train-iters 9)\nB[0]=--lr\n"
+      "python train.py ${B[@]} ${B[x]} ${C[@]}\n");
+  run(&r, NULL, "bash run_c.sh", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS) ||
+         num(&res, SM_META_ITERATIONS) == 10);
+  sm_extract_res_release(&res);
+  {
+    sm_buf big;
+    sm_buf_init(&big, 8 << 20);
+    sm_buf_adds(&big, "A=(");
+    for (int i = 0; i < 100000; i++)
+      sm_buf_addf(&big, " --x%d %d", i, i);
+    sm_buf_adds(&big, ")\nfor i in 1 2 3; do A+=(\"${A[@]}\"); done\n"
+                      "python train.py ${A[@]} --train-iters 33\n");
+    put(&r, "run_d.sh", sm_buf_str(&big));
+    sm_buf_release(&big);
+  }
+  run(&r, NULL, "bash run_d.sh", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS) ||
+         num(&res, SM_META_ITERATIONS) == 33);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
