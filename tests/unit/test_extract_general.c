@@ -119,6 +119,7 @@ SM_TEST(extract_key_roles_by_tokens) {
   ASSERT(!sm__key_role("min_lr", "lr"));
   ASSERT(!sm__key_role("lr_warmup_steps", "lr"));
   ASSERT(!sm__key_role("lr_scheduler", "lr"));
+  ASSERT(!sm__key_role("basic_lr_per_img", "lr"));
   ASSERT(!sm__key_role("eval_batch_size", "per_device"));
   ASSERT(!sm__key_role("global_batch_size", "per_device"));
   ASSERT(!sm__key_role("ffn_hidden_size", "d_model"));
