@@ -189,7 +189,8 @@ sm__vnode *sm__vt_dotlist(sm__ctx *c, const char *const *words, int n,
   XX(FROM_SCRATCH)    /* builds a model from a config */                       \
   XX(CAUSAL_LM)       /* a causal language model */                            \
   XX(QUANT)           /* 8/4-bit base weights */                               \
-  XX(TORCH)           /* imports torch at all */
+  XX(TORCH)           /* imports torch at all */                               \
+  XX(SPAWN)           /* the code starts its own worker processes */
 
 typedef enum sm__sig {
 #define SM__XX(n) SM__SIG_##n,
@@ -247,6 +248,17 @@ typedef struct sm__kv {
   double num;        /* numeric value (only numbers are kept) */
   const char *ev;    /* evidence */
 } sm__kv;
+
+/* A call that turns a parallel strategy on (DDP(model), FSDP(...),
+ * deepspeed.initialize, DataParallel, mp.spawn) and the condition the
+ * code reaches it under, so that a wrapper in a branch the job's
+ * options do not take does not count. */
+typedef struct sm__use {
+  int sig;           /* SM__SIG_* */
+  const char *ev;    /* where */
+  int layer;         /* layer of its file */
+  const char *guard; /* RPN of the enclosing conditions, NULL: always */
+} sm__use;
 
 /* A Python file waiting to be scanned. */
 typedef struct sm__pyfile {
@@ -353,6 +365,7 @@ struct sm__ctx {
   sm__vec model_vars;   /* const char *: variables holding the model */
   sm__vec dc_instances; /* sm__vnode *: dataclasses given to parsers */
   sm__vec built;      /* const char *[3]: variable, class it holds, evidence */
+  sm__vec uses;       /* sm__use: where the code turns a strategy on */
   sm__vnode *pkg_dir; /* setuptools package_dir map, or NULL */
   int pkg_dir_done;   /* pkg_dir was looked for */
   const char *cfg_arg_rel; /* config file given with ":arg" */
@@ -465,6 +478,9 @@ const sm__param *sm__param_deref(sm__ctx *c, const sm__param *p);
 /* The numeric value of p (numbers, booleans, expressions over other
  * keys, references).  Returns 0, or -1 when it is not a known number. */
 int sm__param_value(sm__ctx *c, const sm__param *p, double *out);
+/* The truth of a condition in RPN (comparisons, and/or/not, keys):
+ * 1, 0, or -1 when it depends on something unknown. */
+int sm__cond_value(sm__ctx *c, const char *rpn);
 /* Environment lookup (VAR=value prefixes, exports); NULL if unset. */
 const char *sm__env(sm__ctx *c, const char *name);
 /* Marks a signal / word family with its evidence (the first one stays,

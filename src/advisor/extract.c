@@ -48,6 +48,7 @@ void sm__ctx_release(sm__ctx *c) {
   sm__vec_release(&c->model_vars);
   sm__vec_release(&c->dc_instances);
   sm__vec_release(&c->built);
+  sm__vec_release(&c->uses);
   sm_arena_discard(&c->arena);
 }
 

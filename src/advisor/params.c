@@ -258,14 +258,30 @@ static int is_world(const char *name) {
          strcmp(leaf, "ddp_world_size") == 0 || strcmp(leaf, "n_gpu") == 0;
 }
 
-static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
-                    double *out, int depth) {
-  double st[32];
+/* A value on the evaluator's stack: a number, a string, None, or
+ * unknown (a key that is not set, a call that was not run). */
+enum { EV_NUM, EV_STR, EV_NONE, EV_UNK };
+typedef struct evv {
+  int k;
+  double num;
+  const char *str; /* EV_STR: text, spaces as '\x03' */
+} evv;
+
+static evv eval_ref(sm__ctx *c, const sm__param *self, const char *tok,
+                    int depth);
+
+/* Evaluates RPN text over the store: arithmetic (+ - * / // % **),
+ * comparisons (== != < > <= >=, is, isnot), and, or, not, numbers,
+ * strings ("text), @none, @world, ? (unknown) and key names.  Unknowns
+ * propagate, except where and/or decide without them. */
+static evv eval_rpn3(sm__ctx *c, const sm__param *self, const char *rpn,
+                     int depth) {
+  evv st[32], unk = {EV_UNK, 0, NULL};
   int sp = 0;
   const char *p = rpn;
 
-  if (depth > 6)
-    return -1;
+  if (depth > 6 || rpn == NULL)
+    return unk;
   while (*p) {
     char tok[128];
     size_t n = 0;
@@ -276,63 +292,175 @@ static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
     while (*p && *p != ' ' && n + 1 < sizeof(tok))
       tok[n++] = *p++;
     tok[n] = '\0';
-    if (strchr("+-*/%", tok[0]) != NULL &&
-        (n == 1 || strcmp(tok, "//") == 0 || strcmp(tok, "**") == 0)) {
-      double a, b;
+    if (strcmp(tok, "not") == 0) {
+      evv *a;
+      if (sp < 1)
+        return unk;
+      a = &st[sp - 1];
+      if (a->k == EV_NUM)
+        a->num = a->num == 0;
+      else if (a->k == EV_NONE || (a->k == EV_STR && a->str[0] == '\0'))
+        *a = (evv){EV_NUM, 1, NULL};
+      else if (a->k == EV_STR)
+        *a = (evv){EV_NUM, 0, NULL};
+      continue;
+    }
+    if (strcmp(tok, "and") == 0 || strcmp(tok, "or") == 0) {
+      evv a, b;
+      int ta, tb, and = tok[0] == 'a';
       if (sp < 2)
-        return -1;
+        return unk;
       b = st[--sp];
       a = st[--sp];
-      if (strcmp(tok, "+") == 0)
-        a += b;
-      else if (strcmp(tok, "-") == 0)
-        a -= b;
-      else if (strcmp(tok, "*") == 0)
-        a *= b;
-      else if (strcmp(tok, "**") == 0)
-        a = pow(a, b);
-      else if (b == 0)
-        return -1;
-      else if (strcmp(tok, "/") == 0)
-        a /= b;
-      else if (strcmp(tok, "//") == 0)
-        a = floor(a / b);
+      ta = a.k == EV_UNK    ? -1
+           : a.k == EV_NUM  ? a.num != 0
+           : a.k == EV_NONE ? 0
+                            : a.str[0] != '\0';
+      tb = b.k == EV_UNK    ? -1
+           : b.k == EV_NUM  ? b.num != 0
+           : b.k == EV_NONE ? 0
+                            : b.str[0] != '\0';
+      if (and)
+        ta = (ta == 0 || tb == 0) ? 0 : (ta < 0 || tb < 0) ? -1 : 1;
       else
-        a = fmod(a, b);
-      st[sp++] = a;
-    } else if (isdigit((unsigned char)tok[0]) || tok[0] == '.') {
-      if (sp == 32 || parse_num(tok, &st[sp]) != 0)
-        return -1;
-      sp++;
-    } else {
-      double v;
-      if (sp == 32)
-        return -1;
-      if (is_world(tok)) {
-        if (c->world <= 0)
-          return -1;
-        v = c->world;
-      } else {
-        const sm__param *q = sm__param_deref(c, by_name(c, tok, self));
-        if (q == NULL || q == self)
-          return -1;
-        if (q->kind == SM__V_EXPR) {
-          if (eval_rpn(c, q, q->str, &v, depth + 1) != 0)
-            return -1;
-        } else if (q->kind == SM__V_NUM || q->kind == SM__V_BOOL ||
-                   (q->kind == SM__V_LIST && isfinite(q->num))) {
-          v = q->num;
-        } else {
-          return -1;
-        }
+        ta = (ta == 1 || tb == 1) ? 1 : (ta < 0 || tb < 0) ? -1 : 0;
+      st[sp++] = ta < 0 ? unk : (evv){EV_NUM, ta, NULL};
+      continue;
+    }
+    if (strcmp(tok, "==") == 0 || strcmp(tok, "!=") == 0 ||
+        strcmp(tok, "is") == 0 || strcmp(tok, "isnot") == 0 ||
+        strcmp(tok, "<") == 0 || strcmp(tok, ">") == 0 ||
+        strcmp(tok, "<=") == 0 || strcmp(tok, ">=") == 0) {
+      evv a, b;
+      int r, eqop = tok[0] == '=' || tok[0] == '!' || tok[0] == 'i';
+      int neg = tok[0] == '!' || strcmp(tok, "isnot") == 0;
+      if (sp < 2)
+        return unk;
+      b = st[--sp];
+      a = st[--sp];
+      if (a.k == EV_UNK || b.k == EV_UNK) {
+        st[sp++] = unk;
+        continue;
       }
-      st[sp++] = v;
+      if (eqop) {
+        if (a.k != b.k)
+          r = 0;
+        else if (a.k == EV_NUM)
+          r = a.num == b.num;
+        else if (a.k == EV_STR)
+          r = strcmp(a.str, b.str) == 0;
+        else
+          r = 1;
+        if (neg)
+          r = !r;
+      } else {
+        if (a.k != EV_NUM || b.k != EV_NUM) {
+          st[sp++] = unk;
+          continue;
+        }
+        r = tok[0] == '<' ? (tok[1] ? a.num <= b.num : a.num < b.num)
+                          : (tok[1] ? a.num >= b.num : a.num > b.num);
+      }
+      st[sp++] = (evv){EV_NUM, r, NULL};
+      continue;
+    }
+    if (strchr("+-*/%", tok[0]) != NULL &&
+        (n == 1 || strcmp(tok, "//") == 0 || strcmp(tok, "**") == 0)) {
+      evv a, b;
+      if (sp < 2)
+        return unk;
+      b = st[--sp];
+      a = st[--sp];
+      if (a.k != EV_NUM || b.k != EV_NUM) {
+        st[sp++] = unk;
+        continue;
+      }
+      if (strcmp(tok, "+") == 0)
+        a.num += b.num;
+      else if (strcmp(tok, "-") == 0)
+        a.num -= b.num;
+      else if (strcmp(tok, "*") == 0)
+        a.num *= b.num;
+      else if (strcmp(tok, "**") == 0)
+        a.num = pow(a.num, b.num);
+      else if (b.num == 0)
+        a = unk;
+      else if (strcmp(tok, "/") == 0)
+        a.num /= b.num;
+      else if (strcmp(tok, "//") == 0)
+        a.num = floor(a.num / b.num);
+      else
+        a.num = fmod(a.num, b.num);
+      st[sp++] = a;
+      continue;
+    }
+    if (sp == 32)
+      return unk;
+    if (isdigit((unsigned char)tok[0]) || tok[0] == '.') {
+      double v;
+      if (parse_num(tok, &v) != 0)
+        return unk;
+      st[sp++] = (evv){EV_NUM, v, NULL};
+    } else if (tok[0] == '"') {
+      st[sp++] = (evv){EV_STR, 0, sm__strdup(c, tok + 1)};
+    } else if (strcmp(tok, "@none") == 0) {
+      st[sp++] = (evv){EV_NONE, 0, NULL};
+    } else if (strcmp(tok, "?") == 0) {
+      st[sp++] = unk;
+    } else {
+      st[sp++] = eval_ref(c, self, tok, depth);
     }
   }
-  if (sp != 1 || !isfinite(st[0]))
+  if (sp != 1 || (st[0].k == EV_NUM && !isfinite(st[0].num)))
+    return unk;
+  return st[0];
+}
+
+static evv eval_ref(sm__ctx *c, const sm__param *self, const char *tok,
+                    int depth) {
+  evv unk = {EV_UNK, 0, NULL};
+  const sm__param *q;
+  if (is_world(tok))
+    return c->world > 0 ? (evv){EV_NUM, c->world, NULL} : unk;
+  q = sm__param_deref(c, by_name(c, tok, self));
+  if (q == NULL || q == self)
+    return unk;
+  if (q->kind == SM__V_EXPR)
+    return eval_rpn3(c, q, q->str, depth + 1);
+  if (q->kind == SM__V_NUM || q->kind == SM__V_BOOL ||
+      (q->kind == SM__V_LIST && isfinite(q->num)))
+    return (evv){EV_NUM, q->num, NULL};
+  if (q->kind == SM__V_NULL)
+    return (evv){EV_NONE, 0, NULL};
+  if (q->kind == SM__V_STR) {
+    /* Strings compare in the RPN spelling (spaces as '\x03'). */
+    char *t = sm__strdup(c, q->str);
+    for (char *x = t; x && *x; x++)
+      if (*x == ' ')
+        *x = '\x03';
+    return t ? (evv){EV_STR, 0, t} : unk;
+  }
+  return unk;
+}
+
+static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
+                    double *out, int depth) {
+  evv r = eval_rpn3(c, self, rpn, depth);
+  if (r.k != EV_NUM)
     return -1;
-  *out = st[0];
+  *out = r.num;
   return 0;
+}
+
+int sm__cond_value(sm__ctx *c, const char *rpn) {
+  evv r = eval_rpn3(c, NULL, rpn, 0);
+  if (r.k == EV_UNK)
+    return -1;
+  if (r.k == EV_NUM)
+    return r.num != 0;
+  if (r.k == EV_NONE)
+    return 0;
+  return r.str[0] != '\0';
 }
 
 int sm__param_value(sm__ctx *c, const sm__param *p, double *out) {

@@ -46,6 +46,9 @@ typedef struct scan {
   int wweight;        /* weight of words found here */
   const char *lr_var; /* variable holding a rescaled learning rate */
   int in_main;        /* inside `if __name__ == "__main__":` */
+  const char *guard;  /* RPN of the enclosing if conditions, NULL none */
+  uint64_t *reach;    /* names of the top-level definitions on the path */
+  int skipped;        /* top-level definitions not read */
   /* Imports wait until the file is read: a module is followed only when
    * a name it binds is used in the file. */
   struct pending {
@@ -212,11 +215,73 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
     sm_buf_add(out, o, len);
     return 0;
   }
+  if (is(n, "boolean_operator")) {
+    size_t len = 0;
+    const char *o = text(s, field(n, "operator"), &len);
+    if (rpn(s, field(n, "left"), out, depth + 1) != 0 ||
+        rpn(s, field(n, "right"), out, depth + 1) != 0)
+      return -1;
+    sm_buf_adds(out, o[0] == 'a' ? " and" : " or");
+    return 0;
+  }
+  if (is(n, "not_operator")) {
+    if (rpn(s, field(n, "argument"), out, depth + 1) != 0)
+      return -1;
+    sm_buf_adds(out, " not");
+    return 0;
+  }
+  if (is(n, "comparison_operator")) {
+    /* a OP b (chains are not compiled). */
+    char op[16];
+    size_t o = 0, len;
+    const char *t;
+    TSNode a = ts_node_named_child(n, 0), b = ts_node_named_child(n, 1);
+    if (ts_node_named_child_count(n) != 2)
+      return -1;
+    t = s->src + ts_node_end_byte(a);
+    len = ts_node_start_byte(b) - ts_node_end_byte(a);
+    for (size_t i = 0; i < len && o + 1 < sizeof(op); i++)
+      if (!isspace((unsigned char)t[i]))
+        op[o++] = t[i];
+    op[o] = '\0';
+    if (strcmp(op, "==") && strcmp(op, "!=") && strcmp(op, "<") &&
+        strcmp(op, ">") && strcmp(op, "<=") && strcmp(op, ">=") &&
+        strcmp(op, "is") && strcmp(op, "isnot"))
+      return -1;
+    if (rpn(s, a, out, depth + 1) != 0 || rpn(s, b, out, depth + 1) != 0)
+      return -1;
+    sm_buf_addc(out, ' ');
+    sm_buf_adds(out, op);
+    return 0;
+  }
+  if (is(n, "true") || is(n, "false")) {
+    sm_buf_adds(out, is(n, "true") ? " 1" : " 0");
+    return 0;
+  }
+  if (is(n, "none")) {
+    sm_buf_adds(out, " @none");
+    return 0;
+  }
+  if (is(n, "string")) {
+    const char *v = string_value(s, n);
+    if (v == NULL || strlen(v) > 60 || strchr(v, '\x03'))
+      return -1;
+    sm_buf_adds(out, " \"");
+    for (const char *q = v; *q; q++)
+      sm_buf_addc(out, *q == ' ' ? '\x03' : *q);
+    return 0;
+  }
   if (is(n, "call")) {
     char *callee = dup_text(s, field(n, "function"));
     TSNode args = field(n, "arguments");
     if (callee && world_call(callee)) {
       sm_buf_adds(out, " @world");
+      return 0;
+    }
+    if (callee && strcmp(last_comp(callee), "is_available") == 0 &&
+        (strstr(callee, "cuda") || strstr(callee, "accelerator"))) {
+      /* The job runs where the scheduler places it: on GPUs. */
+      sm_buf_adds(out, " 1");
       return 0;
     }
     if (callee &&
@@ -323,6 +388,17 @@ static val eval(scan *s, TSNode n, int depth) {
       }
       sm_buf_release(&b2);
     }
+  } else if (strcmp(t, "boolean_operator") == 0 ||
+             strcmp(t, "comparison_operator") == 0 ||
+             strcmp(t, "not_operator") == 0) {
+    /* A condition over options: kept as RPN for the guards. */
+    sm_buf b2;
+    sm_buf_init(&b2, 4096);
+    if (rpn(s, n, &b2, depth) == 0) {
+      v.kind = SM__V_EXPR;
+      v.str = sm__strdup(s->c, sm_buf_str(&b2));
+    }
+    sm_buf_release(&b2);
   } else if (strcmp(t, "list") == 0 || strcmp(t, "tuple") == 0) {
     sm_buf b;
     uint32_t nc = ts_node_named_child_count(n);
@@ -1234,6 +1310,20 @@ static void dataclass_parser(scan *s, const char *callee, TSNode args) {
   sm__py_dc_instances_publish(s->c, SM__L_ENTRY);
 }
 
+/* A strategy the code turns on here, with the conditions it is under. */
+static void strategy_use(scan *s, sm__sig sig, const char *e) {
+  sm__use *u;
+  sm__signal(s->c, sig, e, s->layer);
+  if (s->c->uses.sz == 0)
+    sm__vec_init(&s->c->uses, sizeof(sm__use));
+  if (s->c->uses.n >= 1024 || (u = sm__vec_push(&s->c->uses)) == NULL)
+    return;
+  u->sig = sig;
+  u->ev = e;
+  u->layer = s->layer;
+  u->guard = s->guard;
+}
+
 static void visit_call(scan *s, TSNode n) {
   TSNode fn = field(n, "function");
   TSNode args = field(n, "arguments");
@@ -1261,14 +1351,19 @@ static void visit_call(scan *s, TSNode n) {
     return;
   }
   if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0)
-    sm__signal(s->c, SM__SIG_DDP, EV(), s->layer);
+    strategy_use(s, SM__SIG_DDP, EV());
   else if (strcmp(l, "FullyShardedDataParallel") == 0 ||
            strcmp(l, "FSDP") == 0 || strcmp(l, "fully_shard") == 0)
-    sm__signal(s->c, SM__SIG_FSDP, EV(), s->layer);
+    strategy_use(s, SM__SIG_FSDP, EV());
   else if (strcmp(callee, "deepspeed.initialize") == 0)
-    sm__signal(s->c, SM__SIG_DEEPSPEED, EV(), s->layer);
+    strategy_use(s, SM__SIG_DEEPSPEED, EV());
   else if (strcmp(l, "DataParallel") == 0)
-    sm__signal(s->c, SM__SIG_DP, EV(), s->layer);
+    strategy_use(s, SM__SIG_DP, EV());
+  else if (strcmp(l, "spawn") == 0 &&
+           (strstr(callee, "mp.") || strstr(callee, "multiprocessing")))
+    /* torch.multiprocessing.spawn(worker, nprocs=...): the script starts
+     * one process per GPU itself. */
+    strategy_use(s, SM__SIG_SPAWN, EV());
   else if (strcmp(l, "autocast") == 0) {
     val dt = kwarg(s, args, "dtype");
     val en = kwarg(s, args, "enabled");
@@ -1669,10 +1764,101 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
       sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
     if (v.kind == SM__V_EXPR)
       batch_division(s, r, v.str, e);
+    if (v.kind == SM__V_EXPR &&
+        (is(right, "boolean_operator") || is(right, "comparison_operator") ||
+         is(right, "not_operator")) &&
+        !strstr(v.str, last_comp(r)))
+      /* args.distributed = args.world_size > 1 or args.mp: a switch the
+       * guards of the strategies read. */
+      put(s, r, v, s->layer, e);
   }
 }
 
 static void visit(scan *s, TSNode n, int depth);
+static void visit_children(scan *s, TSNode n, int depth);
+static int off_path(scan *s, TSNode n);
+
+/* A condition as RPN; the parts that cannot be compiled (calls, `in`)
+ * are unknown ("?"), so that and/or/not still decide around them. */
+static void cond_into(scan *s, TSNode n, sm_buf *out, int depth) {
+  if (depth > 20) {
+    sm_buf_adds(out, " ?");
+    return;
+  }
+  if (is(n, "parenthesized_expression")) {
+    cond_into(s, ts_node_named_child(n, 0), out, depth + 1);
+  } else if (is(n, "boolean_operator")) {
+    size_t len = 0;
+    const char *o = text(s, field(n, "operator"), &len);
+    cond_into(s, field(n, "left"), out, depth + 1);
+    cond_into(s, field(n, "right"), out, depth + 1);
+    sm_buf_adds(out, o[0] == 'a' ? " and" : " or");
+  } else if (is(n, "not_operator")) {
+    cond_into(s, field(n, "argument"), out, depth + 1);
+    sm_buf_adds(out, " not");
+  } else {
+    sm_buf t;
+    sm_buf_init(&t, 4096);
+    if (rpn(s, n, &t, depth) == 0)
+      sm_buf_adds(out, sm_buf_str(&t));
+    else
+      sm_buf_adds(out, " ?");
+    sm_buf_release(&t);
+  }
+}
+
+/* The guard of a branch: the enclosing guard and this condition. */
+static const char *guard_and(scan *s, const char *outer, const char *cond) {
+  if (outer == NULL)
+    return cond;
+  if (strlen(outer) + strlen(cond) > 2048)
+    return outer; /* too deep to follow: the outer conditions only */
+  return sm__printf(s->c, "%s %s and", outer, cond);
+}
+
+/* if / elif / else: each branch is read under its condition (and the
+ * negation of the ones before it). */
+static void visit_if(scan *s, TSNode n, int depth) {
+  const char *save = s->guard, *before = NULL;
+  uint32_t nc = ts_node_named_child_count(n);
+  TSNode cond = field(n, "condition");
+  sm_buf b;
+  const char *c0;
+  sm_buf_init(&b, 8192);
+  cond_into(s, cond, &b, 0);
+  c0 = sm__strdup(s->c, sm_buf_str(&b));
+  sm_buf_release(&b);
+  visit(s, cond, depth + 1);
+  if (c0 == NULL) {
+    visit_children(s, n, depth);
+    return;
+  }
+  s->guard = guard_and(s, save, c0);
+  visit(s, field(n, "consequence"), depth + 1);
+  before = sm__printf(s->c, "%s not", c0);
+  for (uint32_t i = 0; i < nc && before != NULL; i++) {
+    TSNode k = ts_node_named_child(n, i);
+    if (is(k, "elif_clause")) {
+      TSNode ec = field(k, "condition");
+      const char *ci;
+      sm_buf_init(&b, 8192);
+      cond_into(s, ec, &b, 0);
+      ci = sm__strdup(s->c, sm_buf_str(&b));
+      sm_buf_release(&b);
+      s->guard = save;
+      visit(s, ec, depth + 1);
+      if (ci == NULL)
+        break;
+      s->guard = guard_and(s, save, sm__printf(s->c, "%s %s and", before, ci));
+      visit(s, field(k, "consequence"), depth + 1);
+      before = sm__printf(s->c, "%s %s not and", before, ci);
+    } else if (is(k, "else_clause")) {
+      s->guard = guard_and(s, save, before);
+      visit(s, field(k, "body"), depth + 1);
+    }
+  }
+  s->guard = save;
+}
 
 static void visit_children(scan *s, TSNode n, int depth) {
   /* A cursor walks siblings in constant time each; indexing children
@@ -1790,8 +1976,15 @@ static void visit(scan *s, TSNode n, int depth) {
       return;
     }
   }
+  if (depth == 1 && s->reach != NULL && s->func == NULL && s->cls == NULL &&
+      off_path(s, n))
+    return;
   switch (t[0]) {
   case 'i':
+    if (strcmp(t, "if_statement") == 0 && !s->config_only) {
+      visit_if(s, n, depth);
+      return;
+    }
     if (strcmp(t, "import_statement") == 0 ||
         strcmp(t, "import_from_statement") == 0) {
       visit_import(s, n);
@@ -1891,6 +2084,140 @@ static int has_code(TSNode root) {
   return 0;
 }
 
+/* ==== Definitions on the job's path ==== */
+
+#define REACH_CAP 4096
+
+static void reach_add(uint64_t *set, uint64_t h) {
+  size_t k;
+  for (k = h % REACH_CAP; set[k] != 0; k = (k + 1) % REACH_CAP)
+    if (set[k] == h)
+      return;
+  set[k] = h;
+}
+
+static int reach_has(const uint64_t *set, uint64_t h) {
+  for (size_t k = h % REACH_CAP; set[k] != 0; k = (k + 1) % REACH_CAP)
+    if (set[k] == h)
+      return 1;
+  return 0;
+}
+
+/* The definition itself of a top-level statement (decorators
+ * unwrapped), or a null node. */
+static TSNode top_def(TSNode n) {
+  if (is(n, "decorated_definition"))
+    n = field(n, "definition");
+  if (is(n, "function_definition") || is(n, "class_definition"))
+    return n;
+  return (TSNode){0};
+}
+
+/* Every identifier under n into set (bounded). */
+static void idents_into(scan *s, TSNode n, uint64_t *set, size_t *used,
+                        int depth) {
+  TSTreeCursor cur;
+  if (depth > MAX_TREE_DEPTH || *used * 2 >= REACH_CAP)
+    return;
+  if (is(n, "identifier")) {
+    size_t len;
+    const char *t = text(s, n, &len);
+    reach_add(set, ident_hash(t, len));
+    (*used)++;
+    return;
+  }
+  cur = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do {
+      TSNode k = ts_tree_cursor_current_node(&cur);
+      if (ts_node_is_named(k))
+        idents_into(s, k, set, used, depth + 1);
+    } while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+}
+
+/* A module imported for some of its names: the top-level definitions
+ * that those names, the module-level code and what they use in turn
+ * reach.  The others are not on the job's path and are not read (a
+ * wrapper function nobody calls enables nothing).  Returns the set of
+ * reachable names, or NULL when everything is read. */
+static uint64_t *reachable_defs(scan *s, TSNode root) {
+  uint32_t nc = ts_node_named_child_count(root);
+  uint64_t *reach, *seen;
+  size_t used = 0;
+  int changed = 1, rounds = 0;
+  if (s->want == NULL || nc > 4096)
+    return NULL;
+  reach = sm_calloc(REACH_CAP, sizeof(uint64_t));
+  seen = sm_calloc(REACH_CAP, sizeof(uint64_t));
+  if (reach == NULL || seen == NULL) {
+    sm_free(reach);
+    sm_free(seen);
+    return NULL;
+  }
+  /* The names the importers want, and what module-level code uses. */
+  for (const char *a = s->want + 1; *a;) {
+    const char *b = strchr(a, ',');
+    if (b == NULL)
+      break;
+    if (b > a)
+      reach_add(reach, ident_hash(a, (size_t)(b - a)));
+    a = b + 1;
+  }
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode k = ts_node_named_child(root, i);
+    if (ts_node_is_null(top_def(k)))
+      idents_into(s, k, reach, &used, 0);
+  }
+  /* What the reachable definitions use, until nothing changes. */
+  while (changed && rounds++ < 64 && used * 2 < REACH_CAP) {
+    changed = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(root, i), d = top_def(k);
+      size_t len;
+      const char *t;
+      uint64_t h;
+      if (ts_node_is_null(d))
+        continue;
+      t = text(s, field(d, "name"), &len);
+      h = ident_hash(t, len);
+      if (!reach_has(reach, h) || reach_has(seen, h))
+        continue;
+      reach_add(seen, h);
+      idents_into(s, d, reach, &used, 0);
+      changed = 1;
+    }
+  }
+  sm_free(seen);
+  if (used * 2 >= REACH_CAP) {
+    /* Too many names to tell: read everything. */
+    sm_free(reach);
+    return NULL;
+  }
+  return reach;
+}
+
+/* Is the top-level definition n off the job's path? */
+static int off_path(scan *s, TSNode n) {
+  TSNode d = top_def(n);
+  size_t len;
+  const char *t;
+  if (s->reach == NULL || ts_node_is_null(d))
+    return 0;
+  t = text(s, field(d, "name"), &len);
+  if (reach_has(s->reach, ident_hash(t, len)))
+    return 0;
+  if (is(d, "class_definition")) {
+    /* Its name still says which classes the repository defines. */
+    const char **slot = sm__vec_push(&s->c->classes);
+    if (slot)
+      *slot = sm__strndup(s->c, t, len);
+  }
+  s->skipped++;
+  return 1;
+}
+
 static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
                      int depth, int config_only, const char *want) {
   const char *src;
@@ -1928,7 +2255,10 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
   s.used = sm_calloc(USED_CAP, sizeof(uint64_t));
   s.top = -1;
   s.want = want;
+  if (depth >= 1 && !config_only)
+    s.reach = reachable_defs(&s, root);
   visit(&s, root, 0);
+  sm_free(s.reach);
   /* Only what the file's needed code uses is on the job's path; a name
    * the importers want that the file only re-exports counts too. */
   for (int i = 0; i < s.npend; i++)

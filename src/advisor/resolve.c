@@ -144,6 +144,47 @@ static void apply_presets(sm__ctx *c) {
   }
 }
 
+/* ==== Strategies the code turns on ==== */
+
+/* Whether the calls that turn strategy sig on are reached with the
+ * job's options: 1 at least one is, 0 none is, -1 it depends on
+ * something unknown, 2 no call was seen. */
+static int use_state(sm__ctx *c, int sig) {
+  int any = 0, maybe = 0;
+  for (int i = 0; i < c->uses.n; i++) {
+    const sm__use *u = &SM__AT(c->uses, sm__use, i);
+    int v;
+    if (u->sig != sig)
+      continue;
+    any = 1;
+    v = u->guard ? sm__cond_value(c, u->guard) : 1;
+    if (v == 1)
+      return 1;
+    if (v < 0)
+      maybe = 1;
+  }
+  return !any ? 2 : maybe ? -1 : 0;
+}
+
+/* A strategy whose every call sits in a branch the job's options do not
+ * take (`if args.distributed: DDP(model)` without distribution) is not
+ * used. */
+static void prune_strategies(sm__ctx *c) {
+  static const int sigs[] = {SM__SIG_DDP, SM__SIG_FSDP, SM__SIG_DEEPSPEED,
+                             SM__SIG_DP, SM__SIG_SPAWN};
+  for (size_t k = 0; k < SM_ARRAY_LEN(sigs); k++) {
+    int sig = sigs[k], from_use = 0;
+    if (c->sig[sig] == NULL || use_state(c, sig) != 0)
+      continue;
+    for (int i = 0; i < c->uses.n && !from_use; i++) {
+      const sm__use *u = &SM__AT(c->uses, sm__use, i);
+      from_use = u->sig == sig && strcmp(u->ev, c->sig[sig]) == 0;
+    }
+    if (from_use)
+      c->sig[sig] = NULL;
+  }
+}
+
 /* ==== Resources ==== */
 
 /* A JAX device mesh given as ici_<axis>_parallelism (within a host or
@@ -268,7 +309,10 @@ static void resources(sm__ctx *c) {
   } else if (!c->launcher && c->entry != NULL &&
              ((c->sig[SM__SIG_DEVICE_COUNT] &&
                c->sig_layer[SM__SIG_DEVICE_COUNT] >= SM__L_ENTRY) ||
-              c->sig[SM__SIG_DEVICE_MAP] || c->sig[SM__SIG_DS_LAUNCHER])) {
+              c->sig[SM__SIG_DEVICE_MAP] || c->sig[SM__SIG_DS_LAUNCHER] ||
+              c->sig[SM__SIG_DP] || c->sig[SM__SIG_SPAWN])) {
+    /* DataParallel splits each batch over every visible GPU; a script
+     * that spawns its own workers starts one per GPU. */
     gpus = 0; /* one process that takes every visible GPU */
     /* device_map="auto" spreads one model over them: one data-parallel
      * rank. */
@@ -834,6 +878,18 @@ static void parallelism(sm__ctx *c) {
                                      : c->res->meta.f[SM_META_NODES].evidence);
     return;
   }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DDP] &&
+      (c->sig[SM__SIG_SPAWN] || use_state(c, SM__SIG_DDP) == 1)) {
+    /* Worker processes the script spawns itself, each wrapped in DDP;
+     * or DDP that the job's options turn on. */
+    set_str(c, SM_META_PARALLELISM, "ddp", c->sig[SM__SIG_DDP]);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DP]) {
+    /* One process splitting each batch over the visible GPUs. */
+    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
+    return;
+  }
   if (!known(c, SM_META_GPUS) && !c->launcher) {
     if (c->sig[SM__SIG_DEVICE_MAP])
       set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
@@ -1247,7 +1303,10 @@ static void dataset(sm__ctx *c) {
 void sm__resolve(sm__ctx *c) {
   const char *model = NULL;
   apply_presets(c);
+  prune_strategies(c);
   resources(c);
+  /* Conditions on the world size are decided now. */
+  prune_strategies(c);
   model_name(c, &model);
   dataset(c);
   iterations(c);

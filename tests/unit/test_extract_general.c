@@ -248,3 +248,126 @@ SM_TEST(extract_shell_arrays) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Strategies the code turns on ==== */
+
+SM_TEST(extract_guarded_strategies) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* One process with DataParallel unless the script spawns one DDP
+   * worker per GPU itself (the switch derived from options). */
+  put(&r, "cls/main.py",
+      "import argparse\nimport torch\nimport torch.multiprocessing as mp\n"
+      "from torch.nn.parallel import DistributedDataParallel\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--hosts', type=int, default=-1)\n"
+      "p.add_argument('--spawn-workers', action='store_true')\n"
+      "p.add_argument('--epochs', type=int, default=5)\n"
+      "def worker(rank, args):\n"
+      "    model = torch.nn.Linear(4, 4)\n"
+      "    if not torch.cuda.is_available():\n        pass\n"
+      "    elif args.multi:\n"
+      "        model = DistributedDataParallel(model)\n"
+      "    else:\n        model = torch.nn.DataParallel(model).cuda()\n"
+      "def main():\n    args = p.parse_args()\n"
+      "    args.multi = args.hosts > 1 or args.spawn_workers\n"
+      "    n = torch.cuda.device_count()\n"
+      "    if args.spawn_workers:\n"
+      "        mp.spawn(worker, nprocs=n, args=(args,))\n"
+      "    else:\n        worker(0, args)\n"
+      "if __name__ == '__main__':\n    main()\n");
+  run(&r, "cls", "python main.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "dp");
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  run(&r, "cls", "python main.py --spawn-workers", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  run(&r, "cls", "python main.py --hosts 2", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* Another layout: a sharding switch as an option under a launcher;
+   * a wrapper in an else branch of a string comparison. */
+  put(&r, "lm/train.py",
+      "import argparse\nimport torch\n"
+      "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+      "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+      "ap = argparse.ArgumentParser()\n"
+      "ap.add_argument('--shard', default='none')\n"
+      "ap.add_argument('--max_steps', type=int, default=100)\n"
+      "cfg = ap.parse_args()\n"
+      "net = torch.nn.Linear(2, 2)\n"
+      "if cfg.shard == 'full':\n    net = FSDP(net)\nelse:\n    net = "
+      "DDP(net)\n");
+  run(&r, "lm", "torchrun --nproc_per_node 4 train.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  run(&r, "lm", "torchrun --nproc_per_node 4 train.py --shard full", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_reachable_definitions_only) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A helper module that can shard a model; the job imports only its
+   * EMA helper, so the sharding function is not on its path. */
+  put(&r, "pkg/__init__.py", "");
+  put(&r, "pkg/helpers.py",
+      "import torch\n"
+      "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+      "def _policy():\n    return None\n"
+      "def shard(model):\n    return FSDP(model, auto_wrap_policy=_policy())\n"
+      "class Averager:\n    def __init__(self, m):\n        self.m = m\n"
+      "def make_averager(m):\n    return Averager(m)\n");
+  put(&r, "ema_train.py",
+      "import argparse\nimport torch\nfrom pkg.helpers import make_averager\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--epochs', default=3)\n"
+      "p.parse_args()\nmodel = torch.nn.Linear(2, 2)\nema = "
+      "make_averager(model)\n");
+  put(&r, "shard_train.py",
+      "import argparse\nimport torch\nfrom pkg.helpers import shard\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--epochs', default=3)\n"
+      "p.parse_args()\nmodel = shard(torch.nn.Linear(2, 2))\n");
+  run(&r, NULL, "torchrun --nproc_per_node 2 ema_train.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "torchrun --nproc_per_node 2 shard_train.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_guards_malformed) {
+  repo r;
+  sm_extract_res res;
+  sm_buf b;
+  repo_make(&r);
+  /* 400 nested conditions, conditions the scanner cannot compile, a
+   * chained comparison, `in`, a syntax error: read, no crash. */
+  sm_buf_init(&b, 1 << 22);
+  sm_buf_adds(&b, "import torch\nimport argparse\n"
+                  "p = argparse.ArgumentParser()\n"
+                  "p.add_argument('--flag', action='store_true')\n"
+                  "a = p.parse_args()\nm = torch.nn.Linear(1, 1)\n");
+  for (int i = 0; i < 400; i++) {
+    for (int k = 0; k < i; k++)
+      sm_buf_addc(&b, ' ');
+    sm_buf_addf(&b, "if a.flag or f(%d) or 1 < a.x < 3 or 'k' in a.d:\n", i);
+  }
+  for (int k = 0; k < 400; k++)
+    sm_buf_addc(&b, ' ');
+  sm_buf_adds(&b, "m = torch.nn.DataParallel(m)\nif (:\n");
+  put(&r, "deep.py", sm_buf_str(&b));
+  sm_buf_release(&b);
+  run(&r, NULL, "python deep.py", &res);
+  /* Undecided: DataParallel may be used, so no claim of one GPU. */
+  ASSERT(!known(&res, SM_META_GPUS) ||
+         strcmp(str(&res, SM_META_PARALLELISM), "none") == 0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
