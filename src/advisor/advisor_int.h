@@ -236,9 +236,10 @@ typedef enum sm__word {
 
 /* A candidate name (model or dataset) seen in code. */
 typedef struct sm__cand {
-  const char *name; /* as written */
-  const char *ev;   /* where */
-  int weight;       /* higher is better */
+  const char *name;  /* as written */
+  const char *ev;    /* where */
+  int weight;        /* higher is better */
+  const char *guard; /* conditions it was seen under (RPN), NULL none */
 } sm__cand;
 
 /* key=value pairs of a preset (model_type table) or a factory function. */

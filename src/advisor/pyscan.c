@@ -1182,6 +1182,22 @@ static void note_built(scan *s, const char *var, TSNode right) {
   pair[2] = ev(s, call);
 }
 
+/* A model class the code builds: preferred when the entry builds it,
+ * when no condition guards it, and the closer to the entry the better;
+ * the guard goes with it, so that a branch the options rule out does not
+ * name the model. */
+static void ctor_cand(scan *s, const char *cls, const char *e) {
+  const char *name = sm__printf(s->c, "ctor:%s", cls);
+  int w = (s->layer >= SM__L_ENTRY ? 2 : 1) * 16 + (s->guard ? 0 : 8) +
+          (4 - (s->depth < 4 ? s->depth : 4));
+  sm__cand_add(s->c, &s->c->models, name, e, w);
+  for (int i = 0; name && i < s->c->models.n; i++) {
+    sm__cand *k = &SM__AT(s->c->models, sm__cand, i);
+    if (strcmp(k->name, name) == 0 && k->weight == w)
+      k->guard = s->guard;
+  }
+}
+
 static void model_assignment(scan *s, const char *name, TSNode right,
                              const char *e) {
   TSNode call = builder_call(right), args;
@@ -1229,8 +1245,7 @@ static void model_assignment(scan *s, const char *name, TSNode right,
       const char *bev = NULL, *bc = built_class(s->c, t, &bev);
       if (bc != NULL && !wrapper_class(bc)) {
         /* ShardedModel(module=tower): the object inside is the model. */
-        sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "ctor:%s", bc), bev,
-                     s->layer >= SM__L_ENTRY ? 2 : 1);
+        ctor_cand(s, bc, bev);
         wraps = 1;
       }
     }
@@ -1239,8 +1254,7 @@ static void model_assignment(scan *s, const char *name, TSNode right,
   if (wraps)
     return;
   /* The first model the job's code builds names it. */
-  sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "ctor:%s", l), e,
-               s->layer >= SM__L_ENTRY ? 2 : 1);
+  ctor_cand(s, l, e);
 }
 
 /* Is the code being scanned on the job's path: the entry, the fire.Fire

@@ -5,6 +5,7 @@
  * it), normalised names, and task and domain from the evidence.  A field
  * that cannot be established stays unknown. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -424,6 +425,33 @@ static void iterations(sm__ctx *c) {
   }
 }
 
+/* A length given as a budget of samples (Megatron --train-samples) or
+ * tokens: the optimizer steps are the budget over the global batch, in
+ * sequences or in tokens. */
+static void budget_iterations(sm__ctx *c) {
+  const sm__param *p;
+  double v, g, seq;
+  if (known(c, SM_META_ITERATIONS) || !known(c, SM_META_GLOBAL_BATCH_SIZE))
+    return;
+  g = num_of(c, SM_META_GLOBAL_BATCH_SIZE);
+  if (g <= 0)
+    return;
+  if ((p = get_num_l(c, sm__role_keys(c, "samples"), 1, &v, SM__L_ENTRY)) !=
+          NULL &&
+      p->kind != SM__V_BOOL && v >= g) {
+    set_num(c, SM_META_ITERATIONS, floor(v / g), p->ev);
+    set_str(c, SM_META_ITERATION_TYPE, "steps", p->ev);
+    return;
+  }
+  if ((p = get_num_l(c, sm__keys("tokens_budget"), 1, &v, SM__L_ENTRY)) !=
+          NULL &&
+      get_num_l(c, sm__role_keys(c, "seq_len"), 1, &seq, SM__L_ENTRY) != NULL &&
+      seq > 0 && v >= g * seq) {
+    set_num(c, SM_META_ITERATIONS, floor(v / (g * seq)), p->ev);
+    set_str(c, SM_META_ITERATION_TYPE, "steps", p->ev);
+  }
+}
+
 static void learning_rate(sm__ctx *c) {
   const char *const *names = sm__role_keys(c, "lr");
   const char *const r1[] = {"__lr_rescale", NULL};
@@ -536,10 +564,15 @@ static void gpt_size_name(sm__ctx *c) {
 
   if (!d->known || !l->known)
     return;
-  if (m->known && strcmp(m->str, "gpt") != 0 && strcmp(m->str, "gpt2") != 0 &&
-      strcmp(m->str, "gptmodel") != 0 && strcmp(m->str, "gpt2model") != 0 &&
-      strcmp(m->str, "gpt2lmheadmodel") != 0)
-    return;
+  if (m->known) {
+    /* Only a bare family or a GPT class name (GPTModel, MCoreGPTModel,
+     * GPT2LMHeadModel): a name with a size or version stays. */
+    size_t ml = strlen(m->str);
+    int cls = strstr(m->str, "gpt") != NULL && ml > 5 &&
+              strcmp(m->str + ml - 5, "model") == 0;
+    if (strcmp(m->str, "gpt") != 0 && strcmp(m->str, "gpt2") != 0 && !cls)
+      return;
+  }
   if (!m->known && c->word_n[SM__W_LM] < 3)
     return;
   fam = (m->known && strstr(m->str, "gpt2")) ? "gpt2" : "gpt";
@@ -647,7 +680,9 @@ static void precision(sm__ctx *c) {
       {N("fp16", "fp16.enabled", "use_fp16", "half", "amp", "use_amp",
          "amp.enabled", "amp_enable", "enable_amp", "mixed_precision_training"),
        "fp16"},
-      {N("fp8", "use_fp8", "fp8.enabled"), "fp8"},
+      {N("fp8", "use_fp8", "fp8.enabled", "fp8_format", "fp8_recipe",
+         "fp8_mode"),
+       "fp8"},
       {N("mixed_precision", "precision", "dtype", "torch_dtype",
          "compute_dtype", "amp_dtype", "trainer.precision"),
        NULL},
@@ -1019,8 +1054,10 @@ static void model_name(sm__ctx *c, const char **model_out) {
     for (int i = 0; i < c->models.n; i++) {
       const sm__cand *k = &SM__AT(c->models, sm__cand, i);
       if (strncmp(k->name, "ctor:", 5) == 0) {
-        /* The first model the job's code builds, entry first. */
-        if (ctor_cand == NULL || k->weight > ctor_cand->weight)
+        /* The first model the job's code builds, entry first; not one
+         * in a branch the job's options rule out. */
+        if ((ctor_cand == NULL || k->weight > ctor_cand->weight) &&
+            (k->guard == NULL || sm__cond_value(c, k->guard) != 0))
           ctor_cand = k;
         continue;
       }
@@ -1155,14 +1192,13 @@ static void dataset(sm__ctx *c) {
   if (p != NULL && p->kind == SM__V_STR &&
       (strcasecmp(p->str, "synthetic") == 0 ||
        strcasecmp(p->str, "dummy") == 0 || strcasecmp(p->str, "fake") == 0 ||
-       strcasecmp(p->str, "random") == 0)) {
+       strcasecmp(p->str, "mock") == 0 || strcasecmp(p->str, "random") == 0)) {
     set_str(c, SM_META_DATASET, "synthetic", p->ev);
     return;
   }
   {
     const char *e3 = NULL;
-    p = sm__param_get(c, N("use_synthetic_data", "synthetic_data", "synthetic",
-                           "dummy_data", "use_dummy_data", "fake_data"));
+    p = sm__param_get(c, sm__role_keys(c, "synthetic"));
     if (p != NULL && (p->kind == SM__V_BOOL || p->kind == SM__V_NUM) &&
         p->num != 0) {
       e3 = p->ev;
@@ -1311,6 +1347,7 @@ void sm__resolve(sm__ctx *c) {
   dataset(c);
   iterations(c);
   batches(c);
+  budget_iterations(c);
   learning_rate(c);
   architecture(c, model);
   gpt_size_name(c);

@@ -20,6 +20,7 @@
  * instruction data, preference optimisation, fine-tuning from pretrained
  * weights, pre-training from scratch); within dense vision the most
  * specific kind of output (panoptic, instance, semantic, boxes). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,41 @@ void sm__config_words(sm__ctx *c) {
   }
 }
 
+/* Is a switch named after a method (sft, use_dpo, do_instruction_tuning)
+ * set and off for this job?  A script that can run either method then
+ * runs the other one, whatever its names and imports say. */
+static int method_switched_off(sm__ctx *c, const char *tokens) {
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i), *top;
+    const char *names[2];
+    char rule[160];
+    if (p->layer < SM__L_ENTRY || p->kind != SM__V_BOOL ||
+        strchr(p->key, '~') != NULL)
+      continue;
+    snprintf(rule, sizeof(rule), "%s", tokens);
+    {
+      /* One of the method's tokens in the leaf, split at '_'. */
+      int hit = 0;
+      for (char *save = NULL, *t = strtok_r(rule, "|", &save); t && !hit;
+           t = strtok_r(NULL, "|", &save)) {
+        size_t tl = strlen(t);
+        for (const char *q = strstr(p->leaf, t); q && !hit;
+             q = strstr(q + 1, t))
+          hit =
+              (q == p->leaf || q[-1] == '_') && (q[tl] == '\0' || q[tl] == '_');
+      }
+      if (!hit)
+        continue;
+    }
+    names[0] = p->key;
+    names[1] = NULL;
+    top = sm__param_get(c, names);
+    if (top != NULL && top->kind == SM__V_BOOL && top->num == 0)
+      return 1;
+  }
+  return 0;
+}
+
 void sm__task_domain(sm__ctx *c) {
   static const struct {
     sm__word w;
@@ -191,9 +227,15 @@ void sm__task_domain(sm__ctx *c) {
   const char *evf[NFAM] = {0};
   const char *e2 = NULL, *task, *domain, *ev;
   int best = -1, second = -1, f;
-  int lm_method = c->sig[SM__SIG_CAUSAL_LM] != NULL ||
-                  word_votes(c, SM__W_INSTRUCT) >= 2 ||
-                  word_votes(c, SM__W_PREFERENCE) >= 2;
+  int lm_method;
+
+  if (method_switched_off(c, "sft|instruct|instruction|chat"))
+    memset(c->word_src[SM__W_INSTRUCT], 0, sizeof(c->word_src[0]));
+  if (method_switched_off(c, "dpo|orpo|kto|ppo|rlhf|preference|reward"))
+    memset(c->word_src[SM__W_PREFERENCE], 0, sizeof(c->word_src[0]));
+  lm_method = c->sig[SM__SIG_CAUSAL_LM] != NULL ||
+              word_votes(c, SM__W_INSTRUCT) >= 2 ||
+              word_votes(c, SM__W_PREFERENCE) >= 2;
 
   /* Words.  Classification words say nothing of the modality: they go
    * to text classification when the job's evidence is textual. */

@@ -371,3 +371,59 @@ SM_TEST(extract_guards_malformed) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Lengths as budgets, generated data, fp8, method switches ==== */
+
+SM_TEST(extract_budgets_switches_and_class_names) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "pretrain_lm.py",
+      "\"\"\"Pretrain and SFT a GPT.\"\"\"\nimport argparse\nimport torch\n"
+      "from lm.sft_data import SFTData\nfrom lm.model import MyGPTModel\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--num-layers', type=int)\n"
+      "p.add_argument('--hidden-size', type=int)\n"
+      "p.add_argument('--seq-length', type=int)\n"
+      "p.add_argument('--micro-batch-size', type=int)\n"
+      "p.add_argument('--global-batch-size', type=int)\n"
+      "p.add_argument('--train-samples', type=int)\n"
+      "p.add_argument('--lr-decay-samples', type=int)\n"
+      "p.add_argument('--sft', action='store_true')\n"
+      "p.add_argument('--use-fake-data', action='store_true')\n"
+      "p.add_argument('--bf16', action='store_true')\n"
+      "p.add_argument('--fp8-recipe', default=None)\n"
+      "args = p.parse_args()\n"
+      "def build():\n    model = MyGPTModel(args)\n    return model\n"
+      "def data():\n    if args.sft:\n        return SFTData()\n"
+      "if __name__ == '__main__':\n    build()\n    data()\n");
+  put(&r, "lm/__init__.py", "");
+  put(&r, "lm/sft_data.py", "class SFTData:\n    pass\n");
+  put(&r, "lm/model.py",
+      "import torch\nclass MyGPTModel(torch.nn.Module):\n    pass\n");
+  run(&r, NULL,
+      "torchrun --nproc_per_node 8 pretrain_lm.py --num-layers 24 "
+      "--hidden-size 2048 --seq-length 1024 --micro-batch-size 4 "
+      "--global-batch-size 64 --train-samples 6400000 "
+      "--lr-decay-samples 99 --use-fake-data --bf16 --fp8-recipe delayed",
+      &res);
+  /* 6.4M samples over 64 sequences a step. */
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 100000);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "steps");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "synthetic");
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp8");
+  /* The SFT switch is off: pre-training, whatever the names say. */
+  ASSERT_STREQ(str(&res, SM_META_TASK), "language_model_pretraining");
+  /* A GPT class without a size is named by its dimensions. */
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "gpt-1.3b");
+  sm_extract_res_release(&res);
+  run(&r, NULL,
+      "torchrun --nproc_per_node 8 pretrain_lm.py --num-layers 24 "
+      "--hidden-size 2048 --micro-batch-size 4 --global-batch-size 64 "
+      "--sft",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "llm_finetuning_sft");
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
