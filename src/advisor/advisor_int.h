@@ -354,6 +354,9 @@ struct sm__ctx {
   const char *strategy_ev;  /* its evidence */
   /* Hints of the alias table for task and domain. */
   const char *hint_task;   /* from the model name */
+  const char *head_task;   /* from the head class the code builds */
+  const char *head_ev;     /* its evidence */
+  int head_layer;          /* its layer */
   const char *hint_domain; /* from the model name */
   const char *ds_task;     /* from the dataset name */
   const char *ds_domain;   /* from the dataset name */
@@ -569,6 +572,9 @@ const char *sm__cfg_find_near(sm__ctx *c, const char *rel, const char *name);
  * layer, keys prefixed by prefix (may be NULL).  Returns 0, or a negative
  * code with a warning. */
 int sm__config_load(sm__ctx *c, const char *rel, const char *prefix, int layer);
+/* A DeepSpeed config tree with train_batch_size read as the total batch
+ * of all ranks (a copy), or t itself. */
+sm__vnode *sm__ds_config(sm__ctx *c, sm__vnode *t);
 /* Launcher facts of an accelerate config tree; 1 when t is one. */
 int sm__accelerate_tree(sm__ctx *c, const sm__vnode *t);
 /* Preset files named by a value (model_name: llama2-7b with

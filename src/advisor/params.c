@@ -198,14 +198,17 @@ static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
     /* "auto" defers to another source (DeepSpeed configs under HF). */
     if (p->kind == SM__V_STR && strcmp(p->str, "auto") == 0)
       continue;
-    /* `batch_size = args.batch_size` only passes a value along. */
-    if (p->kind == SM__V_REF &&
-        (strcmp(p->str, p->key) == 0 ||
-         (strchr(p->str, '.') == NULL && strcmp(p->str, p->leaf) == 0)))
+    /* `batch_size = args.batch_size` only passes a value along (asked
+     * for by its dotted path, zero_optimization.stage = args.stage is
+     * followed). */
+    if (p->kind == SM__V_REF && strcmp(p->str, p->key) == 0)
       continue;
     for (int j = 0; names[j]; j++) {
       if (!name_matches(p, names[j]))
         continue;
+      if (p->kind == SM__V_REF && strchr(names[j], '.') == NULL &&
+          strchr(p->str, '.') == NULL && strcmp(p->str, p->leaf) == 0)
+        break;
       if (best == NULL || p->layer > best->layer ||
           (p->layer == best->layer &&
            (j < best_name || (j == best_name && p->order > best->order)))) {

@@ -1338,6 +1338,51 @@ static void strategy_use(scan *s, sm__sig sig, const char *e) {
   u->guard = s->guard;
 }
 
+/* The task a model class's head trains (AutoModelForSequenceClassification,
+ * BertForMaskedLM, Wav2Vec2ForCTC): the library's naming convention for
+ * heads, read from the class the code builds or loads. */
+static void head_class(scan *s, const char *callee, const char *e) {
+  static const struct {
+    const char *suffix, *task;
+  } heads[] = {
+      {"ForSequenceClassification", "text_classification"},
+      {"ForTokenClassification", "text_classification"},
+      {"ForMultipleChoice", "text_classification"},
+      {"ForQuestionAnswering", "question_answering"},
+      {"ForImageClassification", "image_classification"},
+      {"ForObjectDetection", "object_detection"},
+      {"ForSemanticSegmentation", "semantic_segmentation"},
+      {"ForInstanceSegmentation", "instance_segmentation"},
+      {"ForUniversalSegmentation", "panoptic_segmentation"},
+      {"ForCTC", "speech_recognition"},
+      {"ForSpeechSeq2Seq", "speech_recognition"},
+      {"ForAudioClassification", "speech_recognition"},
+      {"ForCausalLM", "language_model_pretraining"},
+      {"ForMaskedLM", "language_model_pretraining"},
+      {"LMHeadModel", "language_model_pretraining"},
+  };
+  char cls[128];
+  const char *dot;
+  size_t n;
+  snprintf(cls, sizeof(cls), "%s", callee);
+  dot = strrchr(cls, '.');
+  if (dot != NULL && (strcmp(dot, ".from_pretrained") == 0 ||
+                      strcmp(dot, ".from_config") == 0))
+    cls[dot - cls] = '\0';
+  n = strlen(cls);
+  for (size_t i = 0; i < SM_ARRAY_LEN(heads); i++) {
+    size_t k = strlen(heads[i].suffix);
+    if (n < k || strcmp(cls + n - k, heads[i].suffix) != 0)
+      continue;
+    if (s->c->head_task == NULL || s->layer > s->c->head_layer) {
+      s->c->head_task = heads[i].task;
+      s->c->head_ev = e;
+      s->c->head_layer = s->layer;
+    }
+    return;
+  }
+}
+
 static void visit_call(scan *s, TSNode n) {
   TSNode fn = field(n, "function");
   TSNode args = field(n, "arguments");
@@ -1436,6 +1481,8 @@ static void visit_call(scan *s, TSNode n) {
         (cd.kind == SM__V_STR && strstr(cd.str, "bfloat16")))
       sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
   }
+  if (on_path(s) && isupper((unsigned char)callee[0]) && !s->guard)
+    head_class(s, callee, EV());
   if (strcmp(l, "from_pretrained") == 0) {
     TSNode a = first_pos(args);
     int model_class = strstr(callee, "Tokenizer") == NULL &&
@@ -1495,8 +1542,31 @@ static void visit_call(scan *s, TSNode n) {
   } else if (strcmp(l, "load_dataset") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a)) {
-      val v = eval(s, a, 0);
-      if (v.kind == SM__V_STR)
+      val v = eval(s, a, 0), sub = {-1, 0, NULL, 0};
+      /* load_dataset("glue", "mrpc"): the configuration names the
+       * subset (its second positional argument, or name=). */
+      uint32_t ac = ts_node_named_child_count(args), pos = 0;
+      for (uint32_t i = 0; i < ac; i++) {
+        TSNode k = ts_node_named_child(args, i);
+        if (is(k, "keyword_argument") || is(k, "comment"))
+          continue;
+        if (pos++ == 1)
+          sub = eval(s, k, 0);
+      }
+      if (sub.kind < 0)
+        sub = kwarg(s, args, "name");
+      if (v.kind == SM__V_STR && sub.kind == SM__V_STR && sub.str[0] &&
+          strlen(sub.str) < 48 && v.str[0] != '/' && v.str[0] != '.' &&
+          (!strchr(v.str, '/') || strchr(v.str, '/') == strrchr(v.str, '/')) &&
+          !strchr(sub.str, '/') && strcmp(sub.str, "default") != 0)
+        /* A subset the alias table knows by itself (mrpc) is that
+         * dataset; otherwise the pair names it. */
+        sm__cand_add(s->c, &s->c->datasets,
+                     sm__known_dataset(s->c, sub.str, NULL, NULL)
+                         ? sub.str
+                         : sm__printf(s->c, "%s-%s", v.str, sub.str),
+                     EV(), 3 + s->layer);
+      else if (v.kind == SM__V_STR)
         sm__cand_add(s->c, &s->c->datasets, v.str, EV(), 3 + s->layer);
     }
   } else if (strcmp(l, "create_model") == 0) {
@@ -1641,6 +1711,83 @@ static int derived_name(const char *name) {
   return 0;
 }
 
+/* Members of a dictionary literal with string keys into tree t (nested
+ * dictionaries as maps); returns how many are literal constants. */
+static int dict_tree(scan *s, TSNode d, sm__vnode *t, int depth) {
+  uint32_t nc = ts_node_named_child_count(d);
+  int lit = 0;
+  if (depth > 8)
+    return 0;
+  for (uint32_t i = 0; i < nc && i < 512; i++) {
+    TSNode pr = ts_node_named_child(d, i), v;
+    val k, x;
+    sm__vnode *node = NULL;
+    if (!is(pr, "pair"))
+      continue;
+    k = eval(s, field(pr, "key"), 0);
+    v = field(pr, "value");
+    if (k.kind != SM__V_STR || k.str[0] == '\0' || strlen(k.str) > 80 ||
+        strchr(k.str, '.') || strchr(k.str, ' '))
+      continue;
+    if (is(v, "dictionary")) {
+      node = sm__vt_new(s->c, SM__T_MAP, s->rel, line_of(v));
+      if (node != NULL)
+        lit += dict_tree(s, v, node, depth + 1);
+    } else {
+      x = eval(s, v, 0);
+      switch (x.kind) {
+      case SM__V_NUM:
+      case SM__V_BOOL:
+        node = sm__vt_numv(s->c, x.kind == SM__V_NUM ? SM__T_NUM : SM__T_BOOL,
+                           x.num, s->rel, line_of(v));
+        lit++;
+        break;
+      case SM__V_STR:
+        node = sm__vt_strv(s->c, x.str, s->rel, line_of(v));
+        if (node != NULL)
+          node->flags |= SM__VF_QUOTED;
+        lit++;
+        break;
+      case SM__V_NULL:
+        node = sm__vt_new(s->c, SM__T_NULL, s->rel, line_of(v));
+        break;
+      case SM__V_REF:
+        node = sm__vt_new(s->c, SM__T_REF, s->rel, line_of(v));
+        if (node != NULL)
+          node->str = x.str;
+        break;
+      case SM__V_EXPR:
+        node = sm__vt_new(s->c, SM__T_EXPR, s->rel, line_of(v));
+        if (node != NULL)
+          node->str = x.str;
+        break;
+      default:
+        break;
+      }
+    }
+    if (node != NULL)
+      sm__vt_put(s->c, t, k.str, node);
+  }
+  return lit;
+}
+
+/* A dictionary of hyper-parameters written in the job's code (`config =
+ * {"lr": 2e-5, "num_epochs": 3}` handed to the training function, a
+ * DeepSpeed config dict returned to deepspeed.initialize): its constant
+ * members are the job's values.  Only the entry's code, and only
+ * dictionaries with at least two constants (a log record of variables
+ * is no configuration). */
+static void code_dict(scan *s, const char *prefix, TSNode d) {
+  sm__vnode *t;
+  if (s->layer < SM__L_ENTRY || s->config_only || !is(d, "dictionary"))
+    return;
+  t = sm__vt_new(s->c, SM__T_MAP, s->rel, line_of(d));
+  if (t == NULL || dict_tree(s, d, t, 0) < 2)
+    return;
+  t = sm__ds_config(s->c, t);
+  sm__vt_publish(s->c, t, prefix, SM__L_ENTRY);
+}
+
 static void visit_assignment(scan *s, TSNode n, int augmented) {
   TSNode left = field(n, "left");
   TSNode right = field(n, "right");
@@ -1753,8 +1900,10 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
       /* eff_batch_size = batch_size * accum_iter * get_world_size() */
       put(s, name, v, SM__L_CODE, e);
     }
-    if (is(right, "dictionary"))
+    if (is(right, "dictionary")) {
       visit_dict(s, right);
+      code_dict(s, name, right);
+    }
     /* model = DETR(...): the class the job builds as its model. */
     if (!s->config_only && model_like_name(name) && is(right, "call"))
       model_assignment(s, name, right, e);
@@ -2042,6 +2191,11 @@ static void visit(scan *s, TSNode n, int depth) {
       visit_assignment(s, n, 1);
       return;
     }
+    break;
+  case 'r':
+    if (strcmp(t, "return_statement") == 0 && s->func != NULL &&
+        is(ts_node_named_child(n, 0), "dictionary"))
+      code_dict(s, NULL, ts_node_named_child(n, 0));
     break;
   case 'b':
     if (strcmp(t, "binary_operator") == 0 && !s->config_only &&

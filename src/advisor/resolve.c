@@ -161,7 +161,10 @@ static int use_state(sm__ctx *c, int sig) {
     v = u->guard ? sm__cond_value(c, u->guard) : 1;
     if (v == 1)
       return 1;
-    if (v < 0)
+    /* In imported code an undecided branch is the library's own choice
+     * among strategies (`if self.distributed_type == FSDP:`), not the
+     * job's: only the entry's undecided branches may be taken. */
+    if (v < 0 && (u->layer >= SM__L_ENTRY || sig == SM__SIG_DDP))
       maybe = 1;
   }
   return !any ? 2 : maybe ? -1 : 0;
@@ -805,15 +808,21 @@ static void parallelism(sm__ctx *c) {
   int ds = 0;
 
   model_parallel(c, &tp, &pp, &mev);
-  if ((p = get_num(c,
-                   N("zero_optimization.stage", "zero_stage", "deepspeed_stage",
-                     "zero.stage"),
-                   0, &v)) != NULL) {
+  /* Defaults of library plugin classes (a DeepSpeed plugin's stage)
+   * are not what the job sets. */
+  if ((p = get_num_l(c,
+                     N("zero_optimization.stage", "zero_stage",
+                       "deepspeed_stage", "zero.stage"),
+                     0, &v, SM__L_ENTRY)) != NULL) {
     zero = v;
     zev = p->ev;
   }
-  ds = get_str(c, N("deepspeed", "deepspeed_config")) != NULL ||
-       c->sig[SM__SIG_DEEPSPEED] != NULL || zero >= 0;
+  {
+    const sm__param *dp =
+        sm__param_get_min(c, N("deepspeed", "deepspeed_config"), SM__L_ENTRY);
+    ds = dp != NULL && dp->kind == SM__V_STR && dp->str[0] != '\0';
+  }
+  ds = ds || c->sig[SM__SIG_DEEPSPEED] != NULL || zero >= 0;
   if ((p = get_str(c, N("train_engine", "engine", "training_engine",
                         "dist_engine"))) != NULL) {
     /* An engine option decides over a DeepSpeed config that is only

@@ -283,6 +283,11 @@ void sm__task_domain(sm__ctx *c) {
       evf[df] = dv->evidence;
     }
   }
+  /* The head the code puts on the model. */
+  if (c->head_task != NULL && (f = family_of(c->head_task)) >= 0) {
+    score[f] += 6;
+    evf[f] = c->head_ev;
+  }
   /* The training method. */
   if (c->sig[SM__SIG_CAUSAL_LM]) {
     score[F_LM] += 4;
@@ -335,6 +340,13 @@ void sm__task_domain(sm__ctx *c) {
       best = F_SPEECH;
     else if (score[F_MM] * 2 >= nlp && score[F_MM] >= 4)
       best = F_MM;
+    else if (c->head_task != NULL &&
+             (family_of(c->head_task) == F_TEXTCLS ||
+              family_of(c->head_task) == F_QA) &&
+             !lm_method)
+      /* A classification or QA head on a language model: the words of
+       * tokenizers and language models describe the backbone. */
+      best = family_of(c->head_task);
     else if (lm_method || score[F_LM] >= score[best])
       best = score[F_TRANS] > score[F_LM] ? F_TRANS : F_LM;
     /* The text families and the modality chosen over them agree. */

@@ -427,3 +427,106 @@ SM_TEST(extract_budgets_switches_and_class_names) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Hyper-parameters in code, DeepSpeed totals, heads ==== */
+
+SM_TEST(extract_code_dicts_and_heads) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A hard-coded dictionary handed to the training function; a head
+   * class on a language model; a dataset subset. */
+  put(&r, "glue.py",
+      "import argparse\nimport torch\n"
+      "from transformers import AutoModelForSequenceClassification, "
+      "AutoTokenizer\nfrom datasets import load_dataset\n"
+      "def train(hp, args):\n"
+      "    tok = AutoTokenizer.from_pretrained('bert-base-cased')\n"
+      "    data = load_dataset('glue', 'sst2')\n"
+      "    model = AutoModelForSequenceClassification.from_pretrained("
+      "'bert-base-cased', num_labels=2)\n"
+      "    opt = torch.optim.AdamW(model.parameters(), "
+      "lr=hp['learning_rate'])\n"
+      "    for epoch in range(hp['epochs']):\n        pass\n"
+      "def main():\n    p = argparse.ArgumentParser()\n"
+      "    p.add_argument('--cpu', action='store_true')\n"
+      "    args = p.parse_args()\n"
+      "    hp = {'learning_rate': 3e-5, 'epochs': 4, 'seed': 1, "
+      "'batch_size': 32}\n    train(hp, args)\n"
+      "if __name__ == '__main__':\n    main()\n");
+  run(&r, NULL, "python glue.py", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 3e-5, 1e-15);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 4);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 32);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "text_classification");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "glue-sst2");
+  sm_extract_res_release(&res);
+  /* A DeepSpeed config built in code: train_batch_size is the total,
+   * the stage and dtype switches come from the options. */
+  put(&r, "ds/train.py",
+      "import argparse\nimport deepspeed\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--precision', default='fp32')\n"
+      "p.add_argument('--zero', type=int, default=0)\n"
+      "p.add_argument('--epochs', type=int, default=7)\n"
+      "args = p.parse_args()\n"
+      "def make_cfg(a):\n"
+      "    return {\n        'train_batch_size': 256,\n"
+      "        'optimizer': {'type': 'Adam', 'params': {'lr': 0.004}},\n"
+      "        'bf16': {'enabled': a.precision == 'bf16'},\n"
+      "        'zero_optimization': {'stage': a.zero, 'overlap_comm': True},\n"
+      "    }\n"
+      "net = torch.nn.Linear(3, 3)\n"
+      "engine, _, _, _ = deepspeed.initialize(model=net, "
+      "config=make_cfg(args))\n");
+  run(&r, "ds", "deepspeed train.py --zero 3 --precision bf16", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 256);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.004, 1e-12);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "deepspeed_zero3");
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  /* The same total in a DeepSpeed JSON file. */
+  put(&r, "ds/ds.json",
+      "{\"train_batch_size\": 96, \"gradient_accumulation_steps\": 2,"
+      " \"zero_optimization\": {\"stage\": 1}}\n");
+  put(&r, "ds/plain.py",
+      "import argparse\nimport torch\nimport deepspeed\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--deepspeed_config')\np.parse_args()\n"
+      "deepspeed.initialize(model=torch.nn.Linear(1, 1))\n");
+  run(&r, "ds", "deepspeed --num_gpus 4 plain.py --deepspeed_config ds.json",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 96);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 12);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "deepspeed_zero1");
+  sm_extract_res_release(&res);
+  /* A log record of variables is no configuration; a malformed dict. */
+  put(&r, "log.py",
+      "import torch\nimport argparse\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\na = p.parse_args()\n"
+      "def log(step, lr):\n    rec = {'lr': lr, 'step': step}\n"
+      "    bad = {'lr': 5, **rec, 1: 2, 'x': {'y': {'z': {}}}}\n"
+      "    return rec\n");
+  run(&r, NULL, "python log.py", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.1, 1e-12);
+  sm_extract_res_release(&res);
+  /* Other heads: an image classifier, a QA head. */
+  put(&r, "vit.py",
+      "import torch\nfrom transformers import ViTForImageClassification\n"
+      "model = ViTForImageClassification.from_pretrained("
+      "'google/vit-base-patch16-224')\n");
+  run(&r, NULL, "python vit.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "image_classification");
+  sm_extract_res_release(&res);
+  put(&r, "qa.py",
+      "import torch\nfrom transformers import AutoTokenizer, "
+      "AutoModelForQuestionAnswering\n"
+      "tok = AutoTokenizer.from_pretrained('roberta-base')\n"
+      "model = "
+      "AutoModelForQuestionAnswering.from_pretrained('roberta-base')\n");
+  run(&r, NULL, "python qa.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "question_answering");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
