@@ -224,7 +224,8 @@ typedef enum sm__sig {
   XX(VIDEO)                                                                    \
   XX(POSE)                                                                     \
   XX(ACTION)                                                                   \
-  XX(PREFERENCE)
+  XX(PREFERENCE)                                                               \
+  XX(SPEAKER)
 /* clang-format on */
 
 typedef enum sm__word {
@@ -338,6 +339,7 @@ struct sm__ctx {
   int gpus_unfixed;          /* the launcher takes all visible GPUs */
   int nodes_unfixed;         /* a hostfile or range decides the nodes */
   int launcher;              /* a multi-process launcher was used */
+  int multiproc;             /* the program starts a process per GPU */
   const char *launcher_name; /* "torchrun", "deepspeed", ... */
   double gpus_total;         /* total processes (mpirun -np), 0 unknown */
   const char *gt_ev;         /* its evidence */
@@ -598,6 +600,11 @@ const char *sm__console_entry(sm__ctx *c, const char *name);
 
 /* Scans the queued Python files (entry first, then imports, bounded). */
 void sm__py_scan_all(sm__ctx *c);
+/* A name the job selects (--arch NAME, model._name) that no preset or
+ * factory read so far defines: the registry directories of the
+ * repository (models/, archs/, ...) are searched for the file that
+ * registers or defines it, which joins the code scan. */
+void sm__registry_lookup(sm__ctx *c);
 /* Scans one Python file as a config file (plain assignments) at layer. */
 int sm__py_config(sm__ctx *c, const char *rel, int layer);
 

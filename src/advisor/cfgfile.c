@@ -588,7 +588,12 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
       while (*pk && !isspace((unsigned char)*pk) && n + 1 < sizeof(name))
         name[n++] = *pk++;
       name[n] = '\0';
-      package = strcmp(name, "_global_") == 0 ? "" : sm__strdup(h->c, name);
+      /* _group_ is the file's own group (its default package): for
+       * the primary config, the root. */
+      if (strcmp(name, "_global_") == 0)
+        package = "";
+      else if (strcmp(name, "_group_") != 0)
+        package = sm__strdup(h->c, name);
     }
   }
   t = sm__vt_yaml(h->c, rel, text, len);

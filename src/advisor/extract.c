@@ -97,6 +97,10 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
      * the classes Hydra/LazyConfig `_target_`s instantiate. */
     sm__config_targets(c);
     sm__py_scan_all(c);
+    /* Names the job selects that the code read so far does not define:
+     * the registries that do. */
+    sm__registry_lookup(c);
+    sm__py_scan_all(c);
     sm__resolve(c);
   }
   res->elapsed_ms = (sm_now() - t0) * 1000.0;

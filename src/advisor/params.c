@@ -627,6 +627,13 @@ static const struct {
     {"embedding_bag", SM__W_RECSYS},
     {"embeddingbag", SM__W_RECSYS},
     {"torchrec", SM__W_RECSYS},
+    {"speaker", SM__W_SPEAKER},
+    {"=spk", SM__W_SPEAKER},
+    {"ecapa", SM__W_SPEAKER},
+    {"xvector", SM__W_SPEAKER},
+    {"speaker_verif", SM__W_SPEAKER},
+    {"masked_lm", SM__W_LM},
+    {"=mlm", SM__W_LM},
 };
 
 static int is_alpha(int ch) {
@@ -748,28 +755,33 @@ const char *const *sm__role_keys(sm__ctx *c, const char *role) {
     }
   while (base[nb])
     nb++;
-  cap = nb + 33;
+  cap = nb + 201;
   out = sm_arena_calloc(&c->arena, (size_t)cap, sizeof(*out));
   if (out == NULL)
     return base;
   memcpy(out, base, (size_t)nb * sizeof(*out));
   n = nb;
-  for (int i = 0; i < c->params.n && n + 1 < cap; i++) {
-    const sm__param *p = &SM__AT(c->params, sm__param, i);
-    int dup = 0;
-    /* Internal keys (fn~f~x, __lr_rescale) are not configuration. */
-    if (p->key[0] == '_' || strchr(p->key, '~') != NULL ||
-        p->layer < SM__L_ENTRY)
-      continue;
-    /* A training quantity set inside a model or loss section describes
-     * that component (model.decoder.num_iters), not the run. */
-    if (!arch && inside_component(p->key))
-      continue;
-    for (int k = 0; k < n && !dup; k++)
-      dup = strcmp(out[k], p->leaf) == 0;
-    if (!dup && sm__key_role(p->leaf, role))
-      out[n++] = p->leaf;
-  }
+  /* Values of configs and the command first, then the code's defaults:
+   * what the job sets is never crowded out. */
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < c->params.n && n + 1 < cap; i++) {
+      const sm__param *p = &SM__AT(c->params, sm__param, i);
+      int dup = 0;
+      if ((pass == 0) != (p->layer >= SM__L_CONFIG))
+        continue;
+      /* Internal keys (fn~f~x, __lr_rescale) are not configuration. */
+      if ((p->key[0] == '_' && p->key[1] == '_') ||
+          strchr(p->key, '~') != NULL || p->layer < SM__L_ENTRY)
+        continue;
+      /* A training quantity set inside a model or loss section describes
+       * that component (model.decoder.num_iters), not the run. */
+      if (!arch && inside_component(p->key))
+        continue;
+      for (int k = 0; k < n && !dup; k++)
+        dup = strcmp(out[k], p->leaf) == 0;
+      if (!dup && sm__key_role(p->leaf, role))
+        out[n++] = p->leaf;
+    }
   out[n] = NULL;
   if (slot < 0 && c->n_role < 16)
     slot = c->n_role++;

@@ -34,21 +34,23 @@ const TSLanguage *tree_sitter_python(void);
 
 /* One file being scanned. */
 typedef struct scan {
-  sm__ctx *c;         /* context */
-  const char *rel;    /* root-relative path */
-  const char *dir;    /* its directory */
-  const char *src;    /* source text */
-  int layer;          /* layer of its values */
-  int depth;          /* import depth */
-  int config_only;    /* a Python config file: module assignments only */
-  const char *func;   /* enclosing function, NULL at module level */
-  const char *cls;    /* enclosing class */
-  int wweight;        /* weight of words found here */
-  const char *lr_var; /* variable holding a rescaled learning rate */
-  int in_main;        /* inside `if __name__ == "__main__":` */
-  const char *guard;  /* RPN of the enclosing if conditions, NULL none */
-  uint64_t *reach;    /* names of the top-level definitions on the path */
-  int skipped;        /* top-level definitions not read */
+  sm__ctx *c;              /* context */
+  const char *rel;         /* root-relative path */
+  const char *dir;         /* its directory */
+  const char *src;         /* source text */
+  int layer;               /* layer of its values */
+  int depth;               /* import depth */
+  int config_only;         /* a Python config file: module assignments only */
+  const char *func;        /* enclosing function, NULL at module level */
+  const char *cls;         /* enclosing class */
+  int wweight;             /* weight of words found here */
+  const char *lr_var;      /* variable holding a rescaled learning rate */
+  int in_main;             /* inside `if __name__ == "__main__":` */
+  const char *guard;       /* RPN of the enclosing if conditions, NULL none */
+  uint64_t *reach;         /* names of the top-level definitions on the path */
+  int skipped;             /* top-level definitions not read */
+  const char *devvars[16]; /* variables holding the visible device count */
+  int ndevvars;
   /* Imports wait until the file is read: a module is followed only when
    * a name it binds is used in the file. */
   struct pending {
@@ -934,6 +936,8 @@ static TSNode first_pos(TSNode args) {
   return (TSNode){0};
 }
 
+static void all_gpus_default(scan *s, const char *name, TSNode value);
+
 static void add_argument(scan *s, TSNode args, TSNode call) {
   uint32_t nc = ts_node_named_child_count(args);
   const char *key = NULL, *shortk = NULL;
@@ -960,6 +964,22 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     key = dest.str;
   if (key == NULL)
     key = shortk;
+  if (key != NULL) {
+    uint32_t ac = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < ac; i++) {
+      TSNode a = ts_node_named_child(args, i);
+      size_t kl;
+      const char *kt;
+      char kn[128];
+      if (!is(a, "keyword_argument"))
+        continue;
+      kt = text(s, field(a, "name"), &kl);
+      if (kl == 7 && strncmp(kt, "default", 7) == 0) {
+        sm__key_norm(key, strlen(key), kn, sizeof(kn));
+        all_gpus_default(s, sm__strdup(s->c, kn), field(a, "value"));
+      }
+    }
+  }
   if (key == NULL) {
     /* A positional argument: the command fills it in order. */
     TSNode a = first_pos(args);
@@ -1182,14 +1202,13 @@ static void note_built(scan *s, const char *var, TSNode right) {
   pair[2] = ev(s, call);
 }
 
-/* A model class the code builds: preferred when the entry builds it,
- * when no condition guards it, and the closer to the entry the better;
- * the guard goes with it, so that a branch the options rule out does not
+/* A model class the code builds: preferred when the entry builds it and
+ * when no condition guards it, then the first one read; the guard goes
+ * with it, so that a branch the options rule out does not
  * name the model. */
 static void ctor_cand(scan *s, const char *cls, const char *e) {
   const char *name = sm__printf(s->c, "ctor:%s", cls);
-  int w = (s->layer >= SM__L_ENTRY ? 2 : 1) * 16 + (s->guard ? 0 : 8) +
-          (4 - (s->depth < 4 ? s->depth : 4));
+  int w = (s->layer >= SM__L_ENTRY ? 2 : 1) * 16 + (s->guard ? 0 : 8);
   sm__cand_add(s->c, &s->c->models, name, e, w);
   for (int i = 0; name && i < s->c->models.n; i++) {
     sm__cand *k = &SM__AT(s->c->models, sm__cand, i);
@@ -1216,6 +1235,10 @@ static void model_assignment(scan *s, const char *name, TSNode right,
     return;
   }
   if (!isupper((unsigned char)l[0]))
+    return;
+  /* Two-letter helpers (OmegaConf's II, SI; LazyCall's L) build no
+   * model. */
+  if (strlen(l) <= 2)
     return;
   args = field(call, "arguments");
   nc = ts_node_named_child_count(args);
@@ -1324,6 +1347,20 @@ static void dataclass_parser(scan *s, const char *callee, TSNode args) {
   sm__py_dc_instances_publish(s->c, SM__L_ENTRY);
 }
 
+/* A value a factory or architecture function sets (group: the function
+ * or registered name; key: the option, "?key" a default under the
+ * options, "@alias:f", "@call:f", "@class:C"). */
+static void factory_kv(scan *s, const char *group, const char *key, double v,
+                       const char *e) {
+  sm__kv *kv = sm__vec_push(&s->c->factories);
+  if (kv != NULL) {
+    kv->group = group;
+    kv->key = key;
+    kv->num = v;
+    kv->ev = e;
+  }
+}
+
 /* A strategy the code turns on here, with the conditions it is under. */
 static void strategy_use(scan *s, sm__sig sig, const char *e) {
   sm__use *u;
@@ -1404,6 +1441,16 @@ static void visit_call(scan *s, TSNode n) {
     add_argument(s, args, n);
     return;
   }
+  if (strcmp(l, "spawn") != 0) {
+    /* Config(distributed_world_size=n_visible): a process count set to
+     * the visible devices (a spawn call is a strategy use of its own). */
+    uint32_t ac = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < ac; i++) {
+      TSNode a = ts_node_named_child(args, i);
+      if (is(a, "keyword_argument"))
+        all_gpus_default(s, dup_text(s, field(a, "name")), field(a, "value"));
+    }
+  }
   dataclass_parser(s, callee, args);
   if (strcmp(l, "set_defaults") == 0) {
     kwargs_to_params(s, args, s->layer, 0);
@@ -1428,15 +1475,15 @@ static void visit_call(scan *s, TSNode n) {
     val en = kwarg(s, args, "enabled");
     if (!(en.kind == SM__V_BOOL && en.num == 0)) {
       if (dt.kind == SM__V_STR && strstr(dt.str, "bfloat16"))
-        sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
+        strategy_use(s, SM__SIG_BF16, EV());
       else
-        sm__signal(s->c, SM__SIG_AMP, EV(), s->layer);
+        strategy_use(s, SM__SIG_AMP, EV());
     }
   } else if (strcmp(l, "GradScaler") == 0 ||
              strcmp(callee, "amp.initialize") == 0) {
-    sm__signal(s->c, SM__SIG_AMP, EV(), s->layer);
+    strategy_use(s, SM__SIG_AMP, EV());
   } else if (strcmp(l, "half") == 0 && is(fn, "attribute")) {
-    sm__signal(s->c, SM__SIG_FP16, EV(), s->layer);
+    strategy_use(s, SM__SIG_FP16, EV());
   } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0) {
     sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);
   } else if (strcmp(l, "device_count") == 0 ||
@@ -1603,6 +1650,12 @@ static void visit_call(scan *s, TSNode n) {
   } else if (s->func != NULL) {
     kwargs_to_params(s, args, s->layer, 1);
   }
+  if (s->func != NULL && s->cls == NULL && is(fn, "identifier") &&
+      ts_node_named_child_count(args) >= 1 && strcmp(callee, s->func) != 0 &&
+      islower((unsigned char)callee[0]))
+    /* An architecture function finishing with base_architecture(args):
+     * the defaults of the one it calls apply under its own. */
+    factory_kv(s, s->func, sm__printf(s->c, "@call:%s", callee), 0, EV());
 }
 #undef EV
 
@@ -1788,6 +1841,28 @@ static void code_dict(scan *s, const char *prefix, TSNode d) {
   sm__vt_publish(s->c, t, prefix, SM__L_ENTRY);
 }
 
+/* An option for the number of processes whose default is the number of
+ * visible devices (world_size = max(1, torch.cuda.device_count())): when
+ * the job does not set it, the program starts one process per visible
+ * GPU, however many the node has. */
+static void all_gpus_default(scan *s, const char *name, TSNode value) {
+  size_t len;
+  const char *t;
+  if (name == NULL || ts_node_is_null(value) || s->config_only ||
+      s->guard != NULL ||
+      !(sm__key_role(name, "gpus") || strstr(name, "world_size") ||
+        strstr(name, "nproc") || strstr(name, "num_processes")))
+    return;
+  t = text(s, value, &len);
+  if (is(value, "identifier"))
+    for (int i = 0; i < s->ndevvars; i++)
+      if (strlen(s->devvars[i]) == len && strncmp(s->devvars[i], t, len) == 0)
+        t = "device_count", len = 12;
+  if (len < 4096 && memmem(t, len, "device_count", 12) != NULL)
+    sm__param_str(s->c, "__all_gpus_option", name, SM__V_STR, SM__L_CODE,
+                  ev(s, value));
+}
+
 static void visit_assignment(scan *s, TSNode n, int augmented) {
   TSNode left = field(n, "left");
   TSNode right = field(n, "right");
@@ -1840,6 +1915,15 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     char *name = dup_text(s, left);
     if (name == NULL)
       return;
+    if (s->cls != NULL && s->func == NULL)
+      all_gpus_default(s, name, right);
+    {
+      size_t rl;
+      const char *rt = text(s, right, &rl);
+      if (rl < 4096 && memmem(rt, rl, "device_count", 12) != NULL &&
+          s->ndevvars < 16)
+        s->devvars[s->ndevvars++] = name;
+    }
     if (s->func == NULL && s->cls == NULL && is(right, "identifier") &&
         !s->config_only) {
       /* mae_vit_large_patch16 = mae_vit_large_patch16_dec512d8b */
@@ -1905,11 +1989,42 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
       code_dict(s, name, right);
     }
     /* model = DETR(...): the class the job builds as its model. */
-    if (!s->config_only && model_like_name(name) && is(right, "call"))
+    /* (A class attribute, such as a dataclass field, is no model the job
+     * builds.) */
+    if (!s->config_only && model_like_name(name) && is(right, "call") &&
+        (s->cls == NULL || s->func != NULL))
       model_assignment(s, name, right, e);
     else if (!s->config_only && s->layer >= SM__L_ENTRY && is(right, "call"))
       note_built(s, name, right);
     return;
+  }
+  if (is(left, "attribute") && !s->config_only && s->func != NULL &&
+      s->cls == NULL) {
+    /* args.decoder_layers = getattr(args, "decoder_layers", 6): what an
+     * architecture function sets, as a default under the options (a
+     * plain assignment sets it whatever the options say). */
+    TSNode rv = right;
+    int dflt = 0;
+    if (is(rv, "call")) {
+      char *cn = dup_text(s, field(rv, "function"));
+      TSNode ra = field(rv, "arguments");
+      if (cn &&
+          (strcmp(last_comp(cn), "getattr") == 0 ||
+           strcmp(last_comp(cn), "safe_getattr") == 0) &&
+          ts_node_named_child_count(ra) == 3) {
+        rv = ts_node_named_child(ra, 2);
+        dflt = 1;
+      }
+    }
+    {
+      val fv = eval(s, rv, 0);
+      TSNode an = field(left, "attribute");
+      if ((fv.kind == SM__V_NUM || fv.kind == SM__V_BOOL) &&
+          !ts_node_is_null(an))
+        factory_kv(s, s->func,
+                   sm__printf(s->c, "%s%s", dflt ? "?" : "", dup_text(s, an)),
+                   fv.num, e);
+    }
   }
   if (is(left, "attribute") && !s->config_only) {
     const char *r = ref_name(s, left);
@@ -2089,6 +2204,74 @@ static void visit_def(scan *s, TSNode n, int depth) {
   s->top = save_top;
 }
 
+/* A registry decorator (@register_model("name"), @register_model_
+ * architecture("model", "arch"), @ARCH.register("name", config=Cfg)):
+ * each name it registers selects the decorated function (whose
+ * assignments set the architecture) or the configuration class it
+ * names. */
+static void registry_decorator(scan *s, TSNode call, TSNode def) {
+  char *callee = dup_text(s, field(call, "function"));
+  TSNode args = field(call, "arguments");
+  TSNode dn = field(def, "name");
+  uint32_t nc = ts_node_named_child_count(args);
+  char low[128];
+  const char *cfg_cls = NULL, *target;
+  size_t n;
+  if (callee == NULL || ts_node_is_null(dn) || s->config_only)
+    return;
+  n = strlen(last_comp(callee));
+  if (n >= sizeof(low))
+    return;
+  for (size_t i = 0; i <= n; i++)
+    low[i] = (char)tolower((unsigned char)last_comp(callee)[i]);
+  if (strstr(low, "register") == NULL)
+    return;
+  target = dup_text(s, dn);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    if (is(a, "keyword_argument")) {
+      char *k = dup_text(s, field(a, "name"));
+      TSNode v = field(a, "value");
+      if (k &&
+          (strcmp(k, "dataclass") == 0 || strcmp(k, "config") == 0 ||
+           strcmp(k, "config_class") == 0 || strcmp(k, "cfg") == 0) &&
+          (is(v, "identifier") || is(v, "attribute")))
+        cfg_cls = dup_text(s, v);
+    }
+  }
+  /* The name it registers: name=, or the last string argument (the
+   * first ones name what it belongs to: register_model_architecture(
+   * "model", "arch")). */
+  {
+    TSNode last = {0};
+    val v = {-1, 0, NULL, 0};
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode a = ts_node_named_child(args, i);
+      if (is(a, "keyword_argument")) {
+        char *k = dup_text(s, field(a, "name"));
+        if (k != NULL && strcmp(k, "name") == 0) {
+          last = field(a, "value");
+          break;
+        }
+        continue;
+      }
+      if (is(a, "string"))
+        last = a;
+    }
+    if (!ts_node_is_null(last))
+      v = eval(s, last, 0);
+    if (v.kind != SM__V_STR || v.str[0] == '\0' || strlen(v.str) > 100)
+      return;
+    if (is(def, "function_definition") && target != NULL &&
+        strcmp(v.str, target) != 0)
+      factory_kv(s, v.str, sm__printf(s->c, "@alias:%s", target), 0,
+                 ev(s, last));
+    if (cfg_cls != NULL)
+      factory_kv(s, v.str, sm__printf(s->c, "@class:%s", cfg_cls), 0,
+                 ev(s, last));
+  }
+}
+
 static void visit_decorated(scan *s, TSNode n, int depth) {
   uint32_t nc = ts_node_named_child_count(n);
   for (uint32_t i = 0; i < nc; i++) {
@@ -2100,6 +2283,7 @@ static void visit_decorated(scan *s, TSNode n, int depth) {
     call = ts_node_named_child(d, 0);
     if (!is(call, "call"))
       continue;
+    registry_decorator(s, call, field(n, "definition"));
     callee = dup_text(s, field(call, "function"));
     if (callee && strcmp(last_comp(callee), "main") == 0 &&
         strstr(callee, "hydra") != NULL) {
@@ -2585,4 +2769,109 @@ int sm__py_config(sm__ctx *c, const char *rel, int layer) {
   rc = scan_file(c, parser, rel, layer, MAX_IMPORT_DEPTH, 1, NULL);
   ts_parser_delete(parser);
   return rc;
+}
+
+/* ==== Registries looked up by name ==== */
+
+#define REG_MAX_FILES 400
+#define REG_MAX_BYTES (12u << 20)
+
+/* Does the text register or define name (a decorator's "name", 'name',
+ * or def name(...))? */
+static int names_it(const char *text, size_t len, const char *name) {
+  char pat[3][128];
+  size_t nl = strlen(name);
+  snprintf(pat[0], sizeof(pat[0]), "\"%s\"", name);
+  snprintf(pat[1], sizeof(pat[1]), "'%s'", name);
+  snprintf(pat[2], sizeof(pat[2]), "def %s(", name);
+  for (int i = 0; i < 3; i++)
+    if (nl + 5 < sizeof(pat[i]) && memmem(text, len, pat[i], strlen(pat[i])))
+      return 1;
+  return 0;
+}
+
+typedef struct regsearch {
+  sm__ctx *c;
+  const char *name;
+  int files;
+  size_t bytes;
+  int hits;
+} regsearch;
+
+static void reg_dir(regsearch *r, const char *dir, int depth) {
+  const char **names;
+  int n = sm__src_list(r->c, dir, &names, 512);
+  for (int i = 0; i < n && r->files < REG_MAX_FILES && r->hits < 4; i++) {
+    const char *p =
+        sm__printf(r->c, "%s%s%s", dir, dir[0] ? "/" : "", names[i]);
+    size_t nl = strlen(names[i]);
+    const char *text;
+    size_t len;
+    if (p == NULL)
+      continue;
+    if (nl > 3 && strcmp(names[i] + nl - 3, ".py") == 0) {
+      if (r->bytes > REG_MAX_BYTES || !sm__fs_is_file(r->c, p))
+        continue;
+      r->files++;
+      if (sm__src_text(r->c, p, &text, &len) != 0)
+        continue;
+      r->bytes += len;
+      if (names_it(text, len, r->name)) {
+        sm__py_queue(r->c, p, SM__L_CODE, 1);
+        r->hits++;
+      }
+    } else if (depth == 0 && strchr(names[i], '.') == NULL &&
+               sm__fs_is_dir(r->c, p)) {
+      reg_dir(r, p, depth + 1);
+    }
+  }
+}
+
+void sm__registry_lookup(sm__ctx *c) {
+  static const char *const sel[] = {"model_type",  "arch",    "model",
+                                    "model_name",  "network", "architecture",
+                                    "model._name", NULL};
+  static const char *const regs[] = {"models",   "model", "modeling",
+                                     "archs",    "arch",  "architectures",
+                                     "networks", "nets",  NULL};
+  for (int k = 0; sel[k]; k++) {
+    const char *names[2] = {sel[k], NULL};
+    const sm__param *p = sm__param_get_min(c, names, SM__L_ENTRY);
+    const char *bases[4], **kids;
+    int known = 0, nb = 0, nk;
+    regsearch r;
+    if (p == NULL || p->kind != SM__V_STR || strlen(p->str) < 2 ||
+        strlen(p->str) > 100 || strpbrk(p->str, "/ .:") != NULL)
+      continue;
+    for (int i = 0; i < c->factories.n && !known; i++)
+      known = strcasecmp(SM__AT(c->factories, sm__kv, i).group, p->str) == 0;
+    for (int i = 0; i < c->presets.n && !known; i++)
+      known = strcmp(SM__AT(c->presets, sm__kv, i).group, p->str) == 0;
+    if (known)
+      continue;
+    memset(&r, 0, sizeof(r));
+    r.c = c;
+    r.name = p->str;
+    /* Registry directories near the entry, at the root, and one level
+     * under the root (pkg/models). */
+    if (c->entry_dir && c->entry_dir[0])
+      bases[nb++] = c->entry_dir;
+    if (c->entry_pkg && c->entry_pkg[0])
+      bases[nb++] = c->entry_pkg;
+    bases[nb++] = "";
+    for (int b = 0; b < nb && r.hits < 4; b++)
+      for (int g = 0; regs[g] && r.hits < 4; g++) {
+        const char *d =
+            sm__printf(c, "%s%s%s", bases[b], bases[b][0] ? "/" : "", regs[g]);
+        if (d && sm__fs_is_dir(c, d))
+          reg_dir(&r, d, 0);
+      }
+    nk = sm__src_list(c, "", &kids, 256);
+    for (int i = 0; i < nk && r.hits < 4; i++)
+      for (int g = 0; regs[g] && r.hits < 4; g++) {
+        const char *d = sm__printf(c, "%s/%s", kids[i], regs[g]);
+        if (d && strchr(kids[i], '.') == NULL && sm__fs_is_dir(c, d))
+          reg_dir(&r, d, 0);
+      }
+  }
 }

@@ -44,9 +44,9 @@ static const sm__param *get_num(sm__ctx *c, const char *const *names,
 
 static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
                                   int positive, double *out, int min_layer) {
-  const char *left[128];
+  const char *left[256];
   int n = 0;
-  for (; names[n] && n < 127; n++)
+  for (; names[n] && n < 255; n++)
     left[n] = names[n];
   left[n] = NULL;
   while (n > 0) {
@@ -76,9 +76,9 @@ static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
 }
 
 static const sm__param *get_str(sm__ctx *c, const char *const *names) {
-  const char *left[128];
+  const char *left[256];
   int n = 0;
-  for (; names[n] && n < 127; n++)
+  for (; names[n] && n < 255; n++)
     left[n] = names[n];
   left[n] = NULL;
   while (n > 0) {
@@ -102,46 +102,86 @@ static const sm__param *get_str(sm__ctx *c, const char *const *names) {
 
 /* ==== Presets and factories ==== */
 
+/* Keys one preset application has set: an architecture function's
+ * defaults come first, those of the functions it calls fill the rest. */
+typedef struct applied {
+  const char *k[128];
+  int n;
+  int calls; /* names followed, bounded */
+} applied;
+
+static int applied_has(applied *ap, const char *key) {
+  for (int i = 0; i < ap->n; i++)
+    if (strcasecmp(ap->k[i], key) == 0)
+      return 1;
+  if (ap->n < 128)
+    ap->k[ap->n++] = key;
+  return 0;
+}
+
+/* The values a selected name sets: a factory function's (kwargs of the
+ * calls it makes: presets over everything), an architecture function's
+ * attribute assignments (defaults under the command), the functions it
+ * calls, a registered configuration class's defaults, following
+ * module-level and registry aliases. */
+static void apply_named(sm__ctx *c, const char *name, int depth, applied *ap) {
+  if (name == NULL || depth > 8 || ++ap->calls > 64)
+    return;
+  for (int i = 0; i < c->factories.n; i++) {
+    sm__kv kv = SM__AT(c->factories, sm__kv, i);
+    if (strcasecmp(kv.group, name) != 0)
+      continue;
+    if (strncmp(kv.key, "@alias:", 7) == 0) {
+      apply_named(c, kv.key + 7, depth + 1, ap);
+    } else if (strncmp(kv.key, "@call:", 6) == 0) {
+      /* Applied after this function's own values. */
+    } else if (strncmp(kv.key, "@class:", 7) == 0) {
+      /* The class's defaults, resolved in the registering module. */
+      const char *colon = kv.ev ? strrchr(kv.ev, ':') : NULL;
+      const char *rel =
+          colon ? sm__strndup(c, kv.ev, (size_t)(colon - kv.ev)) : NULL;
+      sm__vnode *cls = rel ? sm__py_resolve(c, rel, kv.key + 7) : NULL;
+      sm__vnode *obj =
+          cls && cls->t == SM__T_CLASS ? sm__py_instantiate(c, cls) : NULL;
+      if (obj != NULL)
+        sm__vt_publish(c, obj, NULL, SM__L_CONFIG);
+    } else if (kv.key[0] == '?') {
+      if (!applied_has(ap, kv.key + 1))
+        sm__param_num(c, kv.key + 1, kv.num, SM__V_NUM, SM__L_CONFIG, kv.ev);
+    } else if (kv.key[0] != '@') {
+      applied_has(ap, kv.key);
+      sm__param_num(c, kv.key, kv.num, SM__V_NUM, SM__L_PRESET, kv.ev);
+    }
+  }
+  for (int i = 0; i < c->factories.n; i++) {
+    sm__kv kv = SM__AT(c->factories, sm__kv, i);
+    if (strcasecmp(kv.group, name) == 0 && strncmp(kv.key, "@call:", 6) == 0)
+      apply_named(c, kv.key + 6, depth + 1, ap);
+  }
+}
+
 /* Applies a preset table or a factory function selected by a name value
  * (model_type = 'gpt-mini', arch = 'vit_small'). */
 static void apply_presets(sm__ctx *c) {
-  static const char *const sel[] = {"model_type",   "arch",      "model",
-                                    "model_name",   "init_from", "network",
-                                    "architecture", NULL};
+  static const char *const sel[] = {"model_type",   "arch",        "model",
+                                    "model_name",   "init_from",   "network",
+                                    "architecture", "model._name", NULL};
   for (int s = 0; sel[s]; s++) {
     const char *names[2] = {sel[s], NULL};
     const sm__param *p = sm__param_get(c, names);
     const char *sel_val;
+    applied ap;
     if (p == NULL || p->kind != SM__V_STR)
       continue;
     /* The store may move while presets are added: keep the string. */
     sel_val = p->str;
+    memset(&ap, 0, sizeof(ap));
     for (int i = 0; i < c->presets.n; i++) {
       sm__kv *kv = &SM__AT(c->presets, sm__kv, i);
       if (strcmp(kv->group, sel_val) == 0)
         sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
     }
-    {
-      const char *fn = sel_val;
-      /* Follow module-level aliases of factory functions. */
-      for (int hop = 0; hop < 4; hop++) {
-        const char *next = NULL;
-        for (int i = 0; i < c->factories.n && next == NULL; i++) {
-          sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
-          if (strcasecmp(kv->group, fn) == 0 &&
-              strncmp(kv->key, "@alias:", 7) == 0)
-            next = kv->key + 7;
-        }
-        if (next == NULL)
-          break;
-        fn = next;
-      }
-      for (int i = 0; i < c->factories.n; i++) {
-        sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
-        if (strcasecmp(kv->group, fn) == 0 && kv->key[0] != '@')
-          sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
-      }
-    }
+    apply_named(c, sel_val, 0, &ap);
   }
 }
 
@@ -174,8 +214,9 @@ static int use_state(sm__ctx *c, int sig) {
  * take (`if args.distributed: DDP(model)` without distribution) is not
  * used. */
 static void prune_strategies(sm__ctx *c) {
-  static const int sigs[] = {SM__SIG_DDP, SM__SIG_FSDP, SM__SIG_DEEPSPEED,
-                             SM__SIG_DP, SM__SIG_SPAWN};
+  static const int sigs[] = {SM__SIG_DDP,  SM__SIG_FSDP,  SM__SIG_DEEPSPEED,
+                             SM__SIG_DP,   SM__SIG_SPAWN, SM__SIG_AMP,
+                             SM__SIG_FP16, SM__SIG_BF16};
   for (size_t k = 0; k < SM_ARRAY_LEN(sigs); k++) {
     int sig = sigs[k], from_use = 0;
     if (c->sig[sig] == NULL || use_state(c, sig) != 0)
@@ -260,6 +301,27 @@ static int jax_mesh(sm__ctx *c, double *devices, double *hosts, const char **ev,
   return 1;
 }
 
+/* A process-count option defaulting to the visible devices that the job
+ * leaves at its default. */
+static int all_gpus_option(sm__ctx *c, double *set, const char **ev) {
+  const char *const names[] = {"__all_gpus_option", NULL};
+  const sm__param *p = sm__param_get(c, names), *q;
+  const char *opt[2];
+  *set = 0;
+  if (p == NULL || p->kind != SM__V_STR)
+    return 0;
+  opt[0] = p->str;
+  opt[1] = NULL;
+  q = sm__param_get_min(c, opt, SM__L_CONFIG);
+  if (q == NULL)
+    return 1;
+  /* Set by the job: that many processes. */
+  if (sm__param_value(c, q, set) != 0 || *set < 1)
+    *set = 0;
+  *ev = q->ev;
+  return 0;
+}
+
 static void resources(sm__ctx *c) {
   double nodes = 0, gpus = 0, v, mesh_dev = 0, mesh_hosts = 0;
   const char *nev = NULL, *gev = NULL, *mesh_ev = NULL, *mesh_axis = NULL;
@@ -310,6 +372,15 @@ static void resources(sm__ctx *c) {
              (p = get_num(c, sm__keys("gpus"), 1, &v)) != NULL) {
     gpus = v * (nodes > 0 ? nodes : 1);
     gev = p->ev;
+  } else if (!c->launcher && c->entry != NULL && all_gpus_option(c, &v, &gev)) {
+    /* The program starts one process per visible GPU unless told. */
+    gpus = 0;
+    c->multiproc = 1;
+  } else if (!c->launcher && c->entry != NULL && v > 0) {
+    /* ... and as many as the job tells it. */
+    gpus = v * (nodes > 0 ? nodes : 1);
+    if (gpus > 1)
+      c->multiproc = 1;
   } else if (!c->launcher && c->entry != NULL &&
              ((c->sig[SM__SIG_DEVICE_COUNT] &&
                c->sig_layer[SM__SIG_DEVICE_COUNT] >= SM__L_ENTRY) ||
@@ -526,8 +597,8 @@ static int transformer_like(sm__ctx *c, const char *model) {
         return 1;
   }
   return sm__param_get(c, N("n_embd", "n_layer", "num_hidden_layers",
-                            "num_attention_heads", "n_head", "nheads",
-                            "seq_length", "n_heads")) != NULL ||
+                            "seq_length")) != NULL ||
+         sm__param_get_min(c, sm__role_keys(c, "heads"), SM__L_ENTRY) != NULL ||
          c->sig[SM__SIG_CAUSAL_LM] != NULL || c->word_n[SM__W_LM] > 2;
 }
 
@@ -920,6 +991,12 @@ static void parallelism(sm__ctx *c) {
             e                        ? e
             : known(c, SM_META_GPUS) ? c->res->meta.f[SM_META_GPUS].evidence
                                      : c->res->meta.f[SM_META_NODES].evidence);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->multiproc) {
+    /* One process per visible GPU, started by the program itself. */
+    set_str(c, SM_META_PARALLELISM, "ddp",
+            c->sig[SM__SIG_DDP] ? c->sig[SM__SIG_DDP] : "command");
     return;
   }
   if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DDP] &&

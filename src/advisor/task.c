@@ -48,6 +48,7 @@ enum {
   F_TRANS,
   F_TEXTCLS,
   F_QA,
+  F_SPEAKER,
   NFAM
 };
 
@@ -72,9 +73,10 @@ static const struct {
     [F_CONTR] = {"contrastive_pretraining", "multimodal", 5},
     [F_SPEECH] = {"speech_recognition", "speech", 4},
     [F_REC] = {"recommendation", "recsys", 6},
-    [F_TRANS] = {"translation", "nlp", 1},
+    [F_TRANS] = {"machine_translation", "nlp", 1},
     [F_TEXTCLS] = {"text_classification", "nlp", 1},
     [F_QA] = {"question_answering", "nlp", 1},
+    [F_SPEAKER] = {"speaker_recognition", "speech", 4},
 };
 
 /* The family of a task string from the alias table. */
@@ -95,6 +97,10 @@ static int family_of(const char *task) {
     return F_DET;
   if (strstr(task, "classification"))
     return F_CLS;
+  if (strstr(task, "speaker"))
+    return F_SPEAKER;
+  if (strstr(task, "translation"))
+    return F_TRANS;
   if (strstr(task, "speech"))
     return F_SPEECH;
   if (strstr(task, "recommend"))
@@ -152,6 +158,18 @@ static int truthy(sm__ctx *c, const char *const *names, const char **ev) {
  * names (type='DBNet', META_ARCHITECTURE, _target_, encoder: conformer)
  * and the key paths it sets (ibot.loss_weight), each counted once. */
 void sm__config_words(sm__ctx *c) {
+  /* A task the job names (--task translation, task._name: masked_lm,
+   * --task_type causal_lm) is a method of its own: two events. */
+  {
+    const sm__param *t = sm__param_get_min(
+        c,
+        (const char *const[]){"task", "task._name", "task_type", "task.name",
+                              "objective", NULL},
+        SM__L_ENTRY);
+    if (t != NULL && t->kind == SM__V_STR && strlen(t->str) < 64)
+      for (int k = 0; k < 2; k++)
+        sm__words_in(c, t->str, strlen(t->str), t->ev, 3);
+  }
   for (int i = 0; i < c->params.n; i++) {
     const sm__param *p = &SM__AT(c->params, sm__param, i);
     if (p->layer < SM__L_CONFIG || strcmp(p->ev, "command") == 0)
@@ -222,6 +240,7 @@ void sm__task_domain(sm__ctx *c) {
       {SM__W_ACTION, F_ACTION},
       {SM__W_INSTRUCT, F_LM},
       {SM__W_PREFERENCE, F_LM},
+      {SM__W_SPEAKER, F_SPEAKER},
   };
   int score[NFAM] = {0};
   const char *evf[NFAM] = {0};
@@ -329,6 +348,10 @@ void sm__task_domain(sm__ctx *c) {
       if (fam[f].group != 2 && (second < 0 || score[f] > score[second]))
         second = f;
   }
+  if (fam[best].group == 4 && score[F_SPEAKER] * 2 >= score[F_SPEECH] &&
+      score[F_SPEAKER] >= 4)
+    /* Speaker embeddings are a more specific output than transcripts. */
+    best = F_SPEAKER;
   if (fam[best].group == 1) {
     int nlp = 0;
     for (f = 0; f < NFAM; f++)
@@ -337,7 +360,7 @@ void sm__task_domain(sm__ctx *c) {
     /* Text is also the target of speech and vision-language models: a
      * non-text input modality nearly as strong decides. */
     if (score[F_SPEECH] * 2 >= nlp && score[F_SPEECH] >= 4)
-      best = F_SPEECH;
+      best = score[F_SPEAKER] * 2 >= score[F_SPEECH] ? F_SPEAKER : F_SPEECH;
     else if (score[F_MM] * 2 >= nlp && score[F_MM] >= 4)
       best = F_MM;
     else if (c->head_task != NULL &&

@@ -530,3 +530,131 @@ SM_TEST(extract_code_dicts_and_heads) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Registries of named architectures ==== */
+
+SM_TEST(extract_registries_by_name) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* fairseq-style: architecture functions registered under a name,
+   * setting defaults under the options and calling a base function; the
+   * registry file is not imported by the entry (a plugin directory). */
+  put(&r, "tool/train.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--arch', default='base_net')\n"
+      "p.add_argument('--max-update', type=int, default=0)\n"
+      "p.add_argument('--world-size', type=int,\n"
+      "               default=max(1, torch.cuda.device_count()))\n"
+      "p.add_argument('--task', default='language_modeling')\n"
+      "p.add_argument('--decoder-layers', type=int)\n"
+      "a = p.parse_args()\n");
+  put(&r, "lib/models/__init__.py", "");
+  put(&r, "lib/models/decoder_lm.py",
+      "from . import register_model_architecture\n"
+      "class TransformerLanguageModel:\n    pass\n"
+      "def base_decoder(args):\n"
+      "    args.decoder_embed_dim = getattr(args, 'decoder_embed_dim', 512)\n"
+      "    args.decoder_layers = getattr(args, 'decoder_layers', 6)\n"
+      "    args.decoder_attention_heads = getattr(args, "
+      "'decoder_attention_heads', 8)\n"
+      "@register_model_architecture('decoder_lm', 'decoder_lm_big')\n"
+      "def decoder_big(args):\n"
+      "    args.decoder_embed_dim = getattr(args, 'decoder_embed_dim', 1024)\n"
+      "    base_decoder(args)\n"
+      "@register_model_architecture('decoder_lm', 'decoder_lm_tiny')\n"
+      "def decoder_tiny(args):\n"
+      "    args.decoder_layers = 2\n    base_decoder(args)\n");
+  run(&r, "tool",
+      "python train.py data-bin/wikitext-103 --arch decoder_lm_big "
+      "--max-update 900",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1024);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 6);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 900);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "language_model_pretraining");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "wikitext-103");
+  /* One process per visible GPU unless --world-size is given. */
+  ASSERT(!known(&res, SM_META_GPUS));
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* The command's own value beats the architecture's default; a plain
+   * assignment in the architecture function is a preset. */
+  run(&r, "tool",
+      "python train.py --arch decoder_lm_tiny --decoder-layers 9 "
+      "--world-size 2 --task translation",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 512);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 2);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 2);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "machine_translation");
+  sm_extract_res_release(&res);
+  /* A registered model class with its configuration dataclass, chosen
+   * by a Hydra-style _name key; a name nothing registers. */
+  put(&r, "lib/models/encoders.py",
+      "from dataclasses import dataclass\n"
+      "@dataclass\nclass EncCfg:\n    encoder_embed_dim: int = 768\n"
+      "    encoder_layers: int = 12\n    encoder_attention_heads: int = 12\n"
+      "@register_model('bert_like', dataclass=EncCfg)\n"
+      "class BertLike:\n    pass\n");
+  put(&r, "tool/hy.yaml",
+      "model:\n  _name: bert_like\ntask:\n  _name: masked_lm\n");
+  put(&r, "tool/hrun.py",
+      "import hydra\nimport torch\n"
+      "@hydra.main(config_path='cfg', config_name='none')\n"
+      "def main(cfg):\n    pass\nif __name__ == '__main__':\n    main()\n");
+  run(&r, "tool", "python hrun.py --config-dir . --config-name hy", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 768);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 12);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "language_model_pretraining");
+  sm_extract_res_release(&res);
+  run(&r, "tool", "python train.py --arch nothing_registers_this", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  /* Cyclic aliases and calls end. */
+  put(&r, "lib/models/cycle.py",
+      "@register('loop_a')\ndef loop_b(args):\n    loop_b(args)\n"
+      "    loop_c(args)\n"
+      "def loop_c(args):\n    args.decoder_layers = 3\n"
+      "    args.decoder_attention_heads = 4\n    loop_b(args)\n");
+  run(&r, "tool", "python train.py --arch loop_a", &res);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 3);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_guarded_precision_and_speaker) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A trainer module that halves the model only when asked to. */
+  put(&r, "pkg/__init__.py", "");
+  put(&r, "pkg/trainer.py",
+      "import torch\nclass Trainer:\n    def __init__(self, cfg, model):\n"
+      "        if cfg.fp16:\n            model = model.half()\n"
+      "        self.model = model\n");
+  put(&r, "train.py",
+      "import argparse\nimport torch\nfrom pkg.trainer import Trainer\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--fp16', "
+      "action='store_true')\ncfg = p.parse_args()\n"
+      "t = Trainer(cfg, torch.nn.Linear(1, 1))\n");
+  run(&r, NULL, "python train.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --fp16", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  /* Speaker embeddings are not transcripts. */
+  put(&r, "spk/train.py",
+      "import sys\nimport torch\nimport torchaudio\n"
+      "class SpeakerBrain:\n    def compute_embeddings(self, wavs):\n"
+      "        return self.speaker_encoder(wavs)\n");
+  put(&r, "spk/hp.yaml",
+      "data_folder: /data/voxceleb\nnumber_of_epochs: 10\n"
+      "embedding_model: ecapa\n");
+  run(&r, "spk", "python train.py hp.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "speaker_recognition");
+  ASSERT_STREQ(str(&res, SM_META_DOMAIN), "speech");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
