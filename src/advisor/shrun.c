@@ -735,6 +735,71 @@ static void expand_param(sh *h, TSNode n, fields *fl, int quoted) {
 /* Words of a command, expanded (for command substitution). */
 static int expand_words(sh *h, TSNode cmd, const char ***out, int **lines);
 
+/* The text of a here-document, with the line of each byte: expanded
+ * unless its delimiter is quoted, backslash-newlines joined. */
+static void heredoc_text(sh *h, TSNode redirect, lstr *out) {
+  TSNode body = {0}, start = {0};
+  uint32_t nc = ts_node_named_child_count(redirect), a, b;
+  int raw;
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode k = ts_node_named_child(redirect, i);
+    if (is(k, "heredoc_body"))
+      body = k;
+    else if (is(k, "heredoc_start"))
+      start = k;
+  }
+  if (ts_node_is_null(body))
+    return;
+  {
+    size_t sl;
+    const char *st = ts_node_is_null(start) ? "" : span(h, start, &sl);
+    raw = st[0] == '\'' || st[0] == '"' || st[0] == '\\';
+  }
+  a = ts_node_start_byte(body);
+  b = ts_node_end_byte(body);
+  {
+    fields *fl = sm_calloc(1, sizeof(*fl));
+    uint32_t bc = ts_node_named_child_count(body), at = a;
+    int line = line_of(body);
+    if (fl == NULL)
+      return;
+    cur_field(fl);
+    for (uint32_t i = 0; i <= bc; i++) {
+      TSNode k = i < bc ? ts_node_named_child(body, i) : (TSNode){0};
+      uint32_t ks = i < bc ? ts_node_start_byte(k) : b;
+      if (i < bc && is(k, "heredoc_content"))
+        continue;
+      for (uint32_t q = at; q < ks && q < b; q++) {
+        char ch = h->src[q];
+        if (!raw && ch == '\\' && q + 1 < ks && h->src[q + 1] == '\n') {
+          q++;
+          line++;
+          continue;
+        }
+        fl->open = 1;
+        emit(fl, &ch, NULL, 1, line, 1);
+        if (ch == '\n')
+          line++;
+      }
+      if (i == bc)
+        break;
+      if (raw) {
+        at = ks;
+        continue;
+      }
+      fl->open = 1;
+      expand(h, k, fl, 1, 1);
+      at = ts_node_end_byte(k);
+      line = (int)ts_node_end_point(k).row + 1;
+    }
+    for (int i = 0; i < fl->n; i++)
+      for (size_t q = 0; q < fl->f[i].n; q++)
+        ls_putc(out, fl->f[i].s[q], fl->f[i].ln[q]);
+    fields_free(fl);
+    sm_free(fl);
+  }
+}
+
 /* $(...) and `...`: only pure commands are computed. */
 static void expand_subst(sh *h, TSNode n, fields *fl, int quoted) {
   TSNode cmd = ts_node_named_child(n, 0);
@@ -743,6 +808,30 @@ static void expand_subst(sh *h, TSNode n, fields *fl, int quoted) {
   int line = line_of(n);
   const char *r = NULL;
   char u[2] = {UNK, 0};
+  if (is(cmd, "redirected_statement")) {
+    /* $(cat <<EOF ... EOF): the document. */
+    TSNode body = field(cmd, "body");
+    uint32_t rc = ts_node_named_child_count(cmd);
+    TSNode doc = {0};
+    char *nm = NULL;
+    for (uint32_t i = 0; i < rc; i++)
+      if (is(ts_node_named_child(cmd, i), "heredoc_redirect"))
+        doc = ts_node_named_child(cmd, i);
+    if (is(body, "command") && !ts_node_is_null(field(body, "name")))
+      nm = dup_span(h, field(body, "name"));
+    if (!ts_node_is_null(doc) && nm != NULL && strcmp(nm, "cat") == 0 &&
+        ts_node_named_child_count(body) == 1) {
+      lstr t;
+      ls_init(&t);
+      heredoc_text(h, doc, &t);
+      /* Trailing newlines go, as in any command substitution. */
+      while (t.n > 0 && t.s[t.n - 1] == '\n')
+        t.s[--t.n] = '\0';
+      emit(fl, t.s ? t.s : "", t.ln, t.n, line, quoted);
+      ls_free(&t);
+      return;
+    }
+  }
   if (!is(cmd, "command")) {
     emit(fl, u, NULL, 1, line, 1);
     return;
@@ -1697,15 +1786,45 @@ static void run_command(sh *h, TSNode n, TSNode here) {
   if (strcmp(w[0], "read") == 0) {
     /* IFS='=' read -r A B <<< "$X" */
     const char *ifs = " \t\n", *in = NULL;
-    int first = 1;
+    int first = 1, whole = 0;
     for (int i = 0; i < na; i++)
       if (strncmp(assign_w[i], "IFS=", 4) == 0)
         ifs = assign_w[i] + 4;
+    while (first < nw && w[first][0] == '-') {
+      /* Options with an argument: -d DELIM (-d '' reads to the end),
+       * -p PROMPT, -t, -n, -N, -u, -a. */
+      if (strchr("dptnNua", w[first][1]) != NULL && w[first][2] == '\0' &&
+          first + 1 < nw) {
+        if (w[first][1] == 'd' && w[first + 1][0] == '\0')
+          whole = 1;
+        first++;
+      }
+      first++;
+    }
+    if (!ts_node_is_null(here) && is(here, "heredoc_redirect")) {
+      /* read -r -d '' CMD <<EOF ... EOF: the document (its first line
+       * without -d ''), kept with its lines. */
+      lstr t;
+      ls_init(&t);
+      heredoc_text(h, here, &t);
+      if (!whole && t.s != NULL) {
+        char *nl = strchr(t.s, '\n');
+        if (nl != NULL) {
+          t.n = (size_t)(nl - t.s);
+          *nl = '\0';
+        }
+      }
+      if (first < nw) {
+        var_set(h, w[first], &t, wl[first], 0);
+        for (int i = first + 1; i < nw; i++)
+          var_set_str(h, w[i], "", wl[i], 0);
+      }
+      ls_free(&t);
+      return;
+    }
     if (!ts_node_is_null(here)) {
       in = test_word(h, ts_node_named_child(here, 0));
     }
-    while (first < nw && w[first][0] == '-')
-      first++;
     for (int i = first; i < nw; i++) {
       const char *val = "";
       if (in == NULL) {
@@ -1789,7 +1908,8 @@ static int run_stmt(sh *h, TSNode s) {
     TSNode here = {0};
     uint32_t nc = ts_node_named_child_count(s);
     for (uint32_t i = 0; i < nc; i++)
-      if (is(ts_node_named_child(s, i), "herestring_redirect"))
+      if (is(ts_node_named_child(s, i), "herestring_redirect") ||
+          is(ts_node_named_child(s, i), "heredoc_redirect"))
         here = ts_node_named_child(s, i);
     if (is(body, "command"))
       run_command(h, body, here);

@@ -658,3 +658,47 @@ SM_TEST(extract_guarded_precision_and_speaker) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Here-documents in launch scripts ==== */
+
+SM_TEST(extract_shell_heredocs) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "pkg/__init__.py", "");
+  put(&r, "pkg/cli.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=1.0)\n"
+      "p.add_argument('--epochs', type=int, default=1)\n"
+      "p.add_argument('--max_steps', type=int)\np.parse_args()\n");
+  /* A command assembled in a here-document read into a variable, an
+   * unexpanded ('EOT') document through $(cat <<...), a document read
+   * without -d '' (its first line only). */
+  put(&r, "a.sh",
+      "E=7\nread -r -d '' CMDS <<EOF\npkg.cli \\\n  --lr 0.1 \\\n"
+      "  --epochs $E\nEOF\n"
+      "X=$(cat <<'EOT'\n--max_steps 5 --lr $NOT_EXPANDED\nEOT\n)\n"
+      "read FIRST <<END\n--epochs 3\n--lr 9\nEND\n"
+      "torchrun --nproc_per_node 2 -m $CMDS $FIRST\n");
+  run(&r, NULL, "bash a.sh", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.1, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 3);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 2);
+  ASSERT_STREQ(res.meta.f[SM_META_LR].evidence, "a.sh:4");
+  sm_extract_res_release(&res);
+  put(&r, "b.sh",
+      "X=$(cat <<'EOT'\n--max_steps 5\nEOT\n)\n"
+      "python -m pkg.cli $X\n");
+  run(&r, NULL, "bash b.sh", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 5);
+  sm_extract_res_release(&res);
+  /* Malformed: an unterminated document, an empty one, a document fed
+   * to a command that is not cat. */
+  put(&r, "c.sh",
+      "read -r -d '' A <<EOF\nEOF\nB=$(grep x <<EOF\n--lr 3\nEOF\n)\n"
+      "python -m pkg.cli $A $B --epochs 4\nread -r -d '' C <<EOF\n--lr 5\n");
+  run(&r, NULL, "bash c.sh", &res);
+  ASSERT(!known(&res, SM_META_LR) || num(&res, SM_META_LR) == 1.0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
