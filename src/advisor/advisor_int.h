@@ -190,7 +190,8 @@ sm__vnode *sm__vt_dotlist(sm__ctx *c, const char *const *words, int n,
   XX(CAUSAL_LM)       /* a causal language model */                            \
   XX(QUANT)           /* 8/4-bit base weights */                               \
   XX(TORCH)           /* imports torch at all */                               \
-  XX(SPAWN)           /* the code starts its own worker processes */
+  XX(SPAWN)           /* the code starts its own worker processes */           \
+  XX(RELAUNCH)        /* the code runs a launcher on itself (torchrun ...) */
 
 typedef enum sm__sig {
 #define SM__XX(n) SM__SIG_##n,

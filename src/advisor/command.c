@@ -195,7 +195,7 @@ static int launch_score(const char *const *w, int n) {
     if (strcmp(b, "torchrun") == 0 || strcmp(b, "deepspeed") == 0 ||
         strcmp(b, "accelerate") == 0 || strcmp(b, "srun") == 0 ||
         strcmp(b, "torchx") == 0 || strcmp(b, "mpirun") == 0 ||
-        strcmp(b, "mpiexec") == 0)
+        strcmp(b, "mpiexec") == 0 || strcmp(b, "composer") == 0)
       score += 2;
     if (strstr(b, "train") || strstr(b, "finetune") || strstr(b, "pretrain") ||
         strcmp(b, "main.py") == 0 || strstr(b, "fit"))
@@ -220,7 +220,7 @@ static int is_launch_word(const char *w) {
          strcmp(b, "srun") == 0 || strcmp(b, "mpirun") == 0 ||
          strcmp(b, "mpiexec") == 0 || strcmp(b, "bash") == 0 ||
          strcmp(b, "sh") == 0 || strcmp(b, "horovodrun") == 0 ||
-         strcmp(b, "torchx") == 0 ||
+         strcmp(b, "torchx") == 0 || strcmp(b, "composer") == 0 ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".sh") == 0) ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".py") == 0);
 }
@@ -625,6 +625,46 @@ static int python(sm__ctx *c, cmdline *cl, int i) {
   return -1;
 }
 
+/* The composer launcher: -n/--nproc processes per node (every visible
+ * GPU when not given), --world_size in all, -m/--module. */
+static int composer(sm__ctx *c, cmdline *cl, int i) {
+  int have = 0;
+  c->launcher = 1;
+  c->launcher_name = "composer";
+  for (; i < cl->n; i++) {
+    const char *v, *w = cl->w[i];
+    const char *ev = cl->ev[i];
+    if ((v = opt_value2(cl, &i, "--nproc")) || (v = opt_value2(cl, &i, "-n"))) {
+      set_gpn(c, v, ev, 1);
+      have = 1;
+    } else if ((v = opt_value2(cl, &i, "--world_size"))) {
+      double t;
+      if (sm_parse_double(v, &t) == 0 && t > 0 && t < 1e6) {
+        c->gpus_total = t;
+        c->gt_ev = ev;
+        have = 1;
+      }
+    } else if (strcmp(w, "-m") == 0 || strcmp(w, "--module") == 0) {
+      if (!have)
+        c->gpus_unfixed = 1;
+      return python_module(c, cl, i + 1);
+    } else if (w[0] == '-') {
+      /* --base_rank, --node_rank, --master_addr, --master_port take a
+       * value; -v, --stdout... */
+      if (strchr(w, '=') == NULL && i + 1 < cl->n &&
+          (strstr(w, "rank") || strstr(w, "master") || strstr(w, "std") ||
+           strstr(w, "log")))
+        i++;
+    } else {
+      if (!have)
+        c->gpus_unfixed = 1;
+      return python_script(c, cl, i);
+    }
+  }
+  sm__warn(c, "command: no script after the launcher");
+  return -1;
+}
+
 static int mpirun(sm__ctx *c, cmdline *cl, int i) {
   static const char *const valued[] = {
       "-x",        "-H",       "--host",  "-host",      "--hostfile",
@@ -799,6 +839,8 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
       return accelerate(c, cl, i + 1);
     if (strcmp(b, "torchx") == 0)
       return torchx(c, cl, i + 1);
+    if (strcmp(b, "composer") == 0)
+      return composer(c, cl, i + 1);
     if (strncmp(b, "python", 6) == 0)
       return python(c, cl, i + 1);
     {

@@ -1501,6 +1501,22 @@ static void visit_call(scan *s, TSNode n) {
   if (strstr(callee, "deepspeed") != NULL &&
       (strstr(callee, "launcher") != NULL || strstr(callee, "runner") != NULL))
     sm__signal(s->c, SM__SIG_DS_LAUNCHER, EV(), s->layer);
+  if ((strncmp(callee, "subprocess.", 11) == 0 ||
+       strncmp(callee, "os.", 3) == 0 || strcmp(callee, "run") == 0 ||
+       strcmp(callee, "Popen") == 0) &&
+      (strcmp(l, "run") == 0 || strcmp(l, "Popen") == 0 ||
+       strcmp(l, "call") == 0 || strcmp(l, "check_call") == 0 ||
+       strcmp(l, "system") == 0 || strncmp(l, "exec", 4) == 0)) {
+    /* A CLI that re-runs itself under a launcher (subprocess.run(
+     * ["torchrun", "--nproc_per_node", n, __file__, ...])): one process
+     * per GPU. */
+    size_t al;
+    const char *at = text(s, args, &al);
+    if (al < 8192 && (memmem(at, al, "torchrun", 8) != NULL ||
+                      memmem(at, al, "torch.distributed.run", 21) != NULL ||
+                      memmem(at, al, "torch.distributed.launch", 24) != NULL))
+      strategy_use(s, SM__SIG_RELAUNCH, EV());
+  }
   {
     val dm = kwarg(s, args, "device_map");
     val q8 = kwarg(s, args, "load_in_8bit");

@@ -4,6 +4,7 @@
  * parallel ranks x accumulation, the learning rate as the code rescales
  * it), normalised names, and task and domain from the evidence.  A field
  * that cannot be established stays unknown. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,6 +373,10 @@ static void resources(sm__ctx *c) {
              (p = get_num(c, sm__keys("gpus"), 1, &v)) != NULL) {
     gpus = v * (nodes > 0 ? nodes : 1);
     gev = p->ev;
+  } else if (!c->launcher && c->entry != NULL && c->sig[SM__SIG_RELAUNCH]) {
+    /* The program runs a launcher on itself over the visible GPUs. */
+    gpus = 0;
+    c->multiproc = 1;
   } else if (!c->launcher && c->entry != NULL && all_gpus_option(c, &v, &gev)) {
     /* The program starts one process per visible GPU unless told. */
     gpus = 0;
@@ -483,12 +488,52 @@ static void batches(sm__ctx *c) {
             c->gpn_ev && strcmp(pd->ev, "command") == 0 ? "command" : pd->ev);
 }
 
+/* A length written with its unit ("1000ba", "2ep", "10000sp",
+ * "5e9tok", "300it"): 's' steps, 'e' epochs, 'p' samples, 't' tokens;
+ * 0 when s is not one. */
+static int time_string(const char *s, double *v) {
+  static const struct {
+    const char *u;
+    int kind;
+  } units[] = {{"ba", 's'},      {"batch", 's'},  {"batches", 's'},
+               {"it", 's'},      {"iter", 's'},   {"iters", 's'},
+               {"step", 's'},    {"steps", 's'},  {"ep", 'e'},
+               {"epoch", 'e'},   {"epochs", 'e'}, {"sp", 'p'},
+               {"samples", 'p'}, {"tok", 't'},    {"tokens", 't'}};
+  char *end;
+  if (s == NULL || !(isdigit((unsigned char)s[0]) || s[0] == '.'))
+    return 0;
+  *v = strtod(s, &end);
+  if (end == s || !isfinite(*v) || *v <= 0)
+    return 0;
+  for (size_t i = 0; i < SM_ARRAY_LEN(units); i++)
+    if (strcasecmp(end, units[i].u) == 0)
+      return units[i].kind;
+  return 0;
+}
+
 static void iterations(sm__ctx *c) {
   const sm__param *s = sm__param_get(c, sm__role_keys(c, "steps"));
   const sm__param *e = sm__param_get(c, sm__role_keys(c, "epochs"));
-  double sv = 0, ev = 0;
+  const sm__param *d = sm__param_get(c, sm__keys("duration"));
+  double sv = 0, ev = 0, dv = 0;
   int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
+  int dk = d && d->kind == SM__V_STR ? time_string(d->str, &dv) : 0;
+
+  if (dk && (!s_ok || d->layer >= s->layer) &&
+      (!e_ok || d->layer >= e->layer)) {
+    /* A duration with its unit (Composer-style max_duration: 2ep). */
+    if (dk == 's' || dk == 'e') {
+      set_num(c, SM_META_ITERATIONS, dv, d->ev);
+      set_str(c, SM_META_ITERATION_TYPE, dk == 's' ? "steps" : "epochs", d->ev);
+    } else {
+      /* A budget of samples or tokens: steps once the batch is known. */
+      sm__param_num(c, dk == 'p' ? "__budget_samples" : "__budget_tokens", dv,
+                    SM__V_NUM, d->layer, d->ev);
+    }
+    return;
+  }
 
   if (s_ok && (!e_ok || s->layer >= e->layer)) {
     set_num(c, SM_META_ITERATIONS, sv, s->ev);
@@ -510,15 +555,17 @@ static void budget_iterations(sm__ctx *c) {
   g = num_of(c, SM_META_GLOBAL_BATCH_SIZE);
   if (g <= 0)
     return;
-  if ((p = get_num_l(c, sm__role_keys(c, "samples"), 1, &v, SM__L_ENTRY)) !=
-          NULL &&
+  if (((p = get_num_l(c, N("__budget_samples"), 1, &v, 0)) != NULL ||
+       (p = get_num_l(c, sm__role_keys(c, "samples"), 1, &v, SM__L_ENTRY)) !=
+           NULL) &&
       p->kind != SM__V_BOOL && v >= g) {
     set_num(c, SM_META_ITERATIONS, floor(v / g), p->ev);
     set_str(c, SM_META_ITERATION_TYPE, "steps", p->ev);
     return;
   }
-  if ((p = get_num_l(c, sm__keys("tokens_budget"), 1, &v, SM__L_ENTRY)) !=
-          NULL &&
+  if (((p = get_num_l(c, N("__budget_tokens"), 1, &v, 0)) != NULL ||
+       (p = get_num_l(c, sm__keys("tokens_budget"), 1, &v, SM__L_ENTRY)) !=
+           NULL) &&
       get_num_l(c, sm__role_keys(c, "seq_len"), 1, &seq, SM__L_ENTRY) != NULL &&
       seq > 0 && v >= g * seq) {
     set_num(c, SM_META_ITERATIONS, floor(v / (g * seq)), p->ev);

@@ -702,3 +702,73 @@ SM_TEST(extract_shell_heredocs) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Launchers that take every visible GPU, lengths with units ==== */
+
+SM_TEST(extract_all_gpu_launchers) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import sys\nimport torch\nfrom omegaconf import OmegaConf as om\n"
+      "cfg = om.load(sys.argv[1])\n");
+  put(&r, "run.yaml",
+      "global_train_batch_size: 256\ndevice_train_microbatch_size: 8\n"
+      "max_duration: 1000\n");
+  /* composer without -n: one process per visible GPU. */
+  run(&r, NULL, "composer train.py run.yaml", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 256);
+  /* A unitless duration says nothing. */
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "composer -n 4 train.py run.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  sm_extract_res_release(&res);
+  /* Lengths with their units: batches, epochs, a token budget. */
+  put(&r, "run2.yaml", "global_train_batch_size: 64\nmax_duration: 2ep\n");
+  put(&r, "run3.yaml",
+      "global_train_batch_size: 64\nmax_seq_len: 2048\n"
+      "max_duration: 1310720000tok\n");
+  put(&r, "run4.yaml", "global_train_batch_size: 64\nmax_duration: 800ba\n");
+  run(&r, NULL, "composer -n 4 train.py run4.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 800);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "steps");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "composer -n 4 train.py run2.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 2);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "epochs");
+  sm_extract_res_release(&res);
+  put(&r, "lm.py",
+      "import sys\nimport torch\nfrom transformers import GPT2LMHeadModel\n"
+      "from omegaconf import OmegaConf as om\ncfg = om.load(sys.argv[1])\n"
+      "model = GPT2LMHeadModel.from_pretrained('gpt2')\n");
+  run(&r, NULL, "composer -n 4 lm.py run3.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 10000);
+  sm_extract_res_release(&res);
+  /* A console tool that re-runs itself under torchrun when it sees more
+   * than one GPU. */
+  put(&r, "pyproject.toml",
+      "[project]\nname = \"tool\"\n[project.scripts]\n"
+      "tool-cli = \"tool.cli:main\"\n");
+  put(&r, "tool/__init__.py", "");
+  put(&r, "tool/cli.py",
+      "import os\nimport subprocess\nimport sys\nimport torch\n"
+      "def main():\n"
+      "    n = os.getenv('NPROC', str(torch.cuda.device_count()))\n"
+      "    if torch.cuda.device_count() > 1:\n"
+      "        subprocess.run(['torchrun', '--nproc_per_node', n, "
+      "__file__] + sys.argv[1:])\n"
+      "    else:\n        run_exp()\n"
+      "def run_exp():\n    pass\n");
+  run(&r, NULL, "tool-cli train run.yaml", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* Malformed launcher words: no script, a value missing. */
+  run(&r, NULL, "composer -n", &res);
+  ASSERT(res.n_warnings > 0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
