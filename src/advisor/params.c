@@ -186,6 +186,13 @@ static int name_matches(const sm__param *p, const char *name) {
   return nn == kn || p->key[kn - nn - 1] == '.';
 }
 
+static int dots(const char *k) {
+  int n = 0;
+  for (; *k; k++)
+    n += *k == '.';
+  return n;
+}
+
 static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
                             const sm__param *self) {
   const sm__param *best = NULL;
@@ -209,9 +216,15 @@ static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
       if (p->kind == SM__V_REF && strchr(names[j], '.') == NULL &&
           strchr(p->str, '.') == NULL && strcmp(p->str, p->leaf) == 0)
         break;
+      /* Same layer and name: a top-level key before one nested in a
+       * component's section (d_model: 144 over lm_model.d_model), then
+       * the latest write. */
       if (best == NULL || p->layer > best->layer ||
           (p->layer == best->layer &&
-           (j < best_name || (j == best_name && p->order > best->order)))) {
+           (j < best_name ||
+            (j == best_name &&
+             (dots(p->key) < dots(best->key) ||
+              (dots(p->key) == dots(best->key) && p->order > best->order)))))) {
         best = p;
         best_name = j;
       }

@@ -1465,6 +1465,11 @@ static void visit_call(scan *s, TSNode n) {
     strategy_use(s, SM__SIG_DEEPSPEED, EV());
   else if (strcmp(l, "DataParallel") == 0)
     strategy_use(s, SM__SIG_DP, EV());
+  else if ((strcmp(l, "replicate") == 0 || strcmp(l, "parallel_apply") == 0) &&
+           strstr(callee, "parallel") != NULL)
+    /* DataParallel's own parts used by hand (replicate the module over
+     * the devices, apply in parallel): one process over the GPUs. */
+    strategy_use(s, SM__SIG_DP, EV());
   else if (strcmp(l, "spawn") == 0 &&
            (strstr(callee, "mp.") || strstr(callee, "multiprocessing")))
     /* torch.multiprocessing.spawn(worker, nprocs=...): the script starts
@@ -1694,6 +1699,69 @@ static int mentions_lr(scan *s, TSNode n) {
       other = 1;
   }
   return lr && other;
+}
+
+/* A table of named presets as a list (configs = [dict(name="7b",
+ * n_layer=32, ...), Config(name="tiny", ...), {"name": ...}]): each
+ * element's numbers under its name. */
+static void visit_named_list(scan *s, TSNode n) {
+  uint32_t nc = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < nc && i < 4096; i++) {
+    TSNode el = ts_node_named_child(n, i);
+    const char *name = NULL;
+    uint32_t ac;
+    TSNode args;
+    if (is(el, "call")) {
+      args = field(el, "arguments");
+      val nm = kwarg(s, args, "name");
+      if (nm.kind == SM__V_STR)
+        name = nm.str;
+      ac = ts_node_named_child_count(args);
+      for (uint32_t j = 0; name && j < ac; j++) {
+        TSNode a = ts_node_named_child(args, j);
+        val av;
+        sm__kv *p;
+        if (!is(a, "keyword_argument"))
+          continue;
+        av = eval(s, field(a, "value"), 0);
+        if (av.kind != SM__V_NUM || (p = sm__vec_push(&s->c->presets)) == NULL)
+          continue;
+        p->group = name;
+        p->key = dup_text(s, field(a, "name"));
+        p->num = av.num;
+        p->ev = ev(s, a);
+      }
+    } else if (is(el, "dictionary")) {
+      ac = ts_node_named_child_count(el);
+      for (uint32_t j = 0; j < ac && name == NULL; j++) {
+        TSNode pr = ts_node_named_child(el, j);
+        val k, v;
+        if (!is(pr, "pair"))
+          continue;
+        k = eval(s, field(pr, "key"), 0);
+        v = eval(s, field(pr, "value"), 0);
+        if (k.kind == SM__V_STR && strcmp(k.str, "name") == 0 &&
+            v.kind == SM__V_STR)
+          name = v.str;
+      }
+      for (uint32_t j = 0; name && j < ac; j++) {
+        TSNode pr = ts_node_named_child(el, j);
+        val k, v;
+        sm__kv *p;
+        if (!is(pr, "pair"))
+          continue;
+        k = eval(s, field(pr, "key"), 0);
+        v = eval(s, field(pr, "value"), 0);
+        if (k.kind != SM__V_STR || v.kind != SM__V_NUM ||
+            (p = sm__vec_push(&s->c->presets)) == NULL)
+          continue;
+        p->group = name;
+        p->key = k.str;
+        p->num = v.num;
+        p->ev = ev(s, pr);
+      }
+    }
+  }
 }
 
 /* A dictionary literal of presets: {"name": dict(k=v, ...), ...}. */
@@ -2004,6 +2072,8 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
       visit_dict(s, right);
       code_dict(s, name, right);
     }
+    if (is(right, "list") && s->func == NULL && s->cls == NULL)
+      visit_named_list(s, right);
     /* model = DETR(...): the class the job builds as its model. */
     /* (A class attribute, such as a dataclass field, is no model the job
      * builds.) */

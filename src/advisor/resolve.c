@@ -177,10 +177,21 @@ static void apply_presets(sm__ctx *c) {
     /* The store may move while presets are added: keep the string. */
     sel_val = p->str;
     memset(&ap, 0, sizeof(ap));
-    for (int i = 0; i < c->presets.n; i++) {
-      sm__kv *kv = &SM__AT(c->presets, sm__kv, i);
-      if (strcmp(kv->group, sel_val) == 0)
-        sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
+    {
+      /* A path or Hub id selects by its last component
+       * (checkpoints/org/phi-2 selects the preset phi-2). */
+      const char *last = strrchr(sel_val, '/');
+      int hit = 0;
+      last = last && last[1] ? last + 1 : NULL;
+      for (int pass = 0; pass < 2 && !hit; pass++)
+        for (int i = 0; i < c->presets.n; i++) {
+          sm__kv *kv = &SM__AT(c->presets, sm__kv, i);
+          if (pass == 0 ? strcmp(kv->group, sel_val) == 0
+                        : last != NULL && strcasecmp(kv->group, last) == 0) {
+            sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
+            hit = 1;
+          }
+        }
     }
     apply_named(c, sel_val, 0, &ap);
   }
@@ -433,6 +444,15 @@ static void batches(sm__ctx *c) {
   const char *mev = NULL;
   int micro_style;
 
+  {
+    /* Batches filled up to a length (dynamic batching by duration or
+     * tokens) have no fixed number of samples. */
+    const sm__param *dyn =
+        sm__param_get_min(c, sm__role_keys(c, "dynamic_batch"), SM__L_ENTRY);
+    if (dyn != NULL && (dyn->kind == SM__V_BOOL || dyn->kind == SM__V_NUM) &&
+        dyn->num != 0)
+      return;
+  }
   pd = get_num(c, sm__role_keys(c, "per_device"), 1, &per);
   acc = get_num(c, sm__role_keys(c, "accum"), 1, &accum);
   mp = model_parallel(c, &tp, &pp, &mev);
@@ -1118,6 +1138,20 @@ static int drop_key(const char **left, int n, const sm__param *p) {
   return n;
 }
 
+/* torch's containers (model: !new:torch.nn.ModuleList [...]) hold the
+ * model's parts; they name no model. */
+static int container_class(const char *v) {
+  static const char *const names[] = {
+      "ModuleList",    "ModuleDict",    "Sequential", "Module",
+      "ParameterList", "ParameterDict", NULL};
+  const char *l = strrchr(v, '.');
+  l = l ? l + 1 : v;
+  for (int i = 0; names[i]; i++)
+    if (strcmp(l, names[i]) == 0)
+      return 1;
+  return 0;
+}
+
 static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
@@ -1130,7 +1164,7 @@ static void model_name(sm__ctx *c, const char **model_out) {
     p = sm__param_get(c, left);
     if (p == NULL)
       break;
-    if (p->kind == SM__V_STR)
+    if (p->kind == SM__V_STR && !container_class(p->str))
       name = sm__norm_model(c, p->str, &t, &d);
     if (name != NULL) {
       ev = p->ev;
@@ -1155,7 +1189,8 @@ static void model_name(sm__ctx *c, const char **model_out) {
       const char *names[2] = {inner[k], NULL};
       const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
       const char *cls;
-      if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0)
+      if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0 ||
+          container_class(q->str))
         continue;
       cls = strrchr(q->str, '.');
       name = sm__norm_model(c, cls ? cls + 1 : q->str, &t, &d);

@@ -772,3 +772,62 @@ SM_TEST(extract_all_gpu_launchers) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Sections, containers, dynamic batches, named tables ==== */
+
+SM_TEST(extract_sections_tables_and_batching) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A recipe whose top-level sizes are the model's and whose component
+   * sections (a language model for rescoring, the valid loader) repeat
+   * the keys; the model is a container of parts. */
+  put(&r, "asr/train.py",
+      "import sys\nimport torch\nimport yaml\n"
+      "hp = yaml.safe_load(open(sys.argv[1]))\n");
+  put(&r, "asr/hparams/conformer_tiny.yaml",
+      "number_of_epochs: 30\nbatch_size: 12\nd_model: 144\nnhead: 4\n"
+      "num_encoder_layers: 8\n"
+      "valid_loader:\n  batch_size: 1\n"
+      "lm_model:\n  d_model: 768\n  nhead: 12\n"
+      "model:\n  _target_: torch.nn.ModuleList\n");
+  run(&r, "asr", "python train.py hparams/conformer_tiny.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 144);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 12);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "conformer-tiny");
+  sm_extract_res_release(&res);
+  /* The same with batches filled up to a length of audio. */
+  put(&r, "asr/hparams/dyn.yaml",
+      "number_of_epochs: 30\nbatch_size: 12\ndynamic_batching: true\n");
+  run(&r, "asr", "python train.py hparams/dyn.yaml", &res);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  ASSERT(!known(&res, SM_META_GLOBAL_BATCH_SIZE));
+  sm_extract_res_release(&res);
+  /* DataParallel's parts used by hand. */
+  put(&r, "rec.py",
+      "import torch\nfrom torch.nn.parallel.replicate import replicate\n"
+      "from torch.nn.parallel.parallel_apply import parallel_apply\n"
+      "def forward(m, xs, devs):\n    ms = replicate(m, devs)\n"
+      "    return parallel_apply(ms, xs)\n"
+      "ndev = torch.cuda.device_count()\n");
+  run(&r, NULL, "python rec.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "dp");
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  /* A table of named architectures as a list; selected by a path. */
+  put(&r, "lit/config.py",
+      "configs = [\n"
+      "    dict(name='tiny-lm', n_layer=4, n_embd=256, n_head=4),\n"
+      "    dict(name='big-lm', n_layer=48, n_embd=4096, n_head=32),\n"
+      "    {'name': 'odd-lm', 'n_layer': 7},\n]\n");
+  put(&r, "lit/train.py",
+      "import argparse\nimport torch\nfrom config import configs\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--model_name')\n"
+      "a = p.parse_args()\n"
+      "cfg = [c for c in configs if c['name'] in a.model_name]\n");
+  run(&r, "lit", "python train.py --model_name checkpoints/org/big-lm", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 4096);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 48);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
