@@ -485,6 +485,11 @@ const sm__param *sm__param_deref(sm__ctx *c, const sm__param *p);
 /* The numeric value of p (numbers, booleans, expressions over other
  * keys, references).  Returns 0, or -1 when it is not a known number. */
 int sm__param_value(sm__ctx *c, const sm__param *p, double *out);
+/* Records the roles an option's help text gives it that its name does
+ * not (--b with help "total batch size of all GPUs" is the global
+ * batch). */
+void sm__help_roles(sm__ctx *c, const char *key, const char *help,
+                    const char *ev);
 /* The truth of a condition in RPN (comparisons, and/or/not, keys):
  * 1, 0, or -1 when it depends on something unknown. */
 int sm__cond_value(sm__ctx *c, const char *rpn);

@@ -774,6 +774,19 @@ const char *const *sm__role_keys(sm__ctx *c, const char *role) {
     return base;
   memcpy(out, base, (size_t)nb * sizeof(*out));
   n = nb;
+  /* Options whose help text says they carry the role (-b "total batch
+   * size of all GPUs", -e "number of epochs"). */
+  for (int i = 0; i < c->params.n && n + 1 < cap; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    int dup = 0;
+    if (strncmp(p->key, "__help.", 7) != 0 || strcmp(p->key + 7, role) != 0 ||
+        p->kind != SM__V_STR)
+      continue;
+    for (int k = 0; k < n && !dup; k++)
+      dup = strcmp(out[k], p->str) == 0;
+    if (!dup)
+      out[n++] = p->str;
+  }
   /* Values of configs and the command first, then the code's defaults:
    * what the job sets is never crowded out. */
   for (int pass = 0; pass < 2; pass++)
@@ -804,4 +817,72 @@ const char *const *sm__role_keys(sm__ctx *c, const char *role) {
     c->role_params[slot] = c->params.n;
   }
   return out;
+}
+
+/* The help text of an option, read as its name: words joined by '_'
+ * (at most 24), so that the token rules of keys.tsv apply to it. */
+static void help_key(const char *help, char *out, size_t cap) {
+  size_t o = 0;
+  int words = 0, in = 0;
+  for (const char *p = help; *p && o + 2 < cap && words < 24; p++) {
+    if (isalnum((unsigned char)*p)) {
+      if (!in && o > 0)
+        out[o++] = '_';
+      out[o++] = (char)tolower((unsigned char)*p);
+      if (!in)
+        words++;
+      in = 1;
+    } else {
+      in = 0;
+    }
+  }
+  out[o] = '\0';
+}
+
+void sm__help_roles(sm__ctx *c, const char *key, const char *help,
+                    const char *ev) {
+  static const char *const roles[] = {"global",  "steps",      "epochs", "lr",
+                                      "seq_len", "per_device", NULL};
+  char hk[512];
+  const char *leaf = strrchr(key, '.');
+  leaf = leaf ? leaf + 1 : key;
+  if (help == NULL || strlen(help) > 1024)
+    return;
+  help_key(help, hk, sizeof(hk));
+  {
+    /* A batch option whose help says it is the total of all GPUs. */
+    int batch = sm__key_role(leaf, "per_device");
+    const char *const *list = sm__keys("per_device");
+    for (int k = 0; list[k] && !batch; k++)
+      batch = strcmp(list[k], leaf) == 0;
+    if (batch && sm__key_role(hk, "global")) {
+      sm__param_str(c, "__help.global", leaf, SM__V_STR, SM__L_CODE, ev);
+      return;
+    }
+  }
+  /* Otherwise only an option whose name says nothing (-e, -x, --it),
+   * described in a few words ("number of epochs"). */
+  {
+    int words = 1;
+    for (const char *q = hk; *q; q++)
+      words += *q == '_';
+    if (strlen(leaf) > 3 || words > 10)
+      return;
+  }
+  for (int i = 0; roles[i]; i++) {
+    int named = 0;
+    for (int r = 0; roles[r] && !named; r++) {
+      const char *const *list = sm__keys(roles[r]);
+      named = sm__key_role(leaf, roles[r]);
+      for (int k = 0; list[k] && !named; k++)
+        named = strcmp(list[k], leaf) == 0;
+    }
+    if (named || !sm__key_role(hk, roles[i]))
+      continue;
+    if (strcmp(roles[i], "per_device") == 0 && sm__key_role(hk, "global"))
+      continue;
+    sm__param_str(c, sm__printf(c, "__help.%s", roles[i]), leaf, SM__V_STR,
+                  SM__L_CODE, ev);
+    break;
+  }
 }

@@ -1063,6 +1063,13 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     p->flag = flag;
     p->opt = 1;
   }
+  {
+    val help = kwarg(s, args, "help");
+    char kn[128];
+    sm__key_norm(key, strlen(key), kn, sizeof(kn));
+    if (help.kind == SM__V_STR)
+      sm__help_roles(s->c, kn, help.str, ev(s, call));
+  }
 }
 
 static void record_call(scan *s, const char *callee, TSNode args) {

@@ -438,6 +438,16 @@ static double model_parallel(sm__ctx *c, double *tp, double *pp,
   return *tp * *pp;
 }
 
+static int help_global(sm__ctx *c, const char *leaf) {
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    if (p->kind == SM__V_STR && strcmp(p->key, "__help.global") == 0 &&
+        strcmp(p->str, leaf) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 static void batches(sm__ctx *c) {
   const sm__param *pd, *acc, *gb, *bs;
   double per = 0, accum = 1, g, v, tp, pp, mp;
@@ -457,6 +467,14 @@ static void batches(sm__ctx *c) {
   acc = get_num(c, sm__role_keys(c, "accum"), 1, &accum);
   mp = model_parallel(c, &tp, &pp, &mev);
   gb = get_num(c, sm__role_keys(c, "global"), 1, &g);
+  if (pd != NULL && gb != NULL && pd == gb)
+    pd = NULL; /* one option, known as the total */
+  if (pd != NULL && gb == NULL && help_global(c, pd->leaf)) {
+    /* The option's help says it is the batch of all GPUs together. */
+    gb = pd;
+    g = per;
+    pd = NULL;
+  }
   if (pd != NULL && gb == NULL && c->sig[SM__SIG_BATCH_DIV] &&
       strstr(pd->leaf, "micro") == NULL) {
     /* The code divides the batch option by the world size: it is the
@@ -1196,6 +1214,38 @@ static void model_name(sm__ctx *c, const char **model_out) {
       name = sm__norm_model(c, cls ? cls + 1 : q->str, &t, &d);
       if (name != NULL)
         ev = q->ev;
+    }
+  }
+  if (name == NULL) {
+    /* A Hub id of a known model given to any option of the job
+     * (--pretrain org/Llama-3-8B, pretrained: org/model), by layer;
+     * the models of auxiliary roles (tokenizer, reference, reward,
+     * teacher, draft) and data or output paths are not the model. */
+    static const char *const aux[] = {
+        "token", "ref",    "reward",       "critic",    "teacher", "draft",
+        "data",  "output", "save",         "log",       "cache",   "eval",
+        "judge", "vae",    "text_encoder", "processor", NULL};
+    const sm__param *best = NULL;
+    for (int i = 0; i < c->params.n; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      const char *slash;
+      int skip = 0;
+      if (q->layer < SM__L_CONFIG || q->kind != SM__V_STR ||
+          (best != NULL && q->layer < best->layer))
+        continue;
+      slash = strchr(q->str, '/');
+      if (slash == NULL || slash == q->str || slash[1] == '\0' ||
+          strchr(slash + 1, '/') != NULL || q->str[0] == '.' ||
+          strlen(q->str) > 96 || strchr(q->str, ' ') != NULL)
+        continue;
+      for (int k = 0; aux[k] && !skip; k++)
+        skip = strstr(q->key, aux[k]) != NULL;
+      if (!skip && sm__is_known_model(c, q->str))
+        best = q;
+    }
+    if (best != NULL) {
+      name = sm__norm_model(c, best->str, &t, &d);
+      ev = best->ev;
     }
   }
   if (name == NULL) {

@@ -831,3 +831,59 @@ SM_TEST(extract_sections_tables_and_batching) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Help texts and Hub ids ==== */
+
+SM_TEST(extract_help_texts_and_hub_ids) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Options whose names say nothing and whose help says what they are;
+   * a batch option whose help says it is the total. */
+  put(&r, "train.py",
+      "import argparse\nimport torch\n"
+      "from transformers import AutoModelForCausalLM\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('-b', type=int, default=512,\n"
+      "               help='total batch size of all GPUs')\n"
+      "p.add_argument('-e', type=int, default=3, help='number of epochs')\n"
+      "p.add_argument('-k', type=float, default=2e-4, help='learning rate')\n"
+      "p.add_argument('--accum', type=int, default=1, help='Number of "
+      "update steps to accumulate before a backward pass')\n"
+      "p.add_argument('--pretrain', default='EleutherAI/pythia-160m')\n"
+      "p.add_argument('--ref-pretrain', default='meta-llama/Llama-2-7b-hf')\n"
+      "a = p.parse_args()\n"
+      "m = AutoModelForCausalLM.from_pretrained(a.pretrain)\n");
+  run(&r, NULL, "torchrun --nproc_per_node 4 train.py -e 5", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 512);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 128);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 5);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "epochs");
+  ASSERT_NEAR(num(&res, SM_META_LR), 2e-4, 1e-12);
+  sm_extract_res_release(&res);
+  /* The Hub id of the model, not of the reference model. */
+  run(&r, NULL,
+      "torchrun --nproc_per_node 4 train.py --pretrain "
+      "meta-llama/Llama-2-13b-hf",
+      &res);
+  ASSERT(strstr(str(&res, SM_META_MODEL_NAME), "13b") != NULL);
+  sm_extract_res_release(&res);
+  /* Help text of every kind of bad input: huge, empty, binary. */
+  {
+    sm_buf b;
+    sm_buf_init(&b, 1 << 20);
+    sm_buf_adds(&b, "import argparse\np = argparse.ArgumentParser()\n"
+                    "p.add_argument('-x', help='");
+    for (int i = 0; i < 5000; i++)
+      sm_buf_adds(&b, "number of epochs ");
+    sm_buf_adds(&b,
+                "')\np.add_argument('-y', help='')\n"
+                "p.add_argument('-z', help='\\x00\\xff')\np.parse_args()\n");
+    put(&r, "bad.py", sm_buf_str(&b));
+    sm_buf_release(&b);
+  }
+  run(&r, NULL, "python bad.py -x 3", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
