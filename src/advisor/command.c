@@ -780,6 +780,9 @@ static const char *subcommand_module(sm__ctx *c, const char *entry,
   return NULL;
 }
 
+static const char *native_source(sm__ctx *c, const char *dir, const char *w);
+static void native_usage(sm__ctx *c, const char *src);
+
 static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
   int i = 0;
   (void)vars;
@@ -874,6 +877,23 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
         }
       }
     }
+    {
+      /* A compiled trainer built in the repository (./train_gpt2cu from
+       * train_gpt2.cu): its own options, described by its usage text. */
+      const char *src = native_source(c, cl->dir, w);
+      if (src != NULL) {
+        const char *slash = strrchr(src, '/');
+        c->entry = src;
+        c->cmd_dir = cl->dir;
+        c->sargs = cl->w + i + 1;
+        c->sargs_ev = cl->ev + i + 1;
+        c->n_sargs = cl->n - i - 1;
+        c->entry_dir = slash ? sm__strndup(c, src, (size_t)(slash - src)) : "";
+        sm__words_in(c, src, strlen(src), "command", 2);
+        native_usage(c, src);
+        return 0;
+      }
+    }
     sm__warn(c,
              "command: '%s' is not a launcher or script the extractor "
              "knows",
@@ -882,6 +902,173 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
   }
   sm__warn(c, "command: no program to run");
   return -1;
+}
+
+/* The source of a program built in the repository: the first source a
+ * Makefile rule `NAME:` names, NAME.c/.cu/.cpp/.cc next to it, or NAME
+ * without a trailing "cu" as a .cu file (train_gpt2cu from
+ * train_gpt2.cu). */
+static const char *native_source(sm__ctx *c, const char *dir, const char *w) {
+  static const char *const exts[] = {".c", ".cu", ".cpp", ".cc", NULL};
+  const char *b = base_name(w), *mk, *text;
+  size_t len, bl = strlen(b);
+  const char *wdir;
+  if (bl == 0 || bl > 128 || strchr(b, '.') != NULL)
+    return NULL;
+  wdir = sm__repo_join(c, dir, w);
+  if (wdir == NULL)
+    return NULL;
+  {
+    const char *sl = strrchr(wdir, '/');
+    wdir = sl ? sm__strndup(c, wdir, (size_t)(sl - wdir)) : "";
+  }
+  mk = sm__printf(c, "%s%sMakefile", wdir, wdir[0] ? "/" : "");
+  if (mk != NULL && sm__fs_is_file(c, mk) &&
+      sm__src_text(c, mk, &text, &len) == 0) {
+    for (const char *p = text; p && *p;) {
+      const char *nl = strchr(p, '\n');
+      size_t ll = nl ? (size_t)(nl - p) : strlen(p);
+      if (ll > bl && strncmp(p, b, bl) == 0 && p[bl] == ':') {
+        /* NAME: dep dep ... -- the first source file. */
+        const char *q = p + bl + 1, *end = p + ll;
+        while (q < end) {
+          const char *a;
+          while (q < end && (*q == ' ' || *q == '\t'))
+            q++;
+          a = q;
+          while (q < end && *q != ' ' && *q != '\t')
+            q++;
+          for (int e = 0; exts[e] && q > a; e++) {
+            size_t el = strlen(exts[e]);
+            if ((size_t)(q - a) > el && strncmp(q - el, exts[e], el) == 0) {
+              const char *path =
+                  sm__repo_join(c, wdir, sm__strndup(c, a, (size_t)(q - a)));
+              if (path != NULL && sm__fs_is_file(c, path))
+                return path;
+            }
+          }
+        }
+      }
+      p = nl ? nl + 1 : NULL;
+    }
+  }
+  /* NAME.c next to it; NAME without a trailing "cu" as a .cu file. */
+  for (int e = 0; exts[e]; e++) {
+    const char *p =
+        sm__printf(c, "%s%s%s%s", wdir, wdir[0] ? "/" : "", b, exts[e]);
+    if (p != NULL && sm__fs_is_file(c, p))
+      return p;
+  }
+  if (bl > 2 && strcmp(b + bl - 2, "cu") == 0) {
+    const char *p = sm__printf(c, "%s%s%.*s.cu", wdir, wdir[0] ? "/" : "",
+                               (int)(bl - 2), b);
+    if (p != NULL && sm__fs_is_file(c, p))
+      return p;
+  }
+  return NULL;
+}
+
+/* The usage text of a compiled trainer: lines of string literals such
+ * as "  -b <int>    (per-GPU, micro) batch size B (default = 4)" give
+ * each option its role and default. */
+static void native_usage(sm__ctx *c, const char *src) {
+  const char *text, *slash = strrchr(src, '/');
+  const char *mks[3], *mk = NULL;
+  size_t len;
+  int line = 1;
+  /* The build's precision switch (PRECISION ?= BF16): the default the
+   * program is compiled with, in the Makefile next to the source, where
+   * the command runs, or at the root. */
+  mks[0] = sm__printf(c, "%.*s%sMakefile", slash ? (int)(slash - src) : 0, src,
+                      slash ? "/" : "");
+  mks[1] = c->cmd_dir && c->cmd_dir[0]
+               ? sm__printf(c, "%s/Makefile", c->cmd_dir)
+               : NULL;
+  mks[2] = "Makefile";
+  for (int k = 0; k < 3 && mk == NULL; k++)
+    if (mks[k] != NULL && sm__fs_is_file(c, mks[k]))
+      mk = mks[k];
+  if (mk != NULL && sm__src_text(c, mk, &text, &len) == 0) {
+    int ml = 1;
+    for (const char *p = text, *end = text + len; p < end; ml++) {
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+      char name[64], val[32];
+      if (sscanf(p, "%63[A-Za-z_] ?= %31[A-Za-z0-9_]", name, val) == 2 &&
+          ll < 200 && strcasestr(name, "precision") != NULL) {
+        for (char *q = val; *q; q++)
+          *q = (char)tolower((unsigned char)*q);
+        sm__param_str(c, "precision", val, SM__V_STR, SM__L_ENTRY,
+                      sm__ev(c, mk, ml));
+        break;
+      }
+      p = nl ? nl + 1 : end;
+    }
+  }
+  if (sm__src_text(c, src, &text, &len) != 0)
+    return;
+  for (const char *p = text, *end = text + len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *le = nl ? nl : end, *q = memchr(p, '"', (size_t)(le - p));
+    if (q != NULL) {
+      char opt[16], help[512];
+      size_t o = 0, h = 0;
+      q++;
+      while (q < le && *q == ' ')
+        q++;
+      if (q < le && *q == '-' && q + 1 < le && isalpha((unsigned char)q[1])) {
+        q++;
+        while (q < le && (isalnum((unsigned char)*q) || *q == '_') &&
+               o + 1 < sizeof(opt))
+          opt[o++] = *q++;
+        opt[o] = '\0';
+        while (q < le && *q == ' ')
+          q++;
+        if (q < le && *q == '<') {
+          /* <int>, <string>, <float> */
+          while (q < le && *q != '>')
+            q++;
+          if (q < le)
+            q++;
+        }
+        while (q < le && *q != '"' && h + 1 < sizeof(help)) {
+          if (*q == '\\' && q + 1 < le && q[1] == 'n')
+            break;
+          help[h++] = *q++;
+        }
+        help[h] = '\0';
+        if (o > 0 && o <= 3 && h > 3) {
+          const char *ev = sm__ev(c, src, line);
+          const char *d = strstr(help, "default");
+          sm__help_roles(c, opt, help, ev);
+          if (d != NULL) {
+            /* (default = 4), (default: 1) */
+            d += 7;
+            while (*d == ' ' || *d == '=' || *d == ':')
+              d++;
+            if (isdigit((unsigned char)*d) ||
+                (*d == '-' && isdigit((unsigned char)d[1]))) {
+              char num[32];
+              size_t k = 0;
+              while ((isalnum((unsigned char)*d) || *d == '.' || *d == '-') &&
+                     k + 1 < sizeof(num))
+                num[k++] = *d++;
+              while (k > 0 && isalpha((unsigned char)num[k - 1]))
+                k--; /* 3e-4f */
+              num[k] = '\0';
+              {
+                sm__param *pp = sm__param_text(c, opt, num, SM__L_ENTRY, ev);
+                if (pp != NULL)
+                  pp->opt = 1;
+              }
+            }
+          }
+        }
+      }
+    }
+    line++;
+    p = nl ? nl + 1 : end;
+  }
 }
 
 int sm__launch_words(sm__ctx *c, const char **w, const char **ev, int n,

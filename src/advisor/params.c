@@ -823,8 +823,21 @@ const char *const *sm__role_keys(sm__ctx *c, const char *role) {
  * (at most 24), so that the token rules of keys.tsv apply to it. */
 static void help_key(const char *help, char *out, size_t cap) {
   size_t o = 0;
-  int words = 0, in = 0;
+  int words = 0, in = 0, paren = 0;
   for (const char *p = help; *p && o + 2 < cap && words < 24; p++) {
+    /* Parenthesised asides ("(default = 4)", "(per-GPU)") are left out:
+     * the description is the rest. */
+    if (*p == '(' || *p == '[') {
+      paren++;
+      in = 0;
+      continue;
+    }
+    if ((*p == ')' || *p == ']') && paren > 0) {
+      paren--;
+      continue;
+    }
+    if (paren > 0)
+      continue;
     if (isalnum((unsigned char)*p)) {
       if (!in && o > 0)
         out[o++] = '_';

@@ -887,3 +887,50 @@ SM_TEST(extract_help_texts_and_hub_ids) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Compiled trainers described by their usage text ==== */
+
+SM_TEST(extract_native_trainer_usage) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "Makefile",
+      "CC ?= gcc\nDTYPE_PRECISION ?= BF16\n"
+      "trainer_bin: src/trainer.cu common.h\n\tnvcc -o $@ $<\n");
+  put(&r, "src/trainer.cu",
+      "#include <stdio.h>\n"
+      "void usage(void) {\n"
+      "  fprintf(stderr, \"  -m <int>    micro batch size per GPU (default = "
+      "8)\\n\");\n"
+      "  fprintf(stderr, \"  -q <int>    total batch size (default = "
+      "64)\\n\");\n"
+      "  fprintf(stderr, \"  -w <float>  learning rate (default = "
+      "1e-3f)\\n\");\n"
+      "  fprintf(stderr, \"  -it <int>   number of training steps\\n\");\n"
+      "  fprintf(stderr, \"  -s <int>    sequence length (default = "
+      "256)\\n\");\n"
+      "  fprintf(stderr, \"  -z <int>    how often to log\\n\");\n"
+      "  printf(\"-\");\n  printf(\"  -\\n\");\n"
+      "}\nint main(void) { return 0; }\n");
+  put(&r, "run.sh",
+      "make trainer_bin\nmpirun -np 4 ./trainer_bin -it 3000 -w 0.0002 "
+      "-i data/fineweb_train_*.bin\n");
+  run(&r, NULL, "bash run.sh", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 3000);
+  ASSERT_NEAR(num(&res, SM_META_LR), 2e-4, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "fineweb");
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* A program whose source is not in the repository; a name like a
+   * path out of it. */
+  run(&r, NULL, "./missing_bin -x 1", &res);
+  ASSERT(res.n_warnings > 0);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "../../bin/trainer_bin -it 5", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
