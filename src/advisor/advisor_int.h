@@ -250,6 +250,7 @@ typedef struct sm__kv {
   const char *key;   /* leaf key */
   double num;        /* numeric value (only numbers are kept) */
   const char *ev;    /* evidence */
+  const char *guard; /* conditions the table is applied under, NULL none */
 } sm__kv;
 
 /* A call that turns a parallel strategy on (DDP(model), FSDP(...),
@@ -383,6 +384,7 @@ struct sm__ctx {
   const char *const *role_list[16];
   int role_params[16];
   int n_role;
+  const char *void_sel; /* a preset selector whose presets are ruled out */
 };
 
 /* ==== ctx.c: vectors, strings, warnings, limits ==== */

@@ -290,6 +290,21 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
         (strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0) &&
         ts_node_named_child_count(args) == 1)
       return rpn(s, ts_node_named_child(args, 0), out, depth + 1);
+    if (callee && (strcmp(callee, "all") == 0 || strcmp(callee, "any") == 0) &&
+        ts_node_named_child_count(args) == 1) {
+      /* all([a, b, c]): a and b and c. */
+      TSNode l = ts_node_named_child(args, 0);
+      uint32_t ln = ts_node_named_child_count(l);
+      if (!(is(l, "list") || is(l, "tuple")) || ln == 0 || ln > 16)
+        return -1;
+      for (uint32_t i = 0; i < ln; i++) {
+        if (rpn(s, ts_node_named_child(l, i), out, depth + 1) != 0)
+          return -1;
+        if (i > 0)
+          sm_buf_adds(out, callee[1] == 'l' ? " and" : " or");
+      }
+      return 0;
+    }
     return -1;
   }
   if (is(n, "identifier") || is(n, "attribute")) {
@@ -480,6 +495,14 @@ static val eval(scan *s, TSNode n, int depth) {
     if (world_call(callee)) {
       v.kind = SM__V_EXPR;
       v.str = "@world";
+    } else if (strcmp(callee, "all") == 0 || strcmp(callee, "any") == 0) {
+      sm_buf b2;
+      sm_buf_init(&b2, 4096);
+      if (rpn(s, n, &b2, depth) == 0) {
+        v.kind = SM__V_EXPR;
+        v.str = sm__strdup(s->c, sm_buf_str(&b2));
+      }
+      sm_buf_release(&b2);
     }
   }
   return v;
@@ -1673,8 +1696,11 @@ static void visit_call(scan *s, TSNode n) {
         strcmp(l, "DeepSpeedConfig") != 0)
       sm__signal(s->c, SM__SIG_FROM_SCRATCH, EV(), SM__L_CODE);
     /* Optimizer keywords are often placeholders (lr=0 set by a
-     * scheduler): they sit under the declared defaults. */
-    kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer, 0);
+     * scheduler): they sit under the declared defaults.  The entries of
+     * a preset table ({'gpt2': dict(n_layer=12)}) are presets, not
+     * values. */
+    if (!(strcmp(l, "dict") == 0 && is(ts_node_parent(n), "pair")))
+      kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer, 0);
   } else if (s->func != NULL) {
     kwargs_to_params(s, args, s->layer, 1);
   }
@@ -1806,6 +1832,7 @@ static void visit_dict(scan *s, TSNode n) {
           p->key = dup_text(s, field(a, "name"));
           p->num = av.num;
           p->ev = ev(s, a);
+          p->guard = s->guard;
         }
       }
     }
@@ -2073,6 +2100,13 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
         put(s, name, v, SM__L_CODE, e);
     } else if (v.kind == SM__V_EXPR && derived_name(name)) {
       /* eff_batch_size = batch_size * accum_iter * get_world_size() */
+      put(s, name, v, SM__L_CODE, e);
+    } else if (v.kind == SM__V_EXPR &&
+               (is(right, "boolean_operator") ||
+                is(right, "comparison_operator") || is(right, "not_operator") ||
+                is(right, "call"))) {
+      /* type_given = config.model_type is not None: a condition the
+       * guards of presets and strategies read. */
       put(s, name, v, SM__L_CODE, e);
     }
     if (is(right, "dictionary")) {

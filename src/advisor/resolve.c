@@ -183,15 +183,25 @@ static void apply_presets(sm__ctx *c) {
       const char *last = strrchr(sel_val, '/');
       int hit = 0;
       last = last && last[1] ? last + 1 : NULL;
+      int ruled_out = 0;
       for (int pass = 0; pass < 2 && !hit; pass++)
         for (int i = 0; i < c->presets.n; i++) {
-          sm__kv *kv = &SM__AT(c->presets, sm__kv, i);
-          if (pass == 0 ? strcmp(kv->group, sel_val) == 0
-                        : last != NULL && strcasecmp(kv->group, last) == 0) {
-            sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
+          sm__kv kv = SM__AT(c->presets, sm__kv, i);
+          if (pass == 0 ? strcmp(kv.group, sel_val) == 0
+                        : last != NULL && strcasecmp(kv.group, last) == 0) {
+            /* A table the code applies only under a condition
+             * (`if type_given and not params_given:`) that the job's
+             * values rule out. */
+            if (kv.guard != NULL && sm__cond_value(c, kv.guard) == 0) {
+              ruled_out = 1;
+              continue;
+            }
+            sm__param_num(c, kv.key, kv.num, SM__V_NUM, SM__L_PRESET, kv.ev);
             hit = 1;
           }
         }
+      if (ruled_out && !hit)
+        c->void_sel = sel[s];
     }
     apply_named(c, sel_val, 0, &ap);
   }
@@ -1182,7 +1192,8 @@ static void model_name(sm__ctx *c, const char **model_out) {
     p = sm__param_get(c, left);
     if (p == NULL)
       break;
-    if (p->kind == SM__V_STR && !container_class(p->str))
+    if (p->kind == SM__V_STR && !container_class(p->str) &&
+        !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
       name = sm__norm_model(c, p->str, &t, &d);
     if (name != NULL) {
       ev = p->ev;
@@ -1497,11 +1508,14 @@ static void dataset(sm__ctx *c) {
       char comp[256];
       const char *s, *e;
       int skip = 0;
-      if (q->layer < SM__L_CMD || q->kind != SM__V_STR ||
-          strchr(q->str, '/') == NULL)
+      /* The command's paths; and the paths a config file gives its data
+       * section (data_config.path: .../tinyshakespeare/input.txt). */
+      if (q->kind != SM__V_STR || strchr(q->str, '/') == NULL ||
+          (q->layer < SM__L_CMD &&
+           !(q->layer >= SM__L_CONFIG && strstr(q->key, "data") != NULL)))
         continue;
       for (int k = 0; not_data[k] && !skip; k++)
-        skip = strstr(q->key, not_data[k]) != NULL;
+        skip = strstr(q->leaf, not_data[k]) != NULL;
       if (skip)
         continue;
       for (s = q->str; *s && name == NULL; s = *e ? e + 1 : e) {

@@ -934,3 +934,46 @@ SM_TEST(extract_native_trainer_usage) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Presets applied under conditions, data sections ==== */
+
+SM_TEST(extract_guarded_presets_and_data_sections) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "net/__init__.py", "");
+  put(&r, "net/model.py",
+      "import torch\nclass NetConfig:\n    model_type: str = 'gpt2'\n"
+      "    n_layer: int = None\n    n_head: int = None\n    n_embd: int = "
+      "None\n"
+      "class GPT(torch.nn.Module):\n    def __init__(self, config):\n"
+      "        given = config.model_type is not None\n"
+      "        sizes = all([config.n_layer is not None, "
+      "config.n_embd is not None])\n"
+      "        if given and not sizes:\n"
+      "            config.__dict__.update({\n"
+      "                'gpt2': dict(n_layer=12, n_head=12, n_embd=768),\n"
+      "                'gpt2-medium': dict(n_layer=24, n_head=16, "
+      "n_embd=1024),\n            }[config.model_type])\n");
+  put(&r, "main.py",
+      "import sys\nimport torch\nimport yaml\nfrom net.model import GPT\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\nmodel = GPT(cfg)\n");
+  /* Sizes given: the table is not applied and its name is not the
+   * model. */
+  put(&r, "sized.yaml",
+      "data:\n  url: https://example.org/files/tinyshakespeare/input.txt\n"
+      "gpt:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n");
+  run(&r, NULL, "torchrun --nproc_per_node 2 main.py sized.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 384);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 6);
+  ASSERT(strcmp(str(&res, SM_META_MODEL_NAME), "gpt2") != 0);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "tiny-shakespeare");
+  sm_extract_res_release(&res);
+  /* Only a type: the table applies. */
+  put(&r, "typed.yaml", "gpt:\n  model_type: gpt2-medium\n");
+  run(&r, NULL, "torchrun --nproc_per_node 2 main.py typed.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1024);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
