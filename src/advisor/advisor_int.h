@@ -705,6 +705,7 @@ const char *sm__known_dataset(sm__ctx *c, const char *raw,
                               const char **hint_task, const char **hint_domain);
 /* Looks a canonical-ish name up as a known model (1) or not (0). */
 int sm__is_known_model(sm__ctx *c, const char *name);
+const char *sm__model_prefix(sm__ctx *c, const char *raw);
 /* Loads an operator's alias file in place of the embedded one. */
 int sm__alias_load(const char *text, size_t n, sm_err *err);
 

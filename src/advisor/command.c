@@ -968,6 +968,34 @@ static const char *native_source(sm__ctx *c, const char *dir, const char *w) {
   return NULL;
 }
 
+/* An option whose documented default names a known model
+ * ("(default = gpt2_124M.bin)", a checkpoint file named after it) is the
+ * model option, whatever its letter: the value the job gives it names
+ * the model, and without one the default does. */
+static void native_model_option(sm__ctx *c, const char *opt, const char *d,
+                                const char *ev) {
+  char val[128];
+  size_t k = 0;
+  while (d[k] && d[k] != ')' && d[k] != ' ' && d[k] != ',' && d[k] != '"' &&
+         d[k] != '\\' && k + 1 < sizeof(val)) {
+    val[k] = d[k];
+    k++;
+  }
+  while (k > 0 && (val[k - 1] == '.' || val[k - 1] == ';'))
+    k--;
+  val[k] = '\0';
+  /* The file may add a size or a dtype to the family's name
+   * (gpt2_124M_bf16.bin): a leading part of it names the model. */
+  if (sm__model_prefix(c, val) == NULL)
+    return;
+  sm__param_str(c, "__model_option", opt, SM__V_STR, SM__L_CODE, ev);
+  {
+    sm__param *pp = sm__param_text(c, opt, val, SM__L_ENTRY, ev);
+    if (pp != NULL)
+      pp->opt = 1;
+  }
+}
+
 /* The usage text of a compiled trainer: lines of string literals such
  * as "  -b <int>    (per-GPU, micro) batch size B (default = 4)" give
  * each option its role and default. */
@@ -1046,8 +1074,10 @@ static void native_usage(sm__ctx *c, const char *src) {
             d += 7;
             while (*d == ' ' || *d == '=' || *d == ':')
               d++;
-            if (isdigit((unsigned char)*d) ||
-                (*d == '-' && isdigit((unsigned char)d[1]))) {
+            if (isalpha((unsigned char)*d))
+              native_model_option(c, opt, d, ev);
+            else if (isdigit((unsigned char)*d) ||
+                     (*d == '-' && isdigit((unsigned char)d[1]))) {
               char num[32];
               size_t k = 0;
               while ((isalnum((unsigned char)*d) || *d == '.' || *d == '-') &&

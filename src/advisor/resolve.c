@@ -1204,6 +1204,29 @@ static void model_name(sm__ctx *c, const char **model_out) {
       break;
   }
   if (name == NULL) {
+    /* An option documented as taking a model (its default names one):
+     * the value the job gives it, or the default. */
+    for (int i = 0; i < c->params.n && name == NULL; i++) {
+      const sm__param *h = &SM__AT(c->params, sm__param, i);
+      const char *opt[2];
+      if (h->kind != SM__V_STR || strcmp(h->key, "__model_option") != 0)
+        continue;
+      opt[0] = h->str;
+      opt[1] = NULL;
+      p = sm__param_get(c, opt);
+      if (p != NULL && p->kind == SM__V_STR && p->str[0] != '\0') {
+        /* A checkpoint named after a known model adds a size or a dtype
+         * to its name: the model it names. */
+        name =
+            sm__is_known_model(c, p->str) ? NULL : sm__model_prefix(c, p->str);
+        if (name == NULL)
+          name = sm__norm_model(c, p->str, &t, &d);
+        if (name != NULL)
+          ev = p->ev;
+      }
+    }
+  }
+  if (name == NULL) {
     /* Hydra/Lightning: the class the model config instantiates; a
      * network inside a training module (model.net._target_) is the
      * model, the module around it only trains it. */

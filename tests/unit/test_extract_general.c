@@ -977,3 +977,44 @@ SM_TEST(extract_guarded_presets_and_data_sections) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* An option of a compiled trainer whose documented default is a
+ * checkpoint named after a known model is the model option: the value
+ * the job gives it names the model, and without one the default does. */
+SM_TEST(extract_native_model_option_by_default) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "Makefile", "lm_run: lm.c\n\tcc -o $@ $<\n");
+  put(&r, "lm.c",
+      "#include <stdio.h>\n"
+      "static void help(void) {\n"
+      "  printf(\"  -k <string> weights to start from, or a tag "
+      "(default = gpt2-medium_fp32.bin)\\n\");\n"
+      "  printf(\"  -o <string> where to write (default = "
+      "out_fp32.bin)\\n\");\n"
+      "  printf(\"  -r <float>  learning rate (default = 1e-4)\\n\");\n"
+      "}\nint main(void) { help(); return 0; }\n");
+  put(&r, "go.sh", "make lm_run\nmpirun -np 2 ./lm_run -o runs/gpt2-xl-try\n");
+  run(&r, NULL, "./lm_run -k tiny6 -r 0.001", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "tiny6");
+  ASSERT_NEAR(num(&res, SM_META_LR), 1e-3, 1e-12);
+  sm_extract_res_release(&res);
+  /* No value given: the default names the model (a size and dtype added
+   * to the family's name); the output option, whose default names none,
+   * is not the model even when its value looks like one. */
+  run(&r, NULL, "bash go.sh", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "gpt2-355m");
+  ASSERT_EQ(num(&res, SM_META_GPUS), 2);
+  sm_extract_res_release(&res);
+  /* A default that names no known model makes no model option. */
+  put(&r, "lm.c",
+      "static void help(void) {\n"
+      "  printf(\"  -k <string> weights (default = weights_fp32.bin)\\n\");\n"
+      "}\n");
+  run(&r, NULL, "./lm_run -k tiny6", &res);
+  ASSERT(!known(&res, SM_META_MODEL_NAME) ||
+         strcmp(str(&res, SM_META_MODEL_NAME), "tiny6") != 0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
