@@ -1392,6 +1392,32 @@ static void factory_kv(scan *s, const char *group, const char *key, double v,
 }
 
 /* A strategy the code turns on here, with the conditions it is under. */
+/* A function whose name says it only evaluates or generates
+ * (log_validation, evaluate, run_inference, generate_samples, predict):
+ * the precision it casts to for that is not the training run's. */
+static int eval_only_fn(const char *f) {
+  static const char *const words[] = {"valid",   "eval",    "infer", "sampl",
+                                      "predict", "generat", NULL};
+  int hit = 0;
+  if (f == NULL)
+    return 0;
+  /* By the words of the name (upsample is no sampling). */
+  for (const char *w = f; *w;) {
+    size_t n = 0;
+    while (w[n] && w[n] != '_')
+      n++;
+    if (n >= 5 && strncasecmp(w, "train", 5) == 0)
+      return 0;
+    for (int i = 0; words[i] && !hit; i++)
+      hit = n >= strlen(words[i]) &&
+            strncasecmp(w, words[i], strlen(words[i])) == 0;
+    w += n;
+    while (*w == '_')
+      w++;
+  }
+  return hit;
+}
+
 static void strategy_use(scan *s, sm__sig sig, const char *e) {
   sm__use *u;
   sm__signal(s->c, sig, e, s->layer);
@@ -1508,7 +1534,7 @@ static void visit_call(scan *s, TSNode n) {
   else if (strcmp(l, "autocast") == 0) {
     val dt = kwarg(s, args, "dtype");
     val en = kwarg(s, args, "enabled");
-    if (!(en.kind == SM__V_BOOL && en.num == 0)) {
+    if (!(en.kind == SM__V_BOOL && en.num == 0) && !eval_only_fn(s->func)) {
       if (dt.kind == SM__V_STR && strstr(dt.str, "bfloat16"))
         strategy_use(s, SM__SIG_BF16, EV());
       else
@@ -1517,7 +1543,8 @@ static void visit_call(scan *s, TSNode n) {
   } else if (strcmp(l, "GradScaler") == 0 ||
              strcmp(callee, "amp.initialize") == 0) {
     strategy_use(s, SM__SIG_AMP, EV());
-  } else if (strcmp(l, "half") == 0 && is(fn, "attribute")) {
+  } else if (strcmp(l, "half") == 0 && is(fn, "attribute") &&
+             !eval_only_fn(s->func)) {
     strategy_use(s, SM__SIG_FP16, EV());
   } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0) {
     sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);

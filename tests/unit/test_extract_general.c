@@ -1018,3 +1018,46 @@ SM_TEST(extract_native_model_option_by_default) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* Casts made only to evaluate or generate (a log_validation function
+ * running a pipeline under autocast, a .half() model for sampling) are
+ * not the training run's precision; the same cast in the training loop,
+ * or in a function named otherwise (upsample), is. */
+#define EVAL_HEAD                                                              \
+  "import torch\n"                                                             \
+  "import argparse\n"                                                          \
+  "p = argparse.ArgumentParser()\n"                                            \
+  "p.add_argument('--steps', type=int, default=100)\n"                         \
+  "args = p.parse_args()\n"                                                    \
+  "model = torch.nn.Linear(4, 4).cuda()\n"
+
+SM_TEST(extract_eval_only_casts_are_not_the_precision) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "fine.py",
+      EVAL_HEAD "def log_validation(pipe):\n"
+                "    with torch.autocast('cuda'):\n"
+                "        return pipe(torch.zeros(1))\n"
+                "def generate_samples(m):\n"
+                "    return m.half()(torch.zeros(1))\n"
+                "for step in range(args.steps):\n"
+                "    loss = model(torch.randn(2, 4)).sum()\n"
+                "    loss.backward()\n"
+                "log_validation(model)\n");
+  put(&r, "amp.py",
+      EVAL_HEAD "def upsample(x):\n"
+                "    with torch.autocast('cuda'):\n"
+                "        return model(x)\n"
+                "for step in range(args.steps):\n"
+                "    loss = upsample(torch.randn(2, 4)).sum()\n"
+                "    loss.backward()\n");
+  run(&r, NULL, "python fine.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python amp.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+#undef EVAL_HEAD
