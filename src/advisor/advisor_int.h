@@ -189,7 +189,9 @@ sm__vnode *sm__vt_dotlist(sm__ctx *c, const char *const *words, int n,
   XX(FROM_SCRATCH)    /* builds a model from a config */                       \
   XX(CAUSAL_LM)       /* a causal language model */                            \
   XX(QUANT)           /* 8/4-bit base weights */                               \
-  XX(TORCH)           /* imports torch at all */
+  XX(TORCH)           /* imports torch at all */                               \
+  XX(SPAWN)           /* the code starts its own worker processes */           \
+  XX(RELAUNCH)        /* the code runs a launcher on itself (torchrun ...) */
 
 typedef enum sm__sig {
 #define SM__XX(n) SM__SIG_##n,
@@ -223,7 +225,8 @@ typedef enum sm__sig {
   XX(VIDEO)                                                                    \
   XX(POSE)                                                                     \
   XX(ACTION)                                                                   \
-  XX(PREFERENCE)
+  XX(PREFERENCE)                                                               \
+  XX(SPEAKER)
 /* clang-format on */
 
 typedef enum sm__word {
@@ -235,9 +238,10 @@ typedef enum sm__word {
 
 /* A candidate name (model or dataset) seen in code. */
 typedef struct sm__cand {
-  const char *name; /* as written */
-  const char *ev;   /* where */
-  int weight;       /* higher is better */
+  const char *name;  /* as written */
+  const char *ev;    /* where */
+  int weight;        /* higher is better */
+  const char *guard; /* conditions it was seen under (RPN), NULL none */
 } sm__cand;
 
 /* key=value pairs of a preset (model_type table) or a factory function. */
@@ -246,7 +250,19 @@ typedef struct sm__kv {
   const char *key;   /* leaf key */
   double num;        /* numeric value (only numbers are kept) */
   const char *ev;    /* evidence */
+  const char *guard; /* conditions the table is applied under, NULL none */
 } sm__kv;
+
+/* A call that turns a parallel strategy on (DDP(model), FSDP(...),
+ * deepspeed.initialize, DataParallel, mp.spawn) and the condition the
+ * code reaches it under, so that a wrapper in a branch the job's
+ * options do not take does not count. */
+typedef struct sm__use {
+  int sig;           /* SM__SIG_* */
+  const char *ev;    /* where */
+  int layer;         /* layer of its file */
+  const char *guard; /* RPN of the enclosing conditions, NULL: always */
+} sm__use;
 
 /* A Python file waiting to be scanned. */
 typedef struct sm__pyfile {
@@ -325,6 +341,7 @@ struct sm__ctx {
   int gpus_unfixed;          /* the launcher takes all visible GPUs */
   int nodes_unfixed;         /* a hostfile or range decides the nodes */
   int launcher;              /* a multi-process launcher was used */
+  int multiproc;             /* the program starts a process per GPU */
   const char *launcher_name; /* "torchrun", "deepspeed", ... */
   double gpus_total;         /* total processes (mpirun -np), 0 unknown */
   const char *gt_ev;         /* its evidence */
@@ -341,6 +358,9 @@ struct sm__ctx {
   const char *strategy_ev;  /* its evidence */
   /* Hints of the alias table for task and domain. */
   const char *hint_task;   /* from the model name */
+  const char *head_task;   /* from the head class the code builds */
+  const char *head_ev;     /* its evidence */
+  int head_layer;          /* its layer */
   const char *hint_domain; /* from the model name */
   const char *ds_task;     /* from the dataset name */
   const char *ds_domain;   /* from the dataset name */
@@ -353,10 +373,18 @@ struct sm__ctx {
   sm__vec model_vars;   /* const char *: variables holding the model */
   sm__vec dc_instances; /* sm__vnode *: dataclasses given to parsers */
   sm__vec built;      /* const char *[3]: variable, class it holds, evidence */
+  sm__vec uses;       /* sm__use: where the code turns a strategy on */
   sm__vnode *pkg_dir; /* setuptools package_dir map, or NULL */
   int pkg_dir_done;   /* pkg_dir was looked for */
   const char *cfg_arg_rel; /* config file given with ":arg" */
   const char *cfg_arg;     /* that argument */
+  /* Keys of each role with the token-rule matches (sm__role_keys),
+   * valid while the store holds role_params values. */
+  const char *role_name[16];
+  const char *const *role_list[16];
+  int role_params[16];
+  int n_role;
+  const char *void_sel; /* a preset selector whose presets are ruled out */
 };
 
 /* ==== ctx.c: vectors, strings, warnings, limits ==== */
@@ -459,6 +487,14 @@ const sm__param *sm__param_deref(sm__ctx *c, const sm__param *p);
 /* The numeric value of p (numbers, booleans, expressions over other
  * keys, references).  Returns 0, or -1 when it is not a known number. */
 int sm__param_value(sm__ctx *c, const sm__param *p, double *out);
+/* Records the roles an option's help text gives it that its name does
+ * not (--b with help "total batch size of all GPUs" is the global
+ * batch). */
+void sm__help_roles(sm__ctx *c, const char *key, const char *help,
+                    const char *ev);
+/* The truth of a condition in RPN (comparisons, and/or/not, keys):
+ * 1, 0, or -1 when it depends on something unknown. */
+int sm__cond_value(sm__ctx *c, const char *rpn);
 /* Environment lookup (VAR=value prefixes, exports); NULL if unset. */
 const char *sm__env(sm__ctx *c, const char *name);
 /* Marks a signal / word family with its evidence (the first one stays,
@@ -546,6 +582,9 @@ const char *sm__cfg_find_near(sm__ctx *c, const char *rel, const char *name);
  * layer, keys prefixed by prefix (may be NULL).  Returns 0, or a negative
  * code with a warning. */
 int sm__config_load(sm__ctx *c, const char *rel, const char *prefix, int layer);
+/* A DeepSpeed config tree with train_batch_size read as the total batch
+ * of all ranks (a copy), or t itself. */
+sm__vnode *sm__ds_config(sm__ctx *c, sm__vnode *t);
 /* Launcher facts of an accelerate config tree; 1 when t is one. */
 int sm__accelerate_tree(sm__ctx *c, const sm__vnode *t);
 /* Preset files named by a value (model_name: llama2-7b with
@@ -569,6 +608,11 @@ const char *sm__console_entry(sm__ctx *c, const char *name);
 
 /* Scans the queued Python files (entry first, then imports, bounded). */
 void sm__py_scan_all(sm__ctx *c);
+/* A name the job selects (--arch NAME, model._name) that no preset or
+ * factory read so far defines: the registry directories of the
+ * repository (models/, archs/, ...) are searched for the file that
+ * registers or defines it, which joins the code scan. */
+void sm__registry_lookup(sm__ctx *c);
 /* Scans one Python file as a config file (plain assignments) at layer. */
 int sm__py_config(sm__ctx *c, const char *rel, int layer);
 
@@ -610,6 +654,13 @@ void sm__py_set_config_arg(sm__ctx *c, const char *rel, const char *arg);
  * "vocab", "model", "dataset"), in order of preference; NULL-terminated,
  * never NULL. */
 const char *const *sm__keys(const char *role);
+/* Does a key's leaf carry role by the token rules of keys.tsv (ROLE~
+ * lines: max_train_steps, number_of_epochs)? */
+int sm__key_role(const char *leaf, const char *role);
+/* The keys of a role for this extraction: the list of sm__keys, then
+ * the leaves of the values set that the token rules give the role
+ * (arena, NULL-terminated). */
+const char *const *sm__role_keys(sm__ctx *c, const char *role);
 
 /* ==== frameworks.c: documented defaults of library classes ==== */
 
@@ -654,6 +705,7 @@ const char *sm__known_dataset(sm__ctx *c, const char *raw,
                               const char **hint_task, const char **hint_domain);
 /* Looks a canonical-ish name up as a known model (1) or not (0). */
 int sm__is_known_model(sm__ctx *c, const char *name);
+const char *sm__model_prefix(sm__ctx *c, const char *raw);
 /* Loads an operator's alias file in place of the embedded one. */
 int sm__alias_load(const char *text, size_t n, sm_err *err);
 

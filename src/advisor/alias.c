@@ -351,3 +351,26 @@ int sm__is_known_model(sm__ctx *c, const char *name) {
   pthread_mutex_unlock(&lock);
   return hit;
 }
+
+/* The longest leading part of a name, cut at '_' or '-', that names a
+ * known model (gpt2_124M_bf16.bin: gpt2), as its canonical name; NULL
+ * when no part does. */
+const char *sm__model_prefix(sm__ctx *c, const char *raw) {
+  char part[128];
+  size_t n;
+  if (raw == NULL || (n = strlen(raw)) >= sizeof(part))
+    return NULL;
+  memcpy(part, raw, n + 1);
+  while (strlen(part) >= 3) {
+    char *cut = NULL;
+    if (sm__is_known_model(c, part))
+      return sm__norm_model(c, part, NULL, NULL);
+    for (char *q = part; *q; q++)
+      if (*q == '_' || *q == '-')
+        cut = q;
+    if (cut == NULL)
+      break;
+    *cut = '\0';
+  }
+  return NULL;
+}

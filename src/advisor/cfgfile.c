@@ -259,6 +259,23 @@ int sm__accelerate_tree(sm__ctx *c, const sm__vnode *t) {
 
 /* ==== Entry points ==== */
 
+sm__vnode *sm__ds_config(sm__ctx *c, sm__vnode *t) {
+  sm__vnode *tb, *out;
+  if (t == NULL || t->t != SM__T_MAP ||
+      (tb = sm__vt_get(t, "train_batch_size")) == NULL ||
+      (sm__vt_get(t, "zero_optimization") == NULL &&
+       sm__vt_get(t, "train_micro_batch_size_per_gpu") == NULL &&
+       sm__vt_get(t, "zero_allow_untested_optimizer") == NULL))
+    return t;
+  /* DeepSpeed's train_batch_size is the batch of all ranks together. */
+  out = sm__vt_copy(c, t);
+  if (out == NULL)
+    return t;
+  sm__vt_del(out, "train_batch_size");
+  sm__vt_put(c, out, "total_train_batch_size", tb);
+  return out;
+}
+
 int sm__config_load(sm__ctx *c, const char *rel, const char *prefix,
                     int layer) {
   const char *ext = ext_of(rel);
@@ -272,6 +289,7 @@ int sm__config_load(sm__ctx *c, const char *rel, const char *prefix,
     return SM_EPARSE;
   if (strcasecmp(ext, ".py") != 0)
     sm__words_in(c, rel, strlen(rel), sm__ev(c, rel, 1), 2);
+  t = sm__ds_config(c, t);
   sm__vt_publish(c, t, prefix, layer);
   sm__accelerate_tree(c, t);
   return 0;
@@ -570,7 +588,12 @@ static void hydra_merge(hydra *h, const char *rel, const char *package,
       while (*pk && !isspace((unsigned char)*pk) && n + 1 < sizeof(name))
         name[n++] = *pk++;
       name[n] = '\0';
-      package = strcmp(name, "_global_") == 0 ? "" : sm__strdup(h->c, name);
+      /* _group_ is the file's own group (its default package): for
+       * the primary config, the root. */
+      if (strcmp(name, "_global_") == 0)
+        package = "";
+      else if (strcmp(name, "_group_") != 0)
+        package = sm__strdup(h->c, name);
     }
   }
   t = sm__vt_yaml(h->c, rel, text, len);

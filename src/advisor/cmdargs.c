@@ -81,6 +81,70 @@ static void load(sm__ctx *c, const char *path) {
   sm__config_load(c, path, NULL, SM__L_CONFIG);
 }
 
+/* Hydra's own command-line flags choose the primary config over what
+ * @hydra.main says: --config-name/-cn NAME, --config-dir/-cd DIR (from
+ * the command's directory), --config-path/-cp DIR (from the entry's).
+ * They are consumed here. */
+static void hydra_flags(sm__ctx *c) {
+  const char *name = NULL, *dir = NULL, *path = NULL;
+  const char **w2, **e2;
+  int k = 0;
+  /* The words may be the caller's: the rest are copied. */
+  w2 = sm_arena_calloc(&c->arena, (size_t)c->n_sargs + 1, sizeof(*w2));
+  e2 = sm_arena_calloc(&c->arena, (size_t)c->n_sargs + 1, sizeof(*e2));
+  if (w2 == NULL || e2 == NULL)
+    return;
+  for (int i = 0; i < c->n_sargs; i++) {
+    const char *w = c->sargs[i], *v = NULL, **slot = NULL;
+    size_t n = strcspn(w, "=");
+    if ((n == 13 && strncmp(w, "--config-name", 13) == 0) ||
+        (n == 13 && strncmp(w, "--config_name", 13) == 0) ||
+        (n == 3 && strncmp(w, "-cn", 3) == 0))
+      slot = &name;
+    else if ((n == 12 && strncmp(w, "--config-dir", 12) == 0) ||
+             (n == 12 && strncmp(w, "--config_dir", 12) == 0) ||
+             (n == 3 && strncmp(w, "-cd", 3) == 0))
+      slot = &dir;
+    else if ((n == 13 && strncmp(w, "--config-path", 13) == 0) ||
+             (n == 13 && strncmp(w, "--config_path", 13) == 0) ||
+             (n == 3 && strncmp(w, "-cp", 3) == 0))
+      slot = &path;
+    if (slot != NULL) {
+      int sep = w[n] != '=';
+      if (!sep)
+        v = w + n + 1;
+      else if (i + 1 < c->n_sargs)
+        v = c->sargs[i + 1];
+      /* Only a Hydra application takes these: a config name or a
+       * directory, not a config file (--config_path file.yaml stays an
+       * ordinary option). */
+      if (v != NULL && !config_ext(v)) {
+        *slot = v;
+        i += sep;
+        continue;
+      }
+    }
+    w2[k] = c->sargs[i];
+    e2[k++] = c->sargs_ev[i];
+  }
+  if (name == NULL && dir == NULL && path == NULL)
+    return;
+  c->sargs = w2;
+  c->sargs_ev = e2;
+  c->n_sargs = k;
+  if (name != NULL)
+    c->hydra_name = name;
+  if (dir != NULL) {
+    const char *d = sm__repo_join(c, c->cmd_dir ? c->cmd_dir : c->cwd, dir);
+    if (d != NULL)
+      c->hydra_path = d;
+  } else if (path != NULL) {
+    const char *d = sm__repo_join(c, c->entry_dir ? c->entry_dir : "", path);
+    if (d != NULL)
+      c->hydra_path = d;
+  }
+}
+
 void sm__command_args(sm__ctx *c) {
   const char *dirs[MAX_DIRS];
   const char *ov[MAX_OVERRIDES];
@@ -90,6 +154,7 @@ void sm__command_args(sm__ctx *c) {
   if (c->entry_dir)
     dirs[nd++] = c->entry_dir;
   dirs[nd++] = "";
+  hydra_flags(c);
   for (int i = 0; i < c->n_sargs; i++) {
     const char *w = c->sargs[i], *e = c->sargs_ev[i];
     const char *eq = strchr(w, '=');
@@ -226,6 +291,11 @@ void sm__command_args(sm__ctx *c) {
         sm__param_text(c, SM__AT(c->positionals, const char *, npos), w,
                        SM__L_CMD, e);
         npos++;
+      } else if (strchr(w, '/') != NULL && strlen(w) < 512) {
+        /* A path the parser the extractor did not see takes (a CLI
+         * built from dataclasses: fairseq-train data-bin/wmt16): its
+         * components may name the data. */
+        sm__param_str(c, "positional_path", w, SM__V_STR, SM__L_CMD, e);
       }
     }
   }

@@ -195,7 +195,7 @@ static int launch_score(const char *const *w, int n) {
     if (strcmp(b, "torchrun") == 0 || strcmp(b, "deepspeed") == 0 ||
         strcmp(b, "accelerate") == 0 || strcmp(b, "srun") == 0 ||
         strcmp(b, "torchx") == 0 || strcmp(b, "mpirun") == 0 ||
-        strcmp(b, "mpiexec") == 0)
+        strcmp(b, "mpiexec") == 0 || strcmp(b, "composer") == 0)
       score += 2;
     if (strstr(b, "train") || strstr(b, "finetune") || strstr(b, "pretrain") ||
         strcmp(b, "main.py") == 0 || strstr(b, "fit"))
@@ -220,7 +220,7 @@ static int is_launch_word(const char *w) {
          strcmp(b, "srun") == 0 || strcmp(b, "mpirun") == 0 ||
          strcmp(b, "mpiexec") == 0 || strcmp(b, "bash") == 0 ||
          strcmp(b, "sh") == 0 || strcmp(b, "horovodrun") == 0 ||
-         strcmp(b, "torchx") == 0 ||
+         strcmp(b, "torchx") == 0 || strcmp(b, "composer") == 0 ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".sh") == 0) ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".py") == 0);
 }
@@ -625,6 +625,46 @@ static int python(sm__ctx *c, cmdline *cl, int i) {
   return -1;
 }
 
+/* The composer launcher: -n/--nproc processes per node (every visible
+ * GPU when not given), --world_size in all, -m/--module. */
+static int composer(sm__ctx *c, cmdline *cl, int i) {
+  int have = 0;
+  c->launcher = 1;
+  c->launcher_name = "composer";
+  for (; i < cl->n; i++) {
+    const char *v, *w = cl->w[i];
+    const char *ev = cl->ev[i];
+    if ((v = opt_value2(cl, &i, "--nproc")) || (v = opt_value2(cl, &i, "-n"))) {
+      set_gpn(c, v, ev, 1);
+      have = 1;
+    } else if ((v = opt_value2(cl, &i, "--world_size"))) {
+      double t;
+      if (sm_parse_double(v, &t) == 0 && t > 0 && t < 1e6) {
+        c->gpus_total = t;
+        c->gt_ev = ev;
+        have = 1;
+      }
+    } else if (strcmp(w, "-m") == 0 || strcmp(w, "--module") == 0) {
+      if (!have)
+        c->gpus_unfixed = 1;
+      return python_module(c, cl, i + 1);
+    } else if (w[0] == '-') {
+      /* --base_rank, --node_rank, --master_addr, --master_port take a
+       * value; -v, --stdout... */
+      if (strchr(w, '=') == NULL && i + 1 < cl->n &&
+          (strstr(w, "rank") || strstr(w, "master") || strstr(w, "std") ||
+           strstr(w, "log")))
+        i++;
+    } else {
+      if (!have)
+        c->gpus_unfixed = 1;
+      return python_script(c, cl, i);
+    }
+  }
+  sm__warn(c, "command: no script after the launcher");
+  return -1;
+}
+
 static int mpirun(sm__ctx *c, cmdline *cl, int i) {
   static const char *const valued[] = {
       "-x",        "-H",       "--host",  "-host",      "--hostfile",
@@ -740,6 +780,9 @@ static const char *subcommand_module(sm__ctx *c, const char *entry,
   return NULL;
 }
 
+static const char *native_source(sm__ctx *c, const char *dir, const char *w);
+static void native_usage(sm__ctx *c, const char *src);
+
 static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
   int i = 0;
   (void)vars;
@@ -799,6 +842,8 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
       return accelerate(c, cl, i + 1);
     if (strcmp(b, "torchx") == 0)
       return torchx(c, cl, i + 1);
+    if (strcmp(b, "composer") == 0)
+      return composer(c, cl, i + 1);
     if (strncmp(b, "python", 6) == 0)
       return python(c, cl, i + 1);
     {
@@ -832,6 +877,23 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
         }
       }
     }
+    {
+      /* A compiled trainer built in the repository (./train_gpt2cu from
+       * train_gpt2.cu): its own options, described by its usage text. */
+      const char *src = native_source(c, cl->dir, w);
+      if (src != NULL) {
+        const char *slash = strrchr(src, '/');
+        c->entry = src;
+        c->cmd_dir = cl->dir;
+        c->sargs = cl->w + i + 1;
+        c->sargs_ev = cl->ev + i + 1;
+        c->n_sargs = cl->n - i - 1;
+        c->entry_dir = slash ? sm__strndup(c, src, (size_t)(slash - src)) : "";
+        sm__words_in(c, src, strlen(src), "command", 2);
+        native_usage(c, src);
+        return 0;
+      }
+    }
     sm__warn(c,
              "command: '%s' is not a launcher or script the extractor "
              "knows",
@@ -840,6 +902,203 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
   }
   sm__warn(c, "command: no program to run");
   return -1;
+}
+
+/* The source of a program built in the repository: the first source a
+ * Makefile rule `NAME:` names, NAME.c/.cu/.cpp/.cc next to it, or NAME
+ * without a trailing "cu" as a .cu file (train_gpt2cu from
+ * train_gpt2.cu). */
+static const char *native_source(sm__ctx *c, const char *dir, const char *w) {
+  static const char *const exts[] = {".c", ".cu", ".cpp", ".cc", NULL};
+  const char *b = base_name(w), *mk, *text;
+  size_t len, bl = strlen(b);
+  const char *wdir;
+  if (bl == 0 || bl > 128 || strchr(b, '.') != NULL)
+    return NULL;
+  wdir = sm__repo_join(c, dir, w);
+  if (wdir == NULL)
+    return NULL;
+  {
+    const char *sl = strrchr(wdir, '/');
+    wdir = sl ? sm__strndup(c, wdir, (size_t)(sl - wdir)) : "";
+  }
+  mk = sm__printf(c, "%s%sMakefile", wdir, wdir[0] ? "/" : "");
+  if (mk != NULL && sm__fs_is_file(c, mk) &&
+      sm__src_text(c, mk, &text, &len) == 0) {
+    for (const char *p = text; p && *p;) {
+      const char *nl = strchr(p, '\n');
+      size_t ll = nl ? (size_t)(nl - p) : strlen(p);
+      if (ll > bl && strncmp(p, b, bl) == 0 && p[bl] == ':') {
+        /* NAME: dep dep ... -- the first source file. */
+        const char *q = p + bl + 1, *end = p + ll;
+        while (q < end) {
+          const char *a;
+          while (q < end && (*q == ' ' || *q == '\t'))
+            q++;
+          a = q;
+          while (q < end && *q != ' ' && *q != '\t')
+            q++;
+          for (int e = 0; exts[e] && q > a; e++) {
+            size_t el = strlen(exts[e]);
+            if ((size_t)(q - a) > el && strncmp(q - el, exts[e], el) == 0) {
+              const char *path =
+                  sm__repo_join(c, wdir, sm__strndup(c, a, (size_t)(q - a)));
+              if (path != NULL && sm__fs_is_file(c, path))
+                return path;
+            }
+          }
+        }
+      }
+      p = nl ? nl + 1 : NULL;
+    }
+  }
+  /* NAME.c next to it; NAME without a trailing "cu" as a .cu file. */
+  for (int e = 0; exts[e]; e++) {
+    const char *p =
+        sm__printf(c, "%s%s%s%s", wdir, wdir[0] ? "/" : "", b, exts[e]);
+    if (p != NULL && sm__fs_is_file(c, p))
+      return p;
+  }
+  if (bl > 2 && strcmp(b + bl - 2, "cu") == 0) {
+    const char *p = sm__printf(c, "%s%s%.*s.cu", wdir, wdir[0] ? "/" : "",
+                               (int)(bl - 2), b);
+    if (p != NULL && sm__fs_is_file(c, p))
+      return p;
+  }
+  return NULL;
+}
+
+/* An option whose documented default names a known model
+ * ("(default = gpt2_124M.bin)", a checkpoint file named after it) is the
+ * model option, whatever its letter: the value the job gives it names
+ * the model, and without one the default does. */
+static void native_model_option(sm__ctx *c, const char *opt, const char *d,
+                                const char *ev) {
+  char val[128];
+  size_t k = 0;
+  while (d[k] && d[k] != ')' && d[k] != ' ' && d[k] != ',' && d[k] != '"' &&
+         d[k] != '\\' && k + 1 < sizeof(val)) {
+    val[k] = d[k];
+    k++;
+  }
+  while (k > 0 && (val[k - 1] == '.' || val[k - 1] == ';'))
+    k--;
+  val[k] = '\0';
+  /* The file may add a size or a dtype to the family's name
+   * (gpt2_124M_bf16.bin): a leading part of it names the model. */
+  if (sm__model_prefix(c, val) == NULL)
+    return;
+  sm__param_str(c, "__model_option", opt, SM__V_STR, SM__L_CODE, ev);
+  {
+    sm__param *pp = sm__param_text(c, opt, val, SM__L_ENTRY, ev);
+    if (pp != NULL)
+      pp->opt = 1;
+  }
+}
+
+/* The usage text of a compiled trainer: lines of string literals such
+ * as "  -b <int>    (per-GPU, micro) batch size B (default = 4)" give
+ * each option its role and default. */
+static void native_usage(sm__ctx *c, const char *src) {
+  const char *text, *slash = strrchr(src, '/');
+  const char *mks[3], *mk = NULL;
+  size_t len;
+  int line = 1;
+  /* The build's precision switch (PRECISION ?= BF16): the default the
+   * program is compiled with, in the Makefile next to the source, where
+   * the command runs, or at the root. */
+  mks[0] = sm__printf(c, "%.*s%sMakefile", slash ? (int)(slash - src) : 0, src,
+                      slash ? "/" : "");
+  mks[1] = c->cmd_dir && c->cmd_dir[0]
+               ? sm__printf(c, "%s/Makefile", c->cmd_dir)
+               : NULL;
+  mks[2] = "Makefile";
+  for (int k = 0; k < 3 && mk == NULL; k++)
+    if (mks[k] != NULL && sm__fs_is_file(c, mks[k]))
+      mk = mks[k];
+  if (mk != NULL && sm__src_text(c, mk, &text, &len) == 0) {
+    int ml = 1;
+    for (const char *p = text, *end = text + len; p < end; ml++) {
+      const char *nl = memchr(p, '\n', (size_t)(end - p));
+      size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+      char name[64], val[32];
+      if (sscanf(p, "%63[A-Za-z_] ?= %31[A-Za-z0-9_]", name, val) == 2 &&
+          ll < 200 && strcasestr(name, "precision") != NULL) {
+        for (char *q = val; *q; q++)
+          *q = (char)tolower((unsigned char)*q);
+        sm__param_str(c, "precision", val, SM__V_STR, SM__L_ENTRY,
+                      sm__ev(c, mk, ml));
+        break;
+      }
+      p = nl ? nl + 1 : end;
+    }
+  }
+  if (sm__src_text(c, src, &text, &len) != 0)
+    return;
+  for (const char *p = text, *end = text + len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *le = nl ? nl : end, *q = memchr(p, '"', (size_t)(le - p));
+    if (q != NULL) {
+      char opt[16], help[512];
+      size_t o = 0, h = 0;
+      q++;
+      while (q < le && *q == ' ')
+        q++;
+      if (q < le && *q == '-' && q + 1 < le && isalpha((unsigned char)q[1])) {
+        q++;
+        while (q < le && (isalnum((unsigned char)*q) || *q == '_') &&
+               o + 1 < sizeof(opt))
+          opt[o++] = *q++;
+        opt[o] = '\0';
+        while (q < le && *q == ' ')
+          q++;
+        if (q < le && *q == '<') {
+          /* <int>, <string>, <float> */
+          while (q < le && *q != '>')
+            q++;
+          if (q < le)
+            q++;
+        }
+        while (q < le && *q != '"' && h + 1 < sizeof(help)) {
+          if (*q == '\\' && q + 1 < le && q[1] == 'n')
+            break;
+          help[h++] = *q++;
+        }
+        help[h] = '\0';
+        if (o > 0 && o <= 3 && h > 3) {
+          const char *ev = sm__ev(c, src, line);
+          const char *d = strstr(help, "default");
+          sm__help_roles(c, opt, help, ev);
+          if (d != NULL) {
+            /* (default = 4), (default: 1) */
+            d += 7;
+            while (*d == ' ' || *d == '=' || *d == ':')
+              d++;
+            if (isalpha((unsigned char)*d))
+              native_model_option(c, opt, d, ev);
+            else if (isdigit((unsigned char)*d) ||
+                     (*d == '-' && isdigit((unsigned char)d[1]))) {
+              char num[32];
+              size_t k = 0;
+              while ((isalnum((unsigned char)*d) || *d == '.' || *d == '-') &&
+                     k + 1 < sizeof(num))
+                num[k++] = *d++;
+              while (k > 0 && isalpha((unsigned char)num[k - 1]))
+                k--; /* 3e-4f */
+              num[k] = '\0';
+              {
+                sm__param *pp = sm__param_text(c, opt, num, SM__L_ENTRY, ev);
+                if (pp != NULL)
+                  pp->opt = 1;
+              }
+            }
+          }
+        }
+      }
+    }
+    line++;
+    p = nl ? nl + 1 : end;
+  }
 }
 
 int sm__launch_words(sm__ctx *c, const char **w, const char **ev, int n,

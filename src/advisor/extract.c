@@ -48,6 +48,7 @@ void sm__ctx_release(sm__ctx *c) {
   sm__vec_release(&c->model_vars);
   sm__vec_release(&c->dc_instances);
   sm__vec_release(&c->built);
+  sm__vec_release(&c->uses);
   sm_arena_discard(&c->arena);
 }
 
@@ -95,6 +96,10 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
     /* Code that the configs bring onto the path: experiment classes, and
      * the classes Hydra/LazyConfig `_target_`s instantiate. */
     sm__config_targets(c);
+    sm__py_scan_all(c);
+    /* Names the job selects that the code read so far does not define:
+     * the registries that do. */
+    sm__registry_lookup(c);
     sm__py_scan_all(c);
     sm__resolve(c);
   }

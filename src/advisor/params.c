@@ -186,6 +186,13 @@ static int name_matches(const sm__param *p, const char *name) {
   return nn == kn || p->key[kn - nn - 1] == '.';
 }
 
+static int dots(const char *k) {
+  int n = 0;
+  for (; *k; k++)
+    n += *k == '.';
+  return n;
+}
+
 static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
                             const sm__param *self) {
   const sm__param *best = NULL;
@@ -198,17 +205,26 @@ static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
     /* "auto" defers to another source (DeepSpeed configs under HF). */
     if (p->kind == SM__V_STR && strcmp(p->str, "auto") == 0)
       continue;
-    /* `batch_size = args.batch_size` only passes a value along. */
-    if (p->kind == SM__V_REF &&
-        (strcmp(p->str, p->key) == 0 ||
-         (strchr(p->str, '.') == NULL && strcmp(p->str, p->leaf) == 0)))
+    /* `batch_size = args.batch_size` only passes a value along (asked
+     * for by its dotted path, zero_optimization.stage = args.stage is
+     * followed). */
+    if (p->kind == SM__V_REF && strcmp(p->str, p->key) == 0)
       continue;
     for (int j = 0; names[j]; j++) {
       if (!name_matches(p, names[j]))
         continue;
+      if (p->kind == SM__V_REF && strchr(names[j], '.') == NULL &&
+          strchr(p->str, '.') == NULL && strcmp(p->str, p->leaf) == 0)
+        break;
+      /* Same layer and name: a top-level key before one nested in a
+       * component's section (d_model: 144 over lm_model.d_model), then
+       * the latest write. */
       if (best == NULL || p->layer > best->layer ||
           (p->layer == best->layer &&
-           (j < best_name || (j == best_name && p->order > best->order)))) {
+           (j < best_name ||
+            (j == best_name &&
+             (dots(p->key) < dots(best->key) ||
+              (dots(p->key) == dots(best->key) && p->order > best->order)))))) {
         best = p;
         best_name = j;
       }
@@ -258,14 +274,30 @@ static int is_world(const char *name) {
          strcmp(leaf, "ddp_world_size") == 0 || strcmp(leaf, "n_gpu") == 0;
 }
 
-static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
-                    double *out, int depth) {
-  double st[32];
+/* A value on the evaluator's stack: a number, a string, None, or
+ * unknown (a key that is not set, a call that was not run). */
+enum { EV_NUM, EV_STR, EV_NONE, EV_UNK };
+typedef struct evv {
+  int k;
+  double num;
+  const char *str; /* EV_STR: text, spaces as '\x03' */
+} evv;
+
+static evv eval_ref(sm__ctx *c, const sm__param *self, const char *tok,
+                    int depth);
+
+/* Evaluates RPN text over the store: arithmetic (+ - * / // % **),
+ * comparisons (== != < > <= >=, is, isnot), and, or, not, numbers,
+ * strings ("text), @none, @world, ? (unknown) and key names.  Unknowns
+ * propagate, except where and/or decide without them. */
+static evv eval_rpn3(sm__ctx *c, const sm__param *self, const char *rpn,
+                     int depth) {
+  evv st[32], unk = {EV_UNK, 0, NULL};
   int sp = 0;
   const char *p = rpn;
 
-  if (depth > 6)
-    return -1;
+  if (depth > 6 || rpn == NULL)
+    return unk;
   while (*p) {
     char tok[128];
     size_t n = 0;
@@ -276,63 +308,175 @@ static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
     while (*p && *p != ' ' && n + 1 < sizeof(tok))
       tok[n++] = *p++;
     tok[n] = '\0';
-    if (strchr("+-*/%", tok[0]) != NULL &&
-        (n == 1 || strcmp(tok, "//") == 0 || strcmp(tok, "**") == 0)) {
-      double a, b;
+    if (strcmp(tok, "not") == 0) {
+      evv *a;
+      if (sp < 1)
+        return unk;
+      a = &st[sp - 1];
+      if (a->k == EV_NUM)
+        a->num = a->num == 0;
+      else if (a->k == EV_NONE || (a->k == EV_STR && a->str[0] == '\0'))
+        *a = (evv){EV_NUM, 1, NULL};
+      else if (a->k == EV_STR)
+        *a = (evv){EV_NUM, 0, NULL};
+      continue;
+    }
+    if (strcmp(tok, "and") == 0 || strcmp(tok, "or") == 0) {
+      evv a, b;
+      int ta, tb, and = tok[0] == 'a';
       if (sp < 2)
-        return -1;
+        return unk;
       b = st[--sp];
       a = st[--sp];
-      if (strcmp(tok, "+") == 0)
-        a += b;
-      else if (strcmp(tok, "-") == 0)
-        a -= b;
-      else if (strcmp(tok, "*") == 0)
-        a *= b;
-      else if (strcmp(tok, "**") == 0)
-        a = pow(a, b);
-      else if (b == 0)
-        return -1;
-      else if (strcmp(tok, "/") == 0)
-        a /= b;
-      else if (strcmp(tok, "//") == 0)
-        a = floor(a / b);
+      ta = a.k == EV_UNK    ? -1
+           : a.k == EV_NUM  ? a.num != 0
+           : a.k == EV_NONE ? 0
+                            : a.str[0] != '\0';
+      tb = b.k == EV_UNK    ? -1
+           : b.k == EV_NUM  ? b.num != 0
+           : b.k == EV_NONE ? 0
+                            : b.str[0] != '\0';
+      if (and)
+        ta = (ta == 0 || tb == 0) ? 0 : (ta < 0 || tb < 0) ? -1 : 1;
       else
-        a = fmod(a, b);
-      st[sp++] = a;
-    } else if (isdigit((unsigned char)tok[0]) || tok[0] == '.') {
-      if (sp == 32 || parse_num(tok, &st[sp]) != 0)
-        return -1;
-      sp++;
-    } else {
-      double v;
-      if (sp == 32)
-        return -1;
-      if (is_world(tok)) {
-        if (c->world <= 0)
-          return -1;
-        v = c->world;
-      } else {
-        const sm__param *q = sm__param_deref(c, by_name(c, tok, self));
-        if (q == NULL || q == self)
-          return -1;
-        if (q->kind == SM__V_EXPR) {
-          if (eval_rpn(c, q, q->str, &v, depth + 1) != 0)
-            return -1;
-        } else if (q->kind == SM__V_NUM || q->kind == SM__V_BOOL ||
-                   (q->kind == SM__V_LIST && isfinite(q->num))) {
-          v = q->num;
-        } else {
-          return -1;
-        }
+        ta = (ta == 1 || tb == 1) ? 1 : (ta < 0 || tb < 0) ? -1 : 0;
+      st[sp++] = ta < 0 ? unk : (evv){EV_NUM, ta, NULL};
+      continue;
+    }
+    if (strcmp(tok, "==") == 0 || strcmp(tok, "!=") == 0 ||
+        strcmp(tok, "is") == 0 || strcmp(tok, "isnot") == 0 ||
+        strcmp(tok, "<") == 0 || strcmp(tok, ">") == 0 ||
+        strcmp(tok, "<=") == 0 || strcmp(tok, ">=") == 0) {
+      evv a, b;
+      int r, eqop = tok[0] == '=' || tok[0] == '!' || tok[0] == 'i';
+      int neg = tok[0] == '!' || strcmp(tok, "isnot") == 0;
+      if (sp < 2)
+        return unk;
+      b = st[--sp];
+      a = st[--sp];
+      if (a.k == EV_UNK || b.k == EV_UNK) {
+        st[sp++] = unk;
+        continue;
       }
-      st[sp++] = v;
+      if (eqop) {
+        if (a.k != b.k)
+          r = 0;
+        else if (a.k == EV_NUM)
+          r = a.num == b.num;
+        else if (a.k == EV_STR)
+          r = strcmp(a.str, b.str) == 0;
+        else
+          r = 1;
+        if (neg)
+          r = !r;
+      } else {
+        if (a.k != EV_NUM || b.k != EV_NUM) {
+          st[sp++] = unk;
+          continue;
+        }
+        r = tok[0] == '<' ? (tok[1] ? a.num <= b.num : a.num < b.num)
+                          : (tok[1] ? a.num >= b.num : a.num > b.num);
+      }
+      st[sp++] = (evv){EV_NUM, r, NULL};
+      continue;
+    }
+    if (strchr("+-*/%", tok[0]) != NULL &&
+        (n == 1 || strcmp(tok, "//") == 0 || strcmp(tok, "**") == 0)) {
+      evv a, b;
+      if (sp < 2)
+        return unk;
+      b = st[--sp];
+      a = st[--sp];
+      if (a.k != EV_NUM || b.k != EV_NUM) {
+        st[sp++] = unk;
+        continue;
+      }
+      if (strcmp(tok, "+") == 0)
+        a.num += b.num;
+      else if (strcmp(tok, "-") == 0)
+        a.num -= b.num;
+      else if (strcmp(tok, "*") == 0)
+        a.num *= b.num;
+      else if (strcmp(tok, "**") == 0)
+        a.num = pow(a.num, b.num);
+      else if (b.num == 0)
+        a = unk;
+      else if (strcmp(tok, "/") == 0)
+        a.num /= b.num;
+      else if (strcmp(tok, "//") == 0)
+        a.num = floor(a.num / b.num);
+      else
+        a.num = fmod(a.num, b.num);
+      st[sp++] = a;
+      continue;
+    }
+    if (sp == 32)
+      return unk;
+    if (isdigit((unsigned char)tok[0]) || tok[0] == '.') {
+      double v;
+      if (parse_num(tok, &v) != 0)
+        return unk;
+      st[sp++] = (evv){EV_NUM, v, NULL};
+    } else if (tok[0] == '"') {
+      st[sp++] = (evv){EV_STR, 0, sm__strdup(c, tok + 1)};
+    } else if (strcmp(tok, "@none") == 0) {
+      st[sp++] = (evv){EV_NONE, 0, NULL};
+    } else if (strcmp(tok, "?") == 0) {
+      st[sp++] = unk;
+    } else {
+      st[sp++] = eval_ref(c, self, tok, depth);
     }
   }
-  if (sp != 1 || !isfinite(st[0]))
+  if (sp != 1 || (st[0].k == EV_NUM && !isfinite(st[0].num)))
+    return unk;
+  return st[0];
+}
+
+static evv eval_ref(sm__ctx *c, const sm__param *self, const char *tok,
+                    int depth) {
+  evv unk = {EV_UNK, 0, NULL};
+  const sm__param *q;
+  if (is_world(tok))
+    return c->world > 0 ? (evv){EV_NUM, c->world, NULL} : unk;
+  q = sm__param_deref(c, by_name(c, tok, self));
+  if (q == NULL || q == self)
+    return unk;
+  if (q->kind == SM__V_EXPR)
+    return eval_rpn3(c, q, q->str, depth + 1);
+  if (q->kind == SM__V_NUM || q->kind == SM__V_BOOL ||
+      (q->kind == SM__V_LIST && isfinite(q->num)))
+    return (evv){EV_NUM, q->num, NULL};
+  if (q->kind == SM__V_NULL)
+    return (evv){EV_NONE, 0, NULL};
+  if (q->kind == SM__V_STR) {
+    /* Strings compare in the RPN spelling (spaces as '\x03'). */
+    char *t = sm__strdup(c, q->str);
+    for (char *x = t; x && *x; x++)
+      if (*x == ' ')
+        *x = '\x03';
+    return t ? (evv){EV_STR, 0, t} : unk;
+  }
+  return unk;
+}
+
+static int eval_rpn(sm__ctx *c, const sm__param *self, const char *rpn,
+                    double *out, int depth) {
+  evv r = eval_rpn3(c, self, rpn, depth);
+  if (r.k != EV_NUM)
     return -1;
-  *out = st[0];
+  *out = r.num;
   return 0;
+}
+
+int sm__cond_value(sm__ctx *c, const char *rpn) {
+  evv r = eval_rpn3(c, NULL, rpn, 0);
+  if (r.k == EV_UNK)
+    return -1;
+  if (r.k == EV_NUM)
+    return r.num != 0;
+  if (r.k == EV_NONE)
+    return 0;
+  return r.str[0] != '\0';
 }
 
 int sm__param_value(sm__ctx *c, const sm__param *p, double *out) {
@@ -496,6 +640,13 @@ static const struct {
     {"embedding_bag", SM__W_RECSYS},
     {"embeddingbag", SM__W_RECSYS},
     {"torchrec", SM__W_RECSYS},
+    {"speaker", SM__W_SPEAKER},
+    {"=spk", SM__W_SPEAKER},
+    {"ecapa", SM__W_SPEAKER},
+    {"xvector", SM__W_SPEAKER},
+    {"speaker_verif", SM__W_SPEAKER},
+    {"masked_lm", SM__W_LM},
+    {"=mlm", SM__W_LM},
 };
 
 static int is_alpha(int ch) {
@@ -583,4 +734,168 @@ void sm__cand_add(sm__ctx *c, sm__vec *v, const char *name, const char *ev,
   k->name = sm__strdup(c, name);
   k->ev = ev;
   k->weight = weight;
+}
+
+static int inside_component(const char *key) {
+  static const char *const comp[] = {
+      "model",      "decoder", "encoder",   "backbone",      "neck",
+      "head",       "net",     "network",   "loss",          "criterion",
+      "teacher",    "student", "eval",      "val",           "test",
+      "evaluation", "ema",     "generator", "discriminator", NULL};
+  const char *last = strrchr(key, '.');
+  for (const char *a = key; last != NULL && a < last;) {
+    const char *b = strchr(a, '.');
+    size_t n = (size_t)(b - a);
+    for (int i = 0; comp[i]; i++)
+      if (strlen(comp[i]) == n && strncmp(a, comp[i], n) == 0)
+        return 1;
+    a = b + 1;
+  }
+  return 0;
+}
+
+const char *const *sm__role_keys(sm__ctx *c, const char *role) {
+  const char *const *base = sm__keys(role);
+  int arch = strcmp(role, "d_model") == 0 || strcmp(role, "n_layers") == 0 ||
+             strcmp(role, "seq_len") == 0;
+  const char **out;
+  int nb = 0, n, cap, slot = -1;
+  for (int i = 0; i < c->n_role; i++)
+    if (strcmp(c->role_name[i], role) == 0) {
+      if (c->role_params[i] == c->params.n)
+        return c->role_list[i];
+      slot = i;
+    }
+  while (base[nb])
+    nb++;
+  cap = nb + 201;
+  out = sm_arena_calloc(&c->arena, (size_t)cap, sizeof(*out));
+  if (out == NULL)
+    return base;
+  memcpy(out, base, (size_t)nb * sizeof(*out));
+  n = nb;
+  /* Options whose help text says they carry the role (-b "total batch
+   * size of all GPUs", -e "number of epochs"). */
+  for (int i = 0; i < c->params.n && n + 1 < cap; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    int dup = 0;
+    if (strncmp(p->key, "__help.", 7) != 0 || strcmp(p->key + 7, role) != 0 ||
+        p->kind != SM__V_STR)
+      continue;
+    for (int k = 0; k < n && !dup; k++)
+      dup = strcmp(out[k], p->str) == 0;
+    if (!dup)
+      out[n++] = p->str;
+  }
+  /* Values of configs and the command first, then the code's defaults:
+   * what the job sets is never crowded out. */
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < c->params.n && n + 1 < cap; i++) {
+      const sm__param *p = &SM__AT(c->params, sm__param, i);
+      int dup = 0;
+      if ((pass == 0) != (p->layer >= SM__L_CONFIG))
+        continue;
+      /* Internal keys (fn~f~x, __lr_rescale) are not configuration. */
+      if ((p->key[0] == '_' && p->key[1] == '_') ||
+          strchr(p->key, '~') != NULL || p->layer < SM__L_ENTRY)
+        continue;
+      /* A training quantity set inside a model or loss section describes
+       * that component (model.decoder.num_iters), not the run. */
+      if (!arch && inside_component(p->key))
+        continue;
+      for (int k = 0; k < n && !dup; k++)
+        dup = strcmp(out[k], p->leaf) == 0;
+      if (!dup && sm__key_role(p->leaf, role))
+        out[n++] = p->leaf;
+    }
+  out[n] = NULL;
+  if (slot < 0 && c->n_role < 16)
+    slot = c->n_role++;
+  if (slot >= 0) {
+    c->role_name[slot] = role;
+    c->role_list[slot] = out;
+    c->role_params[slot] = c->params.n;
+  }
+  return out;
+}
+
+/* The help text of an option, read as its name: words joined by '_'
+ * (at most 24), so that the token rules of keys.tsv apply to it. */
+static void help_key(const char *help, char *out, size_t cap) {
+  size_t o = 0;
+  int words = 0, in = 0, paren = 0;
+  for (const char *p = help; *p && o + 2 < cap && words < 24; p++) {
+    /* Parenthesised asides ("(default = 4)", "(per-GPU)") are left out:
+     * the description is the rest. */
+    if (*p == '(' || *p == '[') {
+      paren++;
+      in = 0;
+      continue;
+    }
+    if ((*p == ')' || *p == ']') && paren > 0) {
+      paren--;
+      continue;
+    }
+    if (paren > 0)
+      continue;
+    if (isalnum((unsigned char)*p)) {
+      if (!in && o > 0)
+        out[o++] = '_';
+      out[o++] = (char)tolower((unsigned char)*p);
+      if (!in)
+        words++;
+      in = 1;
+    } else {
+      in = 0;
+    }
+  }
+  out[o] = '\0';
+}
+
+void sm__help_roles(sm__ctx *c, const char *key, const char *help,
+                    const char *ev) {
+  static const char *const roles[] = {"global",  "steps",      "epochs", "lr",
+                                      "seq_len", "per_device", NULL};
+  char hk[512];
+  const char *leaf = strrchr(key, '.');
+  leaf = leaf ? leaf + 1 : key;
+  if (help == NULL || strlen(help) > 1024)
+    return;
+  help_key(help, hk, sizeof(hk));
+  {
+    /* A batch option whose help says it is the total of all GPUs. */
+    int batch = sm__key_role(leaf, "per_device");
+    const char *const *list = sm__keys("per_device");
+    for (int k = 0; list[k] && !batch; k++)
+      batch = strcmp(list[k], leaf) == 0;
+    if (batch && sm__key_role(hk, "global")) {
+      sm__param_str(c, "__help.global", leaf, SM__V_STR, SM__L_CODE, ev);
+      return;
+    }
+  }
+  /* Otherwise only an option whose name says nothing (-e, -x, --it),
+   * described in a few words ("number of epochs"). */
+  {
+    int words = 1;
+    for (const char *q = hk; *q; q++)
+      words += *q == '_';
+    if (strlen(leaf) > 3 || words > 10)
+      return;
+  }
+  for (int i = 0; roles[i]; i++) {
+    int named = 0;
+    for (int r = 0; roles[r] && !named; r++) {
+      const char *const *list = sm__keys(roles[r]);
+      named = sm__key_role(leaf, roles[r]);
+      for (int k = 0; list[k] && !named; k++)
+        named = strcmp(list[k], leaf) == 0;
+    }
+    if (named || !sm__key_role(hk, roles[i]))
+      continue;
+    if (strcmp(roles[i], "per_device") == 0 && sm__key_role(hk, "global"))
+      continue;
+    sm__param_str(c, sm__printf(c, "__help.%s", roles[i]), leaf, SM__V_STR,
+                  SM__L_CODE, ev);
+    break;
+  }
 }

@@ -1332,6 +1332,17 @@ static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
   }
   if (strcmp(name, "OmegaConf.load") == 0)
     return load_path(f, a0, at);
+  if ((strcmp(name, "II") == 0 || strcmp(l, "II") == 0) && a0 != NULL &&
+      a0->t == SM__T_STR && a0->str[0] != '\0' && strlen(a0->str) < 200) {
+    /* omegaconf.II("a.b") is the interpolation ${a.b}. */
+    sm__vnode *r = owned(f, SM__T_REF, at);
+    char key[256];
+    if (r == NULL)
+      return unknown(f, at);
+    sm__key_norm(a0->str, strlen(a0->str), key, sizeof(key));
+    r->str = sm__strdup(c, key);
+    return r;
+  }
   if (strcmp(name, "OmegaConf.from_cli") == 0 ||
       strcmp(name, "OmegaConf.from_dotlist") == 0) {
     const char *words[128];

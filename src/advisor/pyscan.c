@@ -34,18 +34,23 @@ const TSLanguage *tree_sitter_python(void);
 
 /* One file being scanned. */
 typedef struct scan {
-  sm__ctx *c;         /* context */
-  const char *rel;    /* root-relative path */
-  const char *dir;    /* its directory */
-  const char *src;    /* source text */
-  int layer;          /* layer of its values */
-  int depth;          /* import depth */
-  int config_only;    /* a Python config file: module assignments only */
-  const char *func;   /* enclosing function, NULL at module level */
-  const char *cls;    /* enclosing class */
-  int wweight;        /* weight of words found here */
-  const char *lr_var; /* variable holding a rescaled learning rate */
-  int in_main;        /* inside `if __name__ == "__main__":` */
+  sm__ctx *c;              /* context */
+  const char *rel;         /* root-relative path */
+  const char *dir;         /* its directory */
+  const char *src;         /* source text */
+  int layer;               /* layer of its values */
+  int depth;               /* import depth */
+  int config_only;         /* a Python config file: module assignments only */
+  const char *func;        /* enclosing function, NULL at module level */
+  const char *cls;         /* enclosing class */
+  int wweight;             /* weight of words found here */
+  const char *lr_var;      /* variable holding a rescaled learning rate */
+  int in_main;             /* inside `if __name__ == "__main__":` */
+  const char *guard;       /* RPN of the enclosing if conditions, NULL none */
+  uint64_t *reach;         /* names of the top-level definitions on the path */
+  int skipped;             /* top-level definitions not read */
+  const char *devvars[16]; /* variables holding the visible device count */
+  int ndevvars;
   /* Imports wait until the file is read: a module is followed only when
    * a name it binds is used in the file. */
   struct pending {
@@ -212,6 +217,62 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
     sm_buf_add(out, o, len);
     return 0;
   }
+  if (is(n, "boolean_operator")) {
+    size_t len = 0;
+    const char *o = text(s, field(n, "operator"), &len);
+    if (rpn(s, field(n, "left"), out, depth + 1) != 0 ||
+        rpn(s, field(n, "right"), out, depth + 1) != 0)
+      return -1;
+    sm_buf_adds(out, o[0] == 'a' ? " and" : " or");
+    return 0;
+  }
+  if (is(n, "not_operator")) {
+    if (rpn(s, field(n, "argument"), out, depth + 1) != 0)
+      return -1;
+    sm_buf_adds(out, " not");
+    return 0;
+  }
+  if (is(n, "comparison_operator")) {
+    /* a OP b (chains are not compiled). */
+    char op[16];
+    size_t o = 0, len;
+    const char *t;
+    TSNode a = ts_node_named_child(n, 0), b = ts_node_named_child(n, 1);
+    if (ts_node_named_child_count(n) != 2)
+      return -1;
+    t = s->src + ts_node_end_byte(a);
+    len = ts_node_start_byte(b) - ts_node_end_byte(a);
+    for (size_t i = 0; i < len && o + 1 < sizeof(op); i++)
+      if (!isspace((unsigned char)t[i]))
+        op[o++] = t[i];
+    op[o] = '\0';
+    if (strcmp(op, "==") && strcmp(op, "!=") && strcmp(op, "<") &&
+        strcmp(op, ">") && strcmp(op, "<=") && strcmp(op, ">=") &&
+        strcmp(op, "is") && strcmp(op, "isnot"))
+      return -1;
+    if (rpn(s, a, out, depth + 1) != 0 || rpn(s, b, out, depth + 1) != 0)
+      return -1;
+    sm_buf_addc(out, ' ');
+    sm_buf_adds(out, op);
+    return 0;
+  }
+  if (is(n, "true") || is(n, "false")) {
+    sm_buf_adds(out, is(n, "true") ? " 1" : " 0");
+    return 0;
+  }
+  if (is(n, "none")) {
+    sm_buf_adds(out, " @none");
+    return 0;
+  }
+  if (is(n, "string")) {
+    const char *v = string_value(s, n);
+    if (v == NULL || strlen(v) > 60 || strchr(v, '\x03'))
+      return -1;
+    sm_buf_adds(out, " \"");
+    for (const char *q = v; *q; q++)
+      sm_buf_addc(out, *q == ' ' ? '\x03' : *q);
+    return 0;
+  }
   if (is(n, "call")) {
     char *callee = dup_text(s, field(n, "function"));
     TSNode args = field(n, "arguments");
@@ -219,10 +280,31 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
       sm_buf_adds(out, " @world");
       return 0;
     }
+    if (callee && strcmp(last_comp(callee), "is_available") == 0 &&
+        (strstr(callee, "cuda") || strstr(callee, "accelerator"))) {
+      /* The job runs where the scheduler places it: on GPUs. */
+      sm_buf_adds(out, " 1");
+      return 0;
+    }
     if (callee &&
         (strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0) &&
         ts_node_named_child_count(args) == 1)
       return rpn(s, ts_node_named_child(args, 0), out, depth + 1);
+    if (callee && (strcmp(callee, "all") == 0 || strcmp(callee, "any") == 0) &&
+        ts_node_named_child_count(args) == 1) {
+      /* all([a, b, c]): a and b and c. */
+      TSNode l = ts_node_named_child(args, 0);
+      uint32_t ln = ts_node_named_child_count(l);
+      if (!(is(l, "list") || is(l, "tuple")) || ln == 0 || ln > 16)
+        return -1;
+      for (uint32_t i = 0; i < ln; i++) {
+        if (rpn(s, ts_node_named_child(l, i), out, depth + 1) != 0)
+          return -1;
+        if (i > 0)
+          sm_buf_adds(out, callee[1] == 'l' ? " and" : " or");
+      }
+      return 0;
+    }
     return -1;
   }
   if (is(n, "identifier") || is(n, "attribute")) {
@@ -323,6 +405,17 @@ static val eval(scan *s, TSNode n, int depth) {
       }
       sm_buf_release(&b2);
     }
+  } else if (strcmp(t, "boolean_operator") == 0 ||
+             strcmp(t, "comparison_operator") == 0 ||
+             strcmp(t, "not_operator") == 0) {
+    /* A condition over options: kept as RPN for the guards. */
+    sm_buf b2;
+    sm_buf_init(&b2, 4096);
+    if (rpn(s, n, &b2, depth) == 0) {
+      v.kind = SM__V_EXPR;
+      v.str = sm__strdup(s->c, sm_buf_str(&b2));
+    }
+    sm_buf_release(&b2);
   } else if (strcmp(t, "list") == 0 || strcmp(t, "tuple") == 0) {
     sm_buf b;
     uint32_t nc = ts_node_named_child_count(n);
@@ -402,6 +495,14 @@ static val eval(scan *s, TSNode n, int depth) {
     if (world_call(callee)) {
       v.kind = SM__V_EXPR;
       v.str = "@world";
+    } else if (strcmp(callee, "all") == 0 || strcmp(callee, "any") == 0) {
+      sm_buf b2;
+      sm_buf_init(&b2, 4096);
+      if (rpn(s, n, &b2, depth) == 0) {
+        v.kind = SM__V_EXPR;
+        v.str = sm__strdup(s->c, sm_buf_str(&b2));
+      }
+      sm_buf_release(&b2);
     }
   }
   return v;
@@ -858,6 +959,8 @@ static TSNode first_pos(TSNode args) {
   return (TSNode){0};
 }
 
+static void all_gpus_default(scan *s, const char *name, TSNode value);
+
 static void add_argument(scan *s, TSNode args, TSNode call) {
   uint32_t nc = ts_node_named_child_count(args);
   const char *key = NULL, *shortk = NULL;
@@ -884,6 +987,22 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     key = dest.str;
   if (key == NULL)
     key = shortk;
+  if (key != NULL) {
+    uint32_t ac = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < ac; i++) {
+      TSNode a = ts_node_named_child(args, i);
+      size_t kl;
+      const char *kt;
+      char kn[128];
+      if (!is(a, "keyword_argument"))
+        continue;
+      kt = text(s, field(a, "name"), &kl);
+      if (kl == 7 && strncmp(kt, "default", 7) == 0) {
+        sm__key_norm(key, strlen(key), kn, sizeof(kn));
+        all_gpus_default(s, sm__strdup(s->c, kn), field(a, "value"));
+      }
+    }
+  }
   if (key == NULL) {
     /* A positional argument: the command fills it in order. */
     TSNode a = first_pos(args);
@@ -966,6 +1085,13 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
   if (p != NULL) {
     p->flag = flag;
     p->opt = 1;
+  }
+  {
+    val help = kwarg(s, args, "help");
+    char kn[128];
+    sm__key_norm(key, strlen(key), kn, sizeof(kn));
+    if (help.kind == SM__V_STR)
+      sm__help_roles(s->c, kn, help.str, ev(s, call));
   }
 }
 
@@ -1106,6 +1232,21 @@ static void note_built(scan *s, const char *var, TSNode right) {
   pair[2] = ev(s, call);
 }
 
+/* A model class the code builds: preferred when the entry builds it and
+ * when no condition guards it, then the first one read; the guard goes
+ * with it, so that a branch the options rule out does not
+ * name the model. */
+static void ctor_cand(scan *s, const char *cls, const char *e) {
+  const char *name = sm__printf(s->c, "ctor:%s", cls);
+  int w = (s->layer >= SM__L_ENTRY ? 2 : 1) * 16 + (s->guard ? 0 : 8);
+  sm__cand_add(s->c, &s->c->models, name, e, w);
+  for (int i = 0; name && i < s->c->models.n; i++) {
+    sm__cand *k = &SM__AT(s->c->models, sm__cand, i);
+    if (strcmp(k->name, name) == 0 && k->weight == w)
+      k->guard = s->guard;
+  }
+}
+
 static void model_assignment(scan *s, const char *name, TSNode right,
                              const char *e) {
   TSNode call = builder_call(right), args;
@@ -1124,6 +1265,10 @@ static void model_assignment(scan *s, const char *name, TSNode right,
     return;
   }
   if (!isupper((unsigned char)l[0]))
+    return;
+  /* Two-letter helpers (OmegaConf's II, SI; LazyCall's L) build no
+   * model. */
+  if (strlen(l) <= 2)
     return;
   args = field(call, "arguments");
   nc = ts_node_named_child_count(args);
@@ -1153,8 +1298,7 @@ static void model_assignment(scan *s, const char *name, TSNode right,
       const char *bev = NULL, *bc = built_class(s->c, t, &bev);
       if (bc != NULL && !wrapper_class(bc)) {
         /* ShardedModel(module=tower): the object inside is the model. */
-        sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "ctor:%s", bc), bev,
-                     s->layer >= SM__L_ENTRY ? 2 : 1);
+        ctor_cand(s, bc, bev);
         wraps = 1;
       }
     }
@@ -1163,8 +1307,7 @@ static void model_assignment(scan *s, const char *name, TSNode right,
   if (wraps)
     return;
   /* The first model the job's code builds names it. */
-  sm__cand_add(s->c, &s->c->models, sm__printf(s->c, "ctor:%s", l), e,
-               s->layer >= SM__L_ENTRY ? 2 : 1);
+  ctor_cand(s, l, e);
 }
 
 /* Is the code being scanned on the job's path: the entry, the fire.Fire
@@ -1234,6 +1377,105 @@ static void dataclass_parser(scan *s, const char *callee, TSNode args) {
   sm__py_dc_instances_publish(s->c, SM__L_ENTRY);
 }
 
+/* A value a factory or architecture function sets (group: the function
+ * or registered name; key: the option, "?key" a default under the
+ * options, "@alias:f", "@call:f", "@class:C"). */
+static void factory_kv(scan *s, const char *group, const char *key, double v,
+                       const char *e) {
+  sm__kv *kv = sm__vec_push(&s->c->factories);
+  if (kv != NULL) {
+    kv->group = group;
+    kv->key = key;
+    kv->num = v;
+    kv->ev = e;
+  }
+}
+
+/* A strategy the code turns on here, with the conditions it is under. */
+/* A function whose name says it only evaluates or generates
+ * (log_validation, evaluate, run_inference, generate_samples, predict):
+ * the precision it casts to for that is not the training run's. */
+static int eval_only_fn(const char *f) {
+  static const char *const words[] = {"valid",   "eval",    "infer", "sampl",
+                                      "predict", "generat", NULL};
+  int hit = 0;
+  if (f == NULL)
+    return 0;
+  /* By the words of the name (upsample is no sampling). */
+  for (const char *w = f; *w;) {
+    size_t n = 0;
+    while (w[n] && w[n] != '_')
+      n++;
+    if (n >= 5 && strncasecmp(w, "train", 5) == 0)
+      return 0;
+    for (int i = 0; words[i] && !hit; i++)
+      hit = n >= strlen(words[i]) &&
+            strncasecmp(w, words[i], strlen(words[i])) == 0;
+    w += n;
+    while (*w == '_')
+      w++;
+  }
+  return hit;
+}
+
+static void strategy_use(scan *s, sm__sig sig, const char *e) {
+  sm__use *u;
+  sm__signal(s->c, sig, e, s->layer);
+  if (s->c->uses.sz == 0)
+    sm__vec_init(&s->c->uses, sizeof(sm__use));
+  if (s->c->uses.n >= 1024 || (u = sm__vec_push(&s->c->uses)) == NULL)
+    return;
+  u->sig = sig;
+  u->ev = e;
+  u->layer = s->layer;
+  u->guard = s->guard;
+}
+
+/* The task a model class's head trains (AutoModelForSequenceClassification,
+ * BertForMaskedLM, Wav2Vec2ForCTC): the library's naming convention for
+ * heads, read from the class the code builds or loads. */
+static void head_class(scan *s, const char *callee, const char *e) {
+  static const struct {
+    const char *suffix, *task;
+  } heads[] = {
+      {"ForSequenceClassification", "text_classification"},
+      {"ForTokenClassification", "text_classification"},
+      {"ForMultipleChoice", "text_classification"},
+      {"ForQuestionAnswering", "question_answering"},
+      {"ForImageClassification", "image_classification"},
+      {"ForObjectDetection", "object_detection"},
+      {"ForSemanticSegmentation", "semantic_segmentation"},
+      {"ForInstanceSegmentation", "instance_segmentation"},
+      {"ForUniversalSegmentation", "panoptic_segmentation"},
+      {"ForCTC", "speech_recognition"},
+      {"ForSpeechSeq2Seq", "speech_recognition"},
+      {"ForAudioClassification", "speech_recognition"},
+      {"ForCausalLM", "language_model_pretraining"},
+      {"ForMaskedLM", "language_model_pretraining"},
+      {"LMHeadModel", "language_model_pretraining"},
+  };
+  char cls[128];
+  const char *dot;
+  size_t n;
+  snprintf(cls, sizeof(cls), "%s", callee);
+  dot = strrchr(cls, '.');
+  if (dot != NULL && (strcmp(dot, ".from_pretrained") == 0 ||
+                      strcmp(dot, ".from_config") == 0))
+    cls[dot - cls] = '\0';
+  n = strlen(cls);
+  for (size_t i = 0; i < SM_ARRAY_LEN(heads); i++) {
+    size_t k = strlen(heads[i].suffix);
+    if (n < k || strcmp(cls + n - k, heads[i].suffix) != 0)
+      continue;
+    if (s->c->head_task == NULL || s->layer > s->c->head_layer) {
+      s->c->head_task = heads[i].task;
+      s->c->head_ev = e;
+      s->c->head_layer = s->layer;
+    }
+    return;
+  }
+}
+
 static void visit_call(scan *s, TSNode n) {
   TSNode fn = field(n, "function");
   TSNode args = field(n, "arguments");
@@ -1255,34 +1497,55 @@ static void visit_call(scan *s, TSNode n) {
     add_argument(s, args, n);
     return;
   }
+  if (strcmp(l, "spawn") != 0) {
+    /* Config(distributed_world_size=n_visible): a process count set to
+     * the visible devices (a spawn call is a strategy use of its own). */
+    uint32_t ac = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < ac; i++) {
+      TSNode a = ts_node_named_child(args, i);
+      if (is(a, "keyword_argument"))
+        all_gpus_default(s, dup_text(s, field(a, "name")), field(a, "value"));
+    }
+  }
   dataclass_parser(s, callee, args);
   if (strcmp(l, "set_defaults") == 0) {
     kwargs_to_params(s, args, s->layer, 0);
     return;
   }
   if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0)
-    sm__signal(s->c, SM__SIG_DDP, EV(), s->layer);
+    strategy_use(s, SM__SIG_DDP, EV());
   else if (strcmp(l, "FullyShardedDataParallel") == 0 ||
            strcmp(l, "FSDP") == 0 || strcmp(l, "fully_shard") == 0)
-    sm__signal(s->c, SM__SIG_FSDP, EV(), s->layer);
+    strategy_use(s, SM__SIG_FSDP, EV());
   else if (strcmp(callee, "deepspeed.initialize") == 0)
-    sm__signal(s->c, SM__SIG_DEEPSPEED, EV(), s->layer);
+    strategy_use(s, SM__SIG_DEEPSPEED, EV());
   else if (strcmp(l, "DataParallel") == 0)
-    sm__signal(s->c, SM__SIG_DP, EV(), s->layer);
+    strategy_use(s, SM__SIG_DP, EV());
+  else if ((strcmp(l, "replicate") == 0 || strcmp(l, "parallel_apply") == 0) &&
+           strstr(callee, "parallel") != NULL)
+    /* DataParallel's own parts used by hand (replicate the module over
+     * the devices, apply in parallel): one process over the GPUs. */
+    strategy_use(s, SM__SIG_DP, EV());
+  else if (strcmp(l, "spawn") == 0 &&
+           (strstr(callee, "mp.") || strstr(callee, "multiprocessing")))
+    /* torch.multiprocessing.spawn(worker, nprocs=...): the script starts
+     * one process per GPU itself. */
+    strategy_use(s, SM__SIG_SPAWN, EV());
   else if (strcmp(l, "autocast") == 0) {
     val dt = kwarg(s, args, "dtype");
     val en = kwarg(s, args, "enabled");
-    if (!(en.kind == SM__V_BOOL && en.num == 0)) {
+    if (!(en.kind == SM__V_BOOL && en.num == 0) && !eval_only_fn(s->func)) {
       if (dt.kind == SM__V_STR && strstr(dt.str, "bfloat16"))
-        sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
+        strategy_use(s, SM__SIG_BF16, EV());
       else
-        sm__signal(s->c, SM__SIG_AMP, EV(), s->layer);
+        strategy_use(s, SM__SIG_AMP, EV());
     }
   } else if (strcmp(l, "GradScaler") == 0 ||
              strcmp(callee, "amp.initialize") == 0) {
-    sm__signal(s->c, SM__SIG_AMP, EV(), s->layer);
-  } else if (strcmp(l, "half") == 0 && is(fn, "attribute")) {
-    sm__signal(s->c, SM__SIG_FP16, EV(), s->layer);
+    strategy_use(s, SM__SIG_AMP, EV());
+  } else if (strcmp(l, "half") == 0 && is(fn, "attribute") &&
+             !eval_only_fn(s->func)) {
+    strategy_use(s, SM__SIG_FP16, EV());
   } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0) {
     sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);
   } else if (strcmp(l, "device_count") == 0 ||
@@ -1300,6 +1563,22 @@ static void visit_call(scan *s, TSNode n) {
   if (strstr(callee, "deepspeed") != NULL &&
       (strstr(callee, "launcher") != NULL || strstr(callee, "runner") != NULL))
     sm__signal(s->c, SM__SIG_DS_LAUNCHER, EV(), s->layer);
+  if ((strncmp(callee, "subprocess.", 11) == 0 ||
+       strncmp(callee, "os.", 3) == 0 || strcmp(callee, "run") == 0 ||
+       strcmp(callee, "Popen") == 0) &&
+      (strcmp(l, "run") == 0 || strcmp(l, "Popen") == 0 ||
+       strcmp(l, "call") == 0 || strcmp(l, "check_call") == 0 ||
+       strcmp(l, "system") == 0 || strncmp(l, "exec", 4) == 0)) {
+    /* A CLI that re-runs itself under a launcher (subprocess.run(
+     * ["torchrun", "--nproc_per_node", n, __file__, ...])): one process
+     * per GPU. */
+    size_t al;
+    const char *at = text(s, args, &al);
+    if (al < 8192 && (memmem(at, al, "torchrun", 8) != NULL ||
+                      memmem(at, al, "torch.distributed.run", 21) != NULL ||
+                      memmem(at, al, "torch.distributed.launch", 24) != NULL))
+      strategy_use(s, SM__SIG_RELAUNCH, EV());
+  }
   {
     val dm = kwarg(s, args, "device_map");
     val q8 = kwarg(s, args, "load_in_8bit");
@@ -1327,6 +1606,8 @@ static void visit_call(scan *s, TSNode n) {
         (cd.kind == SM__V_STR && strstr(cd.str, "bfloat16")))
       sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
   }
+  if (on_path(s) && isupper((unsigned char)callee[0]) && !s->guard)
+    head_class(s, callee, EV());
   if (strcmp(l, "from_pretrained") == 0) {
     TSNode a = first_pos(args);
     int model_class = strstr(callee, "Tokenizer") == NULL &&
@@ -1386,8 +1667,31 @@ static void visit_call(scan *s, TSNode n) {
   } else if (strcmp(l, "load_dataset") == 0) {
     TSNode a = first_pos(args);
     if (!ts_node_is_null(a)) {
-      val v = eval(s, a, 0);
-      if (v.kind == SM__V_STR)
+      val v = eval(s, a, 0), sub = {-1, 0, NULL, 0};
+      /* load_dataset("glue", "mrpc"): the configuration names the
+       * subset (its second positional argument, or name=). */
+      uint32_t ac = ts_node_named_child_count(args), pos = 0;
+      for (uint32_t i = 0; i < ac; i++) {
+        TSNode k = ts_node_named_child(args, i);
+        if (is(k, "keyword_argument") || is(k, "comment"))
+          continue;
+        if (pos++ == 1)
+          sub = eval(s, k, 0);
+      }
+      if (sub.kind < 0)
+        sub = kwarg(s, args, "name");
+      if (v.kind == SM__V_STR && sub.kind == SM__V_STR && sub.str[0] &&
+          strlen(sub.str) < 48 && v.str[0] != '/' && v.str[0] != '.' &&
+          (!strchr(v.str, '/') || strchr(v.str, '/') == strrchr(v.str, '/')) &&
+          !strchr(sub.str, '/') && strcmp(sub.str, "default") != 0)
+        /* A subset the alias table knows by itself (mrpc) is that
+         * dataset; otherwise the pair names it. */
+        sm__cand_add(s->c, &s->c->datasets,
+                     sm__known_dataset(s->c, sub.str, NULL, NULL)
+                         ? sub.str
+                         : sm__printf(s->c, "%s-%s", v.str, sub.str),
+                     EV(), 3 + s->layer);
+      else if (v.kind == SM__V_STR)
         sm__cand_add(s->c, &s->c->datasets, v.str, EV(), 3 + s->layer);
     }
   } else if (strcmp(l, "create_model") == 0) {
@@ -1419,11 +1723,20 @@ static void visit_call(scan *s, TSNode n) {
         strcmp(l, "DeepSpeedConfig") != 0)
       sm__signal(s->c, SM__SIG_FROM_SCRATCH, EV(), SM__L_CODE);
     /* Optimizer keywords are often placeholders (lr=0 set by a
-     * scheduler): they sit under the declared defaults. */
-    kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer, 0);
+     * scheduler): they sit under the declared defaults.  The entries of
+     * a preset table ({'gpt2': dict(n_layer=12)}) are presets, not
+     * values. */
+    if (!(strcmp(l, "dict") == 0 && is(ts_node_parent(n), "pair")))
+      kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer, 0);
   } else if (s->func != NULL) {
     kwargs_to_params(s, args, s->layer, 1);
   }
+  if (s->func != NULL && s->cls == NULL && is(fn, "identifier") &&
+      ts_node_named_child_count(args) >= 1 && strcmp(callee, s->func) != 0 &&
+      islower((unsigned char)callee[0]))
+    /* An architecture function finishing with base_architecture(args):
+     * the defaults of the one it calls apply under its own. */
+    factory_kv(s, s->func, sm__printf(s->c, "@call:%s", callee), 0, EV());
 }
 #undef EV
 
@@ -1446,6 +1759,69 @@ static int mentions_lr(scan *s, TSNode n) {
       other = 1;
   }
   return lr && other;
+}
+
+/* A table of named presets as a list (configs = [dict(name="7b",
+ * n_layer=32, ...), Config(name="tiny", ...), {"name": ...}]): each
+ * element's numbers under its name. */
+static void visit_named_list(scan *s, TSNode n) {
+  uint32_t nc = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < nc && i < 4096; i++) {
+    TSNode el = ts_node_named_child(n, i);
+    const char *name = NULL;
+    uint32_t ac;
+    TSNode args;
+    if (is(el, "call")) {
+      args = field(el, "arguments");
+      val nm = kwarg(s, args, "name");
+      if (nm.kind == SM__V_STR)
+        name = nm.str;
+      ac = ts_node_named_child_count(args);
+      for (uint32_t j = 0; name && j < ac; j++) {
+        TSNode a = ts_node_named_child(args, j);
+        val av;
+        sm__kv *p;
+        if (!is(a, "keyword_argument"))
+          continue;
+        av = eval(s, field(a, "value"), 0);
+        if (av.kind != SM__V_NUM || (p = sm__vec_push(&s->c->presets)) == NULL)
+          continue;
+        p->group = name;
+        p->key = dup_text(s, field(a, "name"));
+        p->num = av.num;
+        p->ev = ev(s, a);
+      }
+    } else if (is(el, "dictionary")) {
+      ac = ts_node_named_child_count(el);
+      for (uint32_t j = 0; j < ac && name == NULL; j++) {
+        TSNode pr = ts_node_named_child(el, j);
+        val k, v;
+        if (!is(pr, "pair"))
+          continue;
+        k = eval(s, field(pr, "key"), 0);
+        v = eval(s, field(pr, "value"), 0);
+        if (k.kind == SM__V_STR && strcmp(k.str, "name") == 0 &&
+            v.kind == SM__V_STR)
+          name = v.str;
+      }
+      for (uint32_t j = 0; name && j < ac; j++) {
+        TSNode pr = ts_node_named_child(el, j);
+        val k, v;
+        sm__kv *p;
+        if (!is(pr, "pair"))
+          continue;
+        k = eval(s, field(pr, "key"), 0);
+        v = eval(s, field(pr, "value"), 0);
+        if (k.kind != SM__V_STR || v.kind != SM__V_NUM ||
+            (p = sm__vec_push(&s->c->presets)) == NULL)
+          continue;
+        p->group = name;
+        p->key = k.str;
+        p->num = v.num;
+        p->ev = ev(s, pr);
+      }
+    }
+  }
 }
 
 /* A dictionary literal of presets: {"name": dict(k=v, ...), ...}. */
@@ -1483,6 +1859,7 @@ static void visit_dict(scan *s, TSNode n) {
           p->key = dup_text(s, field(a, "name"));
           p->num = av.num;
           p->ev = ev(s, a);
+          p->guard = s->guard;
         }
       }
     }
@@ -1530,6 +1907,105 @@ static int derived_name(const char *name) {
     if (strcasestr(name, part[i]) != NULL)
       return 1;
   return 0;
+}
+
+/* Members of a dictionary literal with string keys into tree t (nested
+ * dictionaries as maps); returns how many are literal constants. */
+static int dict_tree(scan *s, TSNode d, sm__vnode *t, int depth) {
+  uint32_t nc = ts_node_named_child_count(d);
+  int lit = 0;
+  if (depth > 8)
+    return 0;
+  for (uint32_t i = 0; i < nc && i < 512; i++) {
+    TSNode pr = ts_node_named_child(d, i), v;
+    val k, x;
+    sm__vnode *node = NULL;
+    if (!is(pr, "pair"))
+      continue;
+    k = eval(s, field(pr, "key"), 0);
+    v = field(pr, "value");
+    if (k.kind != SM__V_STR || k.str[0] == '\0' || strlen(k.str) > 80 ||
+        strchr(k.str, '.') || strchr(k.str, ' '))
+      continue;
+    if (is(v, "dictionary")) {
+      node = sm__vt_new(s->c, SM__T_MAP, s->rel, line_of(v));
+      if (node != NULL)
+        lit += dict_tree(s, v, node, depth + 1);
+    } else {
+      x = eval(s, v, 0);
+      switch (x.kind) {
+      case SM__V_NUM:
+      case SM__V_BOOL:
+        node = sm__vt_numv(s->c, x.kind == SM__V_NUM ? SM__T_NUM : SM__T_BOOL,
+                           x.num, s->rel, line_of(v));
+        lit++;
+        break;
+      case SM__V_STR:
+        node = sm__vt_strv(s->c, x.str, s->rel, line_of(v));
+        if (node != NULL)
+          node->flags |= SM__VF_QUOTED;
+        lit++;
+        break;
+      case SM__V_NULL:
+        node = sm__vt_new(s->c, SM__T_NULL, s->rel, line_of(v));
+        break;
+      case SM__V_REF:
+        node = sm__vt_new(s->c, SM__T_REF, s->rel, line_of(v));
+        if (node != NULL)
+          node->str = x.str;
+        break;
+      case SM__V_EXPR:
+        node = sm__vt_new(s->c, SM__T_EXPR, s->rel, line_of(v));
+        if (node != NULL)
+          node->str = x.str;
+        break;
+      default:
+        break;
+      }
+    }
+    if (node != NULL)
+      sm__vt_put(s->c, t, k.str, node);
+  }
+  return lit;
+}
+
+/* A dictionary of hyper-parameters written in the job's code (`config =
+ * {"lr": 2e-5, "num_epochs": 3}` handed to the training function, a
+ * DeepSpeed config dict returned to deepspeed.initialize): its constant
+ * members are the job's values.  Only the entry's code, and only
+ * dictionaries with at least two constants (a log record of variables
+ * is no configuration). */
+static void code_dict(scan *s, const char *prefix, TSNode d) {
+  sm__vnode *t;
+  if (s->layer < SM__L_ENTRY || s->config_only || !is(d, "dictionary"))
+    return;
+  t = sm__vt_new(s->c, SM__T_MAP, s->rel, line_of(d));
+  if (t == NULL || dict_tree(s, d, t, 0) < 2)
+    return;
+  t = sm__ds_config(s->c, t);
+  sm__vt_publish(s->c, t, prefix, SM__L_ENTRY);
+}
+
+/* An option for the number of processes whose default is the number of
+ * visible devices (world_size = max(1, torch.cuda.device_count())): when
+ * the job does not set it, the program starts one process per visible
+ * GPU, however many the node has. */
+static void all_gpus_default(scan *s, const char *name, TSNode value) {
+  size_t len;
+  const char *t;
+  if (name == NULL || ts_node_is_null(value) || s->config_only ||
+      s->guard != NULL ||
+      !(sm__key_role(name, "gpus") || strstr(name, "world_size") ||
+        strstr(name, "nproc") || strstr(name, "num_processes")))
+    return;
+  t = text(s, value, &len);
+  if (is(value, "identifier"))
+    for (int i = 0; i < s->ndevvars; i++)
+      if (strlen(s->devvars[i]) == len && strncmp(s->devvars[i], t, len) == 0)
+        t = "device_count", len = 12;
+  if (len < 4096 && memmem(t, len, "device_count", 12) != NULL)
+    sm__param_str(s->c, "__all_gpus_option", name, SM__V_STR, SM__L_CODE,
+                  ev(s, value));
 }
 
 static void visit_assignment(scan *s, TSNode n, int augmented) {
@@ -1584,6 +2060,15 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     char *name = dup_text(s, left);
     if (name == NULL)
       return;
+    if (s->cls != NULL && s->func == NULL)
+      all_gpus_default(s, name, right);
+    {
+      size_t rl;
+      const char *rt = text(s, right, &rl);
+      if (rl < 4096 && memmem(rt, rl, "device_count", 12) != NULL &&
+          s->ndevvars < 16)
+        s->devvars[s->ndevvars++] = name;
+    }
     if (s->func == NULL && s->cls == NULL && is(right, "identifier") &&
         !s->config_only) {
       /* mae_vit_large_patch16 = mae_vit_large_patch16_dec512d8b */
@@ -1643,15 +2128,57 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
     } else if (v.kind == SM__V_EXPR && derived_name(name)) {
       /* eff_batch_size = batch_size * accum_iter * get_world_size() */
       put(s, name, v, SM__L_CODE, e);
+    } else if (v.kind == SM__V_EXPR &&
+               (is(right, "boolean_operator") ||
+                is(right, "comparison_operator") || is(right, "not_operator") ||
+                is(right, "call"))) {
+      /* type_given = config.model_type is not None: a condition the
+       * guards of presets and strategies read. */
+      put(s, name, v, SM__L_CODE, e);
     }
-    if (is(right, "dictionary"))
+    if (is(right, "dictionary")) {
       visit_dict(s, right);
+      code_dict(s, name, right);
+    }
+    if (is(right, "list") && s->func == NULL && s->cls == NULL)
+      visit_named_list(s, right);
     /* model = DETR(...): the class the job builds as its model. */
-    if (!s->config_only && model_like_name(name) && is(right, "call"))
+    /* (A class attribute, such as a dataclass field, is no model the job
+     * builds.) */
+    if (!s->config_only && model_like_name(name) && is(right, "call") &&
+        (s->cls == NULL || s->func != NULL))
       model_assignment(s, name, right, e);
     else if (!s->config_only && s->layer >= SM__L_ENTRY && is(right, "call"))
       note_built(s, name, right);
     return;
+  }
+  if (is(left, "attribute") && !s->config_only && s->func != NULL &&
+      s->cls == NULL) {
+    /* args.decoder_layers = getattr(args, "decoder_layers", 6): what an
+     * architecture function sets, as a default under the options (a
+     * plain assignment sets it whatever the options say). */
+    TSNode rv = right;
+    int dflt = 0;
+    if (is(rv, "call")) {
+      char *cn = dup_text(s, field(rv, "function"));
+      TSNode ra = field(rv, "arguments");
+      if (cn &&
+          (strcmp(last_comp(cn), "getattr") == 0 ||
+           strcmp(last_comp(cn), "safe_getattr") == 0) &&
+          ts_node_named_child_count(ra) == 3) {
+        rv = ts_node_named_child(ra, 2);
+        dflt = 1;
+      }
+    }
+    {
+      val fv = eval(s, rv, 0);
+      TSNode an = field(left, "attribute");
+      if ((fv.kind == SM__V_NUM || fv.kind == SM__V_BOOL) &&
+          !ts_node_is_null(an))
+        factory_kv(s, s->func,
+                   sm__printf(s->c, "%s%s", dflt ? "?" : "", dup_text(s, an)),
+                   fv.num, e);
+    }
   }
   if (is(left, "attribute") && !s->config_only) {
     const char *r = ref_name(s, left);
@@ -1669,10 +2196,101 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
       sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
     if (v.kind == SM__V_EXPR)
       batch_division(s, r, v.str, e);
+    if (v.kind == SM__V_EXPR &&
+        (is(right, "boolean_operator") || is(right, "comparison_operator") ||
+         is(right, "not_operator")) &&
+        !strstr(v.str, last_comp(r)))
+      /* args.distributed = args.world_size > 1 or args.mp: a switch the
+       * guards of the strategies read. */
+      put(s, r, v, s->layer, e);
   }
 }
 
 static void visit(scan *s, TSNode n, int depth);
+static void visit_children(scan *s, TSNode n, int depth);
+static int off_path(scan *s, TSNode n);
+
+/* A condition as RPN; the parts that cannot be compiled (calls, `in`)
+ * are unknown ("?"), so that and/or/not still decide around them. */
+static void cond_into(scan *s, TSNode n, sm_buf *out, int depth) {
+  if (depth > 20) {
+    sm_buf_adds(out, " ?");
+    return;
+  }
+  if (is(n, "parenthesized_expression")) {
+    cond_into(s, ts_node_named_child(n, 0), out, depth + 1);
+  } else if (is(n, "boolean_operator")) {
+    size_t len = 0;
+    const char *o = text(s, field(n, "operator"), &len);
+    cond_into(s, field(n, "left"), out, depth + 1);
+    cond_into(s, field(n, "right"), out, depth + 1);
+    sm_buf_adds(out, o[0] == 'a' ? " and" : " or");
+  } else if (is(n, "not_operator")) {
+    cond_into(s, field(n, "argument"), out, depth + 1);
+    sm_buf_adds(out, " not");
+  } else {
+    sm_buf t;
+    sm_buf_init(&t, 4096);
+    if (rpn(s, n, &t, depth) == 0)
+      sm_buf_adds(out, sm_buf_str(&t));
+    else
+      sm_buf_adds(out, " ?");
+    sm_buf_release(&t);
+  }
+}
+
+/* The guard of a branch: the enclosing guard and this condition. */
+static const char *guard_and(scan *s, const char *outer, const char *cond) {
+  if (outer == NULL)
+    return cond;
+  if (strlen(outer) + strlen(cond) > 2048)
+    return outer; /* too deep to follow: the outer conditions only */
+  return sm__printf(s->c, "%s %s and", outer, cond);
+}
+
+/* if / elif / else: each branch is read under its condition (and the
+ * negation of the ones before it). */
+static void visit_if(scan *s, TSNode n, int depth) {
+  const char *save = s->guard, *before = NULL;
+  uint32_t nc = ts_node_named_child_count(n);
+  TSNode cond = field(n, "condition");
+  sm_buf b;
+  const char *c0;
+  sm_buf_init(&b, 8192);
+  cond_into(s, cond, &b, 0);
+  c0 = sm__strdup(s->c, sm_buf_str(&b));
+  sm_buf_release(&b);
+  visit(s, cond, depth + 1);
+  if (c0 == NULL) {
+    visit_children(s, n, depth);
+    return;
+  }
+  s->guard = guard_and(s, save, c0);
+  visit(s, field(n, "consequence"), depth + 1);
+  before = sm__printf(s->c, "%s not", c0);
+  for (uint32_t i = 0; i < nc && before != NULL; i++) {
+    TSNode k = ts_node_named_child(n, i);
+    if (is(k, "elif_clause")) {
+      TSNode ec = field(k, "condition");
+      const char *ci;
+      sm_buf_init(&b, 8192);
+      cond_into(s, ec, &b, 0);
+      ci = sm__strdup(s->c, sm_buf_str(&b));
+      sm_buf_release(&b);
+      s->guard = save;
+      visit(s, ec, depth + 1);
+      if (ci == NULL)
+        break;
+      s->guard = guard_and(s, save, sm__printf(s->c, "%s %s and", before, ci));
+      visit(s, field(k, "consequence"), depth + 1);
+      before = sm__printf(s->c, "%s %s not and", before, ci);
+    } else if (is(k, "else_clause")) {
+      s->guard = guard_and(s, save, before);
+      visit(s, field(k, "body"), depth + 1);
+    }
+  }
+  s->guard = save;
+}
 
 static void visit_children(scan *s, TSNode n, int depth) {
   /* A cursor walks siblings in constant time each; indexing children
@@ -1740,6 +2358,74 @@ static void visit_def(scan *s, TSNode n, int depth) {
   s->top = save_top;
 }
 
+/* A registry decorator (@register_model("name"), @register_model_
+ * architecture("model", "arch"), @ARCH.register("name", config=Cfg)):
+ * each name it registers selects the decorated function (whose
+ * assignments set the architecture) or the configuration class it
+ * names. */
+static void registry_decorator(scan *s, TSNode call, TSNode def) {
+  char *callee = dup_text(s, field(call, "function"));
+  TSNode args = field(call, "arguments");
+  TSNode dn = field(def, "name");
+  uint32_t nc = ts_node_named_child_count(args);
+  char low[128];
+  const char *cfg_cls = NULL, *target;
+  size_t n;
+  if (callee == NULL || ts_node_is_null(dn) || s->config_only)
+    return;
+  n = strlen(last_comp(callee));
+  if (n >= sizeof(low))
+    return;
+  for (size_t i = 0; i <= n; i++)
+    low[i] = (char)tolower((unsigned char)last_comp(callee)[i]);
+  if (strstr(low, "register") == NULL)
+    return;
+  target = dup_text(s, dn);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    if (is(a, "keyword_argument")) {
+      char *k = dup_text(s, field(a, "name"));
+      TSNode v = field(a, "value");
+      if (k &&
+          (strcmp(k, "dataclass") == 0 || strcmp(k, "config") == 0 ||
+           strcmp(k, "config_class") == 0 || strcmp(k, "cfg") == 0) &&
+          (is(v, "identifier") || is(v, "attribute")))
+        cfg_cls = dup_text(s, v);
+    }
+  }
+  /* The name it registers: name=, or the last string argument (the
+   * first ones name what it belongs to: register_model_architecture(
+   * "model", "arch")). */
+  {
+    TSNode last = {0};
+    val v = {-1, 0, NULL, 0};
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode a = ts_node_named_child(args, i);
+      if (is(a, "keyword_argument")) {
+        char *k = dup_text(s, field(a, "name"));
+        if (k != NULL && strcmp(k, "name") == 0) {
+          last = field(a, "value");
+          break;
+        }
+        continue;
+      }
+      if (is(a, "string"))
+        last = a;
+    }
+    if (!ts_node_is_null(last))
+      v = eval(s, last, 0);
+    if (v.kind != SM__V_STR || v.str[0] == '\0' || strlen(v.str) > 100)
+      return;
+    if (is(def, "function_definition") && target != NULL &&
+        strcmp(v.str, target) != 0)
+      factory_kv(s, v.str, sm__printf(s->c, "@alias:%s", target), 0,
+                 ev(s, last));
+    if (cfg_cls != NULL)
+      factory_kv(s, v.str, sm__printf(s->c, "@class:%s", cfg_cls), 0,
+                 ev(s, last));
+  }
+}
+
 static void visit_decorated(scan *s, TSNode n, int depth) {
   uint32_t nc = ts_node_named_child_count(n);
   for (uint32_t i = 0; i < nc; i++) {
@@ -1751,6 +2437,7 @@ static void visit_decorated(scan *s, TSNode n, int depth) {
     call = ts_node_named_child(d, 0);
     if (!is(call, "call"))
       continue;
+    registry_decorator(s, call, field(n, "definition"));
     callee = dup_text(s, field(call, "function"));
     if (callee && strcmp(last_comp(callee), "main") == 0 &&
         strstr(callee, "hydra") != NULL) {
@@ -1790,8 +2477,15 @@ static void visit(scan *s, TSNode n, int depth) {
       return;
     }
   }
+  if (depth == 1 && s->reach != NULL && s->func == NULL && s->cls == NULL &&
+      off_path(s, n))
+    return;
   switch (t[0]) {
   case 'i':
+    if (strcmp(t, "if_statement") == 0 && !s->config_only) {
+      visit_if(s, n, depth);
+      return;
+    }
     if (strcmp(t, "import_statement") == 0 ||
         strcmp(t, "import_from_statement") == 0) {
       visit_import(s, n);
@@ -1835,6 +2529,11 @@ static void visit(scan *s, TSNode n, int depth) {
       visit_assignment(s, n, 1);
       return;
     }
+    break;
+  case 'r':
+    if (strcmp(t, "return_statement") == 0 && s->func != NULL &&
+        is(ts_node_named_child(n, 0), "dictionary"))
+      code_dict(s, NULL, ts_node_named_child(n, 0));
     break;
   case 'b':
     if (strcmp(t, "binary_operator") == 0 && !s->config_only &&
@@ -1891,6 +2590,140 @@ static int has_code(TSNode root) {
   return 0;
 }
 
+/* ==== Definitions on the job's path ==== */
+
+#define REACH_CAP 4096
+
+static void reach_add(uint64_t *set, uint64_t h) {
+  size_t k;
+  for (k = h % REACH_CAP; set[k] != 0; k = (k + 1) % REACH_CAP)
+    if (set[k] == h)
+      return;
+  set[k] = h;
+}
+
+static int reach_has(const uint64_t *set, uint64_t h) {
+  for (size_t k = h % REACH_CAP; set[k] != 0; k = (k + 1) % REACH_CAP)
+    if (set[k] == h)
+      return 1;
+  return 0;
+}
+
+/* The definition itself of a top-level statement (decorators
+ * unwrapped), or a null node. */
+static TSNode top_def(TSNode n) {
+  if (is(n, "decorated_definition"))
+    n = field(n, "definition");
+  if (is(n, "function_definition") || is(n, "class_definition"))
+    return n;
+  return (TSNode){0};
+}
+
+/* Every identifier under n into set (bounded). */
+static void idents_into(scan *s, TSNode n, uint64_t *set, size_t *used,
+                        int depth) {
+  TSTreeCursor cur;
+  if (depth > MAX_TREE_DEPTH || *used * 2 >= REACH_CAP)
+    return;
+  if (is(n, "identifier")) {
+    size_t len;
+    const char *t = text(s, n, &len);
+    reach_add(set, ident_hash(t, len));
+    (*used)++;
+    return;
+  }
+  cur = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&cur)) {
+    do {
+      TSNode k = ts_tree_cursor_current_node(&cur);
+      if (ts_node_is_named(k))
+        idents_into(s, k, set, used, depth + 1);
+    } while (ts_tree_cursor_goto_next_sibling(&cur));
+  }
+  ts_tree_cursor_delete(&cur);
+}
+
+/* A module imported for some of its names: the top-level definitions
+ * that those names, the module-level code and what they use in turn
+ * reach.  The others are not on the job's path and are not read (a
+ * wrapper function nobody calls enables nothing).  Returns the set of
+ * reachable names, or NULL when everything is read. */
+static uint64_t *reachable_defs(scan *s, TSNode root) {
+  uint32_t nc = ts_node_named_child_count(root);
+  uint64_t *reach, *seen;
+  size_t used = 0;
+  int changed = 1, rounds = 0;
+  if (s->want == NULL || nc > 4096)
+    return NULL;
+  reach = sm_calloc(REACH_CAP, sizeof(uint64_t));
+  seen = sm_calloc(REACH_CAP, sizeof(uint64_t));
+  if (reach == NULL || seen == NULL) {
+    sm_free(reach);
+    sm_free(seen);
+    return NULL;
+  }
+  /* The names the importers want, and what module-level code uses. */
+  for (const char *a = s->want + 1; *a;) {
+    const char *b = strchr(a, ',');
+    if (b == NULL)
+      break;
+    if (b > a)
+      reach_add(reach, ident_hash(a, (size_t)(b - a)));
+    a = b + 1;
+  }
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode k = ts_node_named_child(root, i);
+    if (ts_node_is_null(top_def(k)))
+      idents_into(s, k, reach, &used, 0);
+  }
+  /* What the reachable definitions use, until nothing changes. */
+  while (changed && rounds++ < 64 && used * 2 < REACH_CAP) {
+    changed = 0;
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(root, i), d = top_def(k);
+      size_t len;
+      const char *t;
+      uint64_t h;
+      if (ts_node_is_null(d))
+        continue;
+      t = text(s, field(d, "name"), &len);
+      h = ident_hash(t, len);
+      if (!reach_has(reach, h) || reach_has(seen, h))
+        continue;
+      reach_add(seen, h);
+      idents_into(s, d, reach, &used, 0);
+      changed = 1;
+    }
+  }
+  sm_free(seen);
+  if (used * 2 >= REACH_CAP) {
+    /* Too many names to tell: read everything. */
+    sm_free(reach);
+    return NULL;
+  }
+  return reach;
+}
+
+/* Is the top-level definition n off the job's path? */
+static int off_path(scan *s, TSNode n) {
+  TSNode d = top_def(n);
+  size_t len;
+  const char *t;
+  if (s->reach == NULL || ts_node_is_null(d))
+    return 0;
+  t = text(s, field(d, "name"), &len);
+  if (reach_has(s->reach, ident_hash(t, len)))
+    return 0;
+  if (is(d, "class_definition")) {
+    /* Its name still says which classes the repository defines. */
+    const char **slot = sm__vec_push(&s->c->classes);
+    if (slot)
+      *slot = sm__strndup(s->c, t, len);
+  }
+  s->skipped++;
+  return 1;
+}
+
 static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
                      int depth, int config_only, const char *want) {
   const char *src;
@@ -1928,7 +2761,10 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
   s.used = sm_calloc(USED_CAP, sizeof(uint64_t));
   s.top = -1;
   s.want = want;
+  if (depth >= 1 && !config_only)
+    s.reach = reachable_defs(&s, root);
   visit(&s, root, 0);
+  sm_free(s.reach);
   /* Only what the file's needed code uses is on the job's path; a name
    * the importers want that the file only re-exports counts too. */
   for (int i = 0; i < s.npend; i++)
@@ -2087,4 +2923,109 @@ int sm__py_config(sm__ctx *c, const char *rel, int layer) {
   rc = scan_file(c, parser, rel, layer, MAX_IMPORT_DEPTH, 1, NULL);
   ts_parser_delete(parser);
   return rc;
+}
+
+/* ==== Registries looked up by name ==== */
+
+#define REG_MAX_FILES 400
+#define REG_MAX_BYTES (12u << 20)
+
+/* Does the text register or define name (a decorator's "name", 'name',
+ * or def name(...))? */
+static int names_it(const char *text, size_t len, const char *name) {
+  char pat[3][128];
+  size_t nl = strlen(name);
+  snprintf(pat[0], sizeof(pat[0]), "\"%s\"", name);
+  snprintf(pat[1], sizeof(pat[1]), "'%s'", name);
+  snprintf(pat[2], sizeof(pat[2]), "def %s(", name);
+  for (int i = 0; i < 3; i++)
+    if (nl + 5 < sizeof(pat[i]) && memmem(text, len, pat[i], strlen(pat[i])))
+      return 1;
+  return 0;
+}
+
+typedef struct regsearch {
+  sm__ctx *c;
+  const char *name;
+  int files;
+  size_t bytes;
+  int hits;
+} regsearch;
+
+static void reg_dir(regsearch *r, const char *dir, int depth) {
+  const char **names;
+  int n = sm__src_list(r->c, dir, &names, 512);
+  for (int i = 0; i < n && r->files < REG_MAX_FILES && r->hits < 4; i++) {
+    const char *p =
+        sm__printf(r->c, "%s%s%s", dir, dir[0] ? "/" : "", names[i]);
+    size_t nl = strlen(names[i]);
+    const char *text;
+    size_t len;
+    if (p == NULL)
+      continue;
+    if (nl > 3 && strcmp(names[i] + nl - 3, ".py") == 0) {
+      if (r->bytes > REG_MAX_BYTES || !sm__fs_is_file(r->c, p))
+        continue;
+      r->files++;
+      if (sm__src_text(r->c, p, &text, &len) != 0)
+        continue;
+      r->bytes += len;
+      if (names_it(text, len, r->name)) {
+        sm__py_queue(r->c, p, SM__L_CODE, 1);
+        r->hits++;
+      }
+    } else if (depth == 0 && strchr(names[i], '.') == NULL &&
+               sm__fs_is_dir(r->c, p)) {
+      reg_dir(r, p, depth + 1);
+    }
+  }
+}
+
+void sm__registry_lookup(sm__ctx *c) {
+  static const char *const sel[] = {"model_type",  "arch",    "model",
+                                    "model_name",  "network", "architecture",
+                                    "model._name", NULL};
+  static const char *const regs[] = {"models",   "model", "modeling",
+                                     "archs",    "arch",  "architectures",
+                                     "networks", "nets",  NULL};
+  for (int k = 0; sel[k]; k++) {
+    const char *names[2] = {sel[k], NULL};
+    const sm__param *p = sm__param_get_min(c, names, SM__L_ENTRY);
+    const char *bases[4], **kids;
+    int known = 0, nb = 0, nk;
+    regsearch r;
+    if (p == NULL || p->kind != SM__V_STR || strlen(p->str) < 2 ||
+        strlen(p->str) > 100 || strpbrk(p->str, "/ .:") != NULL)
+      continue;
+    for (int i = 0; i < c->factories.n && !known; i++)
+      known = strcasecmp(SM__AT(c->factories, sm__kv, i).group, p->str) == 0;
+    for (int i = 0; i < c->presets.n && !known; i++)
+      known = strcmp(SM__AT(c->presets, sm__kv, i).group, p->str) == 0;
+    if (known)
+      continue;
+    memset(&r, 0, sizeof(r));
+    r.c = c;
+    r.name = p->str;
+    /* Registry directories near the entry, at the root, and one level
+     * under the root (pkg/models). */
+    if (c->entry_dir && c->entry_dir[0])
+      bases[nb++] = c->entry_dir;
+    if (c->entry_pkg && c->entry_pkg[0])
+      bases[nb++] = c->entry_pkg;
+    bases[nb++] = "";
+    for (int b = 0; b < nb && r.hits < 4; b++)
+      for (int g = 0; regs[g] && r.hits < 4; g++) {
+        const char *d =
+            sm__printf(c, "%s%s%s", bases[b], bases[b][0] ? "/" : "", regs[g]);
+        if (d && sm__fs_is_dir(c, d))
+          reg_dir(&r, d, 0);
+      }
+    nk = sm__src_list(c, "", &kids, 256);
+    for (int i = 0; i < nk && r.hits < 4; i++)
+      for (int g = 0; regs[g] && r.hits < 4; g++) {
+        const char *d = sm__printf(c, "%s/%s", kids[i], regs[g]);
+        if (d && strchr(kids[i], '.') == NULL && sm__fs_is_dir(c, d))
+          reg_dir(&r, d, 0);
+      }
+  }
 }

@@ -4,7 +4,9 @@
  * parallel ranks x accumulation, the learning rate as the code rescales
  * it), normalised names, and task and domain from the evidence.  A field
  * that cannot be established stays unknown. */
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,9 +45,9 @@ static const sm__param *get_num(sm__ctx *c, const char *const *names,
 
 static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
                                   int positive, double *out, int min_layer) {
-  const char *left[48];
+  const char *left[256];
   int n = 0;
-  for (; names[n] && n < 47; n++)
+  for (; names[n] && n < 255; n++)
     left[n] = names[n];
   left[n] = NULL;
   while (n > 0) {
@@ -75,9 +77,9 @@ static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
 }
 
 static const sm__param *get_str(sm__ctx *c, const char *const *names) {
-  const char *left[48];
+  const char *left[256];
   int n = 0;
-  for (; names[n] && n < 47; n++)
+  for (; names[n] && n < 255; n++)
     left[n] = names[n];
   left[n] = NULL;
   while (n > 0) {
@@ -101,46 +103,152 @@ static const sm__param *get_str(sm__ctx *c, const char *const *names) {
 
 /* ==== Presets and factories ==== */
 
+/* Keys one preset application has set: an architecture function's
+ * defaults come first, those of the functions it calls fill the rest. */
+typedef struct applied {
+  const char *k[128];
+  int n;
+  int calls; /* names followed, bounded */
+} applied;
+
+static int applied_has(applied *ap, const char *key) {
+  for (int i = 0; i < ap->n; i++)
+    if (strcasecmp(ap->k[i], key) == 0)
+      return 1;
+  if (ap->n < 128)
+    ap->k[ap->n++] = key;
+  return 0;
+}
+
+/* The values a selected name sets: a factory function's (kwargs of the
+ * calls it makes: presets over everything), an architecture function's
+ * attribute assignments (defaults under the command), the functions it
+ * calls, a registered configuration class's defaults, following
+ * module-level and registry aliases. */
+static void apply_named(sm__ctx *c, const char *name, int depth, applied *ap) {
+  if (name == NULL || depth > 8 || ++ap->calls > 64)
+    return;
+  for (int i = 0; i < c->factories.n; i++) {
+    sm__kv kv = SM__AT(c->factories, sm__kv, i);
+    if (strcasecmp(kv.group, name) != 0)
+      continue;
+    if (strncmp(kv.key, "@alias:", 7) == 0) {
+      apply_named(c, kv.key + 7, depth + 1, ap);
+    } else if (strncmp(kv.key, "@call:", 6) == 0) {
+      /* Applied after this function's own values. */
+    } else if (strncmp(kv.key, "@class:", 7) == 0) {
+      /* The class's defaults, resolved in the registering module. */
+      const char *colon = kv.ev ? strrchr(kv.ev, ':') : NULL;
+      const char *rel =
+          colon ? sm__strndup(c, kv.ev, (size_t)(colon - kv.ev)) : NULL;
+      sm__vnode *cls = rel ? sm__py_resolve(c, rel, kv.key + 7) : NULL;
+      sm__vnode *obj =
+          cls && cls->t == SM__T_CLASS ? sm__py_instantiate(c, cls) : NULL;
+      if (obj != NULL)
+        sm__vt_publish(c, obj, NULL, SM__L_CONFIG);
+    } else if (kv.key[0] == '?') {
+      if (!applied_has(ap, kv.key + 1))
+        sm__param_num(c, kv.key + 1, kv.num, SM__V_NUM, SM__L_CONFIG, kv.ev);
+    } else if (kv.key[0] != '@') {
+      applied_has(ap, kv.key);
+      sm__param_num(c, kv.key, kv.num, SM__V_NUM, SM__L_PRESET, kv.ev);
+    }
+  }
+  for (int i = 0; i < c->factories.n; i++) {
+    sm__kv kv = SM__AT(c->factories, sm__kv, i);
+    if (strcasecmp(kv.group, name) == 0 && strncmp(kv.key, "@call:", 6) == 0)
+      apply_named(c, kv.key + 6, depth + 1, ap);
+  }
+}
+
 /* Applies a preset table or a factory function selected by a name value
  * (model_type = 'gpt-mini', arch = 'vit_small'). */
 static void apply_presets(sm__ctx *c) {
-  static const char *const sel[] = {"model_type",   "arch",      "model",
-                                    "model_name",   "init_from", "network",
-                                    "architecture", NULL};
+  static const char *const sel[] = {"model_type",   "arch",        "model",
+                                    "model_name",   "init_from",   "network",
+                                    "architecture", "model._name", NULL};
   for (int s = 0; sel[s]; s++) {
     const char *names[2] = {sel[s], NULL};
     const sm__param *p = sm__param_get(c, names);
     const char *sel_val;
+    applied ap;
     if (p == NULL || p->kind != SM__V_STR)
       continue;
     /* The store may move while presets are added: keep the string. */
     sel_val = p->str;
-    for (int i = 0; i < c->presets.n; i++) {
-      sm__kv *kv = &SM__AT(c->presets, sm__kv, i);
-      if (strcmp(kv->group, sel_val) == 0)
-        sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
-    }
+    memset(&ap, 0, sizeof(ap));
     {
-      const char *fn = sel_val;
-      /* Follow module-level aliases of factory functions. */
-      for (int hop = 0; hop < 4; hop++) {
-        const char *next = NULL;
-        for (int i = 0; i < c->factories.n && next == NULL; i++) {
-          sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
-          if (strcasecmp(kv->group, fn) == 0 &&
-              strncmp(kv->key, "@alias:", 7) == 0)
-            next = kv->key + 7;
+      /* A path or Hub id selects by its last component
+       * (checkpoints/org/phi-2 selects the preset phi-2). */
+      const char *last = strrchr(sel_val, '/');
+      int hit = 0;
+      last = last && last[1] ? last + 1 : NULL;
+      int ruled_out = 0;
+      for (int pass = 0; pass < 2 && !hit; pass++)
+        for (int i = 0; i < c->presets.n; i++) {
+          sm__kv kv = SM__AT(c->presets, sm__kv, i);
+          if (pass == 0 ? strcmp(kv.group, sel_val) == 0
+                        : last != NULL && strcasecmp(kv.group, last) == 0) {
+            /* A table the code applies only under a condition
+             * (`if type_given and not params_given:`) that the job's
+             * values rule out. */
+            if (kv.guard != NULL && sm__cond_value(c, kv.guard) == 0) {
+              ruled_out = 1;
+              continue;
+            }
+            sm__param_num(c, kv.key, kv.num, SM__V_NUM, SM__L_PRESET, kv.ev);
+            hit = 1;
+          }
         }
-        if (next == NULL)
-          break;
-        fn = next;
-      }
-      for (int i = 0; i < c->factories.n; i++) {
-        sm__kv *kv = &SM__AT(c->factories, sm__kv, i);
-        if (strcasecmp(kv->group, fn) == 0 && kv->key[0] != '@')
-          sm__param_num(c, kv->key, kv->num, SM__V_NUM, SM__L_PRESET, kv->ev);
-      }
+      if (ruled_out && !hit)
+        c->void_sel = sel[s];
     }
+    apply_named(c, sel_val, 0, &ap);
+  }
+}
+
+/* ==== Strategies the code turns on ==== */
+
+/* Whether the calls that turn strategy sig on are reached with the
+ * job's options: 1 at least one is, 0 none is, -1 it depends on
+ * something unknown, 2 no call was seen. */
+static int use_state(sm__ctx *c, int sig) {
+  int any = 0, maybe = 0;
+  for (int i = 0; i < c->uses.n; i++) {
+    const sm__use *u = &SM__AT(c->uses, sm__use, i);
+    int v;
+    if (u->sig != sig)
+      continue;
+    any = 1;
+    v = u->guard ? sm__cond_value(c, u->guard) : 1;
+    if (v == 1)
+      return 1;
+    /* In imported code an undecided branch is the library's own choice
+     * among strategies (`if self.distributed_type == FSDP:`), not the
+     * job's: only the entry's undecided branches may be taken. */
+    if (v < 0 && (u->layer >= SM__L_ENTRY || sig == SM__SIG_DDP))
+      maybe = 1;
+  }
+  return !any ? 2 : maybe ? -1 : 0;
+}
+
+/* A strategy whose every call sits in a branch the job's options do not
+ * take (`if args.distributed: DDP(model)` without distribution) is not
+ * used. */
+static void prune_strategies(sm__ctx *c) {
+  static const int sigs[] = {SM__SIG_DDP,  SM__SIG_FSDP,  SM__SIG_DEEPSPEED,
+                             SM__SIG_DP,   SM__SIG_SPAWN, SM__SIG_AMP,
+                             SM__SIG_FP16, SM__SIG_BF16};
+  for (size_t k = 0; k < SM_ARRAY_LEN(sigs); k++) {
+    int sig = sigs[k], from_use = 0;
+    if (c->sig[sig] == NULL || use_state(c, sig) != 0)
+      continue;
+    for (int i = 0; i < c->uses.n && !from_use; i++) {
+      const sm__use *u = &SM__AT(c->uses, sm__use, i);
+      from_use = u->sig == sig && strcmp(u->ev, c->sig[sig]) == 0;
+    }
+    if (from_use)
+      c->sig[sig] = NULL;
   }
 }
 
@@ -215,6 +323,27 @@ static int jax_mesh(sm__ctx *c, double *devices, double *hosts, const char **ev,
   return 1;
 }
 
+/* A process-count option defaulting to the visible devices that the job
+ * leaves at its default. */
+static int all_gpus_option(sm__ctx *c, double *set, const char **ev) {
+  const char *const names[] = {"__all_gpus_option", NULL};
+  const sm__param *p = sm__param_get(c, names), *q;
+  const char *opt[2];
+  *set = 0;
+  if (p == NULL || p->kind != SM__V_STR)
+    return 0;
+  opt[0] = p->str;
+  opt[1] = NULL;
+  q = sm__param_get_min(c, opt, SM__L_CONFIG);
+  if (q == NULL)
+    return 1;
+  /* Set by the job: that many processes. */
+  if (sm__param_value(c, q, set) != 0 || *set < 1)
+    *set = 0;
+  *ev = q->ev;
+  return 0;
+}
+
 static void resources(sm__ctx *c) {
   double nodes = 0, gpus = 0, v, mesh_dev = 0, mesh_hosts = 0;
   const char *nev = NULL, *gev = NULL, *mesh_ev = NULL, *mesh_axis = NULL;
@@ -265,10 +394,26 @@ static void resources(sm__ctx *c) {
              (p = get_num(c, sm__keys("gpus"), 1, &v)) != NULL) {
     gpus = v * (nodes > 0 ? nodes : 1);
     gev = p->ev;
+  } else if (!c->launcher && c->entry != NULL && c->sig[SM__SIG_RELAUNCH]) {
+    /* The program runs a launcher on itself over the visible GPUs. */
+    gpus = 0;
+    c->multiproc = 1;
+  } else if (!c->launcher && c->entry != NULL && all_gpus_option(c, &v, &gev)) {
+    /* The program starts one process per visible GPU unless told. */
+    gpus = 0;
+    c->multiproc = 1;
+  } else if (!c->launcher && c->entry != NULL && v > 0) {
+    /* ... and as many as the job tells it. */
+    gpus = v * (nodes > 0 ? nodes : 1);
+    if (gpus > 1)
+      c->multiproc = 1;
   } else if (!c->launcher && c->entry != NULL &&
              ((c->sig[SM__SIG_DEVICE_COUNT] &&
                c->sig_layer[SM__SIG_DEVICE_COUNT] >= SM__L_ENTRY) ||
-              c->sig[SM__SIG_DEVICE_MAP] || c->sig[SM__SIG_DS_LAUNCHER])) {
+              c->sig[SM__SIG_DEVICE_MAP] || c->sig[SM__SIG_DS_LAUNCHER] ||
+              c->sig[SM__SIG_DP] || c->sig[SM__SIG_SPAWN])) {
+    /* DataParallel splits each batch over every visible GPU; a script
+     * that spawns its own workers starts one per GPU. */
     gpus = 0; /* one process that takes every visible GPU */
     /* device_map="auto" spreads one model over them: one data-parallel
      * rank. */
@@ -303,16 +448,43 @@ static double model_parallel(sm__ctx *c, double *tp, double *pp,
   return *tp * *pp;
 }
 
+static int help_global(sm__ctx *c, const char *leaf) {
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i);
+    if (p->kind == SM__V_STR && strcmp(p->key, "__help.global") == 0 &&
+        strcmp(p->str, leaf) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 static void batches(sm__ctx *c) {
   const sm__param *pd, *acc, *gb, *bs;
   double per = 0, accum = 1, g, v, tp, pp, mp;
   const char *mev = NULL;
   int micro_style;
 
-  pd = get_num(c, sm__keys("per_device"), 1, &per);
-  acc = get_num(c, sm__keys("accum"), 1, &accum);
+  {
+    /* Batches filled up to a length (dynamic batching by duration or
+     * tokens) have no fixed number of samples. */
+    const sm__param *dyn =
+        sm__param_get_min(c, sm__role_keys(c, "dynamic_batch"), SM__L_ENTRY);
+    if (dyn != NULL && (dyn->kind == SM__V_BOOL || dyn->kind == SM__V_NUM) &&
+        dyn->num != 0)
+      return;
+  }
+  pd = get_num(c, sm__role_keys(c, "per_device"), 1, &per);
+  acc = get_num(c, sm__role_keys(c, "accum"), 1, &accum);
   mp = model_parallel(c, &tp, &pp, &mev);
-  gb = get_num(c, sm__keys("global"), 1, &g);
+  gb = get_num(c, sm__role_keys(c, "global"), 1, &g);
+  if (pd != NULL && gb != NULL && pd == gb)
+    pd = NULL; /* one option, known as the total */
+  if (pd != NULL && gb == NULL && help_global(c, pd->leaf)) {
+    /* The option's help says it is the batch of all GPUs together. */
+    gb = pd;
+    g = per;
+    pd = NULL;
+  }
   if (pd != NULL && gb == NULL && c->sig[SM__SIG_BATCH_DIV] &&
       strstr(pd->leaf, "micro") == NULL) {
     /* The code divides the batch option by the world size: it is the
@@ -364,12 +536,52 @@ static void batches(sm__ctx *c) {
             c->gpn_ev && strcmp(pd->ev, "command") == 0 ? "command" : pd->ev);
 }
 
+/* A length written with its unit ("1000ba", "2ep", "10000sp",
+ * "5e9tok", "300it"): 's' steps, 'e' epochs, 'p' samples, 't' tokens;
+ * 0 when s is not one. */
+static int time_string(const char *s, double *v) {
+  static const struct {
+    const char *u;
+    int kind;
+  } units[] = {{"ba", 's'},      {"batch", 's'},  {"batches", 's'},
+               {"it", 's'},      {"iter", 's'},   {"iters", 's'},
+               {"step", 's'},    {"steps", 's'},  {"ep", 'e'},
+               {"epoch", 'e'},   {"epochs", 'e'}, {"sp", 'p'},
+               {"samples", 'p'}, {"tok", 't'},    {"tokens", 't'}};
+  char *end;
+  if (s == NULL || !(isdigit((unsigned char)s[0]) || s[0] == '.'))
+    return 0;
+  *v = strtod(s, &end);
+  if (end == s || !isfinite(*v) || *v <= 0)
+    return 0;
+  for (size_t i = 0; i < SM_ARRAY_LEN(units); i++)
+    if (strcasecmp(end, units[i].u) == 0)
+      return units[i].kind;
+  return 0;
+}
+
 static void iterations(sm__ctx *c) {
-  const sm__param *s = sm__param_get(c, sm__keys("steps"));
-  const sm__param *e = sm__param_get(c, sm__keys("epochs"));
-  double sv = 0, ev = 0;
+  const sm__param *s = sm__param_get(c, sm__role_keys(c, "steps"));
+  const sm__param *e = sm__param_get(c, sm__role_keys(c, "epochs"));
+  const sm__param *d = sm__param_get(c, sm__keys("duration"));
+  double sv = 0, ev = 0, dv = 0;
   int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
+  int dk = d && d->kind == SM__V_STR ? time_string(d->str, &dv) : 0;
+
+  if (dk && (!s_ok || d->layer >= s->layer) &&
+      (!e_ok || d->layer >= e->layer)) {
+    /* A duration with its unit (Composer-style max_duration: 2ep). */
+    if (dk == 's' || dk == 'e') {
+      set_num(c, SM_META_ITERATIONS, dv, d->ev);
+      set_str(c, SM_META_ITERATION_TYPE, dk == 's' ? "steps" : "epochs", d->ev);
+    } else {
+      /* A budget of samples or tokens: steps once the batch is known. */
+      sm__param_num(c, dk == 'p' ? "__budget_samples" : "__budget_tokens", dv,
+                    SM__V_NUM, d->layer, d->ev);
+    }
+    return;
+  }
 
   if (s_ok && (!e_ok || s->layer >= e->layer)) {
     set_num(c, SM_META_ITERATIONS, sv, s->ev);
@@ -380,8 +592,37 @@ static void iterations(sm__ctx *c) {
   }
 }
 
+/* A length given as a budget of samples (Megatron --train-samples) or
+ * tokens: the optimizer steps are the budget over the global batch, in
+ * sequences or in tokens. */
+static void budget_iterations(sm__ctx *c) {
+  const sm__param *p;
+  double v, g, seq;
+  if (known(c, SM_META_ITERATIONS) || !known(c, SM_META_GLOBAL_BATCH_SIZE))
+    return;
+  g = num_of(c, SM_META_GLOBAL_BATCH_SIZE);
+  if (g <= 0)
+    return;
+  if (((p = get_num_l(c, N("__budget_samples"), 1, &v, 0)) != NULL ||
+       (p = get_num_l(c, sm__role_keys(c, "samples"), 1, &v, SM__L_ENTRY)) !=
+           NULL) &&
+      p->kind != SM__V_BOOL && v >= g) {
+    set_num(c, SM_META_ITERATIONS, floor(v / g), p->ev);
+    set_str(c, SM_META_ITERATION_TYPE, "steps", p->ev);
+    return;
+  }
+  if (((p = get_num_l(c, N("__budget_tokens"), 1, &v, 0)) != NULL ||
+       (p = get_num_l(c, sm__keys("tokens_budget"), 1, &v, SM__L_ENTRY)) !=
+           NULL) &&
+      get_num_l(c, sm__role_keys(c, "seq_len"), 1, &seq, SM__L_ENTRY) != NULL &&
+      seq > 0 && v >= g * seq) {
+    set_num(c, SM_META_ITERATIONS, floor(v / (g * seq)), p->ev);
+    set_str(c, SM_META_ITERATION_TYPE, "steps", p->ev);
+  }
+}
+
 static void learning_rate(sm__ctx *c) {
-  const char *const *names = sm__keys("lr");
+  const char *const *names = sm__role_keys(c, "lr");
   const char *const r1[] = {"__lr_rescale", NULL};
   const char *const r2[] = {"__lr_rescale2", NULL};
   double lr, v;
@@ -451,8 +692,8 @@ static int transformer_like(sm__ctx *c, const char *model) {
         return 1;
   }
   return sm__param_get(c, N("n_embd", "n_layer", "num_hidden_layers",
-                            "num_attention_heads", "n_head", "nheads",
-                            "seq_length", "n_heads")) != NULL ||
+                            "seq_length")) != NULL ||
+         sm__param_get_min(c, sm__role_keys(c, "heads"), SM__L_ENTRY) != NULL ||
          c->sig[SM__SIG_CAUSAL_LM] != NULL || c->word_n[SM__W_LM] > 2;
 }
 
@@ -464,11 +705,17 @@ static void architecture(sm__ctx *c, const char *model) {
    * models. */
   if (!transformer_like(c, model))
     return;
-  if ((p = get_num_l(c, sm__keys("d_model"), 1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__role_keys(c, "d_model"), 1, &v, SM__L_ENTRY)) !=
+          NULL &&
+      p->kind != SM__V_BOOL)
     set_num(c, SM_META_D_MODEL, v, p->ev);
-  if ((p = get_num_l(c, sm__keys("n_layers"), 1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__role_keys(c, "n_layers"), 1, &v, SM__L_ENTRY)) !=
+          NULL &&
+      p->kind != SM__V_BOOL)
     set_num(c, SM_META_N_LAYERS, v, p->ev);
-  if ((p = get_num_l(c, sm__keys("seq_len"), 1, &v, SM__L_ENTRY)) != NULL)
+  if ((p = get_num_l(c, sm__role_keys(c, "seq_len"), 1, &v, SM__L_ENTRY)) !=
+          NULL &&
+      p->kind != SM__V_BOOL)
     set_num(c, SM_META_SEQ_LEN, v, p->ev);
 }
 
@@ -486,10 +733,15 @@ static void gpt_size_name(sm__ctx *c) {
 
   if (!d->known || !l->known)
     return;
-  if (m->known && strcmp(m->str, "gpt") != 0 && strcmp(m->str, "gpt2") != 0 &&
-      strcmp(m->str, "gptmodel") != 0 && strcmp(m->str, "gpt2model") != 0 &&
-      strcmp(m->str, "gpt2lmheadmodel") != 0)
-    return;
+  if (m->known) {
+    /* Only a bare family or a GPT class name (GPTModel, MCoreGPTModel,
+     * GPT2LMHeadModel): a name with a size or version stays. */
+    size_t ml = strlen(m->str);
+    int cls = strstr(m->str, "gpt") != NULL && ml > 5 &&
+              strcmp(m->str + ml - 5, "model") == 0;
+    if (strcmp(m->str, "gpt") != 0 && strcmp(m->str, "gpt2") != 0 && !cls)
+      return;
+  }
   if (!m->known && c->word_n[SM__W_LM] < 3)
     return;
   fam = (m->known && strstr(m->str, "gpt2")) ? "gpt2" : "gpt";
@@ -597,7 +849,9 @@ static void precision(sm__ctx *c) {
       {N("fp16", "fp16.enabled", "use_fp16", "half", "amp", "use_amp",
          "amp.enabled", "amp_enable", "enable_amp", "mixed_precision_training"),
        "fp16"},
-      {N("fp8", "use_fp8", "fp8.enabled"), "fp8"},
+      {N("fp8", "use_fp8", "fp8.enabled", "fp8_format", "fp8_recipe",
+         "fp8_mode"),
+       "fp8"},
       {N("mixed_precision", "precision", "dtype", "torch_dtype",
          "compute_dtype", "amp_dtype", "trainer.precision"),
        NULL},
@@ -720,15 +974,21 @@ static void parallelism(sm__ctx *c) {
   int ds = 0;
 
   model_parallel(c, &tp, &pp, &mev);
-  if ((p = get_num(c,
-                   N("zero_optimization.stage", "zero_stage", "deepspeed_stage",
-                     "zero.stage"),
-                   0, &v)) != NULL) {
+  /* Defaults of library plugin classes (a DeepSpeed plugin's stage)
+   * are not what the job sets. */
+  if ((p = get_num_l(c,
+                     N("zero_optimization.stage", "zero_stage",
+                       "deepspeed_stage", "zero.stage"),
+                     0, &v, SM__L_ENTRY)) != NULL) {
     zero = v;
     zev = p->ev;
   }
-  ds = get_str(c, N("deepspeed", "deepspeed_config")) != NULL ||
-       c->sig[SM__SIG_DEEPSPEED] != NULL || zero >= 0;
+  {
+    const sm__param *dp =
+        sm__param_get_min(c, N("deepspeed", "deepspeed_config"), SM__L_ENTRY);
+    ds = dp != NULL && dp->kind == SM__V_STR && dp->str[0] != '\0';
+  }
+  ds = ds || c->sig[SM__SIG_DEEPSPEED] != NULL || zero >= 0;
   if ((p = get_str(c, N("train_engine", "engine", "training_engine",
                         "dist_engine"))) != NULL) {
     /* An engine option decides over a DeepSpeed config that is only
@@ -828,6 +1088,24 @@ static void parallelism(sm__ctx *c) {
                                      : c->res->meta.f[SM_META_NODES].evidence);
     return;
   }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->multiproc) {
+    /* One process per visible GPU, started by the program itself. */
+    set_str(c, SM_META_PARALLELISM, "ddp",
+            c->sig[SM__SIG_DDP] ? c->sig[SM__SIG_DDP] : "command");
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DDP] &&
+      (c->sig[SM__SIG_SPAWN] || use_state(c, SM__SIG_DDP) == 1)) {
+    /* Worker processes the script spawns itself, each wrapped in DDP;
+     * or DDP that the job's options turn on. */
+    set_str(c, SM_META_PARALLELISM, "ddp", c->sig[SM__SIG_DDP]);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DP]) {
+    /* One process splitting each batch over the visible GPUs. */
+    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
+    return;
+  }
   if (!known(c, SM_META_GPUS) && !c->launcher) {
     if (c->sig[SM__SIG_DEVICE_MAP])
       set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
@@ -888,6 +1166,20 @@ static int drop_key(const char **left, int n, const sm__param *p) {
   return n;
 }
 
+/* torch's containers (model: !new:torch.nn.ModuleList [...]) hold the
+ * model's parts; they name no model. */
+static int container_class(const char *v) {
+  static const char *const names[] = {
+      "ModuleList",    "ModuleDict",    "Sequential", "Module",
+      "ParameterList", "ParameterDict", NULL};
+  const char *l = strrchr(v, '.');
+  l = l ? l + 1 : v;
+  for (int i = 0; names[i]; i++)
+    if (strcmp(l, names[i]) == 0)
+      return 1;
+  return 0;
+}
+
 static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
@@ -900,7 +1192,8 @@ static void model_name(sm__ctx *c, const char **model_out) {
     p = sm__param_get(c, left);
     if (p == NULL)
       break;
-    if (p->kind == SM__V_STR)
+    if (p->kind == SM__V_STR && !container_class(p->str) &&
+        !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
       name = sm__norm_model(c, p->str, &t, &d);
     if (name != NULL) {
       ev = p->ev;
@@ -909,6 +1202,29 @@ static void model_name(sm__ctx *c, const char **model_out) {
     n = drop_key(left, n, p);
     if (n < 0)
       break;
+  }
+  if (name == NULL) {
+    /* An option documented as taking a model (its default names one):
+     * the value the job gives it, or the default. */
+    for (int i = 0; i < c->params.n && name == NULL; i++) {
+      const sm__param *h = &SM__AT(c->params, sm__param, i);
+      const char *opt[2];
+      if (h->kind != SM__V_STR || strcmp(h->key, "__model_option") != 0)
+        continue;
+      opt[0] = h->str;
+      opt[1] = NULL;
+      p = sm__param_get(c, opt);
+      if (p != NULL && p->kind == SM__V_STR && p->str[0] != '\0') {
+        /* A checkpoint named after a known model adds a size or a dtype
+         * to its name: the model it names. */
+        name =
+            sm__is_known_model(c, p->str) ? NULL : sm__model_prefix(c, p->str);
+        if (name == NULL)
+          name = sm__norm_model(c, p->str, &t, &d);
+        if (name != NULL)
+          ev = p->ev;
+      }
+    }
   }
   if (name == NULL) {
     /* Hydra/Lightning: the class the model config instantiates; a
@@ -925,12 +1241,45 @@ static void model_name(sm__ctx *c, const char **model_out) {
       const char *names[2] = {inner[k], NULL};
       const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
       const char *cls;
-      if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0)
+      if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0 ||
+          container_class(q->str))
         continue;
       cls = strrchr(q->str, '.');
       name = sm__norm_model(c, cls ? cls + 1 : q->str, &t, &d);
       if (name != NULL)
         ev = q->ev;
+    }
+  }
+  if (name == NULL) {
+    /* A Hub id of a known model given to any option of the job
+     * (--pretrain org/Llama-3-8B, pretrained: org/model), by layer;
+     * the models of auxiliary roles (tokenizer, reference, reward,
+     * teacher, draft) and data or output paths are not the model. */
+    static const char *const aux[] = {
+        "token", "ref",    "reward",       "critic",    "teacher", "draft",
+        "data",  "output", "save",         "log",       "cache",   "eval",
+        "judge", "vae",    "text_encoder", "processor", NULL};
+    const sm__param *best = NULL;
+    for (int i = 0; i < c->params.n; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      const char *slash;
+      int skip = 0;
+      if (q->layer < SM__L_CONFIG || q->kind != SM__V_STR ||
+          (best != NULL && q->layer < best->layer))
+        continue;
+      slash = strchr(q->str, '/');
+      if (slash == NULL || slash == q->str || slash[1] == '\0' ||
+          strchr(slash + 1, '/') != NULL || q->str[0] == '.' ||
+          strlen(q->str) > 96 || strchr(q->str, ' ') != NULL)
+        continue;
+      for (int k = 0; aux[k] && !skip; k++)
+        skip = strstr(q->key, aux[k]) != NULL;
+      if (!skip && sm__is_known_model(c, q->str))
+        best = q;
+    }
+    if (best != NULL) {
+      name = sm__norm_model(c, best->str, &t, &d);
+      ev = best->ev;
     }
   }
   if (name == NULL) {
@@ -957,8 +1306,10 @@ static void model_name(sm__ctx *c, const char **model_out) {
     for (int i = 0; i < c->models.n; i++) {
       const sm__cand *k = &SM__AT(c->models, sm__cand, i);
       if (strncmp(k->name, "ctor:", 5) == 0) {
-        /* The first model the job's code builds, entry first. */
-        if (ctor_cand == NULL || k->weight > ctor_cand->weight)
+        /* The first model the job's code builds, entry first; not one
+         * in a branch the job's options rule out. */
+        if ((ctor_cand == NULL || k->weight > ctor_cand->weight) &&
+            (k->guard == NULL || sm__cond_value(c, k->guard) != 0))
           ctor_cand = k;
         continue;
       }
@@ -1093,14 +1444,13 @@ static void dataset(sm__ctx *c) {
   if (p != NULL && p->kind == SM__V_STR &&
       (strcasecmp(p->str, "synthetic") == 0 ||
        strcasecmp(p->str, "dummy") == 0 || strcasecmp(p->str, "fake") == 0 ||
-       strcasecmp(p->str, "random") == 0)) {
+       strcasecmp(p->str, "mock") == 0 || strcasecmp(p->str, "random") == 0)) {
     set_str(c, SM_META_DATASET, "synthetic", p->ev);
     return;
   }
   {
     const char *e3 = NULL;
-    p = sm__param_get(c, N("use_synthetic_data", "synthetic_data", "synthetic",
-                           "dummy_data", "use_dummy_data", "fake_data"));
+    p = sm__param_get(c, sm__role_keys(c, "synthetic"));
     if (p != NULL && (p->kind == SM__V_BOOL || p->kind == SM__V_NUM) &&
         p->num != 0) {
       e3 = p->ev;
@@ -1181,11 +1531,14 @@ static void dataset(sm__ctx *c) {
       char comp[256];
       const char *s, *e;
       int skip = 0;
-      if (q->layer < SM__L_CMD || q->kind != SM__V_STR ||
-          strchr(q->str, '/') == NULL)
+      /* The command's paths; and the paths a config file gives its data
+       * section (data_config.path: .../tinyshakespeare/input.txt). */
+      if (q->kind != SM__V_STR || strchr(q->str, '/') == NULL ||
+          (q->layer < SM__L_CMD &&
+           !(q->layer >= SM__L_CONFIG && strstr(q->key, "data") != NULL)))
         continue;
       for (int k = 0; not_data[k] && !skip; k++)
-        skip = strstr(q->key, not_data[k]) != NULL;
+        skip = strstr(q->leaf, not_data[k]) != NULL;
       if (skip)
         continue;
       for (s = q->str; *s && name == NULL; s = *e ? e + 1 : e) {
@@ -1241,11 +1594,15 @@ static void dataset(sm__ctx *c) {
 void sm__resolve(sm__ctx *c) {
   const char *model = NULL;
   apply_presets(c);
+  prune_strategies(c);
   resources(c);
+  /* Conditions on the world size are decided now. */
+  prune_strategies(c);
   model_name(c, &model);
   dataset(c);
   iterations(c);
   batches(c);
+  budget_iterations(c);
   learning_rate(c);
   architecture(c, model);
   gpt_size_name(c);

@@ -39,6 +39,8 @@
 #define MAX_SH_STEPS 200000
 #define MAX_LOOP 64
 #define UNK '\x01'
+/* Separates the elements of an array variable's value. */
+#define SEP '\x02'
 
 /* ==== Strings with the line of each byte ==== */
 
@@ -101,6 +103,7 @@ typedef struct svar {
   int line;         /* line of the assignment */
   int exported;     /* export */
   int multiline;    /* the value was written over several lines */
+  int array;        /* an array: elements separated by SEP */
 } svar;
 
 typedef struct sfunc {
@@ -150,6 +153,7 @@ static svar *var_find(sh *h, const char *name) {
 static void var_set(sh *h, const char *name, const lstr *v, int line,
                     int exported) {
   svar *s = var_find(h, name);
+  int array = v->n > 0 && v->s[0] == SEP;
   sm__ctx *c = h->c;
   int multi = 0;
   if (s == NULL) {
@@ -174,6 +178,7 @@ static void var_set(sh *h, const char *name, const lstr *v, int line,
     }
   }
   s->multiline = multi;
+  s->array = array;
   s->line = line;
   if (exported)
     s->exported = 1;
@@ -325,6 +330,13 @@ static const char *param_value(sh *h, const char *name, const int **ln,
   if ((v = var_find(h, name)) != NULL) {
     *ln = v->ln;
     *multi = v->multiline;
+    if (v->array) {
+      /* $A is the first element. */
+      const char *el = v->val[1] == SEP ? v->val + 2 : v->val + 1;
+      const char *e = strchr(el, SEP);
+      *ln = v->ln ? v->ln + (el - v->val) : NULL;
+      return e ? sm__strndup(h->c, el, (size_t)(e - el)) : el;
+    }
     return v->val;
   }
   {
@@ -547,6 +559,64 @@ static void expand_param(sh *h, TSNode n, fields *fl, int quoted) {
            k + 1 < sizeof(name))
       name[k++] = *p++;
   name[k] = '\0';
+  if (p < e && *p == '[' && !indirect) {
+    /* ${A[@]}, ${A[*]}, ${#A[@]}, ${A[2]}: arrays. */
+    const char *rb = memchr(p, ']', (size_t)(e - p));
+    svar *av = var_find(h, name);
+    char idx[32];
+    if (rb == NULL || (size_t)(rb - p - 1) >= sizeof(idx)) {
+      char u[2] = {UNK, 0};
+      emit(fl, u, NULL, 1, line, 1);
+      return;
+    }
+    snprintf(idx, sizeof(idx), "%.*s", (int)(rb - p - 1), p + 1);
+    p = rb + 1;
+    if (av == NULL) {
+      if (len_op)
+        emit(fl, "0", NULL, 1, line, 1);
+      else if (quoted && strcmp(idx, "@") != 0)
+        cur_field(fl);
+      return;
+    }
+    {
+      /* Elements: each one follows a SEP after the leading marker; a
+       * scalar is an array of one element. */
+      int count = 0, want = -1, all = idx[0] == '@' || idx[0] == '*';
+      if (!all) {
+        char *end;
+        want = (int)strtol(idx, &end, 10);
+        if (*end != '\0' || want < 0) {
+          char u[2] = {UNK, 0};
+          emit(fl, u, NULL, 1, line, 1);
+          return;
+        }
+      }
+      for (const char *at = av->array ? av->val + 1 : av->val;
+           av->array ? *at == SEP : count == 0; count++) {
+        const char *el = av->array ? at + 1 : at;
+        const char *nx = strchr(el, SEP);
+        size_t en = nx ? (size_t)(nx - el) : strlen(el);
+        if (!len_op && (all || count == want)) {
+          if (all) {
+            fl->open = 0;
+            if (quoted)
+              cur_field(fl);
+          }
+          emit(fl, el, av->multiline && av->ln ? av->ln + (el - av->val) : NULL,
+               en, line, quoted);
+          if (all)
+            fl->open = 0;
+        }
+        at = el + en;
+      }
+      if (len_op) {
+        char nb[32];
+        snprintf(nb, sizeof(nb), "%d", all ? count : 0);
+        emit(fl, nb, NULL, strlen(nb), line, 1);
+      }
+    }
+    return;
+  }
   if (strcmp(name, "@") == 0 || strcmp(name, "*") == 0) {
     /* ${@}, ${@:3}, ${@:2:1} */
     int from = 1, cnt = -1;
@@ -677,6 +747,71 @@ static void expand_param(sh *h, TSNode n, fields *fl, int quoted) {
 /* Words of a command, expanded (for command substitution). */
 static int expand_words(sh *h, TSNode cmd, const char ***out, int **lines);
 
+/* The text of a here-document, with the line of each byte: expanded
+ * unless its delimiter is quoted, backslash-newlines joined. */
+static void heredoc_text(sh *h, TSNode redirect, lstr *out) {
+  TSNode body = {0}, start = {0};
+  uint32_t nc = ts_node_named_child_count(redirect), a, b;
+  int raw;
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode k = ts_node_named_child(redirect, i);
+    if (is(k, "heredoc_body"))
+      body = k;
+    else if (is(k, "heredoc_start"))
+      start = k;
+  }
+  if (ts_node_is_null(body))
+    return;
+  {
+    size_t sl;
+    const char *st = ts_node_is_null(start) ? "" : span(h, start, &sl);
+    raw = st[0] == '\'' || st[0] == '"' || st[0] == '\\';
+  }
+  a = ts_node_start_byte(body);
+  b = ts_node_end_byte(body);
+  {
+    fields *fl = sm_calloc(1, sizeof(*fl));
+    uint32_t bc = ts_node_named_child_count(body), at = a;
+    int line = line_of(body);
+    if (fl == NULL)
+      return;
+    cur_field(fl);
+    for (uint32_t i = 0; i <= bc; i++) {
+      TSNode k = i < bc ? ts_node_named_child(body, i) : (TSNode){0};
+      uint32_t ks = i < bc ? ts_node_start_byte(k) : b;
+      if (i < bc && is(k, "heredoc_content"))
+        continue;
+      for (uint32_t q = at; q < ks && q < b; q++) {
+        char ch = h->src[q];
+        if (!raw && ch == '\\' && q + 1 < ks && h->src[q + 1] == '\n') {
+          q++;
+          line++;
+          continue;
+        }
+        fl->open = 1;
+        emit(fl, &ch, NULL, 1, line, 1);
+        if (ch == '\n')
+          line++;
+      }
+      if (i == bc)
+        break;
+      if (raw) {
+        at = ks;
+        continue;
+      }
+      fl->open = 1;
+      expand(h, k, fl, 1, 1);
+      at = ts_node_end_byte(k);
+      line = (int)ts_node_end_point(k).row + 1;
+    }
+    for (int i = 0; i < fl->n; i++)
+      for (size_t q = 0; q < fl->f[i].n; q++)
+        ls_putc(out, fl->f[i].s[q], fl->f[i].ln[q]);
+    fields_free(fl);
+    sm_free(fl);
+  }
+}
+
 /* $(...) and `...`: only pure commands are computed. */
 static void expand_subst(sh *h, TSNode n, fields *fl, int quoted) {
   TSNode cmd = ts_node_named_child(n, 0);
@@ -685,6 +820,30 @@ static void expand_subst(sh *h, TSNode n, fields *fl, int quoted) {
   int line = line_of(n);
   const char *r = NULL;
   char u[2] = {UNK, 0};
+  if (is(cmd, "redirected_statement")) {
+    /* $(cat <<EOF ... EOF): the document. */
+    TSNode body = field(cmd, "body");
+    uint32_t rc = ts_node_named_child_count(cmd);
+    TSNode doc = {0};
+    char *nm = NULL;
+    for (uint32_t i = 0; i < rc; i++)
+      if (is(ts_node_named_child(cmd, i), "heredoc_redirect"))
+        doc = ts_node_named_child(cmd, i);
+    if (is(body, "command") && !ts_node_is_null(field(body, "name")))
+      nm = dup_span(h, field(body, "name"));
+    if (!ts_node_is_null(doc) && nm != NULL && strcmp(nm, "cat") == 0 &&
+        ts_node_named_child_count(body) == 1) {
+      lstr t;
+      ls_init(&t);
+      heredoc_text(h, doc, &t);
+      /* Trailing newlines go, as in any command substitution. */
+      while (t.n > 0 && t.s[t.n - 1] == '\n')
+        t.s[--t.n] = '\0';
+      emit(fl, t.s ? t.s : "", t.ln, t.n, line, quoted);
+      ls_free(&t);
+      return;
+    }
+  }
   if (!is(cmd, "command")) {
     emit(fl, u, NULL, 1, line, 1);
     return;
@@ -769,7 +928,9 @@ static void expand_string(sh *h, TSNode n, fields *fl, int depth) {
     size_t len;
     const char *t = span(h, n, &len);
     if (!((len == 4 && strncmp(t, "\"$@\"", 4) == 0) ||
-          (len > 5 && strncmp(t, "\"${@", 4) == 0 && t[len - 2] == '}')))
+          (len > 5 && strncmp(t, "\"${@", 4) == 0 && t[len - 2] == '}') ||
+          (len > 7 && strncmp(t, "\"${", 3) == 0 &&
+           strncmp(t + len - 5, "[@]}\"", 5) == 0)))
       cur_field(fl);
   }
   for (uint32_t i = 0; i < nc; i++) {
@@ -1249,36 +1410,80 @@ static int run_block(sh *h, TSNode n) {
   return run_stmt(h, n);
 }
 
-/* An assignment node: NAME=value. */
+/* The current value of a variable into l with the line of each byte
+ * (appends: X+=...). */
+static void ls_var(lstr *l, const svar *v) {
+  for (size_t k = 0; v->val[k]; k++)
+    if (ls_putc(l, v->val[k], v->ln ? v->ln[k] : v->line) != 0)
+      return;
+}
+
+/* An assignment node: NAME=value, NAME+=value, NAME=(a b), NAME+=(c). */
 static void assignment(sh *h, TSNode n, int exported) {
   TSNode nm = field(n, "name"), val = field(n, "value");
   char *name;
   fields *fl;
   lstr joined;
+  int append;
+  svar *old;
   if (ts_node_is_null(nm))
     return;
-  if (is(nm, "subscript"))
-    return; /* arrays are not followed */
+  if (is(nm, "subscript")) {
+    /* A[i]=v: the array is no longer what it was. */
+    TSNode an = field(nm, "name");
+    char *aname = ts_node_is_null(an) ? NULL : dup_span(h, an);
+    if (aname != NULL && var_find(h, aname) != NULL)
+      var_set_unknown(h, aname, line_of(n));
+    return;
+  }
   name = dup_span(h, nm);
   if (name == NULL)
     return;
+  append = h->src[ts_node_end_byte(nm)] == '+';
+  old = append ? var_find(h, name) : NULL;
   if (ts_node_is_null(val)) {
-    var_set_str(h, name, "", line_of(n), exported);
-    return;
-  }
-  if (is(val, "array")) {
-    var_set_unknown(h, name, line_of(n));
+    if (old == NULL)
+      var_set_str(h, name, "", line_of(n), exported);
     return;
   }
   fl = sm_calloc(1, sizeof(*fl));
   if (fl == NULL)
     return;
-  /* An assignment is not split into words. */
-  expand(h, val, fl, 1, 0);
   ls_init(&joined);
-  for (int i = 0; i < fl->n; i++)
-    for (size_t k = 0; k < fl->f[i].n; k++)
-      ls_putc(&joined, fl->f[i].s[k], fl->f[i].ln[k]);
+  if (is(val, "array")) {
+    /* Each word of the list is an element (unquoted words split), kept
+     * with its line; the value is SEP elem SEP elem ... */
+    uint32_t nc = ts_node_named_child_count(val);
+    if (old != NULL && old->array) {
+      ls_var(&joined, old);
+    } else {
+      ls_putc(&joined, SEP, line_of(n));
+      if (old != NULL) {
+        ls_putc(&joined, SEP, old->line);
+        ls_var(&joined, old);
+      }
+    }
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(val, i);
+      if (is(k, "comment"))
+        continue;
+      expand_arg(h, k, fl);
+      for (int j = 0; j < fl->n; j++) {
+        ls_putc(&joined, SEP, line_of(k));
+        for (size_t q = 0; q < fl->f[j].n; q++)
+          ls_putc(&joined, fl->f[j].s[q], fl->f[j].ln[q]);
+      }
+      fields_free(fl);
+    }
+  } else {
+    /* An assignment is not split into words. */
+    expand(h, val, fl, 1, 0);
+    if (old != NULL)
+      ls_var(&joined, old);
+    for (int i = 0; i < fl->n; i++)
+      for (size_t k = 0; k < fl->f[i].n; k++)
+        ls_putc(&joined, fl->f[i].s[k], fl->f[i].ln[k]);
+  }
   var_set(h, name, &joined, line_of(n), exported);
   ls_free(&joined);
   fields_free(fl);
@@ -1593,15 +1798,45 @@ static void run_command(sh *h, TSNode n, TSNode here) {
   if (strcmp(w[0], "read") == 0) {
     /* IFS='=' read -r A B <<< "$X" */
     const char *ifs = " \t\n", *in = NULL;
-    int first = 1;
+    int first = 1, whole = 0;
     for (int i = 0; i < na; i++)
       if (strncmp(assign_w[i], "IFS=", 4) == 0)
         ifs = assign_w[i] + 4;
+    while (first < nw && w[first][0] == '-') {
+      /* Options with an argument: -d DELIM (-d '' reads to the end),
+       * -p PROMPT, -t, -n, -N, -u, -a. */
+      if (strchr("dptnNua", w[first][1]) != NULL && w[first][2] == '\0' &&
+          first + 1 < nw) {
+        if (w[first][1] == 'd' && w[first + 1][0] == '\0')
+          whole = 1;
+        first++;
+      }
+      first++;
+    }
+    if (!ts_node_is_null(here) && is(here, "heredoc_redirect")) {
+      /* read -r -d '' CMD <<EOF ... EOF: the document (its first line
+       * without -d ''), kept with its lines. */
+      lstr t;
+      ls_init(&t);
+      heredoc_text(h, here, &t);
+      if (!whole && t.s != NULL) {
+        char *nl = strchr(t.s, '\n');
+        if (nl != NULL) {
+          t.n = (size_t)(nl - t.s);
+          *nl = '\0';
+        }
+      }
+      if (first < nw) {
+        var_set(h, w[first], &t, wl[first], 0);
+        for (int i = first + 1; i < nw; i++)
+          var_set_str(h, w[i], "", wl[i], 0);
+      }
+      ls_free(&t);
+      return;
+    }
     if (!ts_node_is_null(here)) {
       in = test_word(h, ts_node_named_child(here, 0));
     }
-    while (first < nw && w[first][0] == '-')
-      first++;
     for (int i = first; i < nw; i++) {
       const char *val = "";
       if (in == NULL) {
@@ -1685,7 +1920,8 @@ static int run_stmt(sh *h, TSNode s) {
     TSNode here = {0};
     uint32_t nc = ts_node_named_child_count(s);
     for (uint32_t i = 0; i < nc; i++)
-      if (is(ts_node_named_child(s, i), "herestring_redirect"))
+      if (is(ts_node_named_child(s, i), "herestring_redirect") ||
+          is(ts_node_named_child(s, i), "heredoc_redirect"))
         here = ts_node_named_child(s, i);
     if (is(body, "command"))
       run_command(h, body, here);

@@ -20,6 +20,7 @@
  * instruction data, preference optimisation, fine-tuning from pretrained
  * weights, pre-training from scratch); within dense vision the most
  * specific kind of output (panoptic, instance, semantic, boxes). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,7 @@ enum {
   F_TRANS,
   F_TEXTCLS,
   F_QA,
+  F_SPEAKER,
   NFAM
 };
 
@@ -71,9 +73,10 @@ static const struct {
     [F_CONTR] = {"contrastive_pretraining", "multimodal", 5},
     [F_SPEECH] = {"speech_recognition", "speech", 4},
     [F_REC] = {"recommendation", "recsys", 6},
-    [F_TRANS] = {"translation", "nlp", 1},
+    [F_TRANS] = {"machine_translation", "nlp", 1},
     [F_TEXTCLS] = {"text_classification", "nlp", 1},
     [F_QA] = {"question_answering", "nlp", 1},
+    [F_SPEAKER] = {"speaker_recognition", "speech", 4},
 };
 
 /* The family of a task string from the alias table. */
@@ -94,6 +97,10 @@ static int family_of(const char *task) {
     return F_DET;
   if (strstr(task, "classification"))
     return F_CLS;
+  if (strstr(task, "speaker"))
+    return F_SPEAKER;
+  if (strstr(task, "translation"))
+    return F_TRANS;
   if (strstr(task, "speech"))
     return F_SPEECH;
   if (strstr(task, "recommend"))
@@ -151,6 +158,18 @@ static int truthy(sm__ctx *c, const char *const *names, const char **ev) {
  * names (type='DBNet', META_ARCHITECTURE, _target_, encoder: conformer)
  * and the key paths it sets (ibot.loss_weight), each counted once. */
 void sm__config_words(sm__ctx *c) {
+  /* A task the job names (--task translation, task._name: masked_lm,
+   * --task_type causal_lm) is a method of its own: two events. */
+  {
+    const sm__param *t = sm__param_get_min(
+        c,
+        (const char *const[]){"task", "task._name", "task_type", "task.name",
+                              "objective", NULL},
+        SM__L_ENTRY);
+    if (t != NULL && t->kind == SM__V_STR && strlen(t->str) < 64)
+      for (int k = 0; k < 2; k++)
+        sm__words_in(c, t->str, strlen(t->str), t->ev, 3);
+  }
   for (int i = 0; i < c->params.n; i++) {
     const sm__param *p = &SM__AT(c->params, sm__param, i);
     if (p->layer < SM__L_CONFIG || strcmp(p->ev, "command") == 0)
@@ -160,6 +179,41 @@ void sm__config_words(sm__ctx *c) {
       sm__words_in(c, p->str, strlen(p->str), p->ev, 3);
     sm__words_in(c, p->key, strlen(p->key), p->ev, 3);
   }
+}
+
+/* Is a switch named after a method (sft, use_dpo, do_instruction_tuning)
+ * set and off for this job?  A script that can run either method then
+ * runs the other one, whatever its names and imports say. */
+static int method_switched_off(sm__ctx *c, const char *tokens) {
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *p = &SM__AT(c->params, sm__param, i), *top;
+    const char *names[2];
+    char rule[160];
+    if (p->layer < SM__L_ENTRY || p->kind != SM__V_BOOL ||
+        strchr(p->key, '~') != NULL)
+      continue;
+    snprintf(rule, sizeof(rule), "%s", tokens);
+    {
+      /* One of the method's tokens in the leaf, split at '_'. */
+      int hit = 0;
+      for (char *save = NULL, *t = strtok_r(rule, "|", &save); t && !hit;
+           t = strtok_r(NULL, "|", &save)) {
+        size_t tl = strlen(t);
+        for (const char *q = strstr(p->leaf, t); q && !hit;
+             q = strstr(q + 1, t))
+          hit =
+              (q == p->leaf || q[-1] == '_') && (q[tl] == '\0' || q[tl] == '_');
+      }
+      if (!hit)
+        continue;
+    }
+    names[0] = p->key;
+    names[1] = NULL;
+    top = sm__param_get(c, names);
+    if (top != NULL && top->kind == SM__V_BOOL && top->num == 0)
+      return 1;
+  }
+  return 0;
 }
 
 void sm__task_domain(sm__ctx *c) {
@@ -186,14 +240,21 @@ void sm__task_domain(sm__ctx *c) {
       {SM__W_ACTION, F_ACTION},
       {SM__W_INSTRUCT, F_LM},
       {SM__W_PREFERENCE, F_LM},
+      {SM__W_SPEAKER, F_SPEAKER},
   };
   int score[NFAM] = {0};
   const char *evf[NFAM] = {0};
   const char *e2 = NULL, *task, *domain, *ev;
   int best = -1, second = -1, f;
-  int lm_method = c->sig[SM__SIG_CAUSAL_LM] != NULL ||
-                  word_votes(c, SM__W_INSTRUCT) >= 2 ||
-                  word_votes(c, SM__W_PREFERENCE) >= 2;
+  int lm_method;
+
+  if (method_switched_off(c, "sft|instruct|instruction|chat"))
+    memset(c->word_src[SM__W_INSTRUCT], 0, sizeof(c->word_src[0]));
+  if (method_switched_off(c, "dpo|orpo|kto|ppo|rlhf|preference|reward"))
+    memset(c->word_src[SM__W_PREFERENCE], 0, sizeof(c->word_src[0]));
+  lm_method = c->sig[SM__SIG_CAUSAL_LM] != NULL ||
+              word_votes(c, SM__W_INSTRUCT) >= 2 ||
+              word_votes(c, SM__W_PREFERENCE) >= 2;
 
   /* Words.  Classification words say nothing of the modality: they go
    * to text classification when the job's evidence is textual. */
@@ -241,6 +302,11 @@ void sm__task_domain(sm__ctx *c) {
       evf[df] = dv->evidence;
     }
   }
+  /* The head the code puts on the model. */
+  if (c->head_task != NULL && (f = family_of(c->head_task)) >= 0) {
+    score[f] += 6;
+    evf[f] = c->head_ev;
+  }
   /* The training method. */
   if (c->sig[SM__SIG_CAUSAL_LM]) {
     score[F_LM] += 4;
@@ -282,6 +348,10 @@ void sm__task_domain(sm__ctx *c) {
       if (fam[f].group != 2 && (second < 0 || score[f] > score[second]))
         second = f;
   }
+  if (fam[best].group == 4 && score[F_SPEAKER] * 2 >= score[F_SPEECH] &&
+      score[F_SPEAKER] >= 4)
+    /* Speaker embeddings are a more specific output than transcripts. */
+    best = F_SPEAKER;
   if (fam[best].group == 1) {
     int nlp = 0;
     for (f = 0; f < NFAM; f++)
@@ -290,9 +360,16 @@ void sm__task_domain(sm__ctx *c) {
     /* Text is also the target of speech and vision-language models: a
      * non-text input modality nearly as strong decides. */
     if (score[F_SPEECH] * 2 >= nlp && score[F_SPEECH] >= 4)
-      best = F_SPEECH;
+      best = score[F_SPEAKER] * 2 >= score[F_SPEECH] ? F_SPEAKER : F_SPEECH;
     else if (score[F_MM] * 2 >= nlp && score[F_MM] >= 4)
       best = F_MM;
+    else if (c->head_task != NULL &&
+             (family_of(c->head_task) == F_TEXTCLS ||
+              family_of(c->head_task) == F_QA) &&
+             !lm_method)
+      /* A classification or QA head on a language model: the words of
+       * tokenizers and language models describe the backbone. */
+      best = family_of(c->head_task);
     else if (lm_method || score[F_LM] >= score[best])
       best = score[F_TRANS] > score[F_LM] ? F_TRANS : F_LM;
     /* The text families and the modality chosen over them agree. */

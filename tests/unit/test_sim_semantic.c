@@ -756,13 +756,12 @@ SM_TEST(sim_workloads_catalogue_through_the_extractor) {
     ASSERT(t->v[0].meta.f[SM_META_MODEL_NAME].known);
     ASSERT(t->v[0].meta.f[SM_META_TASK].known);
     /* Variants differ in their iterations, so their fingerprints do not
-     * match; the extractor misses diffusers' --max_train_steps, so the
-     * Stable Diffusion variants look the same (a known gap). */
+     * match (diffusers' --max_train_steps included). */
     sm_fingerprint(&t->v[0].meta, NULL, a);
     sm_fingerprint(&t->v[1].meta, NULL, b);
     if (sm_fp_cosine(a, b) >= 0.95f) {
       collapsed++;
-      ASSERT_STREQ(t->name, "sd-finetune");
+      fprintf(stderr, "  variants of %s look the same\n", t->name);
     }
     for (int k = 0; k < w->n; k++)
       if (k != i) {
@@ -770,7 +769,7 @@ SM_TEST(sim_workloads_catalogue_through_the_extractor) {
         ASSERT(sm_fp_cosine(a, b) < 0.95f);
       }
   }
-  ASSERT_EQ(collapsed, 1);
+  ASSERT_EQ(collapsed, 0);
   sm__wl_free(w);
 }
 

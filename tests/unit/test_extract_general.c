@@ -1,0 +1,1063 @@
+/* test_extract_general.c - the mechanisms that carry the extractor to
+ * repositories it was not written against: keys read by their naming
+ * convention, bash arrays in launch scripts, parallel wrappers counted
+ * only where the code on the job's path enables them, hyper-parameter
+ * dictionaries in code, registries of named architectures, and the
+ * task from what the training computes.  Every fixture is written here,
+ * each class in several spellings and layouts, malformed ones included. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "advisor/advisor_int.h"
+#include "harness.h"
+#include "schedmate/sm.h"
+#include "schedmate/sm_advisor.h"
+
+typedef struct repo {
+  char dir[64];
+} repo;
+
+static void repo_make(repo *r) {
+  snprintf(r->dir, sizeof(r->dir), "/tmp/sm-gen-XXXXXX");
+  if (mkdtemp(r->dir) == NULL)
+    SM_FAIL_AT("mkdtemp failed");
+}
+
+static void put(repo *r, const char *rel, const char *text) {
+  char path[512], *slash;
+  FILE *f;
+  snprintf(path, sizeof(path), "%s/%s", r->dir, rel);
+  for (slash = strchr(path + strlen(r->dir) + 1, '/'); slash;
+       slash = strchr(slash + 1, '/')) {
+    *slash = '\0';
+    mkdir(path, 0755);
+    *slash = '/';
+  }
+  f = fopen(path, "w");
+  if (f == NULL)
+    SM_FAIL_AT("cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void repo_drop(repo *r) {
+  char cmd[128];
+  snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
+  if (system(cmd) != 0)
+    fprintf(stderr, "cleanup of %s failed\n", r->dir);
+}
+
+/* Runs the public extractor with a command line split at spaces, in the
+ * repository's subdirectory cwd (NULL: the root). */
+static void run(repo *r, const char *cwd, const char *cmdline,
+                sm_extract_res *res) {
+  static char buf[2048];
+  const char *argv[64];
+  int argc = 0;
+  sm_extract_req q;
+  sm_err err = {0};
+  snprintf(buf, sizeof(buf), "%s", cmdline);
+  for (char *t = strtok(buf, " "); t && argc < 64; t = strtok(NULL, " "))
+    argv[argc++] = t;
+  memset(&q, 0, sizeof(q));
+  memset(res, 0, sizeof(*res));
+  q.repo = r->dir;
+  q.cwd = cwd;
+  q.argv = argv;
+  q.argc = argc;
+  if (sm_extract(&q, res, &err) != 0)
+    SM_FAIL_AT("sm_extract: %s", err.msg);
+}
+
+static int known(const sm_extract_res *res, sm_meta_field f) {
+  return res->meta.f[f].known;
+}
+
+static double num(const sm_extract_res *res, sm_meta_field f) {
+  if (!res->meta.f[f].known)
+    SM_FAIL_AT("field %s unknown", sm_meta_name(f));
+  return res->meta.f[f].num;
+}
+
+static const char *str(const sm_extract_res *res, sm_meta_field f) {
+  return res->meta.f[f].known ? res->meta.f[f].str : "(null)";
+}
+
+/* ==== Keys by their naming convention ==== */
+
+SM_TEST(extract_key_roles_by_tokens) {
+  /* Leaves no list names, in the spellings projects use. */
+  ASSERT(sm__key_role("max_train_steps", "steps"));
+  ASSERT(sm__key_role("num_training_steps", "steps"));
+  ASSERT(sm__key_role("max_update", "steps"));
+  ASSERT(sm__key_role("total_optim_steps", "steps"));
+  ASSERT(sm__key_role("number_of_epochs", "epochs"));
+  ASSERT(sm__key_role("nb_epoch", "epochs"));
+  ASSERT(sm__key_role("lr_adam", "lr"));
+  ASSERT(sm__key_role("peak_learning_rate", "lr"));
+  ASSERT(sm__key_role("decoder_embed_dim", "d_model"));
+  ASSERT(sm__key_role("emb_size", "d_model"));
+  ASSERT(sm__key_role("emsize", "d_model"));
+  ASSERT(sm__key_role("num_transformer_layers", "n_layers"));
+  ASSERT(sm__key_role("nlayers", "n_layers"));
+  ASSERT(sm__key_role("tokens_per_sample", "seq_len"));
+  ASSERT(sm__key_role("max_seq_length_train", "seq_len"));
+  ASSERT(sm__key_role("bptt", "seq_len"));
+  ASSERT(sm__key_role("per_gpu_batch_size", "per_device"));
+  ASSERT(sm__key_role("effective_batch_size", "global"));
+  ASSERT(sm__key_role("grad_accumulation", "accum"));
+  /* Neighbours that are something else. */
+  ASSERT(!sm__key_role("warmup_steps", "steps"));
+  ASSERT(!sm__key_role("eval_steps", "steps"));
+  ASSERT(!sm__key_role("save_every_n_steps", "steps"));
+  ASSERT(!sm__key_role("num_inference_steps", "steps"));
+  ASSERT(!sm__key_role("steps_per_epoch", "steps"));
+  ASSERT(!sm__key_role("warmup_epochs", "epochs"));
+  ASSERT(!sm__key_role("min_lr", "lr"));
+  ASSERT(!sm__key_role("lr_warmup_steps", "lr"));
+  ASSERT(!sm__key_role("lr_scheduler", "lr"));
+  ASSERT(!sm__key_role("basic_lr_per_img", "lr"));
+  ASSERT(!sm__key_role("eval_batch_size", "per_device"));
+  ASSERT(!sm__key_role("global_batch_size", "per_device"));
+  ASSERT(!sm__key_role("ffn_hidden_size", "d_model"));
+  ASSERT(!sm__key_role("zero3_save_16bit_model", "d_model"));
+  ASSERT(!sm__key_role("model", "d_model"));
+  ASSERT(!sm__key_role("num_attention_heads", "n_layers"));
+  ASSERT(!sm__key_role("max_new_tokens", "seq_len"));
+  ASSERT(!sm__key_role("", "steps"));
+  ASSERT(!sm__key_role("max_steps", "no_such_role"));
+}
+
+SM_TEST(extract_key_roles_in_jobs) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* argparse spelling: the command's step count beats the epoch
+   * default, a token budget per sample is the sequence length. */
+  put(&r, "a/train.py",
+      "import argparse\nimport torch\nfrom transformers import "
+      "GPT2LMHeadModel\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--num-training-epochs', type=int, default=100)\n"
+      "p.add_argument('--max-train-steps', type=int, default=None)\n"
+      "p.add_argument('--lr-peak', type=float, default=3e-4)\n"
+      "p.add_argument('--tokens-per-sample', type=int, default=512)\n"
+      "p.add_argument('--warmup-steps', type=int, default=99)\n"
+      "args = p.parse_args()\nmodel = "
+      "GPT2LMHeadModel.from_pretrained('gpt2')\n");
+  run(&r, "a", "python train.py --max-train-steps 1500", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 1500);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "steps");
+  ASSERT_NEAR(num(&res, SM_META_LR), 3e-4, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 512);
+  sm_extract_res_release(&res);
+  run(&r, "a", "python train.py", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 100);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "epochs");
+  sm_extract_res_release(&res);
+  /* YAML spelling, a component's own iteration count ignored. */
+  put(&r, "b/train.py",
+      "import sys\nimport torch\nimport yaml\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n");
+  put(&r, "b/hparams.yaml",
+      "number_of_epochs: 42\nlr_adam: 0.0008\n"
+      "model:\n  decoder:\n    num_iters: 3\n"
+      "save_16bit_model: true\n");
+  run(&r, "b", "python train.py hparams.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 42);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "epochs");
+  ASSERT_NEAR(num(&res, SM_META_LR), 8e-4, 1e-12);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Bash arrays in launch scripts ==== */
+
+SM_TEST(extract_shell_arrays) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\n"
+      "p.add_argument('--train-iters', type=int, default=10)\n"
+      "p.add_argument('--micro-batch-size', type=int, default=1)\n"
+      "p.add_argument('--global-batch-size', type=int, default=8)\n"
+      "p.add_argument('--bf16', action='store_true')\n"
+      "p.parse_args()\n");
+  /* Megatron-style: options collected in arrays over several lines,
+   * appended to under a decided condition, expanded unquoted. */
+  put(&r, "run_a.sh",
+      "#!/bin/bash\nGPUS=4\nDTYPE=bf16\n"
+      "DIST=(\n  --nproc_per_node $GPUS\n  --nnodes 1\n)\n"
+      "TRAIN=(\n    --train-iters 500\n    --lr 0.002\n)\n"
+      "if [[ \"$DTYPE\" == bf16 ]]; then\n  TRAIN+=(--bf16)\nfi\n"
+      "BATCH=(\"--micro-batch-size 2\" \"--global-batch-size 64\")\n"
+      "TRAIN+=(\"${BATCH[@]}\")\n"
+      "torchrun ${DIST[@]} train.py ${TRAIN[@]}\n");
+  run(&r, NULL, "bash run_a.sh", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 500);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.002, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 2);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  /* An option keeps the line of its array element. */
+  ASSERT_STREQ(res.meta.f[SM_META_ITERATIONS].evidence, "run_a.sh:9");
+  sm_extract_res_release(&res);
+  /* Other spellings: declare -a, quoted "${A[@]}", an element by index,
+   * the element count, $A as the first element, an empty array. */
+  put(&r, "run_b.sh",
+      "declare -a ARGS=(--lr 0.5)\nEMPTY=()\nN=(3 7)\n"
+      "ARGS+=(--train-iters \"${N[1]}\")\n"
+      "if [ ${#N[@]} -eq 2 ]; then ARGS+=(--global-batch-size $N); fi\n"
+      "python train.py \"${ARGS[@]}\" \"${EMPTY[@]}\"\n");
+  run(&r, NULL, "bash run_b.sh", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.5, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 7);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 3);
+  ASSERT_EQ(res.n_warnings, 0);
+  sm_extract_res_release(&res);
+  /* Malformed and undecidable: an unterminated array, an element set by
+   * index (the array becomes unknown), an index that is not a number,
+   * a huge array: warnings or nulls, no crash. */
+  put(&r, "run_c.sh",
+      "A=(--lr 0.3\nB=(--train-iters 9)\nB[0]=--lr\n"
+      "python train.py ${B[@]} ${B[x]} ${C[@]}\n");
+  run(&r, NULL, "bash run_c.sh", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS) ||
+         num(&res, SM_META_ITERATIONS) == 10);
+  sm_extract_res_release(&res);
+  {
+    sm_buf big;
+    sm_buf_init(&big, 8 << 20);
+    sm_buf_adds(&big, "A=(");
+    for (int i = 0; i < 100000; i++)
+      sm_buf_addf(&big, " --x%d %d", i, i);
+    sm_buf_adds(&big, ")\nfor i in 1 2 3; do A+=(\"${A[@]}\"); done\n"
+                      "python train.py ${A[@]} --train-iters 33\n");
+    put(&r, "run_d.sh", sm_buf_str(&big));
+    sm_buf_release(&big);
+  }
+  run(&r, NULL, "bash run_d.sh", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS) ||
+         num(&res, SM_META_ITERATIONS) == 33);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Strategies the code turns on ==== */
+
+SM_TEST(extract_guarded_strategies) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* One process with DataParallel unless the script spawns one DDP
+   * worker per GPU itself (the switch derived from options). */
+  put(&r, "cls/main.py",
+      "import argparse\nimport torch\nimport torch.multiprocessing as mp\n"
+      "from torch.nn.parallel import DistributedDataParallel\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--hosts', type=int, default=-1)\n"
+      "p.add_argument('--spawn-workers', action='store_true')\n"
+      "p.add_argument('--epochs', type=int, default=5)\n"
+      "def worker(rank, args):\n"
+      "    model = torch.nn.Linear(4, 4)\n"
+      "    if not torch.cuda.is_available():\n        pass\n"
+      "    elif args.multi:\n"
+      "        model = DistributedDataParallel(model)\n"
+      "    else:\n        model = torch.nn.DataParallel(model).cuda()\n"
+      "def main():\n    args = p.parse_args()\n"
+      "    args.multi = args.hosts > 1 or args.spawn_workers\n"
+      "    n = torch.cuda.device_count()\n"
+      "    if args.spawn_workers:\n"
+      "        mp.spawn(worker, nprocs=n, args=(args,))\n"
+      "    else:\n        worker(0, args)\n"
+      "if __name__ == '__main__':\n    main()\n");
+  run(&r, "cls", "python main.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "dp");
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  run(&r, "cls", "python main.py --spawn-workers", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  run(&r, "cls", "python main.py --hosts 2", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* Another layout: a sharding switch as an option under a launcher;
+   * a wrapper in an else branch of a string comparison. */
+  put(&r, "lm/train.py",
+      "import argparse\nimport torch\n"
+      "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+      "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+      "ap = argparse.ArgumentParser()\n"
+      "ap.add_argument('--shard', default='none')\n"
+      "ap.add_argument('--max_steps', type=int, default=100)\n"
+      "cfg = ap.parse_args()\n"
+      "net = torch.nn.Linear(2, 2)\n"
+      "if cfg.shard == 'full':\n    net = FSDP(net)\nelse:\n    net = "
+      "DDP(net)\n");
+  run(&r, "lm", "torchrun --nproc_per_node 4 train.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  run(&r, "lm", "torchrun --nproc_per_node 4 train.py --shard full", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_reachable_definitions_only) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A helper module that can shard a model; the job imports only its
+   * EMA helper, so the sharding function is not on its path. */
+  put(&r, "pkg/__init__.py", "");
+  put(&r, "pkg/helpers.py",
+      "import torch\n"
+      "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+      "def _policy():\n    return None\n"
+      "def shard(model):\n    return FSDP(model, auto_wrap_policy=_policy())\n"
+      "class Averager:\n    def __init__(self, m):\n        self.m = m\n"
+      "def make_averager(m):\n    return Averager(m)\n");
+  put(&r, "ema_train.py",
+      "import argparse\nimport torch\nfrom pkg.helpers import make_averager\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--epochs', default=3)\n"
+      "p.parse_args()\nmodel = torch.nn.Linear(2, 2)\nema = "
+      "make_averager(model)\n");
+  put(&r, "shard_train.py",
+      "import argparse\nimport torch\nfrom pkg.helpers import shard\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--epochs', default=3)\n"
+      "p.parse_args()\nmodel = shard(torch.nn.Linear(2, 2))\n");
+  run(&r, NULL, "torchrun --nproc_per_node 2 ema_train.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "torchrun --nproc_per_node 2 shard_train.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_guards_malformed) {
+  repo r;
+  sm_extract_res res;
+  sm_buf b;
+  repo_make(&r);
+  /* 400 nested conditions, conditions the scanner cannot compile, a
+   * chained comparison, `in`, a syntax error: read, no crash. */
+  sm_buf_init(&b, 1 << 22);
+  sm_buf_adds(&b, "import torch\nimport argparse\n"
+                  "p = argparse.ArgumentParser()\n"
+                  "p.add_argument('--flag', action='store_true')\n"
+                  "a = p.parse_args()\nm = torch.nn.Linear(1, 1)\n");
+  for (int i = 0; i < 400; i++) {
+    for (int k = 0; k < i; k++)
+      sm_buf_addc(&b, ' ');
+    sm_buf_addf(&b, "if a.flag or f(%d) or 1 < a.x < 3 or 'k' in a.d:\n", i);
+  }
+  for (int k = 0; k < 400; k++)
+    sm_buf_addc(&b, ' ');
+  sm_buf_adds(&b, "m = torch.nn.DataParallel(m)\nif (:\n");
+  put(&r, "deep.py", sm_buf_str(&b));
+  sm_buf_release(&b);
+  run(&r, NULL, "python deep.py", &res);
+  /* Undecided: DataParallel may be used, so no claim of one GPU. */
+  ASSERT(!known(&res, SM_META_GPUS) ||
+         strcmp(str(&res, SM_META_PARALLELISM), "none") == 0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Lengths as budgets, generated data, fp8, method switches ==== */
+
+SM_TEST(extract_budgets_switches_and_class_names) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "pretrain_lm.py",
+      "\"\"\"Pretrain and SFT a GPT.\"\"\"\nimport argparse\nimport torch\n"
+      "from lm.sft_data import SFTData\nfrom lm.model import MyGPTModel\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--num-layers', type=int)\n"
+      "p.add_argument('--hidden-size', type=int)\n"
+      "p.add_argument('--seq-length', type=int)\n"
+      "p.add_argument('--micro-batch-size', type=int)\n"
+      "p.add_argument('--global-batch-size', type=int)\n"
+      "p.add_argument('--train-samples', type=int)\n"
+      "p.add_argument('--lr-decay-samples', type=int)\n"
+      "p.add_argument('--sft', action='store_true')\n"
+      "p.add_argument('--use-fake-data', action='store_true')\n"
+      "p.add_argument('--bf16', action='store_true')\n"
+      "p.add_argument('--fp8-recipe', default=None)\n"
+      "args = p.parse_args()\n"
+      "def build():\n    model = MyGPTModel(args)\n    return model\n"
+      "def data():\n    if args.sft:\n        return SFTData()\n"
+      "if __name__ == '__main__':\n    build()\n    data()\n");
+  put(&r, "lm/__init__.py", "");
+  put(&r, "lm/sft_data.py", "class SFTData:\n    pass\n");
+  put(&r, "lm/model.py",
+      "import torch\nclass MyGPTModel(torch.nn.Module):\n    pass\n");
+  run(&r, NULL,
+      "torchrun --nproc_per_node 8 pretrain_lm.py --num-layers 24 "
+      "--hidden-size 2048 --seq-length 1024 --micro-batch-size 4 "
+      "--global-batch-size 64 --train-samples 6400000 "
+      "--lr-decay-samples 99 --use-fake-data --bf16 --fp8-recipe delayed",
+      &res);
+  /* 6.4M samples over 64 sequences a step. */
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 100000);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "steps");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "synthetic");
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp8");
+  /* The SFT switch is off: pre-training, whatever the names say. */
+  ASSERT_STREQ(str(&res, SM_META_TASK), "language_model_pretraining");
+  /* A GPT class without a size is named by its dimensions. */
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "gpt-1.3b");
+  sm_extract_res_release(&res);
+  run(&r, NULL,
+      "torchrun --nproc_per_node 8 pretrain_lm.py --num-layers 24 "
+      "--hidden-size 2048 --micro-batch-size 4 --global-batch-size 64 "
+      "--sft",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "llm_finetuning_sft");
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Hyper-parameters in code, DeepSpeed totals, heads ==== */
+
+SM_TEST(extract_code_dicts_and_heads) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A hard-coded dictionary handed to the training function; a head
+   * class on a language model; a dataset subset. */
+  put(&r, "glue.py",
+      "import argparse\nimport torch\n"
+      "from transformers import AutoModelForSequenceClassification, "
+      "AutoTokenizer\nfrom datasets import load_dataset\n"
+      "def train(hp, args):\n"
+      "    tok = AutoTokenizer.from_pretrained('bert-base-cased')\n"
+      "    data = load_dataset('glue', 'sst2')\n"
+      "    model = AutoModelForSequenceClassification.from_pretrained("
+      "'bert-base-cased', num_labels=2)\n"
+      "    opt = torch.optim.AdamW(model.parameters(), "
+      "lr=hp['learning_rate'])\n"
+      "    for epoch in range(hp['epochs']):\n        pass\n"
+      "def main():\n    p = argparse.ArgumentParser()\n"
+      "    p.add_argument('--cpu', action='store_true')\n"
+      "    args = p.parse_args()\n"
+      "    hp = {'learning_rate': 3e-5, 'epochs': 4, 'seed': 1, "
+      "'batch_size': 32}\n    train(hp, args)\n"
+      "if __name__ == '__main__':\n    main()\n");
+  run(&r, NULL, "python glue.py", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 3e-5, 1e-15);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 4);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 32);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "text_classification");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "glue-sst2");
+  sm_extract_res_release(&res);
+  /* A DeepSpeed config built in code: train_batch_size is the total,
+   * the stage and dtype switches come from the options. */
+  put(&r, "ds/train.py",
+      "import argparse\nimport deepspeed\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--precision', default='fp32')\n"
+      "p.add_argument('--zero', type=int, default=0)\n"
+      "p.add_argument('--epochs', type=int, default=7)\n"
+      "args = p.parse_args()\n"
+      "def make_cfg(a):\n"
+      "    return {\n        'train_batch_size': 256,\n"
+      "        'optimizer': {'type': 'Adam', 'params': {'lr': 0.004}},\n"
+      "        'bf16': {'enabled': a.precision == 'bf16'},\n"
+      "        'zero_optimization': {'stage': a.zero, 'overlap_comm': True},\n"
+      "    }\n"
+      "net = torch.nn.Linear(3, 3)\n"
+      "engine, _, _, _ = deepspeed.initialize(model=net, "
+      "config=make_cfg(args))\n");
+  run(&r, "ds", "deepspeed train.py --zero 3 --precision bf16", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 256);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.004, 1e-12);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "deepspeed_zero3");
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  /* The same total in a DeepSpeed JSON file. */
+  put(&r, "ds/ds.json",
+      "{\"train_batch_size\": 96, \"gradient_accumulation_steps\": 2,"
+      " \"zero_optimization\": {\"stage\": 1}}\n");
+  put(&r, "ds/plain.py",
+      "import argparse\nimport torch\nimport deepspeed\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--deepspeed_config')\np.parse_args()\n"
+      "deepspeed.initialize(model=torch.nn.Linear(1, 1))\n");
+  run(&r, "ds", "deepspeed --num_gpus 4 plain.py --deepspeed_config ds.json",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 96);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 12);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "deepspeed_zero1");
+  sm_extract_res_release(&res);
+  /* A log record of variables is no configuration; a malformed dict. */
+  put(&r, "log.py",
+      "import torch\nimport argparse\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\na = p.parse_args()\n"
+      "def log(step, lr):\n    rec = {'lr': lr, 'step': step}\n"
+      "    bad = {'lr': 5, **rec, 1: 2, 'x': {'y': {'z': {}}}}\n"
+      "    return rec\n");
+  run(&r, NULL, "python log.py", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.1, 1e-12);
+  sm_extract_res_release(&res);
+  /* Other heads: an image classifier, a QA head. */
+  put(&r, "vit.py",
+      "import torch\nfrom transformers import ViTForImageClassification\n"
+      "model = ViTForImageClassification.from_pretrained("
+      "'google/vit-base-patch16-224')\n");
+  run(&r, NULL, "python vit.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "image_classification");
+  sm_extract_res_release(&res);
+  put(&r, "qa.py",
+      "import torch\nfrom transformers import AutoTokenizer, "
+      "AutoModelForQuestionAnswering\n"
+      "tok = AutoTokenizer.from_pretrained('roberta-base')\n"
+      "model = "
+      "AutoModelForQuestionAnswering.from_pretrained('roberta-base')\n");
+  run(&r, NULL, "python qa.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "question_answering");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Registries of named architectures ==== */
+
+SM_TEST(extract_registries_by_name) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* fairseq-style: architecture functions registered under a name,
+   * setting defaults under the options and calling a base function; the
+   * registry file is not imported by the entry (a plugin directory). */
+  put(&r, "tool/train.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--arch', default='base_net')\n"
+      "p.add_argument('--max-update', type=int, default=0)\n"
+      "p.add_argument('--world-size', type=int,\n"
+      "               default=max(1, torch.cuda.device_count()))\n"
+      "p.add_argument('--task', default='language_modeling')\n"
+      "p.add_argument('--decoder-layers', type=int)\n"
+      "a = p.parse_args()\n");
+  put(&r, "lib/models/__init__.py", "");
+  put(&r, "lib/models/decoder_lm.py",
+      "from . import register_model_architecture\n"
+      "class TransformerLanguageModel:\n    pass\n"
+      "def base_decoder(args):\n"
+      "    args.decoder_embed_dim = getattr(args, 'decoder_embed_dim', 512)\n"
+      "    args.decoder_layers = getattr(args, 'decoder_layers', 6)\n"
+      "    args.decoder_attention_heads = getattr(args, "
+      "'decoder_attention_heads', 8)\n"
+      "@register_model_architecture('decoder_lm', 'decoder_lm_big')\n"
+      "def decoder_big(args):\n"
+      "    args.decoder_embed_dim = getattr(args, 'decoder_embed_dim', 1024)\n"
+      "    base_decoder(args)\n"
+      "@register_model_architecture('decoder_lm', 'decoder_lm_tiny')\n"
+      "def decoder_tiny(args):\n"
+      "    args.decoder_layers = 2\n    base_decoder(args)\n");
+  run(&r, "tool",
+      "python train.py data-bin/wikitext-103 --arch decoder_lm_big "
+      "--max-update 900",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1024);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 6);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 900);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "language_model_pretraining");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "wikitext-103");
+  /* One process per visible GPU unless --world-size is given. */
+  ASSERT(!known(&res, SM_META_GPUS));
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* The command's own value beats the architecture's default; a plain
+   * assignment in the architecture function is a preset. */
+  run(&r, "tool",
+      "python train.py --arch decoder_lm_tiny --decoder-layers 9 "
+      "--world-size 2 --task translation",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 512);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 2);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 2);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "machine_translation");
+  sm_extract_res_release(&res);
+  /* A registered model class with its configuration dataclass, chosen
+   * by a Hydra-style _name key; a name nothing registers. */
+  put(&r, "lib/models/encoders.py",
+      "from dataclasses import dataclass\n"
+      "@dataclass\nclass EncCfg:\n    encoder_embed_dim: int = 768\n"
+      "    encoder_layers: int = 12\n    encoder_attention_heads: int = 12\n"
+      "@register_model('bert_like', dataclass=EncCfg)\n"
+      "class BertLike:\n    pass\n");
+  put(&r, "tool/hy.yaml",
+      "model:\n  _name: bert_like\ntask:\n  _name: masked_lm\n");
+  put(&r, "tool/hrun.py",
+      "import hydra\nimport torch\n"
+      "@hydra.main(config_path='cfg', config_name='none')\n"
+      "def main(cfg):\n    pass\nif __name__ == '__main__':\n    main()\n");
+  run(&r, "tool", "python hrun.py --config-dir . --config-name hy", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 768);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 12);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "language_model_pretraining");
+  sm_extract_res_release(&res);
+  run(&r, "tool", "python train.py --arch nothing_registers_this", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  /* Cyclic aliases and calls end. */
+  put(&r, "lib/models/cycle.py",
+      "@register('loop_a')\ndef loop_b(args):\n    loop_b(args)\n"
+      "    loop_c(args)\n"
+      "def loop_c(args):\n    args.decoder_layers = 3\n"
+      "    args.decoder_attention_heads = 4\n    loop_b(args)\n");
+  run(&r, "tool", "python train.py --arch loop_a", &res);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 3);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_guarded_precision_and_speaker) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A trainer module that halves the model only when asked to. */
+  put(&r, "pkg/__init__.py", "");
+  put(&r, "pkg/trainer.py",
+      "import torch\nclass Trainer:\n    def __init__(self, cfg, model):\n"
+      "        if cfg.fp16:\n            model = model.half()\n"
+      "        self.model = model\n");
+  put(&r, "train.py",
+      "import argparse\nimport torch\nfrom pkg.trainer import Trainer\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--fp16', "
+      "action='store_true')\ncfg = p.parse_args()\n"
+      "t = Trainer(cfg, torch.nn.Linear(1, 1))\n");
+  run(&r, NULL, "python train.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --fp16", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  /* Speaker embeddings are not transcripts. */
+  put(&r, "spk/train.py",
+      "import sys\nimport torch\nimport torchaudio\n"
+      "class SpeakerBrain:\n    def compute_embeddings(self, wavs):\n"
+      "        return self.speaker_encoder(wavs)\n");
+  put(&r, "spk/hp.yaml",
+      "data_folder: /data/voxceleb\nnumber_of_epochs: 10\n"
+      "embedding_model: ecapa\n");
+  run(&r, "spk", "python train.py hp.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "speaker_recognition");
+  ASSERT_STREQ(str(&res, SM_META_DOMAIN), "speech");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Here-documents in launch scripts ==== */
+
+SM_TEST(extract_shell_heredocs) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "pkg/__init__.py", "");
+  put(&r, "pkg/cli.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=1.0)\n"
+      "p.add_argument('--epochs', type=int, default=1)\n"
+      "p.add_argument('--max_steps', type=int)\np.parse_args()\n");
+  /* A command assembled in a here-document read into a variable, an
+   * unexpanded ('EOT') document through $(cat <<...), a document read
+   * without -d '' (its first line only). */
+  put(&r, "a.sh",
+      "E=7\nread -r -d '' CMDS <<EOF\npkg.cli \\\n  --lr 0.1 \\\n"
+      "  --epochs $E\nEOF\n"
+      "X=$(cat <<'EOT'\n--max_steps 5 --lr $NOT_EXPANDED\nEOT\n)\n"
+      "read FIRST <<END\n--epochs 3\n--lr 9\nEND\n"
+      "torchrun --nproc_per_node 2 -m $CMDS $FIRST\n");
+  run(&r, NULL, "bash a.sh", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.1, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 3);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 2);
+  ASSERT_STREQ(res.meta.f[SM_META_LR].evidence, "a.sh:4");
+  sm_extract_res_release(&res);
+  put(&r, "b.sh",
+      "X=$(cat <<'EOT'\n--max_steps 5\nEOT\n)\n"
+      "python -m pkg.cli $X\n");
+  run(&r, NULL, "bash b.sh", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 5);
+  sm_extract_res_release(&res);
+  /* Malformed: an unterminated document, an empty one, a document fed
+   * to a command that is not cat. */
+  put(&r, "c.sh",
+      "read -r -d '' A <<EOF\nEOF\nB=$(grep x <<EOF\n--lr 3\nEOF\n)\n"
+      "python -m pkg.cli $A $B --epochs 4\nread -r -d '' C <<EOF\n--lr 5\n");
+  run(&r, NULL, "bash c.sh", &res);
+  ASSERT(!known(&res, SM_META_LR) || num(&res, SM_META_LR) == 1.0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Launchers that take every visible GPU, lengths with units ==== */
+
+SM_TEST(extract_all_gpu_launchers) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import sys\nimport torch\nfrom omegaconf import OmegaConf as om\n"
+      "cfg = om.load(sys.argv[1])\n");
+  put(&r, "run.yaml",
+      "global_train_batch_size: 256\ndevice_train_microbatch_size: 8\n"
+      "max_duration: 1000\n");
+  /* composer without -n: one process per visible GPU. */
+  run(&r, NULL, "composer train.py run.yaml", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 256);
+  /* A unitless duration says nothing. */
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "composer -n 4 train.py run.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  sm_extract_res_release(&res);
+  /* Lengths with their units: batches, epochs, a token budget. */
+  put(&r, "run2.yaml", "global_train_batch_size: 64\nmax_duration: 2ep\n");
+  put(&r, "run3.yaml",
+      "global_train_batch_size: 64\nmax_seq_len: 2048\n"
+      "max_duration: 1310720000tok\n");
+  put(&r, "run4.yaml", "global_train_batch_size: 64\nmax_duration: 800ba\n");
+  run(&r, NULL, "composer -n 4 train.py run4.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 800);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "steps");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "composer -n 4 train.py run2.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 2);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "epochs");
+  sm_extract_res_release(&res);
+  put(&r, "lm.py",
+      "import sys\nimport torch\nfrom transformers import GPT2LMHeadModel\n"
+      "from omegaconf import OmegaConf as om\ncfg = om.load(sys.argv[1])\n"
+      "model = GPT2LMHeadModel.from_pretrained('gpt2')\n");
+  run(&r, NULL, "composer -n 4 lm.py run3.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 10000);
+  sm_extract_res_release(&res);
+  /* A console tool that re-runs itself under torchrun when it sees more
+   * than one GPU. */
+  put(&r, "pyproject.toml",
+      "[project]\nname = \"tool\"\n[project.scripts]\n"
+      "tool-cli = \"tool.cli:main\"\n");
+  put(&r, "tool/__init__.py", "");
+  put(&r, "tool/cli.py",
+      "import os\nimport subprocess\nimport sys\nimport torch\n"
+      "def main():\n"
+      "    n = os.getenv('NPROC', str(torch.cuda.device_count()))\n"
+      "    if torch.cuda.device_count() > 1:\n"
+      "        subprocess.run(['torchrun', '--nproc_per_node', n, "
+      "__file__] + sys.argv[1:])\n"
+      "    else:\n        run_exp()\n"
+      "def run_exp():\n    pass\n");
+  run(&r, NULL, "tool-cli train run.yaml", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* Malformed launcher words: no script, a value missing. */
+  run(&r, NULL, "composer -n", &res);
+  ASSERT(res.n_warnings > 0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Sections, containers, dynamic batches, named tables ==== */
+
+SM_TEST(extract_sections_tables_and_batching) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A recipe whose top-level sizes are the model's and whose component
+   * sections (a language model for rescoring, the valid loader) repeat
+   * the keys; the model is a container of parts. */
+  put(&r, "asr/train.py",
+      "import sys\nimport torch\nimport yaml\n"
+      "hp = yaml.safe_load(open(sys.argv[1]))\n");
+  put(&r, "asr/hparams/conformer_tiny.yaml",
+      "number_of_epochs: 30\nbatch_size: 12\nd_model: 144\nnhead: 4\n"
+      "num_encoder_layers: 8\n"
+      "valid_loader:\n  batch_size: 1\n"
+      "lm_model:\n  d_model: 768\n  nhead: 12\n"
+      "model:\n  _target_: torch.nn.ModuleList\n");
+  run(&r, "asr", "python train.py hparams/conformer_tiny.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 144);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 12);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "conformer-tiny");
+  sm_extract_res_release(&res);
+  /* The same with batches filled up to a length of audio. */
+  put(&r, "asr/hparams/dyn.yaml",
+      "number_of_epochs: 30\nbatch_size: 12\ndynamic_batching: true\n");
+  run(&r, "asr", "python train.py hparams/dyn.yaml", &res);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  ASSERT(!known(&res, SM_META_GLOBAL_BATCH_SIZE));
+  sm_extract_res_release(&res);
+  /* DataParallel's parts used by hand. */
+  put(&r, "rec.py",
+      "import torch\nfrom torch.nn.parallel.replicate import replicate\n"
+      "from torch.nn.parallel.parallel_apply import parallel_apply\n"
+      "def forward(m, xs, devs):\n    ms = replicate(m, devs)\n"
+      "    return parallel_apply(ms, xs)\n"
+      "ndev = torch.cuda.device_count()\n");
+  run(&r, NULL, "python rec.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "dp");
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  /* A table of named architectures as a list; selected by a path. */
+  put(&r, "lit/config.py",
+      "configs = [\n"
+      "    dict(name='tiny-lm', n_layer=4, n_embd=256, n_head=4),\n"
+      "    dict(name='big-lm', n_layer=48, n_embd=4096, n_head=32),\n"
+      "    {'name': 'odd-lm', 'n_layer': 7},\n]\n");
+  put(&r, "lit/train.py",
+      "import argparse\nimport torch\nfrom config import configs\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--model_name')\n"
+      "a = p.parse_args()\n"
+      "cfg = [c for c in configs if c['name'] in a.model_name]\n");
+  run(&r, "lit", "python train.py --model_name checkpoints/org/big-lm", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 4096);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 48);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Help texts and Hub ids ==== */
+
+SM_TEST(extract_help_texts_and_hub_ids) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Options whose names say nothing and whose help says what they are;
+   * a batch option whose help says it is the total. */
+  put(&r, "train.py",
+      "import argparse\nimport torch\n"
+      "from transformers import AutoModelForCausalLM\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('-b', type=int, default=512,\n"
+      "               help='total batch size of all GPUs')\n"
+      "p.add_argument('-e', type=int, default=3, help='number of epochs')\n"
+      "p.add_argument('-k', type=float, default=2e-4, help='learning rate')\n"
+      "p.add_argument('--accum', type=int, default=1, help='Number of "
+      "update steps to accumulate before a backward pass')\n"
+      "p.add_argument('--pretrain', default='EleutherAI/pythia-160m')\n"
+      "p.add_argument('--ref-pretrain', default='meta-llama/Llama-2-7b-hf')\n"
+      "a = p.parse_args()\n"
+      "m = AutoModelForCausalLM.from_pretrained(a.pretrain)\n");
+  run(&r, NULL, "torchrun --nproc_per_node 4 train.py -e 5", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 512);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 128);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 5);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "epochs");
+  ASSERT_NEAR(num(&res, SM_META_LR), 2e-4, 1e-12);
+  sm_extract_res_release(&res);
+  /* The Hub id of the model, not of the reference model. */
+  run(&r, NULL,
+      "torchrun --nproc_per_node 4 train.py --pretrain "
+      "meta-llama/Llama-2-13b-hf",
+      &res);
+  ASSERT(strstr(str(&res, SM_META_MODEL_NAME), "13b") != NULL);
+  sm_extract_res_release(&res);
+  /* Help text of every kind of bad input: huge, empty, binary. */
+  {
+    sm_buf b;
+    sm_buf_init(&b, 1 << 20);
+    sm_buf_adds(&b, "import argparse\np = argparse.ArgumentParser()\n"
+                    "p.add_argument('-x', help='");
+    for (int i = 0; i < 5000; i++)
+      sm_buf_adds(&b, "number of epochs ");
+    sm_buf_adds(&b,
+                "')\np.add_argument('-y', help='')\n"
+                "p.add_argument('-z', help='\\x00\\xff')\np.parse_args()\n");
+    put(&r, "bad.py", sm_buf_str(&b));
+    sm_buf_release(&b);
+  }
+  run(&r, NULL, "python bad.py -x 3", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Compiled trainers described by their usage text ==== */
+
+SM_TEST(extract_native_trainer_usage) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "Makefile",
+      "CC ?= gcc\nDTYPE_PRECISION ?= BF16\n"
+      "trainer_bin: src/trainer.cu common.h\n\tnvcc -o $@ $<\n");
+  put(&r, "src/trainer.cu",
+      "#include <stdio.h>\n"
+      "void usage(void) {\n"
+      "  fprintf(stderr, \"  -m <int>    micro batch size per GPU (default = "
+      "8)\\n\");\n"
+      "  fprintf(stderr, \"  -q <int>    total batch size (default = "
+      "64)\\n\");\n"
+      "  fprintf(stderr, \"  -w <float>  learning rate (default = "
+      "1e-3f)\\n\");\n"
+      "  fprintf(stderr, \"  -it <int>   number of training steps\\n\");\n"
+      "  fprintf(stderr, \"  -s <int>    sequence length (default = "
+      "256)\\n\");\n"
+      "  fprintf(stderr, \"  -z <int>    how often to log\\n\");\n"
+      "  printf(\"-\");\n  printf(\"  -\\n\");\n"
+      "}\nint main(void) { return 0; }\n");
+  put(&r, "run.sh",
+      "make trainer_bin\nmpirun -np 4 ./trainer_bin -it 3000 -w 0.0002 "
+      "-i data/fineweb_train_*.bin\n");
+  run(&r, NULL, "bash run.sh", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 3000);
+  ASSERT_NEAR(num(&res, SM_META_LR), 2e-4, 1e-12);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "fineweb");
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* A program whose source is not in the repository; a name like a
+   * path out of it. */
+  run(&r, NULL, "./missing_bin -x 1", &res);
+  ASSERT(res.n_warnings > 0);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "../../bin/trainer_bin -it 5", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* ==== Presets applied under conditions, data sections ==== */
+
+SM_TEST(extract_guarded_presets_and_data_sections) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "net/__init__.py", "");
+  put(&r, "net/model.py",
+      "import torch\nclass NetConfig:\n    model_type: str = 'gpt2'\n"
+      "    n_layer: int = None\n    n_head: int = None\n    n_embd: int = "
+      "None\n"
+      "class GPT(torch.nn.Module):\n    def __init__(self, config):\n"
+      "        given = config.model_type is not None\n"
+      "        sizes = all([config.n_layer is not None, "
+      "config.n_embd is not None])\n"
+      "        if given and not sizes:\n"
+      "            config.__dict__.update({\n"
+      "                'gpt2': dict(n_layer=12, n_head=12, n_embd=768),\n"
+      "                'gpt2-medium': dict(n_layer=24, n_head=16, "
+      "n_embd=1024),\n            }[config.model_type])\n");
+  put(&r, "main.py",
+      "import sys\nimport torch\nimport yaml\nfrom net.model import GPT\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\nmodel = GPT(cfg)\n");
+  /* Sizes given: the table is not applied and its name is not the
+   * model. */
+  put(&r, "sized.yaml",
+      "data:\n  url: https://example.org/files/tinyshakespeare/input.txt\n"
+      "gpt:\n  n_layer: 6\n  n_head: 6\n  n_embd: 384\n");
+  run(&r, NULL, "torchrun --nproc_per_node 2 main.py sized.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 384);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 6);
+  ASSERT(strcmp(str(&res, SM_META_MODEL_NAME), "gpt2") != 0);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "tiny-shakespeare");
+  sm_extract_res_release(&res);
+  /* Only a type: the table applies. */
+  put(&r, "typed.yaml", "gpt:\n  model_type: gpt2-medium\n");
+  run(&r, NULL, "torchrun --nproc_per_node 2 main.py typed.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1024);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* An option of a compiled trainer whose documented default is a
+ * checkpoint named after a known model is the model option: the value
+ * the job gives it names the model, and without one the default does. */
+SM_TEST(extract_native_model_option_by_default) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "Makefile", "lm_run: lm.c\n\tcc -o $@ $<\n");
+  put(&r, "lm.c",
+      "#include <stdio.h>\n"
+      "static void help(void) {\n"
+      "  printf(\"  -k <string> weights to start from, or a tag "
+      "(default = gpt2-medium_fp32.bin)\\n\");\n"
+      "  printf(\"  -o <string> where to write (default = "
+      "out_fp32.bin)\\n\");\n"
+      "  printf(\"  -r <float>  learning rate (default = 1e-4)\\n\");\n"
+      "}\nint main(void) { help(); return 0; }\n");
+  put(&r, "go.sh", "make lm_run\nmpirun -np 2 ./lm_run -o runs/gpt2-xl-try\n");
+  run(&r, NULL, "./lm_run -k tiny6 -r 0.001", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "tiny6");
+  ASSERT_NEAR(num(&res, SM_META_LR), 1e-3, 1e-12);
+  sm_extract_res_release(&res);
+  /* No value given: the default names the model (a size and dtype added
+   * to the family's name); the output option, whose default names none,
+   * is not the model even when its value looks like one. */
+  run(&r, NULL, "bash go.sh", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "gpt2-355m");
+  ASSERT_EQ(num(&res, SM_META_GPUS), 2);
+  sm_extract_res_release(&res);
+  /* A default that names no known model makes no model option. */
+  put(&r, "lm.c",
+      "static void help(void) {\n"
+      "  printf(\"  -k <string> weights (default = weights_fp32.bin)\\n\");\n"
+      "}\n");
+  run(&r, NULL, "./lm_run -k tiny6", &res);
+  ASSERT(!known(&res, SM_META_MODEL_NAME) ||
+         strcmp(str(&res, SM_META_MODEL_NAME), "tiny6") != 0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* Casts made only to evaluate or generate (a log_validation function
+ * running a pipeline under autocast, a .half() model for sampling) are
+ * not the training run's precision; the same cast in the training loop,
+ * or in a function named otherwise (upsample), is. */
+#define EVAL_HEAD                                                              \
+  "import torch\n"                                                             \
+  "import argparse\n"                                                          \
+  "p = argparse.ArgumentParser()\n"                                            \
+  "p.add_argument('--steps', type=int, default=100)\n"                         \
+  "args = p.parse_args()\n"                                                    \
+  "model = torch.nn.Linear(4, 4).cuda()\n"
+
+SM_TEST(extract_eval_only_casts_are_not_the_precision) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "fine.py",
+      EVAL_HEAD "def log_validation(pipe):\n"
+                "    with torch.autocast('cuda'):\n"
+                "        return pipe(torch.zeros(1))\n"
+                "def generate_samples(m):\n"
+                "    return m.half()(torch.zeros(1))\n"
+                "for step in range(args.steps):\n"
+                "    loss = model(torch.randn(2, 4)).sum()\n"
+                "    loss.backward()\n"
+                "log_validation(model)\n");
+  put(&r, "amp.py",
+      EVAL_HEAD "def upsample(x):\n"
+                "    with torch.autocast('cuda'):\n"
+                "        return model(x)\n"
+                "for step in range(args.steps):\n"
+                "    loss = upsample(torch.randn(2, 4)).sum()\n"
+                "    loss.backward()\n");
+  run(&r, NULL, "python fine.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python amp.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+#undef EVAL_HEAD
