@@ -41,24 +41,6 @@
 
 /* ==== Logging and audit ==== */
 
-double sv__wall(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void sv__log(sm_serve *sv, int level, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-
-  if (sv->o.log == NULL)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  sv->o.log(sv->o.log_ud, level, msg);
-}
-
 void sv__audit(sm_serve *sv, const sv_req *r) {
   char ts[32];
   double now = sv__wall();
@@ -307,12 +289,19 @@ static enum MHD_Result dispatch(sm_serve *sv, sv_req *r) {
   case EP_HEALTHZ:
     sv__healthz(sv, &res);
     return answer_now(sv, r, &res, NULL);
-  case EP_METRICS:
-    sv__metrics_render(sv, &res.body);
+  case EP_METRICS: {
+    sv_gauges g;
+    for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
+      g.depth[c] = sv__chan_depth(&sv->ch[c]);
+    g.fingerprints = sv__hist_fingerprints(&sv->hist);
+    g.jobs = sv__jobs_count(&sv->jobs);
+    g.followed = sv__jobs_followed(&sv->jobs);
+    sv__metrics_render(sv, &g, &res.body);
     if (sv->o.llm != NULL)
       sv__llm_metrics(sv, &res.body);
     res.status = 200;
     return answer_now(sv, r, &res, NULL);
+  }
   case EP_JOB:
   case EP_PROGRESS:
     break;
@@ -627,6 +616,11 @@ sm_serve *sm_serve_new(const sm_serve_opts *in, sm_err *err) {
   sv->o.roots = NULL;
   for (int i = 0; i < 2; i++)
     sv->lis[i].fd = -1;
+  /* What the channels' workers and the deadline thread do with a
+   * request: given to channel.c, which calls nothing above it. */
+  sv->hooks.work = sv__work;
+  sv->hooks.late = sv__late_result;
+  sv->hooks.answered = sv__register_answered;
   pthread_mutex_init(&sv->dl_mu, NULL);
   pthread_cond_init(&sv->dl_cv, NULL);
   pthread_mutex_init(&sv->sy_mu, NULL);
