@@ -128,6 +128,20 @@ int sv__parse_body(sm_serve *sv, sv_req *r, sv_result *res) {
 
 /* ==== Advice ==== */
 
+/* Opens the answer of an advice in w (over body): the advice object, or
+ * for a registration {"job_id", "registered", "advice": {...}}, whose
+ * advice object the caller closes first. */
+static void advice_open(const sv_req *r, sm_buf *body, sm_jw *w) {
+  sm_jw_init(w, body);
+  sm_jw_obj_begin(w);
+  if (r->ep == EP_REGISTER) {
+    sm_jw_kv_str(w, "job_id", r->job);
+    sm_jw_kv_bool(w, "registered", 1);
+    sm_jw_key(w, "advice");
+    sm_jw_obj_begin(w);
+  }
+}
+
 /* What a request says about the job to advise. */
 typedef struct adv_in {
   const char *repo, *cwd;     /* repository and subdirectory */
@@ -373,14 +387,7 @@ void sv__work_advise(sm_serve *sv, sv_req *r, sv_result *res) {
     sv__error(res, 500, "internal", "%s", err.msg);
     return;
   }
-  sm_jw_init(&w, &res->body);
-  sm_jw_obj_begin(&w);
-  if (r->ep == EP_REGISTER) {
-    sm_jw_kv_str(&w, "job_id", r->job);
-    sm_jw_kv_bool(&w, "registered", 1);
-    sm_jw_key(&w, "advice");
-    sm_jw_obj_begin(&w);
-  }
+  advice_open(r, &res->body, &w);
   advice_json(&meta, &a, &warn, r->t0, &w);
   sv__llm_members(sv, &run, &meta, &w);
   if (r->ep == EP_REGISTER)
@@ -564,22 +571,7 @@ void sv__job_info(sm_serve *sv, const char *id, sv_result *res) {
     sm_jw_str(&w, job->nodes[i]);
   sm_jw_arr_end(&w);
   sm_jw_kv_num(&w, "registered", job->registered);
-  sm_jw_key(&w, "metadata");
-  if (job->has_meta)
-    sm_meta_write_json(&job->meta, &w);
-  else
-    sm_jw_null(&w);
-  sm_jw_key(&w, "said");
-  if (job->said) {
-    sm_jw_obj_begin(&w);
-    sm_jw_kv_num(&w, "estimate_s", job->has_est ? job->est_s : NAN);
-    sm_jw_kv_str(&w, "fallback_reason", job->has_est ? NULL : job->fallback);
-    sm_jw_kv_num(&w, "best_score", round(job->best_score * 1e6) / 1e6);
-    sm_jw_kv_num(&w, "advise_ms", round(job->advise_ms * 10) / 10);
-    sm_jw_obj_end(&w);
-  } else {
-    sm_jw_null(&w);
-  }
+  sv__job_said_json(job, 0, &w);
   sm_jw_key(&w, "progress");
   if (job->has_last) {
     sm_buf t;
@@ -613,14 +605,7 @@ void sv__late_result(sm_serve *sv, sv_req *r, sv_result *res) {
                  ? sv->o.advise_deadline_ms
                  : sv->o.deadline_ms,
              r->t_work == 0 ? " (still queued)" : "");
-    sm_jw_init(&w, &res->body);
-    sm_jw_obj_begin(&w);
-    if (r->ep == EP_REGISTER) {
-      sm_jw_kv_str(&w, "job_id", r->job);
-      sm_jw_kv_bool(&w, "registered", 1);
-      sm_jw_key(&w, "advice");
-      sm_jw_obj_begin(&w);
-    }
+    advice_open(r, &res->body, &w);
     sm_jw_key(&w, "metadata");
     sm_jw_null(&w);
     sm_jw_key(&w, "matches");

@@ -1,7 +1,8 @@
 /* base.c - what every part of the service shares, at the bottom of the
  * folder: the endpoint and channel name tables, answers and error bodies,
- * the JSON member readers, the wall clock and the log.  It calls no other
- * file of src/serve; every other file may call it. */
+ * the JSON member readers, the wall clock, the log and the frame of an
+ * audit line.  It calls no other file of src/serve; every other file may
+ * call it. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -109,4 +110,32 @@ void sv__log(sm_serve *sv, int level, const char *fmt, ...) {
   vsnprintf(msg, sizeof(msg), fmt, ap);
   va_end(ap);
   sv->o.log(sv->o.log_ud, level, msg);
+}
+
+/* ==== Audit lines ==== */
+
+void sv__audit_begin(sm_buf *b, size_t cap, sm_jw *w) {
+  char ts[32];
+  double now = sv__wall();
+  time_t t = (time_t)now;
+  struct tm tm;
+
+  gmtime_r(&t, &tm);
+  strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  sm_buf_init(b, cap);
+  sm_jw_init(w, b);
+  sm_jw_obj_begin(w);
+  sm_jw_kv_str(w, "time", ts);
+  sm_jw_kv_num(w, "epoch", floor(now * 1000) / 1000);
+  sm_jw_kv_str(w, "service", "serve");
+}
+
+void sv__audit_end(sm_serve *sv, sm_buf *b, sm_jw *w) {
+  sm_err err = {0};
+
+  sm_jw_obj_end(w);
+  if (sm_jw_finish(w) == 0 && sm_buf_addc(b, '\n') == 0 &&
+      sm_append_line(sv->o.audit_path, b->data, b->len, &err) != 0)
+    sv__log(sv, SM_SERVE_ERROR, "audit: %s", err.msg);
+  sm_buf_release(b);
 }

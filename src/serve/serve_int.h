@@ -491,6 +491,10 @@ int sv__jobs_followed(sv_jobs *j);
 /* Marks job's tracker as just used; closes the least recently used
  * trackers past the cap.  Call without job->mu held. */
 void sv__jobs_touch(sv_jobs *j, sv_job *job);
+/* The job's "metadata" and "said" members (job->mu held): exact for the
+ * journal (the figures as kept, with the match count), else rounded as an
+ * answer shows them. */
+void sv__job_said_json(const sv_job *job, int exact, sm_jw *w);
 /* A new job with every field empty (refs 1). */
 sv_job *sv__job_new(const char *id);
 void sv__job_free(sv_job *job);
@@ -596,6 +600,11 @@ void sv__log(struct sm_serve *sv, int level, const char *fmt, ...)
     SM_PRINTF(3, 4);
 /* One audit line for an answered request. */
 void sv__audit(struct sm_serve *sv, const sv_req *r);
+/* An audit line (base.c): begins the object in w over b (capped at cap
+ * bytes, 0 none) with "time", "epoch" and "service"; end closes it,
+ * appends it to the audit log (a failure is logged) and releases b. */
+void sv__audit_begin(sm_buf *b, size_t cap, sm_jw *w);
+void sv__audit_end(struct sm_serve *sv, sm_buf *b, sm_jw *w);
 /* Wall-clock seconds (base.c). */
 double sv__wall(void);
 

@@ -42,24 +42,12 @@
 /* ==== Logging and audit ==== */
 
 void sv__audit(sm_serve *sv, const sv_req *r) {
-  char ts[32];
-  double now = sv__wall();
-  time_t t = (time_t)now;
-  struct tm tm;
   sm_buf b;
   sm_jw w;
-  sm_err err = {0};
 
   if (sv->o.audit_path == NULL)
     return;
-  gmtime_r(&t, &tm);
-  strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  sm_buf_init(&b, (size_t)64 << 10);
-  sm_jw_init(&w, &b);
-  sm_jw_obj_begin(&w);
-  sm_jw_kv_str(&w, "time", ts);
-  sm_jw_kv_num(&w, "epoch", floor(now * 1000) / 1000);
-  sm_jw_kv_str(&w, "service", "serve");
+  sv__audit_begin(&b, (size_t)64 << 10, &w);
   sm_jw_kv_str(&w, "channel", r->ch >= 0 ? sv__channel_names[r->ch] : NULL);
   sm_jw_kv_str(&w, "endpoint", sv__ep_name(r->ep));
   sm_jw_kv_str(&w, "decision", r->res.decision);
@@ -76,11 +64,7 @@ void sv__audit(sm_serve *sv, const sv_req *r) {
     sm_jw_kv_num(&w, "estimate_s", round(r->res.estimate_s * 10) / 10);
   if (r->res.note[0])
     sm_jw_kv_str(&w, "note", r->res.note);
-  sm_jw_obj_end(&w);
-  if (sm_jw_finish(&w) == 0 && sm_buf_addc(&b, '\n') == 0 &&
-      sm_append_line(sv->o.audit_path, b.data, b.len, &err) != 0)
-    sv__log(sv, SM_SERVE_ERROR, "audit: %s", err.msg);
-  sm_buf_release(&b);
+  sv__audit_end(sv, &b, &w);
 }
 
 /* ==== Requests ==== */
