@@ -36,7 +36,6 @@
 
 #include <microhttpd.h>
 
-#include "schedmate/sm_text.h"
 #include "serve/serve_int.h"
 
 /* ==== Logging and audit ==== */
@@ -618,13 +617,8 @@ sm_serve *sm_serve_new(const sm_serve_opts *in, sm_err *err) {
     rc = sv->sigdb ? sm_sigdb_load_builtin(sv->sigdb, err)
                    : sm_err_set(err, SM_ENOMEM, "serve: out of memory");
   }
-  if (rc == 0) {
-    /* The text normaliser fills its tables on first use: do it here,
-     * before several workers could race for it. */
-    char tmp[8];
-    sm_text_normalize("x", 1, tmp, sizeof(tmp), NULL);
+  if (rc == 0)
     rc = sv__hist_open(&sv->hist, sv->s_db, 0, err);
-  }
   if (rc == 0)
     rc = sv__llm_check_history(sv, err);
   if (rc == 0)
