@@ -4,7 +4,6 @@
  * SIGINT, and stops it cleanly (queued requests are answered, the socket
  * file is removed). */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,12 +14,15 @@
 
 #include "cli.h"
 #include "llmcli.h"
+#include "options.h"
 #include "schedmate/sm_serve.h"
 
 #define MAX_ROOTS 64
 #define DEFAULT_SOCKET "/run/schedmate/serve.sock"
 
-static const char usage_text[] =
+/* The help is written by hand (its columns differ from the table's): the
+ * table's entries carry no help text of their own. */
+static const cli_help help = {
     "usage: schedmate serve --db URI [--socket PATH]\n"
     "           [--listen [HOST:]PORT --token-file FILE]\n"
     "           [--allow-root DIR]... [--audit FILE] [--journal FILE]\n"
@@ -72,36 +74,8 @@ static const char usage_text[] =
     "(advise, progress, diagnose), each within its request's deadline;\n"
     "with them every channel gets one more worker by default.\n"
     "Exit status: 0 after SIGTERM or SIGINT, 2 bad usage or a store or\n"
-    "socket that cannot be opened.\n";
-
-enum {
-  OPT_DB = 1000,
-  OPT_SOCKET,
-  OPT_SOCKET_MODE,
-  OPT_LISTEN,
-  OPT_TOKEN,
-  OPT_ROOT,
-  OPT_AUDIT,
-  OPT_JOURNAL,
-  OPT_ADL,
-  OPT_DL,
-  OPT_QUEUE,
-  OPT_WORKERS,
-  OPT_RATE,
-  OPT_BURST,
-  OPT_BODY,
-  OPT_DEPTH,
-  OPT_CONNS,
-  OPT_JOBS,
-  OPT_SYNC,
-  OPT_TOPK,
-  OPT_THRESH,
-  OPT_READY,
-  OPT_SLOWDOWN,
-  OPT_QUIET,
-  OPT_VERBOSE,
-  OPT_HELP
-};
+    "socket that cannot be opened.\n",
+    cli_llm_help};
 
 static int log_level = SM_SERVE_INFO;
 
@@ -183,214 +157,187 @@ static int write_ready(const char *path, sm_serve *sv) {
   return ok && rename(tmp, path) == 0 ? 0 : -1;
 }
 
-int cmd_serve(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"db", required_argument, NULL, OPT_DB},
-      {"socket", required_argument, NULL, OPT_SOCKET},
-      {"socket-mode", required_argument, NULL, OPT_SOCKET_MODE},
-      {"listen", required_argument, NULL, OPT_LISTEN},
-      {"token-file", required_argument, NULL, OPT_TOKEN},
-      {"allow-root", required_argument, NULL, OPT_ROOT},
-      {"audit", required_argument, NULL, OPT_AUDIT},
-      {"journal", required_argument, NULL, OPT_JOURNAL},
-      {"advise-deadline-ms", required_argument, NULL, OPT_ADL},
-      {"deadline-ms", required_argument, NULL, OPT_DL},
-      {"queue", required_argument, NULL, OPT_QUEUE},
-      {"workers", required_argument, NULL, OPT_WORKERS},
-      {"rate", required_argument, NULL, OPT_RATE},
-      {"burst", required_argument, NULL, OPT_BURST},
-      {"max-body", required_argument, NULL, OPT_BODY},
-      {"max-depth", required_argument, NULL, OPT_DEPTH},
-      {"max-connections", required_argument, NULL, OPT_CONNS},
-      {"max-jobs", required_argument, NULL, OPT_JOBS},
-      {"sync-interval", required_argument, NULL, OPT_SYNC},
-      {"top-k", required_argument, NULL, OPT_TOPK},
-      {"threshold", required_argument, NULL, OPT_THRESH},
-      {"ready-file", required_argument, NULL, OPT_READY},
-      {"slowdown", required_argument, NULL, OPT_SLOWDOWN},
-      {"quiet", no_argument, NULL, OPT_QUIET},
-      {"verbose", no_argument, NULL, OPT_VERBOSE},
-      {"help", no_argument, NULL, OPT_HELP},
-      CLI_LLM_LONGOPTS,
-      {NULL, 0, NULL, 0}};
-  const char *roots[MAX_ROOTS], *token_file = NULL, *ready = NULL;
-  sm_serve_opts o = {0};
-  char *token = NULL;
-  sm_serve *sv;
-  sm_err err = {0};
-  sigset_t set;
-  cli_llm llm;
-  int c, rc = 0, n_roots = 0, sig = 0;
+/* ==== Options ==== */
+
+/* What the command line says, besides the service's options. */
+typedef struct serve_args {
+  sm_serve_opts o;              /* the service's options */
+  const char *roots[MAX_ROOTS]; /* --allow-root */
+  int n_roots;                  /* their count */
+  const char *token_file;       /* --token-file */
+  const char *ready;            /* --ready-file */
+  cli_llm llm;                  /* --llm and its companions */
+} serve_args;
+
+/* An integer option in [opt->lo, opt->hi] into the int at opt->value. */
+static int opt_int(const cli_option *opt, const char *arg) {
+  char name[64];
   long v;
+
+  snprintf(name, sizeof(name), "--%s", opt->name);
+  if (cli_parse_int("serve", name, arg, (long)opt->lo, (long)opt->hi, &v))
+    return CLI_USAGE;
+  *(int *)opt->value = (int)v;
+  return 0;
+}
+
+#define PO_INT(name, var, lo, hi)                                              \
+  { PO_T_CALLBACK, (name), "N", (var), NULL, (lo), (hi), 0, opt_int }
+
+static int opt_max_body(const cli_option *opt, const char *arg) {
+  long v;
+
+  if (cli_parse_int("serve", "--max-body", arg, 1024, 1L << 30, &v))
+    return CLI_USAGE;
+  *(size_t *)opt->value = (size_t)v;
+  return 0;
+}
+
+static int opt_socket_mode(const cli_option *opt, const char *arg) {
+  char *end;
+  long v = strtol(arg, &end, 8);
+
+  *(int *)opt->value = (int)v;
+  if (*arg == '\0' || *end != '\0' || v <= 0 || v > 0777)
+    return cli_usage("serve", "--socket-mode: expected an octal mode such "
+                              "as 0660");
+  return 0;
+}
+
+static int opt_root(const cli_option *opt, const char *arg) {
+  serve_args *a = opt->value;
+
+  if (a->n_roots == MAX_ROOTS)
+    return cli_usage("serve", "at most %d --allow-root", MAX_ROOTS);
+  a->roots[a->n_roots++] = arg;
+  return 0;
+}
+
+static int opt_queue(const cli_option *opt, const char *arg) {
+  return channel_value("--queue", arg, opt->value);
+}
+
+static int opt_workers(const cli_option *opt, const char *arg) {
+  return channel_value("--workers", arg, opt->value);
+}
+
+/* The real-valued options, each with its own range and message. */
+static int opt_real(const cli_option *opt, const char *arg) {
+  sm_serve_opts *o = opt->value;
+  char name[64];
   double d;
 
-  optind = 0;
-  opterr = 0;
-  cli_llm_init(&llm);
-  while (rc == 0 && (c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    switch (c) {
-    case OPT_DB:
-      o.db = optarg;
-      break;
-    case OPT_SOCKET:
-      o.socket_path = optarg;
-      break;
-    case OPT_SOCKET_MODE: {
-      char *end;
-      v = strtol(optarg, &end, 8);
-      if (*optarg == '\0' || *end != '\0' || v <= 0 || v > 0777)
-        rc = cli_usage("serve", "--socket-mode: expected an octal mode such "
-                                "as 0660");
-      o.socket_mode = (int)v;
-      break;
-    }
-    case OPT_LISTEN:
-      o.listen = optarg;
-      break;
-    case OPT_TOKEN:
-      token_file = optarg;
-      break;
-    case OPT_ROOT:
-      if (n_roots == MAX_ROOTS)
-        rc = cli_usage("serve", "at most %d --allow-root", MAX_ROOTS);
-      else
-        roots[n_roots++] = optarg;
-      break;
-    case OPT_AUDIT:
-      o.audit_path = optarg;
-      break;
-    case OPT_JOURNAL:
-      o.journal_path = optarg;
-      break;
-    case OPT_ADL:
-      rc =
-          cli_parse_int("serve", "--advise-deadline-ms", optarg, 1, 600000, &v);
-      o.advise_deadline_ms = (int)v;
-      break;
-    case OPT_DL:
-      rc = cli_parse_int("serve", "--deadline-ms", optarg, 1, 3600000, &v);
-      o.deadline_ms = (int)v;
-      break;
-    case OPT_QUEUE:
-      rc = channel_value("--queue", optarg, o.queue);
-      break;
-    case OPT_WORKERS:
-      rc = channel_value("--workers", optarg, o.workers);
-      break;
-    case OPT_RATE:
-      rc = cli_parse_num("serve", "--rate", optarg, &d);
-      if (rc == 0 && d < 0)
-        rc = cli_usage("serve", "--rate must be >= 0 (0: no limit)");
-      o.rate = d == 0 ? -1 : d;
-      break;
-    case OPT_BURST:
-      rc = cli_parse_num("serve", "--burst", optarg, &d);
-      if (rc == 0 && d < 1)
-        rc = cli_usage("serve", "--burst must be >= 1");
-      o.burst = d;
-      break;
-    case OPT_BODY:
-      rc = cli_parse_int("serve", "--max-body", optarg, 1024, 1L << 30, &v);
-      o.max_body = (size_t)v;
-      break;
-    case OPT_DEPTH:
-      rc = cli_parse_int("serve", "--max-depth", optarg, 2, 30, &v);
-      o.max_depth = (int)v;
-      break;
-    case OPT_CONNS:
-      rc = cli_parse_int("serve", "--max-connections", optarg, 1, 100000, &v);
-      o.max_connections = (int)v;
-      break;
-    case OPT_JOBS:
-      rc = cli_parse_int("serve", "--max-jobs", optarg, 1, 10000000, &v);
-      o.max_jobs = (int)v;
-      break;
-    case OPT_SYNC:
-      rc = cli_parse_num("serve", "--sync-interval", optarg, &d);
-      if (rc == 0 && (d < 0 || d > 86400))
-        rc = cli_usage("serve", "--sync-interval: expected 0..86400 s");
-      o.sync_interval_s = d == 0 ? -1 : d;
-      break;
-    case OPT_TOPK:
-      rc = cli_parse_int("serve", "--top-k", optarg, 1, 1000, &v);
-      o.top_k = (int)v;
-      break;
-    case OPT_THRESH:
-      rc = cli_parse_num("serve", "--threshold", optarg, &d);
-      if (rc == 0 && !(d > 0 && d <= 1))
-        rc = cli_usage("serve", "--threshold must be in (0, 1]");
-      o.threshold = (float)d;
-      break;
-    case OPT_READY:
-      ready = optarg;
-      break;
-    case OPT_SLOWDOWN:
-      rc = cli_parse_num("serve", "--slowdown", optarg, &d);
-      if (rc == 0 && !(d > 0 && d < 1))
-        rc = cli_usage("serve", "--slowdown must be in (0, 1)");
-      o.slowdown = d;
-      break;
-    case OPT_QUIET:
-      log_level = SM_SERVE_WARN;
-      break;
-    case OPT_VERBOSE:
-      log_level = SM_SERVE_DEBUG;
-      break;
-    case 'h':
-    case OPT_HELP:
-      fputs(usage_text, stdout);
-      fputs(cli_llm_help, stdout);
-      return CLI_OK;
-    case ':':
-      return cli_usage("serve", "%s needs a value", argv[optind - 1]);
-    default:
-      if ((rc = cli_llm_option(&llm, "serve", c, optarg)) < 0)
-        return cli_usage("serve", "unknown option '%s'", argv[optind - 1]);
-    }
+  snprintf(name, sizeof(name), "--%s", opt->name);
+  if (cli_parse_num("serve", name, arg, &d) != 0)
+    return CLI_USAGE;
+  if (strcmp(opt->name, "rate") == 0) {
+    o->rate = d == 0 ? -1 : d;
+    if (d < 0)
+      return cli_usage("serve", "--rate must be >= 0 (0: no limit)");
+  } else if (strcmp(opt->name, "burst") == 0) {
+    o->burst = d;
+    if (d < 1)
+      return cli_usage("serve", "--burst must be >= 1");
+  } else if (strcmp(opt->name, "sync-interval") == 0) {
+    o->sync_interval_s = d == 0 ? -1 : d;
+    if (d < 0 || d > 86400)
+      return cli_usage("serve", "--sync-interval: expected 0..86400 s");
+  } else if (strcmp(opt->name, "threshold") == 0) {
+    o->threshold = (float)d;
+    if (!(d > 0 && d <= 1))
+      return cli_usage("serve", "--threshold must be in (0, 1]");
+  } else {
+    o->slowdown = d;
+    if (!(d > 0 && d < 1))
+      return cli_usage("serve", "--slowdown must be in (0, 1)");
   }
-  if (rc != 0)
+  return 0;
+}
+
+#define PO_REAL(name, o)                                                       \
+  { PO_T_CALLBACK, (name), "X", (o), NULL, 0, 0, 0, opt_real }
+
+/* --llm and its companions: the entry's defval is the shared option code
+ * of cli/llmcli.h. */
+static int opt_llm(const cli_option *opt, const char *arg) {
+  int rc = cli_llm_option(opt->value, "serve", opt->defval, arg);
+  return rc < 0 ? cli_usage("serve", "unknown option '--%s'", opt->name) : rc;
+}
+
+#define PO_LLM(name, argh, llm, code)                                          \
+  { PO_T_CALLBACK, (name), (argh), (llm), NULL, 0, 0, (code), opt_llm }
+
+/* Parses argv into a (a->llm initialised).  PO_OK, PO_HELP or
+ * CLI_USAGE. */
+static int parse_args(int argc, char **argv, serve_args *a) {
+  sm_serve_opts *o = &a->o;
+  int nargs, rc;
+  const cli_option opts[] = {
+      PO_STRING("db", "URI", &o->db, NULL),
+      PO_STRING("socket", "PATH", &o->socket_path, NULL),
+      PO_CALLBACK("socket-mode", "MODE", &o->socket_mode, opt_socket_mode,
+                  NULL),
+      PO_STRING("listen", "[HOST:]PORT", &o->listen, NULL),
+      PO_STRING("token-file", "FILE", &a->token_file, NULL),
+      PO_CALLBACK("allow-root", "DIR", a, opt_root, NULL),
+      PO_STRING("audit", "FILE", &o->audit_path, NULL),
+      PO_STRING("journal", "FILE", &o->journal_path, NULL),
+      PO_INT("advise-deadline-ms", &o->advise_deadline_ms, 1, 600000),
+      PO_INT("deadline-ms", &o->deadline_ms, 1, 3600000),
+      PO_CALLBACK("queue", "CH=N", o->queue, opt_queue, NULL),
+      PO_CALLBACK("workers", "CH=N", o->workers, opt_workers, NULL),
+      PO_REAL("rate", o),
+      PO_REAL("burst", o),
+      PO_CALLBACK("max-body", "BYTES", &o->max_body, opt_max_body, NULL),
+      PO_INT("max-depth", &o->max_depth, 2, 30),
+      PO_INT("max-connections", &o->max_connections, 1, 100000),
+      PO_INT("max-jobs", &o->max_jobs, 1, 10000000),
+      PO_REAL("sync-interval", o),
+      PO_INT("top-k", &o->top_k, 1, 1000),
+      PO_REAL("threshold", o),
+      PO_STRING("ready-file", "FILE", &a->ready, NULL),
+      PO_REAL("slowdown", o),
+      PO_FLAG("quiet", &log_level, SM_SERVE_WARN, NULL),
+      PO_FLAG("verbose", &log_level, SM_SERVE_DEBUG, NULL),
+      PO_LLM("llm", "URL", &a->llm, CLI_OPT_LLM),
+      PO_LLM("llm-model", "NAME", &a->llm, CLI_OPT_LLM_MODEL),
+      PO_LLM("llm-key-file", "FILE", &a->llm, CLI_OPT_LLM_KEY),
+      PO_LLM("llm-cache", "DIR", &a->llm, CLI_OPT_LLM_CACHE),
+      PO_LLM("llm-timeout", "S", &a->llm, CLI_OPT_LLM_TIMEOUT),
+      PO_LLM("llm-retries", "N", &a->llm, CLI_OPT_LLM_RETRIES),
+      PO_LLM("llm-max-tokens", "N", &a->llm, CLI_OPT_LLM_TOKENS),
+      PO_LLM("llm-context", "N", &a->llm, CLI_OPT_LLM_CONTEXT),
+      PO_LLM("llm-always", NULL, &a->llm, CLI_OPT_LLM_ALWAYS),
+      PO_LLM("embed", "URL", &a->llm, CLI_OPT_EMBED),
+      PO_LLM("embed-model", "NAME", &a->llm, CLI_OPT_EMBED_MODEL),
+      PO_END(),
+  };
+
+  rc = cli_parse_options("serve", argc, argv, opts, &help, &nargs);
+  if (rc != PO_OK)
     return rc;
-  if (optind < argc)
-    return cli_usage("serve", "unexpected argument '%s'", argv[optind]);
-  if (o.db == NULL)
+  if (nargs > 0)
+    return cli_usage("serve", "unexpected argument '%s'", argv[1]);
+  if (o->db == NULL)
     return cli_usage("serve", "--db URI is required");
-  if (o.listen != NULL && token_file == NULL)
+  if (o->listen != NULL && a->token_file == NULL)
     return cli_usage("serve", "--listen needs --token-file (TCP clients "
                               "must send a bearer token)");
-  if (token_file != NULL && o.listen == NULL)
+  if (a->token_file != NULL && o->listen == NULL)
     return cli_usage("serve", "--token-file only applies with --listen");
-  if (o.socket_path == NULL && o.listen == NULL)
-    o.socket_path = DEFAULT_SOCKET;
-  if (token_file && read_token(token_file, &token) != 0)
-    return CLI_USAGE;
-  /* The client, when --llm or SCHEDMATE_LLM_URL asks for one. */
-  if (cli_llm_start(&llm, "serve") != 0) {
-    sm_free(token);
-    return CLI_USAGE;
-  }
-  o.llm = llm.llm;
-  o.token = token;
-  o.roots = roots;
-  o.n_roots = n_roots;
-  o.log = log_line;
+  if (o->socket_path == NULL && o->listen == NULL)
+    o->socket_path = DEFAULT_SOCKET;
+  return PO_OK;
+}
 
-  /* The threads inherit a mask that leaves these signals to sigwait. */
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &set, NULL);
-  signal(SIGPIPE, SIG_IGN);
+/* ==== Running ==== */
 
-  sv = sm_serve_new(&o, &err);
-  if (sv == NULL) {
-    sm_free(token);
-    cli_llm_release(&llm);
-    return cli_error("serve", CLI_USAGE, "%s", err.msg);
-  }
-  if (llm.llm != NULL) {
-    const sm_llm_config *lc = sm_llm_get_config(llm.llm);
-    char msg[1024];
+/* The service's first log lines: the LLM stage, the index. */
+static void log_start(const serve_args *a, sm_serve *sv) {
+  char msg[1024];
+
+  if (a->llm.llm != NULL) {
+    const sm_llm_config *lc = sm_llm_get_config(a->llm.llm);
     snprintf(msg, sizeof(msg),
              "LLM stage on: %.400s, model %.100s, %d request(s) at once, "
              "%.0f s per request at most (and never past a request's "
@@ -398,34 +345,92 @@ int cmd_serve(int argc, char **argv) {
              lc->url, lc->model, lc->max_concurrency, lc->timeout_s);
     log_line(NULL, SM_SERVE_INFO, msg);
   }
-  {
-    char msg[96];
-    snprintf(msg, sizeof(msg), "%lld records loaded into the index",
-             sm_serve_history_size(sv));
-    log_line(NULL, SM_SERVE_INFO, msg);
-  }
-  if (sm_serve_start(sv, &err) != 0) {
-    sm_serve_free(sv);
-    sm_free(token);
-    cli_llm_release(&llm);
-    return cli_error("serve", CLI_USAGE, "%s", err.msg);
-  }
-  if (ready && write_ready(ready, sv) != 0)
-    fprintf(stderr, "schedmate serve: warning: %s: %s\n", ready,
-            strerror(errno));
+  snprintf(msg, sizeof(msg), "%lld records loaded into the index",
+           sm_serve_history_size(sv));
+  log_line(NULL, SM_SERVE_INFO, msg);
+}
+
+/* Blocks SIGINT, SIGTERM and SIGHUP in every thread (the service's
+ * threads inherit the mask) and ignores SIGPIPE. */
+static void block_signals(sigset_t *set) {
+  sigemptyset(set);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+/* Waits for SIGINT or SIGTERM (SIGHUP is ignored); returns it. */
+static int wait_stop(const sigset_t *set) {
+  int sig = 0;
+
   for (;;) {
-    if (sigwait(&set, &sig) != 0)
+    if (sigwait(set, &sig) != 0)
       continue;
     if (sig == SIGHUP)
       continue;
-    break;
+    return sig;
   }
+}
+
+/* Makes, starts and runs the service until a stop signal. */
+static int run(serve_args *a) {
+  sm_err err = {0};
+  sigset_t set;
+  sm_serve *sv;
+  int sig;
+
+  block_signals(&set);
+  sv = sm_serve_new(&a->o, &err);
+  if (sv == NULL)
+    return cli_error("serve", CLI_USAGE, "%s", err.msg);
+  log_start(a, sv);
+  if (sm_serve_start(sv, &err) != 0) {
+    sm_serve_free(sv);
+    return cli_error("serve", CLI_USAGE, "%s", err.msg);
+  }
+  if (a->ready && write_ready(a->ready, sv) != 0)
+    fprintf(stderr, "schedmate serve: warning: %s: %s\n", a->ready,
+            strerror(errno));
+  sig = wait_stop(&set);
   log_line(NULL, SM_SERVE_INFO,
            sig == SIGINT ? "SIGINT: stopping" : "SIGTERM: stopping");
   sm_serve_free(sv);
-  cli_llm_release(&llm);
-  if (ready)
-    unlink(ready);
-  sm_free(token);
+  if (a->ready)
+    unlink(a->ready);
   return CLI_OK;
+}
+
+int cmd_serve(int argc, char **argv) {
+  serve_args a;
+  char *token = NULL;
+  int rc;
+
+  memset(&a, 0, sizeof(a));
+  cli_llm_init(&a.llm);
+  rc = parse_args(argc, argv, &a);
+  if (rc != PO_OK) {
+    cli_llm_release(&a.llm);
+    return rc == PO_HELP ? CLI_OK : rc;
+  }
+  if (a.token_file && read_token(a.token_file, &token) != 0) {
+    cli_llm_release(&a.llm);
+    return CLI_USAGE;
+  }
+  /* The client, when --llm or SCHEDMATE_LLM_URL asks for one. */
+  if (cli_llm_start(&a.llm, "serve") != 0) {
+    cli_llm_release(&a.llm);
+    sm_free(token);
+    return CLI_USAGE;
+  }
+  a.o.llm = a.llm.llm;
+  a.o.token = token;
+  a.o.roots = a.roots;
+  a.o.n_roots = a.n_roots;
+  a.o.log = log_line;
+  rc = run(&a);
+  cli_llm_release(&a.llm);
+  sm_free(token);
+  return rc;
 }

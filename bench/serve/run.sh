@@ -29,10 +29,11 @@ CLIENTS=${CLIENTS:-16}
 RECORDS=${RECORDS:-100000}
 mkdir -p build/bench
 LOAD=build/bench/serve_load
+# The load generator uses the library's HTTP client and file helpers
+# only (src/serve/http_client.c, src/util): nothing but libc, libm and
+# pthreads behind them (no store, parser or Slurm library).
 cc -std=c11 -D_GNU_SOURCE -O2 -Iinclude bench/serve/load.c -o "$LOAD" \
-  build/libschedmate.a $(pkg-config --libs sqlite3 hiredis yaml-0.1 libcjson \
-  tree-sitter zlib libmicrohttpd) \
-  $( [ -f /usr/include/slurm/slurm.h ] && echo -lslurm) -lm -lpthread
+  build/libschedmate.a -lm -lpthread
 S=$PWD/build/schedmate
 T=$(mktemp -d /tmp/sm-bench-serve.XXXXXX)
 SPID=

@@ -1,7 +1,7 @@
 /* api.c - the requests of the submit channel (POST /v1/advise, POST
  * /v1/jobs), the answers given at once (GET /healthz, GET /v1/jobs/{id}),
- * the answers of late requests, and what every endpoint shares: error
- * bodies, body parsing with the depth cap, JSON accessors.
+ * the answers of late requests, body parsing with the depth cap and the
+ * typed member readers of the request bodies.
  *
  * An advice request names a job as the command does: a repository (under
  * an allowed root) and the launch command, or metadata that `schedmate
@@ -9,80 +9,12 @@
  * deadline as its time budget; the search runs on the in-memory index;
  * the answer is the JSON of `schedmate advise --json`. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "serve/serve_int.h"
 
 #define MAX_ARGS 256
-
-static const char *const ep_names[EP__COUNT] = {
-    "healthz", "metrics",  "advise", "jobs",     "job",
-    "end",     "progress", "track",  "diagnose", "other"};
-
-const char *const sv__channel_names[SM_SERVE_NCHANNELS] = {"submit", "run",
-                                                           "exit"};
-
-const char *sv__ep_name(int ep) {
-  return ep >= 0 && ep < EP__COUNT ? ep_names[ep] : "other";
-}
-
-int sv__ep_channel(int ep) {
-  switch (ep) {
-  case EP_ADVISE:
-  case EP_REGISTER:
-    return SM_SERVE_SUBMIT;
-  case EP_JOB:
-  case EP_PROGRESS:
-  case EP_TRACK:
-    return SM_SERVE_RUN;
-  case EP_END:
-  case EP_DIAGNOSE:
-    return SM_SERVE_EXIT;
-  default:
-    return -1;
-  }
-}
-
-/* ==== Answers ==== */
-
-void sv__result_init(sv_result *r) {
-  memset(r, 0, sizeof(*r));
-  sm_buf_init(&r->body, 0);
-  r->retry_after = -1;
-  r->estimate_s = NAN;
-  r->best_score = NAN;
-}
-
-void sv__result_release(sv_result *r) {
-  sm_buf_release(&r->body);
-  sv__result_init(r);
-}
-
-int sv__error(sv_result *r, int status, const char *code, const char *fmt,
-              ...) {
-  va_list ap;
-  sm_jw w;
-
-  va_start(ap, fmt);
-  vsnprintf(r->note, sizeof(r->note), fmt, ap);
-  va_end(ap);
-  sm_buf_reset(&r->body);
-  sm_jw_init(&w, &r->body);
-  sm_jw_obj_begin(&w);
-  sm_jw_kv_str(&w, "error", code);
-  sm_jw_kv_str(&w, "message", r->note);
-  sm_jw_kv_int(&w, "status", status);
-  sm_jw_obj_end(&w);
-  if (sm_jw_finish(&w) != 0)
-    sm_buf_reset(&r->body);
-  r->status = status;
-  r->decision = status == 403 ? "refused" : "error";
-  if (status == 503 && r->retry_after < 0)
-    r->retry_after = 1;
-  return status;
-}
 
 /* An error from the library: 403 outside the roots, 422 unreadable. */
 static void path_error(sm_serve *sv, sv_result *res, const sm_err *e) {
@@ -98,17 +30,7 @@ static void path_error(sm_serve *sv, sv_result *res, const sm_err *e) {
   }
 }
 
-/* ==== JSON ==== */
-
-const char *sv__jstr(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-double sv__jnum(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : NAN;
-}
+/* ==== JSON members ==== */
 
 /* A member that must be a string when present. */
 static int opt_str(const cJSON *o, const char *k, const char **out,
@@ -205,6 +127,20 @@ int sv__parse_body(sm_serve *sv, sv_req *r, sv_result *res) {
 }
 
 /* ==== Advice ==== */
+
+/* Opens the answer of an advice in w (over body): the advice object, or
+ * for a registration {"job_id", "registered", "advice": {...}}, whose
+ * advice object the caller closes first. */
+static void advice_open(const sv_req *r, sm_buf *body, sm_jw *w) {
+  sm_jw_init(w, body);
+  sm_jw_obj_begin(w);
+  if (r->ep == EP_REGISTER) {
+    sm_jw_kv_str(w, "job_id", r->job);
+    sm_jw_kv_bool(w, "registered", 1);
+    sm_jw_key(w, "advice");
+    sm_jw_obj_begin(w);
+  }
+}
 
 /* What a request says about the job to advise. */
 typedef struct adv_in {
@@ -451,14 +387,7 @@ void sv__work_advise(sm_serve *sv, sv_req *r, sv_result *res) {
     sv__error(res, 500, "internal", "%s", err.msg);
     return;
   }
-  sm_jw_init(&w, &res->body);
-  sm_jw_obj_begin(&w);
-  if (r->ep == EP_REGISTER) {
-    sm_jw_kv_str(&w, "job_id", r->job);
-    sm_jw_kv_bool(&w, "registered", 1);
-    sm_jw_key(&w, "advice");
-    sm_jw_obj_begin(&w);
-  }
+  advice_open(r, &res->body, &w);
   advice_json(&meta, &a, &warn, r->t0, &w);
   sv__llm_members(sv, &run, &meta, &w);
   if (r->ep == EP_REGISTER)
@@ -562,8 +491,11 @@ int sv__register(sm_serve *sv, sv_req *r, sv_result *res) {
 }
 
 void sv__register_answered(sm_serve *sv, sv_req *r) {
-  sv_job *job = sv__jobs_get(&sv->jobs, r->job);
+  sv_job *job;
 
+  if (r->ep != EP_REGISTER)
+    return;
+  job = sv__jobs_get(&sv->jobs, r->job);
   if (job == NULL)
     return;
   pthread_mutex_lock(&job->mu);
@@ -639,22 +571,7 @@ void sv__job_info(sm_serve *sv, const char *id, sv_result *res) {
     sm_jw_str(&w, job->nodes[i]);
   sm_jw_arr_end(&w);
   sm_jw_kv_num(&w, "registered", job->registered);
-  sm_jw_key(&w, "metadata");
-  if (job->has_meta)
-    sm_meta_write_json(&job->meta, &w);
-  else
-    sm_jw_null(&w);
-  sm_jw_key(&w, "said");
-  if (job->said) {
-    sm_jw_obj_begin(&w);
-    sm_jw_kv_num(&w, "estimate_s", job->has_est ? job->est_s : NAN);
-    sm_jw_kv_str(&w, "fallback_reason", job->has_est ? NULL : job->fallback);
-    sm_jw_kv_num(&w, "best_score", round(job->best_score * 1e6) / 1e6);
-    sm_jw_kv_num(&w, "advise_ms", round(job->advise_ms * 10) / 10);
-    sm_jw_obj_end(&w);
-  } else {
-    sm_jw_null(&w);
-  }
+  sv__job_said_json(job, 0, &w);
   sm_jw_key(&w, "progress");
   if (job->has_last) {
     sm_buf t;
@@ -688,14 +605,7 @@ void sv__late_result(sm_serve *sv, sv_req *r, sv_result *res) {
                  ? sv->o.advise_deadline_ms
                  : sv->o.deadline_ms,
              r->t_work == 0 ? " (still queued)" : "");
-    sm_jw_init(&w, &res->body);
-    sm_jw_obj_begin(&w);
-    if (r->ep == EP_REGISTER) {
-      sm_jw_kv_str(&w, "job_id", r->job);
-      sm_jw_kv_bool(&w, "registered", 1);
-      sm_jw_key(&w, "advice");
-      sm_jw_obj_begin(&w);
-    }
+    advice_open(r, &res->body, &w);
     sm_jw_key(&w, "metadata");
     sm_jw_null(&w);
     sm_jw_key(&w, "matches");

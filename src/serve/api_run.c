@@ -176,19 +176,7 @@ static void check_slowdown(sm_serve *sv, sv_job *job) {
   if (sv->o.audit_path) {
     sm_buf b;
     sm_jw w;
-    sm_err err = {0};
-    char ts[32];
-    double now = sv__wall();
-    time_t tt = (time_t)now;
-    struct tm tm;
-    gmtime_r(&tt, &tm);
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    sm_buf_init(&b, 0);
-    sm_jw_init(&w, &b);
-    sm_jw_obj_begin(&w);
-    sm_jw_kv_str(&w, "time", ts);
-    sm_jw_kv_num(&w, "epoch", floor(now * 1000) / 1000);
-    sm_jw_kv_str(&w, "service", "serve");
+    sv__audit_begin(&b, 0, &w);
     sm_jw_kv_str(&w, "channel", "run");
     sm_jw_kv_str(&w, "decision", "interference");
     sm_jw_kv_str(&w, "job", job->id);
@@ -202,11 +190,7 @@ static void check_slowdown(sm_serve *sv, sv_job *job) {
                                                               : "steps/s");
     sm_jw_kv_bool(&w, "executed", 0);
     sm_jw_kv_str(&w, "result", "flagged");
-    sm_jw_obj_end(&w);
-    if (sm_jw_finish(&w) == 0 && sm_buf_addc(&b, '\n') == 0 &&
-        sm_append_line(sv->o.audit_path, b.data, b.len, &err) != 0)
-      sv__log(sv, SM_SERVE_ERROR, "audit: %s", err.msg);
-    sm_buf_release(&b);
+    sv__audit_end(sv, &b, &w);
   }
 }
 

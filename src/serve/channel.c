@@ -14,7 +14,11 @@
  * ring and the deadline list, so it is reference-counted; whoever makes
  * its answer final (sv__req_finish) resumes the connection, exactly
  * once, under the request's mutex, which also orders it after the
- * router's MHD_suspend_connection. */
+ * router's MHD_suspend_connection.
+ *
+ * What a request does is not this file's business: the workers and the
+ * deadline thread call the service's hooks (sv_hooks, set by server.c),
+ * never a function of the files above. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -86,8 +90,8 @@ int sv__req_finish(sv_req *r, sv_result *res, int late) {
   sv__deadline_remove(r->sv, r);
   /* What a registration was answered is recorded before the client can
    * see the answer (and end the job). */
-  if (r->ep == EP_REGISTER)
-    sv__register_answered(r->sv, r);
+  if (r->sv->hooks.answered != NULL)
+    r->sv->hooks.answered(r->sv, r);
   pthread_mutex_lock(&r->mu);
   if (r->suspended && r->conn != NULL) {
     r->suspended = 0;
@@ -198,7 +202,7 @@ static void *worker(void *arg) {
       sv__observe(&sv->m.wait[c->id], sm_now() - r->t0);
       atomic_fetch_add(&c->busy, 1);
       sv__result_init(&res);
-      sv__work(sv, r, &res);
+      sv->hooks.work(sv, r, &res);
       atomic_fetch_sub(&c->busy, 1);
       if (sv__req_finish(r, &res, 0) && r->res.fallback)
         sv__count_fallback(&sv->m, r->res.fallback);
@@ -303,7 +307,7 @@ static void *deadline_thread(void *arg) {
       pthread_mutex_unlock(&r->mu);
       if (state != RQ_DONE) {
         sv__result_init(&res);
-        sv__late_result(sv, r, &res);
+        sv->hooks.late(sv, r, &res);
         if (sv__req_finish(r, &res, 1) && r->ch >= 0) {
           atomic_fetch_add(&sv->m.late[r->ch], 1);
           if (r->res.fallback)

@@ -205,6 +205,20 @@ static int send_all(sm_http_conn *c, const char *p, size_t n, double deadline,
 }
 
 /* Reads more bytes into in; returns the count, 0 at end, or a code. */
+static ssize_t fill(sm_http_conn *c, sm_buf *in, double deadline, sm_err *err);
+
+/* Reads more of an answer whose end is not there yet: 0, or a code (the
+ * connection's end is "answer cut short"). */
+static int fill_more(sm_http_conn *c, sm_buf *in, double deadline,
+                     sm_err *err) {
+  ssize_t k = fill(c, in, deadline, err);
+
+  if (k > 0)
+    return 0;
+  return k < 0 ? (int)k
+               : sm_err_set(err, SM_ECONN, "%s: answer cut short", c->where);
+}
+
 static ssize_t fill(sm_http_conn *c, sm_buf *in, double deadline, sm_err *err) {
   char buf[65536];
 
@@ -281,7 +295,7 @@ static int exchange(sm_http_conn *c, const char *method, const char *path,
   sm_buf req, in;
   char v[128];
   size_t hend = 0;
-  int rc, close_after = 0;
+  int rc, close_after = 0, fail = 0;
 
   *got_any = 0;
   sm_buf_init(&req, 0);
@@ -350,27 +364,15 @@ static int exchange(sm_http_conn *c, const char *method, const char *path,
       sm_buf_release(&in);
       return sm_err_set(err, SM_ETOOBIG, "%s: answer too large", c->where);
     }
-    while (in.len - hend < n) {
-      ssize_t k = fill(c, &in, deadline, err);
-      if (k <= 0) {
-        sm_buf_release(&in);
-        return k < 0 ? (int)k
-                     : sm_err_set(err, SM_ECONN, "%s: answer cut short",
-                                  c->where);
-      }
-    }
-    rc = sm_buf_add(&r->body, in.data + hend, (size_t)n);
+    while (fail == 0 && in.len - hend < n)
+      fail = fill_more(c, &in, deadline, err);
+    if (fail == 0)
+      rc = sm_buf_add(&r->body, in.data + hend, (size_t)n);
   } else if (header(in.data, "Transfer-Encoding", v, sizeof(v)) &&
              strcasecmp(v, "chunked") == 0) {
-    while ((rc = dechunk(in.data + hend, in.len - hend, &r->body)) == 0) {
-      ssize_t k = fill(c, &in, deadline, err);
-      if (k <= 0) {
-        sm_buf_release(&in);
-        return k < 0 ? (int)k
-                     : sm_err_set(err, SM_ECONN, "%s: answer cut short",
-                                  c->where);
-      }
-    }
+    while (fail == 0 &&
+           (rc = dechunk(in.data + hend, in.len - hend, &r->body)) == 0)
+      fail = fill_more(c, &in, deadline, err);
     rc = rc == 1 ? 0 : rc;
   } else {
     ssize_t k;
@@ -384,6 +386,8 @@ static int exchange(sm_http_conn *c, const char *method, const char *path,
     close_after = 1;
   }
   sm_buf_release(&in);
+  if (fail != 0) /* the answer was cut short or could not be read */
+    return fail;
   if (rc != 0)
     return sm_err_set(err, rc, "%s: bad answer body", c->where);
   if (close_after)

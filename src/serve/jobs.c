@@ -277,6 +277,31 @@ void sv__jobs_touch(sv_jobs *j, sv_job *job) {
 
 /* ==== The journal ==== */
 
+void sv__job_said_json(const sv_job *job, int exact, sm_jw *w) {
+  sm_jw_key(w, "metadata");
+  if (job->has_meta)
+    sm_meta_write_json(&job->meta, w);
+  else
+    sm_jw_null(w);
+  sm_jw_key(w, "said");
+  if (!job->said) {
+    sm_jw_null(w);
+    return;
+  }
+  sm_jw_obj_begin(w);
+  sm_jw_kv_num(w, "estimate_s", job->has_est ? job->est_s : NAN);
+  sm_jw_kv_str(w, "fallback_reason", job->has_est ? NULL : job->fallback);
+  if (exact) {
+    sm_jw_kv_num(w, "best_score", job->best_score);
+    sm_jw_kv_int(w, "n", job->n_matches);
+    sm_jw_kv_num(w, "advise_ms", job->advise_ms);
+  } else {
+    sm_jw_kv_num(w, "best_score", round(job->best_score * 1e6) / 1e6);
+    sm_jw_kv_num(w, "advise_ms", round(job->advise_ms * 10) / 10);
+  }
+  sm_jw_obj_end(w);
+}
+
 /* The job as one journal line; caller holds job->mu. */
 static int job_line(const sv_job *job, const char *op, sm_buf *b) {
   sm_jw w;
@@ -300,23 +325,7 @@ static int job_line(const sv_job *job, const char *op, sm_buf *b) {
     sm_jw_kv_int(&w, "gpus", job->gpus);
     sm_jw_kv_num(&w, "submit_time", job->submit_time);
     sm_jw_kv_num(&w, "registered", job->registered);
-    sm_jw_key(&w, "metadata");
-    if (job->has_meta)
-      sm_meta_write_json(&job->meta, &w);
-    else
-      sm_jw_null(&w);
-    sm_jw_key(&w, "said");
-    if (job->said) {
-      sm_jw_obj_begin(&w);
-      sm_jw_kv_num(&w, "estimate_s", job->has_est ? job->est_s : NAN);
-      sm_jw_kv_str(&w, "fallback_reason", job->has_est ? NULL : job->fallback);
-      sm_jw_kv_num(&w, "best_score", job->best_score);
-      sm_jw_kv_int(&w, "n", job->n_matches);
-      sm_jw_kv_num(&w, "advise_ms", job->advise_ms);
-      sm_jw_obj_end(&w);
-    } else {
-      sm_jw_null(&w);
-    }
+    sv__job_said_json(job, 1, &w);
   }
   sm_jw_obj_end(&w);
   if (sm_jw_finish(&w) != 0)

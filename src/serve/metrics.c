@@ -4,7 +4,10 @@
  * advice fallbacks by reason, refusals, queue depths and capacities, busy
  * workers, registered jobs, followed logs, history size, write-backs,
  * other writers' records taken into the index.  Everything is a lock-free
- * counter; rendering reads them as they are. */
+ * counter; rendering reads them as they are.  What other parts keep
+ * behind their locks (queue depths, jobs, followed logs, fingerprints)
+ * the caller reads and passes in (sv_gauges): this file calls nothing
+ * of the folder but base.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,7 +89,7 @@ static void histo(sm_buf *b, const char *name, const char *label,
               (unsigned long long)atomic_load(&h->n));
 }
 
-void sv__metrics_render(sm_serve *sv, sm_buf *b) {
+void sv__metrics_render(sm_serve *sv, const sv_gauges *g, sm_buf *b) {
   sv_metrics *m = &sv->m;
   static const char req_name[] = "schedmate_serve_requests_total";
   static const char lat_name[] = "schedmate_serve_request_duration_seconds";
@@ -139,7 +142,7 @@ void sv__metrics_render(sm_serve *sv, sm_buf *b) {
        "Requests waiting in each channel's queue.");
   for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
     sm_buf_addf(b, "schedmate_serve_queue_depth{channel=\"%s\"} %d\n",
-                sv__channel_names[c], sv__chan_depth(&sv->ch[c]));
+                sv__channel_names[c], g->depth[c]);
   head(b, "schedmate_serve_queue_capacity", "gauge",
        "Capacity of each channel's queue.");
   for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
@@ -193,8 +196,7 @@ void sv__metrics_render(sm_serve *sv, sm_buf *b) {
   head(b, "schedmate_serve_history_fingerprints", "gauge",
        "Distinct fingerprints among the index's records (the pre-search's "
        "groups; 0 without it).");
-  sm_buf_addf(b, "schedmate_serve_history_fingerprints %zu\n",
-              sv__hist_fingerprints(&sv->hist));
+  sm_buf_addf(b, "schedmate_serve_history_fingerprints %zu\n", g->fingerprints);
   head(b, "schedmate_serve_history_synced_total", "counter",
        "Records other writers added that were taken into the index.");
   sm_buf_addf(b, "schedmate_serve_history_synced_total %llu\n",
@@ -209,12 +211,10 @@ void sv__metrics_render(sm_serve *sv, sm_buf *b) {
               (unsigned long long)atomic_load(&sv->hist.sync_errors));
   head(b, "schedmate_serve_jobs_registered", "gauge",
        "Jobs registered and not ended.");
-  sm_buf_addf(b, "schedmate_serve_jobs_registered %d\n",
-              sv__jobs_count(&sv->jobs));
+  sm_buf_addf(b, "schedmate_serve_jobs_registered %d\n", g->jobs);
   head(b, "schedmate_serve_logs_followed", "gauge",
        "Job logs followed by the run channel right now.");
-  sm_buf_addf(b, "schedmate_serve_logs_followed %d\n",
-              sv__jobs_followed(&sv->jobs));
+  sm_buf_addf(b, "schedmate_serve_logs_followed %d\n", g->followed);
   head(b, "schedmate_serve_connections", "gauge", "Open HTTP connections.");
   {
     unsigned n = 0;

@@ -1,20 +1,29 @@
 /* serve_int.h - what the parts of `schedmate serve` share.
  *
+ * The files read top-down; each calls only files listed below it:
+ *
  *   server.c   HTTP (libmicrohttpd): listeners, routing, authentication,
  *              rate limits, body caps, suspend/resume, lifecycle
- *   channel.c  one bounded queue and worker pool per channel; the
- *              deadline thread that answers late requests
  *   api.c      request parsing and the submit endpoints (advise, jobs)
  *   api_run.c  the run and exit endpoints (progress, track, end, diagnose)
+ *   channel.c  one bounded queue and worker pool per channel; the
+ *              deadline thread that answers late requests
+ *   llm.c      the optional LLM stages: slots, deadlines, output
+ *   jobs.c     registered jobs, their followed logs, the job journal
  *   hist.c     the in-memory index: loaded once, write-backs, other
  *              writers' records (Redis sequence counter, SQLite count)
  *   scan.c     the exact pre-search that answers advice from a few
  *              records of the index
- *   jobs.c     registered jobs, their followed logs, the job journal
+ *   metrics.c  counters and histograms, Prometheus text
  *   confine.c  the allowed roots
  *   limits.c   per-client token buckets, JSON depth, job ids
- *   metrics.c  counters and histograms, Prometheus text
- *   llm.c      the optional LLM stages: slots, deadlines, output
+ *   base.c     endpoint and channel names, answers and error bodies,
+ *              JSON member readers, the wall clock, the log
+ *
+ * (http_client.c, the client of --llm, and shadow*.c, the report of
+ * `schedmate report serve`, stand apart.)  channel.c reaches the
+ * endpoints through the hooks server.c gives it (sv_hooks); metrics.c
+ * gets what other files keep behind their locks as values (sv_gauges).
  *
  * Threads: the HTTP daemons' polling threads run the routing and the
  * quick endpoints; each channel's workers run the rest; one thread
@@ -82,6 +91,7 @@ typedef struct sv_result {
   char note[SM_ERR_MSG_SIZE]; /* one line for the audit and the log */
 } sv_result;
 
+/* (base.c, as are the names of the endpoints and channels.) */
 void sv__result_init(sv_result *r);
 void sv__result_release(sv_result *r);
 /* Sets an error answer {"error": code, "message": ..., "status": N};
@@ -127,6 +137,19 @@ void sv__req_unref(sv_req *r);
 int sv__req_finish(sv_req *r, sv_result *res, int late);
 
 /* ==== Channels (channel.c) ==== */
+
+/* What the files above channel.c do with a request.  server.c sets them
+ * in the service before any thread starts; the workers and the deadline
+ * thread call them, so that channel.c never calls up. */
+typedef struct sv_hooks {
+  /* Runs r's endpoint on a worker (sv__work). */
+  void (*work)(struct sm_serve *sv, sv_req *r, sv_result *res);
+  /* The answer of a request whose deadline passed (sv__late_result). */
+  void (*late)(struct sm_serve *sv, sv_req *r, sv_result *res);
+  /* r's answer was made final; called before its connection resumes
+   * (sv__register_answered), or NULL. */
+  void (*answered)(struct sm_serve *sv, sv_req *r);
+} sv_hooks;
 
 typedef struct sv_channel {
   int id;              /* SM_SERVE_SUBMIT, ... */
@@ -175,7 +198,8 @@ void sv__healthz(struct sm_serve *sv, sv_result *res);
 void sv__job_info(struct sm_serve *sv, const char *id, sv_result *res);
 /* Registration happens before the advice is queued. */
 int sv__register(struct sm_serve *sv, sv_req *r, sv_result *res);
-/* Records in the job what its registration was answered (r is done). */
+/* Records in the job what its registration was answered (r is done;
+ * nothing for the other endpoints). */
 void sv__register_answered(struct sm_serve *sv, sv_req *r);
 void sv__work_advise(struct sm_serve *sv, sv_req *r, sv_result *res);
 void sv__work_progress(struct sm_serve *sv, sv_req *r, sv_result *res);
@@ -190,7 +214,7 @@ void sv__interference_leave(struct sm_serve *sv, struct sv_job *gone);
 /* Writes job's "slowdown" member (job->mu held). */
 void sv__slowdown_json(const struct sv_job *job, sm_jw *w);
 
-/* JSON accessors: a string / number member, or NULL / NAN. */
+/* JSON accessors: a string / number member, or NULL / NAN (base.c). */
 const char *sv__jstr(const cJSON *o, const char *k);
 double sv__jnum(const cJSON *o, const char *k);
 
@@ -467,6 +491,10 @@ int sv__jobs_followed(sv_jobs *j);
 /* Marks job's tracker as just used; closes the least recently used
  * trackers past the cap.  Call without job->mu held. */
 void sv__jobs_touch(sv_jobs *j, sv_job *job);
+/* The job's "metadata" and "said" members (job->mu held): exact for the
+ * journal (the figures as kept, with the match count), else rounded as an
+ * answer shows them. */
+void sv__job_said_json(const sv_job *job, int exact, sm_jw *w);
 /* A new job with every field empty (refs 1). */
 sv_job *sv__job_new(const char *id);
 void sv__job_free(sv_job *job);
@@ -512,7 +540,17 @@ int sv__code_index(int status);
 void sv__observe(sv_histo *h, double seconds);
 /* Counts a fallback by name ("deadline" included). */
 void sv__count_fallback(sv_metrics *m, const char *reason);
-void sv__metrics_render(struct sm_serve *sv, sm_buf *out);
+
+/* What /metrics shows that other files keep behind their locks: the
+ * caller reads it and passes it in. */
+typedef struct sv_gauges {
+  int depth[SM_SERVE_NCHANNELS]; /* requests queued, by channel */
+  int jobs;                      /* jobs registered and not ended */
+  int followed;                  /* logs followed */
+  size_t fingerprints;           /* distinct fingerprints in the index */
+} sv_gauges;
+
+void sv__metrics_render(struct sm_serve *sv, const sv_gauges *g, sm_buf *out);
 
 /* ==== The service ==== */
 
@@ -534,6 +572,7 @@ struct sm_serve {
   sv_channel ch[SM_SERVE_NCHANNELS]; /* channels */
   sv_rate rate;                      /* per-client limits */
   sv_metrics m;                      /* counters */
+  sv_hooks hooks;                    /* for channel.c (set by server.c) */
   /* Deadlines. */
   pthread_mutex_t dl_mu;     /* guards the list */
   pthread_cond_t dl_cv;      /* a new head or stop */
@@ -556,12 +595,17 @@ struct sm_serve {
   double wall_start;    /* Unix start */
 };
 
-/* Logs through the callback. */
+/* Logs through the callback (base.c). */
 void sv__log(struct sm_serve *sv, int level, const char *fmt, ...)
     SM_PRINTF(3, 4);
 /* One audit line for an answered request. */
 void sv__audit(struct sm_serve *sv, const sv_req *r);
-/* Wall-clock seconds. */
+/* An audit line (base.c): begins the object in w over b (capped at cap
+ * bytes, 0 none) with "time", "epoch" and "service"; end closes it,
+ * appends it to the audit log (a failure is logged) and releases b. */
+void sv__audit_begin(sm_buf *b, size_t cap, sm_jw *w);
+void sv__audit_end(struct sm_serve *sv, sm_buf *b, sm_jw *w);
+/* Wall-clock seconds (base.c). */
 double sv__wall(void);
 
 #endif /* SM_SERVE_INT_H */

@@ -36,48 +36,17 @@
 
 #include <microhttpd.h>
 
-#include "schedmate/sm_text.h"
 #include "serve/serve_int.h"
 
 /* ==== Logging and audit ==== */
 
-double sv__wall(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void sv__log(sm_serve *sv, int level, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-
-  if (sv->o.log == NULL)
-    return;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof(msg), fmt, ap);
-  va_end(ap);
-  sv->o.log(sv->o.log_ud, level, msg);
-}
-
 void sv__audit(sm_serve *sv, const sv_req *r) {
-  char ts[32];
-  double now = sv__wall();
-  time_t t = (time_t)now;
-  struct tm tm;
   sm_buf b;
   sm_jw w;
-  sm_err err = {0};
 
   if (sv->o.audit_path == NULL)
     return;
-  gmtime_r(&t, &tm);
-  strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  sm_buf_init(&b, (size_t)64 << 10);
-  sm_jw_init(&w, &b);
-  sm_jw_obj_begin(&w);
-  sm_jw_kv_str(&w, "time", ts);
-  sm_jw_kv_num(&w, "epoch", floor(now * 1000) / 1000);
-  sm_jw_kv_str(&w, "service", "serve");
+  sv__audit_begin(&b, (size_t)64 << 10, &w);
   sm_jw_kv_str(&w, "channel", r->ch >= 0 ? sv__channel_names[r->ch] : NULL);
   sm_jw_kv_str(&w, "endpoint", sv__ep_name(r->ep));
   sm_jw_kv_str(&w, "decision", r->res.decision);
@@ -94,11 +63,7 @@ void sv__audit(sm_serve *sv, const sv_req *r) {
     sm_jw_kv_num(&w, "estimate_s", round(r->res.estimate_s * 10) / 10);
   if (r->res.note[0])
     sm_jw_kv_str(&w, "note", r->res.note);
-  sm_jw_obj_end(&w);
-  if (sm_jw_finish(&w) == 0 && sm_buf_addc(&b, '\n') == 0 &&
-      sm_append_line(sv->o.audit_path, b.data, b.len, &err) != 0)
-    sv__log(sv, SM_SERVE_ERROR, "audit: %s", err.msg);
-  sm_buf_release(&b);
+  sv__audit_end(sv, &b, &w);
 }
 
 /* ==== Requests ==== */
@@ -307,12 +272,19 @@ static enum MHD_Result dispatch(sm_serve *sv, sv_req *r) {
   case EP_HEALTHZ:
     sv__healthz(sv, &res);
     return answer_now(sv, r, &res, NULL);
-  case EP_METRICS:
-    sv__metrics_render(sv, &res.body);
+  case EP_METRICS: {
+    sv_gauges g;
+    for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
+      g.depth[c] = sv__chan_depth(&sv->ch[c]);
+    g.fingerprints = sv__hist_fingerprints(&sv->hist);
+    g.jobs = sv__jobs_count(&sv->jobs);
+    g.followed = sv__jobs_followed(&sv->jobs);
+    sv__metrics_render(sv, &g, &res.body);
     if (sv->o.llm != NULL)
       sv__llm_metrics(sv, &res.body);
     res.status = 200;
     return answer_now(sv, r, &res, NULL);
+  }
   case EP_JOB:
   case EP_PROGRESS:
     break;
@@ -627,6 +599,11 @@ sm_serve *sm_serve_new(const sm_serve_opts *in, sm_err *err) {
   sv->o.roots = NULL;
   for (int i = 0; i < 2; i++)
     sv->lis[i].fd = -1;
+  /* What the channels' workers and the deadline thread do with a
+   * request: given to channel.c, which calls nothing above it. */
+  sv->hooks.work = sv__work;
+  sv->hooks.late = sv__late_result;
+  sv->hooks.answered = sv__register_answered;
   pthread_mutex_init(&sv->dl_mu, NULL);
   pthread_cond_init(&sv->dl_cv, NULL);
   pthread_mutex_init(&sv->sy_mu, NULL);
@@ -640,13 +617,8 @@ sm_serve *sm_serve_new(const sm_serve_opts *in, sm_err *err) {
     rc = sv->sigdb ? sm_sigdb_load_builtin(sv->sigdb, err)
                    : sm_err_set(err, SM_ENOMEM, "serve: out of memory");
   }
-  if (rc == 0) {
-    /* The text normaliser fills its tables on first use: do it here,
-     * before several workers could race for it. */
-    char tmp[8];
-    sm_text_normalize("x", 1, tmp, sizeof(tmp), NULL);
+  if (rc == 0)
     rc = sv__hist_open(&sv->hist, sv->s_db, 0, err);
-  }
   if (rc == 0)
     rc = sv__llm_check_history(sv, err);
   if (rc == 0)

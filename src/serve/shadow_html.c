@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "serve/shadow_int.h"
+#include "serve/shadow_html.h"
 
 #define W 720
 #define H 280

@@ -1,7 +1,7 @@
-/* shadow_int.h - the figures of the shadow report (shadow.c computes
- * them, shadow_html.c draws them). */
-#ifndef SM_SHADOW_INT_H
-#define SM_SHADOW_INT_H
+/* shadow_base.h - the figures of the shadow report (shadow.c computes
+ * them, shadow_html.c draws them; the containers are in shadow_base.c). */
+#ifndef SM_SHADOW_BASE_H
+#define SM_SHADOW_BASE_H
 
 #include "schedmate/sm_history.h"
 #include "schedmate/sm_serve.h"
@@ -77,7 +77,4 @@ typedef struct sh_report {
 
 extern const char *const sh__channel_names[SH_CHANNELS];
 
-/* Writes the page. */
-int sh__html(const sh_report *r, sm_buf *b);
-
-#endif /* SM_SHADOW_INT_H */
+#endif /* SM_SHADOW_BASE_H */
