@@ -298,7 +298,8 @@ int sm__lctx_init(sm__lctx *c, const sm_sigdb *db, sm_err *err);
 void sm__lctx_release(sm__lctx *c);
 
 /* Length of the prefix (timestamps, rank tags, launcher labels) before the
- * message of a line; *ts receives a timestamp in seconds or NAN. */
+ * message of a line; *ts receives a timestamp in seconds or NAN
+ * (prefix.c). */
 size_t sm__line_prefix(const char *s, size_t n, double *ts);
 
 /* The severity a line states for itself: a level word (INFO, WARNING,
