@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "failure/failure_int.h"
+#include "util/util_int.h"
 
 #define STATE_MAX ((size_t)16 << 20)
 #define MAX_JOBS 100000
@@ -56,9 +57,11 @@ typedef struct iso_rec {
 
 typedef struct state {
   job_rec *jobs; /* retry counts */
-  int n_jobs, cap_jobs;
+  int n_jobs;
+  size_t cap_jobs;
   iso_rec *isos; /* isolations */
-  int n_isos, cap_isos;
+  int n_isos;
+  size_t cap_isos;
 } state;
 
 static void state_release(state *s) {
@@ -81,14 +84,8 @@ static void clean_id(char *dst, const char *src) {
 }
 
 static int push_job(state *s, const char *id, long count, double last) {
-  if (s->n_jobs == s->cap_jobs) {
-    int nc = s->cap_jobs ? s->cap_jobs * 2 : 16;
-    job_rec *nj = sm_realloc(s->jobs, (size_t)nc * sizeof(*nj));
-    if (nj == NULL)
-      return SM_ENOMEM;
-    s->jobs = nj;
-    s->cap_jobs = nc;
-  }
+  if (SM__GROW(s->jobs, (size_t)s->n_jobs + 1, s->cap_jobs) != 0)
+    return SM_ENOMEM;
   clean_id(s->jobs[s->n_jobs].id, id);
   s->jobs[s->n_jobs].count = count;
   s->jobs[s->n_jobs].last = last;
@@ -97,14 +94,8 @@ static int push_job(state *s, const char *id, long count, double last) {
 }
 
 static int push_iso(state *s, double at, const char *node) {
-  if (s->n_isos == s->cap_isos) {
-    int nc = s->cap_isos ? s->cap_isos * 2 : 16;
-    iso_rec *ni = sm_realloc(s->isos, (size_t)nc * sizeof(*ni));
-    if (ni == NULL)
-      return SM_ENOMEM;
-    s->isos = ni;
-    s->cap_isos = nc;
-  }
+  if (SM__GROW(s->isos, (size_t)s->n_isos + 1, s->cap_isos) != 0)
+    return SM_ENOMEM;
   s->isos[s->n_isos].at = at;
   clean_id(s->isos[s->n_isos].node, node);
   s->n_isos++;
