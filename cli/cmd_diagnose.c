@@ -155,7 +155,8 @@ static int parse_args(int argc, char **argv, diag_args *a) {
       PO_CALLBACK("now", "EPOCH", &p->now, opt_now,
                   "the planner's clock (for tests)"),
       PO_GROUP("Output:"),
-      PO_FLAG("json", &a->json, 1, "one JSON object (DESIGN.md section 3)"),
+      PO_FLAG("json", &a->json, 1,
+              "one JSON object (docs/design.md section 3)"),
       PO_STRING("server", "S", &a->server,
                 "ask a running `schedmate serve` (unix:PATH or\n"
                 "http://HOST:PORT; its own planner settings)"),

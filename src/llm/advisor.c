@@ -40,7 +40,8 @@
 #define TREE_BYTES ((size_t)12 << 10)
 #define MAX_REFUSALS 3
 
-/* What each field means, for the prompt (DESIGN.md section 2). */
+/* What each field means, for the prompt (the metadata schema of
+ * docs/design.md section 2). */
 static const char *meaning(int f) {
   switch (f) {
   case SM_META_MODEL_NAME:
