@@ -650,6 +650,10 @@ int sm_revlines_init(sm_revlines *r, sm_rfile *f, uint64_t stop, uint64_t end,
     if (n == 1 && c == '\n') {
       r->_end = end - 1;
       r->_wstart = end - 1;
+    } else if (n == 1) {
+      /* The byte is the last line's and is read again with it: counted
+       * once in the file's bytes read. */
+      f->nread--;
     }
   } else {
     r->_skip_nl = 3;
