@@ -444,7 +444,9 @@ static int linear(loc *L, uint64_t start, uint64_t limit, long gap,
   fwd_release(&r);
   L->chunks +=
       ((uint64_t)n + (uint64_t)L->chunk_lines - 1) / (uint64_t)L->chunk_lines;
-  return rc;
+  /* Not the last piece's "read one": reaching the limit with the piece
+   * that ends there is no failure found. */
+  return rc < 0 ? rc : found->failing;
 }
 
 /* ==== Search ==== */
