@@ -6,7 +6,8 @@
 
 #include "schedmate/sm.h"
 
-/* Exit codes, as DESIGN.md section 3 fixes them. */
+/* Exit codes, as docs/design.md section 3 (the command-line contract)
+ * fixes them. */
 #define CLI_OK 0    /* success */
 #define CLI_CHECK 1 /* a check failed (e.g. a failure was found) */
 #define CLI_USAGE 2 /* bad usage or unreadable input */

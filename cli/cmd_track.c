@@ -54,6 +54,10 @@ static void usage(FILE *out) {
           "  --classify-all    count the lines of every class (whole file)\n"
           "  --server S        ask a running `schedmate serve` (unix:PATH or\n"
           "                    http://HOST:PORT); --job ID: a registered job\n"
+          "\n"
+          "Exit status: 0 with an answer (also 'missing'; with --follow once\n"
+          "stopped by SIGINT or SIGTERM, --max-updates or --idle-exit), 2 bad\n"
+          "usage or unreadable input (one line naming the file).\n"
           "\n%s",
           SM_TRACK_DEFAULT_SAMPLES, cli_llm_help);
 }

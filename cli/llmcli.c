@@ -85,6 +85,12 @@ int cli_llm_option(cli_llm *o, const char *cmd, int opt, const char *arg) {
   return 0;
 }
 
+int cli_llm_table_option(const cli_option *opt, const char *arg) {
+  const cli_llm_ctx *c = opt->value;
+
+  return cli_llm_option(c->llm, c->cmd, opt->defval, arg);
+}
+
 int cli_llm_start(cli_llm *o, const char *cmd) {
   sm_err err = {0};
 

@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "options.h"
 #include "schedmate/sm_llm.h"
 
 /* getopt_long codes (clear of every subcommand's own). */
@@ -41,6 +42,32 @@ enum {
       {"embed", required_argument, NULL, CLI_OPT_EMBED}, {                     \
     "embed-model", required_argument, NULL, CLI_OPT_EMBED_MODEL                \
   }
+
+/* The same options as entries of an option table (cli/options.h), for a
+ * command parsed with cli_parse_options: ctx is a cli_llm_ctx.  They are
+ * left out of the table's option list; --help prints cli_llm_help. */
+typedef struct cli_llm_ctx {
+  struct cli_llm *llm;
+  const char *cmd;
+} cli_llm_ctx;
+int cli_llm_table_option(const cli_option *opt, const char *arg);
+#define CLI_LLM_PO(name, argh, ctx, code)                                      \
+  {                                                                            \
+    PO_T_CALLBACK, (name), (argh), (ctx), NULL, 0, 0, (code),                  \
+        cli_llm_table_option                                                   \
+  }
+#define CLI_LLM_TABLE(ctx)                                                     \
+  CLI_LLM_PO("llm", "URL", ctx, CLI_OPT_LLM),                                  \
+      CLI_LLM_PO("llm-model", "NAME", ctx, CLI_OPT_LLM_MODEL),                 \
+      CLI_LLM_PO("llm-key-file", "FILE", ctx, CLI_OPT_LLM_KEY),                \
+      CLI_LLM_PO("llm-cache", "DIR", ctx, CLI_OPT_LLM_CACHE),                  \
+      CLI_LLM_PO("llm-timeout", "S", ctx, CLI_OPT_LLM_TIMEOUT),                \
+      CLI_LLM_PO("llm-retries", "N", ctx, CLI_OPT_LLM_RETRIES),                \
+      CLI_LLM_PO("llm-max-tokens", "N", ctx, CLI_OPT_LLM_TOKENS),              \
+      CLI_LLM_PO("llm-context", "N", ctx, CLI_OPT_LLM_CONTEXT),                \
+      CLI_LLM_PO("llm-always", NULL, ctx, CLI_OPT_LLM_ALWAYS),                 \
+      CLI_LLM_PO("embed", "URL", ctx, CLI_OPT_EMBED),                          \
+      CLI_LLM_PO("embed-model", "NAME", ctx, CLI_OPT_EMBED_MODEL)
 
 /* The options' help, for usage texts. */
 extern const char cli_llm_help[];

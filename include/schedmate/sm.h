@@ -2,8 +2,9 @@
  *
  * SchedMate is a semantic information layer for GPU cluster schedulers:
  * it reads a job's code, command, logs and the history of similar jobs and
- * turns them into checkable facts with provenance.  See docs/ and
- * DESIGN.md for the picture; each component has its own header. */
+ * turns them into checkable facts with provenance.  See docs/design.md
+ * (section 1, components and channels) for the picture; each component
+ * has its own header and its own page in docs/. */
 #ifndef SM_SM_H
 #define SM_SM_H
 

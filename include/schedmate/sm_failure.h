@@ -219,8 +219,9 @@ SM_EXTERN int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
 SM_EXTERN void sm_plan_release(sm_plan *p);
 
 /* Appends the diagnosis (and the plan, if not NULL) as the members of the
- * JSON object the writer is in: the keys of DESIGN.md section 3 and more
- * ("actions" comes from the plan, or ["report"] without one). */
+ * JSON object the writer is in: the keys of the JSON contract
+ * (docs/design.md section 3) and more ("actions" comes from the plan, or
+ * ["report"] without one). */
 SM_EXTERN void sm_diagnosis_json(const sm_diagnosis *d, const sm_plan *p,
                                  sm_jw *w);
 

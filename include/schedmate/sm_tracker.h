@@ -163,7 +163,7 @@ typedef struct sm_track_opts {
   const sm_protoset *protos; /* line classifier [built-in tracker set] */
 } sm_track_opts;
 
-/* The answer (the JSON contract of DESIGN.md section 3). */
+/* The answer (the JSON contract of docs/design.md section 3). */
 typedef struct sm_track_result {
   int ok;                          /* 1: status "ok", 0: "missing" */
   int has_step;                    /* step is set */

@@ -1335,107 +1335,223 @@ static int program_error_after(const sm__window *w, const segs *s, int x,
   return -1;
 }
 
-int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
-                      const sm_diag_opts *o, sm_diagnosis *d, sm_err *err) {
-  segs s;
-  int a = w->first_fail, end, x = -1, best = -1, chain_steps = 0, explain;
-  int strong = 0, rx, cut = -1;
-  verdict v;
-  const sm__line *lx;
+static void segs_release(segs *s) {
+  sm_free(s->prog);
+  sm_free(s->in_tb);
+  sm_free(s->start);
+  sm_free(s->exc_of);
+}
 
-  s.in_tb = sm_calloc((size_t)w->n + 1, 1);
-  s.start = sm_calloc((size_t)w->n + 1, sizeof(int));
-  s.exc_of = sm_calloc((size_t)w->n + 1, sizeof(int));
-  s.prog = sm_calloc((size_t)w->n + 1, sizeof(int));
-  if (!s.in_tb || !s.start || !s.exc_of || !s.prog) {
-    sm_free(s.in_tb);
-    sm_free(s.start);
-    sm_free(s.exc_of);
-    sm_free(s.prog);
-    return sm_err_set(err, SM_ENOMEM, "out of memory");
+/* The window's traceback segments and its training progress, counted
+ * once: which errors the job went on after, and whether a fault came at
+ * the job's first use of the fabric.  0 or -1 (out of memory). */
+static int segs_build(sm__lctx *c, sm__window *w, segs *s) {
+  s->in_tb = sm_calloc((size_t)w->n + 1, 1);
+  s->start = sm_calloc((size_t)w->n + 1, sizeof(int));
+  s->exc_of = sm_calloc((size_t)w->n + 1, sizeof(int));
+  s->prog = sm_calloc((size_t)w->n + 1, sizeof(int));
+  if (!s->in_tb || !s->start || !s->exc_of || !s->prog) {
+    segs_release(s);
+    return -1;
   }
-  segment(w, &s);
-  /* Training progress, counted once: which errors the job went on after,
-   * and whether a fault came at the job's first use of the fabric. */
+  segment(w, s);
   for (int i = 0; i < w->n; i++) {
     const sm__line *l = &w->lines[i];
     int k = l->kind;
     size_t n;
     const char *m = msg_of(l, &n);
-    s.prog[i + 1] =
-        s.prog[i] + ((k == SM__K_NORMAL || k == SM__K_WEAK ||
-                      k == SM__K_BENIGN || k == SM__K_NOTICE) &&
-                     sm__sigdb_progress(&c->m, m, SM_MIN(n, (size_t)2048)));
+    s->prog[i + 1] =
+        s->prog[i] + ((k == SM__K_NORMAL || k == SM__K_WEAK ||
+                       k == SM__K_BENIGN || k == SM__K_NOTICE) &&
+                      sm__sigdb_progress(&c->m, m, SM_MIN(n, (size_t)2048)));
   }
-  end = a + EPISODE < w->n ? a + EPISODE : w->n;
-  /* The first cause of the episode; else a symptom that restates a
-   * specific cause; else its first symptom. */
-  for (int i = a; i < end && x < 0; i++)
-    if (eff_strength(w, &s, i) >= 2)
+  return 0;
+}
+
+/* The cause line of the episode that starts at the first failing line:
+ * its first cause (past errors the job survived, and before a network
+ * fault the program's own error after it); else a symptom that restates
+ * a specific cause; else its first symptom; else what ends a traceback.
+ * *end receives the episode's end, *cut a traceback cut at its start
+ * (or -1), *strong whether the episode has a strong line at all. */
+static int pick_cause(sm__lctx *c, const sm__window *w, const segs *s, int *end,
+                      int *cut, int *strong) {
+  int a = w->first_fail, x = -1;
+
+  *end = a + EPISODE < w->n ? a + EPISODE : w->n;
+  *cut = -1;
+  *strong = 0;
+  for (int i = a; i < *end && x < 0; i++)
+    if (eff_strength(w, s, i) >= 2)
       x = i;
   /* An error the job survived: training went on after it and the job
    * failed later of another cause. */
   for (int round = 0; x >= 0 && round < 8; round++) {
-    int y = survived(w, &s, x);
+    int y = survived(w, s, x);
     if (y < 0)
       break;
     x = y;
-    end = x + EPISODE < w->n ? x + EPISODE : w->n;
+    *end = x + EPISODE < w->n ? x + EPISODE : w->n;
   }
   if (x >= 0) {
-    int y = program_error_after(w, &s, x, end);
+    int y = program_error_after(w, s, x, *end);
     if (y >= 0)
       x = y;
   }
-  for (int i = a; i < end && x < 0; i++)
-    if (!s.in_tb[i] && restated(c, &w->lines[i], 0) != NULL)
+  for (int i = a; i < *end && x < 0; i++)
+    if (!s->in_tb[i] && restated(c, &w->lines[i], 0) != NULL)
       x = i;
-  for (int i = a; i < end && x < 0; i++)
-    if (!s.in_tb[i] && restated(c, &w->lines[i], 1) != NULL)
+  for (int i = a; i < *end && x < 0; i++)
+    if (!s->in_tb[i] && restated(c, &w->lines[i], 1) != NULL)
       x = i;
-  for (int i = a; i < end && x < 0; i++)
-    if (eff_strength(w, &s, i) >= 1 && w->lines[i].kind != SM__K_NOTICE)
+  for (int i = a; i < *end && x < 0; i++)
+    if (eff_strength(w, s, i) >= 1 && w->lines[i].kind != SM__K_NOTICE)
       x = i;
-  for (int i = a; i < end && x < 0; i++)
-    if (eff_strength(w, &s, i) >= 1)
+  for (int i = a; i < *end && x < 0; i++)
+    if (eff_strength(w, s, i) >= 1)
       x = i;
-  for (int i = a; i < end; i++)
+  for (int i = a; i < *end; i++)
     if (sm__line_strong(&w->lines[i]))
-      strong = 1;
-  if (x < 0) {
-    /* Only traceback structure: the exception that ends it. */
-    for (int i = a; i < end && x < 0; i++)
-      if (s.in_tb[i] && s.exc_of[i] >= 0)
-        x = s.exc_of[i];
-    /* A traceback without its exception line: its last line. */
-    if (x < 0 && s.in_tb[a]) {
-      cut = a;
-      x = a;
-      while (x + 1 < w->n && s.in_tb[x + 1])
-        x++;
-    }
-    if (x < 0)
-      x = a;
+      *strong = 1;
+  if (x >= 0)
+    return x;
+  /* Only traceback structure: the exception that ends it. */
+  for (int i = a; i < *end && x < 0; i++)
+    if (s->in_tb[i] && s->exc_of[i] >= 0)
+      x = s->exc_of[i];
+  /* A traceback without its exception line: its last line. */
+  if (x < 0 && s->in_tb[a]) {
+    *cut = a;
+    x = a;
+    while (x + 1 < w->n && s->in_tb[x + 1])
+      x++;
   }
-  /* Back to the first exception of a chain. */
+  return x < 0 ? a : x;
+}
+
+/* From the picked line to the first report of the fault: back to the
+ * first exception of a chain (*chain_steps: how far), else, among
+ * interleaved ranks, a cause as strong just after with an earlier
+ * timestamp. */
+static int first_report(const sm__window *w, const segs *s, int x, int end,
+                        int *chain_steps) {
+  int best, sx;
+
+  *chain_steps = 0;
   if (w->lines[x].exc_len > 0)
-    x = chain_root(w, &s, x, &chain_steps);
-  /* Interleaved ranks: an earlier timestamp on a cause just after. */
-  if (chain_steps == 0 && !isnan(w->lines[x].ts)) {
-    int sx = eff_strength(w, &s, x);
-    best = x;
-    for (int i = x + 1; i < end && i <= x + TS_LOOKAHEAD; i++) {
-      const sm__line *li = &w->lines[i];
-      if (eff_strength(w, &s, i) >= sx && sx >= 2 && !isnan(li->ts) &&
-          li->ts < w->lines[best].ts && w->lines[best].ts - li->ts < 86400)
-        best = i;
-    }
-    x = best;
+    x = chain_root(w, s, x, chain_steps);
+  if (*chain_steps != 0 || isnan(w->lines[x].ts))
+    return x;
+  sx = eff_strength(w, s, x);
+  best = x;
+  for (int i = x + 1; i < end && i <= x + TS_LOOKAHEAD; i++) {
+    const sm__line *li = &w->lines[i];
+    if (eff_strength(w, s, i) >= sx && sx >= 2 && !isnan(li->ts) &&
+        li->ts < w->lines[best].ts && w->lines[best].ts - li->ts < 86400)
+      best = i;
   }
-  lx = &w->lines[x];
+  return best;
+}
+
+/* The diagnosis's fields from the verdict on the cause line x (rx: the
+ * parent's re-raise that reported it first, or -1). */
+static void fill_verdict(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
+                         int x, int rx, int explain, const verdict *v,
+                         const sm_diag_opts *o, sm_diagnosis *d) {
+  const sm__line *lx = &w->lines[x];
+
+  d->failure = 1;
+  d->first_error_line = rx >= 0 ? w->lines[rx].no : lx->no;
+  d->first_error_offset = rx >= 0 ? w->lines[rx].off : lx->off;
+  d->category = sm__cat_names[v->cat];
+  d->component =
+      sm__comp_names[v->cat == SM__CAT_INFRA || v->comp == SM__COMP_GPU_MEMORY
+                         ? v->comp
+                         : SM__COMP_NONE];
+  d->confidence = v->conf;
+  d->retryable = v->cat == SM__CAT_INFRA && v->retryable != 0;
+  d->xid = v->xid;
+  d->root_cause = sm_arena_strdup(&d->_arena, v->cause);
+  d->reason = sm_arena_strdup(&d->_arena, v->reason);
+  d->basis = v->cat == SM__CAT_INFRA ? sm__ev_names[v->ev] : NULL;
+  d->signature = v->sig ? v->sig->name : NULL;
+  if (lx->exc_len > 0)
+    d->exception =
+        sm_arena_strndup(&d->_arena, lx->text + lx->msg, (size_t)lx->exc_len);
+  d->node = find_near(c, db->hosts, db->n_hosts, w, x, explain, o->context,
+                      &d->_arena);
+  d->device = find_near(c, db->devs, db->n_devs, w, x, explain, 8, &d->_arena);
+}
+
+/* Evidence: the cause, what explained it, the chain, the user frame, the
+ * first symptoms. */
+static void collect_evidence(const sm__window *w, const segs *s, int x, int rx,
+                             int explain, int chain_steps, int end,
+                             sm_diagnosis *d) {
+  frames f;
+
+  if (rx >= 0) {
+    /* The first report of the error (the parent's re-raise), then the
+     * original exception it names. */
+    add_evidence(d, &w->lines[rx], "cause");
+    add_evidence(d, &w->lines[x], "chain");
+  } else {
+    add_evidence(d, &w->lines[x], "cause");
+  }
+  if (explain >= 0)
+    add_evidence(d, &w->lines[explain], "context");
+  if (chain_steps > 0 && s->start[x] >= 0) {
+    for (int i = x + 1; i < w->n && i < x + EPISODE; i++)
+      if (w->lines[i].exc_len > 0 && s->start[i] >= 0) {
+        add_evidence(d, &w->lines[i], "chain");
+        break;
+      }
+  }
+  collect_frames(w, s, x, &f);
+  if (f.inner_user >= 0)
+    add_evidence(d, &w->lines[f.inner_user], "frame");
+  else if (f.innermost >= 0)
+    add_evidence(d, &w->lines[f.innermost], "frame");
+  for (int i = x + 1, k = 0; i < end && k < 2; i++)
+    if (w->lines[i].kind == SM__K_SYMPTOM && !s->in_tb[i]) {
+      add_evidence(d, &w->lines[i], "symptom");
+      k++;
+    }
+}
+
+/* Commands that diagnose an infrastructure component: the signature's,
+ * else the component's, filled with the node and the device. */
+static void diagnose_commands(const sm_sigdb *db, const verdict *v,
+                              sm_diagnosis *d) {
+  const sm__sig *sg = v->sig;
+  char *const *cmds;
+  int nc;
+
+  if (v->cat != SM__CAT_INFRA)
+    return;
+  cmds = sg && sg->n_diagnose ? sg->diagnose : db->comps[v->comp].diagnose;
+  nc = sg && sg->n_diagnose ? sg->n_diagnose : db->comps[v->comp].n_diagnose;
+  for (int i = 0; i < nc && d->n_commands < SM_DIAG_MAX_COMMANDS; i++) {
+    const char *f = fill(&d->_arena, cmds[i], d->node, d->device);
+    if (f != NULL)
+      d->commands[d->n_commands++] = f;
+  }
+}
+
+int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
+                      const sm_diag_opts *o, sm_diagnosis *d, sm_err *err) {
+  segs s;
+  int end, x, chain_steps, explain, strong, rx, cut;
+  verdict v;
+
+  if (segs_build(c, w, &s) != 0)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  x = pick_cause(c, w, &s, &end, &cut, &strong);
+  x = first_report(w, &s, x, end, &chain_steps);
   if (!strong) {
     d->failure = 0;
-    goto out;
+    segs_release(&s);
+    return 0;
   }
   classify(c, db, w, &s, x, o->context, &v, &explain);
   if (cut >= 0 && v.sig == NULL)
@@ -1448,78 +1564,11 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   if (rx >= 0)
     strncat(v.reason, "; first reported where the parent re-raised it",
             sizeof(v.reason) - strlen(v.reason) - 1);
-  d->failure = 1;
-  d->first_error_line = rx >= 0 ? w->lines[rx].no : lx->no;
-  d->first_error_offset = rx >= 0 ? w->lines[rx].off : lx->off;
-  d->category = sm__cat_names[v.cat];
-  d->component =
-      sm__comp_names[v.cat == SM__CAT_INFRA || v.comp == SM__COMP_GPU_MEMORY
-                         ? v.comp
-                         : SM__COMP_NONE];
-  d->confidence = v.conf;
-  d->retryable = v.cat == SM__CAT_INFRA && v.retryable != 0;
-  d->xid = v.xid;
-  d->root_cause = sm_arena_strdup(&d->_arena, v.cause);
-  d->reason = sm_arena_strdup(&d->_arena, v.reason);
-  d->basis = v.cat == SM__CAT_INFRA ? sm__ev_names[v.ev] : NULL;
-  d->signature = v.sig ? v.sig->name : NULL;
-  if (lx->exc_len > 0)
-    d->exception =
-        sm_arena_strndup(&d->_arena, lx->text + lx->msg, (size_t)lx->exc_len);
-  d->node = find_near(c, db->hosts, db->n_hosts, w, x, explain, o->context,
-                      &d->_arena);
-  d->device = find_near(c, db->devs, db->n_devs, w, x, explain, 8, &d->_arena);
-  /* Evidence: the cause, what explained it, the chain, the user frame,
-   * the first symptoms. */
-  if (rx >= 0) {
-    /* The first report of the error (the parent's re-raise), then the
-     * original exception it names. */
-    add_evidence(d, &w->lines[rx], "cause");
-    add_evidence(d, lx, "chain");
-  } else {
-    add_evidence(d, lx, "cause");
-  }
-  if (explain >= 0)
-    add_evidence(d, &w->lines[explain], "context");
-  if (chain_steps > 0 && s.start[x] >= 0) {
-    for (int i = x + 1; i < w->n && i < x + EPISODE; i++)
-      if (w->lines[i].exc_len > 0 && s.start[i] >= 0) {
-        add_evidence(d, &w->lines[i], "chain");
-        break;
-      }
-  }
-  {
-    frames f;
-    collect_frames(w, &s, x, &f);
-    if (f.inner_user >= 0)
-      add_evidence(d, &w->lines[f.inner_user], "frame");
-    else if (f.innermost >= 0)
-      add_evidence(d, &w->lines[f.innermost], "frame");
-  }
-  for (int i = x + 1, k = 0; i < end && k < 2; i++)
-    if (w->lines[i].kind == SM__K_SYMPTOM && !s.in_tb[i]) {
-      add_evidence(d, &w->lines[i], "symptom");
-      k++;
-    }
-  /* Commands that diagnose the component. */
-  if (v.cat == SM__CAT_INFRA) {
-    const sm__sig *sg = v.sig;
-    char *const *cmds =
-        sg && sg->n_diagnose ? sg->diagnose : db->comps[v.comp].diagnose;
-    int nc =
-        sg && sg->n_diagnose ? sg->n_diagnose : db->comps[v.comp].n_diagnose;
-    for (int i = 0; i < nc && d->n_commands < SM_DIAG_MAX_COMMANDS; i++) {
-      const char *f = fill(&d->_arena, cmds[i], d->node, d->device);
-      if (f != NULL)
-        d->commands[d->n_commands++] = f;
-    }
-  }
-out:
-  sm_free(s.prog);
-  sm_free(s.in_tb);
-  sm_free(s.start);
-  sm_free(s.exc_of);
-  if (d->failure && (d->root_cause == NULL || d->reason == NULL))
+  fill_verdict(c, db, w, x, rx, explain, &v, o, d);
+  collect_evidence(w, &s, x, rx, explain, chain_steps, end, d);
+  diagnose_commands(db, &v, d);
+  segs_release(&s);
+  if (d->root_cause == NULL || d->reason == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   return 0;
 }

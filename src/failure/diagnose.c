@@ -1,6 +1,6 @@
 /* diagnose.c - the Failure Handler's entry points: checks the input,
  * runs the locator and the cause resolver, and writes a diagnosis (and
- * its plan) as the JSON members of DESIGN.md section 3. */
+ * its plan) as the JSON members of docs/design.md section 3. */
 #include <string.h>
 
 #include "failure/failure_int.h"

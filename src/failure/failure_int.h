@@ -163,30 +163,40 @@ typedef struct sm__needle_ent {
 struct sm_sigdb {
   sm_arena arena; /* strings and arrays of every record */
   sm__sig **sigs; /* every signature (owned by the arena) */
-  int n_sigs, cap_sigs;
+  int n_sigs;
+  size_t cap_sigs;
   sm__sig **order; /* live signatures in the order they are tried */
   int n_order;
   sm__pattern **patterns; /* every compiled pattern, by id */
-  int n_patterns, cap_patterns;
+  int n_patterns;
+  size_t cap_patterns;
   sm__xid *xids; /* Xid table */
-  int n_xids, cap_xids;
+  int n_xids;
+  size_t cap_xids;
   sm__comp comps[SM__COMP_COUNT]; /* per component */
   sm__exc *excs;                  /* exception defaults */
-  int n_excs, cap_excs;
+  int n_excs;
+  size_t cap_excs;
   char **packages; /* third-party top-level module names */
-  int n_packages, cap_packages;
+  int n_packages;
+  size_t cap_packages;
   sm__pattern **hosts; /* host-name patterns (group 1) */
-  int n_hosts, cap_hosts;
+  int n_hosts;
+  size_t cap_hosts;
   sm__pattern **devs; /* device patterns (group 1): PCI address, HCA */
-  int n_devs, cap_devs;
+  int n_devs;
+  size_t cap_devs;
   sm__pattern **progress; /* lines that show training progress */
-  int n_progress, cap_progress;
+  int n_progress;
+  size_t cap_progress;
   sm__setting **settings; /* job settings that explain faults */
-  int n_settings, cap_settings;
+  int n_settings;
+  size_t cap_settings;
   int loads;               /* texts loaded so far */
   int n_unfiltered;        /* patterns without a usable literal */
   sm__needle_ent *needles; /* the literal index */
-  int n_needles, cap_needles;
+  int n_needles;
+  size_t cap_needles;
   int *heads; /* SM__NEEDLE_BUCKETS bucket heads */
 };
 
@@ -298,7 +308,8 @@ int sm__lctx_init(sm__lctx *c, const sm_sigdb *db, sm_err *err);
 void sm__lctx_release(sm__lctx *c);
 
 /* Length of the prefix (timestamps, rank tags, launcher labels) before the
- * message of a line; *ts receives a timestamp in seconds or NAN. */
+ * message of a line; *ts receives a timestamp in seconds or NAN
+ * (prefix.c). */
 size_t sm__line_prefix(const char *s, size_t n, double *ts);
 
 /* The severity a line states for itself: a level word (INFO, WARNING,

@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "failure/failure_int.h"
+#include "util/util_int.h"
 
 #define BLOCK ((size_t)256 << 10)
 #define FIRST_READ ((size_t)8 << 10)
@@ -443,7 +444,9 @@ static int linear(loc *L, uint64_t start, uint64_t limit, long gap,
   fwd_release(&r);
   L->chunks +=
       ((uint64_t)n + (uint64_t)L->chunk_lines - 1) / (uint64_t)L->chunk_lines;
-  return rc;
+  /* Not the last piece's "read one": reaching the limit with the piece
+   * that ends there is no failure found. */
+  return rc < 0 ? rc : found->failing;
 }
 
 /* ==== Search ==== */
@@ -744,7 +747,8 @@ static int read_window(loc *L, uint64_t start, long n_after, long long first_no,
   size_t len, used = 0, cap = 1 << 16;
   uint64_t off;
   long long no = first_no;
-  int rc = 0, cap_lines = 256, cont = 0;
+  size_t cap_lines = 256;
+  int rc = 0, cont = 0;
 
   memset(w, 0, sizeof(*w));
   w->first_fail = -1;
@@ -761,27 +765,10 @@ static int read_window(loc *L, uint64_t start, long n_after, long long first_no,
     rc = fwd_next_piece(&r, &line, &len, &off, &cont, L->err);
     if (rc <= 0)
       break;
-    if (used + len + 1 > cap) {
-      size_t nc = cap;
-      char *nb;
-      while (used + len + 1 > nc)
-        nc *= 2;
-      nb = sm_realloc(w->buf, nc);
-      if (nb == NULL) {
-        rc = SM_ENOMEM;
-        break;
-      }
-      w->buf = nb;
-      cap = nc;
-    }
-    if (w->n == cap_lines) {
-      sm__line *nl = sm_realloc(w->lines, (size_t)cap_lines * 2 * sizeof(*nl));
-      if (nl == NULL) {
-        rc = SM_ENOMEM;
-        break;
-      }
-      w->lines = nl;
-      cap_lines *= 2;
+    if (SM__GROW(w->buf, used + len + 1, cap) != 0 ||
+        SM__GROW(w->lines, (size_t)w->n + 1, cap_lines) != 0) {
+      rc = SM_ENOMEM;
+      break;
     }
     memcpy(w->buf + used, line, len);
     w->buf[used + len] = '\0';

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "failure/failure_int.h"
+#include "util/util_int.h"
 
 #define STATE_MAX ((size_t)16 << 20)
 #define MAX_JOBS 100000
@@ -56,9 +57,11 @@ typedef struct iso_rec {
 
 typedef struct state {
   job_rec *jobs; /* retry counts */
-  int n_jobs, cap_jobs;
+  int n_jobs;
+  size_t cap_jobs;
   iso_rec *isos; /* isolations */
-  int n_isos, cap_isos;
+  int n_isos;
+  size_t cap_isos;
 } state;
 
 static void state_release(state *s) {
@@ -81,14 +84,8 @@ static void clean_id(char *dst, const char *src) {
 }
 
 static int push_job(state *s, const char *id, long count, double last) {
-  if (s->n_jobs == s->cap_jobs) {
-    int nc = s->cap_jobs ? s->cap_jobs * 2 : 16;
-    job_rec *nj = sm_realloc(s->jobs, (size_t)nc * sizeof(*nj));
-    if (nj == NULL)
-      return SM_ENOMEM;
-    s->jobs = nj;
-    s->cap_jobs = nc;
-  }
+  if (SM__GROW(s->jobs, (size_t)s->n_jobs + 1, s->cap_jobs) != 0)
+    return SM_ENOMEM;
   clean_id(s->jobs[s->n_jobs].id, id);
   s->jobs[s->n_jobs].count = count;
   s->jobs[s->n_jobs].last = last;
@@ -97,14 +94,8 @@ static int push_job(state *s, const char *id, long count, double last) {
 }
 
 static int push_iso(state *s, double at, const char *node) {
-  if (s->n_isos == s->cap_isos) {
-    int nc = s->cap_isos ? s->cap_isos * 2 : 16;
-    iso_rec *ni = sm_realloc(s->isos, (size_t)nc * sizeof(*ni));
-    if (ni == NULL)
-      return SM_ENOMEM;
-    s->isos = ni;
-    s->cap_isos = nc;
-  }
+  if (SM__GROW(s->isos, (size_t)s->n_isos + 1, s->cap_isos) != 0)
+    return SM_ENOMEM;
   s->isos[s->n_isos].at = at;
   clean_id(s->isos[s->n_isos].node, node);
   s->n_isos++;
@@ -354,50 +345,173 @@ static int comp_policy(int set, int comp) {
          comp == SM__COMP_NODE || comp == SM__COMP_NETWORK;
 }
 
+/* The options with their defaults filled in. */
+static void plan_defaults(const sm_plan_opts *opts, sm_plan_opts *o) {
+  memset(o, 0, sizeof(*o));
+  if (opts)
+    *o = *opts;
+  if (!(o->threshold > 0)) /* zero, negative or NaN: the default */
+    o->threshold = 0.8;
+  if (o->max_retries < 0)
+    o->max_retries = 0;
+  else if (o->max_retries == 0)
+    o->max_retries = 2;
+  if (o->isolation_quota < 0)
+    o->isolation_quota = 0;
+  else if (o->isolation_quota == 0)
+    o->isolation_quota = 2;
+  if (o->quota_window_s <= 0)
+    o->quota_window_s = 86400;
+}
+
+/* The located infrastructure component of the diagnosis: the job's own
+ * GPU memory, "none" and anything unknown are SM__COMP_NONE. */
+static int located_comp(const sm_diagnosis *d) {
+  int comp = SM__COMP_NONE;
+
+  for (int i = 0; d->component != NULL && i < SM__COMP_COUNT; i++)
+    if (strcmp(sm__comp_names[i], d->component) == 0)
+      comp = i;
+  return comp == SM__COMP_GPU_MEMORY ? SM__COMP_NONE : comp;
+}
+
+/* What the planner state says: this job's restarts so far and the
+ * isolations in the window. */
+static void count_state(const state *st, const char *job, double now,
+                        const sm_plan_opts *o, sm_plan *p) {
+  for (int i = 0; i < st->n_jobs; i++)
+    if (strcmp(st->jobs[i].id, job) == 0)
+      p->retries_used = (int)SM_MIN(st->jobs[i].count, 1000000L);
+  for (int i = 0; i < st->n_isos; i++)
+    if (now - st->isos[i].at < o->quota_window_s && st->isos[i].at <= now)
+      p->isolations_in_window++;
+}
+
+/* The plan of a located infrastructure fault with enough confidence:
+ * diagnose, isolate (behind the policy, basis, node and quota gates) and
+ * restart (behind the signature's word and the retry cap).  Sets
+ * *isolate and *restart to what the plan does; returns the decision. */
+static const char *plan_infra(const sm_sigdb *db, const sm_diagnosis *d,
+                              const sm_plan_opts *o, int comp, const char *node,
+                              const char *job, sm_plan *p, int *isolate,
+                              int *restart) {
+  const sm__comp *pc = &db->comps[comp];
+  int can_iso = comp_policy(pc->isolate, comp);
+  int can_rep = comp_policy(pc->replace, comp);
+
+  copy_commands(p, add_step(p, "diagnose", node ? node : d->device, NULL), d);
+  if (!can_iso) {
+    add_gate(p, "isolating a node does not help a %s fault", d->component);
+  } else if (d->basis != NULL && strcmp(d->basis, "fault") != 0) {
+    add_gate(p,
+             "the verdict rests on %s evidence, not on a broken part: "
+             "no isolation",
+             strcmp(d->basis, "limit") == 0   ? "a resource limit's"
+             : strcmp(d->basis, "event") == 0 ? "an outside event's"
+                                              : "inferred");
+  } else if (node == NULL) {
+    add_gate(p, "the failing node is not known: no isolation");
+  } else if (p->isolations_in_window >= o->isolation_quota) {
+    add_gate(p, "isolation quota reached (%d in the last %.0f s)",
+             p->isolations_in_window, o->quota_window_s);
+  } else {
+    add_step(p, "isolate_node", node, "the diagnosis confirms the fault");
+    if (can_rep)
+      add_step(p, "request_replacement", node,
+               "the diagnosis confirms the fault");
+    *isolate = 1;
+  }
+  if (!d->retryable) {
+    add_gate(p, "the signature says a restart would fail the same way");
+    add_step(p, "report", job, NULL);
+  } else if (p->retries_used >= o->max_retries) {
+    add_gate(p, "retry cap reached (%d of %d restarts)", p->retries_used,
+             o->max_retries);
+    add_step(p, "report", job, NULL);
+  } else {
+    add_step(p, "restart_from_checkpoint", job, NULL);
+    *restart = 1;
+    p->retryable = 1;
+  }
+  p->executable = !p->shadow;
+  if (p->shadow)
+    add_gate(p, "shadow mode: the plan is not executed");
+  return p->shadow ? "shadow" : "executable";
+}
+
+/* The gates every plan passes first: no failure, not the
+ * infrastructure's, no located component, too little confidence (each a
+ * report only); then plan_infra.  Returns the decision. */
+static const char *plan_steps(const sm_sigdb *db, const sm_diagnosis *d,
+                              const sm_plan_opts *o, const char *node,
+                              const char *job, sm_plan *p, int *isolate,
+                              int *restart) {
+  int comp = located_comp(d);
+  int infra = d->category != NULL && strcmp(d->category, "infrastructure") == 0;
+  /* Confidence must be a number in [0, 1]; anything else fails the gate. */
+  int conf_ok = isfinite(d->confidence) && d->confidence >= 0 &&
+                d->confidence <= 1 && d->confidence >= o->threshold;
+
+  if (!d->failure)
+    return "no_failure";
+  if (!infra) {
+    add_step(p, "report", job, NULL);
+    add_gate(p, "%s error: reported, never retried automatically",
+             d->category && d->category[0] ? d->category : "unknown");
+    return "report_only";
+  }
+  if (comp == SM__COMP_NONE) {
+    copy_commands(p, add_step(p, "report", job, NULL), d);
+    add_gate(p, "infrastructure fault without a located component");
+    return "report_only";
+  }
+  if (!conf_ok) {
+    copy_commands(p, add_step(p, "report", job, NULL), d);
+    add_gate(p, "confidence %.2f below the threshold %.2f", d->confidence,
+             o->threshold);
+    return "report_only";
+  }
+  return plan_infra(db, d, o, comp, node, job, p, isolate, restart);
+}
+
+/* Records a restart of job and an isolation of node (what the plan does)
+ * in the planner state and saves it. */
+static int record_state(state *st, const sm_plan_opts *o, const char *job,
+                        const char *node, int restart, int isolate, double now,
+                        sm_err *err) {
+  int found = 0;
+
+  for (int i = 0; i < st->n_jobs && restart; i++)
+    if (strcmp(st->jobs[i].id, job) == 0) {
+      st->jobs[i].count++;
+      st->jobs[i].last = now;
+      found = 1;
+    }
+  if (restart && !found && push_job(st, job, 1, now) != 0)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  if (isolate && push_iso(st, now, node) != 0)
+    return sm_err_set(err, SM_ENOMEM, "out of memory");
+  return state_save(st, o->state_path, now, o->quota_window_s, err);
+}
+
 int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
                  const sm_plan_opts *opts, sm_plan *p, sm_err *err) {
   sm_plan_opts o;
   state st = {0};
   char job[ID_MAX + 1];
   const char *decision, *node;
-  int lockfd = -1, rc = 0, comp, restart = 0, isolate = 0, infra, conf_ok;
+  int lockfd = -1, rc = 0, restart = 0, isolate = 0;
   double now;
 
   memset(p, 0, sizeof(*p));
   sm_arena_init(&p->_arena, 4096, 0);
-  memset(&o, 0, sizeof(o));
-  if (opts)
-    o = *opts;
-  if (!(o.threshold > 0)) /* zero, negative or NaN: the default */
-    o.threshold = 0.8;
-  if (o.max_retries < 0)
-    o.max_retries = 0;
-  else if (o.max_retries == 0)
-    o.max_retries = 2;
-  if (o.isolation_quota < 0)
-    o.isolation_quota = 0;
-  else if (o.isolation_quota == 0)
-    o.isolation_quota = 2;
-  if (o.quota_window_s <= 0)
-    o.quota_window_s = 86400;
+  plan_defaults(opts, &o);
   now = o.now > 0 ? o.now : (double)time(NULL);
   clean_id(job, o.job_id ? o.job_id : o.log_path ? o.log_path : "-");
   p->shadow = o.shadow != 0;
   node = o.node ? o.node : d->node;
   if (node != NULL && node[0] == '\0')
     node = NULL;
-  /* A located component is one of the infrastructure's: the job's own
-   * GPU memory, "none" and anything unknown are not. */
-  comp = SM__COMP_NONE;
-  for (int i = 0; d->component != NULL && i < SM__COMP_COUNT; i++)
-    if (strcmp(sm__comp_names[i], d->component) == 0)
-      comp = i;
-  if (comp == SM__COMP_GPU_MEMORY)
-    comp = SM__COMP_NONE;
-  infra = d->category != NULL && strcmp(d->category, "infrastructure") == 0;
-  /* Confidence must be a number in [0, 1]; anything else fails the gate. */
-  conf_ok = isfinite(d->confidence) && d->confidence >= 0 &&
-            d->confidence <= 1 && d->confidence >= o.threshold;
 
   if (o.state_path != NULL) {
     lockfd = state_lock(o.state_path, err);
@@ -408,88 +522,11 @@ int sm_plan_make(const sm_sigdb *db, const sm_diagnosis *d,
     rc = state_load(&st, o.state_path, err);
     if (rc != 0)
       goto fail;
-    for (int i = 0; i < st.n_jobs; i++)
-      if (strcmp(st.jobs[i].id, job) == 0)
-        p->retries_used = (int)SM_MIN(st.jobs[i].count, 1000000L);
-    for (int i = 0; i < st.n_isos; i++)
-      if (now - st.isos[i].at < o.quota_window_s && st.isos[i].at <= now)
-        p->isolations_in_window++;
+    count_state(&st, job, now, &o, p);
   }
-
-  if (!d->failure) {
-    decision = "no_failure";
-  } else if (!infra) {
-    add_step(p, "report", job, NULL);
-    add_gate(p, "%s error: reported, never retried automatically",
-             d->category && d->category[0] ? d->category : "unknown");
-    decision = "report_only";
-  } else if (comp == SM__COMP_NONE) {
-    copy_commands(p, add_step(p, "report", job, NULL), d);
-    add_gate(p, "infrastructure fault without a located component");
-    decision = "report_only";
-  } else if (!conf_ok) {
-    copy_commands(p, add_step(p, "report", job, NULL), d);
-    add_gate(p, "confidence %.2f below the threshold %.2f", d->confidence,
-             o.threshold);
-    decision = "report_only";
-  } else {
-    const sm__comp *pc = &db->comps[comp];
-    int can_iso = comp_policy(pc->isolate, comp);
-    int can_rep = comp_policy(pc->replace, comp);
-    copy_commands(p, add_step(p, "diagnose", node ? node : d->device, NULL), d);
-    if (!can_iso) {
-      add_gate(p, "isolating a node does not help a %s fault", d->component);
-    } else if (d->basis != NULL && strcmp(d->basis, "fault") != 0) {
-      add_gate(p,
-               "the verdict rests on %s evidence, not on a broken part: "
-               "no isolation",
-               strcmp(d->basis, "limit") == 0   ? "a resource limit's"
-               : strcmp(d->basis, "event") == 0 ? "an outside event's"
-                                                : "inferred");
-    } else if (node == NULL) {
-      add_gate(p, "the failing node is not known: no isolation");
-    } else if (p->isolations_in_window >= o.isolation_quota) {
-      add_gate(p, "isolation quota reached (%d in the last %.0f s)",
-               p->isolations_in_window, o.quota_window_s);
-    } else {
-      add_step(p, "isolate_node", node, "the diagnosis confirms the fault");
-      if (can_rep)
-        add_step(p, "request_replacement", node,
-                 "the diagnosis confirms the fault");
-      isolate = 1;
-    }
-    if (!d->retryable) {
-      add_gate(p, "the signature says a restart would fail the same way");
-      add_step(p, "report", job, NULL);
-    } else if (p->retries_used >= o.max_retries) {
-      add_gate(p, "retry cap reached (%d of %d restarts)", p->retries_used,
-               o.max_retries);
-      add_step(p, "report", job, NULL);
-    } else {
-      add_step(p, "restart_from_checkpoint", job, NULL);
-      restart = 1;
-      p->retryable = 1;
-    }
-    p->executable = !p->shadow;
-    decision = p->shadow ? "shadow" : "executable";
-    if (p->shadow)
-      add_gate(p, "shadow mode: the plan is not executed");
-  }
-
+  decision = plan_steps(db, d, &o, node, job, p, &isolate, &restart);
   if (o.state_path != NULL && !p->shadow && (restart || isolate)) {
-    int found = 0;
-    for (int i = 0; i < st.n_jobs && restart; i++)
-      if (strcmp(st.jobs[i].id, job) == 0) {
-        st.jobs[i].count++;
-        st.jobs[i].last = now;
-        found = 1;
-      }
-    if (restart && !found && push_job(&st, job, 1, now) != 0)
-      rc = sm_err_set(err, SM_ENOMEM, "out of memory");
-    if (rc == 0 && isolate && push_iso(&st, now, node) != 0)
-      rc = sm_err_set(err, SM_ENOMEM, "out of memory");
-    if (rc == 0)
-      rc = state_save(&st, o.state_path, now, o.quota_window_s, err);
+    rc = record_state(&st, &o, job, node, restart, isolate, now, err);
     if (rc != 0)
       goto fail;
   }

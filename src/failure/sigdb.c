@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "failure/failure_int.h"
+#include "util/util_int.h"
 
 extern const char sm__embed_signatures[];
 extern const unsigned long sm__embed_signatures_len;
@@ -281,22 +282,6 @@ size_t sm_sigdb_count(const sm_sigdb *db) {
   return (size_t)db->n_order + (size_t)db->n_xids + (size_t)db->n_excs;
 }
 
-/* Grows a caller array of elements of size sz to hold one more. */
-static int grow(void **arr, int *cap, int n, size_t sz) {
-  void *p;
-  int nc;
-
-  if (n < *cap)
-    return 0;
-  nc = *cap ? *cap * 2 : 16;
-  p = sm_realloc(*arr, (size_t)nc * sz);
-  if (p == NULL)
-    return SM_ENOMEM;
-  *arr = p;
-  *cap = nc;
-  return 0;
-}
-
 static unsigned bucket_of(const unsigned char *s) {
   uint32_t h = (uint32_t)s[0] * 0x9e3779b1u ^ (uint32_t)s[1] * 0x85ebca6bu ^
                (uint32_t)s[2] * 0xc2b2ae35u;
@@ -512,8 +497,8 @@ static int compile(parser *p, const char *re, sm__pattern *pat, int indexed) {
   pat->needles = NULL;
   if (!indexed)
     return 0;
-  if (grow((void **)&db->patterns, &db->cap_patterns, db->n_patterns,
-           sizeof(*db->patterns)) != 0) {
+  if (SM__GROW(db->patterns, (size_t)db->n_patterns + 1, db->cap_patterns) !=
+      0) {
     regfree(&pat->re);
     return sm_err_set(p->err, SM_ENOMEM, "%s: out of memory", p->origin);
   }
@@ -531,8 +516,7 @@ static int compile(parser *p, const char *re, sm__pattern *pat, int indexed) {
     sm__needle_ent *e;
     pat->needles[i] = sm_arena_strdup(&db->arena, lits[i]);
     if (pat->needles[i] == NULL ||
-        grow((void **)&db->needles, &db->cap_needles, db->n_needles,
-             sizeof(*db->needles)) != 0)
+        SM__GROW(db->needles, (size_t)db->n_needles + 1, db->cap_needles) != 0)
       return sm_err_set(p->err, SM_ENOMEM, "%s: out of memory", p->origin);
     e = &db->needles[db->n_needles];
     e->s = pat->needles[i];
@@ -631,8 +615,7 @@ static int open_section(parser *p, char *hdr) {
                   "signature needs a name of letters, digits, '-', '_', "
                   "'.'%s",
                   "");
-    if (grow((void **)&db->sigs, &db->cap_sigs, db->n_sigs,
-             sizeof(*db->sigs)) != 0)
+    if (SM__GROW(db->sigs, (size_t)db->n_sigs + 1, db->cap_sigs) != 0)
       return sm_err_set(p->err, SM_ENOMEM, "%s: out of memory", p->origin);
     s = sm_arena_calloc(&db->arena, 1, sizeof(*s));
     if (s == NULL || (s->name = sm_arena_strdup(&db->arena, name)) == NULL)
@@ -659,8 +642,7 @@ static int open_section(parser *p, char *hdr) {
     for (int i = p->m_xids; i < db->n_xids; i++)
       if (db->xids[i].code == (int)code)
         return perr(p, "xid %s defined twice", name);
-    if (grow((void **)&db->xids, &db->cap_xids, db->n_xids,
-             sizeof(*db->xids)) != 0)
+    if (SM__GROW(db->xids, (size_t)db->n_xids + 1, db->cap_xids) != 0)
       return sm_err_set(p->err, SM_ENOMEM, "%s: out of memory", p->origin);
     x = &db->xids[db->n_xids++];
     memset(x, 0, sizeof(*x));
@@ -686,8 +668,7 @@ static int open_section(parser *p, char *hdr) {
     sm__exc *e;
     if (name == NULL || !valid_name(name))
       return perr(p, "exception needs a type name%s", "");
-    if (grow((void **)&db->excs, &db->cap_excs, db->n_excs,
-             sizeof(*db->excs)) != 0)
+    if (SM__GROW(db->excs, (size_t)db->n_excs + 1, db->cap_excs) != 0)
       return sm_err_set(p->err, SM_ENOMEM, "%s: out of memory", p->origin);
     e = &db->excs[db->n_excs++];
     memset(e, 0, sizeof(*e));
@@ -712,8 +693,8 @@ static int open_section(parser *p, char *hdr) {
     sm__setting *st;
     if (name == NULL || !valid_name(name))
       return perr(p, "setting needs a name%s", "");
-    if (grow((void **)&db->settings, &db->cap_settings, db->n_settings,
-             sizeof(*db->settings)) != 0)
+    if (SM__GROW(db->settings, (size_t)db->n_settings + 1, db->cap_settings) !=
+        0)
       return sm_err_set(p->err, SM_ENOMEM, "%s: out of memory", p->origin);
     st = sm_arena_calloc(&db->arena, 1, sizeof(*st));
     if (st == NULL || (st->name = sm_arena_strdup(&db->arena, name)) == NULL)
@@ -857,8 +838,8 @@ static int pkg_key(parser *p, const char *k, char *v) {
        tok = strtok_r(NULL, " \t,", &save)) {
     if (!valid_name(tok))
       return perr(p, "bad package name '%s'", tok);
-    if (grow((void **)&db->packages, &db->cap_packages, db->n_packages,
-             sizeof(char *)) != 0)
+    if (SM__GROW(db->packages, (size_t)db->n_packages + 1, db->cap_packages) !=
+        0)
       return SM_ENOMEM;
     db->packages[db->n_packages] = sm_arena_strdup(&db->arena, tok);
     if (db->packages[db->n_packages] == NULL)
@@ -875,8 +856,8 @@ static int progress_key(parser *p, const char *k, const char *v) {
 
   if (strcmp(k, "match") != 0)
     return perr(p, "unknown key '%s' in [progress]", k);
-  if (grow((void **)&p->db->progress, &p->db->cap_progress, p->db->n_progress,
-           sizeof(*p->db->progress)) != 0)
+  if (SM__GROW(p->db->progress, (size_t)p->db->n_progress + 1,
+               p->db->cap_progress) != 0)
     return SM_ENOMEM;
   pat = sm_arena_calloc(&p->db->arena, 1, sizeof(*pat));
   if (pat == NULL)
@@ -927,13 +908,13 @@ static int setting_key(parser *p, const char *k, char *v) {
 
 /* A pattern of [hostnames] or [devices]: group 1 is what it finds. */
 static int capture_key(parser *p, const char *k, const char *v,
-                       sm__pattern ***arr, int *n, int *cap) {
+                       sm__pattern ***arr, int *n, size_t *cap) {
   sm__pattern *pat;
   int rc;
 
   if (strcmp(k, "match") != 0)
     return perr(p, "unknown key '%s' in [hostnames] or [devices]", k);
-  if (grow((void **)arr, cap, *n, sizeof(**arr)) != 0)
+  if (SM__GROW(*arr, (size_t)*n + 1, *cap) != 0)
     return SM_ENOMEM;
   pat = sm_arena_calloc(&p->db->arena, 1, sizeof(*pat));
   if (pat == NULL)
@@ -949,36 +930,25 @@ static int capture_key(parser *p, const char *k, const char *v,
   return 0;
 }
 
-static char *trim(char *s) {
-  char *e;
-
-  while (*s == ' ' || *s == '\t')
-    s++;
-  e = s + strlen(s);
-  while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-    *--e = '\0';
-  return s;
-}
-
 static int parse_line(parser *p, char *line) {
-  char *s = trim(line), *eq, *k, *v;
+  char *s = sm__str_trim(line), *eq, *k, *v;
   int rc;
 
   if (*s == '\0' || *s == '#' || *s == ';')
     return 0;
   if (*s == '[') {
     char *end = strchr(s, ']');
-    if (end == NULL || *trim(end + 1) != '\0')
+    if (end == NULL || *sm__str_trim(end + 1) != '\0')
       return perr(p, "section header must be '[kind name]'%s", "");
     *end = '\0';
-    return open_section(p, trim(s + 1));
+    return open_section(p, sm__str_trim(s + 1));
   }
   eq = strchr(s, '=');
   if (eq == NULL)
     return perr(p, "expected 'key = value'%s", "");
   *eq = '\0';
-  k = trim(s);
-  v = trim(eq + 1);
+  k = sm__str_trim(s);
+  v = sm__str_trim(eq + 1);
   for (char *q = k; *q; q++)
     if (!islower((unsigned char)*q) && *q != '_')
       return perr(p, "bad key '%s'", k);

@@ -40,7 +40,8 @@
 #define TREE_BYTES ((size_t)12 << 10)
 #define MAX_REFUSALS 3
 
-/* What each field means, for the prompt (DESIGN.md section 2). */
+/* What each field means, for the prompt (the metadata schema of
+ * docs/design.md section 2). */
 static const char *meaning(int f) {
   switch (f) {
   case SM_META_MODEL_NAME:
@@ -639,6 +640,160 @@ static void verify_answer(claim_ctx *k, const cJSON *o) {
   }
 }
 
+/* One turn of the model: a request within the stage's time, the reply
+ * read as one of the protocol's objects.  An answer is verified (and the
+ * conversation ends: 0); a tool call is kept in the conversation as the
+ * object understood and left in *a (1).  0 with the reason set on any
+ * failure. */
+static int model_turn(sm_llm *l, const sm_llm_config *cfg, conv *c,
+                      claim_ctx *k, double stage_end, action *a) {
+  sm_llm_advise_res *r = k->r;
+  sm_llm_reply rep;
+  sm_err e = {0};
+  int reason = 0, rc;
+
+  if (sm_now() >= stage_end) {
+    set_reason(r, SM_LLM_R_TIMEOUT, "stage time budget spent%s", NULL);
+    return 0;
+  }
+  r->requests++;
+  rc = sm_llm_chat(l, SM_LLM_ADVISOR, c->m, c->n,
+                   sm_now() + cfg->timeout_s < stage_end
+                       ? sm_now() + cfg->timeout_s
+                       : stage_end,
+                   &rep, &reason, &e);
+  if (rc != 0) {
+    set_reason(r, reason ? reason : SM_LLM_R_INTERNAL, "%s", e.msg);
+    return 0;
+  }
+  if (rep.finish_reason && strcmp(rep.finish_reason, "length") == 0 &&
+      rep.tool_name == NULL) {
+    cJSON *o = sm__llm_parse_object(rep.content);
+    if (o == NULL) {
+      set_reason(r, SM_LLM_R_BAD_JSON, "the reply was cut at the token limit%s",
+                 NULL);
+      sm_llm_reply_release(&rep);
+      return 0;
+    }
+    cJSON_Delete(o);
+  }
+  rc = parse_action(&rep, a);
+  if (rc != 0) {
+    set_reason(r, rc,
+               rc == SM_LLM_R_BAD_JSON
+                   ? "the reply is not one JSON object: %.120s"
+                   : "the reply is not one of the protocol's objects: "
+                     "%.120s",
+               rep.content);
+    sm_llm_reply_release(&rep);
+    return 0;
+  }
+  if (a->kind == 3) {
+    verify_answer(k, a->obj);
+    cJSON_Delete(a->obj);
+    sm_llm_reply_release(&rep);
+    return 0;
+  }
+  /* A tool call (served or refused): keep the reply in the conversation
+   * as the object understood. */
+  {
+    char *t = a->obj ? cJSON_PrintUnformatted(a->obj) : NULL;
+    rc = conv_add(c, "assistant",
+                  sm_strdup(t ? t : (rep.content ? rep.content : "{}")));
+    cJSON_free(t);
+  }
+  cJSON_Delete(a->obj);
+  a->obj = NULL;
+  sm_llm_reply_release(&rep);
+  if (rc != 0) {
+    set_reason(r, SM_LLM_R_TOOL_CAP, "conversation too long%s", NULL);
+    return 0;
+  }
+  return 1;
+}
+
+/* What the tools have given so far: refusals, whether the model was told
+ * of the cap, and the bytes it may still be shown. */
+typedef struct tool_budget {
+  int refusals, cap_told;
+  size_t bytes;
+} tool_budget;
+
+/* The tool's result for the call in a, as the conversation's next user
+ * message: refused (not a tool, past the call cap or the prompt's room)
+ * or served within the room and the byte budget.  1 to go on, 0 with the
+ * reason set when the conversation must end. */
+static int tool_turn(const sm_llm_config *cfg, conv *c, claim_ctx *k,
+                     const action *a, tool_budget *tb) {
+  sm_llm_advise_res *r = k->r;
+  size_t room = (size_t)cfg->max_prompt_tokens * 4;
+  sm_buf res;
+
+  sm_buf_init(&res, (size_t)64 << 10);
+  room = room > c->bytes + 4096 ? room - c->bytes - 4096 : 0;
+  if (tb->bytes < room)
+    room = tb->bytes;
+  if (a->kind < 0) {
+    r->tool_refused++;
+    tb->refusals++;
+    sm_buf_addf(&res, "refused: %s. Only list and read exist.\n", a->why);
+  } else if (r->tool_calls >= cfg->max_tool_calls || room < 512) {
+    sm_buf_adds(&res, "refused: no more tool calls; answer now with what "
+                      "you have.\n");
+    if (tb->cap_told++) {
+      sm_buf_release(&res);
+      set_reason(r, SM_LLM_R_TOOL_CAP,
+                 "the model kept calling tools past the cap%s", NULL);
+      return 0;
+    }
+  } else {
+    size_t before = res.len;
+    int served = a->kind == 1
+                     ? tool_list(k->v, a->path, &res)
+                     : tool_read(k->v, a->path, a->start, a->lines, room, &res);
+    if (served) {
+      r->tool_calls++;
+      tb->bytes -= res.len - before < tb->bytes ? res.len - before : tb->bytes;
+    } else {
+      r->tool_refused++;
+      tb->refusals++;
+    }
+  }
+  if (tb->refusals > MAX_REFUSALS) {
+    sm_buf_release(&res);
+    set_reason(r, SM_LLM_R_TOOL_REFUSED, "too many refused tool calls%s", NULL);
+    return 0;
+  }
+  if (conv_add(c, "user", sm_buf_take(&res)) != 0) {
+    sm_buf_release(&res);
+    set_reason(r, SM_LLM_R_TOOL_CAP, "conversation too long%s", NULL);
+    return 0;
+  }
+  sm_buf_release(&res);
+  return 1;
+}
+
+/* The stage's closing reason (claims the verifier dropped, nothing
+ * claimed) and its counters. */
+static void close_stage(sm_llm *l, sm_llm_advise_res *r) {
+  if (r->reason == 0 && r->claims > r->verified)
+    set_reason(r, r->verified ? 0 : SM_LLM_R_UNVERIFIED,
+               "claims dropped by the verifier%s", NULL);
+  if (r->reason == 0 && r->ran && r->claims == 0 && r->tool_refused == 0 &&
+      r->filled == 0)
+    set_reason(r, SM_LLM_R_NO_ANSWER, "the model claimed nothing%s", NULL);
+  if (r->tool_refused > 0)
+    sm__llm_count_reason(l, SM_LLM_ADVISOR, SM_LLM_R_TOOL_REFUSED);
+  if (r->claims > r->verified && r->reason != SM_LLM_R_UNVERIFIED)
+    sm__llm_count_reason(l, SM_LLM_ADVISOR, SM_LLM_R_UNVERIFIED);
+  if (r->ran) {
+    sm__llm_count_claims(l, SM_LLM_ADVISOR, r->claims, r->verified,
+                         r->tool_calls, r->tool_refused);
+    sm__llm_count_run(l, SM_LLM_ADVISOR, r->filled != 0,
+                      r->filled != 0 ? 0 : r->reason);
+  }
+}
+
 int sm_llm_advise(sm_llm *l, const sm_extract_req *req, sm_meta *meta,
                   unsigned unsure, sm_llm_advise_res *r, sm_err *err) {
   const sm_llm_config *cfg;
@@ -647,8 +802,8 @@ int sm_llm_advise(sm_llm *l, const sm_extract_req *req, sm_meta *meta,
   conv c = {0};
   sm_buf cmd;
   claim_ctx k;
-  int refusals = 0, cap_told = 0, done = 0;
-  size_t budget_bytes;
+  tool_budget tb = {0};
+  int done = 0;
 
   memset(r, 0, sizeof(*r));
   if (l == NULL || req == NULL || meta == NULL)
@@ -679,7 +834,7 @@ int sm_llm_advise(sm_llm *l, const sm_extract_req *req, sm_meta *meta,
   k.r = r;
   /* Bytes the model may be shown in all: the prompt budget less what the
    * opening takes, and never more than the configured cap. */
-  budget_bytes = cfg->max_tool_bytes;
+  tb.bytes = cfg->max_tool_bytes;
   if (conv_add(&c, "system", sm_strdup(system_prompt)) != 0 ||
       conv_add(&c, "user", first_message(req, meta, r->asked, v)) != 0) {
     set_reason(r, SM_LLM_R_INTERNAL, "out of memory%s", NULL);
@@ -687,130 +842,11 @@ int sm_llm_advise(sm_llm *l, const sm_extract_req *req, sm_meta *meta,
   }
   r->ran = !done;
   while (!done) {
-    sm_llm_reply rep;
-    sm_err e = {0};
     action a;
-    int reason = 0, rc;
-    sm_buf res;
-    size_t room;
-
-    if (sm_now() >= stage_end) {
-      set_reason(r, SM_LLM_R_TIMEOUT, "stage time budget spent%s", NULL);
-      break;
-    }
-    r->requests++;
-    rc = sm_llm_chat(l, SM_LLM_ADVISOR, c.m, c.n,
-                     sm_now() + cfg->timeout_s < stage_end
-                         ? sm_now() + cfg->timeout_s
-                         : stage_end,
-                     &rep, &reason, &e);
-    if (rc != 0) {
-      set_reason(r, reason ? reason : SM_LLM_R_INTERNAL, "%s", e.msg);
-      break;
-    }
-    if (rep.finish_reason && strcmp(rep.finish_reason, "length") == 0 &&
-        rep.tool_name == NULL) {
-      cJSON *o = sm__llm_parse_object(rep.content);
-      if (o == NULL) {
-        set_reason(r, SM_LLM_R_BAD_JSON,
-                   "the reply was cut at the token limit%s", NULL);
-        sm_llm_reply_release(&rep);
-        break;
-      }
-      cJSON_Delete(o);
-    }
-    rc = parse_action(&rep, &a);
-    if (rc != 0) {
-      set_reason(r, rc,
-                 rc == SM_LLM_R_BAD_JSON
-                     ? "the reply is not one JSON object: %.120s"
-                     : "the reply is not one of the protocol's objects: "
-                       "%.120s",
-                 rep.content);
-      sm_llm_reply_release(&rep);
-      break;
-    }
-    if (a.kind == 3) {
-      verify_answer(&k, a.obj);
-      cJSON_Delete(a.obj);
-      sm_llm_reply_release(&rep);
-      break;
-    }
-    /* A tool call (served or refused): keep the reply in the
-     * conversation as the object understood. */
-    {
-      char *t = a.obj ? cJSON_PrintUnformatted(a.obj) : NULL;
-      rc = conv_add(&c, "assistant",
-                    sm_strdup(t ? t : (rep.content ? rep.content : "{}")));
-      cJSON_free(t);
-    }
-    cJSON_Delete(a.obj);
-    sm_llm_reply_release(&rep);
-    if (rc != 0) {
-      set_reason(r, SM_LLM_R_TOOL_CAP, "conversation too long%s", NULL);
-      break;
-    }
-    sm_buf_init(&res, (size_t)64 << 10);
-    room = (size_t)cfg->max_prompt_tokens * 4;
-    room = room > c.bytes + 4096 ? room - c.bytes - 4096 : 0;
-    if (budget_bytes < room)
-      room = budget_bytes;
-    if (a.kind < 0) {
-      r->tool_refused++;
-      refusals++;
-      sm_buf_addf(&res, "refused: %s. Only list and read exist.\n", a.why);
-    } else if (r->tool_calls >= cfg->max_tool_calls || room < 512) {
-      sm_buf_adds(&res, "refused: no more tool calls; answer now with what "
-                        "you have.\n");
-      if (cap_told++) {
-        sm_buf_release(&res);
-        set_reason(r, SM_LLM_R_TOOL_CAP,
-                   "the model kept calling tools past the cap%s", NULL);
-        break;
-      }
-    } else {
-      size_t before = res.len;
-      int served = a.kind == 1
-                       ? tool_list(v, a.path, &res)
-                       : tool_read(v, a.path, a.start, a.lines, room, &res);
-      if (served) {
-        r->tool_calls++;
-        budget_bytes -=
-            res.len - before < budget_bytes ? res.len - before : budget_bytes;
-      } else {
-        r->tool_refused++;
-        refusals++;
-      }
-    }
-    if (refusals > MAX_REFUSALS) {
-      sm_buf_release(&res);
-      set_reason(r, SM_LLM_R_TOOL_REFUSED, "too many refused tool calls%s",
-                 NULL);
-      break;
-    }
-    if (conv_add(&c, "user", sm_buf_take(&res)) != 0) {
-      sm_buf_release(&res);
-      set_reason(r, SM_LLM_R_TOOL_CAP, "conversation too long%s", NULL);
-      break;
-    }
-    sm_buf_release(&res);
+    done = !model_turn(l, cfg, &c, &k, stage_end, &a) ||
+           !tool_turn(cfg, &c, &k, &a, &tb);
   }
-  if (r->reason == 0 && r->claims > r->verified)
-    set_reason(r, r->verified ? 0 : SM_LLM_R_UNVERIFIED,
-               "claims dropped by the verifier%s", NULL);
-  if (r->reason == 0 && r->ran && r->claims == 0 && r->tool_refused == 0 &&
-      r->filled == 0)
-    set_reason(r, SM_LLM_R_NO_ANSWER, "the model claimed nothing%s", NULL);
-  if (r->tool_refused > 0)
-    sm__llm_count_reason(l, SM_LLM_ADVISOR, SM_LLM_R_TOOL_REFUSED);
-  if (r->claims > r->verified && r->reason != SM_LLM_R_UNVERIFIED)
-    sm__llm_count_reason(l, SM_LLM_ADVISOR, SM_LLM_R_UNVERIFIED);
-  if (r->ran) {
-    sm__llm_count_claims(l, SM_LLM_ADVISOR, r->claims, r->verified,
-                         r->tool_calls, r->tool_refused);
-    sm__llm_count_run(l, SM_LLM_ADVISOR, r->filled != 0,
-                      r->filled != 0 ? 0 : r->reason);
-  }
+  close_stage(l, r);
   r->elapsed_ms = (sm_now() - t0) * 1000;
   conv_release(&c);
   sm_buf_release(&cmd);

@@ -20,6 +20,7 @@
 
 #include "advisor/advisor_int.h"
 #include "llm/llm_int.h"
+#include "util/util_int.h"
 
 #define MAX_FILES_KEPT 64
 #define MAX_DIR_ENTRIES 4096
@@ -199,7 +200,8 @@ static int cmp_str(const void *a, const void *b) {
 /* The names shown in directory rel, sorted; directories end in '/'.
  * Returns the count (names are malloc'd into *out) or -1. */
 static int dir_names(sm__llm_view *v, const char *rel, char ***out) {
-  int fd = open_dir(v, rel), n = 0, cap = 0;
+  int fd = open_dir(v, rel), n = 0;
+  size_t cap = 0;
   char **names = NULL;
   struct dirent *e;
   DIR *d;
@@ -229,14 +231,8 @@ static int dir_names(sm__llm_view *v, const char *rel, char ***out) {
       continue;
     if (is_dir ? !shown_dir(e->d_name) : !sm__repo_is_file(&v->ctx, path))
       continue;
-    if (n == cap) {
-      int nc = cap ? cap * 2 : 32;
-      char **nn = sm_realloc(names, (size_t)nc * sizeof(*nn));
-      if (nn == NULL)
-        break;
-      names = nn;
-      cap = nc;
-    }
+    if (SM__GROW(names, (size_t)n + 1, cap) != 0)
+      break;
     name = sm_malloc(strlen(e->d_name) + 2);
     if (name == NULL)
       break;

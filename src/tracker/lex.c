@@ -703,193 +703,217 @@ static int source_line(const trk_line *L, int k) {
 #define MAX_KEY_WORDS 4
 #define MAX_NEST 16
 
-void sm__trk_lex(trk_line *L, const char *s, size_t n) {
-  int pend[MAX_PENDING], np = 0;
-  int sep = 0, paren = 0, bracket = 0;
+/* The lexer's state between tokens: key words not yet used (pend), the
+ * separator seen after them, the annotated unit ("in s"), and the
+ * brackets open around the position. */
+typedef struct lexst {
+  int pend[MAX_PENDING], np;
+  int sep, paren, bracket;
   char nest[MAX_NEST]; /* '(' '[' or 'T' (a transparent bracket) */
-  int nn = 0;
-  char ann[16] = "";
+  int nn;
+  char ann[16];
+} lexst;
 
+/* The pending words are no key: free words of the line. */
+static void flush(trk_line *L, lexst *F) {
+  for (int q = 0; q < F->np; q++)
+    add_free(L, F->pend[q]);
+  F->np = 0;
+  F->sep = 0;
+  F->ann[0] = '\0';
+}
+
+/* A word at k: a wrapped value's repr, a link or stop word, a unit
+ * annotation, or one more key word.  Returns the last token used. */
+static int key_word(trk_line *L, lexst *F, int k) {
+  if (F->np > 0 && wrapped_value(L, k)) {
+    /* "loss: tensor(0.5123, device='cuda:0')": the repr's value is
+     * the key's; its parenthesis is transparent. */
+    if (!F->sep)
+      F->sep = ' ';
+    if (F->nn < MAX_NEST)
+      F->nest[F->nn++] = 't';
+    return k + 1;
+  }
+  if (in_list(L, k, link_words)) {
+    if (F->np > 0)
+      F->sep = ' ';
+    return k;
+  }
+  if (in_list(L, k, stop_words)) {
+    /* "in s" is a unit annotation: "train_step_timing in s=0.6". */
+    flush(L, F);
+    return k;
+  }
+  if (tok_is(L, k, "in") && k + 1 < L->ntok && L->tok[k + 1].kind == TK_WORD) {
+    char u[16];
+    const trk_tok *w = &L->tok[k + 1];
+    size_t l = w->len < sizeof(u) - 1 ? w->len : sizeof(u) - 1;
+    for (size_t q = 0; q < l; q++)
+      u[q] = (char)lower((unsigned char)L->s[w->off + q]);
+    u[l] = '\0';
+    if (is_time_unit(u) && F->np > 0) {
+      memcpy(F->ann, u, l + 1);
+      return k + 1;
+    }
+  }
+  if (F->np == MAX_PENDING) {
+    add_free(L, F->pend[0]);
+    memmove(F->pend, F->pend + 1, (MAX_PENDING - 1) * sizeof(int));
+    F->np--;
+  }
+  F->pend[F->np++] = k;
+  F->sep = 0;
+  return k;
+}
+
+/* Punctuation at k: a separator before a value, a number sign, brackets
+ * and parentheses (transparent around a key's value), or the end of a
+ * key. */
+static void key_punct(trk_line *L, lexst *F, int k) {
+  const trk_tok *t = &L->tok[k];
+  int nx;
+
+  switch (t->c) {
+  case '\'':
+  case '"':
+    break;
+  case ':':
+  case '=':
+    /* "lr: 0.1", "lr=[5e-05, 5e-05]", "lr:(2.973e-05,)": a value, or
+     * a list or tuple of values, follows. */
+    nx = next_solid(L, k);
+    if (nx >= 0 && (is_value(&L->tok[nx]) || wrapped_value(L, nx) ||
+                    (L->tok[nx].kind == TK_PUNCT &&
+                     (L->tok[nx].c == '[' || L->tok[nx].c == '(') &&
+                     nx + 1 < L->ntok && is_value(&L->tok[nx + 1]))))
+      F->sep = t->c;
+    else
+      flush(L, F);
+    break;
+  case '#':
+    /* "Step #300", "Epoch #3": a number sign between a key and its
+     * value. */
+    nx = next_solid(L, k);
+    if (!(F->np > 0 && nx == k + 1 && L->tok[nx].kind == TK_NUM &&
+          L->tok[nx].isint &&
+          !(nx + 2 < L->ntok && L->tok[nx + 1].kind == TK_PUNCT &&
+            (L->tok[nx + 1].c == ':' || L->tok[nx + 1].c == '=') &&
+            is_value(&L->tok[nx + 2]))))
+      flush(L, F); /* "loss #1: 0.3" numbers a loss, it is no value */
+    break;
+  case '[':
+    nx = next_solid(L, k);
+    if (F->np > 0 && nx >= 0 && is_value(&L->tok[nx])) {
+      if (F->nn < MAX_NEST)
+        F->nest[F->nn++] = 'T';
+    } else {
+      flush(L, F);
+      if (F->nn < MAX_NEST)
+        F->nest[F->nn++] = '[';
+      F->bracket++;
+    }
+    break;
+  case '(':
+    nx = next_solid(L, k);
+    if (F->np > 0 && F->sep && nx >= 0 && is_value(&L->tok[nx])) {
+      /* The tuple of "lr:(2.973e-05,)": its first value is the
+       * key's. */
+      if (F->nn < MAX_NEST)
+        F->nest[F->nn++] = 't';
+      break;
+    }
+    flush(L, F);
+    if (F->nn < MAX_NEST)
+      F->nest[F->nn++] = '(';
+    F->paren++;
+    break;
+  case ']':
+  case ')':
+    flush(L, F);
+    if (F->nn > 0) {
+      char o = F->nest[--F->nn];
+      if (o == '[')
+        F->bracket--;
+      else if (o == '(')
+        F->paren--;
+    }
+    break;
+  default:
+    flush(L, F);
+  }
+}
+
+/* A value at k (number, fraction, clock): a field with the pending words
+ * as its key, unless the line is source code. */
+static void key_value(trk_line *L, lexst *F, int k) {
+  const trk_tok *t = &L->tok[k];
+  trk_field *f;
+  int nk = F->np > MAX_KEY_WORDS ? MAX_KEY_WORDS : F->np;
+  if (source_line(L, k)) {
+    flush(L, F);
+    return;
+  }
+  if (L->head_end == L->ntok)
+    L->head_end = k;
+  for (int q = 0; q < F->np - nk; q++)
+    add_free(L, F->pend[q]);
+  if (L->nf >= TRK_MAX_FIELDS) {
+    F->np = 0;
+    F->sep = 0;
+    F->ann[0] = '\0';
+    return;
+  }
+  f = &L->f[L->nf++];
+  memset(f, 0, sizeof(*f));
+  sm__trk_canon(L, F->pend + (F->np - nk), nk, f->key, sizeof(f->key));
+  f->nkw = nk;
+  for (int q = 0; q < nk; q++)
+    f->kw[q] = F->pend[F->np - nk + q];
+  f->tok = k;
+  f->kind = t->kind;
+  f->v = t->v;
+  f->total = t->kind == TK_FRAC ? t->total : NAN;
+  f->isint = t->isint || t->kind == TK_FRAC;
+  memcpy(f->unit, t->unit[0] ? t->unit : F->ann, sizeof(f->unit));
+  f->sep = F->sep ? F->sep : (nk ? ' ' : 0);
+  f->paren = F->paren > 0;
+  f->bracket = F->bracket > 0 || (F->nn > 0 && F->nest[F->nn - 1] == 'T');
+  F->np = 0;
+  F->sep = 0;
+  F->ann[0] = '\0';
+}
+
+void sm__trk_lex(trk_line *L, const char *s, size_t n) {
+  lexst F;
+
+  F.np = F.sep = F.paren = F.bracket = F.nn = 0;
+  F.ann[0] = '\0';
   if (n > TRK_MAX_INPUT)
     n = TRK_MAX_INPUT;
   lex_tokens(L, s, n);
   L->nf = 0;
   L->nfree = 0;
   L->head_end = L->ntok;
-
-#define FLUSH()                                                                \
-  do {                                                                         \
-    for (int q_ = 0; q_ < np; q_++)                                            \
-      add_free(L, pend[q_]);                                                   \
-    np = 0;                                                                    \
-    sep = 0;                                                                   \
-    ann[0] = '\0';                                                             \
-  } while (0)
-
   for (int k = 0; k < L->ntok; k++) {
-    trk_tok *t = &L->tok[k];
-    int nx;
-
-    switch (t->kind) {
+    switch (L->tok[k].kind) {
     case TK_WORD:
-      if (np > 0 && wrapped_value(L, k)) {
-        /* "loss: tensor(0.5123, device='cuda:0')": the repr's value is
-         * the key's; its parenthesis is transparent. */
-        if (!sep)
-          sep = ' ';
-        if (nn < MAX_NEST)
-          nest[nn++] = 't';
-        k++;
-        break;
-      }
-      if (in_list(L, k, link_words)) {
-        if (np > 0)
-          sep = ' ';
-        break;
-      }
-      if (in_list(L, k, stop_words)) {
-        /* "in s" is a unit annotation: "train_step_timing in s=0.6". */
-        FLUSH();
-        break;
-      }
-      if (tok_is(L, k, "in") && k + 1 < L->ntok &&
-          L->tok[k + 1].kind == TK_WORD) {
-        char u[16];
-        const trk_tok *w = &L->tok[k + 1];
-        size_t l = w->len < sizeof(u) - 1 ? w->len : sizeof(u) - 1;
-        for (size_t q = 0; q < l; q++)
-          u[q] = (char)lower((unsigned char)L->s[w->off + q]);
-        u[l] = '\0';
-        if (is_time_unit(u) && np > 0) {
-          memcpy(ann, u, l + 1);
-          k++;
-          break;
-        }
-      }
-      if (np == MAX_PENDING) {
-        add_free(L, pend[0]);
-        memmove(pend, pend + 1, (MAX_PENDING - 1) * sizeof(int));
-        np--;
-      }
-      pend[np++] = k;
-      sep = 0;
+      k = key_word(L, &F, k);
       break;
     case TK_UNITANN:
-      memcpy(ann, t->unit, sizeof(ann));
+      memcpy(F.ann, L->tok[k].unit, sizeof(F.ann));
       break;
     case TK_PUNCT:
-      switch (t->c) {
-      case '\'':
-      case '"':
-        break;
-      case ':':
-      case '=':
-        /* "lr: 0.1", "lr=[5e-05, 5e-05]", "lr:(2.973e-05,)": a value, or
-         * a list or tuple of values, follows. */
-        nx = next_solid(L, k);
-        if (nx >= 0 && (is_value(&L->tok[nx]) || wrapped_value(L, nx) ||
-                        (L->tok[nx].kind == TK_PUNCT &&
-                         (L->tok[nx].c == '[' || L->tok[nx].c == '(') &&
-                         nx + 1 < L->ntok && is_value(&L->tok[nx + 1]))))
-          sep = t->c;
-        else
-          FLUSH();
-        break;
-      case '#':
-        /* "Step #300", "Epoch #3": a number sign between a key and its
-         * value. */
-        nx = next_solid(L, k);
-        if (!(np > 0 && nx == k + 1 && L->tok[nx].kind == TK_NUM &&
-              L->tok[nx].isint &&
-              !(nx + 2 < L->ntok && L->tok[nx + 1].kind == TK_PUNCT &&
-                (L->tok[nx + 1].c == ':' || L->tok[nx + 1].c == '=') &&
-                is_value(&L->tok[nx + 2]))))
-          FLUSH(); /* "loss #1: 0.3" numbers a loss, it is no value */
-        break;
-      case '[':
-        nx = next_solid(L, k);
-        if (np > 0 && nx >= 0 && is_value(&L->tok[nx])) {
-          if (nn < MAX_NEST)
-            nest[nn++] = 'T';
-        } else {
-          FLUSH();
-          if (nn < MAX_NEST)
-            nest[nn++] = '[';
-          bracket++;
-        }
-        break;
-      case '(':
-        nx = next_solid(L, k);
-        if (np > 0 && sep && nx >= 0 && is_value(&L->tok[nx])) {
-          /* The tuple of "lr:(2.973e-05,)": its first value is the
-           * key's. */
-          if (nn < MAX_NEST)
-            nest[nn++] = 't';
-          break;
-        }
-        FLUSH();
-        if (nn < MAX_NEST)
-          nest[nn++] = '(';
-        paren++;
-        break;
-      case ']':
-      case ')':
-        FLUSH();
-        if (nn > 0) {
-          char o = nest[--nn];
-          if (o == '[')
-            bracket--;
-          else if (o == '(')
-            paren--;
-        }
-        break;
-      default:
-        FLUSH();
-      }
+      key_punct(L, &F, k);
       break;
     case TK_NUM:
     case TK_FRAC:
-    case TK_CLOCK: {
-      trk_field *f;
-      int nk = np > MAX_KEY_WORDS ? MAX_KEY_WORDS : np;
-      if (source_line(L, k)) {
-        FLUSH();
-        break;
-      }
-      if (L->head_end == L->ntok)
-        L->head_end = k;
-      for (int q = 0; q < np - nk; q++)
-        add_free(L, pend[q]);
-      if (L->nf >= TRK_MAX_FIELDS) {
-        np = 0;
-        sep = 0;
-        ann[0] = '\0';
-        break;
-      }
-      f = &L->f[L->nf++];
-      memset(f, 0, sizeof(*f));
-      sm__trk_canon(L, pend + (np - nk), nk, f->key, sizeof(f->key));
-      f->nkw = nk;
-      for (int q = 0; q < nk; q++)
-        f->kw[q] = pend[np - nk + q];
-      f->tok = k;
-      f->kind = t->kind;
-      f->v = t->v;
-      f->total = t->kind == TK_FRAC ? t->total : NAN;
-      f->isint = t->isint || t->kind == TK_FRAC;
-      memcpy(f->unit, t->unit[0] ? t->unit : ann, sizeof(f->unit));
-      f->sep = sep ? sep : (nk ? ' ' : 0);
-      f->paren = paren > 0;
-      f->bracket = bracket > 0 || (nn > 0 && nest[nn - 1] == 'T');
-      np = 0;
-      sep = 0;
-      ann[0] = '\0';
+    case TK_CLOCK:
+      key_value(L, &F, k);
       break;
-    }
     default: /* TK_BAR, TK_DATE */
-      FLUSH();
+      flush(L, &F);
     }
   }
-  FLUSH();
-#undef FLUSH
+  flush(L, &F);
 }

@@ -456,26 +456,21 @@ static int phase_line(const trk_line *L, const bar_info *bar) {
   return 1;
 }
 
-void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
-                   sm_track_sample *o, trk_head *head_out) {
+/* What the parse of one line has found so far, beside the sample: the
+ * bar, the counter's rank (best), the line's marks (start-up, evaluation,
+ * training keys) and which fields give the loss and the epoch. */
+typedef struct pstate {
   bar_info bar;
-  int best = 0, eval = 0, init = 0, train = 0, has_eval_loss = 0;
-  int loss_i = -1, avg_i = -1, part_i = -1, disc_i = -1, epoch_i = -1;
-  int first_val = -1;
-  int tp_low = -1, epoch_bar = 0, tp_global = 1, part_seen = 0;
-  int nonfinite_fact = 0;
-  double total_hint = NAN;
+  int best, eval, init, train, has_eval_loss;
+  int loss_i, avg_i, part_i, disc_i, epoch_i;
+  int tp_low, epoch_bar, tp_global, part_seen;
+  int nonfinite_fact;
+  double total_hint;
+} pstate;
 
-  sample_init(o);
-  sm__trk_lex(L, seg, n);
-  o->ts = L->ts;
-  if (table_head(L, head_out)) {
-    o->kind = SM_TK_TABLE_HEAD;
-    o->n_cols = head_out ? head_out->n : 0;
-    return;
-  }
-  if (head != NULL && head->n >= 3)
-    o->table_row = map_row(L, head);
+/* Looks the fields' keys up; notes training keys and losses of any kind,
+ * and which GAN network losses count (both networks named). */
+static void read_fields(trk_line *L, pstate *P, sm_track_sample *o) {
   for (int i = 0; i < L->nf; i++) {
     trk_field *f = &L->f[i];
     lookup_field(L, f);
@@ -488,9 +483,9 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         ((strstr(f->key, "loss") != NULL && f->ki.role != R_EVAL_LOSS &&
           strstr(f->key, "scale") == NULL) ||
          (f->ki.role == R_LOSS && !(f->ki.flags & KF_NET))))
-      part_seen = 1;
+      P->part_seen = 1;
     if (f->ki.flags & KF_TRAIN) {
-      train++;
+      P->train++;
       if (f->ki.role == R_CUM || f->ki.role == R_TIME || f->ki.role == R_RATE)
         o->train_clock++;
     }
@@ -508,208 +503,241 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     for (int i = 0; i < L->nf; i++)
       if (L->f[i].ki.flags & KF_NET) {
         if (gen && disc)
-          part_seen = 1;
+          P->part_seen = 1;
         else
           L->f[i].ki.role = R_NONE;
       }
   }
-  find_bar(L, &bar);
-  if (bar.style == BAR_TQDM && bar_describes(L, bar.tok, R_EPOCH)) {
+}
+
+/* The line's progress bar; one that counts epochs gives the epoch. */
+static void line_bar(trk_line *L, pstate *P, sm_track_sample *o) {
+  find_bar(L, &P->bar);
+  if (P->bar.style == BAR_TQDM && bar_describes(L, P->bar.tok, R_EPOCH)) {
     /* "Epoch:  33%|###  | 1/3 [...]": the bar counts epochs; its rate is
      * per epoch, not per step. */
-    o->epoch = L->tok[bar.tok].v;
-    bar.style = BAR_NONE;
-    epoch_bar = 1;
+    o->epoch = L->tok[P->bar.tok].v;
+    P->bar.style = BAR_NONE;
+    P->epoch_bar = 1;
   }
+}
 
+/* Start-up work and evaluation, from the line's words and keys. */
+static void startup_or_eval(const trk_line *L, pstate *P) {
   /* Start-up work: leading words of the line or of the bar, and bars
    * that count bytes or examples. */
-  for (int i = 0; i < L->nfree && !init; i++)
+  for (int i = 0; i < L->nfree && !P->init; i++)
     if (L->free_tok[i] < L->head_end &&
         word_at(L, L->free_tok[i], sm__trk_is_init_word))
-      init = 1;
+      P->init = 1;
   if (L->nf > 0 &&
       (L->f[0].ki.role == R_NONE || strcmp(L->f[0].unit, "%") == 0) &&
       key_has(L, &L->f[0], sm__trk_is_init_word))
-    init = 1;
-  if (bar.init_unit)
-    init = 1;
-  for (int i = 0; i < L->nf && !init; i++)
+    P->init = 1;
+  if (P->bar.init_unit)
+    P->init = 1;
+  for (int i = 0; i < L->nf && !P->init; i++)
     if (unit_is(L->f[i].unit, init_units))
-      init = 1;
+      P->init = 1;
 
   /* Evaluation words outside meaningful keys. */
-  for (int i = 0; i < L->nfree && !eval; i++)
+  for (int i = 0; i < L->nfree && !P->eval; i++)
     if (word_at(L, L->free_tok[i], sm__trk_is_eval_word))
-      eval = 1;
-  for (int i = 0; i < L->nf && !eval; i++) {
+      P->eval = 1;
+  for (int i = 0; i < L->nf && !P->eval; i++) {
     const trk_field *f = &L->f[i];
     if ((f->ki.role == R_NONE || strcmp(f->unit, "%") == 0 ||
          f->kind == TK_FRAC) &&
         key_has(L, f, sm__trk_is_eval_word))
-      eval = 1;
+      P->eval = 1;
     if ((f->ki.flags & KF_EVAL) &&
         (f->ki.role == R_EPOCH || f->ki.role == R_STEP ||
          f->ki.role == R_ITER || f->ki.role == R_BATCH))
-      eval = 1;
+      P->eval = 1;
   }
+}
 
-  /* Fields by role. */
-  for (int i = 0; i < L->nf; i++) {
-    trk_field *f = &L->f[i];
-    int role = f->ki.role, ok;
-    double s;
+/* Facts a field gives by its unit, whatever its key: an unnamed
+ * duration, a time per step ("1.2 s/it"), a rate, a throughput. */
+static void unit_facts(const trk_line *L, const trk_field *f, pstate *P,
+                       sm_track_sample *o) {
+  int role = f->ki.role, ok;
+  double s;
 
-    if (f->key[0] == '\0' && f->kind == TK_NUM && !f->paren &&
-        f->tok != bar.elapsed_tok && f->tok != bar.rate_tok &&
-        !unit_is(f->unit, per_step_units) && f->unit[0] != '\0' &&
-        o->anon_time != o->anon_time) {
-      s = sm__trk_seconds(f->v, f->unit, &ok);
-      if (ok)
-        o->anon_time = s;
+  if (f->key[0] == '\0' && f->kind == TK_NUM && !f->paren &&
+      f->tok != P->bar.elapsed_tok && f->tok != P->bar.rate_tok &&
+      !unit_is(f->unit, per_step_units) && f->unit[0] != '\0' &&
+      o->anon_time != o->anon_time) {
+    s = sm__trk_seconds(f->v, f->unit, &ok);
+    if (ok)
+      o->anon_time = s;
+  }
+  if (f->kind == TK_NUM && unit_is(f->unit, per_step_units) &&
+      o->step_time != o->step_time && !(f->ki.flags & KF_EVAL)) {
+    s = sm__trk_seconds(f->v, f->unit, &ok);
+    if (ok && s > 0) {
+      o->step_time = s;
+      o->time_sig = sig_digits(L, f->tok);
+      snprintf(o->time_key, sizeof(o->time_key), "%s", f->unit);
     }
-    if (f->kind == TK_NUM && unit_is(f->unit, per_step_units) &&
-        o->step_time != o->step_time && !(f->ki.flags & KF_EVAL)) {
-      s = sm__trk_seconds(f->v, f->unit, &ok);
-      if (ok && s > 0) {
+  }
+  if (f->kind == TK_NUM && f->tok != P->bar.rate_tok && o->rate != o->rate &&
+      !(f->ki.flags & KF_EVAL)) {
+    if (unit_is(f->unit, rate_units) && f->v > 0)
+      o->rate = f->v;
+    else if (strcmp(f->unit, "s/it") == 0 && f->v > 0)
+      o->rate = 1.0 / f->v;
+    if (o->rate == o->rate)
+      o->rate_sig = sig_digits(L, f->tok);
+  }
+  if (f->kind == TK_NUM && o->throughput != o->throughput &&
+      !(f->ki.flags & KF_EVAL) && role != R_TPUT && f->v > 0) {
+    const char *u = tput_unit(f->unit);
+    if (u != NULL) {
+      o->throughput = f->v;
+      snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u);
+      P->tp_global = !per_device_key(f->key);
+    }
+  }
+}
+
+/* Facts a field gives by its key's role: the loss (and which kind), the
+ * epoch, learning rate, step time, cumulative time, rate, throughput,
+ * total and batch sizes. */
+static void role_fact(const trk_line *L, const trk_field *f, int i, pstate *P,
+                      sm_track_sample *o) {
+  int role = f->ki.role, ok;
+  double s;
+
+  switch (role) {
+  case R_LOSS:
+    if (f->kind != TK_NUM || strcmp(f->unit, "%") == 0)
+      break;
+    if (f->ki.flags & KF_DISC) {
+      if (P->disc_i < 0)
+        P->disc_i = i;
+    } else if (f->ki.flags & KF_LOW) {
+      /* "avg loss: 0.52 loss: 0.50": an average gives way to the
+       * plain loss. */
+      if (P->avg_i < 0)
+        P->avg_i = i;
+    } else if (!(f->ki.flags & KF_PART) && P->loss_i < 0)
+      P->loss_i = i;
+    else if ((f->ki.flags & KF_PART) && P->part_i < 0)
+      P->part_i = i;
+    break;
+  case R_EVAL_LOSS:
+    P->has_eval_loss = 1;
+    break;
+  case R_EPOCH:
+    /* A short key ("ep") gives way to "epoch" on the same line: LeRobot
+     * prints episodes as "ep:40" beside "epch:1.01". */
+    if (f->kind != TK_CLOCK &&
+        (P->epoch_i < 0 || ((L->f[P->epoch_i].ki.flags & KF_STRICT) &&
+                            !(f->ki.flags & KF_STRICT))))
+      P->epoch_i = i;
+    break;
+  case R_LR:
+    if (o->lr != o->lr && f->kind == TK_NUM)
+      o->lr = f->v;
+    break;
+  case R_TIME:
+    if (o->step_time != o->step_time && f->kind == TK_NUM) {
+      const char *u = f->unit;
+      if (u[0] == '\0')
+        u = (f->ki.flags & KF_MS) ? "ms" : (f->ki.flags & KF_US) ? "us" : "s";
+      s = sm__trk_seconds(f->v, u, &ok);
+      if (ok && s > 0 && s < 1e6) {
         o->step_time = s;
         o->time_sig = sig_digits(L, f->tok);
-        snprintf(o->time_key, sizeof(o->time_key), "%s", f->unit);
+        snprintf(o->time_key, sizeof(o->time_key), "%s", f->key);
       }
     }
-    if (f->kind == TK_NUM && f->tok != bar.rate_tok && o->rate != o->rate &&
-        !(f->ki.flags & KF_EVAL)) {
-      if (unit_is(f->unit, rate_units) && f->v > 0)
+    break;
+  case R_CUM:
+    if (o->cum_time != o->cum_time &&
+        (f->kind == TK_NUM || f->kind == TK_CLOCK)) {
+      const char *u = f->unit[0] ? f->unit : (f->ki.flags & KF_MS) ? "ms" : "s";
+      s = f->kind == TK_CLOCK ? f->v : sm__trk_seconds(f->v, u, &ok);
+      if (f->kind == TK_CLOCK || ok)
+        o->cum_time = s;
+    }
+    break;
+  case R_RATE:
+    if (o->rate != o->rate && f->kind == TK_NUM && f->v > 0) {
+      o->rate = strcmp(f->unit, "s/it") == 0 ? 1.0 / f->v : f->v;
+      o->rate_sig = sig_digits(L, f->tok);
+    }
+    break;
+  case R_TPUT:
+    if (f->kind != TK_NUM || f->v <= 0)
+      break;
+    if (unit_is(f->unit, rate_units)) {
+      if (o->rate != o->rate) {
         o->rate = f->v;
-      else if (strcmp(f->unit, "s/it") == 0 && f->v > 0)
-        o->rate = 1.0 / f->v;
-      if (o->rate == o->rate)
         o->rate_sig = sig_digits(L, f->tok);
-    }
-    if (f->kind == TK_NUM && o->throughput != o->throughput &&
-        !(f->ki.flags & KF_EVAL) && role != R_TPUT && f->v > 0) {
-      const char *u = tput_unit(f->unit);
-      if (u != NULL) {
-        o->throughput = f->v;
-        snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u);
-        tp_global = !per_device_key(f->key);
       }
+      break;
     }
+    if (f->ki.flags & KF_LOW) {
+      if (P->tp_low < 0)
+        P->tp_low = i;
+      break;
+    }
+    if (o->throughput != o->throughput || strcmp(o->tp_unit, "/s") == 0) {
+      const char *u = f->ki.unit ? f->ki.unit : tput_unit(f->unit);
+      o->throughput = f->v;
+      snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u ? u : "/s");
+      P->tp_global = !per_device_key(f->key);
+    }
+    break;
+  case R_TOTAL:
+    if (f->kind == TK_NUM && f->isint && f->v > 0 && f->unit[0] == '\0')
+      P->total_hint = f->v;
+    break;
+  case R_BSZ:
+    if (o->batch_size != o->batch_size && f->kind == TK_NUM && f->v > 0 &&
+        f->unit[0] == '\0')
+      o->batch_size = f->v;
+    break;
+  case R_BTOK:
+    if (o->batch_tokens != o->batch_tokens && f->kind == TK_NUM && f->v > 0 &&
+        f->unit[0] == '\0')
+      o->batch_tokens = f->v;
+    break;
+  default:
+    break;
+  }
+}
+
+/* The facts of every field not an evaluation's. */
+static void field_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
+  for (int i = 0; i < L->nf; i++) {
+    const trk_field *f = &L->f[i];
+    int role = f->ki.role;
+
+    unit_facts(L, f, P, o);
     if (f->ki.flags & KF_EVAL) {
       if (role == R_EVAL_LOSS)
-        has_eval_loss = 1;
+        P->has_eval_loss = 1;
       continue;
     }
     if (strcmp(f->unit, "%") == 0 &&
         (role == R_EPOCH || role == R_STEP || role == R_ITER ||
          role == R_BATCH || role == R_MICRO))
       continue; /* "Epoch:  45%|...": a bar's description, not a value */
-    switch (role) {
-    case R_LOSS:
-      if (f->kind != TK_NUM || strcmp(f->unit, "%") == 0)
-        break;
-      if (f->ki.flags & KF_DISC) {
-        if (disc_i < 0)
-          disc_i = i;
-      } else if (f->ki.flags & KF_LOW) {
-        /* "avg loss: 0.52 loss: 0.50": an average gives way to the
-         * plain loss. */
-        if (avg_i < 0)
-          avg_i = i;
-      } else if (!(f->ki.flags & KF_PART) && loss_i < 0)
-        loss_i = i;
-      else if ((f->ki.flags & KF_PART) && part_i < 0)
-        part_i = i;
-      break;
-    case R_EVAL_LOSS:
-      has_eval_loss = 1;
-      break;
-    case R_EPOCH:
-      /* A short key ("ep") gives way to "epoch" on the same line: LeRobot
-       * prints episodes as "ep:40" beside "epch:1.01". */
-      if (f->kind != TK_CLOCK &&
-          (epoch_i < 0 || ((L->f[epoch_i].ki.flags & KF_STRICT) &&
-                           !(f->ki.flags & KF_STRICT))))
-        epoch_i = i;
-      break;
-    case R_LR:
-      if (o->lr != o->lr && f->kind == TK_NUM)
-        o->lr = f->v;
-      break;
-    case R_TIME:
-      if (o->step_time != o->step_time && f->kind == TK_NUM) {
-        const char *u = f->unit;
-        if (u[0] == '\0')
-          u = (f->ki.flags & KF_MS) ? "ms" : (f->ki.flags & KF_US) ? "us" : "s";
-        s = sm__trk_seconds(f->v, u, &ok);
-        if (ok && s > 0 && s < 1e6) {
-          o->step_time = s;
-          o->time_sig = sig_digits(L, f->tok);
-          snprintf(o->time_key, sizeof(o->time_key), "%s", f->key);
-        }
-      }
-      break;
-    case R_CUM:
-      if (o->cum_time != o->cum_time &&
-          (f->kind == TK_NUM || f->kind == TK_CLOCK)) {
-        const char *u = f->unit[0]              ? f->unit
-                        : (f->ki.flags & KF_MS) ? "ms"
-                                                : "s";
-        s = f->kind == TK_CLOCK ? f->v : sm__trk_seconds(f->v, u, &ok);
-        if (f->kind == TK_CLOCK || ok)
-          o->cum_time = s;
-      }
-      break;
-    case R_RATE:
-      if (o->rate != o->rate && f->kind == TK_NUM && f->v > 0) {
-        o->rate = strcmp(f->unit, "s/it") == 0 ? 1.0 / f->v : f->v;
-        o->rate_sig = sig_digits(L, f->tok);
-      }
-      break;
-    case R_TPUT:
-      if (f->kind != TK_NUM || f->v <= 0)
-        break;
-      if (unit_is(f->unit, rate_units)) {
-        if (o->rate != o->rate) {
-          o->rate = f->v;
-          o->rate_sig = sig_digits(L, f->tok);
-        }
-        break;
-      }
-      if (f->ki.flags & KF_LOW) {
-        if (tp_low < 0)
-          tp_low = i;
-        break;
-      }
-      if (o->throughput != o->throughput || strcmp(o->tp_unit, "/s") == 0) {
-        const char *u = f->ki.unit ? f->ki.unit : tput_unit(f->unit);
-        o->throughput = f->v;
-        snprintf(o->tp_unit, sizeof(o->tp_unit), "%s", u ? u : "/s");
-        tp_global = !per_device_key(f->key);
-      }
-      break;
-    case R_TOTAL:
-      if (f->kind == TK_NUM && f->isint && f->v > 0 && f->unit[0] == '\0')
-        total_hint = f->v;
-      break;
-    case R_BSZ:
-      if (o->batch_size != o->batch_size && f->kind == TK_NUM && f->v > 0 &&
-          f->unit[0] == '\0')
-        o->batch_size = f->v;
-      break;
-    case R_BTOK:
-      if (o->batch_tokens != o->batch_tokens && f->kind == TK_NUM && f->v > 0 &&
-          f->unit[0] == '\0')
-        o->batch_tokens = f->v;
-      break;
-    default:
-      break;
-    }
+    role_fact(L, f, i, P, o);
   }
+}
+
+/* Facts of the line as a whole: a step time from batch and throughput,
+ * the loss among the candidates, the epoch, the bar's rate; evaluation
+ * unless the line names training. */
+static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
   /* A step time from the batch and the throughput printed on the same
    * line (samples per step / samples per second, or tokens per step /
    * tokens per second); not from a per-device figure. */
-  if (o->throughput == o->throughput && o->throughput > 0 && tp_global) {
+  if (o->throughput == o->throughput && o->throughput > 0 && P->tp_global) {
     const char *u = o->tp_unit;
     if (o->batch_size == o->batch_size &&
         (strcmp(u, "samples/s") == 0 || strcmp(u, "images/s") == 0 ||
@@ -719,48 +747,52 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
              (strcmp(u, "tokens/s") == 0 || strcmp(u, "words/s") == 0))
       o->tp_time = o->batch_tokens / o->throughput;
   }
-  if (o->throughput != o->throughput && tp_low >= 0) {
-    const trk_field *f = &L->f[tp_low];
+  if (o->throughput != o->throughput && P->tp_low >= 0) {
+    const trk_field *f = &L->f[P->tp_low];
     o->throughput = f->v;
     snprintf(o->tp_unit, sizeof(o->tp_unit), "%s",
              f->ki.unit ? f->ki.unit : "/s");
   }
-  if (loss_i < 0)
-    loss_i = avg_i;
-  if (loss_i < 0)
-    loss_i = part_i;
-  if (loss_i < 0)
-    loss_i = disc_i;
-  if (loss_i >= 0) {
-    o->loss = L->f[loss_i].v;
+  if (P->loss_i < 0)
+    P->loss_i = P->avg_i;
+  if (P->loss_i < 0)
+    P->loss_i = P->part_i;
+  if (P->loss_i < 0)
+    P->loss_i = P->disc_i;
+  if (P->loss_i >= 0) {
+    o->loss = L->f[P->loss_i].v;
     o->loss_nonfinite = o->loss != o->loss;
     /* A nan printed as a metric ("loss: nan", "loss=nan.0") is a fact of
      * the step; in a sentence ("loss is nan") it is a warning's. */
-    nonfinite_fact = o->loss_nonfinite &&
-                     (L->f[loss_i].sep == ':' || L->f[loss_i].sep == '=');
+    P->nonfinite_fact = o->loss_nonfinite && (L->f[P->loss_i].sep == ':' ||
+                                              L->f[P->loss_i].sep == '=');
   }
-  if (epoch_i >= 0)
-    o->epoch = L->f[epoch_i].v;
-  if (bar.style != BAR_NONE) {
-    o->bar_elapsed = bar.elapsed;
-    if (bar.rate == bar.rate) {
+  if (P->epoch_i >= 0)
+    o->epoch = L->f[P->epoch_i].v;
+  if (P->bar.style != BAR_NONE) {
+    o->bar_elapsed = P->bar.elapsed;
+    if (P->bar.rate == P->bar.rate) {
       if (o->rate != o->rate) {
-        o->rate = bar.rate;
-        o->rate_sig = sig_digits(L, bar.rate_tok);
+        o->rate = P->bar.rate;
+        o->rate_sig = sig_digits(L, P->bar.rate_tok);
       }
       if (o->throughput != o->throughput) {
-        o->throughput = bar.rate;
+        o->throughput = P->bar.rate;
         snprintf(o->tp_unit, sizeof(o->tp_unit), "it/s");
       }
     }
   }
 
   /* Evaluation: words, qualified counters, or only validation losses. */
-  if (has_eval_loss && loss_i < 0)
-    eval = 1;
-  if (train > 0)
-    eval = 0;
+  if (P->has_eval_loss && P->loss_i < 0)
+    P->eval = 1;
+  if (P->train > 0)
+    P->eval = 0;
+}
 
+/* The counter from a keyed field (step, iteration, batch, micro-batch)
+ * or else the bar. */
+static void keyed_counter(const trk_line *L, pstate *P, sm_track_sample *o) {
   /* The counter: keyed counters, bars, bracketed and bare fractions.  A
    * counter may be printed with a magnitude suffix ("step:50K"). */
   for (int i = 0; i < L->nf; i++) {
@@ -789,21 +821,28 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     default:
       break;
     }
-    if (st > best && f->kind != TK_CLOCK &&
+    if (st > P->best && f->kind != TK_CLOCK &&
         set_counter(o, c, f->key, f->v * scale, f->total * scale, f->tok)) {
-      best = st;
+      P->best = st;
       o->coarse = scale > 1 && f->kind == TK_NUM;
     }
   }
-  if (best < 4 && bar.style != BAR_NONE) {
-    const trk_tok *t = &L->tok[bar.tok];
+  if (P->best < 4 && P->bar.style != BAR_NONE) {
+    const trk_tok *t = &L->tok[P->bar.tok];
     if (set_counter(o, SM_TC_BATCH,
-                    bar.style == BAR_TQDM    ? "tqdm"
-                    : bar.style == BAR_KERAS ? "keras"
-                                             : "bar",
-                    t->v, t->kind == TK_FRAC ? t->total : NAN, bar.tok))
-      best = 4;
+                    P->bar.style == BAR_TQDM    ? "tqdm"
+                    : P->bar.style == BAR_KERAS ? "keras"
+                                                : "bar",
+                    t->v, t->kind == TK_FRAC ? t->total : NAN, P->bar.tok))
+      P->best = 4;
   }
+}
+
+/* A counter from the line's positions where no key names one: an
+ * (epoch, batch) pair, a bracketed step, bracketed fractions, a
+ * bracketed epoch and batch, a bare fraction. */
+static void positional_counter(const trk_line *L, pstate *P,
+                               sm_track_sample *o) {
   {
     /* "[1,   100] loss: 2.173" (epoch and batch), "[5 :  96000] loss G :
      * 22.8" (an outer loop and its iteration), after a timestamp at
@@ -811,19 +850,19 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     int k = 0;
     while (k < L->ntok && L->tok[k].kind == TK_DATE)
       k++;
-    if (best < 4 && k + 4 < L->ntok && punct_at(L, k, '[') &&
+    if (P->best < 4 && k + 4 < L->ntok && punct_at(L, k, '[') &&
         L->tok[k + 1].kind == TK_NUM && L->tok[k + 1].isint &&
         L->tok[k + 1].unit[0] == '\0' &&
         (punct_at(L, k + 2, ',') || punct_at(L, k + 2, ':')) &&
         L->tok[k + 3].kind == TK_NUM && L->tok[k + 3].isint &&
         L->tok[k + 3].unit[0] == '\0' && punct_at(L, k + 4, ']') &&
         set_counter(o, SM_TC_BATCH, "pair", L->tok[k + 3].v, NAN, k + 3)) {
-      best = 4;
+      P->best = 4;
       if (o->epoch != o->epoch)
         o->epoch = L->tok[k + 1].v;
     }
   }
-  for (int i = 0; i + 1 < L->nf && best < 5; i++) {
+  for (int i = 0; i + 1 < L->nf && P->best < 5; i++) {
     /* "[1000] train/loss=2.34, ...": a step alone in brackets before the
      * metrics (JAX/Flax metric writers), after only a logger prefix. */
     const trk_field *f = &L->f[i];
@@ -834,7 +873,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         punct_at(L, f->tok + 1, ']') && L->f[i + 1].ki.role != R_NONE &&
         L->f[i + 1].ki.role != R_IGNORE &&
         set_counter(o, SM_TC_ITER, "[step]", f->v, NAN, f->tok))
-      best = 5;
+      P->best = 5;
   }
   {
     /* "[e][i/N]", and "[38/200], [54/604]": of two bracketed fractions the
@@ -844,7 +883,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
       const trk_field *f = &L->f[i];
       /* The first may carry a logger's words as its key ("DBNet INFO:
        * [38/200], [54/604]"); the second stands alone. */
-      if (f->kind == TK_FRAC && f->bracket && !f->paren && f->tok != bar.tok &&
+      if (f->kind == TK_FRAC && f->bracket && !f->paren &&
+          f->tok != P->bar.tok &&
           (f->key[0] == '\0' || (b1 < 0 && f->ki.role == R_NONE))) {
         if (b1 < 0)
           b1 = i;
@@ -854,19 +894,19 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     }
     if (b2 < 0 && b1 >= 0 && L->f[b1].key[0] != '\0')
       b1 = -1; /* a keyed bracket alone is not a position */
-    if (b2 >= 0 && epoch_i < 0 && o->epoch != o->epoch)
+    if (b2 >= 0 && P->epoch_i < 0 && o->epoch != o->epoch)
       o->epoch = L->f[b1].v;
-    if (b2 >= 0 && best < 4 &&
+    if (b2 >= 0 && P->best < 4 &&
         set_counter(o, SM_TC_BATCH, "bracket", L->f[b2].v, L->f[b2].total,
                     L->f[b2].tok)) {
-      best = 4;
-    } else if (b1 >= 0 && best < 4 &&
+      P->best = 4;
+    } else if (b1 >= 0 && P->best < 4 &&
                set_counter(o, SM_TC_BATCH, "bracket", L->f[b1].v,
                            L->f[b1].total, L->f[b1].tok)) {
-      best = 4;
+      P->best = 4;
     }
   }
-  for (int i = 0; i + 1 < L->nf && best < 4; i++) {
+  for (int i = 0; i + 1 < L->nf && P->best < 4; i++) {
     /* "Epoch: [399][50]" (SwAV, DINO-style loggers without a total): the
      * bracketed epoch, then the batch in its own brackets. */
     const trk_field *e = &L->f[i], *f = &L->f[i + 1];
@@ -876,20 +916,24 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         f->unit[0] == '\0' && f->tok == k + 3 && punct_at(L, k + 1, ']') &&
         punct_at(L, k + 2, '[') && punct_at(L, k + 4, ']') &&
         set_counter(o, SM_TC_BATCH, "bracket", f->v, NAN, f->tok))
-      best = 4;
+      P->best = 4;
   }
-  for (int i = 0; i < L->nf && best < 3; i++) {
+  for (int i = 0; i < L->nf && P->best < 3; i++) {
     const trk_field *f = &L->f[i];
     if (f->kind == TK_FRAC && f->key[0] == '\0' && !f->bracket && !f->paren &&
-        f->tok != bar.tok &&
+        f->tok != P->bar.tok &&
         set_counter(o, SM_TC_FRACTION, "fraction", f->v, f->total, f->tok))
-      best = 3;
+      P->best = 3;
   }
+}
+
+/* The counter's total printed elsewhere on the line. */
+static void counter_total(const trk_line *L, pstate *P, sm_track_sample *o) {
   /* NeMo's bar "9000/301500 [...global_step=9e+3...]": the keyed counter
    * wins, and a fraction on the line that counts the same steps gives its
    * total. */
-  if (o->has_step && !o->has_total && !(epoch_i >= 0 && L->f[epoch_i].v > 0) &&
-      !(o->epoch > 0)) {
+  if (o->has_step && !o->has_total &&
+      !(P->epoch_i >= 0 && L->f[P->epoch_i].v > 0) && !(o->epoch > 0)) {
     /* Not past the first epoch: a fraction of a later epoch counts that
      * epoch's batches, whatever its numerator. */
     for (int k = 0; k < L->ntok; k++) {
@@ -906,17 +950,22 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   }
   /* "num_updates: 10 >= max_update: 10": a total printed beside the
    * counter under its own key. */
-  if (o->has_step && !o->has_total && total_hint == total_hint &&
-      total_hint >= (double)o->step && integral(total_hint)) {
+  if (o->has_step && !o->has_total && P->total_hint == P->total_hint &&
+      P->total_hint >= (double)o->step && integral(P->total_hint)) {
     o->has_total = 1;
-    o->total = (long long)total_hint;
+    o->total = (long long)P->total_hint;
   }
+}
+
+/* Marks of the line: another position besides the counter, training
+ * named, a summary; an epoch's time is no step time. */
+static void line_marks(const trk_line *L, pstate *P, sm_track_sample *o) {
   /* Does the line print a position in a loop besides its counter (an
    * unkeyed fraction, a bar, a batch index)?  fairseq's "epoch 036: 560 /
    * 644 ... num_updates=23100" does; its end-of-epoch summary "epoch 036 |
    * loss 3.39 | ... | num_updates 23184" does not. */
   if (o->has_step) {
-    if (bar.style != BAR_NONE && bar.tok != o->counter_tok)
+    if (P->bar.style != BAR_NONE && P->bar.tok != o->counter_tok)
       o->pos_extra = 1;
     for (int i = 0; i < L->nf && !o->pos_extra; i++) {
       const trk_field *f = &L->f[i];
@@ -928,8 +977,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     }
   }
 
-  o->train_mark = train > 0 || part_seen;
-  o->train_named = train > 0;
+  o->train_mark = P->train > 0 || P->part_seen;
+  o->train_named = P->train > 0;
   {
     int avg = 0, stats = 0;
     for (int i = 0; i < L->nfree; i++) {
@@ -951,35 +1000,40 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   if (!o->has_step && o->epoch == o->epoch && o->step_time == o->step_time &&
       !sm__trk_names_step(o->time_key))
     o->step_time = NAN;
-  if (phase_line(L, &bar)) {
+}
+
+/* The kind of the line from what was found (o->kind stays as
+ * sample_init set it for a line that is none of them). */
+static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
+  if (phase_line(L, &P->bar)) {
     o->kind = SM_TK_PHASE;
     return;
   }
-  if (init) {
+  if (P->init) {
     o->kind = SM_TK_INIT;
     return;
   }
-  if (eval) {
+  if (P->eval) {
     o->kind = SM_TK_EVAL;
     return;
   }
   /* A bar that finished within a second is a trivial loop, and a bar
    * without a rate or metrics says nothing yet. */
-  if (bar.style == BAR_TQDM && o->counter == SM_TC_BATCH &&
+  if (P->bar.style == BAR_TQDM && o->counter == SM_TC_BATCH &&
       strcmp(o->counter_name, "tqdm") == 0) {
-    if (o->has_total && o->step >= o->total && bar.elapsed < 1.0)
+    if (o->has_total && o->step >= o->total && P->bar.elapsed < 1.0)
       return;
-    if (bar.rate != bar.rate && o->loss != o->loss && o->lr != o->lr)
+    if (P->bar.rate != P->bar.rate && o->loss != o->loss && o->lr != o->lr)
       return;
   }
   {
-    int facts = o->loss == o->loss || nonfinite_fact || o->lr == o->lr ||
+    int facts = o->loss == o->loss || P->nonfinite_fact || o->lr == o->lr ||
                 o->step_time == o->step_time || o->rate == o->rate ||
                 o->throughput == o->throughput || o->cum_time == o->cum_time ||
                 o->anon_time == o->anon_time;
     if (o->counter == SM_TC_FRACTION) {
       /* A bare "n/m" needs a named fact beside it. */
-      facts = o->loss == o->loss || nonfinite_fact || o->lr == o->lr ||
+      facts = o->loss == o->loss || P->nonfinite_fact || o->lr == o->lr ||
               o->step_time == o->step_time || o->rate == o->rate ||
               o->throughput == o->throughput || o->cum_time == o->cum_time;
     }
@@ -988,7 +1042,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
         o->kind = SM_TK_SAMPLE;
         return;
       }
-    } else if (o->loss == o->loss || nonfinite_fact ||
+    } else if (o->loss == o->loss || P->nonfinite_fact ||
                o->step_time == o->step_time || o->rate == o->rate) {
       o->kind = SM_TK_SAMPLE;
       return;
@@ -997,17 +1051,45 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   /* "Epoch 113, global step 40128: 'val/accuracy' was not in top 1"
    * (Lightning's checkpoint callbacks): the epoch and the optimizer step
    * named together, no metrics. */
-  if (o->has_step && o->counter == SM_TC_STEP && epoch_i >= 0 &&
-      o->counter_tok != L->f[epoch_i].tok) {
+  if (o->has_step && o->counter == SM_TC_STEP && P->epoch_i >= 0 &&
+      o->counter_tok != L->f[P->epoch_i].tok) {
     o->kind = SM_TK_POSITION;
     return;
   }
   /* "Epoch 3/10" alone, or an epoch bar. */
-  if ((epoch_i >= 0 && L->nf == 1) || (epoch_bar && !o->has_step)) {
+  if ((P->epoch_i >= 0 && L->nf == 1) || (P->epoch_bar && !o->has_step)) {
     o->kind = SM_TK_EPOCH_HEAD;
     return;
   }
-  (void)first_val;
+}
+
+void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
+                   sm_track_sample *o, trk_head *head_out) {
+  pstate P = {0};
+
+  P.loss_i = P.avg_i = P.part_i = P.disc_i = P.epoch_i = P.tp_low = -1;
+  P.tp_global = 1;
+  P.total_hint = NAN;
+  sample_init(o);
+  sm__trk_lex(L, seg, n);
+  o->ts = L->ts;
+  if (table_head(L, head_out)) {
+    o->kind = SM_TK_TABLE_HEAD;
+    o->n_cols = head_out ? head_out->n : 0;
+    return;
+  }
+  if (head != NULL && head->n >= 3)
+    o->table_row = map_row(L, head);
+  read_fields(L, &P, o);
+  line_bar(L, &P, o);
+  startup_or_eval(L, &P);
+  field_facts(L, &P, o);
+  settle_facts(L, &P, o);
+  keyed_counter(L, &P, o);
+  positional_counter(L, &P, o);
+  counter_total(L, &P, o);
+  line_marks(L, &P, o);
+  line_kind(L, &P, o);
 }
 
 void sm_track_parse(const char *seg, size_t n, sm_track_sample *out) {

@@ -1064,9 +1064,11 @@ int sm_tracker_poll(sm_tracker *t, sm_track_result *res, sm_err *err) {
     if (t->f.size < t->off || !same_tail(t)) {
       /* Truncated in place (copytruncate), maybe already written past
        * the old offset again: what was read is gone, so is the window;
-       * start again from 0. */
+       * start again from 0.  The bytes read count the new content only,
+       * as for a rotated file. */
       t->off = 0;
       t->sig_len = 0;
+      t->f.nread = 0;
       reset_state(t);
     }
     if ((rc = drain(t, t->f.size, err)) < 0)

@@ -1051,18 +1051,206 @@ static void set_position(sm_track_result *r, const went *W0, int scope) {
   r->step_scope = scope == SCOPE_EPOCH ? "epoch" : "global";
 }
 
+/* The series to follow: the best of those printed often enough (a
+ * counter printed far less often than another, an evaluation or summary
+ * line that slipped through, is not followed).  Its index or -1. */
+static int pick_series(const series *S, int ns, int n) {
+  int maxc = 0, bi = -1;
+
+  for (int i = 0; i < ns; i++)
+    maxc = SM_MAX(maxc, S[i].count);
+  for (int i = 0; i < ns; i++)
+    if ((S[i].count * 4 >= maxc || S[i].count >= n) &&
+        (bi < 0 || better(&S[i], &S[bi])))
+      bi = i;
+  return bi;
+}
+
+/* The total where the followed counter does not print it: another
+ * counter of the same stretch that counts the same steps ("Progress on:
+ * 12.9k/200k" beside "Step 12800:", Megatron's "iteration 2/1000" beside
+ * DeepSpeed's "step=2"), else the total a bar counted to before it ran
+ * past it. */
+static void total_elsewhere(const trk_window *w, const view *V, uint64_t lo,
+                            const went *W, int nw, sm_track_result *r) {
+  for (size_t i = 0; i < w->count && !r->has_total; i++) {
+    const trk_rec *o = newest(w, i);
+    if (o->seq < lo)
+      break;
+    if (o->series == V->id || o->s.kind != SM_TK_SAMPLE || !o->s.has_total ||
+        o->s.total < r->step || rec_epoch(o) > 0)
+      continue;
+    if (llabs(o->s.step - r->step) <= r->step / 100) {
+      r->has_total = 1;
+      r->total_steps = o->s.total;
+    }
+  }
+  if (!r->has_total && nw > 1 && W[1].s.has_total && W[1].s.total < r->step) {
+    /* tqdm's "20001it [...]" after "20000/20000": the total it counted to
+     * stands. */
+    r->has_total = 1;
+    r->total_steps = W[1].s.total;
+  }
+}
+
+/* A newer line names a later epoch and the global step without metrics
+ * (a checkpoint callback after a bar that the log stopped printing): the
+ * bar is stale.  The position P is reported; nothing newer measures the
+ * loss or the step time (*lo moves past the window).  1 when stale. */
+static int stale_bar(const trk_rec *P, const view *V, const went *W,
+                     uint64_t *lo, sm_track_result *r) {
+  double pe, we = r->epoch;
+  int same;
+  went pw;
+
+  if (P == NULL || V->kind != SM_TK_SAMPLE || P->seq <= W[0].seq)
+    return 0;
+  pe = P->s.epoch;
+  same = strcmp(P->s.counter_name, r->counter) == 0;
+  if (!((same && P->s.step > r->step) ||
+        (!same && pe == pe && we == we && pe > we) ||
+        (!same && pe == pe && we != we && P->s.step > r->step)))
+    return 0;
+  memset(&pw, 0, sizeof(pw));
+  pw.s = P->s;
+  pw.ctx_epoch = P->ctx_epoch;
+  set_position(r, &pw, SCOPE_GLOBAL);
+  r->samples = 1;
+  *lo = W[0].seq + 1;
+  return 1;
+}
+
+/* Loss, lr, throughput, epoch: the newest of the window, else nearby.  A
+ * newest loss of nan or inf is reported as such (loss_nonfinite), not
+ * replaced by an older one. */
+static void window_metrics(const trk_window *w, const view *V, uint64_t lo,
+                           const went *W, int nw, int stale,
+                           sm_track_result *r) {
+  const trk_rec *x;
+  int loss_done = 0;
+
+  for (int i = 0; i < nw && !stale; i++) {
+    if (r->epoch != r->epoch)
+      r->epoch = W[i].s.epoch;
+    if (!loss_done && (W[i].s.loss == W[i].s.loss || W[i].s.loss_nonfinite)) {
+      r->loss = W[i].s.loss;
+      r->loss_nonfinite = W[i].s.loss_nonfinite;
+      loss_done = 1;
+    }
+    if (r->lr != r->lr)
+      r->lr = W[i].s.lr;
+    if (r->throughput != r->throughput &&
+        W[i].s.throughput == W[i].s.throughput)
+      set_tp(r, W[i].s.throughput, W[i].s.tp_unit);
+  }
+  if (!loss_done && (x = fallback(w, lo, V, 0, stale)) != NULL) {
+    r->loss = x->s.loss;
+    r->loss_nonfinite = x->s.loss_nonfinite;
+  }
+  if (r->lr != r->lr && (x = fallback(w, lo, V, 1, stale)) != NULL)
+    r->lr = x->s.lr;
+  if (r->throughput != r->throughput &&
+      (x = fallback(w, lo, V, 2, stale)) != NULL)
+    set_tp(r, x->s.throughput, x->s.tp_unit);
+  if (r->epoch != r->epoch && (x = fallback(w, lo, V, 3, stale)) != NULL)
+    r->epoch = x->s.epoch;
+}
+
+/* The step time from another counter's lines of the same stretch of the
+ * log, the most frequent first.  1 when one gave it. */
+static int other_counter_timing(const trk_window *w, const series *S, int ns,
+                                int bi, int n, uint64_t lo, timing *T) {
+  went *U = sm_malloc((size_t)n * sizeof(went));
+  int order[MAX_SERIES], no = 0, found = 0;
+
+  for (int i = 0; i < ns; i++)
+    if (i != bi)
+      order[no++] = i;
+  for (int a = 0; a < no; a++)
+    for (int b = a + 1; b < no; b++)
+      if (S[order[b]].count > S[order[a]].count) {
+        int tmp = order[a];
+        order[a] = order[b];
+        order[b] = tmp;
+      }
+  for (int a = 0; U != NULL && a < no && T->basis == NULL; a++) {
+    view V2 = {S[order[a]].id, SM_TK_SAMPLE, 0, 0, -1};
+    built B2;
+    build(w, &V2, n, U, &B2);
+    T->key = NULL;
+    if (B2.nw > 0 && U[0].seq >= lo &&
+        view_timing(w, &V2, U[B2.nw - 1].seq_old, 4 * n, U, &B2, -1, T))
+      found = 1;
+  }
+  sm_free(U);
+  return found;
+}
+
+/* The step time, from the first source that gives one: the followed
+ * view, counter-less lines, timestamps, elapsed clocks, unlabelled
+ * times, the bar, another counter.  Returns how it was reached (for the
+ * format line: "" or " (...)"). */
+static const char *step_timing(const trk_window *w, const view *V, uint64_t lo,
+                               int n, const went *W, const built *B,
+                               const series *S, int ns, int bi, timing *T) {
+  long long skip = -1;
+  int nw = B->nw;
+
+  for (int i = 0; i < nw; i++)
+    if (W[i].first_batch)
+      skip = W[i].s.step;
+  if (view_timing(w, V, lo, 4 * n, W, B, skip, T))
+    return "";
+  if (stepless_timing(w, lo, n, T))
+    return " (counter-less lines)";
+  if (try_set(T, collect_deltas(W, nw, 1, 0), "timestamps", "elapsed clock"))
+    return "";
+  if (try_set(T, collect_deltas(W, nw, 2, 1), "timestamps", "elapsed clock"))
+    return " (unlabelled elapsed time)";
+  if (try_set(T, anon_per_step(W, nw), "explicit", "printed")) {
+    T->key = "unlabelled, one line per step";
+    return "";
+  }
+  if (try_set(T, bar_times(W, nw, 0), "bar", "bar elapsed"))
+    return "";
+  if (other_counter_timing(w, S, ns, bi, n, lo, T))
+    return " (another counter's lines)";
+  return "";
+}
+
+/* The answer's step time and its format line. */
+static void describe(const timing *T, const char *via, int stale, int restarted,
+                     sm_track_result *r) {
+  char tb[96];
+
+  if (T->basis != NULL && T->t == T->t && T->t > 0) {
+    r->step_time_s = six_digits(T->t);
+    r->step_time_basis = T->basis;
+    r->step_time_source = T->source;
+  }
+  if (r->step_time_basis == NULL)
+    snprintf(tb, sizeof(tb), "unknown");
+  else if (strcmp(r->step_time_source, "printed") == 0 && T->key && T->key[0])
+    snprintf(tb, sizeof(tb), "printed ('%s')%s", T->key, via);
+  else
+    snprintf(tb, sizeof(tb), "from %s%s", r->step_time_source, via);
+  snprintf(r->format, sizeof(r->format),
+           "%.40s; step = '%.32s' (%.16s, %.8s)%s; step time %.60s",
+           stale ? "checkpoint message" : style_name(r->counter), r->counter,
+           r->scope ? r->scope : "?", r->step_scope ? r->step_scope : "?",
+           restarted ? " after a restart" : "", tb);
+}
+
 void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   series S[MAX_SERIES];
-  int ns, bi = -1, nw;
+  int ns, bi, nw, stale;
   went *W;
   timing T = {NAN, NULL, NULL, NULL};
   uint64_t lo;
-  const trk_rec *x, *P;
+  const trk_rec *P;
   const char *via = "";
-  int loss_done = 0, stale = 0;
   view V = {0, SM_TK_SAMPLE, 0, 0, -1};
   built B;
-  long long skip = -1;
 
   result_init(r);
   if (n < 1)
@@ -1072,17 +1260,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (w->count == 0)
     return;
   ns = gather_series(w, S);
-  {
-    /* A counter printed far less often than another (an evaluation or
-     * summary line that slipped through) is not followed. */
-    int maxc = 0;
-    for (int i = 0; i < ns; i++)
-      maxc = SM_MAX(maxc, S[i].count);
-    for (int i = 0; i < ns; i++)
-      if ((S[i].count * 4 >= maxc || S[i].count >= n) &&
-          (bi < 0 || better(&S[i], &S[bi])))
-        bi = i;
-  }
+  bi = pick_series(S, ns, n);
   P = newest_position(w);
   if (bi >= 0) {
     V.id = S[bi].id;
@@ -1109,147 +1287,13 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   r->samples = nw;
   r->restarts = B.restarted;
   set_position(r, &W[0], B.scope);
-  if (!r->has_total) {
-    /* Another counter of the same stretch that counts the same steps
-     * ("Progress on: 12.9k/200k" beside "Step 12800:", Megatron's
-     * "iteration 2/1000" beside DeepSpeed's "step=2") gives the total. */
-    for (size_t i = 0; i < w->count; i++) {
-      const trk_rec *o = newest(w, i);
-      if (o->seq < lo)
-        break;
-      if (o->series == V.id || o->s.kind != SM_TK_SAMPLE || !o->s.has_total ||
-          o->s.total < r->step || rec_epoch(o) > 0)
-        continue;
-      if (llabs(o->s.step - r->step) <= r->step / 100) {
-        r->has_total = 1;
-        r->total_steps = o->s.total;
-        break;
-      }
-    }
-  }
-  if (!r->has_total && nw > 1 && W[1].s.has_total && W[1].s.total < r->step) {
-    /* A bar that ran past its total stops printing it (tqdm's "20001it
-     * [...]" after "20000/20000"): the total it counted to stands. */
-    r->has_total = 1;
-    r->total_steps = W[1].s.total;
-  }
+  total_elsewhere(w, &V, lo, W, nw, r);
   if (strcmp(r->counter, "tqdm") == 0 && B.scope == SCOPE_GLOBAL)
     r->scope = "progress bar"; /* a bar without an epoch: global steps */
-
-  /* A newer line names a later epoch and the global step without metrics
-   * (a checkpoint callback after a bar that the log stopped printing):
-   * the bar is stale.  The position is reported; nothing newer measures
-   * the loss or the step time. */
-  if (P != NULL && V.kind == SM_TK_SAMPLE && P->seq > W[0].seq) {
-    double pe = P->s.epoch, we = r->epoch;
-    int same = strcmp(P->s.counter_name, r->counter) == 0;
-    if ((same && P->s.step > r->step) ||
-        (!same && pe == pe && we == we && pe > we) ||
-        (!same && pe == pe && we != we && P->s.step > r->step)) {
-      went pw;
-      memset(&pw, 0, sizeof(pw));
-      pw.s = P->s;
-      pw.ctx_epoch = P->ctx_epoch;
-      set_position(r, &pw, SCOPE_GLOBAL);
-      r->samples = 1;
-      lo = W[0].seq + 1;
-      stale = 1;
-    }
-  }
-
-  /* Loss, lr, throughput, epoch: the newest of the window, else nearby.
-   * A newest loss of nan or inf is reported as such (loss_nonfinite),
-   * not replaced by an older one. */
-  for (int i = 0; i < nw && !stale; i++) {
-    if (r->epoch != r->epoch)
-      r->epoch = W[i].s.epoch;
-    if (!loss_done && (W[i].s.loss == W[i].s.loss || W[i].s.loss_nonfinite)) {
-      r->loss = W[i].s.loss;
-      r->loss_nonfinite = W[i].s.loss_nonfinite;
-      loss_done = 1;
-    }
-    if (r->lr != r->lr)
-      r->lr = W[i].s.lr;
-    if (r->throughput != r->throughput &&
-        W[i].s.throughput == W[i].s.throughput)
-      set_tp(r, W[i].s.throughput, W[i].s.tp_unit);
-  }
-  if (!loss_done && (x = fallback(w, lo, &V, 0, stale)) != NULL) {
-    r->loss = x->s.loss;
-    r->loss_nonfinite = x->s.loss_nonfinite;
-  }
-  if (r->lr != r->lr && (x = fallback(w, lo, &V, 1, stale)) != NULL)
-    r->lr = x->s.lr;
-  if (r->throughput != r->throughput &&
-      (x = fallback(w, lo, &V, 2, stale)) != NULL)
-    set_tp(r, x->s.throughput, x->s.tp_unit);
-  if (r->epoch != r->epoch && (x = fallback(w, lo, &V, 3, stale)) != NULL)
-    r->epoch = x->s.epoch;
-
-  /* Step time. */
-  for (int i = 0; i < nw; i++)
-    if (W[i].first_batch)
-      skip = W[i].s.step;
-  if (stale)
-    ;
-  else if (view_timing(w, &V, lo, 4 * n, W, &B, skip, &T))
-    ;
-  else if (stepless_timing(w, lo, n, &T))
-    via = " (counter-less lines)";
-  else if (try_set(&T, collect_deltas(W, nw, 1, 0), "timestamps",
-                   "elapsed clock"))
-    ;
-  else if (try_set(&T, collect_deltas(W, nw, 2, 1), "timestamps",
-                   "elapsed clock"))
-    via = " (unlabelled elapsed time)";
-  else if (try_set(&T, anon_per_step(W, nw), "explicit", "printed"))
-    T.key = "unlabelled, one line per step";
-  else if (try_set(&T, bar_times(W, nw, 0), "bar", "bar elapsed"))
-    ;
-  else {
-    /* Another counter's lines of the same stretch of the log, the most
-     * frequent first. */
-    went *U = sm_malloc((size_t)n * sizeof(went));
-    int order[MAX_SERIES], no = 0;
-    for (int i = 0; i < ns; i++)
-      if (i != bi)
-        order[no++] = i;
-    for (int a = 0; a < no; a++)
-      for (int b = a + 1; b < no; b++)
-        if (S[order[b]].count > S[order[a]].count) {
-          int tmp = order[a];
-          order[a] = order[b];
-          order[b] = tmp;
-        }
-    for (int a = 0; U != NULL && a < no && T.basis == NULL; a++) {
-      view V2 = {S[order[a]].id, SM_TK_SAMPLE, 0, 0, -1};
-      built B2;
-      build(w, &V2, n, U, &B2);
-      T.key = NULL;
-      if (B2.nw > 0 && U[0].seq >= lo &&
-          view_timing(w, &V2, U[B2.nw - 1].seq_old, 4 * n, U, &B2, -1, &T))
-        via = " (another counter's lines)";
-    }
-    sm_free(U);
-  }
-  if (T.basis != NULL && T.t == T.t && T.t > 0) {
-    r->step_time_s = six_digits(T.t);
-    r->step_time_basis = T.basis;
-    r->step_time_source = T.source;
-  }
-  {
-    char tb[96];
-    if (r->step_time_basis == NULL)
-      snprintf(tb, sizeof(tb), "unknown");
-    else if (strcmp(r->step_time_source, "printed") == 0 && T.key && T.key[0])
-      snprintf(tb, sizeof(tb), "printed ('%s')%s", T.key, via);
-    else
-      snprintf(tb, sizeof(tb), "from %s%s", r->step_time_source, via);
-    snprintf(r->format, sizeof(r->format),
-             "%.40s; step = '%.32s' (%.16s, %.8s)%s; step time %.60s",
-             stale ? "checkpoint message" : style_name(r->counter), r->counter,
-             r->scope ? r->scope : "?", r->step_scope ? r->step_scope : "?",
-             B.restarted ? " after a restart" : "", tb);
-  }
+  stale = stale_bar(P, &V, W, &lo, r);
+  window_metrics(w, &V, lo, W, nw, stale, r);
+  if (!stale)
+    via = step_timing(w, &V, lo, n, W, &B, S, ns, bi, &T);
+  describe(&T, via, stale, B.restarted, r);
   sm_free(W);
 }

@@ -259,6 +259,67 @@ static long inside_root(const char *root_path, const char *abs, size_t n) {
   return (long)rl;
 }
 
+/* The path named a directory the walk holds (the root itself, "a/.."):
+ * opens that one. */
+static int walk_finish_held(walk *w, int flags, const char *rel,
+                            struct stat *out, sm_err *err) {
+  int top = w->dirs[w->depth - 1], rc;
+  struct stat st;
+  int pfd = openat(top, ".", O_PATH | O_CLOEXEC | O_DIRECTORY);
+
+  if (pfd < 0)
+    return errno_error(rel, errno, err);
+  if (fstat(pfd, &st) != 0) {
+    rc = errno_error(rel, errno, err);
+    close(pfd);
+    return rc;
+  }
+  return finish(pfd, &st, flags, top, ".", 0, rel, out, err);
+}
+
+/* The component just read (ending at rest[next]) is a symbolic link,
+ * held by pfd (closed here): when links may be followed, at most
+ * MAX_LINKS of them, its target replaces it in what is left to resolve,
+ * an absolute target only inside the root.  0 or an error. */
+static int walk_link(walk *w, int pfd, const char *root_path, int flags,
+                     const char *rel, size_t next, int *links, sm_err *err) {
+  char target[PATH_MAX];
+  ssize_t tl;
+
+  if (!(flags & SM_OPEN_FOLLOW)) {
+    close(pfd);
+    return sm_err_set(err, SM_EESCAPE, "%s: refused: a symbolic link", rel);
+  }
+  if (++*links > MAX_LINKS) {
+    close(pfd);
+    return sm_err_set(err, SM_ELIMIT,
+                      "%s: refused: more than %d symbolic links", rel,
+                      MAX_LINKS);
+  }
+  /* The link itself, through its own descriptor: nothing is looked up by
+   * name. */
+  tl = readlinkat(pfd, "", target, sizeof(target));
+  close(pfd);
+  if (tl < 0 || (size_t)tl >= sizeof(target))
+    return tl < 0 ? errno_error(rel, errno, err)
+                  : sm_err_set(err, SM_ETOOBIG, "%s: link too long", rel);
+  if (tl == 0)
+    return sm_err_set(err, SM_ENOENT, "%s: empty symbolic link", rel);
+  if (target[0] == '/') {
+    long off = inside_root(root_path, target, (size_t)tl);
+    if (off < 0)
+      return sm_err_set(err, SM_EESCAPE,
+                        "%s: refused: a symbolic link leads outside the root",
+                        rel);
+    walk_pop_to(w, 1);
+    if (walk_splice(w, target + off, (size_t)(tl - off), next) != 0)
+      return sm_err_set(err, SM_ETOOBIG, "%s: path too long", rel);
+  } else if (walk_splice(w, target, (size_t)tl, next) != 0) {
+    return sm_err_set(err, SM_ETOOBIG, "%s: path too long", rel);
+  }
+  return 0;
+}
+
 static int walk_open(int rootfd, const char *root_path, const char *rel,
                      int flags, struct stat *out, sm_err *err) {
   walk w;
@@ -286,18 +347,7 @@ static int walk_open(int rootfd, const char *root_path, const char *rel,
       s++;
     if (*s == '\0') {
       /* The path named a directory we hold (the root itself, "a/.."). */
-      int top = w.dirs[w.depth - 1];
-      pfd = openat(top, ".", O_PATH | O_CLOEXEC | O_DIRECTORY);
-      if (pfd < 0) {
-        rc = errno_error(rel, errno, err);
-        break;
-      }
-      if (fstat(pfd, &st) != 0) {
-        rc = errno_error(rel, errno, err);
-        close(pfd);
-        break;
-      }
-      rc = finish(pfd, &st, flags, top, ".", 0, rel, out, err);
+      rc = walk_finish_held(&w, flags, rel, out, err);
       break;
     }
     e = strchr(s, '/');
@@ -349,51 +399,9 @@ static int walk_open(int rootfd, const char *root_path, const char *rel,
       }
       if (S_ISLNK(st.st_mode) &&
           !(last && (flags & 3) == SM_OPEN_PROBE && (flags & SM_OPEN_LINK))) {
-        char target[PATH_MAX];
-        ssize_t tl;
-        if (!(flags & SM_OPEN_FOLLOW)) {
-          close(pfd);
-          rc = sm_err_set(err, SM_EESCAPE, "%s: refused: a symbolic link", rel);
+        rc = walk_link(&w, pfd, root_path, flags, rel, next, &links, err);
+        if (rc != 0)
           break;
-        }
-        if (++links > MAX_LINKS) {
-          close(pfd);
-          rc = sm_err_set(err, SM_ELIMIT,
-                          "%s: refused: more than %d symbolic links", rel,
-                          MAX_LINKS);
-          break;
-        }
-        /* The link itself, through its own descriptor: nothing is looked
-         * up by name. */
-        tl = readlinkat(pfd, "", target, sizeof(target));
-        close(pfd);
-        if (tl < 0 || (size_t)tl >= sizeof(target)) {
-          rc = tl < 0 ? errno_error(rel, errno, err)
-                      : sm_err_set(err, SM_ETOOBIG, "%s: link too long", rel);
-          break;
-        }
-        if (tl == 0) {
-          rc = sm_err_set(err, SM_ENOENT, "%s: empty symbolic link", rel);
-          break;
-        }
-        if (target[0] == '/') {
-          long off = inside_root(root_path, target, (size_t)tl);
-          if (off < 0) {
-            rc = sm_err_set(err, SM_EESCAPE,
-                            "%s: refused: a symbolic link leads outside the "
-                            "root",
-                            rel);
-            break;
-          }
-          walk_pop_to(&w, 1);
-          if (walk_splice(&w, target + off, (size_t)(tl - off), next) != 0) {
-            rc = sm_err_set(err, SM_ETOOBIG, "%s: path too long", rel);
-            break;
-          }
-        } else if (walk_splice(&w, target, (size_t)tl, next) != 0) {
-          rc = sm_err_set(err, SM_ETOOBIG, "%s: path too long", rel);
-          break;
-        }
         continue;
       }
       if (last) {
@@ -642,6 +650,10 @@ int sm_revlines_init(sm_revlines *r, sm_rfile *f, uint64_t stop, uint64_t end,
     if (n == 1 && c == '\n') {
       r->_end = end - 1;
       r->_wstart = end - 1;
+    } else if (n == 1) {
+      /* The byte is the last line's and is read again with it: counted
+       * once in the file's bytes read. */
+      f->nread--;
     }
   } else {
     r->_skip_nl = 3;

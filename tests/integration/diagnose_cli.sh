@@ -1,4 +1,4 @@
-# `schedmate diagnose`: the command-line contract (DESIGN.md section 3),
+# `schedmate diagnose`: the command-line contract (docs/design.md section 3),
 # exit codes, bad input, operator signature files and valid JSON.
 . "$(dirname "$0")/../lib.sh"
 D=tests/data/failure

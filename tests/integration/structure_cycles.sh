@@ -6,7 +6,7 @@
 # being worked on (add a folder here when its cycles are gone).
 . "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
-CLEAN=src/slurm,src/history,src/gpustat,src/text,src/tracker,src/util,src/serve,cli,agent
+CLEAN=src/slurm,src/history,src/gpustat,src/text,src/tracker,src/util,src/serve,src/failure,src/sim,src/meta,src/llm,cli,agent
 OBJ=${BUILD:-build}/obj
 [ -d "$OBJ/src" ] || skip "no objects under $OBJ (build first)"
 command -v nm >/dev/null || skip "no nm"

@@ -9,6 +9,7 @@ data="$(dirname "$0")/../data/track"
 
 expect_rc 0 "$SCHEDMATE" track --help
 grep -q '^usage: schedmate track' "$SM_TMP/last.out" || fail "no usage line"
+grep -q '^Exit status: 0 with an answer' "$SM_TMP/last.out" || fail "--help documents no exit status"
 expect_rc 2 "$SCHEDMATE" track
 grep -q 'LOG' "$SM_TMP/last.err" || fail "missing-argument message"
 expect_rc 2 "$SCHEDMATE" track --samples 0 "$data/megatron.log"

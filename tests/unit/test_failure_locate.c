@@ -503,3 +503,45 @@ SM_TEST(failure_locate_no_newlines_is_read_once) {
   }
   sm_buf_release(&g.b);
 }
+
+SM_TEST(failure_locate_carriage_return_bars_end_clean) {
+  /* Progress bars redrawn with a lone carriage return (tqdm, NeMo,
+   * ColossalAI) end the log in pieces, not lines: reaching the end with
+   * the last piece is no failure found, in every mode, whether the bar
+   * ends with a newline, a carriage return or neither; a fault after the
+   * bar is still found on its line. */
+  static const char *const clean[] = {
+      "\rEpoch 0:  10%|#         | 100/1000 [01:00<09:00, loss=2.40]"
+      "\rEpoch 0:  11%|#         | 110/1000 [01:06<08:54, loss=2.39]\n",
+      "\rEpoch 0:  10%|#         | 100/1000 [01:00<09:00, loss=2.40]"
+      "\rEpoch 0:  11%|#         | 110/1000 [01:06<08:54, loss=2.39]\r",
+      "warmup done\rstep 1/9 loss 2.1\rstep 2/9 loss 2.0\rstep 3/9 loss 1.9",
+  };
+  static const sm_diag_mode modes[] = {SM_DIAG_LOCATE, SM_DIAG_WHOLE,
+                                       SM_DIAG_TAIL};
+  const char *bad = "\rEpoch 0:  12%|#         | 120/1000 [01:12<08:48]\n"
+                    "RuntimeError: CUDA error: an illegal memory access was "
+                    "encountered\n";
+  sm_sigdb *db = sm_sigdb_new();
+  sm_err err = {0};
+  sm_diagnosis d;
+
+  ASSERT_OK(sm_sigdb_load_builtin(db, &err));
+  for (size_t m = 0; m < SM_ARRAY_LEN(modes); m++) {
+    sm_diag_opts o = {0};
+    o.mode = modes[m];
+    o.tail_lines = 100;
+    for (size_t i = 0; i < SM_ARRAY_LEN(clean); i++) {
+      if (sm_diagnose_mem(db, clean[i], strlen(clean[i]), "bar.log", &o, &d,
+                          &err) != 0)
+        SM_FAIL_AT("mode %zu, log %zu: %s", m, i, err.msg);
+      ASSERT_EQ(d.failure, 0);
+      sm_diagnosis_release(&d);
+    }
+    ASSERT_OK(sm_diagnose_mem(db, bad, strlen(bad), "bar.log", &o, &d, &err));
+    ASSERT_EQ(d.failure, 1);
+    ASSERT_EQ(d.first_error_line, 2);
+    sm_diagnosis_release(&d);
+  }
+  sm_sigdb_free(db);
+}

@@ -2,6 +2,7 @@
  * bad content, a cost that does not grow with the file, the look-back
  * budget, and following a file that grows, shrinks and is rotated. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -240,5 +241,46 @@ SM_TEST(track_classify_file_counts_lines) {
   ASSERT_EQ(sm_track_classify_file("/nonexistent", NULL, counts, &unknown,
                                    &lines, &bytes, &e),
             SM_ENOENT);
+  unlink(path);
+}
+
+/* Size of a file in bytes. */
+static uint64_t file_size(const char *path) {
+  struct stat st;
+  ASSERT_OK(stat(path, &st));
+  return (uint64_t)st.st_size;
+}
+
+SM_TEST(track_bytes_read_never_exceed_the_file) {
+  /* bytes_read is what the answer cost in reads: each byte of the file at
+   * most once, whether the log ends with a newline or inside its last
+   * line, and after a copytruncate only the new content's bytes. */
+  const char *demo = "data/examples/train.log"; /* a tqdm run, 74,981 B */
+  char path[64];
+  sm_tracker *t = sm_tracker_new(NULL);
+  sm_track_result r;
+  sm_err e = {0};
+
+  ASSERT_OK(sm_tracker_scan(t, demo, &r, &e));
+  ASSERT_EQ(r.ok, 1);
+  ASSERT(r.bytes_read > 0 && r.bytes_read <= file_size(demo));
+
+  tmpname(path);
+  progress_lines(path, "w", 1, 40);
+  write_file(path, "a", "step=41 loss=2.9959 lr=0.0003 step_time=0.50s");
+  ASSERT_OK(sm_tracker_scan(t, path, &r, &e));
+  ASSERT_EQ(r.step, 41);
+  ASSERT_EQ(r.bytes_read, file_size(path)); /* all of it, once */
+
+  progress_lines(path, "w", 1, 400);
+  ASSERT_OK(sm_tracker_scan(t, path, &r, &e));
+  ASSERT_EQ(r.bytes_read, file_size(path));
+  /* Truncated in place and written again, shorter: read from 0. */
+  ASSERT_OK(truncate(path, 0));
+  progress_lines(path, "a", 9000, 9100);
+  ASSERT_EQ(sm_tracker_poll(t, &r, &e), 1);
+  ASSERT_EQ(r.step, 9100);
+  ASSERT_EQ(r.bytes_read, file_size(path));
+  sm_tracker_free(t);
   unlink(path);
 }
