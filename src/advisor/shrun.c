@@ -2255,8 +2255,9 @@ static void sh_file(sm__ctx *c, const char *rel, const char *text, size_t len,
     if (h->vars[i].exported && !strchr(h->vars[i].val, UNK))
       sm__set_env(c, h->vars[i].name, h->vars[i].val);
   if (h->have_best) {
-    sm__launch_words(c, h->best.w, h->best.ev, h->best.n, h->best.dir,
-                     depth + 1);
+    if (c->up.launch_words != NULL)
+      c->up.launch_words(c, h->best.w, h->best.ev, h->best.n, h->best.dir,
+                         depth + 1);
   } else {
     sm__warn(c, "%s: no launch command found in the script",
              rel ? rel : "script");

@@ -7,6 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
 CLEAN=src/slurm,src/history,src/gpustat,src/text,src/tracker,src/util,cli,agent
+CLEAN=$CLEAN,src/advisor
 OBJ=${BUILD:-build}/obj
 [ -d "$OBJ/src" ] || skip "no objects under $OBJ (build first)"
 command -v nm >/dev/null || skip "no nm"
