@@ -1180,256 +1180,301 @@ static int container_class(const char *v) {
   return 0;
 }
 
+/* A model name found, with its evidence and the alias table's task and
+ * domain hints. */
+typedef struct pick {
+  const char *name, *ev, *t, *d;
+} pick;
+
+/* An option documented as taking a model (its default names one): the
+ * value the job gives it, or the default. */
+static void model_from_option(sm__ctx *c, pick *m) {
+  const sm__param *p;
+  /* An option documented as taking a model (its default names one):
+   * the value the job gives it, or the default. */
+  for (int i = 0; i < c->params.n && m->name == NULL; i++) {
+    const sm__param *h = &SM__AT(c->params, sm__param, i);
+    const char *opt[2];
+    if (h->kind != SM__V_STR || strcmp(h->key, "__model_option") != 0)
+      continue;
+    opt[0] = h->str;
+    opt[1] = NULL;
+    p = sm__param_get(c, opt);
+    if (p != NULL && p->kind == SM__V_STR && p->str[0] != '\0') {
+      /* A checkpoint named after a known model adds a size or a dtype
+       * to its name: the model it names. */
+      m->name =
+          sm__is_known_model(c, p->str) ? NULL : sm__model_prefix(c, p->str);
+      if (m->name == NULL)
+        m->name = sm__norm_model(c, p->str, &m->t, &m->d);
+      if (m->name != NULL)
+        m->ev = p->ev;
+    }
+  }
+}
+
+/* Hydra/Lightning: the class the model config instantiates. */
+static void model_from_target(sm__ctx *c, pick *m) {
+  /* Hydra/Lightning: the class the model config instantiates; a
+   * network inside a training module (model.net._target_) is the
+   * model, the module around it only trains it. */
+  static const char *const inner[] = {"model.net._target_",
+                                      "model.model._target_",
+                                      "model.network._target_",
+                                      "model.backbone._target_",
+                                      "model._target_",
+                                      "model.class_path",
+                                      NULL};
+  for (int k = 0; inner[k] && m->name == NULL; k++) {
+    const char *names[2] = {inner[k], NULL};
+    const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
+    const char *cls;
+    if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0 ||
+        container_class(q->str))
+      continue;
+    cls = strrchr(q->str, '.');
+    m->name = sm__norm_model(c, cls ? cls + 1 : q->str, &m->t, &m->d);
+    if (m->name != NULL)
+      m->ev = q->ev;
+  }
+}
+
+/* A Hub id of a known model given to any option of the job. */
+static void model_from_hub_id(sm__ctx *c, pick *m) {
+  /* A Hub id of a known model given to any option of the job
+   * (--pretrain org/Llama-3-8B, pretrained: org/model), by layer;
+   * the models of auxiliary roles (tokenizer, reference, reward,
+   * teacher, draft) and data or output paths are not the model. */
+  static const char *const aux[] = {
+      "token", "ref",    "reward",       "critic",    "teacher", "draft",
+      "data",  "output", "save",         "log",       "cache",   "eval",
+      "judge", "vae",    "text_encoder", "processor", NULL};
+  const sm__param *best = NULL;
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *q = &SM__AT(c->params, sm__param, i);
+    const char *slash;
+    int skip = 0;
+    if (q->layer < SM__L_CONFIG || q->kind != SM__V_STR ||
+        (best != NULL && q->layer < best->layer))
+      continue;
+    slash = strchr(q->str, '/');
+    if (slash == NULL || slash == q->str || slash[1] == '\0' ||
+        strchr(slash + 1, '/') != NULL || q->str[0] == '.' ||
+        strlen(q->str) > 96 || strchr(q->str, ' ') != NULL)
+      continue;
+    for (int k = 0; aux[k] && !skip; k++)
+      skip = strstr(q->key, aux[k]) != NULL;
+    if (!skip && sm__is_known_model(c, q->str))
+      best = q;
+  }
+  if (best != NULL) {
+    m->name = sm__norm_model(c, best->str, &m->t, &m->d);
+    m->ev = best->ev;
+  }
+}
+
+/* Pretrained weights named after a known model. */
+static void model_from_weights(sm__ctx *c, pick *m) {
+  const sm__param *p;
+  /* Pretrained weights named after a known model (--weights
+   * yolov5m.pt); a backbone checkpoint (R-50.pkl) is not the model. */
+  p = get_str(c, N("weights", "pretrained_weights", "pretrained"));
+  if (p != NULL && sm__is_known_model(c, p->str)) {
+    m->name = sm__norm_model(c, p->str, &m->t, &m->d);
+    m->ev = p->ev;
+  }
+}
+
+/* A model config file named after a known model. */
+static void model_from_cfg_option(sm__ctx *c, pick *m) {
+  const sm__param *p;
+  /* A model config file named after a known model (--cfg yolov5n.yaml,
+   * --config configs/resnet50.yaml). */
+  p = get_str(c, N("cfg", "config", "model_cfg", "model_config"));
+  if (p != NULL && sm__is_known_model(c, p->str)) {
+    m->name = sm__norm_model(c, p->str, &m->t, &m->d);
+    m->ev = p->ev;
+  }
+}
+
+/* Names in code: from_pretrained("..."), timm / torchvision; the
+ * first model the code builds and a class of the repository are kept
+ * for last (*ctor, *cls). */
+static void model_from_code(sm__ctx *c, pick *m, const sm__cand **ctor,
+                            const sm__cand **cls) {
+  /* Names in code: from_pretrained("..."), timm / torchvision. */
+  const sm__cand *best = NULL;
+  for (int i = 0; i < c->models.n; i++) {
+    const sm__cand *k = &SM__AT(c->models, sm__cand, i);
+    if (strncmp(k->name, "ctor:", 5) == 0) {
+      /* The first model the job's code builds, entry first; not one
+       * in a branch the job's options rule out. */
+      if (((*ctor) == NULL || k->weight > (*ctor)->weight) &&
+          (k->guard == NULL || sm__cond_value(c, k->guard) != 0))
+        (*ctor) = k;
+      continue;
+    }
+    if (strncmp(k->name, "class:", 6) == 0) {
+      /* Only a class the repository defines names the model. */
+      int local = 0;
+      for (int j = 0; j < c->classes.n && !local; j++)
+        local = strcmp(SM__AT(c->classes, const char *, j), k->name + 6) == 0;
+      if (!local)
+        continue;
+    }
+    if (best == NULL || k->weight > best->weight)
+      best = k;
+  }
+  /* A class of the repository comes after a config named after a
+   * size. */
+  if (best != NULL && strncmp(best->name, "class:", 6) == 0) {
+    *cls = best;
+    best = NULL;
+  }
+  if (best != NULL) {
+    m->name = sm__norm_model(
+        c, strncmp(best->name, "class:", 6) == 0 ? best->name + 6 : best->name,
+        &m->t, &m->d);
+    m->ev = best->ev;
+  }
+}
+
+/* The config file the command names, in model-zoo layouts. */
+static void model_from_config_name(sm__ctx *c, pick *m) {
+  /* Model-zoo layouts name a model by its config file
+   * (maskformer2_R50_bs16_50ep.yaml, dbnet_resnet50_1200e_icdar2015.py):
+   * the file the command names, unless its name is generic. */
+  static const char *const generic[] = {
+      "config",         "configs",    "train",       "base",
+      "default",        "defaults",   "main",        "run",
+      "local",          "setup",      "local_setup", "example",
+      "example_config", "settings",   "params",      "hparams",
+      "args",           "experiment", NULL};
+  static const char *const generic_pre[] = {"base", "_", "hyp", "default",
+                                            NULL};
+  const char *b = strrchr(c->primary_cfg, '/'), *dot;
+  char stem[128];
+  int gen = 0;
+  b = b ? b + 1 : c->primary_cfg;
+  dot = strrchr(b, '.');
+  snprintf(stem, sizeof(stem), "%.*s", dot ? (int)(dot - b) : (int)strlen(b),
+           b);
+  {
+    /* train_gpt2.py names gpt2 */
+    static const char *const pre[] = {
+        "train_", "finetune_", "pretrain_", "sft_", "config_", "cfg_", NULL};
+    for (int i = 0; pre[i]; i++)
+      if (strncasecmp(stem, pre[i], strlen(pre[i])) == 0) {
+        memmove(stem, stem + strlen(pre[i]), strlen(stem + strlen(pre[i])) + 1);
+        break;
+      }
+  }
+  for (int i = 0; generic[i] && !gen; i++)
+    gen = strcasecmp(stem, generic[i]) == 0;
+  for (int i = 0; generic_pre[i] && !gen; i++)
+    gen = strncasecmp(stem, generic_pre[i], strlen(generic_pre[i])) == 0;
+  /* A name with a size or a model token, not only a dataset. */
+  {
+    /* Launcher and runtime configs (DeepSpeed, accelerate) name no
+     * model. */
+    const sm__vnode *t = sm__cfg_tree(c, c->primary_cfg);
+    if (t != NULL && (sm__vt_get(t, "zero_optimization") ||
+                      sm__vt_get(t, "train_micro_batch_size_per_gpu") ||
+                      sm__vt_get(t, "distributed_type")))
+      gen = 1;
+  }
+  if (!gen && strlen(stem) > 3 &&
+      sm__known_dataset(c, stem, NULL, NULL) == NULL) {
+    m->name = sm__norm_model(c, stem, &m->t, &m->d);
+    m->ev = sm__ev(c, c->primary_cfg, 1);
+  }
+}
+
+/* A config file named after the size. */
+static void model_from_size_config(sm__ctx *c, pick *m) {
+  /* A config file named after the size: configs/125M.yml,
+   * configs/llama/7B.yml. */
+  for (int i = 0; i < c->read_paths.n && m->name == NULL; i++) {
+    const char *path = SM__AT(c->read_paths, const char *, i);
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    char stem[64];
+    if (dot == NULL || (strcmp(dot, ".yml") && strcmp(dot, ".yaml")) ||
+        (size_t)(dot - base) >= sizeof(stem))
+      continue;
+    snprintf(stem, sizeof(stem), "%.*s", (int)(dot - base), base);
+    if (!size_token(stem))
+      continue;
+    if (slash != NULL) {
+      const char *ps = slash;
+      while (ps > path && ps[-1] != '/')
+        ps--;
+      if (strncmp(ps, "configs/", 8) != 0 && strncmp(ps, "config/", 7) &&
+          strncmp(ps, "conf/", 5) != 0)
+        m->name = sm__norm_model(
+            c, sm__printf(c, "%.*s-%s", (int)(slash - ps), ps, stem), &m->t,
+            &m->d);
+    }
+    if (m->name == NULL)
+      m->name = sm__norm_model(c, stem, &m->t, &m->d);
+    m->ev = sm__printf(c, "%s:1", path);
+  }
+}
+
+/* The model: the sources in order of trust, the first that names one. */
 static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
   const sm__cand *class_cand = NULL, *ctor_cand = NULL;
-  const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
+  pick m = {NULL, NULL, NULL, NULL};
   const char *left[64];
   int n = keys_init(left, keys);
   /* The first usable string among the keys, by layer. */
-  while (n > 0 && name == NULL) {
+  while (n > 0 && m.name == NULL) {
     p = sm__param_get(c, left);
     if (p == NULL)
       break;
     if (p->kind == SM__V_STR && !container_class(p->str) &&
         !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
-      name = sm__norm_model(c, p->str, &t, &d);
-    if (name != NULL) {
-      ev = p->ev;
+      m.name = sm__norm_model(c, p->str, &m.t, &m.d);
+    if (m.name != NULL) {
+      m.ev = p->ev;
       break;
     }
     n = drop_key(left, n, p);
     if (n < 0)
       break;
   }
-  if (name == NULL) {
-    /* An option documented as taking a model (its default names one):
-     * the value the job gives it, or the default. */
-    for (int i = 0; i < c->params.n && name == NULL; i++) {
-      const sm__param *h = &SM__AT(c->params, sm__param, i);
-      const char *opt[2];
-      if (h->kind != SM__V_STR || strcmp(h->key, "__model_option") != 0)
-        continue;
-      opt[0] = h->str;
-      opt[1] = NULL;
-      p = sm__param_get(c, opt);
-      if (p != NULL && p->kind == SM__V_STR && p->str[0] != '\0') {
-        /* A checkpoint named after a known model adds a size or a dtype
-         * to its name: the model it names. */
-        name =
-            sm__is_known_model(c, p->str) ? NULL : sm__model_prefix(c, p->str);
-        if (name == NULL)
-          name = sm__norm_model(c, p->str, &t, &d);
-        if (name != NULL)
-          ev = p->ev;
-      }
-    }
+  if (m.name == NULL)
+    model_from_option(c, &m);
+  if (m.name == NULL)
+    model_from_target(c, &m);
+  if (m.name == NULL)
+    model_from_hub_id(c, &m);
+  if (m.name == NULL)
+    model_from_weights(c, &m);
+  if (m.name == NULL)
+    model_from_cfg_option(c, &m);
+  if (m.name == NULL)
+    model_from_code(c, &m, &ctor_cand, &class_cand);
+  if (m.name == NULL && c->primary_cfg != NULL)
+    model_from_config_name(c, &m);
+  if (m.name == NULL)
+    model_from_size_config(c, &m);
+  if (m.name == NULL && ctor_cand != NULL) {
+    m.name = sm__norm_model(c, ctor_cand->name + 5, &m.t, &m.d);
+    m.ev = ctor_cand->ev;
   }
-  if (name == NULL) {
-    /* Hydra/Lightning: the class the model config instantiates; a
-     * network inside a training module (model.net._target_) is the
-     * model, the module around it only trains it. */
-    static const char *const inner[] = {"model.net._target_",
-                                        "model.model._target_",
-                                        "model.network._target_",
-                                        "model.backbone._target_",
-                                        "model._target_",
-                                        "model.class_path",
-                                        NULL};
-    for (int k = 0; inner[k] && name == NULL; k++) {
-      const char *names[2] = {inner[k], NULL};
-      const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
-      const char *cls;
-      if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0 ||
-          container_class(q->str))
-        continue;
-      cls = strrchr(q->str, '.');
-      name = sm__norm_model(c, cls ? cls + 1 : q->str, &t, &d);
-      if (name != NULL)
-        ev = q->ev;
-    }
+  if (m.name == NULL && class_cand != NULL) {
+    m.name = sm__norm_model(c, class_cand->name + 6, &m.t, &m.d);
+    m.ev = class_cand->ev;
   }
-  if (name == NULL) {
-    /* A Hub id of a known model given to any option of the job
-     * (--pretrain org/Llama-3-8B, pretrained: org/model), by layer;
-     * the models of auxiliary roles (tokenizer, reference, reward,
-     * teacher, draft) and data or output paths are not the model. */
-    static const char *const aux[] = {
-        "token", "ref",    "reward",       "critic",    "teacher", "draft",
-        "data",  "output", "save",         "log",       "cache",   "eval",
-        "judge", "vae",    "text_encoder", "processor", NULL};
-    const sm__param *best = NULL;
-    for (int i = 0; i < c->params.n; i++) {
-      const sm__param *q = &SM__AT(c->params, sm__param, i);
-      const char *slash;
-      int skip = 0;
-      if (q->layer < SM__L_CONFIG || q->kind != SM__V_STR ||
-          (best != NULL && q->layer < best->layer))
-        continue;
-      slash = strchr(q->str, '/');
-      if (slash == NULL || slash == q->str || slash[1] == '\0' ||
-          strchr(slash + 1, '/') != NULL || q->str[0] == '.' ||
-          strlen(q->str) > 96 || strchr(q->str, ' ') != NULL)
-        continue;
-      for (int k = 0; aux[k] && !skip; k++)
-        skip = strstr(q->key, aux[k]) != NULL;
-      if (!skip && sm__is_known_model(c, q->str))
-        best = q;
-    }
-    if (best != NULL) {
-      name = sm__norm_model(c, best->str, &t, &d);
-      ev = best->ev;
-    }
+  if (m.name != NULL) {
+    set_str(c, SM_META_MODEL_NAME, m.name, m.ev);
+    c->hint_task = m.t;
+    c->hint_domain = m.d;
   }
-  if (name == NULL) {
-    /* Pretrained weights named after a known model (--weights
-     * yolov5m.pt); a backbone checkpoint (R-50.pkl) is not the model. */
-    p = get_str(c, N("weights", "pretrained_weights", "pretrained"));
-    if (p != NULL && sm__is_known_model(c, p->str)) {
-      name = sm__norm_model(c, p->str, &t, &d);
-      ev = p->ev;
-    }
-  }
-  if (name == NULL) {
-    /* A model config file named after a known model (--cfg yolov5n.yaml,
-     * --config configs/resnet50.yaml). */
-    p = get_str(c, N("cfg", "config", "model_cfg", "model_config"));
-    if (p != NULL && sm__is_known_model(c, p->str)) {
-      name = sm__norm_model(c, p->str, &t, &d);
-      ev = p->ev;
-    }
-  }
-  if (name == NULL) {
-    /* Names in code: from_pretrained("..."), timm / torchvision. */
-    const sm__cand *best = NULL;
-    for (int i = 0; i < c->models.n; i++) {
-      const sm__cand *k = &SM__AT(c->models, sm__cand, i);
-      if (strncmp(k->name, "ctor:", 5) == 0) {
-        /* The first model the job's code builds, entry first; not one
-         * in a branch the job's options rule out. */
-        if ((ctor_cand == NULL || k->weight > ctor_cand->weight) &&
-            (k->guard == NULL || sm__cond_value(c, k->guard) != 0))
-          ctor_cand = k;
-        continue;
-      }
-      if (strncmp(k->name, "class:", 6) == 0) {
-        /* Only a class the repository defines names the model. */
-        int local = 0;
-        for (int j = 0; j < c->classes.n && !local; j++)
-          local = strcmp(SM__AT(c->classes, const char *, j), k->name + 6) == 0;
-        if (!local)
-          continue;
-      }
-      if (best == NULL || k->weight > best->weight)
-        best = k;
-    }
-    /* A class of the repository comes after a config named after a
-     * size. */
-    if (best != NULL && strncmp(best->name, "class:", 6) == 0) {
-      class_cand = best;
-      best = NULL;
-    }
-    if (best != NULL) {
-      name = sm__norm_model(
-          c,
-          strncmp(best->name, "class:", 6) == 0 ? best->name + 6 : best->name,
-          &t, &d);
-      ev = best->ev;
-    }
-  }
-  if (name == NULL && c->primary_cfg != NULL) {
-    /* Model-zoo layouts name a model by its config file
-     * (maskformer2_R50_bs16_50ep.yaml, dbnet_resnet50_1200e_icdar2015.py):
-     * the file the command names, unless its name is generic. */
-    static const char *const generic[] = {
-        "config",         "configs",    "train",       "base",
-        "default",        "defaults",   "main",        "run",
-        "local",          "setup",      "local_setup", "example",
-        "example_config", "settings",   "params",      "hparams",
-        "args",           "experiment", NULL};
-    static const char *const generic_pre[] = {"base", "_", "hyp", "default",
-                                              NULL};
-    const char *b = strrchr(c->primary_cfg, '/'), *dot;
-    char stem[128];
-    int gen = 0;
-    b = b ? b + 1 : c->primary_cfg;
-    dot = strrchr(b, '.');
-    snprintf(stem, sizeof(stem), "%.*s", dot ? (int)(dot - b) : (int)strlen(b),
-             b);
-    {
-      /* train_gpt2.py names gpt2 */
-      static const char *const pre[] = {
-          "train_", "finetune_", "pretrain_", "sft_", "config_", "cfg_", NULL};
-      for (int i = 0; pre[i]; i++)
-        if (strncasecmp(stem, pre[i], strlen(pre[i])) == 0) {
-          memmove(stem, stem + strlen(pre[i]),
-                  strlen(stem + strlen(pre[i])) + 1);
-          break;
-        }
-    }
-    for (int i = 0; generic[i] && !gen; i++)
-      gen = strcasecmp(stem, generic[i]) == 0;
-    for (int i = 0; generic_pre[i] && !gen; i++)
-      gen = strncasecmp(stem, generic_pre[i], strlen(generic_pre[i])) == 0;
-    /* A name with a size or a model token, not only a dataset. */
-    {
-      /* Launcher and runtime configs (DeepSpeed, accelerate) name no
-       * model. */
-      const sm__vnode *t = sm__cfg_tree(c, c->primary_cfg);
-      if (t != NULL && (sm__vt_get(t, "zero_optimization") ||
-                        sm__vt_get(t, "train_micro_batch_size_per_gpu") ||
-                        sm__vt_get(t, "distributed_type")))
-        gen = 1;
-    }
-    if (!gen && strlen(stem) > 3 &&
-        sm__known_dataset(c, stem, NULL, NULL) == NULL) {
-      name = sm__norm_model(c, stem, &t, &d);
-      ev = sm__ev(c, c->primary_cfg, 1);
-    }
-  }
-  if (name == NULL) {
-    /* A config file named after the size: configs/125M.yml,
-     * configs/llama/7B.yml. */
-    for (int i = 0; i < c->read_paths.n && name == NULL; i++) {
-      const char *path = SM__AT(c->read_paths, const char *, i);
-      const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-      const char *dot = strrchr(base, '.');
-      char stem[64];
-      if (dot == NULL || (strcmp(dot, ".yml") && strcmp(dot, ".yaml")) ||
-          (size_t)(dot - base) >= sizeof(stem))
-        continue;
-      snprintf(stem, sizeof(stem), "%.*s", (int)(dot - base), base);
-      if (!size_token(stem))
-        continue;
-      if (slash != NULL) {
-        const char *ps = slash;
-        while (ps > path && ps[-1] != '/')
-          ps--;
-        if (strncmp(ps, "configs/", 8) != 0 && strncmp(ps, "config/", 7) &&
-            strncmp(ps, "conf/", 5) != 0)
-          name = sm__norm_model(
-              c, sm__printf(c, "%.*s-%s", (int)(slash - ps), ps, stem), &t, &d);
-      }
-      if (name == NULL)
-        name = sm__norm_model(c, stem, &t, &d);
-      ev = sm__printf(c, "%s:1", path);
-    }
-  }
-  if (name == NULL && ctor_cand != NULL) {
-    name = sm__norm_model(c, ctor_cand->name + 5, &t, &d);
-    ev = ctor_cand->ev;
-  }
-  if (name == NULL && class_cand != NULL) {
-    name = sm__norm_model(c, class_cand->name + 6, &t, &d);
-    ev = class_cand->ev;
-  }
-  if (name != NULL) {
-    set_str(c, SM_META_MODEL_NAME, name, ev);
-    c->hint_task = t;
-    c->hint_domain = d;
-  }
-  *model_out = name;
+  *model_out = m.name;
 }
 
 static void dataset(sm__ctx *c) {
