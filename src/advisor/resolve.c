@@ -967,9 +967,72 @@ static void precision(sm__ctx *c) {
             saw_false_ev ? saw_false_ev : sm__ev(c, c->entry, 1));
 }
 
+/* Parallelism from how the job's processes are laid out, when no
+ * strategy is declared: FSDP or DDP in the code, one process, several
+ * PyTorch processes, processes the program starts itself, DataParallel,
+ * a launcher's ranks. */
+static void process_parallelism(sm__ctx *c) {
+  const char *e;
+  if (c->sig[SM__SIG_FSDP]) {
+    set_str(c, SM_META_PARALLELISM, "fsdp", c->sig[SM__SIG_FSDP]);
+    return;
+  }
+  if (known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) == 1) {
+    set_str(c, SM_META_PARALLELISM, "none",
+            c->res->meta.f[SM_META_GPUS].evidence);
+    return;
+  }
+  if (c->sig[SM__SIG_TORCH] &&
+      ((known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) > 1) ||
+       (known(c, SM_META_NODES) && num_of(c, SM_META_NODES) > 1))) {
+    /* Several processes of a PyTorch job without another strategy. */
+    e = c->sig[SM__SIG_DDP];
+    set_str(c, SM_META_PARALLELISM, "ddp",
+            e                        ? e
+            : known(c, SM_META_GPUS) ? c->res->meta.f[SM_META_GPUS].evidence
+                                     : c->res->meta.f[SM_META_NODES].evidence);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->multiproc) {
+    /* One process per visible GPU, started by the program itself. */
+    set_str(c, SM_META_PARALLELISM, "ddp",
+            c->sig[SM__SIG_DDP] ? c->sig[SM__SIG_DDP] : "command");
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DDP] &&
+      (c->sig[SM__SIG_SPAWN] || use_state(c, SM__SIG_DDP) == 1)) {
+    /* Worker processes the script spawns itself, each wrapped in DDP;
+     * or DDP that the job's options turn on. */
+    set_str(c, SM_META_PARALLELISM, "ddp", c->sig[SM__SIG_DDP]);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DP]) {
+    /* One process splitting each batch over the visible GPUs. */
+    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher) {
+    if (c->sig[SM__SIG_DEVICE_MAP])
+      set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
+    return;
+  }
+  e = c->sig[SM__SIG_DDP];
+  if (e == NULL && (c->sig[SM__SIG_HF_TRAINER] || c->sig[SM__SIG_LIGHTNING]))
+    e = c->sig[SM__SIG_HF_TRAINER] ? c->sig[SM__SIG_HF_TRAINER]
+                                   : c->sig[SM__SIG_LIGHTNING];
+  if (e == NULL && c->launcher)
+    e = c->gpn_ev ? c->gpn_ev : "command";
+  if (e != NULL) {
+    set_str(c, SM_META_PARALLELISM, "ddp", e);
+    return;
+  }
+  if (c->sig[SM__SIG_DP])
+    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
+}
+
 static void parallelism(sm__ctx *c) {
   double tp, pp, zero = -1, v;
-  const char *mev = NULL, *zev = NULL, *e = NULL;
+  const char *mev = NULL, *zev = NULL;
   const sm__param *p;
   int ds = 0;
 
@@ -1068,61 +1131,7 @@ static void parallelism(sm__ctx *c) {
             c->sig[SM__SIG_DEEPSPEED] ? c->sig[SM__SIG_DEEPSPEED] : "command");
     return;
   }
-  if (c->sig[SM__SIG_FSDP]) {
-    set_str(c, SM_META_PARALLELISM, "fsdp", c->sig[SM__SIG_FSDP]);
-    return;
-  }
-  if (known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) == 1) {
-    set_str(c, SM_META_PARALLELISM, "none",
-            c->res->meta.f[SM_META_GPUS].evidence);
-    return;
-  }
-  if (c->sig[SM__SIG_TORCH] &&
-      ((known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) > 1) ||
-       (known(c, SM_META_NODES) && num_of(c, SM_META_NODES) > 1))) {
-    /* Several processes of a PyTorch job without another strategy. */
-    e = c->sig[SM__SIG_DDP];
-    set_str(c, SM_META_PARALLELISM, "ddp",
-            e                        ? e
-            : known(c, SM_META_GPUS) ? c->res->meta.f[SM_META_GPUS].evidence
-                                     : c->res->meta.f[SM_META_NODES].evidence);
-    return;
-  }
-  if (!known(c, SM_META_GPUS) && !c->launcher && c->multiproc) {
-    /* One process per visible GPU, started by the program itself. */
-    set_str(c, SM_META_PARALLELISM, "ddp",
-            c->sig[SM__SIG_DDP] ? c->sig[SM__SIG_DDP] : "command");
-    return;
-  }
-  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DDP] &&
-      (c->sig[SM__SIG_SPAWN] || use_state(c, SM__SIG_DDP) == 1)) {
-    /* Worker processes the script spawns itself, each wrapped in DDP;
-     * or DDP that the job's options turn on. */
-    set_str(c, SM_META_PARALLELISM, "ddp", c->sig[SM__SIG_DDP]);
-    return;
-  }
-  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DP]) {
-    /* One process splitting each batch over the visible GPUs. */
-    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
-    return;
-  }
-  if (!known(c, SM_META_GPUS) && !c->launcher) {
-    if (c->sig[SM__SIG_DEVICE_MAP])
-      set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
-    return;
-  }
-  e = c->sig[SM__SIG_DDP];
-  if (e == NULL && (c->sig[SM__SIG_HF_TRAINER] || c->sig[SM__SIG_LIGHTNING]))
-    e = c->sig[SM__SIG_HF_TRAINER] ? c->sig[SM__SIG_HF_TRAINER]
-                                   : c->sig[SM__SIG_LIGHTNING];
-  if (e == NULL && c->launcher)
-    e = c->gpn_ev ? c->gpn_ev : "command";
-  if (e != NULL) {
-    set_str(c, SM_META_PARALLELISM, "ddp", e);
-    return;
-  }
-  if (c->sig[SM__SIG_DP])
-    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
+  process_parallelism(c);
 }
 
 /* ==== Names ==== */
@@ -1477,12 +1486,29 @@ static void model_name(sm__ctx *c, const char **model_out) {
   *model_out = m.name;
 }
 
-static void dataset(sm__ctx *c) {
-  const char *const *keys = sm__keys("dataset");
+/* The first component of path (3 bytes or more, under max) that names a
+ * known dataset, or NULL; the dataset's task and domain hints are set. */
+static const char *dataset_in_path(sm__ctx *c, const char *path, size_t max) {
+  char comp[256];
+  const char *name = NULL, *e;
+  if (max > sizeof(comp))
+    max = sizeof(comp);
+  for (const char *s = path; s && *s && name == NULL; s = *e ? e + 1 : e) {
+    e = strchr(s, '/');
+    if (e == NULL)
+      e = s + strlen(s);
+    if (e - s <= 2 || (size_t)(e - s) >= max)
+      continue;
+    snprintf(comp, sizeof(comp), "%.*s", (int)(e - s), s);
+    name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
+  }
+  return name;
+}
+
+/* Generated data: 1 when the job's switches say so (dataset set to
+ * "synthetic"). */
+static int synthetic_data(sm__ctx *c) {
   const sm__param *p;
-  const char *name = NULL, *ev = NULL;
-  const char *left[64];
-  int n = keys_init(left, keys);
   /* A switch to generated data wins over any dataset name the config
    * also carries (dataset_type: synthetic, use_synthetic_data). */
   p = sm__param_get(c, N("dataset_type", "data_type", "dataset.type"));
@@ -1491,7 +1517,7 @@ static void dataset(sm__ctx *c) {
        strcasecmp(p->str, "dummy") == 0 || strcasecmp(p->str, "fake") == 0 ||
        strcasecmp(p->str, "mock") == 0 || strcasecmp(p->str, "random") == 0)) {
     set_str(c, SM_META_DATASET, "synthetic", p->ev);
-    return;
+    return 1;
   }
   {
     const char *e3 = NULL;
@@ -1500,9 +1526,20 @@ static void dataset(sm__ctx *c) {
         p->num != 0) {
       e3 = p->ev;
       set_str(c, SM_META_DATASET, "synthetic", e3);
-      return;
+      return 1;
     }
   }
+  return 0;
+}
+
+static void dataset(sm__ctx *c) {
+  const char *const *keys = sm__keys("dataset");
+  const sm__param *p;
+  const char *name = NULL, *ev = NULL;
+  const char *left[64];
+  int n = keys_init(left, keys);
+  if (synthetic_data(c))
+    return;
   while (n > 0 && name == NULL) {
     p = sm__param_get(c, left);
     if (p == NULL)
@@ -1573,8 +1610,6 @@ static void dataset(sm__ctx *c) {
         "vocab",      "dict",   "exp",   "work_dir",   "tensorboard", NULL};
     for (int i = c->params.n - 1; i >= 0 && name == NULL; i--) {
       const sm__param *q = &SM__AT(c->params, sm__param, i);
-      char comp[256];
-      const char *s, *e;
       int skip = 0;
       /* The command's paths; and the paths a config file gives its data
        * section (data_config.path: .../tinyshakespeare/input.txt). */
@@ -1586,17 +1621,9 @@ static void dataset(sm__ctx *c) {
         skip = strstr(q->leaf, not_data[k]) != NULL;
       if (skip)
         continue;
-      for (s = q->str; *s && name == NULL; s = *e ? e + 1 : e) {
-        e = strchr(s, '/');
-        if (e == NULL)
-          e = s + strlen(s);
-        if (e - s <= 2 || (size_t)(e - s) >= sizeof(comp))
-          continue;
-        snprintf(comp, sizeof(comp), "%.*s", (int)(e - s), s);
-        name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
-        if (name != NULL)
-          ev = q->ev;
-      }
+      name = dataset_in_path(c, q->str, 256);
+      if (name != NULL)
+        ev = q->ev;
     }
   }
   if (name == NULL) {
@@ -1617,19 +1644,9 @@ static void dataset(sm__ctx *c) {
      * directory or the entry's path names it. */
     const char *paths[2] = {c->cwd, c->entry};
     for (int k = 0; k < 2 && name == NULL; k++) {
-      const char *s2 = paths[k], *e2;
-      char comp[128];
-      for (; s2 && *s2 && name == NULL; s2 = *e2 ? e2 + 1 : e2) {
-        e2 = strchr(s2, '/');
-        if (e2 == NULL)
-          e2 = s2 + strlen(s2);
-        if (e2 - s2 <= 2 || (size_t)(e2 - s2) >= sizeof(comp))
-          continue;
-        snprintf(comp, sizeof(comp), "%.*s", (int)(e2 - s2), s2);
-        name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
-        if (name != NULL)
-          ev = k == 0 ? "command" : sm__ev(c, c->entry, 1);
-      }
+      name = dataset_in_path(c, paths[k], 128);
+      if (name != NULL)
+        ev = k == 0 ? "command" : sm__ev(c, c->entry, 1);
     }
   }
   if (name != NULL)

@@ -5,6 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
 CLEAN=src/slurm,src/history,src/text,src/gpustat,src/serve,agent,cli/main.c,cli/common.c,cli/cmd_history.c,cli/options.c
+CLEAN=$CLEAN,src/advisor,cli/cmd_extract.c,cli/jobinput.c
 rc=0
 scripts/long-functions.py --clean "$CLEAN" src cli agent >"$SM_TMP/long.txt" || rc=$?
 cat "$SM_TMP/long.txt"
