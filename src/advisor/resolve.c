@@ -33,6 +33,37 @@ static double num_of(sm__ctx *c, sm_meta_field f) {
   return c->res->meta.f[f].num;
 }
 
+/* Copies a NULL-terminated key list into left (at most cap - 1 keys, and
+ * 63 for keys_init); returns the count. */
+static int keys_init_n(const char **left, int cap, const char *const *keys) {
+  int n = 0;
+
+  for (; keys[n] && n < cap - 1; n++)
+    left[n] = keys[n];
+  left[n] = NULL;
+  return n;
+}
+
+static int keys_init(const char **left, const char *const *keys) {
+  return keys_init_n(left, 64, keys);
+}
+
+/* Removes from left[0..n) the key that found p, so that the next lookup
+ * tries the others; returns the new count, or -1 if no key matches. */
+static int drop_key(const char **left, int n, const sm__param *p) {
+  int k;
+
+  for (k = 0; k < n; k++)
+    if (strcmp(left[k], p->leaf) == 0 ||
+        (strchr(left[k], '.') && strstr(p->key, left[k])))
+      break;
+  if (k == n)
+    return -1;
+  left[k] = left[--n];
+  left[n] = NULL;
+  return n;
+}
+
 /* The best value among names that is a number > 0 (positive) or >= 0;
  * names whose best value is not usable are dropped and the rest tried. */
 static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
@@ -46,14 +77,10 @@ static const sm__param *get_num(sm__ctx *c, const char *const *names,
 static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
                                   int positive, double *out, int min_layer) {
   const char *left[256];
-  int n = 0;
-  for (; names[n] && n < 255; n++)
-    left[n] = names[n];
-  left[n] = NULL;
+  int n = keys_init_n(left, 256, names);
   while (n > 0) {
     const sm__param *p = sm__param_get_min(c, left, min_layer);
     double v;
-    int k;
     if (p == NULL)
       return NULL;
     if (sm__param_value(c, p, &v) == 0 && (positive ? v > 0 : v >= 0)) {
@@ -62,41 +89,23 @@ static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
     }
     /* A null, -1 or non-number at the top hides lower values only when
      * it is the same key: None means "unbounded", not "look further". */
-    for (k = 0; k < n; k++)
-      if (strcmp(left[k], p->leaf) == 0 ||
-          (strchr(left[k], '.') && strstr(p->key, left[k])))
-        break;
-    if (k == n)
-      return NULL;
     if (p->kind == SM__V_NULL)
       return NULL;
-    left[k] = left[--n];
-    left[n] = NULL;
+    n = drop_key(left, n, p);
   }
   return NULL;
 }
 
 static const sm__param *get_str(sm__ctx *c, const char *const *names) {
   const char *left[256];
-  int n = 0;
-  for (; names[n] && n < 255; n++)
-    left[n] = names[n];
-  left[n] = NULL;
+  int n = keys_init_n(left, 256, names);
   while (n > 0) {
     const sm__param *p = sm__param_get(c, left);
-    int k;
     if (p == NULL)
       return NULL;
     if (p->kind == SM__V_STR && p->str[0] != '\0')
       return p;
-    for (k = 0; k < n; k++)
-      if (strcmp(left[k], p->leaf) == 0 ||
-          (strchr(left[k], '.') && strstr(p->key, left[k])))
-        break;
-    if (k == n)
-      return NULL;
-    left[k] = left[--n];
-    left[n] = NULL;
+    n = drop_key(left, n, p);
   }
   return NULL;
 }
@@ -1146,33 +1155,6 @@ static int size_token(const char *s) {
     if (!((s[i] >= '0' && s[i] <= '9') || s[i] == '.'))
       return 0;
   return 1;
-}
-
-/* Copies a NULL-terminated key list into left (at most 31 keys); returns
- * the count. */
-static int keys_init(const char **left, const char *const *keys) {
-  int n = 0;
-
-  for (; keys[n] && n < 63; n++)
-    left[n] = keys[n];
-  left[n] = NULL;
-  return n;
-}
-
-/* Removes from left[0..n) the key that found p, so that the next lookup
- * tries the others; returns the new count, or -1 if no key matches. */
-static int drop_key(const char **left, int n, const sm__param *p) {
-  int k;
-
-  for (k = 0; k < n; k++)
-    if (strcmp(left[k], p->leaf) == 0 ||
-        (strchr(left[k], '.') && strstr(p->key, left[k])))
-      break;
-  if (k == n)
-    return -1;
-  left[k] = left[--n];
-  left[n] = NULL;
-  return n;
 }
 
 /* torch's containers (model: !new:torch.nn.ModuleList [...]) hold the
