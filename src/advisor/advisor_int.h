@@ -546,6 +546,9 @@ typedef struct sm__shvars {
 int sm__sh_split(sm__ctx *c, const char *line, size_t n, sm__shvars *vars,
                  const char ***words, int max_words);
 const char *sm__sh_get(const sm__shvars *vars, const char *name);
+/* acc = acc OP r for $(( )) (+ - * / %, C's integer rules); -1 on a
+ * division by zero. */
+int sm__sh_arith_op(char op, long long *acc, long long r);
 void sm__sh_set(sm__ctx *c, sm__shvars *vars, const char *name,
                 const char *value);
 

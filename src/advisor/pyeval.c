@@ -272,6 +272,21 @@ static sm__vnode *bind_method(frame *fr, sm__vnode *fn, sm__vnode *self,
   return b;
 }
 
+/* Submodule name of package module m (pkg/name.py or pkg/name/__init__.py,
+ * when m is the package's __init__.py) as a module value, or NULL. */
+static sm__vnode *submodule(frame *f, pymod *m, const char *name) {
+  const char *p = sm__py_module_path(f->c, m->dir, name, 1);
+  pymod *sub;
+  sm__vnode *mv;
+  if (p == NULL || strstr(m->rel, "__init__.py") == NULL ||
+      (sub = module_get(f->c, p)) == NULL)
+    return NULL;
+  mv = sm__vt_new(f->c, SM__T_MODULE, p, 1);
+  if (mv != NULL)
+    mv->aux = sub;
+  return mv;
+}
+
 /* Attribute name of v. */
 static sm__vnode *getattr_v(frame *f, sm__vnode *v, const char *name,
                             TSNode at) {
@@ -300,18 +315,8 @@ static sm__vnode *getattr_v(frame *f, sm__vnode *v, const char *name,
       return r;
     }
     /* A submodule: pkg/name.py or pkg/name/__init__.py. */
-    {
-      const char *p = sm__py_module_path(f->c, m->dir, name, 1);
-      if (p != NULL && strstr(m->rel, "__init__.py") != NULL) {
-        pymod *sub = module_get(f->c, p);
-        if (sub != NULL) {
-          sm__vnode *mv = sm__vt_new(f->c, SM__T_MODULE, p, 1);
-          if (mv != NULL)
-            mv->aux = sub;
-          return mv;
-        }
-      }
-    }
+    if ((r = submodule(f, m, name)) != NULL)
+      return r;
     return unknown(f, at);
   }
   case SM__T_CLASS: {
@@ -2498,19 +2503,9 @@ static sm__vnode *import_name(frame *f, sm__vnode *mv, const char *x,
   }
   if (v != NULL && v->t != SM__T_UNKNOWN)
     return v;
-  {
-    /* from pkg import submodule */
-    const char *p = sm__py_module_path(f->c, m->dir, x, 1);
-    if (p != NULL && strstr(m->rel, "__init__.py") != NULL) {
-      pymod *sub = module_get(f->c, p);
-      if (sub != NULL) {
-        sm__vnode *sv = sm__vt_new(f->c, SM__T_MODULE, p, 1);
-        if (sv != NULL)
-          sv->aux = sub;
-        return sv;
-      }
-    }
-  }
+  /* from pkg import submodule */
+  if ((v = submodule(f, m, x)) != NULL)
+    return v;
   table = sm__vt_get(ns, "_import_structure");
   if (table != NULL && table->t == SM__T_MAP) {
     for (int i = 0; i < table->n; i++) {

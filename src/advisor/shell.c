@@ -104,8 +104,30 @@ static int arith_atom(const char **s, const sm__shvars *v, long long *out) {
   return -1;
 }
 
-static int arith_term(const char **s, const sm__shvars *v, long long *out) {
-  if (arith_atom(s, v, out) != 0)
+int sm__sh_arith_op(char op, long long *acc, long long r) {
+  if (op == '+')
+    *acc += r;
+  else if (op == '-')
+    *acc -= r;
+  else if (op == '*')
+    *acc *= r;
+  else if (r == 0)
+    return -1;
+  else if (op == '/')
+    *acc /= r;
+  else
+    *acc %= r;
+  return 0;
+}
+
+/* One level of binary operators (ops) over operands read by next, left to
+ * right.  Returns 0 and the value, or -1 (a bad operand, a division by
+ * zero). */
+static int arith_level(const char **s, const sm__shvars *v, long long *out,
+                       const char *ops,
+                       int (*next)(const char **, const sm__shvars *,
+                                   long long *)) {
+  if (next(s, v, out) != 0)
     return -1;
   for (;;) {
     long long r;
@@ -113,38 +135,20 @@ static int arith_term(const char **s, const sm__shvars *v, long long *out) {
     while (isspace((unsigned char)**s))
       (*s)++;
     op = **s;
-    if (op != '*' && op != '/' && op != '%')
+    if (op == '\0' || strchr(ops, op) == NULL)
       return 0;
     (*s)++;
-    if (arith_atom(s, v, &r) != 0)
+    if (next(s, v, &r) != 0 || sm__sh_arith_op(op, out, r) != 0)
       return -1;
-    if (op == '*')
-      *out *= r;
-    else if (r == 0)
-      return -1;
-    else if (op == '/')
-      *out /= r;
-    else
-      *out %= r;
   }
 }
 
+static int arith_term(const char **s, const sm__shvars *v, long long *out) {
+  return arith_level(s, v, out, "*/%", arith_atom);
+}
+
 static int arith(const char **s, const sm__shvars *v, long long *out) {
-  if (arith_term(s, v, out) != 0)
-    return -1;
-  for (;;) {
-    long long r;
-    char op;
-    while (isspace((unsigned char)**s))
-      (*s)++;
-    op = **s;
-    if (op != '+' && op != '-')
-      return 0;
-    (*s)++;
-    if (arith_term(s, v, &r) != 0)
-      return -1;
-    *out = op == '+' ? *out + r : *out - r;
-  }
+  return arith_level(s, v, out, "+-", arith_term);
 }
 
 /* Expands the $-form at *p (just past '$'); appends to w.  When "$@" is

@@ -444,8 +444,12 @@ static int arith_atom(sh *h, const char **p, long long *out, int depth) {
   return -1;
 }
 
-static int arith_term(sh *h, const char **p, long long *out, int depth) {
-  if (arith_atom(h, p, out, depth) != 0)
+/* One level of binary operators (ops) over operands read by next, left to
+ * right.  Returns 0 and the value, or -1. */
+static int arith_level(sh *h, const char **p, long long *out, int depth,
+                       const char *ops,
+                       int (*next)(sh *, const char **, long long *, int)) {
+  if (next(h, p, out, depth) != 0)
     return -1;
   for (;;) {
     long long r;
@@ -453,38 +457,20 @@ static int arith_term(sh *h, const char **p, long long *out, int depth) {
     while (isspace((unsigned char)**p))
       (*p)++;
     op = **p;
-    if (op != '*' && op != '/' && op != '%')
+    if (op == '\0' || strchr(ops, op) == NULL)
       return 0;
     (*p)++;
-    if (arith_atom(h, p, &r, depth) != 0)
+    if (next(h, p, &r, depth) != 0 || sm__sh_arith_op(op, out, r) != 0)
       return -1;
-    if (op == '*')
-      *out *= r;
-    else if (r == 0)
-      return -1;
-    else if (op == '/')
-      *out /= r;
-    else
-      *out %= r;
   }
 }
 
+static int arith_term(sh *h, const char **p, long long *out, int depth) {
+  return arith_level(h, p, out, depth, "*/%", arith_atom);
+}
+
 static int arith(sh *h, const char **p, long long *out, int depth) {
-  if (arith_term(h, p, out, depth) != 0)
-    return -1;
-  for (;;) {
-    long long r;
-    char op;
-    while (isspace((unsigned char)**p))
-      (*p)++;
-    op = **p;
-    if (op != '+' && op != '-')
-      return 0;
-    (*p)++;
-    if (arith_term(h, p, &r, depth) != 0)
-      return -1;
-    *out = op == '+' ? *out + r : *out - r;
-  }
+  return arith_level(h, p, out, depth, "+-", arith_term);
 }
 
 /* Expands the text of an argument-like word (a default value) into
