@@ -1,5 +1,6 @@
 /* cmd_extract.c - `schedmate extract`: a job's repository and launch
- * command into workload metadata with evidence (DESIGN.md sections 2-3). */
+ * command into workload metadata with evidence (docs/design.md sections 2,
+ * the metadata schema, and 3, the CLI and JSON contract). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>

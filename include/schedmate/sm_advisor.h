@@ -56,7 +56,7 @@ SM_EXTERN int sm_extract(const sm_extract_req *req, sm_extract_res *res,
                          sm_err *err);
 SM_EXTERN void sm_extract_res_release(sm_extract_res *res);
 
-/* Writes the result as the JSON object of DESIGN.md section 3:
+/* Writes the result as the JSON object of docs/design.md section 3:
  * {"metadata": {...}, "evidence": {...}, "files_read": N,
  *  "elapsed_ms": X, "warnings": [...]}. */
 SM_EXTERN void sm_extract_write_json(const sm_extract_res *res, sm_jw *w);

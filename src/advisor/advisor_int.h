@@ -282,6 +282,25 @@ typedef struct sm__vec {
 
 #define SM__MAX_ENV 64
 
+/* The readers a lower file of the folder must reach although they sit
+ * above it (a config base that is a Python or gin file, a script's launch
+ * line, setup.py's package_dir).  The lower file calls through these; the
+ * context's assembler (sm__ctx_init) fills them, so that every file
+ * depends only on files below it. */
+typedef struct sm__ctx_hooks {
+  /* A Python config file as a tree (pyeval.c: sm__py_config_tree). */
+  sm__vnode *(*py_config_tree)(sm__ctx *c, const char *rel, int depth);
+  /* gin bindings as a tree (gin.c: sm__vt_gin). */
+  sm__vnode *(*gin_tree)(sm__ctx *c, const char *rel, const char *text,
+                         size_t len, int depth);
+  /* setuptools package_dir of setup.py (pyeval.c: sm__py_package_dir). */
+  const sm__vnode *(*package_dir)(sm__ctx *c);
+  /* Interprets the launch words a script runs (command.c:
+   * sm__launch_words). */
+  int (*launch_words)(sm__ctx *c, const char **w, const char **ev, int n,
+                      const char *dir, int depth);
+} sm__ctx_hooks;
+
 /* The extraction context. */
 struct sm__ctx {
   const sm_extract_req *req;   /* the request (borrowed) */
@@ -385,6 +404,9 @@ struct sm__ctx {
   int role_params[16];
   int n_role;
   const char *void_sel; /* a preset selector whose presets are ruled out */
+  /* Upcalls: the lower files of the folder reach the readers above them
+   * only through these, set by sm__ctx_init (extract.c). */
+  sm__ctx_hooks up;
 };
 
 /* ==== ctx.c: vectors, strings, warnings, limits ==== */
@@ -524,8 +546,40 @@ typedef struct sm__shvars {
 int sm__sh_split(sm__ctx *c, const char *line, size_t n, sm__shvars *vars,
                  const char ***words, int max_words);
 const char *sm__sh_get(const sm__shvars *vars, const char *name);
+/* acc = acc OP r for $(( )) (+ - * / %, C's integer rules); -1 on a
+ * division by zero. */
+int sm__sh_arith_op(char op, long long *acc, long long r);
 void sm__sh_set(sm__ctx *c, sm__shvars *vars, const char *name,
                 const char *value);
+
+/* ==== launchwords.c: launcher words, options, Slurm resources ==== */
+
+/* The last component of a path. */
+const char *sm__base_name(const char *s);
+/* Is w a shell assignment NAME=value? */
+int sm__is_assignment(const char *w);
+/* How much words look like a training launch; launcher / wrapper words. */
+int sm__launch_score(const char *const *w, int n);
+int sm__is_launch_word(const char *w);
+int sm__is_wrapper(const char *w);
+/* Environment of the launch (name of kn bytes, or NUL-terminated). */
+void sm__set_envn(sm__ctx *c, const char *k, size_t kn, const char *v);
+void sm__set_env(sm__ctx *c, const char *k, const char *v);
+/* A positive count up to a million, or -1. */
+int sm__parse_count(const char *s, double *out);
+/* "--opt=value" or "--opt value" at words[*i] of nw: returns the value
+ * and advances *i, or NULL. */
+const char *sm__opt_value(const char *const *words, int nw, int *i,
+                          const char *name);
+/* GPUs per node / nodes from an option value (force: over a value set). */
+void sm__set_gpn(sm__ctx *c, const char *v, const char *ev, int force);
+void sm__set_nodes(sm__ctx *c, const char *v, const char *ev, int force);
+/* Applies one sbatch/srun option at words[*i]; 0 when words[*i] is not an
+ * option (the command starts there). */
+int sm__slurm_opt(sm__ctx *c, const char *const *w, int n, int *i,
+                  const char *ev);
+/* #SBATCH option text. */
+void sm__slurm_line(sm__ctx *c, const char *text, size_t n, const char *ev);
 
 /* ==== command.c: the launch command ==== */
 
@@ -542,16 +596,10 @@ int sm__command_script(sm__ctx *c, const char *text, size_t len,
  * which options are flags).  */
 void sm__command_args(sm__ctx *c);
 /* Reads a launch given as words with their evidence, run in dir (a
- * script's chosen command).  Returns 0 or -1 with a warning. */
+ * script's chosen command).  Returns 0 or -1 with a warning.  Reached
+ * from shrun.c through sm__ctx_hooks.launch_words. */
 int sm__launch_words(sm__ctx *c, const char **w, const char **ev, int n,
                      const char *dir, int depth);
-/* How much words look like a training launch; launcher / wrapper words;
- * environment of the launch; #SBATCH option text. */
-int sm__launch_score(const char *const *w, int n);
-int sm__is_launch_word(const char *w);
-int sm__is_wrapper(const char *w);
-void sm__set_env(sm__ctx *c, const char *k, const char *v);
-void sm__slurm_line(sm__ctx *c, const char *text, size_t n, const char *ev);
 
 /* ==== shrun.c: launch scripts on the bash syntax tree ==== */
 
@@ -561,16 +609,20 @@ void sm__slurm_line(sm__ctx *c, const char *text, size_t n, const char *ev);
 void sm__sh_run(sm__ctx *c, const char *rel, const char *text, size_t len,
                 const char *const *args, int nargs, const char *dir, int depth);
 
-/* ==== cfgfile.c: configuration files ==== */
+/* ==== cfgtree.c: configuration files as trees, by path ==== */
 
 /* Is p named like a config file the extractor reads (.yaml .yml .json
  * .toml .py .gin)? */
 int sm__cfg_is_config_name(const char *p);
 /* The tree of a config file with its inheritance resolved (bases merged
  * under it by the rule of its system), loaded once; NULL with a warning
- * when it cannot be read.  depth counts nested bases. */
+ * when it cannot be read.  depth counts nested bases.  Python and gin
+ * files are read through sm__ctx_hooks. */
 sm__vnode *sm__cfg_tree(sm__ctx *c, const char *rel);
 sm__vnode *sm__cfg_tree_depth(sm__ctx *c, const char *rel, int depth);
+/* The path of the i-th config file loaded so far (0 <= i < c->cfgs.n),
+ * or NULL. */
+const char *sm__cfg_loaded(sm__ctx *c, int i);
 /* Merges the bases that tree t of file rel names (_BASE_, _base_,
  * base_config, __include__, ...) under it. */
 sm__vnode *sm__cfg_inherit(sm__ctx *c, const char *rel, sm__vnode *t,
@@ -578,13 +630,16 @@ sm__vnode *sm__cfg_inherit(sm__ctx *c, const char *rel, sm__vnode *t,
 /* A file named in rel: next to it, in each directory above, at the root.
  * Root-relative path or NULL. */
 const char *sm__cfg_find_near(sm__ctx *c, const char *rel, const char *name);
+/* A DeepSpeed config tree with train_batch_size read as the total batch
+ * of all ranks (a copy), or t itself. */
+sm__vnode *sm__ds_config(sm__ctx *c, sm__vnode *t);
+
+/* ==== cfgfile.c: configuration files into the store ==== */
+
 /* Loads a config file (any format above) and publishes it into params at
  * layer, keys prefixed by prefix (may be NULL).  Returns 0, or a negative
  * code with a warning. */
 int sm__config_load(sm__ctx *c, const char *rel, const char *prefix, int layer);
-/* A DeepSpeed config tree with train_batch_size read as the total batch
- * of all ranks (a copy), or t itself. */
-sm__vnode *sm__ds_config(sm__ctx *c, sm__vnode *t);
 /* Launcher facts of an accelerate config tree; 1 when t is one. */
 int sm__accelerate_tree(sm__ctx *c, const sm__vnode *t);
 /* Preset files named by a value (model_name: llama2-7b with
@@ -603,6 +658,18 @@ sm__vnode *sm__vt_gin(sm__ctx *c, const char *rel, const char *text, size_t len,
 /* Console entry point `name` from pyproject.toml / setup.py / setup.cfg:
  * returns the module path ("pkg.cli:main" -> "pkg.cli") or NULL. */
 const char *sm__console_entry(sm__ctx *c, const char *name);
+
+/* ==== pymodule.c: Python modules by name, the scan queue ==== */
+
+/* Resolves a module name (dots) from a directory to a file, or NULL;
+ * level counts the leading dots of a relative import. */
+const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
+                               int level);
+/* Queues a Python file for scanning. */
+void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth);
+/* The same for a module imported for some names only (want ",a,b,"). */
+void sm__py_queue_want(sm__ctx *c, const char *rel, int layer, int depth,
+                       const char *want);
 
 /* ==== pyscan.c: Python source ==== */
 
@@ -667,14 +734,6 @@ const char *const *sm__role_keys(sm__ctx *c, const char *role);
 /* Documented defaults of a library class the repository builds on
  * (transformers.TrainingArguments, ...) as a map, or NULL. */
 sm__vnode *sm__framework_defaults(sm__ctx *c, const char *dotted);
-/* Resolves a module name (dots) from a directory to a file, or NULL. */
-const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
-                               int level);
-/* Queues a Python file for scanning. */
-void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth);
-/* The same for a module imported for some names only (want ",a,b,"). */
-void sm__py_queue_want(sm__ctx *c, const char *rel, int layer, int depth,
-                       const char *want);
 
 /* ==== task.c: task and domain from what the job does ==== */
 

@@ -145,123 +145,153 @@ static void hydra_flags(sm__ctx *c) {
   }
 }
 
-void sm__command_args(sm__ctx *c) {
+/* What the arguments set up for one another: directories later names
+ * are looked for in, Hydra group overrides, the positionals consumed. */
+typedef struct argscan {
   const char *dirs[MAX_DIRS];
+  int nd;
   const char *ov[MAX_OVERRIDES];
-  int nd = 0, nov = 0, npos = 0;
+  int nov;
+  int npos;
+} argscan;
 
-  dirs[nd++] = c->cmd_dir ? c->cmd_dir : c->cwd;
+/* The value of option key: a gin binding, a value computed at run time,
+ * text, and a config file (or a directory of them) it names. */
+static void option_value(sm__ctx *c, argscan *st, const char *key,
+                         const char *val, const char *e) {
+  if (strcmp(key, "gin_bindings") == 0 || strcmp(key, "gin_param") == 0) {
+    /* --gin_bindings 'Trainer.lr = 0.1': a binding of its own. */
+    const char *beq = strchr(val, '=');
+    if (beq != NULL) {
+      char bk[256];
+      size_t bn = (size_t)(beq - val);
+      while (bn > 0 && val[bn - 1] == ' ')
+        bn--;
+      sm__key_norm(val, bn, bk, sizeof(bk));
+      if (strrchr(bk, '/'))
+        memmove(bk, strrchr(bk, '/') + 1, strlen(strrchr(bk, '/')));
+      sm__param_text(c, bk, beq + 1, SM__L_CMD, e);
+    }
+    return;
+  }
+  if (strchr(val, '\x01') != NULL) {
+    /* A value the launch script computes at run time. */
+    sm__param_num(c, key, 0, SM__V_UNKNOWN, SM__L_CMD, e);
+    return;
+  }
+  sm__param_text(c, key, val, SM__L_CMD, e);
+  {
+    /* ml_collections: --config=configs/x.py:arg passes arg to
+     * get_config. */
+    const char *colon = strrchr(val, ':');
+    if (colon != NULL && colon > val && strstr(val, ".py:") == colon - 3) {
+      char *file = sm__strndup(c, val, (size_t)(colon - val));
+      const char *p2 = file ? find_file(c, file, st->dirs, st->nd) : NULL;
+      if (p2 != NULL) {
+        sm__py_set_config_arg(c, p2, colon + 1);
+        load(c, p2);
+        return;
+      }
+    }
+  }
+  {
+    const char *path = find_file(c, val, st->dirs, st->nd);
+    const char *dpath = sm__repo_join(c, st->dirs[0], val);
+    if (path != NULL)
+      load(c, path);
+    else if (dpath != NULL && sm__fs_is_dir(c, dpath) && st->nd < MAX_DIRS &&
+             dpath[0] != '\0')
+      st->dirs[st->nd++] = dpath; /* -d configs: later names are inside */
+  }
+}
+
+/* --key[=value] at sargs[i]: returns the index of its last word. */
+static int option_arg(sm__ctx *c, argscan *st, int i) {
+  const char *w = c->sargs[i], *e = c->sargs_ev[i];
+  const char *eq = strchr(w, '=');
+  char key[256];
+  const char *val = NULL;
+  size_t kn = eq ? (size_t)(eq - w) : strlen(w);
+  sm__key_norm(w, kn, key, sizeof(key));
+  if (key[0] == '\0')
+    return i;
+  for (int a = 0; a < c->optalias.n; a++) {
+    const char **pair = (const char **)c->optalias.v + 2 * a;
+    if (strcmp(pair[0], key) == 0) {
+      snprintf(key, sizeof(key), "%s", pair[1]);
+      break;
+    }
+  }
+  sm__words_in(c, key, strlen(key), e, 2);
+  if (eq != NULL) {
+    val = eq + 1;
+  } else if (!is_flag(c, key) && i + 1 < c->n_sargs &&
+             (c->sargs[i + 1][0] != '-' || looks_number(c->sargs[i + 1]))) {
+    val = c->sargs[++i];
+    e = c->sargs_ev[i];
+  }
+  if (val == NULL) {
+    /* A bare flag: true, or false for a store_false option. */
+    const char *names[2] = {key, NULL};
+    const sm__param *d = sm__param_get(c, names);
+    double v = (d && d->flag == 2) ? 0 : 1;
+    sm__param_num(c, key, v, SM__V_BOOL, SM__L_CMD, e);
+    return i;
+  }
+  option_value(c, st, key, val, e);
+  return i;
+}
+
+/* KEY=VALUE: a Hydra group choice or an override. */
+static void assignment_arg(sm__ctx *c, argscan *st, const char *w,
+                           const char *eq, const char *e) {
+  char key[256];
+  int ok = 1;
+  for (const char *p = w; p < eq; p++)
+    if (!(isalnum((unsigned char)*p) || strchr("_.-+~/@", *p)))
+      ok = 0;
+  if (!ok)
+    return;
+  sm__key_norm(w, (size_t)(eq - w), key, sizeof(key));
+  if (c->hydra_name != NULL && st->nov < MAX_OVERRIDES) {
+    /* A Hydra group choice when the config dir has that group. */
+    const char *g = sm__repo_join(c, c->hydra_path ? c->hydra_path : "",
+                                  w[0] == '+' ? key : key);
+    char raw[256];
+    snprintf(raw, sizeof(raw), "%.*s", (int)(eq - w), w);
+    if (g != NULL && strchr(key, '.') == NULL && sm__fs_is_dir(c, g)) {
+      st->ov[st->nov++] = w;
+      return;
+    }
+  }
+  if (w[0] == '~')
+    return;
+  sm__param_text(c, key, eq + 1, SM__L_CMD, e);
+}
+
+void sm__command_args(sm__ctx *c) {
+  argscan st0, *st = &st0;
+
+  st->nd = st->nov = st->npos = 0;
+  st->dirs[st->nd++] = c->cmd_dir ? c->cmd_dir : c->cwd;
   if (c->entry_dir)
-    dirs[nd++] = c->entry_dir;
-  dirs[nd++] = "";
+    st->dirs[st->nd++] = c->entry_dir;
+  st->dirs[st->nd++] = "";
   hydra_flags(c);
   for (int i = 0; i < c->n_sargs; i++) {
     const char *w = c->sargs[i], *e = c->sargs_ev[i];
     const char *eq = strchr(w, '=');
     if (w[0] == '-' && w[1] != '\0' && !looks_number(w)) {
-      char key[256];
-      const char *val = NULL;
-      size_t kn = eq ? (size_t)(eq - w) : strlen(w);
-      sm__key_norm(w, kn, key, sizeof(key));
-      if (key[0] == '\0')
-        continue;
-      for (int a = 0; a < c->optalias.n; a++) {
-        const char **pair = (const char **)c->optalias.v + 2 * a;
-        if (strcmp(pair[0], key) == 0) {
-          snprintf(key, sizeof(key), "%s", pair[1]);
-          break;
-        }
-      }
-      sm__words_in(c, key, strlen(key), e, 2);
-      if (eq != NULL) {
-        val = eq + 1;
-      } else if (!is_flag(c, key) && i + 1 < c->n_sargs &&
-                 (c->sargs[i + 1][0] != '-' || looks_number(c->sargs[i + 1]))) {
-        val = c->sargs[++i];
-        e = c->sargs_ev[i];
-      }
-      if (val == NULL) {
-        /* A bare flag: true, or false for a store_false option. */
-        const char *names[2] = {key, NULL};
-        const sm__param *d = sm__param_get(c, names);
-        double v = (d && d->flag == 2) ? 0 : 1;
-        sm__param_num(c, key, v, SM__V_BOOL, SM__L_CMD, e);
-        continue;
-      }
-      if (strcmp(key, "gin_bindings") == 0 || strcmp(key, "gin_param") == 0) {
-        /* --gin_bindings 'Trainer.lr = 0.1': a binding of its own. */
-        const char *beq = strchr(val, '=');
-        if (beq != NULL) {
-          char bk[256];
-          size_t bn = (size_t)(beq - val);
-          while (bn > 0 && val[bn - 1] == ' ')
-            bn--;
-          sm__key_norm(val, bn, bk, sizeof(bk));
-          if (strrchr(bk, '/'))
-            memmove(bk, strrchr(bk, '/') + 1, strlen(strrchr(bk, '/')));
-          sm__param_text(c, bk, beq + 1, SM__L_CMD, e);
-        }
-        continue;
-      }
-      if (strchr(val, '\x01') != NULL) {
-        /* A value the launch script computes at run time. */
-        sm__param_num(c, key, 0, SM__V_UNKNOWN, SM__L_CMD, e);
-        continue;
-      }
-      sm__param_text(c, key, val, SM__L_CMD, e);
-      {
-        /* ml_collections: --config=configs/x.py:arg passes arg to
-         * get_config. */
-        const char *colon = strrchr(val, ':');
-        if (colon != NULL && colon > val && strstr(val, ".py:") == colon - 3) {
-          char *file = sm__strndup(c, val, (size_t)(colon - val));
-          const char *p2 = file ? find_file(c, file, dirs, nd) : NULL;
-          if (p2 != NULL) {
-            sm__py_set_config_arg(c, p2, colon + 1);
-            load(c, p2);
-            continue;
-          }
-        }
-      }
-      {
-        const char *path = find_file(c, val, dirs, nd);
-        const char *dpath = sm__repo_join(c, dirs[0], val);
-        if (path != NULL)
-          load(c, path);
-        else if (dpath != NULL && sm__fs_is_dir(c, dpath) && nd < MAX_DIRS &&
-                 dpath[0] != '\0')
-          dirs[nd++] = dpath; /* -d configs: later names are inside */
-      }
+      i = option_arg(c, st, i);
       continue;
     }
     if (eq != NULL && eq != w) {
-      char key[256];
-      int ok = 1;
-      for (const char *p = w; p < eq; p++)
-        if (!(isalnum((unsigned char)*p) || strchr("_.-+~/@", *p)))
-          ok = 0;
-      if (!ok)
-        continue;
-      sm__key_norm(w, (size_t)(eq - w), key, sizeof(key));
-      if (c->hydra_name != NULL && nov < MAX_OVERRIDES) {
-        /* A Hydra group choice when the config dir has that group. */
-        const char *g = sm__repo_join(c, c->hydra_path ? c->hydra_path : "",
-                                      w[0] == '+' ? key : key);
-        char raw[256];
-        snprintf(raw, sizeof(raw), "%.*s", (int)(eq - w), w);
-        if (g != NULL && strchr(key, '.') == NULL && sm__fs_is_dir(c, g)) {
-          ov[nov++] = w;
-          continue;
-        }
-      }
-      if (w[0] == '~')
-        continue;
-      sm__param_text(c, key, eq + 1, SM__L_CMD, e);
+      assignment_arg(c, st, w, eq, e);
       continue;
     }
-    if (npos < c->positionals.n && c->remainder_pos != NULL &&
-        strcmp(SM__AT(c->positionals, const char *, npos), c->remainder_pos) ==
-            0) {
+    if (st->npos < c->positionals.n && c->remainder_pos != NULL &&
+        strcmp(SM__AT(c->positionals, const char *, st->npos),
+               c->remainder_pos) == 0) {
       /* The rest are KEY VALUE overrides. */
       for (; i + 1 < c->n_sargs; i += 2) {
         char key[256];
@@ -283,14 +313,14 @@ void sm__command_args(sm__ctx *c) {
       continue;
     }
     {
-      const char *path = find_file(c, w, dirs, nd);
+      const char *path = find_file(c, w, st->dirs, st->nd);
       if (path != NULL) {
         load(c, path);
-      } else if (npos < c->positionals.n) {
+      } else if (st->npos < c->positionals.n) {
         /* main.py /data/imagenet: the script's positional "data". */
-        sm__param_text(c, SM__AT(c->positionals, const char *, npos), w,
+        sm__param_text(c, SM__AT(c->positionals, const char *, st->npos), w,
                        SM__L_CMD, e);
-        npos++;
+        st->npos++;
       } else if (strchr(w, '/') != NULL && strlen(w) < 512) {
         /* A path the parser the extractor did not see takes (a CLI
          * built from dataclasses: fairseq-train data-bin/wmt16): its
@@ -300,7 +330,8 @@ void sm__command_args(sm__ctx *c) {
     }
   }
   if (c->hydra_name != NULL)
-    sm__hydra(c, c->hydra_path ? c->hydra_path : "", c->hydra_name, ov, nov);
+    sm__hydra(c, c->hydra_path ? c->hydra_path : "", c->hydra_name, st->ov,
+              st->nov);
   /* An option whose default names a config file of the repository (YOLO's
    * --hyp data/hyp.scratch.yaml) is read unless the command set it. */
   for (int i = 0, n = c->params.n; i < n; i++) {
@@ -316,7 +347,7 @@ void sm__command_args(sm__ctx *c) {
     top = sm__param_get(c, names);
     if (top != p)
       continue;
-    path = find_file(c, p->str, dirs, nd);
+    path = find_file(c, p->str, st->dirs, st->nd);
     if (path != NULL)
       sm__config_load(c, path, NULL, SM__L_CONFIG);
   }

@@ -26,35 +26,6 @@ typedef struct cmdline {
 
 static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars);
 
-static const char *base_name(const char *s) {
-  const char *b = strrchr(s, '/');
-  return b ? b + 1 : s;
-}
-
-static int is_assignment(const char *w) {
-  const char *eq = strchr(w, '=');
-  if (eq == NULL || eq == w || !(isalpha((unsigned char)w[0]) || w[0] == '_'))
-    return 0;
-  for (const char *p = w; p < eq; p++)
-    if (!isalnum((unsigned char)*p) && *p != '_')
-      return 0;
-  return 1;
-}
-
-static void set_env(sm__ctx *c, const char *k, size_t kn, const char *v) {
-  for (int i = 0; i < c->n_env; i++)
-    if (strlen(c->env_k[i]) == kn && strncmp(c->env_k[i], k, kn) == 0) {
-      c->env_v[i] = sm__strdup(c, v);
-      return;
-    }
-  if (c->n_env >= SM__MAX_ENV)
-    return;
-  c->env_k[c->n_env] = sm__strndup(c, k, kn);
-  c->env_v[c->n_env] = sm__strdup(c, v);
-  if (c->env_k[c->n_env] && c->env_v[c->n_env])
-    c->n_env++;
-}
-
 static int count_list(const char *s) {
   int n = 0, in = 0;
   for (; *s; s++) {
@@ -68,27 +39,9 @@ static int count_list(const char *s) {
   return n;
 }
 
-static int parse_count(const char *s, double *out) {
-  long long v;
-  if (s == NULL || sm_parse_i64(s, &v) != 0 || v <= 0 || v > 1000000)
-    return -1;
-  *out = (double)v;
-  return 0;
-}
-
 /* "--opt=value" or "--opt value": returns the value and advances *i. */
 static const char *opt_value(cmdline *cl, int *i, const char *name) {
-  const char *w = cl->w[*i];
-  size_t n = strlen(name);
-  if (strncmp(w, name, n) != 0)
-    return NULL;
-  if (w[n] == '=')
-    return w + n + 1;
-  if (w[n] == '\0' && *i + 1 < cl->n) {
-    (*i)++;
-    return cl->w[*i];
-  }
-  return NULL;
+  return sm__opt_value(cl->w, cl->n, i, name);
 }
 
 /* Same option spelt with '-' or '_' (torchrun accepts both). */
@@ -104,127 +57,6 @@ static const char *opt_value2(cmdline *cl, int *i, const char *name) {
   return opt_value(cl, i, alt);
 }
 
-static void set_gpn(sm__ctx *c, const char *v, const char *ev, int force) {
-  double x;
-  if (parse_count(v, &x) == 0 && (force || c->gpus_per_node == 0)) {
-    c->gpus_per_node = x;
-    c->gpn_ev = ev;
-  }
-}
-
-static void set_nodes(sm__ctx *c, const char *v, const char *ev, int force) {
-  double x;
-  if (v == NULL)
-    return;
-  if (strchr(v, ':') != NULL) {
-    /* An elastic range "1:4" leaves the count open. */
-    const char *colon = strchr(v, ':');
-    if (strcmp(colon + 1, v) != 0 &&
-        strncmp(v, colon + 1, (size_t)(colon - v)) != 0) {
-      c->nodes_unfixed = 1;
-      return;
-    }
-    v = colon + 1;
-  }
-  if (parse_count(v, &x) == 0 && (force || c->nodes == 0)) {
-    c->nodes = x;
-    c->nodes_ev = ev;
-  }
-}
-
-/* "gpu:4", "gpu:a100:4", "gpu" */
-static void set_gres(sm__ctx *c, const char *v, const char *ev) {
-  const char *g = strstr(v, "gpu");
-  const char *colon;
-  if (g == NULL)
-    return;
-  colon = strrchr(g, ':');
-  set_gpn(c, colon ? colon + 1 : "1", ev, 0);
-}
-
-/* ==== Slurm ==== */
-
-/* Applies one sbatch/srun option at words[*i]. */
-static int slurm_opt(sm__ctx *c, cmdline *cl, int *i, const char *ev) {
-  const char *v;
-  if ((v = opt_value(cl, i, "--nodes")) || (v = opt_value(cl, i, "-N"))) {
-    set_nodes(c, v, ev, 0);
-  } else if ((v = opt_value(cl, i, "--gres"))) {
-    set_gres(c, v, ev);
-  } else if ((v = opt_value(cl, i, "--gpus-per-node"))) {
-    const char *colon = strrchr(v, ':');
-    set_gpn(c, colon ? colon + 1 : v, ev, 0);
-  } else if ((v = opt_value(cl, i, "--gpus")) || (v = opt_value(cl, i, "-G"))) {
-    const char *colon = strrchr(v, ':');
-    double x;
-    if (parse_count(colon ? colon + 1 : v, &x) == 0 && c->gpus_total == 0) {
-      c->gpus_total = x;
-      c->gt_ev = ev;
-    }
-  } else if ((v = opt_value(cl, i, "--ntasks-per-node"))) {
-    /* One task per GPU is the usual layout; --gres wins when given. */
-    if (c->gpn_ev == NULL)
-      set_gpn(c, v, ev, 0);
-  } else if ((v = opt_value(cl, i, "--ntasks")) ||
-             (v = opt_value(cl, i, "-n"))) {
-    double x;
-    if (parse_count(v, &x) == 0 && c->gpus_total == 0 && c->gpn_ev == NULL) {
-      c->gpus_total = x;
-      c->gt_ev = ev;
-    }
-  } else if (cl->w[*i][0] == '-' && strchr(cl->w[*i], '=') == NULL &&
-             cl->w[*i][1] != '-' && cl->w[*i][1] != '\0' &&
-             cl->w[*i][2] == '\0' && *i + 1 < cl->n) {
-    /* A short option with a separate value: -p partition, -t time. */
-    (*i)++;
-  } else if (cl->w[*i][0] != '-') {
-    return 0;
-  }
-  return 1;
-}
-
-/* ==== Shell scripts ==== */
-
-/* How much a command looks like the training launch of a script. */
-static int launch_score(const char *const *w, int n) {
-  int score = 0, i = 0;
-  while (i < n && is_assignment(w[i]))
-    i++;
-  for (; i < n; i++) {
-    const char *b = base_name(w[i]);
-    if (strcmp(b, "torchrun") == 0 || strcmp(b, "deepspeed") == 0 ||
-        strcmp(b, "accelerate") == 0 || strcmp(b, "srun") == 0 ||
-        strcmp(b, "torchx") == 0 || strcmp(b, "mpirun") == 0 ||
-        strcmp(b, "mpiexec") == 0 || strcmp(b, "composer") == 0)
-      score += 2;
-    if (strstr(b, "train") || strstr(b, "finetune") || strstr(b, "pretrain") ||
-        strcmp(b, "main.py") == 0 || strstr(b, "fit"))
-      score += 3;
-    if (strstr(b, "eval") || strstr(b, "test") || strstr(b, "infer") ||
-        strstr(b, "predict") || strstr(b, "generate") || strstr(b, "convert") ||
-        strstr(b, "preprocess") || strstr(b, "download") ||
-        strstr(b, "prepare") || strstr(b, "export") || strstr(b, "merge"))
-      score -= 4;
-    if (strncmp(b, "python", 6) == 0 || strstr(b, ".py") != NULL)
-      score += 1;
-    if (strstr(b, ".sh") != NULL)
-      score += 1;
-  }
-  return score;
-}
-
-static int is_launch_word(const char *w) {
-  const char *b = base_name(w);
-  return strncmp(b, "python", 6) == 0 || strcmp(b, "torchrun") == 0 ||
-         strcmp(b, "deepspeed") == 0 || strcmp(b, "accelerate") == 0 ||
-         strcmp(b, "srun") == 0 || strcmp(b, "mpirun") == 0 ||
-         strcmp(b, "mpiexec") == 0 || strcmp(b, "bash") == 0 ||
-         strcmp(b, "sh") == 0 || strcmp(b, "horovodrun") == 0 ||
-         strcmp(b, "torchx") == 0 || strcmp(b, "composer") == 0 ||
-         (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".sh") == 0) ||
-         (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".py") == 0);
-}
-
 /* Follows the shell script file rel of the repository. */
 static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
                           int nargs, const char *dir, int depth) {
@@ -233,37 +65,6 @@ static void follow_script(sm__ctx *c, const char *rel, const char *const *args,
     return;
   }
   sm__sh_run(c, rel, NULL, 0, args, nargs, dir, depth);
-}
-
-int sm__launch_score(const char *const *w, int n) {
-  return launch_score(w, n);
-}
-
-int sm__is_launch_word(const char *w) {
-  return is_launch_word(w);
-}
-
-int sm__is_wrapper(const char *w) {
-  const char *b = base_name(w);
-  return strcmp(b, "env") == 0 || strcmp(b, "nohup") == 0 ||
-         strcmp(b, "time") == 0 || strcmp(b, "exec") == 0 ||
-         strcmp(b, "sudo") == 0 || strcmp(b, "stdbuf") == 0 ||
-         strcmp(b, "nice") == 0 || strcmp(b, "numactl") == 0 ||
-         strcmp(b, "taskset") == 0;
-}
-
-void sm__set_env(sm__ctx *c, const char *k, const char *v) {
-  set_env(c, k, strlen(k), v);
-}
-
-void sm__slurm_line(sm__ctx *c, const char *text, size_t n, const char *ev) {
-  cmdline sl = {0};
-  const char **w;
-  int nw = sm__sh_split(c, text, n, NULL, &w, 64);
-  sl.w = w;
-  sl.n = nw > 0 ? nw : 0;
-  for (int i = 0; i < sl.n; i++)
-    slurm_opt(c, &sl, &i, ev);
 }
 
 /* ==== Launchers ==== */
@@ -369,9 +170,9 @@ static int torchrun(sm__ctx *c, cmdline *cl, int i) {
       if (strcmp(v, "gpu") == 0 || strcmp(v, "auto") == 0)
         c->gpus_unfixed = 1;
       else
-        set_gpn(c, v, ev, 1);
+        sm__set_gpn(c, v, ev, 1);
     } else if ((v = opt_value(cl, &i, "--nnodes"))) {
-      set_nodes(c, v, ev, 1);
+      sm__set_nodes(c, v, ev, 1);
     } else if (strcmp(w, "-m") == 0 || strcmp(w, "--module") == 0) {
       return python_module(c, cl, i + 1);
     } else if (in_list(torchrun_valued, w)) {
@@ -395,10 +196,10 @@ static int deepspeed_launcher(sm__ctx *c, cmdline *cl, int i) {
     const char *v, *w = cl->w[i];
     const char *ev = cl->ev[i];
     if ((v = opt_value2(cl, &i, "--num_gpus"))) {
-      set_gpn(c, v, ev, 1);
+      sm__set_gpn(c, v, ev, 1);
       have_gpus = 1;
     } else if ((v = opt_value2(cl, &i, "--num_nodes"))) {
-      set_nodes(c, v, ev, 1);
+      sm__set_nodes(c, v, ev, 1);
       have_nodes = 1;
     } else if ((v = opt_value(cl, &i, "--include")) ||
                (v = opt_value(cl, &i, "-i"))) {
@@ -408,7 +209,7 @@ static int deepspeed_launcher(sm__ctx *c, cmdline *cl, int i) {
           strchr(v, '@') == NULL) {
         char num[16];
         snprintf(num, sizeof(num), "%d", count_list(colon + 1));
-        set_gpn(c, num, ev, 1);
+        sm__set_gpn(c, num, ev, 1);
         have_gpus = 1;
       }
     } else if ((v = opt_value(cl, &i, "--hostfile")) ||
@@ -459,13 +260,13 @@ static int accelerate(sm__ctx *c, cmdline *cl, int i) {
     const char *ev = cl->ev[i];
     if ((v = opt_value2(cl, &i, "--num_processes"))) {
       double x;
-      if (parse_count(v, &x) == 0) {
+      if (sm__parse_count(v, &x) == 0) {
         c->gpus_total = x;
         c->gt_ev = ev;
         have_np = 1;
       }
     } else if ((v = opt_value2(cl, &i, "--num_machines"))) {
-      set_nodes(c, v, ev, 1);
+      sm__set_nodes(c, v, ev, 1);
     } else if ((v = opt_value2(cl, &i, "--config_file"))) {
       cfg = sm__repo_join(c, cl->dir, v);
     } else if ((v = opt_value2(cl, &i, "--mixed_precision"))) {
@@ -548,10 +349,10 @@ static int torchx(sm__ctx *c, cmdline *cl, int i) {
       if (x != NULL) {
         char nodes[32];
         snprintf(nodes, sizeof(nodes), "%.*s", (int)(x - v), v);
-        set_nodes(c, nodes, ev, 1);
-        set_gpn(c, x + 1, ev, 1);
+        sm__set_nodes(c, nodes, ev, 1);
+        sm__set_gpn(c, x + 1, ev, 1);
       } else {
-        set_gpn(c, v, ev, 1);
+        sm__set_gpn(c, v, ev, 1);
       }
     } else if ((v = opt_value(cl, &i, "--script"))) {
       script = v;
@@ -560,7 +361,7 @@ static int torchx(sm__ctx *c, cmdline *cl, int i) {
       module = v;
     } else if ((v = opt_value(cl, &i, "--gpu"))) {
       /* GPUs per replica in the resource request. */
-      set_gpn(c, v, ev, 0);
+      sm__set_gpn(c, v, ev, 0);
     } else if (w[0] == '-' && strchr(w, '=') == NULL && i + 1 < cl->n &&
                cl->w[i + 1][0] != '-') {
       i++; /* --cpu 8, --memMB 1024, --name x, --image y */
@@ -635,7 +436,7 @@ static int composer(sm__ctx *c, cmdline *cl, int i) {
     const char *v, *w = cl->w[i];
     const char *ev = cl->ev[i];
     if ((v = opt_value2(cl, &i, "--nproc")) || (v = opt_value2(cl, &i, "-n"))) {
-      set_gpn(c, v, ev, 1);
+      sm__set_gpn(c, v, ev, 1);
       have = 1;
     } else if ((v = opt_value2(cl, &i, "--world_size"))) {
       double t;
@@ -679,14 +480,14 @@ static int mpirun(sm__ctx *c, cmdline *cl, int i) {
     if ((v = opt_value(cl, &i, "-np")) || (v = opt_value(cl, &i, "-n")) ||
         (v = opt_value(cl, &i, "--np")) || (v = opt_value(cl, &i, "-c"))) {
       double x;
-      if (parse_count(v, &x) == 0) {
+      if (sm__parse_count(v, &x) == 0) {
         c->gpus_total = x;
         c->gt_ev = ev;
       }
     } else if ((v = opt_value(cl, &i, "-npernode")) ||
                (v = opt_value(cl, &i, "--npernode")) ||
                (v = opt_value(cl, &i, "-N"))) {
-      set_gpn(c, v, ev, 1);
+      sm__set_gpn(c, v, ev, 1);
     } else if (strcmp(w, "--mca") == 0 || strcmp(w, "-mca") == 0) {
       i += 2;
     } else if (in_list(valued, w)) {
@@ -788,18 +589,18 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
   (void)vars;
   while (i < cl->n) {
     const char *w = cl->w[i], *b;
-    if (is_assignment(w)) {
+    if (sm__is_assignment(w)) {
       const char *eq = strchr(w, '=');
-      set_env(c, w, (size_t)(eq - w), eq + 1);
+      sm__set_envn(c, w, (size_t)(eq - w), eq + 1);
       if (strncmp(w, "CUDA_VISIBLE_DEVICES=", 21) == 0 && eq[1] != '\0') {
         char num[16];
         snprintf(num, sizeof(num), "%d", count_list(eq + 1));
-        set_gpn(c, num, cl->ev[i], 0);
+        sm__set_gpn(c, num, cl->ev[i], 0);
       }
       i++;
       continue;
     }
-    b = base_name(w);
+    b = sm__base_name(w);
     sm__words_in(c, w, strlen(w), cl->ev[i], 2);
     if (strcmp(b, "env") == 0 || strcmp(b, "nohup") == 0 ||
         strcmp(b, "time") == 0 || strcmp(b, "exec") == 0 ||
@@ -825,7 +626,7 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
     if (strcmp(b, "sbatch") == 0 || strcmp(b, "srun") == 0 ||
         strcmp(b, "salloc") == 0) {
       for (i++; i < cl->n; i++)
-        if (!slurm_opt(c, cl, &i, cl->ev[i]))
+        if (!sm__slurm_opt(c, cl->w, cl->n, &i, cl->ev[i]))
           break;
       if (strcmp(b, "srun") == 0)
         c->launcher = 1;
@@ -910,7 +711,7 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
  * train_gpt2.cu). */
 static const char *native_source(sm__ctx *c, const char *dir, const char *w) {
   static const char *const exts[] = {".c", ".cu", ".cpp", ".cc", NULL};
-  const char *b = base_name(w), *mk, *text;
+  const char *b = sm__base_name(w), *mk, *text;
   size_t len, bl = strlen(b);
   const char *wdir;
   if (bl == 0 || bl > 128 || strchr(b, '.') != NULL)

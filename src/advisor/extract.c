@@ -26,6 +26,10 @@ void sm__ctx_init(sm__ctx *c, const sm_extract_req *req, sm_extract_res *res) {
   sm__vec_init(&c->optalias, 2 * sizeof(const char *));
   sm__vec_init(&c->positionals, sizeof(const char *));
   /* srcs, cfgs and pymods are set up by their modules on first use. */
+  c->up.py_config_tree = sm__py_config_tree;
+  c->up.gin_tree = sm__vt_gin;
+  c->up.package_dir = sm__py_package_dir;
+  c->up.launch_words = sm__launch_words;
 }
 
 void sm__ctx_release(sm__ctx *c) {

@@ -272,6 +272,21 @@ static sm__vnode *bind_method(frame *fr, sm__vnode *fn, sm__vnode *self,
   return b;
 }
 
+/* Submodule name of package module m (pkg/name.py or pkg/name/__init__.py,
+ * when m is the package's __init__.py) as a module value, or NULL. */
+static sm__vnode *submodule(frame *f, pymod *m, const char *name) {
+  const char *p = sm__py_module_path(f->c, m->dir, name, 1);
+  pymod *sub;
+  sm__vnode *mv;
+  if (p == NULL || strstr(m->rel, "__init__.py") == NULL ||
+      (sub = module_get(f->c, p)) == NULL)
+    return NULL;
+  mv = sm__vt_new(f->c, SM__T_MODULE, p, 1);
+  if (mv != NULL)
+    mv->aux = sub;
+  return mv;
+}
+
 /* Attribute name of v. */
 static sm__vnode *getattr_v(frame *f, sm__vnode *v, const char *name,
                             TSNode at) {
@@ -300,18 +315,8 @@ static sm__vnode *getattr_v(frame *f, sm__vnode *v, const char *name,
       return r;
     }
     /* A submodule: pkg/name.py or pkg/name/__init__.py. */
-    {
-      const char *p = sm__py_module_path(f->c, m->dir, name, 1);
-      if (p != NULL && strstr(m->rel, "__init__.py") != NULL) {
-        pymod *sub = module_get(f->c, p);
-        if (sub != NULL) {
-          sm__vnode *mv = sm__vt_new(f->c, SM__T_MODULE, p, 1);
-          if (mv != NULL)
-            mv->aux = sub;
-          return mv;
-        }
-      }
-    }
+    if ((r = submodule(f, m, name)) != NULL)
+      return r;
     return unknown(f, at);
   }
   case SM__T_CLASS: {
@@ -507,60 +512,109 @@ static const char *ref_key(frame *f, TSNode n) {
   return t;
 }
 
+/* x OP y on numbers, Python's rules (% takes the divisor's sign, //
+ * floors); unknown for a zero divisor or a huge power or shift. */
+static sm__vnode *num_binop(frame *f, const char *op, size_t oplen, double x,
+                            double y, TSNode at) {
+  double r;
+  if (oplen == 1) {
+    switch (op[0]) {
+    case '+':
+      r = x + y;
+      break;
+    case '-':
+      r = x - y;
+      break;
+    case '*':
+      r = x * y;
+      break;
+    case '/':
+      if (y == 0)
+        return unknown(f, at);
+      r = x / y;
+      break;
+    case '%':
+      if (y == 0)
+        return unknown(f, at);
+      r = fmod(x, y);
+      if (r != 0 && ((r < 0) != (y < 0)))
+        r += y;
+      break;
+    case '&':
+      r = (double)((long long)x & (long long)y);
+      break;
+    case '|':
+      r = (double)((long long)x | (long long)y);
+      break;
+    default:
+      return unknown(f, at);
+    }
+  } else if (oplen == 2 && op[0] == '/' && op[1] == '/') {
+    if (y == 0)
+      return unknown(f, at);
+    r = floor(x / y);
+  } else if (oplen == 2 && op[0] == '*' && op[1] == '*') {
+    if (fabs(y) > 64)
+      return unknown(f, at);
+    r = pow(x, y);
+  } else if (oplen == 2 && (op[0] == '<' || op[0] == '>')) {
+    if (y < 0 || y > 62)
+      return unknown(f, at);
+    r = op[0] == '<' ? x * pow(2, y) : floor(x / pow(2, y));
+  } else {
+    return unknown(f, at);
+  }
+  return num_node(f, r, at);
+}
+
+/* "%d_%s" % (x, y) with %s/%d/%i/%g/%f conversions. */
+static sm__vnode *percent_format(frame *f, sm__vnode *a, const sm__vnode *b,
+                                 TSNode at) {
+  sm__ctx *c = f->c;
+  sm_buf out;
+  const sm__vnode *args = b;
+  int k = 0;
+  sm__vnode *res;
+  sm_buf_init(&out, MAX_STR);
+  for (const char *p = a->str; *p; p++) {
+    const sm__vnode *arg;
+    const char *s;
+    if (*p != '%') {
+      sm_buf_addc(&out, *p);
+      continue;
+    }
+    if (p[1] == '%') {
+      sm_buf_addc(&out, '%');
+      p++;
+      continue;
+    }
+    while (p[1] && strchr("0123456789.-+ ", p[1]))
+      p++;
+    if (!p[1] || !strchr("sdifgr", p[1])) {
+      sm_buf_release(&out);
+      return unknown(f, at);
+    }
+    p++;
+    arg = (args && args->t == SM__T_LIST) ? (k < args->n ? args->e[k].v : NULL)
+                                          : (k == 0 ? args : NULL);
+    k++;
+    s = to_text(f, arg);
+    if (s == NULL) {
+      sm_buf_release(&out);
+      return unknown(f, at);
+    }
+    sm_buf_adds(&out, s);
+  }
+  res = sm__vt_strv(c, sm_buf_str(&out), f->m->rel, line_of(at));
+  sm_buf_release(&out);
+  return res;
+}
+
 static sm__vnode *binop(frame *f, const char *op, size_t oplen, sm__vnode *a,
                         sm__vnode *b, TSNode at) {
   sm__ctx *c = f->c;
-  if (numeric(a) && numeric(b)) {
-    double x = a->num, y = b->num, r;
-    if (oplen == 1) {
-      switch (op[0]) {
-      case '+':
-        r = x + y;
-        break;
-      case '-':
-        r = x - y;
-        break;
-      case '*':
-        r = x * y;
-        break;
-      case '/':
-        if (y == 0)
-          return unknown(f, at);
-        r = x / y;
-        break;
-      case '%':
-        if (y == 0)
-          return unknown(f, at);
-        r = fmod(x, y);
-        if (r != 0 && ((r < 0) != (y < 0)))
-          r += y;
-        break;
-      case '&':
-        r = (double)((long long)x & (long long)y);
-        break;
-      case '|':
-        r = (double)((long long)x | (long long)y);
-        break;
-      default:
-        return unknown(f, at);
-      }
-    } else if (oplen == 2 && op[0] == '/' && op[1] == '/') {
-      if (y == 0)
-        return unknown(f, at);
-      r = floor(x / y);
-    } else if (oplen == 2 && op[0] == '*' && op[1] == '*') {
-      if (fabs(y) > 64)
-        return unknown(f, at);
-      r = pow(x, y);
-    } else if (oplen == 2 && (op[0] == '<' || op[0] == '>')) {
-      if (y < 0 || y > 62)
-        return unknown(f, at);
-      r = op[0] == '<' ? x * pow(2, y) : floor(x / pow(2, y));
-    } else {
-      return unknown(f, at);
-    }
-    return num_node(f, r, at);
-  }
+  if (numeric(a) && numeric(b))
+    return num_binop(f, op, oplen, a->num, b->num, at);
   if (oplen == 1 && op[0] == '+' && a && b && a->t == SM__T_STR &&
       b->t == SM__T_STR) {
     if (strlen(a->str) + strlen(b->str) > MAX_STR)
@@ -575,47 +629,8 @@ static sm__vnode *binop(frame *f, const char *op, size_t oplen, sm__vnode *a,
         c, a->str[0] ? sm__printf(c, "%s/%s", a->str, b->str) : b->str,
         f->m->rel, line_of(at));
   }
-  if (oplen == 1 && op[0] == '%' && a && a->t == SM__T_STR) {
-    /* "%d_%s" % (x, y) with %s/%d/%i/%g/%f conversions. */
-    sm_buf out;
-    const sm__vnode *args = b;
-    int k = 0;
-    sm__vnode *res;
-    sm_buf_init(&out, MAX_STR);
-    for (const char *p = a->str; *p; p++) {
-      const sm__vnode *arg;
-      const char *s;
-      if (*p != '%') {
-        sm_buf_addc(&out, *p);
-        continue;
-      }
-      if (p[1] == '%') {
-        sm_buf_addc(&out, '%');
-        p++;
-        continue;
-      }
-      while (p[1] && strchr("0123456789.-+ ", p[1]))
-        p++;
-      if (!p[1] || !strchr("sdifgr", p[1])) {
-        sm_buf_release(&out);
-        return unknown(f, at);
-      }
-      p++;
-      arg = (args && args->t == SM__T_LIST)
-                ? (k < args->n ? args->e[k].v : NULL)
-                : (k == 0 ? args : NULL);
-      k++;
-      s = to_text(f, arg);
-      if (s == NULL) {
-        sm_buf_release(&out);
-        return unknown(f, at);
-      }
-      sm_buf_adds(&out, s);
-    }
-    res = sm__vt_strv(c, sm_buf_str(&out), f->m->rel, line_of(at));
-    sm_buf_release(&out);
-    return res;
-  }
+  if (oplen == 1 && op[0] == '%' && a && a->t == SM__T_STR)
+    return percent_format(f, a, b, at);
   if (oplen == 1 && op[0] == '*' && a && b &&
       ((a->t == SM__T_STR && numeric(b)) ||
        (a->t == SM__T_LIST && numeric(b)))) {
@@ -992,6 +1007,59 @@ static sm__vnode *load_path(frame *f, sm__vnode *p, TSNode at) {
   return t ? t : unknown(f, at);
 }
 
+/* "{} {name} {0}".format(...): plain fields only (no format spec or
+ * conversion). */
+static sm__vnode *str_format(frame *f, const char *t, sm__vnode *pos,
+                             sm__vnode *kw, TSNode at) {
+  sm__ctx *c = f->c;
+  int line = line_of(at);
+  sm_buf out;
+  sm__vnode *r;
+  int k = 0;
+  sm_buf_init(&out, MAX_STR);
+  for (const char *p = t; *p; p++) {
+    if (*p == '{' && p[1] == '{') {
+      sm_buf_addc(&out, '{');
+      p++;
+    } else if (*p == '}' && p[1] == '}') {
+      sm_buf_addc(&out, '}');
+      p++;
+    } else if (*p == '{') {
+      const char *close = strchr(p, '}');
+      char key[128];
+      sm__vnode *v;
+      const char *s2;
+      if (close == NULL || (size_t)(close - p) >= sizeof(key)) {
+        sm_buf_release(&out);
+        return unknown(f, at);
+      }
+      snprintf(key, sizeof(key), "%.*s", (int)(close - p - 1), p + 1);
+      if (strchr(key, ':') || strchr(key, '!')) {
+        sm_buf_release(&out);
+        return unknown(f, at);
+      }
+      if (key[0] == '\0')
+        v = arg_at(pos, NULL, k++, NULL);
+      else if (isdigit((unsigned char)key[0]))
+        v = arg_at(pos, NULL, atoi(key), NULL);
+      else
+        v = sm__vt_get(kw, key);
+      s2 = to_text(f, v);
+      if (s2 == NULL) {
+        sm_buf_release(&out);
+        return unknown(f, at);
+      }
+      sm_buf_adds(&out, s2);
+      p = close;
+    } else {
+      sm_buf_addc(&out, *p);
+    }
+  }
+  r = sm__vt_strv(c, sm_buf_str(&out), f->m->rel, line);
+  sm_buf_release(&out);
+  return r;
+}
+
 static sm__vnode *str_method(frame *f, sm__vnode *s, const char *name,
                              sm__vnode *pos, sm__vnode *kw, TSNode at) {
   sm__ctx *c = f->c;
@@ -1040,53 +1108,8 @@ static sm__vnode *str_method(frame *f, sm__vnode *s, const char *name,
     sm_buf_release(&out);
     return r;
   }
-  if (strcmp(name, "format") == 0) {
-    sm_buf out;
-    sm__vnode *r;
-    int k = 0;
-    sm_buf_init(&out, MAX_STR);
-    for (const char *p = t; *p; p++) {
-      if (*p == '{' && p[1] == '{') {
-        sm_buf_addc(&out, '{');
-        p++;
-      } else if (*p == '}' && p[1] == '}') {
-        sm_buf_addc(&out, '}');
-        p++;
-      } else if (*p == '{') {
-        const char *close = strchr(p, '}');
-        char key[128];
-        sm__vnode *v;
-        const char *s2;
-        if (close == NULL || (size_t)(close - p) >= sizeof(key)) {
-          sm_buf_release(&out);
-          return unknown(f, at);
-        }
-        snprintf(key, sizeof(key), "%.*s", (int)(close - p - 1), p + 1);
-        if (strchr(key, ':') || strchr(key, '!')) {
-          sm_buf_release(&out);
-          return unknown(f, at);
-        }
-        if (key[0] == '\0')
-          v = arg_at(pos, NULL, k++, NULL);
-        else if (isdigit((unsigned char)key[0]))
-          v = arg_at(pos, NULL, atoi(key), NULL);
-        else
-          v = sm__vt_get(kw, key);
-        s2 = to_text(f, v);
-        if (s2 == NULL) {
-          sm_buf_release(&out);
-          return unknown(f, at);
-        }
-        sm_buf_adds(&out, s2);
-        p = close;
-      } else {
-        sm_buf_addc(&out, *p);
-      }
-    }
-    r = sm__vt_strv(c, sm_buf_str(&out), f->m->rel, line);
-    sm_buf_release(&out);
-    return r;
-  }
+  if (strcmp(name, "format") == 0)
+    return str_format(f, t, pos, kw, at);
   if (strcmp(name, "split") == 0 || strcmp(name, "rsplit") == 0) {
     sm__vnode *sep = arg_at(pos, kw, 0, "sep");
     sm__vnode *l = owned(f, SM__T_LIST, at);
@@ -1307,13 +1330,14 @@ static int dataclass_parser_call(frame *f, const char *name, sm__vnode *pos,
 }
 
 /* Library calls the evaluator knows by name; NULL when it does not. */
-static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
-                             sm__vnode *kw, TSNode at) {
+/* Config objects: mapping constructors, OmegaConf, LazyCall, dataclass
+ * fields.  NULL when name is none of them. */
+static sm__vnode *config_call(frame *f, const char *name, sm__vnode *pos,
+                              sm__vnode *kw, TSNode at) {
   sm__ctx *c = f->c;
   const char *l = last_comp(name);
   sm__vnode *a0 = arg_at(pos, NULL, 0, NULL);
   int line = line_of(at);
-
   /* Mapping constructors. */
   if (strcmp(name, "dict") == 0 || strcmp(l, "OrderedDict") == 0 ||
       strcmp(l, "EasyDict") == 0 || strcmp(name, "edict") == 0 ||
@@ -1386,7 +1410,16 @@ static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
       return call_value(f, df, NULL, NULL, at);
     return unknown(f, at);
   }
-  /* Conversions and small builtins over known values. */
+  return NULL;
+}
+
+/* Conversions and small builtins over known values (int, str, len, min,
+ * range, list, getattr, print).  NULL when name is none of them. */
+static sm__vnode *builtin_call(frame *f, const char *name, sm__vnode *pos,
+                               sm__vnode *kw, TSNode at) {
+  sm__ctx *c = f->c;
+  sm__vnode *a0 = arg_at(pos, NULL, 0, NULL);
+  int line = line_of(at);
   if (strcmp(name, "int") == 0 || strcmp(name, "float") == 0 ||
       strcmp(name, "round") == 0) {
     double v;
@@ -1491,7 +1524,17 @@ static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
   if (strcmp(name, "print") == 0 || strncmp(name, "logging.", 8) == 0 ||
       strncmp(name, "logger.", 7) == 0 || strcmp(name, "warnings.warn") == 0)
     return none_at(f, at);
-  /* Paths and the environment. */
+  return NULL;
+}
+
+/* Paths and the environment (os.path, pathlib, os.environ,
+ * importlib).  NULL when name is none of them. */
+static sm__vnode *path_call(frame *f, const char *name, sm__vnode *pos,
+                            sm__vnode *kw, TSNode at) {
+  sm__ctx *c = f->c;
+  const char *l = last_comp(name);
+  sm__vnode *a0 = arg_at(pos, NULL, 0, NULL);
+  int line = line_of(at);
   if (strcmp(name, "os.path.join") == 0 || strcmp(name, "osp.join") == 0) {
     sm__vnode *r = NULL;
     for (int i = 0; pos && i < pos->n; i++) {
@@ -1563,6 +1606,16 @@ static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
     return mv;
   }
   return NULL;
+}
+
+static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
+                             sm__vnode *kw, TSNode at) {
+  sm__vnode *r = config_call(f, name, pos, kw, at);
+  if (r == NULL)
+    r = builtin_call(f, name, pos, kw, at);
+  if (r == NULL)
+    r = path_call(f, name, pos, kw, at);
+  return r;
 }
 
 static sm__vnode *invoke(frame *f, sm__vnode *fn, sm__vnode *pos, sm__vnode *kw,
@@ -1827,6 +1880,136 @@ static sm__vnode *eval_call(frame *f, TSNode n, int depth) {
 
 /* ==== Expressions ==== */
 
+/* An integer or float literal (1_000, 3e-4; 0x10, 0o7, 0b1 when
+ * prefixed is set: an integer). */
+static sm__vnode *number_lit(frame *f, TSNode n, int prefixed) {
+  char buf[64];
+  size_t o = 0, len;
+  const char *x = span(f, n, &len);
+  double v;
+  for (size_t i = 0; i < len && o + 1 < sizeof(buf); i++)
+    if (x[i] != '_')
+      buf[o++] = x[i];
+  buf[o] = '\0';
+  if (prefixed && o > 2 && buf[0] == '0' && strchr("xXoObB", buf[1])) {
+    int base = strchr("xX", buf[1]) ? 16 : strchr("oO", buf[1]) ? 8 : 2;
+    v = (double)strtoll(buf + 2, NULL, base);
+  } else if (sm_parse_double(buf, &v) != 0) {
+    return unknown(f, n);
+  }
+  return num_node(f, v, n);
+}
+
+/* A name: its binding, __file__ / __name__, or a symbol (a builtin or a
+ * name the module does not define). */
+static sm__vnode *eval_identifier(frame *f, TSNode n) {
+  sm__ctx *c = f->c;
+  char *name = dup_span(f, n);
+  sm__vnode *v;
+  if (name == NULL)
+    return unknown(f, n);
+  if ((v = lookup(f, name)) != NULL)
+    return v;
+  if (strcmp(name, "__file__") == 0)
+    return sm__vt_strv(c, f->m->rel, f->m->rel, line_of(n));
+  if (strcmp(name, "__name__") == 0)
+    return sm__vt_strv(c, f->m->name, f->m->rel, line_of(n));
+  /* A builtin or a name the module does not define. */
+  v = sm__vt_new(c, SM__T_SYM, f->m->rel, line_of(n));
+  if (v != NULL)
+    v->str = name;
+  return v;
+}
+
+/* v[k]: a list element, a mapping's key, os.environ[K]. */
+static sm__vnode *eval_subscript(frame *f, TSNode n, int depth) {
+  sm__ctx *c = f->c;
+  sm__vnode *v = eval(f, field(n, "value"), depth + 1);
+  sm__vnode *k = eval(f, field(n, "subscript"), depth + 1);
+  if (v->t == SM__T_LIST && numeric(k)) {
+    int i = (int)k->num;
+    if (i < 0)
+      i += v->n;
+    if (i >= 0 && i < v->n)
+      return v->e[i].v;
+    return unknown(f, n);
+  }
+  if (container(v) && k->t == SM__T_STR) {
+    sm__vnode *r = sm__vt_get(v, k->str);
+    return r ? r : unknown(f, n);
+  }
+  if (v->t == SM__T_SYM && k->t == SM__T_STR &&
+      strcmp(v->str, "os.environ") == 0) {
+    const char *e = sm__env(c, k->str);
+    return e ? sm__vt_text(c, e, NULL, 0) : unknown(f, n);
+  }
+  return unknown(f, n);
+}
+
+/* a < b < c: every link must hold. */
+static sm__vnode *eval_comparison(frame *f, TSNode n, int depth) {
+  sm__ctx *c = f->c;
+  size_t len;
+  uint32_t nc = ts_node_child_count(n);
+  sm__vnode *left = NULL;
+  int result = 1;
+  char op[16] = "";
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode k = ts_node_child(n, i);
+    if (ts_node_is_named(k)) {
+      sm__vnode *v = eval(f, k, depth + 1);
+      if (left != NULL && op[0]) {
+        int r = compare(f, op, left, v);
+        if (r < 0)
+          return unknown(f, n);
+        result = result && r;
+        op[0] = '\0';
+      }
+      left = v;
+    } else {
+      const char *o = span(f, k, &len);
+      if (op[0] && len + strlen(op) + 2 < sizeof(op)) {
+        /* "not in", "is not" */
+        size_t ol = strlen(op);
+        op[ol] = ' ';
+        memcpy(op + ol + 1, o, len);
+        op[ol + 1 + len] = '\0';
+      } else if (len < sizeof(op)) {
+        memcpy(op, o, len);
+        op[len] = '\0';
+      }
+    }
+  }
+  return sm__vt_numv(c, SM__T_BOOL, result, f->m->rel, line_of(n));
+}
+
+/* a OP b over known values; arithmetic over keys the store may know (lr *
+ * batch) is kept as an expression. */
+static sm__vnode *eval_binary(frame *f, TSNode n, int depth) {
+  sm__ctx *c = f->c;
+  size_t len;
+  sm__vnode *a = eval(f, field(n, "left"), depth + 1);
+  sm__vnode *b = eval(f, field(n, "right"), depth + 1);
+  const char *op = span(f, field(n, "operator"), &len);
+  sm__vnode *r = binop(f, op, len, a, b, n);
+  if (r->t == SM__T_UNKNOWN &&
+      (a->t == SM__T_UNKNOWN || b->t == SM__T_UNKNOWN || a->t == SM__T_SYM ||
+       b->t == SM__T_SYM)) {
+    /* Keep arithmetic over keys the store may know (lr * batch). */
+    sm_buf rb;
+    sm_buf_init(&rb, 4096);
+    if (rpn_of(f, n, &rb, depth) == 0) {
+      r = sm__vt_new(c, SM__T_EXPR, f->m->rel, line_of(n));
+      if (r != NULL)
+        r->str = sm__strdup(c, sm_buf_str(&rb));
+    }
+    sm_buf_release(&rb);
+    if (r == NULL)
+      r = unknown(f, n);
+  }
+  return r;
+}
+
 static sm__vnode *eval(frame *f, TSNode n, int depth) {
   const char *t;
   sm__ctx *c = f->c;
@@ -1837,55 +2020,14 @@ static sm__vnode *eval(frame *f, TSNode n, int depth) {
   t = ts_node_type(n);
   switch (t[0]) {
   case 'i':
-    if (strcmp(t, "integer") == 0) {
-      char buf[64];
-      size_t o = 0;
-      const char *x = span(f, n, &len);
-      double v;
-      for (size_t i = 0; i < len && o + 1 < sizeof(buf); i++)
-        if (x[i] != '_')
-          buf[o++] = x[i];
-      buf[o] = '\0';
-      if (o > 2 && buf[0] == '0' && strchr("xXoObB", buf[1])) {
-        int base = strchr("xX", buf[1]) ? 16 : strchr("oO", buf[1]) ? 8 : 2;
-        v = (double)strtoll(buf + 2, NULL, base);
-      } else if (sm_parse_double(buf, &v) != 0) {
-        return unknown(f, n);
-      }
-      return num_node(f, v, n);
-    }
-    if (strcmp(t, "identifier") == 0) {
-      char *name = dup_span(f, n);
-      sm__vnode *v;
-      if (name == NULL)
-        return unknown(f, n);
-      if ((v = lookup(f, name)) != NULL)
-        return v;
-      if (strcmp(name, "__file__") == 0)
-        return sm__vt_strv(c, f->m->rel, f->m->rel, line_of(n));
-      if (strcmp(name, "__name__") == 0)
-        return sm__vt_strv(c, f->m->name, f->m->rel, line_of(n));
-      /* A builtin or a name the module does not define. */
-      v = sm__vt_new(c, SM__T_SYM, f->m->rel, line_of(n));
-      if (v != NULL)
-        v->str = name;
-      return v;
-    }
+    if (strcmp(t, "integer") == 0)
+      return number_lit(f, n, 1);
+    if (strcmp(t, "identifier") == 0)
+      return eval_identifier(f, n);
     break;
   case 'f':
-    if (strcmp(t, "float") == 0) {
-      char buf[64];
-      size_t o = 0;
-      const char *x = span(f, n, &len);
-      double v;
-      for (size_t i = 0; i < len && o + 1 < sizeof(buf); i++)
-        if (x[i] != '_')
-          buf[o++] = x[i];
-      buf[o] = '\0';
-      if (sm_parse_double(buf, &v) != 0)
-        return unknown(f, n);
-      return num_node(f, v, n);
-    }
+    if (strcmp(t, "float") == 0)
+      return number_lit(f, n, 0);
     if (strcmp(t, "false") == 0)
       return sm__vt_numv(c, SM__T_BOOL, 0, f->m->rel, line_of(n));
     break;
@@ -1921,28 +2063,8 @@ static sm__vnode *eval(frame *f, TSNode n, int depth) {
                     depth + 1);
       return list_lit(f, n, depth);
     }
-    if (strcmp(t, "subscript") == 0) {
-      sm__vnode *v = eval(f, field(n, "value"), depth + 1);
-      sm__vnode *k = eval(f, field(n, "subscript"), depth + 1);
-      if (v->t == SM__T_LIST && numeric(k)) {
-        int i = (int)k->num;
-        if (i < 0)
-          i += v->n;
-        if (i >= 0 && i < v->n)
-          return v->e[i].v;
-        return unknown(f, n);
-      }
-      if (container(v) && k->t == SM__T_STR) {
-        sm__vnode *r = sm__vt_get(v, k->str);
-        return r ? r : unknown(f, n);
-      }
-      if (v->t == SM__T_SYM && k->t == SM__T_STR &&
-          strcmp(v->str, "os.environ") == 0) {
-        const char *e = sm__env(c, k->str);
-        return e ? sm__vt_text(c, e, NULL, 0) : unknown(f, n);
-      }
-      return unknown(f, n);
-    }
+    if (strcmp(t, "subscript") == 0)
+      return eval_subscript(f, n, depth);
     break;
   case 'c':
     if (strcmp(t, "concatenated_string") == 0)
@@ -1958,40 +2080,8 @@ static sm__vnode *eval(frame *f, TSNode n, int depth) {
         return unknown(f, n);
       return eval(f, tr ? a : b, depth + 1);
     }
-    if (strcmp(t, "comparison_operator") == 0) {
-      /* a < b < c: every link must hold. */
-      uint32_t nc = ts_node_child_count(n);
-      sm__vnode *left = NULL;
-      int result = 1;
-      char op[16] = "";
-      for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_child(n, i);
-        if (ts_node_is_named(k)) {
-          sm__vnode *v = eval(f, k, depth + 1);
-          if (left != NULL && op[0]) {
-            int r = compare(f, op, left, v);
-            if (r < 0)
-              return unknown(f, n);
-            result = result && r;
-            op[0] = '\0';
-          }
-          left = v;
-        } else {
-          const char *o = span(f, k, &len);
-          if (op[0] && len + strlen(op) + 2 < sizeof(op)) {
-            /* "not in", "is not" */
-            size_t ol = strlen(op);
-            op[ol] = ' ';
-            memcpy(op + ol + 1, o, len);
-            op[ol + 1 + len] = '\0';
-          } else if (len < sizeof(op)) {
-            memcpy(op, o, len);
-            op[len] = '\0';
-          }
-        }
-      }
-      return sm__vt_numv(c, SM__T_BOOL, result, f->m->rel, line_of(n));
-    }
+    if (strcmp(t, "comparison_operator") == 0)
+      return eval_comparison(f, n, depth);
     break;
   case 'p':
     if (strcmp(t, "parenthesized_expression") == 0)
@@ -2011,28 +2101,8 @@ static sm__vnode *eval(frame *f, TSNode n, int depth) {
     }
     break;
   case 'b':
-    if (strcmp(t, "binary_operator") == 0) {
-      sm__vnode *a = eval(f, field(n, "left"), depth + 1);
-      sm__vnode *b = eval(f, field(n, "right"), depth + 1);
-      const char *op = span(f, field(n, "operator"), &len);
-      sm__vnode *r = binop(f, op, len, a, b, n);
-      if (r->t == SM__T_UNKNOWN &&
-          (a->t == SM__T_UNKNOWN || b->t == SM__T_UNKNOWN ||
-           a->t == SM__T_SYM || b->t == SM__T_SYM)) {
-        /* Keep arithmetic over keys the store may know (lr * batch). */
-        sm_buf rb;
-        sm_buf_init(&rb, 4096);
-        if (rpn_of(f, n, &rb, depth) == 0) {
-          r = sm__vt_new(c, SM__T_EXPR, f->m->rel, line_of(n));
-          if (r != NULL)
-            r->str = sm__strdup(c, sm_buf_str(&rb));
-        }
-        sm_buf_release(&rb);
-        if (r == NULL)
-          r = unknown(f, n);
-      }
-      return r;
-    }
+    if (strcmp(t, "binary_operator") == 0)
+      return eval_binary(f, n, depth);
     if (strcmp(t, "boolean_operator") == 0) {
       sm__vnode *a = eval(f, field(n, "left"), depth + 1);
       const char *op = span(f, field(n, "operator"), &len);
@@ -2433,19 +2503,9 @@ static sm__vnode *import_name(frame *f, sm__vnode *mv, const char *x,
   }
   if (v != NULL && v->t != SM__T_UNKNOWN)
     return v;
-  {
-    /* from pkg import submodule */
-    const char *p = sm__py_module_path(f->c, m->dir, x, 1);
-    if (p != NULL && strstr(m->rel, "__init__.py") != NULL) {
-      pymod *sub = module_get(f->c, p);
-      if (sub != NULL) {
-        sm__vnode *sv = sm__vt_new(f->c, SM__T_MODULE, p, 1);
-        if (sv != NULL)
-          sv->aux = sub;
-        return sv;
-      }
-    }
-  }
+  /* from pkg import submodule */
+  if ((v = submodule(f, m, x)) != NULL)
+    return v;
   table = sm__vt_get(ns, "_import_structure");
   if (table != NULL && table->t == SM__T_MAP) {
     for (int i = 0; i < table->n; i++) {

@@ -22,7 +22,6 @@
 
 const TSLanguage *tree_sitter_python(void);
 
-#define MAX_PY_FILES 160
 #define MAX_IMPORT_DEPTH 3
 /* Bytes of imported modules parsed before deeper ones are only scanned
  * for class names. */
@@ -325,6 +324,173 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
   return -1;
 }
 
+/* An expression the guards read, as RPN (an SM__V_EXPR), or unknown. */
+static val rpn_value(scan *s, TSNode n, int depth) {
+  val v = {-1, 0, NULL, 0};
+  sm_buf b2;
+  sm_buf_init(&b2, 4096);
+  if (rpn(s, n, &b2, depth) == 0) {
+    v.kind = SM__V_EXPR;
+    v.str = sm__strdup(s->c, sm_buf_str(&b2));
+  }
+  sm_buf_release(&b2);
+  return v;
+}
+
+/* 1_000, 0x10, 3e-4. */
+static val eval_number(scan *s, TSNode n) {
+  val v = {-1, 0, NULL, 0};
+  size_t len;
+  char buf[64];
+  const char *x = text(s, n, &len);
+  size_t o = 0;
+  for (size_t i = 0; i < len && o + 1 < sizeof(buf); i++)
+    if (x[i] != '_')
+      buf[o++] = x[i];
+  buf[o] = '\0';
+  if (o > 2 && buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'))
+    v.num = (double)strtoll(buf, NULL, 16);
+  else if (sm_parse_double(buf, &v.num) != 0)
+    return v;
+  v.kind = SM__V_NUM;
+  return v;
+}
+
+/* a + b, a // b, a ** b on numbers; ROOT / "file"; otherwise RPN. */
+static val eval_binop(scan *s, TSNode n, int depth) {
+  val v = {-1, 0, NULL, 0};
+  size_t len;
+  val a = eval(s, field(n, "left"), depth + 1);
+  val b = eval(s, field(n, "right"), depth + 1);
+  const char *op = text(s, field(n, "operator"), &len);
+  if (len == 1 && op[0] == '/' && b.kind == SM__V_STR &&
+      (a.kind == SM__V_STR || a.kind == SM__V_REF)) {
+    /* pathlib: ROOT / "data/hyp.yaml" is a path next to the script. */
+    v.kind = SM__V_STR;
+    v.str =
+        a.kind == SM__V_STR ? sm__printf(s->c, "%s/%s", a.str, b.str) : b.str;
+    return v;
+  }
+  if (a.kind == SM__V_NUM && b.kind == SM__V_NUM) {
+    v.kind = SM__V_NUM;
+    if (len == 1 && op[0] == '+')
+      v.num = a.num + b.num;
+    else if (len == 1 && op[0] == '-')
+      v.num = a.num - b.num;
+    else if (len == 1 && op[0] == '*')
+      v.num = a.num * b.num;
+    else if (len == 1 && op[0] == '/' && b.num != 0)
+      v.num = a.num / b.num;
+    else if (len == 2 && op[0] == '/' && b.num != 0)
+      v.num = (double)(long long)(a.num / b.num);
+    else if (len == 2 && op[0] == '*' && b.num >= 0 && b.num < 64)
+      v.num = __builtin_pow(a.num, b.num);
+    else
+      v.kind = -1;
+  } else {
+    v = rpn_value(s, n, depth);
+  }
+  return v;
+}
+
+/* [1, 2], (a, b): the text, the sum when all are numbers, the count. */
+static val eval_list(scan *s, TSNode n, int depth) {
+  val v = {-1, 0, NULL, 0};
+  sm_buf b;
+  uint32_t nc = ts_node_named_child_count(n);
+  double sum = 0;
+  int numeric = 1;
+  sm_buf_init(&b, 4096);
+  sm_buf_addc(&b, '[');
+  for (uint32_t i = 0; i < nc && i < 64; i++) {
+    val e = eval(s, ts_node_named_child(n, i), depth + 1);
+    if (i)
+      sm_buf_adds(&b, ", ");
+    if (e.kind == SM__V_NUM) {
+      sm_buf_addf(&b, "%.17g", e.num);
+      sum += e.num;
+    } else if (e.kind == SM__V_STR) {
+      sm_buf_adds(&b, e.str);
+      numeric = 0;
+    } else {
+      numeric = 0;
+    }
+  }
+  sm_buf_addc(&b, ']');
+  v.kind = SM__V_LIST;
+  v.str = sm__strdup(s->c, sm_buf_str(&b));
+  v.num = numeric ? sum : 0.0 / 0.0;
+  v.list_n = (int)nc;
+  sm_buf_release(&b);
+  return v;
+}
+
+/* A name or attribute: a reference, or a torch dtype by name. */
+static val eval_name(scan *s, TSNode n) {
+  val v = {-1, 0, NULL, 0};
+  char *full = dup_text(s, n);
+  if (full &&
+      (strcmp(full, "torch.bfloat16") == 0 ||
+       strcmp(full, "torch.float16") == 0 || strcmp(full, "torch.half") == 0 ||
+       strcmp(full, "torch.float32") == 0)) {
+    v.kind = SM__V_STR;
+    v.str = last_comp(full);
+    return v;
+  }
+  v.str = ref_name(s, n);
+  if (v.str != NULL)
+    v.kind = SM__V_REF;
+  return v;
+}
+
+/* int(x), field(default=...), os.environ.get(K, d), world-size calls,
+ * all()/any(). */
+static val eval_call(scan *s, TSNode n, int depth) {
+  val v = {-1, 0, NULL, 0};
+  char *callee = dup_text(s, field(n, "function"));
+  TSNode args = field(n, "arguments");
+  uint32_t nc = ts_node_named_child_count(args);
+  if (callee == NULL)
+    return v;
+  if ((strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0 ||
+       strcmp(callee, "str") == 0 || strcmp(callee, "bool") == 0) &&
+      nc >= 1)
+    return eval(s, ts_node_named_child(args, 0), depth + 1);
+  if (strcmp(last_comp(callee), "field") == 0) {
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode a = ts_node_named_child(args, i);
+      if (is(a, "keyword_argument")) {
+        size_t kl;
+        const char *k = text(s, field(a, "name"), &kl);
+        if (kl == 7 && strncmp(k, "default", 7) == 0)
+          return eval(s, field(a, "value"), depth + 1);
+      }
+    }
+    return v;
+  }
+  if ((strcmp(callee, "os.environ.get") == 0 ||
+       strcmp(callee, "os.getenv") == 0) &&
+      nc >= 1) {
+    val name = eval(s, ts_node_named_child(args, 0), depth + 1);
+    const char *e;
+    if (name.kind == SM__V_STR && (e = sm__env(s->c, name.str)) != NULL) {
+      v.kind = SM__V_STR;
+      v.str = e;
+      return v;
+    }
+    if (nc >= 2)
+      return eval(s, ts_node_named_child(args, 1), depth + 1);
+    return v;
+  }
+  if (world_call(callee)) {
+    v.kind = SM__V_EXPR;
+    v.str = "@world";
+  } else if (strcmp(callee, "all") == 0 || strcmp(callee, "any") == 0) {
+    v = rpn_value(s, n, depth);
+  }
+  return v;
+}
+
 static val eval(scan *s, TSNode n, int depth) {
   val v = {-1, 0, NULL, 0};
   const char *t = ntype(n);
@@ -333,18 +499,7 @@ static val eval(scan *s, TSNode n, int depth) {
   if (ts_node_is_null(n) || depth > 30)
     return v;
   if (strcmp(t, "integer") == 0 || strcmp(t, "float") == 0) {
-    char buf[64];
-    const char *x = text(s, n, &len);
-    size_t o = 0;
-    for (size_t i = 0; i < len && o + 1 < sizeof(buf); i++)
-      if (x[i] != '_')
-        buf[o++] = x[i];
-    buf[o] = '\0';
-    if (o > 2 && buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'))
-      v.num = (double)strtoll(buf, NULL, 16);
-    else if (sm_parse_double(buf, &v.num) != 0)
-      return v;
-    v.kind = SM__V_NUM;
+    v = eval_number(s, n);
   } else if (strcmp(t, "string") == 0 ||
              strcmp(t, "concatenated_string") == 0) {
     v.str = string_value(s, n);
@@ -369,141 +524,18 @@ static val eval(scan *s, TSNode n, int depth) {
     /* `a if cond else b`: the first branch, as the common case. */
     v = eval(s, ts_node_named_child(n, 0), depth + 1);
   } else if (strcmp(t, "binary_operator") == 0) {
-    val a = eval(s, field(n, "left"), depth + 1);
-    val b = eval(s, field(n, "right"), depth + 1);
-    const char *op = text(s, field(n, "operator"), &len);
-    if (len == 1 && op[0] == '/' && b.kind == SM__V_STR &&
-        (a.kind == SM__V_STR || a.kind == SM__V_REF)) {
-      /* pathlib: ROOT / "data/hyp.yaml" is a path next to the script. */
-      v.kind = SM__V_STR;
-      v.str =
-          a.kind == SM__V_STR ? sm__printf(s->c, "%s/%s", a.str, b.str) : b.str;
-      return v;
-    }
-    if (a.kind == SM__V_NUM && b.kind == SM__V_NUM) {
-      v.kind = SM__V_NUM;
-      if (len == 1 && op[0] == '+')
-        v.num = a.num + b.num;
-      else if (len == 1 && op[0] == '-')
-        v.num = a.num - b.num;
-      else if (len == 1 && op[0] == '*')
-        v.num = a.num * b.num;
-      else if (len == 1 && op[0] == '/' && b.num != 0)
-        v.num = a.num / b.num;
-      else if (len == 2 && op[0] == '/' && b.num != 0)
-        v.num = (double)(long long)(a.num / b.num);
-      else if (len == 2 && op[0] == '*' && b.num >= 0 && b.num < 64)
-        v.num = __builtin_pow(a.num, b.num);
-      else
-        v.kind = -1;
-    } else {
-      sm_buf b2;
-      sm_buf_init(&b2, 4096);
-      if (rpn(s, n, &b2, depth) == 0) {
-        v.kind = SM__V_EXPR;
-        v.str = sm__strdup(s->c, sm_buf_str(&b2));
-      }
-      sm_buf_release(&b2);
-    }
+    v = eval_binop(s, n, depth);
   } else if (strcmp(t, "boolean_operator") == 0 ||
              strcmp(t, "comparison_operator") == 0 ||
              strcmp(t, "not_operator") == 0) {
     /* A condition over options: kept as RPN for the guards. */
-    sm_buf b2;
-    sm_buf_init(&b2, 4096);
-    if (rpn(s, n, &b2, depth) == 0) {
-      v.kind = SM__V_EXPR;
-      v.str = sm__strdup(s->c, sm_buf_str(&b2));
-    }
-    sm_buf_release(&b2);
+    v = rpn_value(s, n, depth);
   } else if (strcmp(t, "list") == 0 || strcmp(t, "tuple") == 0) {
-    sm_buf b;
-    uint32_t nc = ts_node_named_child_count(n);
-    double sum = 0;
-    int numeric = 1;
-    sm_buf_init(&b, 4096);
-    sm_buf_addc(&b, '[');
-    for (uint32_t i = 0; i < nc && i < 64; i++) {
-      val e = eval(s, ts_node_named_child(n, i), depth + 1);
-      if (i)
-        sm_buf_adds(&b, ", ");
-      if (e.kind == SM__V_NUM) {
-        sm_buf_addf(&b, "%.17g", e.num);
-        sum += e.num;
-      } else if (e.kind == SM__V_STR) {
-        sm_buf_adds(&b, e.str);
-        numeric = 0;
-      } else {
-        numeric = 0;
-      }
-    }
-    sm_buf_addc(&b, ']');
-    v.kind = SM__V_LIST;
-    v.str = sm__strdup(s->c, sm_buf_str(&b));
-    v.num = numeric ? sum : 0.0 / 0.0;
-    v.list_n = (int)nc;
-    sm_buf_release(&b);
+    v = eval_list(s, n, depth);
   } else if (strcmp(t, "identifier") == 0 || strcmp(t, "attribute") == 0) {
-    char *full = dup_text(s, n);
-    if (full && (strcmp(full, "torch.bfloat16") == 0 ||
-                 strcmp(full, "torch.float16") == 0 ||
-                 strcmp(full, "torch.half") == 0 ||
-                 strcmp(full, "torch.float32") == 0)) {
-      v.kind = SM__V_STR;
-      v.str = last_comp(full);
-      return v;
-    }
-    v.str = ref_name(s, n);
-    if (v.str != NULL)
-      v.kind = SM__V_REF;
+    v = eval_name(s, n);
   } else if (strcmp(t, "call") == 0) {
-    char *callee = dup_text(s, field(n, "function"));
-    TSNode args = field(n, "arguments");
-    uint32_t nc = ts_node_named_child_count(args);
-    if (callee == NULL)
-      return v;
-    if ((strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0 ||
-         strcmp(callee, "str") == 0 || strcmp(callee, "bool") == 0) &&
-        nc >= 1)
-      return eval(s, ts_node_named_child(args, 0), depth + 1);
-    if (strcmp(last_comp(callee), "field") == 0) {
-      for (uint32_t i = 0; i < nc; i++) {
-        TSNode a = ts_node_named_child(args, i);
-        if (is(a, "keyword_argument")) {
-          size_t kl;
-          const char *k = text(s, field(a, "name"), &kl);
-          if (kl == 7 && strncmp(k, "default", 7) == 0)
-            return eval(s, field(a, "value"), depth + 1);
-        }
-      }
-      return v;
-    }
-    if ((strcmp(callee, "os.environ.get") == 0 ||
-         strcmp(callee, "os.getenv") == 0) &&
-        nc >= 1) {
-      val name = eval(s, ts_node_named_child(args, 0), depth + 1);
-      const char *e;
-      if (name.kind == SM__V_STR && (e = sm__env(s->c, name.str)) != NULL) {
-        v.kind = SM__V_STR;
-        v.str = e;
-        return v;
-      }
-      if (nc >= 2)
-        return eval(s, ts_node_named_child(args, 1), depth + 1);
-      return v;
-    }
-    if (world_call(callee)) {
-      v.kind = SM__V_EXPR;
-      v.str = "@world";
-    } else if (strcmp(callee, "all") == 0 || strcmp(callee, "any") == 0) {
-      sm_buf b2;
-      sm_buf_init(&b2, 4096);
-      if (rpn(s, n, &b2, depth) == 0) {
-        v.kind = SM__V_EXPR;
-        v.str = sm__strdup(s->c, sm_buf_str(&b2));
-      }
-      sm_buf_release(&b2);
-    }
+    v = eval_call(s, n, depth);
   }
   return v;
 }
@@ -536,113 +568,6 @@ static sm__param *put(scan *s, const char *key, val v, int layer,
 }
 
 /* ==== Imports ==== */
-
-const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
-                               int level) {
-  const char *bases[6];
-  int nb = 0;
-  char mod[512];
-  size_t i;
-
-  if (strlen(module) >= sizeof(mod))
-    return NULL;
-  for (i = 0; module[i]; i++)
-    mod[i] = module[i] == '.' ? '/' : module[i];
-  mod[i] = '\0';
-  if (level > 0) {
-    const char *b = dir;
-    for (int k = 1; k < level && b; k++)
-      b = sm__repo_join(c, b, "..");
-    if (b == NULL)
-      return NULL;
-    bases[nb++] = b;
-  } else {
-    bases[nb++] = dir;
-    if (c->entry_dir)
-      bases[nb++] = c->entry_dir;
-    if (c->cmd_dir)
-      bases[nb++] = c->cmd_dir;
-    bases[nb++] = "";
-    bases[nb++] = "src";
-  }
-  for (int k = 0; k < nb; k++) {
-    const char *cand[2];
-    if (bases[k] == NULL)
-      continue;
-    cand[0] = sm__printf(c, "%s%s%s.py", bases[k], bases[k][0] ? "/" : "", mod);
-    cand[1] = sm__printf(c, "%s%s%s/__init__.py", bases[k],
-                         bases[k][0] ? "/" : "", mod);
-    for (int j = 0; j < 2; j++) {
-      const char *p = sm__repo_join(c, "", cand[j]);
-      if (p != NULL && sm__fs_is_file(c, p))
-        return p;
-    }
-    if (mod[0] == '\0')
-      break;
-  }
-  if (level == 0) {
-    /* setuptools package_dir: {"pkg.tools": "tools"} installs a directory
-     * under another package name. */
-    const sm__vnode *pd = sm__py_package_dir(c);
-    for (int k = 0; pd != NULL && k < pd->n; k++) {
-      const char *pkg = pd->e[k].key;
-      const sm__vnode *d = pd->e[k].v;
-      size_t pl = pkg ? strlen(pkg) : 0;
-      const char *rest;
-      if (pl == 0 || d->t != SM__T_STR || strncmp(module, pkg, pl) != 0 ||
-          (module[pl] != '\0' && module[pl] != '.'))
-        continue;
-      rest = module + pl;
-      for (int j = 0; j < 2; j++) {
-        const char *cand = sm__printf(c, "%s%s%s%s", d->str, rest[0] ? "/" : "",
-                                      rest[0] ? rest + 1 : "",
-                                      j == 0 ? ".py" : "/__init__.py");
-        char *q;
-        const char *p;
-        if (cand == NULL)
-          continue;
-        for (q = (char *)cand + strlen(d->str); *q; q++)
-          if (*q == '.' && strcmp(q, ".py") != 0)
-            *q = '/';
-        p = sm__repo_join(c, "", cand);
-        if (p != NULL && sm__fs_is_file(c, p))
-          return p;
-      }
-    }
-  }
-  return NULL;
-}
-
-void sm__py_queue_want(sm__ctx *c, const char *rel, int layer, int depth,
-                       const char *want) {
-  sm__pyfile *f;
-  for (int i = 0; i < c->pyqueue.n; i++) {
-    f = &SM__AT(c->pyqueue, sm__pyfile, i);
-    if (strcmp(f->path, rel) != 0)
-      continue;
-    /* Not scanned yet: it now serves these names too. */
-    if (i >= c->pyqueue_done && f->want != NULL) {
-      if (want == NULL)
-        f->want = NULL;
-      else if (strlen(f->want) + strlen(want) < 4096)
-        f->want = sm__printf(c, "%s%s", f->want, want + 1);
-    }
-    return;
-  }
-  if (c->pyqueue.n >= MAX_PY_FILES)
-    return;
-  f = sm__vec_push(&c->pyqueue);
-  if (f != NULL) {
-    f->path = rel;
-    f->layer = layer;
-    f->depth = depth;
-    f->want = want;
-  }
-}
-
-void sm__py_queue(sm__ctx *c, const char *rel, int layer, int depth) {
-  sm__py_queue_want(c, rel, layer, depth, NULL);
-}
 
 static uint64_t ident_hash(const char *t, size_t n) {
   uint64_t h = sm_hash64(t, n, 0x5eed);
@@ -1476,42 +1401,31 @@ static void head_class(scan *s, const char *callee, const char *e) {
   }
 }
 
-static void visit_call(scan *s, TSNode n) {
-  TSNode fn = field(n, "function");
-  TSNode args = field(n, "arguments");
-  char *callee = dup_text(s, fn);
-  const char *l;
-  const char *e = NULL;
-#define EV() (e != NULL ? e : (e = ev(s, n)))
+/* One call being visited, for the readers of each call family. */
+typedef struct callsite {
+  scan *s;
+  TSNode n;           /* the call */
+  TSNode fn, args;    /* its function and argument list */
+  const char *callee; /* the function's text (a.b.c) */
+  const char *l;      /* its last component */
+  const char *e;      /* evidence of the call, made on first use */
+} callsite;
 
-  if (callee == NULL || !is(args, "argument_list"))
-    return;
-  l = last_comp(callee);
-  sm__words_at(s->c, callee, strlen(callee), s->rel, line_of(n), s->wweight);
-  if (s->config_only)
-    return;
-  if (s->layer >= SM__L_ENTRY && is(fn, "identifier") &&
-      (s->func != NULL || s->in_main))
-    record_call(s, callee, args);
-  if (strcmp(l, "add_argument") == 0) {
-    add_argument(s, args, n);
-    return;
-  }
-  if (strcmp(l, "spawn") != 0) {
-    /* Config(distributed_world_size=n_visible): a process count set to
-     * the visible devices (a spawn call is a strategy use of its own). */
-    uint32_t ac = ts_node_named_child_count(args);
-    for (uint32_t i = 0; i < ac; i++) {
-      TSNode a = ts_node_named_child(args, i);
-      if (is(a, "keyword_argument"))
-        all_gpus_default(s, dup_text(s, field(a, "name")), field(a, "value"));
-    }
-  }
-  dataclass_parser(s, callee, args);
-  if (strcmp(l, "set_defaults") == 0) {
-    kwargs_to_params(s, args, s->layer, 0);
-    return;
-  }
+static const char *call_ev(callsite *k) {
+  if (k->e == NULL)
+    k->e = ev(k->s, k->n);
+  return k->e;
+}
+
+#define EV() call_ev(k)
+/* Calls that turn a strategy, a precision or a feature on (DDP, FSDP,
+ * autocast, LoRA, device counts, Fire, LightningCLI). */
+static void call_strategy(callsite *k) {
+  scan *s = k->s;
+  TSNode fn = k->fn;
+  TSNode args = k->args;
+  const char *callee = k->callee;
+  const char *l = k->l;
   if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0)
     strategy_use(s, SM__SIG_DDP, EV());
   else if (strcmp(l, "FullyShardedDataParallel") == 0 ||
@@ -1560,6 +1474,14 @@ static void visit_call(scan *s, TSNode n) {
   } else if (strcmp(l, "LightningCLI") == 0) {
     sm__signal(s->c, SM__SIG_LIGHTNING, EV(), s->layer);
   }
+}
+
+/* A DeepSpeed launcher, or a CLI that re-runs itself under a launcher. */
+static void call_relaunch(callsite *k) {
+  scan *s = k->s;
+  TSNode args = k->args;
+  const char *callee = k->callee;
+  const char *l = k->l;
   if (strstr(callee, "deepspeed") != NULL &&
       (strstr(callee, "launcher") != NULL || strstr(callee, "runner") != NULL))
     sm__signal(s->c, SM__SIG_DS_LAUNCHER, EV(), s->layer);
@@ -1579,35 +1501,46 @@ static void visit_call(scan *s, TSNode n) {
                       memmem(at, al, "torch.distributed.launch", 24) != NULL))
       strategy_use(s, SM__SIG_RELAUNCH, EV());
   }
-  {
-    val dm = kwarg(s, args, "device_map");
-    val q8 = kwarg(s, args, "load_in_8bit");
-    val q4 = kwarg(s, args, "load_in_4bit");
-    val td = kwarg(s, args, "torch_dtype");
-    val cd = kwarg(s, args, "bnb_4bit_compute_dtype");
-    if (dm.kind == SM__V_REF) {
-      /* device_map = "auto" set earlier in the function. */
-      for (int i = s->c->params.n - 1; i >= 0; i--) {
-        const sm__param *p = &SM__AT(s->c->params, sm__param, i);
-        if (p->kind == SM__V_STR && strcmp(p->leaf, dm.str) == 0) {
-          dm.kind = SM__V_STR;
-          dm.str = p->str;
-          break;
-        }
+}
+
+/* Keywords of a model load: device_map="auto", quantised loads, bf16
+ * dtypes. */
+static void call_model_load(callsite *k) {
+  scan *s = k->s;
+  TSNode args = k->args;
+  val dm = kwarg(s, args, "device_map");
+  val q8 = kwarg(s, args, "load_in_8bit");
+  val q4 = kwarg(s, args, "load_in_4bit");
+  val td = kwarg(s, args, "torch_dtype");
+  val cd = kwarg(s, args, "bnb_4bit_compute_dtype");
+  if (dm.kind == SM__V_REF) {
+    /* device_map = "auto" set earlier in the function. */
+    for (int i = s->c->params.n - 1; i >= 0; i--) {
+      const sm__param *p = &SM__AT(s->c->params, sm__param, i);
+      if (p->kind == SM__V_STR && strcmp(p->leaf, dm.str) == 0) {
+        dm.kind = SM__V_STR;
+        dm.str = p->str;
+        break;
       }
     }
-    if (dm.kind == SM__V_STR && strcmp(dm.str, "auto") == 0)
-      sm__signal(s->c, SM__SIG_DEVICE_MAP, EV(), s->layer);
-    if ((q8.kind == SM__V_BOOL && q8.num) ||
-        (q4.kind == SM__V_BOOL && q4.num) || q8.kind == SM__V_REF ||
-        q4.kind == SM__V_REF)
-      sm__signal(s->c, SM__SIG_QUANT, EV(), s->layer);
-    if ((td.kind == SM__V_STR && strstr(td.str, "bfloat16")) ||
-        (cd.kind == SM__V_STR && strstr(cd.str, "bfloat16")))
-      sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
   }
-  if (on_path(s) && isupper((unsigned char)callee[0]) && !s->guard)
-    head_class(s, callee, EV());
+  if (dm.kind == SM__V_STR && strcmp(dm.str, "auto") == 0)
+    sm__signal(s->c, SM__SIG_DEVICE_MAP, EV(), s->layer);
+  if ((q8.kind == SM__V_BOOL && q8.num) || (q4.kind == SM__V_BOOL && q4.num) ||
+      q8.kind == SM__V_REF || q4.kind == SM__V_REF)
+    sm__signal(s->c, SM__SIG_QUANT, EV(), s->layer);
+  if ((td.kind == SM__V_STR && strstr(td.str, "bfloat16")) ||
+      (cd.kind == SM__V_STR && strstr(cd.str, "bfloat16")))
+    sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
+}
+
+/* Calls that name the model or the data (from_pretrained, from_config,
+ * a *Dataset class, load_dataset, create_model, model factories). */
+static void call_model_data(callsite *k) {
+  scan *s = k->s;
+  TSNode args = k->args;
+  const char *callee = k->callee;
+  const char *l = k->l;
   if (strcmp(l, "from_pretrained") == 0) {
     TSNode a = first_pos(args);
     int model_class = strstr(callee, "Tokenizer") == NULL &&
@@ -1708,6 +1641,16 @@ static void visit_call(scan *s, TSNode n) {
   } else if (strstr(l, "UNet") != NULL && isupper((unsigned char)l[0])) {
     sm__cand_add(s->c, &s->c->models, "unet", EV(), 1);
   }
+}
+
+/* Calls whose keywords are settings (Trainer(...), *Config(...), dict):
+ * their keywords become params. */
+static void call_config(callsite *k) {
+  scan *s = k->s;
+  TSNode n = k->n;
+  TSNode args = k->args;
+  const char *callee = k->callee;
+  const char *l = k->l;
   if (config_callee(callee)) {
     if (strcmp(l, "Trainer") == 0 || strcmp(l, "SFTTrainer") == 0 ||
         strcmp(l, "Seq2SeqTrainer") == 0) {
@@ -1731,6 +1674,60 @@ static void visit_call(scan *s, TSNode n) {
   } else if (s->func != NULL) {
     kwargs_to_params(s, args, s->layer, 1);
   }
+}
+
+#undef EV
+#define EV() call_ev(&k)
+
+static void visit_call(scan *s, TSNode n) {
+  TSNode fn = field(n, "function");
+  TSNode args = field(n, "arguments");
+  char *callee = dup_text(s, fn);
+  const char *l;
+  callsite k;
+
+  if (callee == NULL || !is(args, "argument_list"))
+    return;
+  l = last_comp(callee);
+  k.s = s;
+  k.n = n;
+  k.fn = fn;
+  k.args = args;
+  k.callee = callee;
+  k.l = l;
+  k.e = NULL;
+  sm__words_at(s->c, callee, strlen(callee), s->rel, line_of(n), s->wweight);
+  if (s->config_only)
+    return;
+  if (s->layer >= SM__L_ENTRY && is(fn, "identifier") &&
+      (s->func != NULL || s->in_main))
+    record_call(s, callee, args);
+  if (strcmp(l, "add_argument") == 0) {
+    add_argument(s, args, n);
+    return;
+  }
+  if (strcmp(l, "spawn") != 0) {
+    /* Config(distributed_world_size=n_visible): a process count set to
+     * the visible devices (a spawn call is a strategy use of its own). */
+    uint32_t ac = ts_node_named_child_count(args);
+    for (uint32_t i = 0; i < ac; i++) {
+      TSNode a = ts_node_named_child(args, i);
+      if (is(a, "keyword_argument"))
+        all_gpus_default(s, dup_text(s, field(a, "name")), field(a, "value"));
+    }
+  }
+  dataclass_parser(s, callee, args);
+  if (strcmp(l, "set_defaults") == 0) {
+    kwargs_to_params(s, args, s->layer, 0);
+    return;
+  }
+  call_strategy(&k);
+  call_relaunch(&k);
+  call_model_load(&k);
+  if (on_path(s) && isupper((unsigned char)callee[0]) && !s->guard)
+    head_class(s, callee, EV());
+  call_model_data(&k);
+  call_config(&k);
   if (s->func != NULL && s->cls == NULL && is(fn, "identifier") &&
       ts_node_named_child_count(args) >= 1 && strcmp(callee, s->func) != 0 &&
       islower((unsigned char)callee[0]))
@@ -2008,33 +2005,30 @@ static void all_gpus_default(scan *s, const char *name, TSNode value) {
                   ev(s, value));
 }
 
-static void visit_assignment(scan *s, TSNode n, int augmented) {
-  TSNode left = field(n, "left");
-  TSNode right = field(n, "right");
-  const char *e = ev(s, n);
-  val v;
-
-  if (ts_node_is_null(right))
-    return;
-  if (augmented) {
-    /* x //= world_size: accumulation divided over ranks. */
-    char *lt = dup_text(s, left), *rt = dup_text(s, right);
-    size_t len;
-    const char *op = text(s, field(n, "operator"), &len);
-    if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") && op[0] == '/')
-      sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
-    if (lt && rt && strstr(lt, "batch") && op[0] == '/' &&
-        (strstr(rt, "world") || strstr(rt, "num_replicas")))
-      sm__signal(s->c, SM__SIG_BATCH_DIV, e, s->layer);
-    if (lt && rt && s->lr_var && strcmp(lt, s->lr_var) == 0 && op[0] == '*') {
-      const char *r = ref_name(s, right);
-      if (r)
-        sm__param_str(s->c, "__lr_rescale2", sm__printf(s->c, "@prev %s *", r),
-                      SM__V_EXPR, s->layer, e);
-    }
-    return;
+/* x //= world_size, batch /= num_replicas, lr *= k: divisions over the
+ * ranks and rescaled learning rates. */
+static void assign_augmented(scan *s, TSNode n, TSNode left, TSNode right,
+                             const char *e) {
+  /* x //= world_size: accumulation divided over ranks. */
+  char *lt = dup_text(s, left), *rt = dup_text(s, right);
+  size_t len;
+  const char *op = text(s, field(n, "operator"), &len);
+  if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") && op[0] == '/')
+    sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
+  if (lt && rt && strstr(lt, "batch") && op[0] == '/' &&
+      (strstr(rt, "world") || strstr(rt, "num_replicas")))
+    sm__signal(s->c, SM__SIG_BATCH_DIV, e, s->layer);
+  if (lt && rt && s->lr_var && strcmp(lt, s->lr_var) == 0 && op[0] == '*') {
+    const char *r = ref_name(s, right);
+    if (r)
+      sm__param_str(s->c, "__lr_rescale2", sm__printf(s->c, "@prev %s *", r),
+                    SM__V_EXPR, s->layer, e);
   }
-  v = eval(s, right, 0);
+}
+
+/* a, b = x, y: each name its value; model, criterion = build(args): a
+ * model built elsewhere. */
+static void assign_tuple(scan *s, TSNode left, TSNode right) {
   if ((is(left, "pattern_list") || is(left, "tuple_pattern")) &&
       (is(right, "expression_list") || is(right, "tuple")) &&
       ts_node_named_child_count(left) == ts_node_named_child_count(right)) {
@@ -2056,154 +2050,201 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
         add_model_var(s->c, nm);
     }
   }
-  if (is(left, "identifier")) {
-    char *name = dup_text(s, left);
-    if (name == NULL)
-      return;
-    if (s->cls != NULL && s->func == NULL)
-      all_gpus_default(s, name, right);
-    {
-      size_t rl;
-      const char *rt = text(s, right, &rl);
-      if (rl < 4096 && memmem(rt, rl, "device_count", 12) != NULL &&
-          s->ndevvars < 16)
-        s->devvars[s->ndevvars++] = name;
+}
+
+/* name = EXPR: an accumulation divided over the ranks, a batch division,
+ * a learning rate rescaled (lr = base_lr * batch / 256, lr = lr * k). */
+static void assign_expr(scan *s, const char *name, const char *expr,
+                        const char *e) {
+  /* x = x // world_size */
+  if (strstr(name, "accum") && strstr(expr, "world") && strstr(expr, "/"))
+    sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
+  batch_division(s, name, expr, e);
+  if (lr_rescale_expr(expr)) {
+    sm__param_str(s->c, "__lr_rescale", expr, SM__V_EXPR, s->layer, e);
+    s->lr_var = name;
+  } else if (s->lr_var && strcmp(name, s->lr_var) == 0) {
+    /* lr = lr * accumulation_steps */
+    const char *r = expr;
+    char *tmp = sm__strdup(s->c, r);
+    char *hit = tmp ? strstr(tmp, name) : NULL;
+    if (hit != NULL) {
+      char lname[128];
+      snprintf(lname, sizeof(lname), "%s", name);
+      for (char *q = lname; *q; q++)
+        *q = (char)tolower((unsigned char)*q);
+      hit = strstr(tmp, lname);
     }
-    if (s->func == NULL && s->cls == NULL && is(right, "identifier") &&
-        !s->config_only) {
-      /* mae_vit_large_patch16 = mae_vit_large_patch16_dec512d8b */
-      sm__kv *kv = sm__vec_push(&s->c->factories);
-      if (kv != NULL) {
-        kv->group = name;
-        kv->key = sm__printf(s->c, "@alias:%s", dup_text(s, right));
-        kv->ev = e;
-      }
-    }
-    sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
-    if (!s->config_only && is(right, "call"))
-      config_object(s, name, right);
-    if (v.kind == SM__V_EXPR) {
-      /* x = x // world_size */
-      if (strstr(name, "accum") && strstr(v.str, "world") && strstr(v.str, "/"))
-        sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
-      batch_division(s, name, v.str, e);
-      if (lr_rescale_expr(v.str)) {
-        sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
-        s->lr_var = name;
-      } else if (s->lr_var && strcmp(name, s->lr_var) == 0) {
-        /* lr = lr * accumulation_steps */
-        const char *r = v.str;
-        char *tmp = sm__strdup(s->c, r);
-        char *hit = tmp ? strstr(tmp, name) : NULL;
-        if (hit != NULL) {
-          char lname[128];
-          snprintf(lname, sizeof(lname), "%s", name);
-          for (char *q = lname; *q; q++)
-            *q = (char)tolower((unsigned char)*q);
-          hit = strstr(tmp, lname);
-        }
-        if (hit != NULL)
-          sm__param_str(s->c, "__lr_rescale2",
-                        sm__printf(s->c, "%.*s@prev%s", (int)(hit - tmp), tmp,
-                                   hit + strlen(name)),
-                        SM__V_EXPR, s->layer, e);
-      }
-    }
-    if (s->config_only) {
-      if (s->func == NULL && s->cls == NULL && v.kind >= 0)
-        put(s, name, v, s->layer, e);
-      return;
-    }
-    if (s->cls != NULL && s->func == NULL) {
-      /* A dataclass / config-class field. */
+    if (hit != NULL)
+      sm__param_str(s->c, "__lr_rescale2",
+                    sm__printf(s->c, "%.*s@prev%s", (int)(hit - tmp), tmp,
+                               hit + strlen(name)),
+                    SM__V_EXPR, s->layer, e);
+  }
+}
+
+/* Publishes name = v into the store at the layer its place in the code
+ * gives it (a config file's top level, a config-class field, the entry's
+ * module, a local of the entry, a derived batch or a condition).  Returns
+ * 0 when the file is read as config only (nothing more to do). */
+static int publish_name(scan *s, const char *name, TSNode right, val v,
+                        const char *e) {
+  if (s->config_only) {
+    if (s->func == NULL && s->cls == NULL && v.kind >= 0)
       put(s, name, v, s->layer, e);
-    } else if (s->func == NULL) {
-      if (s->layer >= SM__L_ENTRY)
-        put(s, name, v, s->layer, e);
-    } else if (s->layer >= SM__L_ENTRY) {
-      /* Locals of the entry sit under its declared defaults. */
-      if (v.kind == SM__V_EXPR || v.kind == SM__V_NUM || v.kind == SM__V_STR ||
-          v.kind == SM__V_REF)
-        put(s, name, v, SM__L_CODE, e);
-    } else if (v.kind == SM__V_EXPR && derived_name(name)) {
-      /* eff_batch_size = batch_size * accum_iter * get_world_size() */
+    return 0;
+  }
+  if (s->cls != NULL && s->func == NULL) {
+    /* A dataclass / config-class field. */
+    put(s, name, v, s->layer, e);
+  } else if (s->func == NULL) {
+    if (s->layer >= SM__L_ENTRY)
+      put(s, name, v, s->layer, e);
+  } else if (s->layer >= SM__L_ENTRY) {
+    /* Locals of the entry sit under its declared defaults. */
+    if (v.kind == SM__V_EXPR || v.kind == SM__V_NUM || v.kind == SM__V_STR ||
+        v.kind == SM__V_REF)
       put(s, name, v, SM__L_CODE, e);
-    } else if (v.kind == SM__V_EXPR &&
-               (is(right, "boolean_operator") ||
-                is(right, "comparison_operator") || is(right, "not_operator") ||
-                is(right, "call"))) {
-      /* type_given = config.model_type is not None: a condition the
-       * guards of presets and strategies read. */
-      put(s, name, v, SM__L_CODE, e);
+  } else if (v.kind == SM__V_EXPR && derived_name(name)) {
+    /* eff_batch_size = batch_size * accum_iter * get_world_size() */
+    put(s, name, v, SM__L_CODE, e);
+  } else if (v.kind == SM__V_EXPR &&
+             (is(right, "boolean_operator") ||
+              is(right, "comparison_operator") || is(right, "not_operator") ||
+              is(right, "call"))) {
+    /* type_given = config.model_type is not None: a condition the
+     * guards of presets and strategies read. */
+    put(s, name, v, SM__L_CODE, e);
+  }
+  return 1;
+}
+
+/* name = value. */
+static void assign_name(scan *s, TSNode n, TSNode left, TSNode right, val v,
+                        const char *e) {
+  char *name = dup_text(s, left);
+  if (name == NULL)
+    return;
+  if (s->cls != NULL && s->func == NULL)
+    all_gpus_default(s, name, right);
+  {
+    size_t rl;
+    const char *rt = text(s, right, &rl);
+    if (rl < 4096 && memmem(rt, rl, "device_count", 12) != NULL &&
+        s->ndevvars < 16)
+      s->devvars[s->ndevvars++] = name;
+  }
+  if (s->func == NULL && s->cls == NULL && is(right, "identifier") &&
+      !s->config_only) {
+    /* mae_vit_large_patch16 = mae_vit_large_patch16_dec512d8b */
+    sm__kv *kv = sm__vec_push(&s->c->factories);
+    if (kv != NULL) {
+      kv->group = name;
+      kv->key = sm__printf(s->c, "@alias:%s", dup_text(s, right));
+      kv->ev = e;
     }
-    if (is(right, "dictionary")) {
-      visit_dict(s, right);
-      code_dict(s, name, right);
+  }
+  sm__words_at(s->c, name, strlen(name), s->rel, line_of(n), s->wweight);
+  if (!s->config_only && is(right, "call"))
+    config_object(s, name, right);
+  if (v.kind == SM__V_EXPR)
+    assign_expr(s, name, v.str, e);
+  if (!publish_name(s, name, right, v, e))
+    return;
+  if (is(right, "dictionary")) {
+    visit_dict(s, right);
+    code_dict(s, name, right);
+  }
+  if (is(right, "list") && s->func == NULL && s->cls == NULL)
+    visit_named_list(s, right);
+  /* model = DETR(...): the class the job builds as its model. */
+  /* (A class attribute, such as a dataclass field, is no model the job
+   * builds.) */
+  if (!s->config_only && model_like_name(name) && is(right, "call") &&
+      (s->cls == NULL || s->func != NULL))
+    model_assignment(s, name, right, e);
+  else if (!s->config_only && s->layer >= SM__L_ENTRY && is(right, "call"))
+    note_built(s, name, right);
+}
+
+/* args.decoder_layers = getattr(args, "decoder_layers", 6): what an
+ * architecture function sets, as a default under the options (a plain
+ * assignment sets it whatever the options say). */
+static void assign_arch_attribute(scan *s, TSNode left, TSNode right,
+                                  const char *e) {
+  TSNode rv = right;
+  int dflt = 0;
+  if (is(rv, "call")) {
+    char *cn = dup_text(s, field(rv, "function"));
+    TSNode ra = field(rv, "arguments");
+    if (cn &&
+        (strcmp(last_comp(cn), "getattr") == 0 ||
+         strcmp(last_comp(cn), "safe_getattr") == 0) &&
+        ts_node_named_child_count(ra) == 3) {
+      rv = ts_node_named_child(ra, 2);
+      dflt = 1;
     }
-    if (is(right, "list") && s->func == NULL && s->cls == NULL)
-      visit_named_list(s, right);
-    /* model = DETR(...): the class the job builds as its model. */
-    /* (A class attribute, such as a dataclass field, is no model the job
-     * builds.) */
-    if (!s->config_only && model_like_name(name) && is(right, "call") &&
-        (s->cls == NULL || s->func != NULL))
-      model_assignment(s, name, right, e);
-    else if (!s->config_only && s->layer >= SM__L_ENTRY && is(right, "call"))
-      note_built(s, name, right);
+  }
+  {
+    val fv = eval(s, rv, 0);
+    TSNode an = field(left, "attribute");
+    if ((fv.kind == SM__V_NUM || fv.kind == SM__V_BOOL) && !ts_node_is_null(an))
+      factory_kv(s, s->func,
+                 sm__printf(s->c, "%s%s", dflt ? "?" : "", dup_text(s, an)),
+                 fv.num, e);
+  }
+}
+
+/* obj.attr = value: the attribute's reference name gets the value. */
+static void assign_attribute(scan *s, TSNode left, TSNode right, val v,
+                             const char *e) {
+  const char *r = ref_name(s, left);
+  char *full = dup_text(s, left);
+  if (r == NULL || full == NULL)
+    return;
+  if (v.kind == SM__V_REF && s->lr_var && strcmp(v.str, s->lr_var) == 0 &&
+      is_lr_name(last_comp(r)))
+    return;
+  if (v.kind == SM__V_NUM || v.kind == SM__V_STR || v.kind == SM__V_BOOL ||
+      v.kind == SM__V_LIST || v.kind == SM__V_NULL)
+    put(s, strncmp(full, "self.", 5) == 0 ? r : r, v,
+        s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer, e);
+  if (v.kind == SM__V_EXPR && lr_rescale_expr(v.str))
+    sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
+  if (v.kind == SM__V_EXPR)
+    batch_division(s, r, v.str, e);
+  if (v.kind == SM__V_EXPR &&
+      (is(right, "boolean_operator") || is(right, "comparison_operator") ||
+       is(right, "not_operator")) &&
+      !strstr(v.str, last_comp(r)))
+    /* args.distributed = args.world_size > 1 or args.mp: a switch the
+     * guards of the strategies read. */
+    put(s, r, v, s->layer, e);
+}
+
+static void visit_assignment(scan *s, TSNode n, int augmented) {
+  TSNode left = field(n, "left");
+  TSNode right = field(n, "right");
+  const char *e = ev(s, n);
+  val v;
+
+  if (ts_node_is_null(right))
+    return;
+  if (augmented) {
+    assign_augmented(s, n, left, right, e);
+    return;
+  }
+  v = eval(s, right, 0);
+  assign_tuple(s, left, right);
+  if (is(left, "identifier")) {
+    assign_name(s, n, left, right, v, e);
     return;
   }
   if (is(left, "attribute") && !s->config_only && s->func != NULL &&
-      s->cls == NULL) {
-    /* args.decoder_layers = getattr(args, "decoder_layers", 6): what an
-     * architecture function sets, as a default under the options (a
-     * plain assignment sets it whatever the options say). */
-    TSNode rv = right;
-    int dflt = 0;
-    if (is(rv, "call")) {
-      char *cn = dup_text(s, field(rv, "function"));
-      TSNode ra = field(rv, "arguments");
-      if (cn &&
-          (strcmp(last_comp(cn), "getattr") == 0 ||
-           strcmp(last_comp(cn), "safe_getattr") == 0) &&
-          ts_node_named_child_count(ra) == 3) {
-        rv = ts_node_named_child(ra, 2);
-        dflt = 1;
-      }
-    }
-    {
-      val fv = eval(s, rv, 0);
-      TSNode an = field(left, "attribute");
-      if ((fv.kind == SM__V_NUM || fv.kind == SM__V_BOOL) &&
-          !ts_node_is_null(an))
-        factory_kv(s, s->func,
-                   sm__printf(s->c, "%s%s", dflt ? "?" : "", dup_text(s, an)),
-                   fv.num, e);
-    }
-  }
-  if (is(left, "attribute") && !s->config_only) {
-    const char *r = ref_name(s, left);
-    char *full = dup_text(s, left);
-    if (r == NULL || full == NULL)
-      return;
-    if (v.kind == SM__V_REF && s->lr_var && strcmp(v.str, s->lr_var) == 0 &&
-        is_lr_name(last_comp(r)))
-      return;
-    if (v.kind == SM__V_NUM || v.kind == SM__V_STR || v.kind == SM__V_BOOL ||
-        v.kind == SM__V_LIST || v.kind == SM__V_NULL)
-      put(s, strncmp(full, "self.", 5) == 0 ? r : r, v,
-          s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer, e);
-    if (v.kind == SM__V_EXPR && lr_rescale_expr(v.str))
-      sm__param_str(s->c, "__lr_rescale", v.str, SM__V_EXPR, s->layer, e);
-    if (v.kind == SM__V_EXPR)
-      batch_division(s, r, v.str, e);
-    if (v.kind == SM__V_EXPR &&
-        (is(right, "boolean_operator") || is(right, "comparison_operator") ||
-         is(right, "not_operator")) &&
-        !strstr(v.str, last_comp(r)))
-      /* args.distributed = args.world_size > 1 or args.mp: a switch the
-       * guards of the strategies read. */
-      put(s, r, v, s->layer, e);
-  }
+      s->cls == NULL)
+    assign_arch_attribute(s, left, right, e);
+  if (is(left, "attribute") && !s->config_only)
+    assign_attribute(s, left, right, v, e);
 }
 
 static void visit(scan *s, TSNode n, int depth);

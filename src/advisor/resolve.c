@@ -33,6 +33,37 @@ static double num_of(sm__ctx *c, sm_meta_field f) {
   return c->res->meta.f[f].num;
 }
 
+/* Copies a NULL-terminated key list into left (at most cap - 1 keys, and
+ * 63 for keys_init); returns the count. */
+static int keys_init_n(const char **left, int cap, const char *const *keys) {
+  int n = 0;
+
+  for (; keys[n] && n < cap - 1; n++)
+    left[n] = keys[n];
+  left[n] = NULL;
+  return n;
+}
+
+static int keys_init(const char **left, const char *const *keys) {
+  return keys_init_n(left, 64, keys);
+}
+
+/* Removes from left[0..n) the key that found p, so that the next lookup
+ * tries the others; returns the new count, or -1 if no key matches. */
+static int drop_key(const char **left, int n, const sm__param *p) {
+  int k;
+
+  for (k = 0; k < n; k++)
+    if (strcmp(left[k], p->leaf) == 0 ||
+        (strchr(left[k], '.') && strstr(p->key, left[k])))
+      break;
+  if (k == n)
+    return -1;
+  left[k] = left[--n];
+  left[n] = NULL;
+  return n;
+}
+
 /* The best value among names that is a number > 0 (positive) or >= 0;
  * names whose best value is not usable are dropped and the rest tried. */
 static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
@@ -46,14 +77,10 @@ static const sm__param *get_num(sm__ctx *c, const char *const *names,
 static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
                                   int positive, double *out, int min_layer) {
   const char *left[256];
-  int n = 0;
-  for (; names[n] && n < 255; n++)
-    left[n] = names[n];
-  left[n] = NULL;
+  int n = keys_init_n(left, 256, names);
   while (n > 0) {
     const sm__param *p = sm__param_get_min(c, left, min_layer);
     double v;
-    int k;
     if (p == NULL)
       return NULL;
     if (sm__param_value(c, p, &v) == 0 && (positive ? v > 0 : v >= 0)) {
@@ -62,41 +89,23 @@ static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
     }
     /* A null, -1 or non-number at the top hides lower values only when
      * it is the same key: None means "unbounded", not "look further". */
-    for (k = 0; k < n; k++)
-      if (strcmp(left[k], p->leaf) == 0 ||
-          (strchr(left[k], '.') && strstr(p->key, left[k])))
-        break;
-    if (k == n)
-      return NULL;
     if (p->kind == SM__V_NULL)
       return NULL;
-    left[k] = left[--n];
-    left[n] = NULL;
+    n = drop_key(left, n, p);
   }
   return NULL;
 }
 
 static const sm__param *get_str(sm__ctx *c, const char *const *names) {
   const char *left[256];
-  int n = 0;
-  for (; names[n] && n < 255; n++)
-    left[n] = names[n];
-  left[n] = NULL;
+  int n = keys_init_n(left, 256, names);
   while (n > 0) {
     const sm__param *p = sm__param_get(c, left);
-    int k;
     if (p == NULL)
       return NULL;
     if (p->kind == SM__V_STR && p->str[0] != '\0')
       return p;
-    for (k = 0; k < n; k++)
-      if (strcmp(left[k], p->leaf) == 0 ||
-          (strchr(left[k], '.') && strstr(p->key, left[k])))
-        break;
-    if (k == n)
-      return NULL;
-    left[k] = left[--n];
-    left[n] = NULL;
+    n = drop_key(left, n, p);
   }
   return NULL;
 }
@@ -967,9 +976,72 @@ static void precision(sm__ctx *c) {
             saw_false_ev ? saw_false_ev : sm__ev(c, c->entry, 1));
 }
 
+/* Parallelism from how the job's processes are laid out, when no
+ * strategy is declared: FSDP or DDP in the code, one process, several
+ * PyTorch processes, processes the program starts itself, DataParallel,
+ * a launcher's ranks. */
+static void process_parallelism(sm__ctx *c) {
+  const char *e;
+  if (c->sig[SM__SIG_FSDP]) {
+    set_str(c, SM_META_PARALLELISM, "fsdp", c->sig[SM__SIG_FSDP]);
+    return;
+  }
+  if (known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) == 1) {
+    set_str(c, SM_META_PARALLELISM, "none",
+            c->res->meta.f[SM_META_GPUS].evidence);
+    return;
+  }
+  if (c->sig[SM__SIG_TORCH] &&
+      ((known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) > 1) ||
+       (known(c, SM_META_NODES) && num_of(c, SM_META_NODES) > 1))) {
+    /* Several processes of a PyTorch job without another strategy. */
+    e = c->sig[SM__SIG_DDP];
+    set_str(c, SM_META_PARALLELISM, "ddp",
+            e                        ? e
+            : known(c, SM_META_GPUS) ? c->res->meta.f[SM_META_GPUS].evidence
+                                     : c->res->meta.f[SM_META_NODES].evidence);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->multiproc) {
+    /* One process per visible GPU, started by the program itself. */
+    set_str(c, SM_META_PARALLELISM, "ddp",
+            c->sig[SM__SIG_DDP] ? c->sig[SM__SIG_DDP] : "command");
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DDP] &&
+      (c->sig[SM__SIG_SPAWN] || use_state(c, SM__SIG_DDP) == 1)) {
+    /* Worker processes the script spawns itself, each wrapped in DDP;
+     * or DDP that the job's options turn on. */
+    set_str(c, SM_META_PARALLELISM, "ddp", c->sig[SM__SIG_DDP]);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DP]) {
+    /* One process splitting each batch over the visible GPUs. */
+    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
+    return;
+  }
+  if (!known(c, SM_META_GPUS) && !c->launcher) {
+    if (c->sig[SM__SIG_DEVICE_MAP])
+      set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
+    return;
+  }
+  e = c->sig[SM__SIG_DDP];
+  if (e == NULL && (c->sig[SM__SIG_HF_TRAINER] || c->sig[SM__SIG_LIGHTNING]))
+    e = c->sig[SM__SIG_HF_TRAINER] ? c->sig[SM__SIG_HF_TRAINER]
+                                   : c->sig[SM__SIG_LIGHTNING];
+  if (e == NULL && c->launcher)
+    e = c->gpn_ev ? c->gpn_ev : "command";
+  if (e != NULL) {
+    set_str(c, SM_META_PARALLELISM, "ddp", e);
+    return;
+  }
+  if (c->sig[SM__SIG_DP])
+    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
+}
+
 static void parallelism(sm__ctx *c) {
   double tp, pp, zero = -1, v;
-  const char *mev = NULL, *zev = NULL, *e = NULL;
+  const char *mev = NULL, *zev = NULL;
   const sm__param *p;
   int ds = 0;
 
@@ -1068,61 +1140,7 @@ static void parallelism(sm__ctx *c) {
             c->sig[SM__SIG_DEEPSPEED] ? c->sig[SM__SIG_DEEPSPEED] : "command");
     return;
   }
-  if (c->sig[SM__SIG_FSDP]) {
-    set_str(c, SM_META_PARALLELISM, "fsdp", c->sig[SM__SIG_FSDP]);
-    return;
-  }
-  if (known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) == 1) {
-    set_str(c, SM_META_PARALLELISM, "none",
-            c->res->meta.f[SM_META_GPUS].evidence);
-    return;
-  }
-  if (c->sig[SM__SIG_TORCH] &&
-      ((known(c, SM_META_GPUS) && num_of(c, SM_META_GPUS) > 1) ||
-       (known(c, SM_META_NODES) && num_of(c, SM_META_NODES) > 1))) {
-    /* Several processes of a PyTorch job without another strategy. */
-    e = c->sig[SM__SIG_DDP];
-    set_str(c, SM_META_PARALLELISM, "ddp",
-            e                        ? e
-            : known(c, SM_META_GPUS) ? c->res->meta.f[SM_META_GPUS].evidence
-                                     : c->res->meta.f[SM_META_NODES].evidence);
-    return;
-  }
-  if (!known(c, SM_META_GPUS) && !c->launcher && c->multiproc) {
-    /* One process per visible GPU, started by the program itself. */
-    set_str(c, SM_META_PARALLELISM, "ddp",
-            c->sig[SM__SIG_DDP] ? c->sig[SM__SIG_DDP] : "command");
-    return;
-  }
-  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DDP] &&
-      (c->sig[SM__SIG_SPAWN] || use_state(c, SM__SIG_DDP) == 1)) {
-    /* Worker processes the script spawns itself, each wrapped in DDP;
-     * or DDP that the job's options turn on. */
-    set_str(c, SM_META_PARALLELISM, "ddp", c->sig[SM__SIG_DDP]);
-    return;
-  }
-  if (!known(c, SM_META_GPUS) && !c->launcher && c->sig[SM__SIG_DP]) {
-    /* One process splitting each batch over the visible GPUs. */
-    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
-    return;
-  }
-  if (!known(c, SM_META_GPUS) && !c->launcher) {
-    if (c->sig[SM__SIG_DEVICE_MAP])
-      set_str(c, SM_META_PARALLELISM, "none", c->sig[SM__SIG_DEVICE_MAP]);
-    return;
-  }
-  e = c->sig[SM__SIG_DDP];
-  if (e == NULL && (c->sig[SM__SIG_HF_TRAINER] || c->sig[SM__SIG_LIGHTNING]))
-    e = c->sig[SM__SIG_HF_TRAINER] ? c->sig[SM__SIG_HF_TRAINER]
-                                   : c->sig[SM__SIG_LIGHTNING];
-  if (e == NULL && c->launcher)
-    e = c->gpn_ev ? c->gpn_ev : "command";
-  if (e != NULL) {
-    set_str(c, SM_META_PARALLELISM, "ddp", e);
-    return;
-  }
-  if (c->sig[SM__SIG_DP])
-    set_str(c, SM_META_PARALLELISM, "dp", c->sig[SM__SIG_DP]);
+  process_parallelism(c);
 }
 
 /* ==== Names ==== */
@@ -1139,33 +1157,6 @@ static int size_token(const char *s) {
   return 1;
 }
 
-/* Copies a NULL-terminated key list into left (at most 31 keys); returns
- * the count. */
-static int keys_init(const char **left, const char *const *keys) {
-  int n = 0;
-
-  for (; keys[n] && n < 63; n++)
-    left[n] = keys[n];
-  left[n] = NULL;
-  return n;
-}
-
-/* Removes from left[0..n) the key that found p, so that the next lookup
- * tries the others; returns the new count, or -1 if no key matches. */
-static int drop_key(const char **left, int n, const sm__param *p) {
-  int k;
-
-  for (k = 0; k < n; k++)
-    if (strcmp(left[k], p->leaf) == 0 ||
-        (strchr(left[k], '.') && strstr(p->key, left[k])))
-      break;
-  if (k == n)
-    return -1;
-  left[k] = left[--n];
-  left[n] = NULL;
-  return n;
-}
-
 /* torch's containers (model: !new:torch.nn.ModuleList [...]) hold the
  * model's parts; they name no model. */
 static int container_class(const char *v) {
@@ -1180,264 +1171,326 @@ static int container_class(const char *v) {
   return 0;
 }
 
+/* A model name found, with its evidence and the alias table's task and
+ * domain hints. */
+typedef struct pick {
+  const char *name, *ev, *t, *d;
+} pick;
+
+/* An option documented as taking a model (its default names one): the
+ * value the job gives it, or the default. */
+static void model_from_option(sm__ctx *c, pick *m) {
+  const sm__param *p;
+  /* An option documented as taking a model (its default names one):
+   * the value the job gives it, or the default. */
+  for (int i = 0; i < c->params.n && m->name == NULL; i++) {
+    const sm__param *h = &SM__AT(c->params, sm__param, i);
+    const char *opt[2];
+    if (h->kind != SM__V_STR || strcmp(h->key, "__model_option") != 0)
+      continue;
+    opt[0] = h->str;
+    opt[1] = NULL;
+    p = sm__param_get(c, opt);
+    if (p != NULL && p->kind == SM__V_STR && p->str[0] != '\0') {
+      /* A checkpoint named after a known model adds a size or a dtype
+       * to its name: the model it names. */
+      m->name =
+          sm__is_known_model(c, p->str) ? NULL : sm__model_prefix(c, p->str);
+      if (m->name == NULL)
+        m->name = sm__norm_model(c, p->str, &m->t, &m->d);
+      if (m->name != NULL)
+        m->ev = p->ev;
+    }
+  }
+}
+
+/* Hydra/Lightning: the class the model config instantiates. */
+static void model_from_target(sm__ctx *c, pick *m) {
+  /* Hydra/Lightning: the class the model config instantiates; a
+   * network inside a training module (model.net._target_) is the
+   * model, the module around it only trains it. */
+  static const char *const inner[] = {"model.net._target_",
+                                      "model.model._target_",
+                                      "model.network._target_",
+                                      "model.backbone._target_",
+                                      "model._target_",
+                                      "model.class_path",
+                                      NULL};
+  for (int k = 0; inner[k] && m->name == NULL; k++) {
+    const char *names[2] = {inner[k], NULL};
+    const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
+    const char *cls;
+    if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0 ||
+        container_class(q->str))
+      continue;
+    cls = strrchr(q->str, '.');
+    m->name = sm__norm_model(c, cls ? cls + 1 : q->str, &m->t, &m->d);
+    if (m->name != NULL)
+      m->ev = q->ev;
+  }
+}
+
+/* A Hub id of a known model given to any option of the job. */
+static void model_from_hub_id(sm__ctx *c, pick *m) {
+  /* A Hub id of a known model given to any option of the job
+   * (--pretrain org/Llama-3-8B, pretrained: org/model), by layer;
+   * the models of auxiliary roles (tokenizer, reference, reward,
+   * teacher, draft) and data or output paths are not the model. */
+  static const char *const aux[] = {
+      "token", "ref",    "reward",       "critic",    "teacher", "draft",
+      "data",  "output", "save",         "log",       "cache",   "eval",
+      "judge", "vae",    "text_encoder", "processor", NULL};
+  const sm__param *best = NULL;
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *q = &SM__AT(c->params, sm__param, i);
+    const char *slash;
+    int skip = 0;
+    if (q->layer < SM__L_CONFIG || q->kind != SM__V_STR ||
+        (best != NULL && q->layer < best->layer))
+      continue;
+    slash = strchr(q->str, '/');
+    if (slash == NULL || slash == q->str || slash[1] == '\0' ||
+        strchr(slash + 1, '/') != NULL || q->str[0] == '.' ||
+        strlen(q->str) > 96 || strchr(q->str, ' ') != NULL)
+      continue;
+    for (int k = 0; aux[k] && !skip; k++)
+      skip = strstr(q->key, aux[k]) != NULL;
+    if (!skip && sm__is_known_model(c, q->str))
+      best = q;
+  }
+  if (best != NULL) {
+    m->name = sm__norm_model(c, best->str, &m->t, &m->d);
+    m->ev = best->ev;
+  }
+}
+
+/* Pretrained weights named after a known model. */
+static void model_from_weights(sm__ctx *c, pick *m) {
+  const sm__param *p;
+  /* Pretrained weights named after a known model (--weights
+   * yolov5m.pt); a backbone checkpoint (R-50.pkl) is not the model. */
+  p = get_str(c, N("weights", "pretrained_weights", "pretrained"));
+  if (p != NULL && sm__is_known_model(c, p->str)) {
+    m->name = sm__norm_model(c, p->str, &m->t, &m->d);
+    m->ev = p->ev;
+  }
+}
+
+/* A model config file named after a known model. */
+static void model_from_cfg_option(sm__ctx *c, pick *m) {
+  const sm__param *p;
+  /* A model config file named after a known model (--cfg yolov5n.yaml,
+   * --config configs/resnet50.yaml). */
+  p = get_str(c, N("cfg", "config", "model_cfg", "model_config"));
+  if (p != NULL && sm__is_known_model(c, p->str)) {
+    m->name = sm__norm_model(c, p->str, &m->t, &m->d);
+    m->ev = p->ev;
+  }
+}
+
+/* Names in code: from_pretrained("..."), timm / torchvision; the
+ * first model the code builds and a class of the repository are kept
+ * for last (*ctor, *cls). */
+static void model_from_code(sm__ctx *c, pick *m, const sm__cand **ctor,
+                            const sm__cand **cls) {
+  /* Names in code: from_pretrained("..."), timm / torchvision. */
+  const sm__cand *best = NULL;
+  for (int i = 0; i < c->models.n; i++) {
+    const sm__cand *k = &SM__AT(c->models, sm__cand, i);
+    if (strncmp(k->name, "ctor:", 5) == 0) {
+      /* The first model the job's code builds, entry first; not one
+       * in a branch the job's options rule out. */
+      if (((*ctor) == NULL || k->weight > (*ctor)->weight) &&
+          (k->guard == NULL || sm__cond_value(c, k->guard) != 0))
+        (*ctor) = k;
+      continue;
+    }
+    if (strncmp(k->name, "class:", 6) == 0) {
+      /* Only a class the repository defines names the model. */
+      int local = 0;
+      for (int j = 0; j < c->classes.n && !local; j++)
+        local = strcmp(SM__AT(c->classes, const char *, j), k->name + 6) == 0;
+      if (!local)
+        continue;
+    }
+    if (best == NULL || k->weight > best->weight)
+      best = k;
+  }
+  /* A class of the repository comes after a config named after a
+   * size. */
+  if (best != NULL && strncmp(best->name, "class:", 6) == 0) {
+    *cls = best;
+    best = NULL;
+  }
+  if (best != NULL) {
+    m->name = sm__norm_model(
+        c, strncmp(best->name, "class:", 6) == 0 ? best->name + 6 : best->name,
+        &m->t, &m->d);
+    m->ev = best->ev;
+  }
+}
+
+/* The config file the command names, in model-zoo layouts. */
+static void model_from_config_name(sm__ctx *c, pick *m) {
+  /* Model-zoo layouts name a model by its config file
+   * (maskformer2_R50_bs16_50ep.yaml, dbnet_resnet50_1200e_icdar2015.py):
+   * the file the command names, unless its name is generic. */
+  static const char *const generic[] = {
+      "config",         "configs",    "train",       "base",
+      "default",        "defaults",   "main",        "run",
+      "local",          "setup",      "local_setup", "example",
+      "example_config", "settings",   "params",      "hparams",
+      "args",           "experiment", NULL};
+  static const char *const generic_pre[] = {"base", "_", "hyp", "default",
+                                            NULL};
+  const char *b = strrchr(c->primary_cfg, '/'), *dot;
+  char stem[128];
+  int gen = 0;
+  b = b ? b + 1 : c->primary_cfg;
+  dot = strrchr(b, '.');
+  snprintf(stem, sizeof(stem), "%.*s", dot ? (int)(dot - b) : (int)strlen(b),
+           b);
+  {
+    /* train_gpt2.py names gpt2 */
+    static const char *const pre[] = {
+        "train_", "finetune_", "pretrain_", "sft_", "config_", "cfg_", NULL};
+    for (int i = 0; pre[i]; i++)
+      if (strncasecmp(stem, pre[i], strlen(pre[i])) == 0) {
+        memmove(stem, stem + strlen(pre[i]), strlen(stem + strlen(pre[i])) + 1);
+        break;
+      }
+  }
+  for (int i = 0; generic[i] && !gen; i++)
+    gen = strcasecmp(stem, generic[i]) == 0;
+  for (int i = 0; generic_pre[i] && !gen; i++)
+    gen = strncasecmp(stem, generic_pre[i], strlen(generic_pre[i])) == 0;
+  /* A name with a size or a model token, not only a dataset. */
+  {
+    /* Launcher and runtime configs (DeepSpeed, accelerate) name no
+     * model. */
+    const sm__vnode *t = sm__cfg_tree(c, c->primary_cfg);
+    if (t != NULL && (sm__vt_get(t, "zero_optimization") ||
+                      sm__vt_get(t, "train_micro_batch_size_per_gpu") ||
+                      sm__vt_get(t, "distributed_type")))
+      gen = 1;
+  }
+  if (!gen && strlen(stem) > 3 &&
+      sm__known_dataset(c, stem, NULL, NULL) == NULL) {
+    m->name = sm__norm_model(c, stem, &m->t, &m->d);
+    m->ev = sm__ev(c, c->primary_cfg, 1);
+  }
+}
+
+/* A config file named after the size. */
+static void model_from_size_config(sm__ctx *c, pick *m) {
+  /* A config file named after the size: configs/125M.yml,
+   * configs/llama/7B.yml. */
+  for (int i = 0; i < c->read_paths.n && m->name == NULL; i++) {
+    const char *path = SM__AT(c->read_paths, const char *, i);
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    const char *dot = strrchr(base, '.');
+    char stem[64];
+    if (dot == NULL || (strcmp(dot, ".yml") && strcmp(dot, ".yaml")) ||
+        (size_t)(dot - base) >= sizeof(stem))
+      continue;
+    snprintf(stem, sizeof(stem), "%.*s", (int)(dot - base), base);
+    if (!size_token(stem))
+      continue;
+    if (slash != NULL) {
+      const char *ps = slash;
+      while (ps > path && ps[-1] != '/')
+        ps--;
+      if (strncmp(ps, "configs/", 8) != 0 && strncmp(ps, "config/", 7) &&
+          strncmp(ps, "conf/", 5) != 0)
+        m->name = sm__norm_model(
+            c, sm__printf(c, "%.*s-%s", (int)(slash - ps), ps, stem), &m->t,
+            &m->d);
+    }
+    if (m->name == NULL)
+      m->name = sm__norm_model(c, stem, &m->t, &m->d);
+    m->ev = sm__printf(c, "%s:1", path);
+  }
+}
+
+/* The model: the sources in order of trust, the first that names one. */
 static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
   const sm__cand *class_cand = NULL, *ctor_cand = NULL;
-  const char *name = NULL, *ev = NULL, *t = NULL, *d = NULL;
+  pick m = {NULL, NULL, NULL, NULL};
   const char *left[64];
   int n = keys_init(left, keys);
   /* The first usable string among the keys, by layer. */
-  while (n > 0 && name == NULL) {
+  while (n > 0 && m.name == NULL) {
     p = sm__param_get(c, left);
     if (p == NULL)
       break;
     if (p->kind == SM__V_STR && !container_class(p->str) &&
         !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
-      name = sm__norm_model(c, p->str, &t, &d);
-    if (name != NULL) {
-      ev = p->ev;
+      m.name = sm__norm_model(c, p->str, &m.t, &m.d);
+    if (m.name != NULL) {
+      m.ev = p->ev;
       break;
     }
     n = drop_key(left, n, p);
     if (n < 0)
       break;
   }
-  if (name == NULL) {
-    /* An option documented as taking a model (its default names one):
-     * the value the job gives it, or the default. */
-    for (int i = 0; i < c->params.n && name == NULL; i++) {
-      const sm__param *h = &SM__AT(c->params, sm__param, i);
-      const char *opt[2];
-      if (h->kind != SM__V_STR || strcmp(h->key, "__model_option") != 0)
-        continue;
-      opt[0] = h->str;
-      opt[1] = NULL;
-      p = sm__param_get(c, opt);
-      if (p != NULL && p->kind == SM__V_STR && p->str[0] != '\0') {
-        /* A checkpoint named after a known model adds a size or a dtype
-         * to its name: the model it names. */
-        name =
-            sm__is_known_model(c, p->str) ? NULL : sm__model_prefix(c, p->str);
-        if (name == NULL)
-          name = sm__norm_model(c, p->str, &t, &d);
-        if (name != NULL)
-          ev = p->ev;
-      }
-    }
+  if (m.name == NULL)
+    model_from_option(c, &m);
+  if (m.name == NULL)
+    model_from_target(c, &m);
+  if (m.name == NULL)
+    model_from_hub_id(c, &m);
+  if (m.name == NULL)
+    model_from_weights(c, &m);
+  if (m.name == NULL)
+    model_from_cfg_option(c, &m);
+  if (m.name == NULL)
+    model_from_code(c, &m, &ctor_cand, &class_cand);
+  if (m.name == NULL && c->primary_cfg != NULL)
+    model_from_config_name(c, &m);
+  if (m.name == NULL)
+    model_from_size_config(c, &m);
+  if (m.name == NULL && ctor_cand != NULL) {
+    m.name = sm__norm_model(c, ctor_cand->name + 5, &m.t, &m.d);
+    m.ev = ctor_cand->ev;
   }
-  if (name == NULL) {
-    /* Hydra/Lightning: the class the model config instantiates; a
-     * network inside a training module (model.net._target_) is the
-     * model, the module around it only trains it. */
-    static const char *const inner[] = {"model.net._target_",
-                                        "model.model._target_",
-                                        "model.network._target_",
-                                        "model.backbone._target_",
-                                        "model._target_",
-                                        "model.class_path",
-                                        NULL};
-    for (int k = 0; inner[k] && name == NULL; k++) {
-      const char *names[2] = {inner[k], NULL};
-      const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
-      const char *cls;
-      if (q == NULL || q->kind != SM__V_STR || strcmp(q->key, inner[k]) != 0 ||
-          container_class(q->str))
-        continue;
-      cls = strrchr(q->str, '.');
-      name = sm__norm_model(c, cls ? cls + 1 : q->str, &t, &d);
-      if (name != NULL)
-        ev = q->ev;
-    }
+  if (m.name == NULL && class_cand != NULL) {
+    m.name = sm__norm_model(c, class_cand->name + 6, &m.t, &m.d);
+    m.ev = class_cand->ev;
   }
-  if (name == NULL) {
-    /* A Hub id of a known model given to any option of the job
-     * (--pretrain org/Llama-3-8B, pretrained: org/model), by layer;
-     * the models of auxiliary roles (tokenizer, reference, reward,
-     * teacher, draft) and data or output paths are not the model. */
-    static const char *const aux[] = {
-        "token", "ref",    "reward",       "critic",    "teacher", "draft",
-        "data",  "output", "save",         "log",       "cache",   "eval",
-        "judge", "vae",    "text_encoder", "processor", NULL};
-    const sm__param *best = NULL;
-    for (int i = 0; i < c->params.n; i++) {
-      const sm__param *q = &SM__AT(c->params, sm__param, i);
-      const char *slash;
-      int skip = 0;
-      if (q->layer < SM__L_CONFIG || q->kind != SM__V_STR ||
-          (best != NULL && q->layer < best->layer))
-        continue;
-      slash = strchr(q->str, '/');
-      if (slash == NULL || slash == q->str || slash[1] == '\0' ||
-          strchr(slash + 1, '/') != NULL || q->str[0] == '.' ||
-          strlen(q->str) > 96 || strchr(q->str, ' ') != NULL)
-        continue;
-      for (int k = 0; aux[k] && !skip; k++)
-        skip = strstr(q->key, aux[k]) != NULL;
-      if (!skip && sm__is_known_model(c, q->str))
-        best = q;
-    }
-    if (best != NULL) {
-      name = sm__norm_model(c, best->str, &t, &d);
-      ev = best->ev;
-    }
+  if (m.name != NULL) {
+    set_str(c, SM_META_MODEL_NAME, m.name, m.ev);
+    c->hint_task = m.t;
+    c->hint_domain = m.d;
   }
-  if (name == NULL) {
-    /* Pretrained weights named after a known model (--weights
-     * yolov5m.pt); a backbone checkpoint (R-50.pkl) is not the model. */
-    p = get_str(c, N("weights", "pretrained_weights", "pretrained"));
-    if (p != NULL && sm__is_known_model(c, p->str)) {
-      name = sm__norm_model(c, p->str, &t, &d);
-      ev = p->ev;
-    }
-  }
-  if (name == NULL) {
-    /* A model config file named after a known model (--cfg yolov5n.yaml,
-     * --config configs/resnet50.yaml). */
-    p = get_str(c, N("cfg", "config", "model_cfg", "model_config"));
-    if (p != NULL && sm__is_known_model(c, p->str)) {
-      name = sm__norm_model(c, p->str, &t, &d);
-      ev = p->ev;
-    }
-  }
-  if (name == NULL) {
-    /* Names in code: from_pretrained("..."), timm / torchvision. */
-    const sm__cand *best = NULL;
-    for (int i = 0; i < c->models.n; i++) {
-      const sm__cand *k = &SM__AT(c->models, sm__cand, i);
-      if (strncmp(k->name, "ctor:", 5) == 0) {
-        /* The first model the job's code builds, entry first; not one
-         * in a branch the job's options rule out. */
-        if ((ctor_cand == NULL || k->weight > ctor_cand->weight) &&
-            (k->guard == NULL || sm__cond_value(c, k->guard) != 0))
-          ctor_cand = k;
-        continue;
-      }
-      if (strncmp(k->name, "class:", 6) == 0) {
-        /* Only a class the repository defines names the model. */
-        int local = 0;
-        for (int j = 0; j < c->classes.n && !local; j++)
-          local = strcmp(SM__AT(c->classes, const char *, j), k->name + 6) == 0;
-        if (!local)
-          continue;
-      }
-      if (best == NULL || k->weight > best->weight)
-        best = k;
-    }
-    /* A class of the repository comes after a config named after a
-     * size. */
-    if (best != NULL && strncmp(best->name, "class:", 6) == 0) {
-      class_cand = best;
-      best = NULL;
-    }
-    if (best != NULL) {
-      name = sm__norm_model(
-          c,
-          strncmp(best->name, "class:", 6) == 0 ? best->name + 6 : best->name,
-          &t, &d);
-      ev = best->ev;
-    }
-  }
-  if (name == NULL && c->primary_cfg != NULL) {
-    /* Model-zoo layouts name a model by its config file
-     * (maskformer2_R50_bs16_50ep.yaml, dbnet_resnet50_1200e_icdar2015.py):
-     * the file the command names, unless its name is generic. */
-    static const char *const generic[] = {
-        "config",         "configs",    "train",       "base",
-        "default",        "defaults",   "main",        "run",
-        "local",          "setup",      "local_setup", "example",
-        "example_config", "settings",   "params",      "hparams",
-        "args",           "experiment", NULL};
-    static const char *const generic_pre[] = {"base", "_", "hyp", "default",
-                                              NULL};
-    const char *b = strrchr(c->primary_cfg, '/'), *dot;
-    char stem[128];
-    int gen = 0;
-    b = b ? b + 1 : c->primary_cfg;
-    dot = strrchr(b, '.');
-    snprintf(stem, sizeof(stem), "%.*s", dot ? (int)(dot - b) : (int)strlen(b),
-             b);
-    {
-      /* train_gpt2.py names gpt2 */
-      static const char *const pre[] = {
-          "train_", "finetune_", "pretrain_", "sft_", "config_", "cfg_", NULL};
-      for (int i = 0; pre[i]; i++)
-        if (strncasecmp(stem, pre[i], strlen(pre[i])) == 0) {
-          memmove(stem, stem + strlen(pre[i]),
-                  strlen(stem + strlen(pre[i])) + 1);
-          break;
-        }
-    }
-    for (int i = 0; generic[i] && !gen; i++)
-      gen = strcasecmp(stem, generic[i]) == 0;
-    for (int i = 0; generic_pre[i] && !gen; i++)
-      gen = strncasecmp(stem, generic_pre[i], strlen(generic_pre[i])) == 0;
-    /* A name with a size or a model token, not only a dataset. */
-    {
-      /* Launcher and runtime configs (DeepSpeed, accelerate) name no
-       * model. */
-      const sm__vnode *t = sm__cfg_tree(c, c->primary_cfg);
-      if (t != NULL && (sm__vt_get(t, "zero_optimization") ||
-                        sm__vt_get(t, "train_micro_batch_size_per_gpu") ||
-                        sm__vt_get(t, "distributed_type")))
-        gen = 1;
-    }
-    if (!gen && strlen(stem) > 3 &&
-        sm__known_dataset(c, stem, NULL, NULL) == NULL) {
-      name = sm__norm_model(c, stem, &t, &d);
-      ev = sm__ev(c, c->primary_cfg, 1);
-    }
-  }
-  if (name == NULL) {
-    /* A config file named after the size: configs/125M.yml,
-     * configs/llama/7B.yml. */
-    for (int i = 0; i < c->read_paths.n && name == NULL; i++) {
-      const char *path = SM__AT(c->read_paths, const char *, i);
-      const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-      const char *dot = strrchr(base, '.');
-      char stem[64];
-      if (dot == NULL || (strcmp(dot, ".yml") && strcmp(dot, ".yaml")) ||
-          (size_t)(dot - base) >= sizeof(stem))
-        continue;
-      snprintf(stem, sizeof(stem), "%.*s", (int)(dot - base), base);
-      if (!size_token(stem))
-        continue;
-      if (slash != NULL) {
-        const char *ps = slash;
-        while (ps > path && ps[-1] != '/')
-          ps--;
-        if (strncmp(ps, "configs/", 8) != 0 && strncmp(ps, "config/", 7) &&
-            strncmp(ps, "conf/", 5) != 0)
-          name = sm__norm_model(
-              c, sm__printf(c, "%.*s-%s", (int)(slash - ps), ps, stem), &t, &d);
-      }
-      if (name == NULL)
-        name = sm__norm_model(c, stem, &t, &d);
-      ev = sm__printf(c, "%s:1", path);
-    }
-  }
-  if (name == NULL && ctor_cand != NULL) {
-    name = sm__norm_model(c, ctor_cand->name + 5, &t, &d);
-    ev = ctor_cand->ev;
-  }
-  if (name == NULL && class_cand != NULL) {
-    name = sm__norm_model(c, class_cand->name + 6, &t, &d);
-    ev = class_cand->ev;
-  }
-  if (name != NULL) {
-    set_str(c, SM_META_MODEL_NAME, name, ev);
-    c->hint_task = t;
-    c->hint_domain = d;
-  }
-  *model_out = name;
+  *model_out = m.name;
 }
 
-static void dataset(sm__ctx *c) {
-  const char *const *keys = sm__keys("dataset");
+/* The first component of path (3 bytes or more, under max) that names a
+ * known dataset, or NULL; the dataset's task and domain hints are set. */
+static const char *dataset_in_path(sm__ctx *c, const char *path, size_t max) {
+  char comp[256];
+  const char *name = NULL, *e;
+  if (max > sizeof(comp))
+    max = sizeof(comp);
+  for (const char *s = path; s && *s && name == NULL; s = *e ? e + 1 : e) {
+    e = strchr(s, '/');
+    if (e == NULL)
+      e = s + strlen(s);
+    if (e - s <= 2 || (size_t)(e - s) >= max)
+      continue;
+    snprintf(comp, sizeof(comp), "%.*s", (int)(e - s), s);
+    name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
+  }
+  return name;
+}
+
+/* Generated data: 1 when the job's switches say so (dataset set to
+ * "synthetic"). */
+static int synthetic_data(sm__ctx *c) {
   const sm__param *p;
-  const char *name = NULL, *ev = NULL;
-  const char *left[64];
-  int n = keys_init(left, keys);
   /* A switch to generated data wins over any dataset name the config
    * also carries (dataset_type: synthetic, use_synthetic_data). */
   p = sm__param_get(c, N("dataset_type", "data_type", "dataset.type"));
@@ -1446,7 +1499,7 @@ static void dataset(sm__ctx *c) {
        strcasecmp(p->str, "dummy") == 0 || strcasecmp(p->str, "fake") == 0 ||
        strcasecmp(p->str, "mock") == 0 || strcasecmp(p->str, "random") == 0)) {
     set_str(c, SM_META_DATASET, "synthetic", p->ev);
-    return;
+    return 1;
   }
   {
     const char *e3 = NULL;
@@ -1455,9 +1508,20 @@ static void dataset(sm__ctx *c) {
         p->num != 0) {
       e3 = p->ev;
       set_str(c, SM_META_DATASET, "synthetic", e3);
-      return;
+      return 1;
     }
   }
+  return 0;
+}
+
+static void dataset(sm__ctx *c) {
+  const char *const *keys = sm__keys("dataset");
+  const sm__param *p;
+  const char *name = NULL, *ev = NULL;
+  const char *left[64];
+  int n = keys_init(left, keys);
+  if (synthetic_data(c))
+    return;
   while (n > 0 && name == NULL) {
     p = sm__param_get(c, left);
     if (p == NULL)
@@ -1528,8 +1592,6 @@ static void dataset(sm__ctx *c) {
         "vocab",      "dict",   "exp",   "work_dir",   "tensorboard", NULL};
     for (int i = c->params.n - 1; i >= 0 && name == NULL; i--) {
       const sm__param *q = &SM__AT(c->params, sm__param, i);
-      char comp[256];
-      const char *s, *e;
       int skip = 0;
       /* The command's paths; and the paths a config file gives its data
        * section (data_config.path: .../tinyshakespeare/input.txt). */
@@ -1541,17 +1603,9 @@ static void dataset(sm__ctx *c) {
         skip = strstr(q->leaf, not_data[k]) != NULL;
       if (skip)
         continue;
-      for (s = q->str; *s && name == NULL; s = *e ? e + 1 : e) {
-        e = strchr(s, '/');
-        if (e == NULL)
-          e = s + strlen(s);
-        if (e - s <= 2 || (size_t)(e - s) >= sizeof(comp))
-          continue;
-        snprintf(comp, sizeof(comp), "%.*s", (int)(e - s), s);
-        name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
-        if (name != NULL)
-          ev = q->ev;
-      }
+      name = dataset_in_path(c, q->str, 256);
+      if (name != NULL)
+        ev = q->ev;
     }
   }
   if (name == NULL) {
@@ -1572,19 +1626,9 @@ static void dataset(sm__ctx *c) {
      * directory or the entry's path names it. */
     const char *paths[2] = {c->cwd, c->entry};
     for (int k = 0; k < 2 && name == NULL; k++) {
-      const char *s2 = paths[k], *e2;
-      char comp[128];
-      for (; s2 && *s2 && name == NULL; s2 = *e2 ? e2 + 1 : e2) {
-        e2 = strchr(s2, '/');
-        if (e2 == NULL)
-          e2 = s2 + strlen(s2);
-        if (e2 - s2 <= 2 || (size_t)(e2 - s2) >= sizeof(comp))
-          continue;
-        snprintf(comp, sizeof(comp), "%.*s", (int)(e2 - s2), s2);
-        name = sm__known_dataset(c, comp, &c->ds_task, &c->ds_domain);
-        if (name != NULL)
-          ev = k == 0 ? "command" : sm__ev(c, c->entry, 1);
-      }
+      name = dataset_in_path(c, paths[k], 128);
+      if (name != NULL)
+        ev = k == 0 ? "command" : sm__ev(c, c->entry, 1);
     }
   }
   if (name != NULL)

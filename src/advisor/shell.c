@@ -104,8 +104,30 @@ static int arith_atom(const char **s, const sm__shvars *v, long long *out) {
   return -1;
 }
 
-static int arith_term(const char **s, const sm__shvars *v, long long *out) {
-  if (arith_atom(s, v, out) != 0)
+int sm__sh_arith_op(char op, long long *acc, long long r) {
+  if (op == '+')
+    *acc += r;
+  else if (op == '-')
+    *acc -= r;
+  else if (op == '*')
+    *acc *= r;
+  else if (r == 0)
+    return -1;
+  else if (op == '/')
+    *acc /= r;
+  else
+    *acc %= r;
+  return 0;
+}
+
+/* One level of binary operators (ops) over operands read by next, left to
+ * right.  Returns 0 and the value, or -1 (a bad operand, a division by
+ * zero). */
+static int arith_level(const char **s, const sm__shvars *v, long long *out,
+                       const char *ops,
+                       int (*next)(const char **, const sm__shvars *,
+                                   long long *)) {
+  if (next(s, v, out) != 0)
     return -1;
   for (;;) {
     long long r;
@@ -113,38 +135,20 @@ static int arith_term(const char **s, const sm__shvars *v, long long *out) {
     while (isspace((unsigned char)**s))
       (*s)++;
     op = **s;
-    if (op != '*' && op != '/' && op != '%')
+    if (op == '\0' || strchr(ops, op) == NULL)
       return 0;
     (*s)++;
-    if (arith_atom(s, v, &r) != 0)
+    if (next(s, v, &r) != 0 || sm__sh_arith_op(op, out, r) != 0)
       return -1;
-    if (op == '*')
-      *out *= r;
-    else if (r == 0)
-      return -1;
-    else if (op == '/')
-      *out /= r;
-    else
-      *out %= r;
   }
 }
 
+static int arith_term(const char **s, const sm__shvars *v, long long *out) {
+  return arith_level(s, v, out, "*/%", arith_atom);
+}
+
 static int arith(const char **s, const sm__shvars *v, long long *out) {
-  if (arith_term(s, v, out) != 0)
-    return -1;
-  for (;;) {
-    long long r;
-    char op;
-    while (isspace((unsigned char)**s))
-      (*s)++;
-    op = **s;
-    if (op != '+' && op != '-')
-      return 0;
-    (*s)++;
-    if (arith_term(s, v, &r) != 0)
-      return -1;
-    *out = op == '+' ? *out + r : *out - r;
-  }
+  return arith_level(s, v, out, "+-", arith_term);
 }
 
 /* Expands the $-form at *p (just past '$'); appends to w.  When "$@" is
@@ -243,33 +247,131 @@ static const char *expand(const char *p, const char *end,
   return p;
 }
 
+/* The words of a line being split. */
+typedef struct splitter {
+  sm__ctx *c;
+  const char **words; /* the words so far (arena) */
+  int nw, max;        /* count, capacity */
+  word *w;            /* the word being built */
+} splitter;
+
+/* Ends the word being built (if anything went into it). */
+static void flush_word(splitter *sp) {
+  word *w = sp->w;
+  if ((w->n > 0 || w->any) && sp->nw < sp->max)
+    sp->words[sp->nw++] = sm__strndup(sp->c, w->s, w->n);
+  w->n = 0;
+  w->any = 0;
+}
+
+/* "$@" / $@: each positional argument is its own word. */
+static void positional_words(splitter *sp, const sm__shvars *vars) {
+  char key[12];
+  for (int i = 1; i <= 9; i++) {
+    const char *a;
+    snprintf(key, sizeof(key), "%d", i);
+    if ((a = sm__sh_get(vars, key)) == NULL)
+      break;
+    flush_word(sp);
+    puts_w(sp->w, a);
+    sp->w->any = 1;
+  }
+}
+
+/* A double-quoted string at p (just past the quote): escapes and
+ * expansions inside it.  Returns the end of it, or NULL when it is not
+ * closed. */
+static const char *double_quoted(splitter *sp, const char *p, const char *end,
+                                 const sm__shvars *vars) {
+  word *w = sp->w;
+  w->any = 1;
+  while (p < end && *p != '"') {
+    int at = 0;
+    if (*p == '\\' && p + 1 < end && strchr("\"\\$`\n", p[1]) != NULL) {
+      if (p[1] != '\n')
+        put(w, p[1]);
+      p += 2;
+    } else if (*p == '$' && vars != NULL) {
+      p = expand(p + 1, end, vars, w, &at);
+    } else {
+      put(w, *p++);
+    }
+    if (at) {
+      /* "$@": no argument at all gives no word. */
+      if (w->n == 0)
+        w->any = 0;
+      positional_words(sp, vars);
+    }
+  }
+  return p < end ? p + 1 : NULL;
+}
+
+/* An unquoted expansion at p (just past '$'): split into words at
+ * blanks.  Returns the end of it, or NULL on exhaustion. */
+static const char *unquoted_expansion(splitter *sp, const char *p,
+                                      const char *end, const sm__shvars *vars) {
+  word *tmp = sm_malloc(sizeof(*tmp));
+  int at = 0;
+  if (tmp == NULL)
+    return NULL;
+  tmp->n = 0;
+  p = expand(p, end, vars, tmp, &at);
+  for (size_t i = 0; i < tmp->n; i++) {
+    char x = tmp->s[i];
+    if (x == ' ' || x == '\t' || x == '\n' || x == '\r')
+      flush_word(sp);
+    else
+      put(sp->w, x);
+  }
+  sm_free(tmp);
+  if (at)
+    positional_words(sp, vars);
+  return p;
+}
+
+/* A redirection at p ('>' or '<'): dropped, with its file descriptor and
+ * its target.  Returns the end of it. */
+static const char *redirection(splitter *sp, const char *p, const char *end) {
+  word *w = sp->w;
+  int digits = w->n > 0 && !w->any;
+  for (size_t i = 0; i < w->n; i++)
+    if (!isdigit((unsigned char)w->s[i]))
+      digits = 0;
+  if (digits)
+    w->n = 0;
+  flush_word(sp);
+  while (p < end && (*p == '>' || *p == '<' || *p == '&'))
+    p++;
+  while (p < end && (*p == ' ' || *p == '\t'))
+    p++;
+  while (p < end && !isspace((unsigned char)*p) && *p != ';' && *p != '|' &&
+         *p != '&')
+    p++;
+  return p;
+}
+
 int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
                  const char ***words_out, int max_words) {
-  const char **words =
-      sm_arena_calloc(&c->arena, (size_t)max_words + 1, sizeof(*words));
   const char *p = line, *end = line + len;
-  int nw = 0;
+  splitter sp;
   word *w = sm_malloc(sizeof(*w));
 
-  if (words == NULL || w == NULL) {
+  sp.c = c;
+  sp.words = sm_arena_calloc(&c->arena, (size_t)max_words + 1, sizeof(char *));
+  sp.nw = 0;
+  sp.max = max_words;
+  sp.w = w;
+  if (sp.words == NULL || w == NULL) {
     sm_free(w);
     return -1;
   }
-  *words_out = words;
+  *words_out = sp.words;
   w->n = 0;
   w->any = 0;
-#define FLUSH()                                                                \
-  do {                                                                         \
-    if ((w->n > 0 || w->any) && nw < max_words)                                \
-      words[nw++] = sm__strndup(c, w->s, w->n);                                \
-    w->n = 0;                                                                  \
-    w->any = 0;                                                                \
-  } while (0)
-  while (p < end) {
+  while (p != NULL && p < end) {
     char ch = *p;
-    int at = 0;
     if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
-      FLUSH();
+      flush_word(&sp);
       p++;
     } else if (ch == '#' && w->n == 0 && !w->any) {
       while (p < end && *p != '\n')
@@ -286,99 +388,21 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
       }
     } else if (ch == '\'') {
       const char *q = memchr(p + 1, '\'', (size_t)(end - p - 1));
-      if (q == NULL) {
-        sm_free(w);
-        return -1;
-      }
+      if (q == NULL)
+        break;
       for (const char *r = p + 1; r < q; r++)
         put(w, *r);
       w->any = 1;
       p = q + 1;
     } else if (ch == '"') {
-      p++;
-      w->any = 1;
-      while (p < end && *p != '"') {
-        if (*p == '\\' && p + 1 < end && strchr("\"\\$`\n", p[1]) != NULL) {
-          if (p[1] != '\n')
-            put(w, p[1]);
-          p += 2;
-        } else if (*p == '$' && vars != NULL) {
-          p = expand(p + 1, end, vars, w, &at);
-        } else {
-          put(w, *p++);
-        }
-        if (at) {
-          /* "$@": each positional argument is its own word, and no
-           * argument at all gives no word. */
-          char key[12];
-          at = 0;
-          if (w->n == 0)
-            w->any = 0;
-          for (int i = 1; i <= 9; i++) {
-            const char *a;
-            snprintf(key, sizeof(key), "%d", i);
-            if ((a = sm__sh_get(vars, key)) == NULL)
-              break;
-            if (i > 1 || w->n > 0)
-              FLUSH();
-            puts_w(w, a);
-            w->any = 1;
-          }
-        }
-      }
-      if (p >= end) {
-        sm_free(w);
-        return -1;
-      }
-      p++;
+      p = double_quoted(&sp, p + 1, end, vars);
     } else if (ch == '$' && vars != NULL) {
-      /* Unquoted: the expansion is split into words at blanks. */
-      word *tmp = sm_malloc(sizeof(*tmp));
-      if (tmp == NULL) {
-        sm_free(w);
-        return -1;
-      }
-      tmp->n = 0;
-      p = expand(p + 1, end, vars, tmp, &at);
-      for (size_t i = 0; i < tmp->n; i++) {
-        char x = tmp->s[i];
-        if (x == ' ' || x == '\t' || x == '\n' || x == '\r')
-          FLUSH();
-        else
-          put(w, x);
-      }
-      sm_free(tmp);
-      if (at) {
-        char key[12];
-        for (int i = 1; i <= 9; i++) {
-          const char *a;
-          snprintf(key, sizeof(key), "%d", i);
-          if ((a = sm__sh_get(vars, key)) == NULL)
-            break;
-          FLUSH();
-          puts_w(w, a);
-          w->any = 1;
-        }
-      }
+      p = unquoted_expansion(&sp, p + 1, end, vars);
     } else if (ch == '`') {
       const char *q = memchr(p + 1, '`', (size_t)(end - p - 1));
       p = q ? q + 1 : end;
     } else if (ch == '>' || ch == '<') {
-      /* A redirection: drop it, its file descriptor and its target. */
-      int digits = w->n > 0 && !w->any;
-      for (size_t i = 0; i < w->n; i++)
-        if (!isdigit((unsigned char)w->s[i]))
-          digits = 0;
-      if (digits)
-        w->n = 0;
-      FLUSH();
-      while (p < end && (*p == '>' || *p == '<' || *p == '&'))
-        p++;
-      while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-      while (p < end && !isspace((unsigned char)*p) && *p != ';' && *p != '|' &&
-             *p != '&')
-        p++;
+      p = redirection(&sp, p, end);
     } else if (ch == '&' && p + 1 < end && p[1] == '>') {
       p++;
       while (p < end && *p == '>')
@@ -389,21 +413,25 @@ int sm__sh_split(sm__ctx *c, const char *line, size_t len, sm__shvars *vars,
         p++;
     } else if (ch == ';' || ch == '|' || ch == '&') {
       char op[3] = {ch, 0, 0};
-      FLUSH();
+      flush_word(&sp);
       if (p + 1 < end && p[1] == ch && ch != ';') {
         op[1] = ch;
         p++;
       }
       p++;
-      if (nw < max_words)
-        words[nw++] = sm__strdup(c, op);
+      if (sp.nw < max_words)
+        sp.words[sp.nw++] = sm__strdup(c, op);
     } else {
       put(w, ch);
       p++;
     }
   }
-  FLUSH();
-#undef FLUSH
+  if (p == NULL || p < end) {
+    /* An unbalanced quote (or no memory for an expansion). */
+    sm_free(w);
+    return -1;
+  }
+  flush_word(&sp);
   sm_free(w);
-  return nw;
+  return sp.nw;
 }

@@ -275,6 +275,12 @@ static void emit(fields *fl, const char *s, const int *ln, size_t n, int line,
     cur_field(fl); /* "" is a field of its own */
 }
 
+/* An expansion the interpreter cannot know: one unknown field. */
+static void emit_unknown(fields *fl, int line) {
+  char u[2] = {UNK, 0};
+  emit(fl, u, NULL, 1, line, 1);
+}
+
 static void expand(sh *h, TSNode n, fields *fl, int quoted, int depth);
 
 /* The positional arguments from index `from` (1-based), count `cnt`
@@ -438,8 +444,12 @@ static int arith_atom(sh *h, const char **p, long long *out, int depth) {
   return -1;
 }
 
-static int arith_term(sh *h, const char **p, long long *out, int depth) {
-  if (arith_atom(h, p, out, depth) != 0)
+/* One level of binary operators (ops) over operands read by next, left to
+ * right.  Returns 0 and the value, or -1. */
+static int arith_level(sh *h, const char **p, long long *out, int depth,
+                       const char *ops,
+                       int (*next)(sh *, const char **, long long *, int)) {
+  if (next(h, p, out, depth) != 0)
     return -1;
   for (;;) {
     long long r;
@@ -447,38 +457,20 @@ static int arith_term(sh *h, const char **p, long long *out, int depth) {
     while (isspace((unsigned char)**p))
       (*p)++;
     op = **p;
-    if (op != '*' && op != '/' && op != '%')
+    if (op == '\0' || strchr(ops, op) == NULL)
       return 0;
     (*p)++;
-    if (arith_atom(h, p, &r, depth) != 0)
+    if (next(h, p, &r, depth) != 0 || sm__sh_arith_op(op, out, r) != 0)
       return -1;
-    if (op == '*')
-      *out *= r;
-    else if (r == 0)
-      return -1;
-    else if (op == '/')
-      *out /= r;
-    else
-      *out %= r;
   }
 }
 
+static int arith_term(sh *h, const char **p, long long *out, int depth) {
+  return arith_level(h, p, out, depth, "*/%", arith_atom);
+}
+
 static int arith(sh *h, const char **p, long long *out, int depth) {
-  if (arith_term(h, p, out, depth) != 0)
-    return -1;
-  for (;;) {
-    long long r;
-    char op;
-    while (isspace((unsigned char)**p))
-      (*p)++;
-    op = **p;
-    if (op != '+' && op != '-')
-      return 0;
-    (*p)++;
-    if (arith_term(h, p, &r, depth) != 0)
-      return -1;
-    *out = op == '+' ? *out + r : *out - r;
-  }
+  return arith_level(h, p, out, depth, "+-", arith_term);
 }
 
 /* Expands the text of an argument-like word (a default value) into
@@ -507,8 +499,7 @@ static void expand_text(sh *h, const char *t, size_t n, int line, fields *fl,
           j++;
         else {
           /* Something more complex: unknown. */
-          char u[2] = {UNK, 0};
-          emit(fl, u, NULL, 1, line, 1);
+          emit_unknown(fl, line);
           i = n;
           break;
         }
@@ -526,6 +517,178 @@ static void expand_text(sh *h, const char *t, size_t n, int line, fields *fl,
   }
 }
 
+/* ${A[@]}, ${A[*]}, ${#A[@]}, ${A[2]}: arrays.  p is at the '['. */
+static void expand_array(sh *h, fields *fl, const char *name, const char *p,
+                         const char *e, int len_op, int quoted, int line) {
+  const char *rb = memchr(p, ']', (size_t)(e - p));
+  svar *av = var_find(h, name);
+  char idx[32];
+  /* Elements: each one follows a SEP after the leading marker; a scalar
+   * is an array of one element. */
+  int count = 0, want = -1, all;
+  if (rb == NULL || (size_t)(rb - p - 1) >= sizeof(idx)) {
+    emit_unknown(fl, line);
+    return;
+  }
+  snprintf(idx, sizeof(idx), "%.*s", (int)(rb - p - 1), p + 1);
+  if (av == NULL) {
+    if (len_op)
+      emit(fl, "0", NULL, 1, line, 1);
+    else if (quoted && strcmp(idx, "@") != 0)
+      cur_field(fl);
+    return;
+  }
+  all = idx[0] == '@' || idx[0] == '*';
+  if (!all) {
+    char *end;
+    want = (int)strtol(idx, &end, 10);
+    if (*end != '\0' || want < 0) {
+      emit_unknown(fl, line);
+      return;
+    }
+  }
+  for (const char *at = av->array ? av->val + 1 : av->val;
+       av->array ? *at == SEP : count == 0; count++) {
+    const char *el = av->array ? at + 1 : at;
+    const char *nx = strchr(el, SEP);
+    size_t en = nx ? (size_t)(nx - el) : strlen(el);
+    if (!len_op && (all || count == want)) {
+      if (all) {
+        fl->open = 0;
+        if (quoted)
+          cur_field(fl);
+      }
+      emit(fl, el, av->multiline && av->ln ? av->ln + (el - av->val) : NULL, en,
+           line, quoted);
+      if (all)
+        fl->open = 0;
+    }
+    at = el + en;
+  }
+  if (len_op) {
+    char nb[32];
+    snprintf(nb, sizeof(nb), "%d", all ? count : 0);
+    emit(fl, nb, NULL, strlen(nb), line, 1);
+  }
+}
+
+/* The value of a parameter being expanded with an operator. */
+typedef struct pval {
+  const char *name; /* the parameter */
+  const char *val;  /* its value, or NULL when unset */
+  const int *ln;    /* line of each byte when multi */
+  int multi;        /* val spans lines */
+  int line;         /* line of the expansion */
+  int quoted;       /* inside double quotes */
+} pval;
+
+/* ${X:offset:length}; p is at the offset. */
+static void expand_substring(fields *fl, const pval *v, const char *p,
+                             const char *e) {
+  long off = strtol(p, NULL, 10), cnt = -1;
+  const char *c2 = memchr(p, ':', (size_t)(e - p));
+  size_t vl = v->val ? strlen(v->val) : 0;
+  if (c2 != NULL)
+    cnt = strtol(c2 + 1, NULL, 10);
+  if (off < 0)
+    off += (long)vl;
+  if (v->val == NULL || off < 0 || (size_t)off > vl)
+    return;
+  if (cnt < 0 || (size_t)(off + cnt) > vl)
+    cnt = (long)(vl - (size_t)off);
+  emit(fl, v->val + off, NULL, (size_t)cnt, v->line, v->quoted);
+}
+
+/* ${X-w} ${X:-w} ${X=w} ${X:=w} ${X?w}: the word when X is unset (or
+ * empty, with the colon); = also assigns it. */
+static void expand_default(sh *h, fields *fl, const pval *v, char op, int colon,
+                           const char *arg, size_t an) {
+  int empty = v->val == NULL || (colon && v->val[0] == '\0');
+  if (!empty) {
+    emit(fl, v->val, v->multi ? v->ln : NULL, strlen(v->val), v->line,
+         v->quoted);
+    return;
+  }
+  expand_text(h, arg, an, v->line, fl, v->quoted);
+  if (op == '=') {
+    fields tmp;
+    memset(&tmp, 0, sizeof(tmp));
+    expand_text(h, arg, an, v->line, &tmp, 1);
+    if (tmp.n > 0)
+      var_set(h, v->name, &tmp.f[0], v->line, 0);
+    fields_free(&tmp);
+  }
+}
+
+/* ${X/a/b}, ${X//a/b}: plain text patterns. */
+static void expand_replace(sh *h, fields *fl, const pval *v, const char *arg,
+                           size_t an, const char *e) {
+  int all = an > 0 && arg[0] == '/';
+  const char *a = arg + all, *slash = memchr(a, '/', (size_t)(e - a));
+  char *from =
+      sm__strndup(h->c, a, slash ? (size_t)(slash - a) : (size_t)(e - a));
+  const char *to =
+      slash ? sm__strndup(h->c, slash + 1, (size_t)(e - slash - 1)) : "";
+  sm_buf out;
+  size_t fnl = from ? strlen(from) : 0;
+  sm_buf_init(&out, MAX_TEXT);
+  for (const char *q = v->val; *q;) {
+    if (fnl > 0 && strncmp(q, from, fnl) == 0) {
+      sm_buf_adds(&out, to);
+      q += fnl;
+      if (!all) {
+        sm_buf_adds(&out, q);
+        break;
+      }
+    } else {
+      sm_buf_addc(&out, *q++);
+    }
+  }
+  emit(fl, sm_buf_str(&out), NULL, out.len, v->line, v->quoted);
+  sm_buf_release(&out);
+}
+
+/* The operator after a parameter's name (p at it, e at the closing
+ * brace); 0 when the interpreter does not know it (or the value it
+ * needs is unset). */
+static int expand_op(sh *h, fields *fl, const pval *v, const char *p,
+                     const char *e) {
+  int colon = *p == ':';
+  char op;
+  const char *arg;
+  size_t an;
+  if (colon)
+    p++;
+  op = p < e ? *p : 0;
+  arg = p + 1;
+  an = (size_t)(e - arg);
+  if (colon && (isdigit((unsigned char)op) || op == ' ')) {
+    expand_substring(fl, v, p, e);
+  } else if (op == '-' || op == '=' || op == '?') {
+    expand_default(h, fl, v, op, colon, arg, an);
+  } else if (op == '+') {
+    if (v->val != NULL && !(colon && v->val[0] == '\0'))
+      expand_text(h, arg, an, v->line, fl, v->quoted);
+  } else if ((op == '#' || op == '%') && v->val != NULL) {
+    int longest = an > 0 && arg[0] == op;
+    char *pat = sm__strndup(h->c, arg + longest, an - (size_t)longest);
+    const char *r = pat ? trim(h, v->val, pat, op == '%', longest) : v->val;
+    emit(fl, r, NULL, strlen(r), v->line, v->quoted);
+  } else if (op == '/' && v->val != NULL) {
+    expand_replace(h, fl, v, arg, an, e);
+  } else if ((op == '^' || op == ',') && v->val != NULL) {
+    char *v2 = sm__strdup(h->c, v->val);
+    for (char *q = v2; q && *q; q++)
+      *q = (char)(op == '^' ? toupper((unsigned char)*q)
+                            : tolower((unsigned char)*q));
+    if (v2)
+      emit(fl, v2, NULL, strlen(v2), v->line, v->quoted);
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 /* ${...}: the raw text is parsed here (operators are anonymous tokens in
  * the grammar). */
 static void expand_param(sh *h, TSNode n, fields *fl, int quoted) {
@@ -534,12 +697,9 @@ static void expand_param(sh *h, TSNode n, fields *fl, int quoted) {
   char name[128];
   size_t k = 0;
   int line = line_of(n), len_op = 0, indirect = 0;
-  const char *val;
-  const int *ln;
-  int multi;
+  pval v;
   if (len < 3 || t[0] != '$' || t[1] != '{' || t[len - 1] != '}') {
-    char u[2] = {UNK, 0};
-    emit(fl, u, NULL, 1, line, 1);
+    emit_unknown(fl, line);
     return;
   }
   p = t + 2;
@@ -560,61 +720,7 @@ static void expand_param(sh *h, TSNode n, fields *fl, int quoted) {
       name[k++] = *p++;
   name[k] = '\0';
   if (p < e && *p == '[' && !indirect) {
-    /* ${A[@]}, ${A[*]}, ${#A[@]}, ${A[2]}: arrays. */
-    const char *rb = memchr(p, ']', (size_t)(e - p));
-    svar *av = var_find(h, name);
-    char idx[32];
-    if (rb == NULL || (size_t)(rb - p - 1) >= sizeof(idx)) {
-      char u[2] = {UNK, 0};
-      emit(fl, u, NULL, 1, line, 1);
-      return;
-    }
-    snprintf(idx, sizeof(idx), "%.*s", (int)(rb - p - 1), p + 1);
-    p = rb + 1;
-    if (av == NULL) {
-      if (len_op)
-        emit(fl, "0", NULL, 1, line, 1);
-      else if (quoted && strcmp(idx, "@") != 0)
-        cur_field(fl);
-      return;
-    }
-    {
-      /* Elements: each one follows a SEP after the leading marker; a
-       * scalar is an array of one element. */
-      int count = 0, want = -1, all = idx[0] == '@' || idx[0] == '*';
-      if (!all) {
-        char *end;
-        want = (int)strtol(idx, &end, 10);
-        if (*end != '\0' || want < 0) {
-          char u[2] = {UNK, 0};
-          emit(fl, u, NULL, 1, line, 1);
-          return;
-        }
-      }
-      for (const char *at = av->array ? av->val + 1 : av->val;
-           av->array ? *at == SEP : count == 0; count++) {
-        const char *el = av->array ? at + 1 : at;
-        const char *nx = strchr(el, SEP);
-        size_t en = nx ? (size_t)(nx - el) : strlen(el);
-        if (!len_op && (all || count == want)) {
-          if (all) {
-            fl->open = 0;
-            if (quoted)
-              cur_field(fl);
-          }
-          emit(fl, el, av->multiline && av->ln ? av->ln + (el - av->val) : NULL,
-               en, line, quoted);
-          if (all)
-            fl->open = 0;
-        }
-        at = el + en;
-      }
-      if (len_op) {
-        char nb[32];
-        snprintf(nb, sizeof(nb), "%d", all ? count : 0);
-        emit(fl, nb, NULL, strlen(nb), line, 1);
-      }
-    }
+    expand_array(h, fl, name, p, e, len_op, quoted, line);
     return;
   }
   if (strcmp(name, "@") == 0 || strcmp(name, "*") == 0) {
@@ -631,117 +737,25 @@ static void expand_param(sh *h, TSNode n, fields *fl, int quoted) {
     emit_positional(h, fl, from, cnt, line, quoted);
     return;
   }
-  val = param_value(h, name, &ln, &multi);
-  if (indirect && val != NULL)
-    val = param_value(h, val, &ln, &multi);
+  v.name = name;
+  v.line = line;
+  v.quoted = quoted;
+  v.val = param_value(h, name, &v.ln, &v.multi);
+  if (indirect && v.val != NULL)
+    v.val = param_value(h, v.val, &v.ln, &v.multi);
   if (len_op) {
     char num[32];
-    snprintf(num, sizeof(num), "%zu", val ? strlen(val) : 0);
+    snprintf(num, sizeof(num), "%zu", v.val ? strlen(v.val) : 0);
     emit(fl, num, NULL, strlen(num), line, 1);
     return;
   }
   if (p >= e) {
-    if (val)
-      emit(fl, val, multi ? ln : NULL, strlen(val), line, quoted);
+    if (v.val)
+      emit(fl, v.val, v.multi ? v.ln : NULL, strlen(v.val), line, quoted);
     return;
   }
-  {
-    int colon = *p == ':';
-    char op;
-    const char *arg;
-    size_t an;
-    if (colon)
-      p++;
-    op = p < e ? *p : 0;
-    arg = p + 1;
-    an = (size_t)(e - arg);
-    if (colon && (isdigit((unsigned char)op) || op == ' ')) {
-      /* ${X:offset:length} */
-      long off = strtol(p, NULL, 10), cnt = -1;
-      const char *c2 = memchr(p, ':', (size_t)(e - p));
-      size_t vl = val ? strlen(val) : 0;
-      if (c2 != NULL)
-        cnt = strtol(c2 + 1, NULL, 10);
-      if (off < 0)
-        off += (long)vl;
-      if (val == NULL || off < 0 || (size_t)off > vl)
-        return;
-      if (cnt < 0 || (size_t)(off + cnt) > vl)
-        cnt = (long)(vl - (size_t)off);
-      emit(fl, val + off, NULL, (size_t)cnt, line, quoted);
-      return;
-    }
-    if (op == '-' || op == '=' || op == '?') {
-      int empty = val == NULL || (colon && val[0] == '\0');
-      if (empty) {
-        expand_text(h, arg, an, line, fl, quoted);
-        if (op == '=') {
-          fields tmp;
-          memset(&tmp, 0, sizeof(tmp));
-          expand_text(h, arg, an, line, &tmp, 1);
-          if (tmp.n > 0)
-            var_set(h, name, &tmp.f[0], line, 0);
-          fields_free(&tmp);
-        }
-      } else {
-        emit(fl, val, multi ? ln : NULL, strlen(val), line, quoted);
-      }
-      return;
-    }
-    if (op == '+') {
-      int set = val != NULL && !(colon && val[0] == '\0');
-      if (set)
-        expand_text(h, arg, an, line, fl, quoted);
-      return;
-    }
-    if ((op == '#' || op == '%') && val != NULL) {
-      int longest = an > 0 && arg[0] == op;
-      char *pat = sm__strndup(h->c, arg + longest, an - (size_t)longest);
-      const char *r = pat ? trim(h, val, pat, op == '%', longest) : val;
-      emit(fl, r, NULL, strlen(r), line, quoted);
-      return;
-    }
-    if (op == '/' && val != NULL) {
-      /* ${X/a/b}, ${X//a/b}: plain text patterns. */
-      int all = an > 0 && arg[0] == '/';
-      const char *a = arg + all, *slash = memchr(a, '/', (size_t)(e - a));
-      char *from =
-          sm__strndup(h->c, a, slash ? (size_t)(slash - a) : (size_t)(e - a));
-      const char *to =
-          slash ? sm__strndup(h->c, slash + 1, (size_t)(e - slash - 1)) : "";
-      sm_buf out;
-      size_t fnl = from ? strlen(from) : 0;
-      sm_buf_init(&out, MAX_TEXT);
-      for (const char *q = val; *q;) {
-        if (fnl > 0 && strncmp(q, from, fnl) == 0) {
-          sm_buf_adds(&out, to);
-          q += fnl;
-          if (!all) {
-            sm_buf_adds(&out, q);
-            break;
-          }
-        } else {
-          sm_buf_addc(&out, *q++);
-        }
-      }
-      emit(fl, sm_buf_str(&out), NULL, out.len, line, quoted);
-      sm_buf_release(&out);
-      return;
-    }
-    if ((op == '^' || op == ',') && val != NULL) {
-      char *v2 = sm__strdup(h->c, val);
-      for (char *q = v2; q && *q; q++)
-        *q = (char)(op == '^' ? toupper((unsigned char)*q)
-                              : tolower((unsigned char)*q));
-      if (v2)
-        emit(fl, v2, NULL, strlen(v2), line, quoted);
-      return;
-    }
-  }
-  {
-    char u[2] = {UNK, 0};
-    emit(fl, u, NULL, 1, line, 1);
-  }
+  if (!expand_op(h, fl, &v, p, e))
+    emit_unknown(fl, line);
 }
 
 /* Words of a command, expanded (for command substitution). */
@@ -1053,8 +1067,7 @@ static void expand(sh *h, TSNode n, fields *fl, int quoted, int depth) {
     char buf[512];
     long long v;
     if (n2 < 5 || n2 - 5 >= sizeof(buf)) {
-      char u[2] = {UNK, 0};
-      emit(fl, u, NULL, 1, line, 1);
+      emit_unknown(fl, line);
       return;
     }
     memcpy(buf, x + 3, n2 - 5);
@@ -1065,8 +1078,7 @@ static void expand(sh *h, TSNode n, fields *fl, int quoted, int depth) {
       snprintf(num, sizeof(num), "%lld", v);
       emit(fl, num, NULL, strlen(num), line, quoted);
     } else {
-      char u[2] = {UNK, 0};
-      emit(fl, u, NULL, 1, line, 1);
+      emit_unknown(fl, line);
     }
     return;
   }
@@ -1076,8 +1088,7 @@ static void expand(sh *h, TSNode n, fields *fl, int quoted, int depth) {
   }
   if (strcmp(t, "process_substitution") == 0 || strcmp(t, "array") == 0 ||
       strcmp(t, "brace_expression") == 0) {
-    char u[2] = {UNK, 0};
-    emit(fl, u, NULL, 1, line, 1);
+    emit_unknown(fl, line);
     return;
   }
   /* Anything else: its text. */
@@ -1695,9 +1706,163 @@ static void candidate(sh *h, const char **w, const char **ev, int n) {
   h->have_best = 1;
 }
 
+/* The prefix assignments of a command (A=1 B=2 cmd): the environment of
+ * this command only, as "NAME=value" words with their evidence.  Returns
+ * the count. */
+static int prefix_assignments(sh *h, TSNode n, const char **assign_w,
+                              const char **assign_ev, int max) {
+  uint32_t nc = ts_node_named_child_count(n);
+  int na = 0;
+  for (uint32_t i = 0; i < nc && na < max; i++) {
+    TSNode k2 = ts_node_named_child(n, i);
+    fields *fl;
+    char *name;
+    TSNode val;
+    const char *v = "";
+    if (!is(k2, "variable_assignment"))
+      continue;
+    fl = sm_calloc(1, sizeof(*fl));
+    name = dup_span(h, field(k2, "name"));
+    val = field(k2, "value");
+    if (fl == NULL || name == NULL) {
+      sm_free(fl);
+      continue;
+    }
+    if (!ts_node_is_null(val)) {
+      expand(h, val, fl, 1, 0);
+      if (fl->n > 0)
+        v = sm__strndup(h->c, fl->f[0].s ? fl->f[0].s : "", fl->f[0].n);
+    }
+    fields_free(fl);
+    sm_free(fl);
+    assign_w[na] = sm__printf(h->c, "%s=%s", name, v ? v : "");
+    assign_ev[na] = sm__ev(h->c, h->rel, line_of(k2));
+    na++;
+  }
+  return na;
+}
+
+/* shift [N]: the positional arguments move. */
+static void builtin_shift(sh *h, const char **w, int nw) {
+  int s = nw >= 2 ? atoi(w[1]) : 1;
+  if (s < 0)
+    s = 0;
+  if (s > h->argc)
+    s = h->argc;
+  h->argv += s;
+  if (h->argv_ev)
+    h->argv_ev += s;
+  h->argc -= s;
+}
+
+/* set -- ARGS: new positional arguments. */
+static void builtin_set(sh *h, const char **w, const char **ev, int nw) {
+  for (int i = 1; i < nw; i++)
+    if (strcmp(w[i], "--") == 0) {
+      h->argv = w + i + 1;
+      h->argv_ev = ev + i + 1;
+      h->argc = nw - i - 1;
+      break;
+    }
+}
+
+/* read [-r] [-d DELIM] NAMES: from a here-string or here-document, split
+ * at the IFS of the command's prefix; unknown without input. */
+static void builtin_read(sh *h, const char **w, const int *wl, int nw,
+                         const char *const *assign_w, int na, TSNode here) {
+  /* IFS='=' read -r A B <<< "$X" */
+  const char *ifs = " \t\n", *in = NULL;
+  int first = 1, whole = 0;
+  for (int i = 0; i < na; i++)
+    if (strncmp(assign_w[i], "IFS=", 4) == 0)
+      ifs = assign_w[i] + 4;
+  while (first < nw && w[first][0] == '-') {
+    /* Options with an argument: -d DELIM (-d '' reads to the end),
+     * -p PROMPT, -t, -n, -N, -u, -a. */
+    if (strchr("dptnNua", w[first][1]) != NULL && w[first][2] == '\0' &&
+        first + 1 < nw) {
+      if (w[first][1] == 'd' && w[first + 1][0] == '\0')
+        whole = 1;
+      first++;
+    }
+    first++;
+  }
+  if (!ts_node_is_null(here) && is(here, "heredoc_redirect")) {
+    /* read -r -d '' CMD <<EOF ... EOF: the document (its first line
+     * without -d ''), kept with its lines. */
+    lstr t;
+    ls_init(&t);
+    heredoc_text(h, here, &t);
+    if (!whole && t.s != NULL) {
+      char *nl = strchr(t.s, '\n');
+      if (nl != NULL) {
+        t.n = (size_t)(nl - t.s);
+        *nl = '\0';
+      }
+    }
+    if (first < nw) {
+      var_set(h, w[first], &t, wl[first], 0);
+      for (int i = first + 1; i < nw; i++)
+        var_set_str(h, w[i], "", wl[i], 0);
+    }
+    ls_free(&t);
+    return;
+  }
+  if (!ts_node_is_null(here)) {
+    in = test_word(h, ts_node_named_child(here, 0));
+  }
+  for (int i = first; i < nw; i++) {
+    const char *val = "";
+    if (in == NULL) {
+      var_set_unknown(h, w[i], wl[i]);
+      continue;
+    }
+    if (i == nw - 1) {
+      val = in;
+      in = "";
+    } else {
+      size_t span_n = strcspn(in, ifs);
+      val = sm__strndup(h->c, in, span_n);
+      in += span_n;
+      if (*in)
+        in++;
+    }
+    var_set_str(h, w[i], val, wl[i], 0);
+  }
+}
+
+/* A command that may be the launch: with its environment prefix, after
+ * any wrappers (nohup, time, env, numactl ...). */
+static void launch_candidate(sh *h, const char *const *assign_w,
+                             const char *const *assign_ev, int na,
+                             const char **w, const char **ev, int nw) {
+  const char **all =
+      sm_arena_calloc(&h->c->arena, (size_t)(na + nw) + 1, sizeof(*all));
+  const char **all_ev =
+      sm_arena_calloc(&h->c->arena, (size_t)(na + nw) + 1, sizeof(*all_ev));
+  int j = na, k = 0;
+  if (all == NULL || all_ev == NULL)
+    return;
+  for (int i = 0; i < na; i++) {
+    all[k] = assign_w[i];
+    all_ev[k++] = assign_ev[i];
+  }
+  for (int i = 0; i < nw; i++) {
+    all[k] = w[i];
+    all_ev[k++] = ev[i];
+  }
+  while (j < k && sm__is_wrapper(all[j])) {
+    j++;
+    while (j < k && all[j][0] == '-')
+      j++;
+  }
+  if (j < k && sm__is_launch_word(all[j]))
+    candidate(h, all, all_ev, k);
+}
+
 static void run_command(sh *h, TSNode n, TSNode here) {
   const char **w = NULL, **ev;
-  int *wl = NULL, nw, k = 0, na = 0;
+  int *wl = NULL, nw, na;
   uint32_t nc = ts_node_named_child_count(n);
   const char *assign_w[64];
   const char *assign_ev[64];
@@ -1708,32 +1873,7 @@ static void run_command(sh *h, TSNode n, TSNode here) {
     for (uint32_t i = 0; i < nc; i++)
       if (is(ts_node_named_child(n, i), "herestring_redirect"))
         here = ts_node_named_child(n, i);
-  /* Prefix assignments: environment of this command only. */
-  for (uint32_t i = 0; i < nc && na < 64; i++) {
-    TSNode k2 = ts_node_named_child(n, i);
-    if (!is(k2, "variable_assignment"))
-      continue;
-    {
-      fields *fl = sm_calloc(1, sizeof(*fl));
-      char *name = dup_span(h, field(k2, "name"));
-      TSNode val = field(k2, "value");
-      const char *v = "";
-      if (fl == NULL || name == NULL) {
-        sm_free(fl);
-        continue;
-      }
-      if (!ts_node_is_null(val)) {
-        expand(h, val, fl, 1, 0);
-        if (fl->n > 0)
-          v = sm__strndup(h->c, fl->f[0].s ? fl->f[0].s : "", fl->f[0].n);
-      }
-      fields_free(fl);
-      sm_free(fl);
-      assign_w[na] = sm__printf(h->c, "%s=%s", name, v ? v : "");
-      assign_ev[na] = sm__ev(h->c, h->rel, line_of(k2));
-      na++;
-    }
-  }
+  na = prefix_assignments(h, n, assign_w, assign_ev, 64);
   nw = expand_words(h, n, &w, &wl);
   if (nw == 0) {
     /* Only assignments: they set shell variables. */
@@ -1774,87 +1914,15 @@ static void run_command(sh *h, TSNode n, TSNode here) {
     return;
   }
   if (strcmp(w[0], "shift") == 0) {
-    int s = nw >= 2 ? atoi(w[1]) : 1;
-    if (s < 0)
-      s = 0;
-    if (s > h->argc)
-      s = h->argc;
-    h->argv += s;
-    if (h->argv_ev)
-      h->argv_ev += s;
-    h->argc -= s;
+    builtin_shift(h, w, nw);
     return;
   }
   if (strcmp(w[0], "set") == 0) {
-    for (int i = 1; i < nw; i++)
-      if (strcmp(w[i], "--") == 0) {
-        h->argv = w + i + 1;
-        h->argv_ev = ev + i + 1;
-        h->argc = nw - i - 1;
-        break;
-      }
+    builtin_set(h, w, ev, nw);
     return;
   }
   if (strcmp(w[0], "read") == 0) {
-    /* IFS='=' read -r A B <<< "$X" */
-    const char *ifs = " \t\n", *in = NULL;
-    int first = 1, whole = 0;
-    for (int i = 0; i < na; i++)
-      if (strncmp(assign_w[i], "IFS=", 4) == 0)
-        ifs = assign_w[i] + 4;
-    while (first < nw && w[first][0] == '-') {
-      /* Options with an argument: -d DELIM (-d '' reads to the end),
-       * -p PROMPT, -t, -n, -N, -u, -a. */
-      if (strchr("dptnNua", w[first][1]) != NULL && w[first][2] == '\0' &&
-          first + 1 < nw) {
-        if (w[first][1] == 'd' && w[first + 1][0] == '\0')
-          whole = 1;
-        first++;
-      }
-      first++;
-    }
-    if (!ts_node_is_null(here) && is(here, "heredoc_redirect")) {
-      /* read -r -d '' CMD <<EOF ... EOF: the document (its first line
-       * without -d ''), kept with its lines. */
-      lstr t;
-      ls_init(&t);
-      heredoc_text(h, here, &t);
-      if (!whole && t.s != NULL) {
-        char *nl = strchr(t.s, '\n');
-        if (nl != NULL) {
-          t.n = (size_t)(nl - t.s);
-          *nl = '\0';
-        }
-      }
-      if (first < nw) {
-        var_set(h, w[first], &t, wl[first], 0);
-        for (int i = first + 1; i < nw; i++)
-          var_set_str(h, w[i], "", wl[i], 0);
-      }
-      ls_free(&t);
-      return;
-    }
-    if (!ts_node_is_null(here)) {
-      in = test_word(h, ts_node_named_child(here, 0));
-    }
-    for (int i = first; i < nw; i++) {
-      const char *val = "";
-      if (in == NULL) {
-        var_set_unknown(h, w[i], wl[i]);
-        continue;
-      }
-      if (i == nw - 1) {
-        val = in;
-        in = "";
-      } else {
-        size_t span_n = strcspn(in, ifs);
-        val = sm__strndup(h->c, in, span_n);
-        in += span_n;
-        if (*in)
-          in++;
-      }
-      var_set_str(h, w[i], val, wl[i], 0);
-    }
+    builtin_read(h, w, wl, nw, assign_w, na, here);
     return;
   }
   if (strcmp(b, "source") == 0 || strcmp(w[0], ".") == 0) {
@@ -1864,33 +1932,272 @@ static void run_command(sh *h, TSNode n, TSNode here) {
   }
   if (plain_builtin(b))
     return;
-  /* A command that may be the launch: with its environment prefix. */
-  {
-    const char **all =
-        sm_arena_calloc(&h->c->arena, (size_t)(na + nw) + 1, sizeof(*all));
-    const char **all_ev =
-        sm_arena_calloc(&h->c->arena, (size_t)(na + nw) + 1, sizeof(*all_ev));
-    if (all == NULL || all_ev == NULL)
+  launch_candidate(h, assign_w, assign_ev, na, w, ev, nw);
+}
+
+/* unset NAME...: the variables become empty. */
+static void run_unset(sh *h, TSNode s) {
+  uint32_t nc = ts_node_named_child_count(s);
+  for (uint32_t i = 0; i < nc; i++) {
+    char *name = dup_span(h, ts_node_named_child(s, i));
+    svar *v = name ? var_find(h, name) : NULL;
+    if (v != NULL)
+      v->val = "";
+  }
+}
+
+/* A statement with redirections; a here-string or here-document feeds
+ * the command it redirects. */
+static void run_redirected(sh *h, TSNode s) {
+  TSNode body = field(s, "body");
+  TSNode here = {0};
+  uint32_t nc = ts_node_named_child_count(s);
+  for (uint32_t i = 0; i < nc; i++)
+    if (is(ts_node_named_child(s, i), "herestring_redirect") ||
+        is(ts_node_named_child(s, i), "heredoc_redirect"))
+      here = ts_node_named_child(s, i);
+  if (is(body, "command"))
+    run_command(h, body, here);
+  else
+    run_stmt(h, body);
+}
+
+/* A pipeline, subshell, { group } or ! command: its statements in order;
+ * a subshell's assignments do not outlive it. */
+static void run_group(sh *h, TSNode s) {
+  if (is(s, "subshell")) {
+    snap s0;
+    if (snap_take(h, &s0) == 0) {
+      run_children(h, s);
+      h->exited = 0;
+      snap_restore(h, &s0);
+      sm_free(s0.vars);
+    }
+  } else {
+    run_children(h, s);
+  }
+}
+
+/* a && b: both run; a || b: b is the failure path. */
+static void run_list(sh *h, TSNode s) {
+  uint32_t nc = ts_node_child_count(s);
+  int skip = 0;
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode k = ts_node_child(s, i);
+    if (!ts_node_is_named(k)) {
+      size_t ol;
+      const char *o = span(h, k, &ol);
+      skip = ol == 2 && o[0] == '|';
+      continue;
+    }
+    if (!skip)
+      run_stmt(h, k);
+  }
+}
+
+/* if: the consequence when the condition holds, the alternative when it
+ * fails; both, joined, when it is undecided. */
+static void run_if(sh *h, TSNode s) {
+  int r = condition(h, field(s, "condition"), 0);
+  uint32_t nc = ts_node_named_child_count(s);
+  TSNode cond = field(s, "condition");
+  /* Statements of the consequence: named children after the
+   * condition, before any elif/else. */
+  TSNode alt = {0};
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode k = ts_node_named_child(s, i);
+    if (is(k, "elif_clause") || is(k, "else_clause")) {
+      alt = k;
+      break;
+    }
+  }
+  if (r == 1 || r == -1) {
+    /* Run the consequence statements in order. */
+    snap s0 = {0}, sa = {0};
+    int taken_ok = 1;
+    if (r == -1 && snap_take(h, &s0) != 0)
       return;
-    for (int i = 0; i < na; i++) {
-      all[k] = assign_w[i];
-      all_ev[k++] = assign_ev[i];
+    if (r == -1)
+      h->maybe++;
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(s, i);
+      if (ts_node_eq(k, cond) || is(k, "comment"))
+        continue;
+      if (is(k, "elif_clause") || is(k, "else_clause"))
+        break;
+      run_stmt(h, k);
+      if (h->exited)
+        break;
     }
-    for (int i = 0; i < nw; i++) {
-      all[k] = w[i];
-      all_ev[k++] = ev[i];
-    }
-    {
-      /* Wrappers (nohup, time, env, numactl ...) in front. */
-      int j = na;
-      while (j < k && sm__is_wrapper(all[j])) {
-        j++;
-        while (j < k && all[j][0] == '-')
-          j++;
+    if (r == -1) {
+      int ex = h->exited;
+      h->exited = 0;
+      taken_ok = snap_take(h, &sa) == 0;
+      snap_restore(h, &s0);
+      if (!ts_node_is_null(alt))
+        run_stmt(h, alt);
+      h->maybe--;
+      h->exited = ex && h->exited;
+      if (taken_ok) {
+        snap sb;
+        if (snap_take(h, &sb) == 0) {
+          snap_join(h, &sa, &sb);
+          sm_free(sb.vars);
+        }
+        sm_free(sa.vars);
       }
-      if (j < k && sm__is_launch_word(all[j]))
-        candidate(h, all, all_ev, k);
+      sm_free(s0.vars);
     }
+  } else if (!ts_node_is_null(alt)) {
+    run_stmt(h, alt);
+  }
+}
+
+/* elif: same shape as an if statement (condition, statements, then the
+ * next clause among the if's children). */
+static void run_elif(sh *h, TSNode s) {
+  int r = condition(h, field(s, "condition"), 0);
+  TSNode cond = field(s, "condition");
+  uint32_t nc = ts_node_named_child_count(s);
+  TSNode next = ts_node_next_named_sibling(s);
+  if (r == 0) {
+    if (!ts_node_is_null(next))
+      run_stmt(h, next);
+    return;
+  }
+  if (r == -1) {
+    snap s0, sa;
+    if (snap_take(h, &s0) != 0)
+      return;
+    h->maybe++;
+    for (uint32_t i = 0; i < nc; i++) {
+      TSNode k = ts_node_named_child(s, i);
+      if (!ts_node_eq(k, cond))
+        run_stmt(h, k);
+    }
+    h->exited = 0;
+    if (snap_take(h, &sa) == 0) {
+      snap sb;
+      snap_restore(h, &s0);
+      if (!ts_node_is_null(next))
+        run_stmt(h, next);
+      if (snap_take(h, &sb) == 0) {
+        snap_join(h, &sa, &sb);
+        sm_free(sb.vars);
+      }
+      sm_free(sa.vars);
+    }
+    h->maybe--;
+    sm_free(s0.vars);
+    return;
+  }
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode k = ts_node_named_child(s, i);
+    if (!ts_node_eq(k, cond))
+      run_stmt(h, k);
+  }
+}
+
+/* case: the first item whose pattern matches; when the value is unknown
+ * every item runs and nothing it sets survives. */
+static void run_case(sh *h, TSNode s) {
+  const char *v = test_word(h, field(s, "value"));
+  uint32_t nc = ts_node_named_child_count(s);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode item = ts_node_named_child(s, i);
+    int match = 0;
+    uint32_t ic;
+    if (!is(item, "case_item"))
+      continue;
+    ic = ts_node_child_count(item);
+    if (v != NULL)
+      for (uint32_t j = 0; j < ic && !match; j++) {
+        TSNode p = ts_node_child(item, j);
+        const char *fn = ts_node_field_name_for_child(item, j);
+        const char *pat;
+        if (fn == NULL || strcmp(fn, "value") != 0)
+          continue;
+        pat = test_word(h, p);
+        match = pat != NULL && fnmatch(pat, v, 0) == 0;
+      }
+    if (v == NULL || match) {
+      snap s0 = {0};
+      int undecided = v == NULL;
+      if (undecided && snap_take(h, &s0) != 0)
+        continue;
+      if (undecided)
+        h->maybe++;
+      for (uint32_t j = 0; j < ic; j++) {
+        const char *fn = ts_node_field_name_for_child(item, j);
+        TSNode k = ts_node_child(item, j);
+        if (!ts_node_is_named(k) || (fn && strcmp(fn, "value") == 0))
+          continue;
+        run_stmt(h, k);
+      }
+      if (undecided) {
+        h->maybe--;
+        h->exited = 0;
+        snap_restore(h, &s0);
+        sm_free(s0.vars);
+        continue;
+      }
+      break;
+    }
+  }
+}
+
+/* for NAME in WORDS: the body once per known item; the body on both
+ * paths when the items are unknown or too many. */
+static void run_for(sh *h, TSNode s) {
+  TSNode var = field(s, "variable"), body = field(s, "body");
+  char *name = dup_span(h, var);
+  const char **items = NULL;
+  int ni = 0, unknown_items = 0;
+  uint32_t nc = ts_node_child_count(s);
+  int any_value = 0;
+  fields *fl = sm_calloc(1, sizeof(*fl));
+  if (fl == NULL || name == NULL) {
+    sm_free(fl);
+    return;
+  }
+  for (uint32_t i = 0; i < nc; i++) {
+    const char *fn = ts_node_field_name_for_child(s, i);
+    if (fn && strcmp(fn, "value") == 0) {
+      any_value = 1;
+      expand_arg(h, ts_node_child(s, i), fl);
+    }
+  }
+  if (!any_value)
+    emit_positional(h, fl, 1, -1, line_of(s), 1);
+  items = sm_arena_calloc(&h->c->arena, (size_t)fl->n + 1, sizeof(*items));
+  for (int i = 0; items && i < fl->n; i++) {
+    items[ni] = sm__strndup(h->c, fl->f[i].s ? fl->f[i].s : "", fl->f[i].n);
+    if (items[ni] && strchr(items[ni], UNK))
+      unknown_items = 1;
+    ni++;
+  }
+  fields_free(fl);
+  sm_free(fl);
+  if (unknown_items || ni > MAX_LOOP || items == NULL) {
+    run_both(h, body, (TSNode){0}, run_block);
+    return;
+  }
+  for (int i = 0; i < ni && !h->exited; i++) {
+    var_set_str(h, name, items[i], line_of(s), 0);
+    run_block(h, body);
+  }
+}
+
+/* A function definition is remembered for later calls. */
+static void define_function(sh *h, TSNode s) {
+  if (h->nfuncs < MAX_FUNCS) {
+    sfunc *f = &h->funcs[h->nfuncs++];
+    f->name = dup_span(h, field(s, "name"));
+    f->body = field(s, "body");
+    f->src = h->src;
+    f->rel = h->rel;
+    if (f->name == NULL)
+      h->nfuncs--;
   }
 }
 
@@ -1908,248 +2215,30 @@ static int run_stmt(sh *h, TSNode s) {
   } else if (strcmp(t, "declaration_command") == 0) {
     declaration(h, s);
   } else if (strcmp(t, "unset_command") == 0) {
-    uint32_t nc = ts_node_named_child_count(s);
-    for (uint32_t i = 0; i < nc; i++) {
-      char *name = dup_span(h, ts_node_named_child(s, i));
-      svar *v = name ? var_find(h, name) : NULL;
-      if (v != NULL)
-        v->val = "";
-    }
+    run_unset(h, s);
   } else if (strcmp(t, "redirected_statement") == 0) {
-    TSNode body = field(s, "body");
-    TSNode here = {0};
-    uint32_t nc = ts_node_named_child_count(s);
-    for (uint32_t i = 0; i < nc; i++)
-      if (is(ts_node_named_child(s, i), "herestring_redirect") ||
-          is(ts_node_named_child(s, i), "heredoc_redirect"))
-        here = ts_node_named_child(s, i);
-    if (is(body, "command"))
-      run_command(h, body, here);
-    else
-      run_stmt(h, body);
+    run_redirected(h, s);
   } else if (strcmp(t, "pipeline") == 0 || strcmp(t, "subshell") == 0 ||
              strcmp(t, "compound_statement") == 0 ||
              strcmp(t, "negated_command") == 0) {
-    if (strcmp(t, "subshell") == 0) {
-      snap s0;
-      if (snap_take(h, &s0) == 0) {
-        run_children(h, s);
-        h->exited = 0;
-        snap_restore(h, &s0);
-        sm_free(s0.vars);
-      }
-    } else {
-      run_children(h, s);
-    }
+    run_group(h, s);
   } else if (strcmp(t, "list") == 0) {
-    /* a && b: both run; a || b: b is the failure path. */
-    uint32_t nc = ts_node_child_count(s);
-    int skip = 0;
-    for (uint32_t i = 0; i < nc; i++) {
-      TSNode k = ts_node_child(s, i);
-      if (!ts_node_is_named(k)) {
-        size_t ol;
-        const char *o = span(h, k, &ol);
-        skip = ol == 2 && o[0] == '|';
-        continue;
-      }
-      if (!skip)
-        run_stmt(h, k);
-    }
+    run_list(h, s);
   } else if (strcmp(t, "if_statement") == 0) {
-    int r = condition(h, field(s, "condition"), 0);
-    uint32_t nc = ts_node_named_child_count(s);
-    TSNode cond = field(s, "condition");
-    /* Statements of the consequence: named children after the
-     * condition, before any elif/else. */
-    TSNode alt = {0};
-    for (uint32_t i = 0; i < nc; i++) {
-      TSNode k = ts_node_named_child(s, i);
-      if (is(k, "elif_clause") || is(k, "else_clause")) {
-        alt = k;
-        break;
-      }
-    }
-    if (r == 1 || r == -1) {
-      /* Run the consequence statements in order. */
-      snap s0, sa;
-      int taken_ok = 1;
-      if (r == -1 && snap_take(h, &s0) != 0)
-        return 0;
-      if (r == -1)
-        h->maybe++;
-      for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(s, i);
-        if (ts_node_eq(k, cond) || is(k, "comment"))
-          continue;
-        if (is(k, "elif_clause") || is(k, "else_clause"))
-          break;
-        run_stmt(h, k);
-        if (h->exited)
-          break;
-      }
-      if (r == -1) {
-        int ex = h->exited;
-        h->exited = 0;
-        taken_ok = snap_take(h, &sa) == 0;
-        snap_restore(h, &s0);
-        if (!ts_node_is_null(alt))
-          run_stmt(h, alt);
-        h->maybe--;
-        h->exited = ex && h->exited;
-        if (taken_ok) {
-          snap sb;
-          if (snap_take(h, &sb) == 0) {
-            snap_join(h, &sa, &sb);
-            sm_free(sb.vars);
-          }
-          sm_free(sa.vars);
-        }
-        sm_free(s0.vars);
-      }
-    } else if (!ts_node_is_null(alt)) {
-      run_stmt(h, alt);
-    }
+    run_if(h, s);
   } else if (strcmp(t, "elif_clause") == 0) {
-    /* Same shape as an if statement: condition, statements, then the
-     * next clause among the if's children. */
-    int r = condition(h, field(s, "condition"), 0);
-    TSNode cond = field(s, "condition");
-    uint32_t nc = ts_node_named_child_count(s);
-    TSNode next = ts_node_next_named_sibling(s);
-    if (r == 0) {
-      if (!ts_node_is_null(next))
-        run_stmt(h, next);
-      return 0;
-    }
-    if (r == -1) {
-      snap s0, sa;
-      if (snap_take(h, &s0) != 0)
-        return 0;
-      h->maybe++;
-      for (uint32_t i = 0; i < nc; i++) {
-        TSNode k = ts_node_named_child(s, i);
-        if (!ts_node_eq(k, cond))
-          run_stmt(h, k);
-      }
-      h->exited = 0;
-      if (snap_take(h, &sa) == 0) {
-        snap sb;
-        snap_restore(h, &s0);
-        if (!ts_node_is_null(next))
-          run_stmt(h, next);
-        if (snap_take(h, &sb) == 0) {
-          snap_join(h, &sa, &sb);
-          sm_free(sb.vars);
-        }
-        sm_free(sa.vars);
-      }
-      h->maybe--;
-      sm_free(s0.vars);
-      return 0;
-    }
-    for (uint32_t i = 0; i < nc; i++) {
-      TSNode k = ts_node_named_child(s, i);
-      if (!ts_node_eq(k, cond))
-        run_stmt(h, k);
-    }
+    run_elif(h, s);
   } else if (strcmp(t, "else_clause") == 0) {
     run_children(h, s);
   } else if (strcmp(t, "case_statement") == 0) {
-    const char *v = test_word(h, field(s, "value"));
-    uint32_t nc = ts_node_named_child_count(s);
-    for (uint32_t i = 0; i < nc; i++) {
-      TSNode item = ts_node_named_child(s, i);
-      int match = 0;
-      uint32_t ic;
-      if (!is(item, "case_item"))
-        continue;
-      ic = ts_node_child_count(item);
-      if (v != NULL)
-        for (uint32_t j = 0; j < ic && !match; j++) {
-          TSNode p = ts_node_child(item, j);
-          const char *fn = ts_node_field_name_for_child(item, j);
-          const char *pat;
-          if (fn == NULL || strcmp(fn, "value") != 0)
-            continue;
-          pat = test_word(h, p);
-          match = pat != NULL && fnmatch(pat, v, 0) == 0;
-        }
-      if (v == NULL || match) {
-        snap s0;
-        int undecided = v == NULL;
-        if (undecided && snap_take(h, &s0) != 0)
-          continue;
-        if (undecided)
-          h->maybe++;
-        for (uint32_t j = 0; j < ic; j++) {
-          const char *fn = ts_node_field_name_for_child(item, j);
-          TSNode k = ts_node_child(item, j);
-          if (!ts_node_is_named(k) || (fn && strcmp(fn, "value") == 0))
-            continue;
-          run_stmt(h, k);
-        }
-        if (undecided) {
-          h->maybe--;
-          h->exited = 0;
-          snap_restore(h, &s0);
-          sm_free(s0.vars);
-          continue;
-        }
-        break;
-      }
-    }
+    run_case(h, s);
   } else if (strcmp(t, "for_statement") == 0) {
-    TSNode var = field(s, "variable"), body = field(s, "body");
-    char *name = dup_span(h, var);
-    const char **items = NULL;
-    int ni = 0, unknown_items = 0;
-    uint32_t nc = ts_node_child_count(s);
-    int any_value = 0;
-    fields *fl = sm_calloc(1, sizeof(*fl));
-    if (fl == NULL || name == NULL) {
-      sm_free(fl);
-      return 0;
-    }
-    for (uint32_t i = 0; i < nc; i++) {
-      const char *fn = ts_node_field_name_for_child(s, i);
-      if (fn && strcmp(fn, "value") == 0) {
-        any_value = 1;
-        expand_arg(h, ts_node_child(s, i), fl);
-      }
-    }
-    if (!any_value)
-      emit_positional(h, fl, 1, -1, line_of(s), 1);
-    items = sm_arena_calloc(&h->c->arena, (size_t)fl->n + 1, sizeof(*items));
-    for (int i = 0; items && i < fl->n; i++) {
-      items[ni] = sm__strndup(h->c, fl->f[i].s ? fl->f[i].s : "", fl->f[i].n);
-      if (items[ni] && strchr(items[ni], UNK))
-        unknown_items = 1;
-      ni++;
-    }
-    fields_free(fl);
-    sm_free(fl);
-    if (unknown_items || ni > MAX_LOOP || items == NULL) {
-      run_both(h, body, (TSNode){0}, run_block);
-      return 0;
-    }
-    for (int i = 0; i < ni && !h->exited; i++) {
-      var_set_str(h, name, items[i], line_of(s), 0);
-      run_block(h, body);
-    }
+    run_for(h, s);
   } else if (strcmp(t, "while_statement") == 0 ||
              strcmp(t, "c_style_for_statement") == 0) {
     run_both(h, field(s, "body"), (TSNode){0}, run_block);
   } else if (strcmp(t, "function_definition") == 0) {
-    if (h->nfuncs < MAX_FUNCS) {
-      sfunc *f = &h->funcs[h->nfuncs++];
-      f->name = dup_span(h, field(s, "name"));
-      f->body = field(s, "body");
-      f->src = h->src;
-      f->rel = h->rel;
-      if (f->name == NULL)
-        h->nfuncs--;
-    }
+    define_function(h, s);
   } else if (strcmp(t, "test_command") == 0) {
     /* [ ... ] as a statement: nothing to do. */
   }
@@ -2255,8 +2344,9 @@ static void sh_file(sm__ctx *c, const char *rel, const char *text, size_t len,
     if (h->vars[i].exported && !strchr(h->vars[i].val, UNK))
       sm__set_env(c, h->vars[i].name, h->vars[i].val);
   if (h->have_best) {
-    sm__launch_words(c, h->best.w, h->best.ev, h->best.n, h->best.dir,
-                     depth + 1);
+    if (c->up.launch_words != NULL)
+      c->up.launch_words(c, h->best.w, h->best.ev, h->best.n, h->best.dir,
+                         depth + 1);
   } else {
     sm__warn(c, "%s: no launch command found in the script",
              rel ? rel : "script");

@@ -216,7 +216,10 @@ static int method_switched_off(sm__ctx *c, const char *tokens) {
   return 0;
 }
 
-void sm__task_domain(sm__ctx *c) {
+/* Votes of the words of the job (its paths, code, configs) per family.
+ * Classification words say nothing of the modality: they go to text
+ * classification when the job's evidence is textual. */
+static void vote_words(sm__ctx *c, int *score, const char **evf) {
   static const struct {
     sm__word w;
     int f;
@@ -242,22 +245,7 @@ void sm__task_domain(sm__ctx *c) {
       {SM__W_PREFERENCE, F_LM},
       {SM__W_SPEAKER, F_SPEAKER},
   };
-  int score[NFAM] = {0};
-  const char *evf[NFAM] = {0};
-  const char *e2 = NULL, *task, *domain, *ev;
-  int best = -1, second = -1, f;
-  int lm_method;
-
-  if (method_switched_off(c, "sft|instruct|instruction|chat"))
-    memset(c->word_src[SM__W_INSTRUCT], 0, sizeof(c->word_src[0]));
-  if (method_switched_off(c, "dpo|orpo|kto|ppo|rlhf|preference|reward"))
-    memset(c->word_src[SM__W_PREFERENCE], 0, sizeof(c->word_src[0]));
-  lm_method = c->sig[SM__SIG_CAUSAL_LM] != NULL ||
-              word_votes(c, SM__W_INSTRUCT) >= 2 ||
-              word_votes(c, SM__W_PREFERENCE) >= 2;
-
-  /* Words.  Classification words say nothing of the modality: they go
-   * to text classification when the job's evidence is textual. */
+  int f;
   for (size_t i = 0; i < SM_ARRAY_LEN(map); i++) {
     int v = word_votes(c, map[i].w);
     if (map[i].w == SM__W_CLASSIFICATION)
@@ -279,6 +267,14 @@ void sm__task_domain(sm__ctx *c) {
     if (v > 0 && evf[f] == NULL)
       evf[f] = c->word[SM__W_CLASSIFICATION];
   }
+}
+
+/* Votes of the model, the dataset, the head the code puts on the model
+ * and the training method. */
+static void vote_evidence(sm__ctx *c, int *score, const char **evf,
+                          int lm_method) {
+  const char *e2 = NULL;
+  int f;
   /* The model and the dataset. */
   {
     const sm_meta_value *mv = &c->res->meta.f[SM_META_MODEL_NAME];
@@ -319,16 +315,13 @@ void sm__task_domain(sm__ctx *c) {
     score[score[F_PANO] ? F_PANO : F_INST] += 4;
     evf[score[F_PANO] ? F_PANO : F_INST] = e2;
   }
-  for (f = 0; f < NFAM; f++) {
-    if (best < 0 || score[f] > score[best]) {
-      second = best;
-      best = f;
-    } else if (second < 0 || score[f] > score[second]) {
-      second = f;
-    }
-  }
-  if (best < 0 || score[best] < 2)
-    return;
+}
+
+/* The family chosen once the families of one group refine each other
+ * and a modality overrides the text it is also the target of. */
+static int refine_family(sm__ctx *c, const int *score, int best,
+                         int lm_method) {
+  int f;
   /* Families of one group refine each other: segmentation outputs are
    * more specific than boxes, text detection more than detection. */
   if (fam[best].group == 2) {
@@ -343,10 +336,6 @@ void sm__task_domain(sm__ctx *c) {
         best = order[k];
         break;
       }
-    second = -1;
-    for (f = 0; f < NFAM; f++)
-      if (fam[f].group != 2 && (second < 0 || score[f] > score[second]))
-        second = f;
   }
   if (fam[best].group == 4 && score[F_SPEAKER] * 2 >= score[F_SPEECH] &&
       score[F_SPEAKER] >= 4)
@@ -372,12 +361,6 @@ void sm__task_domain(sm__ctx *c) {
       best = family_of(c->head_task);
     else if (lm_method || score[F_LM] >= score[best])
       best = score[F_TRANS] > score[F_LM] ? F_TRANS : F_LM;
-    /* The text families and the modality chosen over them agree. */
-    second = -1;
-    for (f = 0; f < NFAM; f++)
-      if (fam[f].group != 1 && f != F_SPEECH && f != F_MM &&
-          (second < 0 || score[f] > score[second]))
-        second = f;
   }
   if (best == F_CLS) {
     /* Classification is what backbones and ImageNet suggest by default:
@@ -391,6 +374,80 @@ void sm__task_domain(sm__ctx *c) {
     if (alt >= 0 && score[alt] * 2 >= score[F_CLS])
       best = alt;
   }
+  return best;
+}
+
+/* The task of a language model: LoRA, SFT or preference tuning,
+ * fine-tuning or pre-training. */
+static const char *lm_task(sm__ctx *c) {
+  const char *e2 = NULL;
+  const sm__param *lora_flag =
+      sm__param_get(c, N("lora_enable", "use_lora", "lora", "use_peft", "peft",
+                         "enable_lora", "adapter"));
+  int lora = truthy(c, N("q_lora", "qlora"), &e2) ||
+             (lora_flag != NULL
+                  ? truthy(c,
+                           N("lora_enable", "use_lora", "lora", "use_peft",
+                             "peft", "enable_lora", "adapter"),
+                           &e2)
+                  : (c->sig[SM__SIG_LORA] != NULL &&
+                     c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
+  int finetune = truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
+                 (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
+                  c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
+                 sm__param_get(c, N("model_name_or_path", "base_model",
+                                    "pretrained_model_name_or_path")) != NULL ||
+                 c->word_strong[SM__W_FINETUNE] >= 2;
+  if (lora)
+    return "llm_finetuning_lora";
+  if (word_votes(c, SM__W_INSTRUCT) >= 2 ||
+      word_votes(c, SM__W_PREFERENCE) >= 2 ||
+      (c->ds_task && strstr(c->ds_task, "sft")))
+    return "llm_finetuning_sft";
+  if (finetune && !c->sig[SM__SIG_FROM_SCRATCH])
+    return "language_model_finetuning";
+  return "language_model_pretraining";
+}
+
+/* The task of a vision-language model, or task. */
+static const char *mm_task(sm__ctx *c, const char *task) {
+  const char *e3 = NULL;
+  if (truthy(c, N("lora_enable", "use_lora", "lora"), &e3))
+    return "visual_instruction_tuning_lora";
+  if (truthy(c,
+             N("tune_mm_mlp_adapter", "freeze_backbone",
+               "pretrain_mm_mlp_adapter"),
+             &e3) &&
+      !sm__param_get(c, N("pretrain_mm_mlp_adapter")))
+    return "multimodal_pretraining_feature_alignment";
+  if (c->ds_task && family_of(c->ds_task) == F_MM)
+    return c->ds_task;
+  return task;
+}
+
+void sm__task_domain(sm__ctx *c) {
+  int score[NFAM] = {0};
+  const char *evf[NFAM] = {0};
+  const char *task, *domain, *ev;
+  int best = -1, second = -1, f;
+  int lm_method;
+
+  if (method_switched_off(c, "sft|instruct|instruction|chat"))
+    memset(c->word_src[SM__W_INSTRUCT], 0, sizeof(c->word_src[0]));
+  if (method_switched_off(c, "dpo|orpo|kto|ppo|rlhf|preference|reward"))
+    memset(c->word_src[SM__W_PREFERENCE], 0, sizeof(c->word_src[0]));
+  lm_method = c->sig[SM__SIG_CAUSAL_LM] != NULL ||
+              word_votes(c, SM__W_INSTRUCT) >= 2 ||
+              word_votes(c, SM__W_PREFERENCE) >= 2;
+
+  vote_words(c, score, evf);
+  vote_evidence(c, score, evf, lm_method);
+  for (f = 0; f < NFAM; f++)
+    if (best < 0 || score[f] > score[best])
+      best = f;
+  if (best < 0 || score[best] < 2)
+    return;
+  best = refine_family(c, score, best, lm_method);
   /* Disagreement: another domain nearly as strong.  Text is also the
    * target of speech and vision-language models, so it agrees with
    * them. */
@@ -411,46 +468,9 @@ void sm__task_domain(sm__ctx *c) {
       word_votes(c, SM__W_VIDEO) >= 2 && score[F_INST] > 0)
     task = "video_instance_segmentation";
   if (best == F_LM) {
-    const sm__param *lora_flag =
-        sm__param_get(c, N("lora_enable", "use_lora", "lora", "use_peft",
-                           "peft", "enable_lora", "adapter"));
-    int lora = truthy(c, N("q_lora", "qlora"), &e2) ||
-               (lora_flag != NULL
-                    ? truthy(c,
-                             N("lora_enable", "use_lora", "lora", "use_peft",
-                               "peft", "enable_lora", "adapter"),
-                             &e2)
-                    : (c->sig[SM__SIG_LORA] != NULL &&
-                       c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
-    int finetune =
-        truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
-        (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
-         c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
-        sm__param_get(c, N("model_name_or_path", "base_model",
-                           "pretrained_model_name_or_path")) != NULL ||
-        c->word_strong[SM__W_FINETUNE] >= 2;
-    if (lora)
-      task = "llm_finetuning_lora";
-    else if (word_votes(c, SM__W_INSTRUCT) >= 2 ||
-             word_votes(c, SM__W_PREFERENCE) >= 2 ||
-             (c->ds_task && strstr(c->ds_task, "sft")))
-      task = "llm_finetuning_sft";
-    else if (finetune && !c->sig[SM__SIG_FROM_SCRATCH])
-      task = "language_model_finetuning";
-    else
-      task = "language_model_pretraining";
+    task = lm_task(c);
   } else if (best == F_MM) {
-    const char *e3 = NULL;
-    if (truthy(c, N("lora_enable", "use_lora", "lora"), &e3))
-      task = "visual_instruction_tuning_lora";
-    else if (truthy(c,
-                    N("tune_mm_mlp_adapter", "freeze_backbone",
-                      "pretrain_mm_mlp_adapter"),
-                    &e3) &&
-             !sm__param_get(c, N("pretrain_mm_mlp_adapter")))
-      task = "multimodal_pretraining_feature_alignment";
-    else if (c->ds_task && family_of(c->ds_task) == F_MM)
-      task = c->ds_task;
+    task = mm_task(c, task);
   } else if (best == F_CLS && fam[best].group == 3 && c->ds_domain &&
              strcmp(c->ds_domain, "nlp") == 0) {
     task = "text_classification";

@@ -1,4 +1,4 @@
-# `schedmate extract`: usage errors, the JSON contract of DESIGN.md
+# `schedmate extract`: usage errors, the JSON contract of docs/design.md
 # section 3, human output, --config, --aliases, and bad input that must
 # become warnings (exit 0), never a crash.
 . "$(dirname "$0")/../lib.sh"

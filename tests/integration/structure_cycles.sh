@@ -6,7 +6,8 @@
 # being worked on (add a folder here when its cycles are gone).
 . "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.."
-CLEAN=src/slurm,src/history,src/gpustat,src/text,src/tracker,src/util,src/serve,src/failure,src/sim,src/meta,src/llm,cli,agent
+# Every folder is clean now: all must stay so.
+CLEAN=src/advisor,src/failure,src/gpustat,src/history,src/llm,src/meta,src/serve,src/sim,src/slurm,src/text,src/tracker,src/util,cli,agent
 OBJ=${BUILD:-build}/obj
 [ -d "$OBJ/src" ] || skip "no objects under $OBJ (build first)"
 command -v nm >/dev/null || skip "no nm"
