@@ -541,10 +541,14 @@ static sm__vnode *num_binop(frame *f, const char *op, size_t oplen, double x,
         r += y;
       break;
     case '&':
-      r = (double)((long long)x & (long long)y);
-      break;
     case '|':
-      r = (double)((long long)x | (long long)y);
+      /* Bitwise operators on integers a long long holds; beyond that
+       * (1e63) the cast is undefined, so the value is unknown. */
+      if (!(fabs(x) < 9.2e18 && fabs(y) < 9.2e18) || x != floor(x) ||
+          y != floor(y))
+        return unknown(f, at);
+      r = op[0] == '&' ? (double)((long long)x & (long long)y)
+                       : (double)((long long)x | (long long)y);
       break;
     default:
       return unknown(f, at);

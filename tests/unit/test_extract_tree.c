@@ -458,7 +458,10 @@ SM_TEST(extract_pyeval_bounds_and_malformed) {
       "x = f(0)\n"
       "while True:\n    y = 1\n"
       "z = [i for i in range(10 ** 9)]\n"
-      "w = 'a' * 10 ** 9\n");
+      "w = 'a' * 10 ** 9\n"
+      "m = 1e63 & 3\n"
+      "n = (10 ** 30) | 1\n"
+      "o = 12 & 10\n");
   put(&r, "cyc_a.py", "from cyc_b import B\nA = 1\nC = B + 1\n");
   put(&r, "cyc_b.py", "from cyc_a import A\nB = 2\n");
   put(&r, "broken.py", "lr = 0.1\ndef (:\n  pass\nsteps = 5\n");
@@ -476,6 +479,11 @@ SM_TEST(extract_pyeval_bounds_and_malformed) {
   ASSERT_EQ(sm__vt_get(t, "y")->t, SM__T_UNKNOWN);
   ASSERT_EQ(sm__vt_get(t, "z")->t, SM__T_UNKNOWN);
   ASSERT_EQ(sm__vt_get(t, "w")->t, SM__T_UNKNOWN);
+  /* Bitwise operators beyond a 64-bit integer or on fractions: unknown,
+   * never an undefined cast. */
+  ASSERT_EQ(sm__vt_get(t, "m")->t, SM__T_UNKNOWN);
+  ASSERT_EQ(sm__vt_get(t, "n")->t, SM__T_UNKNOWN);
+  ASSERT_EQ(num_at(t, "o"), 8);
   t = sm__py_module_ns(c, "cyc_a.py");
   ASSERT_EQ(num_at(t, "C"), 3);
   t = sm__cfg_tree(c, "broken.py");
