@@ -287,13 +287,15 @@ static int reload(sv_hist *h, sm_err *err) {
   h->mem = mem;
   h->scan = scan;
   atomic_store(&h->n, sm_store_count(mem, NULL));
+  /* Counted as it is published: whoever sees the new index sees the
+   * count that includes it. */
+  atomic_fetch_add(&h->reloads, 1);
   pthread_rwlock_unlock(&h->rw);
   sm_store_close(old);
   sv__scan_free(old_scan);
   h->store_count = count;
   h->seq = seq;
   h->own_replaced = 0;
-  atomic_fetch_add(&h->reloads, 1);
   return 0;
 }
 
