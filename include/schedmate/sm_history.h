@@ -41,6 +41,10 @@ SM_EXTERN const char *sm_end_state_name(sm_end_state s);
  * "node_fail" is failed_infra; a plain "failed" stays "failed" (cause
  * unknown), never a guessed cause.  Returns 0 or SM_EINVAL. */
 SM_EXTERN int sm_end_state_parse(const char *s, sm_end_state *out);
+/* The failed end state of a Failure Handler category ("infrastructure",
+ * "framework", "user"); any other or NULL is fallback. */
+SM_EXTERN sm_end_state sm_end_state_of_category(const char *category,
+                                                sm_end_state fallback);
 
 /* One measured throughput of a job in one configuration. */
 typedef struct sm_perf_point {

@@ -18,6 +18,17 @@ const char *sm_end_state_name(sm_end_state s) {
   return (unsigned)s < SM_END__COUNT ? end_names[s] : "unknown";
 }
 
+sm_end_state sm_end_state_of_category(const char *category,
+                                      sm_end_state fallback) {
+  if (category != NULL && strcmp(category, "infrastructure") == 0)
+    return SM_END_FAILED_INFRA;
+  if (category != NULL && strcmp(category, "framework") == 0)
+    return SM_END_FAILED_FRAMEWORK;
+  if (category != NULL && strcmp(category, "user") == 0)
+    return SM_END_FAILED_USER;
+  return fallback;
+}
+
 int sm_end_state_parse(const char *s, sm_end_state *out) {
   static const struct {
     const char *name;

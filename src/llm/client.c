@@ -156,6 +156,17 @@ static int read_key(sm_llm *l, const char *path, sm_err *err) {
   return l->key ? 0 : sm_err_set(err, SM_ENOMEM, "out of memory");
 }
 
+/* The client's own strings; the key is wiped before it is freed. */
+static void free_settings(sm_llm *l) {
+  for (int i = 0; i < 6; i++)
+    sm_free(l->s[i]);
+  if (l->key)
+    memset(l->key, 0, strlen(l->key));
+  sm_free(l->key);
+  sm_free(l->chat_ep);
+  sm_free(l->embed_ep);
+}
+
 sm_llm *sm_llm_new(const sm_llm_config *c, sm_err *err) {
   sm_llm *l;
   const char *src[6];
@@ -237,13 +248,7 @@ sm_llm *sm_llm_new(const sm_llm_config *c, sm_err *err) {
 nomem:
   sm_err_set(err, SM_ENOMEM, "out of memory");
 fail:
-  for (int i = 0; i < 6; i++)
-    sm_free(l->s[i]);
-  if (l->key)
-    memset(l->key, 0, strlen(l->key));
-  sm_free(l->key);
-  sm_free(l->chat_ep);
-  sm_free(l->embed_ep);
+  free_settings(l);
   sm_free(l);
   return NULL;
 }
@@ -255,13 +260,7 @@ void sm_llm_free(sm_llm *l) {
     if (l->pool[i])
       curl_easy_cleanup(l->pool[i]);
   sm__llm_cache_free(l->cache);
-  for (int i = 0; i < 6; i++)
-    sm_free(l->s[i]);
-  if (l->key)
-    memset(l->key, 0, strlen(l->key));
-  sm_free(l->key);
-  sm_free(l->chat_ep);
-  sm_free(l->embed_ep);
+  free_settings(l);
   pthread_mutex_destroy(&l->mu);
   pthread_cond_destroy(&l->cv);
   sm_free(l);

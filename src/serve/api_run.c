@@ -431,16 +431,6 @@ void sv__work_diagnose(sm_serve *sv, sv_req *r, sv_result *res) {
 
 /* ==== Write-back ==== */
 
-static sm_end_state from_category(const char *cat) {
-  if (cat != NULL && strcmp(cat, "infrastructure") == 0)
-    return SM_END_FAILED_INFRA;
-  if (cat != NULL && strcmp(cat, "framework") == 0)
-    return SM_END_FAILED_FRAMEWORK;
-  if (cat != NULL && strcmp(cat, "user") == 0)
-    return SM_END_FAILED_USER;
-  return SM_END_FAILED;
-}
-
 /* What an end request says. */
 typedef struct end_in {
   sm_end_state es;      /* end state */
@@ -713,9 +703,10 @@ void sv__work_end(sm_serve *sv, sv_req *r, sv_result *res) {
   end_facts_read(sv, r, job, &in, &f);
   if (in.es == SM_END_FAILED) {
     if (f.have_diag && f.d.failure)
-      in.es = from_category(f.d.category);
+      in.es = sm_end_state_of_category(f.d.category, SM_END_FAILED);
     else if (in.diag)
-      in.es = from_category(sv__jstr(in.diag, "category"));
+      in.es = sm_end_state_of_category(sv__jstr(in.diag, "category"),
+                                       SM_END_FAILED);
   }
   if (in.diag) {
     f.diag_text = cJSON_PrintUnformatted(in.diag);

@@ -50,13 +50,8 @@ static int job_has_node(const sm_slurm_job *sj, const char *node) {
 }
 
 static sm_end_state from_category(const char *cat, int node_fail) {
-  if (cat != NULL && strcmp(cat, "infrastructure") == 0)
-    return SM_END_FAILED_INFRA;
-  if (cat != NULL && strcmp(cat, "framework") == 0)
-    return SM_END_FAILED_FRAMEWORK;
-  if (cat != NULL && strcmp(cat, "user") == 0)
-    return SM_END_FAILED_USER;
-  return node_fail ? SM_END_FAILED_INFRA : SM_END_FAILED;
+  return sm_end_state_of_category(cat, node_fail ? SM_END_FAILED_INFRA
+                                                 : SM_END_FAILED);
 }
 
 /* "schedmate: gpu uncorrectable ECC error in GPU memory (job 123, line

@@ -358,8 +358,7 @@ SM_TEST(advise_estimates_and_fallbacks) {
   ASSERT_NEAR(a.est.stdev, 600, 1e-9);
   ASSERT_NEAR(a.est.sm_util, 71, 1e-9);
   ASSERT_NEAR(a.est.p_early_end, 0.25, 1e-12);
-  ASSERT_NEAR(a.est.expected_duration_s, (3000 + 3600 + 4200 + 60) / 4.0,
-              1e-9);
+  ASSERT_NEAR(a.est.expected_duration_s, (3000 + 3600 + 4200 + 60) / 4.0, 1e-9);
   ASSERT_EQ(a.est.n_perf, 1);
   ASSERT_NEAR(a.est.perf[0].throughput, 60, 1e-9);
   ASSERT_EQ(a.est.perf[0].n, 3);
@@ -431,16 +430,15 @@ SM_TEST(record_json_roundtrip_and_errors) {
   ASSERT_STREQ(g.user, "alice");
   ASSERT_EQ(g.n_perf, 1);
   ASSERT(memcmp(g.fp, r.fp, sizeof(r.fp)) == 0);
-  ASSERT_EQ(sm_record_from_json(&g, "{\"duration_s\":1}", 16, &err),
-            SM_EPARSE);
+  ASSERT_EQ(sm_record_from_json(&g, "{\"duration_s\":1}", 16, &err), SM_EPARSE);
   sm_err_clear(&err);
-  ASSERT_EQ(sm_record_from_json(&g, "{\"id\":\"x\",\"duration_s\":-1}", 27,
-                                &err),
-            SM_EPARSE);
+  ASSERT_EQ(
+      sm_record_from_json(&g, "{\"id\":\"x\",\"duration_s\":-1}", 27, &err),
+      SM_EPARSE);
   sm_err_clear(&err);
-  ASSERT_EQ(sm_record_from_json(&g, "{\"id\":\"x\",\"end_state\":\"meh\"}",
-                                30, &err),
-            SM_EPARSE);
+  ASSERT_EQ(
+      sm_record_from_json(&g, "{\"id\":\"x\",\"end_state\":\"meh\"}", 30, &err),
+      SM_EPARSE);
   sm_err_clear(&err);
   ASSERT_EQ(sm_record_from_json(&g, "\x01\x02", 2, &err), SM_EPARSE);
   {
@@ -456,4 +454,21 @@ SM_TEST(record_json_roundtrip_and_errors) {
   sm_buf_release(&b);
   sm_record_release(&r);
   sm_record_release(&g);
+}
+
+/* A Failure Handler category gives the failed end state; anything else
+ * (no diagnosis, an unknown word, a model's free text) keeps the
+ * caller's fallback, never a guessed cause. */
+SM_TEST(end_state_of_category) {
+  ASSERT_EQ(sm_end_state_of_category("infrastructure", SM_END_FAILED),
+            SM_END_FAILED_INFRA);
+  ASSERT_EQ(sm_end_state_of_category("framework", SM_END_FAILED),
+            SM_END_FAILED_FRAMEWORK);
+  ASSERT_EQ(sm_end_state_of_category("user", SM_END_FAILED),
+            SM_END_FAILED_USER);
+  ASSERT_EQ(sm_end_state_of_category(NULL, SM_END_FAILED), SM_END_FAILED);
+  ASSERT_EQ(sm_end_state_of_category("Infrastructure", SM_END_FAILED),
+            SM_END_FAILED);
+  ASSERT_EQ(sm_end_state_of_category("hardware", SM_END_FAILED_INFRA),
+            SM_END_FAILED_INFRA);
 }
