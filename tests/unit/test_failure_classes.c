@@ -313,6 +313,34 @@ SM_TEST(failure_gpu_memory_held_by_others_is_infrastructure) {
   expect("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of "
          "memory while trying to allocate 4294967296 bytes.\n",
          1, "user", "gpu_memory");
+  /* Out of memory while the CUDA context is created: the job holds
+   * nothing yet, so the GPU was already full (others'), below the gate. */
+  {
+    static const char *const ctx[] = {
+        "2026-02-03 10:11:12.000001: E xla/stream_executor/cuda/"
+        "cuda_driver.cc:268] failed initializing StreamExecutor for CUDA "
+        "device ordinal 1: INTERNAL: failed call to cuCtxCreate: "
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory; total memory reported: "
+        "25438126080\n",
+        "jcuda.CudaException: cuDevicePrimaryCtxRetain failed: "
+        "CUDA_ERROR_OUT_OF_MEMORY\n",
+        "fatal: error while creating the CUDA context on device 2: out of "
+        "memory\n",
+    };
+    for (size_t i = 0; i < sizeof(ctx) / sizeof(ctx[0]); i++) {
+      sm_diagnosis d;
+      run(ctx[i], &d);
+      ASSERT_STREQ(d.category, "infrastructure");
+      ASSERT_STREQ(d.component, "gpu");
+      ASSERT(d.confidence < 0.8);
+      sm_diagnosis_release(&d);
+    }
+  }
+  /* The same driver error from an allocation in a running job: its own. */
+  expect("step 40 loss 1.2\n"
+         "RuntimeError: cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY: out of "
+         "memory (requested 8589934592 bytes)\n",
+         2, "user", "gpu_memory");
 }
 
 SM_TEST(failure_reraised_worker_error_is_reported_where_it_first_appears) {
