@@ -249,6 +249,42 @@ SM_TEST(failure_communication_settings_of_the_job_are_user) {
          2, "user", "none");
 }
 
+SM_TEST(failure_rendezvous_init_method_is_a_setting_of_the_job) {
+  /* The program prints its file:// rendezvous, NCCL's connect retries run
+   * out before any training: the job's rendezvous (a stale store file
+   * naming a dead master, a wrong address), not the network. */
+  expect("world_size=2 rank=1\n"
+         "using init_method='file:///shared/runs/r7/ddp.init'\n"
+         "w2:3001:3090 [0] NCCL INFO Call to connect returned Connection "
+         "refused, retrying\n"
+         "w2:3001:3090 [0] NCCL INFO Call to connect returned Connection "
+         "refused, retrying\n"
+         "w2:3001:3090 [0] misc/socket.cc:512 NCCL WARN socketStartConnect: "
+         "Connect to 172.16.4.20<40113> failed : Connection refused\n"
+         "w2:3001:3090 [0] NCCL INFO bootstrap.cc:77 -> 6\n",
+         5, "user", "none");
+  expect("dist_url: tcp://172.16.4.1:23456\n"
+         "w3:41:41 [0] NCCL WARN Connect to 172.16.4.1<23456> failed : No "
+         "route to host\n",
+         2, "user", "none");
+  /* After training the same failure is the network's, below the gate. */
+  {
+    sm_buf b;
+    sm_diagnosis d;
+    sm_buf_init(&b, (size_t)1 << 24);
+    sm_buf_addf(&b, "using init_method='tcp://172.16.4.1:23456'\n");
+    training(&b, 1, 30);
+    sm_buf_addf(&b, "w2:3001:3090 [0] NCCL WARN Connect to 172.16.4.9<40113> "
+                    "failed : Connection timed out\n");
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 32, "infrastructure", "network");
+    run(b.data, &d);
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+}
+
 SM_TEST(failure_version_mismatches_are_framework) {
   expect("E0101 01:23:25.684156 2624 client.cc:3077] Execution of replica 0 "
          "failed: UNIMPLEMENTED: graph capture is not implemented for CUDA "
