@@ -3,7 +3,11 @@
  * program logs as information are not causes; the job's configuration of
  * the communication stack is the job's (user); version mismatches of
  * libraries, runtimes and drivers are the framework's; memory of a shared
- * GPU held by other processes is the infrastructure's; a worker's error
+ * GPU held by other processes (also a GPU already full when the job
+ * creates its CUDA context) is the infrastructure's; the rendezvous
+ * method a program prints is one of its settings; a collective that
+ * times out among the first of its group means the ranks were out of
+ * step at setup (the job's); a worker's error
  * re-raised by its parent is reported where it first appears; frames of
  * an exception chain and installer shims decide user or framework; a
  * cascade never outranks the error that started it. */
@@ -283,6 +287,52 @@ SM_TEST(failure_rendezvous_init_method_is_a_setting_of_the_job) {
     sm_diagnosis_release(&d);
     sm_buf_release(&b);
   }
+}
+
+SM_TEST(failure_collectives_timing_out_at_setup_are_the_jobs) {
+  /* One rank prepares data for longer than the collective timeout while
+   * the others wait in their third collective: the ranks were never in
+   * step; no network fault is reported. */
+  expect("Tokenizing shards:  96%|#########6| 48/50 [41:02<01:40, 51.3s/it]\n"
+         "[rank3]:[E ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught "
+         "collective operation timeout: WorkNCCL(SeqNum=2, OpType=BROADCAST, "
+         "NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran for 600412 "
+         "milliseconds before timing out.\n"
+         "[rank3]:[E ProcessGroupNCCL.cpp:630] [Rank 3] Some NCCL operations "
+         "have failed or timed out.\n",
+         2, "user", "none");
+  expect("[rank1]:[E1203 04:05:06.070809 ProcessGroupNCCL.cpp:1834] [PG ID "
+         "0 PG GUID 0(default_pg) Rank 1] Timeout at NCCL work: 1, last "
+         "enqueued NCCL work: 1, last completed NCCL work: 0.\n",
+         1, "user", "none");
+  /* A timeout deep into training keeps the generic reading. */
+  {
+    sm_buf b;
+    sm_diagnosis d;
+    sm_buf_init(&b, (size_t)1 << 24);
+    training(&b, 1, 40);
+    sm_buf_addf(&b, "[rank3]:[E ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog "
+                    "caught collective operation timeout: "
+                    "WorkNCCL(SeqNum=88213, OpType=ALLREDUCE, NumelIn=1024, "
+                    "NumelOut=1024, Timeout(ms)=600000) ran for 600019 "
+                    "milliseconds before timing out.\n");
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 41, "infrastructure", "network");
+    run(b.data, &d);
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+  /* An early timeout after a transport error: the transport error is the
+   * cause and wins over the timeout. */
+  expect("n7:900:950 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+         "completion from peer 10.2.0.8<50111> with status=12 opcode=0 "
+         "len=0 vendor err 129 (Recv)\n"
+         "[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught "
+         "collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, "
+         "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600100 "
+         "milliseconds before timing out.\n",
+         1, "infrastructure", "network");
 }
 
 SM_TEST(failure_version_mismatches_are_framework) {
