@@ -3,7 +3,11 @@
  * program logs as information are not causes; the job's configuration of
  * the communication stack is the job's (user); version mismatches of
  * libraries, runtimes and drivers are the framework's; memory of a shared
- * GPU held by other processes is the infrastructure's; a worker's error
+ * GPU held by other processes (also a GPU already full when the job
+ * creates its CUDA context) is the infrastructure's; the rendezvous
+ * method a program prints is one of its settings; a collective that
+ * times out among the first of its group means the ranks were out of
+ * step at setup (the job's); a worker's error
  * re-raised by its parent is reported where it first appears; frames of
  * an exception chain and installer shims decide user or framework; a
  * cascade never outranks the error that started it. */
@@ -249,6 +253,88 @@ SM_TEST(failure_communication_settings_of_the_job_are_user) {
          2, "user", "none");
 }
 
+SM_TEST(failure_rendezvous_init_method_is_a_setting_of_the_job) {
+  /* The program prints its file:// rendezvous, NCCL's connect retries run
+   * out before any training: the job's rendezvous (a stale store file
+   * naming a dead master, a wrong address), not the network. */
+  expect("world_size=2 rank=1\n"
+         "using init_method='file:///shared/runs/r7/ddp.init'\n"
+         "w2:3001:3090 [0] NCCL INFO Call to connect returned Connection "
+         "refused, retrying\n"
+         "w2:3001:3090 [0] NCCL INFO Call to connect returned Connection "
+         "refused, retrying\n"
+         "w2:3001:3090 [0] misc/socket.cc:512 NCCL WARN socketStartConnect: "
+         "Connect to 172.16.4.20<40113> failed : Connection refused\n"
+         "w2:3001:3090 [0] NCCL INFO bootstrap.cc:77 -> 6\n",
+         5, "user", "none");
+  expect("dist_url: tcp://172.16.4.1:23456\n"
+         "w3:41:41 [0] NCCL WARN Connect to 172.16.4.1<23456> failed : No "
+         "route to host\n",
+         2, "user", "none");
+  /* After training the same failure is the network's, below the gate. */
+  {
+    sm_buf b;
+    sm_diagnosis d;
+    sm_buf_init(&b, (size_t)1 << 24);
+    sm_buf_addf(&b, "using init_method='tcp://172.16.4.1:23456'\n");
+    training(&b, 1, 30);
+    sm_buf_addf(&b, "w2:3001:3090 [0] NCCL WARN Connect to 172.16.4.9<40113> "
+                    "failed : Connection timed out\n");
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 32, "infrastructure", "network");
+    run(b.data, &d);
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+}
+
+SM_TEST(failure_collectives_timing_out_at_setup_are_the_jobs) {
+  /* One rank prepares data for longer than the collective timeout while
+   * the others wait in their third collective: the ranks were never in
+   * step; no network fault is reported. */
+  expect("Tokenizing shards:  96%|#########6| 48/50 [41:02<01:40, 51.3s/it]\n"
+         "[rank3]:[E ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught "
+         "collective operation timeout: WorkNCCL(SeqNum=2, OpType=BROADCAST, "
+         "NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran for 600412 "
+         "milliseconds before timing out.\n"
+         "[rank3]:[E ProcessGroupNCCL.cpp:630] [Rank 3] Some NCCL operations "
+         "have failed or timed out.\n",
+         2, "user", "none");
+  expect("[rank1]:[E1203 04:05:06.070809 ProcessGroupNCCL.cpp:1834] [PG ID "
+         "0 PG GUID 0(default_pg) Rank 1] Timeout at NCCL work: 1, last "
+         "enqueued NCCL work: 1, last completed NCCL work: 0.\n",
+         1, "user", "none");
+  /* A timeout deep into training keeps the generic reading. */
+  {
+    sm_buf b;
+    sm_diagnosis d;
+    sm_buf_init(&b, (size_t)1 << 24);
+    training(&b, 1, 40);
+    sm_buf_addf(&b, "[rank3]:[E ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog "
+                    "caught collective operation timeout: "
+                    "WorkNCCL(SeqNum=88213, OpType=ALLREDUCE, NumelIn=1024, "
+                    "NumelOut=1024, Timeout(ms)=600000) ran for 600019 "
+                    "milliseconds before timing out.\n");
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 41, "infrastructure", "network");
+    run(b.data, &d);
+    ASSERT(d.confidence < 0.8);
+    sm_diagnosis_release(&d);
+    sm_buf_release(&b);
+  }
+  /* An early timeout after a transport error: the transport error is the
+   * cause and wins over the timeout. */
+  expect("n7:900:950 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got "
+         "completion from peer 10.2.0.8<50111> with status=12 opcode=0 "
+         "len=0 vendor err 129 (Recv)\n"
+         "[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught "
+         "collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, "
+         "NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600100 "
+         "milliseconds before timing out.\n",
+         1, "infrastructure", "network");
+}
+
 SM_TEST(failure_version_mismatches_are_framework) {
   expect("E0101 01:23:25.684156 2624 client.cc:3077] Execution of replica 0 "
          "failed: UNIMPLEMENTED: graph capture is not implemented for CUDA "
@@ -313,6 +399,34 @@ SM_TEST(failure_gpu_memory_held_by_others_is_infrastructure) {
   expect("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of "
          "memory while trying to allocate 4294967296 bytes.\n",
          1, "user", "gpu_memory");
+  /* Out of memory while the CUDA context is created: the job holds
+   * nothing yet, so the GPU was already full (others'), below the gate. */
+  {
+    static const char *const ctx[] = {
+        "2026-02-03 10:11:12.000001: E xla/stream_executor/cuda/"
+        "cuda_driver.cc:268] failed initializing StreamExecutor for CUDA "
+        "device ordinal 1: INTERNAL: failed call to cuCtxCreate: "
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory; total memory reported: "
+        "25438126080\n",
+        "jcuda.CudaException: cuDevicePrimaryCtxRetain failed: "
+        "CUDA_ERROR_OUT_OF_MEMORY\n",
+        "fatal: error while creating the CUDA context on device 2: out of "
+        "memory\n",
+    };
+    for (size_t i = 0; i < sizeof(ctx) / sizeof(ctx[0]); i++) {
+      sm_diagnosis d;
+      run(ctx[i], &d);
+      ASSERT_STREQ(d.category, "infrastructure");
+      ASSERT_STREQ(d.component, "gpu");
+      ASSERT(d.confidence < 0.8);
+      sm_diagnosis_release(&d);
+    }
+  }
+  /* The same driver error from an allocation in a running job: its own. */
+  expect("step 40 loss 1.2\n"
+         "RuntimeError: cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY: out of "
+         "memory (requested 8589934592 bytes)\n",
+         2, "user", "gpu_memory");
 }
 
 SM_TEST(failure_reraised_worker_error_is_reported_where_it_first_appears) {
