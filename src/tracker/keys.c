@@ -486,6 +486,57 @@ static int last_part_is(const char *key, const char *part) {
   return kl == pl || key[kl - pl - 1] == '_' || key[kl - pl - 1] == '/';
 }
 
+/* Prose keys of print loops ("avg loss so far is 0.02", "total used
+ * time 6133.4 (s)"): a trailing "so far" marks a running value of the
+ * run so far, and "used" is a filler word of a clock ("total used time"
+ * is "total time").  Looks the key up without them: a loss so far is a
+ * running average (KF_LOW), a time so far is cumulative.  Returns 0
+ * when the key has neither qualifier or the rest is no loss or time. */
+static int prose_key(const char *key, trk_keyinfo *out) {
+  char rest[TRK_KEY_MAX];
+  size_t kl = strlen(key), o = 0;
+  int running = 0, filler = 0;
+
+  if (kl >= sizeof(rest))
+    return 0;
+  if (kl > 7 && strcmp(key + kl - 7, "_so_far") == 0) {
+    running = 1;
+    kl -= 7;
+  }
+  for (size_t i = 0; i < kl;) {
+    size_t w = i;
+    while (w < kl && key[w] != '_')
+      w++;
+    if (w - i == 4 && strncmp(key + i, "used", 4) == 0) {
+      filler = 1;
+    } else {
+      if (o > 0)
+        rest[o++] = '_';
+      memcpy(rest + o, key + i, w - i);
+      o += w - i;
+    }
+    i = w < kl ? w + 1 : w;
+  }
+  rest[o] = '\0';
+  if ((!running && !filler) || o == 0)
+    return 0;
+  sm__trk_key_lookup(rest, out);
+  if (out->role == R_LOSS && !(out->flags & KF_PART)) {
+    if (running)
+      out->flags |= KF_LOW;
+    return 1;
+  }
+  if (out->role == R_TIME || out->role == R_CUM) {
+    if (running)
+      out->role = R_CUM;
+    return 1;
+  }
+  out->role = R_NONE;
+  out->flags = 0;
+  out->unit = NULL;
+  return 0;
+}
+
 void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   const key_entry *e;
   char base[TRK_KEY_MAX];
@@ -517,6 +568,8 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     out->unit = e->unit;
     return;
   }
+  if (prose_key(key, out))
+    return;
   if (strchr(key, '/') != NULL && namespaced_loss(key, out))
     return;
   fp = first_part(key);

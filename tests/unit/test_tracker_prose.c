@@ -1,0 +1,88 @@
+/* test_tracker_prose.c - two log format families of small trainers:
+ * prose key/value phrases ("avg loss so far is 0.31", "total used time
+ * 812.5 (s)") and one-value-a-line metrics files ("<step> <split>
+ * <value>").  Every line is written for the test with made-up numbers. */
+#include <math.h>
+
+#include "harness.h"
+#include "schedmate/sm.h"
+#include "schedmate/sm_tracker.h"
+#include "tracker/track_int.h"
+
+#define ASSERT_NAN(x) ASSERT((x) != (x))
+
+static sm_track_sample P(const char *line) {
+  sm_track_sample s;
+  sm_track_parse(line, strlen(line), &s);
+  return s;
+}
+
+static sm_track_result feed(const char *text) {
+  sm_track_result r;
+  sm_tracker *t = sm_tracker_new(NULL);
+
+  ASSERT(t != NULL);
+  ASSERT_OK(sm_tracker_feed(t, text, strlen(text)));
+  sm_tracker_result(t, &r);
+  sm_tracker_free(t);
+  return r;
+}
+
+/* ==== Prose keys ==== */
+
+SM_TEST(track_prose_keys_so_far_and_used) {
+  trk_keyinfo k;
+
+  sm__trk_key_lookup("avg_loss_so_far", &k);
+  ASSERT_EQ(k.role, R_LOSS);
+  ASSERT(k.flags & KF_LOW);
+  sm__trk_key_lookup("loss_so_far", &k);
+  ASSERT_EQ(k.role, R_LOSS);
+  ASSERT(k.flags & KF_LOW);
+  sm__trk_key_lookup("total_used_time", &k);
+  ASSERT_EQ(k.role, R_CUM);
+  sm__trk_key_lookup("elapsed_time_so_far", &k);
+  ASSERT_EQ(k.role, R_CUM);
+  /* A validation loss so far stays evaluation; words that are no loss
+   * or time stay unknown. */
+  sm__trk_key_lookup("val_loss_so_far", &k);
+  ASSERT(k.role != R_LOSS);
+  sm__trk_key_lookup("used_memory", &k);
+  ASSERT_EQ(k.role, R_NONE);
+  sm__trk_key_lookup("samples_so_far", &k);
+  ASSERT_EQ(k.role, R_NONE);
+  sm__trk_key_lookup("so_far", &k);
+  ASSERT_EQ(k.role, R_NONE);
+  sm__trk_key_lookup("used", &k);
+  ASSERT_EQ(k.role, R_NONE);
+}
+
+SM_TEST(track_prose_line_gives_loss_and_clock) {
+  sm_track_sample s =
+      P("Epoch 7, Step 40, total used time 812.5 (s), avg loss so far is "
+        "0.3125");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT(s.has_step);
+  ASSERT_EQ(s.step, 40);
+  ASSERT_NEAR(s.epoch, 7, 1e-9);
+  ASSERT_NEAR(s.loss, 0.3125, 1e-9);
+  ASSERT_NEAR(s.cum_time, 812.5, 1e-9);
+  /* The plain loss of the line wins over the running one. */
+  s = P("step 9, loss so far is 0.52, loss is 0.48");
+  ASSERT_NEAR(s.loss, 0.48, 1e-9);
+}
+
+SM_TEST(track_prose_log_times_steps_by_its_clock) {
+  sm_track_result r = feed(
+      "Starting epoch 3 current lr is 0.01\n"
+      "Epoch 3, Step 20, total used time 100.0 (s), avg loss so far is 0.90\n"
+      "Epoch 3, Step 40, total used time 110.0 (s), avg loss so far is 0.80\n"
+      "Epoch 3, Step 60, total used time 120.0 (s), avg loss so far is 0.70\n"
+      "Epoch 3, Step 80, total used time 130.0 (s), avg loss so far is 0.60\n"
+      "Epoch 3, val loss is 0.95, val mse is 0.2.\n");
+  ASSERT(r.ok);
+  ASSERT_EQ(r.step, 80);
+  ASSERT_NEAR(r.loss, 0.60, 1e-9); /* not the validation loss after it */
+  ASSERT_NEAR(r.step_time_s, 0.5, 1e-9);
+  ASSERT_STREQ(r.step_time_basis, "timestamps");
+}
