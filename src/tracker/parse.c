@@ -927,6 +927,36 @@ static void positional_counter(const trk_line *L, pstate *P,
   }
 }
 
+/* Metrics files of minimal trainers write one value a line, "<step>
+ * <split> <value>" ("19071 train 3.0727", "19072 val 3.0316", "19072
+ * hella 0.3032"): the middle word names the value.  A training row is
+ * the training loss at that step; an evaluation row is evaluation (the
+ * evaluation words mark it already); any other split is some metric and
+ * no progress. */
+static void metric_row(const trk_line *L, pstate *P, sm_track_sample *o) {
+  const trk_tok *a, *w, *v;
+  int k = 0;
+
+  while (k < L->ntok && L->tok[k].kind == TK_DATE)
+    k++;
+  if (o->has_step || P->bar.style != BAR_NONE || L->ntok - k != 3)
+    return;
+  a = &L->tok[k];
+  w = &L->tok[k + 1];
+  v = &L->tok[k + 2];
+  if (a->kind != TK_NUM || !a->isint || a->unit[0] != '\0' ||
+      w->kind != TK_WORD || !w->sp || v->kind != TK_NUM || !v->sp ||
+      v->unit[0] != '\0')
+    return;
+  if (!((w->len == 5 && strncmp(L->s + w->off, "train", 5) == 0) ||
+        (w->len == 8 && strncmp(L->s + w->off, "training", 8) == 0)))
+    return;
+  if (set_counter(o, SM_TC_STEP, "row", a->v, NAN, k)) {
+    o->loss = v->v;
+    o->train_mark = o->train_named = 1;
+  }
+}
+
 /* The counter's total printed elsewhere on the line. */
 static void counter_total(const trk_line *L, pstate *P, sm_track_sample *o) {
   /* NeMo's bar "9000/301500 [...global_step=9e+3...]": the keyed counter
@@ -1087,6 +1117,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   settle_facts(L, &P, o);
   keyed_counter(L, &P, o);
   positional_counter(L, &P, o);
+  metric_row(L, &P, o);
   counter_total(L, &P, o);
   line_marks(L, &P, o);
   line_kind(L, &P, o);

@@ -86,3 +86,58 @@ SM_TEST(track_prose_log_times_steps_by_its_clock) {
   ASSERT_NEAR(r.step_time_s, 0.5, 1e-9);
   ASSERT_STREQ(r.step_time_basis, "timestamps");
 }
+
+/* ==== Metrics files ==== */
+
+SM_TEST(track_metric_rows_parse) {
+  sm_track_sample s = P("1200 train 2.8125");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT(s.has_step);
+  ASSERT_EQ(s.step, 1200);
+  ASSERT_NEAR(s.loss, 2.8125, 1e-9);
+  s = P("1200 training 2.75");
+  ASSERT_NEAR(s.loss, 2.75, 1e-9);
+  /* Evaluation rows and other metrics are no training sample. */
+  ASSERT(P("1200 val 3.1").kind != SM_TK_SAMPLE);
+  ASSERT(P("1200 test 3.2").kind != SM_TK_SAMPLE);
+  s = P("1200 accuracy 0.31");
+  ASSERT(s.kind != SM_TK_SAMPLE);
+  ASSERT_NAN(s.loss);
+  /* Not rows: a unit on the step or the value, a fraction, more words,
+   * a step that is not an integer, a missing value. */
+  ASSERT_NAN(P("12ms train 2.5").loss);
+  ASSERT_NAN(P("1200 train 2.5s").loss);
+  ASSERT_NAN(P("1.5 train 2.5").loss);
+  ASSERT(!P("1200 train").has_step);
+  ASSERT(!P("train 2.5").has_step);
+  ASSERT_NAN(P("1200 train now 2.5").loss);
+}
+
+SM_TEST(track_metric_file_newest_train_row) {
+  sm_track_result r = feed("0 val 10.9\n"
+                           "0 train 10.95\n"
+                           "1 train 9.80\n"
+                           "2 train 9.10\n"
+                           "2 val 9.30\n"
+                           "2 hella 0.25\n"
+                           "3 train 8.70\n"
+                           "4 val 8.90\n"
+                           "4 hella 0.26\n");
+  ASSERT(r.ok);
+  ASSERT_EQ(r.step, 3); /* the evaluation rows of step 4 are no step */
+  ASSERT_NEAR(r.loss, 8.70, 1e-9);
+  ASSERT_NAN(r.step_time_s);
+  ASSERT_STREQ(r.step_scope, "global");
+}
+
+SM_TEST(track_metric_rows_malformed) {
+  /* Empty, huge, binary and invalid UTF-8 rows give nothing made up. */
+  char big[9000];
+  memset(big, '7', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  ASSERT(!P("").has_step);
+  ASSERT(!P(big).has_step || P(big).kind != SM_TK_SAMPLE);
+  ASSERT(!P("12\x01 train \xff\xfe").has_step);
+  sm_track_result r = feed("\xff\xfe\x00\x01 train 2.0\n");
+  ASSERT(!r.ok);
+}
