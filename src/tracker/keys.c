@@ -416,6 +416,11 @@ static int namespaced_loss(const char *key, trk_keyinfo *out) {
     else if (n > 5 && strncmp(c + n - 5, "_loss", 5) == 0 &&
              !is_part_prefix(c, n - 5))
       loss = 1;
+    else if (n > 4 && strncmp(c + n - 4, "loss", 4) == 0 && c[n - 5] != '_' &&
+             !is_part_prefix(c, n - 4))
+      /* A loss module's class name as the metric's name
+       * ("train/CrossEntropyLoss", "train/MSELoss"). */
+      loss = 1;
     else if (sm__trk_is_eval_word(c, n))
       eval = 1;
     else if (word_in(c, n, t->words[WC_LOSSQ]))

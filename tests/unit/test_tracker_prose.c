@@ -141,3 +141,44 @@ SM_TEST(track_metric_rows_malformed) {
   sm_track_result r = feed("\xff\xfe\x00\x01 train 2.0\n");
   ASSERT(!r.ok);
 }
+
+/* ==== Loss modules named as metrics, multi-line metric blocks ==== */
+
+SM_TEST(track_loss_class_names_as_keys) {
+  trk_keyinfo k;
+
+  sm__trk_key_lookup("train/crossentropyloss", &k);
+  ASSERT_EQ(k.role, R_LOSS);
+  sm__trk_key_lookup("train/mseloss", &k);
+  ASSERT_EQ(k.role, R_LOSS);
+  sm__trk_key_lookup("eval/crossentropyloss", &k);
+  ASSERT_EQ(k.role, R_EVAL_LOSS);
+  /* Not a loss class: a ratio named after a loss-like word. */
+  sm__trk_key_lookup("train/closs_ratio", &k);
+  ASSERT(k.role != R_LOSS);
+}
+
+SM_TEST(track_metric_block_under_a_step_header) {
+  /* A header line with the step, then one indented metric a line. */
+  sm_track_result r =
+      feed("2024-03-02 10:00:00.000\tnode:0\ttrainer:90\tINFO\t[step=10/500,"
+           "epoch=0]\n"
+           "    optim/total_grad_norm=0.91\n"
+           "    train/CrossEntropyLoss=4.125\n"
+           "    train/Perplexity=61.9\n"
+           "2024-03-02 10:00:05.000\tnode:0\ttrainer:90\tINFO\t[step=11/500,"
+           "epoch=0]\n"
+           "    optim/total_grad_norm=0.88\n"
+           "    train/CrossEntropyLoss=4.0625\n"
+           "    train/Perplexity=58.1\n"
+           "2024-03-02 10:00:10.000\tnode:0\ttrainer:90\tINFO\t[step=12/500,"
+           "epoch=0]\n"
+           "    optim/total_grad_norm=0.87\n"
+           "    train/CrossEntropyLoss=4.0\n"
+           "    train/Perplexity=54.6\n");
+  ASSERT(r.ok);
+  ASSERT_EQ(r.step, 12);
+  ASSERT_EQ(r.total_steps, 500);
+  ASSERT_NEAR(r.loss, 4.0, 1e-9); /* not the perplexity */
+  ASSERT_NEAR(r.step_time_s, 5.0, 1e-9);
+}
