@@ -542,10 +542,31 @@ static int prose_key(const char *key, trk_keyinfo *out) {
   return 0;
 }
 
+/* "Autoencoder Loss (total): 75.7" beside its terms: a loss named by
+ * the generic rules with a "(total)" qualifier is the whole loss of a
+ * multi-part loss, not one of its parts.  bl is the length before '('. */
+static int qualified_total(const char *key, size_t bl, trk_keyinfo *out) {
+  char base[TRK_KEY_MAX];
+
+  if (bl == 0 || bl >= sizeof(base) || strncmp(key + bl, "(total", 6) != 0)
+    return 0;
+  memcpy(base, key, bl);
+  base[bl] = '\0';
+  sm__trk_key_lookup(base, out);
+  if (out->role == R_LOSS) {
+    out->flags &= ~(unsigned)KF_PART;
+    return 1;
+  }
+  out->role = R_NONE;
+  out->flags = 0;
+  out->unit = NULL;
+  return 0;
+}
+
 void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   const key_entry *e;
   char base[TRK_KEY_MAX];
-  const char *q;
+  const char *q = NULL;
   size_t fp;
 
   out->role = R_NONE;
@@ -573,6 +594,8 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     out->unit = e->unit;
     return;
   }
+  if (q != NULL && qualified_total(key, (size_t)(q - key), out))
+    return;
   if (prose_key(key, out))
     return;
   if (strchr(key, '/') != NULL && namespaced_loss(key, out))

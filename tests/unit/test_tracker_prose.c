@@ -182,3 +182,26 @@ SM_TEST(track_metric_block_under_a_step_header) {
   ASSERT_NEAR(r.loss, 4.0, 1e-9); /* not the perplexity */
   ASSERT_NEAR(r.step_time_s, 5.0, 1e-9);
 }
+
+/* ==== A "(total)" qualifier on a multi-part loss ==== */
+
+SM_TEST(track_total_qualified_loss_is_the_whole) {
+  trk_keyinfo k;
+  sm_track_sample s;
+
+  sm__trk_key_lookup("joint_loss(total)", &k);
+  ASSERT_EQ(k.role, R_LOSS);
+  ASSERT(!(k.flags & KF_PART));
+  /* Without the qualifier it is one named part; a qualifier on a key
+   * that is no loss gives nothing. */
+  sm__trk_key_lookup("joint_loss", &k);
+  ASSERT(k.flags & KF_PART);
+  sm__trk_key_lookup("tokens(total)", &k);
+  ASSERT_EQ(k.role, R_NONE);
+  sm__trk_key_lookup("val_loss(total)", &k);
+  ASSERT(k.role != R_LOSS);
+  /* The whole loss wins over the term printed after it. */
+  s = P("[4,   300/ 900] - Joint Loss (total): 12.5 - Recon/Cluster Loss: "
+        "[0.25 / 12.25] - [lr: 1.0e-04]");
+  ASSERT_NEAR(s.loss, 12.5, 1e-9);
+}
