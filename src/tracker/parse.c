@@ -163,6 +163,7 @@ typedef struct bar_info {
   int style;       /* BAR_* */
   int tok;         /* token of the counter */
   double elapsed;  /* elapsed seconds or NAN */
+  double left;     /* tqdm: the remaining time ("<00:03") or NAN */
   double rate;     /* steps per second or NAN */
   int rate_tok;    /* token of the rate */
   int elapsed_tok; /* Keras: token of the elapsed time */
@@ -184,7 +185,7 @@ static int keyed_value(const trk_line *L, int k) {
 
 static void find_bar(const trk_line *L, bar_info *b) {
   memset(b, 0, sizeof(*b));
-  b->elapsed = b->rate = NAN;
+  b->elapsed = b->left = b->rate = NAN;
   b->tok = b->rate_tok = b->elapsed_tok = -1;
   for (int k = 0; k < L->ntok; k++) {
     const trk_tok *t = &L->tok[k];
@@ -198,6 +199,9 @@ static void find_bar(const trk_line *L, bar_info *b) {
       b->style = BAR_TQDM;
       b->tok = k;
       b->elapsed = L->tok[k + 2].v;
+      if (punct_at(L, k + 3, '<') && k + 4 < L->ntok &&
+          L->tok[k + 4].kind == TK_CLOCK)
+        b->left = L->tok[k + 4].v;
       for (int m = k + 3; m < L->ntok && !punct_at(L, m, ']'); m++) {
         const trk_tok *r = &L->tok[m];
         if (r->kind != TK_NUM || r->unit[0] == '\0')
@@ -1052,6 +1056,12 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
   if (P->bar.style == BAR_TQDM && o->counter == SM_TC_BATCH &&
       strcmp(o->counter_name, "tqdm") == 0) {
     if (o->has_total && o->step >= o->total && P->bar.elapsed < 1.0)
+      return;
+    /* So is every update of it that shows no training fact: one that
+     * has run under a second and shows under a second left ("45/100
+     * [00:00<00:00, 375it/s]", a preparation loop). */
+    if (o->has_total && P->bar.elapsed < 1.0 && P->bar.left < 1.0 &&
+        o->loss != o->loss && !P->nonfinite_fact)
       return;
     if (P->bar.rate != P->bar.rate && o->loss != o->loss && o->lr != o->lr)
       return;

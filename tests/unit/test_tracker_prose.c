@@ -205,3 +205,30 @@ SM_TEST(track_total_qualified_loss_is_the_whole) {
         "[0.25 / 12.25] - [lr: 1.0e-04]");
   ASSERT_NEAR(s.loss, 12.5, 1e-9);
 }
+
+/* ==== Loops that take under a second ==== */
+
+SM_TEST(track_subsecond_bar_updates_are_no_progress) {
+  sm_track_result r;
+
+  /* Every update of a bar that runs and ends within a second is a
+   * preparation loop, not only its last one. */
+  ASSERT(P(" 40%|####      | 40/100 [00:00<00:00, 420.5it/s]").kind !=
+         SM_TK_SAMPLE);
+  /* A long bar's early update, or one that shows a loss, still is. */
+  ASSERT_EQ(P("  0%|          | 4/9000 [00:00<31:02,  4.83it/s]").kind,
+            SM_TK_SAMPLE);
+  ASSERT_EQ(
+      P(" 40%|####      | 40/100 [00:00<00:00, 420.5it/s, loss=0.71]").kind,
+      SM_TK_SAMPLE);
+  /* A statistics pass, then the training bar that never made a step,
+   * then the job is cancelled: no progress. */
+  r = feed("Computing dataset statistics.\n"
+           "  0%|          | 0/100 [00:00<?, ?it/s] 37%|###7      | 37/100 "
+           "[00:00<00:00, 365.1it/s]100%|##########| 100/100 [00:00<00:00, "
+           "540.2it/s]\n"
+           "  0%|          | 0/50000 [00:00<?, ?it/s]\n"
+           "slurmstepd: error: *** JOB 77 ON n1 CANCELLED AT "
+           "2025-01-01T00:00:00 ***\n");
+  ASSERT(!r.ok);
+}
