@@ -416,6 +416,11 @@ static int namespaced_loss(const char *key, trk_keyinfo *out) {
     else if (n > 5 && strncmp(c + n - 5, "_loss", 5) == 0 &&
              !is_part_prefix(c, n - 5))
       loss = 1;
+    else if (n > 4 && strncmp(c + n - 4, "loss", 4) == 0 && c[n - 5] != '_' &&
+             !is_part_prefix(c, n - 4))
+      /* A loss module's class name as the metric's name
+       * ("train/CrossEntropyLoss", "train/MSELoss"). */
+      loss = 1;
     else if (sm__trk_is_eval_word(c, n))
       eval = 1;
     else if (word_in(c, n, t->words[WC_LOSSQ]))
@@ -486,10 +491,82 @@ static int last_part_is(const char *key, const char *part) {
   return kl == pl || key[kl - pl - 1] == '_' || key[kl - pl - 1] == '/';
 }
 
+/* Prose keys of print loops ("avg loss so far is 0.02", "total used
+ * time 6133.4 (s)"): a trailing "so far" marks a running value of the
+ * run so far, and "used" is a filler word of a clock ("total used time"
+ * is "total time").  Looks the key up without them: a loss so far is a
+ * running average (KF_LOW), a time so far is cumulative.  Returns 0
+ * when the key has neither qualifier or the rest is no loss or time. */
+static int prose_key(const char *key, trk_keyinfo *out) {
+  char rest[TRK_KEY_MAX];
+  size_t kl = strlen(key), o = 0;
+  int running = 0, filler = 0;
+
+  if (kl >= sizeof(rest))
+    return 0;
+  if (kl > 7 && strcmp(key + kl - 7, "_so_far") == 0) {
+    running = 1;
+    kl -= 7;
+  }
+  for (size_t i = 0; i < kl;) {
+    size_t w = i;
+    while (w < kl && key[w] != '_')
+      w++;
+    if (w - i == 4 && strncmp(key + i, "used", 4) == 0) {
+      filler = 1;
+    } else {
+      if (o > 0)
+        rest[o++] = '_';
+      memcpy(rest + o, key + i, w - i);
+      o += w - i;
+    }
+    i = w < kl ? w + 1 : w;
+  }
+  rest[o] = '\0';
+  if ((!running && !filler) || o == 0)
+    return 0;
+  sm__trk_key_lookup(rest, out);
+  if (out->role == R_LOSS && !(out->flags & KF_PART)) {
+    if (running)
+      out->flags |= KF_LOW;
+    return 1;
+  }
+  if (out->role == R_TIME || out->role == R_CUM) {
+    if (running)
+      out->role = R_CUM;
+    return 1;
+  }
+  out->role = R_NONE;
+  out->flags = 0;
+  out->unit = NULL;
+  return 0;
+}
+
+/* "Autoencoder Loss (total): 75.7" beside its terms: a loss named by
+ * the generic rules with a "(total)" qualifier is the whole loss of a
+ * multi-part loss, not one of its parts.  bl is the length before '('. */
+static int qualified_total(const char *key, size_t bl, trk_keyinfo *out) {
+  char base[TRK_KEY_MAX];
+
+  if (bl == 0 || bl >= sizeof(base) || strncmp(key + bl, "(total", 6) != 0)
+    return 0;
+  memcpy(base, key, bl);
+  base[bl] = '\0';
+  sm__trk_key_lookup(base, out);
+  if (out->role == R_LOSS) {
+    out->flags &= ~(unsigned)KF_PART;
+    return 1;
+  }
+  out->role = R_NONE;
+  out->flags = 0;
+  out->unit = NULL;
+  return 0;
+}
+
 void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   const key_entry *e;
   char base[TRK_KEY_MAX];
-  const char *q;
+  const char *q = NULL;
   size_t fp;
 
   out->role = R_NONE;
@@ -517,6 +594,10 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     out->unit = e->unit;
     return;
   }
+  if (q != NULL && qualified_total(key, (size_t)(q - key), out))
+    return;
+  if (prose_key(key, out))
+    return;
   if (strchr(key, '/') != NULL && namespaced_loss(key, out))
     return;
   fp = first_part(key);

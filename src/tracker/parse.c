@@ -163,6 +163,7 @@ typedef struct bar_info {
   int style;       /* BAR_* */
   int tok;         /* token of the counter */
   double elapsed;  /* elapsed seconds or NAN */
+  double left;     /* tqdm: the remaining time ("<00:03") or NAN */
   double rate;     /* steps per second or NAN */
   int rate_tok;    /* token of the rate */
   int elapsed_tok; /* Keras: token of the elapsed time */
@@ -184,7 +185,7 @@ static int keyed_value(const trk_line *L, int k) {
 
 static void find_bar(const trk_line *L, bar_info *b) {
   memset(b, 0, sizeof(*b));
-  b->elapsed = b->rate = NAN;
+  b->elapsed = b->left = b->rate = NAN;
   b->tok = b->rate_tok = b->elapsed_tok = -1;
   for (int k = 0; k < L->ntok; k++) {
     const trk_tok *t = &L->tok[k];
@@ -198,6 +199,9 @@ static void find_bar(const trk_line *L, bar_info *b) {
       b->style = BAR_TQDM;
       b->tok = k;
       b->elapsed = L->tok[k + 2].v;
+      if (punct_at(L, k + 3, '<') && k + 4 < L->ntok &&
+          L->tok[k + 4].kind == TK_CLOCK)
+        b->left = L->tok[k + 4].v;
       for (int m = k + 3; m < L->ntok && !punct_at(L, m, ']'); m++) {
         const trk_tok *r = &L->tok[m];
         if (r->kind != TK_NUM || r->unit[0] == '\0')
@@ -927,6 +931,36 @@ static void positional_counter(const trk_line *L, pstate *P,
   }
 }
 
+/* Metrics files of minimal trainers write one value a line, "<step>
+ * <split> <value>" ("19071 train 3.0727", "19072 val 3.0316", "19072
+ * hella 0.3032"): the middle word names the value.  A training row is
+ * the training loss at that step; an evaluation row is evaluation (the
+ * evaluation words mark it already); any other split is some metric and
+ * no progress. */
+static void metric_row(const trk_line *L, pstate *P, sm_track_sample *o) {
+  const trk_tok *a, *w, *v;
+  int k = 0;
+
+  while (k < L->ntok && L->tok[k].kind == TK_DATE)
+    k++;
+  if (o->has_step || P->bar.style != BAR_NONE || L->ntok - k != 3)
+    return;
+  a = &L->tok[k];
+  w = &L->tok[k + 1];
+  v = &L->tok[k + 2];
+  if (a->kind != TK_NUM || !a->isint || a->unit[0] != '\0' ||
+      w->kind != TK_WORD || !w->sp || v->kind != TK_NUM || !v->sp ||
+      v->unit[0] != '\0')
+    return;
+  if (!((w->len == 5 && strncmp(L->s + w->off, "train", 5) == 0) ||
+        (w->len == 8 && strncmp(L->s + w->off, "training", 8) == 0)))
+    return;
+  if (set_counter(o, SM_TC_STEP, "row", a->v, NAN, k)) {
+    o->loss = v->v;
+    o->train_mark = o->train_named = 1;
+  }
+}
+
 /* The counter's total printed elsewhere on the line. */
 static void counter_total(const trk_line *L, pstate *P, sm_track_sample *o) {
   /* NeMo's bar "9000/301500 [...global_step=9e+3...]": the keyed counter
@@ -1023,6 +1057,12 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
       strcmp(o->counter_name, "tqdm") == 0) {
     if (o->has_total && o->step >= o->total && P->bar.elapsed < 1.0)
       return;
+    /* So is every update of it that shows no training fact: one that
+     * has run under a second and shows under a second left ("45/100
+     * [00:00<00:00, 375it/s]", a preparation loop). */
+    if (o->has_total && P->bar.elapsed < 1.0 && P->bar.left < 1.0 &&
+        o->loss != o->loss && !P->nonfinite_fact)
+      return;
     if (P->bar.rate != P->bar.rate && o->loss != o->loss && o->lr != o->lr)
       return;
   }
@@ -1087,6 +1127,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   settle_facts(L, &P, o);
   keyed_counter(L, &P, o);
   positional_counter(L, &P, o);
+  metric_row(L, &P, o);
   counter_total(L, &P, o);
   line_marks(L, &P, o);
   line_kind(L, &P, o);
