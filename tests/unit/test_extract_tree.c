@@ -13,42 +13,9 @@
 #include "harness.h"
 #include "schedmate/sm.h"
 #include "schedmate/sm_advisor.h"
+#include "tmprepo.h"
 
 /* ==== A scratch repository ==== */
-
-typedef struct repo {
-  char dir[64];
-} repo;
-
-static void repo_make(repo *r) {
-  snprintf(r->dir, sizeof(r->dir), "/tmp/sm-tree-XXXXXX");
-  if (mkdtemp(r->dir) == NULL)
-    SM_FAIL_AT("mkdtemp failed");
-}
-
-static void put(repo *r, const char *rel, const char *text) {
-  char path[512], *slash;
-  FILE *f;
-  snprintf(path, sizeof(path), "%s/%s", r->dir, rel);
-  for (slash = strchr(path + strlen(r->dir) + 1, '/'); slash;
-       slash = strchr(slash + 1, '/')) {
-    *slash = '\0';
-    mkdir(path, 0755);
-    *slash = '/';
-  }
-  f = fopen(path, "w");
-  if (f == NULL)
-    SM_FAIL_AT("cannot write %s", path);
-  fputs(text, f);
-  fclose(f);
-}
-
-static void repo_drop(repo *r) {
-  char cmd[128];
-  snprintf(cmd, sizeof(cmd), "rm -rf %s", r->dir);
-  if (system(cmd) != 0)
-    fprintf(stderr, "cleanup of %s failed\n", r->dir);
-}
 
 static sm__ctx *ctx_on(repo *r, sm_extract_req *q, sm_extract_res *res) {
   sm__ctx *c = calloc(1, sizeof(*c));

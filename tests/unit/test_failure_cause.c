@@ -5,25 +5,7 @@
  * line prefixes (timestamps, rank tags) under all of it. */
 #include "failure/failure_int.h"
 #include "harness.h"
-
-static sm_sigdb *db_get(void) {
-  static sm_sigdb *db;
-  sm_err err = {0};
-
-  if (db == NULL) {
-    db = sm_sigdb_new();
-    if (db == NULL || sm_sigdb_load_builtin(db, &err) != 0)
-      SM_FAIL_AT("built-in signatures: %s", err.msg);
-  }
-  return db;
-}
-
-static void run(const char *log, sm_diagnosis *d) {
-  sm_err err = {0};
-
-  if (sm_diagnose_mem(db_get(), log, strlen(log), "t.log", NULL, d, &err))
-    SM_FAIL_AT("diagnose: %s", err.msg);
-}
+#include "sigdb_fixture.h"
 
 /* Checks line, category and component of a diagnosis of log. */
 static void expect(const char *log, long line, const char *cat,
@@ -65,8 +47,8 @@ SM_TEST(failure_prefixes_and_timestamps) {
       {"Mar  1 10:00:00 gpu7 python3[4121]: Traceback (most recent call "
        "last):",
        "Traceback (most recent call last):", 1},
-      {"2024-05-02T10:11:12.123456789Z stderr F KeyError: 'x'",
-       "KeyError: 'x'", 1},
+      {"2024-05-02T10:11:12.123456789Z stderr F KeyError: 'x'", "KeyError: 'x'",
+       1},
       {"> RuntimeError: CUDA error: out of memory",
        "RuntimeError: CUDA error: out of memory", 0},
       {">   File \"x.py\", line 3, in f", "  File \"x.py\", line 3, in f", 0},

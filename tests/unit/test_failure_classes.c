@@ -13,25 +13,7 @@
  * cascade never outranks the error that started it. */
 #include "failure/failure_int.h"
 #include "harness.h"
-
-static sm_sigdb *db_get(void) {
-  static sm_sigdb *db;
-  sm_err err = {0};
-
-  if (db == NULL) {
-    db = sm_sigdb_new();
-    if (db == NULL || sm_sigdb_load_builtin(db, &err) != 0)
-      SM_FAIL_AT("built-in signatures: %s", err.msg);
-  }
-  return db;
-}
-
-static void run(const char *log, sm_diagnosis *d) {
-  sm_err err = {0};
-
-  if (sm_diagnose_mem(db_get(), log, strlen(log), "t.log", NULL, d, &err))
-    SM_FAIL_AT("diagnose: %s", err.msg);
-}
+#include "sigdb_fixture.h"
 
 /* Checks line, category and component; line 0 means no failure. */
 static void expect_at(int where, const char *log, long line, const char *cat,

@@ -8,25 +8,7 @@
  * hardware signatures. */
 #include "failure/failure_int.h"
 #include "harness.h"
-
-static sm_sigdb *db_get(void) {
-  static sm_sigdb *db;
-  sm_err err = {0};
-
-  if (db == NULL) {
-    db = sm_sigdb_new();
-    if (db == NULL || sm_sigdb_load_builtin(db, &err) != 0)
-      SM_FAIL_AT("built-in signatures: %s", err.msg);
-  }
-  return db;
-}
-
-static void run(const char *log, sm_diagnosis *d) {
-  sm_err err = {0};
-
-  if (sm_diagnose_mem(db_get(), log, strlen(log), "t.log", NULL, d, &err))
-    SM_FAIL_AT("diagnose: %s", err.msg);
-}
+#include "sigdb_fixture.h"
 
 static int has(const sm_plan *p, const char *action) {
   for (int i = 0; i < p->n_steps; i++)

@@ -6,18 +6,7 @@
 
 #include "failure/failure_int.h"
 #include "harness.h"
-
-static sm_sigdb *db_get(void) {
-  static sm_sigdb *db;
-  sm_err err = {0};
-
-  if (db == NULL) {
-    db = sm_sigdb_new();
-    if (db == NULL || sm_sigdb_load_builtin(db, &err) != 0)
-      SM_FAIL_AT("built-in signatures: %s", err.msg);
-  }
-  return db;
-}
+#include "sigdb_fixture.h"
 
 static void diag(sm_diagnosis *d, const char *cat, const char *comp,
                  double conf, int retryable, const char *node) {
