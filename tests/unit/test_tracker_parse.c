@@ -7,21 +7,14 @@
 #include "harness.h"
 #include "schedmate/sm.h"
 #include "schedmate/sm_tracker.h"
+#include "track_fixture.h"
 #include "tracker/track_int.h"
-
-static sm_track_sample P(const char *line) {
-  sm_track_sample s;
-  sm_track_parse(line, strlen(line), &s);
-  return s;
-}
 
 static const char *clean(const char *line) {
   static char out[1024];
   sm_track_clean(line, strlen(line), out, sizeof(out));
   return out;
 }
-
-#define ASSERT_NAN(x) ASSERT((x) != (x))
 
 /* ==== Cleaning ==== */
 

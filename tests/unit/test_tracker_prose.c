@@ -7,26 +7,8 @@
 #include "harness.h"
 #include "schedmate/sm.h"
 #include "schedmate/sm_tracker.h"
+#include "track_fixture.h"
 #include "tracker/track_int.h"
-
-#define ASSERT_NAN(x) ASSERT((x) != (x))
-
-static sm_track_sample P(const char *line) {
-  sm_track_sample s;
-  sm_track_parse(line, strlen(line), &s);
-  return s;
-}
-
-static sm_track_result feed(const char *text) {
-  sm_track_result r;
-  sm_tracker *t = sm_tracker_new(NULL);
-
-  ASSERT(t != NULL);
-  ASSERT_OK(sm_tracker_feed(t, text, strlen(text)));
-  sm_tracker_result(t, &r);
-  sm_tracker_free(t);
-  return r;
-}
 
 /* ==== Prose keys ==== */
 
