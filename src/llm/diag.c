@@ -381,10 +381,9 @@ int sm_llm_diagnose(sm_llm *l, const char *path, const sm_diagnosis *d,
 void sm_llm_diag_res_release(sm_llm_diag_res *r) {
   if (r == NULL)
     return;
-  sm__llm_drops_release(r->drops, &r->n_drops);
+  sm__llm_outcome_release(r->drops, &r->n_drops, &r->reason_detail);
   sm_free(r->root_cause);
-  sm_free(r->reason_detail);
-  r->root_cause = r->reason_detail = NULL;
+  r->root_cause = NULL;
 }
 
 void sm_llm_diagnosis_merge(const sm_diagnosis *d, sm_llm_diag_res *v,
@@ -449,10 +448,7 @@ void sm_llm_diag_write_json(const sm_llm_diag_res *r, sm_jw *w) {
   sm_jw_kv_str(w, "disagreement", r->disagreement[0] ? r->disagreement : NULL);
   sm_jw_kv_int(w, "claims", r->claims);
   sm_jw_kv_int(w, "dropped", r->claims - r->verified - r->verified_quotes);
-  sm_jw_kv_str(w, "fallback_reason", sm_llm_reason_name(r->reason));
-  sm_jw_kv_str(w, "detail", r->reason_detail);
-  sm_jw_key(w, "drops");
-  sm__llm_drops_json(r->drops, r->n_drops, w);
-  sm_jw_kv_num(w, "elapsed_ms", round(r->elapsed_ms * 10) / 10);
+  sm__llm_outcome_json(r->reason, r->reason_detail, r->drops, r->n_drops,
+                       r->elapsed_ms, w);
   sm_jw_obj_end(w);
 }

@@ -63,6 +63,15 @@ void sm__llm_drop(sm_llm_drop *drops, int *n, const char *what,
                   const char *value, const char *evidence, const char *why);
 void sm__llm_drops_release(sm_llm_drop *drops, int *n);
 void sm__llm_drops_json(const sm_llm_drop *drops, int n, sm_jw *w);
+/* What the three stages' results (advise, track, diagnose) end with: the
+ * reason a run fell back, its detail, the dropped claims and the wall
+ * time.  The release frees the drops and the detail (left NULL); the
+ * writer adds the closing members of a stage's "llm" object:
+ * fallback_reason, detail, drops, elapsed_ms (to 0.1 ms). */
+void sm__llm_outcome_release(sm_llm_drop *drops, int *n_drops, char **detail);
+void sm__llm_outcome_json(int reason, const char *detail,
+                          const sm_llm_drop *drops, int n_drops,
+                          double elapsed_ms, sm_jw *w);
 /* A cJSON value as short text (numbers %.17g, strings as they are). */
 void sm__llm_value_text(const cJSON *v, char *out, size_t n);
 

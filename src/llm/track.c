@@ -374,9 +374,7 @@ int sm_llm_track(sm_llm *l, const char *path, sm_track_result *t,
 void sm_llm_track_res_release(sm_llm_track_res *r) {
   if (r == NULL)
     return;
-  sm__llm_drops_release(r->drops, &r->n_drops);
-  sm_free(r->reason_detail);
-  r->reason_detail = NULL;
+  sm__llm_outcome_release(r->drops, &r->n_drops, &r->reason_detail);
 }
 
 void sm_llm_track_write_json(const sm_llm_track_res *r, sm_jw *w) {
@@ -389,10 +387,7 @@ void sm_llm_track_write_json(const sm_llm_track_res *r, sm_jw *w) {
   sm_jw_kv_int(w, "claims", r->claims);
   sm_jw_kv_int(w, "verified", r->verified);
   sm_jw_kv_int(w, "dropped", r->claims - r->verified);
-  sm_jw_kv_str(w, "fallback_reason", sm_llm_reason_name(r->reason));
-  sm_jw_kv_str(w, "detail", r->reason_detail);
-  sm_jw_key(w, "drops");
-  sm__llm_drops_json(r->drops, r->n_drops, w);
-  sm_jw_kv_num(w, "elapsed_ms", round(r->elapsed_ms * 10) / 10);
+  sm__llm_outcome_json(r->reason, r->reason_detail, r->drops, r->n_drops,
+                       r->elapsed_ms, w);
   sm_jw_obj_end(w);
 }
