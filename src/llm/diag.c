@@ -280,7 +280,6 @@ int sm_llm_diagnose(sm_llm *l, const char *path, const sm_diagnosis *d,
   int nc = 0, rc, reason = 0, n;
   size_t budget, total;
   sm_buf u, body;
-  sm_llm_msg m[2];
   sm_llm_reply rep;
   sm_err e = {0};
   cJSON *o = NULL;
@@ -335,12 +334,9 @@ int sm_llm_diagnose(sm_llm *l, const char *path, const sm_diagnosis *d,
               "error at line %lld. Lines %lld to %lld:\n",
               d->first_error_line, r->context_first, r->context_last);
   sm__llm_quote(&u, "DATA", sm_buf_str(&body), body.len);
-  m[0].role = "system";
-  m[0].content = system_prompt;
-  m[1].role = "user";
-  m[1].content = sm_buf_str(&u);
   r->ran = 1;
-  rc = sm_llm_chat(l, SM_LLM_FAILURE, m, 2, 0, &rep, &reason, &e);
+  rc = sm__llm_ask(l, SM_LLM_FAILURE, system_prompt, sm_buf_str(&u), &rep,
+                   &reason, &e);
   if (rc != 0) {
     set_reason(r, reason ? reason : SM_LLM_R_INTERNAL, e.msg);
   } else {

@@ -21,6 +21,10 @@ void sm__llm_count_claims(sm_llm *l, int comp, int claims, int verified,
                           int tool_calls, int tool_refused);
 /* Counts one reason without a run (a dropped claim's class). */
 void sm__llm_count_reason(sm_llm *l, int comp, int reason);
+/* One question: sm_llm_chat with two messages, the system prompt and
+ * the user's text, deadline 0 (the configured timeout). */
+int sm__llm_ask(sm_llm *l, int comp, const char *system, const char *user,
+                sm_llm_reply *out, int *reason, sm_err *err);
 /* Estimated prompt tokens of messages (4 bytes a token, plus framing). */
 int sm__llm_estimate_tokens(const sm_llm_msg *msgs, int n);
 

@@ -280,7 +280,6 @@ int sm_llm_track(sm_llm *l, const char *path, sm_track_result *t,
   cand c[MAX_CAND];
   double t0 = sm_now();
   int n, rc, reason = 0, had;
-  sm_llm_msg m[2];
   sm_llm_reply rep;
   sm_buf u, lines;
   sm_err e = {0};
@@ -310,12 +309,9 @@ int sm_llm_track(sm_llm *l, const char *path, sm_track_result *t,
   sm_buf_init(&u, (size_t)1 << 20);
   sm_buf_adds(&u, "Lines of the log, oldest first:\n");
   sm__llm_quote(&u, "DATA", sm_buf_str(&lines), lines.len);
-  m[0].role = "system";
-  m[0].content = system_prompt;
-  m[1].role = "user";
-  m[1].content = sm_buf_str(&u);
   r->ran = 1;
-  rc = sm_llm_chat(l, SM_LLM_TRACKER, m, 2, 0, &rep, &reason, &e);
+  rc = sm__llm_ask(l, SM_LLM_TRACKER, system_prompt, sm_buf_str(&u), &rep,
+                   &reason, &e);
   if (rc != 0) {
     r->reason = reason ? reason : SM_LLM_R_INTERNAL;
     r->reason_detail = sm_strdup(e.msg);
