@@ -83,6 +83,15 @@ static void gauge(sm_buf *b, const char *name, const char *help, long long v) {
   sm_buf_addf(b, "%s %lld\n", name, v);
 }
 
+/* A counter with one sample a channel. */
+static void channel_counter(sm_buf *b, const char *name, const char *help,
+                            const atomic_ullong *v) {
+  head(b, name, "counter", help);
+  for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
+    sm_buf_addf(b, "%s{channel=\"%s\"} %llu\n", name, sv__channel_names[c],
+                (unsigned long long)atomic_load(&v[c]));
+}
+
 static void histo(sm_buf *b, const char *name, const char *label,
                   const char *value, const sv_histo *h) {
   unsigned long long cum = 0;
@@ -137,20 +146,13 @@ void sv__metrics_render(sm_serve *sv, const sv_gauges *g, sm_buf *b) {
     sm_buf_addf(b, "schedmate_serve_fallbacks_total{reason=\"%s\"} %llu\n",
                 fallback_names[i],
                 (unsigned long long)atomic_load(&m->fallbacks[i]));
-  head(b, "schedmate_serve_queue_full_total", "counter",
-       "Requests refused because their channel's queue was full (503).");
-  for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
-    sm_buf_addf(b, "schedmate_serve_queue_full_total{channel=\"%s\"} %llu\n",
-                sv__channel_names[c],
-                (unsigned long long)atomic_load(&m->full[c]));
-  head(b, "schedmate_serve_deadline_exceeded_total", "counter",
-       "Requests answered by their deadline rather than their worker.");
-  for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
-    sm_buf_addf(b,
-                "schedmate_serve_deadline_exceeded_total{channel=\"%s\"} "
-                "%llu\n",
-                sv__channel_names[c],
-                (unsigned long long)atomic_load(&m->late[c]));
+  channel_counter(
+      b, "schedmate_serve_queue_full_total",
+      "Requests refused because their channel's queue was full (503).",
+      m->full);
+  channel_counter(
+      b, "schedmate_serve_deadline_exceeded_total",
+      "Requests answered by their deadline rather than their worker.", m->late);
   head(b, "schedmate_serve_queue_depth", "gauge",
        "Requests waiting in each channel's queue.");
   for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
