@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "history/history_int.h"
 #include "schedmate/sm_history.h"
 
 static const char *const fallback_names[] = {NULL,
@@ -502,13 +503,7 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     sm_jw_obj_begin(w);
     sm_jw_kv_str(w, "job_id", r->id);
     sm_jw_kv_num(w, "score", round(a->scores[i] * 1e6) / 1e6);
-    sm_jw_kv_num(w, "duration_s", r->duration_s);
-    sm_jw_kv_num(w, "sm_util", r->sm_util);
-    sm_jw_kv_num(w, "gpu_mem_mib", r->gpu_mem_mib);
-    sm_jw_kv_str(w, "util_source", r->util_source);
-    sm_jw_kv_str(w, "gpu_model", r->gpu_model);
-    sm_jw_kv_str(w, "driver_version", r->driver_version);
-    sm_jw_kv_str(w, "end_state", sm_end_state_name(r->end_state));
+    sm__record_write_usage(r, w);
     sm_jw_kv_num(w, "submit_time", r->submit_time);
     sm_jw_kv_str(w, "gpu_type", r->gpu_type);
     sm_jw_kv_str(w, "sw_version", r->sw_version);

@@ -65,15 +65,24 @@ void sm__index_set(sm_index *ix, size_t row, const float *vec);
 /* Deep copy of a record into an initialised dst.  0 or SM_ENOMEM. */
 int sm__record_copy(sm_record *dst, const sm_record *src);
 
-/* ==== Shared by the backends (store_util.c) ==== */
+/* Writes the members that say how a run went and on what, in this
+ * order: duration_s, sm_util, gpu_mem_mib, util_source, gpu_model,
+ * driver_version, end_state.  A record's JSON and a match's in an
+ * advice both carry this group (each places it after its own key). */
+void sm__record_write_usage(const sm_record *r, sm_jw *w);
 
-/* The record as one JSON text (owned, free with sm_free), or NULL. */
-char *sm__record_json(const sm_record *r);
+/* ==== Shared by the backends (store_util.c) ==== */
 
 /* Fingerprint bytes: little-endian float32 x SM_FP_DIMS after a one-byte
  * version. */
 #define SM__FP_BLOB_LEN (1 + SM_FP_DIMS * 4)
 void sm__fp_pack(const float *fp, unsigned char *out);
+
+/* What a backend stores of a record: *json, the record as one JSON text
+ * (owned, free with sm_free), and blob, its packed fingerprint
+ * (SM__FP_BLOB_LEN bytes).  0, or SM_ENOMEM with err set and *json NULL. */
+int sm__record_encode(const sm_record *r, char **json, unsigned char *blob,
+                      sm_err *err);
 /* Returns 0, or SM_ECORRUPT for a wrong length or version. */
 int sm__fp_unpack(const unsigned char *in, size_t n, float *fp);
 

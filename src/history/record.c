@@ -180,9 +180,7 @@ int sm_record_check(const sm_record *r, sm_err *err) {
 
 /* ==== JSON ==== */
 
-void sm_record_write_json(const sm_record *r, sm_jw *w) {
-  sm_jw_obj_begin(w);
-  sm_jw_kv_str(w, "id", r->id);
+void sm__record_write_usage(const sm_record *r, sm_jw *w) {
   sm_jw_kv_num(w, "duration_s", r->duration_s);
   sm_jw_kv_num(w, "sm_util", r->sm_util);
   sm_jw_kv_num(w, "gpu_mem_mib", r->gpu_mem_mib);
@@ -190,6 +188,12 @@ void sm_record_write_json(const sm_record *r, sm_jw *w) {
   sm_jw_kv_str(w, "gpu_model", r->gpu_model);
   sm_jw_kv_str(w, "driver_version", r->driver_version);
   sm_jw_kv_str(w, "end_state", sm_end_state_name(r->end_state));
+}
+
+void sm_record_write_json(const sm_record *r, sm_jw *w) {
+  sm_jw_obj_begin(w);
+  sm_jw_kv_str(w, "id", r->id);
+  sm__record_write_usage(r, w);
   sm_jw_kv_str(w, "gpu_type", r->gpu_type);
   sm_jw_kv_num(w, "throughput", r->throughput);
   sm_jw_kv_num(w, "submit_time", r->submit_time);

@@ -549,10 +549,9 @@ static int redis_put(void *impl, const sm_record *r, sm_err *err) {
 
   if (rc != 0)
     return rc;
-  json = sm__record_json(r);
-  if (json == NULL)
-    return sm_err_set(err, SM_ENOMEM, "history: out of memory");
-  sm__fp_pack(r->fp, blob);
+  rc = sm__record_encode(r, &json, blob, err);
+  if (rc != 0)
+    return rc;
   snprintf(k[0], sizeof(k[0]), "%s:schema", s->prefix);
   snprintf(k[1], sizeof(k[1]), "%s:seq", s->prefix);
   snprintf(k[2], sizeof(k[2]), "%s:rec", s->prefix);

@@ -295,10 +295,9 @@ static int sql_put(void *impl, const sm_record *r, sm_err *err) {
     if (rc != 0)
       return rc;
   }
-  json = sm__record_json(r);
-  if (json == NULL)
-    return sm_err_set(err, SM_ENOMEM, "history: out of memory");
-  sm__fp_pack(r->fp, blob);
+  rc = sm__record_encode(r, &json, blob, err);
+  if (rc != 0)
+    return rc;
   if (s->insert == NULL) {
     rc = sqlite3_prepare_v2(s->db, sql, -1, &s->insert, NULL);
     if (rc != SQLITE_OK) {

@@ -57,7 +57,7 @@ int sm__fp_unpack(const unsigned char *in, size_t n, float *fp) {
   return 0;
 }
 
-char *sm__record_json(const sm_record *r) {
+static char *record_json(const sm_record *r) {
   sm_buf b;
   sm_jw w;
 
@@ -69,4 +69,13 @@ char *sm__record_json(const sm_record *r) {
     return NULL;
   }
   return sm_buf_take(&b);
+}
+
+int sm__record_encode(const sm_record *r, char **json, unsigned char *blob,
+                      sm_err *err) {
+  *json = record_json(r);
+  if (*json == NULL)
+    return sm_err_set(err, SM_ENOMEM, "history: out of memory");
+  sm__fp_pack(r->fp, blob);
+  return 0;
 }

@@ -857,9 +857,7 @@ int sm_llm_advise(sm_llm *l, const sm_extract_req *req, sm_meta *meta,
 void sm_llm_advise_res_release(sm_llm_advise_res *r) {
   if (r == NULL)
     return;
-  sm__llm_drops_release(r->drops, &r->n_drops);
-  sm_free(r->reason_detail);
-  r->reason_detail = NULL;
+  sm__llm_outcome_release(r->drops, &r->n_drops, &r->reason_detail);
 }
 
 void sm_llm_advise_write_json(const sm_llm_advise_res *r, const sm_meta *meta,
@@ -892,10 +890,7 @@ void sm_llm_advise_write_json(const sm_llm_advise_res *r, const sm_meta *meta,
   sm_jw_kv_int(w, "dropped", r->claims - r->verified);
   sm_jw_kv_int(w, "tool_calls", r->tool_calls);
   sm_jw_kv_int(w, "tool_refused", r->tool_refused);
-  sm_jw_kv_str(w, "fallback_reason", sm_llm_reason_name(r->reason));
-  sm_jw_kv_str(w, "detail", r->reason_detail);
-  sm_jw_key(w, "drops");
-  sm__llm_drops_json(r->drops, r->n_drops, w);
-  sm_jw_kv_num(w, "elapsed_ms", round(r->elapsed_ms * 10) / 10);
+  sm__llm_outcome_json(r->reason, r->reason_detail, r->drops, r->n_drops,
+                       r->elapsed_ms, w);
   sm_jw_obj_end(w);
 }

@@ -799,6 +799,13 @@ int sm_llm_chat(sm_llm *l, int comp, const sm_llm_msg *msgs, int n,
   }
 }
 
+int sm__llm_ask(sm_llm *l, int comp, const char *system, const char *user,
+                sm_llm_reply *out, int *reason, sm_err *err) {
+  sm_llm_msg m[2] = {{"system", system}, {"user", user}};
+
+  return sm_llm_chat(l, comp, m, 2, 0, out, reason, err);
+}
+
 /* ==== Embeddings ==== */
 
 int sm_llm_embed(sm_llm *l, const char *text, double deadline, float **vec,

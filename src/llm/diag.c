@@ -280,7 +280,6 @@ int sm_llm_diagnose(sm_llm *l, const char *path, const sm_diagnosis *d,
   int nc = 0, rc, reason = 0, n;
   size_t budget, total;
   sm_buf u, body;
-  sm_llm_msg m[2];
   sm_llm_reply rep;
   sm_err e = {0};
   cJSON *o = NULL;
@@ -335,12 +334,9 @@ int sm_llm_diagnose(sm_llm *l, const char *path, const sm_diagnosis *d,
               "error at line %lld. Lines %lld to %lld:\n",
               d->first_error_line, r->context_first, r->context_last);
   sm__llm_quote(&u, "DATA", sm_buf_str(&body), body.len);
-  m[0].role = "system";
-  m[0].content = system_prompt;
-  m[1].role = "user";
-  m[1].content = sm_buf_str(&u);
   r->ran = 1;
-  rc = sm_llm_chat(l, SM_LLM_FAILURE, m, 2, 0, &rep, &reason, &e);
+  rc = sm__llm_ask(l, SM_LLM_FAILURE, system_prompt, sm_buf_str(&u), &rep,
+                   &reason, &e);
   if (rc != 0) {
     set_reason(r, reason ? reason : SM_LLM_R_INTERNAL, e.msg);
   } else {
@@ -381,10 +377,9 @@ int sm_llm_diagnose(sm_llm *l, const char *path, const sm_diagnosis *d,
 void sm_llm_diag_res_release(sm_llm_diag_res *r) {
   if (r == NULL)
     return;
-  sm__llm_drops_release(r->drops, &r->n_drops);
+  sm__llm_outcome_release(r->drops, &r->n_drops, &r->reason_detail);
   sm_free(r->root_cause);
-  sm_free(r->reason_detail);
-  r->root_cause = r->reason_detail = NULL;
+  r->root_cause = NULL;
 }
 
 void sm_llm_diagnosis_merge(const sm_diagnosis *d, sm_llm_diag_res *v,
@@ -449,10 +444,7 @@ void sm_llm_diag_write_json(const sm_llm_diag_res *r, sm_jw *w) {
   sm_jw_kv_str(w, "disagreement", r->disagreement[0] ? r->disagreement : NULL);
   sm_jw_kv_int(w, "claims", r->claims);
   sm_jw_kv_int(w, "dropped", r->claims - r->verified - r->verified_quotes);
-  sm_jw_kv_str(w, "fallback_reason", sm_llm_reason_name(r->reason));
-  sm_jw_kv_str(w, "detail", r->reason_detail);
-  sm_jw_key(w, "drops");
-  sm__llm_drops_json(r->drops, r->n_drops, w);
-  sm_jw_kv_num(w, "elapsed_ms", round(r->elapsed_ms * 10) / 10);
+  sm__llm_outcome_json(r->reason, r->reason_detail, r->drops, r->n_drops,
+                       r->elapsed_ms, w);
   sm_jw_obj_end(w);
 }

@@ -21,6 +21,10 @@ void sm__llm_count_claims(sm_llm *l, int comp, int claims, int verified,
                           int tool_calls, int tool_refused);
 /* Counts one reason without a run (a dropped claim's class). */
 void sm__llm_count_reason(sm_llm *l, int comp, int reason);
+/* One question: sm_llm_chat with two messages, the system prompt and
+ * the user's text, deadline 0 (the configured timeout). */
+int sm__llm_ask(sm_llm *l, int comp, const char *system, const char *user,
+                sm_llm_reply *out, int *reason, sm_err *err);
 /* Estimated prompt tokens of messages (4 bytes a token, plus framing). */
 int sm__llm_estimate_tokens(const sm_llm_msg *msgs, int n);
 
@@ -63,6 +67,15 @@ void sm__llm_drop(sm_llm_drop *drops, int *n, const char *what,
                   const char *value, const char *evidence, const char *why);
 void sm__llm_drops_release(sm_llm_drop *drops, int *n);
 void sm__llm_drops_json(const sm_llm_drop *drops, int n, sm_jw *w);
+/* What the three stages' results (advise, track, diagnose) end with: the
+ * reason a run fell back, its detail, the dropped claims and the wall
+ * time.  The release frees the drops and the detail (left NULL); the
+ * writer adds the closing members of a stage's "llm" object:
+ * fallback_reason, detail, drops, elapsed_ms (to 0.1 ms). */
+void sm__llm_outcome_release(sm_llm_drop *drops, int *n_drops, char **detail);
+void sm__llm_outcome_json(int reason, const char *detail,
+                          const sm_llm_drop *drops, int n_drops,
+                          double elapsed_ms, sm_jw *w);
 /* A cJSON value as short text (numbers %.17g, strings as they are). */
 void sm__llm_value_text(const cJSON *v, char *out, size_t n);
 

@@ -9,6 +9,7 @@
  * object (a Markdown code fence around it is tolerated); anything else
  * is refused. */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -188,4 +189,20 @@ void sm__llm_drops_json(const sm_llm_drop *drops, int n, sm_jw *w) {
     sm_jw_obj_end(w);
   }
   sm_jw_arr_end(w);
+}
+
+void sm__llm_outcome_release(sm_llm_drop *drops, int *n_drops, char **detail) {
+  sm__llm_drops_release(drops, n_drops);
+  sm_free(*detail);
+  *detail = NULL;
+}
+
+void sm__llm_outcome_json(int reason, const char *detail,
+                          const sm_llm_drop *drops, int n_drops,
+                          double elapsed_ms, sm_jw *w) {
+  sm_jw_kv_str(w, "fallback_reason", sm_llm_reason_name(reason));
+  sm_jw_kv_str(w, "detail", detail);
+  sm_jw_key(w, "drops");
+  sm__llm_drops_json(drops, n_drops, w);
+  sm_jw_kv_num(w, "elapsed_ms", round(elapsed_ms * 10) / 10);
 }

@@ -280,7 +280,6 @@ int sm_llm_track(sm_llm *l, const char *path, sm_track_result *t,
   cand c[MAX_CAND];
   double t0 = sm_now();
   int n, rc, reason = 0, had;
-  sm_llm_msg m[2];
   sm_llm_reply rep;
   sm_buf u, lines;
   sm_err e = {0};
@@ -310,12 +309,9 @@ int sm_llm_track(sm_llm *l, const char *path, sm_track_result *t,
   sm_buf_init(&u, (size_t)1 << 20);
   sm_buf_adds(&u, "Lines of the log, oldest first:\n");
   sm__llm_quote(&u, "DATA", sm_buf_str(&lines), lines.len);
-  m[0].role = "system";
-  m[0].content = system_prompt;
-  m[1].role = "user";
-  m[1].content = sm_buf_str(&u);
   r->ran = 1;
-  rc = sm_llm_chat(l, SM_LLM_TRACKER, m, 2, 0, &rep, &reason, &e);
+  rc = sm__llm_ask(l, SM_LLM_TRACKER, system_prompt, sm_buf_str(&u), &rep,
+                   &reason, &e);
   if (rc != 0) {
     r->reason = reason ? reason : SM_LLM_R_INTERNAL;
     r->reason_detail = sm_strdup(e.msg);
@@ -374,9 +370,7 @@ int sm_llm_track(sm_llm *l, const char *path, sm_track_result *t,
 void sm_llm_track_res_release(sm_llm_track_res *r) {
   if (r == NULL)
     return;
-  sm__llm_drops_release(r->drops, &r->n_drops);
-  sm_free(r->reason_detail);
-  r->reason_detail = NULL;
+  sm__llm_outcome_release(r->drops, &r->n_drops, &r->reason_detail);
 }
 
 void sm_llm_track_write_json(const sm_llm_track_res *r, sm_jw *w) {
@@ -389,10 +383,7 @@ void sm_llm_track_write_json(const sm_llm_track_res *r, sm_jw *w) {
   sm_jw_kv_int(w, "claims", r->claims);
   sm_jw_kv_int(w, "verified", r->verified);
   sm_jw_kv_int(w, "dropped", r->claims - r->verified);
-  sm_jw_kv_str(w, "fallback_reason", sm_llm_reason_name(r->reason));
-  sm_jw_kv_str(w, "detail", r->reason_detail);
-  sm_jw_key(w, "drops");
-  sm__llm_drops_json(r->drops, r->n_drops, w);
-  sm_jw_kv_num(w, "elapsed_ms", round(r->elapsed_ms * 10) / 10);
+  sm__llm_outcome_json(r->reason, r->reason_detail, r->drops, r->n_drops,
+                       r->elapsed_ms, w);
   sm_jw_obj_end(w);
 }

@@ -70,6 +70,28 @@ static void head(sm_buf *b, const char *name, const char *type,
   sm_buf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A counter without labels: its header and its one sample. */
+static void counter(sm_buf *b, const char *name, const char *help,
+                    unsigned long long v) {
+  head(b, name, "counter", help);
+  sm_buf_addf(b, "%s %llu\n", name, v);
+}
+
+/* A gauge without labels, a whole number. */
+static void gauge(sm_buf *b, const char *name, const char *help, long long v) {
+  head(b, name, "gauge", help);
+  sm_buf_addf(b, "%s %lld\n", name, v);
+}
+
+/* A counter with one sample a channel. */
+static void channel_counter(sm_buf *b, const char *name, const char *help,
+                            const atomic_ullong *v) {
+  head(b, name, "counter", help);
+  for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
+    sm_buf_addf(b, "%s{channel=\"%s\"} %llu\n", name, sv__channel_names[c],
+                (unsigned long long)atomic_load(&v[c]));
+}
+
 static void histo(sm_buf *b, const char *name, const char *label,
                   const char *value, const sv_histo *h) {
   unsigned long long cum = 0;
@@ -124,20 +146,13 @@ void sv__metrics_render(sm_serve *sv, const sv_gauges *g, sm_buf *b) {
     sm_buf_addf(b, "schedmate_serve_fallbacks_total{reason=\"%s\"} %llu\n",
                 fallback_names[i],
                 (unsigned long long)atomic_load(&m->fallbacks[i]));
-  head(b, "schedmate_serve_queue_full_total", "counter",
-       "Requests refused because their channel's queue was full (503).");
-  for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
-    sm_buf_addf(b, "schedmate_serve_queue_full_total{channel=\"%s\"} %llu\n",
-                sv__channel_names[c],
-                (unsigned long long)atomic_load(&m->full[c]));
-  head(b, "schedmate_serve_deadline_exceeded_total", "counter",
-       "Requests answered by their deadline rather than their worker.");
-  for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
-    sm_buf_addf(b,
-                "schedmate_serve_deadline_exceeded_total{channel=\"%s\"} "
-                "%llu\n",
-                sv__channel_names[c],
-                (unsigned long long)atomic_load(&m->late[c]));
+  channel_counter(
+      b, "schedmate_serve_queue_full_total",
+      "Requests refused because their channel's queue was full (503).",
+      m->full);
+  channel_counter(
+      b, "schedmate_serve_deadline_exceeded_total",
+      "Requests answered by their deadline rather than their worker.", m->late);
   head(b, "schedmate_serve_queue_depth", "gauge",
        "Requests waiting in each channel's queue.");
   for (int c = 0; c < SM_SERVE_NCHANNELS; c++)
@@ -158,18 +173,15 @@ void sv__metrics_render(sm_serve *sv, const sv_gauges *g, sm_buf *b) {
     sm_buf_addf(b, "schedmate_serve_workers{channel=\"%s\"} %d\n",
                 sv__channel_names[c], sv->ch[c].n_thr);
 
-  head(b, "schedmate_serve_rate_limited_total", "counter",
-       "Requests refused by a client's rate limit (429).");
-  sm_buf_addf(b, "schedmate_serve_rate_limited_total %llu\n",
-              (unsigned long long)atomic_load(&m->rate_limited));
-  head(b, "schedmate_serve_forbidden_total", "counter",
-       "Requests naming a path outside the allowed roots (403).");
-  sm_buf_addf(b, "schedmate_serve_forbidden_total %llu\n",
-              (unsigned long long)atomic_load(&m->forbidden));
-  head(b, "schedmate_serve_unauthorized_total", "counter",
-       "TCP requests without the right bearer token (401).");
-  sm_buf_addf(b, "schedmate_serve_unauthorized_total %llu\n",
-              (unsigned long long)atomic_load(&m->unauthorized));
+  counter(b, "schedmate_serve_rate_limited_total",
+          "Requests refused by a client's rate limit (429).",
+          (unsigned long long)atomic_load(&m->rate_limited));
+  counter(b, "schedmate_serve_forbidden_total",
+          "Requests naming a path outside the allowed roots (403).",
+          (unsigned long long)atomic_load(&m->forbidden));
+  counter(b, "schedmate_serve_unauthorized_total",
+          "TCP requests without the right bearer token (401).",
+          (unsigned long long)atomic_load(&m->unauthorized));
   head(b, "schedmate_serve_writebacks_total", "counter",
        "Job outcomes written back, by result.");
   sm_buf_addf(b,
@@ -177,14 +189,12 @@ void sv__metrics_render(sm_serve *sv, const sv_gauges *g, sm_buf *b) {
               (unsigned long long)atomic_load(&m->writebacks_ok));
   sm_buf_addf(b, "schedmate_serve_writebacks_total{result=\"failed\"} %llu\n",
               (unsigned long long)atomic_load(&m->writebacks_failed));
-  head(b, "schedmate_serve_interference_total", "counter",
-       "Jobs whose rate dropped after another job joined their node.");
-  sm_buf_addf(b, "schedmate_serve_interference_total %llu\n",
-              (unsigned long long)atomic_load(&m->interference));
-  head(b, "schedmate_serve_history_records", "gauge",
-       "Records in the in-memory history index.");
-  sm_buf_addf(b, "schedmate_serve_history_records %lld\n",
-              (long long)atomic_load(&sv->hist.n));
+  counter(b, "schedmate_serve_interference_total",
+          "Jobs whose rate dropped after another job joined their node.",
+          (unsigned long long)atomic_load(&m->interference));
+  gauge(b, "schedmate_serve_history_records",
+        "Records in the in-memory history index.",
+        (long long)atomic_load(&sv->hist.n));
   head(b, "schedmate_serve_advise_searches_total", "counter",
        "Advice answered by the exact pre-search from a few records "
        "(presearch) or by a search of the whole index (full).");
@@ -193,29 +203,23 @@ void sv__metrics_render(sm_serve *sv, const sv_gauges *g, sm_buf *b) {
       (unsigned long long)atomic_load(&sv->hist.presearched));
   sm_buf_addf(b, "schedmate_serve_advise_searches_total{path=\"full\"} %llu\n",
               (unsigned long long)atomic_load(&sv->hist.full_search));
-  head(b, "schedmate_serve_history_fingerprints", "gauge",
-       "Distinct fingerprints among the index's records (the pre-search's "
-       "groups; 0 without it).");
-  sm_buf_addf(b, "schedmate_serve_history_fingerprints %zu\n", g->fingerprints);
-  head(b, "schedmate_serve_history_synced_total", "counter",
-       "Records other writers added that were taken into the index.");
-  sm_buf_addf(b, "schedmate_serve_history_synced_total %llu\n",
-              (unsigned long long)atomic_load(&sv->hist.syncs));
-  head(b, "schedmate_serve_history_reloads_total", "counter",
-       "Full reloads of the index after other writers replaced records.");
-  sm_buf_addf(b, "schedmate_serve_history_reloads_total %llu\n",
-              (unsigned long long)atomic_load(&sv->hist.reloads));
-  head(b, "schedmate_serve_history_sync_errors_total", "counter",
-       "Polls of the store for other writers' records that failed.");
-  sm_buf_addf(b, "schedmate_serve_history_sync_errors_total %llu\n",
-              (unsigned long long)atomic_load(&sv->hist.sync_errors));
-  head(b, "schedmate_serve_jobs_registered", "gauge",
-       "Jobs registered and not ended.");
-  sm_buf_addf(b, "schedmate_serve_jobs_registered %d\n", g->jobs);
-  head(b, "schedmate_serve_logs_followed", "gauge",
-       "Job logs followed by the run channel right now.");
-  sm_buf_addf(b, "schedmate_serve_logs_followed %d\n", g->followed);
-  head(b, "schedmate_serve_connections", "gauge", "Open HTTP connections.");
+  gauge(b, "schedmate_serve_history_fingerprints",
+        "Distinct fingerprints among the index's records (the pre-search's "
+        "groups; 0 without it).",
+        (long long)g->fingerprints);
+  counter(b, "schedmate_serve_history_synced_total",
+          "Records other writers added that were taken into the index.",
+          (unsigned long long)atomic_load(&sv->hist.syncs));
+  counter(b, "schedmate_serve_history_reloads_total",
+          "Full reloads of the index after other writers replaced records.",
+          (unsigned long long)atomic_load(&sv->hist.reloads));
+  counter(b, "schedmate_serve_history_sync_errors_total",
+          "Polls of the store for other writers' records that failed.",
+          (unsigned long long)atomic_load(&sv->hist.sync_errors));
+  gauge(b, "schedmate_serve_jobs_registered", "Jobs registered and not ended.",
+        g->jobs);
+  gauge(b, "schedmate_serve_logs_followed",
+        "Job logs followed by the run channel right now.", g->followed);
   {
     unsigned n = 0;
     for (int i = 0; i < sv->n_lis; i++) {
@@ -226,7 +230,7 @@ void sv__metrics_render(sm_serve *sv, const sv_gauges *g, sm_buf *b) {
       if (di)
         n += di->num_connections;
     }
-    sm_buf_addf(b, "schedmate_serve_connections %u\n", n);
+    gauge(b, "schedmate_serve_connections", "Open HTTP connections.", n);
   }
   head(b, "schedmate_serve_start_time_seconds", "gauge",
        "Unix time the service started.");

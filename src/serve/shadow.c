@@ -334,6 +334,20 @@ static void counts_json(const sh_counts *c, sm_jw *w) {
   sm_jw_obj_end(w);
 }
 
+/* One group of answers under key: how many, how many fell back, the
+ * share, and the fallbacks by reason. */
+static void fallbacks_json(const char *key, long n, const sh_counts *c,
+                           sm_jw *w) {
+  sm_jw_key(w, key);
+  sm_jw_obj_begin(w);
+  sm_jw_kv_int(w, "n", n);
+  sm_jw_kv_int(w, "fallback", c->total);
+  sm_jw_kv_num(w, "rate", n ? (double)c->total / n : NAN);
+  sm_jw_key(w, "by_reason");
+  counts_json(c, w);
+  sm_jw_obj_end(w);
+}
+
 static void report_json(sh_report *r, sm_jw *w) {
   long n_err = 0;
 
@@ -384,24 +398,8 @@ static void report_json(sh_report *r, sm_jw *w) {
   sm_jw_obj_end(w);
   sm_jw_key(w, "fallbacks");
   sm_jw_obj_begin(w);
-  sm_jw_key(w, "ended_jobs");
-  sm_jw_obj_begin(w);
-  sm_jw_kv_int(w, "n", r->advised);
-  sm_jw_kv_int(w, "fallback", r->fb_jobs.total);
-  sm_jw_kv_num(w, "rate",
-               r->advised ? (double)r->fb_jobs.total / r->advised : NAN);
-  sm_jw_key(w, "by_reason");
-  counts_json(&r->fb_jobs, w);
-  sm_jw_obj_end(w);
-  sm_jw_key(w, "answers");
-  sm_jw_obj_begin(w);
-  sm_jw_kv_int(w, "n", r->answers);
-  sm_jw_kv_int(w, "fallback", r->fb_answers.total);
-  sm_jw_kv_num(w, "rate",
-               r->answers ? (double)r->fb_answers.total / r->answers : NAN);
-  sm_jw_key(w, "by_reason");
-  counts_json(&r->fb_answers, w);
-  sm_jw_obj_end(w);
+  fallbacks_json("ended_jobs", r->advised, &r->fb_jobs, w);
+  fallbacks_json("answers", r->answers, &r->fb_answers, w);
   sm_jw_obj_end(w);
   sm_jw_key(w, "evictions");
   sm_jw_obj_begin(w);

@@ -149,6 +149,38 @@ static int row_complete(int nf, const char *const *need, size_t n,
   return 0;
 }
 
+/* One of Lucid's tables being read: the columns it needs and where its
+ * header puts them. */
+typedef struct table {
+  const char *path;
+  const char *expected; /* which file was expected, for the message */
+  const char *const *need;
+  size_t n;
+  int *idx;   /* idx[k]: the field index of need[k] */
+  int header; /* 1 until the header row is read */
+} table;
+
+/* The next data row of l (*nf fields in f), the header row mapped on the
+ * way: 1, 0 at the end, or a negative code with err set (a malformed row,
+ * a missing column). */
+static int next_row(table *t, sm__lsrc *l, char **f, int max, int *nf,
+                    sm_err *err) {
+  int rc;
+
+  while ((rc = sm__csv_next(l, f, max, 1, nf, err)) == 1) {
+    if (t->header) {
+      rc = map_header(f, *nf, t->need, t->n, t->idx, t->path, t->expected, err);
+      if (rc < 0)
+        return rc;
+      t->header = 0;
+      continue;
+    }
+    rc = row_complete(*nf, t->need, t->n, t->idx, t->path, l->lineno, err);
+    return rc < 0 ? rc : 1;
+  }
+  return rc;
+}
+
 static int num(const char *path, long line, const char *name, const char *v,
                double lo, double hi, double *out, sm_err *err) {
   if (sm_parse_double(v, out) != 0 || !(*out >= lo && *out <= hi))
@@ -175,30 +207,24 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
                                      "amp",       "speed",   "gpu_util",
                                      "gmem_util", "gmem",    "label"};
   int idx[SM_ARRAY_LEN(need)];
+  table t = {path,
+             "Lucid's single_data.csv: model,dataset,batchsize,amp,speed,"
+             "gpu_util,gmem_util,gmem,label",
+             need,
+             SM_ARRAY_LEN(need),
+             idx,
+             1};
   sm__lsrc l;
   char *f[64];
-  int rc, nf, header = 1;
+  int rc, nf;
   size_t cap = 0;
 
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
     return rc;
-  while ((rc = sm__csv_next(&l, f, 64, 1, &nf, err)) == 1) {
+  while ((rc = next_row(&t, &l, f, 64, &nf, err)) == 1) {
     sm__prof p;
     double v;
-    if (header) {
-      rc = map_header(f, nf, need, SM_ARRAY_LEN(need), idx, path,
-                      "Lucid's single_data.csv: model,dataset,batchsize,amp,"
-                      "speed,gpu_util,gmem_util,gmem,label",
-                      err);
-      if (rc < 0)
-        break;
-      header = 0;
-      continue;
-    }
-    rc = row_complete(nf, need, SM_ARRAY_LEN(need), idx, path, l.lineno, err);
-    if (rc < 0)
-      break;
     memset(&p, 0, sizeof(p));
     if ((rc = text(path, l.lineno, "model", f[idx[0]], p.model, sizeof(p.model),
                    err)) != 0 ||
@@ -241,7 +267,7 @@ static int load_profiles(sm__coloc *c, const char *path, sm_err *err) {
   sm__lsrc_close(&l);
   if (rc < 0)
     return rc;
-  if (header || c->n == 0)
+  if (t.header || c->n == 0)
     return sm_err_set(err, SM_EPARSE, "%s: no profiles", path);
   return 0;
 }
@@ -251,27 +277,18 @@ static int load_pairs(sm__coloc *c, const char *path, sm_err *err) {
       "model1", "dataset1", "batchsize1", "amp1", "speed1",
       "model2", "dataset2", "batchsize2", "amp2", "speed2"};
   int idx[SM_ARRAY_LEN(need)];
+  table t = {path, "Lucid's colocate_info.csv", need, SM_ARRAY_LEN(need), idx,
+             1};
   sm__lsrc l;
   char *f[64];
-  int rc, nf, header = 1;
+  int rc, nf;
 
   rc = sm__lsrc_open_file(&l, path, err);
   if (rc != 0)
     return rc;
-  while ((rc = sm__csv_next(&l, f, 64, 1, &nf, err)) == 1) {
+  while ((rc = next_row(&t, &l, f, 64, &nf, err)) == 1) {
     int a, b;
     double ba, bb, aa, ab, sa, sb;
-    if (header) {
-      rc = map_header(f, nf, need, SM_ARRAY_LEN(need), idx, path,
-                      "Lucid's colocate_info.csv", err);
-      if (rc < 0)
-        break;
-      header = 0;
-      continue;
-    }
-    rc = row_complete(nf, need, SM_ARRAY_LEN(need), idx, path, l.lineno, err);
-    if (rc < 0)
-      break;
     if ((rc = num(path, l.lineno, "batchsize1", f[idx[2]], 1, 1e6, &ba, err)) !=
             0 ||
         (rc = num(path, l.lineno, "amp1", f[idx[3]], 0, 1, &aa, err)) != 0 ||
@@ -298,7 +315,7 @@ static int load_pairs(sm__coloc *c, const char *path, sm_err *err) {
   sm__lsrc_close(&l);
   if (rc < 0)
     return rc;
-  if (header)
+  if (t.header)
     return sm_err_set(err, SM_EPARSE, "%s: empty file", path);
   return 0;
 }

@@ -332,19 +332,6 @@ int sm__parse_num(const char *s, double *out) {
   return sm_parse_double(s, out);
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-static long days_from_civil(long y, unsigned m, unsigned d) {
-  long era;
-  unsigned yoe, doy, doe;
-
-  y -= m <= 2;
-  era = (y >= 0 ? y : y - 399) / 400;
-  yoe = (unsigned)(y - era * 400);
-  doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + (long)doe - 719468;
-}
-
 static int digits(const char *s, int n, long *out) {
   long v = 0;
 
@@ -411,7 +398,7 @@ int sm__parse_time(const char *s, double *out) {
   if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
       se > 60 || oh > 23 || om > 59)
     return SM_EPARSE;
-  v = (double)days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400.0 +
+  v = (double)sm__days_from_civil(y, mo, d) * 86400.0 +
       (double)(h * 3600 + mi * 60 + se) + frac;
   v -= sign * (double)(oh * 3600 + om * 60);
   *out = v;

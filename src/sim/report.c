@@ -250,21 +250,29 @@ static int legend_h(size_t n) {
   return 12 + (int)((n + LEGEND_COLS - 1) / LEGEND_COLS) * 18;
 }
 
+/* Entry `slot` of a legend: a stretch of line in the style of run r with
+ * the marker of series `mark`, and the text. */
+static void legend_entry(sm_buf *b, size_t slot, const sm_sim_result *r,
+                         int mark, const char *text) {
+  int x = ML + (int)(slot % LEGEND_COLS) * 230,
+      y = H + 8 + (int)(slot / LEGEND_COLS) * 18;
+
+  sm_buf_addf(b, "<line x1='%d' y1='%d' x2='%d' y2='%d' ", x, y - 4, x + 30,
+              y - 4);
+  series_style(b, r, 2.5);
+  sm_buf_adds(b, "/>");
+  marker(b, mark, x + 15, y - 4, policy_color(r->policy));
+  sm_buf_addf(b, "<text x='%d' y='%d' font-size='12'>", x + 36, y);
+  sm__html_escape(b, text);
+  sm_buf_adds(b, "</text>\n");
+}
+
 /* The legend, below the plot area and its axis label: never on the
  * data. */
 static void legend(sm_buf *b, const sm_sim_result *const *runs, size_t n) {
   for (size_t i = 0; i < n; i++) {
     char lab[96];
-    int x = ML + (int)(i % LEGEND_COLS) * 230,
-        y = H + 8 + (int)(i / LEGEND_COLS) * 18;
-    sm_buf_addf(b, "<line x1='%d' y1='%d' x2='%d' y2='%d' ", x, y - 4, x + 30,
-                y - 4);
-    series_style(b, runs[i], 2.5);
-    sm_buf_adds(b, "/>");
-    marker(b, (int)i, x + 15, y - 4, policy_color(runs[i]->policy));
-    sm_buf_addf(b, "<text x='%d' y='%d' font-size='12'>", x + 36, y);
-    sm__html_escape(b, label(runs, n, i, lab, sizeof(lab)));
-    sm_buf_adds(b, "</text>\n");
+    legend_entry(b, i, runs[i], (int)i, label(runs, n, i, lab, sizeof(lab)));
   }
 }
 
@@ -588,22 +596,11 @@ static void sweep_section(sm_buf *b, const sm_sim_result *const *runs, size_t n,
                 "<path d='M%.1f %.1fl5 5m0 -5l-5 5' transform='translate(-2.5 "
                 "-2.5)' stroke='black' stroke-width='2'/>\n",
                 px(&f, 0.5), py(&f, -12.5));
-  {
-    /* The legend, by run. */
-    for (size_t g = 0; g < groups; g++) {
-      char lab[96];
-      int x = ML + (int)(g % LEGEND_COLS) * 230,
-          y = H + 8 + (int)(g / LEGEND_COLS) * 18;
-      size_t run = o->sweep[gstart[g]].run;
-      sm_buf_addf(b, "<line x1='%d' y1='%d' x2='%d' y2='%d' ", x, y - 4, x + 30,
-                  y - 4);
-      series_style(b, gr[g], 2.5);
-      sm_buf_adds(b, "/>");
-      marker(b, (int)run, x + 15, y - 4, policy_color(gr[g]->policy));
-      sm_buf_addf(b, "<text x='%d' y='%d' font-size='12'>", x + 36, y);
-      sm__html_escape(b, label(runs, n, run, lab, sizeof(lab)));
-      sm_buf_adds(b, "</text>\n");
-    }
+  /* The legend, by run. */
+  for (size_t g = 0; g < groups; g++) {
+    char lab[96];
+    size_t run = o->sweep[gstart[g]].run;
+    legend_entry(b, g, gr[g], (int)run, label(runs, n, run, lab, sizeof(lab)));
   }
   sm_buf_adds(b, "</svg>\n<table><tr><th>path</th>");
   for (size_t k = gstart[0]; k < gstart[0] + glen[0]; k++)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "track_int.h"
+#include "util/util_int.h"
 
 /* ==== Cleaning ==== */
 
@@ -187,17 +188,10 @@ size_t sm__trk_clean(const char *s, size_t n, char *out, size_t cap,
 
 /* ==== Timestamps ==== */
 
-/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar
+ * (m in 1..12 and d in 1..31, checked by every caller). */
 static long days_from_civil(long y, unsigned m, unsigned d) {
-  long era;
-  unsigned yoe, doy, doe;
-
-  y -= m <= 2;
-  era = (y >= 0 ? y : y - 399) / 400;
-  yoe = (unsigned)(y - era * 400);
-  doy = (153 * (m + (m > 2 ? (unsigned)-3 : 9)) + 2) / 5 + d - 1;
-  doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + (long)doe - 719468;
+  return sm__days_from_civil(y, (long)m, (long)d);
 }
 
 /* Reads exactly k digits at s[*i]; returns the value or -1. */

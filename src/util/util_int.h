@@ -1,6 +1,6 @@
 /* util_int.h - small helpers every part of the library shares but that are
  * not part of the public API (never exported from libschedmate.so):
- * growable arrays (grow.c) and string helpers (str.c).
+ * growable arrays (grow.c), string helpers (str.c) and dates (date.c).
  *
  * Private headers are named *_int.h: FOLDER_int.h is what the files of one
  * folder share, MODULE_int.h the private interface of MODULE.c. */
@@ -51,5 +51,17 @@ char *sm__str_trim(char *s);
 
 /* When s starts with prefix, the byte of s after it; else NULL. */
 const char *sm__str_after(const char *s, const char *prefix);
+
+/* ==== Dates (date.c) ==== */
+
+/* The years sm__days_from_civil reads: -SM__CIVIL_MAX_YEAR to it. */
+#define SM__CIVIL_MAX_YEAR 1000000L
+
+/* Days from 1970-01-01 to the date y-m-d of the proleptic Gregorian
+ * calendar (negative before it).  A day past the end of its month counts
+ * on into the next one (February 30 is March 1 or 2); a month outside
+ * 1..12, a day outside 1..31 or a year past SM__CIVIL_MAX_YEAR gives
+ * LONG_MIN. */
+long sm__days_from_civil(long y, long m, long d);
 
 #endif /* SM_UTIL_INT_H */

@@ -1,7 +1,9 @@
 /* test_util_helpers.c - the library's private helpers: growable arrays
- * (SM__GROW) and string helpers. */
+ * (SM__GROW), string helpers and calendar days. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "harness.h"
 #include "schedmate/sm.h"
@@ -110,4 +112,54 @@ SM_TEST(str_trim_and_friends) {
   ASSERT_STREQ(sm__str_after("gres:gpu:2", "gres:"), "gpu:2");
   ASSERT(sm__str_after("gres", "gres:") == NULL);
   ASSERT_STREQ(sm__str_after("x", ""), "x");
+}
+
+SM_TEST(days_from_civil_known_dates) {
+  ASSERT_EQ(sm__days_from_civil(1970, 1, 1), 0);
+  ASSERT_EQ(sm__days_from_civil(1969, 12, 31), -1);
+  ASSERT_EQ(sm__days_from_civil(2000, 3, 1), 11017);
+  ASSERT_EQ(sm__days_from_civil(2024, 2, 29), 19782);  /* a leap day */
+  ASSERT_EQ(sm__days_from_civil(1600, 1, 1), -135140); /* a negative era */
+  ASSERT_EQ(sm__days_from_civil(1, 1, 1), -719162);
+  /* 1900 is not a leap year, 2000 is. */
+  ASSERT_EQ(sm__days_from_civil(1900, 3, 1) - sm__days_from_civil(1900, 2, 28),
+            1);
+  ASSERT_EQ(sm__days_from_civil(2000, 3, 1) - sm__days_from_civil(2000, 2, 28),
+            2);
+}
+
+SM_TEST(days_from_civil_agrees_with_timegm) {
+  /* Every day of 1901..2099 against the C library's UTC conversion. */
+  for (int y = 1901; y < 2100; y++)
+    for (int m = 1; m <= 12; m++)
+      for (int d = 1; d <= 28; d += 9) {
+        struct tm t = {0};
+        t.tm_year = y - 1900;
+        t.tm_mon = m - 1;
+        t.tm_mday = d;
+        ASSERT_EQ((long long)sm__days_from_civil(y, m, d) * 86400,
+                  (long long)timegm(&t));
+      }
+}
+
+SM_TEST(days_from_civil_out_of_range) {
+  /* A day past the month's end runs on into the next month. */
+  ASSERT_EQ(sm__days_from_civil(2023, 2, 30), sm__days_from_civil(2023, 3, 2));
+  ASSERT_EQ(sm__days_from_civil(2023, 4, 31), sm__days_from_civil(2023, 5, 1));
+  /* What is not a month or a day, or a year too far away, is refused. */
+  ASSERT_EQ(sm__days_from_civil(2023, 0, 1), LONG_MIN);
+  ASSERT_EQ(sm__days_from_civil(2023, 13, 1), LONG_MIN);
+  ASSERT_EQ(sm__days_from_civil(2023, -1, 1), LONG_MIN);
+  ASSERT_EQ(sm__days_from_civil(2023, 1, 0), LONG_MIN);
+  ASSERT_EQ(sm__days_from_civil(2023, 1, 32), LONG_MIN);
+  ASSERT_EQ(sm__days_from_civil(2023, LONG_MAX, LONG_MIN), LONG_MIN);
+  ASSERT_EQ(sm__days_from_civil(LONG_MAX, 1, 1), LONG_MIN);
+  ASSERT_EQ(sm__days_from_civil(LONG_MIN, 1, 1), LONG_MIN);
+  ASSERT_EQ(sm__days_from_civil(SM__CIVIL_MAX_YEAR + 1, 1, 1), LONG_MIN);
+  /* The edges of the range still count (no overflow there). */
+  ASSERT(sm__days_from_civil(SM__CIVIL_MAX_YEAR, 12, 31) > 0);
+  ASSERT(sm__days_from_civil(-SM__CIVIL_MAX_YEAR, 1, 1) < 0);
+  ASSERT_EQ(sm__days_from_civil(-SM__CIVIL_MAX_YEAR, 3, 1) -
+                sm__days_from_civil(-SM__CIVIL_MAX_YEAR, 2, 28),
+            2); /* -1000000 is a multiple of 400: a leap year */
 }
