@@ -757,8 +757,10 @@ static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
     snprintf(o->tp_unit, sizeof(o->tp_unit), "%s",
              f->ki.unit ? f->ki.unit : "/s");
   }
-  if (P->loss_i < 0)
+  if (P->loss_i < 0 && P->avg_i >= 0) {
     P->loss_i = P->avg_i;
+    o->loss_avg = 1;
+  }
   if (P->loss_i < 0)
     P->loss_i = P->part_i;
   if (P->loss_i < 0)

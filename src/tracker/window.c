@@ -371,9 +371,15 @@ static void fill(sm_track_sample *d, const sm_track_sample *s) {
 #define FILL(x)                                                                \
   if (d->x != d->x)                                                            \
   d->x = s->x
-  if (d->loss != d->loss && !d->loss_nonfinite) {
+  /* An average printed on a step's summary line ("[step 110]
+   * avg_loss=0.0000") gives way to the step's own loss printed on
+   * another line of the same step. */
+  if ((d->loss != d->loss && !d->loss_nonfinite) ||
+      (d->loss_avg && !s->loss_avg &&
+       (s->loss == s->loss || s->loss_nonfinite))) {
     d->loss = s->loss;
     d->loss_nonfinite = s->loss_nonfinite;
+    d->loss_avg = s->loss_avg;
   }
   FILL(lr);
   FILL(rate);

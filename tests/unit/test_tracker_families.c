@@ -1,0 +1,116 @@
+/* test_tracker_families.c - format families the Tracker met on logs it was
+ * not tuned on: abbreviated keys written with a period (C++ toolkits),
+ * the time of a logging interval over the update counter's stride, a
+ * loop's own timer printed on a line of its own, a step's summary line
+ * whose only loss is an average, metrics files whose head names two
+ * columns.  Every input is written here; malformed variants beside each. */
+#include <math.h>
+
+#include "harness.h"
+#include "schedmate/sm.h"
+#include "schedmate/sm_tracker.h"
+#include "track_fixture.h"
+
+/* ==== Abbreviated keys ("Ep. 3 : Up. 1500 :") ==== */
+
+SM_TEST(track_family_period_abbreviated_keys) {
+  sm_track_sample s =
+      P("[2021-03-04 10:00:00] Ep. 3 : Up. 1500 : Sen. 120,000 : Cost 2.5 : "
+        "Time 310.00s : 5000.00 words/s");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.has_step, 1);
+  ASSERT_EQ(s.step, 1500);
+  ASSERT_STREQ(s.counter_name, "up");
+  ASSERT_NEAR(s.epoch, 3, 0);
+  ASSERT_NEAR(s.loss, 2.5, 1e-12);
+  ASSERT_NEAR(s.throughput, 5000.0, 1e-9);
+  /* A sentence's abbreviation is no key: "approx." then a number with a
+   * unit, and a period that ends a sentence before a number. */
+  s = P("Approx. 5 minutes left, loss 0.3");
+  ASSERT_EQ(s.has_step, 0);
+  ASSERT_NEAR(s.loss, 0.3, 1e-12);
+  s = P("Done. 12 files written");
+  ASSERT_EQ(s.kind, SM_TK_NONE);
+  /* "Up.1500" (no blank after the period) and "Up . 1500" (a blank
+   * before it) are not the abbreviated form. */
+  s = P("Up.1500 : Cost 2.5");
+  ASSERT_EQ(s.has_step, 0);
+  s = P("Up . 1500 : Cost 2.5");
+  ASSERT_EQ(s.has_step, 0);
+  /* Malformed: a period and nothing after it, a lone period. */
+  s = P("Ep.");
+  ASSERT_EQ(s.kind, SM_TK_NONE);
+  s = P(".");
+  ASSERT_EQ(s.kind, SM_TK_NONE);
+}
+
+SM_TEST(track_family_interval_time_over_update_stride) {
+  /* Every 200 updates: the time of the interval, not of one update. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int i = 1; i <= 12; i++)
+    sm_buf_addf(&b,
+                "[2021-03-04 10:%02d:00] Ep. 2 : Up. %d : Sen. %d : Cost "
+                "%.4f : Time %.2fs : 4100.50 words/s : L.r. 3.0e-04\n",
+                i, 4000 + 200 * i, 1000 * i, 3.0 - i * 0.01, 60.0 + i % 3);
+  sm_buf_addf(&b, "[2021-03-04 10:13:00] [valid] Ep. 2 : Up. 6400 : "
+                  "cross-entropy : 55.1 : new best\n");
+  r = feed(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 6400);
+  ASSERT_NEAR(r.loss, 3.0 - 12 * 0.01, 1e-9);
+  ASSERT_NEAR(r.epoch, 2, 0);
+  ASSERT(r.step_time_s > 0.29 && r.step_time_s < 0.32); /* ~61 s / 200 */
+  ASSERT_STREQ(r.step_time_basis, "explicit");
+  ASSERT_STREQ(r.step_time_source, "interval");
+  ASSERT_STREQ(r.step_scope, "global");
+  sm_buf_release(&b);
+}
+
+/* ==== A loop's timer on a line of its own ==== */
+
+SM_TEST(track_family_timer_line_above_each_sample) {
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int it = 100; it <= 300; it += 20)
+    sm_buf_addf(&b,
+                "Timer: %.4f\nepoch:4 || iter:%d || Loss:%.4f\n"
+                "->> conf loss:1.2 || loc loss:0.8\n->>lr:0.001\n",
+                0.52 + (it % 40) / 1000.0, it, 7.0 - it / 100.0);
+  r = feed(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 300);
+  ASSERT_NEAR(r.loss, 4.0, 1e-9);
+  ASSERT(r.step_time_s > 0.51 && r.step_time_s < 0.57);
+  ASSERT_STREQ(r.step_time_basis, "explicit");
+  sm_buf_release(&b);
+  /* A "Timer:" without a number, or with a word, is nothing. */
+  ASSERT_EQ(P("Timer:").kind, SM_TK_NONE);
+  ASSERT_EQ(P("Timer: started").kind, SM_TK_NONE);
+}
+
+/* ==== A step's summary line: its average gives way ==== */
+
+SM_TEST(track_family_step_summary_average_gives_way) {
+  sm_track_result r = feed("Step: 41 | Loss: -0.0031 | KL: 0.012\n"
+                           "[timing] sample processed in 300.5s\n"
+                           "Step: 42 | Loss: -0.0012 | KL: 0.020\n"
+                           "[step 42] avg_loss=0.0000 acc=0.61\n"
+                           "[eval] question -> answer\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 42);
+  ASSERT_NEAR(r.loss, -0.0012, 1e-12);
+  /* Where the average is the only loss of the step, it is reported. */
+  r = feed("[step 41] avg_loss=0.5000 acc=0.6\n"
+           "[step 42] avg_loss=0.4000 acc=0.6\n");
+  ASSERT_EQ(r.step, 42);
+  ASSERT_NEAR(r.loss, 0.4, 1e-12);
+  /* The average line printed first, the step's own loss after it. */
+  r = feed("[step 42] avg_loss=0.0000 acc=0.61\n"
+           "Step: 42 | Loss: 0.0120 | KL: 0.020\n");
+  ASSERT_NEAR(r.loss, 0.012, 1e-12);
+  ASSERT_EQ(P("[step 42] avg_loss=0.0000").loss_avg, 1);
+  ASSERT_EQ(P("Step: 42 | Loss: 0.5 | avg_loss: 0.6").loss_avg, 0);
+}
