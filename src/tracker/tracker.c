@@ -65,6 +65,8 @@ struct sm_tracker {
   char sig[32];         /* the last bytes read, up to off */
   size_t sig_len;       /* how many of them */
   int eval_seq;         /* evaluation lines and phases seen */
+  int eval_loop;        /* an evaluation loop printed its progress and no
+                         * training sample followed yet */
   int summary_next;     /* the next sample is an epoch summary */
   int phase;            /* a loop that is not training was announced */
   uint32_t phase_loop;  /* the loop it announced, once seen (0: not yet) */
@@ -130,6 +132,7 @@ static void reset_state(sm_tracker *t) {
   t->lines = 0;
   t->scan_limited = 0;
   t->eval_seq = 0;
+  t->eval_loop = 0;
   t->summary_next = 0;
   t->phase = 0;
   t->phase_loop = 0;
@@ -426,6 +429,18 @@ static int strong_sample(const sm_track_sample *s) {
          s->train_mark;
 }
 
+/* A counter-less loss below an evaluation loop's progress line, before
+ * any training sample ("sim_loss  0.65 (0.70)" after "Test: [230/242]
+ * ... Loss 4.1"), is that loop's output: unless it names training or
+ * an epoch (an epoch-level line is a loop of its own). */
+static int eval_output(sm_tracker *t, const sm_track_sample *smp) {
+  if (smp->has_step || smp->train_named) {
+    t->eval_loop = 0;
+    return 0;
+  }
+  return t->eval_loop && smp->epoch != smp->epoch;
+}
+
 /* A non-training phase ("Extracting features for train set...") covers
  * the loop that starts right after it (its first sample at its first
  * position or within the first 5 % of its total),
@@ -485,6 +500,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       t->ctx_epoch = smp.epoch;
     }
     t->phase = 0;
+    t->eval_loop = 0;
     break;
   case SM_TK_PHASE:
     t->eval_seq++;
@@ -493,6 +509,10 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
     break;
   case SM_TK_EVAL:
     t->eval_seq++;
+    /* "Test: [230/242]  Time 0.654  Loss 3.02": the evaluation loop's
+     * own progress. */
+    if (smp.loss == smp.loss || smp.step_time == smp.step_time)
+      t->eval_loop = 1;
     break;
   case SM_TK_POSITION:
     sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
@@ -500,7 +520,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   case SM_TK_SAMPLE:
     if (!accept(t, cls, &smp, seg, m))
       break;
-    if (in_phase(t, &smp)) {
+    if (in_phase(t, &smp) || eval_output(t, &smp)) {
       t->eval_seq++;
       break;
     }
@@ -691,12 +711,14 @@ typedef struct scan_state {
   int nseen;           /* keys in it */
   counter_stat cs[32]; /* per series */
   int ncs;
-  int stepless;  /* counter-less samples seen */
-  int best;      /* index of the main counter in cs, or -1 */
-  int bwd_epoch; /* epoch heads met, newest first */
-  sm_buf text;   /* kept pieces' text, newest first */
-  sm_buf idx;    /* their kept records */
-  int full;      /* the kept text reached KEPT_MAX */
+  int stepless;      /* counter-less samples seen */
+  int eval_met;      /* an evaluation line was met before any counter */
+  int eval_stepless; /* counter-less samples met since, not counted */
+  int best;          /* index of the main counter in cs, or -1 */
+  int bwd_epoch;     /* epoch heads met, newest first */
+  sm_buf text;       /* kept pieces' text, newest first */
+  sm_buf idx;        /* their kept records */
+  int full;          /* the kept text reached KEPT_MAX */
 } scan_state;
 
 static int seen_add(scan_state *st, uint64_t key) {
@@ -737,13 +759,18 @@ static void keep(scan_state *st, const char *seg, size_t m, int cls, int flags,
 }
 
 /* Counts a sample (or a position) of the backward scan. */
-static void count_sample(scan_state *st, const sm_track_sample *smp) {
+static void count_sample(scan_state *st, const sm_track_sample *smp,
+                         int limit) {
   uint32_t id;
   uint64_t key;
   double ep;
   int j;
 
   if (!smp->has_step) {
+    if (st->eval_met && st->best < 0 && st->eval_stepless < 16 * limit) {
+      st->eval_stepless++;
+      return;
+    }
     st->stepless++;
     return;
   }
@@ -804,10 +831,18 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
     st->bwd_epoch++;
     return 0;
   }
+  /* The log ends in an evaluation loop: the counter-less losses met
+   * before and among its lines ("cos_sim_loss 0.43" after "Test:
+   * [230/242]") are its output, so they do not end the scan before the
+   * training counter above is found (at most 16N of them are read). */
+  if (smp.kind == SM_TK_EVAL && st->best < 0 && !st->eval_met) {
+    st->eval_met = 1;
+    st->stepless = 0;
+  }
   if (smp.kind == SM_TK_POSITION)
-    count_sample(st, &smp);
+    count_sample(st, &smp, t->o.samples);
   else if (smp.kind == SM_TK_SAMPLE && accept(t, cls, &smp, t->seg, m))
-    count_sample(st, &smp);
+    count_sample(st, &smp, t->o.samples);
   else
     return 0;
   if (st->best >= 0 && st->cs[st->best].distinct >= t->o.samples)

@@ -5,6 +5,9 @@
  * whose only loss is an average, metrics files whose head names two
  * columns.  Every input is written here; malformed variants beside each. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "schedmate/sm.h"
@@ -113,4 +116,70 @@ SM_TEST(track_family_step_summary_average_gives_way) {
   ASSERT_NEAR(r.loss, 0.012, 1e-12);
   ASSERT_EQ(P("[step 42] avg_loss=0.0000").loss_avg, 1);
   ASSERT_EQ(P("Step: 42 | Loss: 0.5 | avg_loss: 0.6").loss_avg, 0);
+}
+
+/* ==== A log that ends in a long evaluation loop ==== */
+
+/* Scans a text written to a temporary file (the backward reader). */
+static sm_track_result scan_text(const char *text) {
+  char path[64];
+  sm_track_result r;
+  sm_err e = {0};
+  sm_tracker *t = sm_tracker_new(NULL);
+  FILE *f;
+  int fd;
+  strcpy(path, "/tmp/sm_track_family_XXXXXX");
+  fd = mkstemp(path);
+  ASSERT(fd >= 0);
+  f = fdopen(fd, "w");
+  ASSERT(f != NULL);
+  ASSERT_EQ(fwrite(text, 1, strlen(text), f), strlen(text));
+  ASSERT_OK(fclose(f));
+  ASSERT(t != NULL);
+  ASSERT_OK(sm_tracker_scan(t, path, &r, &e));
+  sm_tracker_free(t);
+  unlink(path);
+  return r;
+}
+
+SM_TEST(track_family_eval_tail_with_counterless_losses) {
+  /* Training lines in an epoch, each followed by a counter-less loss
+   * term; then an evaluation loop whose blocks print the same term: its
+   * counter-less losses are no training samples, the training counter
+   * above them is found. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int i = 0; i <= 300; i += 10)
+    sm_buf_addf(&b,
+                "Epoch: [12][%d/310]\tTime 0.802 (0.800)\tLoss %.4f "
+                "(0.9000)\nacc@1 91.2 (90.0)\nsim_loss  0.210 (0.300)\n",
+                i, 1.5 - i / 1000.0);
+  for (int i = 0; i <= 290; i += 10)
+    sm_buf_addf(&b,
+                "Test: [%d/300]\tTime 0.300 (0.310)\tLoss 4.1000 (4.0000)\n"
+                "acc@1 71.0 (70.0)\nsim_loss  0.650 (0.700)\n"
+                "neg_sim_loss  0.410 (0.400)\n",
+                i);
+  sm_buf_addf(&b, " * acc@1 70.1 acc@5 90.3\n");
+  r = scan_text(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 300);
+  ASSERT_EQ(r.total_steps, 310);
+  ASSERT_NEAR(r.epoch, 12, 0);
+  ASSERT_NEAR(r.loss, 1.2, 1e-9);
+  ASSERT_NEAR(r.step_time_s, 0.802, 1e-9);
+  ASSERT_STREQ(r.step_scope, "epoch");
+  sm_buf_release(&b);
+  /* Counter-less training lines followed by an evaluation line are
+   * still read as samples (the look-back stays bounded). */
+  r = scan_text("epoch 1 train loss 0.90\nepoch 2 train loss 0.80\n"
+                "Validation: val_loss 1.2\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_NEAR(r.loss, 0.8, 1e-12);
+  /* Malformed: only evaluation lines and their terms: nothing. */
+  r = scan_text("Test: [10/300]\tTime 0.3\tLoss 4.1\nsim_loss  0.65 (0.70)\n"
+                "Test: [20/300]\tTime 0.3\tLoss 4.0\nsim_loss  0.64 (0.70)\n");
+  ASSERT_EQ(r.ok, 0);
+  ASSERT_EQ(r.has_step, 0);
 }
