@@ -89,7 +89,7 @@ static const char *tput_unit(const char *u) {
 /* A line of column names: three to twelve words and nothing else, half
  * of them metric-like ("box_loss", "GPU_mem") or known keys. */
 static int table_head(trk_line *L, trk_head *h) {
-  int nw = 0, metric = 0, known = 0;
+  int nw = 0, metric = 0, known = 0, counter = 0, parts = 0, total = -1;
 
   if (L->nf > 0)
     return 0;
@@ -104,11 +104,24 @@ static int table_head(trk_line *L, trk_head *h) {
         col[i] = c == '-' ? '_' : c;
       }
       col[l] = '\0';
+      /* YOLOv5/v7 name their loss columns by bare component words and
+       * the whole loss 'total' ("Epoch gpu_mem box obj cls total
+       * labels img_size"). */
+      if (sm__trk_is_part_word(col, l) && l + 5 < TRK_COL_MAX) {
+        memcpy(col + l, "_loss", 6);
+        l += 5;
+        parts++;
+      } else if (strcmp(col, "total") == 0) {
+        total = nw;
+      }
       sm__trk_key_lookup(col, &ki);
       if (ki.role == R_EPOCH || ki.role == R_LOSS || ki.role == R_STEP ||
           ki.role == R_ITER || ki.role == R_LR || ki.role == R_EVAL_LOSS ||
           ki.role == R_BATCH || ki.role == R_IGNORE)
         known++;
+      if (ki.role == R_STEP || ki.role == R_ITER || ki.role == R_EPOCH ||
+          ki.role == R_BATCH)
+        counter++;
       if (ki.role != R_NONE || strchr(col, '_') != NULL)
         metric++;
       if (h != NULL && nw < TRK_MAX_COLS)
@@ -118,7 +131,18 @@ static int table_head(trk_line *L, trk_head *h) {
       return 0;
     }
   }
-  if (nw < 3 || nw > TRK_MAX_COLS || known == 0 || metric * 2 < nw)
+  /* Two columns only where both are known and one counts: the head of
+   * a metrics file ("step<TAB>loss", "iter loss"). */
+  if (nw == 2 && (known < 2 || counter != 1))
+    return 0;
+  if (total >= 0 && parts >= 2 && total < TRK_MAX_COLS) {
+    /* 'total' beside the components is the loss. */
+    if (h != NULL)
+      memcpy(h->col[total], "loss", 5);
+    known++;
+    metric++;
+  }
+  if (nw < 2 || nw > TRK_MAX_COLS || known == 0 || metric * 2 < nw)
     return 0;
   if (h != NULL)
     h->n = nw;
@@ -128,9 +152,9 @@ static int table_head(trk_line *L, trk_head *h) {
 /* Names the leading values of a row after the columns of the last table
  * head: "  2/2  4.76G  0.0436 ... 640: 100% 8/8 [...]". */
 static int map_row(trk_line *L, const trk_head *h) {
-  int nv = 0;
+  int nv = 0, k;
 
-  for (int k = 0; k < L->ntok; k++) {
+  for (k = 0; k < L->ntok; k++) {
     const trk_tok *t = &L->tok[k];
     if (t->kind == TK_NUM || t->kind == TK_FRAC || t->kind == TK_CLOCK) {
       /* A clock is a column too (fastai's "time" column: "00:12"). */
@@ -146,7 +170,10 @@ static int map_row(trk_line *L, const trk_head *h) {
       return 0;
     }
   }
-  if (nv != h->n)
+  /* A row cut before its last column ("  0/99  7.99G ... 0.1376  665",
+   * the bar and image size lost where a capture truncates the line)
+   * still names its leading values, when nothing else follows. */
+  if (nv != h->n && !(nv == h->n - 1 && nv >= 4 && k == L->ntok))
     return 0;
   for (int i = 0; i < nv; i++) {
     memcpy(L->f[i].key, h->col[i], TRK_COL_MAX);
@@ -1120,7 +1147,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     o->n_cols = head_out ? head_out->n : 0;
     return;
   }
-  if (head != NULL && head->n >= 3)
+  if (head != NULL && head->n >= 2)
     o->table_row = map_row(L, head);
   read_fields(L, &P, o);
   line_bar(L, &P, o);

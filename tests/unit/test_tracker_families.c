@@ -183,3 +183,66 @@ SM_TEST(track_family_eval_tail_with_counterless_losses) {
   ASSERT_EQ(r.ok, 0);
   ASSERT_EQ(r.has_step, 0);
 }
+
+/* ==== Table heads: metrics files, YOLOv5/v7 component columns ==== */
+
+SM_TEST(track_family_two_column_metrics_file) {
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  sm_buf_addf(&b, "step\tloss\n");
+  for (int s = 50; s <= 2000; s += 50)
+    sm_buf_addf(&b, "%d\t%.6f\n", s, 5.0 - s / 1000.0);
+  r = scan_text(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 2000);
+  ASSERT_NEAR(r.loss, 3.0, 1e-9);
+  ASSERT_STREQ(r.step_scope, "global");
+  sm_buf_release(&b);
+  /* "iter,loss" and "epoch loss" heads too; two columns that are not a
+   * counter and a fact are no head: "loss acc", "hello world". */
+  r = feed("iter loss\n10 2.5\n20 2.4\n");
+  ASSERT_EQ(r.step, 20);
+  ASSERT_NEAR(r.loss, 2.4, 1e-12);
+  r = feed("loss acc\n0.5 0.9\n0.4 0.91\n");
+  ASSERT_EQ(r.ok, 0);
+  r = feed("hello world\n1 2\n3 4\n");
+  ASSERT_EQ(r.ok, 0);
+  /* Rows of a different width are not named by the head. */
+  r = feed("step loss\n10 2.5 7\n20 2.4 8\n");
+  ASSERT_EQ(r.ok, 0);
+}
+
+SM_TEST(track_family_yolo_component_columns_and_cut_rows) {
+  /* YOLOv5/v7: bare component words and 'total' (the loss). */
+  sm_track_result r =
+      feed("     Epoch   gpu_mem       box       obj       cls     total    "
+           "labels  img_size\n"
+           "      3/49     5.10G   0.05120    0.0211   0.01800   0.09030     "
+           "  212       640: 100% 40/40 [00:20<00:00,  1.98it/s]\n"
+           "      4/49     5.10G   0.05010    0.0209   0.01700   0.08800     "
+           "  230       640: 100% 40/40 [00:20<00:00,  2.00it/s]\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 40);
+  ASSERT_NEAR(r.epoch, 4, 0);
+  ASSERT_NEAR(r.loss, 0.088, 1e-12);
+  ASSERT_NEAR(r.step_time_s, 0.5, 0.01);
+  /* A row cut before its last column (the capture lost the bar):
+   * still named; its epoch and loss are known, no batch counter. */
+  r = feed("     Epoch   gpu_mem       box       obj       cls     total    "
+           "labels  img_size\n"
+           "      0/49     5.10G   0.05120    0.0211   0.01800   0.09030     "
+           "  212\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.has_step, 0);
+  ASSERT_NEAR(r.epoch, 0, 0);
+  ASSERT_NEAR(r.loss, 0.0903, 1e-12);
+  /* Cut by more than one column: not named (no guess at the shift). */
+  r = feed("     Epoch   gpu_mem       box       obj       cls     total    "
+           "labels  img_size\n"
+           "      0/49     5.10G   0.05120    0.0211   0.01800\n");
+  ASSERT_NAN(r.loss);
+  /* 'total' without components is not a loss column. */
+  r = feed("epoch total lr\n1 500 0.1\n2 500 0.1\n");
+  ASSERT_NAN(r.loss);
+}
