@@ -20,6 +20,7 @@
  * evaluation line. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "track_int.h"
 
@@ -478,6 +479,22 @@ static int phase_line(const trk_line *L, const bar_info *bar) {
     if (sm__trk_is_phase_word(w, t->len))
       at = L->free_tok[i];
     seen++;
+  }
+  /* "... for open-end generation." (a notice each call of a text
+   * generator prints): the purpose named last, after "for", names the
+   * loop too. */
+  if (at < 0 && L->nfree >= 1) {
+    int last = L->free_tok[L->nfree - 1];
+    const trk_tok *t = &L->tok[last];
+    for (int j = last - 1; j >= 0 && j >= last - 3; j--) {
+      const trk_tok *f = &L->tok[j];
+      if (f->kind == TK_WORD && f->len == 3 &&
+          strncasecmp(L->s + f->off, "for", 3) == 0 &&
+          sm__trk_is_phase_word(L->s + t->off, t->len)) {
+        at = last;
+        break;
+      }
+    }
   }
   if (at < 0)
     return 0;

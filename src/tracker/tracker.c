@@ -70,6 +70,10 @@ struct sm_tracker {
   int summary_next;     /* the next sample is an epoch summary */
   int phase;            /* a loop that is not training was announced */
   uint32_t phase_loop;  /* the loop it announced, once seen (0: not yet) */
+  uint64_t phase_sig;   /* hash of the last announcement's text */
+  int phase_again;      /* the announcement repeats the one before it: it
+                         * is printed by each step of the loop ("... for
+                         * open-end generation.") */
   uint32_t loops[16];   /* loops (series and total) seen, newest last */
   int nloops;
   uint64_t text_bytes;   /* bytes of text segments looked at */
@@ -136,6 +140,8 @@ static void reset_state(sm_tracker *t) {
   t->summary_next = 0;
   t->phase = 0;
   t->phase_loop = 0;
+  t->phase_sig = 0;
+  t->phase_again = 0;
   t->nloops = 0;
   t->text_bytes = t->other_bytes = 0;
   t->prov = 0;
@@ -449,6 +455,21 @@ static int eval_output(sm_tracker *t, const sm_track_sample *smp) {
  * announcement or not at its start, another loop after the covered one,
  * or an epoch head ends it.  Returns 1 when the sample belongs to the
  * phase. */
+/* Where each step of a loop prints its announcement, the newest samples,
+ * while they are updates of the same loop without a training fact, are
+ * the end of an earlier run of that loop or its first update (the window
+ * began after its announcements): not training either. */
+static void drop_remnant(sm_tracker *t, uint32_t id) {
+  if (!t->phase_again)
+    return;
+  while (t->win.count > 0) {
+    const trk_rec *r = &t->win.rec[(t->win.head + TRK_RING - 1) % TRK_RING];
+    if (loop_id(&r->s) != id || strong_sample(&r->s))
+      return;
+    sm__trk_window_pop(&t->win, r->seq);
+  }
+}
+
 static int in_phase(sm_tracker *t, const sm_track_sample *s) {
   uint32_t id = loop_id(s);
 
@@ -463,6 +484,14 @@ static int in_phase(sm_tracker *t, const sm_track_sample *s) {
   if (t->phase_loop == 0 && !loop_seen(t, id) &&
       (s->step <= 1 || (s->has_total && s->step * 20 <= s->total))) {
     t->phase_loop = id;
+    drop_remnant(t, id);
+    return 1;
+  }
+  /* An announcement each step prints names the loop wherever the
+   * window starts in it. */
+  if (t->phase_loop == 0 && t->phase_again) {
+    t->phase_loop = id;
+    drop_remnant(t, id);
     return 1;
   }
   if (t->phase_loop == id)
@@ -502,11 +531,16 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
     t->phase = 0;
     t->eval_loop = 0;
     break;
-  case SM_TK_PHASE:
+  case SM_TK_PHASE: {
+    uint64_t sig = sm_hash64(seg, m, 0x7068617365ULL) | 1;
     t->eval_seq++;
+    t->phase_again = sig == t->phase_sig && t->phase;
+    t->phase_sig = sig;
     t->phase = 1;
-    t->phase_loop = 0;
+    if (!t->phase_again)
+      t->phase_loop = 0;
     break;
+  }
   case SM_TK_EVAL:
     t->eval_seq++;
     /* "Test: [230/242]  Time 0.654  Loss 3.02": the evaluation loop's

@@ -246,3 +246,41 @@ SM_TEST(track_family_yolo_component_columns_and_cut_rows) {
   r = feed("epoch total lr\n1 500 0.1\n2 500 0.1\n");
   ASSERT_NAN(r.loss);
 }
+
+/* ==== A loop whose every step prints its purpose ==== */
+
+SM_TEST(track_family_generation_notice_each_step) {
+  /* A text generator prints "... for open-end generation." at each
+   * call: the bar it interleaves with is generation, not training,
+   * wherever the window starts in it, and so is the end of an earlier
+   * run of the same bar just above it. */
+  const char *notice = "Setting `pad_token_id` to `eos_token_id`:2 for "
+                       "open-end generation.";
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int i = 1; i <= 3; i++)
+    sm_buf_addf(&b, " %d%%| | %d/20 [00:0%d<00:30, 1.50s/it]%s\n%s\n", i * 5, i,
+                i, notice, notice);
+  sm_buf_addf(&b, " 15%%| | 3/20 [00:05<00:40, 1.90s/it]\n");
+  for (int i = 0; i <= 20; i++)
+    sm_buf_addf(&b, " %d%%| | %d/20 [00:%02d<00:30, 1.40s/it]%s\n%s\n", i * 5,
+                i, i, notice, notice);
+  r = scan_text(b.data);
+  ASSERT_EQ(r.ok, 0);
+  r = feed(b.data);
+  ASSERT_EQ(r.ok, 0);
+  sm_buf_release(&b);
+  /* The notice is a phase line; a purpose named elsewhere is not. */
+  ASSERT_EQ(P(notice).kind, SM_TK_PHASE);
+  ASSERT_EQ(P("generation 5 loss 0.3").kind, SM_TK_SAMPLE);
+  ASSERT(P("Time for generation: 3.2s").kind != SM_TK_PHASE);
+  /* A training bar with a loss after one such notice is training. */
+  r = feed("Setting `pad_token_id` to `eos_token_id`:2 for open-end "
+           "generation.\n"
+           " 50%| | 50/100 [00:50<00:50, 1.00it/s, loss=0.42]\n"
+           " 51%| | 51/100 [00:51<00:49, 1.00it/s, loss=0.41]\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 51);
+  ASSERT_NEAR(r.loss, 0.41, 1e-12);
+}
