@@ -284,3 +284,27 @@ SM_TEST(track_family_generation_notice_each_step) {
   ASSERT_EQ(r.step, 51);
   ASSERT_NEAR(r.loss, 0.41, 1e-12);
 }
+
+SM_TEST(track_family_malformed_inputs) {
+  /* A huge line of abbreviated keys, a line of periods, a head of two
+   * columns followed by junk and invalid UTF-8: bounded, no facts
+   * invented from the junk. */
+  sm_buf b;
+  sm_track_sample s;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int i = 0; i < 5000; i++)
+    sm_buf_addf(&b, "Up. %d : ", i);
+  s = P(b.data);
+  ASSERT(s.kind == SM_TK_SAMPLE || s.kind == SM_TK_NONE);
+  sm_buf_release(&b);
+  ASSERT_EQ(P("....... . . .").kind, SM_TK_NONE);
+  ASSERT_EQ(P("Ep. . Up. :").kind, SM_TK_NONE);
+  r = feed("step\tloss\n\xff\xfe\x80\x81\n12\tabc\n\x01\x02\x03\n");
+  ASSERT_EQ(r.ok, 0);
+  r = feed("Epoch gpu_mem box obj cls total labels img_size\n"
+           "0/9 1G 0.1 0.2 0.3 x 4\n");
+  ASSERT_EQ(r.ok, 0);
+  r = scan_text("Test: [1/2] Loss 1.0\n\xff\xfe sim_loss 0.4\n");
+  ASSERT_EQ(r.ok, 0);
+}
