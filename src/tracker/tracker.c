@@ -39,6 +39,8 @@ const char *sm_track_class_name(int cls) {
 #define READ_CHUNK ((size_t)64 << 10)
 #define MARGIN_LINES 64 /* context lines read above the window */
 #define MARGIN_BYTES ((uint64_t)256 << 10)
+#define EPOCH_SEEK 512 /* lines read above for an epoch head at most */
+#define EPOCH_SEEK_BYTES ((uint64_t)64 << 10) /* and bytes */
 #define SEEN_SLOTS                                                             \
   16384 /* distinct samples counted while                                      \
          * scanning backwards */
@@ -748,6 +750,8 @@ typedef struct scan_state {
   int stepless;      /* counter-less samples seen */
   int eval_met;      /* an evaluation line was met before any counter */
   int eval_stepless; /* counter-less samples met since, not counted */
+  int epoch_known;   /* a counted sample printed its epoch */
+  int heads_only;    /* past the margin: only an epoch head is kept */
   int best;          /* index of the main counter in cs, or -1 */
   int bwd_epoch;     /* epoch heads met, newest first */
   sm_buf text;       /* kept pieces' text, newest first */
@@ -800,6 +804,8 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
   double ep;
   int j;
 
+  if (smp->epoch == smp->epoch)
+    st->epoch_known = 1;
   if (!smp->has_step) {
     if (st->eval_met && st->best < 0 && st->eval_stepless < 16 * limit) {
       st->eval_stepless++;
@@ -841,11 +847,25 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
 
 /* Looks at one raw piece while scanning backwards: keeps what the replay
  * needs and counts the samples; returns 1 when enough are known. */
+/* True when s[0..n) has "epoch" in any case: the only pieces worth
+ * parsing while an epoch head is looked for above the margin. */
+static int names_epoch(const char *s, size_t n) {
+  for (size_t i = 0; i + 5 <= n; i++)
+    if ((s[i] | 0x20) == 'e' && (s[i + 1] | 0x20) == 'p' &&
+        (s[i + 2] | 0x20) == 'o' && (s[i + 3] | 0x20) == 'c' &&
+        (s[i + 4] | 0x20) == 'h')
+      return 1;
+  return 0;
+}
+
 static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
                           size_t n, int flags) {
   size_t m;
   sm_track_sample smp;
   int cls, rank;
+
+  if (st->heads_only && !names_epoch(s, n))
+    return 0;
 
   if (!text_like(t, (const unsigned char *)s, n))
     return 0;
@@ -856,6 +876,13 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   if (!worth_parsing(t, cls, t->seg, m))
     return 0;
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
+  if (st->heads_only) {
+    if (smp.kind == SM_TK_EPOCH_HEAD) {
+      keep(st, t->seg, m, cls, flags, rank);
+      st->bwd_epoch++;
+    }
+    return 0;
+  }
   /* Kept: whatever the replay may use, and rows that a table head above
    * may name. */
   if (smp.kind != SM_TK_NONE || smp.summary ||
@@ -961,6 +988,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   scan_state st;
   uint64_t size, stop, done_at = 0;
   int rc, done = 0, margin = 0, cut = 0, wraps_at_done = 0, lines_left = 0;
+  int seek_epoch = 0, epochs_at_done = 0, margin_left = 0;
   const char *line;
   size_t len;
   uint64_t off;
@@ -1006,6 +1034,17 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
        * lines more are enough. */
       if (b != NULL && b->wraps > wraps_at_done && lines_left > 16)
         lines_left = 16;
+      /* The epoch head looked for is found: a line more is enough. */
+      if (seek_epoch && st.bwd_epoch > epochs_at_done) {
+        seek_epoch = 0;
+        lines_left = margin + 1;
+      }
+      /* Past the usual margin only the epoch head is looked for: what
+       * the replay reads is otherwise the same. */
+      if (seek_epoch && margin >= margin_left)
+        st.heads_only = 1;
+      if (st.heads_only && done_at - off > EPOCH_SEEK_BYTES)
+        break;
       if (++margin >= lines_left || done_at - off > MARGIN_BYTES * 4 ||
           (lines_left <= MARGIN_LINES && done_at - off > MARGIN_BYTES)) {
         break;
@@ -1016,6 +1055,15 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       done_at = off;
       lines_left = margin_lines(&st);
       wraps_at_done = st.best >= 0 ? st.cs[st.best].wraps : 0;
+      /* No sample printed its epoch and no epoch head was met: the
+       * "Epoch 50/50" (or "=== Epoch 10/10 ===") above a long loop is
+       * looked for further up, within the margin's byte budget. */
+      epochs_at_done = st.bwd_epoch;
+      margin_left = lines_left;
+      if (!st.epoch_known && st.bwd_epoch == 0 && lines_left < EPOCH_SEEK) {
+        seek_epoch = 1;
+        lines_left = EPOCH_SEEK;
+      }
       /* The samples were found in the tail of an over-long line (a bar
        * that never printed a newline): what lies before it is that same
        * line, and skipping back through it would read it all. */

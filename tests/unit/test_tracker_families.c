@@ -308,3 +308,50 @@ SM_TEST(track_family_malformed_inputs) {
   r = scan_text("Test: [1/2] Loss 1.0\n\xff\xfe sim_loss 0.4\n");
   ASSERT_EQ(r.ok, 0);
 }
+
+/* ==== The epoch head above a long loop ==== */
+
+SM_TEST(track_family_epoch_head_above_the_window) {
+  /* "Epoch 7/7" and then a hundred updates of the epoch's bar, each on a
+   * line of its own: the head lies above the window and its margin, it
+   * is looked for (epoch heads only) and names the epoch and the scope. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  sm_buf_addf(&b, "Epoch 6/7\n120/120 [==============================] - 3s "
+                  "25ms/step - loss: 0.3100 - val_loss: 0.3300\nEpoch 7/7\n");
+  for (int i = 1; i <= 120; i++)
+    sm_buf_addf(&b,
+                "%3d/120 [=============>................] - ETA: 2s - "
+                "loss: %.4f\n",
+                i, 0.3 - i / 10000.0);
+  r = scan_text(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 120);
+  ASSERT_NEAR(r.epoch, 7, 0);
+  ASSERT_STREQ(r.step_scope, "epoch");
+  sm_buf_release(&b);
+  /* A decorated head above a global counter's lines of text. */
+  sm_buf_init(&b, 0);
+  sm_buf_addf(&b, "=== Epoch 3/3 ===\n");
+  for (int s = 23; s <= 33; s++)
+    sm_buf_addf(&b,
+                "Step: %d | Loss: 0.0%d | KL: 0.01\nthe model wrote a "
+                "line\nand another one\nand a third\nand a fourth\nand a "
+                "fifth\nand a sixth\nand a seventh\n",
+                s, s);
+  r = scan_text(b.data);
+  ASSERT_EQ(r.step, 33);
+  ASSERT_NEAR(r.epoch, 3, 0);
+  sm_buf_release(&b);
+  /* No head within the bound: the epoch stays unknown, and the lines
+   * above are not replayed (a wrapped counter up there changes nothing). */
+  sm_buf_init(&b, 0);
+  sm_buf_addf(&b, "Epoch 1/2\n");
+  for (int s = 1; s <= 2000; s++)
+    sm_buf_addf(&b, "step %d loss %.3f\n", s % 1000, 1.0);
+  r = scan_text(b.data);
+  ASSERT_EQ(r.step, 0);
+  ASSERT_NAN(r.epoch);
+  sm_buf_release(&b);
+}
