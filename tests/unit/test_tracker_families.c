@@ -355,3 +355,54 @@ SM_TEST(track_family_epoch_head_above_the_window) {
   ASSERT_NAN(r.epoch);
   sm_buf_release(&b);
 }
+
+/* ==== Step scope without an epoch boundary in the window ==== */
+
+SM_TEST(track_family_scope_from_the_epoch_beside_the_counter) {
+  /* 30 iterations cannot have run 119 epochs: the position counts inside
+   * the epoch, though no boundary is in the window. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int i = 3; i <= 30; i += 3)
+    sm_buf_addf(&b,
+                "[Train][Epoch 120/120][Iter: %d/50] loss: %.3f, "
+                "batch_cost: 0.40000 s\n",
+                i, 2.0 - i / 100.0);
+  r = feed(b.data);
+  ASSERT_EQ(r.step, 30);
+  ASSERT_EQ(r.total_steps, 50);
+  ASSERT_NEAR(r.epoch, 120, 0);
+  ASSERT_STREQ(r.step_scope, "epoch");
+  sm_buf_release(&b);
+  /* At epoch 2 the same numbers say nothing: global as before. */
+  r = feed("[Train][Epoch 2/120][Iter: 27/50] loss: 1.7, batch_cost: 0.4 s\n"
+           "[Train][Epoch 2/120][Iter: 30/50] loss: 1.6, batch_cost: 0.4 s\n");
+  ASSERT_STREQ(r.step_scope, "global");
+}
+
+SM_TEST(track_family_trainer_bar_with_fractional_epochs_is_global) {
+  /* A Trainer's bar over the whole run, its loss dicts' fractional epoch,
+   * and an upload bar after the last update (another loop, another
+   * total): the run's bar stays global. */
+  sm_buf b;
+  sm_track_result r;
+  sm_buf_init(&b, 0);
+  for (int s = 960; s <= 1000; s += 4)
+    sm_buf_addf(&b,
+                " 99%%|#########| %d/1000 [3:00:00<00:10, 10.50s/it]\n\n"
+                "{'loss': 0.%03d, 'grad_norm': 0.2, 'learning_rate': 1e-06, "
+                "'epoch': %.4f}\n\n",
+                s, 100 + s % 7, s / 50.0);
+  sm_buf_addf(&b, "{'train_runtime': 10500.0, 'train_loss': 0.41, "
+                  "'epoch': 20.0}\n"
+                  "Upload 3 LFS files: 100%%|##########| 3/3 [00:19<00:00, "
+                  " 6.66s/it]\n");
+  r = scan_text(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 1000);
+  ASSERT_EQ(r.total_steps, 1000);
+  ASSERT_STREQ(r.step_scope, "global");
+  ASSERT_NEAR(r.step_time_s, 10.5, 1e-9);
+  sm_buf_release(&b);
+}
