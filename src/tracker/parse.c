@@ -525,6 +525,13 @@ static void read_fields(trk_line *L, pstate *P, sm_track_sample *o) {
     if ((f->ki.flags & KF_STRICT) &&
         (!(f->sep == ':' || f->sep == '=') || !f->isint || f->unit[0]))
       f->ki.role = R_NONE;
+    /* "cost 0.52s": a loss is never a time. */
+    if (f->ki.role == R_LOSS && f->unit[0]) {
+      int secs = 0;
+      sm__trk_seconds(f->v, f->unit, &secs);
+      if (secs)
+        f->ki.role = R_NONE;
+    }
     /* A loss of any kind that is not an evaluation's (box_loss, loss_cls)
      * shows training, even where it is not the loss reported. */
     if (!(f->ki.flags & KF_EVAL) &&

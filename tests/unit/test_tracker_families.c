@@ -40,6 +40,14 @@ SM_TEST(track_family_period_abbreviated_keys) {
   ASSERT_EQ(s.has_step, 0);
   s = P("Up . 1500 : Cost 2.5");
   ASSERT_EQ(s.has_step, 0);
+  /* 'cost' is a loss only without a time unit, and a plain loss on the
+   * line wins over it. */
+  s = P("iter 100, cost 0.52s, loss 2.1");
+  ASSERT_NEAR(s.loss, 2.1, 1e-12);
+  s = P("iter 100 cost 1.5 loss 2.1");
+  ASSERT_NEAR(s.loss, 2.1, 1e-12);
+  ASSERT_NAN(P("iter 100 cost 0.52s").loss);
+  ASSERT_NAN(P("step 5 loss 0.3s").loss);
   /* Malformed: a period and nothing after it, a lone period. */
   s = P("Ep.");
   ASSERT_EQ(s.kind, SM_TK_NONE);
