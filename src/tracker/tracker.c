@@ -437,6 +437,14 @@ static int strong_sample(const sm_track_sample *s) {
          s->train_mark;
 }
 
+/* The line read last prints a position in a loop ("230/242"). */
+static int has_position(const trk_line *L) {
+  for (int i = 0; i < L->nf; i++)
+    if (L->f[i].kind == TK_FRAC)
+      return 1;
+  return 0;
+}
+
 /* A counter-less loss below an evaluation loop's progress line, before
  * any training sample ("sim_loss  0.65 (0.70)" after "Test: [230/242]
  * ... Loss 4.1"), is that loop's output: unless it names training or
@@ -546,8 +554,9 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   case SM_TK_EVAL:
     t->eval_seq++;
     /* "Test: [230/242]  Time 0.654  Loss 3.02": the evaluation loop's
-     * own progress. */
-    if (smp.loss == smp.loss || smp.step_time == smp.step_time)
+     * own progress (a position and a fact; a summary is not). */
+    if ((smp.loss == smp.loss || smp.step_time == smp.step_time) &&
+        has_position(t->L))
       t->eval_loop = 1;
     break;
   case SM_TK_POSITION:

@@ -185,6 +185,11 @@ SM_TEST(track_family_eval_tail_with_counterless_losses) {
                 "Validation: val_loss 1.2\n");
   ASSERT_EQ(r.ok, 1);
   ASSERT_NEAR(r.loss, 0.8, 1e-12);
+  /* An evaluation summary (no position in a loop) between counter-less
+   * training losses does not make the next one evaluation. */
+  r = scan_text("loss: 0.50\nloss: 0.45\nValidation: loss 0.6 acc 0.8\n"
+                "loss: 0.40\n");
+  ASSERT_NEAR(r.loss, 0.4, 1e-12);
   /* Malformed: only evaluation lines and their terms: nothing. */
   r = scan_text("Test: [10/300]\tTime 0.3\tLoss 4.1\nsim_loss  0.65 (0.70)\n"
                 "Test: [20/300]\tTime 0.3\tLoss 4.0\nsim_loss  0.64 (0.70)\n");
