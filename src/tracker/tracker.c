@@ -457,14 +457,6 @@ static int eval_output(sm_tracker *t, const sm_track_sample *smp) {
   return t->eval_loop && smp->epoch != smp->epoch;
 }
 
-/* A non-training phase ("Extracting features for train set...") covers
- * the loop that starts right after it (its first sample at its first
- * position or within the first 5 % of its total),
- * when that loop is new and shows no training (no loss, no learning
- * rate); a sample that shows training, a loop seen before the
- * announcement or not at its start, another loop after the covered one,
- * or an epoch head ends it.  Returns 1 when the sample belongs to the
- * phase. */
 /* Where each step of a loop prints its announcement, the newest samples,
  * while they are updates of the same loop without a training fact, are
  * the end of an earlier run of that loop or its first update (the window
@@ -480,6 +472,15 @@ static void drop_remnant(sm_tracker *t, uint32_t id) {
   }
 }
 
+/* A non-training phase ("Extracting features for train set...") covers
+ * the loop that starts right after it (its first sample at its first
+ * position or within the first 5 % of its total),
+ * when that loop is new and shows no training (no loss, no learning
+ * rate); a sample that shows training, a loop seen before the
+ * announcement or not at its start, another loop after the covered one,
+ * or an epoch head ends it; an announcement repeated by each step
+ * ("... for open-end generation.") covers its loop wherever the window
+ * starts in it.  Returns 1 when the sample belongs to the phase. */
 static int in_phase(sm_tracker *t, const sm_track_sample *s) {
   uint32_t id = loop_id(s);
 
@@ -854,8 +855,6 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
       st->best = i;
 }
 
-/* Looks at one raw piece while scanning backwards: keeps what the replay
- * needs and counts the samples; returns 1 when enough are known. */
 /* True when s[0..n) has "epoch" in any case: the only pieces worth
  * parsing while an epoch head is looked for above the margin. */
 static int names_epoch(const char *s, size_t n) {
@@ -867,6 +866,8 @@ static int names_epoch(const char *s, size_t n) {
   return 0;
 }
 
+/* Looks at one raw piece while scanning backwards: keeps what the replay
+ * needs and counts the samples; returns 1 when enough are known. */
 static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
                           size_t n, int flags) {
   size_t m;
