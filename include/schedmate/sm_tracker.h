@@ -136,6 +136,8 @@ typedef struct sm_track_sample {
                         * ("(average epoch stats below)") */
   int table_row;       /* its values were named by the columns of a table
                         * head above (YOLO, fastai) */
+  int loss_avg;        /* the loss is a running or epoch average, the only
+                        * loss the line prints ("avg_loss=0.0000") */
 } sm_track_sample;
 
 /* Cleans one raw segment into out (cap bytes): drops terminal escapes,

@@ -310,6 +310,10 @@ int sm__trk_is_wrap_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_WRAP]);
 }
 
+int sm__trk_is_part_word(const char *w, size_t n) {
+  return word_in(w, n, table()->words[WC_PART]);
+}
+
 int sm__trk_names_step(const char *key) {
   for (const char *c = key; *c;) {
     size_t n = strcspn(c, "_/");

@@ -802,6 +802,19 @@ static void key_punct(trk_line *L, lexst *F, int k) {
             is_value(&L->tok[nx + 2]))))
       flush(L, F); /* "loss #1: 0.3" numbers a loss, it is no value */
     break;
+  case '.':
+    /* "Ep. 24 : Up. 1229500 : Cost 1.97" (Marian and other C++
+     * toolkits): an abbreviated key, its period written right after the
+     * word, then the value; it separates like ':'. */
+    nx = next_solid(L, k);
+    if (F->np > 0 && F->sep == 0 && nx >= 0 && is_value(&L->tok[nx]) &&
+        L->tok[F->pend[F->np - 1]].off + L->tok[F->pend[F->np - 1]].len ==
+            t->off &&
+        (k + 1 >= L->ntok || L->tok[k + 1].off > t->off + 1))
+      F->sep = ':';
+    else
+      flush(L, F);
+    break;
   case '[':
     nx = next_solid(L, k);
     if (F->np > 0 && nx >= 0 && is_value(&L->tok[nx])) {

@@ -20,6 +20,7 @@
  * evaluation line. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "track_int.h"
 
@@ -89,7 +90,7 @@ static const char *tput_unit(const char *u) {
 /* A line of column names: three to twelve words and nothing else, half
  * of them metric-like ("box_loss", "GPU_mem") or known keys. */
 static int table_head(trk_line *L, trk_head *h) {
-  int nw = 0, metric = 0, known = 0;
+  int nw = 0, metric = 0, known = 0, counter = 0, parts = 0, total = -1;
 
   if (L->nf > 0)
     return 0;
@@ -104,11 +105,24 @@ static int table_head(trk_line *L, trk_head *h) {
         col[i] = c == '-' ? '_' : c;
       }
       col[l] = '\0';
+      /* YOLOv5/v7 name their loss columns by bare component words and
+       * the whole loss 'total' ("Epoch gpu_mem box obj cls total
+       * labels img_size"). */
+      if (sm__trk_is_part_word(col, l) && l + 5 < TRK_COL_MAX) {
+        memcpy(col + l, "_loss", 6);
+        l += 5;
+        parts++;
+      } else if (strcmp(col, "total") == 0) {
+        total = nw;
+      }
       sm__trk_key_lookup(col, &ki);
       if (ki.role == R_EPOCH || ki.role == R_LOSS || ki.role == R_STEP ||
           ki.role == R_ITER || ki.role == R_LR || ki.role == R_EVAL_LOSS ||
           ki.role == R_BATCH || ki.role == R_IGNORE)
         known++;
+      if (ki.role == R_STEP || ki.role == R_ITER || ki.role == R_EPOCH ||
+          ki.role == R_BATCH)
+        counter++;
       if (ki.role != R_NONE || strchr(col, '_') != NULL)
         metric++;
       if (h != NULL && nw < TRK_MAX_COLS)
@@ -118,7 +132,18 @@ static int table_head(trk_line *L, trk_head *h) {
       return 0;
     }
   }
-  if (nw < 3 || nw > TRK_MAX_COLS || known == 0 || metric * 2 < nw)
+  /* Two columns only where both are known and one counts: the head of
+   * a metrics file ("step<TAB>loss", "iter loss"). */
+  if (nw == 2 && (known < 2 || counter != 1))
+    return 0;
+  if (total >= 0 && parts >= 2 && total < TRK_MAX_COLS) {
+    /* 'total' beside the components is the loss. */
+    if (h != NULL)
+      memcpy(h->col[total], "loss", 5);
+    known++;
+    metric++;
+  }
+  if (nw < 2 || nw > TRK_MAX_COLS || known == 0 || metric * 2 < nw)
     return 0;
   if (h != NULL)
     h->n = nw;
@@ -128,9 +153,9 @@ static int table_head(trk_line *L, trk_head *h) {
 /* Names the leading values of a row after the columns of the last table
  * head: "  2/2  4.76G  0.0436 ... 640: 100% 8/8 [...]". */
 static int map_row(trk_line *L, const trk_head *h) {
-  int nv = 0;
+  int nv = 0, k;
 
-  for (int k = 0; k < L->ntok; k++) {
+  for (k = 0; k < L->ntok; k++) {
     const trk_tok *t = &L->tok[k];
     if (t->kind == TK_NUM || t->kind == TK_FRAC || t->kind == TK_CLOCK) {
       /* A clock is a column too (fastai's "time" column: "00:12"). */
@@ -146,7 +171,10 @@ static int map_row(trk_line *L, const trk_head *h) {
       return 0;
     }
   }
-  if (nv != h->n)
+  /* A row cut before its last column ("  0/99  7.99G ... 0.1376  665",
+   * the bar and image size lost where a capture truncates the line)
+   * still names its leading values, when nothing else follows. */
+  if (nv != h->n && !(nv == h->n - 1 && nv >= 4 && k == L->ntok))
     return 0;
   for (int i = 0; i < nv; i++) {
     memcpy(L->f[i].key, h->col[i], TRK_COL_MAX);
@@ -452,6 +480,22 @@ static int phase_line(const trk_line *L, const bar_info *bar) {
       at = L->free_tok[i];
     seen++;
   }
+  /* "... for open-end generation." (a notice each call of a text
+   * generator prints): the purpose named last, after "for", names the
+   * loop too. */
+  if (at < 0 && L->nfree >= 1) {
+    int last = L->free_tok[L->nfree - 1];
+    const trk_tok *t = &L->tok[last];
+    for (int j = last - 1; j >= 0 && j >= last - 3; j--) {
+      const trk_tok *f = &L->tok[j];
+      if (f->kind == TK_WORD && f->len == 3 &&
+          strncasecmp(L->s + f->off, "for", 3) == 0 &&
+          sm__trk_is_phase_word(L->s + t->off, t->len)) {
+        at = last;
+        break;
+      }
+    }
+  }
   if (at < 0)
     return 0;
   for (int i = 0; i < L->nf; i++)
@@ -481,6 +525,13 @@ static void read_fields(trk_line *L, pstate *P, sm_track_sample *o) {
     if ((f->ki.flags & KF_STRICT) &&
         (!(f->sep == ':' || f->sep == '=') || !f->isint || f->unit[0]))
       f->ki.role = R_NONE;
+    /* "cost 0.52s": a loss is never a time. */
+    if (f->ki.role == R_LOSS && f->unit[0]) {
+      int secs = 0;
+      sm__trk_seconds(f->v, f->unit, &secs);
+      if (secs)
+        f->ki.role = R_NONE;
+    }
     /* A loss of any kind that is not an evaluation's (box_loss, loss_cls)
      * shows training, even where it is not the loss reported. */
     if (!(f->ki.flags & KF_EVAL) &&
@@ -757,8 +808,10 @@ static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
     snprintf(o->tp_unit, sizeof(o->tp_unit), "%s",
              f->ki.unit ? f->ki.unit : "/s");
   }
-  if (P->loss_i < 0)
+  if (P->loss_i < 0 && P->avg_i >= 0) {
     P->loss_i = P->avg_i;
+    o->loss_avg = 1;
+  }
   if (P->loss_i < 0)
     P->loss_i = P->part_i;
   if (P->loss_i < 0)
@@ -1118,7 +1171,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
     o->n_cols = head_out ? head_out->n : 0;
     return;
   }
-  if (head != NULL && head->n >= 3)
+  if (head != NULL && head->n >= 2)
     o->table_row = map_row(L, head);
   read_fields(L, &P, o);
   line_bar(L, &P, o);

@@ -114,6 +114,9 @@ int sm__trk_is_qual_word(const char *w, size_t n);
 /* A framework's repr around a value ("tensor(0.51, device=...)",
  * "array(0.51, dtype=float32)"): the value is the key's. */
 int sm__trk_is_wrap_word(const char *w, size_t n);
+/* A word that names a loss component when it prefixes "_loss" ("box",
+ * "obj", "cls"): a table column of that name is a component. */
+int sm__trk_is_part_word(const char *w, size_t n);
 /* True when a key (or a unit, "s/it") names a step among its parts
  * ("step_time", "ms/batch", "time_per_iteration"): a time under it is
  * the time of a step, not of an epoch or a run. */

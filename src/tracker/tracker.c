@@ -39,6 +39,8 @@ const char *sm_track_class_name(int cls) {
 #define READ_CHUNK ((size_t)64 << 10)
 #define MARGIN_LINES 64 /* context lines read above the window */
 #define MARGIN_BYTES ((uint64_t)256 << 10)
+#define EPOCH_SEEK 512 /* lines read above for an epoch head at most */
+#define EPOCH_SEEK_BYTES ((uint64_t)64 << 10) /* and bytes */
 #define SEEN_SLOTS                                                             \
   16384 /* distinct samples counted while                                      \
          * scanning backwards */
@@ -65,9 +67,15 @@ struct sm_tracker {
   char sig[32];         /* the last bytes read, up to off */
   size_t sig_len;       /* how many of them */
   int eval_seq;         /* evaluation lines and phases seen */
+  int eval_loop;        /* an evaluation loop printed its progress and no
+                         * training sample followed yet */
   int summary_next;     /* the next sample is an epoch summary */
   int phase;            /* a loop that is not training was announced */
   uint32_t phase_loop;  /* the loop it announced, once seen (0: not yet) */
+  uint64_t phase_sig;   /* hash of the last announcement's text */
+  int phase_again;      /* the announcement repeats the one before it: it
+                         * is printed by each step of the loop ("... for
+                         * open-end generation.") */
   uint32_t loops[16];   /* loops (series and total) seen, newest last */
   int nloops;
   uint64_t text_bytes;   /* bytes of text segments looked at */
@@ -130,9 +138,12 @@ static void reset_state(sm_tracker *t) {
   t->lines = 0;
   t->scan_limited = 0;
   t->eval_seq = 0;
+  t->eval_loop = 0;
   t->summary_next = 0;
   t->phase = 0;
   t->phase_loop = 0;
+  t->phase_sig = 0;
+  t->phase_again = 0;
   t->nloops = 0;
   t->text_bytes = t->other_bytes = 0;
   t->prov = 0;
@@ -426,14 +437,50 @@ static int strong_sample(const sm_track_sample *s) {
          s->train_mark;
 }
 
+/* The line read last prints a position in a loop ("230/242"). */
+static int has_position(const trk_line *L) {
+  for (int i = 0; i < L->nf; i++)
+    if (L->f[i].kind == TK_FRAC)
+      return 1;
+  return 0;
+}
+
+/* A counter-less loss below an evaluation loop's progress line, before
+ * any training sample ("sim_loss  0.65 (0.70)" after "Test: [230/242]
+ * ... Loss 4.1"), is that loop's output: unless it names training or
+ * an epoch (an epoch-level line is a loop of its own). */
+static int eval_output(sm_tracker *t, const sm_track_sample *smp) {
+  if (smp->has_step || smp->train_named) {
+    t->eval_loop = 0;
+    return 0;
+  }
+  return t->eval_loop && smp->epoch != smp->epoch;
+}
+
+/* Where each step of a loop prints its announcement, the newest samples,
+ * while they are updates of the same loop without a training fact, are
+ * the end of an earlier run of that loop or its first update (the window
+ * began after its announcements): not training either. */
+static void drop_remnant(sm_tracker *t, uint32_t id) {
+  if (!t->phase_again)
+    return;
+  while (t->win.count > 0) {
+    const trk_rec *r = &t->win.rec[(t->win.head + TRK_RING - 1) % TRK_RING];
+    if (loop_id(&r->s) != id || strong_sample(&r->s))
+      return;
+    sm__trk_window_pop(&t->win, r->seq);
+  }
+}
+
 /* A non-training phase ("Extracting features for train set...") covers
  * the loop that starts right after it (its first sample at its first
  * position or within the first 5 % of its total),
  * when that loop is new and shows no training (no loss, no learning
  * rate); a sample that shows training, a loop seen before the
  * announcement or not at its start, another loop after the covered one,
- * or an epoch head ends it.  Returns 1 when the sample belongs to the
- * phase. */
+ * or an epoch head ends it; an announcement repeated by each step
+ * ("... for open-end generation.") covers its loop wherever the window
+ * starts in it.  Returns 1 when the sample belongs to the phase. */
 static int in_phase(sm_tracker *t, const sm_track_sample *s) {
   uint32_t id = loop_id(s);
 
@@ -448,6 +495,14 @@ static int in_phase(sm_tracker *t, const sm_track_sample *s) {
   if (t->phase_loop == 0 && !loop_seen(t, id) &&
       (s->step <= 1 || (s->has_total && s->step * 20 <= s->total))) {
     t->phase_loop = id;
+    drop_remnant(t, id);
+    return 1;
+  }
+  /* An announcement each step prints names the loop wherever the
+   * window starts in it. */
+  if (t->phase_loop == 0 && t->phase_again) {
+    t->phase_loop = id;
+    drop_remnant(t, id);
     return 1;
   }
   if (t->phase_loop == id)
@@ -485,14 +540,25 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       t->ctx_epoch = smp.epoch;
     }
     t->phase = 0;
+    t->eval_loop = 0;
     break;
-  case SM_TK_PHASE:
+  case SM_TK_PHASE: {
+    uint64_t sig = sm_hash64(seg, m, 0x7068617365ULL) | 1;
     t->eval_seq++;
+    t->phase_again = sig == t->phase_sig && t->phase;
+    t->phase_sig = sig;
     t->phase = 1;
-    t->phase_loop = 0;
+    if (!t->phase_again)
+      t->phase_loop = 0;
     break;
+  }
   case SM_TK_EVAL:
     t->eval_seq++;
+    /* "Test: [230/242]  Time 0.654  Loss 3.02": the evaluation loop's
+     * own progress (a position and a fact; a summary is not). */
+    if ((smp.loss == smp.loss || smp.step_time == smp.step_time) &&
+        has_position(t->L))
+      t->eval_loop = 1;
     break;
   case SM_TK_POSITION:
     sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
@@ -500,7 +566,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   case SM_TK_SAMPLE:
     if (!accept(t, cls, &smp, seg, m))
       break;
-    if (in_phase(t, &smp)) {
+    if (in_phase(t, &smp) || eval_output(t, &smp)) {
       t->eval_seq++;
       break;
     }
@@ -691,12 +757,16 @@ typedef struct scan_state {
   int nseen;           /* keys in it */
   counter_stat cs[32]; /* per series */
   int ncs;
-  int stepless;  /* counter-less samples seen */
-  int best;      /* index of the main counter in cs, or -1 */
-  int bwd_epoch; /* epoch heads met, newest first */
-  sm_buf text;   /* kept pieces' text, newest first */
-  sm_buf idx;    /* their kept records */
-  int full;      /* the kept text reached KEPT_MAX */
+  int stepless;      /* counter-less samples seen */
+  int eval_met;      /* an evaluation line was met before any counter */
+  int eval_stepless; /* counter-less samples met since, not counted */
+  int epoch_known;   /* a counted sample printed its epoch */
+  int heads_only;    /* past the margin: only an epoch head is kept */
+  int best;          /* index of the main counter in cs, or -1 */
+  int bwd_epoch;     /* epoch heads met, newest first */
+  sm_buf text;       /* kept pieces' text, newest first */
+  sm_buf idx;        /* their kept records */
+  int full;          /* the kept text reached KEPT_MAX */
 } scan_state;
 
 static int seen_add(scan_state *st, uint64_t key) {
@@ -737,13 +807,20 @@ static void keep(scan_state *st, const char *seg, size_t m, int cls, int flags,
 }
 
 /* Counts a sample (or a position) of the backward scan. */
-static void count_sample(scan_state *st, const sm_track_sample *smp) {
+static void count_sample(scan_state *st, const sm_track_sample *smp,
+                         int limit) {
   uint32_t id;
   uint64_t key;
   double ep;
   int j;
 
+  if (smp->epoch == smp->epoch)
+    st->epoch_known = 1;
   if (!smp->has_step) {
+    if (st->eval_met && st->best < 0 && st->eval_stepless < 16 * limit) {
+      st->eval_stepless++;
+      return;
+    }
     st->stepless++;
     return;
   }
@@ -778,6 +855,17 @@ static void count_sample(scan_state *st, const sm_track_sample *smp) {
       st->best = i;
 }
 
+/* True when s[0..n) has "epoch" in any case: the only pieces worth
+ * parsing while an epoch head is looked for above the margin. */
+static int names_epoch(const char *s, size_t n) {
+  for (size_t i = 0; i + 5 <= n; i++)
+    if ((s[i] | 0x20) == 'e' && (s[i + 1] | 0x20) == 'p' &&
+        (s[i + 2] | 0x20) == 'o' && (s[i + 3] | 0x20) == 'c' &&
+        (s[i + 4] | 0x20) == 'h')
+      return 1;
+  return 0;
+}
+
 /* Looks at one raw piece while scanning backwards: keeps what the replay
  * needs and counts the samples; returns 1 when enough are known. */
 static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
@@ -785,6 +873,9 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   size_t m;
   sm_track_sample smp;
   int cls, rank;
+
+  if (st->heads_only && !names_epoch(s, n))
+    return 0;
 
   if (!text_like(t, (const unsigned char *)s, n))
     return 0;
@@ -795,6 +886,13 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   if (!worth_parsing(t, cls, t->seg, m))
     return 0;
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
+  if (st->heads_only) {
+    if (smp.kind == SM_TK_EPOCH_HEAD) {
+      keep(st, t->seg, m, cls, flags, rank);
+      st->bwd_epoch++;
+    }
+    return 0;
+  }
   /* Kept: whatever the replay may use, and rows that a table head above
    * may name. */
   if (smp.kind != SM_TK_NONE || smp.summary ||
@@ -804,10 +902,18 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
     st->bwd_epoch++;
     return 0;
   }
+  /* The log ends in an evaluation loop: the counter-less losses met
+   * before and among its lines ("cos_sim_loss 0.43" after "Test:
+   * [230/242]") are its output, so they do not end the scan before the
+   * training counter above is found (at most 16N of them are read). */
+  if (smp.kind == SM_TK_EVAL && st->best < 0 && !st->eval_met) {
+    st->eval_met = 1;
+    st->stepless = 0;
+  }
   if (smp.kind == SM_TK_POSITION)
-    count_sample(st, &smp);
+    count_sample(st, &smp, t->o.samples);
   else if (smp.kind == SM_TK_SAMPLE && accept(t, cls, &smp, t->seg, m))
-    count_sample(st, &smp);
+    count_sample(st, &smp, t->o.samples);
   else
     return 0;
   if (st->best >= 0 && st->cs[st->best].distinct >= t->o.samples)
@@ -892,6 +998,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   scan_state st;
   uint64_t size, stop, done_at = 0;
   int rc, done = 0, margin = 0, cut = 0, wraps_at_done = 0, lines_left = 0;
+  int seek_epoch = 0, epochs_at_done = 0, margin_left = 0;
   const char *line;
   size_t len;
   uint64_t off;
@@ -937,6 +1044,17 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
        * lines more are enough. */
       if (b != NULL && b->wraps > wraps_at_done && lines_left > 16)
         lines_left = 16;
+      /* The epoch head looked for is found: a line more is enough. */
+      if (seek_epoch && st.bwd_epoch > epochs_at_done) {
+        seek_epoch = 0;
+        lines_left = margin + 1;
+      }
+      /* Past the usual margin only the epoch head is looked for: what
+       * the replay reads is otherwise the same. */
+      if (seek_epoch && margin >= margin_left)
+        st.heads_only = 1;
+      if (st.heads_only && done_at - off > EPOCH_SEEK_BYTES)
+        break;
       if (++margin >= lines_left || done_at - off > MARGIN_BYTES * 4 ||
           (lines_left <= MARGIN_LINES && done_at - off > MARGIN_BYTES)) {
         break;
@@ -947,6 +1065,15 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       done_at = off;
       lines_left = margin_lines(&st);
       wraps_at_done = st.best >= 0 ? st.cs[st.best].wraps : 0;
+      /* No sample printed its epoch and no epoch head was met: the
+       * "Epoch 50/50" (or "=== Epoch 10/10 ===") above a long loop is
+       * looked for further up, within the margin's byte budget. */
+      epochs_at_done = st.bwd_epoch;
+      margin_left = lines_left;
+      if (!st.epoch_known && st.bwd_epoch == 0 && lines_left < EPOCH_SEEK) {
+        seek_epoch = 1;
+        lines_left = EPOCH_SEEK;
+      }
       /* The samples were found in the tail of an over-long line (a bar
        * that never printed a newline): what lies before it is that same
        * line, and skipping back through it would read it all. */

@@ -43,6 +43,7 @@
  *     the median after dropping outliers by median absolute deviation.
  *     The first batch of an epoch (data-loader start-up) is left out of
  *     printed times when the window has others. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,6 +307,7 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
                         int n) {
   const trk_rec *b = NULL;
   int resets = 0, grows = 0, seen = 0, epoch_known = 0, refinished = 0;
+  int frac_epoch = 0, below_epoch = 0;
 
   for (size_t i = 0; i < w->count && seen < 8 * n; i++) {
     const trk_rec *a = newest(w, i);
@@ -314,6 +316,17 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
     seen++;
     if (rec_epoch(a) == rec_epoch(a) || a->epoch_seq > 0)
       epoch_known = 1;
+    {
+      double e = rec_epoch(a);
+      /* A Trainer's fractional epoch (19.93) is the global step over the
+       * steps of an epoch: no sign of a counter that restarts. */
+      if (e == e && e != floor(e))
+        frac_epoch = 1;
+      /* "[Epoch 400/400][Iter: 90/97]": 90 steps cannot have run 399
+       * epochs: the position counts inside the epoch. */
+      if (e == e && a->s.has_total && e >= 3 && (double)a->s.step < e - 1)
+        below_epoch = 1;
+    }
     if (b != NULL) {
       double ea = rec_epoch(a), eb = rec_epoch(b);
       /* An epoch boundary between them: a later epoch, or a later epoch
@@ -327,8 +340,12 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
       else if (up && b->s.step > a->s.step)
         grows++;
       else if (!up && a->s.has_total && b->s.step < a->s.step &&
-               a->s.step * 10 >= a->s.total * 9 && b->s.step * 2 <= a->s.total)
-        resets++; /* from near its total back into its first half */
+               a->s.step * 10 >= a->s.total * 9 &&
+               b->s.step * 2 <= a->s.total &&
+               !(b->s.has_total && b->s.total != a->s.total))
+        resets++; /* from near its total back into its first half (of the
+                   * same loop: "Upload 3 LFS files: 3/3" after the last
+                   * training update is another bar) */
       /* A finished loop printed again: it restarted; not the same final
        * state printed twice in a row (two ranks, a last refresh). */
       if (a->s.has_total && a->s.step >= a->s.total && b->s.step <= a->s.step &&
@@ -342,10 +359,13 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
     return SCOPE_EPOCH;
   if (grows > resets)
     return SCOPE_GLOBAL;
+  if (below_epoch)
+    return SCOPE_EPOCH;
   /* A loop finished and printed again more than once restarts; once
    * (tqdm's final refresh after a summary) is no evidence. */
   if (counter == SM_TC_BATCH || counter == SM_TC_FRACTION)
-    return epoch_known || refinished >= 2 ? SCOPE_EPOCH : SCOPE_GLOBAL;
+    return (epoch_known && !frac_epoch) || refinished >= 2 ? SCOPE_EPOCH
+                                                           : SCOPE_GLOBAL;
   return SCOPE_GLOBAL;
 }
 
@@ -371,9 +391,15 @@ static void fill(sm_track_sample *d, const sm_track_sample *s) {
 #define FILL(x)                                                                \
   if (d->x != d->x)                                                            \
   d->x = s->x
-  if (d->loss != d->loss && !d->loss_nonfinite) {
+  /* An average printed on a step's summary line ("[step 110]
+   * avg_loss=0.0000") gives way to the step's own loss printed on
+   * another line of the same step. */
+  if ((d->loss != d->loss && !d->loss_nonfinite) ||
+      (d->loss_avg && !s->loss_avg &&
+       (s->loss == s->loss || s->loss_nonfinite))) {
     d->loss = s->loss;
     d->loss_nonfinite = s->loss_nonfinite;
+    d->loss_avg = s->loss_avg;
   }
   FILL(lr);
   FILL(rate);

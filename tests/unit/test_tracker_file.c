@@ -92,7 +92,9 @@ SM_TEST(track_scan_reads_only_the_tail) {
   ASSERT_NEAR(r.loss, 3.0 - 20.0, 1e-9);
   ASSERT_NEAR(r.step_time_s, 0.5, 1e-12);
   ASSERT(r.bytes_read < 256 * 1024); /* one 64 KiB block back, plus */
-  ASSERT(r.lines_scanned < 200);
+  /* The window's lines, its margin, and (no epoch printed) at most 512
+   * lines more looked at only for an epoch head. */
+  ASSERT(r.lines_scanned < 200 + 512);
   sm_tracker_free(t);
   unlink(path);
 }
