@@ -271,27 +271,37 @@ typedef struct frames {
   int inner_user; /* index of the last user frame, -1 */
 } frames;
 
-static void collect_frames(const sm__window *w, const segs *s, int x,
-                           frames *f) {
+static void frames_init(frames *f) {
   memset(f, 0, sizeof(*f));
   f->innermost = f->inner_user = -1;
+}
+
+/* Counts line i in f when it is a frame with a path: the innermost so
+ * far, and the job's own unless the path is a library's. */
+static void add_frame(const sm__window *w, int i, frames *f) {
+  const char *p;
+  size_t pn;
+
+  if (w->lines[i].kind != SM__K_TB_FRAME)
+    return;
+  pn = frame_path(&w->lines[i], &p);
+  if (pn == 0)
+    return;
+  f->n++;
+  f->innermost = i;
+  if (!library_path(p, pn)) {
+    f->n_user++;
+    f->inner_user = i;
+  }
+}
+
+static void collect_frames(const sm__window *w, const segs *s, int x,
+                           frames *f) {
+  frames_init(f);
   if (x < 0 || s->start[x] < 0)
     return;
-  for (int i = s->start[x]; i < x; i++) {
-    const char *p;
-    size_t pn;
-    if (w->lines[i].kind != SM__K_TB_FRAME)
-      continue;
-    pn = frame_path(&w->lines[i], &p);
-    if (pn == 0)
-      continue;
-    f->n++;
-    f->innermost = i;
-    if (!library_path(p, pn)) {
-      f->n_user++;
-      f->inner_user = i;
-    }
-  }
+  for (int i = s->start[x]; i < x; i++)
+    add_frame(w, i, f);
 }
 
 /* Adds the frames of the block that ends at exception line x to f,
@@ -572,23 +582,9 @@ static void resolve_cut(const sm_sigdb *db, const sm__window *w, int a, int x,
   char tname[128];
   frames f;
 
-  memset(&f, 0, sizeof(f));
-  f.innermost = f.inner_user = -1;
-  for (int k = a; k <= x; k++) {
-    const char *p;
-    size_t pn;
-    if (w->lines[k].kind != SM__K_TB_FRAME)
-      continue;
-    pn = frame_path(&w->lines[k], &p);
-    if (pn == 0)
-      continue;
-    f.n++;
-    f.innermost = k;
-    if (!library_path(p, pn)) {
-      f.n_user++;
-      f.inner_user = k;
-    }
-  }
+  frames_init(&f);
+  for (int k = a; k <= x; k++)
+    add_frame(w, k, &f);
   while (i < n && (m[i] == ' ' || m[i] == '\t'))
     i++;
   if (n - i > 6 && memcmp(m + i, "raise ", 6) == 0) {
@@ -1034,9 +1030,10 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
 /* ==== Nodes and devices ==== */
 
 /* Group 1 of the first pattern that matches the line's message (after
- * its prefix) or, failing that, the whole line. */
-static const char *capture(sm__lctx *c, sm__pattern *const *pats, int np,
-                           const sm__line *l, sm_arena *a) {
+ * its prefix) or, failing that, the whole line: its length (0 without a
+ * match) and *at, in the matcher's buffer. */
+static size_t group1(sm__lctx *c, sm__pattern *const *pats, int np,
+                     const sm__line *l, const char **at) {
   regmatch_t sub[2];
 
   for (int pass = 0; pass < 2; pass++) {
@@ -1046,11 +1043,21 @@ static const char *capture(sm__lctx *c, sm__pattern *const *pats, int np,
       break;
     for (int k = 0; k < np; k++)
       if (sm__pattern_exec(&c->m, pats[k], t, n, sub, 2) && sub[1].rm_so >= 0 &&
-          sub[1].rm_eo > sub[1].rm_so)
-        return sm_arena_strndup(a, c->m.buf + sub[1].rm_so,
-                                (size_t)(sub[1].rm_eo - sub[1].rm_so));
+          sub[1].rm_eo > sub[1].rm_so) {
+        *at = c->m.buf + sub[1].rm_so;
+        return (size_t)(sub[1].rm_eo - sub[1].rm_so);
+      }
   }
-  return NULL;
+  return 0;
+}
+
+/* group1's text copied into the arena, or NULL. */
+static const char *capture(sm__lctx *c, sm__pattern *const *pats, int np,
+                           const sm__line *l, sm_arena *a) {
+  const char *at;
+  size_t n = group1(c, pats, np, l, &at);
+
+  return n > 0 ? sm_arena_strndup(a, at, n) : NULL;
 }
 
 static const char *find_near(sm__lctx *c, sm__pattern *const *pats, int np,
@@ -1104,25 +1111,16 @@ static int raised_by_job(const sm__window *w, const segs *s, int x) {
  * returns its length or 0. */
 static size_t host_of(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
                       char *out, size_t cap) {
-  regmatch_t sub[2];
+  const char *at;
+  size_t hl = group1(c, db->hosts, db->n_hosts, l, &at);
 
-  for (int pass = 0; pass < 2; pass++) {
-    const char *t = pass == 0 ? l->text + l->msg : l->text;
-    size_t n = SM_MIN(pass == 0 ? l->len - l->msg : l->len, (size_t)4096);
-    if (pass == 1 && l->msg == 0)
-      break;
-    for (int k = 0; k < db->n_hosts; k++)
-      if (sm__pattern_exec(&c->m, db->hosts[k], t, n, sub, 2) &&
-          sub[1].rm_so >= 0 && sub[1].rm_eo > sub[1].rm_so) {
-        size_t hl = (size_t)(sub[1].rm_eo - sub[1].rm_so);
-        if (hl >= cap)
-          hl = cap - 1;
-        memcpy(out, c->m.buf + sub[1].rm_so, hl);
-        out[hl] = '\0';
-        return hl;
-      }
-  }
-  return 0;
+  if (hl == 0)
+    return 0;
+  if (hl >= cap)
+    hl = cap - 1;
+  memcpy(out, at, hl);
+  out[hl] = '\0';
+  return hl;
 }
 
 /* Distinct hosts that report the same fault as the cause (the same

@@ -713,28 +713,45 @@ static int open_section(parser *p, char *hdr) {
   return 0;
 }
 
+/* class_key's answer for a key that is not one of its five. */
+#define KEY_OTHER 1
+
+/* The keys a signature and an Xid entry share: what a match says
+ * (role, category, component, retryable, confidence).  Returns 0 or an
+ * error for one of them, KEY_OTHER for any other key. */
+static int class_key(parser *p, const char *k, const char *v, int *role,
+                     int *category, int *component, int *retryable,
+                     double *confidence) {
+  if (!strcmp(k, "role")) {
+    int r = lookup(sm__role_names, 3, v);
+    if (r < 0)
+      return perr(p, "role must be cause, symptom or benign, got '%s'", v);
+    *role = r;
+    return 0;
+  }
+  if (!strcmp(k, "category"))
+    return parse_cat(p, v, category);
+  if (!strcmp(k, "component"))
+    return parse_comp(p, v, component);
+  if (!strcmp(k, "retryable"))
+    return parse_bool(p, v, retryable);
+  if (!strcmp(k, "confidence"))
+    return parse_conf(p, v, confidence);
+  return KEY_OTHER;
+}
+
 static int sig_key(parser *p, const char *k, const char *v) {
   sm__sig *s = p->sig;
+  int rc;
 
   if (!strcmp(k, "match"))
     return add_pattern(p, &s->match, &s->n_match, v, 1);
   if (!strcmp(k, "unless"))
     return add_pattern(p, &s->unless, &s->n_unless, v, 0);
-  if (!strcmp(k, "role")) {
-    int r = lookup(sm__role_names, 3, v);
-    if (r < 0)
-      return perr(p, "role must be cause, symptom or benign, got '%s'", v);
-    s->role = r;
-    return 0;
-  }
-  if (!strcmp(k, "category"))
-    return parse_cat(p, v, &s->category);
-  if (!strcmp(k, "component"))
-    return parse_comp(p, v, &s->component);
-  if (!strcmp(k, "retryable"))
-    return parse_bool(p, v, &s->retryable);
-  if (!strcmp(k, "confidence"))
-    return parse_conf(p, v, &s->confidence);
+  rc = class_key(p, k, v, &s->role, &s->category, &s->component, &s->retryable,
+                 &s->confidence);
+  if (rc != KEY_OTHER)
+    return rc;
   if (!strcmp(k, "generic"))
     return parse_bool(p, v, &s->generic);
   if (!strcmp(k, "xid")) {
@@ -777,26 +794,16 @@ static int sig_key(parser *p, const char *k, const char *v) {
 
 static int xid_key(parser *p, const char *k, const char *v) {
   sm__xid *x = p->xid;
+  int rc;
 
   if (!strcmp(k, "name"))
     return (x->name = sm_arena_strdup(&p->db->arena, v)) ? 0 : SM_ENOMEM;
   if (!strcmp(k, "cause"))
     return (x->cause = sm_arena_strdup(&p->db->arena, v)) ? 0 : SM_ENOMEM;
-  if (!strcmp(k, "role")) {
-    int r = lookup(sm__role_names, 3, v);
-    if (r < 0)
-      return perr(p, "role must be cause, symptom or benign, got '%s'", v);
-    x->role = r;
-    return 0;
-  }
-  if (!strcmp(k, "category"))
-    return parse_cat(p, v, &x->category);
-  if (!strcmp(k, "component"))
-    return parse_comp(p, v, &x->component);
-  if (!strcmp(k, "retryable"))
-    return parse_bool(p, v, &x->retryable);
-  if (!strcmp(k, "confidence"))
-    return parse_conf(p, v, &x->confidence);
+  rc = class_key(p, k, v, &x->role, &x->category, &x->component, &x->retryable,
+                 &x->confidence);
+  if (rc != KEY_OTHER)
+    return rc;
   return perr(p, "unknown key '%s' in an xid entry", k);
 }
 
@@ -850,14 +857,14 @@ static int pkg_key(parser *p, const char *k, char *v) {
 }
 
 /* A pattern of [progress]: a line of a job that is training. */
-static int progress_key(parser *p, const char *k, const char *v) {
+/* Compiles v into a new pattern appended to the table *arr (*n of them,
+ * room for *cap); *out is the pattern.  0, SM_ENOMEM or a parse error. */
+static int append_pattern(parser *p, const char *v, sm__pattern ***arr, int *n,
+                          size_t *cap, sm__pattern **out) {
   sm__pattern *pat;
   int rc;
 
-  if (strcmp(k, "match") != 0)
-    return perr(p, "unknown key '%s' in [progress]", k);
-  if (SM__GROW(p->db->progress, (size_t)p->db->n_progress + 1,
-               p->db->cap_progress) != 0)
+  if (SM__GROW(*arr, (size_t)*n + 1, *cap) != 0)
     return SM_ENOMEM;
   pat = sm_arena_calloc(&p->db->arena, 1, sizeof(*pat));
   if (pat == NULL)
@@ -865,8 +872,18 @@ static int progress_key(parser *p, const char *k, const char *v) {
   rc = compile(p, v, pat, 0);
   if (rc != 0)
     return rc;
-  p->db->progress[p->db->n_progress++] = pat;
+  (*arr)[(*n)++] = pat;
+  *out = pat;
   return 0;
+}
+
+static int progress_key(parser *p, const char *k, const char *v) {
+  sm__pattern *pat;
+
+  if (strcmp(k, "match") != 0)
+    return perr(p, "unknown key '%s' in [progress]", k);
+  return append_pattern(p, v, &p->db->progress, &p->db->n_progress,
+                        &p->db->cap_progress, &pat);
 }
 
 static int setting_key(parser *p, const char *k, char *v) {
@@ -914,19 +931,14 @@ static int capture_key(parser *p, const char *k, const char *v,
 
   if (strcmp(k, "match") != 0)
     return perr(p, "unknown key '%s' in [hostnames] or [devices]", k);
-  if (SM__GROW(*arr, (size_t)*n + 1, *cap) != 0)
-    return SM_ENOMEM;
-  pat = sm_arena_calloc(&p->db->arena, 1, sizeof(*pat));
-  if (pat == NULL)
-    return SM_ENOMEM;
-  rc = compile(p, v, pat, 0);
+  rc = append_pattern(p, v, arr, n, cap, &pat);
   if (rc != 0)
     return rc;
   if (pat->re.re_nsub < 1) {
     regfree(&pat->re);
+    (*n)--;
     return perr(p, "a host or device pattern needs a capture group%s", "");
   }
-  (*arr)[(*n)++] = pat;
   return 0;
 }
 
