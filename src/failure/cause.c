@@ -658,7 +658,8 @@ static const sm__sig *restated(sm__lctx *c, const sm__line *l,
   return same != NULL && (allow_generic || !same->generic) ? same : NULL;
 }
 
-static void resolve_oom(const sm__window *w, int x, verdict *v);
+static void resolve_oom(sm__lctx *c, const sm__window *w, const segs *s, int x,
+                        verdict *v);
 
 static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
                      const segs *s, int x, int ctx, verdict *v, int *explain) {
@@ -715,7 +716,7 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
     else if (l->sig->resolver == SM__RESOLVE_TRACEBACK && l->exc_len > 0)
       resolve_exception(db, w, s, x, v, 1);
     else if (l->sig->resolver == SM__RESOLVE_OOM)
-      resolve_oom(w, x, v);
+      resolve_oom(c, w, s, x, v);
     if (l->kind == SM__K_NOTICE) {
       v->conf *= 0.5;
       strncat(v->reason,
@@ -977,9 +978,123 @@ static double oom_others_share(const char *s, size_t n, double *total_out,
   return *others_out / total;
 }
 
+#define OOM_STACK_BEFORE 40 /* lines of a traceback before the error */
+#define OOM_STACK_AFTER 12  /* lines of a Java/C++ stack after it */
+
+/* 1 if the out-of-memory error at x was raised while the job created its
+ * CUDA context: a frame of its stack (the Python traceback before it, a
+ * Java or C++ stack after it) names a context-creating call
+ * ([oom-context]).  The job held no memory yet, so the GPU was full
+ * before it started. */
+static int oom_at_context(sm__lctx *c, const sm__window *w, const segs *s,
+                          int x) {
+  int lo = s->start[x] >= 0 ? s->start[x] : x - OOM_STACK_BEFORE;
+
+  if (lo < x - OOM_STACK_BEFORE)
+    lo = x - OOM_STACK_BEFORE;
+  if (lo < 0)
+    lo = 0;
+  for (int i = lo; i < w->n && i <= x + OOM_STACK_AFTER; i++) {
+    size_t n;
+    const char *m = msg_of(&w->lines[i], &n);
+    if (i > x && progress_between(s, x, i + 1) > 0)
+      break;
+    if (sm__sigdb_oom_context(&c->m, m, SM_MIN(n, (size_t)2048)))
+      return 1;
+  }
+  return 0;
+}
+
+/* The used and total MiB of one nvidia-smi memory cell ("15514MiB /
+ * 16130MiB") at or after p in m[0..n), with *next after it; 0 if none. */
+static int smi_cell(const char *m, size_t n, size_t *pos, double *used,
+                    double *total) {
+  const char *p = m + *pos, *end = m + n, *q;
+
+  while ((q = memmem(p, (size_t)(end - p), "MiB /", 5)) != NULL) {
+    const char *a = q, *b = q + 5;
+    double u = 0, t = 0, f = 1;
+    while (a > m && isdigit((unsigned char)a[-1]))
+      a--;
+    while (b < end && *b == ' ')
+      b++;
+    p = q + 5;
+    if (a == q || b >= end || !isdigit((unsigned char)*b))
+      continue;
+    for (const char *d = q - 1; d >= a; d--, f *= 10)
+      u += (*d - '0') * f;
+    while (b < end && isdigit((unsigned char)*b))
+      t = t * 10 + (*b++ - '0');
+    if (end - b < 3 || memcmp(b, "MiB", 3) != 0 || t <= 0 || u > t)
+      continue;
+    *pos = (size_t)(b + 3 - m);
+    *used = u;
+    *total = t;
+    return 1;
+  }
+  return 0;
+}
+
+#define SMI_BUSY 0.5 /* share of a GPU's memory in use that makes it busy */
+
+/* The largest share of a GPU's memory in use in an nvidia-smi snapshot
+ * printed before the out-of-memory error at x with no training progress
+ * between the two (the job had not run yet: the memory is others'), or
+ * -1 without one. */
+static double busy_before(const sm__window *w, const segs *s, int x) {
+  double best = -1;
+
+  for (int i = x - 1; i >= 0; i--) {
+    size_t n, pos = 0;
+    double u, t;
+    const char *m = msg_of(&w->lines[i], &n);
+    if (progress_between(s, i - 1, x) > 0)
+      break;
+    while (smi_cell(m, n, &pos, &u, &t))
+      if (u / t > best)
+        best = u / t;
+  }
+  return best;
+}
+
+/* An out-of-memory report that gives no figures: raised at context
+ * creation, or after a snapshot that shows a GPU already in use, it is
+ * memory others hold (a shared GPU); else the job's own.  1 if it set
+ * the verdict. */
+static int oom_without_figures(sm__lctx *c, const sm__window *w, const segs *s,
+                               int x, verdict *v) {
+  int at_ctx = oom_at_context(c, w, s, x);
+  double busy = at_ctx ? -1 : busy_before(w, s, x);
+
+  if (!at_ctx && busy < SMI_BUSY)
+    return 0;
+  v->cat = SM__CAT_INFRA;
+  v->comp = SM__COMP_GPU;
+  v->retryable = 1;
+  v->ev = SM__EV_LIMIT;
+  v->conf = at_ctx ? 0.65 : 0.55;
+  snprintf(v->cause, sizeof(v->cause), "the GPU was not free: %s",
+           at_ctx ? "creating the job's CUDA context ran out of memory, so "
+                    "other processes held it"
+                  : "nvidia-smi showed its memory in use by others before "
+                    "the job ran");
+  if (at_ctx)
+    snprintf(v->reason, sizeof(v->reason),
+             "signature %s raised while creating the CUDA context (a shared "
+             "GPU)",
+             v->sig ? v->sig->name : "cuda-oom");
+  else
+    snprintf(v->reason, sizeof(v->reason),
+             "signature %s without figures; an nvidia-smi snapshot before "
+             "it shows %.0f%% of a GPU's memory in use (a shared GPU)",
+             v->sig ? v->sig->name : "cuda-oom", busy * 100);
+  return 1;
+}
+
 /* A CUDA out-of-memory error on a GPU that other processes fill is the
  * shared resource's fault, not the job's sizing. */
-static void resolve_oom(const sm__window *w, int x, verdict *v) {
+static void resolve_oom(sm__lctx *c, const sm__window *w, const segs *s, int x,
+                        verdict *v) {
   char text[4096];
   size_t k = 0;
   double total = 0, others = 0, share;
@@ -995,6 +1110,8 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
     text[k++] = ' ';
   }
   share = oom_others_share(text, k, &total, &others);
+  if (share < 0 && oom_without_figures(c, w, s, x, v))
+    return;
   if (share < 0.25)
     return;
   exact = memmem(text, k, "this process has", 16) != NULL;

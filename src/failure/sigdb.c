@@ -245,6 +245,12 @@ sm_sigdb *sm_sigdb_new(void) {
   return db;
 }
 
+/* Frees the compiled patterns arr[from..n). */
+static void free_patterns(sm__pattern **arr, int from, int n) {
+  for (int i = from; i < n; i++)
+    regfree(&arr[i]->re);
+}
+
 void sm_sigdb_free(sm_sigdb *db) {
   if (db == NULL)
     return;
@@ -253,16 +259,15 @@ void sm_sigdb_free(sm_sigdb *db) {
   for (int i = 0; i < db->n_sigs; i++)
     for (int j = 0; j < db->sigs[i]->n_unless; j++)
       regfree(&db->sigs[i]->unless[j]->re);
-  for (int i = 0; i < db->n_hosts; i++)
-    regfree(&db->hosts[i]->re);
-  for (int i = 0; i < db->n_devs; i++)
-    regfree(&db->devs[i]->re);
-  for (int i = 0; i < db->n_progress; i++)
-    regfree(&db->progress[i]->re);
+  free_patterns(db->hosts, 0, db->n_hosts);
+  free_patterns(db->devs, 0, db->n_devs);
+  free_patterns(db->progress, 0, db->n_progress);
+  free_patterns(db->oomctx, 0, db->n_oomctx);
   for (int i = 0; i < db->n_settings; i++)
     for (int j = 0; j < db->settings[i]->n_match; j++)
       regfree(&db->settings[i]->match[j]->re);
   sm_free(db->progress);
+  sm_free(db->oomctx);
   sm_free(db->settings);
   sm_free(db->devs);
   sm_free(db->sigs);
@@ -301,6 +306,7 @@ enum {
   SEC_HOST,
   SEC_DEV,
   SEC_PROGRESS,
+  SEC_OOMCTX,
   SEC_SETTING
 };
 
@@ -319,7 +325,7 @@ typedef struct parser {
   int records;        /* records so far */
   /* Rollback marks: counts before this text. */
   int m_sigs, m_patterns, m_xids, m_excs, m_packages, m_hosts, m_devs;
-  int m_progress, m_settings;
+  int m_progress, m_oomctx, m_settings;
   int m_needles;
   sm__comp saved_comps[SM__COMP_COUNT];
 } parser;
@@ -689,6 +695,8 @@ static int open_section(parser *p, char *hdr) {
     p->sec = SEC_DEV;
   } else if (strcmp(hdr, "progress") == 0 && name == NULL) {
     p->sec = SEC_PROGRESS;
+  } else if (strcmp(hdr, "oom-context") == 0 && name == NULL) {
+    p->sec = SEC_OOMCTX;
   } else if (strcmp(hdr, "setting") == 0) {
     sm__setting *st;
     if (name == NULL || !valid_name(name))
@@ -707,7 +715,7 @@ static int open_section(parser *p, char *hdr) {
     return perr(p,
                 "unknown section '[%s]' (signature, xid, component, "
                 "exception, packages, hostnames, devices, progress, "
-                "setting)",
+                "oom-context, setting)",
                 hdr);
   }
   return 0;
@@ -886,6 +894,16 @@ static int progress_key(parser *p, const char *k, const char *v) {
                         &p->db->cap_progress, &pat);
 }
 
+/* A pattern of [oom-context]: a call that creates a CUDA context. */
+static int oomctx_key(parser *p, const char *k, const char *v) {
+  sm__pattern *pat;
+
+  if (strcmp(k, "match") != 0)
+    return perr(p, "unknown key '%s' in [oom-context]", k);
+  return append_pattern(p, v, &p->db->oomctx, &p->db->n_oomctx,
+                        &p->db->cap_oomctx, &pat);
+}
+
 static int setting_key(parser *p, const char *k, char *v) {
   sm__setting *st = p->set;
 
@@ -992,6 +1010,9 @@ static int parse_line(parser *p, char *line) {
   case SEC_PROGRESS:
     rc = progress_key(p, k, v);
     break;
+  case SEC_OOMCTX:
+    rc = oomctx_key(p, k, v);
+    break;
   case SEC_SETTING:
     rc = setting_key(p, k, v);
     break;
@@ -1013,16 +1034,15 @@ static void rollback(parser *p) {
   for (int i = p->m_sigs; i < db->n_sigs; i++)
     for (int j = 0; j < db->sigs[i]->n_unless; j++)
       regfree(&db->sigs[i]->unless[j]->re);
-  for (int i = p->m_hosts; i < db->n_hosts; i++)
-    regfree(&db->hosts[i]->re);
-  for (int i = p->m_devs; i < db->n_devs; i++)
-    regfree(&db->devs[i]->re);
-  for (int i = p->m_progress; i < db->n_progress; i++)
-    regfree(&db->progress[i]->re);
+  free_patterns(db->hosts, p->m_hosts, db->n_hosts);
+  free_patterns(db->devs, p->m_devs, db->n_devs);
+  free_patterns(db->progress, p->m_progress, db->n_progress);
+  free_patterns(db->oomctx, p->m_oomctx, db->n_oomctx);
   for (int i = p->m_settings; i < db->n_settings; i++)
     for (int j = 0; j < db->settings[i]->n_match; j++)
       regfree(&db->settings[i]->match[j]->re);
   db->n_progress = p->m_progress;
+  db->n_oomctx = p->m_oomctx;
   db->n_settings = p->m_settings;
   db->n_sigs = p->m_sigs;
   db->n_patterns = p->m_patterns;
@@ -1097,6 +1117,7 @@ int sm_sigdb_load_text(sm_sigdb *db, const char *text, size_t len,
   p.m_hosts = db->n_hosts;
   p.m_devs = db->n_devs;
   p.m_progress = db->n_progress;
+  p.m_oomctx = db->n_oomctx;
   p.m_settings = db->n_settings;
   p.m_needles = db->n_needles;
   memcpy(p.saved_comps, db->comps, sizeof(db->comps));
@@ -1354,13 +1375,20 @@ int sm_sigdb_match(const sm_sigdb *db, const char *line, size_t n,
   return 1;
 }
 
-int sm__sigdb_progress(sm__matcher *m, const char *text, size_t n) {
-  const sm_sigdb *db = m->db;
-
-  for (int i = 0; i < db->n_progress; i++)
-    if (sm__pattern_exec(m, db->progress[i], text, n, NULL, 0))
+static int any_match(sm__matcher *m, sm__pattern *const *pats, int np,
+                     const char *text, size_t n) {
+  for (int i = 0; i < np; i++)
+    if (sm__pattern_exec(m, pats[i], text, n, NULL, 0))
       return 1;
   return 0;
+}
+
+int sm__sigdb_progress(sm__matcher *m, const char *text, size_t n) {
+  return any_match(m, m->db->progress, m->db->n_progress, text, n);
+}
+
+int sm__sigdb_oom_context(sm__matcher *m, const char *text, size_t n) {
+  return any_match(m, m->db->oomctx, m->db->n_oomctx, text, n);
 }
 
 const sm__setting *sm__sigdb_setting(sm__matcher *m, const sm__sig *sig,
