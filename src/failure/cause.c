@@ -559,8 +559,44 @@ static void type_tail(const char *s, size_t n, char *out, size_t cap) {
   out[n] = '\0';
 }
 
-static void resolve_exception(const sm_sigdb *db, const sm__window *w,
-                              const segs *s, int x, verdict *v, int have_sig) {
+#define WORDS_MIN 0.45f /* cosine at which the message's words decide */
+
+/* An exception without a signature and without frames (a pasted error
+ * line, a launcher's one-line summary) of a type that is the job's or a
+ * library's depending on where it was raised: with nothing to go by but
+ * its message, the line classifier's reading of the words decides user or
+ * framework when it is clear enough (the wording of version and API
+ * problems against that of the job's data and arguments).  Never
+ * infrastructure: words alone locate no part. */
+static void words_decide(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
+                         const char *tname, verdict *v) {
+  const sm__exc *e = sm__sigdb_exc(db, tname);
+  float sc = 0;
+  int cl, cat;
+
+  if (e != NULL &&
+      (e->library_category < 0 || e->library_category == e->category))
+    return; /* the type alone decides */
+  cl = sm_linecls_classify(c->cls, l->text + l->msg,
+                           SM_MIN(l->len - l->msg, (size_t)4096), &sc);
+  if (cl < 0 || sc < WORDS_MIN)
+    return;
+  cat = cl == c->c_framework ? SM__CAT_FRAMEWORK
+        : cl == c->c_user    ? SM__CAT_USER
+                             : -1;
+  if (cat < 0 || cat == v->cat)
+    return;
+  v->cat = cat;
+  v->conf = 0.35;
+  snprintf(v->reason, sizeof(v->reason),
+           "exception %s without frames: its words read as %s (line "
+           "classifier, cosine %.2f)",
+           tname, sm__protoset_failure.class_names[cl], (double)sc);
+}
+
+static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
+                              const sm__window *w, const segs *s, int x,
+                              verdict *v, int have_sig) {
   const sm__line *l = &w->lines[x];
   char tname[128];
   frames f;
@@ -568,6 +604,8 @@ static void resolve_exception(const sm_sigdb *db, const sm__window *w,
   type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
   chain_frames(w, s, x, &f);
   judge_exception(db, tname, &f, v, have_sig);
+  if (!have_sig && f.n == 0)
+    words_decide(c, db, l, tname, v);
 }
 
 /* A traceback cut before its exception line (a pasted excerpt, a process
@@ -714,7 +752,7 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
     if (l->sig->resolver == SM__RESOLVE_IMPORT)
       resolve_import(db, w, s, x, v);
     else if (l->sig->resolver == SM__RESOLVE_TRACEBACK && l->exc_len > 0)
-      resolve_exception(db, w, s, x, v, 1);
+      resolve_exception(c, db, w, s, x, v, 1);
     else if (l->sig->resolver == SM__RESOLVE_OOM)
       resolve_oom(c, w, s, x, v);
     if (l->kind == SM__K_NOTICE) {
@@ -726,7 +764,7 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
     return;
   }
   if (l->exc_len > 0) {
-    resolve_exception(db, w, s, x, v, 0);
+    resolve_exception(c, db, w, s, x, v, 0);
     return;
   }
   if (l->kind == SM__K_WEAK && l->cls >= 0) {

@@ -304,3 +304,101 @@ SM_TEST(failure_oom_context_table_rejects_malformed_entries) {
   }
   sm_sigdb_free(db);
 }
+
+SM_TEST(failure_launcher_summary_quotes_the_workers_error) {
+  /* torchrun's summary quotes the worker's traceback as a field, its
+   * exception line indented: the quoted error is the cause, the summary
+   * around it the cascade. */
+  static const char summary[] =
+      "step 400/900 loss 1.31\n"
+      "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+      "============================================================\n"
+      "fit.py FAILED\n"
+      "------------------------------------------------------------\n"
+      "Root Cause (first observed failure):\n"
+      "[0]:\n"
+      "  time      : 2025-03-04_11:22:01\n"
+      "  host      : gpu-b11\n"
+      "  rank      : 2 (local_rank: 2)\n"
+      "  exitcode  : 1 (pid: 4411)\n"
+      "  error_file: /tmp/torchelastic_q/none_r/attempt_0/2/error.json\n"
+      "  traceback : Traceback (most recent call last):\n"
+      "    File \"/home/ana/seg/fit.py\", line 77, in main\n"
+      "      cfg = load(args.config)\n"
+      "    File \"/home/ana/seg/cfg.py\", line 12, in load\n"
+      "      return yaml.safe_load(open(path))[\"model\"]\n"
+      "  KeyError: 'model'\n"
+      "============================================================\n";
+
+  expect(summary, 18, "user", "none");
+  /* Source code shown deeper under a frame is not an exception line, and
+   * a field named traceback without one is not a header. */
+  {
+    sm_diagnosis d;
+    run("  traceback : see the error file\n"
+        "        ValueError: not raised, only printed as code\n"
+        "   traceback:\n"
+        "step 1 loss 2.0\ndone\n",
+        &d);
+    ASSERT(!d.failure);
+    sm_diagnosis_release(&d);
+  }
+}
+
+SM_TEST(failure_indented_exception_lines) {
+  static const struct {
+    const char *msg;
+    int exc; /* 1 if an exception line */
+  } cases[] = {
+      {"KeyError: 'a'", 1},
+      {" KeyError: 'a'", 1},
+      {"   KeyError: 'a'", 1},
+      {"    KeyError: 'a'", 0},
+      {"  keyerror: 'a'", 0},
+      {"  KeyError 'a'", 0},
+      {"   ", 0},
+      {" ", 0},
+      {"  \xff\xfe"
+       "Error: x",
+       0},
+      {"  Error:", 1},
+  };
+  sm__lctx c;
+  sm_err err = {0};
+
+  ASSERT_EQ(sm__lctx_init(&c, db_get(), &err), 0);
+  for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
+    sm__line l;
+    memset(&l, 0, sizeof(l));
+    l.text = cases[i].msg;
+    l.len = strlen(cases[i].msg);
+    sm__line_eval(&c, &l);
+    if ((l.exc_len > 0) != cases[i].exc || l.msg > l.len)
+      SM_FAIL_AT("case %zu '%s': exc_len %d msg %zu", i, cases[i].msg,
+                 l.exc_len, l.msg);
+  }
+  sm__lctx_release(&c);
+}
+
+SM_TEST(failure_words_decide_a_bare_exception_without_frames) {
+  /* A pasted one-line error of a type that is the job's or a library's
+   * depending on where it was raised: the message's wording decides when
+   * the line classifier reads it clearly. */
+  expect("TypeError: Trainer.__init__() got an unexpected argument "
+         "'tokenizer' in this release\n",
+         1, "framework", "none");
+  expect("TypeError: Accelerator.__init__() got an unexpected argument "
+         "'logging_dir'\n",
+         1, "framework", "none");
+  /* Unclear wording keeps the type's default (the job's). */
+  expect("RuntimeError: Expected all tensors of the batch to be on cuda:1, "
+         "but found cpu\n",
+         1, "user", "none");
+  /* With frames, the frames decide, not the words. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/ana/fit.py\", line 3, in <module>\n"
+         "    acc = Accelerator(logging_dir=\"x\")\n"
+         "TypeError: Accelerator.__init__() got an unexpected argument "
+         "'logging_dir'\n",
+         4, "user", "none");
+}
