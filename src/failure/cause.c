@@ -1457,6 +1457,30 @@ static int survived(const sm__window *w, const segs *s, int x) {
   return later;
 }
 
+#define SURVIVED_TO_END 16 /* progress lines after an outlived error */
+
+/* 1 if the job survived the error at x and nothing failed after it: the
+ * window reaches the end of the log, sustained training progress follows
+ * the error (SURVIVED_TO_END lines or more: the peers of a rank that died
+ * print a few steps before they hang) and no failing line follows the
+ * last progress.  A warning the job recovered from (an allocator that
+ * retried smaller, a shard read again) is not a failure. */
+static int survived_to_the_end(const sm__window *w, const segs *s, int x) {
+  int last = -1;
+
+  if (!w->at_end || x < 0)
+    return 0;
+  for (int i = w->n - 1; i > x && last < 0; i--)
+    if (s->prog[i + 1] > s->prog[i])
+      last = i;
+  if (last < 0 || progress_between(s, x, last + 1) < SURVIVED_TO_END)
+    return 0;
+  for (int i = last + 1; i < w->n; i++)
+    if (eff_strength(w, s, i) >= 1 && w->lines[i].kind != SM__K_NOTICE)
+      return 0;
+  return 1;
+}
+
 /* A network fault at x and, later in its episode, an error of the
  * program: a specific user or framework signature, or an exception raised
  * in the job's own code.  When a rank dies of its own error, its peers
@@ -1701,6 +1725,8 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   x = pick_cause(c, w, &s, &end, &cut, &strong);
   x = first_report(w, &s, x, end, &chain_steps);
+  if (strong && survived_to_the_end(w, &s, x))
+    strong = 0;
   if (!strong) {
     d->failure = 0;
     segs_release(&s);

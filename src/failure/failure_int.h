@@ -394,6 +394,7 @@ typedef struct sm__window {
   sm__line *lines; /* in file order */
   int n;           /* lines */
   int first_fail;  /* index of the first failing line found */
+  int at_end;      /* 1 if the window's last line is the log's last */
   char *buf;       /* bytes the lines point into */
 } sm__window;
 

@@ -783,6 +783,7 @@ static int read_window(loc *L, uint64_t start, long n_after, long long first_no,
     used += len + 1;
     w->n++;
   }
+  w->at_end = rc == 0; /* the reader ran out of log, not of room */
   fwd_release(&r);
   if (rc < 0) {
     sm__window_release(w);

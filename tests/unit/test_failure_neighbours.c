@@ -97,7 +97,7 @@ SM_TEST(failure_oom_at_context_creation_is_others_memory) {
     sm_buf b;
     sm_buf_init(&b, (size_t)1 << 20);
     sm_buf_addf(&b, "RuntimeError: CUDA error: out of memory\n");
-    for (int i = 0; i < 40; i++)
+    for (int i = 0; i < 5; i++)
       sm_buf_addf(&b, "epoch %d step %d loss 1.%03d lr 1e-4\n", 1, i, i);
     sm_buf_addf(&b, "\tat jcuda.driver.JCudaDriver.cuCtxCreate(x.java:1)\n");
     sm_buf_addc(&b, '\0');
@@ -401,4 +401,60 @@ SM_TEST(failure_words_decide_a_bare_exception_without_frames) {
          "TypeError: Accelerator.__init__() got an unexpected argument "
          "'logging_dir'\n",
          4, "user", "none");
+}
+
+/* The TensorFlow allocator's retries at start-up, then n epochs of
+ * training, then tail. */
+static void allocator_retries(sm_buf *b, int n, const char *tail) {
+  sm_buf_init(b, (size_t)1 << 20);
+  sm_buf_addf(b, "2025-03-04 10:00:01.300000: E tensorflow/stream_executor/"
+                 "cuda/cuda_driver.cc:806] failed to allocate 10.22G "
+                 "(10978731776 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: "
+                 "out of memory\n"
+                 "2025-03-04 10:00:01.300500: E tensorflow/stream_executor/"
+                 "cuda/cuda_driver.cc:806] failed to allocate 9.20G "
+                 "(9880858624 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: "
+                 "out of memory\n");
+  for (int i = 1; i <= n; i++)
+    sm_buf_addf(b,
+                "Epoch %d/%d\n938/938 [==============================] - 9s "
+                "9ms/step - loss: 0.%04d - accuracy: 0.9%03d\n",
+                i, n, 3000 - i * 10, i);
+  sm_buf_addf(b, "%s", tail);
+  sm_buf_addc(b, '\0');
+}
+
+SM_TEST(failure_an_error_the_job_outlived_is_no_failure) {
+  sm_buf b;
+  sm_diagnosis d;
+
+  /* Sustained training after the allocator's complaints, a clean end. */
+  allocator_retries(&b, 20, "Training finished.\n");
+  run(b.data, &d);
+  if (d.failure)
+    SM_FAIL_AT("failure at line %lld (%s)", d.first_error_line,
+               d.reason ? d.reason : "-");
+  sm_diagnosis_release(&d);
+  sm_buf_release(&b);
+  /* A few steps only: the peers of a rank that died print some. */
+  allocator_retries(&b, 4, "");
+  expect(b.data, 1, "user", "gpu_memory");
+  sm_buf_release(&b);
+  /* Something fails after the training: the job did not end well. */
+  allocator_retries(&b, 20,
+                    "W0304 11:22:01.000000 4411 torch/distributed/elastic/"
+                    "multiprocessing/api.py:897] Sending process 4412 closing "
+                    "signal SIGTERM\n");
+  run(b.data, &d);
+  ASSERT(d.failure);
+  sm_diagnosis_release(&d);
+  sm_buf_release(&b);
+  /* A rank's fatal error, its peers' last steps, the end of the paste. */
+  expect("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to "
+         "allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB of "
+         "which 1.02 GiB is free. Including non-PyTorch memory, this process "
+         "has 78.10 GiB memory in use.\n"
+         "[rank0]: step 401/900 loss 1.30\n[rank1]: step 401/900 loss 1.30\n"
+         "[rank2]: step 401/900 loss 1.30\n[rank0]: step 402/900 loss 1.29\n",
+         1, "user", "gpu_memory");
 }
