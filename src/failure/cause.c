@@ -271,27 +271,37 @@ typedef struct frames {
   int inner_user; /* index of the last user frame, -1 */
 } frames;
 
-static void collect_frames(const sm__window *w, const segs *s, int x,
-                           frames *f) {
+static void frames_init(frames *f) {
   memset(f, 0, sizeof(*f));
   f->innermost = f->inner_user = -1;
+}
+
+/* Counts line i in f when it is a frame with a path: the innermost so
+ * far, and the job's own unless the path is a library's. */
+static void add_frame(const sm__window *w, int i, frames *f) {
+  const char *p;
+  size_t pn;
+
+  if (w->lines[i].kind != SM__K_TB_FRAME)
+    return;
+  pn = frame_path(&w->lines[i], &p);
+  if (pn == 0)
+    return;
+  f->n++;
+  f->innermost = i;
+  if (!library_path(p, pn)) {
+    f->n_user++;
+    f->inner_user = i;
+  }
+}
+
+static void collect_frames(const sm__window *w, const segs *s, int x,
+                           frames *f) {
+  frames_init(f);
   if (x < 0 || s->start[x] < 0)
     return;
-  for (int i = s->start[x]; i < x; i++) {
-    const char *p;
-    size_t pn;
-    if (w->lines[i].kind != SM__K_TB_FRAME)
-      continue;
-    pn = frame_path(&w->lines[i], &p);
-    if (pn == 0)
-      continue;
-    f->n++;
-    f->innermost = i;
-    if (!library_path(p, pn)) {
-      f->n_user++;
-      f->inner_user = i;
-    }
-  }
+  for (int i = s->start[x]; i < x; i++)
+    add_frame(w, i, f);
 }
 
 /* Adds the frames of the block that ends at exception line x to f,
@@ -549,8 +559,44 @@ static void type_tail(const char *s, size_t n, char *out, size_t cap) {
   out[n] = '\0';
 }
 
-static void resolve_exception(const sm_sigdb *db, const sm__window *w,
-                              const segs *s, int x, verdict *v, int have_sig) {
+#define WORDS_MIN 0.45f /* cosine at which the message's words decide */
+
+/* An exception without a signature and without frames (a pasted error
+ * line, a launcher's one-line summary) of a type that is the job's or a
+ * library's depending on where it was raised: with nothing to go by but
+ * its message, the line classifier's reading of the words decides user or
+ * framework when it is clear enough (the wording of version and API
+ * problems against that of the job's data and arguments).  Never
+ * infrastructure: words alone locate no part. */
+static void words_decide(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
+                         const char *tname, verdict *v) {
+  const sm__exc *e = sm__sigdb_exc(db, tname);
+  float sc = 0;
+  int cl, cat;
+
+  if (e != NULL &&
+      (e->library_category < 0 || e->library_category == e->category))
+    return; /* the type alone decides */
+  cl = sm_linecls_classify(c->cls, l->text + l->msg,
+                           SM_MIN(l->len - l->msg, (size_t)4096), &sc);
+  if (cl < 0 || sc < WORDS_MIN)
+    return;
+  cat = cl == c->c_framework ? SM__CAT_FRAMEWORK
+        : cl == c->c_user    ? SM__CAT_USER
+                             : -1;
+  if (cat < 0 || cat == v->cat)
+    return;
+  v->cat = cat;
+  v->conf = 0.35;
+  snprintf(v->reason, sizeof(v->reason),
+           "exception %s without frames: its words read as %s (line "
+           "classifier, cosine %.2f)",
+           tname, sm__protoset_failure.class_names[cl], (double)sc);
+}
+
+static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
+                              const sm__window *w, const segs *s, int x,
+                              verdict *v, int have_sig) {
   const sm__line *l = &w->lines[x];
   char tname[128];
   frames f;
@@ -558,6 +604,8 @@ static void resolve_exception(const sm_sigdb *db, const sm__window *w,
   type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
   chain_frames(w, s, x, &f);
   judge_exception(db, tname, &f, v, have_sig);
+  if (!have_sig && f.n == 0)
+    words_decide(c, db, l, tname, v);
 }
 
 /* A traceback cut before its exception line (a pasted excerpt, a process
@@ -572,23 +620,9 @@ static void resolve_cut(const sm_sigdb *db, const sm__window *w, int a, int x,
   char tname[128];
   frames f;
 
-  memset(&f, 0, sizeof(f));
-  f.innermost = f.inner_user = -1;
-  for (int k = a; k <= x; k++) {
-    const char *p;
-    size_t pn;
-    if (w->lines[k].kind != SM__K_TB_FRAME)
-      continue;
-    pn = frame_path(&w->lines[k], &p);
-    if (pn == 0)
-      continue;
-    f.n++;
-    f.innermost = k;
-    if (!library_path(p, pn)) {
-      f.n_user++;
-      f.inner_user = k;
-    }
-  }
+  frames_init(&f);
+  for (int k = a; k <= x; k++)
+    add_frame(w, k, &f);
   while (i < n && (m[i] == ' ' || m[i] == '\t'))
     i++;
   if (n - i > 6 && memcmp(m + i, "raise ", 6) == 0) {
@@ -662,7 +696,8 @@ static const sm__sig *restated(sm__lctx *c, const sm__line *l,
   return same != NULL && (allow_generic || !same->generic) ? same : NULL;
 }
 
-static void resolve_oom(const sm__window *w, int x, verdict *v);
+static void resolve_oom(sm__lctx *c, const sm__window *w, const segs *s, int x,
+                        verdict *v);
 
 static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
                      const segs *s, int x, int ctx, verdict *v, int *explain) {
@@ -717,9 +752,9 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
     if (l->sig->resolver == SM__RESOLVE_IMPORT)
       resolve_import(db, w, s, x, v);
     else if (l->sig->resolver == SM__RESOLVE_TRACEBACK && l->exc_len > 0)
-      resolve_exception(db, w, s, x, v, 1);
+      resolve_exception(c, db, w, s, x, v, 1);
     else if (l->sig->resolver == SM__RESOLVE_OOM)
-      resolve_oom(w, x, v);
+      resolve_oom(c, w, s, x, v);
     if (l->kind == SM__K_NOTICE) {
       v->conf *= 0.5;
       strncat(v->reason,
@@ -729,7 +764,7 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
     return;
   }
   if (l->exc_len > 0) {
-    resolve_exception(db, w, s, x, v, 0);
+    resolve_exception(c, db, w, s, x, v, 0);
     return;
   }
   if (l->kind == SM__K_WEAK && l->cls >= 0) {
@@ -981,9 +1016,123 @@ static double oom_others_share(const char *s, size_t n, double *total_out,
   return *others_out / total;
 }
 
+#define OOM_STACK_BEFORE 40 /* lines of a traceback before the error */
+#define OOM_STACK_AFTER 12  /* lines of a Java/C++ stack after it */
+
+/* 1 if the out-of-memory error at x was raised while the job created its
+ * CUDA context: a frame of its stack (the Python traceback before it, a
+ * Java or C++ stack after it) names a context-creating call
+ * ([oom-context]).  The job held no memory yet, so the GPU was full
+ * before it started. */
+static int oom_at_context(sm__lctx *c, const sm__window *w, const segs *s,
+                          int x) {
+  int lo = s->start[x] >= 0 ? s->start[x] : x - OOM_STACK_BEFORE;
+
+  if (lo < x - OOM_STACK_BEFORE)
+    lo = x - OOM_STACK_BEFORE;
+  if (lo < 0)
+    lo = 0;
+  for (int i = lo; i < w->n && i <= x + OOM_STACK_AFTER; i++) {
+    size_t n;
+    const char *m = msg_of(&w->lines[i], &n);
+    if (i > x && progress_between(s, x, i + 1) > 0)
+      break;
+    if (sm__sigdb_oom_context(&c->m, m, SM_MIN(n, (size_t)2048)))
+      return 1;
+  }
+  return 0;
+}
+
+/* The used and total MiB of one nvidia-smi memory cell ("15514MiB /
+ * 16130MiB") at or after p in m[0..n), with *next after it; 0 if none. */
+static int smi_cell(const char *m, size_t n, size_t *pos, double *used,
+                    double *total) {
+  const char *p = m + *pos, *end = m + n, *q;
+
+  while ((q = memmem(p, (size_t)(end - p), "MiB /", 5)) != NULL) {
+    const char *a = q, *b = q + 5;
+    double u = 0, t = 0, f = 1;
+    while (a > m && isdigit((unsigned char)a[-1]))
+      a--;
+    while (b < end && *b == ' ')
+      b++;
+    p = q + 5;
+    if (a == q || b >= end || !isdigit((unsigned char)*b))
+      continue;
+    for (const char *d = q - 1; d >= a; d--, f *= 10)
+      u += (*d - '0') * f;
+    while (b < end && isdigit((unsigned char)*b))
+      t = t * 10 + (*b++ - '0');
+    if (end - b < 3 || memcmp(b, "MiB", 3) != 0 || t <= 0 || u > t)
+      continue;
+    *pos = (size_t)(b + 3 - m);
+    *used = u;
+    *total = t;
+    return 1;
+  }
+  return 0;
+}
+
+#define SMI_BUSY 0.5 /* share of a GPU's memory in use that makes it busy */
+
+/* The largest share of a GPU's memory in use in an nvidia-smi snapshot
+ * printed before the out-of-memory error at x with no training progress
+ * between the two (the job had not run yet: the memory is others'), or
+ * -1 without one. */
+static double busy_before(const sm__window *w, const segs *s, int x) {
+  double best = -1;
+
+  for (int i = x - 1; i >= 0; i--) {
+    size_t n, pos = 0;
+    double u, t;
+    const char *m = msg_of(&w->lines[i], &n);
+    if (progress_between(s, i - 1, x) > 0)
+      break;
+    while (smi_cell(m, n, &pos, &u, &t))
+      if (u / t > best)
+        best = u / t;
+  }
+  return best;
+}
+
+/* An out-of-memory report that gives no figures: raised at context
+ * creation, or after a snapshot that shows a GPU already in use, it is
+ * memory others hold (a shared GPU); else the job's own.  1 if it set
+ * the verdict. */
+static int oom_without_figures(sm__lctx *c, const sm__window *w, const segs *s,
+                               int x, verdict *v) {
+  int at_ctx = oom_at_context(c, w, s, x);
+  double busy = at_ctx ? -1 : busy_before(w, s, x);
+
+  if (!at_ctx && busy < SMI_BUSY)
+    return 0;
+  v->cat = SM__CAT_INFRA;
+  v->comp = SM__COMP_GPU;
+  v->retryable = 1;
+  v->ev = SM__EV_LIMIT;
+  v->conf = at_ctx ? 0.65 : 0.55;
+  snprintf(v->cause, sizeof(v->cause), "the GPU was not free: %s",
+           at_ctx ? "creating the job's CUDA context ran out of memory, so "
+                    "other processes held it"
+                  : "nvidia-smi showed its memory in use by others before "
+                    "the job ran");
+  if (at_ctx)
+    snprintf(v->reason, sizeof(v->reason),
+             "signature %s raised while creating the CUDA context (a shared "
+             "GPU)",
+             v->sig ? v->sig->name : "cuda-oom");
+  else
+    snprintf(v->reason, sizeof(v->reason),
+             "signature %s without figures; an nvidia-smi snapshot before "
+             "it shows %.0f%% of a GPU's memory in use (a shared GPU)",
+             v->sig ? v->sig->name : "cuda-oom", busy * 100);
+  return 1;
+}
+
 /* A CUDA out-of-memory error on a GPU that other processes fill is the
  * shared resource's fault, not the job's sizing. */
-static void resolve_oom(const sm__window *w, int x, verdict *v) {
+static void resolve_oom(sm__lctx *c, const sm__window *w, const segs *s, int x,
+                        verdict *v) {
   char text[4096];
   size_t k = 0;
   double total = 0, others = 0, share;
@@ -999,6 +1148,8 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
     text[k++] = ' ';
   }
   share = oom_others_share(text, k, &total, &others);
+  if (share < 0 && oom_without_figures(c, w, s, x, v))
+    return;
   if (share < 0.25)
     return;
   exact = memmem(text, k, "this process has", 16) != NULL;
@@ -1034,9 +1185,10 @@ static void resolve_oom(const sm__window *w, int x, verdict *v) {
 /* ==== Nodes and devices ==== */
 
 /* Group 1 of the first pattern that matches the line's message (after
- * its prefix) or, failing that, the whole line. */
-static const char *capture(sm__lctx *c, sm__pattern *const *pats, int np,
-                           const sm__line *l, sm_arena *a) {
+ * its prefix) or, failing that, the whole line: its length (0 without a
+ * match) and *at, in the matcher's buffer. */
+static size_t group1(sm__lctx *c, sm__pattern *const *pats, int np,
+                     const sm__line *l, const char **at) {
   regmatch_t sub[2];
 
   for (int pass = 0; pass < 2; pass++) {
@@ -1046,11 +1198,21 @@ static const char *capture(sm__lctx *c, sm__pattern *const *pats, int np,
       break;
     for (int k = 0; k < np; k++)
       if (sm__pattern_exec(&c->m, pats[k], t, n, sub, 2) && sub[1].rm_so >= 0 &&
-          sub[1].rm_eo > sub[1].rm_so)
-        return sm_arena_strndup(a, c->m.buf + sub[1].rm_so,
-                                (size_t)(sub[1].rm_eo - sub[1].rm_so));
+          sub[1].rm_eo > sub[1].rm_so) {
+        *at = c->m.buf + sub[1].rm_so;
+        return (size_t)(sub[1].rm_eo - sub[1].rm_so);
+      }
   }
-  return NULL;
+  return 0;
+}
+
+/* group1's text copied into the arena, or NULL. */
+static const char *capture(sm__lctx *c, sm__pattern *const *pats, int np,
+                           const sm__line *l, sm_arena *a) {
+  const char *at;
+  size_t n = group1(c, pats, np, l, &at);
+
+  return n > 0 ? sm_arena_strndup(a, at, n) : NULL;
 }
 
 static const char *find_near(sm__lctx *c, sm__pattern *const *pats, int np,
@@ -1104,25 +1266,16 @@ static int raised_by_job(const sm__window *w, const segs *s, int x) {
  * returns its length or 0. */
 static size_t host_of(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
                       char *out, size_t cap) {
-  regmatch_t sub[2];
+  const char *at;
+  size_t hl = group1(c, db->hosts, db->n_hosts, l, &at);
 
-  for (int pass = 0; pass < 2; pass++) {
-    const char *t = pass == 0 ? l->text + l->msg : l->text;
-    size_t n = SM_MIN(pass == 0 ? l->len - l->msg : l->len, (size_t)4096);
-    if (pass == 1 && l->msg == 0)
-      break;
-    for (int k = 0; k < db->n_hosts; k++)
-      if (sm__pattern_exec(&c->m, db->hosts[k], t, n, sub, 2) &&
-          sub[1].rm_so >= 0 && sub[1].rm_eo > sub[1].rm_so) {
-        size_t hl = (size_t)(sub[1].rm_eo - sub[1].rm_so);
-        if (hl >= cap)
-          hl = cap - 1;
-        memcpy(out, c->m.buf + sub[1].rm_so, hl);
-        out[hl] = '\0';
-        return hl;
-      }
-  }
-  return 0;
+  if (hl == 0)
+    return 0;
+  if (hl >= cap)
+    hl = cap - 1;
+  memcpy(out, at, hl);
+  out[hl] = '\0';
+  return hl;
 }
 
 /* Distinct hosts that report the same fault as the cause (the same
@@ -1302,6 +1455,30 @@ static int survived(const sm__window *w, const segs *s, int x) {
     }
   }
   return later;
+}
+
+#define SURVIVED_TO_END 16 /* progress lines after an outlived error */
+
+/* 1 if the job survived the error at x and nothing failed after it: the
+ * window reaches the end of the log, sustained training progress follows
+ * the error (SURVIVED_TO_END lines or more: the peers of a rank that died
+ * print a few steps before they hang) and no failing line follows the
+ * last progress.  A warning the job recovered from (an allocator that
+ * retried smaller, a shard read again) is not a failure. */
+static int survived_to_the_end(const sm__window *w, const segs *s, int x) {
+  int last = -1;
+
+  if (!w->at_end || x < 0)
+    return 0;
+  for (int i = w->n - 1; i > x && last < 0; i--)
+    if (s->prog[i + 1] > s->prog[i])
+      last = i;
+  if (last < 0 || progress_between(s, x, last + 1) < SURVIVED_TO_END)
+    return 0;
+  for (int i = last + 1; i < w->n; i++)
+    if (eff_strength(w, s, i) >= 1 && w->lines[i].kind != SM__K_NOTICE)
+      return 0;
+  return 1;
 }
 
 /* A network fault at x and, later in its episode, an error of the
@@ -1548,6 +1725,8 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   x = pick_cause(c, w, &s, &end, &cut, &strong);
   x = first_report(w, &s, x, end, &chain_steps);
+  if (strong && survived_to_the_end(w, &s, x))
+    strong = 0;
   if (!strong) {
     d->failure = 0;
     segs_release(&s);

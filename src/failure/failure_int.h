@@ -189,6 +189,9 @@ struct sm_sigdb {
   sm__pattern **progress; /* lines that show training progress */
   int n_progress;
   size_t cap_progress;
+  sm__pattern **oomctx; /* calls that create a CUDA context ([oom-context]) */
+  int n_oomctx;
+  size_t cap_oomctx;
   sm__setting **settings; /* job settings that explain faults */
   int n_settings;
   size_t cap_settings;
@@ -234,6 +237,11 @@ int sm__pattern_exec(sm__matcher *m, const sm__pattern *p, const char *text,
 const sm__xid *sm__sigdb_xid(const sm_sigdb *db, int code);
 /* 1 if the line's message shows training progress ([progress]). */
 int sm__sigdb_progress(sm__matcher *m, const char *text, size_t n);
+
+/* 1 if the line names a call that creates a CUDA context
+ * ([oom-context]): an out-of-memory error raised there found the GPU
+ * already full. */
+int sm__sigdb_oom_context(sm__matcher *m, const char *text, size_t n);
 /* The first setting (latest load first) whose patterns match the line and
  * that explains signature sig, or NULL. */
 const sm__setting *sm__sigdb_setting(sm__matcher *m, const sm__sig *sig,
@@ -386,6 +394,7 @@ typedef struct sm__window {
   sm__line *lines; /* in file order */
   int n;           /* lines */
   int first_fail;  /* index of the first failing line found */
+  int at_end;      /* 1 if the window's last line is the log's last */
   char *buf;       /* bytes the lines point into */
 } sm__window;
 

@@ -139,6 +139,8 @@ int sm__line_level(const char *s, size_t n) {
 
 /* ==== Python structure ==== */
 
+#define EXC_INDENT 3 /* blanks before a quoted exception line */
+
 static int ends_with(const char *s, size_t n, const char *suf) {
   size_t l = strlen(suf);
   return n >= l && memcmp(s + n - l, suf, l) == 0;
@@ -227,6 +229,20 @@ static int structure(const char *m, size_t n) {
       starts(t, tn, "Original Traceback (most recent call last)") ||
       starts(t, tn, "Stack (most recent call"))
     return SM__K_TB_HEADER;
+  /* A launcher's failure summary quotes the worker's traceback as a
+   * field: torchrun's "traceback : Traceback (most recent call last):". */
+  if (starts(t, tn, "traceback")) {
+    size_t k = 9;
+    while (k < tn && t[k] == ' ')
+      k++;
+    if (k < tn && t[k] == ':') {
+      k++;
+      while (k < tn && t[k] == ' ')
+        k++;
+      if (starts(t + k, tn - k, "Traceback (most recent call last)"))
+        return SM__K_TB_HEADER;
+    }
+  }
   if (rich_box(t, tn)) {
     if (memmem(t, tn, "Traceback", 9) != NULL)
       return SM__K_TB_HEADER;
@@ -324,6 +340,19 @@ void sm__line_eval(sm__lctx *c, sm__line *l) {
     return;
   }
   l->exc_len = sm__exc_type_len(m, mn);
+  /* An exception line quoted with a small indentation (a launcher's
+   * failure summary, a pasted excerpt): the type after the blanks.  Deeper
+   * indentation is source code shown under a frame. */
+  if (l->exc_len == 0 && mn > 0 && m[0] == ' ') {
+    size_t k = 0;
+    while (k < mn && k <= EXC_INDENT && m[k] == ' ')
+      k++;
+    if (k <= EXC_INDENT && (l->exc_len = sm__exc_type_len(m + k, mn - k)) > 0) {
+      l->msg += k;
+      m += k;
+      mn -= k;
+    }
+  }
   mcap = mn < MATCH_CAP ? mn : MATCH_CAP;
   sig = sm__sigdb_match(&c->m, m, mcap, &xid);
   if (sig != NULL) {

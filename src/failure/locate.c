@@ -311,6 +311,16 @@ typedef struct loc {
   sm_err *err;      /* errors */
 } loc;
 
+/* Classifies the line text[0..len) that starts at byte off into *l. */
+static void eval_at(loc *L, sm__line *l, const char *text, size_t len,
+                    uint64_t off) {
+  memset(l, 0, sizeof(*l));
+  l->text = text;
+  l->len = len;
+  l->off = off;
+  sm__line_eval(L->c, l);
+}
+
 /* What one chunk (or one scan) holds. */
 typedef struct chunk {
   uint64_t start, end; /* byte range */
@@ -343,11 +353,7 @@ static int scan(loc *L, uint64_t start, uint64_t limit, long max_lines,
     rc = fwd_next(&r, &line, &len, &off, L->err);
     if (rc <= 0)
       break;
-    memset(&l, 0, sizeof(l));
-    l.text = line;
-    l.len = len;
-    l.off = off;
-    sm__line_eval(L->c, &l);
+    eval_at(L, &l, line, len, off);
     ch->lines++;
     st = sm__line_strength(&l);
     if (st >= 0 && !ch->failing) {
@@ -409,11 +415,7 @@ static int linear(loc *L, uint64_t start, uint64_t limit, long gap,
      * second pass to count them. */
     if (no > 0 && !cont)
       no++;
-    memset(&l, 0, sizeof(l));
-    l.text = line;
-    l.len = len;
-    l.off = off;
-    sm__line_eval(L->c, &l);
+    eval_at(L, &l, line, len, off);
     n++;
     st = sm__line_strength(&l);
     if (st < 0)
@@ -537,11 +539,7 @@ static int transient(loc *L, const chunk *cand, uint64_t hi, uint64_t *resume) {
     }
     if (rc == 0)
       break;
-    memset(&l, 0, sizeof(l));
-    l.text = line;
-    l.len = len;
-    l.off = off;
-    sm__line_eval(L->c, &l);
+    eval_at(L, &l, line, len, off);
     if (sm__line_strong(&l))
       strong = 1;
     if (n > 0 && sm__line_failing(&l))
@@ -635,11 +633,7 @@ static int back_scan(loc *L, uint64_t start, uint64_t end, uint64_t *at) {
       break;
     }
     n++;
-    memset(&l, 0, sizeof(l));
-    l.text = line;
-    l.len = len;
-    l.off = off;
-    sm__line_eval(L->c, &l);
+    eval_at(L, &l, line, len, off);
     if (sm__line_strong(&l)) {
       *at = off;
       rc = 1;
@@ -789,6 +783,7 @@ static int read_window(loc *L, uint64_t start, long n_after, long long first_no,
     used += len + 1;
     w->n++;
   }
+  w->at_end = rc == 0; /* the reader ran out of log, not of room */
   fwd_release(&r);
   if (rc < 0) {
     sm__window_release(w);

@@ -245,6 +245,12 @@ sm_sigdb *sm_sigdb_new(void) {
   return db;
 }
 
+/* Frees the compiled patterns arr[from..n). */
+static void free_patterns(sm__pattern **arr, int from, int n) {
+  for (int i = from; i < n; i++)
+    regfree(&arr[i]->re);
+}
+
 void sm_sigdb_free(sm_sigdb *db) {
   if (db == NULL)
     return;
@@ -253,16 +259,15 @@ void sm_sigdb_free(sm_sigdb *db) {
   for (int i = 0; i < db->n_sigs; i++)
     for (int j = 0; j < db->sigs[i]->n_unless; j++)
       regfree(&db->sigs[i]->unless[j]->re);
-  for (int i = 0; i < db->n_hosts; i++)
-    regfree(&db->hosts[i]->re);
-  for (int i = 0; i < db->n_devs; i++)
-    regfree(&db->devs[i]->re);
-  for (int i = 0; i < db->n_progress; i++)
-    regfree(&db->progress[i]->re);
+  free_patterns(db->hosts, 0, db->n_hosts);
+  free_patterns(db->devs, 0, db->n_devs);
+  free_patterns(db->progress, 0, db->n_progress);
+  free_patterns(db->oomctx, 0, db->n_oomctx);
   for (int i = 0; i < db->n_settings; i++)
     for (int j = 0; j < db->settings[i]->n_match; j++)
       regfree(&db->settings[i]->match[j]->re);
   sm_free(db->progress);
+  sm_free(db->oomctx);
   sm_free(db->settings);
   sm_free(db->devs);
   sm_free(db->sigs);
@@ -301,6 +306,7 @@ enum {
   SEC_HOST,
   SEC_DEV,
   SEC_PROGRESS,
+  SEC_OOMCTX,
   SEC_SETTING
 };
 
@@ -319,7 +325,7 @@ typedef struct parser {
   int records;        /* records so far */
   /* Rollback marks: counts before this text. */
   int m_sigs, m_patterns, m_xids, m_excs, m_packages, m_hosts, m_devs;
-  int m_progress, m_settings;
+  int m_progress, m_oomctx, m_settings;
   int m_needles;
   sm__comp saved_comps[SM__COMP_COUNT];
 } parser;
@@ -689,6 +695,8 @@ static int open_section(parser *p, char *hdr) {
     p->sec = SEC_DEV;
   } else if (strcmp(hdr, "progress") == 0 && name == NULL) {
     p->sec = SEC_PROGRESS;
+  } else if (strcmp(hdr, "oom-context") == 0 && name == NULL) {
+    p->sec = SEC_OOMCTX;
   } else if (strcmp(hdr, "setting") == 0) {
     sm__setting *st;
     if (name == NULL || !valid_name(name))
@@ -707,34 +715,51 @@ static int open_section(parser *p, char *hdr) {
     return perr(p,
                 "unknown section '[%s]' (signature, xid, component, "
                 "exception, packages, hostnames, devices, progress, "
-                "setting)",
+                "oom-context, setting)",
                 hdr);
   }
   return 0;
 }
 
+/* class_key's answer for a key that is not one of its five. */
+#define KEY_OTHER 1
+
+/* The keys a signature and an Xid entry share: what a match says
+ * (role, category, component, retryable, confidence).  Returns 0 or an
+ * error for one of them, KEY_OTHER for any other key. */
+static int class_key(parser *p, const char *k, const char *v, int *role,
+                     int *category, int *component, int *retryable,
+                     double *confidence) {
+  if (!strcmp(k, "role")) {
+    int r = lookup(sm__role_names, 3, v);
+    if (r < 0)
+      return perr(p, "role must be cause, symptom or benign, got '%s'", v);
+    *role = r;
+    return 0;
+  }
+  if (!strcmp(k, "category"))
+    return parse_cat(p, v, category);
+  if (!strcmp(k, "component"))
+    return parse_comp(p, v, component);
+  if (!strcmp(k, "retryable"))
+    return parse_bool(p, v, retryable);
+  if (!strcmp(k, "confidence"))
+    return parse_conf(p, v, confidence);
+  return KEY_OTHER;
+}
+
 static int sig_key(parser *p, const char *k, const char *v) {
   sm__sig *s = p->sig;
+  int rc;
 
   if (!strcmp(k, "match"))
     return add_pattern(p, &s->match, &s->n_match, v, 1);
   if (!strcmp(k, "unless"))
     return add_pattern(p, &s->unless, &s->n_unless, v, 0);
-  if (!strcmp(k, "role")) {
-    int r = lookup(sm__role_names, 3, v);
-    if (r < 0)
-      return perr(p, "role must be cause, symptom or benign, got '%s'", v);
-    s->role = r;
-    return 0;
-  }
-  if (!strcmp(k, "category"))
-    return parse_cat(p, v, &s->category);
-  if (!strcmp(k, "component"))
-    return parse_comp(p, v, &s->component);
-  if (!strcmp(k, "retryable"))
-    return parse_bool(p, v, &s->retryable);
-  if (!strcmp(k, "confidence"))
-    return parse_conf(p, v, &s->confidence);
+  rc = class_key(p, k, v, &s->role, &s->category, &s->component, &s->retryable,
+                 &s->confidence);
+  if (rc != KEY_OTHER)
+    return rc;
   if (!strcmp(k, "generic"))
     return parse_bool(p, v, &s->generic);
   if (!strcmp(k, "xid")) {
@@ -777,26 +802,16 @@ static int sig_key(parser *p, const char *k, const char *v) {
 
 static int xid_key(parser *p, const char *k, const char *v) {
   sm__xid *x = p->xid;
+  int rc;
 
   if (!strcmp(k, "name"))
     return (x->name = sm_arena_strdup(&p->db->arena, v)) ? 0 : SM_ENOMEM;
   if (!strcmp(k, "cause"))
     return (x->cause = sm_arena_strdup(&p->db->arena, v)) ? 0 : SM_ENOMEM;
-  if (!strcmp(k, "role")) {
-    int r = lookup(sm__role_names, 3, v);
-    if (r < 0)
-      return perr(p, "role must be cause, symptom or benign, got '%s'", v);
-    x->role = r;
-    return 0;
-  }
-  if (!strcmp(k, "category"))
-    return parse_cat(p, v, &x->category);
-  if (!strcmp(k, "component"))
-    return parse_comp(p, v, &x->component);
-  if (!strcmp(k, "retryable"))
-    return parse_bool(p, v, &x->retryable);
-  if (!strcmp(k, "confidence"))
-    return parse_conf(p, v, &x->confidence);
+  rc = class_key(p, k, v, &x->role, &x->category, &x->component, &x->retryable,
+                 &x->confidence);
+  if (rc != KEY_OTHER)
+    return rc;
   return perr(p, "unknown key '%s' in an xid entry", k);
 }
 
@@ -850,14 +865,14 @@ static int pkg_key(parser *p, const char *k, char *v) {
 }
 
 /* A pattern of [progress]: a line of a job that is training. */
-static int progress_key(parser *p, const char *k, const char *v) {
+/* Compiles v into a new pattern appended to the table *arr (*n of them,
+ * room for *cap); *out is the pattern.  0, SM_ENOMEM or a parse error. */
+static int append_pattern(parser *p, const char *v, sm__pattern ***arr, int *n,
+                          size_t *cap, sm__pattern **out) {
   sm__pattern *pat;
   int rc;
 
-  if (strcmp(k, "match") != 0)
-    return perr(p, "unknown key '%s' in [progress]", k);
-  if (SM__GROW(p->db->progress, (size_t)p->db->n_progress + 1,
-               p->db->cap_progress) != 0)
+  if (SM__GROW(*arr, (size_t)*n + 1, *cap) != 0)
     return SM_ENOMEM;
   pat = sm_arena_calloc(&p->db->arena, 1, sizeof(*pat));
   if (pat == NULL)
@@ -865,8 +880,28 @@ static int progress_key(parser *p, const char *k, const char *v) {
   rc = compile(p, v, pat, 0);
   if (rc != 0)
     return rc;
-  p->db->progress[p->db->n_progress++] = pat;
+  (*arr)[(*n)++] = pat;
+  *out = pat;
   return 0;
+}
+
+static int progress_key(parser *p, const char *k, const char *v) {
+  sm__pattern *pat;
+
+  if (strcmp(k, "match") != 0)
+    return perr(p, "unknown key '%s' in [progress]", k);
+  return append_pattern(p, v, &p->db->progress, &p->db->n_progress,
+                        &p->db->cap_progress, &pat);
+}
+
+/* A pattern of [oom-context]: a call that creates a CUDA context. */
+static int oomctx_key(parser *p, const char *k, const char *v) {
+  sm__pattern *pat;
+
+  if (strcmp(k, "match") != 0)
+    return perr(p, "unknown key '%s' in [oom-context]", k);
+  return append_pattern(p, v, &p->db->oomctx, &p->db->n_oomctx,
+                        &p->db->cap_oomctx, &pat);
 }
 
 static int setting_key(parser *p, const char *k, char *v) {
@@ -914,19 +949,14 @@ static int capture_key(parser *p, const char *k, const char *v,
 
   if (strcmp(k, "match") != 0)
     return perr(p, "unknown key '%s' in [hostnames] or [devices]", k);
-  if (SM__GROW(*arr, (size_t)*n + 1, *cap) != 0)
-    return SM_ENOMEM;
-  pat = sm_arena_calloc(&p->db->arena, 1, sizeof(*pat));
-  if (pat == NULL)
-    return SM_ENOMEM;
-  rc = compile(p, v, pat, 0);
+  rc = append_pattern(p, v, arr, n, cap, &pat);
   if (rc != 0)
     return rc;
   if (pat->re.re_nsub < 1) {
     regfree(&pat->re);
+    (*n)--;
     return perr(p, "a host or device pattern needs a capture group%s", "");
   }
-  (*arr)[(*n)++] = pat;
   return 0;
 }
 
@@ -980,6 +1010,9 @@ static int parse_line(parser *p, char *line) {
   case SEC_PROGRESS:
     rc = progress_key(p, k, v);
     break;
+  case SEC_OOMCTX:
+    rc = oomctx_key(p, k, v);
+    break;
   case SEC_SETTING:
     rc = setting_key(p, k, v);
     break;
@@ -1001,16 +1034,15 @@ static void rollback(parser *p) {
   for (int i = p->m_sigs; i < db->n_sigs; i++)
     for (int j = 0; j < db->sigs[i]->n_unless; j++)
       regfree(&db->sigs[i]->unless[j]->re);
-  for (int i = p->m_hosts; i < db->n_hosts; i++)
-    regfree(&db->hosts[i]->re);
-  for (int i = p->m_devs; i < db->n_devs; i++)
-    regfree(&db->devs[i]->re);
-  for (int i = p->m_progress; i < db->n_progress; i++)
-    regfree(&db->progress[i]->re);
+  free_patterns(db->hosts, p->m_hosts, db->n_hosts);
+  free_patterns(db->devs, p->m_devs, db->n_devs);
+  free_patterns(db->progress, p->m_progress, db->n_progress);
+  free_patterns(db->oomctx, p->m_oomctx, db->n_oomctx);
   for (int i = p->m_settings; i < db->n_settings; i++)
     for (int j = 0; j < db->settings[i]->n_match; j++)
       regfree(&db->settings[i]->match[j]->re);
   db->n_progress = p->m_progress;
+  db->n_oomctx = p->m_oomctx;
   db->n_settings = p->m_settings;
   db->n_sigs = p->m_sigs;
   db->n_patterns = p->m_patterns;
@@ -1085,6 +1117,7 @@ int sm_sigdb_load_text(sm_sigdb *db, const char *text, size_t len,
   p.m_hosts = db->n_hosts;
   p.m_devs = db->n_devs;
   p.m_progress = db->n_progress;
+  p.m_oomctx = db->n_oomctx;
   p.m_settings = db->n_settings;
   p.m_needles = db->n_needles;
   memcpy(p.saved_comps, db->comps, sizeof(db->comps));
@@ -1342,13 +1375,20 @@ int sm_sigdb_match(const sm_sigdb *db, const char *line, size_t n,
   return 1;
 }
 
-int sm__sigdb_progress(sm__matcher *m, const char *text, size_t n) {
-  const sm_sigdb *db = m->db;
-
-  for (int i = 0; i < db->n_progress; i++)
-    if (sm__pattern_exec(m, db->progress[i], text, n, NULL, 0))
+static int any_match(sm__matcher *m, sm__pattern *const *pats, int np,
+                     const char *text, size_t n) {
+  for (int i = 0; i < np; i++)
+    if (sm__pattern_exec(m, pats[i], text, n, NULL, 0))
       return 1;
   return 0;
+}
+
+int sm__sigdb_progress(sm__matcher *m, const char *text, size_t n) {
+  return any_match(m, m->db->progress, m->db->n_progress, text, n);
+}
+
+int sm__sigdb_oom_context(sm__matcher *m, const char *text, size_t n) {
+  return any_match(m, m->db->oomctx, m->db->n_oomctx, text, n);
 }
 
 const sm__setting *sm__sigdb_setting(sm__matcher *m, const sm__sig *sig,

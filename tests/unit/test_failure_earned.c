@@ -56,9 +56,13 @@ SM_TEST(failure_resource_limits_never_reach_the_gate) {
        "trainer-0:88:90 [0] NCCL WARN Error while creating shared memory "
        "segment /dev/shm/nccl-Qx1 (size 9637888)\n",
        "node", "limit"},
+      /* A loader worker killed, and the kernel's report that the host
+       * ran out (without it the kill is the job's loader sizing). */
       {"step 10 loss 2.0\n"
        "RuntimeError: DataLoader worker (pid 5121) is killed by signal: "
-       "Killed.\n",
+       "Killed.\n"
+       "Mar  3 04:05:07 gpu-a07 kernel: Out of memory: Killed process 5121 "
+       "(pt_data_worker) total-vm:21200000kB\n",
        "node", "limit"},
       {"saving checkpoint\n"
        "OSError: [Errno 28] No space left on device: '/scratch/u/ckpt/"
