@@ -19,6 +19,7 @@
 #include <tree_sitter/api.h>
 
 #include "advisor/advisor_int.h"
+#include "advisor/tsnode.h"
 
 const TSLanguage *tree_sitter_python(void);
 
@@ -84,10 +85,6 @@ static const char *ntype(TSNode n) {
   return ts_node_type(n);
 }
 
-static int is(TSNode n, const char *t) {
-  return !ts_node_is_null(n) && strcmp(ts_node_type(n), t) == 0;
-}
-
 static const char *text(scan *s, TSNode n, size_t *len) {
   uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
   *len = b - a;
@@ -102,16 +99,8 @@ static char *dup_text(scan *s, TSNode n) {
   return sm__strndup(s->c, t, len);
 }
 
-static int line_of(TSNode n) {
-  return (int)ts_node_start_point(n).row + 1;
-}
-
 static const char *ev(scan *s, TSNode n) {
   return sm__ev(s->c, s->rel, line_of(n));
-}
-
-static TSNode field(TSNode n, const char *name) {
-  return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
 }
 
 /* Last component of a dotted name. */
@@ -171,20 +160,8 @@ static const char *string_value(scan *s, TSNode n) {
 /* A dotted reference name for identifiers and attributes: `args.lr` ->
  * "lr", `config.TRAIN.BASE_LR` -> "train.base_lr". */
 static const char *ref_name(scan *s, TSNode n) {
-  char *t = dup_text(s, n), *p;
-  if (t == NULL)
-    return NULL;
-  for (p = t; *p; p++) {
-    if (isspace((unsigned char)*p))
-      return NULL;
-    *p = (char)tolower((unsigned char)*p);
-  }
-  if (is(n, "attribute")) {
-    char *dot = strchr(t, '.');
-    if (dot != NULL)
-      t = dot + 1;
-  }
-  return t;
+  char *t = dup_text(s, n);
+  return t ? sm__dotted_key(t, is(n, "attribute"), 0) : NULL;
 }
 
 static int rpn(scan *s, TSNode n, sm_buf *out, int depth);
@@ -1420,12 +1397,9 @@ static const char *call_ev(callsite *k) {
 #define EV() call_ev(k)
 /* Calls that turn a strategy, a precision or a feature on (DDP, FSDP,
  * autocast, LoRA, device counts, Fire, LightningCLI). */
-static void call_strategy(callsite *k) {
-  scan *s = k->s;
+static void call_strategy(callsite *k, scan *s, TSNode args, const char *callee,
+                          const char *l) {
   TSNode fn = k->fn;
-  TSNode args = k->args;
-  const char *callee = k->callee;
-  const char *l = k->l;
   if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0)
     strategy_use(s, SM__SIG_DDP, EV());
   else if (strcmp(l, "FullyShardedDataParallel") == 0 ||
@@ -1477,11 +1451,8 @@ static void call_strategy(callsite *k) {
 }
 
 /* A DeepSpeed launcher, or a CLI that re-runs itself under a launcher. */
-static void call_relaunch(callsite *k) {
-  scan *s = k->s;
-  TSNode args = k->args;
-  const char *callee = k->callee;
-  const char *l = k->l;
+static void call_relaunch(callsite *k, scan *s, TSNode args, const char *callee,
+                          const char *l) {
   if (strstr(callee, "deepspeed") != NULL &&
       (strstr(callee, "launcher") != NULL || strstr(callee, "runner") != NULL))
     sm__signal(s->c, SM__SIG_DS_LAUNCHER, EV(), s->layer);
@@ -1505,9 +1476,7 @@ static void call_relaunch(callsite *k) {
 
 /* Keywords of a model load: device_map="auto", quantised loads, bf16
  * dtypes. */
-static void call_model_load(callsite *k) {
-  scan *s = k->s;
-  TSNode args = k->args;
+static void call_model_load(callsite *k, scan *s, TSNode args) {
   val dm = kwarg(s, args, "device_map");
   val q8 = kwarg(s, args, "load_in_8bit");
   val q4 = kwarg(s, args, "load_in_4bit");
@@ -1536,11 +1505,8 @@ static void call_model_load(callsite *k) {
 
 /* Calls that name the model or the data (from_pretrained, from_config,
  * a *Dataset class, load_dataset, create_model, model factories). */
-static void call_model_data(callsite *k) {
-  scan *s = k->s;
-  TSNode args = k->args;
-  const char *callee = k->callee;
-  const char *l = k->l;
+static void call_model_data(callsite *k, scan *s, TSNode args,
+                            const char *callee, const char *l) {
   if (strcmp(l, "from_pretrained") == 0) {
     TSNode a = first_pos(args);
     int model_class = strstr(callee, "Tokenizer") == NULL &&
@@ -1645,12 +1611,9 @@ static void call_model_data(callsite *k) {
 
 /* Calls whose keywords are settings (Trainer(...), *Config(...), dict):
  * their keywords become params. */
-static void call_config(callsite *k) {
-  scan *s = k->s;
+static void call_config(callsite *k, scan *s, TSNode args, const char *callee,
+                        const char *l) {
   TSNode n = k->n;
-  TSNode args = k->args;
-  const char *callee = k->callee;
-  const char *l = k->l;
   if (config_callee(callee)) {
     if (strcmp(l, "Trainer") == 0 || strcmp(l, "SFTTrainer") == 0 ||
         strcmp(l, "Seq2SeqTrainer") == 0) {
@@ -1721,13 +1684,13 @@ static void visit_call(scan *s, TSNode n) {
     kwargs_to_params(s, args, s->layer, 0);
     return;
   }
-  call_strategy(&k);
-  call_relaunch(&k);
-  call_model_load(&k);
+  call_strategy(&k, s, args, callee, l);
+  call_relaunch(&k, s, args, callee, l);
+  call_model_load(&k, s, args);
   if (on_path(s) && isupper((unsigned char)callee[0]) && !s->guard)
     head_class(s, callee, EV());
-  call_model_data(&k);
-  call_config(&k);
+  call_model_data(&k, s, args, callee, l);
+  call_config(&k, s, args, callee, l);
   if (s->func != NULL && s->cls == NULL && is(fn, "identifier") &&
       ts_node_named_child_count(args) >= 1 && strcmp(callee, s->func) != 0 &&
       islower((unsigned char)callee[0]))
