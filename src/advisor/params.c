@@ -563,7 +563,7 @@ static const struct {
     {"noise_schedule", SM__W_DIFFUSION},
     {"denois", SM__W_DIFFUSION},
     {"=dino", SM__W_SELFSUP},
-    {"moco", SM__W_SELFSUP},
+    {"=moco", SM__W_SELFSUP},
     {"simclr", SM__W_SELFSUP},
     {"byol", SM__W_SELFSUP},
     {"self_supervised", SM__W_SELFSUP},

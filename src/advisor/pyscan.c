@@ -262,6 +262,13 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
       sm_buf_adds(out, " 1");
       return 0;
     }
+    if (callee && strcmp(last_comp(callee), "is_available") == 0 &&
+        (strstr(callee, "mps") || strstr(callee, "xpu") ||
+         strstr(callee, "npu"))) {
+      /* ... CUDA GPUs, not Apple, Intel or Ascend devices. */
+      sm_buf_adds(out, " 0");
+      return 0;
+    }
     if (callee &&
         (strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0) &&
         ts_node_named_child_count(args) == 1)
@@ -1251,6 +1258,18 @@ static void config_object(scan *s, const char *var, TSNode call) {
   if (callee == NULL || strchr(callee, '(') || strlen(callee) > 128)
     return;
   cls = sm__py_resolve(s->c, s->rel, callee);
+  if (cls == NULL || cls->t != SM__T_CLASS) {
+    /* cfg = TrainConfig.load(path, overrides): a constructor class
+     * method of a configuration class (load, from_yaml, from_dict,
+     * parse_args) also starts from the class's defaults. */
+    char *dot = strrchr(callee, '.');
+    if (dot == NULL || !(strncmp(dot + 1, "load", 4) == 0 ||
+                         strncmp(dot + 1, "from_", 5) == 0 ||
+                         strncmp(dot + 1, "parse", 5) == 0))
+      return;
+    *dot = '\0';
+    cls = sm__py_resolve(s->c, s->rel, callee);
+  }
   if (cls == NULL || cls->t != SM__T_CLASS || !config_class(cls))
     return;
   obj = sm__py_instantiate(s->c, cls);
@@ -1400,11 +1419,17 @@ static const char *call_ev(callsite *k) {
 static void call_strategy(callsite *k, scan *s, TSNode args, const char *callee,
                           const char *l) {
   TSNode fn = k->fn;
-  if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0)
+  if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0 ||
+      strcmp(l, "DDPStrategy") == 0)
     strategy_use(s, SM__SIG_DDP, EV());
   else if (strcmp(l, "FullyShardedDataParallel") == 0 ||
-           strcmp(l, "FSDP") == 0 || strcmp(l, "fully_shard") == 0)
+           strcmp(l, "FSDP") == 0 || strcmp(l, "fully_shard") == 0 ||
+           strcmp(l, "FSDPStrategy") == 0)
+    /* The module wrapper, its functional form, or the strategy object a
+     * trainer framework (Lightning Fabric/Trainer) applies it with. */
     strategy_use(s, SM__SIG_FSDP, EV());
+  else if (strcmp(l, "DeepSpeedStrategy") == 0)
+    strategy_use(s, SM__SIG_DEEPSPEED, EV());
   else if (strcmp(callee, "deepspeed.initialize") == 0)
     strategy_use(s, SM__SIG_DEEPSPEED, EV());
   else if (strcmp(l, "DataParallel") == 0)
@@ -2185,6 +2210,27 @@ static void assign_attribute(scan *s, TSNode left, TSNode right, val v,
     put(s, r, v, s->layer, e);
 }
 
+/* Is an RPN guard made of constants only (numbers, strings, operators),
+ * so that its value does not wait for the job's options? */
+static int const_guard(const char *rpn) {
+  const char *p = rpn;
+  while (*p) {
+    size_t n;
+    while (*p == ' ')
+      p++;
+    n = strcspn(p, " ");
+    if (n == 0)
+      break;
+    if (!(isdigit((unsigned char)p[0]) || p[0] == '"' ||
+          (n == 3 && strncmp(p, "and", 3) == 0) ||
+          (n == 3 && strncmp(p, "not", 3) == 0) ||
+          (n == 2 && strncmp(p, "or", 2) == 0)))
+      return 0;
+    p += n;
+  }
+  return 1;
+}
+
 static void visit_assignment(scan *s, TSNode n, int augmented) {
   TSNode left = field(n, "left");
   TSNode right = field(n, "right");
@@ -2192,6 +2238,11 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
   val v;
 
   if (ts_node_is_null(right))
+    return;
+  if (s->guard != NULL && const_guard(s->guard) &&
+      sm__cond_value(s->c, s->guard) == 0)
+    /* if not torch.cuda.is_available(): cfg.strategy = "single" -- a
+     * fallback for hardware the job does not run on. */
     return;
   if (augmented) {
     assign_augmented(s, n, left, right, e);
@@ -2294,6 +2345,29 @@ static void visit_if(scan *s, TSNode n, int depth) {
     }
   }
   s->guard = save;
+}
+
+/* a if cond else b: each side is read under its half of the condition,
+ * as an if statement's branches are (FSDPStrategy() if shard else
+ * DDPStrategy()).  -1 when the expression is not of that shape. */
+static int visit_ternary(scan *s, TSNode n, int depth) {
+  const char *save = s->guard, *c0;
+  sm_buf b;
+  if (ts_node_named_child_count(n) != 3)
+    return -1;
+  sm_buf_init(&b, 8192);
+  cond_into(s, ts_node_named_child(n, 1), &b, 0);
+  c0 = sm__strdup(s->c, sm_buf_str(&b));
+  sm_buf_release(&b);
+  if (c0 == NULL || c0[0] == '\0')
+    return -1;
+  visit(s, ts_node_named_child(n, 1), depth + 1);
+  s->guard = guard_and(s, save, c0);
+  visit(s, ts_node_named_child(n, 0), depth + 1);
+  s->guard = guard_and(s, save, sm__printf(s->c, "%s not", c0));
+  visit(s, ts_node_named_child(n, 2), depth + 1);
+  s->guard = save;
+  return 0;
 }
 
 static void visit_children(scan *s, TSNode n, int depth) {
@@ -2507,6 +2581,9 @@ static void visit(scan *s, TSNode n, int depth) {
       return;
     }
     if (strcmp(t, "comment") == 0)
+      return;
+    if (strcmp(t, "conditional_expression") == 0 && !s->config_only &&
+        visit_ternary(s, n, depth) == 0)
       return;
     break;
   case 'f':
