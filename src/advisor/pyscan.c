@@ -1575,7 +1575,8 @@ static void call_model_data(callsite *k, scan *s, TSNode args,
         "finetune",    "packed",      "concat",       "hf",
         "huggingface", "mapped",      "streaming",    "webdataset",
         "lazy",        "memory",      "fake",         "dummy",
-        "generic",     NULL};
+        "generic",     "combined",    "mixed",        "interleaved",
+        "weighted",    "merged",      "multi",        NULL};
     char stem[128];
     size_t sl = strlen(l) - 7;
     int gen = 0;
@@ -1585,6 +1586,10 @@ static void call_model_data(callsite *k, scan *s, TSNode args,
       stem[sl] = '\0';
       for (int i = 0; generic[i] && !gen; i++)
         gen = strcmp(stem, generic[i]) == 0;
+      /* A class built from other datasets (datasets=[...]) mixes them;
+       * it names none. */
+      if (!gen && kwarg(s, args, "datasets").kind != -1)
+        gen = 1;
       if (!gen && sl > 0)
         sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
     }
@@ -1659,6 +1664,10 @@ static void call_config(callsite *k, scan *s, TSNode args, const char *callee,
      * values. */
     if (!(strcmp(l, "dict") == 0 && is(ts_node_parent(n), "pair")))
       kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer, 0);
+    if (strcmp(l, "dict") == 0 && s->func != NULL && s->cls == NULL)
+      /* def llama_7b(): return dict(dim=4096, n_layers=32): the values a
+       * size function gives, applied when a name selects it. */
+      kwargs_to_params(s, args, s->layer, 1);
   } else if (s->func != NULL) {
     kwargs_to_params(s, args, s->layer, 1);
   }
@@ -1821,6 +1830,18 @@ static void visit_dict(scan *s, TSNode n) {
     k = field(pr, "key");
     v = field(pr, "value");
     kv = eval(s, k, 0);
+    if (kv.kind == SM__V_STR && is(v, "identifier") && s->func == NULL &&
+        s->cls == NULL && !s->config_only) {
+      /* {"8B": _8b, "small": small_config}: a table of named sizes whose
+       * entries are the functions that build them. */
+      sm__kv *f = sm__vec_push(&s->c->factories);
+      if (f != NULL) {
+        f->group = kv.str;
+        f->key = sm__printf(s->c, "@alias:%s", dup_text(s, v));
+        f->ev = ev(s, pr);
+      }
+      continue;
+    }
     if (kv.kind != SM__V_STR || !is(v, "call"))
       continue;
     {
@@ -2077,6 +2098,11 @@ static void assign_expr(scan *s, const char *name, const char *expr,
  * 0 when the file is read as config only (nothing more to do). */
 static int publish_name(scan *s, const char *name, TSNode right, val v,
                         const char *e) {
+  if (s->func != NULL && s->cls == NULL && !s->config_only &&
+      v.kind == SM__V_NUM && is(right, "integer"))
+    /* def _8b(): dim = 4096; n_layers = 32; ...: the sizes a size
+     * function sets, applied when a name selects the function. */
+    factory_kv(s, s->func, name, v.num, e);
   if (s->config_only) {
     if (s->func == NULL && s->cls == NULL && v.kind >= 0)
       put(s, name, v, s->layer, e);

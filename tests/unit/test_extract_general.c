@@ -1308,3 +1308,99 @@ SM_TEST(extract_sharding_and_degree_keys) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+SM_TEST(extract_size_tables_of_functions) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A table of named sizes whose entries are the functions that build
+   * them: one sets locals, one returns a dict. */
+  put(&r, "arch/__init__.py", "");
+  put(&r, "arch/sizes.py",
+      "import torch\n"
+      "class Net(torch.nn.Module):\n"
+      "    def __init__(self, dim=64, n_layers=2, n_heads=2):\n"
+      "        super().__init__()\n"
+      "def _tiny():\n    dim = 192\n    n_layers = 3\n    n_heads = 3\n"
+      "    return dict(dim=dim, n_layers=n_layers, n_heads=n_heads)\n"
+      "def _wide():\n    return dict(dim=3072, n_layers=28, n_heads=24)\n"
+      "SIZES = {'tiny': _tiny, 'wide': _wide, 'alias': _wide, 3: _tiny}\n"
+      "def build(name):\n    return Net(**SIZES[name]())\n");
+  put(&r, "train.py",
+      "import argparse\nfrom arch.sizes import build\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model_name', default='tiny')\n"
+      "p.add_argument('--max_steps', type=int, default=10)\n"
+      "a = p.parse_args()\nmodel = build(a.model_name)\n");
+  run(&r, NULL, "python train.py --model_name wide", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 3072);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 28);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --model_name tiny", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 192);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 3);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --model_name alias", &res);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 28);
+  sm_extract_res_release(&res);
+  /* A name the table does not hold: the class defaults of a library
+   * module are no answer. */
+  run(&r, NULL, "python train.py --model_name huge", &res);
+  ASSERT(!known(&res, SM_META_N_LAYERS));
+  sm_extract_res_release(&res);
+  /* Malformed: a table entry naming no function, a function that calls
+   * itself. */
+  put(&r, "arch/sizes.py",
+      "SIZES = {'tiny': not_defined, 'loop': _loop}\n"
+      "def _loop():\n    return _loop()\n"
+      "def build(name):\n    return SIZES[name]()\n");
+  run(&r, NULL, "python train.py --model_name loop", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --model_name tiny", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_dataset_mixers_name_no_data) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A class that mixes other datasets (by its datasets= argument or by
+   * a mixing word in its name) is no dataset name. */
+  put(&r, "train.py",
+      "import torch\n"
+      "class BlendDataset(torch.utils.data.IterableDataset):\n"
+      "    def __init__(self, datasets, weights):\n        pass\n"
+      "def main():\n"
+      "    parts = [torch.load('a'), torch.load('b')]\n"
+      "    mix = BlendDataset(datasets=parts, weights=[0.5, 0.5])\n"
+      "    model = torch.nn.Linear(2, 2)\n"
+      "main()\n");
+  run(&r, NULL, "python train.py", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  put(&r, "train2.py",
+      "import torch\n"
+      "class InterleavedDataset(torch.utils.data.IterableDataset):\n"
+      "    pass\n"
+      "def main():\n    data = InterleavedDataset()\n"
+      "    model = torch.nn.Linear(2, 2)\n"
+      "main()\n");
+  run(&r, NULL, "python train2.py", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  /* A dataset class named after its data still names it. */
+  put(&r, "train3.py",
+      "import torch\n"
+      "class TinyStoriesDataset(torch.utils.data.IterableDataset):\n"
+      "    pass\n"
+      "def main():\n    data = TinyStoriesDataset()\n"
+      "    model = torch.nn.Linear(2, 2)\n"
+      "main()\n");
+  run(&r, NULL, "python train3.py", &res);
+  ASSERT(known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
