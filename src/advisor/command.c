@@ -499,8 +499,6 @@ static int generic_launcher(sm__ctx *c, cmdline *cl, int i) {
   }
   if (s < 0)
     return 1;
-  c->launcher = 1;
-  c->launcher_name = sm__base_name(cl->w[i - 1]);
   for (int k = i; k < s; k++) {
     const char *v = NULL, *ev = cl->ev[k];
     int j = k, hit = 0;
@@ -517,8 +515,13 @@ static int generic_launcher(sm__ctx *c, cmdline *cl, int i) {
         sm__set_nodes(c, v, ev, 1);
         hit = 1;
       }
-    if (hit)
+    if (hit) {
+      /* Only a program with resource options launches processes; `uv
+       * run`, `poetry run` and the like only wrap the interpreter. */
+      c->launcher = 1;
+      c->launcher_name = sm__base_name(cl->w[i - 1]);
       k = j;
+    }
   }
   if (strncmp(sm__base_name(cl->w[s]), "python", 6) == 0)
     return python(c, cl, s + 1);

@@ -1090,6 +1090,11 @@ SM_TEST(extract_launcher_without_a_table) {
       &res);
   ASSERT_EQ(num(&res, SM_META_GPUS), 4);
   sm_extract_res_release(&res);
+  /* A wrapper with no resource options only runs the interpreter. */
+  run(&r, NULL, "uv run python pretrain/run.py --devices 1", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 1);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "none");
+  sm_extract_res_release(&res);
   /* "auto" devices: the count is left to the hardware. */
   run(&r, NULL, "fabric run --devices auto pretrain/run.py", &res);
   ASSERT(!known(&res, SM_META_GPUS));
