@@ -1409,3 +1409,28 @@ SM_TEST(extract_dataset_mixers_name_no_data) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+SM_TEST(extract_image_text_pair_data_votes_contrastive) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Image-text pair collections made for CLIP-style training vote for
+   * their usual task. */
+  put(&r, "train.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--train-data', default=None)\n"
+      "p.add_argument('--epochs', type=int, default=2)\n"
+      "p.add_argument('--batch-size', type=int, default=64)\n"
+      "a = p.parse_args()\n"
+      "model = torch.nn.Linear(2, 2)\n");
+  run(&r, NULL,
+      "python train.py --train-data "
+      "/data/datacomp/datacomp-train-{0000..0099}.tar",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "datacomp");
+  ASSERT_STREQ(str(&res, SM_META_TASK), "contrastive_pretraining");
+  ASSERT_STREQ(str(&res, SM_META_DOMAIN), "multimodal");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
