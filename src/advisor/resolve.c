@@ -1620,7 +1620,13 @@ static void dataset(sm__ctx *c) {
         first[o] = '\0';
         s = sm__strdup(c, first);
       }
-      name = sm__norm_dataset(c, s, &c->ds_task, &c->ds_domain);
+      /* A path whose last component is unknown but whose directories
+       * name a known dataset (.../olmo-mix/v1_5/tok/part-0.npy). */
+      if (s != NULL && strchr(s, '/') != NULL &&
+          sm__known_dataset(c, s, NULL, NULL) == NULL)
+        name = dataset_in_path(c, s, 256);
+      if (name == NULL)
+        name = sm__norm_dataset(c, s, &c->ds_task, &c->ds_domain);
     }
     if (name != NULL) {
       ev = p->ev;

@@ -1434,3 +1434,52 @@ SM_TEST(extract_image_text_pair_data_votes_contrastive) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+SM_TEST(extract_dataset_from_shard_paths) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import sys\nimport torch\nimport yaml\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n"
+      "model = torch.nn.Linear(2, 2)\n");
+  /* A list of shard files: the directory that names a known dataset,
+   * not the shard's file name. */
+  put(&r, "mix.yaml",
+      "data:\n  paths:\n"
+      "    - https://data.example.org/pre/dolma/v2/tok-x/part-000-00000.npy\n"
+      "    - https://data.example.org/pre/dolma/v2/tok-x/part-000-00001.npy\n"
+      "max_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py mix.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "dolma");
+  sm_extract_res_release(&res);
+  /* Numbered shards under an unknown name: that name, not the number. */
+  put(&r, "own.yaml",
+      "data:\n  paths:\n    - /data/mycorpus/shard-00012.tar\n"
+      "max_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py own.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "mycorpus");
+  sm_extract_res_release(&res);
+  /* A directory option of the script. */
+  put(&r, "pre.py",
+      "import torch\n"
+      "def setup(train_data_dir: str = 'data/x', max_steps: int = 5):\n"
+      "    model = torch.nn.Linear(2, 2)\n"
+      "if __name__ == '__main__':\n"
+      "    from jsonargparse import CLI\n    CLI(setup)\n");
+  run(&r, NULL, "python pre.py --train_data_dir /data/tinystories_v2", &res);
+  ASSERT(strstr(str(&res, SM_META_DATASET), "tinystories") != NULL);
+  sm_extract_res_release(&res);
+  /* Malformed: an empty list, a list of numbers, only shard numbers. */
+  put(&r, "bad.yaml", "data:\n  paths: []\nmax_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py bad.yaml", &res);
+  sm_extract_res_release(&res);
+  put(&r, "bad2.yaml", "data:\n  paths: [1, 2]\nmax_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py bad2.yaml", &res);
+  sm_extract_res_release(&res);
+  put(&r, "bad3.yaml", "data:\n  paths: ['/0001/0002.npy']\nmax_steps: 1\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py bad3.yaml", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
