@@ -131,13 +131,16 @@ static const char *const generic_dirs[] = {
     "",          ".",        "..",       NULL};
 
 static const char *const generic_names[] = {
-    "model",       "models",    "checkpoint",    "checkpoints",   "ckpt",
-    "output",      "outputs",   "pretrained",    "scratch",       "resume",
-    "none",        "null",      "auto",          "custom",        "base",
-    "default",     "path",      "dir",           "data",          "dataset",
-    "true",        "false",     "weights",       "model-weights", "asr-model",
-    "lm-model",    "ctc-model", "seq2seq-model", "main-model",    "base-model",
-    "transformer", NULL};
+    "model",      "models",     "checkpoint",  "checkpoints",
+    "ckpt",       "output",     "outputs",     "pretrained",
+    "scratch",    "resume",     "none",        "null",
+    "auto",       "custom",     "base",        "default",
+    "path",       "dir",        "data",        "dataset",
+    "true",       "false",      "weights",     "model-weights",
+    "asr-model",  "lm-model",   "ctc-model",   "seq2seq-model",
+    "main-model", "base-model", "transformer", "train",
+    "training",   "val",        "valid",       "validation",
+    "test",       "eval",       NULL};
 
 static int in(const char *const *list, const char *s, size_t n) {
   for (int i = 0; list[i]; i++)

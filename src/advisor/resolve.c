@@ -1547,6 +1547,23 @@ static void model_name(sm__ctx *c, const char **model_out) {
   *model_out = m.name;
 }
 
+/* Does a key's leaf name evaluation data (a token val, valid,
+ * validation, eval, test)? */
+static int eval_leaf(const char *leaf) {
+  static const char *const toks[] = {"val",  "valid", "validation",
+                                     "eval", "test",  NULL};
+  for (const char *a = leaf; *a;) {
+    size_t n = strcspn(a, "_.-");
+    for (int k = 0; toks[k]; k++)
+      if (strlen(toks[k]) == n && strncmp(a, toks[k], n) == 0)
+        return 1;
+    a += n;
+    if (*a)
+      a++;
+  }
+  return 0;
+}
+
 /* The first component of path (3 bytes or more, under max) that names a
  * known dataset, or NULL; the dataset's task and domain hints are set. */
 static const char *dataset_in_path(sm__ctx *c, const char *path, size_t max) {
@@ -1686,6 +1703,9 @@ static void dataset(sm__ctx *c) {
         continue;
       for (int k = 0; not_data[k] && !skip; k++)
         skip = strstr(q->leaf, not_data[k]) != NULL;
+      /* Evaluation data (imagenet_val, eval_data_path) is not what the
+       * job trains on. */
+      skip = skip || eval_leaf(q->leaf);
       if (skip)
         continue;
       name = dataset_in_path(c, q->str, 256);

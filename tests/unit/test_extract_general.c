@@ -1477,6 +1477,23 @@ SM_TEST(extract_dataset_from_shard_paths) {
   put(&r, "bad2.yaml", "data:\n  paths: [1, 2]\nmax_steps: 10\n");
   run(&r, NULL, "torchrun --nproc_per_node=2 train.py bad2.yaml", &res);
   sm_extract_res_release(&res);
+  /* A path given for evaluation only names no training data. */
+  put(&r, "zs.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--train-data', default=None)\n"
+      "p.add_argument('--imagenet-val', default=None)\n"
+      "p.add_argument('--epochs', type=int, default=2)\n"
+      "a = p.parse_args()\nmodel = torch.nn.Linear(2, 2)\n");
+  run(&r, NULL, "python zs.py --imagenet-val /data/imagenet/val", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  /* A split's name is no dataset's. */
+  put(&r, "split.yaml",
+      "data:\n  paths: ['/data/captions/train_data.csv']\nmax_steps: 1\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py split.yaml", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
   put(&r, "bad3.yaml", "data:\n  paths: ['/0001/0002.npy']\nmax_steps: 1\n");
   run(&r, NULL, "torchrun --nproc_per_node=2 train.py bad3.yaml", &res);
   ASSERT(!known(&res, SM_META_DATASET));
