@@ -262,6 +262,11 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
       sm_buf_adds(out, " 1");
       return 0;
     }
+    if (callee && strcmp(last_comp(callee), "is_bf16_supported") == 0) {
+      /* ... of the current generation, which have bf16 (A100, H100). */
+      sm_buf_adds(out, " 1");
+      return 0;
+    }
     if (callee && strcmp(last_comp(callee), "is_available") == 0 &&
         (strstr(callee, "mps") || strstr(callee, "xpu") ||
          strstr(callee, "npu"))) {

@@ -1500,3 +1500,28 @@ SM_TEST(extract_dataset_from_shard_paths) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+SM_TEST(extract_bf16_capable_gpus) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A fp16 fallback for GPUs without bf16 is not taken on the current
+   * ones; the bf16 branch is. */
+  put(&r, "a.py",
+      "import torch\nmodel = torch.nn.Linear(2, 2)\nmax_steps = 10\n"
+      "if not torch.cuda.is_bf16_supported():\n"
+      "    scaler = torch.cuda.amp.GradScaler()\n"
+      "    model = model.half()\n");
+  run(&r, NULL, "python a.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  put(&r, "b.py",
+      "import torch\nmodel = torch.nn.Linear(2, 2)\nmax_steps = 10\n"
+      "if torch.cuda.is_bf16_supported():\n"
+      "    ctx = torch.autocast('cuda', dtype=torch.bfloat16)\n"
+      "else:\n    scaler = torch.cuda.amp.GradScaler()\n");
+  run(&r, NULL, "python b.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
