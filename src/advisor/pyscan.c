@@ -756,18 +756,24 @@ static int is_batch_name(const char *leaf) {
   return strstr(leaf, "batch_size") != NULL || strcmp(leaf, "@world") == 0;
 }
 
+/* The next space-separated token of RPN text r into tok (at most cap-1
+ * bytes kept); the rest of the text, or NULL when no token is left. */
+static const char *rpn_token(const char *r, char *tok, size_t cap) {
+  size_t n = 0;
+  while (*r == ' ')
+    r++;
+  while (*r && *r != ' ' && n + 1 < cap)
+    tok[n++] = *r++;
+  tok[n] = '\0';
+  return n == 0 ? NULL : r;
+}
+
 /* Does RPN text mention an lr key and a batch key? */
 static int lr_rescale_expr(const char *r) {
   int lr = 0, batch = 0, num = 0;
   char tok[128];
   while (*r) {
-    size_t n = 0;
-    while (*r == ' ')
-      r++;
-    while (*r && *r != ' ' && n + 1 < sizeof(tok))
-      tok[n++] = *r++;
-    tok[n] = '\0';
-    if (n == 0)
+    if ((r = rpn_token(r, tok, sizeof(tok))) == NULL)
       break;
     if (isdigit((unsigned char)tok[0]))
       num = 1;
@@ -1888,13 +1894,7 @@ static void batch_division(scan *s, const char *target, const char *rpn,
   if (target == NULL || strcasestr(target, "batch") == NULL)
     return;
   while (*p) {
-    size_t n = 0;
-    while (*p == ' ')
-      p++;
-    while (*p && *p != ' ' && n + 1 < sizeof(tok))
-      tok[n++] = *p++;
-    tok[n] = '\0';
-    if (n == 0)
+    if ((p = rpn_token(p, tok, sizeof(tok))) == NULL)
       break;
     if (k == 0)
       first_batch = strstr(tok, "batch") != NULL;
