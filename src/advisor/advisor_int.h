@@ -724,6 +724,14 @@ const char *const *sm__keys(const char *role);
 /* Does a key's leaf carry role by the token rules of keys.tsv (ROLE~
  * lines: max_train_steps, number_of_epochs)? */
 int sm__key_role(const char *leaf, const char *role);
+/* A number as configs write it (3e-4, 1_000, .5, -2; 0x10 with hex):
+ * 0 and *out, or -1. */
+int sm__config_num(const char *s, int hex, double *out);
+/* The configuration key a reference in code stands for, lower-cased in
+ * place in t: `args.lr` (an attribute) -> "lr", `config.TRAIN.LR` ->
+ * "train.lr".  NULL when t holds a space, or with names_only any
+ * character outside names and dots. */
+const char *sm__dotted_key(char *t, int attribute, int names_only);
 /* The keys of a role for this extraction: the list of sm__keys, then
  * the leaves of the values set that the token rules give the role
  * (arena, NULL-terminated). */

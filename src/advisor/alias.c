@@ -131,13 +131,16 @@ static const char *const generic_dirs[] = {
     "",          ".",        "..",       NULL};
 
 static const char *const generic_names[] = {
-    "model",       "models",    "checkpoint",    "checkpoints",   "ckpt",
-    "output",      "outputs",   "pretrained",    "scratch",       "resume",
-    "none",        "null",      "auto",          "custom",        "base",
-    "default",     "path",      "dir",           "data",          "dataset",
-    "true",        "false",     "weights",       "model-weights", "asr-model",
-    "lm-model",    "ctc-model", "seq2seq-model", "main-model",    "base-model",
-    "transformer", NULL};
+    "model",      "models",     "checkpoint",  "checkpoints",
+    "ckpt",       "output",     "outputs",     "pretrained",
+    "scratch",    "resume",     "none",        "null",
+    "auto",       "custom",     "base",        "default",
+    "path",       "dir",        "data",        "dataset",
+    "true",       "false",      "weights",     "model-weights",
+    "asr-model",  "lm-model",   "ctc-model",   "seq2seq-model",
+    "main-model", "base-model", "transformer", "train",
+    "training",   "val",        "valid",       "validation",
+    "test",       "eval",       NULL};
 
 static int in(const char *const *list, const char *s, size_t n) {
   for (int i = 0; list[i]; i++)
@@ -150,6 +153,40 @@ static void strip_suffix(char *s, const char *suf) {
   size_t n = strlen(s), k = strlen(suf);
   if (n > k + 1 && strcmp(s + n - k, suf) == 0)
     s[n - k] = '\0';
+}
+
+/* A shard of a dataset rather than its name: digits, brace ranges and
+ * the words shards are numbered by (part-000-00000.npy, shard-00012.tar,
+ * {0000..2175}.tar, train-00001-of-00064). */
+static int shard_like(const char *s, size_t n) {
+  static const char *const words[] = {"part",  "shard", "chunk", "split", "of",
+                                      "train", "val",   "valid", "test",  NULL};
+  size_t i = 0, digits = 0;
+  const char *dot = NULL;
+  for (size_t k = 0; k < n; k++)
+    if (s[k] == '.' && k + 1 < n && isalpha((unsigned char)s[k + 1]))
+      dot = s + k;
+  if (dot != NULL)
+    n = (size_t)(dot - s); /* the extension */
+  while (i < n) {
+    if (isdigit((unsigned char)s[i])) {
+      digits++;
+      i++;
+    } else if (isalpha((unsigned char)s[i])) {
+      size_t j = i;
+      int hit = 0;
+      while (j < n && isalpha((unsigned char)s[j]))
+        j++;
+      for (int w = 0; words[w] && !hit; w++)
+        hit = strlen(words[w]) == j - i && strncmp(s + i, words[w], j - i) == 0;
+      if (!hit)
+        return 0;
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  return digits > 0;
 }
 
 /* Cleans raw into out; returns 0 or -1 when nothing name-like is left. */
@@ -204,7 +241,8 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
     start = e;
     while (start > buf && start[-1] != '/')
       start--;
-    if (!(dataset && in(generic_dirs, start, (size_t)(e - start))) &&
+    if (!(dataset && (in(generic_dirs, start, (size_t)(e - start)) ||
+                      shard_like(start, (size_t)(e - start)))) &&
         e - start > 0 && !(e - start == 1 && *start == '.'))
       break;
     if (start == buf)

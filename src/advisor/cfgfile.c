@@ -106,18 +106,24 @@ static int preset_dirs(const char *key, char out[][64], int max) {
     snprintf(out[k++], 64, "%s", base);
   if (k < max)
     snprintf(out[k++], 64, "%ss", key);
+  /* A package's table of architectures as one file per name
+   * (model_configs/ViT-B-32.json). */
+  if (k < max)
+    snprintf(out[k++], 64, "%s_configs", base);
+  if (k < max)
+    snprintf(out[k++], 64, "%s_cfgs", base);
   return k;
 }
 
 static const char *find_preset(sm__ctx *c, const char *key, const char *val,
                                const char *const *bases, int nb) {
   static const char *const exts[] = {".yml", ".yaml", ".json", NULL};
-  char dirs[6][64];
+  char dirs[8][64];
   int nd;
   if (val == NULL || val[0] == '\0' || strchr(val, '/') || strlen(val) > 100 ||
       sm__cfg_is_config_name(val))
     return NULL;
-  nd = preset_dirs(key, dirs, 6);
+  nd = preset_dirs(key, dirs, 8);
   for (int b = 0; b < nb; b++) {
     char dir[1024];
     if (bases[b] == NULL)
@@ -207,8 +213,10 @@ void sm__named_presets(sm__ctx *c) {
 
 static void presets_by_key(sm__ctx *c) {
   static const char *const keys[] = {"model_name", "accelerate_config",
-                                     "model_type", "model_config", NULL};
-  const char *bases[8];
+                                     "model_type", "model_config",
+                                     "model",      "arch",
+                                     NULL};
+  const char *bases[16];
   int nb = 0;
   /* Where configs live: the directories of the files read so far, the
    * entry's and the package's. */
@@ -220,6 +228,20 @@ static void presets_by_key(sm__ctx *c) {
     bases[nb++] = c->entry_dir;
   if (c->entry_pkg && nb < 8)
     bases[nb++] = c->entry_pkg;
+  /* ... and the directories of the first modules the job imports from
+   * the repository (a factory that reads its own model_configs/). */
+  for (int i = 0; i < c->pyqueue.n && nb < 16; i++) {
+    const sm__pyfile *f = &SM__AT(c->pyqueue, sm__pyfile, i);
+    const char *sl = strrchr(f->path, '/');
+    const char *d = sl ? sm__strndup(c, f->path, (size_t)(sl - f->path)) : "";
+    int seen = 0;
+    if (d == NULL || f->depth > 2)
+      continue;
+    for (int b = 0; b < nb && !seen; b++)
+      seen = bases[b] != NULL && strcmp(bases[b], d) == 0;
+    if (!seen)
+      bases[nb++] = d;
+  }
   for (int k = 0; keys[k]; k++) {
     const char *names[2] = {keys[k], NULL};
     const sm__param *p = sm__param_get_min(c, names, SM__L_CONFIG);

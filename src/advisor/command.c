@@ -466,6 +466,68 @@ static int composer(sm__ctx *c, cmdline *cl, int i) {
   return -1;
 }
 
+/* A launcher program the extractor has no table for (`lightning run
+ * model`, `fabric run`, a cluster tool's `submit`): it is read only when
+ * a Python script of the repository follows it.  Its subcommand words
+ * are skipped; its resource options are read by the names launchers
+ * share (--devices, --nproc_per_node, --num_processes: processes per
+ * node; --num_nodes, --nnodes: nodes); other valued options are skipped.
+ * Returns 1 when no script of the repository follows (not a launcher). */
+static int generic_launcher(sm__ctx *c, cmdline *cl, int i) {
+  static const char *const per_node[] = {
+      "--devices",  "--nproc_per_node", "--nproc-per-node",
+      "--gpus",     "--num_processes",  "--num-processes",
+      "--num_gpus", "--num-gpus",       NULL};
+  static const char *const node_opts[] = {"--num_nodes", "--num-nodes",
+                                          "--nnodes", "--nodes", NULL};
+  int s = -1;
+  for (int k = i; k < cl->n && k < i + 64; k++) {
+    const char *w = cl->w[k];
+    size_t n = strlen(w);
+    if (w[0] == '-')
+      continue;
+    if (n > 3 && strcmp(w + n - 3, ".py") == 0) {
+      const char *path = sm__repo_join(c, cl->dir, w);
+      if (path != NULL && sm__fs_is_file(c, path))
+        s = k;
+      break;
+    }
+    if (strncmp(sm__base_name(w), "python", 6) == 0) {
+      s = k;
+      break;
+    }
+  }
+  if (s < 0)
+    return 1;
+  for (int k = i; k < s; k++) {
+    const char *v = NULL, *ev = cl->ev[k];
+    int j = k, hit = 0;
+    for (int o = 0; per_node[o] && !hit; o++)
+      if ((v = opt_value(cl, &j, per_node[o])) != NULL && j <= s) {
+        if (strcmp(v, "auto") == 0 || strcmp(v, "-1") == 0)
+          c->gpus_unfixed = 1;
+        else
+          sm__set_gpn(c, v, ev, 1);
+        hit = 1;
+      }
+    for (int o = 0; node_opts[o] && !hit; o++)
+      if ((v = opt_value(cl, &j, node_opts[o])) != NULL && j <= s) {
+        sm__set_nodes(c, v, ev, 1);
+        hit = 1;
+      }
+    if (hit) {
+      /* Only a program with resource options launches processes; `uv
+       * run`, `poetry run` and the like only wrap the interpreter. */
+      c->launcher = 1;
+      c->launcher_name = sm__base_name(cl->w[i - 1]);
+      k = j;
+    }
+  }
+  if (strncmp(sm__base_name(cl->w[s]), "python", 6) == 0)
+    return python(c, cl, s + 1);
+  return python_script(c, cl, s);
+}
+
 static int mpirun(sm__ctx *c, cmdline *cl, int i) {
   static const char *const valued[] = {
       "-x",        "-H",       "--host",  "-host",      "--hostfile",
@@ -694,6 +756,11 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
         native_usage(c, src);
         return 0;
       }
+    }
+    if (i + 1 < cl->n) {
+      int r = generic_launcher(c, cl, i + 1);
+      if (r != 1)
+        return r;
     }
     sm__warn(c,
              "command: '%s' is not a launcher or script the extractor "

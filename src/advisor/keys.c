@@ -2,6 +2,7 @@
  * (data/embed/keys.tsv, embedded in the binary), in order of
  * preference.  The resolver asks for a role ("per_device", "steps",
  * "d_model") and gets a NULL-terminated list of key names. */
+#include <ctype.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -139,4 +140,20 @@ int sm__key_role(const char *leaf, const char *role) {
       return 1;
   }
   return 0;
+}
+
+const char *sm__dotted_key(char *t, int attribute, int names_only) {
+  char *p;
+  for (p = t; *p; p++) {
+    if (names_only ? !(isalnum((unsigned char)*p) || *p == '_' || *p == '.')
+                   : isspace((unsigned char)*p) != 0)
+      return NULL;
+    *p = (char)tolower((unsigned char)*p);
+  }
+  if (attribute) {
+    char *dot = strchr(t, '.');
+    if (dot != NULL)
+      t = dot + 1;
+  }
+  return t;
 }

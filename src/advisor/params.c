@@ -74,8 +74,7 @@ sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s, int kind,
   return p;
 }
 
-/* Parses a number as people write them in configs: 3e-4, 1_000, .5, 0. */
-static int parse_num(const char *s, double *out) {
+int sm__config_num(const char *s, int hex, double *out) {
   char tmp[64];
   size_t o = 0;
 
@@ -83,11 +82,19 @@ static int parse_num(const char *s, double *out) {
     if (*s != '_')
       tmp[o++] = *s;
   tmp[o] = '\0';
-  if (o == 0 || o + 1 >= sizeof(tmp))
+  if (o == 0 || *s != '\0')
     return -1;
   if (!(isdigit((unsigned char)tmp[0]) || tmp[0] == '-' || tmp[0] == '+' ||
         tmp[0] == '.'))
     return -1;
+  if (hex && o > 2 && tmp[0] == '0' && (tmp[1] == 'x' || tmp[1] == 'X')) {
+    char *end;
+    long long v = strtoll(tmp, &end, 16);
+    if (*end != '\0')
+      return -1;
+    *out = (double)v;
+    return 0;
+  }
   return sm_parse_double(tmp, out);
 }
 
@@ -109,7 +116,7 @@ static int list_sum(const char *s, double *sum) {
     item[o] = '\0';
     if (o > 0) {
       n++;
-      if (parse_num(item, &v) == 0)
+      if (sm__config_num(item, 0, &v) == 0)
         *sum += v;
       else
         numeric = 0;
@@ -160,7 +167,7 @@ sm__param *sm__param_text(sm__ctx *c, const char *key, const char *text,
     return sm__param_num(c, key, 1, SM__V_BOOL, layer, ev);
   if (strcasecmp(buf, "false") == 0 || strcasecmp(buf, "no") == 0)
     return sm__param_num(c, key, 0, SM__V_BOOL, layer, ev);
-  if (parse_num(buf, &v) == 0)
+  if (sm__config_num(buf, 0, &v) == 0)
     return sm__param_num(c, key, v, SM__V_NUM, layer, ev);
   if (buf[0] == '[' && buf[n - 1] == ']') {
     sm__param *p = sm__param_str(c, key, buf, SM__V_LIST, layer, ev);
@@ -414,7 +421,7 @@ static evv eval_rpn3(sm__ctx *c, const sm__param *self, const char *rpn,
       return unk;
     if (isdigit((unsigned char)tok[0]) || tok[0] == '.') {
       double v;
-      if (parse_num(tok, &v) != 0)
+      if (sm__config_num(tok, 0, &v) != 0)
         return unk;
       st[sp++] = (evv){EV_NUM, v, NULL};
     } else if (tok[0] == '"') {
@@ -556,7 +563,7 @@ static const struct {
     {"noise_schedule", SM__W_DIFFUSION},
     {"denois", SM__W_DIFFUSION},
     {"=dino", SM__W_SELFSUP},
-    {"moco", SM__W_SELFSUP},
+    {"=moco", SM__W_SELFSUP},
     {"simclr", SM__W_SELFSUP},
     {"byol", SM__W_SELFSUP},
     {"self_supervised", SM__W_SELFSUP},

@@ -26,6 +26,7 @@
 #include <tree_sitter/api.h>
 
 #include "advisor/advisor_int.h"
+#include "advisor/tsnode.h"
 
 #define MAX_STEPS 400000
 #define MAX_CALL_DEPTH 12
@@ -101,18 +102,6 @@ static pymod *module_get(sm__ctx *c, const char *rel);
 static sm__vnode *module_run(sm__ctx *c, pymod *m);
 
 /* ==== Helpers ==== */
-
-static int is(TSNode n, const char *t) {
-  return !ts_node_is_null(n) && strcmp(ts_node_type(n), t) == 0;
-}
-
-static TSNode field(TSNode n, const char *name) {
-  return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
-}
-
-static int line_of(TSNode n) {
-  return (int)ts_node_start_point(n).row + 1;
-}
 
 static const char *span(frame *f, TSNode n, size_t *len) {
   uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
@@ -496,20 +485,8 @@ static int numeric(const sm__vnode *v) {
 /* Dotted key of a reference to configuration (args.lr -> "lr",
  * cfg.TRAIN.LR -> "train.lr"), for expressions kept symbolic. */
 static const char *ref_key(frame *f, TSNode n) {
-  char *t = dup_span(f, n), *p;
-  if (t == NULL)
-    return NULL;
-  for (p = t; *p; p++) {
-    if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.'))
-      return NULL;
-    *p = (char)tolower((unsigned char)*p);
-  }
-  if (is(n, "attribute")) {
-    char *dot = strchr(t, '.');
-    if (dot != NULL)
-      t = dot + 1;
-  }
-  return t;
+  char *t = dup_span(f, n);
+  return t ? sm__dotted_key(t, is(n, "attribute"), 1) : NULL;
 }
 
 /* x OP y on numbers, Python's rules (% takes the divisor's sign, //

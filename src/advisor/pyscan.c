@@ -19,6 +19,7 @@
 #include <tree_sitter/api.h>
 
 #include "advisor/advisor_int.h"
+#include "advisor/tsnode.h"
 
 const TSLanguage *tree_sitter_python(void);
 
@@ -84,10 +85,6 @@ static const char *ntype(TSNode n) {
   return ts_node_type(n);
 }
 
-static int is(TSNode n, const char *t) {
-  return !ts_node_is_null(n) && strcmp(ts_node_type(n), t) == 0;
-}
-
 static const char *text(scan *s, TSNode n, size_t *len) {
   uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
   *len = b - a;
@@ -102,16 +99,8 @@ static char *dup_text(scan *s, TSNode n) {
   return sm__strndup(s->c, t, len);
 }
 
-static int line_of(TSNode n) {
-  return (int)ts_node_start_point(n).row + 1;
-}
-
 static const char *ev(scan *s, TSNode n) {
   return sm__ev(s->c, s->rel, line_of(n));
-}
-
-static TSNode field(TSNode n, const char *name) {
-  return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
 }
 
 /* Last component of a dotted name. */
@@ -171,20 +160,8 @@ static const char *string_value(scan *s, TSNode n) {
 /* A dotted reference name for identifiers and attributes: `args.lr` ->
  * "lr", `config.TRAIN.BASE_LR` -> "train.base_lr". */
 static const char *ref_name(scan *s, TSNode n) {
-  char *t = dup_text(s, n), *p;
-  if (t == NULL)
-    return NULL;
-  for (p = t; *p; p++) {
-    if (isspace((unsigned char)*p))
-      return NULL;
-    *p = (char)tolower((unsigned char)*p);
-  }
-  if (is(n, "attribute")) {
-    char *dot = strchr(t, '.');
-    if (dot != NULL)
-      t = dot + 1;
-  }
-  return t;
+  char *t = dup_text(s, n);
+  return t ? sm__dotted_key(t, is(n, "attribute"), 0) : NULL;
 }
 
 static int rpn(scan *s, TSNode n, sm_buf *out, int depth);
@@ -283,6 +260,18 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
         (strstr(callee, "cuda") || strstr(callee, "accelerator"))) {
       /* The job runs where the scheduler places it: on GPUs. */
       sm_buf_adds(out, " 1");
+      return 0;
+    }
+    if (callee && strcmp(last_comp(callee), "is_bf16_supported") == 0) {
+      /* ... of the current generation, which have bf16 (A100, H100). */
+      sm_buf_adds(out, " 1");
+      return 0;
+    }
+    if (callee && strcmp(last_comp(callee), "is_available") == 0 &&
+        (strstr(callee, "mps") || strstr(callee, "xpu") ||
+         strstr(callee, "npu"))) {
+      /* ... CUDA GPUs, not Apple, Intel or Ascend devices. */
+      sm_buf_adds(out, " 0");
       return 0;
     }
     if (callee &&
@@ -767,18 +756,24 @@ static int is_batch_name(const char *leaf) {
   return strstr(leaf, "batch_size") != NULL || strcmp(leaf, "@world") == 0;
 }
 
+/* The next space-separated token of RPN text r into tok (at most cap-1
+ * bytes kept); the rest of the text, or NULL when no token is left. */
+static const char *rpn_token(const char *r, char *tok, size_t cap) {
+  size_t n = 0;
+  while (*r == ' ')
+    r++;
+  while (*r && *r != ' ' && n + 1 < cap)
+    tok[n++] = *r++;
+  tok[n] = '\0';
+  return n == 0 ? NULL : r;
+}
+
 /* Does RPN text mention an lr key and a batch key? */
 static int lr_rescale_expr(const char *r) {
   int lr = 0, batch = 0, num = 0;
   char tok[128];
   while (*r) {
-    size_t n = 0;
-    while (*r == ' ')
-      r++;
-    while (*r && *r != ' ' && n + 1 < sizeof(tok))
-      tok[n++] = *r++;
-    tok[n] = '\0';
-    if (n == 0)
+    if ((r = rpn_token(r, tok, sizeof(tok))) == NULL)
       break;
     if (isdigit((unsigned char)tok[0]))
       num = 1;
@@ -1274,6 +1269,18 @@ static void config_object(scan *s, const char *var, TSNode call) {
   if (callee == NULL || strchr(callee, '(') || strlen(callee) > 128)
     return;
   cls = sm__py_resolve(s->c, s->rel, callee);
+  if (cls == NULL || cls->t != SM__T_CLASS) {
+    /* cfg = TrainConfig.load(path, overrides): a constructor class
+     * method of a configuration class (load, from_yaml, from_dict,
+     * parse_args) also starts from the class's defaults. */
+    char *dot = strrchr(callee, '.');
+    if (dot == NULL || !(strncmp(dot + 1, "load", 4) == 0 ||
+                         strncmp(dot + 1, "from_", 5) == 0 ||
+                         strncmp(dot + 1, "parse", 5) == 0))
+      return;
+    *dot = '\0';
+    cls = sm__py_resolve(s->c, s->rel, callee);
+  }
   if (cls == NULL || cls->t != SM__T_CLASS || !config_class(cls))
     return;
   obj = sm__py_instantiate(s->c, cls);
@@ -1420,17 +1427,20 @@ static const char *call_ev(callsite *k) {
 #define EV() call_ev(k)
 /* Calls that turn a strategy, a precision or a feature on (DDP, FSDP,
  * autocast, LoRA, device counts, Fire, LightningCLI). */
-static void call_strategy(callsite *k) {
-  scan *s = k->s;
+static void call_strategy(callsite *k, scan *s, TSNode args, const char *callee,
+                          const char *l) {
   TSNode fn = k->fn;
-  TSNode args = k->args;
-  const char *callee = k->callee;
-  const char *l = k->l;
-  if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0)
+  if (strcmp(l, "DistributedDataParallel") == 0 || strcmp(l, "DDP") == 0 ||
+      strcmp(l, "DDPStrategy") == 0)
     strategy_use(s, SM__SIG_DDP, EV());
   else if (strcmp(l, "FullyShardedDataParallel") == 0 ||
-           strcmp(l, "FSDP") == 0 || strcmp(l, "fully_shard") == 0)
+           strcmp(l, "FSDP") == 0 || strcmp(l, "fully_shard") == 0 ||
+           strcmp(l, "FSDPStrategy") == 0)
+    /* The module wrapper, its functional form, or the strategy object a
+     * trainer framework (Lightning Fabric/Trainer) applies it with. */
     strategy_use(s, SM__SIG_FSDP, EV());
+  else if (strcmp(l, "DeepSpeedStrategy") == 0)
+    strategy_use(s, SM__SIG_DEEPSPEED, EV());
   else if (strcmp(callee, "deepspeed.initialize") == 0)
     strategy_use(s, SM__SIG_DEEPSPEED, EV());
   else if (strcmp(l, "DataParallel") == 0)
@@ -1477,11 +1487,8 @@ static void call_strategy(callsite *k) {
 }
 
 /* A DeepSpeed launcher, or a CLI that re-runs itself under a launcher. */
-static void call_relaunch(callsite *k) {
-  scan *s = k->s;
-  TSNode args = k->args;
-  const char *callee = k->callee;
-  const char *l = k->l;
+static void call_relaunch(callsite *k, scan *s, TSNode args, const char *callee,
+                          const char *l) {
   if (strstr(callee, "deepspeed") != NULL &&
       (strstr(callee, "launcher") != NULL || strstr(callee, "runner") != NULL))
     sm__signal(s->c, SM__SIG_DS_LAUNCHER, EV(), s->layer);
@@ -1505,9 +1512,7 @@ static void call_relaunch(callsite *k) {
 
 /* Keywords of a model load: device_map="auto", quantised loads, bf16
  * dtypes. */
-static void call_model_load(callsite *k) {
-  scan *s = k->s;
-  TSNode args = k->args;
+static void call_model_load(callsite *k, scan *s, TSNode args) {
   val dm = kwarg(s, args, "device_map");
   val q8 = kwarg(s, args, "load_in_8bit");
   val q4 = kwarg(s, args, "load_in_4bit");
@@ -1536,11 +1541,8 @@ static void call_model_load(callsite *k) {
 
 /* Calls that name the model or the data (from_pretrained, from_config,
  * a *Dataset class, load_dataset, create_model, model factories). */
-static void call_model_data(callsite *k) {
-  scan *s = k->s;
-  TSNode args = k->args;
-  const char *callee = k->callee;
-  const char *l = k->l;
+static void call_model_data(callsite *k, scan *s, TSNode args,
+                            const char *callee, const char *l) {
   if (strcmp(l, "from_pretrained") == 0) {
     TSNode a = first_pos(args);
     int model_class = strstr(callee, "Tokenizer") == NULL &&
@@ -1584,7 +1586,8 @@ static void call_model_data(callsite *k) {
         "finetune",    "packed",      "concat",       "hf",
         "huggingface", "mapped",      "streaming",    "webdataset",
         "lazy",        "memory",      "fake",         "dummy",
-        "generic",     NULL};
+        "generic",     "combined",    "mixed",        "interleaved",
+        "weighted",    "merged",      "multi",        NULL};
     char stem[128];
     size_t sl = strlen(l) - 7;
     int gen = 0;
@@ -1594,6 +1597,10 @@ static void call_model_data(callsite *k) {
       stem[sl] = '\0';
       for (int i = 0; generic[i] && !gen; i++)
         gen = strcmp(stem, generic[i]) == 0;
+      /* A class built from other datasets (datasets=[...]) mixes them;
+       * it names none. */
+      if (!gen && kwarg(s, args, "datasets").kind != -1)
+        gen = 1;
       if (!gen && sl > 0)
         sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
     }
@@ -1645,12 +1652,9 @@ static void call_model_data(callsite *k) {
 
 /* Calls whose keywords are settings (Trainer(...), *Config(...), dict):
  * their keywords become params. */
-static void call_config(callsite *k) {
-  scan *s = k->s;
+static void call_config(callsite *k, scan *s, TSNode args, const char *callee,
+                        const char *l) {
   TSNode n = k->n;
-  TSNode args = k->args;
-  const char *callee = k->callee;
-  const char *l = k->l;
   if (config_callee(callee)) {
     if (strcmp(l, "Trainer") == 0 || strcmp(l, "SFTTrainer") == 0 ||
         strcmp(l, "Seq2SeqTrainer") == 0) {
@@ -1671,6 +1675,10 @@ static void call_config(callsite *k) {
      * values. */
     if (!(strcmp(l, "dict") == 0 && is(ts_node_parent(n), "pair")))
       kwargs_to_params(s, args, optimizer_callee(l) ? SM__L_CODE : s->layer, 0);
+    if (strcmp(l, "dict") == 0 && s->func != NULL && s->cls == NULL)
+      /* def llama_7b(): return dict(dim=4096, n_layers=32): the values a
+       * size function gives, applied when a name selects it. */
+      kwargs_to_params(s, args, s->layer, 1);
   } else if (s->func != NULL) {
     kwargs_to_params(s, args, s->layer, 1);
   }
@@ -1721,13 +1729,13 @@ static void visit_call(scan *s, TSNode n) {
     kwargs_to_params(s, args, s->layer, 0);
     return;
   }
-  call_strategy(&k);
-  call_relaunch(&k);
-  call_model_load(&k);
+  call_strategy(&k, s, args, callee, l);
+  call_relaunch(&k, s, args, callee, l);
+  call_model_load(&k, s, args);
   if (on_path(s) && isupper((unsigned char)callee[0]) && !s->guard)
     head_class(s, callee, EV());
-  call_model_data(&k);
-  call_config(&k);
+  call_model_data(&k, s, args, callee, l);
+  call_config(&k, s, args, callee, l);
   if (s->func != NULL && s->cls == NULL && is(fn, "identifier") &&
       ts_node_named_child_count(args) >= 1 && strcmp(callee, s->func) != 0 &&
       islower((unsigned char)callee[0]))
@@ -1833,6 +1841,18 @@ static void visit_dict(scan *s, TSNode n) {
     k = field(pr, "key");
     v = field(pr, "value");
     kv = eval(s, k, 0);
+    if (kv.kind == SM__V_STR && is(v, "identifier") && s->func == NULL &&
+        s->cls == NULL && !s->config_only) {
+      /* {"8B": _8b, "small": small_config}: a table of named sizes whose
+       * entries are the functions that build them. */
+      sm__kv *f = sm__vec_push(&s->c->factories);
+      if (f != NULL) {
+        f->group = kv.str;
+        f->key = sm__printf(s->c, "@alias:%s", dup_text(s, v));
+        f->ev = ev(s, pr);
+      }
+      continue;
+    }
     if (kv.kind != SM__V_STR || !is(v, "call"))
       continue;
     {
@@ -1874,13 +1894,7 @@ static void batch_division(scan *s, const char *target, const char *rpn,
   if (target == NULL || strcasestr(target, "batch") == NULL)
     return;
   while (*p) {
-    size_t n = 0;
-    while (*p == ' ')
-      p++;
-    while (*p && *p != ' ' && n + 1 < sizeof(tok))
-      tok[n++] = *p++;
-    tok[n] = '\0';
-    if (n == 0)
+    if ((p = rpn_token(p, tok, sizeof(tok))) == NULL)
       break;
     if (k == 0)
       first_batch = strstr(tok, "batch") != NULL;
@@ -2089,6 +2103,11 @@ static void assign_expr(scan *s, const char *name, const char *expr,
  * 0 when the file is read as config only (nothing more to do). */
 static int publish_name(scan *s, const char *name, TSNode right, val v,
                         const char *e) {
+  if (s->func != NULL && s->cls == NULL && !s->config_only &&
+      v.kind == SM__V_NUM && is(right, "integer"))
+    /* def _8b(): dim = 4096; n_layers = 32; ...: the sizes a size
+     * function sets, applied when a name selects the function. */
+    factory_kv(s, s->func, name, v.num, e);
   if (s->config_only) {
     if (s->func == NULL && s->cls == NULL && v.kind >= 0)
       put(s, name, v, s->layer, e);
@@ -2222,6 +2241,27 @@ static void assign_attribute(scan *s, TSNode left, TSNode right, val v,
     put(s, r, v, s->layer, e);
 }
 
+/* Is an RPN guard made of constants only (numbers, strings, operators),
+ * so that its value does not wait for the job's options? */
+static int const_guard(const char *rpn) {
+  const char *p = rpn;
+  while (*p) {
+    size_t n;
+    while (*p == ' ')
+      p++;
+    n = strcspn(p, " ");
+    if (n == 0)
+      break;
+    if (!(isdigit((unsigned char)p[0]) || p[0] == '"' ||
+          (n == 3 && strncmp(p, "and", 3) == 0) ||
+          (n == 3 && strncmp(p, "not", 3) == 0) ||
+          (n == 2 && strncmp(p, "or", 2) == 0)))
+      return 0;
+    p += n;
+  }
+  return 1;
+}
+
 static void visit_assignment(scan *s, TSNode n, int augmented) {
   TSNode left = field(n, "left");
   TSNode right = field(n, "right");
@@ -2229,6 +2269,11 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
   val v;
 
   if (ts_node_is_null(right))
+    return;
+  if (s->guard != NULL && const_guard(s->guard) &&
+      sm__cond_value(s->c, s->guard) == 0)
+    /* if not torch.cuda.is_available(): cfg.strategy = "single" -- a
+     * fallback for hardware the job does not run on. */
     return;
   if (augmented) {
     assign_augmented(s, n, left, right, e);
@@ -2331,6 +2376,29 @@ static void visit_if(scan *s, TSNode n, int depth) {
     }
   }
   s->guard = save;
+}
+
+/* a if cond else b: each side is read under its half of the condition,
+ * as an if statement's branches are (FSDPStrategy() if shard else
+ * DDPStrategy()).  -1 when the expression is not of that shape. */
+static int visit_ternary(scan *s, TSNode n, int depth) {
+  const char *save = s->guard, *c0;
+  sm_buf b;
+  if (ts_node_named_child_count(n) != 3)
+    return -1;
+  sm_buf_init(&b, 8192);
+  cond_into(s, ts_node_named_child(n, 1), &b, 0);
+  c0 = sm__strdup(s->c, sm_buf_str(&b));
+  sm_buf_release(&b);
+  if (c0 == NULL || c0[0] == '\0')
+    return -1;
+  visit(s, ts_node_named_child(n, 1), depth + 1);
+  s->guard = guard_and(s, save, c0);
+  visit(s, ts_node_named_child(n, 0), depth + 1);
+  s->guard = guard_and(s, save, sm__printf(s->c, "%s not", c0));
+  visit(s, ts_node_named_child(n, 2), depth + 1);
+  s->guard = save;
+  return 0;
 }
 
 static void visit_children(scan *s, TSNode n, int depth) {
@@ -2544,6 +2612,9 @@ static void visit(scan *s, TSNode n, int depth) {
       return;
     }
     if (strcmp(t, "comment") == 0)
+      return;
+    if (strcmp(t, "conditional_expression") == 0 && !s->config_only &&
+        visit_ternary(s, n, depth) == 0)
       return;
     break;
   case 'f':

@@ -96,18 +96,37 @@ static const sm__param *get_num_l(sm__ctx *c, const char *const *names,
   return NULL;
 }
 
-static const sm__param *get_str(sm__ctx *c, const char *const *names) {
+/* The value of the first key that holds a non-empty string; with
+ * members, also an enum member written as a reference to a class
+ * attribute (`DistributedStrategy.fsdp`).  *word gets the text to read:
+ * the string, or the member's name. */
+static const sm__param *get_text(sm__ctx *c, const char *const *names,
+                                 int members, const char **word) {
   const char *left[256];
   int n = keys_init_n(left, 256, names);
   while (n > 0) {
     const sm__param *p = sm__param_get(c, left);
+    const char *dot;
     if (p == NULL)
       return NULL;
-    if (p->kind == SM__V_STR && p->str[0] != '\0')
+    if (p->kind == SM__V_STR && p->str[0] != '\0') {
+      *word = p->str;
       return p;
+    }
+    if (members && p->kind == SM__V_REF && p->str != NULL &&
+        (dot = strrchr(p->str, '.')) != NULL && dot[1] != '\0' &&
+        dot != p->str) {
+      *word = dot + 1;
+      return p;
+    }
     n = drop_key(left, n, p);
   }
   return NULL;
+}
+
+static const sm__param *get_str(sm__ctx *c, const char *const *names) {
+  const char *w;
+  return get_text(c, names, 0, &w);
 }
 
 /* ==== Presets and factories ==== */
@@ -552,11 +571,11 @@ static int time_string(const char *s, double *v) {
   static const struct {
     const char *u;
     int kind;
-  } units[] = {{"ba", 's'},      {"batch", 's'},  {"batches", 's'},
-               {"it", 's'},      {"iter", 's'},   {"iters", 's'},
-               {"step", 's'},    {"steps", 's'},  {"ep", 'e'},
-               {"epoch", 'e'},   {"epochs", 'e'}, {"sp", 'p'},
-               {"samples", 'p'}, {"tok", 't'},    {"tokens", 't'}};
+  } units[] = {
+      {"ba", 's'},      {"batch", 's'}, {"batches", 's'}, {"it", 's'},
+      {"iter", 's'},    {"iters", 's'}, {"step", 's'},    {"steps", 's'},
+      {"ep", 'e'},      {"epoch", 'e'}, {"epochs", 'e'},  {"sp", 'p'},
+      {"samples", 'p'}, {"tok", 't'},   {"tokens", 't'},  {"t", 't'}};
   char *end;
   if (s == NULL || !(isdigit((unsigned char)s[0]) || s[0] == '.'))
     return 0;
@@ -569,14 +588,59 @@ static int time_string(const char *s, double *v) {
   return 0;
 }
 
+/* max_iters = max_steps * gradient_accumulation_steps: a length counted
+ * in micro-batches, the product of the optimizer steps and the
+ * accumulation; the optimizer steps are the other factor. */
+static const sm__param *optimizer_steps(sm__ctx *c, const sm__param *s) {
+  char a[96], b[96], op[8];
+  const char *names[2] = {NULL, NULL};
+  const sm__param *q;
+  if (s == NULL || s->kind != SM__V_EXPR || s->str == NULL ||
+      sscanf(s->str, "%95s %95s %7s", a, b, op) != 3 || strcmp(op, "*") != 0)
+    return s;
+  {
+    /* Exactly three tokens. */
+    const char *t = s->str;
+    int n = 0, in = 0;
+    for (; *t; t++)
+      if (*t != ' ' && !in) {
+        in = 1;
+        n++;
+      } else if (*t == ' ') {
+        in = 0;
+      }
+    if (n != 3)
+      return s;
+  }
+  if (sm__key_role(b, "accum") && sm__key_role(a, "steps"))
+    names[0] = a;
+  else if (sm__key_role(a, "accum") && sm__key_role(b, "steps"))
+    names[0] = b;
+  else
+    return s;
+  q = sm__param_get(c, names);
+  return q != NULL ? q : s;
+}
+
 static void iterations(sm__ctx *c) {
-  const sm__param *s = sm__param_get(c, sm__role_keys(c, "steps"));
+  const sm__param *s =
+      optimizer_steps(c, sm__param_get(c, sm__role_keys(c, "steps")));
   const sm__param *e = sm__param_get(c, sm__role_keys(c, "epochs"));
   const sm__param *d = sm__param_get(c, sm__keys("duration"));
   double sv = 0, ev = 0, dv = 0;
   int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
   int dk = d && d->kind == SM__V_STR ? time_string(d->str, &dv) : 0;
+
+  if (d != NULL && d->kind == SM__V_NUM && d->num > 0 &&
+      d->num == floor(d->num) &&
+      !(c->launcher_name && strcmp(c->launcher_name, "composer") == 0)) {
+    /* A duration without a unit counts optimizer steps in the trainers
+     * that take one (max_duration: 739_328); Composer reads a bare
+     * integer as epochs of its own, left open. */
+    dk = 's';
+    dv = d->num;
+  }
 
   if (dk && (!s_ok || d->layer >= s->layer) &&
       (!e_ok || d->layer >= e->layer)) {
@@ -1041,7 +1105,7 @@ static void process_parallelism(sm__ctx *c) {
 
 static void parallelism(sm__ctx *c) {
   double tp, pp, zero = -1, v;
-  const char *mev = NULL, *zev = NULL;
+  const char *mev = NULL, *zev = NULL, *word = NULL;
   const sm__param *p;
   int ds = 0;
 
@@ -1120,9 +1184,12 @@ static void parallelism(sm__ctx *c) {
     set_str(c, SM_META_PARALLELISM, c->strategy, c->strategy_ev);
     return;
   }
-  if ((p = get_str(c, N("strategy", "trainer.strategy",
-                        "distributed_backend"))) != NULL) {
-    const char *s = p->str;
+  if ((p = get_text(c,
+                    N("strategy", "trainer.strategy", "distributed_backend",
+                      "distributed_strategy", "dist_strategy",
+                      "parallel_strategy"),
+                    1, &word)) != NULL) {
+    const char *s = word;
     if (strstr(s, "fsdp"))
       set_str(c, SM_META_PARALLELISM, "fsdp", p->ev);
     else if (strstr(s, "deepspeed")) {
@@ -1134,6 +1201,18 @@ static void parallelism(sm__ctx *c) {
       set_str(c, SM_META_PARALLELISM, "ddp", p->ev);
     if (known(c, SM_META_PARALLELISM))
       return;
+  }
+  if ((p = get_text(c,
+                    N("sharding_strategy", "fsdp_sharding_strategy",
+                      "fsdp_config.sharding_strategy"),
+                    1, &word)) != NULL &&
+      p->layer >= SM__L_CONFIG && strcasestr(word, "shard") != NULL &&
+      strcasestr(word, "no_shard") == NULL) {
+    /* A sharding strategy the job's own config or command sets
+     * (sharding_strategy: FULL_SHARD, HYBRID_SHARD): FSDP; a library
+     * class's default says nothing. */
+    set_str(c, SM_META_PARALLELISM, "fsdp", p->ev);
+    return;
   }
   if (ds) {
     set_str(c, SM_META_PARALLELISM, "deepspeed",
@@ -1468,6 +1547,23 @@ static void model_name(sm__ctx *c, const char **model_out) {
   *model_out = m.name;
 }
 
+/* Does a key's leaf name evaluation data (a token val, valid,
+ * validation, eval, test)? */
+static int eval_leaf(const char *leaf) {
+  static const char *const toks[] = {"val",  "valid", "validation",
+                                     "eval", "test",  NULL};
+  for (const char *a = leaf; *a;) {
+    size_t n = strcspn(a, "_.-");
+    for (int k = 0; toks[k]; k++)
+      if (strlen(toks[k]) == n && strncmp(a, toks[k], n) == 0)
+        return 1;
+    a += n;
+    if (*a)
+      a++;
+  }
+  return 0;
+}
+
 /* The first component of path (3 bytes or more, under max) that names a
  * known dataset, or NULL; the dataset's task and domain hints are set. */
 static const char *dataset_in_path(sm__ctx *c, const char *path, size_t max) {
@@ -1541,7 +1637,13 @@ static void dataset(sm__ctx *c) {
         first[o] = '\0';
         s = sm__strdup(c, first);
       }
-      name = sm__norm_dataset(c, s, &c->ds_task, &c->ds_domain);
+      /* A path whose last component is unknown but whose directories
+       * name a known dataset (.../olmo-mix/v1_5/tok/part-0.npy). */
+      if (s != NULL && strchr(s, '/') != NULL &&
+          sm__known_dataset(c, s, NULL, NULL) == NULL)
+        name = dataset_in_path(c, s, 256);
+      if (name == NULL)
+        name = sm__norm_dataset(c, s, &c->ds_task, &c->ds_domain);
     }
     if (name != NULL) {
       ev = p->ev;
@@ -1601,6 +1703,9 @@ static void dataset(sm__ctx *c) {
         continue;
       for (int k = 0; not_data[k] && !skip; k++)
         skip = strstr(q->leaf, not_data[k]) != NULL;
+      /* Evaluation data (imagenet_val, eval_data_path) is not what the
+       * job trains on. */
+      skip = skip || eval_leaf(q->leaf);
       if (skip)
         continue;
       name = dataset_in_path(c, q->str, 256);

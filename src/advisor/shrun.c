@@ -29,6 +29,7 @@
 #include <tree_sitter/api.h>
 
 #include "advisor/advisor_int.h"
+#include "advisor/tsnode.h"
 
 #define MAX_VARS 512
 #define MAX_FUNCS 64
@@ -200,18 +201,6 @@ static void var_set_unknown(sh *h, const char *name, int line) {
 }
 
 /* ==== Nodes ==== */
-
-static int is(TSNode n, const char *t) {
-  return !ts_node_is_null(n) && strcmp(ts_node_type(n), t) == 0;
-}
-
-static TSNode field(TSNode n, const char *name) {
-  return ts_node_child_by_field_name(n, name, (uint32_t)strlen(name));
-}
-
-static int line_of(TSNode n) {
-  return (int)ts_node_start_point(n).row + 1;
-}
 
 static const char *span(sh *h, TSNode n, size_t *len) {
   uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);

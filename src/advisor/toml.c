@@ -8,6 +8,7 @@
 #include <tree_sitter/api.h>
 
 #include "advisor/advisor_int.h"
+#include "advisor/tsnode.h"
 
 #define MAX_DEPTH 64
 #define MAX_VALUES 100000
@@ -18,14 +19,6 @@ typedef struct tctx {
   const char *src; /* text */
   int count;       /* values made, bounded */
 } tctx;
-
-static int is(TSNode n, const char *t) {
-  return !ts_node_is_null(n) && strcmp(ts_node_type(n), t) == 0;
-}
-
-static int line_of(TSNode n) {
-  return (int)ts_node_start_point(n).row + 1;
-}
 
 static const char *span(tctx *t, TSNode n, size_t *len) {
   uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);

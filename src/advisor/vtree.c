@@ -56,31 +56,6 @@ sm__vnode *sm__vt_numv(sm__ctx *c, int t, double v, const char *path,
   return n;
 }
 
-/* A number as configs write it: 3e-4, 1_000, .5, -2, 0x10. */
-static int parse_num(const char *s, double *out) {
-  char tmp[64];
-  size_t o = 0;
-
-  for (; *s && o + 1 < sizeof(tmp); s++)
-    if (*s != '_')
-      tmp[o++] = *s;
-  tmp[o] = '\0';
-  if (o == 0 || *s != '\0')
-    return -1;
-  if (!(isdigit((unsigned char)tmp[0]) || tmp[0] == '-' || tmp[0] == '+' ||
-        tmp[0] == '.'))
-    return -1;
-  if (o > 2 && tmp[0] == '0' && (tmp[1] == 'x' || tmp[1] == 'X')) {
-    char *end;
-    long long v = strtoll(tmp, &end, 16);
-    if (*end != '\0')
-      return -1;
-    *out = (double)v;
-    return 0;
-  }
-  return sm_parse_double(tmp, out);
-}
-
 sm__vnode *sm__vt_text(sm__ctx *c, const char *text, const char *path,
                        int line) {
   const char *s = text ? text : "";
@@ -119,7 +94,7 @@ sm__vnode *sm__vt_text(sm__ctx *c, const char *text, const char *path,
     return sm__vt_numv(c, SM__T_BOOL, 1, path, line);
   if (strcasecmp(buf, "false") == 0 || strcasecmp(buf, "no") == 0)
     return sm__vt_numv(c, SM__T_BOOL, 0, path, line);
-  if (parse_num(buf, &v) == 0)
+  if (sm__config_num(buf, 1, &v) == 0)
     return sm__vt_numv(c, SM__T_NUM, v, path, line);
   return sm__vt_strv(c, buf, path, line);
 }
@@ -540,7 +515,7 @@ static sm__vnode *yaml_ref(sm__ctx *c, const char *v, const char *rel,
     /* "<a> * 2": one binary operation with a number. */
     if (strchr("+-*/", rest[0]) && rest[1] == ' ') {
       double v2;
-      if (parse_num(rest + 2, &v2) == 0) {
+      if (sm__config_num(rest + 2, 1, &v2) == 0) {
         n = sm__vt_new(c, SM__T_EXPR, rel, line);
         if (n != NULL)
           n->str = sm__printf(c, "%s %.17g %c", key, v2, rest[0]);

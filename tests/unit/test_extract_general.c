@@ -1028,3 +1028,500 @@ SM_TEST(extract_eval_only_casts_are_not_the_precision) {
   repo_drop(&r);
 }
 #undef EVAL_HEAD
+
+/* ==== Process layout and strategy on unfamiliar repositories ====
+ * Launchers the extractor has no table for (resource options by their
+ * shared names, then the script), strategy objects of trainer frameworks
+ * under a device condition, enum-member defaults of a config class built
+ * by a class method, hardware fallbacks a GPU job never takes, unitless
+ * durations, micro-batch keys, micro-step lengths, architecture files
+ * per name, method words inside identifiers. */
+
+/* A trainer-framework script: the strategy object only when several
+ * devices are asked for. */
+static const char fabric_script[] =
+    "import torch\n"
+    "import lightning as L\n"
+    "from lightning.fabric.strategies import FSDPStrategy, DDPStrategy\n"
+    "micro_batch_size = 4\n"
+    "max_steps = 5000\n"
+    "def setup(devices: int = 1, shard: bool = True):\n"
+    "    if devices > 1:\n"
+    "        strategy = FSDPStrategy(cpu_offload=False) if shard else "
+    "DDPStrategy()\n"
+    "    else:\n"
+    "        strategy = 'auto'\n"
+    "    fabric = L.Fabric(devices=devices, strategy=strategy)\n"
+    "if __name__ == '__main__':\n"
+    "    from jsonargparse import CLI\n"
+    "    CLI(setup)\n";
+
+SM_TEST(extract_launcher_without_a_table) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "pretrain/run.py", fabric_script);
+  /* A launcher subcommand with its resource options, then the script. */
+  run(&r, NULL,
+      "lightning run model --accelerator=cuda --devices=4 --num-nodes=2 "
+      "pretrain/run.py --devices 4",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 8);
+  ASSERT_EQ(num(&res, SM_META_NODES), 2);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 5000);
+  sm_extract_res_release(&res);
+  /* Another spelling: --nproc_per_node / --nnodes with separate values,
+   * and the strategy switch off. */
+  run(&r, NULL,
+      "fabric run --nproc_per_node 2 --nnodes 1 pretrain/run.py "
+      "--devices 2 --shard false",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 2);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* One device: no strategy object is built. */
+  run(&r, NULL, "fabric run --devices 1 pretrain/run.py --devices 1", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 1);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "none");
+  sm_extract_res_release(&res);
+  /* A python interpreter after the launcher's own options. */
+  run(&r, NULL, "mylauncher submit --gpus 4 python pretrain/run.py --devices 4",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  sm_extract_res_release(&res);
+  /* A wrapper with no resource options only runs the interpreter. */
+  run(&r, NULL, "uv run python pretrain/run.py --devices 1", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 1);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "none");
+  sm_extract_res_release(&res);
+  /* "auto" devices: the count is left to the hardware. */
+  run(&r, NULL, "fabric run --devices auto pretrain/run.py", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  /* Malformed: no script of the repository follows (a missing file, an
+   * option value that only looks like one, nothing at all): a warning,
+   * nothing guessed. */
+  run(&r, NULL, "fabric run --devices 4 missing.py", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  ASSERT(res.n_warnings > 0);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "fabric run --devices", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  ASSERT(res.n_warnings > 0);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "fabric --devices=notanumber pretrain/run.py", &res);
+  ASSERT(!known(&res, SM_META_GPUS) || num(&res, SM_META_GPUS) == 1);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_strategy_enum_defaults_and_fallbacks) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "lib/__init__.py", "");
+  put(&r, "lib/conf.py",
+      "from dataclasses import dataclass\nfrom enum import Enum\n"
+      "class Strategy(str, Enum):\n"
+      "    ddp = 'ddp'\n    fsdp = 'fsdp'\n    single = 'single'\n"
+      "@dataclass\nclass RunConfig:\n"
+      "    parallel_strategy: Strategy = Strategy.fsdp\n"
+      "    max_duration: int = 100\n"
+      "    device_train_microbatch_size: int = 2\n"
+      "    @classmethod\n"
+      "    def load(cls, path, overrides=None):\n        return cls()\n");
+  put(&r, "train.py",
+      "import sys\nimport torch\n"
+      "from torch.distributed.fsdp import FullyShardedDataParallel as FSDP\n"
+      "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+      "from lib.conf import RunConfig, Strategy\n"
+      "def main(cfg):\n"
+      "    net = torch.nn.Linear(2, 2)\n"
+      "    if cfg.parallel_strategy == Strategy.ddp:\n        net = DDP(net)\n"
+      "    elif cfg.parallel_strategy == Strategy.fsdp:\n"
+      "        net = FSDP(net)\n"
+      "if __name__ == '__main__':\n"
+      "    cfg = RunConfig.load(sys.argv[1], sys.argv[2:])\n"
+      "    if torch.backends.mps.is_available():\n"
+      "        cfg.parallel_strategy = 'single'\n"
+      "    if not torch.cuda.is_available():\n"
+      "        cfg.parallel_strategy = 'single'\n"
+      "    main(cfg)\n");
+  put(&r, "big.yaml",
+      "max_duration: 12_500\ndevice_train_microbatch_size: 8\n"
+      "global_train_batch_size: 512\n");
+  put(&r, "small.yaml", "parallel_strategy: ddp\nmax_duration: 3ep\n");
+  put(&r, "budget.yaml",
+      "max_duration: 2e9T\nglobal_train_batch_size: 1000\n"
+      "max_seq_len: 1000\n");
+  /* The class default (an enum member) decides; the fallbacks for Apple
+   * GPUs and for machines without CUDA are not taken. */
+  run(&r, NULL, "torchrun --nproc_per_node=8 train.py big.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 12500);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "steps");
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 8);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 512);
+  sm_extract_res_release(&res);
+  /* The run's file overrides the class default. */
+  run(&r, NULL, "torchrun --nproc_per_node=8 train.py small.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 3);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "epochs");
+  sm_extract_res_release(&res);
+  /* A token budget with a bare T: steps once batch and length are
+   * known (2e9 / (1000 x 1000)). */
+  run(&r, NULL, "torchrun --nproc_per_node=8 train.py budget.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 2000);
+  sm_extract_res_release(&res);
+  /* Malformed files: a duration that is no number, a strategy of the
+   * wrong type, binary bytes: nulls, no crash. */
+  put(&r, "bad.yaml",
+      "max_duration: 12_x5\nparallel_strategy: [1, 2]\n"
+      "device_train_microbatch_size: {a: 1}\n");
+  run(&r, NULL, "torchrun --nproc_per_node=8 train.py bad.yaml", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS) ||
+         num(&res, SM_META_ITERATIONS) == 100);
+  sm_extract_res_release(&res);
+  put(&r, "bin.yaml", "\x01\x02\xff\xfe: \x80\x81\n");
+  run(&r, NULL, "torchrun --nproc_per_node=8 train.py bin.yaml", &res);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_micro_step_lengths_and_arch_files) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* The loop counts micro-batches: the optimizer steps are the factor
+   * that is not the accumulation. */
+  put(&r, "pre.py",
+      "import torch\n"
+      "global_batch_size = 256\nmicro_batch_size = 4\nnum_devices = 8\n"
+      "max_step = 1000\n"
+      "gradient_accumulation_steps = global_batch_size // num_devices // "
+      "micro_batch_size\n"
+      "max_iters = max_step * gradient_accumulation_steps\n"
+      "model = torch.nn.Linear(2, 2)\n");
+  run(&r, NULL, "python pre.py", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 1000);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "steps");
+  sm_extract_res_release(&res);
+  /* A product of two lengths, or of a length and a number, stays as
+   * written. */
+  put(&r, "pre2.py",
+      "import torch\nepochs_per_stage = 3\nmax_iters = 1000 * 2\n"
+      "model = torch.nn.Linear(2, 2)\n");
+  run(&r, NULL, "python pre2.py", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 2000);
+  sm_extract_res_release(&res);
+  /* An architecture table as one file per name next to the factory
+   * module the entry imports. */
+  put(&r, "pkg/__init__.py", "");
+  put(&r, "pkg/factory.py",
+      "import json, pathlib\n"
+      "CFG_DIR = pathlib.Path(__file__).parent / 'model_configs'\n"
+      "def create_model(name):\n"
+      "    return json.load(open(CFG_DIR / (name + '.json')))\n");
+  put(&r, "pkg/model_configs/tiny-enc.json",
+      "{\"hidden_size\": 384, \"num_hidden_layers\": 6}\n");
+  put(&r, "pkg/model_configs/broken.json", "{\"width\": [1, 2\n");
+  put(&r, "train/main.py",
+      "import argparse\nimport torch\nfrom pkg.factory import create_model\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='none')\n"
+      "p.add_argument('--epochs', type=int, default=3)\n"
+      "args = p.parse_args()\nm = create_model(args.model)\n");
+  run(&r, NULL, "python train/main.py --model tiny-enc", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 384);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 6);
+  sm_extract_res_release(&res);
+  /* A name without a file, a file that does not parse, a path outside
+   * the root: nothing read from them, no crash. */
+  run(&r, NULL, "python train/main.py --model other", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train/main.py --model broken", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train/main.py --model ../../etc/passwd", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_method_words_respect_identifier_bounds) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A self-supervised method's short name inside an unrelated
+   * identifier (OLMoConfig) is no vote for it. */
+  put(&r, "train.py",
+      "import sys\nimport torch\nimport yaml\n"
+      "class OLMoConfigurationError(Exception):\n    pass\n"
+      "class OLMoCliError(OLMoConfigurationError):\n    pass\n"
+      "def main(cfg):\n"
+      "    if cfg.get('run_name') is None:\n"
+      "        raise OLMoConfigurationError('run_name')\n"
+      "    if cfg.get('save_folder') is None:\n"
+      "        raise OLMoConfigurationError('save_folder')\n"
+      "if __name__ == '__main__':\n"
+      "    if len(sys.argv) < 2:\n        raise OLMoCliError('usage')\n"
+      "    main(yaml.safe_load(open(sys.argv[1])))\n");
+  put(&r, "lm.yaml",
+      "run_name: tiny\nmodel:\n  d_model: 256\n  n_layers: 4\n"
+      "  vocab_size: 50280\n  max_sequence_length: 512\n"
+      "max_duration: 1000\n");
+  run(&r, NULL, "python train.py lm.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "language_model_pretraining");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_sharding_and_degree_keys) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import sys\nimport torch\nimport yaml\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n"
+      "model = torch.nn.Linear(2, 2)\n");
+  /* A sharding strategy set by the run's file: FSDP. */
+  put(&r, "shard.yaml",
+      "fsdp_config:\n  sharding_strategy: HYBRID_SHARD\n"
+      "  mixed_precision: PURE\nmax_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=4 train.py shard.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  /* NO_SHARD, or a sharding value of the wrong type: not FSDP. */
+  put(&r, "noshard.yaml",
+      "fsdp_config:\n  sharding_strategy: NO_SHARD\nmax_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=4 train.py noshard.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  put(&r, "odd.yaml", "sharding_strategy: [1, 2]\nmax_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=4 train.py odd.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
+  sm_extract_res_release(&res);
+  /* Tensor / pipeline degrees in another spelling. */
+  put(&r, "tp.yaml",
+      "parallelism:\n  tensor_parallel_degree: 4\n"
+      "  pipeline_parallel_degree: 2\nmax_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=8 train.py tp.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "megatron_tp4_pp2");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_size_tables_of_functions) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A table of named sizes whose entries are the functions that build
+   * them: one sets locals, one returns a dict. */
+  put(&r, "arch/__init__.py", "");
+  put(&r, "arch/sizes.py",
+      "import torch\n"
+      "class Net(torch.nn.Module):\n"
+      "    def __init__(self, dim=64, n_layers=2, n_heads=2):\n"
+      "        super().__init__()\n"
+      "def _tiny():\n    dim = 192\n    n_layers = 3\n    n_heads = 3\n"
+      "    return dict(dim=dim, n_layers=n_layers, n_heads=n_heads)\n"
+      "def _wide():\n    return dict(dim=3072, n_layers=28, n_heads=24)\n"
+      "SIZES = {'tiny': _tiny, 'wide': _wide, 'alias': _wide, 3: _tiny}\n"
+      "def build(name):\n    return Net(**SIZES[name]())\n");
+  put(&r, "train.py",
+      "import argparse\nfrom arch.sizes import build\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model_name', default='tiny')\n"
+      "p.add_argument('--max_steps', type=int, default=10)\n"
+      "a = p.parse_args()\nmodel = build(a.model_name)\n");
+  run(&r, NULL, "python train.py --model_name wide", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 3072);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 28);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --model_name tiny", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 192);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 3);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --model_name alias", &res);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 28);
+  sm_extract_res_release(&res);
+  /* A name the table does not hold: the class defaults of a library
+   * module are no answer. */
+  run(&r, NULL, "python train.py --model_name huge", &res);
+  ASSERT(!known(&res, SM_META_N_LAYERS));
+  sm_extract_res_release(&res);
+  /* Malformed: a table entry naming no function, a function that calls
+   * itself. */
+  put(&r, "arch/sizes.py",
+      "SIZES = {'tiny': not_defined, 'loop': _loop}\n"
+      "def _loop():\n    return _loop()\n"
+      "def build(name):\n    return SIZES[name]()\n");
+  run(&r, NULL, "python train.py --model_name loop", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --model_name tiny", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_dataset_mixers_name_no_data) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A class that mixes other datasets (by its datasets= argument or by
+   * a mixing word in its name) is no dataset name. */
+  put(&r, "train.py",
+      "import torch\n"
+      "class BlendDataset(torch.utils.data.IterableDataset):\n"
+      "    def __init__(self, datasets, weights):\n        pass\n"
+      "def main():\n"
+      "    parts = [torch.load('a'), torch.load('b')]\n"
+      "    mix = BlendDataset(datasets=parts, weights=[0.5, 0.5])\n"
+      "    model = torch.nn.Linear(2, 2)\n"
+      "main()\n");
+  run(&r, NULL, "python train.py", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  put(&r, "train2.py",
+      "import torch\n"
+      "class InterleavedDataset(torch.utils.data.IterableDataset):\n"
+      "    pass\n"
+      "def main():\n    data = InterleavedDataset()\n"
+      "    model = torch.nn.Linear(2, 2)\n"
+      "main()\n");
+  run(&r, NULL, "python train2.py", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  /* A dataset class named after its data still names it. */
+  put(&r, "train3.py",
+      "import torch\n"
+      "class TinyStoriesDataset(torch.utils.data.IterableDataset):\n"
+      "    pass\n"
+      "def main():\n    data = TinyStoriesDataset()\n"
+      "    model = torch.nn.Linear(2, 2)\n"
+      "main()\n");
+  run(&r, NULL, "python train3.py", &res);
+  ASSERT(known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_image_text_pair_data_votes_contrastive) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Image-text pair collections made for CLIP-style training vote for
+   * their usual task. */
+  put(&r, "train.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--train-data', default=None)\n"
+      "p.add_argument('--epochs', type=int, default=2)\n"
+      "p.add_argument('--batch-size', type=int, default=64)\n"
+      "a = p.parse_args()\n"
+      "model = torch.nn.Linear(2, 2)\n");
+  run(&r, NULL,
+      "python train.py --train-data "
+      "/data/datacomp/datacomp-train-{0000..0099}.tar",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "datacomp");
+  ASSERT_STREQ(str(&res, SM_META_TASK), "contrastive_pretraining");
+  ASSERT_STREQ(str(&res, SM_META_DOMAIN), "multimodal");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_dataset_from_shard_paths) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import sys\nimport torch\nimport yaml\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n"
+      "model = torch.nn.Linear(2, 2)\n");
+  /* A list of shard files: the directory that names a known dataset,
+   * not the shard's file name. */
+  put(&r, "mix.yaml",
+      "data:\n  paths:\n"
+      "    - https://data.example.org/pre/dolma/v2/tok-x/part-000-00000.npy\n"
+      "    - https://data.example.org/pre/dolma/v2/tok-x/part-000-00001.npy\n"
+      "max_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py mix.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "dolma");
+  sm_extract_res_release(&res);
+  /* Numbered shards under an unknown name: that name, not the number. */
+  put(&r, "own.yaml",
+      "data:\n  paths:\n    - /data/mycorpus/shard-00012.tar\n"
+      "max_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py own.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "mycorpus");
+  sm_extract_res_release(&res);
+  /* A directory option of the script. */
+  put(&r, "pre.py",
+      "import torch\n"
+      "def setup(train_data_dir: str = 'data/x', max_steps: int = 5):\n"
+      "    model = torch.nn.Linear(2, 2)\n"
+      "if __name__ == '__main__':\n"
+      "    from jsonargparse import CLI\n    CLI(setup)\n");
+  run(&r, NULL, "python pre.py --train_data_dir /data/tinystories_v2", &res);
+  ASSERT(strstr(str(&res, SM_META_DATASET), "tinystories") != NULL);
+  sm_extract_res_release(&res);
+  /* Malformed: an empty list, a list of numbers, only shard numbers. */
+  put(&r, "bad.yaml", "data:\n  paths: []\nmax_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py bad.yaml", &res);
+  sm_extract_res_release(&res);
+  put(&r, "bad2.yaml", "data:\n  paths: [1, 2]\nmax_steps: 10\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py bad2.yaml", &res);
+  sm_extract_res_release(&res);
+  /* A path given for evaluation only names no training data. */
+  put(&r, "zs.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--train-data', default=None)\n"
+      "p.add_argument('--imagenet-val', default=None)\n"
+      "p.add_argument('--epochs', type=int, default=2)\n"
+      "a = p.parse_args()\nmodel = torch.nn.Linear(2, 2)\n");
+  run(&r, NULL, "python zs.py --imagenet-val /data/imagenet/val", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  /* A split's name is no dataset's. */
+  put(&r, "split.yaml",
+      "data:\n  paths: ['/data/captions/train_data.csv']\nmax_steps: 1\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py split.yaml", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  put(&r, "bad3.yaml", "data:\n  paths: ['/0001/0002.npy']\nmax_steps: 1\n");
+  run(&r, NULL, "torchrun --nproc_per_node=2 train.py bad3.yaml", &res);
+  ASSERT(!known(&res, SM_META_DATASET));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+SM_TEST(extract_bf16_capable_gpus) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A fp16 fallback for GPUs without bf16 is not taken on the current
+   * ones; the bf16 branch is. */
+  put(&r, "a.py",
+      "import torch\nmodel = torch.nn.Linear(2, 2)\nmax_steps = 10\n"
+      "if not torch.cuda.is_bf16_supported():\n"
+      "    scaler = torch.cuda.amp.GradScaler()\n"
+      "    model = model.half()\n");
+  run(&r, NULL, "python a.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  put(&r, "b.py",
+      "import torch\nmodel = torch.nn.Linear(2, 2)\nmax_steps = 10\n"
+      "if torch.cuda.is_bf16_supported():\n"
+      "    ctx = torch.autocast('cuda', dtype=torch.bfloat16)\n"
+      "else:\n    scaler = torch.cuda.amp.GradScaler()\n");
+  run(&r, NULL, "python b.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
