@@ -94,18 +94,29 @@ ifneq ($(SLURM_H),)
 $(BUILD)/obj/agent/libslurm.o: CFLAGS += -DSM_HAVE_SLURM=1
 AGENT_LDLIBS += -lslurm
 endif
+# Optional heavy libraries are not linked but loaded on first use with
+# dlopen (src/util/dlib.c), so that the commands that do not need them
+# never map them: their headers are needed to build, and the soname to
+# open is read off the development link (lib$(1).so) the linker would
+# have used, else the Debian bookworm one ($(2)).
+soname = $(or $(shell f=$$($(CC) -print-file-name=lib$(1).so); \
+  [ "$$f" != lib$(1).so ] && readelf -d "$$f" 2>/dev/null | \
+  sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'),$(2))
 # COIN-OR CBC (coinor-libcbc-dev), the MILP solver of the Sia policy, is
 # optional: without it `--policy sia` says why it cannot run and only the
 # greedy fallback (--param sia.solver=greedy) is built.  HAVE_CBC=0 forces
-# it off (then `make clean`: objects do not track the flag).
+# it off (then `make clean`: objects do not track the flag).  It is
+# loaded by src/sim/cbc_load.c when `--policy sia` reads its parameters.
 HAVE_CBC ?= $(shell pkg-config --exists cbc 2>/dev/null && echo 1 || \
               { test -f /usr/include/coin/Cbc_C_Interface.h && echo hdr; })
 ifeq ($(HAVE_CBC),1)
 CFLAGS  += -DSM_HAVE_CBC=1 $(shell pkg-config --cflags cbc)
-LDLIBS  += $(shell pkg-config --libs cbc)
 else ifeq ($(HAVE_CBC),hdr)
 CFLAGS  += -DSM_HAVE_CBC=1 -I/usr/include/coin
-LDLIBS  += -lCbcSolver -lCbc -lCgl -lOsiClp -lClp -lOsi -lCoinUtils
+endif
+ifneq ($(filter 1 hdr,$(HAVE_CBC)),)
+CBC_SONAME := $(call soname,CbcSolver,libCbcSolver.so.3)
+$(BUILD)/obj/src/sim/cbc_load.o: CFLAGS += -DSM_CBC_SONAME='"$(CBC_SONAME)"'
 endif
 
 .PHONY: all lib cli tools unit test check asan demo bench fuzz lint structure clean deps deps-test
