@@ -23,7 +23,9 @@
 BUILD   ?= build
 SAN     ?= 0
 CC      ?= cc
-PKGS    := sqlite3 hiredis yaml-0.1 libcjson tree-sitter zlib libmicrohttpd libcurl
+PKGS    := sqlite3 hiredis yaml-0.1 libcjson tree-sitter zlib libmicrohttpd
+# Built against, loaded on first use (see `soname` below): never linked.
+PKGS_DL := libcurl
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wwrite-strings \
            -Wno-missing-field-initializers
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -32,7 +34,7 @@ ifeq ($(SAN),1)
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
            -fno-sanitize-recover=undefined
 endif
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(PKGS_DL) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(EXTRA_CFLAGS) -Iinclude -Isrc \
            $(PKG_CFLAGS) -MMD -MP
@@ -114,6 +116,10 @@ CFLAGS  += -DSM_HAVE_CBC=1 $(shell pkg-config --cflags cbc)
 else ifeq ($(HAVE_CBC),hdr)
 CFLAGS  += -DSM_HAVE_CBC=1 -I/usr/include/coin
 endif
+# libcurl (libcurl4-openssl-dev), the LLM client's HTTP library, is
+# loaded by src/llm/curl_load.c when a command is given an LLM URL.
+CURL_SONAME := $(call soname,curl,libcurl.so.4)
+$(BUILD)/obj/src/llm/curl_load.o: CFLAGS += -DSM_CURL_SONAME='"$(CURL_SONAME)"'
 ifneq ($(filter 1 hdr,$(HAVE_CBC)),)
 CBC_SONAME := $(call soname,CbcSolver,libCbcSolver.so.3)
 $(BUILD)/obj/src/sim/cbc_load.o: CFLAGS += -DSM_CBC_SONAME='"$(CBC_SONAME)"'
