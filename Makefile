@@ -23,9 +23,9 @@
 BUILD   ?= build
 SAN     ?= 0
 CC      ?= cc
-PKGS    := sqlite3 hiredis yaml-0.1 libcjson tree-sitter zlib libmicrohttpd
+PKGS    := sqlite3 hiredis yaml-0.1 libcjson tree-sitter zlib
 # Built against, loaded on first use (see `soname` below): never linked.
-PKGS_DL := libcurl
+PKGS_DL := libmicrohttpd libcurl
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wwrite-strings \
            -Wno-missing-field-initializers
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -120,6 +120,10 @@ endif
 # loaded by src/llm/curl_load.c when a command is given an LLM URL.
 CURL_SONAME := $(call soname,curl,libcurl.so.4)
 $(BUILD)/obj/src/llm/curl_load.o: CFLAGS += -DSM_CURL_SONAME='"$(CURL_SONAME)"'
+# libmicrohttpd, the HTTP server, by src/serve/mhd_load.c when
+# `schedmate serve` starts its listeners.
+MHD_SONAME := $(call soname,microhttpd,libmicrohttpd.so.12)
+$(BUILD)/obj/src/serve/mhd_load.o: CFLAGS += -DSM_MHD_SONAME='"$(MHD_SONAME)"'
 ifneq ($(filter 1 hdr,$(HAVE_CBC)),)
 CBC_SONAME := $(call soname,CbcSolver,libCbcSolver.so.3)
 $(BUILD)/obj/src/sim/cbc_load.o: CFLAGS += -DSM_CBC_SONAME='"$(CBC_SONAME)"'
