@@ -23,7 +23,9 @@
 BUILD   ?= build
 SAN     ?= 0
 CC      ?= cc
-PKGS    := sqlite3 hiredis yaml-0.1 libcjson tree-sitter zlib libmicrohttpd libcurl
+PKGS    := sqlite3 hiredis yaml-0.1 libcjson tree-sitter zlib
+# Built against, loaded on first use (see `soname` below): never linked.
+PKGS_DL := libmicrohttpd libcurl
 WARN    := -Wall -Wextra -Wstrict-prototypes -Wwrite-strings \
            -Wno-missing-field-initializers
 CSTD    := -std=c11 -D_GNU_SOURCE
@@ -32,7 +34,7 @@ ifeq ($(SAN),1)
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
            -fno-sanitize-recover=undefined
 endif
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) $(PKGS_DL) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(EXTRA_CFLAGS) -Iinclude -Isrc \
            $(PKG_CFLAGS) -MMD -MP
@@ -94,18 +96,37 @@ ifneq ($(SLURM_H),)
 $(BUILD)/obj/agent/libslurm.o: CFLAGS += -DSM_HAVE_SLURM=1
 AGENT_LDLIBS += -lslurm
 endif
+# Optional heavy libraries are not linked but loaded on first use with
+# dlopen (src/util/dlib.c), so that the commands that do not need them
+# never map them: their headers are needed to build, and the soname to
+# open is read off the development link (lib$(1).so) the linker would
+# have used, else the Debian bookworm one ($(2)).
+soname = $(or $(shell f=$$($(CC) -print-file-name=lib$(1).so); \
+  [ "$$f" != lib$(1).so ] && readelf -d "$$f" 2>/dev/null | \
+  sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'),$(2))
 # COIN-OR CBC (coinor-libcbc-dev), the MILP solver of the Sia policy, is
 # optional: without it `--policy sia` says why it cannot run and only the
 # greedy fallback (--param sia.solver=greedy) is built.  HAVE_CBC=0 forces
-# it off (then `make clean`: objects do not track the flag).
+# it off (then `make clean`: objects do not track the flag).  It is
+# loaded by src/sim/cbc_load.c when `--policy sia` reads its parameters.
 HAVE_CBC ?= $(shell pkg-config --exists cbc 2>/dev/null && echo 1 || \
               { test -f /usr/include/coin/Cbc_C_Interface.h && echo hdr; })
 ifeq ($(HAVE_CBC),1)
 CFLAGS  += -DSM_HAVE_CBC=1 $(shell pkg-config --cflags cbc)
-LDLIBS  += $(shell pkg-config --libs cbc)
 else ifeq ($(HAVE_CBC),hdr)
 CFLAGS  += -DSM_HAVE_CBC=1 -I/usr/include/coin
-LDLIBS  += -lCbcSolver -lCbc -lCgl -lOsiClp -lClp -lOsi -lCoinUtils
+endif
+# libcurl (libcurl4-openssl-dev), the LLM client's HTTP library, is
+# loaded by src/llm/curl_load.c when a command is given an LLM URL.
+CURL_SONAME := $(call soname,curl,libcurl.so.4)
+$(BUILD)/obj/src/llm/curl_load.o: CFLAGS += -DSM_CURL_SONAME='"$(CURL_SONAME)"'
+# libmicrohttpd, the HTTP server, by src/serve/mhd_load.c when
+# `schedmate serve` starts its listeners.
+MHD_SONAME := $(call soname,microhttpd,libmicrohttpd.so.12)
+$(BUILD)/obj/src/serve/mhd_load.o: CFLAGS += -DSM_MHD_SONAME='"$(MHD_SONAME)"'
+ifneq ($(filter 1 hdr,$(HAVE_CBC)),)
+CBC_SONAME := $(call soname,CbcSolver,libCbcSolver.so.3)
+$(BUILD)/obj/src/sim/cbc_load.o: CFLAGS += -DSM_CBC_SONAME='"$(CBC_SONAME)"'
 endif
 
 .PHONY: all lib cli tools unit test check asan demo bench fuzz lint structure clean deps deps-test

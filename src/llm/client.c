@@ -17,8 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
+#include "llm/curl_load_int.h"
 #include "llm/llm_int.h"
 
 #define MAX_POOL 64
@@ -44,10 +43,15 @@ struct sm_llm {
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static int curl_init_rc;
+static int curl_init_rc; /* 0, -1 init failed, 1 libcurl did not load */
 
+/* Without libcurl a client is still made: its requests fail as for an
+ * unreachable server (post). */
 static void curl_init(void) {
-  curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+  if (sm__curl_load(NULL) != 0)
+    curl_init_rc = 1;
+  else
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
 }
 
 /* ==== Names ==== */
@@ -177,7 +181,7 @@ sm_llm *sm_llm_new(const sm_llm_config *c, sm_err *err) {
     return NULL;
   }
   pthread_once(&curl_once, curl_init);
-  if (curl_init_rc != 0) {
+  if (curl_init_rc < 0) {
     sm_err_set(err, SM_EIO, "libcurl could not be initialised");
     return NULL;
   }
@@ -540,8 +544,13 @@ static int post(sm_llm *l, int comp, const char *url, const char *body,
                 double *latency, int *reason, sm_err *err) {
   size_t len = strlen(body);
   char msg[CURL_ERROR_SIZE + 64] = "";
+  sm_err lib = {0};
 
   *status = 0;
+  if (sm__curl_load(&lib) != 0) {
+    *reason = SM_LLM_R_CONNECT;
+    return sm_err_set(err, SM_ECONN, "%s: %s", url, lib.msg);
+  }
   for (int a = 0;; a++) {
     resp r;
     double t0, dt;

@@ -26,8 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <microhttpd.h>
-
+#include "serve/mhd_load_int.h"
 #include "serve/serve_int.h"
 
 /* ==== Requests ==== */

@@ -12,8 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <microhttpd.h>
-
+#include "serve/mhd_load_int.h"
 #include "serve/serve_int.h"
 
 /* Upper bounds of the latency buckets, seconds. */

@@ -34,8 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
+#include "serve/mhd_load_int.h"
 #include "serve/serve_int.h"
 
 /* ==== Logging and audit ==== */
@@ -690,6 +689,8 @@ int sm_serve_start(sm_serve *sv, sm_err *err) {
 
   if (sv->started)
     return 0;
+  if ((rc = sm__mhd_load(err)) != 0) /* not installed */
+    return rc;
   sv->started = 1;
   for (int c = 0; rc == 0 && c < SM_SERVE_NCHANNELS; c++)
     rc = sv__chan_start(&sv->ch[c], err);

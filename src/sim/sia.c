@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/cbc_load_int.h"
 #include "sim/figures_int.h"
 #include "sim/params_int.h"
 #include "sim/sia_int.h"
@@ -159,12 +160,8 @@ static int read_params(sm__sia_run *S, sm_err *err) {
   S->so.reduce = d != 0;
   v = SM__PARAM(s, sia_solver);
   if (v == NULL || strcmp(v, "cbc") == 0) {
-    if (!sm__sia_have_cbc())
-      return sm_err_set(err, SM_EUNSUPP,
-                        "this build has no MILP solver (COIN-OR CBC, "
-                        "Debian package coinor-libcbc-dev, was not found "
-                        "when it was built); install it and rebuild, or run "
-                        "the greedy fallback with --param sia.solver=greedy");
+    if ((rc = sm__cbc_load(err)) != 0) /* not built, or does not load */
+      return rc;
     S->so.use_cbc = 1;
   } else if (strcmp(v, "greedy") == 0) {
     S->so.use_cbc = 0;

@@ -35,19 +35,15 @@
 #include <time.h>
 
 #include "schedmate/sm_util.h"
+#include "sim/cbc_load_int.h"
 #include "sim/sia_milp_int.h"
 
 #ifdef SM_HAVE_CBC
-#include <Cbc_C_Interface.h>
 #include <dlfcn.h>
 #endif
 
 int sm__sia_have_cbc(void) {
-#ifdef SM_HAVE_CBC
-  return 1;
-#else
-  return 0;
-#endif
+  return sm__cbc_load(NULL) == 0; /* built with CBC, and it loads */
 }
 
 /* ==== Reductions ==== */
@@ -241,7 +237,7 @@ static void quiet_blas(void) {
     return;
   if (getenv("OPENBLAS_NUM_THREADS") != NULL)
     return;
-  *(void **)&set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+  *(void **)&set = dlsym(sm__cbc.dl, "openblas_set_num_threads");
   if (set != NULL)
     set(1);
 }
@@ -304,6 +300,10 @@ static int cbc(const sm__sia_problem *p, const int *keep, int n,
     ub[k] = 1;
   }
   starts[n] = 2 * n;
+  if (sm__cbc_load(NULL) != 0) {
+    snprintf(why, whyn, "CBC could not be loaded");
+    goto out;
+  }
   quiet_blas();
   m = Cbc_newModel();
   if (m == NULL) {

@@ -58,7 +58,7 @@ int sm__sia_solve(const sm__sia_problem *p, const sm__sia_solve_opts *o,
 /* The exact reductions alone (for tests): writes the indices of the
  * candidates kept into keep, returns their count (or < 0 on ENOMEM). */
 int sm__sia_reduce(const sm__sia_problem *p, int *keep);
-/* 1 when the library was built with CBC. */
+/* 1 when the library was built with CBC and CBC loads (cbc_load.c). */
 int sm__sia_have_cbc(void);
 
 #endif /* SM_SIM_SIA_MILP_INT_H */
