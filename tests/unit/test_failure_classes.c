@@ -19,20 +19,7 @@
 /* Checks line, category and component; line 0 means no failure. */
 static void expect_at(int where, const char *log, long line, const char *cat,
                       const char *comp) {
-  sm_diagnosis d;
-
-  run(log, &d);
-  if (line == 0) {
-    if (d.failure)
-      SM_FAIL_AT("case at %d: failure at line %lld (%s), want none", where,
-                 d.first_error_line, d.reason ? d.reason : "-");
-  } else if (d.first_error_line != line || strcmp(d.category, cat) != 0 ||
-             strcmp(d.component, comp) != 0) {
-    SM_FAIL_AT("case at %d: got line %lld %s/%s (%s), want %ld %s/%s", where,
-               d.first_error_line, d.category, d.component,
-               d.reason ? d.reason : "-", line, cat, comp);
-  }
-  sm_diagnosis_release(&d);
+  expect_diag_at(where, log, line, cat, comp, NULL);
 }
 #define expect(...) expect_at(__LINE__, __VA_ARGS__)
 
