@@ -69,3 +69,57 @@ SM_TEST(failure_object_store_errors_by_class) {
   check("An error occurred (SlowDown) when calling the\n", 0, NULL, NULL, NULL);
   check("(AccessDenied) \x80\x81 when calling\n", 0, NULL, NULL, NULL);
 }
+
+SM_TEST(failure_dcgm_failure_reasons_by_component) {
+  check("step 4100 loss 0.77\n"
+        "dcgm health: GPU 3: DCGM_FR_VOLATILE_DBE_DETECTED: Detected 2 "
+        "volatile double-bit ECC error(s) in GPU 3.\n",
+        2, "infrastructure", "gpu", "fault");
+  check("step 4100 loss 0.77\n"
+        "dcgm health: GPU 5: DCGM_FR_NVLINK_DOWN: GPU 5's NvLink link 7 is "
+        "currently down\n",
+        2, "infrastructure", "nvlink", "fault");
+  check("step 4100 loss 0.77\n"
+        "dcgm health: GPU 1: DCGM_FR_PCI_REPLAY_RATE: Detected more than 8 "
+        "PCIe replays per minute for GPU 1 : 12\n",
+        2, "infrastructure", "gpu", "inferred");
+  /* A code name inside another word, and one cut short. */
+  check("step 1 loss 1.0\nsee MYDCGM_FR_VOLATILE_DBE_DETECTEDX in docs\n", 0,
+        NULL, NULL, NULL);
+  check("step 1 loss 1.0\nDCGM_FR_NVLINK_DO\n", 0, NULL, NULL, NULL);
+}
+
+SM_TEST(failure_kubernetes_and_lsf_events_by_class) {
+  /* The job's image, spec and deadline are the job's. */
+  check("Warning  Failed     12s  kubelet  Failed to pull image "
+        "\"registry.example.org/team/trainer:v9\": rpc error: code = "
+        "NotFound desc = failed to resolve reference: not found\n",
+        1, "user", "none", NULL);
+  check("Warning  Failed  3s  kubelet  Error: CreateContainerConfigError: "
+        "secret \"wandb-key\" not found\n",
+        1, "user", "none", NULL);
+  check("step 9000 loss 0.33\n"
+        "Warning  DeadlineExceeded  job-controller  Job was active longer "
+        "than specified deadline\n",
+        2, "user", "none", NULL);
+  /* A registry's rate limit: a shared service, retried. */
+  check("Warning  Failed  kubelet  Failed to pull image \"trainer:v9\": "
+        "toomanyrequests: You have reached your pull rate limit.\n",
+        1, "infrastructure", "network", "limit");
+  /* The node stopped reporting: inferred, never a fault. */
+  check("step 10 loss 2.0\n"
+        "Normal  NodeNotReady  node-controller  Node gpu-w12 status is now: "
+        "NodeNotReady\n",
+        2, "infrastructure", "node", "inferred");
+  /* LSF's exit terms: preemption is the node's event, a CPU-time limit
+   * the job's. */
+  check("step 10 loss 2.0\n"
+        "TERM_PREEMPT: job killed after preemption.\n",
+        2, "infrastructure", "node", "event");
+  check("step 10 loss 2.0\n"
+        "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.\n",
+        2, "user", "none", NULL);
+  /* Malformed: words inside other words, binary bytes. */
+  check("step 1 loss 1.0\nXTERM_PREEMPTED ok\n", 0, NULL, NULL, NULL);
+  check("ErrImagePul\xc3\x28\n", 0, NULL, NULL, NULL);
+}
