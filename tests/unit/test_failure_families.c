@@ -119,6 +119,9 @@ SM_TEST(failure_kubernetes_and_lsf_events_by_class) {
   check("step 10 loss 2.0\n"
         "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.\n",
         2, "user", "none", NULL);
+  /* Killed by its owner: a cancellation, as Slurm's reasonless cancel. */
+  check("step 10 loss 2.0\nTERM_OWNER: job killed by owner.\n", 2, "unknown",
+        "none", NULL);
   /* Malformed: words inside other words, binary bytes. */
   check("step 1 loss 1.0\nXTERM_PREEMPTED ok\n", 0, NULL, NULL, NULL);
   check("ErrImagePul\xc3\x28\n", 0, NULL, NULL, NULL);
