@@ -29,4 +29,30 @@ static inline void run(const char *log, sm_diagnosis *d) {
     SM_FAIL_AT("diagnose: %s", err.msg);
 }
 
+/* Diagnoses log and checks line, category, component and, when basis is
+ * not NULL, the verdict's basis; line 0 means no failure.  where is the
+ * caller's line for the message. */
+static inline void expect_diag_at(int where, const char *log, long line,
+                                  const char *cat, const char *comp,
+                                  const char *basis) {
+  sm_diagnosis d;
+
+  run(log, &d);
+  if (line == 0) {
+    if (d.failure)
+      SM_FAIL_AT("case at %d: failure at line %lld (%s), want none", where,
+                 d.first_error_line, d.reason ? d.reason : "-");
+  } else if (d.first_error_line != line || strcmp(d.category, cat) != 0 ||
+             strcmp(d.component, comp) != 0 ||
+             (basis != NULL &&
+              (d.basis == NULL || strcmp(d.basis, basis) != 0))) {
+    SM_FAIL_AT("case at %d: got line %lld %s/%s basis %s (%s), want %ld "
+               "%s/%s%s%s",
+               where, d.first_error_line, d.category, d.component,
+               d.basis ? d.basis : "-", d.reason ? d.reason : "-", line, cat,
+               comp, basis ? " basis " : "", basis ? basis : "");
+  }
+  sm_diagnosis_release(&d);
+}
+
 #endif

@@ -10,7 +10,8 @@
  * step at setup (the job's); a worker's error
  * re-raised by its parent is reported where it first appears; frames of
  * an exception chain and installer shims decide user or framework; a
- * cascade never outranks the error that started it. */
+ * cascade never outranks the error that started it; libfabric finding no
+ * fabric device at all is the job's container or environment (user). */
 #include "failure/failure_int.h"
 #include "harness.h"
 #include "sigdb_fixture.h"
@@ -18,20 +19,7 @@
 /* Checks line, category and component; line 0 means no failure. */
 static void expect_at(int where, const char *log, long line, const char *cat,
                       const char *comp) {
-  sm_diagnosis d;
-
-  run(log, &d);
-  if (line == 0) {
-    if (d.failure)
-      SM_FAIL_AT("case at %d: failure at line %lld (%s), want none", where,
-                 d.first_error_line, d.reason ? d.reason : "-");
-  } else if (d.first_error_line != line || strcmp(d.category, cat) != 0 ||
-             strcmp(d.component, comp) != 0) {
-    SM_FAIL_AT("case at %d: got line %lld %s/%s (%s), want %ld %s/%s", where,
-               d.first_error_line, d.category, d.component,
-               d.reason ? d.reason : "-", line, cat, comp);
-  }
-  sm_diagnosis_release(&d);
+  expect_diag_at(where, log, line, cat, comp, NULL);
 }
 #define expect(...) expect_at(__LINE__, __VA_ARGS__)
 
@@ -933,4 +921,38 @@ SM_TEST(failure_wrapped_exceptions_and_launchers_signal_reports) {
          "mpirun noticed that process rank 3 with PID 4121 on node gpu-a01 "
          "exited on signal 9 (Killed).\n",
          2, "infrastructure", "node");
+}
+
+SM_TEST(failure_fabric_devices_the_job_cannot_see_are_user) {
+  /* libfabric finds no provider at all: the job's container or
+   * environment does not expose the fabric devices. */
+  expect("step 0 loading shards\n"
+         "[2026-01-05 08:00:01] gpu-h7:4410:4418 [3] "
+         "nccl_net_ofi_rdma_init:8100 NCCL WARN NET/OFI OFI fi_getinfo() "
+         "call failed: No data available\n",
+         2, "user", "none");
+  expect("gpu-h7:4410:4418 [3] NCCL WARN NET/OFI fi_getinfo failed, rc "
+         "-61\n",
+         1, "user", "none");
+  /* A provider probed and skipped while training goes on: no failure. */
+  {
+    sm_buf b;
+    sm_buf_init(&b, 1 << 14);
+    sm_buf_adds(&b, "libfabric:900:1767600000::core:core:fi_getinfo_():1400"
+                    "<warn> fi_getinfo: provider efa output empty list\n");
+    training(&b, 1, 8);
+    sm_buf_addc(&b, '\0');
+    expect(b.data, 0, NULL, NULL);
+    sm_buf_release(&b);
+  }
+  /* A transfer that fails on a fabric the job does see stays the
+   * network's. */
+  expect("step 40 loss 2.1\n"
+         "gpu-h7:4410:4418 [3] NCCL WARN NET/OFI Request 0x7f00 completed "
+         "with error. RC: 21. Error: 5 (Input/output error)\n",
+         2, "infrastructure", "network");
+  /* Malformed: the words cut short (the plugin's start-up failure, no
+   * answer about devices), or without the failure. */
+  expect("NCCL WARN NET/OFI fi_getinfo\n", 1, "infrastructure", "network");
+  expect("fi_getinfo No data avail\xff\xfe\n", 0, NULL, NULL);
 }
