@@ -1,0 +1,84 @@
+/* test_tracker_lines.c - round 5: line shapes the Tracker met on logs it
+ * was not tuned on.  Every input is written here; malformed and near-miss
+ * variants beside each. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "schedmate/sm.h"
+#include "schedmate/sm_tracker.h"
+#include "track_fixture.h"
+
+/* ==== A warning glued to the end of a progress line ==== */
+
+SM_TEST(track_lines_python_warning_glued_to_progress) {
+  /* Every 10 iterations: the loop's timer, then its progress printed
+   * without a newline, and the warnings module's report written after
+   * it on the same line, its source line below. */
+  sm_buf b;
+  sm_track_result r, f;
+  sm_buf_init(&b, 0);
+  for (int i = 0; i <= 20; i++)
+    sm_buf_addf(&b,
+                "timer: 0.%04d sec.\n"
+                "iter %d || Loss: %.4f || /home/u/det/utils/aug.py:91: "
+                "RuntimeWarning: invalid value encountered in divide\n"
+                "  ratio = area / union\n",
+                4100 + i % 5 * 10, 5000 + 10 * i, 1.5 - i * 0.01);
+  r = scan_text(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 5200);
+  ASSERT_NEAR(r.loss, 1.3, 1e-9);
+  ASSERT(r.step_time_s > 0.40 && r.step_time_s < 0.43);
+  /* The same text read forward gives the same answer. */
+  f = feed(b.data);
+  ASSERT_EQ(f.ok, 1);
+  ASSERT_EQ(f.step, 5200);
+  ASSERT_NEAR(f.loss, 1.3, 1e-9);
+  sm_buf_release(&b);
+}
+
+SM_TEST(track_lines_python_warning_near_misses) {
+  /* A warning on a line of its own (no text before its location), a
+   * file name that merely ends in ".py:" and a location without a
+   * warning category are not split off; none of them is progress. */
+  sm_track_result r;
+  r = feed("/opt/lib/x.py:12: UserWarning: argument 'size_average' is "
+           "deprecated\n  warnings.warn(msg)\n"
+           "/opt/lib/x.py:12: UserWarning: argument 'size_average' is "
+           "deprecated\n  warnings.warn(msg)\n");
+  ASSERT_EQ(r.ok, 0);
+  /* A progress line is still read when its tail is not a warning's
+   * location ("run.py:3: note"), and it is not cut. */
+  r = feed("step 10 loss 0.50 see run.py:3: note\n"
+           "step 11 loss 0.49 see run.py:3: note\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 11);
+  ASSERT_NEAR(r.loss, 0.49, 1e-12);
+  /* A line of the warning alone after the progress: the progress stays. */
+  r = feed("step 10 loss 0.50\n"
+           "step 11 loss 0.49 /a/b.py:7: FutureWarning: x\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 11);
+  ASSERT_NEAR(r.loss, 0.49, 1e-12);
+  /* Malformed: the location cut short at the end of the line, digits
+   * missing, a category without its colon, a huge run without blanks. */
+  ASSERT_EQ(feed("step 3 loss 0.4 x.py:\n").step, 3);
+  ASSERT_EQ(feed("step 3 loss 0.4 x.py:: UserWarning: y\n").step, 3);
+  ASSERT_EQ(feed("step 3 loss 0.4 x.py:9: UserWarning\n").step, 3);
+  {
+    sm_buf b;
+    sm_buf_init(&b, 0);
+    sm_buf_addf(&b, "step 4 loss 0.4 ");
+    for (int i = 0; i < 20000; i++)
+      sm_buf_addf(&b, ".py:");
+    sm_buf_addf(&b, "\n");
+    r = feed(b.data);
+    ASSERT_EQ(r.ok, 1);
+    ASSERT_EQ(r.step, 4);
+    sm_buf_release(&b);
+  }
+}
+
