@@ -82,3 +82,25 @@ SM_TEST(track_lines_python_warning_near_misses) {
   }
 }
 
+
+/* ==== Ordinal counters and a step counter on a line of its own ==== */
+
+SM_TEST(track_lines_ordinal_counter) {
+  sm_track_sample s = P("Iteration 1200th: loss 0.31");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.step, 1200);
+  ASSERT_NEAR(s.loss, 0.31, 1e-12);
+  s = P("epoch 3rd, step: 22nd, loss=0.5");
+  ASSERT_EQ(s.step, 22);
+  ASSERT_NEAR(s.epoch, 3, 0);
+  s = P("step: 1st loss 2.0");
+  ASSERT_EQ(s.step, 1);
+  /* Not an ordinal: a fraction's total, a word going on ("5thousand"),
+   * a negative count, other two-letter units. */
+  s = P("step: 5ms loss 2.0");
+  ASSERT(s.step != 5 || s.has_step == 0);
+  ASSERT_EQ(P("step: -3rd loss 2.0").step == -3, 0);
+  s = P("batch 7theta 0.3");
+  ASSERT_EQ(s.has_step == 1 && s.step == 7, 0);
+}
+
