@@ -104,3 +104,43 @@ SM_TEST(track_lines_ordinal_counter) {
   ASSERT_EQ(s.has_step == 1 && s.step == 7, 0);
 }
 
+
+SM_TEST(track_lines_counter_alone_loss_below) {
+  /* "current step: Nth step", then the step's loss on its own line; the
+   * log ends after a step line whose loss was not printed yet. */
+  sm_buf b;
+  sm_track_result r, f;
+  sm_track_sample s = P("current step: 58th step");
+  ASSERT_EQ(s.kind, SM_TK_POSITION);
+  ASSERT_EQ(s.step, 58);
+  ASSERT_EQ(P("iteration: 1200").kind, SM_TK_POSITION);
+  /* Not alone: a second number, a fraction, a unit, a blank separator
+   * ("step 5" in a sentence), a checkpoint notice. */
+  ASSERT(P("step: 5 of 9").kind != SM_TK_POSITION);
+  ASSERT(P("step: 5/9").kind != SM_TK_POSITION);
+  ASSERT(P("step: 5ms").kind != SM_TK_POSITION);
+  ASSERT(P("moving to step 5").kind != SM_TK_POSITION);
+  ASSERT(P("Saving checkpoint at step: 5000").kind != SM_TK_SAMPLE);
+  sm_buf_init(&b, 0);
+  for (int i = 1; i <= 30; i++)
+    sm_buf_addf(&b, "current step: %dth step\nbatch loss:%.6f\n", 900 + i,
+                0.5 - i * 0.001);
+  sm_buf_addf(&b, "model saved in file: ./ckpt/model-930 / 930 th step\n"
+                  "current step: 931th step\n");
+  r = scan_text(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 931);
+  ASSERT_NEAR(r.loss, 0.47, 1e-9);
+  ASSERT_STREQ(r.step_scope, "global");
+  f = feed(b.data);
+  ASSERT_EQ(f.ok, 1);
+  ASSERT_EQ(f.step, 931);
+  ASSERT_NEAR(f.loss, 0.47, 1e-9);
+  sm_buf_release(&b);
+  /* Step lines alone and nothing else: where the loop is, no loss. */
+  r = feed("step: 10\nstep: 11\nstep: 12\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 12);
+  ASSERT_NAN(r.loss);
+}
+
