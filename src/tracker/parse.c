@@ -1130,6 +1130,12 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
               o->step_time == o->step_time || o->rate == o->rate ||
               o->throughput == o->throughput || o->cum_time == o->cum_time;
     }
+    /* A keyed counter whose only training facts are loss terms
+     * ("iter=0219 ... loss_critic=0.0000 loss_objective=9.5890", RL
+     * trainers; "Iter 40 loss_cls 0.31 loss_bbox 0.12"): the terms show a
+     * training step, though none of them is the loss reported. */
+    if (P->part_seen && o->counter != SM_TC_FRACTION && !P->has_eval_loss)
+      facts = 1;
     if (o->has_step) {
       if (facts || (o->has_total && o->counter != SM_TC_FRACTION)) {
         o->kind = SM_TK_SAMPLE;

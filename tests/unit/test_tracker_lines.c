@@ -1,6 +1,9 @@
 /* test_tracker_lines.c - round 5: line shapes the Tracker met on logs it
- * was not tuned on.  Every input is written here; malformed and near-miss
- * variants beside each. */
+ * was not tuned on.  A Python warning written onto the end of a progress
+ * line (a print with end=''), ordinal counters ("1200th step"), a step
+ * counter on a line of its own with its loss on the next line, and a
+ * counter whose only losses are named terms (RL trainers).  Every input
+ * is written here; malformed and near-miss variants beside each. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +85,6 @@ SM_TEST(track_lines_python_warning_near_misses) {
   }
 }
 
-
 /* ==== Ordinal counters and a step counter on a line of its own ==== */
 
 SM_TEST(track_lines_ordinal_counter) {
@@ -103,7 +105,6 @@ SM_TEST(track_lines_ordinal_counter) {
   s = P("batch 7theta 0.3");
   ASSERT_EQ(s.has_step == 1 && s.step == 7, 0);
 }
-
 
 SM_TEST(track_lines_counter_alone_loss_below) {
   /* "current step: Nth step", then the step's loss on its own line; the
@@ -144,3 +145,47 @@ SM_TEST(track_lines_counter_alone_loss_below) {
   ASSERT_NAN(r.loss);
 }
 
+/* ==== A counter whose only losses are named terms ==== */
+
+SM_TEST(track_lines_counter_with_loss_terms_only) {
+  /* An RL trainer's metrics line: the objective, the critic's and the
+   * entropy terms, no whole loss.  A training step, its loss unknown. */
+  sm_buf b;
+  sm_track_result r;
+  sm_track_sample s =
+      P("2025-01-02 10:00:01.500 | INFO | train:log:30 - iter=0042 "
+        "reward=0.31 entropy=1.5 loss_critic=0.0100 loss_entropy=-0.0150 "
+        "loss_objective=0.2500 clip_fraction=0.05");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.step, 42);
+  ASSERT_NAN(s.loss);
+  s = P("Iter 40 loss_cls 0.31 loss_bbox 0.12");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.step, 40);
+  /* A counter beside figures that are not losses stays no sample, and
+   * an evaluation's terms are not training. */
+  ASSERT(P("iter=0042 reward=0.31 entropy=1.5").kind != SM_TK_SAMPLE);
+  ASSERT(P("iter=42 val_loss_cls=0.3").kind != SM_TK_SAMPLE);
+  ASSERT(P("iter=42 loss_scale=65536").kind != SM_TK_SAMPLE);
+  sm_buf_init(&b, 0);
+  for (int i = 0; i < 20; i++)
+    sm_buf_addf(&b,
+                "2025-01-02 10:%02d:%02d.000 | INFO | train:log:30 - "
+                "iter=%04d reward=0.3 loss_critic=0.01 loss_objective=0.2\n",
+                i * 2 / 60, i * 2 % 60, 100 + i);
+  /* The run restarted at the end and printed only its start-up. */
+  sm_buf_addf(&b, "2025-01-02 11:00:00.000 | INFO | main:33 - Logger "
+                  "initialized (level=INFO)\n"
+                  "2025-01-02 11:00:00.010 | INFO | main:98 - config "
+                  "Config(max_iterations=100, gamma=0.99)\n");
+  r = scan_text(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 119);
+  ASSERT_NAN(r.loss);
+  ASSERT_NEAR(r.step_time_s, 2.0, 1e-6);
+  ASSERT_STREQ(r.step_time_basis, "timestamps");
+  sm_buf_release(&b);
+  /* Malformed: terms without values, a term that is text. */
+  ASSERT(P("iter=5 loss_critic= loss_objective=").kind != SM_TK_SAMPLE);
+  ASSERT(P("iter=5 loss_critic=abc").kind != SM_TK_SAMPLE);
+}
