@@ -189,3 +189,34 @@ SM_TEST(track_lines_counter_with_loss_terms_only) {
   ASSERT(P("iter=5 loss_critic= loss_objective=").kind != SM_TK_SAMPLE);
   ASSERT(P("iter=5 loss_critic=abc").kind != SM_TK_SAMPLE);
 }
+
+/* ==== Month-name timestamps ==== */
+
+static double stamp(const char *s) {
+  return sm_track_timestamp(s, strlen(s), NULL);
+}
+
+SM_TEST(track_lines_month_name_timestamps) {
+  /* strftime's "%b %d, %H:%M:%S" and syslog's "%b %d %H:%M:%S": only the
+   * differences matter (the year is not printed). */
+  double a = stamp("[Mar 29, 16:34:19] 1004 5.31");
+  double b = stamp("[Mar 29, 16:34:28] 1016 5.29");
+  ASSERT(a == a && b == b);
+  ASSERT_NEAR(b - a, 9, 1e-9);
+  ASSERT_NEAR(stamp("Mar 30, 00:00:01 x") - stamp("Mar 29, 23:59:59 x"), 2,
+              1e-9);
+  ASSERT_NEAR(stamp("Dec  3 01:02:03 host kernel: x") -
+                  stamp("Dec  3 01:02:00 host kernel: x"),
+              3, 1e-9);
+  ASSERT_NEAR(stamp("Mar 29, 2024 16:34:28 step 5") -
+                  stamp("Mar 29, 2024 16:34:27 step 4"),
+              1, 1e-9);
+  /* Not a date: a word ending in a month's letters, a day past 31, a
+   * clock without seconds, no clock at all, a month name cut short. */
+  ASSERT_NAN(stamp("Summar 29 12:00:00 x"));
+  ASSERT_NAN(stamp("Mar 32, 16:34:28 x"));
+  ASSERT_NAN(stamp("Mar 29, 16:34 x"));
+  ASSERT_NAN(stamp("Mar 29, step 5"));
+  ASSERT_NAN(stamp("ar 29, 16:34:28"));
+  ASSERT_NAN(stamp("Mar 2"));
+}
