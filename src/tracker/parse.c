@@ -1173,6 +1173,25 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
   }
 }
 
+/* A line that prints only an integer and a fraction, no key, no word
+ * (after its logger prefix): "[Mar 29, 16:34:28] 1016 5.2992", a
+ * print(step, loss) of a custom loop.  The step and, tentatively, the
+ * loss; the reader takes it for a sample only inside a run of such lines
+ * whose steps advance by one stride. */
+static void bare_pair(const trk_line *L, sm_track_sample *o) {
+  const trk_field *a = &L->f[0], *b = &L->f[1];
+
+  if (o->kind != SM_TK_NONE || L->nf != 2 || L->nfree != 0 || a->key[0] ||
+      b->key[0] || a->kind != TK_NUM || b->kind != TK_NUM || !a->isint ||
+      b->isint || a->unit[0] || b->unit[0] || a->paren || b->paren ||
+      a->bracket || b->bracket || !(b->v == b->v) || isinf(b->v) ||
+      !set_counter(o, SM_TC_FRACTION, "bare", a->v, NAN, a->tok))
+    return;
+  o->loss = b->v;
+  o->bare_pair = 1;
+  o->kind = SM_TK_SAMPLE;
+}
+
 void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
                    sm_track_sample *o, trk_head *head_out) {
   pstate P = {0};
@@ -1201,6 +1220,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   counter_total(L, &P, o);
   line_marks(L, &P, o);
   line_kind(L, &P, o);
+  if (head == NULL || head->n < 2)
+    bare_pair(L, o);
 }
 
 void sm_track_parse(const char *seg, size_t n, sm_track_sample *out) {

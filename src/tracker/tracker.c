@@ -83,6 +83,9 @@ struct sm_tracker {
   int prov;              /* the newest record came from an unfinished
                           * segment (it is replaced when that ends) */
   uint64_t prov_seq;     /* its sequence */
+  long long bare[2];     /* steps of the last two bare pairs replayed */
+  int nbare;             /* how many of them are set (0..2) */
+  int bare_ok;           /* the verdict on the last of them */
   char seg[SEG_MAX + 1]; /* cleaned segment */
 };
 
@@ -142,6 +145,7 @@ static void reset_state(sm_tracker *t) {
   t->summary_next = 0;
   t->phase = 0;
   t->phase_loop = 0;
+  t->nbare = 0;
   t->phase_sig = 0;
   t->phase_again = 0;
   t->nloops = 0;
@@ -175,8 +179,9 @@ static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
 
   if (s->kind != SM_TK_SAMPLE)
     return 0;
-  if (cls == t->cls_progress || s->table_row)
-    return 1; /* a row is judged by the head that names its columns */
+  if (cls == t->cls_progress || s->table_row || s->bare_pair)
+    return 1; /* a row is judged by the head that names its columns, a
+               * bare pair by the run it is in */
   if (cls == t->cls_eval && (s->train_clock > 0 || s->train_named))
     return 1;
   if (t->o.protos->n_classes > (int)SM_ARRAY_LEN(sc) || t->cls_progress < 0)
@@ -560,6 +565,29 @@ static int in_phase(sm_tracker *t, const sm_track_sample *s) {
   return 0;
 }
 
+/* A bare "STEP VALUE" pair is a sample only as the third or later of a
+ * run whose steps advance by one stride ("0 6.25", "1 6.25", "2 6.24");
+ * a step that goes back starts a new run, and the same step again (an
+ * unfinished line replayed when it ends) keeps its verdict.  Other
+ * samples pass. */
+static int bare_run(sm_tracker *t, const sm_track_sample *s) {
+  long long d;
+
+  if (!s->bare_pair)
+    return 1;
+  if (t->nbare > 0 && s->step == t->bare[1])
+    return t->bare_ok;
+  if (t->nbare > 0 && s->step < t->bare[1])
+    t->nbare = 0;
+  d = s->step - t->bare[1];
+  t->bare_ok = t->nbare == 2 && d > 0 && d == t->bare[1] - t->bare[0];
+  t->bare[0] = t->bare[1];
+  t->bare[1] = s->step;
+  if (t->nbare < 2)
+    t->nbare++;
+  return t->bare_ok;
+}
+
 /* Replays one cleaned piece of class cls in file order; unfinished says
  * the piece was not ended yet (its record is replaced when it is). */
 static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
@@ -613,7 +641,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
     sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
     break;
   case SM_TK_SAMPLE:
-    if (!accept(t, cls, &smp, seg, m))
+    if (!accept(t, cls, &smp, seg, m) || !bare_run(t, &smp))
       break;
     if (in_phase(t, &smp) || eval_output(t, &smp)) {
       t->eval_seq++;

@@ -220,3 +220,60 @@ SM_TEST(track_lines_month_name_timestamps) {
   ASSERT_NAN(stamp("ar 29, 16:34:28"));
   ASSERT_NAN(stamp("Mar 2"));
 }
+
+/* ==== Bare "STEP VALUE" lines ==== */
+
+SM_TEST(track_lines_bare_step_value_pairs) {
+  /* print_message(step, loss): the step and a running loss, unlabelled,
+   * stamped to the second; other output between the lines. */
+  sm_buf b;
+  sm_track_result r, f;
+  sm_track_sample s = P("[Mar 29, 16:34:28] 1016 5.2992431529");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.bare_pair, 1);
+  ASSERT_EQ(s.step, 1016);
+  ASSERT_NEAR(s.loss, 5.2992431529, 1e-12);
+  /* Not a pair: a key, a word, two integers, a fraction first, a unit,
+   * three values, a value in brackets. */
+  ASSERT_EQ(P("loss 1016 5.29").bare_pair, 0);
+  ASSERT_EQ(P("1016 5.29 done").bare_pair, 0);
+  ASSERT_EQ(P("1016 5").bare_pair, 0);
+  ASSERT_EQ(P("5.29 1016").bare_pair, 0);
+  ASSERT_EQ(P("1016 5.29s").bare_pair, 0);
+  ASSERT_EQ(P("7.7 13.3 13.2").bare_pair, 0);
+  ASSERT_EQ(P("1016 [5.29]").bare_pair, 0);
+  ASSERT_EQ(P("-3 5.29").bare_pair, 0);
+  sm_buf_init(&b, 0);
+  for (int i = 0; i <= 40; i++)
+    sm_buf_addf(&b, "[Mar 29, 16:%02d:%02d] %d %.10f\nTrue\n%s",
+                34 + (int)(i * 0.75) / 60, (int)(i * 0.75) % 60, 980 + i,
+                5.4 - i * 0.001,
+                i % 2 ? "#>>>    6.19 6.33 \t\t|\t\t -0.14\n" : "");
+  sm_buf_addf(&b, "#> Done with all triples!\n");
+  r = scan_text(b.data);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 1020);
+  ASSERT_NEAR(r.loss, 5.36, 1e-9);
+  /* Whole seconds over 0.75 s steps: the span, not rounded deltas. */
+  ASSERT(r.step_time_s > 0.6 && r.step_time_s < 0.9);
+  ASSERT_STREQ(r.step_time_basis, "timestamps");
+  f = feed(b.data);
+  ASSERT_EQ(f.ok, 1);
+  ASSERT_EQ(f.step, 1020);
+  sm_buf_release(&b);
+  /* Pairs that do not advance by one stride are no run: a table of
+   * values, a histogram printed out of order, two pairs only. */
+  ASSERT_EQ(feed("3 0.12\n1 0.40\n7 0.33\n2 0.90\n5 0.10\n").ok, 0);
+  ASSERT_EQ(feed("0 0.12\n1 0.40\n").ok, 0);
+  ASSERT_EQ(feed("10 0.5\n20 0.4\n25 0.3\n27 0.2\n").ok, 0);
+  /* A run that restarts: the newest run's steps once it has three. */
+  r = feed("0 0.9\n1 0.8\n2 0.7\n3 0.6\n0 0.95\n1 0.85\n2 0.75\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 2);
+  ASSERT_NEAR(r.loss, 0.75, 1e-12);
+  /* Malformed: a pair of nan, of inf, huge integers, a stride of 0. */
+  ASSERT_EQ(P("5 nan").bare_pair, 0);
+  ASSERT_EQ(P("5 inf").bare_pair, 0);
+  ASSERT_EQ(feed("99999999999999999999 0.5\n99999999999999999999 0.4\n").ok, 0);
+  ASSERT_EQ(feed("4 0.5\n4 0.4\n4 0.3\n4 0.2\n").ok, 0);
+}
