@@ -532,6 +532,13 @@ static void read_fields(trk_line *L, pstate *P, sm_track_sample *o) {
       if (secs)
         f->ki.role = R_NONE;
     }
+    /* "[epoch: 17/200, iter: 425/489] total: 1.355": a bare "total" with
+     * a fraction is the total of the loss terms; as a count ("total:
+     * 489"), with a unit or in a sentence it is none. */
+    if (f->ki.role == R_NONE && strcmp(f->key, "total") == 0 &&
+        f->kind == TK_NUM && !f->isint && !f->unit[0] &&
+        (f->sep == ':' || f->sep == '='))
+      f->ki.role = R_LOSS;
     /* A loss of any kind that is not an evaluation's (box_loss, loss_cls)
      * shows training, even where it is not the loss reported. */
     if (!(f->ki.flags & KF_EVAL) &&

@@ -277,3 +277,30 @@ SM_TEST(track_lines_bare_step_value_pairs) {
   ASSERT_EQ(feed("99999999999999999999 0.5\n99999999999999999999 0.4\n").ok, 0);
   ASSERT_EQ(feed("4 0.5\n4 0.4\n4 0.3\n4 0.2\n").ok, 0);
 }
+
+/* ==== A bare "total" as the loss ==== */
+
+SM_TEST(track_lines_bare_total_is_the_loss) {
+  /* The total of the loss terms printed under "total" alone. */
+  sm_track_result r;
+  sm_track_sample s = P("[epoch: 17/200, iter: 425/489] total: 1.355443 ");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.step, 425);
+  ASSERT_NEAR(s.loss, 1.355443, 1e-12);
+  ASSERT_NEAR(s.epoch, 17, 0);
+  r = feed("[epoch: 3/9, iter: 25/50] total: 1.3\n"
+           "[epoch: 3/9, iter: 50/50] total: 1.2\n"
+           "Percentage of used data: 21.25%\n"
+           "[epoch: 4/9, iter: 0/50] total: 1.1\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_NEAR(r.loss, 1.1, 1e-12);
+  /* A count, a unit, a sentence, a total beside the loss: not the loss. */
+  ASSERT_NEAR(P("step: 5 total: 489 loss: 0.3").loss, 0.3, 1e-12);
+  ASSERT_NAN(P("step: 5 total: 489").loss);
+  ASSERT_NAN(P("step: 5 total: 4.5MB").loss);
+  ASSERT_NAN(P("step 5 in total 4.5 of them").loss);
+  ASSERT_NEAR(P("step: 5 loss: 0.3 total: 0.9").loss, 0.3, 1e-12);
+  /* Malformed: no value, text, nan. */
+  ASSERT_NAN(P("step: 5 total:").loss);
+  ASSERT_NAN(P("step: 5 total: abc").loss);
+}
