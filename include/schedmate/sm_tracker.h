@@ -138,6 +138,9 @@ typedef struct sm_track_sample {
                         * head above (YOLO, fastai) */
   int loss_avg;        /* the loss is a running or epoch average, the only
                         * loss the line prints ("avg_loss=0.0000") */
+  int bare_pair;       /* an unkeyed "STEP VALUE" line ("[ts] 1016 5.29"):
+                        * a sample only inside a run of such lines whose
+                        * steps advance by one stride */
 } sm_track_sample;
 
 /* Cleans one raw segment into out (cap bytes): drops terminal escapes,

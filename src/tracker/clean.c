@@ -248,6 +248,51 @@ static double clock_at(const char *s, size_t n, size_t *i, int need_sec) {
 #define DEFAULT_YEAR 2000
 #define SCAN_BYTES 64
 
+/* "Mar 29, 16:34:28" (strftime's "%b %d, %H:%M:%S"), syslog's "Mar 29
+ * 16:34:28", with a year: "Mar 29, 2024 16:34:28": p is at the day, the
+ * month's name right before it.  Seconds or -1; the year, when not
+ * printed, is DEFAULT_YEAR (only differences are used). */
+static double month_day_stamp(const char *s, size_t n, size_t p, size_t *start,
+                              size_t *end) {
+  static const char months[] = "janfebmaraprmayjunjulaugsepoctnovdec";
+  size_t j = p, q = p; /* q: just past the month's name */
+  long mo = 0, d, y = DEFAULT_YEAR;
+  double t;
+
+  if (p < 4 || s[p - 1] != ' ')
+    return -1;
+  q = s[p - 2] == ' ' ? p - 2 : p - 1; /* syslog pads the day: "Dec  3" */
+  if (q < 3 || (q > 3 && (al(s[q - 4]) || dg(s[q - 4]))))
+    return -1;
+  for (long m = 0; m < 12 && mo == 0; m++)
+    if ((s[q - 3] | 32) == months[3 * m] &&
+        (s[q - 2] | 32) == months[3 * m + 1] &&
+        (s[q - 1] | 32) == months[3 * m + 2])
+      mo = m + 1;
+  d = digits(s, n, &j, p + 1 < n && dg(s[p + 1]) ? 2 : 1);
+  if (mo == 0 || d < 1 || d > 31)
+    return -1;
+  if (j < n && s[j] == ',')
+    j++;
+  while (j < n && s[j] == ' ')
+    j++;
+  if (j + 4 < n && dg(s[j]) && dg(s[j + 3]) && s[j + 4] == ' ') {
+    size_t k = j;
+    long yy = digits(s, n, &k, 4);
+    if (yy >= 1970) {
+      y = yy;
+      j = k + 1;
+    }
+  }
+  if ((t = clock_at(s, n, &j, 1)) < 0)
+    return -1;
+  if (start)
+    *start = q - 3;
+  if (end)
+    *end = j;
+  return (double)days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400.0 + t;
+}
+
 double sm__trk_timestamp(const char *s, size_t n, size_t *start, size_t *end) {
   size_t lim = n < SCAN_BYTES ? n : SCAN_BYTES;
 
@@ -258,6 +303,8 @@ double sm__trk_timestamp(const char *s, size_t n, size_t *start, size_t *end) {
 
     if (!dg(s[p]) || (p > 0 && (dg(s[p - 1]) || s[p - 1] == '.')))
       continue;
+    if ((t = month_day_stamp(s, n, p, start, end)) >= 0)
+      return t;
     /* glog: "I0615 15:21:45.879393" or "I20250724 07:33:12". */
     if (p > 0 && strchr("IWEF", s[p - 1]) != NULL &&
         (p == 1 || !(al(s[p - 2]) || dg(s[p - 2])))) {

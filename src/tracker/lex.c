@@ -243,6 +243,17 @@ static int bare_per_second(const char *s, size_t n, size_t u) {
          (e - u - 1 == 3 && memcmp(s + u + 1, "sec", 3) == 0);
 }
 
+/* An ordinal ("58036th step", "1st", "22nd", "3rd"; also the "1th" of
+ * a format string that appends "th" to every count) is the count itself:
+ * a plain integer, its suffix no unit. */
+static void drop_ordinal(trk_tok *t, char first) {
+  const char *u = t->unit;
+  if (t->isint && first != '-' &&
+      (strcmp(u, "th") == 0 || strcmp(u, "st") == 0 || strcmp(u, "nd") == 0 ||
+       strcmp(u, "rd") == 0))
+    t->unit[0] = '\0';
+}
+
 /* Lexes a number-like token at s[i] and returns the end. */
 static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
                          int sp) {
@@ -290,6 +301,7 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
       }
     }
     t->unit[ul] = '\0';
+    drop_ordinal(t, s[i]);
     /* An abbreviated count over another ("12.9k/200k", tqdm's
      * unit_scale): one fraction, in units. */
     if (ul > 0 && sm__trk_count_scale(t->unit) > 1 && u + 1 < n &&

@@ -532,6 +532,13 @@ static void read_fields(trk_line *L, pstate *P, sm_track_sample *o) {
       if (secs)
         f->ki.role = R_NONE;
     }
+    /* "[epoch: 17/200, iter: 425/489] total: 1.355": a bare "total" with
+     * a fraction is the total of the loss terms; as a count ("total:
+     * 489"), with a unit or in a sentence it is none. */
+    if (f->ki.role == R_NONE && strcmp(f->key, "total") == 0 &&
+        f->kind == TK_NUM && !f->isint && !f->unit[0] &&
+        (f->sep == ':' || f->sep == '='))
+      f->ki.role = R_LOSS;
     /* A loss of any kind that is not an evaluation's (box_loss, loss_cls)
      * shows training, even where it is not the loss reported. */
     if (!(f->ki.flags & KF_EVAL) &&
@@ -1130,6 +1137,12 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
               o->step_time == o->step_time || o->rate == o->rate ||
               o->throughput == o->throughput || o->cum_time == o->cum_time;
     }
+    /* A keyed counter whose only training facts are loss terms
+     * ("iter=0219 ... loss_critic=0.0000 loss_objective=9.5890", RL
+     * trainers; "Iter 40 loss_cls 0.31 loss_bbox 0.12"): the terms show a
+     * training step, though none of them is the loss reported. */
+    if (P->part_seen && o->counter != SM_TC_FRACTION && !P->has_eval_loss)
+      facts = 1;
     if (o->has_step) {
       if (facts || (o->has_total && o->counter != SM_TC_FRACTION)) {
         o->kind = SM_TK_SAMPLE;
@@ -1149,11 +1162,41 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
     o->kind = SM_TK_POSITION;
     return;
   }
+  /* "current step: 58036th step", "iteration: 1200" on a line of its
+   * own: a step counter alone, whose metrics are printed on the lines
+   * around it ("batch loss: 0.0047" below).  Where the loop is, without
+   * metrics of its own. */
+  if (o->has_step && !o->has_total &&
+      (o->counter == SM_TC_STEP || o->counter == SM_TC_ITER) && L->nf == 1 &&
+      L->f[0].tok == o->counter_tok && L->f[0].kind == TK_NUM &&
+      (L->f[0].sep == ':' || L->f[0].sep == '=') && L->f[0].unit[0] == '\0') {
+    o->kind = SM_TK_POSITION;
+    return;
+  }
   /* "Epoch 3/10" alone, or an epoch bar. */
   if ((P->epoch_i >= 0 && L->nf == 1) || (P->epoch_bar && !o->has_step)) {
     o->kind = SM_TK_EPOCH_HEAD;
     return;
   }
+}
+
+/* A line that prints only an integer and a fraction, no key, no word
+ * (after its logger prefix): "[Mar 29, 16:34:28] 1016 5.2992", a
+ * print(step, loss) of a custom loop.  The step and, tentatively, the
+ * loss; the reader takes it for a sample only inside a run of such lines
+ * whose steps advance by one stride. */
+static void bare_pair(const trk_line *L, sm_track_sample *o) {
+  const trk_field *a = &L->f[0], *b = &L->f[1];
+
+  if (o->kind != SM_TK_NONE || L->nf != 2 || L->nfree != 0 || a->key[0] ||
+      b->key[0] || a->kind != TK_NUM || b->kind != TK_NUM || !a->isint ||
+      b->isint || a->unit[0] || b->unit[0] || a->paren || b->paren ||
+      a->bracket || b->bracket || !(b->v == b->v) || isinf(b->v) ||
+      !set_counter(o, SM_TC_FRACTION, "bare", a->v, NAN, a->tok))
+    return;
+  o->loss = b->v;
+  o->bare_pair = 1;
+  o->kind = SM_TK_SAMPLE;
 }
 
 void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
@@ -1184,6 +1227,8 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   counter_total(L, &P, o);
   line_marks(L, &P, o);
   line_kind(L, &P, o);
+  if (head == NULL || head->n < 2)
+    bare_pair(L, o);
 }
 
 void sm_track_parse(const char *seg, size_t n, sm_track_sample *out) {

@@ -83,6 +83,9 @@ struct sm_tracker {
   int prov;              /* the newest record came from an unfinished
                           * segment (it is replaced when that ends) */
   uint64_t prov_seq;     /* its sequence */
+  long long bare[2];     /* steps of the last two bare pairs replayed */
+  int nbare;             /* how many of them are set (0..2) */
+  int bare_ok;           /* the verdict on the last of them */
   char seg[SEG_MAX + 1]; /* cleaned segment */
 };
 
@@ -142,6 +145,7 @@ static void reset_state(sm_tracker *t) {
   t->summary_next = 0;
   t->phase = 0;
   t->phase_loop = 0;
+  t->nbare = 0;
   t->phase_sig = 0;
   t->phase_again = 0;
   t->nloops = 0;
@@ -175,8 +179,9 @@ static int accept(sm_tracker *t, int cls, const sm_track_sample *s,
 
   if (s->kind != SM_TK_SAMPLE)
     return 0;
-  if (cls == t->cls_progress || s->table_row)
-    return 1; /* a row is judged by the head that names its columns */
+  if (cls == t->cls_progress || s->table_row || s->bare_pair)
+    return 1; /* a row is judged by the head that names its columns, a
+               * bare pair by the run it is in */
   if (cls == t->cls_eval && (s->train_clock > 0 || s->train_named))
     return 1;
   if (t->o.protos->n_classes > (int)SM_ARRAY_LEN(sc) || t->cls_progress < 0)
@@ -355,7 +360,7 @@ static size_t bar_bracket_end(const char *s, size_t n, size_t i) {
  * prints after it, so "... 7.03s/it]{'eval_loss': 0.51}" is a bar and a
  * line of its own).  Returns the pieces' bounds in b[] (start, end
  * pairs; at most max pieces, the rest joined into the last). */
-static int pieces(const char *s, size_t n, size_t *b, int max) {
+static int split_pieces(const char *s, size_t n, size_t *b, int max) {
   int np = 0;
   size_t start = 0, i = 0;
 
@@ -397,6 +402,55 @@ static int pieces(const char *s, size_t n, size_t *b, int max) {
     i++;
   }
   b[2 * np] = start;
+  b[2 * np + 1] = n;
+  return np + 1;
+}
+
+/* Where a Python warning that another writer put on the same line
+ * starts ("iter 13990 || Loss: 0.0290 || /opt/x/aug.py:238:
+ * VisibleDeprecationWarning: Creating an ndarray ..." after a print with
+ * end=''): the offset of its "FILE.py:LINE: NAMEWarning:" location when
+ * text precedes it, else 0.  One pass over the line. */
+static size_t glued_warning(const char *s, size_t n) {
+  size_t word = 0; /* start of the current blank-free run */
+  int text = 0;    /* a non-blank byte before it */
+
+  for (size_t i = 0; i + 4 < n; i++) {
+    size_t j, w;
+    if (s[i] == ' ' || s[i] == '\t') {
+      text |= i > word;
+      word = i + 1;
+      continue;
+    }
+    if (s[i] != '.' || memcmp(s + i, ".py:", 4) != 0 || !text)
+      continue;
+    j = i + 4;
+    while (j < n && digit(s[j]))
+      j++;
+    if (j == i + 4 || j + 2 >= n || s[j] != ':' || s[j + 1] != ' ')
+      continue;
+    j += 2;
+    w = j;
+    while (j < n &&
+           ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= 'a' && s[j] <= 'z')))
+      j++;
+    if (j < n && s[j] == ':' && j - w > 7 &&
+        memcmp(s + j - 7, "Warning", 7) == 0)
+      return word;
+  }
+  return 0;
+}
+
+/* The pieces of a segment (split_pieces), and a Python warning glued to
+ * the end of a line of another writer as a piece of its own. */
+static int pieces(const char *s, size_t n, size_t *b, int max) {
+  size_t w = glued_warning(s, n);
+  int np;
+
+  if (w == 0 || max < 2)
+    return split_pieces(s, n, b, max);
+  np = split_pieces(s, w, b, max - 1);
+  b[2 * np] = w;
   b[2 * np + 1] = n;
   return np + 1;
 }
@@ -511,6 +565,29 @@ static int in_phase(sm_tracker *t, const sm_track_sample *s) {
   return 0;
 }
 
+/* A bare "STEP VALUE" pair is a sample only as the third or later of a
+ * run whose steps advance by one stride ("0 6.25", "1 6.25", "2 6.24");
+ * a step that goes back starts a new run, and the same step again (an
+ * unfinished line replayed when it ends) keeps its verdict.  Other
+ * samples pass. */
+static int bare_run(sm_tracker *t, const sm_track_sample *s) {
+  long long d;
+
+  if (!s->bare_pair)
+    return 1;
+  if (t->nbare > 0 && s->step == t->bare[1])
+    return t->bare_ok;
+  if (t->nbare > 0 && s->step < t->bare[1])
+    t->nbare = 0;
+  d = s->step - t->bare[1];
+  t->bare_ok = t->nbare == 2 && d > 0 && d == t->bare[1] - t->bare[0];
+  t->bare[0] = t->bare[1];
+  t->bare[1] = s->step;
+  if (t->nbare < 2)
+    t->nbare++;
+  return t->bare_ok;
+}
+
 /* Replays one cleaned piece of class cls in file order; unfinished says
  * the piece was not ended yet (its record is replaced when it is). */
 static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
@@ -564,7 +641,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
     sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
     break;
   case SM_TK_SAMPLE:
-    if (!accept(t, cls, &smp, seg, m))
+    if (!accept(t, cls, &smp, seg, m) || !bare_run(t, &smp))
       break;
     if (in_phase(t, &smp) || eval_output(t, &smp)) {
       t->eval_seq++;

@@ -652,9 +652,10 @@ static double raw_times(const trk_window *w, const view *v, uint64_t lo,
  * is left out, and when at least half of the intervals have some, the
  * timestamps do not measure training at all. */
 static double collect_deltas(const went *W, int nw, int which, int strict) {
-  double v[TRK_RING];
+  double v[TRK_RING], span = 0;
   size_t k = 0;
-  int have = 0, dirty = 0;
+  int have = 0, dirty = 0, coarse = 0;
+  long long steps = 0;
 
   for (int i = nw - 1; i > 0; i--) {
     const went *a = &W[i], *b = &W[i - 1];
@@ -685,11 +686,19 @@ static double collect_deltas(const went *W, int nw, int which, int strict) {
       continue;
     }
     v[k++] = (tb - ta) / (double)ds;
+    coarse |= which == 0 && tb == ta;
+    span += tb - ta;
+    steps += ds;
   }
   if (strict && have < 2)
     return NAN;
   if (dirty > 0 && (size_t)dirty >= k)
     return NAN;
+  /* Timestamps coarser than the logging interval ("[Mar 29, 16:34:28]"
+   * whole seconds, a step of 0.74 s: deltas of 0 and 1 s): each delta is
+   * rounded, their sum is not; the span over the steps it covers. */
+  if (coarse && steps > 0 && span > 0)
+    return span / (double)steps;
   return sm__trk_robust_median(v, k, NULL);
 }
 

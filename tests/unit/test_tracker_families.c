@@ -128,28 +128,6 @@ SM_TEST(track_family_step_summary_average_gives_way) {
 
 /* ==== A log that ends in a long evaluation loop ==== */
 
-/* Scans a text written to a temporary file (the backward reader). */
-static sm_track_result scan_text(const char *text) {
-  char path[64];
-  sm_track_result r;
-  sm_err e = {0};
-  sm_tracker *t = sm_tracker_new(NULL);
-  FILE *f;
-  int fd;
-  strcpy(path, "/tmp/sm_track_family_XXXXXX");
-  fd = mkstemp(path);
-  ASSERT(fd >= 0);
-  f = fdopen(fd, "w");
-  ASSERT(f != NULL);
-  ASSERT_EQ(fwrite(text, 1, strlen(text), f), strlen(text));
-  ASSERT_OK(fclose(f));
-  ASSERT(t != NULL);
-  ASSERT_OK(sm_tracker_scan(t, path, &r, &e));
-  sm_tracker_free(t);
-  unlink(path);
-  return r;
-}
-
 SM_TEST(track_family_eval_tail_with_counterless_losses) {
   /* Training lines in an epoch, each followed by a counter-less loss
    * term; then an evaluation loop whose blocks print the same term: its

@@ -1,9 +1,13 @@
 /* track_fixture.h - what the Tracker's unit tests share: a NaN check,
- * one line through the parser, and a text fed to a fresh tracker. */
+ * one line through the parser, a text fed to a fresh tracker, and a
+ * text written to a file and scanned backwards. */
 #ifndef SM_TEST_TRACK_FIXTURE_H
 #define SM_TEST_TRACK_FIXTURE_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "schedmate/sm_tracker.h"
@@ -27,6 +31,28 @@ static inline sm_track_result feed(const char *text) {
   ASSERT_OK(sm_tracker_feed(t, text, strlen(text)));
   sm_tracker_result(t, &r);
   sm_tracker_free(t);
+  return r;
+}
+
+/* Scans a text written to a temporary file (the backward reader). */
+static inline sm_track_result scan_text(const char *text) {
+  char path[64];
+  sm_track_result r;
+  sm_err e = {0};
+  sm_tracker *t = sm_tracker_new(NULL);
+  FILE *f;
+  int fd;
+  strcpy(path, "/tmp/sm_track_scan_XXXXXX");
+  fd = mkstemp(path);
+  ASSERT(fd >= 0);
+  f = fdopen(fd, "w");
+  ASSERT(f != NULL);
+  ASSERT_EQ(fwrite(text, 1, strlen(text), f), strlen(text));
+  ASSERT_OK(fclose(f));
+  ASSERT(t != NULL);
+  ASSERT_OK(sm_tracker_scan(t, path, &r, &e));
+  sm_tracker_free(t);
+  unlink(path);
   return r;
 }
 
