@@ -89,6 +89,7 @@
   S(sia_exec_batch, "sia.exec_batch")      /* application | job */             \
   S(sia_profile_s, "sia.profile_s")        /* S, or TYPE:S,... */              \
   S(sia_type_map, "sia.type_map")          /* NAME:SUFFIX,... */               \
+  S(sia_fit, "sia.fit")                    /* log | linear */                  \
   S(sia_tables, "sia.tables")              /* table directory */
 
 /* Parameter ids: SM__P_<field>. */

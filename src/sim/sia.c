@@ -168,6 +168,13 @@ static int read_params(sm__sia_run *S, sm_err *err) {
   } else {
     return param_error(err, "sia.solver", v, "cbc or greedy");
   }
+  v = SM__PARAM(s, sia_fit);
+  if (v == NULL || strcmp(v, "log") == 0)
+    S->linfit = 0;
+  else if (strcmp(v, "linear") == 0)
+    S->linfit = 1;
+  else
+    return param_error(err, "sia.fit", v, "log or linear");
   v = SM__PARAM(s, sia_cbc_options);
   S->so.options = v != NULL ? v
                             : "preprocess=off,cuts=off,heuristicsOnOff=off,"
@@ -324,6 +331,8 @@ static int setup_jobs(sm__sia_run *S, sm_sim *s, sm_err *err) {
     x->j = j;
     x->type = -1;
     x->cfg = -1;
+    for (int t = 0; t < SM__SIA_MAX_TYPES; t++)
+      x->ob[t].linfit = S->linfit;
     if (app == NULL || *app == '\0')
       return sm_err_set(err, SM_EINVAL,
                         "%s:%d: job %.40s has no application: Sia runs "
@@ -480,6 +489,12 @@ static void notes(sm__sia_run *S, sm_sim *s) {
               s->pol->name, sm__sia_tables_dir(S->tab));
   sm_sim_note(s, "%s: GPU types %s; rounds of %.0f s, p = %g, lambda = %g",
               s->pol->name, types, S->interval, S->p, S->lambda);
+  if (S->linfit)
+    sm_sim_note(s,
+                "%s: goodput models fitted in the parameters themselves "
+                "(sia.fit=linear, how Pollux's L-BFGS-B moves), not in log "
+                "space",
+                s->pol->name);
   if (S->so.use_cbc)
     sm_sim_note(s,
                 "%s: MILP solved by COIN-OR CBC (time limit %g s, gap %g): "

@@ -21,9 +21,18 @@
  * error of the compute and step times, with Pollux's two regularisers
  * (towards gamma = 1 and towards small retrogression slopes).  The fit is
  * a bounded quasi-Newton method (BFGS on the free parameters, projected
- * onto the bounds, active set reset when it changes), in log space for
- * the six positive parameters.  Parameters the points cannot identify
- * are pinned (see sia_goodput_int.h), as Pollux does. */
+ * onto the bounds, active set reset when it changes), by default in log
+ * space for the six positive parameters, run to convergence.  Pollux's
+ * and Sia's fit (scipy's L-BFGS-B, tol 1e-5) works in the parameters
+ * themselves; sm__sia_perf_fit_in does that too (sia.fit=linear).  The
+ * two agree where the points identify the model; where they leave a
+ * valley of equally good fits (per-GPU batches that hardly differ cannot
+ * separate alpha_c from beta_c), they stop at different ends of it: log
+ * space drives beta_c to its bound (compute time independent of the
+ * batch, so more GPUs look useless), the parameter space keeps most of
+ * Pollux's starting slope (compute time proportional to the batch).
+ * Parameters the points cannot identify are pinned (see
+ * sia_goodput_int.h), as Pollux does. */
 #include <math.h>
 #include <string.h>
 
@@ -116,6 +125,7 @@ typedef struct fitdata {
   const sm__sia_obs *o; /* observations */
   int n;                /* their count */
   double *lc, *ls;      /* log compute time, log step time */
+  int logspace;         /* the optimiser's variables: log p, else p */
 } fitdata;
 
 /* Objective and its gradient with respect to the parameters p. */
@@ -173,33 +183,39 @@ static double objective(const fitdata *d, const double *p, double *gp) {
   return f;
 }
 
-/* The optimiser works on x: log p for the positive parameters, gamma
- * itself; bounds lo[] .. hi[]. */
-static void to_p(const double *x, double *p) {
+/* The optimiser works on x: the parameters themselves (as Pollux's and
+ * Sia's L-BFGS-B does), or log p for the six positive ones; gamma is
+ * itself either way; bounds lo[] .. hi[]. */
+static void to_p(int logspace, const double *x, double *p) {
   for (int k = 0; k < SM__SIA_GAMMA; k++)
-    p[k] = exp(x[k]);
+    p[k] = logspace ? exp(x[k]) : x[k];
   p[SM__SIA_GAMMA] = x[SM__SIA_GAMMA];
 }
 
 static double fx(const fitdata *d, const double *x, double *gx) {
   double p[SM__SIA_NPARAM], gp[SM__SIA_NPARAM], f;
 
-  to_p(x, p);
+  to_p(d->logspace, x, p);
   f = objective(d, p, gx ? gp : NULL);
   if (gx) {
     for (int k = 0; k < SM__SIA_GAMMA; k++)
-      gx[k] = gp[k] * p[k];
+      gx[k] = d->logspace ? gp[k] * p[k] : gp[k];
     gx[SM__SIA_GAMMA] = gp[SM__SIA_GAMMA];
   }
   return f;
 }
 
-/* Projected BFGS over the free variables (free[k] = 1). */
+/* Projected BFGS over the free variables (free[k] = 1).  In the
+ * parameters themselves it stops as L-BFGS-B with tol 1e-5 does
+ * (relative decrease or projected gradient below 1e-5) and starts each
+ * fresh direction with a step of unit length; in log space it runs to
+ * convergence, the first step within a few log units. */
 static int minimise(const fitdata *d, double *x, const int *free,
                     const double *lo, const double *hi, double *fout) {
   enum { N = SM__SIA_NPARAM };
   double H[N][N], g[N], f, gn[N], xn[N], dir[N];
-  int act[N], it;
+  double ftol = d->logspace ? 1e-12 : 1e-5, pgtol = d->logspace ? 1e-9 : 1e-5;
+  int act[N], it, fresh = 1;
 
   memset(H, 0, sizeof(H));
   for (int i = 0; i < N; i++)
@@ -218,12 +234,13 @@ static int minimise(const fitdata *d, double *x, const int *free,
       if (!a)
         pg = SM_MAX(pg, fabs(g[i]));
     }
-    if (pg < 1e-9)
+    if (pg < pgtol)
       break;
     if (changed) {
       memset(H, 0, sizeof(H));
       for (int i = 0; i < N; i++)
         H[i][i] = 1;
+      fresh = 1;
     }
     for (int i = 0; i < N; i++) {
       dir[i] = 0;
@@ -237,20 +254,29 @@ static int minimise(const fitdata *d, double *x, const int *free,
     if (!(slope < 0)) {
       memset(H, 0, sizeof(H));
       slope = 0;
+      fresh = 1;
       for (int i = 0; i < N; i++) {
         H[i][i] = 1;
         dir[i] = act[i] ? 0 : -g[i];
         slope += dir[i] * g[i];
       }
     }
-    /* Keep the first trial step within a few units of log space. */
-    {
+    if (d->logspace) {
+      /* Keep the first trial step within a few units of log space. */
       double mx = 0;
       for (int i = 0; i < N; i++)
         mx = SM_MAX(mx, fabs(dir[i]));
       if (mx > 4)
         step = 4 / mx;
+    } else if (fresh) {
+      double nd = 0;
+      for (int i = 0; i < N; i++)
+        nd += dir[i] * dir[i];
+      nd = sqrt(nd);
+      if (nd > 1)
+        step = 1 / nd;
     }
+    fresh = 0;
     for (int ls = 0; ls < 60; ls++) {
       double dec = 0;
       for (int i = 0; i < N; i++) {
@@ -293,7 +319,7 @@ static int minimise(const fitdata *d, double *x, const int *free,
     }
     memcpy(x, xn, sizeof(xn));
     memcpy(g, gn, sizeof(gn));
-    if (f - fn < 1e-12 * SM_MAX(1.0, fabs(f))) {
+    if (f - fn <= ftol * SM_MAX(1.0, SM_MAX(fabs(f), fabs(fn)))) {
       f = fn;
       it++;
       break;
@@ -306,6 +332,11 @@ static int minimise(const fitdata *d, double *x, const int *free,
 
 void sm__sia_perf_fit(const sm__sia_obs *o, int n, sm__sia_perf *out,
                       sm__sia_fitinfo *info) {
+  sm__sia_perf_fit_in(o, n, 1, out, info);
+}
+
+void sm__sia_perf_fit_in(const sm__sia_obs *o, int n, int logspace,
+                         sm__sia_perf *out, sm__sia_fitinfo *info) {
   double p[SM__SIA_NPARAM] = {1e-1, 1e-2, 1e-1, 1e-2, 1e-1, 1e-2, 1.0 + 1e-3};
   double x[SM__SIA_NPARAM], lo[SM__SIA_NPARAM], hi[SM__SIA_NPARAM];
   double lcb[64], lsb[64], *lc = lcb, *ls = lsb, f = 0, csum = 0;
@@ -355,8 +386,8 @@ void sm__sia_perf_fit(const sm__sia_obs *o, int n, sm__sia_perf *out,
     if (!free[k])
       pinned |= 1u << k;
   for (int k = 0; k < SM__SIA_GAMMA; k++) {
-    x[k] = log(p[k]);
-    lo[k] = log(LOWER);
+    x[k] = logspace ? log(p[k]) : p[k];
+    lo[k] = logspace ? log(LOWER) : LOWER;
     hi[k] = INFINITY;
   }
   x[SM__SIA_GAMMA] = p[SM__SIA_GAMMA];
@@ -367,6 +398,7 @@ void sm__sia_perf_fit(const sm__sia_obs *o, int n, sm__sia_perf *out,
     d.n = m;
     d.lc = lc;
     d.ls = ls;
+    d.logspace = logspace;
     for (int i = 0; i < m; i++) {
       /* A compute time of zero or less cannot be logged: count it as a
        * tiny share of the step. */
@@ -375,7 +407,7 @@ void sm__sia_perf_fit(const sm__sia_obs *o, int n, sm__sia_perf *out,
       ls[i] = log(o[i].step);
     }
     iters = minimise(&d, x, free, lo, hi, &f);
-    to_p(x, p);
+    to_p(logspace, x, p);
   }
   if (!multi_node) {
     /* Prior: the network across nodes is no faster than inside one. */

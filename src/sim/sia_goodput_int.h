@@ -51,6 +51,13 @@ typedef struct sm__sia_fitinfo {
  * without points above 2 GPUs.  info may be NULL. */
 void sm__sia_perf_fit(const sm__sia_obs *o, int n, sm__sia_perf *out,
                       sm__sia_fitinfo *info);
+/* The same fit with the optimiser's variables chosen: logspace 1, the
+ * logarithms of the six positive parameters, run to convergence (what
+ * sm__sia_perf_fit does); 0, the parameters themselves, stopped as
+ * L-BFGS-B with tol 1e-5 stops, each fresh direction starting with a
+ * step of unit length (how Pollux's and Sia's fit moves). */
+void sm__sia_perf_fit_in(const sm__sia_obs *o, int n, int logspace,
+                         sm__sia_perf *out, sm__sia_fitinfo *info);
 /* Predicted step time of one optimiser step (accum extra micro-steps). */
 double sm__sia_perf_step(const sm__sia_perf *p, int nodes, int replicas,
                          double bsz, int accum);

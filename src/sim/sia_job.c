@@ -38,7 +38,7 @@ int sm__sia_obs_add(sm__sia_tobs *b, int nodes, int reps, int bsz, double step,
 }
 
 void sm__sia_refit(sm__sia_tobs *b) {
-  sm__sia_perf_fit(b->o, b->n, &b->perf, NULL);
+  sm__sia_perf_fit_in(b->o, b->n, !b->linfit, &b->perf, NULL);
   b->ver++;
 }
 

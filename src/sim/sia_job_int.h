@@ -22,6 +22,7 @@ typedef struct sm__sia_tobs {
   int maxrep;        /* most GPUs observed */
   sm__sia_perf perf; /* fitted model (valid when n > 0) */
   uint32_t ver;      /* bumps on every refit */
+  int linfit;        /* 1: fit in the parameters (sia.fit=linear) */
 } sm__sia_tobs;
 
 typedef struct sm__sia_job {
@@ -106,6 +107,7 @@ typedef struct sm__sia_run {
   int max_gpus;     /* largest configuration */
   double profile_s[SM__SIA_MAX_TYPES]; /* profiling time per type */
   int calibrate;                       /* apply the applications' slowdown */
+  int linfit;                          /* sia.fit=linear */
   int exec_job_bsz;      /* 1: jobs run up to their own batch limit */
   sm__sia_solve_opts so; /* solver */
   int match_batch;       /* history identity includes the batch */

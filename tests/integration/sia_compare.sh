@@ -77,4 +77,11 @@ grep -q "bad.csv:2" "$SM_TMP/last.err" || fail "file:line"
 expect_rc 2 "$SCHEDMATE" simulate --trace "$W" $C --policy sia $S \
   --param sia.tables="$SM_TMP/none"
 grep -q "no tables for application" "$SM_TMP/last.err" || fail "no tables"
+expect_rc 2 "$SCHEDMATE" simulate --trace "$W" $C --policy sia $T $S \
+  --param sia.fit=cubic
+grep -q "sia.fit" "$SM_TMP/last.err" || fail "bad sia.fit"
+[ "$(wc -l <"$SM_TMP/last.err")" = 1 ] || fail "one line (sia.fit)"
+expect_rc 0 "$SCHEDMATE" simulate --trace "$W" $C --policy sia $T $S \
+  --param sia.fit=linear
+grep -q "sia.fit=linear" "$SM_TMP/last.out" || fail "linear fit note"
 echo ok

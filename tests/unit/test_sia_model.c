@@ -368,6 +368,55 @@ SM_TEST(sia_goodput_fit_pins_unidentified) {
     ASSERT(isfinite(p.p[k]) && p.p[k] > 0);
 }
 
+/* The fit in the parameters themselves (sia.fit=linear, how Pollux's and
+ * Sia's L-BFGS-B moves) recovers the synthetic tables as the log-space
+ * fit does; where the points cannot separate alpha_c from beta_c (per-GPU
+ * batches that differ by a few percent, as a job's batch tuning leaves
+ * them) both fit the points, but log space ends with compute time
+ * independent of the batch and the parameter space with compute time
+ * that still grows with it, so only the latter expects more GPUs (at a
+ * smaller per-GPU batch) to be faster. */
+SM_TEST(sia_goodput_fit_linear_space) {
+  sm__sia_tables *t = open_synthetic();
+  sm__sia_obs o[400];
+  /* A large model on one, two and four GPUs of a node and two nodes of
+   * four, the per-GPU batch tuned between 180 and 190. */
+  static const sm__sia_obs valley[] = {
+      {1, 1, 190, 0.800, 0.002}, {1, 2, 188, 0.815, 0.014},
+      {1, 4, 185, 0.850, 0.010}, {2, 8, 182, 0.860, 0.020},
+      {2, 8, 184, 0.866, 0.018}, {2, 8, 190, 0.885, 0.008}};
+  int nv = (int)SM_ARRAY_LEN(valley);
+  sm__sia_perf lin, lg;
+  sm__sia_fitinfo fi;
+
+  for (int ty = 0; ty < 2; ty++) {
+    int n = all_points(app(t, "toyconv")->g[ty], o, 400);
+    sm__sia_perf_fit_in(o, n, 0, &lin, &fi);
+    ASSERT(rmsle(&lin, o, n) < 0.02);
+    ASSERT(fi.iterations > 0);
+  }
+  sm__sia_perf_fit_in(valley, nv, 0, &lin, NULL);
+  sm__sia_perf_fit_in(valley, nv, 1, &lg, NULL);
+  ASSERT(rmsle(&lin, valley, nv) < 0.05);
+  ASSERT(rmsle(&lg, valley, nv) < 0.05);
+  /* Log space: half the per-GPU batch computes as long. */
+  ASSERT(sm__sia_perf_compute(&lg, 93) > 0.9 * sm__sia_perf_compute(&lg, 186));
+  /* Parameter space: it computes in well under 3/4 of the time, and four
+   * nodes at half the batch step faster than two at the full one. */
+  ASSERT(sm__sia_perf_compute(&lin, 93) <
+         0.75 * sm__sia_perf_compute(&lin, 186));
+  ASSERT(sm__sia_perf_step(&lin, 4, 16, 93, 0) <
+         0.85 * sm__sia_perf_step(&lin, 2, 8, 186, 0));
+  /* The default fit is the log-space one. */
+  {
+    sm__sia_perf d;
+    sm__sia_perf_fit(valley, nv, &d, NULL);
+    for (int k = 0; k < SM__SIA_NPARAM; k++)
+      ASSERT_NEAR(d.p[k], lg.p[k], 1e-12 + 1e-9 * fabs(lg.p[k]));
+  }
+  sm__sia_tables_free(t);
+}
+
 /* Refitting online: more points, better predictions of the unseen. */
 SM_TEST(sia_goodput_fit_improves_with_points) {
   sm__sia_tables *t = open_synthetic();
