@@ -89,9 +89,12 @@ LD_DEBUG=files "$SCHEDMATE" track --json --llm "$dead" --llm-retries 0 "$U" \
 loaded "$SM_TMP/llm.dbg" | grep -q 'libcurl' || fail "--llm did not load libcurl"
 jq -e '.llm.fallback_reason == "connect"' "$SM_TMP/l.json" >/dev/null ||
   fail "unreachable: $(jq -c .llm "$SM_TMP/l.json")"
-SCHEDMATE_CURL_LIB=$SM_TMP/no/libcurl.so.4 \
+# A short path that cannot exist: the detail shortens a long quoted path in
+# its middle, so a path under a long $SM_TMP would not be quoted whole.
+nocurl=/nonexistent/libcurl.so.4
+SCHEDMATE_CURL_LIB=$nocurl \
   "$SCHEDMATE" track --json --llm "$dead" "$U" >"$SM_TMP/n.json"
-jq -e --arg f "$SM_TMP/no/libcurl.so.4" '.status == "missing" and
+jq -e --arg f "$nocurl" '.status == "missing" and
     .llm.fallback_reason == "connect" and .llm_stats.tracker.reasons.connect == 1 and
     .llm_stats.tracker.calls == 0 and (.llm.detail | contains("libcurl")) and
     (.llm.detail | contains($f)) and (.llm.detail | contains("libcurl4"))' \
