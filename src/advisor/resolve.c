@@ -622,6 +622,29 @@ static const sm__param *optimizer_steps(sm__ctx *c, const sm__param *s) {
   return q != NULL ? q : s;
 }
 
+/* A length option counted in thousands or millions of images
+ * (__imgunit.KEY, noted where the option is declared): a budget of
+ * samples, whatever value the command gives the option. */
+static int image_budget(sm__ctx *c) {
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *u = &SM__AT(c->params, sm__param, i);
+    const char *names[2] = {NULL, NULL};
+    const sm__param *q;
+    double v;
+    if (strncmp(u->key, "__imgunit.", 10) != 0 || u->kind != SM__V_NUM)
+      continue;
+    names[0] = u->key + 10;
+    q = sm__param_get(c, names);
+    if (q == NULL || q->kind == SM__V_BOOL || sm__param_value(c, q, &v) != 0 ||
+        !(v > 0))
+      continue;
+    sm__param_num(c, "__budget_samples", v * u->num, SM__V_NUM, q->layer,
+                  q->ev);
+    return 1;
+  }
+  return 0;
+}
+
 static void iterations(sm__ctx *c) {
   const sm__param *s =
       optimizer_steps(c, sm__param_get(c, sm__role_keys(c, "steps")));
@@ -632,6 +655,8 @@ static void iterations(sm__ctx *c) {
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
   int dk = d && d->kind == SM__V_STR ? time_string(d->str, &dv) : 0;
 
+  if (image_budget(c))
+    return;
   if (d != NULL && d->kind == SM__V_NUM && d->num > 0 &&
       d->num == floor(d->num) &&
       !(c->launcher_name && strcmp(c->launcher_name, "composer") == 0)) {
@@ -925,6 +950,9 @@ static void precision(sm__ctx *c) {
       {N("fp8", "use_fp8", "fp8.enabled", "fp8_format", "fp8_recipe",
          "fp8_mode"),
        "fp8"},
+      {N("fp32", "no_amp", "disable_amp", "no_mixed_precision",
+         "disable_mixed_precision", "full_precision"),
+       "-"},
       {N("mixed_precision", "precision", "dtype", "torch_dtype",
          "compute_dtype", "amp_dtype", "trainer.precision"),
        NULL},
@@ -956,7 +984,18 @@ static void precision(sm__ctx *c) {
     double x;
     if (p == NULL)
       continue;
-    if (rules[i].if_true != NULL) {
+    if (rules[i].if_true != NULL && strcmp(rules[i].if_true, "-") == 0) {
+      /* A switch that turns mixed precision off (--fp32, --no_amp): off,
+       * the program's default is half precision. */
+      int on = p->kind == SM__V_BOOL || p->kind == SM__V_NUM
+                   ? (sm__param_value(c, p, &x) == 0 && x != 0)
+                   : p->kind == SM__V_STR && p->str[0] &&
+                         strcasecmp(p->str, "false") != 0 &&
+                         strcmp(p->str, "0") != 0;
+      if (p->kind != SM__V_BOOL && p->kind != SM__V_NUM && p->kind != SM__V_STR)
+        continue;
+      v = on ? "fp32" : "fp16";
+    } else if (rules[i].if_true != NULL) {
       if (p->kind == SM__V_STR && strcasecmp(p->str, "auto") == 0)
         /* bf16: auto -- bf16 where the GPU supports it (A100, H100 and
          * later), the labelled hardware; fp16 only on older GPUs. */
@@ -1364,6 +1403,17 @@ static void model_from_cfg_option(sm__ctx *c, pick *m) {
   if (p != NULL && sm__is_known_model(c, p->str)) {
     m->name = sm__norm_model(c, p->str, &m->t, &m->d);
     m->ev = p->ev;
+    return;
+  }
+  /* A base configuration chosen from a closed set the option declares
+   * (--cfg=stylegan3-t among click.Choice([...])): the preset is the
+   * model, given on the command, not a file. */
+  p = get_str(c, N("cfg", "config", "preset", "base_config"));
+  if (p != NULL && p->layer >= SM__L_CMD && p->str[0] &&
+      strpbrk(p->str, "/.=") == NULL &&
+      sm__param_get(c, N(sm__printf(c, "__choices.%s", p->leaf))) != NULL) {
+    m->name = sm__norm_model(c, p->str, &m->t, &m->d);
+    m->ev = p->ev;
   }
 }
 
@@ -1496,14 +1546,27 @@ static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
   const sm__cand *class_cand = NULL, *ctor_cand = NULL;
-  pick m = {NULL, NULL, NULL, NULL};
+  pick m = {NULL, NULL, NULL, NULL}, deep = {NULL, NULL, NULL, NULL};
   const char *left[64];
   int n = keys_init(left, keys);
-  /* The first usable string among the keys, by layer. */
+  /* The first usable string among the keys, by layer.  A value set deep
+   * in an imported module (a converter's kwargs.architecture = 'orig')
+   * names the model only when nothing on the job's own path does. */
   while (n > 0 && m.name == NULL) {
     p = sm__param_get(c, left);
     if (p == NULL)
       break;
+    if (p->layer < SM__L_ENTRY && !p->opt) {
+      if (deep.name == NULL && p->kind == SM__V_STR &&
+          !container_class(p->str)) {
+        deep.name = sm__norm_model(c, p->str, &deep.t, &deep.d);
+        deep.ev = p->ev;
+      }
+      n = drop_key(left, n, p);
+      if (n < 0)
+        break;
+      continue;
+    }
     if (p->kind == SM__V_STR && !container_class(p->str) &&
         !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
       m.name = sm__norm_model(c, p->str, &m.t, &m.d);
@@ -1539,6 +1602,8 @@ static void model_name(sm__ctx *c, const char **model_out) {
     m.name = sm__norm_model(c, class_cand->name + 6, &m.t, &m.d);
     m.ev = class_cand->ev;
   }
+  if (m.name == NULL && deep.name != NULL)
+    m = deep;
   if (m.name != NULL) {
     set_str(c, SM_META_MODEL_NAME, m.name, m.ev);
     c->hint_task = m.t;
