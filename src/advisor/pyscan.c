@@ -2352,6 +2352,14 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
   }
   v = eval(s, right, 0);
   assign_tuple(s, left, right);
+  if (is(left, "subscript") && !s->config_only && !is(right, "string")) {
+    /* os.environ['CUDA_VISIBLE_DEVICES'] = device: the code makes an
+     * option's device list the visible GPUs (YOLO-style --device 0,1). */
+    char *lt = dup_text(s, left);
+    if (lt != NULL && strstr(lt, "environ") != NULL &&
+        strstr(lt, "CUDA_VISIBLE_DEVICES") != NULL)
+      sm__param_num(s->c, "__visible_from_code", 1, SM__V_NUM, SM__L_CODE, e);
+  }
   if (is(left, "identifier")) {
     assign_name(s, n, left, right, v, e);
     return;

@@ -372,6 +372,42 @@ static int all_gpus_option(sm__ctx *c, double *set, const char **ev) {
   return 0;
 }
 
+/* A device list given to an option (--device 0,1,2,3) that the code
+ * makes the visible GPUs (it assigns CUDA_VISIBLE_DEVICES from a value):
+ * the number of devices listed. */
+static int visible_devices_option(sm__ctx *c, double *n, const char **ev) {
+  const sm__param *p;
+  int count = 0, digit = 0;
+  if (sm__param_get(c, N("__visible_from_code")) == NULL)
+    return 0;
+  p = sm__param_get_min(c, N("device", "devices", "gpu_ids", "gpu", "gpus"),
+                        SM__L_CMD);
+  if (p == NULL)
+    return 0;
+  if (p->kind == SM__V_NUM && p->num >= 0 && p->num == floor(p->num)) {
+    *n = 1;
+    *ev = p->ev;
+    return 1;
+  }
+  if (p->kind != SM__V_STR || p->str[0] == '\0' || strlen(p->str) > 256)
+    return 0;
+  for (const char *q = p->str; *q; q++) {
+    if (isdigit((unsigned char)*q)) {
+      count += !digit;
+      digit = 1;
+    } else if (*q == ',') {
+      digit = 0;
+    } else {
+      return 0; /* cpu, cuda:0, mps: not a list of indices */
+    }
+  }
+  if (count == 0)
+    return 0;
+  *n = count;
+  *ev = p->ev;
+  return 1;
+}
+
 static void resources(sm__ctx *c) {
   double nodes = 0, gpus = 0, v, mesh_dev = 0, mesh_hosts = 0;
   const char *nev = NULL, *gev = NULL, *mesh_ev = NULL, *mesh_axis = NULL;
@@ -435,6 +471,10 @@ static void resources(sm__ctx *c) {
     gpus = v * (nodes > 0 ? nodes : 1);
     if (gpus > 1)
       c->multiproc = 1;
+  } else if (!c->launcher && c->entry != NULL &&
+             visible_devices_option(c, &v, &gev)) {
+    /* One process over the GPUs the option lists. */
+    gpus = v;
   } else if (!c->launcher && c->entry != NULL &&
              ((c->sig[SM__SIG_DEVICE_COUNT] &&
                c->sig_layer[SM__SIG_DEVICE_COUNT] >= SM__L_ENTRY) ||

@@ -1711,3 +1711,61 @@ SM_TEST(extract_click_malformed) {
   free(big);
   repo_drop(&r);
 }
+
+/* A device list on the command that the code makes the visible GPUs
+ * (os.environ['CUDA_VISIBLE_DEVICES'] = device), with DataParallel over
+ * more than one: the count listed; not a cpu/cuda:N spelling. */
+static const char visible_train[] =
+    "import argparse, os\n"
+    "import torch\n"
+    "\n"
+    "def pick(device=''):\n"
+    "    if device.lower() == 'cpu':\n"
+    "        os.environ['CUDA_VISIBLE_DEVICES'] = '-1'\n"
+    "    elif device:\n"
+    "        os.environ['CUDA_VISIBLE_DEVICES'] = device\n"
+    "\n"
+    "if __name__ == '__main__':\n"
+    "    ap = argparse.ArgumentParser()\n"
+    "    ap.add_argument('--device', default='', help='cuda device, 0 or "
+    "0,1,2')\n"
+    "    ap.add_argument('--batch-size', type=int, default=16, help='total "
+    "batch size for all GPUs')\n"
+    "    opt = ap.parse_args()\n"
+    "    pick(opt.device)\n"
+    "    model = torch.nn.Linear(2, 2)\n"
+    "    if torch.cuda.device_count() > 1:\n"
+    "        model = torch.nn.DataParallel(model)\n";
+
+SM_TEST(extract_visible_device_lists) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py", visible_train);
+  run(&r, NULL, "python train.py --device 0 --batch-size 32", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 1);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "none");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --device 0,1,2 --batch-size 48", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 3);
+  sm_extract_res_release(&res);
+  /* Not index lists: the count stays open (DataParallel over every
+   * visible GPU) rather than guessed. */
+  run(&r, NULL, "python train.py --device cuda:1", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --device 0,,x", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  /* Without the assignment the option is only a device name. */
+  put(&r, "plain.py",
+      "import argparse, torch\n"
+      "ap = argparse.ArgumentParser()\n"
+      "ap.add_argument('--device', default='')\n"
+      "opt = ap.parse_args()\n"
+      "model = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n");
+  run(&r, NULL, "python plain.py --device 0,1", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
