@@ -835,6 +835,62 @@ static int transformer_like(sm__ctx *c, const char *model) {
          c->sig[SM__SIG_CAUSAL_LM] != NULL || c->word_n[SM__W_LM] > 2;
 }
 
+/* A two-tower model's shared embedding width (CLIP-style: a top-level
+ * embed_dim beside vision_cfg / text_cfg sections of the same file) is
+ * the projection both towers map to, not a tower's width. */
+static int projection_width(sm__ctx *c, const sm__param *p) {
+  static const char *const towers[] = {"vision_cfg.",    "text_cfg.",
+                                       "vision_config.", "text_config.",
+                                       "image_cfg.",     NULL};
+  size_t fl;
+  if (strchr(p->key, '.') != NULL ||
+      (strcmp(p->leaf, "embed_dim") != 0 &&
+       strcmp(p->leaf, "projection_dim") != 0 &&
+       strcmp(p->leaf, "proj_dim") != 0) ||
+      p->ev == NULL || strchr(p->ev, ':') == NULL)
+    return 0;
+  fl = (size_t)(strrchr(p->ev, ':') - p->ev);
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *q = &SM__AT(c->params, sm__param, i);
+    if (q->ev == NULL || strncmp(q->ev, p->ev, fl) != 0 || q->ev[fl] != ':')
+      continue;
+    for (int t = 0; towers[t]; t++)
+      if (strncmp(q->key, towers[t], strlen(towers[t])) == 0)
+        return 1;
+  }
+  return 0;
+}
+
+/* The image tower's width beside a projection width: the transformer
+ * the job sizes when that tower counts its layers (a ResNet tower lists
+ * its stages, and then no width is a transformer's). */
+static void image_tower_width(sm__ctx *c, const sm__param *proj) {
+  static const char *const towers[] = {"vision_cfg", "vision_config",
+                                       "image_cfg", NULL};
+  size_t fl = (size_t)(strrchr(proj->ev, ':') - proj->ev);
+  for (int t = 0; towers[t]; t++) {
+    const sm__param *w = NULL, *l = NULL;
+    for (int i = 0; i < c->params.n; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      size_t tl = strlen(towers[t]);
+      if (q->ev == NULL || strncmp(q->ev, proj->ev, fl) != 0 ||
+          q->ev[fl] != ':' || strncmp(q->key, towers[t], tl) != 0 ||
+          q->key[tl] != '.' || q->kind != SM__V_NUM)
+        continue;
+      if (strcmp(q->key + tl + 1, "width") == 0 ||
+          strcmp(q->key + tl + 1, "hidden_size") == 0)
+        w = q;
+      else if (strcmp(q->key + tl + 1, "layers") == 0 ||
+               strcmp(q->key + tl + 1, "num_hidden_layers") == 0)
+        l = q;
+    }
+    if (w != NULL && l != NULL && w->num > 0) {
+      set_num(c, SM_META_D_MODEL, w->num, w->ev);
+      return;
+    }
+  }
+}
+
 static void architecture(sm__ctx *c, const char *model) {
   const sm__param *p;
   double v;
@@ -843,10 +899,23 @@ static void architecture(sm__ctx *c, const char *model) {
    * models. */
   if (!transformer_like(c, model))
     return;
-  if ((p = get_num_l(c, sm__role_keys(c, "d_model"), 1, &v, SM__L_ENTRY)) !=
-          NULL &&
-      p->kind != SM__V_BOOL)
-    set_num(c, SM_META_D_MODEL, v, p->ev);
+  {
+    const char *left[256];
+    const sm__param *proj = NULL;
+    int n = keys_init_n(left, 256, sm__role_keys(c, "d_model"));
+    while ((p = get_num_l(c, left, 1, &v, SM__L_ENTRY)) != NULL &&
+           projection_width(c, p)) {
+      proj = proj ? proj : p;
+      if ((n = drop_key(left, n, p)) <= 0) {
+        p = NULL;
+        break;
+      }
+    }
+    if (p != NULL && p->kind != SM__V_BOOL)
+      set_num(c, SM_META_D_MODEL, v, p->ev);
+    else if (proj != NULL)
+      image_tower_width(c, proj);
+  }
   if ((p = get_num_l(c, sm__role_keys(c, "n_layers"), 1, &v, SM__L_ENTRY)) !=
           NULL &&
       p->kind != SM__V_BOOL)

@@ -1769,3 +1769,52 @@ SM_TEST(extract_visible_device_lists) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* A two-tower (image-text) architecture file: the top-level embed_dim
+ * is the projection both towers map to; d_model is the image tower's
+ * width when that tower counts transformer layers, and nothing when it
+ * lists CNN stages.  A single-tower file keeps its embed_dim. */
+SM_TEST(extract_two_tower_widths) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "duo/__init__.py", "");
+  put(&r, "duo/factory.py",
+      "import json, pathlib\n"
+      "CFG_DIR = pathlib.Path(__file__).parent / 'model_configs'\n"
+      "def create_model(name):\n"
+      "    return json.load(open(CFG_DIR / (name + '.json')))\n");
+  put(&r, "duo/model_configs/pair-vit-s.json",
+      "{\n  \"embed_dim\": 256,\n"
+      "  \"vision_cfg\": {\"layers\": 10, \"width\": 384, \"patch_size\": "
+      "16},\n"
+      "  \"text_cfg\": {\"layers\": 6, \"width\": 256, \"heads\": 4}\n}\n");
+  put(&r, "duo/model_configs/pair-cnn.json",
+      "{\n  \"embed_dim\": 640,\n"
+      "  \"vision_cfg\": {\"layers\": [2, 2, 2, 2], \"width\": 32},\n"
+      "  \"text_cfg\": {\"layers\": 6, \"width\": 256, \"heads\": 4}\n}\n");
+  put(&r, "duo/model_configs/solo-enc.json",
+      "{\"embed_dim\": 320, \"num_hidden_layers\": 4, \"heads\": 4}\n");
+  put(&r, "duo/model_configs/pair-bad.json",
+      "{\"embed_dim\": 128, \"vision_cfg\": {\"width\": \"wide\", "
+      "\"layers\": {}}, \"text_cfg\": 7}\n");
+  put(&r, "run/main.py",
+      "import argparse\nimport torch\nfrom duo.factory import create_model\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='none')\n"
+      "args = p.parse_args()\nm = create_model(args.model)\n");
+  run(&r, NULL, "python run/main.py --model pair-vit-s", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 384);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python run/main.py --model pair-cnn", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python run/main.py --model solo-enc", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 320);
+  sm_extract_res_release(&res);
+  /* Wrong types in the towers: no width guessed. */
+  run(&r, NULL, "python run/main.py --model pair-bad", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
