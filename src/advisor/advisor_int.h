@@ -209,6 +209,7 @@ typedef enum sm__sig {
   XX(PANOPTIC)                                                                 \
   XX(MASKS)                                                                    \
   XX(DIFFUSION)                                                                \
+  XX(GAN)                                                                      \
   XX(SELFSUP)                                                                  \
   XX(MULTIMODAL)                                                               \
   XX(SPEECH)                                                                   \

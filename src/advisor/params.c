@@ -562,6 +562,16 @@ static const struct {
     {"ddim", SM__W_DIFFUSION},
     {"noise_schedule", SM__W_DIFFUSION},
     {"denois", SM__W_DIFFUSION},
+    /* Score-based models: noise-level preconditioning and its losses
+     * (EDM's Precond/VPLoss/VELoss, sigma_data). */
+    {"precond", SM__W_DIFFUSION},
+    {"sigma_data", SM__W_DIFFUSION},
+    {"score_model", SM__W_DIFFUSION},
+    /* Adversarial training: a discriminator beside the generator. */
+    {"discriminator", SM__W_GAN},
+    {"stylegan", SM__W_GAN},
+    {"=gan", SM__W_GAN},
+    {"r1_gamma", SM__W_GAN},
     {"=dino", SM__W_SELFSUP},
     {"=moco", SM__W_SELFSUP},
     {"simclr", SM__W_SELFSUP},
@@ -875,6 +885,9 @@ void sm__help_roles(sm__ctx *c, const char *key, const char *help,
     const char *const *list = sm__keys("per_device");
     for (int k = 0; list[k] && !batch; k++)
       batch = strcmp(list[k], leaf) == 0;
+    /* An option named only for the batch (--batch, --batchsize). */
+    batch =
+        batch || strcmp(leaf, "batch") == 0 || strcmp(leaf, "batchsize") == 0;
     if (batch && sm__key_role(hk, "global")) {
       sm__param_str(c, "__help.global", leaf, SM__V_STR, SM__L_CODE, ev);
       return;

@@ -881,6 +881,67 @@ static TSNode first_pos(TSNode args) {
 
 static void all_gpus_default(scan *s, const char *name, TSNode value);
 
+/* An option with a closed set of values (choices=[...], click's
+ * type=click.Choice([...])): a selector of presets, noted as
+ * __choices.KEY. */
+static void closed_choices(scan *s, const char *key, TSNode args,
+                           const char *evs) {
+  uint32_t nc = ts_node_named_child_count(args);
+  for (uint32_t i = 0; i < nc; i++) {
+    TSNode a = ts_node_named_child(args, i);
+    size_t kl;
+    const char *kt;
+    char *vt;
+    int closed = 0;
+    if (!is(a, "keyword_argument"))
+      continue;
+    kt = text(s, field(a, "name"), &kl);
+    if (kl == 7 && strncmp(kt, "choices", 7) == 0)
+      closed = 1;
+    else if (kl == 4 && strncmp(kt, "type", 4) == 0 &&
+             (vt = dup_text(s, field(a, "value"))) != NULL)
+      closed = strstr(vt, "Choice(") != NULL;
+    if (closed) {
+      sm__param_num(s->c, sm__printf(s->c, "__choices.%s", key), 1, SM__V_NUM,
+                    SM__L_CODE, evs);
+      return;
+    }
+  }
+}
+
+/* A length counted in thousands or millions of training images
+ * (--kimg, --duration with metavar MIMG: the StyleGAN/EDM family): the
+ * multiplier to images is noted for the option, and the steps are the
+ * images over the global batch once both are known. */
+static void image_unit(scan *s, const char *key, val metavar, val help,
+                       const char *evs) {
+  const char *leaf = strrchr(key, '.');
+  const char *mv = metavar.kind == SM__V_STR ? metavar.str : "";
+  const char *h = help.kind == SM__V_STR ? help.str : "";
+  double mult = 0;
+  size_t kl;
+  leaf = leaf ? leaf + 1 : key;
+  kl = strlen(leaf);
+  if (strcasecmp(mv, "kimg") == 0 ||
+      (kl >= 4 && strcmp(leaf + kl - 4, "kimg") == 0))
+    mult = 1e3;
+  else if (strcasecmp(mv, "mimg") == 0 ||
+           (kl >= 4 && strcmp(leaf + kl - 4, "mimg") == 0))
+    mult = 1e6;
+  if (mult == 0)
+    return;
+  /* Only the run's length: a duration, or a total/training count; not a
+   * tick, snapshot or ramp-up interval given in the same unit. */
+  if (!(strcasestr(h, "duration") || strcasestr(h, "total") ||
+        strcasestr(leaf, "total") || strcasestr(leaf, "duration") ||
+        strcmp(leaf, "kimg") == 0) ||
+      strcasestr(h, "rampup") || strcasestr(h, "how often") ||
+      strcasestr(h, "half-life") || strcasestr(h, "every"))
+    return;
+  sm__param_num(s->c, sm__printf(s->c, "__imgunit.%s", key), mult, SM__V_NUM,
+                SM__L_CODE, evs);
+}
+
 static void add_argument(scan *s, TSNode args, TSNode call) {
   uint32_t nc = ts_node_named_child_count(args);
   const char *key = NULL, *shortk = NULL;
@@ -974,6 +1035,14 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     pair[0] = sm__strdup(s->c, on);
     pair[1] = sm__strdup(s->c, kn);
   }
+  {
+    /* click's is_flag=True is argparse's store_true. */
+    val isf = kwarg(s, args, "is_flag");
+    if (isf.kind == SM__V_BOOL && isf.num != 0 && action.kind < 0) {
+      action.kind = SM__V_STR;
+      action.str = "store_true";
+    }
+  }
   if (action.kind == SM__V_STR) {
     if (strcmp(action.str, "store_true") == 0) {
       flag = 1;
@@ -1012,6 +1081,8 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     sm__key_norm(key, strlen(key), kn, sizeof(kn));
     if (help.kind == SM__V_STR)
       sm__help_roles(s->c, kn, help.str, ev(s, call));
+    image_unit(s, kn, kwarg(s, args, "metavar"), help, ev(s, call));
+    closed_choices(s, kn, args, ev(s, call));
   }
 }
 
@@ -2281,6 +2352,14 @@ static void visit_assignment(scan *s, TSNode n, int augmented) {
   }
   v = eval(s, right, 0);
   assign_tuple(s, left, right);
+  if (is(left, "subscript") && !s->config_only && !is(right, "string")) {
+    /* os.environ['CUDA_VISIBLE_DEVICES'] = device: the code makes an
+     * option's device list the visible GPUs (YOLO-style --device 0,1). */
+    char *lt = dup_text(s, left);
+    if (lt != NULL && strstr(lt, "environ") != NULL &&
+        strstr(lt, "CUDA_VISIBLE_DEVICES") != NULL)
+      sm__param_num(s->c, "__visible_from_code", 1, SM__V_NUM, SM__L_CODE, e);
+  }
   if (is(left, "identifier")) {
     assign_name(s, n, left, right, v, e);
     return;
@@ -2548,6 +2627,16 @@ static void visit_decorated(scan *s, TSNode n, int depth) {
       continue;
     registry_decorator(s, call, field(n, "definition"));
     callee = dup_text(s, field(call, "function"));
+    /* A click option (@click.option('--batch', default=512, help=...))
+     * declares an option as add_argument does: same names, default,
+     * flag and help. */
+    if (callee && strcmp(last_comp(callee), "option") == 0 &&
+        is(field(call, "arguments"), "argument_list") && !s->config_only) {
+      TSNode a0 = first_pos(field(call, "arguments"));
+      val v0 = ts_node_is_null(a0) ? (val){-1, 0, NULL, 0} : eval(s, a0, 0);
+      if (v0.kind == SM__V_STR && v0.str[0] == '-')
+        add_argument(s, field(call, "arguments"), call);
+    }
     if (callee && strcmp(last_comp(callee), "main") == 0 &&
         strstr(callee, "hydra") != NULL) {
       TSNode args = field(call, "arguments");

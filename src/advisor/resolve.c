@@ -372,6 +372,42 @@ static int all_gpus_option(sm__ctx *c, double *set, const char **ev) {
   return 0;
 }
 
+/* A device list given to an option (--device 0,1,2,3) that the code
+ * makes the visible GPUs (it assigns CUDA_VISIBLE_DEVICES from a value):
+ * the number of devices listed. */
+static int visible_devices_option(sm__ctx *c, double *n, const char **ev) {
+  const sm__param *p;
+  int count = 0, digit = 0;
+  if (sm__param_get(c, N("__visible_from_code")) == NULL)
+    return 0;
+  p = sm__param_get_min(c, N("device", "devices", "gpu_ids", "gpu", "gpus"),
+                        SM__L_CMD);
+  if (p == NULL)
+    return 0;
+  if (p->kind == SM__V_NUM && p->num >= 0 && p->num == floor(p->num)) {
+    *n = 1;
+    *ev = p->ev;
+    return 1;
+  }
+  if (p->kind != SM__V_STR || p->str[0] == '\0' || strlen(p->str) > 256)
+    return 0;
+  for (const char *q = p->str; *q; q++) {
+    if (isdigit((unsigned char)*q)) {
+      count += !digit;
+      digit = 1;
+    } else if (*q == ',') {
+      digit = 0;
+    } else {
+      return 0; /* cpu, cuda:0, mps: not a list of indices */
+    }
+  }
+  if (count == 0)
+    return 0;
+  *n = count;
+  *ev = p->ev;
+  return 1;
+}
+
 static void resources(sm__ctx *c) {
   double nodes = 0, gpus = 0, v, mesh_dev = 0, mesh_hosts = 0;
   const char *nev = NULL, *gev = NULL, *mesh_ev = NULL, *mesh_axis = NULL;
@@ -435,6 +471,10 @@ static void resources(sm__ctx *c) {
     gpus = v * (nodes > 0 ? nodes : 1);
     if (gpus > 1)
       c->multiproc = 1;
+  } else if (!c->launcher && c->entry != NULL &&
+             visible_devices_option(c, &v, &gev)) {
+    /* One process over the GPUs the option lists. */
+    gpus = v;
   } else if (!c->launcher && c->entry != NULL &&
              ((c->sig[SM__SIG_DEVICE_COUNT] &&
                c->sig_layer[SM__SIG_DEVICE_COUNT] >= SM__L_ENTRY) ||
@@ -622,6 +662,29 @@ static const sm__param *optimizer_steps(sm__ctx *c, const sm__param *s) {
   return q != NULL ? q : s;
 }
 
+/* A length option counted in thousands or millions of images
+ * (__imgunit.KEY, noted where the option is declared): a budget of
+ * samples, whatever value the command gives the option. */
+static int image_budget(sm__ctx *c) {
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *u = &SM__AT(c->params, sm__param, i);
+    const char *names[2] = {NULL, NULL};
+    const sm__param *q;
+    double v;
+    if (strncmp(u->key, "__imgunit.", 10) != 0 || u->kind != SM__V_NUM)
+      continue;
+    names[0] = u->key + 10;
+    q = sm__param_get(c, names);
+    if (q == NULL || q->kind == SM__V_BOOL || sm__param_value(c, q, &v) != 0 ||
+        !(v > 0))
+      continue;
+    sm__param_num(c, "__budget_samples", v * u->num, SM__V_NUM, q->layer,
+                  q->ev);
+    return 1;
+  }
+  return 0;
+}
+
 static void iterations(sm__ctx *c) {
   const sm__param *s =
       optimizer_steps(c, sm__param_get(c, sm__role_keys(c, "steps")));
@@ -632,6 +695,8 @@ static void iterations(sm__ctx *c) {
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
   int dk = d && d->kind == SM__V_STR ? time_string(d->str, &dv) : 0;
 
+  if (image_budget(c))
+    return;
   if (d != NULL && d->kind == SM__V_NUM && d->num > 0 &&
       d->num == floor(d->num) &&
       !(c->launcher_name && strcmp(c->launcher_name, "composer") == 0)) {
@@ -770,6 +835,62 @@ static int transformer_like(sm__ctx *c, const char *model) {
          c->sig[SM__SIG_CAUSAL_LM] != NULL || c->word_n[SM__W_LM] > 2;
 }
 
+/* A two-tower model's shared embedding width (CLIP-style: a top-level
+ * embed_dim beside vision_cfg / text_cfg sections of the same file) is
+ * the projection both towers map to, not a tower's width. */
+static int projection_width(sm__ctx *c, const sm__param *p) {
+  static const char *const towers[] = {"vision_cfg.",    "text_cfg.",
+                                       "vision_config.", "text_config.",
+                                       "image_cfg.",     NULL};
+  size_t fl;
+  if (strchr(p->key, '.') != NULL ||
+      (strcmp(p->leaf, "embed_dim") != 0 &&
+       strcmp(p->leaf, "projection_dim") != 0 &&
+       strcmp(p->leaf, "proj_dim") != 0) ||
+      p->ev == NULL || strchr(p->ev, ':') == NULL)
+    return 0;
+  fl = (size_t)(strrchr(p->ev, ':') - p->ev);
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *q = &SM__AT(c->params, sm__param, i);
+    if (q->ev == NULL || strncmp(q->ev, p->ev, fl) != 0 || q->ev[fl] != ':')
+      continue;
+    for (int t = 0; towers[t]; t++)
+      if (strncmp(q->key, towers[t], strlen(towers[t])) == 0)
+        return 1;
+  }
+  return 0;
+}
+
+/* The image tower's width beside a projection width: the transformer
+ * the job sizes when that tower counts its layers (a ResNet tower lists
+ * its stages, and then no width is a transformer's). */
+static void image_tower_width(sm__ctx *c, const sm__param *proj) {
+  static const char *const towers[] = {"vision_cfg", "vision_config",
+                                       "image_cfg", NULL};
+  size_t fl = (size_t)(strrchr(proj->ev, ':') - proj->ev);
+  for (int t = 0; towers[t]; t++) {
+    const sm__param *w = NULL, *l = NULL;
+    for (int i = 0; i < c->params.n; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      size_t tl = strlen(towers[t]);
+      if (q->ev == NULL || strncmp(q->ev, proj->ev, fl) != 0 ||
+          q->ev[fl] != ':' || strncmp(q->key, towers[t], tl) != 0 ||
+          q->key[tl] != '.' || q->kind != SM__V_NUM)
+        continue;
+      if (strcmp(q->key + tl + 1, "width") == 0 ||
+          strcmp(q->key + tl + 1, "hidden_size") == 0)
+        w = q;
+      else if (strcmp(q->key + tl + 1, "layers") == 0 ||
+               strcmp(q->key + tl + 1, "num_hidden_layers") == 0)
+        l = q;
+    }
+    if (w != NULL && l != NULL && w->num > 0) {
+      set_num(c, SM_META_D_MODEL, w->num, w->ev);
+      return;
+    }
+  }
+}
+
 static void architecture(sm__ctx *c, const char *model) {
   const sm__param *p;
   double v;
@@ -778,10 +899,23 @@ static void architecture(sm__ctx *c, const char *model) {
    * models. */
   if (!transformer_like(c, model))
     return;
-  if ((p = get_num_l(c, sm__role_keys(c, "d_model"), 1, &v, SM__L_ENTRY)) !=
-          NULL &&
-      p->kind != SM__V_BOOL)
-    set_num(c, SM_META_D_MODEL, v, p->ev);
+  {
+    const char *left[256];
+    const sm__param *proj = NULL;
+    int n = keys_init_n(left, 256, sm__role_keys(c, "d_model"));
+    while ((p = get_num_l(c, left, 1, &v, SM__L_ENTRY)) != NULL &&
+           projection_width(c, p)) {
+      proj = proj ? proj : p;
+      if ((n = drop_key(left, n, p)) <= 0) {
+        p = NULL;
+        break;
+      }
+    }
+    if (p != NULL && p->kind != SM__V_BOOL)
+      set_num(c, SM_META_D_MODEL, v, p->ev);
+    else if (proj != NULL)
+      image_tower_width(c, proj);
+  }
   if ((p = get_num_l(c, sm__role_keys(c, "n_layers"), 1, &v, SM__L_ENTRY)) !=
           NULL &&
       p->kind != SM__V_BOOL)
@@ -925,6 +1059,9 @@ static void precision(sm__ctx *c) {
       {N("fp8", "use_fp8", "fp8.enabled", "fp8_format", "fp8_recipe",
          "fp8_mode"),
        "fp8"},
+      {N("fp32", "no_amp", "disable_amp", "no_mixed_precision",
+         "disable_mixed_precision", "full_precision"),
+       "-"},
       {N("mixed_precision", "precision", "dtype", "torch_dtype",
          "compute_dtype", "amp_dtype", "trainer.precision"),
        NULL},
@@ -956,7 +1093,18 @@ static void precision(sm__ctx *c) {
     double x;
     if (p == NULL)
       continue;
-    if (rules[i].if_true != NULL) {
+    if (rules[i].if_true != NULL && strcmp(rules[i].if_true, "-") == 0) {
+      /* A switch that turns mixed precision off (--fp32, --no_amp): off,
+       * the program's default is half precision. */
+      int on = p->kind == SM__V_BOOL || p->kind == SM__V_NUM
+                   ? (sm__param_value(c, p, &x) == 0 && x != 0)
+                   : p->kind == SM__V_STR && p->str[0] &&
+                         strcasecmp(p->str, "false") != 0 &&
+                         strcmp(p->str, "0") != 0;
+      if (p->kind != SM__V_BOOL && p->kind != SM__V_NUM && p->kind != SM__V_STR)
+        continue;
+      v = on ? "fp32" : "fp16";
+    } else if (rules[i].if_true != NULL) {
       if (p->kind == SM__V_STR && strcasecmp(p->str, "auto") == 0)
         /* bf16: auto -- bf16 where the GPU supports it (A100, H100 and
          * later), the labelled hardware; fp16 only on older GPUs. */
@@ -1364,6 +1512,17 @@ static void model_from_cfg_option(sm__ctx *c, pick *m) {
   if (p != NULL && sm__is_known_model(c, p->str)) {
     m->name = sm__norm_model(c, p->str, &m->t, &m->d);
     m->ev = p->ev;
+    return;
+  }
+  /* A base configuration chosen from a closed set the option declares
+   * (--cfg=stylegan3-t among click.Choice([...])): the preset is the
+   * model, given on the command, not a file. */
+  p = get_str(c, N("cfg", "config", "preset", "base_config"));
+  if (p != NULL && p->layer >= SM__L_CMD && p->str[0] &&
+      strpbrk(p->str, "/.=") == NULL &&
+      sm__param_get(c, N(sm__printf(c, "__choices.%s", p->leaf))) != NULL) {
+    m->name = sm__norm_model(c, p->str, &m->t, &m->d);
+    m->ev = p->ev;
   }
 }
 
@@ -1496,14 +1655,27 @@ static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
   const sm__cand *class_cand = NULL, *ctor_cand = NULL;
-  pick m = {NULL, NULL, NULL, NULL};
+  pick m = {NULL, NULL, NULL, NULL}, deep = {NULL, NULL, NULL, NULL};
   const char *left[64];
   int n = keys_init(left, keys);
-  /* The first usable string among the keys, by layer. */
+  /* The first usable string among the keys, by layer.  A value set deep
+   * in an imported module (a converter's kwargs.architecture = 'orig')
+   * names the model only when nothing on the job's own path does. */
   while (n > 0 && m.name == NULL) {
     p = sm__param_get(c, left);
     if (p == NULL)
       break;
+    if (p->layer < SM__L_ENTRY && !p->opt) {
+      if (deep.name == NULL && p->kind == SM__V_STR &&
+          !container_class(p->str)) {
+        deep.name = sm__norm_model(c, p->str, &deep.t, &deep.d);
+        deep.ev = p->ev;
+      }
+      n = drop_key(left, n, p);
+      if (n < 0)
+        break;
+      continue;
+    }
     if (p->kind == SM__V_STR && !container_class(p->str) &&
         !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
       m.name = sm__norm_model(c, p->str, &m.t, &m.d);
@@ -1539,6 +1711,8 @@ static void model_name(sm__ctx *c, const char **model_out) {
     m.name = sm__norm_model(c, class_cand->name + 6, &m.t, &m.d);
     m.ev = class_cand->ev;
   }
+  if (m.name == NULL && deep.name != NULL)
+    m = deep;
   if (m.name != NULL) {
     set_str(c, SM_META_MODEL_NAME, m.name, m.ev);
     c->hint_task = m.t;

@@ -39,6 +39,7 @@ enum {
   F_TEXTREC,
   F_POSE,
   F_DIFF,
+  F_GAN,
   F_SSL,
   F_CLS,
   F_ACTION,
@@ -67,6 +68,7 @@ static const struct {
     [F_TEXTREC] = {"text_recognition", "cv", 2},
     [F_POSE] = {"pose_estimation", "cv", 2},
     [F_DIFF] = {"image_generation_diffusion", "cv", 3},
+    [F_GAN] = {"image_generation_gan", "cv", 3},
     [F_SSL] = {"self_supervised_image_pretraining", "cv", 3},
     [F_CLS] = {"image_classification", "cv", 3},
     [F_ACTION] = {"action_recognition", "cv", 3},
@@ -229,6 +231,7 @@ static void vote_words(sm__ctx *c, int *score, const char **evf) {
       {SM__W_SEGMENTATION, F_SEM},
       {SM__W_PANOPTIC, F_PANO},
       {SM__W_DIFFUSION, F_DIFF},
+      {SM__W_GAN, F_GAN},
       {SM__W_SELFSUP, F_SSL},
       {SM__W_MULTIMODAL, F_MM},
       {SM__W_SPEECH, F_SPEECH},
@@ -362,6 +365,13 @@ static int refine_family(sm__ctx *c, const int *score, int best,
     else if (lm_method || score[F_LM] >= score[best])
       best = score[F_TRANS] > score[F_LM] ? F_TRANS : F_LM;
   }
+  if (best == F_DIFF || best == F_GAN) {
+    /* Image generation: the data says generation, the method's words
+     * say how (a discriminator, or a noise schedule). */
+    int g = word_votes(c, SM__W_GAN), d = word_votes(c, SM__W_DIFFUSION);
+    if (g != d && g + d >= 2)
+      best = g > d ? F_GAN : F_DIFF;
+  }
   if (best == F_CLS) {
     /* Classification is what backbones and ImageNet suggest by default:
      * a method of its own (self-supervision, diffusion, detection heads)
@@ -429,7 +439,7 @@ void sm__task_domain(sm__ctx *c) {
   int score[NFAM] = {0};
   const char *evf[NFAM] = {0};
   const char *task, *domain, *ev;
-  int best = -1, second = -1, f;
+  int best = -1, second = -1, f, top, first;
   int lm_method;
 
   if (method_switched_off(c, "sft|instruct|instruction|chat"))
@@ -447,6 +457,8 @@ void sm__task_domain(sm__ctx *c) {
       best = f;
   if (best < 0 || score[best] < 2)
     return;
+  top = score[best];
+  first = best;
   best = refine_family(c, score, best, lm_method);
   /* Disagreement: another domain nearly as strong.  Text is also the
    * target of speech and vision-language models, so it agrees with
@@ -458,7 +470,10 @@ void sm__task_domain(sm__ctx *c) {
     if (!agrees && (second < 0 || score[f] > score[second]))
       second = f;
   }
-  if (second >= 0 && score[second] * 4 > score[best] * 3)
+  /* A refinement inside a group keeps the group's strength. */
+  if (fam[best].group != fam[first].group || score[best] > top)
+    top = score[best];
+  if (second >= 0 && score[second] * 4 > top * 3)
     return;
   task = fam[best].task;
   domain = fam[best].domain;

@@ -1525,3 +1525,296 @@ SM_TEST(extract_bf16_capable_gpus) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== click options, lengths in images, generation methods ==== */
+
+/* Options declared with click decorators, lengths counted in images,
+ * total batches named only "batch", switches that turn mixed precision
+ * off, presets chosen from a closed set, and the two image-generation
+ * methods (adversarial, score-based). */
+/* An adversarial trainer: click options, the length in thousands of
+ * images, a base configuration chosen from a closed set, mixed precision
+ * unless --full32 says otherwise. */
+static const char gan_train[] =
+    "import click\n"
+    "import torch\n"
+    "from nets import loop\n"
+    "\n"
+    "@click.command()\n"
+    "@click.option('--run-dir', help='Where runs go', type=str, "
+    "required=True)\n"
+    "@click.option('--preset', help='Base configuration', "
+    "type=click.Choice(['pixgan-small', 'pixgan-large']), required=True)\n"
+    "@click.option('--images', help='Training images', metavar='ZIP', "
+    "type=str, required=True)\n"
+    "@click.option('--gpus', help='GPUs to use', type=int, required=True)\n"
+    "@click.option('--batch', help='Total batch size', type=int, "
+    "default=64)\n"
+    "@click.option('--g-lr', help='Generator learning rate', type=float, "
+    "default=0.0025)\n"
+    "@click.option('--length', help='Total training duration', "
+    "metavar='KIMG', type=int, default=12000)\n"
+    "@click.option('--tick', help='How often to print progress', "
+    "metavar='KIMG', type=int, default=4)\n"
+    "@click.option('--fp32', help='Disable mixed-precision', type=bool, "
+    "default=False)\n"
+    "@click.option('-n', '--dry-run', help='Print and exit', is_flag=True)\n"
+    "def main(**kw):\n"
+    "    d_net = loop.Discriminator()\n"
+    "    g_opt = torch.optim.Adam(d_net.parameters(), lr=kw['g_lr'])\n"
+    "    torch.nn.parallel.DistributedDataParallel(d_net)\n"
+    "\n"
+    "if __name__ == '__main__':\n"
+    "    main()\n";
+
+static const char gan_loop[] =
+    "class Discriminator:\n"
+    "    def __init__(self, architecture='resnet'):\n"
+    "        self.architecture = architecture\n"
+    "\n"
+    "def convert(kwargs):\n"
+    "    kwargs.architecture = 'skipless'\n";
+
+SM_TEST(extract_click_options_and_image_budgets) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py", gan_train);
+  put(&r, "nets/loop.py", gan_loop);
+  run(&r, NULL,
+      "torchrun --nproc_per_node=8 train.py --run-dir=/ckpt/a "
+      "--preset=pixgan-small --images=/data/afhq-256.zip --gpus=8 "
+      "--batch=32",
+      &res);
+  /* 12000 kimg over 32 images a step. */
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 375000);
+  ASSERT_STREQ(str(&res, SM_META_ITERATION_TYPE), "steps");
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 32);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 4);
+  ASSERT(num(&res, SM_META_LR) > 0.0024 && num(&res, SM_META_LR) < 0.0026);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  /* The preset named on the command, not a converter's assignment. */
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "pixgan-small");
+  ASSERT_STREQ(str(&res, SM_META_TASK), "image_generation_gan");
+  ASSERT_STREQ(str(&res, SM_META_DOMAIN), "cv");
+  sm_extract_res_release(&res);
+  /* The command's length and the switch on: fp32; the tick (same unit,
+   * an interval) is no length. */
+  run(&r, NULL,
+      "torchrun --nproc_per_node=8 train.py --run-dir=/ckpt/a "
+      "--preset=pixgan-large --images=/data/afhq-256.zip --gpus=8 "
+      "--batch=64 --length=640 --tick=1 --fp32=1",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 10000);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "pixgan-large");
+  sm_extract_res_release(&res);
+  /* A preset outside the command (none given) names nothing by itself,
+   * and a path-like value is a file, not a preset. */
+  run(&r, NULL,
+      "torchrun --nproc_per_node=8 train.py --run-dir=/ckpt/a "
+      "--preset=configs/a.yaml --images=/data/afhq-256.zip --gpus=8",
+      &res);
+  ASSERT(!known(&res, SM_META_MODEL_NAME) ||
+         strcmp(str(&res, SM_META_MODEL_NAME), "configs/a.yaml") != 0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* A score-based trainer: the length in millions of images, the total
+ * batch named "batch", precond/loss classes by name. */
+static const char score_train[] =
+    "import click\n"
+    "import torch\n"
+    "import nets\n"
+    "\n"
+    "@click.command()\n"
+    "@click.option('--data', help='Dataset', type=str, required=True)\n"
+    "@click.option('--net', help='Network', "
+    "type=click.Choice(['unetpp', 'unetxl']), default='unetpp')\n"
+    "@click.option('--duration', help='Training duration', metavar='MIMG', "
+    "type=float, default=50)\n"
+    "@click.option('--ema', help='EMA half-life', metavar='MIMG', "
+    "type=float, default=0.5)\n"
+    "@click.option('--batch', help='Total batch size', type=int, "
+    "default=250)\n"
+    "@click.option('--lr', help='Learning rate', type=float, default=2e-4)\n"
+    "def main(**kw):\n"
+    "    net = nets.VPPrecond(sigma_data=0.5)\n"
+    "    loss = nets.VPLoss()\n"
+    "\n"
+    "if __name__ == '__main__':\n"
+    "    main()\n";
+
+SM_TEST(extract_score_based_trainer_with_mimg) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py", score_train);
+  run(&r, NULL,
+      "torchrun --nproc_per_node=4 train.py --data=/data/cifar10-32x32.zip "
+      "--net=unetxl",
+      &res);
+  /* 50 Mimg / 250 = 200000 steps; the EMA half-life is no length. */
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 200000);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 250);
+  ASSERT(num(&res, SM_META_LR) > 1.9e-4 && num(&res, SM_META_LR) < 2.1e-4);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "unetxl");
+  /* CIFAR says classification; the preconditioned score model says
+   * generation. */
+  ASSERT_STREQ(str(&res, SM_META_TASK), "image_generation_diffusion");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* Malformed click declarations: no names, a non-string name, a choice
+ * call without a list, an image unit on a non-number, a huge help line,
+ * invalid UTF-8. */
+SM_TEST(extract_click_malformed) {
+  repo r;
+  sm_extract_res res;
+  char *big = malloc(300000);
+  ASSERT(big != NULL);
+  repo_make(&r);
+  {
+    size_t o = (size_t)snprintf(big, 300000,
+                                "import click\n@click.option()\n"
+                                "@click.option(42, default=3)\n"
+                                "@click.option('--cfg', type=click.Choice())\n"
+                                "@click.option('--kimg', metavar='KIMG', "
+                                "default='lots', help='Total \xff\xfe')\n"
+                                "@click.option('--batch', help='");
+    while (o < 290000)
+      big[o++] = 'x';
+    snprintf(big + o, 300000 - o,
+             "', default=[1, 2])\n"
+             "@click.option('--lr', default=(\n"
+             "def main(**kw):\n    pass\n");
+  }
+  put(&r, "train.py", big);
+  run(&r, NULL, "python train.py --cfg=a --kimg=oops", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  ASSERT(!known(&res, SM_META_GLOBAL_BATCH_SIZE));
+  ASSERT(!known(&res, SM_META_LR));
+  sm_extract_res_release(&res);
+  /* Empty and binary entry files. */
+  put(&r, "empty.py", "");
+  run(&r, NULL, "python empty.py --batch 8", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  put(&r, "bin.py",
+      "\x7f"
+      "ELF\x01\x02\x00\x00@click.option('--kimg')");
+  run(&r, NULL, "python bin.py --kimg 5", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  free(big);
+  repo_drop(&r);
+}
+
+/* A device list on the command that the code makes the visible GPUs
+ * (os.environ['CUDA_VISIBLE_DEVICES'] = device), with DataParallel over
+ * more than one: the count listed; not a cpu/cuda:N spelling. */
+static const char visible_train[] =
+    "import argparse, os\n"
+    "import torch\n"
+    "\n"
+    "def pick(device=''):\n"
+    "    if device.lower() == 'cpu':\n"
+    "        os.environ['CUDA_VISIBLE_DEVICES'] = '-1'\n"
+    "    elif device:\n"
+    "        os.environ['CUDA_VISIBLE_DEVICES'] = device\n"
+    "\n"
+    "if __name__ == '__main__':\n"
+    "    ap = argparse.ArgumentParser()\n"
+    "    ap.add_argument('--device', default='', help='cuda device, 0 or "
+    "0,1,2')\n"
+    "    ap.add_argument('--batch-size', type=int, default=16, help='total "
+    "batch size for all GPUs')\n"
+    "    opt = ap.parse_args()\n"
+    "    pick(opt.device)\n"
+    "    model = torch.nn.Linear(2, 2)\n"
+    "    if torch.cuda.device_count() > 1:\n"
+    "        model = torch.nn.DataParallel(model)\n";
+
+SM_TEST(extract_visible_device_lists) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py", visible_train);
+  run(&r, NULL, "python train.py --device 0 --batch-size 32", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 1);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "none");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --device 0,1,2 --batch-size 48", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 3);
+  sm_extract_res_release(&res);
+  /* Not index lists: the count stays open (DataParallel over every
+   * visible GPU) rather than guessed. */
+  run(&r, NULL, "python train.py --device cuda:1", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python train.py --device 0,,x", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  /* Without the assignment the option is only a device name. */
+  put(&r, "plain.py",
+      "import argparse, torch\n"
+      "ap = argparse.ArgumentParser()\n"
+      "ap.add_argument('--device', default='')\n"
+      "opt = ap.parse_args()\n"
+      "model = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n");
+  run(&r, NULL, "python plain.py --device 0,1", &res);
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* A two-tower (image-text) architecture file: the top-level embed_dim
+ * is the projection both towers map to; d_model is the image tower's
+ * width when that tower counts transformer layers, and nothing when it
+ * lists CNN stages.  A single-tower file keeps its embed_dim. */
+SM_TEST(extract_two_tower_widths) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "duo/__init__.py", "");
+  put(&r, "duo/factory.py",
+      "import json, pathlib\n"
+      "CFG_DIR = pathlib.Path(__file__).parent / 'model_configs'\n"
+      "def create_model(name):\n"
+      "    return json.load(open(CFG_DIR / (name + '.json')))\n");
+  put(&r, "duo/model_configs/pair-vit-s.json",
+      "{\n  \"embed_dim\": 256,\n"
+      "  \"vision_cfg\": {\"layers\": 10, \"width\": 384, \"patch_size\": "
+      "16},\n"
+      "  \"text_cfg\": {\"layers\": 6, \"width\": 256, \"heads\": 4}\n}\n");
+  put(&r, "duo/model_configs/pair-cnn.json",
+      "{\n  \"embed_dim\": 640,\n"
+      "  \"vision_cfg\": {\"layers\": [2, 2, 2, 2], \"width\": 32},\n"
+      "  \"text_cfg\": {\"layers\": 6, \"width\": 256, \"heads\": 4}\n}\n");
+  put(&r, "duo/model_configs/solo-enc.json",
+      "{\"embed_dim\": 320, \"num_hidden_layers\": 4, \"heads\": 4}\n");
+  put(&r, "duo/model_configs/pair-bad.json",
+      "{\"embed_dim\": 128, \"vision_cfg\": {\"width\": \"wide\", "
+      "\"layers\": {}}, \"text_cfg\": 7}\n");
+  put(&r, "run/main.py",
+      "import argparse\nimport torch\nfrom duo.factory import create_model\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='none')\n"
+      "args = p.parse_args()\nm = create_model(args.model)\n");
+  run(&r, NULL, "python run/main.py --model pair-vit-s", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 384);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python run/main.py --model pair-cnn", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python run/main.py --model solo-enc", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 320);
+  sm_extract_res_release(&res);
+  /* Wrong types in the towers: no width guessed. */
+  run(&r, NULL, "python run/main.py --model pair-bad", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
