@@ -197,6 +197,9 @@ typedef struct sm_track_result {
   int restarts;                    /* runs seen in the window's stretch
                                     * before the newest (a counter that went
                                     * back: restart, resume) */
+  int starting;                    /* the newest run restarted and printed
+                                    * only its start-up (step: the step it
+                                    * resumed from, or unknown) */
   int binary;                      /* the bytes read were not text */
   double throughput;               /* newest throughput, NAN when unknown */
   char tp_unit[SM_TRACK_UNIT_MAX]; /* its unit */

@@ -251,4 +251,20 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r);
  * for no values).  Reorders v; *kept (may be NULL) gets the count kept. */
 double sm__trk_robust_median(double *v, size_t n, size_t *kept);
 
+/* ==== Start-up of a run ==== */
+
+#define TRK_START_BANNER 0x01  /* a launcher's or trainer's start banner */
+#define TRK_START_CONFIG 0x02  /* a configuration dump */
+#define TRK_START_CKPT 0x04    /* a checkpoint loaded */
+#define TRK_START_SUMMARY 0x08 /* a model summary (parameter counts) */
+#define TRK_START_RESUME 0x10  /* a resume */
+
+/* The start-up kinds (TRK_START_*) a cleaned line shows, 0 for none;
+ * *resume gets the step a resume names, or -1. */
+int sm__trk_startup_mark(const char *s, size_t n, long long *resume);
+/* Whether the start-up lines met after the newest progress (kinds OR-ed,
+ * the newest resumed step) show that a new run started: a resume that
+ * names its step, or two kinds of start-up output. */
+int sm__trk_startup_decided(int kinds, long long resume);
+
 #endif /* SM_TRACK_INT_H */

@@ -16,6 +16,7 @@
  * since, noticing truncation (the size drops below the offset read) and
  * rotation (another inode at the path). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -86,6 +87,9 @@ struct sm_tracker {
   long long bare[2];     /* steps of the last two bare pairs replayed */
   int nbare;             /* how many of them are set (0..2) */
   int bare_ok;           /* the verdict on the last of them */
+  int start_kinds;       /* start-up output (TRK_START_*) met since the
+                          * newest sample */
+  long long resume_step; /* the step the newest resume named, or -1 */
   char seg[SEG_MAX + 1]; /* cleaned segment */
 };
 
@@ -106,6 +110,7 @@ sm_tracker *sm_tracker_new(const sm_track_opts *opts) {
     t->o.protos = &sm__protoset_tracker;
   t->f.fd = -1;
   t->ctx_epoch = NAN;
+  t->resume_step = -1;
   sm_buf_init(&t->part, MAX_LINE + 1);
   t->cls = sm_linecls_new(t->o.protos);
   t->L = sm_malloc(sizeof(trk_line));
@@ -151,6 +156,8 @@ static void reset_state(sm_tracker *t) {
   t->nloops = 0;
   t->text_bytes = t->other_bytes = 0;
   t->prov = 0;
+  t->start_kinds = 0;
+  t->resume_step = -1;
 }
 
 void sm_tracker_reset(sm_tracker *t) {
@@ -595,6 +602,15 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   sm_track_sample smp;
   trk_head hd;
 
+  if (t->win.count > 0) {
+    long long at;
+    int k = sm__trk_startup_mark(seg, m, &at);
+    t->start_kinds |= k;
+    if (at >= 0)
+      t->resume_step = at;
+    if (k)
+      return;
+  }
   if (!worth_parsing(t, cls, seg, m))
     return;
   sm__trk_parse(t->L, seg, m, &t->head, &smp, &hd);
@@ -648,6 +664,8 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       break;
     }
     loop_remember(t, loop_id(&smp));
+    t->start_kinds = 0;
+    t->resume_step = -1;
     sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
     if (unfinished) {
       t->prov = 1;
@@ -960,6 +978,15 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   if (m == 0)
     return 0;
   cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
+  if (st->ncs == 0 && st->stepless == 0) {
+    /* Newer than any progress: start-up output of a new run is kept for
+     * the replay to judge. */
+    long long at;
+    if (sm__trk_startup_mark(t->seg, m, &at)) {
+      keep(st, t->seg, m, cls, flags, rank);
+      return 0;
+    }
+  }
   if (!worth_parsing(t, cls, t->seg, m))
     return 0;
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
@@ -1285,6 +1312,23 @@ int sm_tracker_poll(sm_tracker *t, sm_track_result *res, sm_err *err) {
   return 1;
 }
 
+/* The newest run restarted and printed only its start-up: its step is
+ * the one it resumed from, or unknown; what the run before printed last
+ * (its loss, learning rate, epoch) is not the newest run's.  The step
+ * time and the total are the job's and stay. */
+static void newest_run_starting(const sm_tracker *t, sm_track_result *res) {
+  size_t k = strlen(res->format);
+  res->starting = 1;
+  res->restarts++;
+  res->has_step = t->resume_step >= 0;
+  res->step = t->resume_step >= 0 ? t->resume_step : 0;
+  res->loss = res->lr = res->epoch = NAN;
+  res->loss_nonfinite = 0;
+  snprintf(res->format + k, sizeof(res->format) - k, "%s",
+           t->resume_step >= 0 ? "; newest run resumed, starting"
+                               : "; newest run starting");
+}
+
 void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
   sm__trk_window_answer(&t->win, t->o.samples, res);
   res->lines_scanned = t->lines;
@@ -1293,6 +1337,9 @@ void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
   /* Mostly bytes that are not text (a binary file, a core dump): said so,
    * and never a progress found in them. */
   res->binary = t->other_bytes > t->text_bytes;
+  res->starting = 0;
+  if (res->ok && sm__trk_startup_decided(t->start_kinds, t->resume_step))
+    newest_run_starting(t, res);
 }
 
 /* ==== JSON ==== */
@@ -1361,6 +1408,8 @@ int sm_track_result_json(const sm_track_result *r, sm_buf *out) {
   sm_jw_str(&w, r->ok && r->has_step ? r->step_scope : NULL);
   sm_jw_key(&w, "loss_nonfinite");
   sm_jw_bool(&w, r->loss_nonfinite);
+  sm_jw_key(&w, "starting");
+  sm_jw_bool(&w, r->starting);
   sm_jw_key(&w, "restarts");
   sm_jw_int(&w, r->restarts);
   sm_jw_key(&w, "scan_limited");
