@@ -267,4 +267,25 @@ int sm__trk_startup_mark(const char *s, size_t n, long long *resume);
  * names its step, or two kinds of start-up output. */
 int sm__trk_startup_decided(int kinds, long long resume);
 
+/* ==== Bare pairs ==== */
+
+/* The values of a run of bare "STEP VALUE" pairs. */
+typedef struct trk_bare {
+  int n;            /* values in the run */
+  int in01;         /* all of them in [0, 1] */
+  int rises, falls; /* changes up and down */
+  double first, last;
+} trk_bare;
+
+/* 1 when a line of at most six words (no number standing alone) names an
+ * accuracy-like metric (acc, f1, map, bleu ...) and no loss; -1 when it
+ * names a loss; 0 otherwise. */
+int sm__trk_metric_head(const char *s, size_t n);
+/* Adds a value to the run (new_run: the step went back, a new run). */
+void sm__trk_bare_value(trk_bare *b, int new_run, double v);
+/* Whether the run's values look like an accuracy: at least three, all in
+ * [0, 1], rising (at least two rises, four for each fall) and ending
+ * above where they began. */
+int sm__trk_bare_metric_like(const trk_bare *b);
+
 #endif /* SM_TRACK_INT_H */

@@ -87,6 +87,8 @@ struct sm_tracker {
   long long bare[2];     /* steps of the last two bare pairs replayed */
   int nbare;             /* how many of them are set (0..2) */
   int bare_ok;           /* the verdict on the last of them */
+  trk_bare bv;           /* the values of their run */
+  int bare_head;         /* a head nearby named a metric that is no loss */
   int start_kinds;       /* start-up output (TRK_START_*) met since the
                           * newest sample */
   long long resume_step; /* the step the newest resume named, or -1 */
@@ -151,6 +153,8 @@ static void reset_state(sm_tracker *t) {
   t->phase = 0;
   t->phase_loop = 0;
   t->nbare = 0;
+  memset(&t->bv, 0, sizeof(t->bv));
+  t->bare_head = 0;
   t->phase_sig = 0;
   t->phase_again = 0;
   t->nloops = 0;
@@ -573,7 +577,9 @@ static int in_phase(sm_tracker *t, const sm_track_sample *s) {
 }
 
 /* A bare "STEP VALUE" pair is a sample only as the third or later of a
- * run whose steps advance by one stride ("0 6.25", "1 6.25", "2 6.24");
+ * run whose steps advance by one stride ("0 6.25", "1 6.25", "2 6.24"),
+ * under no head that names another metric and with values that are not
+ * an accuracy's (bare.c);
  * a step that goes back starts a new run, and the same step again (an
  * unfinished line replayed when it ends) keeps its verdict.  Other
  * samples pass. */
@@ -586,8 +592,12 @@ static int bare_run(sm_tracker *t, const sm_track_sample *s) {
     return t->bare_ok;
   if (t->nbare > 0 && s->step < t->bare[1])
     t->nbare = 0;
+  sm__trk_bare_value(&t->bv, t->nbare == 0, s->loss);
   d = s->step - t->bare[1];
-  t->bare_ok = t->nbare == 2 && d > 0 && d == t->bare[1] - t->bare[0];
+  /* A head that names an accuracy-like metric, or values that rise in
+   * [0, 1]: a table or a print(step, accuracy), not a loss. */
+  t->bare_ok = t->nbare == 2 && d > 0 && d == t->bare[1] - t->bare[0] &&
+               !t->bare_head && !sm__trk_bare_metric_like(&t->bv);
   t->bare[0] = t->bare[1];
   t->bare[1] = s->step;
   if (t->nbare < 2)
@@ -610,6 +620,13 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       t->resume_step = at;
     if (k)
       return;
+  }
+  {
+    /* A head of a few words naming a metric (or a loss) rules on the
+     * bare pairs that follow it. */
+    int h = sm__trk_metric_head(seg, m);
+    if (h != 0)
+      t->bare_head = h > 0;
   }
   if (!worth_parsing(t, cls, seg, m))
     return;
@@ -664,6 +681,8 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       break;
     }
     loop_remember(t, loop_id(&smp));
+    if (!smp.bare_pair)
+      t->bare_head = 0; /* other output: the head was not the pairs' */
     t->start_kinds = 0;
     t->resume_step = -1;
     sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
@@ -986,6 +1005,12 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
       keep(st, t->seg, m, cls, flags, rank);
       return 0;
     }
+  }
+  /* A head of words that names a metric other than a loss: the replay
+   * judges bare pairs below it by it. */
+  if (sm__trk_metric_head(t->seg, m) > 0) {
+    keep(st, t->seg, m, cls, flags, rank);
+    return 0;
   }
   if (!worth_parsing(t, cls, t->seg, m))
     return 0;
