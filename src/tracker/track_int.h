@@ -288,4 +288,12 @@ void sm__trk_bare_value(trk_bare *b, int new_run, double v);
  * above where they began. */
 int sm__trk_bare_metric_like(const trk_bare *b);
 
+/* ==== Other writers' records ==== */
+
+/* Where another writer's record glued to a line starts (a Python
+ * warning's "FILE.py:LINE: NAMEWarning:", a logging record's
+ * "LEVEL:logger:" or "YYYY-MM-DD HH:MM:SS -", an NCCL INFO/WARN line, a
+ * wandb message): its offset when text precedes it, else 0.  One pass. */
+size_t sm__trk_glued_record(const char *s, size_t n);
+
 #endif /* SM_TRACK_INT_H */

@@ -417,45 +417,10 @@ static int split_pieces(const char *s, size_t n, size_t *b, int max) {
   return np + 1;
 }
 
-/* Where a Python warning that another writer put on the same line
- * starts ("iter 13990 || Loss: 0.0290 || /opt/x/aug.py:238:
- * VisibleDeprecationWarning: Creating an ndarray ..." after a print with
- * end=''): the offset of its "FILE.py:LINE: NAMEWarning:" location when
- * text precedes it, else 0.  One pass over the line. */
-static size_t glued_warning(const char *s, size_t n) {
-  size_t word = 0; /* start of the current blank-free run */
-  int text = 0;    /* a non-blank byte before it */
-
-  for (size_t i = 0; i + 4 < n; i++) {
-    size_t j, w;
-    if (s[i] == ' ' || s[i] == '\t') {
-      text |= i > word;
-      word = i + 1;
-      continue;
-    }
-    if (s[i] != '.' || memcmp(s + i, ".py:", 4) != 0 || !text)
-      continue;
-    j = i + 4;
-    while (j < n && digit(s[j]))
-      j++;
-    if (j == i + 4 || j + 2 >= n || s[j] != ':' || s[j + 1] != ' ')
-      continue;
-    j += 2;
-    w = j;
-    while (j < n &&
-           ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= 'a' && s[j] <= 'z')))
-      j++;
-    if (j < n && s[j] == ':' && j - w > 7 &&
-        memcmp(s + j - 7, "Warning", 7) == 0)
-      return word;
-  }
-  return 0;
-}
-
-/* The pieces of a segment (split_pieces), and a Python warning glued to
- * the end of a line of another writer as a piece of its own. */
+/* The pieces of a segment (split_pieces), and another writer's record
+ * glued to the end of a line (glued.c) as a piece of its own. */
 static int pieces(const char *s, size_t n, size_t *b, int max) {
-  size_t w = glued_warning(s, n);
+  size_t w = sm__trk_glued_record(s, n);
   int np;
 
   if (w == 0 || max < 2)
