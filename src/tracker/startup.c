@@ -114,16 +114,24 @@ int sm__trk_startup_mark(const char *s, size_t n, long long *resume) {
   *resume = -1;
   if (n > TRK_MAX_INPUT)
     n = TRK_MAX_INPUT;
-  for (size_t p = 0; p < sizeof(PHRASES) / sizeof(PHRASES[0]); p++) {
-    size_t at;
-    if (kinds & PHRASES[p].kind)
+  /* One pass over the word starts; a phrase is compared only where its
+   * first letter stands. */
+  for (size_t i = 0; i < n; i++) {
+    int c;
+    if (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_'))
       continue;
-    at = find_word(s, n, 0, PHRASES[p].text);
-    if (at >= n)
-      continue;
-    kinds |= PHRASES[p].kind;
-    if (PHRASES[p].kind == TRK_START_RESUME && *resume < 0)
-      *resume = resumed_step(s, n, at);
+    c = tolower((unsigned char)s[i]);
+    for (size_t p = 0; p < sizeof(PHRASES) / sizeof(PHRASES[0]); p++) {
+      size_t k;
+      if ((unsigned char)PHRASES[p].text[0] != c || (kinds & PHRASES[p].kind))
+        continue;
+      k = strlen(PHRASES[p].text);
+      if (i + k > n || !same_lower(s + i, k, PHRASES[p].text))
+        continue;
+      kinds |= PHRASES[p].kind;
+      if (PHRASES[p].kind == TRK_START_RESUME)
+        *resume = resumed_step(s, n, i);
+    }
   }
   return kinds;
 }

@@ -570,6 +570,14 @@ static int bare_run(sm_tracker *t, const sm_track_sample *s) {
   return t->bare_ok;
 }
 
+/* Notes start-up output of kinds k (TRK_START_*) naming resumed step at
+ * (or -1) after the newest sample. */
+static void note_startup(sm_tracker *t, int k, long long at) {
+  t->start_kinds |= k;
+  if (k && at >= 0)
+    t->resume_step = at;
+}
+
 /* Replays one cleaned piece of class cls in file order; unfinished says
  * the piece was not ended yet (its record is replaced when it is). */
 static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
@@ -577,26 +585,25 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   sm_track_sample smp;
   trk_head hd;
 
-  if (t->win.count > 0) {
-    long long at;
-    int k = sm__trk_startup_mark(seg, m, &at);
-    t->start_kinds |= k;
-    if (at >= 0)
-      t->resume_step = at;
-    if (k)
-      return;
-  }
-  {
-    /* A head of a few words naming a metric (or a loss) rules on the
-     * bare pairs that follow it. */
-    int h = sm__trk_metric_head(seg, m);
-    if (h != 0)
-      t->bare_head = h > 0;
-  }
-  if (!worth_parsing(t, cls, seg, m))
+  long long at = -1;
+  /* Start-up output after progress (a line that is no sample itself). */
+  int k = t->win.count > 0 ? sm__trk_startup_mark(seg, m, &at) : 0;
+  /* A head of a few words naming a metric (or a loss) rules on the bare
+   * pairs that follow it. */
+  int h = sm__trk_metric_head(seg, m);
+
+  if (h != 0)
+    t->bare_head = h > 0;
+  if (!worth_parsing(t, cls, seg, m)) {
+    note_startup(t, k, at);
     return;
+  }
   sm__trk_parse(t->L, seg, m, &t->head, &smp, &hd);
   smp.rank = rank;
+  if (k && smp.kind != SM_TK_SAMPLE && smp.kind != SM_TK_POSITION) {
+    note_startup(t, k, at);
+    return;
+  }
   /* An epoch summary of averages, or the line announcing one, is no
    * step. */
   if (smp.kind == SM_TK_SAMPLE && (smp.summary || t->summary_next)) {
@@ -951,7 +958,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
                           size_t n, int flags) {
   size_t m;
   sm_track_sample smp;
-  int cls, rank;
+  int cls, rank, marked = 0;
 
   if (st->heads_only && !names_epoch(s, n))
     return 0;
@@ -966,19 +973,19 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
     /* Newer than any progress: start-up output of a new run is kept for
      * the replay to judge. */
     long long at;
-    if (sm__trk_startup_mark(t->seg, m, &at)) {
-      keep(st, t->seg, m, cls, flags, rank);
-      return 0;
-    }
+    marked = sm__trk_startup_mark(t->seg, m, &at) != 0;
   }
   /* A head of words that names a metric other than a loss: the replay
-   * judges bare pairs below it by it. */
+   * judges bare pairs below it by it (it is never a sample). */
   if (sm__trk_metric_head(t->seg, m) > 0) {
     keep(st, t->seg, m, cls, flags, rank);
     return 0;
   }
-  if (!worth_parsing(t, cls, t->seg, m))
+  if (!worth_parsing(t, cls, t->seg, m)) {
+    if (marked)
+      keep(st, t->seg, m, cls, flags, rank);
     return 0;
+  }
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
   if (st->heads_only) {
     if (smp.kind == SM_TK_EPOCH_HEAD) {
@@ -989,7 +996,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   }
   /* Kept: whatever the replay may use, and rows that a table head above
    * may name. */
-  if (smp.kind != SM_TK_NONE || smp.summary ||
+  if (marked || smp.kind != SM_TK_NONE || smp.summary ||
       (t->L->nf > 0 && t->L->f[0].key[0] == '\0'))
     keep(st, t->seg, m, cls, flags, rank);
   if (smp.kind == SM_TK_EPOCH_HEAD) {

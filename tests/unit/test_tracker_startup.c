@@ -123,6 +123,17 @@ SM_TEST(track_restart_start_up_then_progress_or_single_mark) {
   ASSERT_EQ(r.starting, 0);
   ASSERT_EQ(r.step, 400);
   ASSERT_NEAR(r.loss, 1.91, 1e-12);
+  /* A progress line that names start-up words is progress. */
+  r = scan_text(OLD_RUN "Namespace(lr=0.0001, max_steps=5000)\n"
+                        "2026-03-01 10:05:00 | step 500/5000 | loss 1.8000 | "
+                        "0.50 s/step | world_size 8 | resumed 0 | config: a\n");
+  ASSERT_EQ(r.starting, 0);
+  ASSERT_EQ(r.step, 500);
+  r = feed(OLD_RUN "Namespace(lr=0.0001, max_steps=5000)\n"
+                   "2026-03-01 10:05:00 | step 500/5000 | loss 1.8000 | "
+                   "0.50 s/step | world_size 8 | resumed 0 | config: a\n");
+  ASSERT_EQ(r.starting, 0);
+  ASSERT_EQ(r.step, 500);
   /* Start-up output before any progress is no restart: no progress. */
   r = scan_text("Namespace(lr=0.0001)\nTotal params: 1,000\n");
   ASSERT_EQ(r.ok, 0);
