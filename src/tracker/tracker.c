@@ -570,12 +570,19 @@ static int bare_run(sm_tracker *t, const sm_track_sample *s) {
   return t->bare_ok;
 }
 
-/* Notes start-up output of kinds k (TRK_START_*) naming resumed step at
- * (or -1) after the newest sample. */
-static void note_startup(sm_tracker *t, int k, long long at) {
+/* Notes the start-up output (TRK_START_*) a line that is no sample
+ * shows after the newest sample; returns its kinds. */
+static int note_startup(sm_tracker *t, const char *seg, size_t m) {
+  long long at;
+  int k;
+
+  if (t->win.count == 0)
+    return 0;
+  k = sm__trk_startup_mark(seg, m, &at);
   t->start_kinds |= k;
   if (k && at >= 0)
     t->resume_step = at;
+  return k;
 }
 
 /* Replays one cleaned piece of class cls in file order; unfinished says
@@ -585,9 +592,6 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   sm_track_sample smp;
   trk_head hd;
 
-  long long at = -1;
-  /* Start-up output after progress (a line that is no sample itself). */
-  int k = t->win.count > 0 ? sm__trk_startup_mark(seg, m, &at) : 0;
   /* A head of a few words naming a metric (or a loss) rules on the bare
    * pairs that follow it. */
   int h = sm__trk_metric_head(seg, m);
@@ -595,15 +599,15 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   if (h != 0)
     t->bare_head = h > 0;
   if (!worth_parsing(t, cls, seg, m)) {
-    note_startup(t, k, at);
+    note_startup(t, seg, m);
     return;
   }
   sm__trk_parse(t->L, seg, m, &t->head, &smp, &hd);
   smp.rank = rank;
-  if (k && smp.kind != SM_TK_SAMPLE && smp.kind != SM_TK_POSITION) {
-    note_startup(t, k, at);
+  /* Start-up output after progress is a line that is no sample itself. */
+  if (smp.kind != SM_TK_SAMPLE && smp.kind != SM_TK_POSITION &&
+      note_startup(t, seg, m))
     return;
-  }
   /* An epoch summary of averages, or the line announcing one, is no
    * step. */
   if (smp.kind == SM_TK_SAMPLE && (smp.summary || t->summary_next)) {
