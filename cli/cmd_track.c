@@ -94,7 +94,10 @@ static int emit_text(const sm_track_result *r) {
            r->step_scope ? r->step_scope : "?");
   else
     printf("step:        -\n");
-  if (r->restarts)
+  if (r->starting)
+    printf("run:         restarted; only its start-up printed so far%s\n",
+           r->has_step ? " (step: where it resumed)" : "");
+  else if (r->restarts)
     printf("run:         the newest after a restart or resume\n");
   printf("epoch:       %s\n", fmt_num(a, sizeof(a), r->epoch, "%g"));
   if (r->loss_nonfinite)

@@ -103,7 +103,9 @@ typedef struct sm_track_sample {
   int has_total;                        /* total is set */
   long long total;                      /* the counter's printed denominator */
   double epoch;                         /* epoch as printed */
-  double loss;                          /* training loss */
+  double epoch_total; /* the epochs of the run printed beside it ("Epoch
+                       * 2/120"), or NAN */
+  double loss;        /* training loss */
   int loss_nonfinite; /* the loss printed was nan or inf (loss is NAN) */
   double lr;          /* learning rate */
   double step_time;   /* printed time per step, seconds */
@@ -197,6 +199,9 @@ typedef struct sm_track_result {
   int restarts;                    /* runs seen in the window's stretch
                                     * before the newest (a counter that went
                                     * back: restart, resume) */
+  int starting;                    /* the newest run restarted and printed
+                                    * only its start-up (step: the step it
+                                    * resumed from, or unknown) */
   int binary;                      /* the bytes read were not text */
   double throughput;               /* newest throughput, NAN when unknown */
   char tp_unit[SM_TRACK_UNIT_MAX]; /* its unit */

@@ -33,6 +33,7 @@ static void sample_init(sm_track_sample *o) {
   o->epoch = o->loss = o->lr = o->step_time = o->rate = NAN;
   o->throughput = o->cum_time = o->anon_time = o->ts = NAN;
   o->bar_elapsed = o->batch_size = o->batch_tokens = o->tp_time = NAN;
+  o->epoch_total = NAN;
   o->counter_tok = -1;
   o->rank = -1;
 }
@@ -831,8 +832,11 @@ static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
     P->nonfinite_fact = o->loss_nonfinite && (L->f[P->loss_i].sep == ':' ||
                                               L->f[P->loss_i].sep == '=');
   }
-  if (P->epoch_i >= 0)
+  if (P->epoch_i >= 0) {
     o->epoch = L->f[P->epoch_i].v;
+    if (L->f[P->epoch_i].kind == TK_FRAC)
+      o->epoch_total = L->f[P->epoch_i].total;
+  }
   if (P->bar.style != BAR_NONE) {
     o->bar_elapsed = P->bar.elapsed;
     if (P->bar.rate == P->bar.rate) {
@@ -958,8 +962,11 @@ static void positional_counter(const trk_line *L, pstate *P,
     }
     if (b2 < 0 && b1 >= 0 && L->f[b1].key[0] != '\0')
       b1 = -1; /* a keyed bracket alone is not a position */
-    if (b2 >= 0 && P->epoch_i < 0 && o->epoch != o->epoch)
+    if (b2 >= 0 && P->epoch_i < 0 && o->epoch != o->epoch) {
       o->epoch = L->f[b1].v;
+      if (L->f[b1].kind == TK_FRAC)
+        o->epoch_total = L->f[b1].total;
+    }
     if (b2 >= 0 && P->best < 4 &&
         set_counter(o, SM_TC_BATCH, "bracket", L->f[b2].v, L->f[b2].total,
                     L->f[b2].tok)) {

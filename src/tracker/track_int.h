@@ -251,4 +251,49 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r);
  * for no values).  Reorders v; *kept (may be NULL) gets the count kept. */
 double sm__trk_robust_median(double *v, size_t n, size_t *kept);
 
+/* ==== Start-up of a run ==== */
+
+#define TRK_START_BANNER 0x01  /* a launcher's or trainer's start banner */
+#define TRK_START_CONFIG 0x02  /* a configuration dump */
+#define TRK_START_CKPT 0x04    /* a checkpoint loaded */
+#define TRK_START_SUMMARY 0x08 /* a model summary (parameter counts) */
+#define TRK_START_RESUME 0x10  /* a resume */
+
+/* The start-up kinds (TRK_START_*) a cleaned line shows, 0 for none;
+ * *resume gets the step a resume names, or -1. */
+int sm__trk_startup_mark(const char *s, size_t n, long long *resume);
+/* Whether the start-up lines met after the newest progress (kinds OR-ed,
+ * the newest resumed step) show that a new run started: a resume that
+ * names its step, or two kinds of start-up output. */
+int sm__trk_startup_decided(int kinds, long long resume);
+
+/* ==== Bare pairs ==== */
+
+/* The values of a run of bare "STEP VALUE" pairs. */
+typedef struct trk_bare {
+  int n;            /* values in the run */
+  int in01;         /* all of them in [0, 1] */
+  int rises, falls; /* changes up and down */
+  double first, last;
+} trk_bare;
+
+/* 1 when a line of at most six words (no number standing alone) names an
+ * accuracy-like metric (acc, f1, map, bleu ...) and no loss; -1 when it
+ * names a loss; 0 otherwise. */
+int sm__trk_metric_head(const char *s, size_t n);
+/* Adds a value to the run (new_run: the step went back, a new run). */
+void sm__trk_bare_value(trk_bare *b, int new_run, double v);
+/* Whether the run's values look like an accuracy: at least three, all in
+ * [0, 1], rising (at least two rises, four for each fall) and ending
+ * above where they began. */
+int sm__trk_bare_metric_like(const trk_bare *b);
+
+/* ==== Other writers' records ==== */
+
+/* Where another writer's record glued to a line starts (a Python
+ * warning's "FILE.py:LINE: NAMEWarning:", a logging record's
+ * "LEVEL:logger:" or "YYYY-MM-DD HH:MM:SS -", an NCCL INFO/WARN line, a
+ * wandb message): its offset when text precedes it, else 0.  One pass. */
+size_t sm__trk_glued_record(const char *s, size_t n);
+
 #endif /* SM_TRACK_INT_H */

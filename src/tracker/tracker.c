@@ -16,6 +16,7 @@
  * since, noticing truncation (the size drops below the offset read) and
  * rotation (another inode at the path). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -86,6 +87,11 @@ struct sm_tracker {
   long long bare[2];     /* steps of the last two bare pairs replayed */
   int nbare;             /* how many of them are set (0..2) */
   int bare_ok;           /* the verdict on the last of them */
+  trk_bare bv;           /* the values of their run */
+  int bare_head;         /* a head nearby named a metric that is no loss */
+  int start_kinds;       /* start-up output (TRK_START_*) met since the
+                          * newest sample */
+  long long resume_step; /* the step the newest resume named, or -1 */
   char seg[SEG_MAX + 1]; /* cleaned segment */
 };
 
@@ -106,6 +112,7 @@ sm_tracker *sm_tracker_new(const sm_track_opts *opts) {
     t->o.protos = &sm__protoset_tracker;
   t->f.fd = -1;
   t->ctx_epoch = NAN;
+  t->resume_step = -1;
   sm_buf_init(&t->part, MAX_LINE + 1);
   t->cls = sm_linecls_new(t->o.protos);
   t->L = sm_malloc(sizeof(trk_line));
@@ -146,11 +153,15 @@ static void reset_state(sm_tracker *t) {
   t->phase = 0;
   t->phase_loop = 0;
   t->nbare = 0;
+  memset(&t->bv, 0, sizeof(t->bv));
+  t->bare_head = 0;
   t->phase_sig = 0;
   t->phase_again = 0;
   t->nloops = 0;
   t->text_bytes = t->other_bytes = 0;
   t->prov = 0;
+  t->start_kinds = 0;
+  t->resume_step = -1;
 }
 
 void sm_tracker_reset(sm_tracker *t) {
@@ -406,45 +417,10 @@ static int split_pieces(const char *s, size_t n, size_t *b, int max) {
   return np + 1;
 }
 
-/* Where a Python warning that another writer put on the same line
- * starts ("iter 13990 || Loss: 0.0290 || /opt/x/aug.py:238:
- * VisibleDeprecationWarning: Creating an ndarray ..." after a print with
- * end=''): the offset of its "FILE.py:LINE: NAMEWarning:" location when
- * text precedes it, else 0.  One pass over the line. */
-static size_t glued_warning(const char *s, size_t n) {
-  size_t word = 0; /* start of the current blank-free run */
-  int text = 0;    /* a non-blank byte before it */
-
-  for (size_t i = 0; i + 4 < n; i++) {
-    size_t j, w;
-    if (s[i] == ' ' || s[i] == '\t') {
-      text |= i > word;
-      word = i + 1;
-      continue;
-    }
-    if (s[i] != '.' || memcmp(s + i, ".py:", 4) != 0 || !text)
-      continue;
-    j = i + 4;
-    while (j < n && digit(s[j]))
-      j++;
-    if (j == i + 4 || j + 2 >= n || s[j] != ':' || s[j + 1] != ' ')
-      continue;
-    j += 2;
-    w = j;
-    while (j < n &&
-           ((s[j] >= 'A' && s[j] <= 'Z') || (s[j] >= 'a' && s[j] <= 'z')))
-      j++;
-    if (j < n && s[j] == ':' && j - w > 7 &&
-        memcmp(s + j - 7, "Warning", 7) == 0)
-      return word;
-  }
-  return 0;
-}
-
-/* The pieces of a segment (split_pieces), and a Python warning glued to
- * the end of a line of another writer as a piece of its own. */
+/* The pieces of a segment (split_pieces), and another writer's record
+ * glued to the end of a line (glued.c) as a piece of its own. */
 static int pieces(const char *s, size_t n, size_t *b, int max) {
-  size_t w = glued_warning(s, n);
+  size_t w = sm__trk_glued_record(s, n);
   int np;
 
   if (w == 0 || max < 2)
@@ -566,7 +542,9 @@ static int in_phase(sm_tracker *t, const sm_track_sample *s) {
 }
 
 /* A bare "STEP VALUE" pair is a sample only as the third or later of a
- * run whose steps advance by one stride ("0 6.25", "1 6.25", "2 6.24");
+ * run whose steps advance by one stride ("0 6.25", "1 6.25", "2 6.24"),
+ * under no head that names another metric and with values that are not
+ * an accuracy's (bare.c);
  * a step that goes back starts a new run, and the same step again (an
  * unfinished line replayed when it ends) keeps its verdict.  Other
  * samples pass. */
@@ -579,13 +557,32 @@ static int bare_run(sm_tracker *t, const sm_track_sample *s) {
     return t->bare_ok;
   if (t->nbare > 0 && s->step < t->bare[1])
     t->nbare = 0;
+  sm__trk_bare_value(&t->bv, t->nbare == 0, s->loss);
   d = s->step - t->bare[1];
-  t->bare_ok = t->nbare == 2 && d > 0 && d == t->bare[1] - t->bare[0];
+  /* A head that names an accuracy-like metric, or values that rise in
+   * [0, 1]: a table or a print(step, accuracy), not a loss. */
+  t->bare_ok = t->nbare == 2 && d > 0 && d == t->bare[1] - t->bare[0] &&
+               !t->bare_head && !sm__trk_bare_metric_like(&t->bv);
   t->bare[0] = t->bare[1];
   t->bare[1] = s->step;
   if (t->nbare < 2)
     t->nbare++;
   return t->bare_ok;
+}
+
+/* Notes the start-up output (TRK_START_*) a line that is no sample
+ * shows after the newest sample; returns its kinds. */
+static int note_startup(sm_tracker *t, const char *seg, size_t m) {
+  long long at;
+  int k;
+
+  if (t->win.count == 0)
+    return 0;
+  k = sm__trk_startup_mark(seg, m, &at);
+  t->start_kinds |= k;
+  if (k && at >= 0)
+    t->resume_step = at;
+  return k;
 }
 
 /* Replays one cleaned piece of class cls in file order; unfinished says
@@ -595,10 +592,22 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   sm_track_sample smp;
   trk_head hd;
 
-  if (!worth_parsing(t, cls, seg, m))
+  /* A head of a few words naming a metric (or a loss) rules on the bare
+   * pairs that follow it. */
+  int h = sm__trk_metric_head(seg, m);
+
+  if (h != 0)
+    t->bare_head = h > 0;
+  if (!worth_parsing(t, cls, seg, m)) {
+    note_startup(t, seg, m);
     return;
+  }
   sm__trk_parse(t->L, seg, m, &t->head, &smp, &hd);
   smp.rank = rank;
+  /* Start-up output after progress is a line that is no sample itself. */
+  if (smp.kind != SM_TK_SAMPLE && smp.kind != SM_TK_POSITION &&
+      note_startup(t, seg, m))
+    return;
   /* An epoch summary of averages, or the line announcing one, is no
    * step. */
   if (smp.kind == SM_TK_SAMPLE && (smp.summary || t->summary_next)) {
@@ -648,6 +657,10 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       break;
     }
     loop_remember(t, loop_id(&smp));
+    if (!smp.bare_pair)
+      t->bare_head = 0; /* other output: the head was not the pairs' */
+    t->start_kinds = 0;
+    t->resume_step = -1;
     sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
     if (unfinished) {
       t->prov = 1;
@@ -949,7 +962,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
                           size_t n, int flags) {
   size_t m;
   sm_track_sample smp;
-  int cls, rank;
+  int cls, rank, marked = 0;
 
   if (st->heads_only && !names_epoch(s, n))
     return 0;
@@ -960,8 +973,23 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   if (m == 0)
     return 0;
   cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
-  if (!worth_parsing(t, cls, t->seg, m))
+  if (st->ncs == 0 && st->stepless == 0) {
+    /* Newer than any progress: start-up output of a new run is kept for
+     * the replay to judge. */
+    long long at;
+    marked = sm__trk_startup_mark(t->seg, m, &at) != 0;
+  }
+  /* A head of words that names a metric other than a loss: the replay
+   * judges bare pairs below it by it (it is never a sample). */
+  if (sm__trk_metric_head(t->seg, m) > 0) {
+    keep(st, t->seg, m, cls, flags, rank);
     return 0;
+  }
+  if (!worth_parsing(t, cls, t->seg, m)) {
+    if (marked)
+      keep(st, t->seg, m, cls, flags, rank);
+    return 0;
+  }
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
   if (st->heads_only) {
     if (smp.kind == SM_TK_EPOCH_HEAD) {
@@ -972,7 +1000,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   }
   /* Kept: whatever the replay may use, and rows that a table head above
    * may name. */
-  if (smp.kind != SM_TK_NONE || smp.summary ||
+  if (marked || smp.kind != SM_TK_NONE || smp.summary ||
       (t->L->nf > 0 && t->L->f[0].key[0] == '\0'))
     keep(st, t->seg, m, cls, flags, rank);
   if (smp.kind == SM_TK_EPOCH_HEAD) {
@@ -1285,6 +1313,23 @@ int sm_tracker_poll(sm_tracker *t, sm_track_result *res, sm_err *err) {
   return 1;
 }
 
+/* The newest run restarted and printed only its start-up: its step is
+ * the one it resumed from, or unknown; what the run before printed last
+ * (its loss, learning rate, epoch) is not the newest run's.  The step
+ * time and the total are the job's and stay. */
+static void newest_run_starting(const sm_tracker *t, sm_track_result *res) {
+  size_t k = strlen(res->format);
+  res->starting = 1;
+  res->restarts++;
+  res->has_step = t->resume_step >= 0;
+  res->step = t->resume_step >= 0 ? t->resume_step : 0;
+  res->loss = res->lr = res->epoch = NAN;
+  res->loss_nonfinite = 0;
+  snprintf(res->format + k, sizeof(res->format) - k, "%s",
+           t->resume_step >= 0 ? "; newest run resumed, starting"
+                               : "; newest run starting");
+}
+
 void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
   sm__trk_window_answer(&t->win, t->o.samples, res);
   res->lines_scanned = t->lines;
@@ -1293,6 +1338,9 @@ void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
   /* Mostly bytes that are not text (a binary file, a core dump): said so,
    * and never a progress found in them. */
   res->binary = t->other_bytes > t->text_bytes;
+  res->starting = 0;
+  if (res->ok && sm__trk_startup_decided(t->start_kinds, t->resume_step))
+    newest_run_starting(t, res);
 }
 
 /* ==== JSON ==== */
@@ -1361,6 +1409,8 @@ int sm_track_result_json(const sm_track_result *r, sm_buf *out) {
   sm_jw_str(&w, r->ok && r->has_step ? r->step_scope : NULL);
   sm_jw_key(&w, "loss_nonfinite");
   sm_jw_bool(&w, r->loss_nonfinite);
+  sm_jw_key(&w, "starting");
+  sm_jw_bool(&w, r->starting);
   sm_jw_key(&w, "restarts");
   sm_jw_int(&w, r->restarts);
   sm_jw_key(&w, "scan_limited");

@@ -303,6 +303,19 @@ enum { SCOPE_UNKNOWN = 0, SCOPE_GLOBAL, SCOPE_EPOCH };
  * (it goes on across epochs); without evidence, by its kind: in-epoch
  * positions of bars, brackets and bare fractions with an epoch are per
  * epoch, a bar without any epoch runs over the whole job. */
+/* Whether a sample's count is beyond what a global counter with its
+ * denominator could have reached by the end of the epoch printed beside
+ * it, out of the run's printed epochs (either numbering; a tenth and a
+ * step of slack). */
+static int beyond_epoch_share(const sm_track_sample *s) {
+  double e = s->epoch, et = s->epoch_total;
+
+  if (!(e == e && et == et) || !s->has_total || et < 2 || e < 0 || e > et ||
+      s->total <= 0 || s->step > s->total)
+    return 0;
+  return (double)s->step > (e + 1) * (double)s->total / et * 1.1 + 1;
+}
+
 static int detect_scope(const trk_window *w, const view *v, int counter,
                         int n) {
   const trk_rec *b = NULL;
@@ -325,6 +338,11 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
       /* "[Epoch 400/400][Iter: 90/97]": 90 steps cannot have run 399
        * epochs: the position counts inside the epoch. */
       if (e == e && a->s.has_total && e >= 3 && (double)a->s.step < e - 1)
+        below_epoch = 1;
+      /* "[Epoch 2/120][Iter: 30/50]": a counter global over 120 epochs
+       * with 50 steps in all could not be past 1.25 at the end of epoch
+       * 2: its denominator is the epoch's, and so is its count. */
+      if (beyond_epoch_share(&a->s))
         below_epoch = 1;
     }
     if (b != NULL) {

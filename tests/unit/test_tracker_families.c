@@ -366,10 +366,51 @@ SM_TEST(track_family_scope_from_the_epoch_beside_the_counter) {
   ASSERT_NEAR(r.epoch, 120, 0);
   ASSERT_STREQ(r.step_scope, "epoch");
   sm_buf_release(&b);
-  /* At epoch 2 the same numbers say nothing: global as before. */
+  /* At epoch 2 the denominator says it: a counter global over 120
+   * epochs with 50 steps in all could not be past 1.25 by the end of
+   * epoch 2. */
   r = feed("[Train][Epoch 2/120][Iter: 27/50] loss: 1.7, batch_cost: 0.4 s\n"
            "[Train][Epoch 2/120][Iter: 30/50] loss: 1.6, batch_cost: 0.4 s\n");
+  ASSERT_STREQ(r.step_scope, "epoch");
+  ASSERT_EQ(r.step, 30);
+  ASSERT_EQ(r.total_steps, 50);
+  ASSERT_NEAR(r.epoch, 2, 0);
+}
+
+SM_TEST(track_family_scope_from_the_denominator_and_the_epochs) {
+  sm_track_result r;
+  sm_track_sample s;
+
+  /* In the first epoch of three, 9200 of 10000: beyond a third of the
+   * run, so the denominator is the epoch's. */
+  r = scan_text("Epoch 0/3 | iter 9000/10000 | loss 0.812 | 0.31 s/it\n"
+                "Epoch 0/3 | iter 9100/10000 | loss 0.801 | 0.31 s/it\n"
+                "Epoch 0/3 | iter 9200/10000 | loss 0.793 | 0.31 s/it\n");
+  ASSERT_STREQ(r.step_scope, "epoch");
+  ASSERT_EQ(r.total_steps, 10000);
+  /* 5200 of 30000 in epoch 1 of 3 fits a global counter. */
+  r = scan_text("Epoch 1/3 | iter 5000/30000 | loss 0.812 | 0.31 s/it\n"
+                "Epoch 1/3 | iter 5100/30000 | loss 0.801 | 0.31 s/it\n"
+                "Epoch 1/3 | iter 5200/30000 | loss 0.793 | 0.31 s/it\n");
   ASSERT_STREQ(r.step_scope, "global");
+  ASSERT_EQ(r.step, 5200);
+  /* The parser keeps the epochs of the run printed beside the epoch. */
+  s = P("Epoch 2/120 | iter 30/50 | loss 0.5");
+  ASSERT_NEAR(s.epoch, 2, 0);
+  ASSERT_NEAR(s.epoch_total, 120, 0);
+  s = P("epoch 2 | iter 30/50 | loss 0.5");
+  ASSERT_NAN(s.epoch_total);
+  /* Malformed fractions decide nothing: no epochs in all, an epoch past
+   * them, a count past its denominator. */
+  r = feed("Epoch 2/0 | iter 30/50 | loss 0.5\nEpoch 2/0 | iter 31/50 | "
+           "loss 0.5\n");
+  ASSERT_STREQ(r.step_scope, "global");
+  r = feed("Epoch 9/3 | iter 30/50 | loss 0.5\nEpoch 9/3 | iter 31/50 | "
+           "loss 0.5\n");
+  ASSERT(r.step_scope != NULL);
+  r = feed("Epoch 1/3 | iter 90/50 | loss 0.5\nEpoch 1/3 | iter 91/50 | "
+           "loss 0.5\n");
+  ASSERT(r.step_scope == NULL || strcmp(r.step_scope, "epoch") != 0);
 }
 
 SM_TEST(track_family_trainer_bar_with_fractional_epochs_is_global) {
