@@ -13,6 +13,7 @@
  * and signals: DDP, FSDP, DeepSpeed, AMP, bf16, LoRA, device counts.
  * Nothing is executed. */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -3151,7 +3152,57 @@ typedef struct regsearch {
   int files;
   size_t bytes;
   int hits;
+  int call; /* call the function named name and publish what it returns */
 } regsearch;
+
+/* The tree without the members whose value the code computes at run
+ * time or leaves unset (None), and without its evaluation sections
+ * (validator.steps is not the training length): a default that cannot
+ * be known says nothing about the job and must not hide a known value of
+ * a like-named key. */
+static int eval_section(const char *k) {
+  static const char *const w[] = {"eval",       "evaluation", "evaluator",
+                                  "validation", "validator",  "val",
+                                  "valid",      "test",       NULL};
+  for (int i = 0; k && w[i]; i++)
+    if (strcasecmp(k, w[i]) == 0)
+      return 1;
+  return 0;
+}
+
+static sm__vnode *known_only(sm__ctx *c, sm__vnode *n, int depth) {
+  sm__vnode *out;
+  if (n == NULL || (n->t != SM__T_MAP && n->t != SM__T_OBJ) || depth > 32)
+    return n;
+  out = sm__vt_new(c, n->t, n->path, n->line);
+  if (out == NULL)
+    return n;
+  out->aux = n->aux;
+  for (int i = 0; i < n->n; i++)
+    if (n->e[i].v != NULL && n->e[i].v->t != SM__T_UNKNOWN &&
+        n->e[i].v->t != SM__T_NULL && !eval_section(n->e[i].key))
+      sm__vt_put(c, out, n->e[i].key, known_only(c, n->e[i].v, depth + 1));
+  return out;
+}
+
+/* A config chosen by name (--config NAME, --preset NAME): a function of
+ * a registry module that takes no argument and returns the job's config
+ * object.  The bounded evaluator runs it; what it returns (nested
+ * config objects, dicts) is the job's config layer.  Returns 1 when a
+ * container came back. */
+static int reg_call(regsearch *r, const char *p, const char *text, size_t len) {
+  char pat[160];
+  sm__vnode *v;
+  snprintf(pat, sizeof(pat), "\ndef %s(", r->name);
+  if (memmem(text, len, pat, strlen(pat)) == NULL)
+    return 0;
+  v = sm__py_call_fn(r->c, p, r->name, NULL, 0);
+  if (v == NULL || (v->t != SM__T_OBJ && v->t != SM__T_MAP))
+    return 0;
+  sm__vt_publish(r->c, known_only(r->c, v, 0), NULL, SM__L_CONFIG);
+  sm__py_queue(r->c, p, SM__L_CODE, 1);
+  return 1;
+}
 
 static void reg_dir(regsearch *r, const char *dir, int depth) {
   const char **names;
@@ -3171,7 +3222,10 @@ static void reg_dir(regsearch *r, const char *dir, int depth) {
       if (sm__src_text(r->c, p, &text, &len) != 0)
         continue;
       r->bytes += len;
-      if (names_it(text, len, r->name)) {
+      if (r->call) {
+        if (reg_call(r, p, text, len))
+          r->hits = 4; /* one config is the job's */
+      } else if (names_it(text, len, r->name)) {
         sm__py_queue(r->c, p, SM__L_CODE, 1);
         r->hits++;
       }
@@ -3179,6 +3233,66 @@ static void reg_dir(regsearch *r, const char *dir, int depth) {
                sm__fs_is_dir(r->c, p)) {
       reg_dir(r, p, depth + 1);
     }
+  }
+}
+
+static int identifier(const char *s) {
+  if (s == NULL || !(isalpha((unsigned char)s[0]) || s[0] == '_') ||
+      strlen(s) > 100)
+    return 0;
+  for (const char *q = s; *q; q++)
+    if (!(isalnum((unsigned char)*q) || *q == '_'))
+      return 0;
+  return 1;
+}
+
+static void registry_search(sm__ctx *c, regsearch *r, const char *const *regs) {
+  const char *bases[4], **kids;
+  int nb = 0, nk;
+  /* Registry directories near the entry, at the root, and one level
+   * under the root (pkg/models). */
+  if (c->entry_dir && c->entry_dir[0])
+    bases[nb++] = c->entry_dir;
+  if (c->entry_pkg && c->entry_pkg[0])
+    bases[nb++] = c->entry_pkg;
+  bases[nb++] = "";
+  for (int b = 0; b < nb && r->hits < 4; b++)
+    for (int g = 0; regs[g] && r->hits < 4; g++) {
+      const char *d =
+          sm__printf(c, "%s%s%s", bases[b], bases[b][0] ? "/" : "", regs[g]);
+      if (d && sm__fs_is_dir(c, d))
+        reg_dir(r, d, 0);
+    }
+  nk = sm__src_list(c, "", &kids, 256);
+  for (int i = 0; i < nk && r->hits < 4; i++)
+    for (int g = 0; regs[g] && r->hits < 4; g++) {
+      const char *d = sm__printf(c, "%s/%s", kids[i], regs[g]);
+      if (d && strchr(kids[i], '.') == NULL && sm__fs_is_dir(c, d))
+        reg_dir(r, d, 0);
+    }
+}
+
+/* --config NAME / --preset NAME that names no file: the registry
+ * function of that name builds the job's config. */
+void sm__config_registry(sm__ctx *c) {
+  static const char *const sel[] = {"config",     "config_name", "preset",
+                                    "experiment", "recipe",      NULL};
+  static const char *const regs[] = {"models",  "model",   "configs",
+                                     "config",  "presets", "experiments",
+                                     "recipes", NULL};
+  for (int k = 0; sel[k]; k++) {
+    const char *names[2] = {sel[k], NULL};
+    const sm__param *p = sm__param_get_min(c, names, SM__L_CMD);
+    regsearch r;
+    if (p == NULL || p->kind != SM__V_STR || !identifier(p->str))
+      continue;
+    memset(&r, 0, sizeof(r));
+    r.c = c;
+    r.name = p->str;
+    r.call = 1;
+    registry_search(c, &r, regs);
+    if (r.hits > 0)
+      return;
   }
 }
 
@@ -3192,8 +3306,7 @@ void sm__registry_lookup(sm__ctx *c) {
   for (int k = 0; sel[k]; k++) {
     const char *names[2] = {sel[k], NULL};
     const sm__param *p = sm__param_get_min(c, names, SM__L_ENTRY);
-    const char *bases[4], **kids;
-    int known = 0, nb = 0, nk;
+    int known = 0;
     regsearch r;
     if (p == NULL || p->kind != SM__V_STR || strlen(p->str) < 2 ||
         strlen(p->str) > 100 || strpbrk(p->str, "/ .:") != NULL)
@@ -3207,26 +3320,6 @@ void sm__registry_lookup(sm__ctx *c) {
     memset(&r, 0, sizeof(r));
     r.c = c;
     r.name = p->str;
-    /* Registry directories near the entry, at the root, and one level
-     * under the root (pkg/models). */
-    if (c->entry_dir && c->entry_dir[0])
-      bases[nb++] = c->entry_dir;
-    if (c->entry_pkg && c->entry_pkg[0])
-      bases[nb++] = c->entry_pkg;
-    bases[nb++] = "";
-    for (int b = 0; b < nb && r.hits < 4; b++)
-      for (int g = 0; regs[g] && r.hits < 4; g++) {
-        const char *d =
-            sm__printf(c, "%s%s%s", bases[b], bases[b][0] ? "/" : "", regs[g]);
-        if (d && sm__fs_is_dir(c, d))
-          reg_dir(&r, d, 0);
-      }
-    nk = sm__src_list(c, "", &kids, 256);
-    for (int i = 0; i < nk && r.hits < 4; i++)
-      for (int g = 0; regs[g] && r.hits < 4; g++) {
-        const char *d = sm__printf(c, "%s/%s", kids[i], regs[g]);
-        if (d && strchr(kids[i], '.') == NULL && sm__fs_is_dir(c, d))
-          reg_dir(&r, d, 0);
-      }
+    registry_search(c, &r, regs);
   }
 }
