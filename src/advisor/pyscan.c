@@ -3185,6 +3185,43 @@ static sm__vnode *known_only(sm__ctx *c, sm__vnode *n, int depth) {
   return out;
 }
 
+/* A list of per-layer config objects (layers=[Block.Config(...) for
+ * each layer]) says how many layers there are: its length is published
+ * under its key when the key names layers. */
+static int layers_key(const char *k) {
+  const char *const *keys = sm__keys("n_layers");
+  for (int i = 0; keys[i]; i++)
+    if (strcmp(keys[i], k) == 0)
+      return 1;
+  return sm__key_role(k, "n_layers");
+}
+
+static void layer_lists(sm__ctx *c, const sm__vnode *n, const char *prefix,
+                        int depth) {
+  if (n == NULL || (n->t != SM__T_MAP && n->t != SM__T_OBJ) || depth > 16)
+    return;
+  for (int i = 0; i < n->n; i++) {
+    const sm__vnode *v = n->e[i].v;
+    const char *k = n->e[i].key;
+    const char *full;
+    int objs = 0;
+    if (k == NULL || v == NULL || eval_section(k))
+      continue;
+    full = sm__printf(c, "%s%s%s", prefix, prefix[0] ? "." : "", k);
+    if (full == NULL)
+      continue;
+    if (v->t != SM__T_LIST) {
+      layer_lists(c, v, full, depth + 1);
+      continue;
+    }
+    for (int j = 0; j < v->n; j++)
+      objs += v->e[j].v && v->e[j].v->t == SM__T_OBJ;
+    if (objs > 0 && objs == v->n && layers_key(k))
+      sm__param_num(c, full, v->n, SM__V_NUM, SM__L_CONFIG,
+                    sm__ev(c, v->path, v->line));
+  }
+}
+
 /* A config chosen by name (--config NAME, --preset NAME): a function of
  * a registry module that takes no argument and returns the job's config
  * object.  The bounded evaluator runs it; what it returns (nested
@@ -3200,6 +3237,7 @@ static int reg_call(regsearch *r, const char *p, const char *text, size_t len) {
   if (v == NULL || (v->t != SM__T_OBJ && v->t != SM__T_MAP))
     return 0;
   sm__vt_publish(r->c, known_only(r->c, v, 0), NULL, SM__L_CONFIG);
+  layer_lists(r->c, v, "", 0);
   sm__py_queue(r->c, p, SM__L_CODE, 1);
   return 1;
 }

@@ -1903,6 +1903,24 @@ SM_TEST(extract_config_registry_function) {
   run(&r, NULL, "python trainer/main.py --config small-run;x", &res);
   ASSERT(!known(&res, SM_META_ITERATIONS));
   sm_extract_res_release(&res);
+  /* A model config that lists one block config per layer: the list's
+   * length is the depth; a list of plain numbers is not. */
+  put(&r, "trainer/models/gpt/blocks.py",
+      "from dataclasses import dataclass, field\n"
+      "@dataclass\nclass Block:\n    width: int = 1\n"
+      "@dataclass\nclass Deep:\n    dim: int = 8\n    n_heads: int = 2\n"
+      "    layers: list = None\n    widths: list = None\n"
+      "@dataclass\nclass Job:\n    model: Deep = None\n"
+      "def build(n, w):\n    out = []\n    for i in range(n):\n"
+      "        out.append(Block(width=w))\n    return out\n"
+      "def deep_run():\n"
+      "    return Job(model=Deep(dim=320, n_heads=4, layers=build(5, 320),\n"
+      "                          widths=[1, 2, 3]))\n");
+  run(&r, NULL, "python trainer/main.py --config deep_run", &res);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 5);
+  ASSERT_STREQ(res.meta.f[SM_META_N_LAYERS].evidence,
+               "trainer/models/gpt/blocks.py:15");
+  sm_extract_res_release(&res);
   put(&r, "trainer/models/gpt/args.py",
       "from trainer.settings import Run, Loop\n"
       "def arg_run(n):\n    return Run(training=Loop(steps=n))\n");
