@@ -3222,6 +3222,31 @@ static void layer_lists(sm__ctx *c, const sm__vnode *n, const char *prefix,
   }
 }
 
+/* A model spec object that names a family and its size variant
+ * (name="llama3", flavor="8B"; variant, size): the model is the family
+ * at that size.  The outermost such object counts (members in order). */
+static int spec_name(sm__ctx *c, const sm__vnode *n, int depth) {
+  static const char *const var[] = {"flavor", "flavour", "variant", "size",
+                                    NULL};
+  const sm__vnode *nm, *fl = NULL;
+  if (n == NULL || (n->t != SM__T_MAP && n->t != SM__T_OBJ) || depth > 6)
+    return 0;
+  nm = sm__vt_get((sm__vnode *)n, "name");
+  for (int i = 0; var[i] && fl == NULL; i++)
+    fl = sm__vt_get((sm__vnode *)n, var[i]);
+  if (nm != NULL && fl != NULL && nm->t == SM__T_STR && fl->t == SM__T_STR &&
+      nm->str[0] && fl->str[0] && strlen(nm->str) + strlen(fl->str) < 120) {
+    sm__param_str(c, "model_name", sm__printf(c, "%s-%s", nm->str, fl->str),
+                  SM__V_STR, SM__L_CONFIG, sm__ev(c, fl->path, fl->line));
+    return 1;
+  }
+  for (int i = 0; i < n->n; i++)
+    if (n->e[i].key != NULL && !eval_section(n->e[i].key) &&
+        spec_name(c, n->e[i].v, depth + 1))
+      return 1;
+  return 0;
+}
+
 /* A config chosen by name (--config NAME, --preset NAME): a function of
  * a registry module that takes no argument and returns the job's config
  * object.  The bounded evaluator runs it; what it returns (nested
@@ -3238,6 +3263,7 @@ static int reg_call(regsearch *r, const char *p, const char *text, size_t len) {
     return 0;
   sm__vt_publish(r->c, known_only(r->c, v, 0), NULL, SM__L_CONFIG);
   layer_lists(r->c, v, "", 0);
+  spec_name(r->c, v, 0);
   sm__py_queue(r->c, p, SM__L_CODE, 1);
   return 1;
 }

@@ -1921,6 +1921,25 @@ SM_TEST(extract_config_registry_function) {
   ASSERT_STREQ(res.meta.f[SM_META_N_LAYERS].evidence,
                "trainer/models/gpt/blocks.py:15");
   sm_extract_res_release(&res);
+  /* A spec object naming a family and its variant names the model; a
+   * variant that is not text does not. */
+  put(&r, "trainer/models/gpt/specs.py",
+      "from dataclasses import dataclass\n"
+      "@dataclass\nclass Spec:\n    name: str = 'base'\n"
+      "    flavor: str = None\n"
+      "@dataclass\nclass Plan:\n    spec: Spec = None\n"
+      "def spec_run():\n    return Plan(spec=Spec(name='wordnet', "
+      "flavor='tiny'))\n"
+      "def spec_num_run():\n    return Plan(spec=Spec(name='wordnet', "
+      "flavor=3))\n");
+  run(&r, NULL, "python trainer/main.py --config spec_run", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "wordnet-tiny");
+  ASSERT_STREQ(res.meta.f[SM_META_MODEL_NAME].evidence,
+               "trainer/models/gpt/specs.py:10");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config spec_num_run", &res);
+  ASSERT(strcmp(str(&res, SM_META_MODEL_NAME), "wordnet-3") != 0);
+  sm_extract_res_release(&res);
   put(&r, "trainer/models/gpt/args.py",
       "from trainer.settings import Run, Loop\n"
       "def arg_run(n):\n    return Run(training=Loop(steps=n))\n");
