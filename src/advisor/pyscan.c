@@ -13,6 +13,7 @@
  * and signals: DDP, FSDP, DeepSpeed, AMP, bf16, LoRA, device counts.
  * Nothing is executed. */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -3247,6 +3248,48 @@ static int spec_name(sm__ctx *c, const sm__vnode *n, int depth) {
   return 0;
 }
 
+/* Does a key count the tokens of one rank's micro-batch
+ * (num_tokens_per_microbatch_per_dp_rank, tokens_per_device_batch)? */
+static int rank_tokens_key(const char *k) {
+  int tok = strstr(k, "token") != NULL, per = strstr(k, "per_") != NULL;
+  int batch = strstr(k, "batch") != NULL;
+  int rank = strstr(k, "rank") || strstr(k, "device") || strstr(k, "gpu");
+  return tok && per && batch && rank && strstr(k, "step") == NULL &&
+         strstr(k, "global") == NULL && strstr(k, "total") == NULL;
+}
+
+/* A micro-batch counted in tokens per rank beside the context length of
+ * the same section: the per-device batch in sequences is their quotient
+ * (when it is a whole number). */
+static void token_batches(sm__ctx *c, const sm__vnode *n, const char *prefix,
+                          int depth) {
+  const sm__vnode *tok = NULL, *len = NULL;
+  if (n == NULL || (n->t != SM__T_MAP && n->t != SM__T_OBJ) || depth > 16)
+    return;
+  for (int i = 0; i < n->n; i++) {
+    const char *k = n->e[i].key;
+    const sm__vnode *v = n->e[i].v;
+    const char *full;
+    if (k == NULL || v == NULL || eval_section(k))
+      continue;
+    if (v->t == SM__T_NUM && rank_tokens_key(k))
+      tok = v;
+    else if (v->t == SM__T_NUM && sm__key_role(k, "seq_len"))
+      len = v;
+    else if ((full = sm__printf(c, "%s%s%s", prefix, prefix[0] ? "." : "",
+                                k)) != NULL)
+      token_batches(c, v, full, depth + 1);
+  }
+  if (tok != NULL && len != NULL && len->num >= 1 && tok->num >= len->num &&
+      tok->num / len->num == floor(tok->num / len->num) &&
+      tok->num / len->num <= 1e6)
+    sm__param_num(c,
+                  sm__printf(c, "%s%sper_device_batch_size", prefix,
+                             prefix[0] ? "." : ""),
+                  tok->num / len->num, SM__V_NUM, SM__L_CONFIG,
+                  sm__ev(c, tok->path, tok->line));
+}
+
 /* A config chosen by name (--config NAME, --preset NAME): a function of
  * a registry module that takes no argument and returns the job's config
  * object.  The bounded evaluator runs it; what it returns (nested
@@ -3264,6 +3307,7 @@ static int reg_call(regsearch *r, const char *p, const char *text, size_t len) {
   sm__vt_publish(r->c, known_only(r->c, v, 0), NULL, SM__L_CONFIG);
   layer_lists(r->c, v, "", 0);
   spec_name(r->c, v, 0);
+  token_batches(r->c, v, "", 0);
   sm__py_queue(r->c, p, SM__L_CODE, 1);
   return 1;
 }

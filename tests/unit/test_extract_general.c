@@ -1940,6 +1940,34 @@ SM_TEST(extract_config_registry_function) {
   run(&r, NULL, "python trainer/main.py --config spec_num_run", &res);
   ASSERT(strcmp(str(&res, SM_META_MODEL_NAME), "wordnet-3") != 0);
   sm_extract_res_release(&res);
+  /* A micro-batch counted in tokens per rank beside the context length:
+   * the per-device batch in sequences; a quotient that is not whole,
+   * or a token count for a whole step, says nothing. */
+  put(&r, "trainer/models/gpt/tokens.py",
+      "from dataclasses import dataclass\n"
+      "@dataclass\nclass Feed:\n    tokens_per_microbatch_per_rank: int = 0\n"
+      "    context_length: int = 512\n    tokens_per_step: int = 0\n"
+      "@dataclass\nclass Whole:\n    feed: Feed = None\n"
+      "def tok_run():\n"
+      "    return Whole(feed=Feed(tokens_per_microbatch_per_rank=4 * 1024,\n"
+      "                           context_length=1024))\n"
+      "def tok_odd_run():\n"
+      "    return Whole(feed=Feed(tokens_per_microbatch_per_rank=1500,\n"
+      "                           context_length=1024))\n"
+      "def tok_step_run():\n"
+      "    return Whole(feed=Feed(tokens_per_step=8192, "
+      "context_length=1024))\n");
+  run(&r, NULL, "python trainer/main.py --config tok_run", &res);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 4);
+  ASSERT_STREQ(res.meta.f[SM_META_PER_DEVICE_BATCH_SIZE].evidence,
+               "trainer/models/gpt/tokens.py:11");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config tok_odd_run", &res);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config tok_step_run", &res);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  sm_extract_res_release(&res);
   put(&r, "trainer/models/gpt/args.py",
       "from trainer.settings import Run, Loop\n"
       "def arg_run(n):\n    return Run(training=Loop(steps=n))\n");
