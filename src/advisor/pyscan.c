@@ -3308,7 +3308,6 @@ static int reg_call(regsearch *r, const char *p, const char *text, size_t len) {
   layer_lists(r->c, v, "", 0);
   spec_name(r->c, v, 0);
   token_batches(r->c, v, "", 0);
-  sm__py_queue(r->c, p, SM__L_CODE, 1);
   return 1;
 }
 
