@@ -681,6 +681,9 @@ void sm__py_scan_all(sm__ctx *c);
  * repository (models/, archs/, ...) are searched for the file that
  * registers or defines it, which joins the code scan. */
 void sm__registry_lookup(sm__ctx *c);
+/* --config NAME / --preset NAME naming a registry function: its
+ * returned config object is published as a config layer (pyscan.c). */
+void sm__config_registry(sm__ctx *c);
 /* Scans one Python file as a config file (plain assignments) at layer. */
 int sm__py_config(sm__ctx *c, const char *rel, int layer);
 

@@ -103,6 +103,7 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
     sm__py_scan_all(c);
     /* Names the job selects that the code read so far does not define:
      * the registries that do. */
+    sm__config_registry(c);
     sm__registry_lookup(c);
     sm__py_scan_all(c);
     sm__resolve(c);

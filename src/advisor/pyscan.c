@@ -13,6 +13,8 @@
  * and signals: DDP, FSDP, DeepSpeed, AMP, bf16, LoRA, device counts.
  * Nothing is executed. */
 #include <ctype.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -3151,7 +3153,163 @@ typedef struct regsearch {
   int files;
   size_t bytes;
   int hits;
+  int call; /* call the function named name and publish what it returns */
 } regsearch;
+
+/* The tree without the members whose value the code computes at run
+ * time or leaves unset (None), and without its evaluation sections
+ * (validator.steps is not the training length): a default that cannot
+ * be known says nothing about the job and must not hide a known value of
+ * a like-named key. */
+static int eval_section(const char *k) {
+  static const char *const w[] = {"eval",       "evaluation", "evaluator",
+                                  "validation", "validator",  "val",
+                                  "valid",      "test",       NULL};
+  for (int i = 0; k && w[i]; i++)
+    if (strcasecmp(k, w[i]) == 0)
+      return 1;
+  return 0;
+}
+
+static sm__vnode *known_only(sm__ctx *c, sm__vnode *n, int depth) {
+  sm__vnode *out;
+  if (n == NULL || (n->t != SM__T_MAP && n->t != SM__T_OBJ) || depth > 32)
+    return n;
+  out = sm__vt_new(c, n->t, n->path, n->line);
+  if (out == NULL)
+    return n;
+  out->aux = n->aux;
+  for (int i = 0; i < n->n; i++)
+    if (n->e[i].v != NULL && n->e[i].v->t != SM__T_UNKNOWN &&
+        n->e[i].v->t != SM__T_NULL && !eval_section(n->e[i].key))
+      sm__vt_put(c, out, n->e[i].key, known_only(c, n->e[i].v, depth + 1));
+  return out;
+}
+
+/* A list of per-layer config objects (layers=[Block.Config(...) for
+ * each layer]) says how many layers there are: its length is published
+ * under its key when the key names layers. */
+static int layers_key(const char *k) {
+  const char *const *keys = sm__keys("n_layers");
+  for (int i = 0; keys[i]; i++)
+    if (strcmp(keys[i], k) == 0)
+      return 1;
+  return sm__key_role(k, "n_layers");
+}
+
+static void layer_lists(sm__ctx *c, const sm__vnode *n, const char *prefix,
+                        int depth) {
+  if (n == NULL || (n->t != SM__T_MAP && n->t != SM__T_OBJ) || depth > 16)
+    return;
+  for (int i = 0; i < n->n; i++) {
+    const sm__vnode *v = n->e[i].v;
+    const char *k = n->e[i].key;
+    const char *full;
+    int objs = 0;
+    if (k == NULL || v == NULL || eval_section(k))
+      continue;
+    full = sm__printf(c, "%s%s%s", prefix, prefix[0] ? "." : "", k);
+    if (full == NULL)
+      continue;
+    if (v->t != SM__T_LIST) {
+      layer_lists(c, v, full, depth + 1);
+      continue;
+    }
+    for (int j = 0; j < v->n; j++)
+      objs += v->e[j].v && v->e[j].v->t == SM__T_OBJ;
+    if (objs > 0 && objs == v->n && layers_key(k))
+      sm__param_num(c, full, v->n, SM__V_NUM, SM__L_CONFIG,
+                    sm__ev(c, v->path, v->line));
+  }
+}
+
+/* A model spec object that names a family and its size variant
+ * (name="llama3", flavor="8B"; variant, size): the model is the family
+ * at that size.  The outermost such object counts (members in order). */
+static int spec_name(sm__ctx *c, const sm__vnode *n, int depth) {
+  static const char *const var[] = {"flavor", "flavour", "variant", "size",
+                                    NULL};
+  const sm__vnode *nm, *fl = NULL;
+  if (n == NULL || (n->t != SM__T_MAP && n->t != SM__T_OBJ) || depth > 6)
+    return 0;
+  nm = sm__vt_get((sm__vnode *)n, "name");
+  for (int i = 0; var[i] && fl == NULL; i++)
+    fl = sm__vt_get((sm__vnode *)n, var[i]);
+  if (nm != NULL && fl != NULL && nm->t == SM__T_STR && fl->t == SM__T_STR &&
+      nm->str[0] && fl->str[0] && strlen(nm->str) + strlen(fl->str) < 120) {
+    sm__param_str(c, "model_name", sm__printf(c, "%s-%s", nm->str, fl->str),
+                  SM__V_STR, SM__L_CONFIG, sm__ev(c, fl->path, fl->line));
+    return 1;
+  }
+  for (int i = 0; i < n->n; i++)
+    if (n->e[i].key != NULL && !eval_section(n->e[i].key) &&
+        spec_name(c, n->e[i].v, depth + 1))
+      return 1;
+  return 0;
+}
+
+/* Does a key count the tokens of one rank's micro-batch
+ * (num_tokens_per_microbatch_per_dp_rank, tokens_per_device_batch)? */
+static int rank_tokens_key(const char *k) {
+  int tok = strstr(k, "token") != NULL, per = strstr(k, "per_") != NULL;
+  int batch = strstr(k, "batch") != NULL;
+  int rank = strstr(k, "rank") || strstr(k, "device") || strstr(k, "gpu");
+  return tok && per && batch && rank && strstr(k, "step") == NULL &&
+         strstr(k, "global") == NULL && strstr(k, "total") == NULL;
+}
+
+/* A micro-batch counted in tokens per rank beside the context length of
+ * the same section: the per-device batch in sequences is their quotient
+ * (when it is a whole number). */
+static void token_batches(sm__ctx *c, const sm__vnode *n, const char *prefix,
+                          int depth) {
+  const sm__vnode *tok = NULL, *len = NULL;
+  if (n == NULL || (n->t != SM__T_MAP && n->t != SM__T_OBJ) || depth > 16)
+    return;
+  for (int i = 0; i < n->n; i++) {
+    const char *k = n->e[i].key;
+    const sm__vnode *v = n->e[i].v;
+    const char *full;
+    if (k == NULL || v == NULL || eval_section(k))
+      continue;
+    if (v->t == SM__T_NUM && rank_tokens_key(k))
+      tok = v;
+    else if (v->t == SM__T_NUM && sm__key_role(k, "seq_len"))
+      len = v;
+    else if ((full = sm__printf(c, "%s%s%s", prefix, prefix[0] ? "." : "",
+                                k)) != NULL)
+      token_batches(c, v, full, depth + 1);
+  }
+  if (tok != NULL && len != NULL && len->num >= 1 && tok->num >= len->num &&
+      tok->num / len->num == floor(tok->num / len->num) &&
+      tok->num / len->num <= 1e6)
+    sm__param_num(c,
+                  sm__printf(c, "%s%sper_device_batch_size", prefix,
+                             prefix[0] ? "." : ""),
+                  tok->num / len->num, SM__V_NUM, SM__L_CONFIG,
+                  sm__ev(c, tok->path, tok->line));
+}
+
+/* A config chosen by name (--config NAME, --preset NAME): a function of
+ * a registry module that takes no argument and returns the job's config
+ * object.  The bounded evaluator runs it; what it returns (nested
+ * config objects, dicts) is the job's config layer.  Returns 1 when a
+ * container came back. */
+static int reg_call(regsearch *r, const char *p, const char *text, size_t len) {
+  char pat[160];
+  sm__vnode *v;
+  snprintf(pat, sizeof(pat), "\ndef %s(", r->name);
+  if (memmem(text, len, pat, strlen(pat)) == NULL)
+    return 0;
+  v = sm__py_call_fn(r->c, p, r->name, NULL, 0);
+  if (v == NULL || (v->t != SM__T_OBJ && v->t != SM__T_MAP))
+    return 0;
+  sm__vt_publish(r->c, known_only(r->c, v, 0), NULL, SM__L_CONFIG);
+  layer_lists(r->c, v, "", 0);
+  spec_name(r->c, v, 0);
+  token_batches(r->c, v, "", 0);
+  return 1;
+}
 
 static void reg_dir(regsearch *r, const char *dir, int depth) {
   const char **names;
@@ -3171,7 +3329,10 @@ static void reg_dir(regsearch *r, const char *dir, int depth) {
       if (sm__src_text(r->c, p, &text, &len) != 0)
         continue;
       r->bytes += len;
-      if (names_it(text, len, r->name)) {
+      if (r->call) {
+        if (reg_call(r, p, text, len))
+          r->hits = 4; /* one config is the job's */
+      } else if (names_it(text, len, r->name)) {
         sm__py_queue(r->c, p, SM__L_CODE, 1);
         r->hits++;
       }
@@ -3179,6 +3340,66 @@ static void reg_dir(regsearch *r, const char *dir, int depth) {
                sm__fs_is_dir(r->c, p)) {
       reg_dir(r, p, depth + 1);
     }
+  }
+}
+
+static int identifier(const char *s) {
+  if (s == NULL || !(isalpha((unsigned char)s[0]) || s[0] == '_') ||
+      strlen(s) > 100)
+    return 0;
+  for (const char *q = s; *q; q++)
+    if (!(isalnum((unsigned char)*q) || *q == '_'))
+      return 0;
+  return 1;
+}
+
+static void registry_search(sm__ctx *c, regsearch *r, const char *const *regs) {
+  const char *bases[4], **kids;
+  int nb = 0, nk;
+  /* Registry directories near the entry, at the root, and one level
+   * under the root (pkg/models). */
+  if (c->entry_dir && c->entry_dir[0])
+    bases[nb++] = c->entry_dir;
+  if (c->entry_pkg && c->entry_pkg[0])
+    bases[nb++] = c->entry_pkg;
+  bases[nb++] = "";
+  for (int b = 0; b < nb && r->hits < 4; b++)
+    for (int g = 0; regs[g] && r->hits < 4; g++) {
+      const char *d =
+          sm__printf(c, "%s%s%s", bases[b], bases[b][0] ? "/" : "", regs[g]);
+      if (d && sm__fs_is_dir(c, d))
+        reg_dir(r, d, 0);
+    }
+  nk = sm__src_list(c, "", &kids, 256);
+  for (int i = 0; i < nk && r->hits < 4; i++)
+    for (int g = 0; regs[g] && r->hits < 4; g++) {
+      const char *d = sm__printf(c, "%s/%s", kids[i], regs[g]);
+      if (d && strchr(kids[i], '.') == NULL && sm__fs_is_dir(c, d))
+        reg_dir(r, d, 0);
+    }
+}
+
+/* --config NAME / --preset NAME that names no file: the registry
+ * function of that name builds the job's config. */
+void sm__config_registry(sm__ctx *c) {
+  static const char *const sel[] = {"config",     "config_name", "preset",
+                                    "experiment", "recipe",      NULL};
+  static const char *const regs[] = {"models",  "model",   "configs",
+                                     "config",  "presets", "experiments",
+                                     "recipes", NULL};
+  for (int k = 0; sel[k]; k++) {
+    const char *names[2] = {sel[k], NULL};
+    const sm__param *p = sm__param_get_min(c, names, SM__L_CMD);
+    regsearch r;
+    if (p == NULL || p->kind != SM__V_STR || !identifier(p->str))
+      continue;
+    memset(&r, 0, sizeof(r));
+    r.c = c;
+    r.name = p->str;
+    r.call = 1;
+    registry_search(c, &r, regs);
+    if (r.hits > 0)
+      return;
   }
 }
 
@@ -3192,8 +3413,7 @@ void sm__registry_lookup(sm__ctx *c) {
   for (int k = 0; sel[k]; k++) {
     const char *names[2] = {sel[k], NULL};
     const sm__param *p = sm__param_get_min(c, names, SM__L_ENTRY);
-    const char *bases[4], **kids;
-    int known = 0, nb = 0, nk;
+    int known = 0;
     regsearch r;
     if (p == NULL || p->kind != SM__V_STR || strlen(p->str) < 2 ||
         strlen(p->str) > 100 || strpbrk(p->str, "/ .:") != NULL)
@@ -3207,26 +3427,6 @@ void sm__registry_lookup(sm__ctx *c) {
     memset(&r, 0, sizeof(r));
     r.c = c;
     r.name = p->str;
-    /* Registry directories near the entry, at the root, and one level
-     * under the root (pkg/models). */
-    if (c->entry_dir && c->entry_dir[0])
-      bases[nb++] = c->entry_dir;
-    if (c->entry_pkg && c->entry_pkg[0])
-      bases[nb++] = c->entry_pkg;
-    bases[nb++] = "";
-    for (int b = 0; b < nb && r.hits < 4; b++)
-      for (int g = 0; regs[g] && r.hits < 4; g++) {
-        const char *d =
-            sm__printf(c, "%s%s%s", bases[b], bases[b][0] ? "/" : "", regs[g]);
-        if (d && sm__fs_is_dir(c, d))
-          reg_dir(&r, d, 0);
-      }
-    nk = sm__src_list(c, "", &kids, 256);
-    for (int i = 0; i < nk && r.hits < 4; i++)
-      for (int g = 0; regs[g] && r.hits < 4; g++) {
-        const char *d = sm__printf(c, "%s/%s", kids[i], regs[g]);
-        if (d && strchr(kids[i], '.') == NULL && sm__fs_is_dir(c, d))
-          reg_dir(&r, d, 0);
-      }
+    registry_search(c, &r, regs);
   }
 }

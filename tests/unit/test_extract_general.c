@@ -1818,3 +1818,199 @@ SM_TEST(extract_two_tower_widths) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Configs chosen by name through a registry ==== */
+
+SM_TEST(extract_config_registry_function) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* A trainer whose --config names a function of a registry module
+   * (loaded by name at run time, not imported): the function returns
+   * nested config objects built by dataclass constructors, with a model
+   * preset looked up in a dict of flavours and an optimizer built by a
+   * helper called with keyword arguments. */
+  put(&r, "trainer/main.py",
+      "import argparse\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--config', default='tiny_run')\n"
+      "p.add_argument('--family', default='gpt')\n"
+      "a = p.parse_args()\n");
+  put(&r, "trainer/__init__.py", "");
+  put(&r, "trainer/models/__init__.py", "");
+  put(&r, "trainer/settings.py",
+      "from dataclasses import dataclass, field\n"
+      "@dataclass\nclass Loop:\n    steps: int = 10000\n"
+      "    seq_len: int = 2048\n    total_steps: int = None\n"
+      "@dataclass\nclass Optim:\n    name: str = 'adamw'\n"
+      "    lr: float = 1e-3\n"
+      "@dataclass\nclass Check:\n    steps: int = 5\n"
+      "@dataclass\nclass Net:\n    dim: int = 64\n    n_layers: int = 2\n"
+      "    n_heads: int = 4\n"
+      "@dataclass\nclass Run:\n    model: Net = None\n"
+      "    training: Loop = None\n    optimizer: Optim = None\n"
+      "    validator: Check = None\n");
+  put(&r, "trainer/models/gpt/__init__.py",
+      "from trainer.settings import Net\n"
+      "FLAVOURS = {\n    'small': Net(dim=512, n_layers=8, n_heads=8),\n"
+      "    'large': Net(dim=2048, n_layers=24, n_heads=16),\n}\n"
+      "def flavour(name):\n    return FLAVOURS[name]\n");
+  put(&r, "trainer/models/gpt/runs.py",
+      "from trainer.settings import Run, Loop, Optim, Check\n"
+      "from trainer.models.gpt import flavour\n"
+      "def make_optim(lr=1e-3, name='adamw'):\n"
+      "    return Optim(name=name, lr=lr)\n"
+      "def small_run():\n"
+      "    return Run(model=flavour('small'),\n"
+      "               training=Loop(steps=700, seq_len=1024),\n"
+      "               optimizer=make_optim(lr=4e-4),\n"
+      "               validator=Check(steps=90))\n"
+      "def large_run():\n    cfg = small_run()\n"
+      "    cfg.model = flavour('large')\n    cfg.training.steps = 3000\n"
+      "    return cfg\n"
+      "def broken_run():\n    return broken_run()\n"
+      "def missing_run():\n    return Run(model=flavour('nope'),\n"
+      "               training=Loop(steps=undefined_name))\n");
+  run(&r, NULL, "python trainer/main.py --config small_run", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 700);
+  ASSERT_STREQ(res.meta.f[SM_META_ITERATIONS].evidence,
+               "trainer/models/gpt/runs.py:7");
+  ASSERT_EQ(num(&res, SM_META_LR), 4e-4);
+  ASSERT_STREQ(res.meta.f[SM_META_LR].evidence, "trainer/models/gpt/runs.py:8");
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 512);
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 1024);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 8);
+  sm_extract_res_release(&res);
+  /* A config built from another one and changed by attribute. */
+  run(&r, NULL, "python trainer/main.py --config large_run", &res);
+  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 3000);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 2048);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  sm_extract_res_release(&res);
+  /* Recursion ends; a missing flavour and an undefined name stay
+   * unknown rather than taking a class default. */
+  run(&r, NULL, "python trainer/main.py --config broken_run", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config missing_run", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  /* A name no registry defines, a name with odd characters, and a
+   * registry function that wants an argument: nothing is read. */
+  run(&r, NULL, "python trainer/main.py --config no_such_run", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config small-run;x", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  /* A model config that lists one block config per layer: the list's
+   * length is the depth; a list of plain numbers is not. */
+  put(&r, "trainer/models/gpt/blocks.py",
+      "from dataclasses import dataclass, field\n"
+      "@dataclass\nclass Block:\n    width: int = 1\n"
+      "@dataclass\nclass Deep:\n    dim: int = 8\n    n_heads: int = 2\n"
+      "    layers: list = None\n    widths: list = None\n"
+      "@dataclass\nclass Job:\n    model: Deep = None\n"
+      "def build(n, w):\n    out = []\n    for i in range(n):\n"
+      "        out.append(Block(width=w))\n    return out\n"
+      "def deep_run():\n"
+      "    return Job(model=Deep(dim=320, n_heads=4, layers=build(5, 320),\n"
+      "                          widths=[1, 2, 3]))\n");
+  run(&r, NULL, "python trainer/main.py --config deep_run", &res);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 5);
+  ASSERT_STREQ(res.meta.f[SM_META_N_LAYERS].evidence,
+               "trainer/models/gpt/blocks.py:15");
+  sm_extract_res_release(&res);
+  /* A spec object naming a family and its variant names the model; a
+   * variant that is not text does not. */
+  put(&r, "trainer/models/gpt/specs.py",
+      "from dataclasses import dataclass\n"
+      "@dataclass\nclass Spec:\n    name: str = 'base'\n"
+      "    flavor: str = None\n"
+      "@dataclass\nclass Plan:\n    spec: Spec = None\n"
+      "def spec_run():\n    return Plan(spec=Spec(name='wordnet', "
+      "flavor='tiny'))\n"
+      "def spec_num_run():\n    return Plan(spec=Spec(name='wordnet', "
+      "flavor=3))\n");
+  run(&r, NULL, "python trainer/main.py --config spec_run", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "wordnet-tiny");
+  ASSERT_STREQ(res.meta.f[SM_META_MODEL_NAME].evidence,
+               "trainer/models/gpt/specs.py:10");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config spec_num_run", &res);
+  ASSERT(strcmp(str(&res, SM_META_MODEL_NAME), "wordnet-3") != 0);
+  sm_extract_res_release(&res);
+  /* A micro-batch counted in tokens per rank beside the context length:
+   * the per-device batch in sequences; a quotient that is not whole,
+   * or a token count for a whole step, says nothing. */
+  put(&r, "trainer/models/gpt/tokens.py",
+      "from dataclasses import dataclass\n"
+      "@dataclass\nclass Feed:\n    tokens_per_microbatch_per_rank: int = 0\n"
+      "    context_length: int = 512\n    tokens_per_step: int = 0\n"
+      "@dataclass\nclass Whole:\n    feed: Feed = None\n"
+      "def tok_run():\n"
+      "    return Whole(feed=Feed(tokens_per_microbatch_per_rank=4 * 1024,\n"
+      "                           context_length=1024))\n"
+      "def tok_odd_run():\n"
+      "    return Whole(feed=Feed(tokens_per_microbatch_per_rank=1500,\n"
+      "                           context_length=1024))\n"
+      "def tok_step_run():\n"
+      "    return Whole(feed=Feed(tokens_per_step=8192, "
+      "context_length=1024))\n");
+  run(&r, NULL, "python trainer/main.py --config tok_run", &res);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 4);
+  ASSERT_STREQ(res.meta.f[SM_META_PER_DEVICE_BATCH_SIZE].evidence,
+               "trainer/models/gpt/tokens.py:11");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config tok_odd_run", &res);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config tok_step_run", &res);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  sm_extract_res_release(&res);
+  put(&r, "trainer/models/gpt/args.py",
+      "from trainer.settings import Run, Loop\n"
+      "def arg_run(n):\n    return Run(training=Loop(steps=n))\n");
+  run(&r, NULL, "python trainer/main.py --config arg_run", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  /* Wrong types (a registry function returning text or a number), two
+   * functions calling each other, and a huge dict of flavours: the
+   * evaluator's bounds end them, nothing is made up. */
+  {
+    size_t cap = 1u << 20, o = 0;
+    char *big = malloc(cap);
+    ASSERT(big != NULL);
+    o += (size_t)snprintf(big + o, cap - o,
+                          "from trainer.settings import Run, Loop, Net\n"
+                          "def text_run():\n    return 'steps=5'\n"
+                          "def num_run():\n    return 42\n"
+                          "def ping_run():\n    return pong_run()\n"
+                          "def pong_run():\n    return ping_run()\n"
+                          "HUGE = {\n");
+    for (int i = 0; i < 5000 && o + 64 < cap; i++)
+      o += (size_t)snprintf(big + o, cap - o, "    'f%d': Net(dim=%d),\n", i,
+                            i + 1);
+    snprintf(big + o, cap - o,
+             "}\ndef huge_run():\n"
+             "    return Run(model=HUGE['f4999'], training=Loop(steps=11))\n");
+    put(&r, "trainer/models/gpt/odd.py", big);
+    free(big);
+  }
+  run(&r, NULL, "python trainer/main.py --config text_run", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config num_run", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config ping_run", &res);
+  ASSERT(!known(&res, SM_META_ITERATIONS));
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python trainer/main.py --config huge_run", &res);
+  /* Either the bounded evaluator reaches the entry or it gives up; it
+   * never reads a different flavour. */
+  if (known(&res, SM_META_D_MODEL))
+    ASSERT_EQ(num(&res, SM_META_D_MODEL), 5000);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
