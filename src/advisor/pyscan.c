@@ -855,9 +855,10 @@ static void kwargs_to_params(scan *s, TSNode args, int layer, int factory) {
   }
 }
 
-static val kwarg(scan *s, TSNode args, const char *name) {
+/* The value node of the call's keyword argument NAME, or a null node. */
+static TSNode kwarg_node(scan *s, TSNode args, const char *name) {
   uint32_t nc = ts_node_named_child_count(args);
-  val none = {-1, 0, NULL, 0};
+  TSNode none = {0};
   for (uint32_t i = 0; i < nc; i++) {
     TSNode a = ts_node_named_child(args, i);
     size_t len;
@@ -866,9 +867,15 @@ static val kwarg(scan *s, TSNode args, const char *name) {
       continue;
     k = text(s, field(a, "name"), &len);
     if (len == strlen(name) && strncmp(k, name, len) == 0)
-      return eval(s, field(a, "value"), 0);
+      return field(a, "value");
   }
   return none;
+}
+
+static val kwarg(scan *s, TSNode args, const char *name) {
+  TSNode n = kwarg_node(s, args, name);
+  val none = {-1, 0, NULL, 0};
+  return ts_node_is_null(n) ? none : eval(s, n, 0);
 }
 
 static TSNode first_pos(TSNode args) {
@@ -994,19 +1001,11 @@ static void add_argument(scan *s, TSNode args, TSNode call) {
     {
       /* nargs=argparse.REMAINDER: the rest of the command, as KEY VALUE
        * pairs of config overrides (yacs / detectron2 / YOLOX opts). */
-      uint32_t ac = ts_node_named_child_count(args);
-      for (uint32_t i = 0; i < ac; i++) {
-        TSNode k = ts_node_named_child(args, i);
-        size_t kl;
-        const char *kt;
-        if (!is(k, "keyword_argument"))
-          continue;
-        kt = text(s, field(k, "name"), &kl);
-        if (kl == 5 && strncmp(kt, "nargs", 5) == 0) {
-          char *vt = dup_text(s, field(k, "value"));
-          if (vt && strstr(vt, "REMAINDER") && v.kind == SM__V_STR)
-            s->c->remainder_pos = v.str;
-        }
+      TSNode na = kwarg_node(s, args, "nargs");
+      if (!ts_node_is_null(na)) {
+        char *vt = dup_text(s, na);
+        if (vt && strstr(vt, "REMAINDER") && v.kind == SM__V_STR)
+          s->c->remainder_pos = v.str;
       }
     }
     if (v.kind == SM__V_STR && v.str[0] != '-' && v.str[0] != '\0' &&
