@@ -642,13 +642,31 @@ static void resolve_cut(const sm_sigdb *db, const sm__window *w, int a, int x,
       return;
     }
   }
-  v->cat = SM__CAT_UNKNOWN;
-  v->conf = 0.3;
   snprintf(v->cause, sizeof(v->cause),
            "a traceback cut before its exception line");
+  /* Without a type, where the last frame is decides, weakly: the job's
+   * own code, or a library's with only library frames above it. */
+  if (f.innermost >= 0 && f.innermost == f.inner_user) {
+    v->cat = SM__CAT_USER;
+    v->conf = 0.3;
+  } else if (f.n > 0 && f.n_user == 0) {
+    v->cat = SM__CAT_FRAMEWORK;
+    v->conf = 0.3;
+  } else if (f.n > 0) {
+    v->cat = SM__CAT_USER; /* a library called from the job's code */
+    v->conf = 0.25;
+  } else {
+    v->cat = SM__CAT_UNKNOWN;
+    v->conf = 0.3;
+  }
   snprintf(v->reason, sizeof(v->reason),
            "the traceback ends without an exception line; its last line is "
-           "the closest to the error");
+           "the closest to the error; %s",
+           f.n == 0                      ? "no frames to judge by"
+           : f.innermost == f.inner_user ? "its last frame is the job's code"
+           : f.n_user == 0               ? "only library frames"
+                                         : "a library called from the job's "
+                                           "code");
 }
 
 #define SURVIVED_PROGRESS 3 /* progress lines that show the job went on */
@@ -698,6 +716,52 @@ static const sm__sig *restated(sm__lctx *c, const sm__line *l,
 
 static void resolve_oom(sm__lctx *c, const sm__window *w, const segs *s, int x,
                         verdict *v);
+
+/* The line that words another runtime's error at x: the line itself, or
+ * where the form puts its message on the next line (C++'s "what():  ...",
+ * Rust's message under "panicked at src/x.rs:1:2:"), that line. */
+static const sm__line *runtime_words(const sm__window *w, int x) {
+  const sm__line *l = &w->lines[x];
+  size_t n;
+  const char *m = msg_of(l, &n);
+
+  if (x + 1 < w->n &&
+      (l->rt == SM__RT_CXX_THROW ||
+       (l->rt == SM__RT_RUST_PANIC && n > 0 && m[n - 1] == ':')))
+    return &w->lines[x + 1];
+  return l;
+}
+
+/* Another runtime's error (a JVM chain's root, a Go or Rust panic, a C++
+ * exception that ended the program) without a signature of its own: the
+ * signature its message matches, else its type's table entry, then the
+ * line classifier's reading of its words (never infrastructure). */
+static void resolve_runtime(sm__lctx *c, const sm_sigdb *db,
+                            const sm__window *w, int x, verdict *v) {
+  const sm__line *l = &w->lines[x], *wl = runtime_words(w, x);
+  const sm__sig *same;
+  char tname[128];
+  frames f;
+  size_t mn;
+  const char *m = msg_of(wl, &mn);
+  int sx;
+
+  same = sm__sigdb_match_cause(&c->m, m, SM_MIN(mn, (size_t)8192), &sx);
+  if (same != NULL && !same->generic) {
+    from_sig(db, same, sx, v);
+    snprintf(v->reason, sizeof(v->reason),
+             "error of another runtime classified by its message: %s",
+             same->name);
+    return;
+  }
+  if (l->rt == SM__RT_GO_PANIC || l->rt == SM__RT_RUST_PANIC)
+    snprintf(tname, sizeof(tname), "panic");
+  else
+    type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
+  frames_init(&f);
+  judge_exception(db, tname, &f, v, 0);
+  words_decide(c, db, wl, tname, v);
+}
 
 static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
                      const segs *s, int x, int ctx, verdict *v, int *explain) {
@@ -761,6 +825,10 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
               "; the line is logged as information, so it is weak evidence",
               sizeof(v->reason) - strlen(v->reason) - 1);
     }
+    return;
+  }
+  if (l->rt != SM__RT_NONE) {
+    resolve_runtime(c, db, w, x, v);
     return;
   }
   if (l->exc_len > 0) {
@@ -1610,11 +1678,33 @@ static int pick_cause(sm__lctx *c, const sm__window *w, const segs *s, int *end,
  * first exception of a chain (*chain_steps: how far), else, among
  * interleaved ranks, a cause as strong just after with an earlier
  * timestamp. */
+/* The root of a JVM exception chain that starts at line x: the last
+ * "Caused by:" of the block of frames and causes after it (Spark, Hadoop,
+ * Ray's Java workers wrap the error that started it in each layer). */
+static int java_root(const sm__window *w, int x, int *steps) {
+  int root = x;
+
+  for (int i = x + 1; i < w->n && i <= x + 4096; i++) {
+    const sm__line *l = &w->lines[i];
+    if (l->rt == SM__RT_JAVA_CAUSE) {
+      root = i;
+      (*steps)++;
+      continue;
+    }
+    if (l->kind != SM__K_TB_FRAME && l->kind != SM__K_BLANK &&
+        l->kind != SM__K_TB_CODE && !indented(l))
+      break;
+  }
+  return root;
+}
+
 static int first_report(const sm__window *w, const segs *s, int x, int end,
                         int *chain_steps) {
   int best, sx;
 
   *chain_steps = 0;
+  if (w->lines[x].rt == SM__RT_JAVA_HEAD || w->lines[x].rt == SM__RT_JAVA_CAUSE)
+    return java_root(w, x, chain_steps);
   if (w->lines[x].exc_len > 0)
     x = chain_root(w, s, x, chain_steps);
   if (*chain_steps != 0 || isnan(w->lines[x].ts))

@@ -301,7 +301,23 @@ typedef struct sm__line {
   int cls;            /* classifier class (weak lines), -1 */
   float cls_score;    /* its cosine */
   int level;          /* SM__LVL_* the line states */
+  int rt;             /* SM__RT_*: another runtime's error form, 0 none */
 } sm__line;
+
+/* Error lines of runtimes other than Python (sm__line.rt). */
+enum {
+  SM__RT_NONE = 0,
+  SM__RT_JAVA_CAUSE, /* JVM "Caused by: T: msg": the last one is the root */
+  SM__RT_JAVA_HEAD,  /* JVM 'Exception in thread "main" T: msg' */
+  SM__RT_GO_PANIC,   /* Go "panic: msg" */
+  SM__RT_RUST_PANIC, /* Rust "thread 'main' panicked at ..." */
+  SM__RT_CXX_THROW   /* C++ "terminate called after throwing ..." */
+};
+
+/* Recognises another runtime's error line in the message s[0..n): returns
+ * SM__RT_* and sets *skip (bytes before the exception type, for the JVM
+ * forms) and *type_len (length of the type or the form's keyword). */
+int sm__runtime_error(const char *s, size_t n, size_t *skip, int *type_len);
 
 /* Line analysis context: matcher, classifier and the class indices. */
 typedef struct sm__lctx {
