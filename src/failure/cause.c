@@ -1805,6 +1805,57 @@ static void diagnose_commands(const sm_sigdb *db, const verdict *v,
   }
 }
 
+/* A kill for host memory (the kernel's or a cgroup's OOM killer, a bare
+ * SIGKILL) after the job's own memory figures rose, after a leak
+ * warning, or, for a cgroup's kill, with the job's own request in the
+ * log, is the job's: a leak in its code or framework, or a request too
+ * small for it; never the node's.  Without such evidence the verdict
+ * stays (the node's limit, below the gate). */
+static void own_memory(const sm__window *w, int x, verdict *v) {
+  int ev, lib = 0, frames_seen = 0;
+  const char *why;
+
+  if (v->sig == NULL || v->cat != SM__CAT_INFRA ||
+      (v->sig->resolver != SM__RESOLVE_MEMORY &&
+       v->sig->resolver != SM__RESOLVE_CGROUP_MEMORY))
+    return;
+  ev = sm__job_memory(w->lines, w->n, x,
+                      v->sig->resolver == SM__RESOLVE_CGROUP_MEMORY);
+  if (ev == 0)
+    return;
+  /* The frames of the last traceback before the kill say whose code
+   * held the memory: a framework's alone, or the job's. */
+  for (int i = x - 1; i >= 0 && i >= x - 256; i--) {
+    const char *p;
+    size_t pn;
+    if (w->lines[i].kind != SM__K_TB_FRAME ||
+        (pn = frame_path(&w->lines[i], &p)) == 0)
+      continue;
+    frames_seen++;
+    if (!library_path(p, pn)) {
+      lib = -1;
+      break;
+    }
+    lib = 1;
+  }
+  why = ev & SM__JOBMEM_REQUEST  ? "the job's own memory request is in the log"
+        : ev & SM__JOBMEM_GROWTH ? "the job's memory figures rose before it"
+                                 : "a memory leak was reported before it";
+  v->cat = frames_seen > 0 && lib == 1 && !(ev & SM__JOBMEM_REQUEST)
+               ? SM__CAT_FRAMEWORK
+               : SM__CAT_USER;
+  v->comp = SM__COMP_NONE;
+  v->retryable = 0;
+  v->conf = 0.55;
+  snprintf(v->cause, sizeof(v->cause), "%s",
+           ev & SM__JOBMEM_REQUEST
+               ? "the job used more host memory than it requested"
+               : "the job's own host memory grew until it was killed (a leak "
+                 "or unbounded growth)");
+  snprintf(v->reason, sizeof(v->reason), "signature %s: %s, so the job's",
+           v->sig->name, why);
+}
+
 int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
                       const sm_diag_opts *o, sm_diagnosis *d, sm_err *err) {
   segs s;
@@ -1825,6 +1876,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   classify(c, db, w, &s, x, o->context, &v, &explain);
   if (cut >= 0 && v.sig == NULL)
     resolve_cut(db, w, cut, x, &v);
+  own_memory(w, x, &v);
   corroborate(w, &s, explain >= 0 ? explain : x, o->context, &v);
   job_setting(c, w, x, &v);
   first_use(db, &s, x, &v);

@@ -45,7 +45,9 @@ enum {
   SM__RESOLVE_NONE = 0,
   SM__RESOLVE_IMPORT,    /* decide own module vs package from the name */
   SM__RESOLVE_TRACEBACK, /* decide user vs framework from the frames */
-  SM__RESOLVE_OOM        /* the job's own memory, or others' on a shared GPU */
+  SM__RESOLVE_OOM,       /* the job's own memory, or others' on a shared GPU */
+  SM__RESOLVE_MEMORY,    /* a kill for host memory: the job's or the node's */
+  SM__RESOLVE_CGROUP_MEMORY /* a cgroup's kill: also the job's request */
 };
 
 /* What an infrastructure verdict rests on (key "evidence").  Only a
@@ -423,6 +425,22 @@ typedef struct sm__locate_stats {
 int sm__locate(sm__lctx *c, sm__logsrc *src, const sm_diag_opts *o,
                sm__window *w, sm__locate_stats *st, sm_err *err);
 void sm__window_release(sm__window *w);
+
+/* ==== Whose memory (memory.c) ==== */
+
+/* What the lines before a memory kill show of the job's own memory. */
+enum {
+  SM__JOBMEM_GROWTH = 1, /* its memory figures rose before the kill */
+  SM__JOBMEM_LEAK = 2,   /* a warning of a memory leak */
+  SM__JOBMEM_REQUEST = 4 /* its own memory request (cgroup kills only) */
+};
+
+/* The first host-memory figure of a line in MiB, or a negative value. */
+double sm__host_mem_figure(const char *s, size_t n);
+/* 1 if the line shows the job's memory request (--mem=4G, mem=16G). */
+int sm__mem_request(const char *s, size_t n);
+/* SM__JOBMEM_* evidence in lines [0, x); cgroup: look for the request. */
+int sm__job_memory(const sm__line *lines, int n, int x, int cgroup);
 
 /* ==== Cause ==== */
 
