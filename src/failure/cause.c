@@ -1590,6 +1590,39 @@ static void segs_release(segs *s) {
 /* The window's traceback segments and its training progress, counted
  * once: which errors the job went on after, and whether a fault came at
  * the job's first use of the fabric.  0 or -1 (out of memory). */
+/* A C++ "terminate called after throwing an instance of 'T'" is a
+ * cascade's restatement when the "what():" message under it reports a
+ * cause of its own (a CUDA or NCCL error the signatures know); else it is
+ * the program's own error, the first of its episode, classified by the
+ * message's words (resolve_runtime). */
+static void promote_cxx_throws(sm__lctx *c, sm__window *w) {
+  for (int i = 0; i < w->n; i++) {
+    sm__line *l = &w->lines[i];
+    const sm__line *wl;
+    size_t n, skip;
+    const char *m;
+    int sx, tl;
+    if (l->rt != SM__RT_CXX_THROW || l->exc_len > 0 ||
+        (l->kind != SM__K_SYMPTOM && l->kind != SM__K_NORMAL &&
+         l->kind != SM__K_WEAK))
+      continue;
+    if (i + 1 < w->n) {
+      wl = &w->lines[i + 1];
+      m = msg_of(wl, &n);
+      if (wl->kind == SM__K_CAUSE ||
+          sm__sigdb_match_cause(&c->m, m, SM_MIN(n, (size_t)8192), &sx))
+        continue;
+    }
+    m = msg_of(l, &n);
+    if (sm__runtime_error(m, n, &skip, &tl) != SM__RT_CXX_THROW)
+      continue;
+    l->msg += skip;
+    l->exc_len = tl;
+    l->kind = SM__K_EXC;
+    l->sig = NULL;
+  }
+}
+
 static int segs_build(sm__lctx *c, sm__window *w, segs *s) {
   s->in_tb = sm_calloc((size_t)w->n + 1, 1);
   s->start = sm_calloc((size_t)w->n + 1, sizeof(int));
@@ -1599,6 +1632,7 @@ static int segs_build(sm__lctx *c, sm__window *w, segs *s) {
     segs_release(s);
     return -1;
   }
+  promote_cxx_throws(c, w);
   segment(w, s);
   for (int i = 0; i < w->n; i++) {
     const sm__line *l = &w->lines[i];

@@ -425,17 +425,16 @@ void sm__line_eval(sm__lctx *c, sm__line *l) {
     int tl, rt = sm__runtime_error(m, mn, &skip, &tl);
     if (rt != SM__RT_NONE) {
       /* Another runtime's error: its signature, if any, is matched on
-       * what follows the form's words; the C++ form says only that
-       * something was thrown, so the line is the error and the message
-       * under it ("what():") classifies it. */
+       * what follows the form's words. */
       l->rt = rt;
-      l->msg += skip;
-      m += skip;
-      mn -= skip;
-      l->exc_len = tl;
-      if (rt == SM__RT_CXX_THROW) {
-        l->kind = SM__K_EXC;
-        return;
+      /* The C++ form only says that something was thrown: a cascade
+       * symptom until the window shows the message under it has no
+       * cause of its own (cause.c promotes it then). */
+      if (rt != SM__RT_CXX_THROW) {
+        l->msg += skip;
+        m += skip;
+        mn -= skip;
+        l->exc_len = tl;
       }
       goto match;
     }

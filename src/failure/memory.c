@@ -22,6 +22,19 @@ static int ci_has(const char *s, size_t n, const char *w) {
   return 0;
 }
 
+/* A unit at s[u]: G, M or T alone, or followed by B, iB (not "minutes"). */
+static int unit_ok(const char *s, size_t n, size_t u) {
+  char c = (char)toupper((unsigned char)s[u]);
+
+  if (c != 'G' && c != 'M' && c != 'T')
+    return 0;
+  if (u + 1 >= n || !isalpha((unsigned char)s[u + 1]))
+    return 1;
+  if (s[u + 1] == 'B' || s[u + 1] == 'b')
+    return u + 2 >= n || !isalpha((unsigned char)s[u + 2]);
+  return s[u + 1] == 'i' && u + 2 < n && (s[u + 2] == 'B' || s[u + 2] == 'b');
+}
+
 /* The first memory figure of a line that speaks of host memory ("mem",
  * "memory", "RSS", "RAM"; not a GPU's), in MiB, or a negative value. */
 double sm__host_mem_figure(const char *s, size_t n) {
@@ -38,8 +51,9 @@ double sm__host_mem_figure(const char *s, size_t n) {
     if (!isdigit((unsigned char)s[i]) ||
         (i > 0 && (isalnum((unsigned char)s[i - 1]) || s[i - 1] == '.')))
       continue;
-    while (k < n && isdigit((unsigned char)s[k]) && v < 1e12)
-      v = v * 10 + (s[k++] - '0');
+    for (; k < n && isdigit((unsigned char)s[k]); k++)
+      if (v < 1e12) /* saturates: a figure, not an exact count */
+        v = v * 10 + (s[k] - '0');
     if (k < n && s[k] == '.') {
       k++;
       while (k < n && isdigit((unsigned char)s[k])) {
@@ -51,15 +65,15 @@ double sm__host_mem_figure(const char *s, size_t n) {
     u = k;
     while (u < n && s[u] == ' ')
       u++;
-    if (u < n && (s[u] == 'G' || s[u] == 'g'))
-      return v * 1024;
-    if (u < n && (s[u] == 'M' || s[u] == 'm') &&
-        !(u + 1 < n && isalpha((unsigned char)s[u + 1]) && s[u + 1] != 'B' &&
-          s[u + 1] != 'b' && s[u + 1] != 'i'))
-      return v;
-    if (u < n && (s[u] == 'T' || s[u] == 't') && u + 1 < n &&
-        (s[u + 1] == 'B' || s[u + 1] == 'i'))
-      return v * 1024 * 1024;
+    if (u < n && unit_ok(s, n, u)) {
+      char c = (char)toupper((unsigned char)s[u]);
+      if (c == 'G')
+        return v * 1024;
+      if (c == 'M')
+        return v;
+      if (c == 'T')
+        return v * 1024 * 1024;
+    }
     i = k;
   }
   return -1;
