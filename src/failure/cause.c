@@ -1726,8 +1726,20 @@ static int java_root(const sm__window *w, int x, int *steps) {
       continue;
     }
     if (l->kind != SM__K_TB_FRAME && l->kind != SM__K_BLANK &&
-        l->kind != SM__K_TB_CODE && !indented(l))
+        l->kind != SM__K_TB_CODE && !indented(l)) {
+      size_t n;
+      const char *m = msg_of(&w->lines[root], &n);
+      /* A Python worker's traceback quoted by its JVM driver (PySpark's
+       * "Caused by: ...PythonException: Traceback (most recent call
+       * last):"): the Python exception that ends it is the root. */
+      if (l->exc_len > 0 && l->rt == SM__RT_NONE &&
+          memmem(m, SM_MIN(n, (size_t)4096), "Traceback (most recent call",
+                 27) != NULL) {
+        root = i;
+        (*steps)++;
+      }
       break;
+    }
   }
   return root;
 }

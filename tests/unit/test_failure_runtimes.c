@@ -116,6 +116,19 @@ SM_TEST(failure_jvm_chain_is_rooted_at_its_last_cause) {
            "\tat org.acme.io.Reader.open(Reader.java:30)\n",
            head);
   expect(log, 8, "framework", "none");
+  /* A Python worker's traceback quoted by the JVM driver: the Python
+   * exception that ends it is the root. */
+  expect("Exception in thread \"main\" org.acme.JobFailedException: task "
+         "failed\n"
+         "\tat org.acme.Scheduler.fail(Scheduler.scala:120)\n"
+         "Caused by: org.acme.py.PythonException: Traceback (most recent call "
+         "last):\n"
+         "  File \"/work/u/etl/clean.py\", line 14, in parse\n"
+         "    return int(row[3])\n"
+         "ValueError: invalid literal for int() with base 10: 'n/a'\n"
+         "\n"
+         "\tat org.acme.py.Runner.read(Runner.scala:77)\n",
+         6, "user", "none");
   /* A chain of one: the head is the root. */
   expect("Exception in thread \"main\" java.lang.IllegalArgumentException: "
          "batch size must be positive, got -4\n"
