@@ -760,6 +760,18 @@ static void resolve_runtime(sm__lctx *c, const sm_sigdb *db,
     type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
   frames_init(&f);
   judge_exception(db, tname, &f, v, 0);
+  /* A C++ exception of a type the table does not know: C++ programs
+   * throw for every kind of error (unlike a Go or Rust panic, the
+   * language's report of a bug, or a JVM type judged like Python's), so
+   * only the message's words can tell the job's error from a library's. */
+  if (l->rt == SM__RT_CXX_THROW && sm__sigdb_exc(db, tname) == NULL) {
+    v->cat = SM__CAT_UNKNOWN;
+    v->conf = 0.3;
+    snprintf(v->reason, sizeof(v->reason),
+             "error of another runtime (%s) without a signature or a known "
+             "type",
+             tname);
+  }
   words_decide(c, db, wl, tname, v);
 }
 

@@ -166,13 +166,21 @@ SM_TEST(failure_go_rust_and_cxx_errors_are_the_first_error) {
          "src/stats.rs:9:5\n",
          1, "user", "none");
   /* C++: the line that says what was thrown is the error, not the abort
-   * after it; the what() message under it classifies it. */
+   * after it; a type the table does not know and words that do not read
+   * clearly leave the class unknown (C++ throws for every kind of
+   * error). */
   expect("building index\n"
          "terminate called after throwing an instance of 'std::out_of_range'\n"
          "  what():  vector::_M_range_check: __n (which is 12) >= this->size() "
          "(which is 12)\n"
          "Aborted (core dumped)\n",
-         2, "user", "none");
+         2, "unknown", "none");
+  /* A what() that reports a cause the signatures know: that cause
+   * decides, and the throw line stays the cascade it is. */
+  expect("terminate called after throwing an instance of 'c10::Error'\n"
+         "  what():  CUDA error: uncorrectable ECC error encountered\n"
+         "Aborted (core dumped)\n",
+         2, "infrastructure", "gpu");
 }
 
 SM_TEST(failure_cut_traceback_is_judged_by_its_last_frame) {
