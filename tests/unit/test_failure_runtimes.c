@@ -21,21 +21,14 @@ static void expect_at(int where, const char *log, long line, const char *cat,
 /* Diagnoses log and plans for it with the node known: 1 if the plan
  * isolates, replaces or restarts anything. */
 static int acts(const char *log) {
-  sm_diagnosis d;
   sm_plan p;
-  sm_plan_opts o = {0};
-  sm_err err = {0};
   int r = 0;
 
-  run(log, &d);
-  o.node = "cn-114";
-  if (sm_plan_make(db_get(), &d, &o, &p, &err) != 0)
-    SM_FAIL_AT("plan: %s", err.msg);
+  plan_for(log, "cn-114", 0, &p);
   for (int i = 0; i < p.n_steps; i++)
     r |= strcmp(p.steps[i].action, "report") != 0 &&
          strcmp(p.steps[i].action, "diagnose") != 0;
   sm_plan_release(&p);
-  sm_diagnosis_release(&d);
   return r;
 }
 
