@@ -642,13 +642,31 @@ static void resolve_cut(const sm_sigdb *db, const sm__window *w, int a, int x,
       return;
     }
   }
-  v->cat = SM__CAT_UNKNOWN;
-  v->conf = 0.3;
   snprintf(v->cause, sizeof(v->cause),
            "a traceback cut before its exception line");
+  /* Without a type, where the last frame is decides, weakly: the job's
+   * own code, or a library's with only library frames above it. */
+  if (f.innermost >= 0 && f.innermost == f.inner_user) {
+    v->cat = SM__CAT_USER;
+    v->conf = 0.3;
+  } else if (f.n > 0 && f.n_user == 0) {
+    v->cat = SM__CAT_FRAMEWORK;
+    v->conf = 0.3;
+  } else if (f.n > 0) {
+    v->cat = SM__CAT_USER; /* a library called from the job's code */
+    v->conf = 0.25;
+  } else {
+    v->cat = SM__CAT_UNKNOWN;
+    v->conf = 0.3;
+  }
   snprintf(v->reason, sizeof(v->reason),
            "the traceback ends without an exception line; its last line is "
-           "the closest to the error");
+           "the closest to the error; %s",
+           f.n == 0                      ? "no frames to judge by"
+           : f.innermost == f.inner_user ? "its last frame is the job's code"
+           : f.n_user == 0               ? "only library frames"
+                                         : "a library called from the job's "
+                                           "code");
 }
 
 #define SURVIVED_PROGRESS 3 /* progress lines that show the job went on */
@@ -698,6 +716,64 @@ static const sm__sig *restated(sm__lctx *c, const sm__line *l,
 
 static void resolve_oom(sm__lctx *c, const sm__window *w, const segs *s, int x,
                         verdict *v);
+
+/* The line that words another runtime's error at x: the line itself, or
+ * where the form puts its message on the next line (C++'s "what():  ...",
+ * Rust's message under "panicked at src/x.rs:1:2:"), that line. */
+static const sm__line *runtime_words(const sm__window *w, int x) {
+  const sm__line *l = &w->lines[x];
+  size_t n;
+  const char *m = msg_of(l, &n);
+
+  if (x + 1 < w->n &&
+      (l->rt == SM__RT_CXX_THROW ||
+       (l->rt == SM__RT_RUST_PANIC && n > 0 && m[n - 1] == ':')))
+    return &w->lines[x + 1];
+  return l;
+}
+
+/* Another runtime's error (a JVM chain's root, a Go or Rust panic, a C++
+ * exception that ended the program) without a signature of its own: the
+ * signature its message matches, else its type's table entry, then the
+ * line classifier's reading of its words (never infrastructure). */
+static void resolve_runtime(sm__lctx *c, const sm_sigdb *db,
+                            const sm__window *w, int x, verdict *v) {
+  const sm__line *l = &w->lines[x], *wl = runtime_words(w, x);
+  const sm__sig *same;
+  char tname[128];
+  frames f;
+  size_t mn;
+  const char *m = msg_of(wl, &mn);
+  int sx;
+
+  same = sm__sigdb_match_cause(&c->m, m, SM_MIN(mn, (size_t)8192), &sx);
+  if (same != NULL && !same->generic) {
+    from_sig(db, same, sx, v);
+    snprintf(v->reason, sizeof(v->reason),
+             "error of another runtime classified by its message: %s",
+             same->name);
+    return;
+  }
+  if (l->rt == SM__RT_GO_PANIC || l->rt == SM__RT_RUST_PANIC)
+    snprintf(tname, sizeof(tname), "panic");
+  else
+    type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
+  frames_init(&f);
+  judge_exception(db, tname, &f, v, 0);
+  /* A C++ exception of a type the table does not know: C++ programs
+   * throw for every kind of error (unlike a Go or Rust panic, the
+   * language's report of a bug, or a JVM type judged like Python's), so
+   * only the message's words can tell the job's error from a library's. */
+  if (l->rt == SM__RT_CXX_THROW && sm__sigdb_exc(db, tname) == NULL) {
+    v->cat = SM__CAT_UNKNOWN;
+    v->conf = 0.3;
+    snprintf(v->reason, sizeof(v->reason),
+             "error of another runtime (%s) without a signature or a known "
+             "type",
+             tname);
+  }
+  words_decide(c, db, wl, tname, v);
+}
 
 static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
                      const segs *s, int x, int ctx, verdict *v, int *explain) {
@@ -761,6 +837,10 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
               "; the line is logged as information, so it is weak evidence",
               sizeof(v->reason) - strlen(v->reason) - 1);
     }
+    return;
+  }
+  if (l->rt != SM__RT_NONE) {
+    resolve_runtime(c, db, w, x, v);
     return;
   }
   if (l->exc_len > 0) {
@@ -1522,6 +1602,39 @@ static void segs_release(segs *s) {
 /* The window's traceback segments and its training progress, counted
  * once: which errors the job went on after, and whether a fault came at
  * the job's first use of the fabric.  0 or -1 (out of memory). */
+/* A C++ "terminate called after throwing an instance of 'T'" is a
+ * cascade's restatement when the "what():" message under it reports a
+ * cause of its own (a CUDA or NCCL error the signatures know); else it is
+ * the program's own error, the first of its episode, classified by the
+ * message's words (resolve_runtime). */
+static void promote_cxx_throws(sm__lctx *c, sm__window *w) {
+  for (int i = 0; i < w->n; i++) {
+    sm__line *l = &w->lines[i];
+    const sm__line *wl;
+    size_t n, skip;
+    const char *m;
+    int sx, tl;
+    if (l->rt != SM__RT_CXX_THROW || l->exc_len > 0 ||
+        (l->kind != SM__K_SYMPTOM && l->kind != SM__K_NORMAL &&
+         l->kind != SM__K_WEAK))
+      continue;
+    if (i + 1 < w->n) {
+      wl = &w->lines[i + 1];
+      m = msg_of(wl, &n);
+      if (wl->kind == SM__K_CAUSE ||
+          sm__sigdb_match_cause(&c->m, m, SM_MIN(n, (size_t)8192), &sx))
+        continue;
+    }
+    m = msg_of(l, &n);
+    if (sm__runtime_error(m, n, &skip, &tl) != SM__RT_CXX_THROW)
+      continue;
+    l->msg += skip;
+    l->exc_len = tl;
+    l->kind = SM__K_EXC;
+    l->sig = NULL;
+  }
+}
+
 static int segs_build(sm__lctx *c, sm__window *w, segs *s) {
   s->in_tb = sm_calloc((size_t)w->n + 1, 1);
   s->start = sm_calloc((size_t)w->n + 1, sizeof(int));
@@ -1531,6 +1644,7 @@ static int segs_build(sm__lctx *c, sm__window *w, segs *s) {
     segs_release(s);
     return -1;
   }
+  promote_cxx_throws(c, w);
   segment(w, s);
   for (int i = 0; i < w->n; i++) {
     const sm__line *l = &w->lines[i];
@@ -1610,11 +1724,45 @@ static int pick_cause(sm__lctx *c, const sm__window *w, const segs *s, int *end,
  * first exception of a chain (*chain_steps: how far), else, among
  * interleaved ranks, a cause as strong just after with an earlier
  * timestamp. */
+/* The root of a JVM exception chain that starts at line x: the last
+ * "Caused by:" of the block of frames and causes after it (Spark, Hadoop,
+ * Ray's Java workers wrap the error that started it in each layer). */
+static int java_root(const sm__window *w, int x, int *steps) {
+  int root = x;
+
+  for (int i = x + 1; i < w->n && i <= x + 4096; i++) {
+    const sm__line *l = &w->lines[i];
+    if (l->rt == SM__RT_JAVA_CAUSE) {
+      root = i;
+      (*steps)++;
+      continue;
+    }
+    if (l->kind != SM__K_TB_FRAME && l->kind != SM__K_BLANK &&
+        l->kind != SM__K_TB_CODE && !indented(l)) {
+      size_t n;
+      const char *m = msg_of(&w->lines[root], &n);
+      /* A Python worker's traceback quoted by its JVM driver (PySpark's
+       * "Caused by: ...PythonException: Traceback (most recent call
+       * last):"): the Python exception that ends it is the root. */
+      if (l->exc_len > 0 && l->rt == SM__RT_NONE &&
+          memmem(m, SM_MIN(n, (size_t)4096), "Traceback (most recent call",
+                 27) != NULL) {
+        root = i;
+        (*steps)++;
+      }
+      break;
+    }
+  }
+  return root;
+}
+
 static int first_report(const sm__window *w, const segs *s, int x, int end,
                         int *chain_steps) {
   int best, sx;
 
   *chain_steps = 0;
+  if (w->lines[x].rt == SM__RT_JAVA_HEAD || w->lines[x].rt == SM__RT_JAVA_CAUSE)
+    return java_root(w, x, chain_steps);
   if (w->lines[x].exc_len > 0)
     x = chain_root(w, s, x, chain_steps);
   if (*chain_steps != 0 || isnan(w->lines[x].ts))
@@ -1715,6 +1863,57 @@ static void diagnose_commands(const sm_sigdb *db, const verdict *v,
   }
 }
 
+/* A kill for host memory (the kernel's or a cgroup's OOM killer, a bare
+ * SIGKILL) after the job's own memory figures rose, after a leak
+ * warning, or, for a cgroup's kill, with the job's own request in the
+ * log, is the job's: a leak in its code or framework, or a request too
+ * small for it; never the node's.  Without such evidence the verdict
+ * stays (the node's limit, below the gate). */
+static void own_memory(const sm__window *w, int x, verdict *v) {
+  int ev, lib = 0, frames_seen = 0;
+  const char *why;
+
+  if (v->sig == NULL || v->cat != SM__CAT_INFRA ||
+      (v->sig->resolver != SM__RESOLVE_MEMORY &&
+       v->sig->resolver != SM__RESOLVE_CGROUP_MEMORY))
+    return;
+  ev = sm__job_memory(w->lines, w->n, x,
+                      v->sig->resolver == SM__RESOLVE_CGROUP_MEMORY);
+  if (ev == 0)
+    return;
+  /* The frames of the last traceback before the kill say whose code
+   * held the memory: a framework's alone, or the job's. */
+  for (int i = x - 1; i >= 0 && i >= x - 256; i--) {
+    const char *p;
+    size_t pn;
+    if (w->lines[i].kind != SM__K_TB_FRAME ||
+        (pn = frame_path(&w->lines[i], &p)) == 0)
+      continue;
+    frames_seen++;
+    if (!library_path(p, pn)) {
+      lib = -1;
+      break;
+    }
+    lib = 1;
+  }
+  why = ev & SM__JOBMEM_REQUEST  ? "the job's own memory request is in the log"
+        : ev & SM__JOBMEM_GROWTH ? "the job's memory figures rose before it"
+                                 : "a memory leak was reported before it";
+  v->cat = frames_seen > 0 && lib == 1 && !(ev & SM__JOBMEM_REQUEST)
+               ? SM__CAT_FRAMEWORK
+               : SM__CAT_USER;
+  v->comp = SM__COMP_NONE;
+  v->retryable = 0;
+  v->conf = 0.55;
+  snprintf(v->cause, sizeof(v->cause), "%s",
+           ev & SM__JOBMEM_REQUEST
+               ? "the job used more host memory than it requested"
+               : "the job's own host memory grew until it was killed (a leak "
+                 "or unbounded growth)");
+  snprintf(v->reason, sizeof(v->reason), "signature %s: %s, so the job's",
+           v->sig->name, why);
+}
+
 int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
                       const sm_diag_opts *o, sm_diagnosis *d, sm_err *err) {
   segs s;
@@ -1735,6 +1934,7 @@ int sm__cause_resolve(sm__lctx *c, const sm_sigdb *db, sm__window *w,
   classify(c, db, w, &s, x, o->context, &v, &explain);
   if (cut >= 0 && v.sig == NULL)
     resolve_cut(db, w, cut, x, &v);
+  own_memory(w, x, &v);
   corroborate(w, &s, explain >= 0 ? explain : x, o->context, &v);
   job_setting(c, w, x, &v);
   first_use(db, &s, x, &v);

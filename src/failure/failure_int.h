@@ -45,7 +45,9 @@ enum {
   SM__RESOLVE_NONE = 0,
   SM__RESOLVE_IMPORT,    /* decide own module vs package from the name */
   SM__RESOLVE_TRACEBACK, /* decide user vs framework from the frames */
-  SM__RESOLVE_OOM        /* the job's own memory, or others' on a shared GPU */
+  SM__RESOLVE_OOM,       /* the job's own memory, or others' on a shared GPU */
+  SM__RESOLVE_MEMORY,    /* a kill for host memory: the job's or the node's */
+  SM__RESOLVE_CGROUP_MEMORY /* a cgroup's kill: also the job's request */
 };
 
 /* What an infrastructure verdict rests on (key "evidence").  Only a
@@ -301,7 +303,23 @@ typedef struct sm__line {
   int cls;            /* classifier class (weak lines), -1 */
   float cls_score;    /* its cosine */
   int level;          /* SM__LVL_* the line states */
+  int rt;             /* SM__RT_*: another runtime's error form, 0 none */
 } sm__line;
+
+/* Error lines of runtimes other than Python (sm__line.rt). */
+enum {
+  SM__RT_NONE = 0,
+  SM__RT_JAVA_CAUSE, /* JVM "Caused by: T: msg": the last one is the root */
+  SM__RT_JAVA_HEAD,  /* JVM 'Exception in thread "main" T: msg' */
+  SM__RT_GO_PANIC,   /* Go "panic: msg" */
+  SM__RT_RUST_PANIC, /* Rust "thread 'main' panicked at ..." */
+  SM__RT_CXX_THROW   /* C++ "terminate called after throwing ..." */
+};
+
+/* Recognises another runtime's error line in the message s[0..n): returns
+ * SM__RT_* and sets *skip (bytes before the exception type, for the JVM
+ * forms) and *type_len (length of the type or the form's keyword). */
+int sm__runtime_error(const char *s, size_t n, size_t *skip, int *type_len);
 
 /* Line analysis context: matcher, classifier and the class indices. */
 typedef struct sm__lctx {
@@ -407,6 +425,22 @@ typedef struct sm__locate_stats {
 int sm__locate(sm__lctx *c, sm__logsrc *src, const sm_diag_opts *o,
                sm__window *w, sm__locate_stats *st, sm_err *err);
 void sm__window_release(sm__window *w);
+
+/* ==== Whose memory (memory.c) ==== */
+
+/* What the lines before a memory kill show of the job's own memory. */
+enum {
+  SM__JOBMEM_GROWTH = 1, /* its memory figures rose before the kill */
+  SM__JOBMEM_LEAK = 2,   /* a warning of a memory leak */
+  SM__JOBMEM_REQUEST = 4 /* its own memory request (cgroup kills only) */
+};
+
+/* The first host-memory figure of a line in MiB, or a negative value. */
+double sm__host_mem_figure(const char *s, size_t n);
+/* 1 if the line shows the job's memory request (--mem=4G, mem=16G). */
+int sm__mem_request(const char *s, size_t n);
+/* SM__JOBMEM_* evidence in lines [0, x); cgroup: look for the request. */
+int sm__job_memory(const sm__line *lines, int n, int x, int cgroup);
 
 /* ==== Cause ==== */
 

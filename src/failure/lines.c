@@ -213,6 +213,76 @@ static int rich_box(const char *s, size_t n) {
            ((unsigned char)s[2] == 0xad || (unsigned char)s[2] == 0xb0)));
 }
 
+/* An indented frame line of the JVM, Go or Rust (t is after the blanks). */
+static int runtime_frame(const char *t, size_t tn) {
+  size_t k;
+
+  if (starts(t, tn, "at ") && tn > 5 && t[tn - 1] == ')' &&
+      memchr(t, '(', tn) != NULL) {
+    for (k = 3; k < tn && t[k] != '('; k++)
+      if (!(isalnum((unsigned char)t[k]) || t[k] == '.' || t[k] == '_' ||
+            t[k] == '$' || t[k] == '<' || t[k] == '>' || t[k] == '/'))
+        return 0;
+    return 1;
+  }
+  if (starts(t, tn, "... ") && tn > 9 && isdigit((unsigned char)t[4]) &&
+      (memmem(t, tn, " more", 5) != NULL || memmem(t, tn, " common", 7)))
+    return 1;
+  if (t[0] == '/' && memmem(t, SM_MIN(tn, (size_t)400), ".go:", 4) != NULL)
+    return 1;
+  if (starts(t, tn, "at /") && memmem(t, tn, ".rs:", 4) != NULL)
+    return 1;
+  for (k = 0; k < tn && k < 4 && isdigit((unsigned char)t[k]); k++)
+    ;
+  if (k > 0 && k + 2 < tn && t[k] == ':' && t[k + 1] == ' ' &&
+      memmem(t, tn, "::", 2) != NULL)
+    return 1;
+  return 0;
+}
+
+int sm__runtime_error(const char *s, size_t n, size_t *skip, int *type_len) {
+  static const char thr[] = "terminate called after throwing an instance of '";
+  size_t k;
+
+  *skip = 0;
+  *type_len = 0;
+  if (starts(s, n, "Caused by: ")) {
+    *skip = 11;
+    *type_len = sm__exc_type_len(s + 11, n - 11);
+    return *type_len > 0 ? SM__RT_JAVA_CAUSE : SM__RT_NONE;
+  }
+  if (starts(s, n, "Exception in thread \"")) {
+    const char *q = memchr(s + 21, '"', n - 21);
+    if (q == NULL || (size_t)(q - s) + 2 >= n || q[1] != ' ')
+      return SM__RT_NONE;
+    *skip = (size_t)(q - s) + 2;
+    *type_len = sm__exc_type_len(s + *skip, n - *skip);
+    return *type_len > 0 ? SM__RT_JAVA_HEAD : SM__RT_NONE;
+  }
+  if (starts(s, n, "panic: ") && n > 7) {
+    *type_len = 5;
+    return SM__RT_GO_PANIC;
+  }
+  if (starts(s, n, "thread '")) {
+    const char *q = memchr(s + 8, '\'', n - 8);
+    if (q != NULL && starts(q, (size_t)(s + n - q), "' panicked at")) {
+      *type_len = (int)(q - s) + 10;
+      return SM__RT_RUST_PANIC;
+    }
+    return SM__RT_NONE;
+  }
+  if (starts(s, n, thr)) {
+    for (k = sizeof(thr) - 1; k < n && k < 300 && s[k] != '\''; k++)
+      ;
+    if (k >= n || s[k] != '\'' || k == sizeof(thr) - 1)
+      return SM__RT_NONE;
+    *skip = sizeof(thr) - 1;
+    *type_len = (int)(k - *skip);
+    return SM__RT_CXX_THROW;
+  }
+  return SM__RT_NONE;
+}
+
 /* Structural kind of a message, or SM__K_NORMAL. */
 static int structure(const char *m, size_t n) {
   size_t i = 0, tn;
@@ -277,6 +347,16 @@ static int structure(const char *m, size_t n) {
     if ((in - t > 3 && memcmp(in - 3, ".py", 3) == 0) || in[-1] == '>')
       return SM__K_TB_FRAME;
   }
+  /* Frames of other runtimes, indented: the JVM's "at pkg.Cls.m(F.java:41)"
+   * and "... 12 more", Go's "/src/main.go:42 +0x1d", Rust's numbered
+   * backtrace entries "  3: std::rt::lang_start" and their "at /path". */
+  if (i > 0 && runtime_frame(t, tn))
+    return SM__K_TB_FRAME;
+  /* Go: "goroutine 1 [running]:" opens the panicking goroutine's stack. */
+  if (i == 0 && starts(t, tn, "goroutine ") && tn > 11 &&
+      isdigit((unsigned char)t[10]) && memchr(t, '[', tn) != NULL &&
+      t[tn - 1] == ':')
+    return SM__K_TB_FRAME;
   /* IPython source arrows "----> 12 x = f()". */
   if (tn > 3 && t[0] == '-' && t[1] == '-' && memchr(t, '>', SM_MIN(tn, 12))) {
     size_t k = 0;
@@ -333,11 +413,31 @@ void sm__line_eval(sm__lctx *c, sm__line *l) {
   l->cls = -1;
   l->cls_score = 0;
   l->exc_len = 0;
+  l->rt = SM__RT_NONE;
   kind = structure(m, mn);
   if (kind == SM__K_BLANK || kind == SM__K_TB_HEADER ||
       kind == SM__K_TB_FRAME || kind == SM__K_CHAIN || kind == SM__K_TB_CODE) {
     l->kind = kind;
     return;
+  }
+  {
+    size_t skip;
+    int tl, rt = sm__runtime_error(m, mn, &skip, &tl);
+    if (rt != SM__RT_NONE) {
+      /* Another runtime's error: its signature, if any, is matched on
+       * what follows the form's words. */
+      l->rt = rt;
+      /* The C++ form only says that something was thrown: a cascade
+       * symptom until the window shows the message under it has no
+       * cause of its own (cause.c promotes it then). */
+      if (rt != SM__RT_CXX_THROW) {
+        l->msg += skip;
+        m += skip;
+        mn -= skip;
+        l->exc_len = tl;
+      }
+      goto match;
+    }
   }
   l->exc_len = sm__exc_type_len(m, mn);
   /* An exception line quoted with a small indentation (a launcher's
@@ -353,6 +453,7 @@ void sm__line_eval(sm__lctx *c, sm__line *l) {
       mn -= k;
     }
   }
+match:
   mcap = mn < MATCH_CAP ? mn : MATCH_CAP;
   sig = sm__sigdb_match(&c->m, m, mcap, &xid);
   if (sig != NULL) {

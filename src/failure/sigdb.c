@@ -776,11 +776,18 @@ static int sig_key(parser *p, const char *k, const char *v) {
       s->resolver = SM__RESOLVE_TRACEBACK;
     else if (!strcmp(v, "oom"))
       s->resolver = SM__RESOLVE_OOM;
+    else if (!strcmp(v, "memory"))
+      s->resolver = SM__RESOLVE_MEMORY;
+    else if (!strcmp(v, "cgroup-memory"))
+      s->resolver = SM__RESOLVE_CGROUP_MEMORY;
     else if (!strcmp(v, "none"))
       s->resolver = SM__RESOLVE_NONE;
     else
       return perr(
-          p, "resolver must be import, traceback, oom or none, got '%s'", v);
+          p,
+          "resolver must be import, traceback, oom, memory, cgroup-memory or "
+          "none, got '%s'",
+          v);
     return 0;
   }
   if (!strcmp(k, "evidence")) {

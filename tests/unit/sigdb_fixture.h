@@ -55,4 +55,20 @@ static inline void expect_diag_at(int where, const char *log, long line,
   sm_diagnosis_release(&d);
 }
 
+/* Diagnoses log and plans for it with node known at threshold th (0: the
+ * default gate) into *p, or fails the test; release *p after use. */
+static inline void plan_for(const char *log, const char *node, double th,
+                            sm_plan *p) {
+  sm_diagnosis d;
+  sm_plan_opts o = {0};
+  sm_err err = {0};
+
+  run(log, &d);
+  o.node = node;
+  o.threshold = th;
+  if (sm_plan_make(db_get(), &d, &o, p, &err) != 0)
+    SM_FAIL_AT("plan: %s", err.msg);
+  sm_diagnosis_release(&d);
+}
+
 #endif

@@ -684,13 +684,18 @@ SM_TEST(failure_traceback_cut_before_its_exception) {
          "40, in run\n"
          "    raise RuntimeError('bad state')\n",
          5, "framework", "none");
-  /* No raise statement: the last line, class unknown. */
+  /* No raise statement: the last line, judged by its frame (the job's
+   * code here), weakly (test_failure_runtimes.c). */
   expect("Traceback (most recent call last):\n"
          "  File \"/home/u/run.py\", line 20, in <module>\n"
          "    main()\n"
          "  File \"/home/u/run.py\", line 12, in main\n"
          "    model.fit(x)\n",
-         5, "unknown", "none");
+         5, "user", "none");
+  /* No frames at all to judge by: unknown. */
+  expect("Traceback (most recent call last):\n"
+         "    model.fit(x)\n",
+         2, "unknown", "none");
 }
 
 SM_TEST(failure_words_of_cascades_and_errnos_in_their_context) {

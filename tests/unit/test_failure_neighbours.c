@@ -35,23 +35,16 @@ static double expect_at(int where, const char *log, long line, const char *cat,
 
 /* 1 if planning for log (the node known) isolates or replaces a node. */
 static int isolates(const char *log) {
-  sm_diagnosis d;
   sm_plan p;
-  sm_plan_opts o = {0};
-  sm_err err = {0};
   int r = 0;
 
-  run(log, &d);
-  o.node = "gpu-b11";
-  o.threshold = 0.5; /* lower than the default gate: still no isolation */
-  if (sm_plan_make(db_get(), &d, &o, &p, &err) != 0)
-    SM_FAIL_AT("plan: %s", err.msg);
+  /* A gate lower than the default: still no isolation. */
+  plan_for(log, "gpu-b11", 0.5, &p);
   for (int i = 0; i < p.n_steps; i++)
     if (strcmp(p.steps[i].action, "isolate_node") == 0 ||
         strcmp(p.steps[i].action, "request_replacement") == 0)
       r = 1;
   sm_plan_release(&p);
-  sm_diagnosis_release(&d);
   return r;
 }
 

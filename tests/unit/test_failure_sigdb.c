@@ -194,7 +194,8 @@ SM_TEST(failure_sigdb_rejects_malformed_text_with_line_numbers) {
       {"[progress]\nwhen = x\n", "unknown key 'when' in [progress]"},
       {"[progress x]\n", "unknown section"},
       {"[signature a]\nmatch = abc\nresolver = magic\n",
-       "resolver must be import, traceback, oom or none"},
+       "resolver must be import, traceback, oom, memory, cgroup-memory or "
+       "none"},
   };
   sm_sigdb *db = builtin();
   size_t before = sm_sigdb_count(db);
