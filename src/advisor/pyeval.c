@@ -658,23 +658,19 @@ static sm__vnode *binop(frame *f, const char *op, size_t oplen, sm__vnode *a,
 
 /* Arithmetic over configuration keys kept as RPN ("lr batch_size * 256
  * /"), for rules whose operands the layered store decides. */
+static int rpn_of(frame *f, TSNode n, sm_buf *out, int depth);
+
+static int rpn_sub(void *f, TSNode n, sm_buf *out, int depth) {
+  return rpn_of(f, n, out, depth);
+}
+
 static int rpn_of(frame *f, TSNode n, sm_buf *out, int depth) {
   if (depth > 20 || out->len > 400)
     return -1;
   if (is(n, "parenthesized_expression"))
     return rpn_of(f, ts_node_named_child(n, 0), out, depth + 1);
-  if (is(n, "binary_operator")) {
-    size_t len;
-    const char *o = span(f, field(n, "operator"), &len);
-    if (len > 2 || strchr("+-*/%", o[0]) == NULL)
-      return -1;
-    if (rpn_of(f, field(n, "left"), out, depth + 1) != 0 ||
-        rpn_of(f, field(n, "right"), out, depth + 1) != 0)
-      return -1;
-    sm_buf_addc(out, ' ');
-    sm_buf_add(out, o, len);
-    return 0;
-  }
+  if (is(n, "binary_operator"))
+    return sm__ts_rpn_binop(f->m->src, n, out, depth, rpn_sub, f);
   {
     sm__vnode *v = eval(f, n, depth + 1);
     if (numeric(v)) {
@@ -2262,8 +2258,13 @@ static void bind_target(frame *f, TSNode target, sm__vnode *v) {
 }
 
 /* Names a block assigns, made unknown (a branch taken or not). */
+static void forget(frame *f, TSNode n, int depth);
+
+static void forget_one(void *f, TSNode k, int depth) {
+  forget(f, k, depth);
+}
+
 static void forget(frame *f, TSNode n, int depth) {
-  TSTreeCursor cur;
   if (ts_node_is_null(n) || depth > 40)
     return;
   if (is(n, "function_definition") || is(n, "class_definition"))
@@ -2277,15 +2278,7 @@ static void forget(frame *f, TSNode n, int depth) {
       forget(f, field(n, "right"), depth + 1);
     return;
   }
-  cur = ts_tree_cursor_new(n);
-  if (ts_tree_cursor_goto_first_child(&cur)) {
-    do {
-      TSNode k = ts_tree_cursor_current_node(&cur);
-      if (ts_node_is_named(k))
-        forget(f, k, depth + 1);
-    } while (ts_tree_cursor_goto_next_sibling(&cur));
-  }
-  ts_tree_cursor_delete(&cur);
+  sm__ts_each_named(n, forget_one, f, depth);
 }
 
 static void exec_assignment(frame *f, TSNode n) {

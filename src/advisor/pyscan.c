@@ -176,25 +176,18 @@ static int world_call(const char *callee) {
   return strcmp(l, "get_world_size") == 0 || strcmp(l, "device_count") == 0;
 }
 
+static int rpn_sub(void *s, TSNode n, sm_buf *out, int depth) {
+  return rpn(s, n, out, depth);
+}
+
 /* Compiles arithmetic into RPN text; returns 0 or -1. */
 static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
   if (depth > 20 || out->len > MAX_RPN)
     return -1;
   if (is(n, "parenthesized_expression"))
     return rpn(s, ts_node_named_child(n, 0), out, depth + 1);
-  if (is(n, "binary_operator")) {
-    TSNode op = field(n, "operator");
-    size_t len;
-    const char *o = text(s, op, &len);
-    if (len > 2 || strchr("+-*/%", o[0]) == NULL)
-      return -1;
-    if (rpn(s, field(n, "left"), out, depth + 1) != 0 ||
-        rpn(s, field(n, "right"), out, depth + 1) != 0)
-      return -1;
-    sm_buf_addc(out, ' ');
-    sm_buf_add(out, o, len);
-    return 0;
-  }
+  if (is(n, "binary_operator"))
+    return sm__ts_rpn_binop(s->src, n, out, depth, rpn_sub, s);
   if (is(n, "boolean_operator")) {
     size_t len = 0;
     const char *o = text(s, field(n, "operator"), &len);
@@ -1838,6 +1831,28 @@ static int mentions_lr(scan *s, TSNode n) {
   return lr && other;
 }
 
+/* The numeric keyword arguments of a preset's call (dict(n_layer=32,
+ * ...), Config(...)) as presets of GROUP, seen under GUARD. */
+static void preset_kwargs(scan *s, TSNode args, const char *group,
+                          const char *guard) {
+  uint32_t ac = ts_node_named_child_count(args);
+  for (uint32_t j = 0; j < ac; j++) {
+    TSNode a = ts_node_named_child(args, j);
+    val av;
+    sm__kv *p;
+    if (!is(a, "keyword_argument"))
+      continue;
+    av = eval(s, field(a, "value"), 0);
+    if (av.kind != SM__V_NUM || (p = sm__vec_push(&s->c->presets)) == NULL)
+      continue;
+    p->group = group;
+    p->key = dup_text(s, field(a, "name"));
+    p->num = av.num;
+    p->ev = ev(s, a);
+    p->guard = guard;
+  }
+}
+
 /* A table of named presets as a list (configs = [dict(name="7b",
  * n_layer=32, ...), Config(name="tiny", ...), {"name": ...}]): each
  * element's numbers under its name. */
@@ -1853,21 +1868,8 @@ static void visit_named_list(scan *s, TSNode n) {
       val nm = kwarg(s, args, "name");
       if (nm.kind == SM__V_STR)
         name = nm.str;
-      ac = ts_node_named_child_count(args);
-      for (uint32_t j = 0; name && j < ac; j++) {
-        TSNode a = ts_node_named_child(args, j);
-        val av;
-        sm__kv *p;
-        if (!is(a, "keyword_argument"))
-          continue;
-        av = eval(s, field(a, "value"), 0);
-        if (av.kind != SM__V_NUM || (p = sm__vec_push(&s->c->presets)) == NULL)
-          continue;
-        p->group = name;
-        p->key = dup_text(s, field(a, "name"));
-        p->num = av.num;
-        p->ev = ev(s, a);
-      }
+      if (name != NULL)
+        preset_kwargs(s, args, name, NULL);
     } else if (is(el, "dictionary")) {
       ac = ts_node_named_child_count(el);
       for (uint32_t j = 0; j < ac && name == NULL; j++) {
@@ -1929,28 +1931,9 @@ static void visit_dict(scan *s, TSNode n) {
       continue;
     {
       char *callee = dup_text(s, field(v, "function"));
-      TSNode args = field(v, "arguments");
-      uint32_t ac = ts_node_named_child_count(args);
       if (callee == NULL || strcmp(callee, "dict") != 0)
         continue;
-      for (uint32_t j = 0; j < ac; j++) {
-        TSNode a = ts_node_named_child(args, j);
-        val av;
-        sm__kv *p;
-        if (!is(a, "keyword_argument"))
-          continue;
-        av = eval(s, field(a, "value"), 0);
-        if (av.kind != SM__V_NUM)
-          continue;
-        p = sm__vec_push(&s->c->presets);
-        if (p) {
-          p->group = kv.str;
-          p->key = dup_text(s, field(a, "name"));
-          p->num = av.num;
-          p->ev = ev(s, a);
-          p->guard = s->guard;
-        }
-      }
+      preset_kwargs(s, field(v, "arguments"), kv.str, s->guard);
     }
   }
 }
@@ -2481,18 +2464,14 @@ static int visit_ternary(scan *s, TSNode n, int depth) {
   return 0;
 }
 
+static void visit_one(void *s, TSNode k, int depth) {
+  visit(s, k, depth);
+}
+
 static void visit_children(scan *s, TSNode n, int depth) {
   /* A cursor walks siblings in constant time each; indexing children
    * would restart from the first one every time. */
-  TSTreeCursor cur = ts_tree_cursor_new(n);
-  if (ts_tree_cursor_goto_first_child(&cur)) {
-    do {
-      TSNode k = ts_tree_cursor_current_node(&cur);
-      if (ts_node_is_named(k))
-        visit(s, k, depth + 1);
-    } while (ts_tree_cursor_goto_next_sibling(&cur));
-  }
-  ts_tree_cursor_delete(&cur);
+  sm__ts_each_named(n, visit_one, s, depth);
 }
 
 static void visit_def(scan *s, TSNode n, int depth) {
@@ -2679,6 +2658,11 @@ static void visit(scan *s, TSNode n, int depth) {
   if (depth == 1 && s->reach != NULL && s->func == NULL && s->cls == NULL &&
       off_path(s, n))
     return;
+  if (strcmp(t, "class_definition") == 0 ||
+      strcmp(t, "function_definition") == 0) {
+    visit_def(s, n, depth);
+    return;
+  }
   switch (t[0]) {
   case 'i':
     if (strcmp(t, "if_statement") == 0 && !s->config_only) {
@@ -2692,10 +2676,6 @@ static void visit(scan *s, TSNode n, int depth) {
     }
     break;
   case 'c':
-    if (strcmp(t, "class_definition") == 0) {
-      visit_def(s, n, depth);
-      return;
-    }
     if (strcmp(t, "call") == 0) {
       visit_call(s, n);
       visit_children(s, n, depth);
@@ -2706,12 +2686,6 @@ static void visit(scan *s, TSNode n, int depth) {
     if (strcmp(t, "conditional_expression") == 0 && !s->config_only &&
         visit_ternary(s, n, depth) == 0)
       return;
-    break;
-  case 'f':
-    if (strcmp(t, "function_definition") == 0) {
-      visit_def(s, n, depth);
-      return;
-    }
     break;
   case 'd':
     if (strcmp(t, "decorated_definition") == 0) {
