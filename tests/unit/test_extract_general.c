@@ -53,6 +53,20 @@ static const char *str(const sm_extract_res *res, sm_meta_field f) {
   return res->meta.f[f].known ? res->meta.f[f].str : "(null)";
 }
 
+/* The job's FIELD stays unknown (the test's line in the message). */
+#define expect_unread(r, cmdline, field)                                       \
+  unread_at(__LINE__, (r), (cmdline), (field))
+static void unread_at(int line, repo *r, const char *cmdline, sm_meta_field f) {
+  sm_extract_res res;
+  run(r, NULL, cmdline, &res);
+  if (known(&res, f)) {
+    fprintf(stderr, "  %s:%d: %s read from \"%s\"\n", __FILE__, line,
+            sm_meta_name(f), cmdline);
+    exit(1);
+  }
+  sm_extract_res_release(&res);
+}
+
 /* ==== Keys by their naming convention ==== */
 
 SM_TEST(extract_key_roles_by_tokens) {
@@ -849,9 +863,7 @@ SM_TEST(extract_help_texts_and_hub_ids) {
     put(&r, "bad.py", sm_buf_str(&b));
     sm_buf_release(&b);
   }
-  run(&r, NULL, "python bad.py -x 3", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python bad.py -x 3", SM_META_ITERATIONS);
   repo_drop(&r);
 }
 
@@ -896,9 +908,7 @@ SM_TEST(extract_native_trainer_usage) {
   run(&r, NULL, "./missing_bin -x 1", &res);
   ASSERT(res.n_warnings > 0);
   sm_extract_res_release(&res);
-  run(&r, NULL, "../../bin/trainer_bin -it 5", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "../../bin/trainer_bin -it 5", SM_META_ITERATIONS);
   repo_drop(&r);
 }
 
@@ -1096,9 +1106,7 @@ SM_TEST(extract_launcher_without_a_table) {
   ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "none");
   sm_extract_res_release(&res);
   /* "auto" devices: the count is left to the hardware. */
-  run(&r, NULL, "fabric run --devices auto pretrain/run.py", &res);
-  ASSERT(!known(&res, SM_META_GPUS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "fabric run --devices auto pretrain/run.py", SM_META_GPUS);
   /* Malformed: no script of the repository follows (a missing file, an
    * option value that only looks like one, nothing at all): a warning,
    * nothing guessed. */
@@ -1239,15 +1247,10 @@ SM_TEST(extract_micro_step_lengths_and_arch_files) {
   sm_extract_res_release(&res);
   /* A name without a file, a file that does not parse, a path outside
    * the root: nothing read from them, no crash. */
-  run(&r, NULL, "python train/main.py --model other", &res);
-  ASSERT(!known(&res, SM_META_D_MODEL));
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python train/main.py --model broken", &res);
-  ASSERT(!known(&res, SM_META_D_MODEL));
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python train/main.py --model ../../etc/passwd", &res);
-  ASSERT(!known(&res, SM_META_D_MODEL));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python train/main.py --model other", SM_META_D_MODEL);
+  expect_unread(&r, "python train/main.py --model broken", SM_META_D_MODEL);
+  expect_unread(&r, "python train/main.py --model ../../etc/passwd",
+                SM_META_D_MODEL);
   repo_drop(&r);
 }
 
@@ -1350,21 +1353,15 @@ SM_TEST(extract_size_tables_of_functions) {
   sm_extract_res_release(&res);
   /* A name the table does not hold: the class defaults of a library
    * module are no answer. */
-  run(&r, NULL, "python train.py --model_name huge", &res);
-  ASSERT(!known(&res, SM_META_N_LAYERS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python train.py --model_name huge", SM_META_N_LAYERS);
   /* Malformed: a table entry naming no function, a function that calls
    * itself. */
   put(&r, "arch/sizes.py",
       "SIZES = {'tiny': not_defined, 'loop': _loop}\n"
       "def _loop():\n    return _loop()\n"
       "def build(name):\n    return SIZES[name]()\n");
-  run(&r, NULL, "python train.py --model_name loop", &res);
-  ASSERT(!known(&res, SM_META_D_MODEL));
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python train.py --model_name tiny", &res);
-  ASSERT(!known(&res, SM_META_D_MODEL));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python train.py --model_name loop", SM_META_D_MODEL);
+  expect_unread(&r, "python train.py --model_name tiny", SM_META_D_MODEL);
   repo_drop(&r);
 }
 
@@ -1383,9 +1380,7 @@ SM_TEST(extract_dataset_mixers_name_no_data) {
       "    mix = BlendDataset(datasets=parts, weights=[0.5, 0.5])\n"
       "    model = torch.nn.Linear(2, 2)\n"
       "main()\n");
-  run(&r, NULL, "python train.py", &res);
-  ASSERT(!known(&res, SM_META_DATASET));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python train.py", SM_META_DATASET);
   put(&r, "train2.py",
       "import torch\n"
       "class InterleavedDataset(torch.utils.data.IterableDataset):\n"
@@ -1393,9 +1388,7 @@ SM_TEST(extract_dataset_mixers_name_no_data) {
       "def main():\n    data = InterleavedDataset()\n"
       "    model = torch.nn.Linear(2, 2)\n"
       "main()\n");
-  run(&r, NULL, "python train2.py", &res);
-  ASSERT(!known(&res, SM_META_DATASET));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python train2.py", SM_META_DATASET);
   /* A dataset class named after its data still names it. */
   put(&r, "train3.py",
       "import torch\n"
@@ -1485,19 +1478,16 @@ SM_TEST(extract_dataset_from_shard_paths) {
       "p.add_argument('--imagenet-val', default=None)\n"
       "p.add_argument('--epochs', type=int, default=2)\n"
       "a = p.parse_args()\nmodel = torch.nn.Linear(2, 2)\n");
-  run(&r, NULL, "python zs.py --imagenet-val /data/imagenet/val", &res);
-  ASSERT(!known(&res, SM_META_DATASET));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python zs.py --imagenet-val /data/imagenet/val",
+                SM_META_DATASET);
   /* A split's name is no dataset's. */
   put(&r, "split.yaml",
       "data:\n  paths: ['/data/captions/train_data.csv']\nmax_steps: 1\n");
-  run(&r, NULL, "torchrun --nproc_per_node=2 train.py split.yaml", &res);
-  ASSERT(!known(&res, SM_META_DATASET));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "torchrun --nproc_per_node=2 train.py split.yaml",
+                SM_META_DATASET);
   put(&r, "bad3.yaml", "data:\n  paths: ['/0001/0002.npy']\nmax_steps: 1\n");
-  run(&r, NULL, "torchrun --nproc_per_node=2 train.py bad3.yaml", &res);
-  ASSERT(!known(&res, SM_META_DATASET));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "torchrun --nproc_per_node=2 train.py bad3.yaml",
+                SM_META_DATASET);
   repo_drop(&r);
 }
 
@@ -1699,15 +1689,11 @@ SM_TEST(extract_click_malformed) {
   sm_extract_res_release(&res);
   /* Empty and binary entry files. */
   put(&r, "empty.py", "");
-  run(&r, NULL, "python empty.py --batch 8", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python empty.py --batch 8", SM_META_ITERATIONS);
   put(&r, "bin.py",
       "\x7f"
       "ELF\x01\x02\x00\x00@click.option('--kimg')");
-  run(&r, NULL, "python bin.py --kimg 5", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python bin.py --kimg 5", SM_META_ITERATIONS);
   free(big);
   repo_drop(&r);
 }
@@ -1751,12 +1737,8 @@ SM_TEST(extract_visible_device_lists) {
   sm_extract_res_release(&res);
   /* Not index lists: the count stays open (DataParallel over every
    * visible GPU) rather than guessed. */
-  run(&r, NULL, "python train.py --device cuda:1", &res);
-  ASSERT(!known(&res, SM_META_GPUS));
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python train.py --device 0,,x", &res);
-  ASSERT(!known(&res, SM_META_GPUS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python train.py --device cuda:1", SM_META_GPUS);
+  expect_unread(&r, "python train.py --device 0,,x", SM_META_GPUS);
   /* Without the assignment the option is only a device name. */
   put(&r, "plain.py",
       "import argparse, torch\n"
@@ -1764,9 +1746,7 @@ SM_TEST(extract_visible_device_lists) {
       "ap.add_argument('--device', default='')\n"
       "opt = ap.parse_args()\n"
       "model = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n");
-  run(&r, NULL, "python plain.py --device 0,1", &res);
-  ASSERT(!known(&res, SM_META_GPUS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python plain.py --device 0,1", SM_META_GPUS);
   repo_drop(&r);
 }
 
@@ -1806,16 +1786,12 @@ SM_TEST(extract_two_tower_widths) {
   run(&r, NULL, "python run/main.py --model pair-vit-s", &res);
   ASSERT_EQ(num(&res, SM_META_D_MODEL), 384);
   sm_extract_res_release(&res);
-  run(&r, NULL, "python run/main.py --model pair-cnn", &res);
-  ASSERT(!known(&res, SM_META_D_MODEL));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python run/main.py --model pair-cnn", SM_META_D_MODEL);
   run(&r, NULL, "python run/main.py --model solo-enc", &res);
   ASSERT_EQ(num(&res, SM_META_D_MODEL), 320);
   sm_extract_res_release(&res);
   /* Wrong types in the towers: no width guessed. */
-  run(&r, NULL, "python run/main.py --model pair-bad", &res);
-  ASSERT(!known(&res, SM_META_D_MODEL));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python run/main.py --model pair-bad", SM_META_D_MODEL);
   repo_drop(&r);
 }
 
@@ -1888,21 +1864,18 @@ SM_TEST(extract_config_registry_function) {
   sm_extract_res_release(&res);
   /* Recursion ends; a missing flavour and an undefined name stay
    * unknown rather than taking a class default. */
-  run(&r, NULL, "python trainer/main.py --config broken_run", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python trainer/main.py --config broken_run",
+                SM_META_ITERATIONS);
   run(&r, NULL, "python trainer/main.py --config missing_run", &res);
   ASSERT(!known(&res, SM_META_ITERATIONS));
   ASSERT(!known(&res, SM_META_D_MODEL));
   sm_extract_res_release(&res);
   /* A name no registry defines, a name with odd characters, and a
    * registry function that wants an argument: nothing is read. */
-  run(&r, NULL, "python trainer/main.py --config no_such_run", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python trainer/main.py --config small-run;x", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python trainer/main.py --config no_such_run",
+                SM_META_ITERATIONS);
+  expect_unread(&r, "python trainer/main.py --config small-run;x",
+                SM_META_ITERATIONS);
   /* A model config that lists one block config per layer: the list's
    * length is the depth; a list of plain numbers is not. */
   put(&r, "trainer/models/gpt/blocks.py",
@@ -1962,18 +1935,15 @@ SM_TEST(extract_config_registry_function) {
   ASSERT_STREQ(res.meta.f[SM_META_PER_DEVICE_BATCH_SIZE].evidence,
                "trainer/models/gpt/tokens.py:11");
   sm_extract_res_release(&res);
-  run(&r, NULL, "python trainer/main.py --config tok_odd_run", &res);
-  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python trainer/main.py --config tok_step_run", &res);
-  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python trainer/main.py --config tok_odd_run",
+                SM_META_PER_DEVICE_BATCH_SIZE);
+  expect_unread(&r, "python trainer/main.py --config tok_step_run",
+                SM_META_PER_DEVICE_BATCH_SIZE);
   put(&r, "trainer/models/gpt/args.py",
       "from trainer.settings import Run, Loop\n"
       "def arg_run(n):\n    return Run(training=Loop(steps=n))\n");
-  run(&r, NULL, "python trainer/main.py --config arg_run", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python trainer/main.py --config arg_run",
+                SM_META_ITERATIONS);
   /* Wrong types (a registry function returning text or a number), two
    * functions calling each other, and a huge dict of flavours: the
    * evaluator's bounds end them, nothing is made up. */
@@ -1997,15 +1967,12 @@ SM_TEST(extract_config_registry_function) {
     put(&r, "trainer/models/gpt/odd.py", big);
     free(big);
   }
-  run(&r, NULL, "python trainer/main.py --config text_run", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python trainer/main.py --config num_run", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python trainer/main.py --config ping_run", &res);
-  ASSERT(!known(&res, SM_META_ITERATIONS));
-  sm_extract_res_release(&res);
+  expect_unread(&r, "python trainer/main.py --config text_run",
+                SM_META_ITERATIONS);
+  expect_unread(&r, "python trainer/main.py --config num_run",
+                SM_META_ITERATIONS);
+  expect_unread(&r, "python trainer/main.py --config ping_run",
+                SM_META_ITERATIONS);
   run(&r, NULL, "python trainer/main.py --config huge_run", &res);
   /* Either the bounded evaluator reaches the entry or it gives up; it
    * never reads a different flavour. */
