@@ -5,6 +5,7 @@
  * it), normalised names, and task and domain from the evidence.  A field
  * that cannot be established stays unknown. */
 #include <ctype.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1041,6 +1042,48 @@ static void family_size_name(sm__ctx *c) {
     set_str(c, SM_META_MODEL_NAME, sm__strdup(c, fam), m->evidence);
 }
 
+/* A published checkpoint the job names only (a Hub id, a checkpoint
+ * path, a registry name) has the width and depth its model card gives
+ * (data/embed/published.tsv) when the job states neither; a job that
+ * states one of them otherwise builds another model, and then nothing is
+ * added. */
+extern const char sm__embed_published[];
+extern const unsigned long sm__embed_published_len;
+
+static void published_size(sm__ctx *c, const char *model) {
+  const sm_meta_value *m = &c->res->meta.f[SM_META_MODEL_NAME];
+  const sm_meta_value *d = &c->res->meta.f[SM_META_D_MODEL];
+  const sm_meta_value *l = &c->res->meta.f[SM_META_N_LAYERS];
+  const char *p, *end;
+  if (!m->known || (d->known && l->known) || !transformer_like(c, model))
+    return;
+  for (p = sm__embed_published, end = p + sm__embed_published_len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+    const char *q = p;
+    char line[256], *f[3], *save = NULL;
+    int nf = 0;
+    size_t ll = (size_t)(le - q);
+    p = nl ? nl + 1 : end;
+    if (ll == 0 || ll >= sizeof(line) || q[0] == '#')
+      continue;
+    memcpy(line, q, ll);
+    line[ll] = '\0';
+    for (char *t = strtok_r(line, "\t", &save); t && nf < 3;
+         t = strtok_r(NULL, "\t", &save))
+      f[nf++] = t;
+    if (nf != 3 || fnmatch(f[0], m->str, 0) != 0)
+      continue;
+    if ((d->known && d->num != atof(f[1])) ||
+        (l->known && l->num != atof(f[2])))
+      return;
+    if (!d->known)
+      set_num(c, SM_META_D_MODEL, atof(f[1]), m->evidence);
+    if (!l->known)
+      set_num(c, SM_META_N_LAYERS, atof(f[2]), m->evidence);
+    return;
+  }
+}
+
 /* ==== Precision and parallelism ==== */
 
 static void precision(sm__ctx *c) {
@@ -1930,6 +1973,7 @@ void sm__resolve(sm__ctx *c) {
   architecture(c, model);
   gpt_size_name(c);
   family_size_name(c);
+  published_size(c, model);
   precision(c);
   parallelism(c);
   sm__config_words(c);

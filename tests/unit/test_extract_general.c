@@ -1981,3 +1981,58 @@ SM_TEST(extract_config_registry_function) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Round 7: idioms of the field, each in several shapes ==== */
+
+/* A published checkpoint named only by its Hub id, a local checkpoint
+ * path or a YAML key has its model card's width and depth; a job that
+ * states another width builds another model; a CNN has none. */
+SM_TEST(extract_published_sizes) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport yaml\n"
+      "from transformers import AutoModelForCausalLM, AutoConfig\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model_name_or_path')\n"
+      "p.add_argument('--hidden_size', type=int, default=None)\n"
+      "p.add_argument('--config', default=None)\n"
+      "a = p.parse_args()\n"
+      "model = AutoModelForCausalLM.from_pretrained(a.model_name_or_path)\n");
+  run(&r, NULL,
+      "torchrun --nproc_per_node 8 train.py --model_name_or_path "
+      "meta-llama/Llama-2-13b-hf",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "llama-2-13b");
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 5120);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 40);
+  ASSERT_STREQ(res.meta.f[SM_META_D_MODEL].evidence, "command");
+  sm_extract_res_release(&res);
+  /* A local checkpoint directory of an instruction-tuned variant. */
+  run(&r, NULL,
+      "python train.py --model_name_or_path /ckpt/Qwen2.5-1.5B-Instruct", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1536);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 28);
+  sm_extract_res_release(&res);
+  /* The job states a width the checkpoint does not have: not that
+   * checkpoint, so no depth is added either. */
+  run(&r, NULL,
+      "python train.py --model_name_or_path gpt2-medium --hidden_size 512",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 512);
+  ASSERT(!known(&res, SM_META_N_LAYERS));
+  sm_extract_res_release(&res);
+  /* An encoder named in a YAML config. */
+  put(&r, "cfg.yaml", "model:\n  name: openai/whisper-small\n");
+  run(&r, NULL, "python train.py --config cfg.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 768);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 12);
+  sm_extract_res_release(&res);
+  /* A model the table does not know, and a CNN. */
+  expect_unread(&r, "python train.py --model_name_or_path acme/house-lm-3b",
+                SM_META_D_MODEL);
+  expect_unread(&r, "python train.py --model_name_or_path microsoft/resnet-50",
+                SM_META_N_LAYERS);
+  repo_drop(&r);
+}
