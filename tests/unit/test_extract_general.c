@@ -2036,3 +2036,52 @@ SM_TEST(extract_published_sizes) {
                 SM_META_N_LAYERS);
   repo_drop(&r);
 }
+
+/* Well-known datasets of other fields by their published names, inside
+ * data paths and list folders: video clips, ratings, captions.  Labels
+ * of clips suggest action recognition only by default: a pre-training
+ * method on the same clips wins. */
+SM_TEST(extract_video_and_rating_datasets) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "finetune.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--data_path', default='/path/to/list')\n"
+      "p.add_argument('--nb_classes', type=int, default=400)\n"
+      "a = p.parse_args()\n"
+      "model = VideoClassifier(num_classes=a.nb_classes)\n"
+      "crit = torch.nn.CrossEntropyLoss()\n");
+  run(&r, NULL, "python finetune.py --data_path /mnt/lists/list_hmdb51/", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "hmdb51");
+  ASSERT_STREQ(str(&res, SM_META_TASK), "action_recognition");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python finetune.py --data_path /data/sthv2/train.csv", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "something-something-v2");
+  sm_extract_res_release(&res);
+  put(&r, "pretrain_mae.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--data_root', default='')\n"
+      "p.add_argument('--mask_ratio', type=float, default=0.9)\n"
+      "a = p.parse_args()\n"
+      "model = MaskedAutoencoderViT(mask_ratio=a.mask_ratio)\n"
+      "loss = model.forward_loss(x, pred, mask)\n"
+      "# masked autoencoder pre-training: reconstruct the masked patches\n");
+  run(&r, NULL, "python pretrain_mae.py --data_root /data/kinetics700/videos",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "kinetics-700");
+  ASSERT(!known(&res, SM_META_TASK) ||
+         strcmp(str(&res, SM_META_TASK), "action_recognition") != 0);
+  sm_extract_res_release(&res);
+  put(&r, "rec.py",
+      "import argparse\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--dataset', default='ml-1m')\n"
+      "a = p.parse_args()\n");
+  run(&r, NULL, "python rec.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "movielens-1m");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
