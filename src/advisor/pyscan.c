@@ -273,6 +273,21 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
         (strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0) &&
         ts_node_named_child_count(args) == 1)
       return rpn(s, ts_node_named_child(args, 0), out, depth + 1);
+    if (callee && strcmp(callee, "max") == 0 &&
+        ts_node_named_child_count(args) == 2) {
+      /* max(1, n_gpus): a guard against a zero count, which is n for
+       * every count a job runs with. */
+      TSNode a = ts_node_named_child(args, 0), b = ts_node_named_child(args, 1);
+      if (is(a, "integer") &&
+          strncmp(s->src + ts_node_start_byte(a), "1",
+                  ts_node_end_byte(a) - ts_node_start_byte(a)) == 0)
+        return rpn(s, b, out, depth + 1);
+      if (is(b, "integer") &&
+          strncmp(s->src + ts_node_start_byte(b), "1",
+                  ts_node_end_byte(b) - ts_node_start_byte(b)) == 0)
+        return rpn(s, a, out, depth + 1);
+      return -1;
+    }
     if (callee && (strcmp(callee, "all") == 0 || strcmp(callee, "any") == 0) &&
         ts_node_named_child_count(args) == 1) {
       /* all([a, b, c]): a and b and c. */
@@ -1489,6 +1504,27 @@ static const char *call_ev(callsite *k) {
   return k->e;
 }
 
+static void cond_into(scan *s, TSNode n, sm_buf *out, int depth);
+static const char *guard_and(scan *s, const char *outer, const char *cond);
+
+/* A precision switched by the call's own `enabled=` argument
+ * (GradScaler(enabled=cfg.TRAIN.MIXED_PRECISION), autocast(enabled=
+ * args.amp)): used under that condition, as under an if. */
+static void use_if_enabled(scan *s, TSNode args, sm__sig sig, const char *e) {
+  TSNode en = kwarg_node(s, args, "enabled");
+  const char *save = s->guard;
+  if (!ts_node_is_null(en) && !is(en, "true")) {
+    sm_buf b;
+    sm_buf_init(&b, 1024);
+    cond_into(s, en, &b, 0);
+    if (sm_buf_str(&b)[0] != '\0')
+      s->guard = guard_and(s, save, sm__strdup(s->c, sm_buf_str(&b)));
+    sm_buf_release(&b);
+  }
+  strategy_use(s, sig, e);
+  s->guard = save;
+}
+
 #define EV() call_ev(k)
 /* Calls that turn a strategy, a precision or a feature on (DDP, FSDP,
  * autocast, LoRA, device counts, Fire, LightningCLI). */
@@ -1525,13 +1561,25 @@ static void call_strategy(callsite *k, scan *s, TSNode args, const char *callee,
     val en = kwarg(s, args, "enabled");
     if (!(en.kind == SM__V_BOOL && en.num == 0) && !eval_only_fn(s->func)) {
       if (dt.kind == SM__V_STR && strstr(dt.str, "bfloat16"))
-        strategy_use(s, SM__SIG_BF16, EV());
+        use_if_enabled(s, args, SM__SIG_BF16, EV());
       else
-        strategy_use(s, SM__SIG_AMP, EV());
+        use_if_enabled(s, args, SM__SIG_AMP, EV());
     }
   } else if (strcmp(l, "GradScaler") == 0 ||
              strcmp(callee, "amp.initialize") == 0) {
-    strategy_use(s, SM__SIG_AMP, EV());
+    val en = kwarg(s, args, "enabled");
+    if (!(en.kind == SM__V_BOOL && en.num == 0))
+      use_if_enabled(s, args, SM__SIG_AMP, EV());
+  } else if (strcmp(l, "MixedPrecision") == 0 ||
+             strcmp(l, "MixedPrecisionPolicy") == 0) {
+    /* FSDP's mixed precision: the dtype the sharded parameters compute
+     * in (param_dtype), whatever the dtype they are kept in. */
+    val pd = kwarg(s, args, "param_dtype");
+    const char *t = pd.kind == SM__V_STR || pd.kind == SM__V_REF ? pd.str : "";
+    if (strstr(t, "bfloat16") || strstr(t, "bf16"))
+      strategy_use(s, SM__SIG_BF16, EV());
+    else if (strstr(t, "float16") || strstr(t, "fp16") || strstr(t, "half"))
+      strategy_use(s, SM__SIG_AMP, EV());
   } else if (strcmp(l, "half") == 0 && is(fn, "attribute") &&
              !eval_only_fn(s->func)) {
     strategy_use(s, SM__SIG_FP16, EV());
@@ -1752,6 +1800,9 @@ static void call_config(callsite *k, scan *s, TSNode args, const char *callee,
 #undef EV
 #define EV() call_ev(&k)
 
+static void batch_division(scan *s, const char *target, const char *rpn,
+                           const char *e);
+
 static void visit_call(scan *s, TSNode n) {
   TSNode fn = field(n, "function");
   TSNode args = field(n, "arguments");
@@ -1785,8 +1836,19 @@ static void visit_call(scan *s, TSNode n) {
     uint32_t ac = ts_node_named_child_count(args);
     for (uint32_t i = 0; i < ac; i++) {
       TSNode a = ts_node_named_child(args, i);
-      if (is(a, "keyword_argument"))
-        all_gpus_default(s, dup_text(s, field(a, "name")), field(a, "value"));
+      if (is(a, "keyword_argument")) {
+        char *kn = dup_text(s, field(a, "name"));
+        TSNode kv = field(a, "value");
+        all_gpus_default(s, kn, kv);
+        /* DataLoader(batch_size=int(cfg.TRAIN.BATCH_SIZE / cfg.NUM_GPUS)):
+         * the division of a total batch written as an argument. */
+        if (kn && strstr(kn, "batch") &&
+            (is(kv, "binary_operator") || is(kv, "call"))) {
+          val dv = rpn_value(s, kv, 0);
+          if (dv.kind == SM__V_EXPR)
+            batch_division(s, kn, dv.str, EV());
+        }
+      }
     }
   }
   dataclass_parser(s, callee, args);

@@ -2085,3 +2085,168 @@ SM_TEST(extract_video_and_rating_datasets) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* A total batch that the data code divides by the GPU count of the
+ * config (yacs NUM_GPUS), as an assignment guarded by max(1, n) or as a
+ * loader's keyword; the repository imported under a monorepo prefix
+ * that ends in its own name. */
+SM_TEST(extract_total_batch_over_config_gpus) {
+  repo r;
+  sm_extract_res res;
+  char name[128];
+  repo_make(&r);
+  snprintf(name, sizeof(name), "%s", strrchr(r.dir, '/') + 1);
+  for (char *q = name; *q; q++)
+    if (*q == '-')
+      *q = '_'; /* a package name: sm_repo_XXXXXX names the root */
+  put(&r, "vidnet/config.py",
+      "from yacs.config import CfgNode\n_C = CfgNode()\n"
+      "_C.SOLVER = CfgNode()\n_C.SOLVER.BATCH_SIZE = 32\n"
+      "_C.SOLVER.BASE_LR = 0.1\n_C.NUM_GPUS = 1\n"
+      "def get_cfg():\n    return _C.clone()\n");
+  put(&r, "vidnet/__init__.py", "");
+  put(&r, "vidnet/loader.py",
+      "import torch\n"
+      "def make_loader(cfg, split):\n"
+      "    if split == 'train':\n"
+      "        batch_size = int(cfg.SOLVER.BATCH_SIZE / max(1, cfg.NUM_GPUS))\n"
+      "    else:\n        batch_size = 1\n"
+      "    return torch.utils.data.DataLoader(ds, batch_size=batch_size)\n");
+  put(&r, "tools/train_impl.py",
+      "import torch\nfrom vidnet.loader import make_loader\n"
+      "def train(cfg):\n    loader = make_loader(cfg, 'train')\n");
+  {
+    char entry[1024];
+    snprintf(entry, sizeof(entry),
+             "import argparse\nimport torch\n"
+             "from vidnet.config import get_cfg\n"
+             "from corp.research.%s.tools.train_impl import train\n"
+             "p = argparse.ArgumentParser()\n"
+             "p.add_argument('--cfg', dest='cfg_file')\n"
+             "p.add_argument('opts', nargs=argparse.REMAINDER)\n"
+             "a = p.parse_args()\ncfg = get_cfg()\n"
+             "cfg.merge_from_file(a.cfg_file)\ncfg.merge_from_list(a.opts)\n"
+             "torch.multiprocessing.spawn(train, nprocs=cfg.NUM_GPUS, "
+             "args=(cfg,))\n",
+             name);
+    put(&r, "tools/run.py", entry);
+  }
+  put(&r, "cfgs/k.yaml", "SOLVER:\n  BATCH_SIZE: 64\nNUM_GPUS: 8\n");
+  run(&r, NULL, "python tools/run.py --cfg cfgs/k.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 8);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/run.py --cfg cfgs/k.yaml NUM_GPUS 2", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 2);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 32);
+  sm_extract_res_release(&res);
+  /* The keyword shape, without the guard, in an entry of its own. */
+  put(&r, "flat.py",
+      "import sys\nimport torch\nfrom vidnet.config import get_cfg\n"
+      "cfg = get_cfg()\ncfg.merge_from_file(sys.argv[1])\n"
+      "loader = torch.utils.data.DataLoader(ds, "
+      "batch_size=int(cfg.SOLVER.BATCH_SIZE / cfg.NUM_GPUS), shuffle=True)\n"
+      "torch.multiprocessing.spawn(train, nprocs=cfg.NUM_GPUS)\n");
+  run(&r, NULL, "python flat.py cfgs/k.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
+  sm_extract_res_release(&res);
+  /* A prefix that does not end in the repository's name resolves
+   * nothing (no guess from a suffix). */
+  put(&r, "tools/other.py",
+      "import sys\nimport torch\n"
+      "from corp.research.tools.train_impl import train\n"
+      "from vidnet.config import get_cfg\ncfg = get_cfg()\n"
+      "cfg.merge_from_file(sys.argv[1])\n"
+      "torch.multiprocessing.spawn(train, nprocs=cfg.NUM_GPUS)\n");
+  run(&r, NULL, "python tools/other.py cfgs/k.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 64);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* Mixed precision switched by the call's enabled= argument, the boolean
+ * switch beside loss scaling, mmengine's AmpOptimWrapper, and the compute
+ * dtype of a sharding wrapper. */
+SM_TEST(extract_precision_switch_shapes) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "a.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--amp', action='store_true')\n"
+      "a = p.parse_args()\n"
+      "scaler = torch.cuda.amp.GradScaler(enabled=a.amp)\n"
+      "with torch.autocast('cuda', enabled=a.amp):\n    pass\n");
+  run(&r, NULL, "python a.py --amp", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python a.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  /* A yacs switch, off by default and on in the YAML. */
+  put(&r, "b/cfg.py",
+      "from yacs.config import CfgNode\n_C = CfgNode()\n_C.TRAIN = "
+      "CfgNode()\n_C.TRAIN.MIXED_PRECISION = False\ncfg = _C\n");
+  put(&r, "b/train.py",
+      "import argparse\nimport torch\nfrom cfg import cfg\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--cfg')\n"
+      "cfg.merge_from_file(p.parse_args().cfg)\n"
+      "scaler = torch.cuda.amp.GradScaler(enabled=cfg.TRAIN.MIXED_PRECISION)\n"
+      "with torch.cuda.amp.autocast(enabled=cfg.TRAIN.MIXED_PRECISION):\n"
+      "    loss = model(x)\n");
+  put(&r, "b/on.yaml", "TRAIN:\n  MIXED_PRECISION: True\n");
+  run(&r, "b", "python train.py --cfg on.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  put(&r, "b/on.yaml", "TRAIN:\n  MIXED_PRECISION: False\n");
+  run(&r, "b", "python train.py --cfg on.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  /* mmengine optimizer wrappers: AMP, AMP in bf16, plain. */
+  put(&r, "m/train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  put(&r, "m/amp.py",
+      "optim_wrapper = dict(type='AmpOptimWrapper', loss_scale='dynamic',\n"
+      "    optimizer=dict(type='AdamW', lr=1e-3))\n");
+  put(&r, "m/ampbf.py",
+      "optim_wrapper = dict(type='AmpOptimWrapper', dtype='bfloat16',\n"
+      "    optimizer=dict(type='AdamW', lr=1e-3))\n");
+  put(&r, "m/plain.py",
+      "optim_wrapper = dict(type='OptimWrapper',\n"
+      "    optimizer=dict(type='SGD', lr=0.1))\n");
+  run(&r, "m", "python train.py amp.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  run(&r, "m", "python train.py ampbf.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  run(&r, "m", "python train.py plain.py", &res);
+  ASSERT(!known(&res, SM_META_PRECISION) ||
+         strcmp(str(&res, SM_META_PRECISION), "fp32") == 0);
+  sm_extract_res_release(&res);
+  /* FSDP mixed precision: the dtype the shards compute in. */
+  put(&r, "f.py",
+      "import torch\nfrom torch.distributed.fsdp import "
+      "FullyShardedDataParallel as FSDP, MixedPrecision\n"
+      "mp = MixedPrecision(param_dtype=torch.bfloat16, "
+      "reduce_dtype=torch.float32)\nmodel = FSDP(model, mixed_precision=mp)\n");
+  run(&r, NULL, "torchrun --nproc_per_node 8 f.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  /* A TOML config: the sharding dtype beside the parameters' dtype. */
+  put(&r, "t.py",
+      "import argparse\nimport tomllib\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config')\n"
+      "a = p.parse_args()\ncfg = tomllib.load(open(a.config, 'rb'))\n");
+  put(&r, "t.toml",
+      "[training]\ndtype = \"float32\"\nmixed_precision_param = "
+      "\"bfloat16\"\nmixed_precision_reduce = \"float32\"\n");
+  run(&r, NULL, "python t.py --config t.toml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
