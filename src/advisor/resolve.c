@@ -1105,10 +1105,34 @@ static void precision(sm__ctx *c) {
       {N("fp32", "no_amp", "disable_amp", "no_mixed_precision",
          "disable_mixed_precision", "full_precision"),
        "-"},
+      /* The compute dtype of a sharding wrapper's mixed precision beats
+       * the dtype the parameters are kept in (mixed_precision_param =
+       * "bfloat16" beside dtype = "float32"). */
+      {N("mixed_precision_param", "param_dtype", "mp_param_dtype",
+         "compute_dtype", "amp_dtype"),
+       NULL},
       {N("mixed_precision", "precision", "dtype", "torch_dtype",
-         "compute_dtype", "amp_dtype", "trainer.precision"),
+         "trainer.precision"),
        NULL},
   };
+  {
+    /* mmengine: an optimizer wrapper of type AmpOptimWrapper runs the
+     * step under autocast (fp16 unless its dtype says bf16). */
+    const char *const wt[] = {"optim_wrapper.type", NULL};
+    const char *const wd[] = {"optim_wrapper.dtype", NULL};
+    const sm__param *w = sm__param_get_min(c, wt, SM__L_CONFIG);
+    if (w != NULL && w->kind == SM__V_STR &&
+        strcmp(w->str, "AmpOptimWrapper") == 0) {
+      const sm__param *d = sm__param_get_min(c, wd, SM__L_CONFIG);
+      set_str(c, SM_META_PRECISION,
+              d != NULL && d->kind == SM__V_STR &&
+                      (strstr(d->str, "bf16") || strstr(d->str, "bfloat16"))
+                  ? "bf16"
+                  : "fp16",
+              w->ev);
+      return;
+    }
+  }
   {
     /* bf16: auto (hidden from lookups, where "auto" defers to another
      * source): bf16 on the GPUs that support it. */
@@ -1161,8 +1185,9 @@ static void precision(sm__ctx *c) {
         v = rules[i].if_true;
     } else if (p->kind == SM__V_BOOL && p->num != 0) {
       /* mixed_precision: true without a dtype: the library picks bf16 on
-       * GPUs that have it (the current ones). */
-      v = "bf16";
+       * GPUs that have it (the current ones); code that scales the loss
+       * (GradScaler) or casts to the default autocast dtype runs fp16. */
+      v = c->sig[SM__SIG_AMP] && !c->sig[SM__SIG_BF16] ? "fp16" : "bf16";
     } else if (p->kind == SM__V_STR) {
       const char *s = p->str;
       if (strstr(s, "bf16") || strstr(s, "bfloat16"))
