@@ -1054,21 +1054,23 @@ static void published_size(sm__ctx *c, const char *model) {
   const sm_meta_value *m = &c->res->meta.f[SM_META_MODEL_NAME];
   const sm_meta_value *d = &c->res->meta.f[SM_META_D_MODEL];
   const sm_meta_value *l = &c->res->meta.f[SM_META_N_LAYERS];
-  const char *p, *end;
+  const char *p, *end, *ev;
+  int line = 0;
   if (!m->known || (d->known && l->known) || !transformer_like(c, model))
     return;
   for (p = sm__embed_published, end = p + sm__embed_published_len; p < end;) {
     const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
     const char *q = p;
-    char line[256], *f[3], *save = NULL;
+    char row[256], *f[3], *save = NULL;
     int nf = 0;
     size_t ll = (size_t)(le - q);
     p = nl ? nl + 1 : end;
-    if (ll == 0 || ll >= sizeof(line) || q[0] == '#')
+    line++;
+    if (ll == 0 || ll >= sizeof(row) || q[0] == '#')
       continue;
-    memcpy(line, q, ll);
-    line[ll] = '\0';
-    for (char *t = strtok_r(line, "\t", &save); t && nf < 3;
+    memcpy(row, q, ll);
+    row[ll] = '\0';
+    for (char *t = strtok_r(row, "\t", &save); t && nf < 3;
          t = strtok_r(NULL, "\t", &save))
       f[nf++] = t;
     if (nf != 3 || fnmatch(f[0], m->str, 0) != 0)
@@ -1076,10 +1078,12 @@ static void published_size(sm__ctx *c, const char *model) {
     if ((d->known && d->num != atof(f[1])) ||
         (l->known && l->num != atof(f[2])))
       return;
+    /* The evidence is the table's line, as for library defaults. */
+    ev = sm__printf(c, "data/embed/published.tsv:%d", line);
     if (!d->known)
-      set_num(c, SM_META_D_MODEL, atof(f[1]), m->evidence);
+      set_num(c, SM_META_D_MODEL, atof(f[1]), ev);
     if (!l->known)
-      set_num(c, SM_META_N_LAYERS, atof(f[2]), m->evidence);
+      set_num(c, SM_META_N_LAYERS, atof(f[2]), ev);
     return;
   }
 }
