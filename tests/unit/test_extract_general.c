@@ -2251,3 +2251,71 @@ SM_TEST(extract_precision_switch_shapes) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* Launch scripts that parse their own options in a while loop over the
+ * positional arguments (`while [[ "$1" != "" ]]`, `while [ $# -gt 0 ]`,
+ * `until [ -z "$1" ]`, `while true ... break`), with `shift` and `case`;
+ * a loop that never ends stops at its bound. */
+SM_TEST(extract_shell_option_loops) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model_name_or_path')\n"
+      "p.add_argument('--data_path')\n"
+      "a = p.parse_args()\n"
+      "model = AutoModelForCausalLM.from_pretrained(a.model_name_or_path)\n");
+  put(&r, "a.sh",
+      "MODEL=\"none/placeholder\"\nDATA=\"path_to_data.json\"\n"
+      "while [[ \"$1\" != \"\" ]]; do\n"
+      "  case $1 in\n"
+      "    -m | --model ) shift\n      MODEL=$1 ;;\n"
+      "    -d | --data ) shift\n      DATA=$1 ;;\n"
+      "    * ) echo \"unknown $1\"; exit 1 ;;\n"
+      "  esac\n  shift\ndone\n"
+      "python train.py --model_name_or_path $MODEL --data_path $DATA\n");
+  run(&r, NULL, "bash a.sh -m /ckpt/Qwen-7B -d /data/dolly/dolly_15k.json",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "qwen-7b");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "dolly-15k");
+  sm_extract_res_release(&res);
+  /* --key=value words, a count test, and `break` on the first word that
+   * is no option. */
+  put(&r, "b.sh",
+      "MODEL=x\n"
+      "while [ $# -gt 0 ]; do\n"
+      "  case \"$1\" in\n"
+      "    --model=*) MODEL=\"${1#*=}\" ;;\n"
+      "    --) shift; break ;;\n"
+      "    *) break ;;\n"
+      "  esac\n  shift\ndone\n"
+      "python train.py --model_name_or_path $MODEL \"$@\"\n");
+  run(&r, NULL,
+      "bash b.sh --model=meta-llama/Llama-2-7b-hf -- --data_path "
+      "/d/alpaca_data.json",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "llama-2-7b");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "alpaca-52k");
+  sm_extract_res_release(&res);
+  put(&r, "c.sh",
+      "until [ -z \"$1\" ]; do\n"
+      "  if [ \"$1\" = \"--ckpt\" ]; then M=$2; shift; fi\n"
+      "  shift\ndone\n"
+      "python train.py --model_name_or_path $M\n");
+  run(&r, NULL, "bash c.sh --ckpt mistralai/Mistral-7B-v0.1", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "mistral-7b");
+  sm_extract_res_release(&res);
+  /* Endless loops end at the bound, and a loop over unknown words keeps
+   * what it may set unknown. */
+  put(&r, "d.sh",
+      "N=1\nwhile true; do N=$((N+1)); done\n"
+      "while [ -n \"$(hostname)\" ]; do M=gpt2; done\n"
+      "python train.py --model_name_or_path ${M:-bert-base-uncased}\n");
+  run(&r, NULL, "bash d.sh", &res);
+  ASSERT(!known(&res, SM_META_MODEL_NAME) ||
+         strcmp(str(&res, SM_META_MODEL_NAME), "gpt2-124m") != 0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
