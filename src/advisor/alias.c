@@ -293,10 +293,12 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
   {
     /* Kinds of data, not datasets (wenet's dataset: asr). */
     static const char *const kinds[] = {
-        "asr",        "tts",   "lm",   "seq2seq", "audio", "speech",
-        "image",      "video", "text", "jsonl",   "hf",    "huggingface",
-        "webdataset", "wds",   "raw",  "shard",   "tfds",  "grain",
-        "local",      "json",  "csv",  "parquet", NULL};
+        "asr",    "tts",         "lm",           "seq2seq",     "audio",
+        "speech", "image",       "video",        "text",        "jsonl",
+        "hf",     "huggingface", "webdataset",   "wds",         "raw",
+        "shard",  "tfds",        "grain",        "local",       "json",
+        "csv",    "parquet",     "image-folder", "imagefolder", "folder",
+        "custom", "lmdb",        "arrow",        NULL};
     if (dataset && in(kinds, out, n))
       return -1;
   }

@@ -813,11 +813,11 @@ static void learning_rate(sm__ctx *c) {
 
 static int transformer_like(sm__ctx *c, const char *model) {
   static const char *const yes[] = {
-      "gpt",    "llama",   "bert",        "vit",  "swin",    "t5",
-      "opt",    "mistral", "transformer", "detr", "deit",    "llava",
-      "vicuna", "bloom",   "falcon",      "qwen", "phi",     "gemma",
-      "neox",   "pythia",  "mpt",         "bart", "whisper", "clip",
-      "beit",   "mixtral", "conformer",   NULL};
+      "gpt",    "llama",   "bert",        "vit",   "swin",    "t5",
+      "opt",    "mistral", "transformer", "detr",  "deit",    "llava",
+      "vicuna", "bloom",   "falcon",      "qwen",  "phi",     "gemma",
+      "neox",   "pythia",  "mpt",         "bart",  "whisper", "clip",
+      "beit",   "mixtral", "conformer",   "patch", "mae",     NULL};
   static const char *const no[] = {"resnet",       "unet",      "vgg",
                                    "efficientnet", "mobilenet", "densenet",
                                    "convnext",     "regnet",    "inception",

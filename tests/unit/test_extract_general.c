@@ -2319,3 +2319,44 @@ SM_TEST(extract_shell_option_loops) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* Families named in the ViT convention (<family>_<size>_patch<N>) take
+ * ViT's sizes, Swin its own; a dataset named by --data_set beats the
+ * folder its list files sit in. */
+SM_TEST(extract_vit_convention_sizes) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "run.py",
+      "import argparse\nimport timm\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='vit_base_patch16_224')\n"
+      "p.add_argument('--data_set', default='Kinetics-400')\n"
+      "p.add_argument('--data_path', default='/path/to/list')\n"
+      "a = p.parse_args()\n"
+      "model = timm.create_model(a.model)\n");
+  run(&r, NULL, "python run.py --model beitlike_small_patch16_224", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 384);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 12);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python run.py --model swin_base_patch4_window7_224", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 128);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  sm_extract_res_release(&res);
+  run(&r, NULL,
+      "python run.py --data_set HMDB51 --data_path "
+      "/lists/list_ucf101/train.csv",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "hmdb51");
+  sm_extract_res_release(&res);
+  /* A format in the name option: the path names the data. */
+  run(&r, NULL,
+      "python run.py --data_set image_folder --data_path /data/imagenet-22k",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "imagenet-22k");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python run.py --model resnet50", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
