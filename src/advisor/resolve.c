@@ -1088,6 +1088,70 @@ static void published_size(sm__ctx *c, const char *model) {
   }
 }
 
+/* The patch size a ViT-convention name carries (vit_base_patch16_224,
+ * mae_vit-base-p16, vit-b-16, DiT-XL/2), or 0. */
+static int name_patch(const char *m) {
+  const char *p = strstr(m, "patch");
+  if (p != NULL && isdigit((unsigned char)p[5]))
+    return atoi(p + 5);
+  for (p = m; (p = strstr(p, "-p")) != NULL; p++)
+    if (isdigit((unsigned char)p[2]))
+      return atoi(p + 2);
+  if ((p = strrchr(m, '/')) != NULL && isdigit((unsigned char)p[1]))
+    return atoi(p + 1);
+  if (strncmp(m, "vit-", 4) == 0 && (p = strrchr(m, '-')) != NULL &&
+      isdigit((unsigned char)p[1]) && atoi(p + 1) <= 32)
+    return atoi(p + 1);
+  return 0;
+}
+
+/* A vision transformer's sequence: the patch grid of its input, times
+ * the clip's temporal patches for video (frames / tubelet), plus the
+ * class token of an image classifier.  Only for a plain (non-
+ * hierarchical) ViT whose patch and input size the job sets or names;
+ * windowed and pooled hierarchies (Swin, MViT) and generators of
+ * latents (their input is not the image) stay unknown. */
+static void vision_tokens(sm__ctx *c) {
+  const sm_meta_value *m = &c->res->meta.f[SM_META_MODEL_NAME];
+  static const char *const hier[] = {"swin",   "mvit",     "pvt", "hiera",
+                                     "window", "convnext", NULL};
+  const sm__param *pp, *ip, *fp;
+  double patch = 0, img = 0, frames = 0, tub = 0;
+  const char *ev;
+  if (known(c, SM_META_SEQ_LEN) || !m->known || c->word_n[SM__W_DIFFUSION] > 0)
+    return;
+  for (int i = 0; hier[i]; i++)
+    if (strstr(m->str, hier[i]))
+      return;
+  if (!strstr(m->str, "vit") && !strstr(m->str, "patch") &&
+      !strstr(m->str, "deit") && !strstr(m->str, "beit"))
+    return;
+  pp = get_num_l(c, N("patch_size", "patch"), 1, &patch, SM__L_ENTRY);
+  if (pp == NULL && (patch = name_patch(m->str)) <= 0)
+    return;
+  ip = get_num_l(c,
+                 N("input_size", "img_size", "image_size", "im_size",
+                   "train.im_size", "crop_size", "resolution"),
+                 1, &img, SM__L_ENTRY);
+  if (ip == NULL || fmod(img, patch) != 0 || img / patch > 256)
+    return;
+  ev = ip->ev;
+  fp = get_num_l(c, N("num_frames", "clip_len", "num_frame"), 1, &frames,
+                 SM__L_ENTRY);
+  if (fp != NULL && frames > 1) {
+    /* The tubelet is the model class's own default where the job leaves
+     * it (VideoMAE-style patch embeddings). */
+    if (get_num(c, N("tubelet_size", "tubelet", "temporal_patch_size"), 1,
+                &tub) == NULL ||
+        fmod(frames, tub) != 0)
+      return; /* an unknown temporal patch: the count is not known */
+    set_num(c, SM_META_SEQ_LEN, (img / patch) * (img / patch) * (frames / tub),
+            ev);
+    return;
+  }
+  set_num(c, SM_META_SEQ_LEN, (img / patch) * (img / patch) + 1, ev);
+}
+
 /* ==== Precision and parallelism ==== */
 
 static void precision(sm__ctx *c) {
@@ -2003,6 +2067,7 @@ void sm__resolve(sm__ctx *c) {
   gpt_size_name(c);
   family_size_name(c);
   published_size(c, model);
+  vision_tokens(c);
   precision(c);
   parallelism(c);
   sm__config_words(c);

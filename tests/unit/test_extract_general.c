@@ -2360,3 +2360,54 @@ SM_TEST(extract_vit_convention_sizes) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* A plain ViT's sequence from its patch grid: the image classifier's
+ * class token, a video model's temporal patches; a hierarchical model,
+ * a video model of unknown tubelet and a latent generator stay null. */
+SM_TEST(extract_vision_tokens) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "cls.py",
+      "import argparse\nimport timm\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='vit_base_patch16_224')\n"
+      "p.add_argument('--input_size', type=int, default=224)\n"
+      "p.add_argument('--num_frames', type=int, default=1)\n"
+      "p.add_argument('--tubelet_size', type=int, default=2)\n"
+      "a = p.parse_args()\n"
+      "model = timm.create_model(a.model, img_size=a.input_size)\n"
+      "crit = torch.nn.CrossEntropyLoss()\n");
+  run(&r, NULL, "python cls.py", &res);
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 197);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python cls.py --model vit_large_patch14_224 --input_size 448",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 1025);
+  sm_extract_res_release(&res);
+  run(&r, NULL,
+      "python cls.py --model vidmodel_small_patch16_224 --num_frames 16", &res);
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 1568);
+  sm_extract_res_release(&res);
+  expect_unread(&r, "python cls.py --model swin_tiny_patch4_window7_224",
+                SM_META_SEQ_LEN);
+  put(&r, "vid.py",
+      "import argparse\nimport timm\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='vidmodel_base_patch16_224')\n"
+      "p.add_argument('--input_size', type=int, default=224)\n"
+      "p.add_argument('--num_frames', type=int, default=16)\n"
+      "a = p.parse_args()\nmodel = timm.create_model(a.model)\n");
+  expect_unread(&r, "python vid.py", SM_META_SEQ_LEN);
+  put(&r, "gen.py",
+      "import argparse\n"
+      "from diffusers import DDPMScheduler\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='LDiT-B/2')\n"
+      "p.add_argument('--image_size', type=int, default=256)\n"
+      "a = p.parse_args()\n"
+      "noise_scheduler = DDPMScheduler()\n"
+      "model = build(a.model)\n# denoising diffusion in latent space\n");
+  expect_unread(&r, "python gen.py", SM_META_SEQ_LEN);
+  repo_drop(&r);
+}
