@@ -235,6 +235,17 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
       n = (size_t)(sl - buf);
     }
   }
+  /* A model named with its patch after a slash (DiT-XL/2, ViT-B/16):
+   * one name, not a path whose last part is a number. */
+  if (!dataset) {
+    char *sl = strrchr(buf, '/');
+    size_t k = 1;
+    while (sl != NULL && isdigit((unsigned char)sl[k]))
+      k++;
+    if (sl != NULL && sl > buf && k > 1 && k <= 3 && sl[k] == '\0' &&
+        strchr(buf, '/') == sl && isalpha((unsigned char)sl[-1]))
+      *sl = '-';
+  }
   /* The last component that is not a generic directory name. */
   e = buf + n;
   for (;;) {

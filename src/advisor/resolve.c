@@ -1118,21 +1118,29 @@ static void vision_tokens(sm__ctx *c) {
   const sm__param *pp, *ip, *fp;
   double patch = 0, img = 0, frames = 0, tub = 0;
   const char *ev;
-  if (known(c, SM_META_SEQ_LEN) || !m->known || c->word_n[SM__W_DIFFUSION] > 0)
+  int gen = c->word_n[SM__W_DIFFUSION] > 0;
+  if (known(c, SM_META_SEQ_LEN) || !m->known)
     return;
   for (int i = 0; hier[i]; i++)
     if (strstr(m->str, hier[i]))
       return;
   if (!strstr(m->str, "vit") && !strstr(m->str, "patch") &&
+      strncmp(m->str, "dit-", 4) != 0 && !strstr(m->str, "-dit-") &&
       !strstr(m->str, "deit") && !strstr(m->str, "beit"))
     return;
   pp = get_num_l(c, N("patch_size", "patch"), 1, &patch, SM__L_ENTRY);
   if (pp == NULL && (patch = name_patch(m->str)) <= 0)
     return;
-  ip = get_num_l(c,
-                 N("input_size", "img_size", "image_size", "im_size",
-                   "train.im_size", "crop_size", "resolution"),
-                 1, &img, SM__L_ENTRY);
+  /* A generator of latents sees the size the code gives the model
+   * (input_size = image_size // 8 beside a VAE), never the image's; and
+   * it has no class token. */
+  ip = gen ? get_num(c, N("input_size", "latent_size"), 1, &img)
+           : get_num_l(c,
+                       N("input_size", "img_size", "image_size", "im_size",
+                         "train.im_size", "crop_size", "resolution"),
+                       1, &img, SM__L_ENTRY);
+  if (gen && ip != NULL && (ip->layer > SM__L_CODE || ip->kind != SM__V_EXPR))
+    return; /* an option's value is the image's size */
   if (ip == NULL || fmod(img, patch) != 0 || img / patch > 256)
     return;
   ev = ip->ev;
@@ -1149,7 +1157,8 @@ static void vision_tokens(sm__ctx *c) {
             ev);
     return;
   }
-  set_num(c, SM_META_SEQ_LEN, (img / patch) * (img / patch) + 1, ev);
+  set_num(c, SM_META_SEQ_LEN, (img / patch) * (img / patch) + (gen ? 0 : 1),
+          ev);
 }
 
 /* ==== Precision and parallelism ==== */

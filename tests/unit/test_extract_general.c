@@ -2403,11 +2403,38 @@ SM_TEST(extract_vision_tokens) {
       "import argparse\n"
       "from diffusers import DDPMScheduler\n"
       "p = argparse.ArgumentParser()\n"
-      "p.add_argument('--model', default='LDiT-B/2')\n"
+      "p.add_argument('--model', default='Tiny-DiT-B/2')\n"
       "p.add_argument('--image_size', type=int, default=256)\n"
       "a = p.parse_args()\n"
       "noise_scheduler = DDPMScheduler()\n"
       "model = build(a.model)\n# denoising diffusion in latent space\n");
   expect_unread(&r, "python gen.py", SM_META_SEQ_LEN);
+  /* The size the code gives a latent generator (image / 8 beside the
+   * VAE); its name written with the patch after a slash. */
+  put(&r, "lat.py",
+      "import argparse\nimport torch\n"
+      "from diffusers import DDPMScheduler\n"
+      "from nets import NETS\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='Tiny-DiT-B/2')\n"
+      "p.add_argument('--image_size', type=int, default=256)\n"
+      "a = p.parse_args()\n"
+      "def main():\n"
+      "    latent_size = a.image_size // 8\n"
+      "    model = NETS[a.model](input_size=latent_size)\n"
+      "    noise_scheduler = DDPMScheduler()\n"
+      "main()\n");
+  put(&r, "nets.py",
+      "import torch\n"
+      "class LDiT(torch.nn.Module):\n"
+      "    def __init__(self, input_size=32, patch_size=2, depth=12):\n"
+      "        super().__init__()\n"
+      "def LDiT_B_2(**kw):\n    return LDiT(patch_size=2, depth=12, **kw)\n"
+      "def LDiT_B_4(**kw):\n    return LDiT(patch_size=4, depth=12, **kw)\n"
+      "NETS = {'Tiny-DiT-B/2': LDiT_B_2, 'Tiny-DiT-B/4': LDiT_B_4}\n");
+  run(&r, NULL, "python lat.py --model Tiny-DiT-B/4 --image_size 512", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "tiny-dit-b-4");
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 256);
+  sm_extract_res_release(&res);
   repo_drop(&r);
 }
