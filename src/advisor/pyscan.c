@@ -857,8 +857,18 @@ static void kwargs_to_params(scan *s, TSNode args, int layer, int factory) {
           kv->ev = ev(s, a);
         }
       }
-    } else {
-      put(s, k, v, layer, ev(s, a));
+    } else if (put(s, k, v, layer, ev(s, a)) != NULL && s->guard != NULL) {
+      /* if args.card == 'small': cfg = Config(n_embd=768) elif ...: each
+       * branch's keywords stand until the options rule the branch out
+       * (decided when every layer is known). */
+      sm__guarded *g;
+      if (s->c->guarded.sz == 0)
+        sm__vec_init(&s->c->guarded, sizeof(sm__guarded));
+      if (s->c->guarded.n < 4096 &&
+          (g = sm__vec_push(&s->c->guarded)) != NULL) {
+        g->index = s->c->params.n - 1;
+        g->guard = s->guard;
+      }
     }
   }
 }
@@ -1583,8 +1593,11 @@ static void call_strategy(callsite *k, scan *s, TSNode args, const char *callee,
   } else if (strcmp(l, "half") == 0 && is(fn, "attribute") &&
              !eval_only_fn(s->func)) {
     strategy_use(s, SM__SIG_FP16, EV());
-  } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0) {
-    sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);
+  } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0 ||
+             strcmp(l, "mark_only_lora_as_trainable") == 0) {
+    /* PEFT's adapters, or loralib's (everything frozen but the low-rank
+     * matrices), under the conditions the code applies them. */
+    strategy_use(s, SM__SIG_LORA, EV());
   } else if (strcmp(l, "device_count") == 0 ||
              strcmp(l, "get_num_devices") == 0 ||
              strcmp(l, "get_num_gpus") == 0 ||

@@ -267,7 +267,7 @@ static int use_state(sm__ctx *c, int sig) {
 static void prune_strategies(sm__ctx *c) {
   static const int sigs[] = {SM__SIG_DDP,  SM__SIG_FSDP,  SM__SIG_DEEPSPEED,
                              SM__SIG_DP,   SM__SIG_SPAWN, SM__SIG_AMP,
-                             SM__SIG_FP16, SM__SIG_BF16};
+                             SM__SIG_FP16, SM__SIG_BF16,  SM__SIG_LORA};
   for (size_t k = 0; k < SM_ARRAY_LEN(sigs); k++) {
     int sig = sigs[k], from_use = 0;
     if (c->sig[sig] == NULL || use_state(c, sig) != 0)
@@ -2059,8 +2059,28 @@ static void dataset(sm__ctx *c) {
     set_str(c, SM_META_DATASET, name, ev);
 }
 
+/* Values set in branches the job's options rule out (decided now that
+ * every layer is known) are taken out of the store. */
+static void rule_out_branches(sm__ctx *c) {
+  int n = c->guarded.n, *dead;
+  if (n == 0 || (dead = sm_calloc((size_t)n, sizeof(int))) == NULL)
+    return;
+  for (int i = 0; i < n; i++)
+    dead[i] = sm__cond_value(c, SM__AT(c->guarded, sm__guarded, i).guard) == 0;
+  for (int i = 0; i < n; i++) {
+    int k = SM__AT(c->guarded, sm__guarded, i).index;
+    if (dead[i] && k >= 0 && k < c->params.n) {
+      sm__param *p = &SM__AT(c->params, sm__param, k);
+      p->key = p->leaf = "__ruled_out";
+      p->layer = -1000;
+    }
+  }
+  sm_free(dead);
+}
+
 void sm__resolve(sm__ctx *c) {
   const char *model = NULL;
+  rule_out_branches(c);
   apply_presets(c);
   prune_strategies(c);
   resources(c);

@@ -2438,3 +2438,59 @@ SM_TEST(extract_vision_tokens) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* Config calls in branches over an option (if card == 'small': Config(
+ * width=...) elif ...): only the branch the job's options take sets the
+ * sizes, decided with the command; loralib's freezing of all but the
+ * low-rank matrices is LoRA, only where its switch is on. */
+SM_TEST(extract_config_calls_in_option_branches) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "ft.py",
+      "import argparse\nimport torch\nimport loralib as lora\n"
+      "from model import GPT2Config, GPT2LMModel\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--card', default='m', choices=['s', 'm', 'l'])\n"
+      "p.add_argument('--lora_dim', type=int, default=0)\n"
+      "args = p.parse_args()\n"
+      "if args.card == 's':\n"
+      "    config = GPT2Config(n_embd=768, n_layer=12, n_head=12)\n"
+      "elif args.card == 'm':\n"
+      "    config = GPT2Config(n_embd=1024, n_layer=24, n_head=16)\n"
+      "else:\n"
+      "    config = GPT2Config(n_embd=1280, n_layer=36, n_head=20)\n"
+      "net = GPT2LMModel(config)\n"
+      "if args.lora_dim > 0:\n"
+      "    lora.mark_only_lora_as_trainable(net)\n");
+  put(&r, "model.py",
+      "import torch\nclass GPT2Config:\n    pass\n"
+      "class GPT2LMModel(torch.nn.Module):\n    pass\n");
+  run(&r, NULL, "python ft.py --card l --lora_dim 4", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1280);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 36);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "llm_finetuning_lora");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python ft.py", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1024);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  ASSERT(!known(&res, SM_META_TASK) ||
+         strcmp(str(&res, SM_META_TASK), "llm_finetuning_lora") != 0);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python ft.py --card s", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 768);
+  sm_extract_res_release(&res);
+  /* A branch on something the job does not fix keeps what it sets (the
+   * later write, as before). */
+  put(&r, "env.py",
+      "import os\nfrom model import GPT2Config\n"
+      "if os.environ.get('SIZE') == 'big':\n"
+      "    config = GPT2Config(n_embd=2048, n_layer=24)\n"
+      "else:\n"
+      "    config = GPT2Config(n_embd=512, n_layer=8)\n");
+  run(&r, NULL, "python env.py", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL) || num(&res, SM_META_D_MODEL) == 512 ||
+         num(&res, SM_META_D_MODEL) == 2048);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
