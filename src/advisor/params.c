@@ -328,6 +328,22 @@ static evv eval_rpn3(sm__ctx *c, const sm__param *self, const char *rpn,
         *a = (evv){EV_NUM, 0, NULL};
       continue;
     }
+    if (strcmp(tok, "?:") == 0) {
+      /* a b cond ?: -- a where cond holds, b where it does not. */
+      evv a, b, k;
+      int t;
+      if (sp < 3)
+        return unk;
+      k = st[--sp];
+      b = st[--sp];
+      a = st[--sp];
+      t = k.k == EV_UNK    ? -1
+          : k.k == EV_NUM  ? k.num != 0
+          : k.k == EV_NONE ? 0
+                           : k.str[0] != '\0';
+      st[sp++] = t < 0 ? unk : t ? a : b;
+      continue;
+    }
     if (strcmp(tok, "and") == 0 || strcmp(tok, "or") == 0) {
       evv a, b;
       int ta, tb, and = tok[0] == 'a';

@@ -180,12 +180,24 @@ static int rpn_sub(void *s, TSNode n, sm_buf *out, int depth) {
   return rpn(s, n, out, depth);
 }
 
+static void cond_into(scan *s, TSNode n, sm_buf *out, int depth);
+
 /* Compiles arithmetic into RPN text; returns 0 or -1. */
 static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
   if (depth > 20 || out->len > MAX_RPN)
     return -1;
   if (is(n, "parenthesized_expression"))
     return rpn(s, ts_node_named_child(n, 0), out, depth + 1);
+  if (is(n, "conditional_expression") && ts_node_named_child_count(n) == 3) {
+    /* a if cond else b: " a b cond ?:", decided with the job's values
+     * (the condition's undecidable parts are unknown). */
+    if (rpn(s, ts_node_named_child(n, 0), out, depth + 1) != 0 ||
+        rpn(s, ts_node_named_child(n, 2), out, depth + 1) != 0)
+      return -1;
+    cond_into(s, ts_node_named_child(n, 1), out, depth + 1);
+    sm_buf_adds(out, " ?:");
+    return 0;
+  }
   if (is(n, "binary_operator"))
     return sm__ts_rpn_binop(s->src, n, out, depth, rpn_sub, s);
   if (is(n, "boolean_operator")) {
@@ -520,8 +532,18 @@ static val eval(scan *s, TSNode n, int depth) {
   } else if (strcmp(t, "parenthesized_expression") == 0) {
     v = eval(s, ts_node_named_child(n, 0), depth + 1);
   } else if (strcmp(t, "conditional_expression") == 0) {
-    /* `a if cond else b`: the first branch, as the common case. */
-    v = eval(s, ts_node_named_child(n, 0), depth + 1);
+    /* `a if cond else b` over numbers: an expression the job's values
+     * decide; otherwise the first branch, as the common case. */
+    val a = eval(s, ts_node_named_child(n, 0), depth + 1);
+    val b = eval(s, ts_node_named_child(n, 2), depth + 1);
+    v = a;
+    if ((a.kind == SM__V_NUM || a.kind == SM__V_REF || a.kind == SM__V_EXPR) &&
+        (b.kind == SM__V_NUM || b.kind == SM__V_REF || b.kind == SM__V_EXPR) &&
+        !(a.kind == SM__V_NUM && b.kind == SM__V_NUM && a.num == b.num)) {
+      val e = rpn_value(s, n, depth);
+      if (e.kind == SM__V_EXPR)
+        v = e;
+    }
   } else if (strcmp(t, "binary_operator") == 0) {
     v = eval_binop(s, n, depth);
   } else if (strcmp(t, "boolean_operator") == 0 ||
@@ -2355,7 +2377,8 @@ static void assign_attribute(scan *s, TSNode left, TSNode right, val v,
       is_lr_name(last_comp(r)))
     return;
   if (v.kind == SM__V_NUM || v.kind == SM__V_STR || v.kind == SM__V_BOOL ||
-      v.kind == SM__V_LIST || v.kind == SM__V_NULL)
+      v.kind == SM__V_LIST || v.kind == SM__V_NULL ||
+      (v.kind == SM__V_EXPR && is(right, "conditional_expression")))
     put(s, strncmp(full, "self.", 5) == 0 ? r : r, v,
         s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer, e);
   if (v.kind == SM__V_EXPR && lr_rescale_expr(v.str))

@@ -2494,3 +2494,52 @@ SM_TEST(extract_config_calls_in_option_branches) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* A value picked by a conditional expression over options (nested, on an
+ * attribute or a local) is decided with the job's values; a condition
+ * the job does not fix leaves it unknown. */
+SM_TEST(extract_conditional_expressions_over_options) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "a.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--size', default='small', choices=['small', 'large'])\n"
+      "p.add_argument('--lr', type=float, default=None)\n"
+      "a = p.parse_args()\n"
+      "lr = a.lr if a.lr is not None else (3e-4 if a.size == 'small' else "
+      "1e-4)\n"
+      "opt = torch.optim.AdamW(model.parameters(), lr=lr)\n");
+  run(&r, NULL, "python a.py", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 3e-4, 1e-12);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python a.py --size large", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 1e-4, 1e-12);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python a.py --size large --lr 0.02", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.02, 1e-12);
+  sm_extract_res_release(&res);
+  /* click options read through an attribute dictionary, assigned to an
+   * attribute of a settings object. */
+  put(&r, "b.py",
+      "import click\nimport torch\nclass Box(dict):\n    pass\n"
+      "@click.command()\n"
+      "@click.option('--arch', type=click.Choice(['v1', 'v2']), default='v1')\n"
+      "@click.option('--glr', type=float, default=None)\n"
+      "def main(**kwargs):\n"
+      "    opts = Box(kwargs)\n    c = Box()\n"
+      "    c.g_opt.lr = (0.01 if opts.arch == 'v1' else 0.005) if opts.glr is "
+      "None else opts.glr\n"
+      "    torch.optim.Adam(params, lr=c.g_opt.lr)\n"
+      "if __name__ == '__main__':\n    main()\n");
+  run(&r, NULL, "python b.py --arch v2", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.005, 1e-12);
+  sm_extract_res_release(&res);
+  put(&r, "c.py",
+      "import os\nimport torch\n"
+      "lr = 0.1 if os.environ.get('FAST') else 0.01\n"
+      "opt = torch.optim.SGD(model.parameters(), lr=lr)\n");
+  expect_unread(&r, "python c.py", SM_META_LR);
+  repo_drop(&r);
+}
