@@ -2151,6 +2151,13 @@ SM_TEST(extract_total_batch_over_config_gpus) {
   run(&r, NULL, "python flat.py cfgs/k.yaml", &res);
   ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
   sm_extract_res_release(&res);
+  /* Trailing overrides that the code's own parser takes: a top-level key
+   * among dotted ones. */
+  run(&r, NULL, "python flat.py cfgs/k.yaml SOLVER.BASE_LR 0.2 NUM_GPUS 4",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 16);
+  sm_extract_res_release(&res);
   /* A prefix that does not end in the repository's name resolves
    * nothing (no guess from a suffix). */
   put(&r, "tools/other.py",
