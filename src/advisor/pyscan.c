@@ -1687,10 +1687,38 @@ static void call_model_load(callsite *k, scan *s, TSNode args) {
     sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
 }
 
+/* A class that is a dataset of the field by its name (CIFAR10, MNIST,
+ * ImageNet, CIFAR100DataModule: the alias table knows it) or by the
+ * module it comes from (torchvision.datasets.X, datasets.X), unless it
+ * names only a layout (ImageFolder, DatasetFolder, FakeData). */
+static const char *dataset_class(scan *s, const char *callee, const char *l) {
+  static const char *const layouts[] = {
+      "ImageFolder", "DatasetFolder", "FakeData", "VisionDataset",
+      "Dataset",     "DataLoader",    "Subset",   NULL};
+  char stem[96];
+  size_t n = strlen(l);
+  if (n >= sizeof(stem))
+    return NULL;
+  for (int i = 0; layouts[i]; i++)
+    if (strcmp(l, layouts[i]) == 0)
+      return NULL;
+  memcpy(stem, l, n + 1);
+  if (n > 10 && strcmp(stem + n - 10, "DataModule") == 0)
+    stem[n - 10] = '\0';
+  else if (n > 7 && strcmp(stem + n - 7, "Dataset") == 0)
+    return NULL; /* the *Dataset rule reads these */
+  if ((strstr(callee, "datasets.") != NULL &&
+       strncmp(callee, "datasets.load", 13) != 0) ||
+      (strlen(stem) >= 3 && sm__known_dataset(s->c, stem, NULL, NULL) != NULL))
+    return sm__strdup(s->c, stem);
+  return NULL;
+}
+
 /* Calls that name the model or the data (from_pretrained, from_config,
  * a *Dataset class, load_dataset, create_model, model factories). */
 static void call_model_data(callsite *k, scan *s, TSNode args,
                             const char *callee, const char *l) {
+  const char *dsname;
   if (strcmp(l, "from_pretrained") == 0) {
     TSNode a = first_pos(args);
     int model_class = strstr(callee, "Tokenizer") == NULL &&
@@ -1752,8 +1780,23 @@ static void call_model_data(callsite *k, scan *s, TSNode args,
       if (!gen && sl > 0)
         sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
     }
+  } else if (s->layer >= SM__L_ENTRY && strncmp(callee, "tfds.", 5) == 0 &&
+             (strcmp(l, "load") == 0 || strcmp(l, "builder") == 0 ||
+              strcmp(l, "data_source") == 0)) {
+    /* tfds.load('imagenet2012'), tfds.builder('cifar10'). */
+    TSNode a = first_pos(args);
+    val v = ts_node_is_null(a) ? kwarg(s, args, "name") : eval(s, a, 0);
+    if (v.kind == SM__V_STR)
+      sm__cand_add(s->c, &s->c->datasets, v.str, EV(), 3 + s->layer);
+  } else if (s->layer >= SM__L_ENTRY && isupper((unsigned char)l[0]) &&
+             (dsname = dataset_class(s, callee, l)) != NULL) {
+    /* torchvision.datasets.CIFAR10(root, train=True), a datamodule of a
+     * known dataset (CIFAR10DataModule): the class names the data. */
+    sm__cand_add(s->c, &s->c->datasets, dsname, EV(), 2 + s->layer);
   } else if (strcmp(l, "load_dataset") == 0) {
     TSNode a = first_pos(args);
+    if (ts_node_is_null(a))
+      a = kwarg_node(s, args, "path");
     if (!ts_node_is_null(a)) {
       val v = eval(s, a, 0), sub = {-1, 0, NULL, 0};
       /* load_dataset("glue", "mrpc"): the configuration names the

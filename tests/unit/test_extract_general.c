@@ -2550,3 +2550,57 @@ SM_TEST(extract_conditional_expressions_over_options) {
   expect_unread(&r, "python c.py", SM_META_LR);
   repo_drop(&r);
 }
+
+/* Datasets named by the class or loader the job calls: torchvision
+ * classes (by module or by their published name), a datamodule of a
+ * known dataset, TFDS builders, load_dataset(path=...), and a YAML
+ * dataset section with a Hub path; layouts (ImageFolder) name nothing. */
+SM_TEST(extract_dataset_loader_idioms) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "a.py",
+      "import torch\nimport torchvision\n"
+      "train = torchvision.datasets.STL10(root='./d', split='train')\n");
+  run(&r, NULL, "python a.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "stl10");
+  sm_extract_res_release(&res);
+  put(&r, "b.py",
+      "import torch\nfrom torchvision.datasets import CIFAR100, ImageFolder\n"
+      "ds = CIFAR100('./data', train=True, download=True)\n");
+  run(&r, NULL, "python b.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "cifar-100");
+  sm_extract_res_release(&res);
+  put(&r, "c.py",
+      "import torch\nfrom pl_bolts.datamodules import MNISTDataModule\n"
+      "dm = MNISTDataModule(data_dir='.')\n");
+  run(&r, NULL, "python c.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "mnist");
+  sm_extract_res_release(&res);
+  put(&r, "d.py",
+      "import tensorflow_datasets as tfds\n"
+      "ds = tfds.load('imagenet2012', split='train')\n");
+  run(&r, NULL, "python d.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "imagenet-1k");
+  sm_extract_res_release(&res);
+  put(&r, "e.py",
+      "import datasets\nimport torch\n"
+      "ds = datasets.load_dataset(path='HuggingFaceFW/fineweb-edu', "
+      "name='sample-10BT')\n");
+  run(&r, NULL, "python e.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "fineweb-edu");
+  sm_extract_res_release(&res);
+  put(&r, "f.py",
+      "import argparse\nimport yaml\nimport torch\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config')\n"
+      "cfg = yaml.safe_load(open(p.parse_args().config))\n");
+  put(&r, "f.yaml", "dataset:\n  path: allenai/c4\n  name: en\n");
+  run(&r, NULL, "python f.py --config f.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "c4");
+  sm_extract_res_release(&res);
+  put(&r, "g.py",
+      "import torch\nfrom torchvision.datasets import ImageFolder\n"
+      "ds = ImageFolder('/mnt/x/train')\n");
+  expect_unread(&r, "python g.py", SM_META_DATASET);
+  repo_drop(&r);
+}
