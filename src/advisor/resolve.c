@@ -1449,6 +1449,23 @@ static void parallelism(sm__ctx *c) {
     return;
   }
   {
+    /* A sharded data-parallel degree (torchtitan-style
+     * data_parallel_shard_degree, dp_shard): -1 shards over every rank
+     * left, above 1 over that many; 1 is no sharding. */
+    const sm__param *sd = sm__param_get_min(
+        c,
+        N("data_parallel_shard_degree", "dp_shard", "dp_shard_degree",
+          "fsdp_degree", "fsdp_size", "shard_degree"),
+        SM__L_ENTRY);
+    double d;
+    if (sd != NULL && (sd->kind == SM__V_NUM || sd->kind == SM__V_EXPR) &&
+        sm__param_value(c, sd, &d) == 0 &&
+        (d == -1 || (d > 1 && (c->world <= 0 || c->world > 1)))) {
+      set_str(c, SM_META_PARALLELISM, "fsdp", sd->ev);
+      return;
+    }
+  }
+  {
     /* fsdp: "full_shard auto_wrap" or a list of such options. */
     const char *const fk[] = {"fsdp", NULL};
     const sm__param *f = sm__param_get_min(c, fk, SM__L_CONFIG);

@@ -2604,3 +2604,33 @@ SM_TEST(extract_dataset_loader_idioms) {
   expect_unread(&r, "python g.py", SM_META_DATASET);
   repo_drop(&r);
 }
+
+/* A sharded data-parallel degree turns FSDP on: -1 (every rank left) or
+ * a degree above 1, in TOML or YAML; a degree of 1 does not. */
+SM_TEST(extract_shard_degree_fsdp) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "t.py",
+      "import argparse\nimport tomllib\nimport torch\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config')\n"
+      "cfg = tomllib.load(open(p.parse_args().config, 'rb'))\n"
+      "torch.distributed.init_process_group('nccl')\n");
+  put(&r, "a.toml",
+      "[parallelism]\ndata_parallel_replicate_degree = 1\n"
+      "data_parallel_shard_degree = -1\ntensor_parallel_degree = 1\n");
+  put(&r, "b.toml",
+      "[parallelism]\ndata_parallel_shard_degree = 1\n"
+      "tensor_parallel_degree = 1\n");
+  put(&r, "c.yaml", "parallel:\n  dp_shard: 4\n  dp_replicate: 2\n");
+  run(&r, NULL, "torchrun --nproc_per_node 8 t.py --config a.toml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "torchrun --nproc_per_node 8 t.py --config b.toml", &res);
+  ASSERT(strcmp(str(&res, SM_META_PARALLELISM), "fsdp") != 0);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "torchrun --nproc_per_node 8 t.py --config c.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
