@@ -1163,6 +1163,16 @@ static void vision_tokens(sm__ctx *c) {
 
 /* ==== Precision and parallelism ==== */
 
+/* Does a precision value name a dtype or a mode (bf16, float16, 16-mixed,
+ * fp32, half, no)? */
+static int dtype_word(const char *s) {
+  return strstr(s, "bf16") || strstr(s, "bfloat16") || strstr(s, "fp8") ||
+         strstr(s, "fp16") || strstr(s, "float16") ||
+         strncmp(s, "16", 2) == 0 || strcmp(s, "half") == 0 ||
+         strcmp(s, "no") == 0 || strstr(s, "32") || strcmp(s, "float") == 0 ||
+         strcasecmp(s, "auto") == 0;
+}
+
 static void precision(sm__ctx *c) {
   /* Each rule: names, and what a true / string value means. */
   const sm__param *best = NULL;
@@ -1235,6 +1245,19 @@ static void precision(sm__ctx *c) {
     const sm__param *p = sm__param_get_min(c, rules[i].names, SM__L_ENTRY);
     const char *v = NULL;
     double x;
+    if (p != NULL && rules[i].if_true == NULL && p->kind == SM__V_STR &&
+        !dtype_word(p->str)) {
+      /* A value that names no dtype (precision: full_mixed, a policy
+       * name) does not hide a dtype the job gives under another key of
+       * the rule (--dtype bfloat16). */
+      const char *left[16];
+      int n = keys_init_n(left, 16, rules[i].names);
+      while (p != NULL && p->kind == SM__V_STR && !dtype_word(p->str) &&
+             (n = drop_key(left, n, p)) > 0)
+        p = sm__param_get_min(c, left, SM__L_ENTRY);
+      if (p == NULL || n <= 0)
+        p = sm__param_get_min(c, rules[i].names, SM__L_ENTRY);
+    }
     if (p == NULL)
       continue;
     if (rules[i].if_true != NULL && strcmp(rules[i].if_true, "-") == 0) {

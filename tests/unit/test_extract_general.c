@@ -2634,3 +2634,25 @@ SM_TEST(extract_shard_degree_fsdp) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* A precision value that names no dtype (a policy name) does not hide
+ * the dtype another key of the job gives; one that names a dtype still
+ * decides. */
+SM_TEST(extract_precision_policy_names) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "j.py",
+      "import argparse\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--precision', default='full')\n"
+      "p.add_argument('--dtype', default='float32')\n"
+      "a = p.parse_args()\n");
+  run(&r, NULL, "python j.py --precision full_mixed --dtype bfloat16", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python j.py --precision fp16", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
