@@ -140,7 +140,8 @@ static const char *const generic_names[] = {
     "asr-model",  "lm-model",   "ctc-model",   "seq2seq-model",
     "main-model", "base-model", "transformer", "train",
     "training",   "val",        "valid",       "validation",
-    "test",       "eval",       NULL};
+    "test",       "eval",       "pretrain",    "finetune",
+    "pre-train",  "fine-tune",  NULL};
 
 static int in(const char *const *list, const char *s, size_t n) {
   for (int i = 0; list[i]; i++)

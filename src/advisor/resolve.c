@@ -2045,6 +2045,52 @@ static void dataset(sm__ctx *c) {
     }
   }
   if (name == NULL) {
+    /* LAVIS-style sections keyed by dataset name (datasets: {laion:
+     * {batch_size: 64}, cc_sbu: {...}}): the first that names a known
+     * dataset, else the first name that is no split or setting. */
+    static const char *const not_names[] = {
+        "train", "val",  "valid", "validation", "test", "eval", "path",
+        "name",  "type", "root",  "split",      "dir",  "file", NULL};
+    const char *first = NULL, *first_ev = NULL, *seen[4] = {0};
+    const char *kn = NULL, *kn_ev = NULL;
+    int nseen = 0;
+    for (int i = 0; i < c->params.n && nseen <= 3; i++) {
+      const sm__param *q = &SM__AT(c->params, sm__param, i);
+      const char *k = q->key, *dot;
+      char nm[96];
+      int skip = 0;
+      if (q->layer < SM__L_CONFIG || strncmp(k, "datasets.", 9) != 0 ||
+          (dot = strchr(k + 9, '.')) == NULL || (size_t)(dot - k - 9) >= 96 ||
+          dot == k + 9 || isdigit((unsigned char)k[9]))
+        continue;
+      snprintf(nm, sizeof(nm), "%.*s", (int)(dot - k - 9), k + 9);
+      for (int j = 0; not_names[j] && !skip; j++)
+        skip = strcmp(nm, not_names[j]) == 0;
+      for (int j = 0; j < nseen && !skip; j++)
+        skip = strcmp(seen[j], nm) == 0;
+      if (skip)
+        continue;
+      if (nseen < 4)
+        seen[nseen] = sm__strdup(c, nm);
+      nseen++;
+      if (kn == NULL && sm__known_dataset(c, nm, NULL, NULL) != NULL) {
+        kn = seen[nseen - 1];
+        kn_ev = q->ev;
+      } else if (first == NULL) {
+        first = seen[nseen - 1];
+        first_ev = q->ev;
+      }
+    }
+    /* A mixture of many datasets names none. */
+    if (nseen > 3)
+      kn = first = NULL;
+    if (kn != NULL || first != NULL) {
+      name = sm__norm_dataset(c, kn ? kn : first, &c->ds_task, &c->ds_domain);
+      if (name != NULL)
+        ev = kn ? kn_ev : first_ev;
+    }
+  }
+  if (name == NULL) {
     /* A data path given to the job whose components name a known dataset
      * (/data/criteo_1tb/binary/split). */
     static const char *const not_data[] = {

@@ -2656,3 +2656,42 @@ SM_TEST(extract_precision_policy_names) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* LAVIS-style configs: datasets as the keys of a section (a known name
+ * first; splits are no names; a mixture of many names none), the text
+ * length as max_txt_len, and a variant word (pretrain) that names no
+ * model beside the architecture. */
+SM_TEST(extract_dataset_sections_by_name) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport torch\nfrom omegaconf import OmegaConf\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--cfg-path')\n"
+      "cfg = OmegaConf.load(p.parse_args().cfg_path)\n"
+      "torch.distributed.init_process_group('nccl')\n");
+  put(&r, "a.yaml",
+      "model:\n  arch: blip2_opt\n  model_type: pretrain\n"
+      "  max_txt_len: 48\n"
+      "datasets:\n  my_captions:\n    batch_size: 32\n"
+      "  cc3m:\n    batch_size: 32\n"
+      "run:\n  max_epoch: 4\n");
+  run(&r, NULL, "torchrun --nproc_per_node 4 train.py --cfg-path a.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "cc3m");
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 48);
+  ASSERT(strcmp(str(&res, SM_META_MODEL_NAME), "pretrain") != 0);
+  sm_extract_res_release(&res);
+  put(&r, "b.yaml",
+      "datasets:\n  house_pairs:\n    vis_processor:\n      train:\n"
+      "        name: blip_image_train\n");
+  run(&r, NULL, "torchrun --nproc_per_node 4 train.py --cfg-path b.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "house-pairs");
+  sm_extract_res_release(&res);
+  put(&r, "c.yaml",
+      "datasets:\n  set_a:\n    batch_size: 2\n  set_b:\n    batch_size: 2\n"
+      "  set_c:\n    batch_size: 2\n  set_d:\n    batch_size: 2\n"
+      "  set_e:\n    batch_size: 2\n");
+  expect_unread(&r, "torchrun --nproc_per_node 4 train.py --cfg-path c.yaml",
+                SM_META_DATASET);
+  repo_drop(&r);
+}
