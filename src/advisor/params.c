@@ -293,6 +293,14 @@ typedef struct evv {
 static evv eval_ref(sm__ctx *c, const sm__param *self, const char *tok,
                     int depth);
 
+/* A value as a condition: 1, 0, or -1 when unknown. */
+static int truth(evv x) {
+  return x.k == EV_UNK    ? -1
+         : x.k == EV_NUM  ? x.num != 0
+         : x.k == EV_NONE ? 0
+                          : x.str[0] != '\0';
+}
+
 /* Evaluates RPN text over the store: arithmetic (+ - * / // % **),
  * comparisons (== != < > <= >=, is, isnot), and, or, not, numbers,
  * strings ("text), @none, @world, ? (unknown) and key names.  Unknowns
@@ -330,18 +338,13 @@ static evv eval_rpn3(sm__ctx *c, const sm__param *self, const char *rpn,
     }
     if (strcmp(tok, "?:") == 0) {
       /* a b cond ?: -- a where cond holds, b where it does not. */
-      evv a, b, k;
       int t;
       if (sp < 3)
         return unk;
-      k = st[--sp];
-      b = st[--sp];
-      a = st[--sp];
-      t = k.k == EV_UNK    ? -1
-          : k.k == EV_NUM  ? k.num != 0
-          : k.k == EV_NONE ? 0
-                           : k.str[0] != '\0';
-      st[sp++] = t < 0 ? unk : t ? a : b;
+      t = truth(st[sp - 1]);
+      sp -= 3;
+      st[sp] = t < 0 ? unk : t ? st[sp] : st[sp + 1];
+      sp++;
       continue;
     }
     if (strcmp(tok, "and") == 0 || strcmp(tok, "or") == 0) {
@@ -351,14 +354,8 @@ static evv eval_rpn3(sm__ctx *c, const sm__param *self, const char *rpn,
         return unk;
       b = st[--sp];
       a = st[--sp];
-      ta = a.k == EV_UNK    ? -1
-           : a.k == EV_NUM  ? a.num != 0
-           : a.k == EV_NONE ? 0
-                            : a.str[0] != '\0';
-      tb = b.k == EV_UNK    ? -1
-           : b.k == EV_NUM  ? b.num != 0
-           : b.k == EV_NONE ? 0
-                            : b.str[0] != '\0';
+      ta = truth(a);
+      tb = truth(b);
       if (and)
         ta = (ta == 0 || tb == 0) ? 0 : (ta < 0 || tb < 0) ? -1 : 1;
       else

@@ -182,22 +182,44 @@ static int rpn_sub(void *s, TSNode n, sm_buf *out, int depth) {
 
 static void cond_into(scan *s, TSNode n, sm_buf *out, int depth);
 
+/* a if cond else b: " a b cond ?:", decided with the job's values (the
+ * condition's undecidable parts are unknown). */
+static int rpn_choice(scan *s, TSNode n, sm_buf *out, int depth) {
+  if (ts_node_named_child_count(n) != 3 ||
+      rpn(s, ts_node_named_child(n, 0), out, depth + 1) != 0 ||
+      rpn(s, ts_node_named_child(n, 2), out, depth + 1) != 0)
+    return -1;
+  cond_into(s, ts_node_named_child(n, 1), out, depth + 1);
+  sm_buf_adds(out, " ?:");
+  return 0;
+}
+
+/* Is the node the integer literal 1? */
+static int is_one(scan *s, TSNode n) {
+  size_t len;
+  const char *t = text(s, n, &len);
+  return is(n, "integer") && len == 1 && t[0] == '1';
+}
+
+/* max(1, n_gpus): a guard against a zero count, which is n for every
+ * count a job runs with. */
+static int rpn_max_one(scan *s, TSNode args, sm_buf *out, int depth) {
+  TSNode a = ts_node_named_child(args, 0), b = ts_node_named_child(args, 1);
+  if (is_one(s, a))
+    return rpn(s, b, out, depth + 1);
+  if (is_one(s, b))
+    return rpn(s, a, out, depth + 1);
+  return -1;
+}
+
 /* Compiles arithmetic into RPN text; returns 0 or -1. */
 static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
   if (depth > 20 || out->len > MAX_RPN)
     return -1;
   if (is(n, "parenthesized_expression"))
     return rpn(s, ts_node_named_child(n, 0), out, depth + 1);
-  if (is(n, "conditional_expression") && ts_node_named_child_count(n) == 3) {
-    /* a if cond else b: " a b cond ?:", decided with the job's values
-     * (the condition's undecidable parts are unknown). */
-    if (rpn(s, ts_node_named_child(n, 0), out, depth + 1) != 0 ||
-        rpn(s, ts_node_named_child(n, 2), out, depth + 1) != 0)
-      return -1;
-    cond_into(s, ts_node_named_child(n, 1), out, depth + 1);
-    sm_buf_adds(out, " ?:");
-    return 0;
-  }
+  if (is(n, "conditional_expression"))
+    return rpn_choice(s, n, out, depth);
   if (is(n, "binary_operator"))
     return sm__ts_rpn_binop(s->src, n, out, depth, rpn_sub, s);
   if (is(n, "boolean_operator")) {
@@ -286,20 +308,8 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
         ts_node_named_child_count(args) == 1)
       return rpn(s, ts_node_named_child(args, 0), out, depth + 1);
     if (callee && strcmp(callee, "max") == 0 &&
-        ts_node_named_child_count(args) == 2) {
-      /* max(1, n_gpus): a guard against a zero count, which is n for
-       * every count a job runs with. */
-      TSNode a = ts_node_named_child(args, 0), b = ts_node_named_child(args, 1);
-      if (is(a, "integer") &&
-          strncmp(s->src + ts_node_start_byte(a), "1",
-                  ts_node_end_byte(a) - ts_node_start_byte(a)) == 0)
-        return rpn(s, b, out, depth + 1);
-      if (is(b, "integer") &&
-          strncmp(s->src + ts_node_start_byte(b), "1",
-                  ts_node_end_byte(b) - ts_node_start_byte(b)) == 0)
-        return rpn(s, a, out, depth + 1);
-      return -1;
-    }
+        ts_node_named_child_count(args) == 2)
+      return rpn_max_one(s, args, out, depth);
     if (callee && (strcmp(callee, "all") == 0 || strcmp(callee, "any") == 0) &&
         ts_node_named_child_count(args) == 1) {
       /* all([a, b, c]): a and b and c. */

@@ -1163,6 +1163,48 @@ static void vision_tokens(sm__ctx *c) {
 
 /* ==== Precision and parallelism ==== */
 
+/* mmengine: an optimizer wrapper of type AmpOptimWrapper runs the step
+ * under autocast (fp16 unless its dtype says bf16).  1 when it decided. */
+static int amp_optim_wrapper(sm__ctx *c) {
+  const char *const wt[] = {"optim_wrapper.type", NULL};
+  const char *const wd[] = {"optim_wrapper.dtype", NULL};
+  const sm__param *w = sm__param_get_min(c, wt, SM__L_CONFIG);
+  if (w != NULL && w->kind == SM__V_STR &&
+      strcmp(w->str, "AmpOptimWrapper") == 0) {
+    const sm__param *d = sm__param_get_min(c, wd, SM__L_CONFIG);
+    set_str(c, SM_META_PRECISION,
+            d != NULL && d->kind == SM__V_STR &&
+                    (strstr(d->str, "bf16") || strstr(d->str, "bfloat16"))
+                ? "bf16"
+                : "fp16",
+            w->ev);
+    return 1;
+  }
+  return 0;
+}
+
+/* bf16: auto (hidden from lookups, where "auto" defers to another
+ * source): bf16 on the GPUs that support it.  1 when it decided. */
+static int bf16_auto(sm__ctx *c) {
+  const sm__param *a = NULL;
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *q = &SM__AT(c->params, sm__param, i);
+    if (q->layer >= SM__L_CONFIG && q->kind == SM__V_STR &&
+        strcmp(q->str, "auto") == 0 &&
+        (strcmp(q->leaf, "bf16") == 0 || strcmp(q->key, "bf16.enabled") == 0))
+      a = q;
+  }
+  if (a != NULL && c->precision == NULL) {
+    const char *const fp[] = {"fp16", NULL};
+    const sm__param *f16 = sm__param_get_min(c, fp, a->layer + 1);
+    if (f16 == NULL) {
+      set_str(c, SM_META_PRECISION, "bf16", a->ev);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* Does a precision value name a dtype or a mode (bf16, float16, 16-mixed,
  * fp32, half, no)? */
 static int dtype_word(const char *s) {
@@ -1171,6 +1213,20 @@ static int dtype_word(const char *s) {
          strncmp(s, "16", 2) == 0 || strcmp(s, "half") == 0 ||
          strcmp(s, "no") == 0 || strstr(s, "32") || strcmp(s, "float") == 0 ||
          strcasecmp(s, "auto") == 0;
+}
+
+/* A value that names no dtype (precision: full_mixed, a policy name)
+ * does not hide a dtype the job gives under another of the names
+ * (--dtype bfloat16); p when none does. */
+static const sm__param *dtype_param(sm__ctx *c, const char *const *names,
+                                    const sm__param *p) {
+  const char *left[16];
+  const sm__param *q = p;
+  int n = keys_init_n(left, 16, names);
+  while (q != NULL && q->kind == SM__V_STR && !dtype_word(q->str) &&
+         (n = drop_key(left, n, q)) > 0)
+    q = sm__param_get_min(c, left, SM__L_ENTRY);
+  return q != NULL && n > 0 ? q : p;
 }
 
 static void precision(sm__ctx *c) {
@@ -1202,62 +1258,18 @@ static void precision(sm__ctx *c) {
          "trainer.precision"),
        NULL},
   };
-  {
-    /* mmengine: an optimizer wrapper of type AmpOptimWrapper runs the
-     * step under autocast (fp16 unless its dtype says bf16). */
-    const char *const wt[] = {"optim_wrapper.type", NULL};
-    const char *const wd[] = {"optim_wrapper.dtype", NULL};
-    const sm__param *w = sm__param_get_min(c, wt, SM__L_CONFIG);
-    if (w != NULL && w->kind == SM__V_STR &&
-        strcmp(w->str, "AmpOptimWrapper") == 0) {
-      const sm__param *d = sm__param_get_min(c, wd, SM__L_CONFIG);
-      set_str(c, SM_META_PRECISION,
-              d != NULL && d->kind == SM__V_STR &&
-                      (strstr(d->str, "bf16") || strstr(d->str, "bfloat16"))
-                  ? "bf16"
-                  : "fp16",
-              w->ev);
-      return;
-    }
-  }
-  {
-    /* bf16: auto (hidden from lookups, where "auto" defers to another
-     * source): bf16 on the GPUs that support it. */
-    const sm__param *a = NULL;
-    for (int i = 0; i < c->params.n; i++) {
-      const sm__param *q = &SM__AT(c->params, sm__param, i);
-      if (q->layer >= SM__L_CONFIG && q->kind == SM__V_STR &&
-          strcmp(q->str, "auto") == 0 &&
-          (strcmp(q->leaf, "bf16") == 0 || strcmp(q->key, "bf16.enabled") == 0))
-        a = q;
-    }
-    if (a != NULL && c->precision == NULL) {
-      const char *const fp[] = {"fp16", NULL};
-      const sm__param *f16 = sm__param_get_min(c, fp, a->layer + 1);
-      if (f16 == NULL) {
-        set_str(c, SM_META_PRECISION, "bf16", a->ev);
-        return;
-      }
-    }
-  }
+  if (amp_optim_wrapper(c))
+    return;
+  if (bf16_auto(c))
+    return;
   for (size_t i = 0; i < SM_ARRAY_LEN(rules); i++) {
     /* Defaults deep in imported library code describe other uses. */
     const sm__param *p = sm__param_get_min(c, rules[i].names, SM__L_ENTRY);
     const char *v = NULL;
     double x;
     if (p != NULL && rules[i].if_true == NULL && p->kind == SM__V_STR &&
-        !dtype_word(p->str)) {
-      /* A value that names no dtype (precision: full_mixed, a policy
-       * name) does not hide a dtype the job gives under another key of
-       * the rule (--dtype bfloat16). */
-      const char *left[16];
-      int n = keys_init_n(left, 16, rules[i].names);
-      while (p != NULL && p->kind == SM__V_STR && !dtype_word(p->str) &&
-             (n = drop_key(left, n, p)) > 0)
-        p = sm__param_get_min(c, left, SM__L_ENTRY);
-      if (p == NULL || n <= 0)
-        p = sm__param_get_min(c, rules[i].names, SM__L_ENTRY);
-    }
+        !dtype_word(p->str))
+      p = dtype_param(c, rules[i].names, p);
     if (p == NULL)
       continue;
     if (rules[i].if_true != NULL && strcmp(rules[i].if_true, "-") == 0) {
@@ -1969,6 +1981,53 @@ static int synthetic_data(sm__ctx *c) {
   return 0;
 }
 
+/* LAVIS-style sections keyed by dataset name (datasets: {laion:
+ * {batch_size: 64}, cc_sbu: {...}}): the first that names a known
+ * dataset, else the first name that is no split or setting; a mixture of
+ * more than three names none. */
+static const char *dataset_sections(sm__ctx *c, const char **ev) {
+  static const char *const not_names[] = {
+      "train", "val",  "valid", "validation", "test", "eval", "path",
+      "name",  "type", "root",  "split",      "dir",  "file", NULL};
+  const char *first = NULL, *first_ev = NULL, *seen[4] = {0};
+  const char *kn = NULL, *kn_ev = NULL;
+  int nseen = 0;
+  for (int i = 0; i < c->params.n && nseen <= 3; i++) {
+    const sm__param *q = &SM__AT(c->params, sm__param, i);
+    const char *k = q->key, *dot;
+    char nm[96];
+    int skip = 0;
+    if (q->layer < SM__L_CONFIG || strncmp(k, "datasets.", 9) != 0 ||
+        (dot = strchr(k + 9, '.')) == NULL || (size_t)(dot - k - 9) >= 96 ||
+        dot == k + 9 || isdigit((unsigned char)k[9]))
+      continue;
+    snprintf(nm, sizeof(nm), "%.*s", (int)(dot - k - 9), k + 9);
+    for (int j = 0; not_names[j] && !skip; j++)
+      skip = strcmp(nm, not_names[j]) == 0;
+    for (int j = 0; j < nseen && !skip; j++)
+      skip = strcmp(seen[j], nm) == 0;
+    if (skip)
+      continue;
+    if (nseen < 4)
+      seen[nseen] = sm__strdup(c, nm);
+    nseen++;
+    if (kn == NULL && sm__known_dataset(c, nm, NULL, NULL) != NULL) {
+      kn = seen[nseen - 1];
+      kn_ev = q->ev;
+    } else if (first == NULL) {
+      first = seen[nseen - 1];
+      first_ev = q->ev;
+    }
+  }
+  /* A mixture of many datasets names none. */
+  if (nseen > 3)
+    kn = first = NULL;
+  if (kn == NULL && first == NULL)
+    return NULL;
+  *ev = kn ? kn_ev : first_ev;
+  return sm__norm_dataset(c, kn ? kn : first, &c->ds_task, &c->ds_domain);
+}
+
 static void dataset(sm__ctx *c) {
   const char *const *keys = sm__keys("dataset");
   const sm__param *p;
@@ -2044,52 +2103,8 @@ static void dataset(sm__ctx *c) {
       }
     }
   }
-  if (name == NULL) {
-    /* LAVIS-style sections keyed by dataset name (datasets: {laion:
-     * {batch_size: 64}, cc_sbu: {...}}): the first that names a known
-     * dataset, else the first name that is no split or setting. */
-    static const char *const not_names[] = {
-        "train", "val",  "valid", "validation", "test", "eval", "path",
-        "name",  "type", "root",  "split",      "dir",  "file", NULL};
-    const char *first = NULL, *first_ev = NULL, *seen[4] = {0};
-    const char *kn = NULL, *kn_ev = NULL;
-    int nseen = 0;
-    for (int i = 0; i < c->params.n && nseen <= 3; i++) {
-      const sm__param *q = &SM__AT(c->params, sm__param, i);
-      const char *k = q->key, *dot;
-      char nm[96];
-      int skip = 0;
-      if (q->layer < SM__L_CONFIG || strncmp(k, "datasets.", 9) != 0 ||
-          (dot = strchr(k + 9, '.')) == NULL || (size_t)(dot - k - 9) >= 96 ||
-          dot == k + 9 || isdigit((unsigned char)k[9]))
-        continue;
-      snprintf(nm, sizeof(nm), "%.*s", (int)(dot - k - 9), k + 9);
-      for (int j = 0; not_names[j] && !skip; j++)
-        skip = strcmp(nm, not_names[j]) == 0;
-      for (int j = 0; j < nseen && !skip; j++)
-        skip = strcmp(seen[j], nm) == 0;
-      if (skip)
-        continue;
-      if (nseen < 4)
-        seen[nseen] = sm__strdup(c, nm);
-      nseen++;
-      if (kn == NULL && sm__known_dataset(c, nm, NULL, NULL) != NULL) {
-        kn = seen[nseen - 1];
-        kn_ev = q->ev;
-      } else if (first == NULL) {
-        first = seen[nseen - 1];
-        first_ev = q->ev;
-      }
-    }
-    /* A mixture of many datasets names none. */
-    if (nseen > 3)
-      kn = first = NULL;
-    if (kn != NULL || first != NULL) {
-      name = sm__norm_dataset(c, kn ? kn : first, &c->ds_task, &c->ds_domain);
-      if (name != NULL)
-        ev = kn ? kn_ev : first_ev;
-    }
-  }
+  if (name == NULL)
+    name = dataset_sections(c, &ev);
   if (name == NULL) {
     /* A data path given to the job whose components name a known dataset
      * (/data/criteo_1tb/binary/split). */
