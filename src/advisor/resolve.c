@@ -1848,6 +1848,32 @@ static void model_from_size_config(sm__ctx *c, pick *m) {
 }
 
 /* The model: the sources in order of trust, the first that names one. */
+/* mmengine-style backbones name a variant of their type: dict(type=
+ * 'SwinTransformer', arch='tiny') is swin-tiny, MAEViT with arch 'b' is
+ * maevit-b.  The value as it is otherwise. */
+static const char *family_variant(sm__ctx *c, const sm__param *p) {
+  char key[256], fam[64];
+  const char *names[2] = {key, NULL};
+  const sm__param *t;
+  size_t pl = (size_t)(p->leaf - p->key), n;
+  if (strcmp(p->leaf, "arch") != 0 || strlen(p->str) > 8 || pl == 0 ||
+      pl + 5 >= sizeof(key) || strchr(p->str, '/') || strchr(p->str, '_'))
+    return p->str;
+  snprintf(key, sizeof(key), "%.*stype", (int)pl, p->key);
+  t = sm__param_get_min(c, names, SM__L_CONFIG);
+  if (t == NULL || t->kind != SM__V_STR || !isupper((unsigned char)t->str[0]) ||
+      strlen(t->str) >= sizeof(fam) || strchr(t->str, '.'))
+    return p->str;
+  for (n = 0; t->str[n]; n++)
+    fam[n] = (char)tolower((unsigned char)t->str[n]);
+  fam[n] = '\0';
+  if (strcmp(fam, "visiontransformer") == 0)
+    snprintf(fam, sizeof(fam), "vit");
+  else if (n > 11 && strcmp(fam + n - 11, "transformer") == 0)
+    fam[n - 11] = '\0';
+  return fam[0] ? sm__printf(c, "%s-%s", fam, p->str) : p->str;
+}
+
 static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
@@ -1875,7 +1901,7 @@ static void model_name(sm__ctx *c, const char **model_out) {
     }
     if (p->kind == SM__V_STR && !container_class(p->str) &&
         !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
-      m.name = sm__norm_model(c, p->str, &m.t, &m.d);
+      m.name = sm__norm_model(c, family_variant(c, p), &m.t, &m.d);
     if (m.name != NULL) {
       m.ev = p->ev;
       break;

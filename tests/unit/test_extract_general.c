@@ -2695,3 +2695,41 @@ SM_TEST(extract_dataset_sections_by_name) {
                 SM_META_DATASET);
   repo_drop(&r);
 }
+
+/* mmengine-style backbones name a variant of their type (type=
+ * 'SwinTransformer', arch='tiny'; type='MAEViT', arch='b'): the model is
+ * the family with its variant, and its published sizes follow. */
+SM_TEST(extract_backbone_type_and_arch) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "tools/train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "cfg = Config.fromfile(p.parse_args().config)\n");
+  put(&r, "configs/swin.py",
+      "model = dict(type='ImageClassifier',\n"
+      "    backbone=dict(type='SwinTransformer', arch='small', img_size=224),\n"
+      "    head=dict(type='LinearClsHead', num_classes=1000))\n");
+  put(&r, "configs/mae.py",
+      "model = dict(type='MAE',\n"
+      "    backbone=dict(type='MAEViT', arch='l', patch_size=16),\n"
+      "    neck=dict(type='MAEPretrainDecoder'))\n");
+  put(&r, "configs/res.py",
+      "model = dict(type='ImageClassifier',\n"
+      "    backbone=dict(type='ResNet', depth=50),\n"
+      "    head=dict(type='LinearClsHead', num_classes=1000))\n");
+  run(&r, NULL, "python tools/train.py configs/swin.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "swin-small");
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 96);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/train.py configs/mae.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "maevit-l");
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/train.py configs/res.py", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
