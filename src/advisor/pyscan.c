@@ -840,7 +840,8 @@ static int config_callee(const char *callee) {
       strcmp(l, "SGD") == 0 || strcmp(l, "Adafactor") == 0 ||
       strcmp(l, "Lion") == 0 || strcmp(l, "LAMB") == 0 ||
       strcmp(l, "FusedAdam") == 0 || strcmp(l, "Accelerator") == 0 ||
-      strcmp(l, "SimpleNamespace") == 0 || strcmp(l, "Namespace") == 0)
+      strcmp(l, "Fabric") == 0 || strcmp(l, "SimpleNamespace") == 0 ||
+      strcmp(l, "Namespace") == 0)
     return 1;
   return 0;
 }

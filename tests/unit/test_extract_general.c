@@ -2733,3 +2733,24 @@ SM_TEST(extract_backbone_type_and_arch) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* Lightning Fabric built in the script: its keywords are settings as a
+ * Trainer's are (devices, strategy, precision). */
+SM_TEST(extract_fabric_settings) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "pre.py",
+      "import argparse\nimport lightning as L\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--devices', type=int, default=4)\n"
+      "a = p.parse_args()\n"
+      "fabric = L.Fabric(devices=a.devices, strategy='fsdp', "
+      "precision='bf16-mixed')\nfabric.launch()\n");
+  run(&r, NULL, "python pre.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
