@@ -1848,6 +1848,39 @@ static void model_from_size_config(sm__ctx *c, pick *m) {
 }
 
 /* The model: the sources in order of trust, the first that names one. */
+/* A bare family name (arch: slowfast) beside a model-zoo config named
+ * after that family with its variant (SLOWFAST_4x16_R50.yaml): the
+ * config's name says which member of the family the job trains. */
+static void family_in_config_name(sm__ctx *c, pick *m) {
+  const char *b = strrchr(c->primary_cfg, '/'), *dot;
+  char stem[96];
+  size_t fl = strlen(m->name), n;
+  int digit = 0;
+  b = b ? b + 1 : c->primary_cfg;
+  dot = strrchr(b, '.');
+  n = dot ? (size_t)(dot - b) : strlen(b);
+  if (fl < 3 || n <= fl + 1 || n >= sizeof(stem))
+    return;
+  for (size_t i = 0; i < fl; i++)
+    if (isdigit((unsigned char)m->name[i]))
+      return; /* a name with a size or version stays */
+  for (size_t i = 0; i < n; i++) {
+    stem[i] = (char)tolower((unsigned char)b[i]);
+    digit |= isdigit((unsigned char)b[i]) != 0;
+  }
+  stem[n] = '\0';
+  if (!digit || strncmp(stem, m->name, fl) != 0 ||
+      (stem[fl] != '_' && stem[fl] != '-'))
+    return;
+  {
+    const char *t = NULL, *d = NULL, *nm = sm__norm_model(c, stem, &t, &d);
+    if (nm != NULL) {
+      m->name = nm;
+      m->ev = sm__ev(c, c->primary_cfg, 1);
+    }
+  }
+}
+
 /* mmengine-style backbones name a variant of their type: dict(type=
  * 'SwinTransformer', arch='tiny') is swin-tiny, MAEViT with arch 'b' is
  * maevit-b.  The value as it is otherwise. */
@@ -1936,6 +1969,8 @@ static void model_name(sm__ctx *c, const char **model_out) {
   }
   if (m.name == NULL && deep.name != NULL)
     m = deep;
+  if (m.name != NULL && c->primary_cfg != NULL)
+    family_in_config_name(c, &m);
   if (m.name != NULL) {
     set_str(c, SM_META_MODEL_NAME, m.name, m.ev);
     c->hint_task = m.t;

@@ -2754,3 +2754,34 @@ SM_TEST(extract_fabric_settings) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* A bare family name beside a model-zoo config named after that family
+ * and its variant: the config's name says which member is trained; a
+ * name with a size stays, and a config named otherwise changes nothing. */
+SM_TEST(extract_family_variant_from_config_name) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "tools/run.py",
+      "import argparse\nimport torch\nimport yaml\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--cfg')\n"
+      "cfg = yaml.safe_load(open(p.parse_args().cfg))\n"
+      "torch.multiprocessing.spawn(run, nprocs=8)\n");
+  put(&r, "configs/VIDNET_4x16_R50.yaml", "MODEL:\n  ARCH: vidnet\n");
+  put(&r, "configs/VIDNET_8x8_R50.yaml", "MODEL:\n  ARCH: vidnet\n");
+  put(&r, "configs/base_run.yaml", "MODEL:\n  ARCH: vidnet\n");
+  put(&r, "configs/VIDNET2_R101.yaml", "MODEL:\n  ARCH: vidnet2\n");
+  run(&r, NULL, "python tools/run.py --cfg configs/VIDNET_4x16_R50.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet-4x16-r50");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/run.py --cfg configs/VIDNET_8x8_R50.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet-8x8-r50");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/run.py --cfg configs/base_run.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/run.py --cfg configs/VIDNET2_R101.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet2");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
