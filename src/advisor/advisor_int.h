@@ -265,6 +265,14 @@ typedef struct sm__use {
   const char *guard; /* RPN of the enclosing conditions, NULL: always */
 } sm__use;
 
+/* A value the code sets under conditions over the job's options (a
+ * config call's keywords in one branch of `if args.card == ...`): the
+ * param at index is ruled out once the options decide the guard false. */
+typedef struct sm__guarded {
+  int index;         /* into sm__ctx.params */
+  const char *guard; /* RPN of the enclosing conditions */
+} sm__guarded;
+
 /* A Python file waiting to be scanned. */
 typedef struct sm__pyfile {
   const char *path; /* root-relative */
@@ -394,6 +402,7 @@ struct sm__ctx {
   sm__vec dc_instances; /* sm__vnode *: dataclasses given to parsers */
   sm__vec built;      /* const char *[3]: variable, class it holds, evidence */
   sm__vec uses;       /* sm__use: where the code turns a strategy on */
+  sm__vec guarded;    /* sm__guarded: values set under option guards */
   sm__vnode *pkg_dir; /* setuptools package_dir map, or NULL */
   int pkg_dir_done;   /* pkg_dir was looked for */
   const char *cfg_arg_rel; /* config file given with ":arg" */

@@ -140,7 +140,8 @@ static const char *const generic_names[] = {
     "asr-model",  "lm-model",   "ctc-model",   "seq2seq-model",
     "main-model", "base-model", "transformer", "train",
     "training",   "val",        "valid",       "validation",
-    "test",       "eval",       NULL};
+    "test",       "eval",       "pretrain",    "finetune",
+    "pre-train",  "fine-tune",  NULL};
 
 static int in(const char *const *list, const char *s, size_t n) {
   for (int i = 0; list[i]; i++)
@@ -235,6 +236,17 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
       n = (size_t)(sl - buf);
     }
   }
+  /* A model named with its patch after a slash (DiT-XL/2, ViT-B/16):
+   * one name, not a path whose last part is a number. */
+  if (!dataset) {
+    char *sl = strrchr(buf, '/');
+    size_t k = 1;
+    while (sl != NULL && isdigit((unsigned char)sl[k]))
+      k++;
+    if (sl != NULL && sl > buf && k > 1 && k <= 3 && sl[k] == '\0' &&
+        strchr(buf, '/') == sl && isalpha((unsigned char)sl[-1]))
+      *sl = '-';
+  }
   /* The last component that is not a generic directory name. */
   e = buf + n;
   for (;;) {
@@ -293,10 +305,12 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
   {
     /* Kinds of data, not datasets (wenet's dataset: asr). */
     static const char *const kinds[] = {
-        "asr",        "tts",   "lm",   "seq2seq", "audio", "speech",
-        "image",      "video", "text", "jsonl",   "hf",    "huggingface",
-        "webdataset", "wds",   "raw",  "shard",   "tfds",  "grain",
-        "local",      "json",  "csv",  "parquet", NULL};
+        "asr",    "tts",         "lm",           "seq2seq",     "audio",
+        "speech", "image",       "video",        "text",        "jsonl",
+        "hf",     "huggingface", "webdataset",   "wds",         "raw",
+        "shard",  "tfds",        "grain",        "local",       "json",
+        "csv",    "parquet",     "image-folder", "imagefolder", "folder",
+        "custom", "lmdb",        "arrow",        NULL};
     if (dataset && in(kinds, out, n))
       return -1;
   }

@@ -268,6 +268,18 @@ static void assignment_arg(sm__ctx *c, argscan *st, const char *w,
     return;
   sm__param_text(c, key, eq + 1, SM__L_CMD, e);
 }
+/* A config key in the yacs spelling (NUM_GPUS, OUTPUT_DIR): capitals,
+ * digits and underscores. */
+static int yacs_key(const char *w) {
+  size_t n = strlen(w);
+  if (n < 3 || n > 64)
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    if (!(isupper((unsigned char)w[i]) || isdigit((unsigned char)w[i]) ||
+          w[i] == '_'))
+      return 0;
+  return 1;
+}
 
 void sm__command_args(sm__ctx *c) {
   argscan st0, *st = &st0;
@@ -278,7 +290,7 @@ void sm__command_args(sm__ctx *c) {
     st->dirs[st->nd++] = c->entry_dir;
   st->dirs[st->nd++] = "";
   hydra_flags(c);
-  for (int i = 0; i < c->n_sargs; i++) {
+  for (int i = 0, overrides = 0; i < c->n_sargs; i++) {
     const char *w = c->sargs[i], *e = c->sargs_ev[i];
     const char *eq = strchr(w, '=');
     if (w[0] == '-' && w[1] != '\0' && !looks_number(w)) {
@@ -302,13 +314,16 @@ void sm__command_args(sm__ctx *c) {
       }
       break;
     }
-    if (i + 1 < c->n_sargs && strchr(w, '.') != NULL && !config_ext(w) &&
-        strchr(w, '/') == NULL && isupper((unsigned char)w[0]) &&
-        c->sargs[i + 1][0] != '-') {
-      /* detectron2-style trailing overrides: SOLVER.BASE_LR 0.001 */
+    if (i + 1 < c->n_sargs &&
+        (strchr(w, '.') != NULL || (overrides && yacs_key(w))) &&
+        !config_ext(w) && strchr(w, '/') == NULL &&
+        isupper((unsigned char)w[0]) && c->sargs[i + 1][0] != '-') {
+      /* detectron2-style trailing overrides: SOLVER.BASE_LR 0.001, and
+       * among them top-level keys of the same config (NUM_GPUS 2). */
       char key[256];
       sm__key_norm(w, strlen(w), key, sizeof(key));
       sm__param_text(c, key, c->sargs[i + 1], SM__L_CMD, c->sargs_ev[i + 1]);
+      overrides = 1;
       i++;
       continue;
     }

@@ -53,6 +53,7 @@ void sm__ctx_release(sm__ctx *c) {
   sm__vec_release(&c->dc_instances);
   sm__vec_release(&c->built);
   sm__vec_release(&c->uses);
+  sm__vec_release(&c->guarded);
   sm_arena_discard(&c->arena);
 }
 

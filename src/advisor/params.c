@@ -293,6 +293,14 @@ typedef struct evv {
 static evv eval_ref(sm__ctx *c, const sm__param *self, const char *tok,
                     int depth);
 
+/* A value as a condition: 1, 0, or -1 when unknown. */
+static int truth(evv x) {
+  return x.k == EV_UNK    ? -1
+         : x.k == EV_NUM  ? x.num != 0
+         : x.k == EV_NONE ? 0
+                          : x.str[0] != '\0';
+}
+
 /* Evaluates RPN text over the store: arithmetic (+ - * / // % **),
  * comparisons (== != < > <= >=, is, isnot), and, or, not, numbers,
  * strings ("text), @none, @world, ? (unknown) and key names.  Unknowns
@@ -328,6 +336,17 @@ static evv eval_rpn3(sm__ctx *c, const sm__param *self, const char *rpn,
         *a = (evv){EV_NUM, 0, NULL};
       continue;
     }
+    if (strcmp(tok, "?:") == 0) {
+      /* a b cond ?: -- a where cond holds, b where it does not. */
+      int t;
+      if (sp < 3)
+        return unk;
+      t = truth(st[sp - 1]);
+      sp -= 3;
+      st[sp] = t < 0 ? unk : t ? st[sp] : st[sp + 1];
+      sp++;
+      continue;
+    }
     if (strcmp(tok, "and") == 0 || strcmp(tok, "or") == 0) {
       evv a, b;
       int ta, tb, and = tok[0] == 'a';
@@ -335,14 +354,8 @@ static evv eval_rpn3(sm__ctx *c, const sm__param *self, const char *rpn,
         return unk;
       b = st[--sp];
       a = st[--sp];
-      ta = a.k == EV_UNK    ? -1
-           : a.k == EV_NUM  ? a.num != 0
-           : a.k == EV_NONE ? 0
-                            : a.str[0] != '\0';
-      tb = b.k == EV_UNK    ? -1
-           : b.k == EV_NUM  ? b.num != 0
-           : b.k == EV_NONE ? 0
-                            : b.str[0] != '\0';
+      ta = truth(a);
+      tb = truth(b);
       if (and)
         ta = (ta == 0 || tb == 0) ? 0 : (ta < 0 || tb < 0) ? -1 : 1;
       else
@@ -639,6 +652,13 @@ static const struct {
     {"topdown", SM__W_POSE},
     {"action_recog", SM__W_ACTION},
     {"kinetics", SM__W_ACTION},
+    {"ucf101", SM__W_ACTION},
+    {"hmdb", SM__W_ACTION},
+    {"ssv2", SM__W_ACTION},
+    {"sthv2", SM__W_ACTION},
+    {"something_something", SM__W_ACTION},
+    {"num_frames", SM__W_VIDEO},
+    {"tubelet", SM__W_VIDEO},
     {"=ssl", SM__W_SELFSUP},
     {"=ibot", SM__W_SELFSUP},
     {"=ctc", SM__W_SPEECH},

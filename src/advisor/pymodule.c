@@ -6,6 +6,7 @@
  * through sm__ctx_hooks.package_dir).  The queue keeps each file once;
  * a file imported for some names only serves more names, or all, when it
  * is queued again before it is scanned. */
+#include <ctype.h>
 #include <string.h>
 
 #include "advisor/advisor_int.h"
@@ -56,6 +57,26 @@ const char *sm__py_module_path(sm__ctx *c, const char *dir, const char *module,
     }
     if (mod[0] == '\0')
       break;
+  }
+  if (level == 0) {
+    /* vision.fair.<repo>.tools.train: the repository imported as a
+     * package of a larger tree under its own name (a monorepo prefix);
+     * the rest is a path from the root. */
+    const char *base = c->root ? strrchr(c->root, '/') : NULL;
+    size_t bl = base ? strlen(base + 1) : 0;
+    for (const char *q = module; bl >= 3 && q && *q;) {
+      const char *dot = strchr(q, '.');
+      size_t cl = dot ? (size_t)(dot - q) : strlen(q);
+      int same = cl == bl && dot != NULL && q != module;
+      for (size_t j = 0; same && j < cl; j++) {
+        char a = (char)tolower((unsigned char)q[j]);
+        char b = (char)tolower((unsigned char)base[1 + j]);
+        same = a == b || ((a == '_' || a == '-') && (b == '_' || b == '-'));
+      }
+      if (same)
+        return sm__py_module_path(c, "", dot + 1, 0);
+      q = dot ? dot + 1 : NULL;
+    }
   }
   if (level == 0) {
     /* setuptools package_dir: {"pkg.tools": "tools"} installs a directory

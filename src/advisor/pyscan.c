@@ -180,12 +180,46 @@ static int rpn_sub(void *s, TSNode n, sm_buf *out, int depth) {
   return rpn(s, n, out, depth);
 }
 
+static void cond_into(scan *s, TSNode n, sm_buf *out, int depth);
+
+/* a if cond else b: " a b cond ?:", decided with the job's values (the
+ * condition's undecidable parts are unknown). */
+static int rpn_choice(scan *s, TSNode n, sm_buf *out, int depth) {
+  if (ts_node_named_child_count(n) != 3 ||
+      rpn(s, ts_node_named_child(n, 0), out, depth + 1) != 0 ||
+      rpn(s, ts_node_named_child(n, 2), out, depth + 1) != 0)
+    return -1;
+  cond_into(s, ts_node_named_child(n, 1), out, depth + 1);
+  sm_buf_adds(out, " ?:");
+  return 0;
+}
+
+/* Is the node the integer literal 1? */
+static int is_one(scan *s, TSNode n) {
+  size_t len;
+  const char *t = text(s, n, &len);
+  return is(n, "integer") && len == 1 && t[0] == '1';
+}
+
+/* max(1, n_gpus): a guard against a zero count, which is n for every
+ * count a job runs with. */
+static int rpn_max_one(scan *s, TSNode args, sm_buf *out, int depth) {
+  TSNode a = ts_node_named_child(args, 0), b = ts_node_named_child(args, 1);
+  if (is_one(s, a))
+    return rpn(s, b, out, depth + 1);
+  if (is_one(s, b))
+    return rpn(s, a, out, depth + 1);
+  return -1;
+}
+
 /* Compiles arithmetic into RPN text; returns 0 or -1. */
 static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
   if (depth > 20 || out->len > MAX_RPN)
     return -1;
   if (is(n, "parenthesized_expression"))
     return rpn(s, ts_node_named_child(n, 0), out, depth + 1);
+  if (is(n, "conditional_expression"))
+    return rpn_choice(s, n, out, depth);
   if (is(n, "binary_operator"))
     return sm__ts_rpn_binop(s->src, n, out, depth, rpn_sub, s);
   if (is(n, "boolean_operator")) {
@@ -273,6 +307,9 @@ static int rpn(scan *s, TSNode n, sm_buf *out, int depth) {
         (strcmp(callee, "int") == 0 || strcmp(callee, "float") == 0) &&
         ts_node_named_child_count(args) == 1)
       return rpn(s, ts_node_named_child(args, 0), out, depth + 1);
+    if (callee && strcmp(callee, "max") == 0 &&
+        ts_node_named_child_count(args) == 2)
+      return rpn_max_one(s, args, out, depth);
     if (callee && (strcmp(callee, "all") == 0 || strcmp(callee, "any") == 0) &&
         ts_node_named_child_count(args) == 1) {
       /* all([a, b, c]): a and b and c. */
@@ -505,8 +542,18 @@ static val eval(scan *s, TSNode n, int depth) {
   } else if (strcmp(t, "parenthesized_expression") == 0) {
     v = eval(s, ts_node_named_child(n, 0), depth + 1);
   } else if (strcmp(t, "conditional_expression") == 0) {
-    /* `a if cond else b`: the first branch, as the common case. */
-    v = eval(s, ts_node_named_child(n, 0), depth + 1);
+    /* `a if cond else b` over numbers: an expression the job's values
+     * decide; otherwise the first branch, as the common case. */
+    val a = eval(s, ts_node_named_child(n, 0), depth + 1);
+    val b = eval(s, ts_node_named_child(n, 2), depth + 1);
+    v = a;
+    if ((a.kind == SM__V_NUM || a.kind == SM__V_REF || a.kind == SM__V_EXPR) &&
+        (b.kind == SM__V_NUM || b.kind == SM__V_REF || b.kind == SM__V_EXPR) &&
+        !(a.kind == SM__V_NUM && b.kind == SM__V_NUM && a.num == b.num)) {
+      val e = rpn_value(s, n, depth);
+      if (e.kind == SM__V_EXPR)
+        v = e;
+    }
   } else if (strcmp(t, "binary_operator") == 0) {
     v = eval_binop(s, n, depth);
   } else if (strcmp(t, "boolean_operator") == 0 ||
@@ -793,7 +840,8 @@ static int config_callee(const char *callee) {
       strcmp(l, "SGD") == 0 || strcmp(l, "Adafactor") == 0 ||
       strcmp(l, "Lion") == 0 || strcmp(l, "LAMB") == 0 ||
       strcmp(l, "FusedAdam") == 0 || strcmp(l, "Accelerator") == 0 ||
-      strcmp(l, "SimpleNamespace") == 0 || strcmp(l, "Namespace") == 0)
+      strcmp(l, "Fabric") == 0 || strcmp(l, "SimpleNamespace") == 0 ||
+      strcmp(l, "Namespace") == 0)
     return 1;
   return 0;
 }
@@ -842,8 +890,18 @@ static void kwargs_to_params(scan *s, TSNode args, int layer, int factory) {
           kv->ev = ev(s, a);
         }
       }
-    } else {
-      put(s, k, v, layer, ev(s, a));
+    } else if (put(s, k, v, layer, ev(s, a)) != NULL && s->guard != NULL) {
+      /* if args.card == 'small': cfg = Config(n_embd=768) elif ...: each
+       * branch's keywords stand until the options rule the branch out
+       * (decided when every layer is known). */
+      sm__guarded *g;
+      if (s->c->guarded.sz == 0)
+        sm__vec_init(&s->c->guarded, sizeof(sm__guarded));
+      if (s->c->guarded.n < 4096 &&
+          (g = sm__vec_push(&s->c->guarded)) != NULL) {
+        g->index = s->c->params.n - 1;
+        g->guard = s->guard;
+      }
     }
   }
 }
@@ -1489,6 +1547,27 @@ static const char *call_ev(callsite *k) {
   return k->e;
 }
 
+static void cond_into(scan *s, TSNode n, sm_buf *out, int depth);
+static const char *guard_and(scan *s, const char *outer, const char *cond);
+
+/* A precision switched by the call's own `enabled=` argument
+ * (GradScaler(enabled=cfg.TRAIN.MIXED_PRECISION), autocast(enabled=
+ * args.amp)): used under that condition, as under an if. */
+static void use_if_enabled(scan *s, TSNode args, sm__sig sig, const char *e) {
+  TSNode en = kwarg_node(s, args, "enabled");
+  const char *save = s->guard;
+  if (!ts_node_is_null(en) && !is(en, "true")) {
+    sm_buf b;
+    sm_buf_init(&b, 1024);
+    cond_into(s, en, &b, 0);
+    if (sm_buf_str(&b)[0] != '\0')
+      s->guard = guard_and(s, save, sm__strdup(s->c, sm_buf_str(&b)));
+    sm_buf_release(&b);
+  }
+  strategy_use(s, sig, e);
+  s->guard = save;
+}
+
 #define EV() call_ev(k)
 /* Calls that turn a strategy, a precision or a feature on (DDP, FSDP,
  * autocast, LoRA, device counts, Fire, LightningCLI). */
@@ -1525,18 +1604,33 @@ static void call_strategy(callsite *k, scan *s, TSNode args, const char *callee,
     val en = kwarg(s, args, "enabled");
     if (!(en.kind == SM__V_BOOL && en.num == 0) && !eval_only_fn(s->func)) {
       if (dt.kind == SM__V_STR && strstr(dt.str, "bfloat16"))
-        strategy_use(s, SM__SIG_BF16, EV());
+        use_if_enabled(s, args, SM__SIG_BF16, EV());
       else
-        strategy_use(s, SM__SIG_AMP, EV());
+        use_if_enabled(s, args, SM__SIG_AMP, EV());
     }
   } else if (strcmp(l, "GradScaler") == 0 ||
              strcmp(callee, "amp.initialize") == 0) {
-    strategy_use(s, SM__SIG_AMP, EV());
+    val en = kwarg(s, args, "enabled");
+    if (!(en.kind == SM__V_BOOL && en.num == 0))
+      use_if_enabled(s, args, SM__SIG_AMP, EV());
+  } else if (strcmp(l, "MixedPrecision") == 0 ||
+             strcmp(l, "MixedPrecisionPolicy") == 0) {
+    /* FSDP's mixed precision: the dtype the sharded parameters compute
+     * in (param_dtype), whatever the dtype they are kept in. */
+    val pd = kwarg(s, args, "param_dtype");
+    const char *t = pd.kind == SM__V_STR || pd.kind == SM__V_REF ? pd.str : "";
+    if (strstr(t, "bfloat16") || strstr(t, "bf16"))
+      strategy_use(s, SM__SIG_BF16, EV());
+    else if (strstr(t, "float16") || strstr(t, "fp16") || strstr(t, "half"))
+      strategy_use(s, SM__SIG_AMP, EV());
   } else if (strcmp(l, "half") == 0 && is(fn, "attribute") &&
              !eval_only_fn(s->func)) {
     strategy_use(s, SM__SIG_FP16, EV());
-  } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0) {
-    sm__signal(s->c, SM__SIG_LORA, EV(), s->layer);
+  } else if (strcmp(l, "LoraConfig") == 0 || strcmp(l, "get_peft_model") == 0 ||
+             strcmp(l, "mark_only_lora_as_trainable") == 0) {
+    /* PEFT's adapters, or loralib's (everything frozen but the low-rank
+     * matrices), under the conditions the code applies them. */
+    strategy_use(s, SM__SIG_LORA, EV());
   } else if (strcmp(l, "device_count") == 0 ||
              strcmp(l, "get_num_devices") == 0 ||
              strcmp(l, "get_num_gpus") == 0 ||
@@ -1604,10 +1698,38 @@ static void call_model_load(callsite *k, scan *s, TSNode args) {
     sm__signal(s->c, SM__SIG_BF16, EV(), s->layer);
 }
 
+/* A class that is a dataset of the field by its name (CIFAR10, MNIST,
+ * ImageNet, CIFAR100DataModule: the alias table knows it) or by the
+ * module it comes from (torchvision.datasets.X, datasets.X), unless it
+ * names only a layout (ImageFolder, DatasetFolder, FakeData). */
+static const char *dataset_class(scan *s, const char *callee, const char *l) {
+  static const char *const layouts[] = {
+      "ImageFolder", "DatasetFolder", "FakeData", "VisionDataset",
+      "Dataset",     "DataLoader",    "Subset",   NULL};
+  char stem[96];
+  size_t n = strlen(l);
+  if (n >= sizeof(stem))
+    return NULL;
+  for (int i = 0; layouts[i]; i++)
+    if (strcmp(l, layouts[i]) == 0)
+      return NULL;
+  memcpy(stem, l, n + 1);
+  if (n > 10 && strcmp(stem + n - 10, "DataModule") == 0)
+    stem[n - 10] = '\0';
+  else if (n > 7 && strcmp(stem + n - 7, "Dataset") == 0)
+    return NULL; /* the *Dataset rule reads these */
+  if ((strstr(callee, "datasets.") != NULL &&
+       strncmp(callee, "datasets.load", 13) != 0) ||
+      (strlen(stem) >= 3 && sm__known_dataset(s->c, stem, NULL, NULL) != NULL))
+    return sm__strdup(s->c, stem);
+  return NULL;
+}
+
 /* Calls that name the model or the data (from_pretrained, from_config,
  * a *Dataset class, load_dataset, create_model, model factories). */
 static void call_model_data(callsite *k, scan *s, TSNode args,
                             const char *callee, const char *l) {
+  const char *dsname;
   if (strcmp(l, "from_pretrained") == 0) {
     TSNode a = first_pos(args);
     int model_class = strstr(callee, "Tokenizer") == NULL &&
@@ -1669,8 +1791,23 @@ static void call_model_data(callsite *k, scan *s, TSNode args,
       if (!gen && sl > 0)
         sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
     }
+  } else if (s->layer >= SM__L_ENTRY && strncmp(callee, "tfds.", 5) == 0 &&
+             (strcmp(l, "load") == 0 || strcmp(l, "builder") == 0 ||
+              strcmp(l, "data_source") == 0)) {
+    /* tfds.load('imagenet2012'), tfds.builder('cifar10'). */
+    TSNode a = first_pos(args);
+    val v = ts_node_is_null(a) ? kwarg(s, args, "name") : eval(s, a, 0);
+    if (v.kind == SM__V_STR)
+      sm__cand_add(s->c, &s->c->datasets, v.str, EV(), 3 + s->layer);
+  } else if (s->layer >= SM__L_ENTRY && isupper((unsigned char)l[0]) &&
+             (dsname = dataset_class(s, callee, l)) != NULL) {
+    /* torchvision.datasets.CIFAR10(root, train=True), a datamodule of a
+     * known dataset (CIFAR10DataModule): the class names the data. */
+    sm__cand_add(s->c, &s->c->datasets, dsname, EV(), 2 + s->layer);
   } else if (strcmp(l, "load_dataset") == 0) {
     TSNode a = first_pos(args);
+    if (ts_node_is_null(a))
+      a = kwarg_node(s, args, "path");
     if (!ts_node_is_null(a)) {
       val v = eval(s, a, 0), sub = {-1, 0, NULL, 0};
       /* load_dataset("glue", "mrpc"): the configuration names the
@@ -1752,6 +1889,9 @@ static void call_config(callsite *k, scan *s, TSNode args, const char *callee,
 #undef EV
 #define EV() call_ev(&k)
 
+static void batch_division(scan *s, const char *target, const char *rpn,
+                           const char *e);
+
 static void visit_call(scan *s, TSNode n) {
   TSNode fn = field(n, "function");
   TSNode args = field(n, "arguments");
@@ -1785,8 +1925,19 @@ static void visit_call(scan *s, TSNode n) {
     uint32_t ac = ts_node_named_child_count(args);
     for (uint32_t i = 0; i < ac; i++) {
       TSNode a = ts_node_named_child(args, i);
-      if (is(a, "keyword_argument"))
-        all_gpus_default(s, dup_text(s, field(a, "name")), field(a, "value"));
+      if (is(a, "keyword_argument")) {
+        char *kn = dup_text(s, field(a, "name"));
+        TSNode kv = field(a, "value");
+        all_gpus_default(s, kn, kv);
+        /* DataLoader(batch_size=int(cfg.TRAIN.BATCH_SIZE / cfg.NUM_GPUS)):
+         * the division of a total batch written as an argument. */
+        if (kn && strstr(kn, "batch") &&
+            (is(kv, "binary_operator") || is(kv, "call"))) {
+          val dv = rpn_value(s, kv, 0);
+          if (dv.kind == SM__V_EXPR)
+            batch_division(s, kn, dv.str, EV());
+        }
+      }
     }
   }
   dataclass_parser(s, callee, args);
@@ -2280,7 +2431,8 @@ static void assign_attribute(scan *s, TSNode left, TSNode right, val v,
       is_lr_name(last_comp(r)))
     return;
   if (v.kind == SM__V_NUM || v.kind == SM__V_STR || v.kind == SM__V_BOOL ||
-      v.kind == SM__V_LIST || v.kind == SM__V_NULL)
+      v.kind == SM__V_LIST || v.kind == SM__V_NULL ||
+      (v.kind == SM__V_EXPR && is(right, "conditional_expression")))
     put(s, strncmp(full, "self.", 5) == 0 ? r : r, v,
         s->func && strncmp(full, "self.", 5) == 0 ? SM__L_CODE : s->layer, e);
   if (v.kind == SM__V_EXPR && lr_rescale_expr(v.str))

@@ -5,6 +5,7 @@
  * it), normalised names, and task and domain from the evidence.  A field
  * that cannot be established stays unknown. */
 #include <ctype.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -266,7 +267,7 @@ static int use_state(sm__ctx *c, int sig) {
 static void prune_strategies(sm__ctx *c) {
   static const int sigs[] = {SM__SIG_DDP,  SM__SIG_FSDP,  SM__SIG_DEEPSPEED,
                              SM__SIG_DP,   SM__SIG_SPAWN, SM__SIG_AMP,
-                             SM__SIG_FP16, SM__SIG_BF16};
+                             SM__SIG_FP16, SM__SIG_BF16,  SM__SIG_LORA};
   for (size_t k = 0; k < SM_ARRAY_LEN(sigs); k++) {
     int sig = sigs[k], from_use = 0;
     if (c->sig[sig] == NULL || use_state(c, sig) != 0)
@@ -812,11 +813,11 @@ static void learning_rate(sm__ctx *c) {
 
 static int transformer_like(sm__ctx *c, const char *model) {
   static const char *const yes[] = {
-      "gpt",    "llama",   "bert",        "vit",  "swin",    "t5",
-      "opt",    "mistral", "transformer", "detr", "deit",    "llava",
-      "vicuna", "bloom",   "falcon",      "qwen", "phi",     "gemma",
-      "neox",   "pythia",  "mpt",         "bart", "whisper", "clip",
-      "beit",   "mixtral", "conformer",   NULL};
+      "gpt",    "llama",   "bert",        "vit",   "swin",    "t5",
+      "opt",    "mistral", "transformer", "detr",  "deit",    "llava",
+      "vicuna", "bloom",   "falcon",      "qwen",  "phi",     "gemma",
+      "neox",   "pythia",  "mpt",         "bart",  "whisper", "clip",
+      "beit",   "mixtral", "conformer",   "patch", "mae",     NULL};
   static const char *const no[] = {"resnet",       "unet",      "vgg",
                                    "efficientnet", "mobilenet", "densenet",
                                    "convnext",     "regnet",    "inception",
@@ -1041,7 +1042,192 @@ static void family_size_name(sm__ctx *c) {
     set_str(c, SM_META_MODEL_NAME, sm__strdup(c, fam), m->evidence);
 }
 
+/* A published checkpoint the job names only (a Hub id, a checkpoint
+ * path, a registry name) has the width and depth its model card gives
+ * (data/embed/published.tsv) when the job states neither; a job that
+ * states one of them otherwise builds another model, and then nothing is
+ * added. */
+extern const char sm__embed_published[];
+extern const unsigned long sm__embed_published_len;
+
+static void published_size(sm__ctx *c, const char *model) {
+  const sm_meta_value *m = &c->res->meta.f[SM_META_MODEL_NAME];
+  const sm_meta_value *d = &c->res->meta.f[SM_META_D_MODEL];
+  const sm_meta_value *l = &c->res->meta.f[SM_META_N_LAYERS];
+  const char *p, *end, *ev;
+  int line = 0;
+  if (!m->known || (d->known && l->known) || !transformer_like(c, model))
+    return;
+  for (p = sm__embed_published, end = p + sm__embed_published_len; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+    const char *q = p;
+    char row[256], *f[3], *save = NULL;
+    int nf = 0;
+    size_t ll = (size_t)(le - q);
+    p = nl ? nl + 1 : end;
+    line++;
+    if (ll == 0 || ll >= sizeof(row) || q[0] == '#')
+      continue;
+    memcpy(row, q, ll);
+    row[ll] = '\0';
+    for (char *t = strtok_r(row, "\t", &save); t && nf < 3;
+         t = strtok_r(NULL, "\t", &save))
+      f[nf++] = t;
+    if (nf != 3 || fnmatch(f[0], m->str, 0) != 0)
+      continue;
+    if ((d->known && d->num != atof(f[1])) ||
+        (l->known && l->num != atof(f[2])))
+      return;
+    /* The evidence is the table's line, as for library defaults. */
+    ev = sm__printf(c, "data/embed/published.tsv:%d", line);
+    if (!d->known)
+      set_num(c, SM_META_D_MODEL, atof(f[1]), ev);
+    if (!l->known)
+      set_num(c, SM_META_N_LAYERS, atof(f[2]), ev);
+    return;
+  }
+}
+
+/* The patch size a ViT-convention name carries (vit_base_patch16_224,
+ * mae_vit-base-p16, vit-b-16, DiT-XL/2), or 0. */
+static int name_patch(const char *m) {
+  const char *p = strstr(m, "patch");
+  if (p != NULL && isdigit((unsigned char)p[5]))
+    return atoi(p + 5);
+  for (p = m; (p = strstr(p, "-p")) != NULL; p++)
+    if (isdigit((unsigned char)p[2]))
+      return atoi(p + 2);
+  if ((p = strrchr(m, '/')) != NULL && isdigit((unsigned char)p[1]))
+    return atoi(p + 1);
+  if (strncmp(m, "vit-", 4) == 0 && (p = strrchr(m, '-')) != NULL &&
+      isdigit((unsigned char)p[1]) && atoi(p + 1) <= 32)
+    return atoi(p + 1);
+  return 0;
+}
+
+/* A vision transformer's sequence: the patch grid of its input, times
+ * the clip's temporal patches for video (frames / tubelet), plus the
+ * class token of an image classifier.  Only for a plain (non-
+ * hierarchical) ViT whose patch and input size the job sets or names;
+ * windowed and pooled hierarchies (Swin, MViT) and generators of
+ * latents (their input is not the image) stay unknown. */
+static void vision_tokens(sm__ctx *c) {
+  const sm_meta_value *m = &c->res->meta.f[SM_META_MODEL_NAME];
+  static const char *const hier[] = {"swin",   "mvit",     "pvt", "hiera",
+                                     "window", "convnext", NULL};
+  const sm__param *pp, *ip, *fp;
+  double patch = 0, img = 0, frames = 0, tub = 0;
+  const char *ev;
+  int gen = c->word_n[SM__W_DIFFUSION] > 0;
+  if (known(c, SM_META_SEQ_LEN) || !m->known)
+    return;
+  for (int i = 0; hier[i]; i++)
+    if (strstr(m->str, hier[i]))
+      return;
+  if (!strstr(m->str, "vit") && !strstr(m->str, "patch") &&
+      strncmp(m->str, "dit-", 4) != 0 && !strstr(m->str, "-dit-") &&
+      !strstr(m->str, "deit") && !strstr(m->str, "beit"))
+    return;
+  pp = get_num_l(c, N("patch_size", "patch"), 1, &patch, SM__L_ENTRY);
+  if (pp == NULL && (patch = name_patch(m->str)) <= 0)
+    return;
+  /* A generator of latents sees the size the code gives the model
+   * (input_size = image_size // 8 beside a VAE), never the image's; and
+   * it has no class token. */
+  ip = gen ? get_num(c, N("input_size", "latent_size"), 1, &img)
+           : get_num_l(c,
+                       N("input_size", "img_size", "image_size", "im_size",
+                         "train.im_size", "crop_size", "resolution"),
+                       1, &img, SM__L_ENTRY);
+  if (gen && ip != NULL && (ip->layer > SM__L_CODE || ip->kind != SM__V_EXPR))
+    return; /* an option's value is the image's size */
+  if (ip == NULL || fmod(img, patch) != 0 || img / patch > 256)
+    return;
+  ev = ip->ev;
+  fp = get_num_l(c, N("num_frames", "clip_len", "num_frame"), 1, &frames,
+                 SM__L_ENTRY);
+  if (fp != NULL && frames > 1) {
+    /* The tubelet is the model class's own default where the job leaves
+     * it (VideoMAE-style patch embeddings). */
+    if (get_num(c, N("tubelet_size", "tubelet", "temporal_patch_size"), 1,
+                &tub) == NULL ||
+        fmod(frames, tub) != 0)
+      return; /* an unknown temporal patch: the count is not known */
+    set_num(c, SM_META_SEQ_LEN, (img / patch) * (img / patch) * (frames / tub),
+            ev);
+    return;
+  }
+  set_num(c, SM_META_SEQ_LEN, (img / patch) * (img / patch) + (gen ? 0 : 1),
+          ev);
+}
+
 /* ==== Precision and parallelism ==== */
+
+/* mmengine: an optimizer wrapper of type AmpOptimWrapper runs the step
+ * under autocast (fp16 unless its dtype says bf16).  1 when it decided. */
+static int amp_optim_wrapper(sm__ctx *c) {
+  const char *const wt[] = {"optim_wrapper.type", NULL};
+  const char *const wd[] = {"optim_wrapper.dtype", NULL};
+  const sm__param *w = sm__param_get_min(c, wt, SM__L_CONFIG);
+  if (w != NULL && w->kind == SM__V_STR &&
+      strcmp(w->str, "AmpOptimWrapper") == 0) {
+    const sm__param *d = sm__param_get_min(c, wd, SM__L_CONFIG);
+    set_str(c, SM_META_PRECISION,
+            d != NULL && d->kind == SM__V_STR &&
+                    (strstr(d->str, "bf16") || strstr(d->str, "bfloat16"))
+                ? "bf16"
+                : "fp16",
+            w->ev);
+    return 1;
+  }
+  return 0;
+}
+
+/* bf16: auto (hidden from lookups, where "auto" defers to another
+ * source): bf16 on the GPUs that support it.  1 when it decided. */
+static int bf16_auto(sm__ctx *c) {
+  const sm__param *a = NULL;
+  for (int i = 0; i < c->params.n; i++) {
+    const sm__param *q = &SM__AT(c->params, sm__param, i);
+    if (q->layer >= SM__L_CONFIG && q->kind == SM__V_STR &&
+        strcmp(q->str, "auto") == 0 &&
+        (strcmp(q->leaf, "bf16") == 0 || strcmp(q->key, "bf16.enabled") == 0))
+      a = q;
+  }
+  if (a != NULL && c->precision == NULL) {
+    const char *const fp[] = {"fp16", NULL};
+    const sm__param *f16 = sm__param_get_min(c, fp, a->layer + 1);
+    if (f16 == NULL) {
+      set_str(c, SM_META_PRECISION, "bf16", a->ev);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Does a precision value name a dtype or a mode (bf16, float16, 16-mixed,
+ * fp32, half, no)? */
+static int dtype_word(const char *s) {
+  return strstr(s, "bf16") || strstr(s, "bfloat16") || strstr(s, "fp8") ||
+         strstr(s, "fp16") || strstr(s, "float16") ||
+         strncmp(s, "16", 2) == 0 || strcmp(s, "half") == 0 ||
+         strcmp(s, "no") == 0 || strstr(s, "32") || strcmp(s, "float") == 0 ||
+         strcasecmp(s, "auto") == 0;
+}
+
+/* A value that names no dtype (precision: full_mixed, a policy name)
+ * does not hide a dtype the job gives under another of the names
+ * (--dtype bfloat16); p when none does. */
+static const sm__param *dtype_param(sm__ctx *c, const char *const *names,
+                                    const sm__param *p) {
+  const char *left[16];
+  const sm__param *q = p;
+  int n = keys_init_n(left, 16, names);
+  while (q != NULL && q->kind == SM__V_STR && !dtype_word(q->str) &&
+         (n = drop_key(left, n, q)) > 0)
+    q = sm__param_get_min(c, left, SM__L_ENTRY);
+  return q != NULL && n > 0 ? q : p;
+}
 
 static void precision(sm__ctx *c) {
   /* Each rule: names, and what a true / string value means. */
@@ -1062,35 +1248,28 @@ static void precision(sm__ctx *c) {
       {N("fp32", "no_amp", "disable_amp", "no_mixed_precision",
          "disable_mixed_precision", "full_precision"),
        "-"},
+      /* The compute dtype of a sharding wrapper's mixed precision beats
+       * the dtype the parameters are kept in (mixed_precision_param =
+       * "bfloat16" beside dtype = "float32"). */
+      {N("mixed_precision_param", "param_dtype", "mp_param_dtype",
+         "compute_dtype", "amp_dtype"),
+       NULL},
       {N("mixed_precision", "precision", "dtype", "torch_dtype",
-         "compute_dtype", "amp_dtype", "trainer.precision"),
+         "trainer.precision"),
        NULL},
   };
-  {
-    /* bf16: auto (hidden from lookups, where "auto" defers to another
-     * source): bf16 on the GPUs that support it. */
-    const sm__param *a = NULL;
-    for (int i = 0; i < c->params.n; i++) {
-      const sm__param *q = &SM__AT(c->params, sm__param, i);
-      if (q->layer >= SM__L_CONFIG && q->kind == SM__V_STR &&
-          strcmp(q->str, "auto") == 0 &&
-          (strcmp(q->leaf, "bf16") == 0 || strcmp(q->key, "bf16.enabled") == 0))
-        a = q;
-    }
-    if (a != NULL && c->precision == NULL) {
-      const char *const fp[] = {"fp16", NULL};
-      const sm__param *f16 = sm__param_get_min(c, fp, a->layer + 1);
-      if (f16 == NULL) {
-        set_str(c, SM_META_PRECISION, "bf16", a->ev);
-        return;
-      }
-    }
-  }
+  if (amp_optim_wrapper(c))
+    return;
+  if (bf16_auto(c))
+    return;
   for (size_t i = 0; i < SM_ARRAY_LEN(rules); i++) {
     /* Defaults deep in imported library code describe other uses. */
     const sm__param *p = sm__param_get_min(c, rules[i].names, SM__L_ENTRY);
     const char *v = NULL;
     double x;
+    if (p != NULL && rules[i].if_true == NULL && p->kind == SM__V_STR &&
+        !dtype_word(p->str))
+      p = dtype_param(c, rules[i].names, p);
     if (p == NULL)
       continue;
     if (rules[i].if_true != NULL && strcmp(rules[i].if_true, "-") == 0) {
@@ -1118,8 +1297,9 @@ static void precision(sm__ctx *c) {
         v = rules[i].if_true;
     } else if (p->kind == SM__V_BOOL && p->num != 0) {
       /* mixed_precision: true without a dtype: the library picks bf16 on
-       * GPUs that have it (the current ones). */
-      v = "bf16";
+       * GPUs that have it (the current ones); code that scales the loss
+       * (GradScaler) or casts to the default autocast dtype runs fp16. */
+      v = c->sig[SM__SIG_AMP] && !c->sig[SM__SIG_BF16] ? "fp16" : "bf16";
     } else if (p->kind == SM__V_STR) {
       const char *s = p->str;
       if (strstr(s, "bf16") || strstr(s, "bfloat16"))
@@ -1302,6 +1482,23 @@ static void parallelism(sm__ctx *c) {
     set_str(c, SM_META_PARALLELISM,
             sm__printf(c, "deepspeed_zero%d", (int)zero), zev);
     return;
+  }
+  {
+    /* A sharded data-parallel degree (torchtitan-style
+     * data_parallel_shard_degree, dp_shard): -1 shards over every rank
+     * left, above 1 over that many; 1 is no sharding. */
+    const sm__param *sd = sm__param_get_min(
+        c,
+        N("data_parallel_shard_degree", "dp_shard", "dp_shard_degree",
+          "fsdp_degree", "fsdp_size", "shard_degree"),
+        SM__L_ENTRY);
+    double d;
+    if (sd != NULL && (sd->kind == SM__V_NUM || sd->kind == SM__V_EXPR) &&
+        sm__param_value(c, sd, &d) == 0 &&
+        (d == -1 || (d > 1 && (c->world <= 0 || c->world > 1)))) {
+      set_str(c, SM_META_PARALLELISM, "fsdp", sd->ev);
+      return;
+    }
   }
   {
     /* fsdp: "full_shard auto_wrap" or a list of such options. */
@@ -1651,6 +1848,65 @@ static void model_from_size_config(sm__ctx *c, pick *m) {
 }
 
 /* The model: the sources in order of trust, the first that names one. */
+/* A bare family name (arch: slowfast) beside a model-zoo config named
+ * after that family with its variant (SLOWFAST_4x16_R50.yaml): the
+ * config's name says which member of the family the job trains. */
+static void family_in_config_name(sm__ctx *c, pick *m) {
+  const char *b = strrchr(c->primary_cfg, '/'), *dot;
+  char stem[96];
+  size_t fl = strlen(m->name), n;
+  int digit = 0;
+  b = b ? b + 1 : c->primary_cfg;
+  dot = strrchr(b, '.');
+  n = dot ? (size_t)(dot - b) : strlen(b);
+  if (fl < 3 || n <= fl + 1 || n >= sizeof(stem))
+    return;
+  for (size_t i = 0; i < fl; i++)
+    if (isdigit((unsigned char)m->name[i]))
+      return; /* a name with a size or version stays */
+  for (size_t i = 0; i < n; i++) {
+    stem[i] = (char)tolower((unsigned char)b[i]);
+    digit |= isdigit((unsigned char)b[i]) != 0;
+  }
+  stem[n] = '\0';
+  if (!digit || strncmp(stem, m->name, fl) != 0 ||
+      (stem[fl] != '_' && stem[fl] != '-'))
+    return;
+  {
+    const char *t = NULL, *d = NULL, *nm = sm__norm_model(c, stem, &t, &d);
+    if (nm != NULL) {
+      m->name = nm;
+      m->ev = sm__ev(c, c->primary_cfg, 1);
+    }
+  }
+}
+
+/* mmengine-style backbones name a variant of their type: dict(type=
+ * 'SwinTransformer', arch='tiny') is swin-tiny, MAEViT with arch 'b' is
+ * maevit-b.  The value as it is otherwise. */
+static const char *family_variant(sm__ctx *c, const sm__param *p) {
+  char key[256], fam[64];
+  const char *names[2] = {key, NULL};
+  const sm__param *t;
+  size_t pl = (size_t)(p->leaf - p->key), n;
+  if (strcmp(p->leaf, "arch") != 0 || strlen(p->str) > 8 || pl == 0 ||
+      pl + 5 >= sizeof(key) || strchr(p->str, '/') || strchr(p->str, '_'))
+    return p->str;
+  snprintf(key, sizeof(key), "%.*stype", (int)pl, p->key);
+  t = sm__param_get_min(c, names, SM__L_CONFIG);
+  if (t == NULL || t->kind != SM__V_STR || !isupper((unsigned char)t->str[0]) ||
+      strlen(t->str) >= sizeof(fam) || strchr(t->str, '.'))
+    return p->str;
+  for (n = 0; t->str[n]; n++)
+    fam[n] = (char)tolower((unsigned char)t->str[n]);
+  fam[n] = '\0';
+  if (strcmp(fam, "visiontransformer") == 0)
+    snprintf(fam, sizeof(fam), "vit");
+  else if (n > 11 && strcmp(fam + n - 11, "transformer") == 0)
+    fam[n - 11] = '\0';
+  return fam[0] ? sm__printf(c, "%s-%s", fam, p->str) : p->str;
+}
+
 static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
@@ -1678,7 +1934,7 @@ static void model_name(sm__ctx *c, const char **model_out) {
     }
     if (p->kind == SM__V_STR && !container_class(p->str) &&
         !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
-      m.name = sm__norm_model(c, p->str, &m.t, &m.d);
+      m.name = sm__norm_model(c, family_variant(c, p), &m.t, &m.d);
     if (m.name != NULL) {
       m.ev = p->ev;
       break;
@@ -1713,6 +1969,8 @@ static void model_name(sm__ctx *c, const char **model_out) {
   }
   if (m.name == NULL && deep.name != NULL)
     m = deep;
+  if (m.name != NULL && c->primary_cfg != NULL)
+    family_in_config_name(c, &m);
   if (m.name != NULL) {
     set_str(c, SM_META_MODEL_NAME, m.name, m.ev);
     c->hint_task = m.t;
@@ -1782,6 +2040,53 @@ static int synthetic_data(sm__ctx *c) {
     }
   }
   return 0;
+}
+
+/* LAVIS-style sections keyed by dataset name (datasets: {laion:
+ * {batch_size: 64}, cc_sbu: {...}}): the first that names a known
+ * dataset, else the first name that is no split or setting; a mixture of
+ * more than three names none. */
+static const char *dataset_sections(sm__ctx *c, const char **ev) {
+  static const char *const not_names[] = {
+      "train", "val",  "valid", "validation", "test", "eval", "path",
+      "name",  "type", "root",  "split",      "dir",  "file", NULL};
+  const char *first = NULL, *first_ev = NULL, *seen[4] = {0};
+  const char *kn = NULL, *kn_ev = NULL;
+  int nseen = 0;
+  for (int i = 0; i < c->params.n && nseen <= 3; i++) {
+    const sm__param *q = &SM__AT(c->params, sm__param, i);
+    const char *k = q->key, *dot;
+    char nm[96];
+    int skip = 0;
+    if (q->layer < SM__L_CONFIG || strncmp(k, "datasets.", 9) != 0 ||
+        (dot = strchr(k + 9, '.')) == NULL || (size_t)(dot - k - 9) >= 96 ||
+        dot == k + 9 || isdigit((unsigned char)k[9]))
+      continue;
+    snprintf(nm, sizeof(nm), "%.*s", (int)(dot - k - 9), k + 9);
+    for (int j = 0; not_names[j] && !skip; j++)
+      skip = strcmp(nm, not_names[j]) == 0;
+    for (int j = 0; j < nseen && !skip; j++)
+      skip = strcmp(seen[j], nm) == 0;
+    if (skip)
+      continue;
+    if (nseen < 4)
+      seen[nseen] = sm__strdup(c, nm);
+    nseen++;
+    if (kn == NULL && sm__known_dataset(c, nm, NULL, NULL) != NULL) {
+      kn = seen[nseen - 1];
+      kn_ev = q->ev;
+    } else if (first == NULL) {
+      first = seen[nseen - 1];
+      first_ev = q->ev;
+    }
+  }
+  /* A mixture of many datasets names none. */
+  if (nseen > 3)
+    kn = first = NULL;
+  if (kn == NULL && first == NULL)
+    return NULL;
+  *ev = kn ? kn_ev : first_ev;
+  return sm__norm_dataset(c, kn ? kn : first, &c->ds_task, &c->ds_domain);
 }
 
 static void dataset(sm__ctx *c) {
@@ -1859,6 +2164,8 @@ static void dataset(sm__ctx *c) {
       }
     }
   }
+  if (name == NULL)
+    name = dataset_sections(c, &ev);
   if (name == NULL) {
     /* A data path given to the job whose components name a known dataset
      * (/data/criteo_1tb/binary/split). */
@@ -1914,8 +2221,28 @@ static void dataset(sm__ctx *c) {
     set_str(c, SM_META_DATASET, name, ev);
 }
 
+/* Values set in branches the job's options rule out (decided now that
+ * every layer is known) are taken out of the store. */
+static void rule_out_branches(sm__ctx *c) {
+  int n = c->guarded.n, *dead;
+  if (n == 0 || (dead = sm_calloc((size_t)n, sizeof(int))) == NULL)
+    return;
+  for (int i = 0; i < n; i++)
+    dead[i] = sm__cond_value(c, SM__AT(c->guarded, sm__guarded, i).guard) == 0;
+  for (int i = 0; i < n; i++) {
+    int k = SM__AT(c->guarded, sm__guarded, i).index;
+    if (dead[i] && k >= 0 && k < c->params.n) {
+      sm__param *p = &SM__AT(c->params, sm__param, k);
+      p->key = p->leaf = "__ruled_out";
+      p->layer = -1000;
+    }
+  }
+  sm_free(dead);
+}
+
 void sm__resolve(sm__ctx *c) {
   const char *model = NULL;
+  rule_out_branches(c);
   apply_presets(c);
   prune_strategies(c);
   resources(c);
@@ -1930,6 +2257,8 @@ void sm__resolve(sm__ctx *c) {
   architecture(c, model);
   gpt_size_name(c);
   family_size_name(c);
+  published_size(c, model);
+  vision_tokens(c);
   precision(c);
   parallelism(c);
   sm__config_words(c);

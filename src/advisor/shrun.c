@@ -139,7 +139,9 @@ typedef struct sh {
   int depth;              /* function / source nesting */
   int steps;              /* work done */
   int maybe;              /* inside an undecided branch */
-  int exited;             /* `exit` reached */
+  int exited;             /* `exit` reached (or `break`, below) */
+  int broke;              /* `break` reached: ends the innermost loop */
+  int loops;              /* loops being run */
   cand best;              /* best launch candidate so far */
   int have_best;          /* a candidate was seen */
 } sh;
@@ -1902,6 +1904,13 @@ static void run_command(sh *h, TSNode n, TSNode here) {
       h->exited = 1;
     return;
   }
+  if (strcmp(w[0], "break") == 0 && h->loops > 0) {
+    /* Ends the loop: the statements after it do not run (as after
+     * `exit`), the loop itself clears it. */
+    h->exited = 1;
+    h->broke = 1;
+    return;
+  }
   if (strcmp(w[0], "shift") == 0) {
     builtin_shift(h, w, nw);
     return;
@@ -2135,6 +2144,15 @@ static void run_case(sh *h, TSNode s) {
   }
 }
 
+/* Ends one pass of a loop body; 1 when `break` ended the loop. */
+static int loop_broke(sh *h) {
+  if (!h->broke)
+    return 0;
+  h->broke = 0;
+  h->exited = 0;
+  return 1;
+}
+
 /* for NAME in WORDS: the body once per known item; the body on both
  * paths when the items are unknown or too many. */
 static void run_for(sh *h, TSNode s) {
@@ -2168,13 +2186,49 @@ static void run_for(sh *h, TSNode s) {
   fields_free(fl);
   sm_free(fl);
   if (unknown_items || ni > MAX_LOOP || items == NULL) {
+    h->loops++;
     run_both(h, body, (TSNode){0}, run_block);
+    loop_broke(h);
+    h->loops--;
     return;
   }
+  h->loops++;
   for (int i = 0; i < ni && !h->exited; i++) {
     var_set_str(h, name, items[i], line_of(s), 0);
     run_block(h, body);
+    if (loop_broke(h))
+      break;
   }
+  h->loops--;
+}
+
+/* while / until CONDITION: the body while the condition is decided true
+ * (the option loops of launch scripts: `while [[ "$1" != "" ]]; do case
+ * $1 in -m) shift; MODEL=$1;; esac; shift; done`), at most MAX_LOOP
+ * times; a condition that cannot be decided runs the body on both paths
+ * once, as before. */
+static void run_while(sh *h, TSNode s) {
+  TSNode cond = field(s, "condition"), body = field(s, "body");
+  size_t len;
+  const char *kw = span(h, ts_node_child(s, 0), &len);
+  int until = len == 5 && strncmp(kw, "until", 5) == 0;
+  h->loops++;
+  for (int i = 0; i < MAX_LOOP && !h->exited; i++) {
+    int r = ts_node_is_null(cond) ? -1 : condition(h, cond, 0);
+    if (r >= 0 && until)
+      r = !r;
+    if (r == 0)
+      break;
+    if (r < 0) {
+      run_both(h, body, (TSNode){0}, run_block);
+      loop_broke(h);
+      break;
+    }
+    run_block(h, body);
+    if (loop_broke(h))
+      break;
+  }
+  h->loops--;
 }
 
 /* A function definition is remembered for later calls. */
@@ -2223,8 +2277,9 @@ static int run_stmt(sh *h, TSNode s) {
     run_case(h, s);
   } else if (strcmp(t, "for_statement") == 0) {
     run_for(h, s);
-  } else if (strcmp(t, "while_statement") == 0 ||
-             strcmp(t, "c_style_for_statement") == 0) {
+  } else if (strcmp(t, "while_statement") == 0) {
+    run_while(h, s);
+  } else if (strcmp(t, "c_style_for_statement") == 0) {
     run_both(h, field(s, "body"), (TSNode){0}, run_block);
   } else if (strcmp(t, "function_definition") == 0) {
     define_function(h, s);

@@ -288,13 +288,15 @@ static void vote_evidence(sm__ctx *c, int *score, const char **evf,
     if (df < 0)
       df = family_of_domain(c->ds_domain);
     if (mf >= 0) {
-      score[mf] += mf == F_CLS ? 2 : 4;
+      score[mf] += mf == F_CLS || mf == F_ACTION ? 2 : 4;
       evf[mf] = mv->evidence;
     }
     if (df >= 0) {
       /* Data labelled for classification or QA is still language
-       * modelling when the code trains a language model on it. */
-      int w = df == F_CLS ? 2 : 4;
+       * modelling when the code trains a language model on it; labels
+       * of images or clips suggest classification only by default (a
+       * pre-training method on the same data beats them). */
+      int w = df == F_CLS || df == F_ACTION ? 2 : 4;
       if ((df == F_TEXTCLS || df == F_QA) && lm_method)
         df = F_LM;
       score[df] += w;
@@ -486,6 +488,11 @@ void sm__task_domain(sm__ctx *c) {
     task = lm_task(c);
   } else if (best == F_MM) {
     task = mm_task(c, task);
+  } else if (best == F_CLS && (family_of(c->ds_task) == F_ACTION ||
+                               word_votes(c, SM__W_VIDEO) >= 2)) {
+    /* Classification of clips (labelled clips, frame counts, tubelets)
+     * is action recognition. */
+    task = fam[F_ACTION].task;
   } else if (best == F_CLS && fam[best].group == 3 && c->ds_domain &&
              strcmp(c->ds_domain, "nlp") == 0) {
     task = "text_classification";

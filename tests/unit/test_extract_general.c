@@ -1981,3 +1981,807 @@ SM_TEST(extract_config_registry_function) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* ==== Round 7: idioms of the field, each in several shapes ==== */
+
+/* A published checkpoint named only by its Hub id, a local checkpoint
+ * path or a YAML key has its model card's width and depth; a job that
+ * states another width builds another model; a CNN has none. */
+SM_TEST(extract_published_sizes) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport yaml\n"
+      "from transformers import AutoModelForCausalLM, AutoConfig\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model_name_or_path')\n"
+      "p.add_argument('--hidden_size', type=int, default=None)\n"
+      "p.add_argument('--config', default=None)\n"
+      "a = p.parse_args()\n"
+      "model = AutoModelForCausalLM.from_pretrained(a.model_name_or_path)\n");
+  run(&r, NULL,
+      "torchrun --nproc_per_node 8 train.py --model_name_or_path "
+      "meta-llama/Llama-2-13b-hf",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "llama-2-13b");
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 5120);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 40);
+  ASSERT(strncmp(res.meta.f[SM_META_D_MODEL].evidence,
+                 "data/embed/published.tsv:", 25) == 0);
+  sm_extract_res_release(&res);
+  /* A local checkpoint directory of an instruction-tuned variant. */
+  run(&r, NULL,
+      "python train.py --model_name_or_path /ckpt/Qwen2.5-1.5B-Instruct", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1536);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 28);
+  sm_extract_res_release(&res);
+  /* The job states a width the checkpoint does not have: not that
+   * checkpoint, so no depth is added either. */
+  run(&r, NULL,
+      "python train.py --model_name_or_path gpt2-medium --hidden_size 512",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 512);
+  ASSERT(!known(&res, SM_META_N_LAYERS));
+  sm_extract_res_release(&res);
+  /* An encoder named in a YAML config. */
+  put(&r, "cfg.yaml", "model:\n  name: openai/whisper-small\n");
+  run(&r, NULL, "python train.py --config cfg.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 768);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 12);
+  sm_extract_res_release(&res);
+  /* A model the table does not know, and a CNN. */
+  expect_unread(&r, "python train.py --model_name_or_path acme/house-lm-3b",
+                SM_META_D_MODEL);
+  expect_unread(&r, "python train.py --model_name_or_path microsoft/resnet-50",
+                SM_META_N_LAYERS);
+  repo_drop(&r);
+}
+
+/* Well-known datasets of other fields by their published names, inside
+ * data paths and list folders: video clips, ratings, captions.  Labels
+ * of clips suggest action recognition only by default: a pre-training
+ * method on the same clips wins. */
+SM_TEST(extract_video_and_rating_datasets) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "finetune.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--data_path', default='/path/to/list')\n"
+      "p.add_argument('--nb_classes', type=int, default=400)\n"
+      "a = p.parse_args()\n"
+      "model = VideoClassifier(num_classes=a.nb_classes)\n"
+      "crit = torch.nn.CrossEntropyLoss()\n");
+  run(&r, NULL, "python finetune.py --data_path /mnt/lists/list_hmdb51/", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "hmdb51");
+  ASSERT_STREQ(str(&res, SM_META_TASK), "action_recognition");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python finetune.py --data_path /data/sthv2/train.csv", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "something-something-v2");
+  sm_extract_res_release(&res);
+  put(&r, "pretrain_mae.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--data_root', default='')\n"
+      "p.add_argument('--mask_ratio', type=float, default=0.9)\n"
+      "a = p.parse_args()\n"
+      "model = MaskedAutoencoderViT(mask_ratio=a.mask_ratio)\n"
+      "loss = model.forward_loss(x, pred, mask)\n"
+      "# masked autoencoder pre-training: reconstruct the masked patches\n");
+  run(&r, NULL, "python pretrain_mae.py --data_root /data/kinetics700/videos",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "kinetics-700");
+  ASSERT(!known(&res, SM_META_TASK) ||
+         strcmp(str(&res, SM_META_TASK), "action_recognition") != 0);
+  sm_extract_res_release(&res);
+  put(&r, "rec.py",
+      "import argparse\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--dataset', default='ml-1m')\n"
+      "a = p.parse_args()\n");
+  run(&r, NULL, "python rec.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "movielens-1m");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* A total batch that the data code divides by the GPU count of the
+ * config (yacs NUM_GPUS), as an assignment guarded by max(1, n) or as a
+ * loader's keyword; the repository imported under a monorepo prefix
+ * that ends in its own name. */
+SM_TEST(extract_total_batch_over_config_gpus) {
+  repo r;
+  sm_extract_res res;
+  char name[128];
+  repo_make(&r);
+  snprintf(name, sizeof(name), "%s", strrchr(r.dir, '/') + 1);
+  for (char *q = name; *q; q++)
+    if (*q == '-')
+      *q = '_'; /* a package name: sm_repo_XXXXXX names the root */
+  put(&r, "vidnet/config.py",
+      "from yacs.config import CfgNode\n_C = CfgNode()\n"
+      "_C.SOLVER = CfgNode()\n_C.SOLVER.BATCH_SIZE = 32\n"
+      "_C.SOLVER.BASE_LR = 0.1\n_C.NUM_GPUS = 1\n"
+      "def get_cfg():\n    return _C.clone()\n");
+  put(&r, "vidnet/__init__.py", "");
+  put(&r, "vidnet/loader.py",
+      "import torch\n"
+      "def make_loader(cfg, split):\n"
+      "    if split == 'train':\n"
+      "        batch_size = int(cfg.SOLVER.BATCH_SIZE / max(1, cfg.NUM_GPUS))\n"
+      "    else:\n        batch_size = 1\n"
+      "    return torch.utils.data.DataLoader(ds, batch_size=batch_size)\n");
+  put(&r, "tools/train_impl.py",
+      "import torch\nfrom vidnet.loader import make_loader\n"
+      "def train(cfg):\n    loader = make_loader(cfg, 'train')\n");
+  {
+    char entry[1024];
+    snprintf(entry, sizeof(entry),
+             "import argparse\nimport torch\n"
+             "from vidnet.config import get_cfg\n"
+             "from corp.research.%s.tools.train_impl import train\n"
+             "p = argparse.ArgumentParser()\n"
+             "p.add_argument('--cfg', dest='cfg_file')\n"
+             "p.add_argument('opts', nargs=argparse.REMAINDER)\n"
+             "a = p.parse_args()\ncfg = get_cfg()\n"
+             "cfg.merge_from_file(a.cfg_file)\ncfg.merge_from_list(a.opts)\n"
+             "torch.multiprocessing.spawn(train, nprocs=cfg.NUM_GPUS, "
+             "args=(cfg,))\n",
+             name);
+    put(&r, "tools/run.py", entry);
+  }
+  put(&r, "cfgs/k.yaml", "SOLVER:\n  BATCH_SIZE: 64\nNUM_GPUS: 8\n");
+  run(&r, NULL, "python tools/run.py --cfg cfgs/k.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 8);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/run.py --cfg cfgs/k.yaml NUM_GPUS 2", &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 2);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 32);
+  sm_extract_res_release(&res);
+  /* The keyword shape, without the guard, in an entry of its own. */
+  put(&r, "flat.py",
+      "import sys\nimport torch\nfrom vidnet.config import get_cfg\n"
+      "cfg = get_cfg()\ncfg.merge_from_file(sys.argv[1])\n"
+      "loader = torch.utils.data.DataLoader(ds, "
+      "batch_size=int(cfg.SOLVER.BATCH_SIZE / cfg.NUM_GPUS), shuffle=True)\n"
+      "torch.multiprocessing.spawn(train, nprocs=cfg.NUM_GPUS)\n");
+  run(&r, NULL, "python flat.py cfgs/k.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
+  sm_extract_res_release(&res);
+  /* Trailing overrides that the code's own parser takes: a top-level key
+   * among dotted ones. */
+  run(&r, NULL, "python flat.py cfgs/k.yaml SOLVER.BASE_LR 0.2 NUM_GPUS 4",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 16);
+  sm_extract_res_release(&res);
+  /* A prefix that does not end in the repository's name resolves
+   * nothing (no guess from a suffix). */
+  put(&r, "tools/other.py",
+      "import sys\nimport torch\n"
+      "from corp.research.tools.train_impl import train\n"
+      "from vidnet.config import get_cfg\ncfg = get_cfg()\n"
+      "cfg.merge_from_file(sys.argv[1])\n"
+      "torch.multiprocessing.spawn(train, nprocs=cfg.NUM_GPUS)\n");
+  run(&r, NULL, "python tools/other.py cfgs/k.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 64);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* Mixed precision switched by the call's enabled= argument, the boolean
+ * switch beside loss scaling, mmengine's AmpOptimWrapper, and the compute
+ * dtype of a sharding wrapper. */
+SM_TEST(extract_precision_switch_shapes) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "a.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--amp', action='store_true')\n"
+      "a = p.parse_args()\n"
+      "scaler = torch.cuda.amp.GradScaler(enabled=a.amp)\n"
+      "with torch.autocast('cuda', enabled=a.amp):\n    pass\n");
+  run(&r, NULL, "python a.py --amp", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python a.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  /* A yacs switch, off by default and on in the YAML. */
+  put(&r, "b/cfg.py",
+      "from yacs.config import CfgNode\n_C = CfgNode()\n_C.TRAIN = "
+      "CfgNode()\n_C.TRAIN.MIXED_PRECISION = False\ncfg = _C\n");
+  put(&r, "b/train.py",
+      "import argparse\nimport torch\nfrom cfg import cfg\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--cfg')\n"
+      "cfg.merge_from_file(p.parse_args().cfg)\n"
+      "scaler = torch.cuda.amp.GradScaler(enabled=cfg.TRAIN.MIXED_PRECISION)\n"
+      "with torch.cuda.amp.autocast(enabled=cfg.TRAIN.MIXED_PRECISION):\n"
+      "    loss = model(x)\n");
+  put(&r, "b/on.yaml", "TRAIN:\n  MIXED_PRECISION: True\n");
+  run(&r, "b", "python train.py --cfg on.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  put(&r, "b/on.yaml", "TRAIN:\n  MIXED_PRECISION: False\n");
+  run(&r, "b", "python train.py --cfg on.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
+  sm_extract_res_release(&res);
+  /* mmengine optimizer wrappers: AMP, AMP in bf16, plain. */
+  put(&r, "m/train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  put(&r, "m/amp.py",
+      "optim_wrapper = dict(type='AmpOptimWrapper', loss_scale='dynamic',\n"
+      "    optimizer=dict(type='AdamW', lr=1e-3))\n");
+  put(&r, "m/ampbf.py",
+      "optim_wrapper = dict(type='AmpOptimWrapper', dtype='bfloat16',\n"
+      "    optimizer=dict(type='AdamW', lr=1e-3))\n");
+  put(&r, "m/plain.py",
+      "optim_wrapper = dict(type='OptimWrapper',\n"
+      "    optimizer=dict(type='SGD', lr=0.1))\n");
+  run(&r, "m", "python train.py amp.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  run(&r, "m", "python train.py ampbf.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  run(&r, "m", "python train.py plain.py", &res);
+  ASSERT(!known(&res, SM_META_PRECISION) ||
+         strcmp(str(&res, SM_META_PRECISION), "fp32") == 0);
+  sm_extract_res_release(&res);
+  /* FSDP mixed precision: the dtype the shards compute in. */
+  put(&r, "f.py",
+      "import torch\nfrom torch.distributed.fsdp import "
+      "FullyShardedDataParallel as FSDP, MixedPrecision\n"
+      "mp = MixedPrecision(param_dtype=torch.bfloat16, "
+      "reduce_dtype=torch.float32)\nmodel = FSDP(model, mixed_precision=mp)\n");
+  run(&r, NULL, "torchrun --nproc_per_node 8 f.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  /* A TOML config: the sharding dtype beside the parameters' dtype. */
+  put(&r, "t.py",
+      "import argparse\nimport tomllib\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config')\n"
+      "a = p.parse_args()\ncfg = tomllib.load(open(a.config, 'rb'))\n");
+  put(&r, "t.toml",
+      "[training]\ndtype = \"float32\"\nmixed_precision_param = "
+      "\"bfloat16\"\nmixed_precision_reduce = \"float32\"\n");
+  run(&r, NULL, "python t.py --config t.toml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* Launch scripts that parse their own options in a while loop over the
+ * positional arguments (`while [[ "$1" != "" ]]`, `while [ $# -gt 0 ]`,
+ * `until [ -z "$1" ]`, `while true ... break`), with `shift` and `case`;
+ * a loop that never ends stops at its bound. */
+SM_TEST(extract_shell_option_loops) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model_name_or_path')\n"
+      "p.add_argument('--data_path')\n"
+      "a = p.parse_args()\n"
+      "model = AutoModelForCausalLM.from_pretrained(a.model_name_or_path)\n");
+  put(&r, "a.sh",
+      "MODEL=\"none/placeholder\"\nDATA=\"path_to_data.json\"\n"
+      "while [[ \"$1\" != \"\" ]]; do\n"
+      "  case $1 in\n"
+      "    -m | --model ) shift\n      MODEL=$1 ;;\n"
+      "    -d | --data ) shift\n      DATA=$1 ;;\n"
+      "    * ) echo \"unknown $1\"; exit 1 ;;\n"
+      "  esac\n  shift\ndone\n"
+      "python train.py --model_name_or_path $MODEL --data_path $DATA\n");
+  run(&r, NULL, "bash a.sh -m /ckpt/Qwen-7B -d /data/dolly/dolly_15k.json",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "qwen-7b");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "dolly-15k");
+  sm_extract_res_release(&res);
+  /* --key=value words, a count test, and `break` on the first word that
+   * is no option. */
+  put(&r, "b.sh",
+      "MODEL=x\n"
+      "while [ $# -gt 0 ]; do\n"
+      "  case \"$1\" in\n"
+      "    --model=*) MODEL=\"${1#*=}\" ;;\n"
+      "    --) shift; break ;;\n"
+      "    *) break ;;\n"
+      "  esac\n  shift\ndone\n"
+      "python train.py --model_name_or_path $MODEL \"$@\"\n");
+  run(&r, NULL,
+      "bash b.sh --model=meta-llama/Llama-2-7b-hf -- --data_path "
+      "/d/alpaca_data.json",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "llama-2-7b");
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "alpaca-52k");
+  sm_extract_res_release(&res);
+  put(&r, "c.sh",
+      "until [ -z \"$1\" ]; do\n"
+      "  if [ \"$1\" = \"--ckpt\" ]; then M=$2; shift; fi\n"
+      "  shift\ndone\n"
+      "python train.py --model_name_or_path $M\n");
+  run(&r, NULL, "bash c.sh --ckpt mistralai/Mistral-7B-v0.1", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "mistral-7b");
+  sm_extract_res_release(&res);
+  /* Endless loops end at the bound, and a loop over unknown words keeps
+   * what it may set unknown. */
+  put(&r, "d.sh",
+      "N=1\nwhile true; do N=$((N+1)); done\n"
+      "while [ -n \"$(hostname)\" ]; do M=gpt2; done\n"
+      "python train.py --model_name_or_path ${M:-bert-base-uncased}\n");
+  run(&r, NULL, "bash d.sh", &res);
+  ASSERT(!known(&res, SM_META_MODEL_NAME) ||
+         strcmp(str(&res, SM_META_MODEL_NAME), "gpt2-124m") != 0);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* Families named in the ViT convention (<family>_<size>_patch<N>) take
+ * ViT's sizes, Swin its own; a dataset named by --data_set beats the
+ * folder its list files sit in. */
+SM_TEST(extract_vit_convention_sizes) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "run.py",
+      "import argparse\nimport timm\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='vit_base_patch16_224')\n"
+      "p.add_argument('--data_set', default='Kinetics-400')\n"
+      "p.add_argument('--data_path', default='/path/to/list')\n"
+      "a = p.parse_args()\n"
+      "model = timm.create_model(a.model)\n");
+  run(&r, NULL, "python run.py --model beitlike_small_patch16_224", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 384);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 12);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python run.py --model swin_base_patch4_window7_224", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 128);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  sm_extract_res_release(&res);
+  run(&r, NULL,
+      "python run.py --data_set HMDB51 --data_path "
+      "/lists/list_ucf101/train.csv",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "hmdb51");
+  sm_extract_res_release(&res);
+  /* A format in the name option: the path names the data. */
+  run(&r, NULL,
+      "python run.py --data_set image_folder --data_path /data/imagenet-22k",
+      &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "imagenet-22k");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python run.py --model resnet50", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* A plain ViT's sequence from its patch grid: the image classifier's
+ * class token, a video model's temporal patches; a hierarchical model,
+ * a video model of unknown tubelet and a latent generator stay null. */
+SM_TEST(extract_vision_tokens) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "cls.py",
+      "import argparse\nimport timm\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='vit_base_patch16_224')\n"
+      "p.add_argument('--input_size', type=int, default=224)\n"
+      "p.add_argument('--num_frames', type=int, default=1)\n"
+      "p.add_argument('--tubelet_size', type=int, default=2)\n"
+      "a = p.parse_args()\n"
+      "model = timm.create_model(a.model, img_size=a.input_size)\n"
+      "crit = torch.nn.CrossEntropyLoss()\n");
+  run(&r, NULL, "python cls.py", &res);
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 197);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python cls.py --model vit_large_patch14_224 --input_size 448",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 1025);
+  sm_extract_res_release(&res);
+  run(&r, NULL,
+      "python cls.py --model vidmodel_small_patch16_224 --num_frames 16", &res);
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 1568);
+  sm_extract_res_release(&res);
+  expect_unread(&r, "python cls.py --model swin_tiny_patch4_window7_224",
+                SM_META_SEQ_LEN);
+  put(&r, "vid.py",
+      "import argparse\nimport timm\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='vidmodel_base_patch16_224')\n"
+      "p.add_argument('--input_size', type=int, default=224)\n"
+      "p.add_argument('--num_frames', type=int, default=16)\n"
+      "a = p.parse_args()\nmodel = timm.create_model(a.model)\n");
+  expect_unread(&r, "python vid.py", SM_META_SEQ_LEN);
+  put(&r, "gen.py",
+      "import argparse\n"
+      "from diffusers import DDPMScheduler\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='Tiny-DiT-B/2')\n"
+      "p.add_argument('--image_size', type=int, default=256)\n"
+      "a = p.parse_args()\n"
+      "noise_scheduler = DDPMScheduler()\n"
+      "model = build(a.model)\n# denoising diffusion in latent space\n");
+  expect_unread(&r, "python gen.py", SM_META_SEQ_LEN);
+  /* The size the code gives a latent generator (image / 8 beside the
+   * VAE); its name written with the patch after a slash. */
+  put(&r, "lat.py",
+      "import argparse\nimport torch\n"
+      "from diffusers import DDPMScheduler\n"
+      "from nets import NETS\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--model', default='Tiny-DiT-B/2')\n"
+      "p.add_argument('--image_size', type=int, default=256)\n"
+      "a = p.parse_args()\n"
+      "def main():\n"
+      "    latent_size = a.image_size // 8\n"
+      "    model = NETS[a.model](input_size=latent_size)\n"
+      "    noise_scheduler = DDPMScheduler()\n"
+      "main()\n");
+  put(&r, "nets.py",
+      "import torch\n"
+      "class LDiT(torch.nn.Module):\n"
+      "    def __init__(self, input_size=32, patch_size=2, depth=12):\n"
+      "        super().__init__()\n"
+      "def LDiT_B_2(**kw):\n    return LDiT(patch_size=2, depth=12, **kw)\n"
+      "def LDiT_B_4(**kw):\n    return LDiT(patch_size=4, depth=12, **kw)\n"
+      "NETS = {'Tiny-DiT-B/2': LDiT_B_2, 'Tiny-DiT-B/4': LDiT_B_4}\n");
+  run(&r, NULL, "python lat.py --model Tiny-DiT-B/4 --image_size 512", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "tiny-dit-b-4");
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 256);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* Config calls in branches over an option (if card == 'small': Config(
+ * width=...) elif ...): only the branch the job's options take sets the
+ * sizes, decided with the command; loralib's freezing of all but the
+ * low-rank matrices is LoRA, only where its switch is on. */
+SM_TEST(extract_config_calls_in_option_branches) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "ft.py",
+      "import argparse\nimport torch\nimport loralib as lora\n"
+      "from model import GPT2Config, GPT2LMModel\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--card', default='m', choices=['s', 'm', 'l'])\n"
+      "p.add_argument('--lora_dim', type=int, default=0)\n"
+      "args = p.parse_args()\n"
+      "if args.card == 's':\n"
+      "    config = GPT2Config(n_embd=768, n_layer=12, n_head=12)\n"
+      "elif args.card == 'm':\n"
+      "    config = GPT2Config(n_embd=1024, n_layer=24, n_head=16)\n"
+      "else:\n"
+      "    config = GPT2Config(n_embd=1280, n_layer=36, n_head=20)\n"
+      "net = GPT2LMModel(config)\n"
+      "if args.lora_dim > 0:\n"
+      "    lora.mark_only_lora_as_trainable(net)\n");
+  put(&r, "model.py",
+      "import torch\nclass GPT2Config:\n    pass\n"
+      "class GPT2LMModel(torch.nn.Module):\n    pass\n");
+  run(&r, NULL, "python ft.py --card l --lora_dim 4", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1280);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 36);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "llm_finetuning_lora");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python ft.py", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 1024);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  ASSERT(!known(&res, SM_META_TASK) ||
+         strcmp(str(&res, SM_META_TASK), "llm_finetuning_lora") != 0);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python ft.py --card s", &res);
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 768);
+  sm_extract_res_release(&res);
+  /* A branch on something the job does not fix keeps what it sets (the
+   * later write, as before). */
+  put(&r, "env.py",
+      "import os\nfrom model import GPT2Config\n"
+      "if os.environ.get('SIZE') == 'big':\n"
+      "    config = GPT2Config(n_embd=2048, n_layer=24)\n"
+      "else:\n"
+      "    config = GPT2Config(n_embd=512, n_layer=8)\n");
+  run(&r, NULL, "python env.py", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL) || num(&res, SM_META_D_MODEL) == 512 ||
+         num(&res, SM_META_D_MODEL) == 2048);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* A value picked by a conditional expression over options (nested, on an
+ * attribute or a local) is decided with the job's values; a condition
+ * the job does not fix leaves it unknown. */
+SM_TEST(extract_conditional_expressions_over_options) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "a.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--size', default='small', choices=['small', 'large'])\n"
+      "p.add_argument('--lr', type=float, default=None)\n"
+      "a = p.parse_args()\n"
+      "lr = a.lr if a.lr is not None else (3e-4 if a.size == 'small' else "
+      "1e-4)\n"
+      "opt = torch.optim.AdamW(model.parameters(), lr=lr)\n");
+  run(&r, NULL, "python a.py", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 3e-4, 1e-12);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python a.py --size large", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 1e-4, 1e-12);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python a.py --size large --lr 0.02", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.02, 1e-12);
+  sm_extract_res_release(&res);
+  /* click options read through an attribute dictionary, assigned to an
+   * attribute of a settings object. */
+  put(&r, "b.py",
+      "import click\nimport torch\nclass Box(dict):\n    pass\n"
+      "@click.command()\n"
+      "@click.option('--arch', type=click.Choice(['v1', 'v2']), default='v1')\n"
+      "@click.option('--glr', type=float, default=None)\n"
+      "def main(**kwargs):\n"
+      "    opts = Box(kwargs)\n    c = Box()\n"
+      "    c.g_opt.lr = (0.01 if opts.arch == 'v1' else 0.005) if opts.glr is "
+      "None else opts.glr\n"
+      "    torch.optim.Adam(params, lr=c.g_opt.lr)\n"
+      "if __name__ == '__main__':\n    main()\n");
+  run(&r, NULL, "python b.py --arch v2", &res);
+  ASSERT_NEAR(num(&res, SM_META_LR), 0.005, 1e-12);
+  sm_extract_res_release(&res);
+  put(&r, "c.py",
+      "import os\nimport torch\n"
+      "lr = 0.1 if os.environ.get('FAST') else 0.01\n"
+      "opt = torch.optim.SGD(model.parameters(), lr=lr)\n");
+  expect_unread(&r, "python c.py", SM_META_LR);
+  repo_drop(&r);
+}
+
+/* Datasets named by the class or loader the job calls: torchvision
+ * classes (by module or by their published name), a datamodule of a
+ * known dataset, TFDS builders, load_dataset(path=...), and a YAML
+ * dataset section with a Hub path; layouts (ImageFolder) name nothing. */
+SM_TEST(extract_dataset_loader_idioms) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "a.py",
+      "import torch\nimport torchvision\n"
+      "train = torchvision.datasets.STL10(root='./d', split='train')\n");
+  run(&r, NULL, "python a.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "stl10");
+  sm_extract_res_release(&res);
+  put(&r, "b.py",
+      "import torch\nfrom torchvision.datasets import CIFAR100, ImageFolder\n"
+      "ds = CIFAR100('./data', train=True, download=True)\n");
+  run(&r, NULL, "python b.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "cifar-100");
+  sm_extract_res_release(&res);
+  put(&r, "c.py",
+      "import torch\nfrom pl_bolts.datamodules import MNISTDataModule\n"
+      "dm = MNISTDataModule(data_dir='.')\n");
+  run(&r, NULL, "python c.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "mnist");
+  sm_extract_res_release(&res);
+  put(&r, "d.py",
+      "import tensorflow_datasets as tfds\n"
+      "ds = tfds.load('imagenet2012', split='train')\n");
+  run(&r, NULL, "python d.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "imagenet-1k");
+  sm_extract_res_release(&res);
+  put(&r, "e.py",
+      "import datasets\nimport torch\n"
+      "ds = datasets.load_dataset(path='HuggingFaceFW/fineweb-edu', "
+      "name='sample-10BT')\n");
+  run(&r, NULL, "python e.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "fineweb-edu");
+  sm_extract_res_release(&res);
+  put(&r, "f.py",
+      "import argparse\nimport yaml\nimport torch\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config')\n"
+      "cfg = yaml.safe_load(open(p.parse_args().config))\n");
+  put(&r, "f.yaml", "dataset:\n  path: allenai/c4\n  name: en\n");
+  run(&r, NULL, "python f.py --config f.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "c4");
+  sm_extract_res_release(&res);
+  put(&r, "g.py",
+      "import torch\nfrom torchvision.datasets import ImageFolder\n"
+      "ds = ImageFolder('/mnt/x/train')\n");
+  expect_unread(&r, "python g.py", SM_META_DATASET);
+  repo_drop(&r);
+}
+
+/* A sharded data-parallel degree turns FSDP on: -1 (every rank left) or
+ * a degree above 1, in TOML or YAML; a degree of 1 does not. */
+SM_TEST(extract_shard_degree_fsdp) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "t.py",
+      "import argparse\nimport tomllib\nimport torch\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config')\n"
+      "cfg = tomllib.load(open(p.parse_args().config, 'rb'))\n"
+      "torch.distributed.init_process_group('nccl')\n");
+  put(&r, "a.toml",
+      "[parallelism]\ndata_parallel_replicate_degree = 1\n"
+      "data_parallel_shard_degree = -1\ntensor_parallel_degree = 1\n");
+  put(&r, "b.toml",
+      "[parallelism]\ndata_parallel_shard_degree = 1\n"
+      "tensor_parallel_degree = 1\n");
+  put(&r, "c.yaml", "parallel:\n  dp_shard: 4\n  dp_replicate: 2\n");
+  run(&r, NULL, "torchrun --nproc_per_node 8 t.py --config a.toml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "torchrun --nproc_per_node 8 t.py --config b.toml", &res);
+  ASSERT(strcmp(str(&res, SM_META_PARALLELISM), "fsdp") != 0);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "torchrun --nproc_per_node 8 t.py --config c.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* A precision value that names no dtype (a policy name) does not hide
+ * the dtype another key of the job gives; one that names a dtype still
+ * decides. */
+SM_TEST(extract_precision_policy_names) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "j.py",
+      "import argparse\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--precision', default='full')\n"
+      "p.add_argument('--dtype', default='float32')\n"
+      "a = p.parse_args()\n");
+  run(&r, NULL, "python j.py --precision full_mixed --dtype bfloat16", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python j.py --precision fp16", &res);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* LAVIS-style configs: datasets as the keys of a section (a known name
+ * first; splits are no names; a mixture of many names none), the text
+ * length as max_txt_len, and a variant word (pretrain) that names no
+ * model beside the architecture. */
+SM_TEST(extract_dataset_sections_by_name) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport torch\nfrom omegaconf import OmegaConf\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--cfg-path')\n"
+      "cfg = OmegaConf.load(p.parse_args().cfg_path)\n"
+      "torch.distributed.init_process_group('nccl')\n");
+  put(&r, "a.yaml",
+      "model:\n  arch: blip2_opt\n  model_type: pretrain\n"
+      "  max_txt_len: 48\n"
+      "datasets:\n  my_captions:\n    batch_size: 32\n"
+      "  cc3m:\n    batch_size: 32\n"
+      "run:\n  max_epoch: 4\n");
+  run(&r, NULL, "torchrun --nproc_per_node 4 train.py --cfg-path a.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "cc3m");
+  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 48);
+  ASSERT(strcmp(str(&res, SM_META_MODEL_NAME), "pretrain") != 0);
+  sm_extract_res_release(&res);
+  put(&r, "b.yaml",
+      "datasets:\n  house_pairs:\n    vis_processor:\n      train:\n"
+      "        name: blip_image_train\n");
+  run(&r, NULL, "torchrun --nproc_per_node 4 train.py --cfg-path b.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "house-pairs");
+  sm_extract_res_release(&res);
+  put(&r, "c.yaml",
+      "datasets:\n  set_a:\n    batch_size: 2\n  set_b:\n    batch_size: 2\n"
+      "  set_c:\n    batch_size: 2\n  set_d:\n    batch_size: 2\n"
+      "  set_e:\n    batch_size: 2\n");
+  expect_unread(&r, "torchrun --nproc_per_node 4 train.py --cfg-path c.yaml",
+                SM_META_DATASET);
+  repo_drop(&r);
+}
+
+/* mmengine-style backbones name a variant of their type (type=
+ * 'SwinTransformer', arch='tiny'; type='MAEViT', arch='b'): the model is
+ * the family with its variant, and its published sizes follow. */
+SM_TEST(extract_backbone_type_and_arch) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "tools/train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "cfg = Config.fromfile(p.parse_args().config)\n");
+  put(&r, "configs/swin.py",
+      "model = dict(type='ImageClassifier',\n"
+      "    backbone=dict(type='SwinTransformer', arch='small', img_size=224),\n"
+      "    head=dict(type='LinearClsHead', num_classes=1000))\n");
+  put(&r, "configs/mae.py",
+      "model = dict(type='MAE',\n"
+      "    backbone=dict(type='MAEViT', arch='l', patch_size=16),\n"
+      "    neck=dict(type='MAEPretrainDecoder'))\n");
+  put(&r, "configs/res.py",
+      "model = dict(type='ImageClassifier',\n"
+      "    backbone=dict(type='ResNet', depth=50),\n"
+      "    head=dict(type='LinearClsHead', num_classes=1000))\n");
+  run(&r, NULL, "python tools/train.py configs/swin.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "swin-small");
+  ASSERT_EQ(num(&res, SM_META_D_MODEL), 96);
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/train.py configs/mae.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "maevit-l");
+  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 24);
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/train.py configs/res.py", &res);
+  ASSERT(!known(&res, SM_META_D_MODEL));
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* Lightning Fabric built in the script: its keywords are settings as a
+ * Trainer's are (devices, strategy, precision). */
+SM_TEST(extract_fabric_settings) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "pre.py",
+      "import argparse\nimport lightning as L\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--devices', type=int, default=4)\n"
+      "a = p.parse_args()\n"
+      "fabric = L.Fabric(devices=a.devices, strategy='fsdp', "
+      "precision='bf16-mixed')\nfabric.launch()\n");
+  run(&r, NULL, "python pre.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
+  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
+  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
+
+/* A bare family name beside a model-zoo config named after that family
+ * and its variant: the config's name says which member is trained; a
+ * name with a size stays, and a config named otherwise changes nothing. */
+SM_TEST(extract_family_variant_from_config_name) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "tools/run.py",
+      "import argparse\nimport torch\nimport yaml\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--cfg')\n"
+      "cfg = yaml.safe_load(open(p.parse_args().cfg))\n"
+      "torch.multiprocessing.spawn(run, nprocs=8)\n");
+  put(&r, "configs/VIDNET_4x16_R50.yaml", "MODEL:\n  ARCH: vidnet\n");
+  put(&r, "configs/VIDNET_8x8_R50.yaml", "MODEL:\n  ARCH: vidnet\n");
+  put(&r, "configs/base_run.yaml", "MODEL:\n  ARCH: vidnet\n");
+  put(&r, "configs/VIDNET2_R101.yaml", "MODEL:\n  ARCH: vidnet2\n");
+  run(&r, NULL, "python tools/run.py --cfg configs/VIDNET_4x16_R50.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet-4x16-r50");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/run.py --cfg configs/VIDNET_8x8_R50.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet-8x8-r50");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/run.py --cfg configs/base_run.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet");
+  sm_extract_res_release(&res);
+  run(&r, NULL, "python tools/run.py --cfg configs/VIDNET2_R101.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet2");
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}

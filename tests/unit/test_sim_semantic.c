@@ -586,7 +586,9 @@ SM_TEST(sim_facts_history_equals_advise_vetoes_with_a_catalogue) {
     ASSERT(!sm_identity_enough(sm_identity_known(loop, NULL)));
     sm_fingerprint(m7, NULL, a);
     sm_fingerprint(m13, NULL, b);
-    ASSERT(sm_fp_cosine(a, b) >= 0.7f);
+    /* The published width and depth of each size set them further
+     * apart than the names alone. */
+    ASSERT(sm_fp_cosine(a, b) >= 0.6f);
     ASSERT(!sm_identity_compare(m7, NULL, m13, NULL, &c));
     ASSERT_EQ(c.veto, SM_META_MODEL_NAME);
     sm_fingerprint(msg, NULL, b);
