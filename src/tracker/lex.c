@@ -57,6 +57,17 @@ static const char *const unit_words[] = {
     NULL};
 
 static int is_unit_word(const char *s, size_t n) {
+  char u[16];
+
+  /* A time over a step word or steps over a second, however spelled
+   * ("sec/step", "seconds/iter", "steps/sec"). */
+  if (n < sizeof(u) && memchr(s, '/', n) != NULL) {
+    for (size_t i = 0; i < n; i++)
+      u[i] = (char)lower((unsigned char)s[i]);
+    u[n] = '\0';
+    if (sm__trk_unit_per(u, NULL) > 0)
+      return 1;
+  }
   for (int i = 0; unit_words[i]; i++) {
     size_t l = strlen(unit_words[i]);
     if (l == n) {
@@ -368,12 +379,17 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
         }
       }
     }
-    /* "3 of 10". */
+    /* "3 of 10", "3 out of 10" (ordinal counters of print loops). */
+    size_t of = 0;
     if (j + 4 < n && s[j] == ' ' && s[j + 1] == 'o' && s[j + 2] == 'f' &&
-        s[j + 3] == ' ' && dg(s[j + 4])) {
+        s[j + 3] == ' ' && dg(s[j + 4]))
+      of = j + 4;
+    else if (j + 8 < n && memcmp(s + j, " out of ", 8) == 0 && dg(s[j + 8]))
+      of = j + 8;
+    if (of > 0) {
       double den;
       int dint;
-      size_t e = scan_number(s, n, j + 4, &den, &dint);
+      size_t e = scan_number(s, n, of, &den, &dint);
       if (dint && (e >= n || !al(s[e]))) {
         t->kind = TK_FRAC;
         t->total = den;

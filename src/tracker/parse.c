@@ -51,6 +51,13 @@ static int unit_is(const char *u, const char *const *list) {
 static const char *const per_step_units[] = {
     "ms/step",  "s/step",  "us/step",  "ms/it", "ms/iter", "s/iter",
     "ms/batch", "s/batch", "sec/step", "us/it", NULL};
+/* A time per step, in any spelling of a time over a step word
+ * ("seconds/iter"); tqdm's "s/it" is the bar's rate (see rate_unit). */
+static int per_step_unit(const char *u) {
+  return unit_is(u, per_step_units) ||
+         (strcmp(u, "s/it") != 0 && sm__trk_unit_per(u, NULL) == 1);
+}
+
 /* Units of steps per second. */
 static const char *const rate_units[] = {"it/s",      "its/s",  "step/s",
                                          "steps/s",   "iter/s", "iters/s",
@@ -59,6 +66,11 @@ static const char *const rate_units[] = {"it/s",      "its/s",  "step/s",
 static const char *const init_units[] = {
     "b/s",  "kb/s", "mb/s",       "gb/s",         "kib/s",   "mib/s", "gib/s",
     "ex/s", "ba/s", "examples/s", "examples/sec", "files/s", NULL};
+
+/* Steps per second, in any spelling of a step word over a second. */
+static int rate_unit(const char *u) {
+  return unit_is(u, rate_units) || sm__trk_unit_per(u, NULL) == 2;
+}
 
 /* Maps a throughput unit as printed to the unit reported, or NULL. */
 static const char *tput_unit(const char *u) {
@@ -629,13 +641,13 @@ static void unit_facts(const trk_line *L, const trk_field *f, pstate *P,
 
   if (f->key[0] == '\0' && f->kind == TK_NUM && !f->paren &&
       f->tok != P->bar.elapsed_tok && f->tok != P->bar.rate_tok &&
-      !unit_is(f->unit, per_step_units) && f->unit[0] != '\0' &&
+      !per_step_unit(f->unit) && f->unit[0] != '\0' &&
       o->anon_time != o->anon_time) {
     s = sm__trk_seconds(f->v, f->unit, &ok);
     if (ok)
       o->anon_time = s;
   }
-  if (f->kind == TK_NUM && unit_is(f->unit, per_step_units) &&
+  if (f->kind == TK_NUM && per_step_unit(f->unit) &&
       o->step_time != o->step_time && !(f->ki.flags & KF_EVAL)) {
     s = sm__trk_seconds(f->v, f->unit, &ok);
     if (ok && s > 0) {
@@ -646,7 +658,7 @@ static void unit_facts(const trk_line *L, const trk_field *f, pstate *P,
   }
   if (f->kind == TK_NUM && f->tok != P->bar.rate_tok && o->rate != o->rate &&
       !(f->ki.flags & KF_EVAL)) {
-    if (unit_is(f->unit, rate_units) && f->v > 0)
+    if (rate_unit(f->unit) && f->v > 0)
       o->rate = f->v;
     else if (strcmp(f->unit, "s/it") == 0 && f->v > 0)
       o->rate = 1.0 / f->v;
@@ -735,7 +747,7 @@ static void role_fact(const trk_line *L, const trk_field *f, int i, pstate *P,
   case R_TPUT:
     if (f->kind != TK_NUM || f->v <= 0)
       break;
-    if (unit_is(f->unit, rate_units)) {
+    if (rate_unit(f->unit)) {
       if (o->rate != o->rate) {
         o->rate = f->v;
         o->rate_sig = sig_digits(L, f->tok);

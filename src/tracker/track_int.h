@@ -127,6 +127,12 @@ int sm__trk_names_step(const char *key);
  * for "k"/"kit", 1e6 for "m"/"mit", 0 for a unit that is not a count. */
 double sm__trk_count_scale(const char *unit);
 
+/* A unit written as a time over a step word ("sec/step", "ms/update",
+ * "seconds/iteration": 1, *secs (may be NULL) the seconds of its time
+ * unit) or a step word over a second ("steps/sec", "it/sec": 2); 0 for
+ * any other unit.  The step words are the table's "per" class. */
+int sm__trk_unit_per(const char *unit, double *secs);
+
 /* Converts a time value with a unit ("ms", "s", "us", "min", "h") to
  * seconds; *ok is 0 when the unit is not a time unit. */
 double sm__trk_seconds(double v, const char *unit, int *ok);
@@ -134,9 +140,9 @@ double sm__trk_seconds(double v, const char *unit, int *ok);
 /* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
 typedef struct trk_keys_stats {
   int keys;       /* key entries */
-  int words[14];  /* words per class: eval, init, phase, part, level,
+  int words[15];  /* words per class: eval, init, phase, part, level,
                    * average, stats, qual, per, term, gen, disc, lossq,
-                   * wrap */
+                   * wrap, smooth */
   int unsorted;   /* keys out of order in the file */
   int duplicates; /* keys listed twice */
 } trk_keys_stats;

@@ -42,6 +42,11 @@ const char *sm_track_class_name(int cls) {
 #define MARGIN_BYTES ((uint64_t)256 << 10)
 #define EPOCH_SEEK 512 /* lines read above for an epoch head at most */
 #define EPOCH_SEEK_BYTES ((uint64_t)64 << 10) /* and bytes */
+/* Lines and bytes read above for the newest training loss at most, when
+ * the counter followed prints none (a bar beside loss dicts printed
+ * every few hundred steps). */
+#define LOSS_SEEK 8192
+#define LOSS_SEEK_BYTES ((uint64_t)2 << 20)
 #define SEEN_SLOTS                                                             \
   16384 /* distinct samples counted while                                      \
          * scanning backwards */
@@ -826,6 +831,7 @@ typedef struct counter_stat {
   int strength;   /* counter kind */
   int distinct;   /* distinct samples seen */
   int strong;     /* a sample of it showed training (loss, lr) */
+  int lossy;      /* a sample of it printed a loss (also nan) */
   long long prev; /* step of the sample met before (newer) */
   int wraps;      /* times its step went up going back: loop starts */
 } counter_stat;
@@ -851,7 +857,11 @@ typedef struct scan_state {
   int eval_met;      /* an evaluation line was met before any counter */
   int eval_stepless; /* counter-less samples met since, not counted */
   int epoch_known;   /* a counted sample printed its epoch */
-  int heads_only;    /* past the margin: only an epoch head is kept */
+  int heads_only;    /* past the margin: only what is sought is kept */
+  int want_epoch;    /* ... an epoch head */
+  int want_loss;     /* ... a training loss */
+  int loss_met;      /* a sample with a training loss was counted */
+  int loss_blocked;  /* the counter went back above: the loss seek ends */
   int best;          /* index of the main counter in cs, or -1 */
   int bwd_epoch;     /* epoch heads met, newest first */
   sm_buf text;       /* kept pieces' text, newest first */
@@ -906,6 +916,8 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
 
   if (smp->epoch == smp->epoch)
     st->epoch_known = 1;
+  if (smp->loss == smp->loss || smp->loss_nonfinite)
+    st->loss_met = 1;
   if (!smp->has_step) {
     if (st->eval_met && st->best < 0 && st->eval_stepless < 16 * limit) {
       st->eval_stepless++;
@@ -935,6 +947,7 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
     st->cs[j].wraps++;
   st->cs[j].prev = smp->step;
   st->cs[j].strong |= strong_sample(smp);
+  st->cs[j].lossy |= smp->loss == smp->loss || smp->loss_nonfinite;
   if (seen_add(st, key))
     st->cs[j].distinct++;
   st->best = -1;
@@ -964,7 +977,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   sm_track_sample smp;
   int cls, rank, marked = 0;
 
-  if (st->heads_only && !names_epoch(s, n))
+  if (st->heads_only && !st->want_loss && !names_epoch(s, n))
     return 0;
 
   if (!text_like(t, (const unsigned char *)s, n))
@@ -992,9 +1005,24 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   }
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
   if (st->heads_only) {
-    if (smp.kind == SM_TK_EPOCH_HEAD) {
+    if (st->want_epoch && smp.kind == SM_TK_EPOCH_HEAD) {
       keep(st, t->seg, m, cls, flags, rank);
       st->bwd_epoch++;
+    } else if (st->want_loss && smp.kind == SM_TK_SAMPLE && smp.has_step &&
+               st->best >= 0 && sm__trk_series(&smp) == st->cs[st->best].id) {
+      /* The counter followed, met again above: once it goes up (read
+       * backwards: a restart or the start of a loop), what lies above
+       * is another run's or loop's, and its loss is not looked for. */
+      counter_stat *c = &st->cs[st->best];
+      if (c->prev >= 0 && smp.step > c->prev)
+        st->loss_blocked = 1;
+      c->prev = smp.step;
+    } else if (st->want_loss && smp.kind == SM_TK_SAMPLE &&
+               (smp.loss == smp.loss || smp.loss_nonfinite) && !smp.summary &&
+               accept(t, cls, &smp, t->seg, m)) {
+      /* The newest training loss above a counter that prints none. */
+      keep(st, t->seg, m, cls, flags, rank);
+      st->loss_met = 1;
     }
     return 0;
   }
@@ -1103,7 +1131,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   scan_state st;
   uint64_t size, stop, done_at = 0;
   int rc, done = 0, margin = 0, cut = 0, wraps_at_done = 0, lines_left = 0;
-  int seek_epoch = 0, epochs_at_done = 0, margin_left = 0;
+  int seek_epoch = 0, seek_loss = 0, epochs_at_done = 0, margin_left = 0;
   const char *line;
   size_t len;
   uint64_t off;
@@ -1145,25 +1173,37 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     }
     if (done) {
       const counter_stat *b = st.best >= 0 ? &st.cs[st.best] : NULL;
+      int over;
       /* A loop that shows no training: once its start is passed, a few
        * lines more are enough. */
       if (b != NULL && b->wraps > wraps_at_done && lines_left > 16)
         lines_left = 16;
-      /* The epoch head looked for is found: a line more is enough. */
-      if (seek_epoch && st.bwd_epoch > epochs_at_done) {
+      /* What is looked for is found, or its budget spent: when nothing
+       * else is sought, a line more is enough. */
+      if (seek_epoch && (st.bwd_epoch > epochs_at_done ||
+                         (st.heads_only && (done_at - off > EPOCH_SEEK_BYTES ||
+                                            margin >= EPOCH_SEEK)))) {
         seek_epoch = 0;
-        lines_left = margin + 1;
+        if (!seek_loss)
+          lines_left = margin + 1;
       }
-      /* Past the usual margin only the epoch head is looked for: what
-       * the replay reads is otherwise the same. */
-      if (seek_epoch && margin >= margin_left)
+      if (seek_loss && (st.loss_met || st.loss_blocked ||
+                        (b != NULL && b->wraps > wraps_at_done) ||
+                        (st.heads_only && done_at - off > LOSS_SEEK_BYTES))) {
+        seek_loss = 0;
+        if (!seek_epoch)
+          lines_left = SM_MAX(margin + 1, margin_left);
+      }
+      st.want_epoch = seek_epoch;
+      st.want_loss = seek_loss;
+      over = done_at - off > MARGIN_BYTES * 4 ||
+             (lines_left <= MARGIN_LINES && done_at - off > MARGIN_BYTES);
+      /* Past the usual margin only the epoch head or the loss is looked
+       * for: what the replay reads is otherwise the same. */
+      if ((seek_epoch || seek_loss) && (margin >= margin_left || over))
         st.heads_only = 1;
-      if (st.heads_only && done_at - off > EPOCH_SEEK_BYTES)
+      if (++margin >= lines_left || (!st.heads_only && over))
         break;
-      if (++margin >= lines_left || done_at - off > MARGIN_BYTES * 4 ||
-          (lines_left <= MARGIN_LINES && done_at - off > MARGIN_BYTES)) {
-        break;
-      }
     }
     if (backward_line(t, &st, line, len, unfinished, !cut) && !done) {
       done = 1;
@@ -1178,6 +1218,14 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       if (!st.epoch_known && st.bwd_epoch == 0 && lines_left < EPOCH_SEEK) {
         seek_epoch = 1;
         lines_left = EPOCH_SEEK;
+      }
+      /* The counter followed prints no loss and no line beside it did:
+       * the newest training loss is looked for further up (HF Trainer's
+       * loss dicts every few hundred bar updates, a logger's loss line
+       * every N steps beside a bar). */
+      if (st.best >= 0 && !st.cs[st.best].lossy && !st.loss_met) {
+        seek_loss = 1;
+        lines_left = SM_MAX(lines_left, LOSS_SEEK);
       }
       /* The samples were found in the tail of an over-long line (a bar
        * that never printed a newline): what lies before it is that same

@@ -979,6 +979,31 @@ static const trk_rec *fallback(const trk_window *w, uint64_t lo,
   return NULL;
 }
 
+/* The newest training loss older than the window (seq < lo) of a line
+ * that is not the followed counter's, or NULL; the search stops where
+ * the followed counter went back (read newest first, its step grew): a
+ * restart or the start of another loop, whose losses are not the
+ * newest run's. */
+static const trk_rec *older_loss(const trk_window *w, uint64_t lo,
+                                 const view *V) {
+  long long below = -1;
+
+  for (size_t i = 0; i < w->count; i++) {
+    const trk_rec *r = newest(w, i);
+    if (r->s.kind != SM_TK_SAMPLE)
+      continue;
+    if (r->series == V->id) {
+      if (below >= 0 && r->s.step > below)
+        return NULL;
+      below = r->s.step;
+      continue;
+    }
+    if (r->seq < lo && (r->s.loss == r->s.loss || r->s.loss_nonfinite))
+      return r;
+  }
+  return NULL;
+}
+
 /* Per-step times of counter-less lines in [lo, now]. */
 static int stepless_timing(const trk_window *w, uint64_t lo, int n, timing *T) {
   double e[TRK_RING], q[TRK_RING];
@@ -1177,7 +1202,7 @@ static int stale_bar(const trk_rec *P, const view *V, const went *W,
  * newest loss of nan or inf is reported as such (loss_nonfinite), not
  * replaced by an older one. */
 static void window_metrics(const trk_window *w, const view *V, uint64_t lo,
-                           const went *W, int nw, int stale,
+                           const went *W, int nw, int stale, int restarted,
                            sm_track_result *r) {
   const trk_rec *x;
   int loss_done = 0;
@@ -1197,6 +1222,16 @@ static void window_metrics(const trk_window *w, const view *V, uint64_t lo,
       set_tp(r, W[i].s.throughput, W[i].s.tp_unit);
   }
   if (!loss_done && (x = fallback(w, lo, V, 0, stale)) != NULL) {
+    r->loss = x->s.loss;
+    r->loss_nonfinite = x->s.loss_nonfinite;
+    loss_done = 1;
+  }
+  /* The counter prints no loss and no line of its stretch does: the
+   * newest training loss above it is the run's newest (HF Trainer's
+   * loss dict, printed every few hundred bar updates), unless the run
+   * restarted in between. */
+  if (!loss_done && !stale && !restarted &&
+      (x = older_loss(w, lo, V)) != NULL) {
     r->loss = x->s.loss;
     r->loss_nonfinite = x->s.loss_nonfinite;
   }
@@ -1344,7 +1379,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (strcmp(r->counter, "tqdm") == 0 && B.scope == SCOPE_GLOBAL)
     r->scope = "progress bar"; /* a bar without an epoch: global steps */
   stale = stale_bar(P, &V, W, &lo, r);
-  window_metrics(w, &V, lo, W, nw, stale, r);
+  window_metrics(w, &V, lo, W, nw, stale, B.restarted, r);
   if (!stale)
     via = step_timing(w, &V, lo, n, W, &B, S, ns, bi, &T);
   describe(&T, via, stale, B.restarted, r);

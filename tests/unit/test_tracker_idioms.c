@@ -1,0 +1,208 @@
+/* test_tracker_idioms.c - print idioms of training code found in an
+ * audit of the field's frameworks (round 7 of issue 12): the newest loss
+ * printed by another writer less often than the counter, units written
+ * apart from their value in any spelling of a time over a step word,
+ * ordinal counters, smoothed losses and step times told in sentences.
+ * Each test checks the idiom in several shapes and the near misses it
+ * must leave alone.  Every line is written for the test, with made-up
+ * numbers. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "schedmate/sm_tracker.h"
+#include "track_fixture.h"
+#include "tracker/track_int.h"
+
+/* A text built by appending formatted pieces (the tests' logs). */
+typedef struct text {
+  char *s;
+  size_t n, cap;
+} text;
+
+static void add(text *t, const char *fmt, ...) {
+  va_list ap;
+  int k;
+
+  if (t->cap - t->n < 4096) {
+    t->cap = t->cap ? 2 * t->cap : 1 << 16;
+    t->s = realloc(t->s, t->cap);
+    ASSERT(t->s != NULL);
+  }
+  va_start(ap, fmt);
+  k = vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
+  va_end(ap);
+  ASSERT(k >= 0 && (size_t)k < t->cap - t->n);
+  t->n += (size_t)k;
+}
+
+/* ==== The loss of another writer, printed less often ==== */
+
+SM_TEST(track_loss_printed_less_often_than_the_bar) {
+  /* HF Trainer style: a bar updated every step, a loss dict every 500
+   * steps; the newest dict is 300 updates above the end. */
+  text t = {0};
+  sm_track_result r;
+
+  for (int i = 1; i <= 800; i++) {
+    add(&t, "\r %2d%%|###  | %d/4000 [%02d:%02d<30:00,  2.20it/s]",
+        i * 100 / 4000, i, i / 132, i / 2 % 60);
+    if (i % 500 == 0)
+      add(&t,
+          "\n{'loss': 1.8%d, 'grad_norm': 0.9, 'learning_rate': 2e-05, "
+          "'epoch': 0.%d}\n",
+          i / 100, i / 40);
+  }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 800);
+  ASSERT_EQ(r.total_steps, 4000);
+  ASSERT_NEAR(r.loss, 1.85, 1e-9);
+  ASSERT_NEAR(r.step_time_s, 1 / 2.2, 1e-3);
+
+  /* A custom loop: a bar without its loss and a logger line every 50
+   * steps (another counter). */
+  t.n = 0;
+  for (int i = 1; i <= 420; i++) {
+    add(&t, "\rTraining: %d%%|##   | %d/3000 [%02d:%02d<12:00,  1.40it/s]",
+        i * 100 / 3000, i, i / 60, i % 60);
+    if (i % 50 == 0)
+      add(&t, "\n[2024-05-01 12:00:%02d] INFO step %d: train_loss=%.3f\n",
+          i % 60, i, 3 - i / 1000.0);
+  }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 420);
+  ASSERT_NEAR(r.loss, 2.6, 1e-9);
+
+  /* Only an evaluation loss above: no training loss is invented. */
+  t.n = 0;
+  for (int i = 1; i <= 420; i++) {
+    add(&t, "\r %d%%|##   | %d/3000 [%02d:%02d<12:00,  1.40it/s]",
+        i * 100 / 3000, i, i / 60, i % 60);
+    if (i == 100)
+      add(&t, "\n{'eval_loss': 1.21, 'eval_runtime': 3.3, 'epoch': 0.5}\n");
+  }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 420);
+  ASSERT_NAN(r.loss);
+
+  /* The run restarted after its last loss (the bar went back to 1): the
+   * older run's loss is not the newest run's. */
+  t.n = 0;
+  for (int i = 1; i <= 700; i++) {
+    add(&t, "\r %d%%|##   | %d/3000 [%02d:%02d<12:00,  1.40it/s]",
+        i * 100 / 3000, i, i / 60, i % 60);
+    if (i == 600)
+      add(&t, "\n{'loss': 2.5, 'learning_rate': 1e-05, 'epoch': 0.4}\n");
+  }
+  add(&t, "\n");
+  for (int i = 1; i <= 300; i++)
+    add(&t, "\r %d%%|##   | %d/3000 [%02d:%02d<12:00,  1.40it/s]",
+        i * 100 / 3000, i, i / 60, i % 60);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 300);
+  ASSERT_NAN(r.loss);
+  free(t.s);
+}
+
+/* ==== Units written apart ==== */
+
+SM_TEST(track_spaced_units_of_a_time_over_a_step_word) {
+  sm_track_sample s = P("Step 100 of 5000: loss = 1.49, 0.42 sec/step");
+  ASSERT_NEAR(s.step_time, 0.42, 1e-12);
+  ASSERT_EQ(s.total, 5000);
+  s = P("step 10 loss 2.3 (0.42 sec/iter)");
+  ASSERT_NEAR(s.step_time, 0.42, 1e-12);
+  s = P("iter 30, loss 2.3, 0.42 seconds/step");
+  ASSERT_NEAR(s.step_time, 0.42, 1e-12);
+  s = P("update 12 | loss 4.1 | 350 msec/batch");
+  ASSERT_NEAR(s.step_time, 0.35, 1e-12);
+  s = P("it 12 | loss 4.1 | 700 us/update");
+  ASSERT_NEAR(s.step_time, 0.0007, 1e-12);
+  /* Steps over a second are a rate. */
+  s = P("step 10, loss 2.3, 2.4 steps/sec");
+  ASSERT_NAN(s.step_time);
+  ASSERT_NEAR(s.rate, 2.4, 1e-12);
+  s = P("batch 50 loss 0.3 | 12.5 batches/s");
+  ASSERT_NEAR(s.rate, 12.5, 1e-12);
+  /* Not a step: an epoch's time, a sample's time, throughput. */
+  s = P("step 10 loss 2.3 31.5 sec/epoch");
+  ASSERT_NAN(s.step_time);
+  s = P("step 10 loss 2.3 4.1 ms/sample");
+  ASSERT_NAN(s.step_time);
+  s = P("step 10 loss 2.3 812.5 samples/sec");
+  ASSERT_NAN(s.step_time);
+  ASSERT_NEAR(s.throughput, 812.5, 1e-12);
+  ASSERT_STREQ(s.tp_unit, "samples/s");
+  ASSERT_EQ(sm__trk_unit_per("seconds/iteration", NULL), 1);
+  ASSERT_EQ(sm__trk_unit_per("secs/it", NULL), 1);
+  ASSERT_EQ(sm__trk_unit_per("it/sec", NULL), 2);
+  ASSERT_EQ(sm__trk_unit_per("tokens/sec", NULL), 0);
+  ASSERT_EQ(sm__trk_unit_per("min/step", NULL), 0);
+}
+
+/* ==== Ordinal counters ==== */
+
+SM_TEST(track_ordinal_counters_out_of_a_total) {
+  sm_track_sample s = P("Iteration 200 out of 20000 | train loss 0.899");
+  ASSERT_EQ(s.counter, SM_TC_ITER);
+  ASSERT_EQ(s.step, 200);
+  ASSERT_EQ(s.total, 20000);
+  s = P("Epoch 3 out of 10, batch 50 out of 500, loss 0.3");
+  ASSERT_EQ(s.counter, SM_TC_BATCH);
+  ASSERT_EQ(s.step, 50);
+  ASSERT_EQ(s.total, 500);
+  ASSERT_NEAR(s.epoch, 3, 0);
+  s = P("[train] step 7 of 90: loss=1.25");
+  ASSERT_EQ(s.total, 90);
+  /* A count of other things is no sample. */
+  s = P("processed 30 out of 100 files");
+  ASSERT_EQ(s.kind, SM_TK_NONE);
+}
+
+/* ==== Smoothed losses ==== */
+
+SM_TEST(track_smoothed_loss_gives_way_to_the_plain_loss) {
+  sm_track_sample s = P("it: 10 | loss(ema) 2.30 | loss 2.399 | ms/it 120");
+  ASSERT_NEAR(s.loss, 2.399, 1e-12);
+  s = P("step 5 ema_loss 2.1 loss 2.5");
+  ASSERT_NEAR(s.loss, 2.5, 1e-12);
+  s = P("step 5 | loss (smoothed): 2.1 | loss: 2.5");
+  ASSERT_NEAR(s.loss, 2.5, 1e-12);
+  s = P("step 5 | smooth_loss 2.1 | loss_running 2.2 | loss 2.6");
+  ASSERT_NEAR(s.loss, 2.6, 1e-12);
+  /* Alone, a smoothed loss is the loss. */
+  s = P("step 5 loss_ema=2.1");
+  ASSERT_NEAR(s.loss, 2.1, 1e-12);
+  /* A qualifier that names training is no smoothing; a statistic in a
+   * namespace is no loss. */
+  s = P("step 5 loss (train): 2.1");
+  ASSERT_NEAR(s.loss, 2.1, 1e-12);
+  s = P("step 5 loss/mean 2.0");
+  ASSERT_NAN(s.loss);
+  s = P("step 5 loss_rpn_ema 2.0");
+  ASSERT_NAN(s.loss);
+}
+
+/* ==== Step times told in sentences ==== */
+
+SM_TEST(track_step_time_told_in_a_sentence) {
+  sm_track_sample s =
+      P("INFO:root:Iteration 10 finished in 0.351 seconds, loss: 1.399");
+  ASSERT_EQ(s.step, 10);
+  ASSERT_NEAR(s.step_time, 0.351, 1e-12);
+  s = P("step 40 completed in 1.2s loss 0.3");
+  ASSERT_NEAR(s.step_time, 1.2, 1e-12);
+  s = P("batch 30 done in 350 ms, loss 0.2");
+  ASSERT_NEAR(s.step_time, 0.35, 1e-12);
+  s = P("Step 5 - loss: 1.990 - time taken: 1.21 s");
+  ASSERT_NEAR(s.step_time, 1.21, 1e-12);
+  /* An epoch's or the run's time is no step's. */
+  s = P("Epoch 3 finished in 152 s, loss 0.3");
+  ASSERT_NAN(s.step_time);
+  s = P("Training finished in 3600.0 seconds");
+  ASSERT_NAN(s.step_time);
+}
