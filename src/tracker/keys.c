@@ -55,11 +55,12 @@ enum {
   WC_LOSSQ,
   WC_WRAP,
   WC_SMOOTH,
+  WC_BLOCK,
   WC_COUNT
 };
 static const char *const wc_names[] = {
-    "eval", "init", "phase", "part", "level", "average", "stats", "qual",
-    "per",  "term", "gen",   "disc", "lossq", "wrap",    "smooth"};
+    "eval", "init", "phase", "part", "level", "average", "stats",  "qual",
+    "per",  "term", "gen",   "disc", "lossq", "wrap",    "smooth", "block"};
 _Static_assert(sizeof(wc_names) / sizeof(wc_names[0]) == WC_COUNT,
                "a name for every word class");
 
@@ -313,6 +314,34 @@ int sm__trk_is_wrap_word(const char *w, size_t n) {
 
 int sm__trk_is_part_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_PART]);
+}
+
+int sm__trk_block_banner(const char *s, size_t n) {
+  int words = 0, block = 0, deco = 0, run = 0;
+  size_t last = n;
+
+  while (last > 0 && s[last - 1] == ' ')
+    last--;
+  for (size_t i = 0; i < n;) {
+    char c = s[i];
+    if (c >= '0' && c <= '9')
+      return 0;
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+      size_t j = i;
+      while (j < n &&
+             (((s[j] | 0x20) >= 'a' && (s[j] | 0x20) <= 'z') || s[j] == '_'))
+        j++;
+      words++;
+      block |= word_in(s + i, j - i, table()->words[WC_BLOCK]);
+      run = 0;
+      i = j;
+      continue;
+    }
+    run = (c == '*' || c == '=' || c == '-' || c == '#') ? run + 1 : 0;
+    deco |= run >= 3;
+    i++;
+  }
+  return block && words <= 6 && (deco || (last > 0 && s[last - 1] == ':'));
 }
 
 int sm__trk_names_step(const char *key) {

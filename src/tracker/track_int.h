@@ -117,6 +117,12 @@ int sm__trk_is_wrap_word(const char *w, size_t n);
 /* A word that names a loss component when it prefixes "_loss" ("box",
  * "obj", "cls"): a table column of that name is a component. */
 int sm__trk_is_part_word(const char *w, size_t n);
+/* True when a line without numbers is the banner of a block of
+ * figures, one per line ("***** train metrics *****" of HF's
+ * log_metrics, "==== Final results ====", "Summary:"): a few words, one
+ * of the table's "block" class, decorated by a rule of '*', '=', '-' or
+ * '#' or ending with ':'. */
+int sm__trk_block_banner(const char *s, size_t n);
 /* True when a key (or a unit, "s/it") names a step among its parts
  * ("step_time", "ms/batch", "time_per_iteration"): a time under it is
  * the time of a step, not of an epoch or a run. */
@@ -140,9 +146,9 @@ double sm__trk_seconds(double v, const char *unit, int *ok);
 /* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
 typedef struct trk_keys_stats {
   int keys;       /* key entries */
-  int words[15];  /* words per class: eval, init, phase, part, level,
+  int words[16];  /* words per class: eval, init, phase, part, level,
                    * average, stats, qual, per, term, gen, disc, lossq,
-                   * wrap, smooth */
+                   * wrap, smooth, block */
   int unsorted;   /* keys out of order in the file */
   int duplicates; /* keys listed twice */
 } trk_keys_stats;

@@ -76,6 +76,7 @@ struct sm_tracker {
   int eval_loop;        /* an evaluation loop printed its progress and no
                          * training sample followed yet */
   int summary_next;     /* the next sample is an epoch summary */
+  int in_block;         /* inside a block of figures under a banner */
   int phase;            /* a loop that is not training was announced */
   uint32_t phase_loop;  /* the loop it announced, once seen (0: not yet) */
   uint64_t phase_sig;   /* hash of the last announcement's text */
@@ -155,6 +156,7 @@ static void reset_state(sm_tracker *t) {
   t->eval_seq = 0;
   t->eval_loop = 0;
   t->summary_next = 0;
+  t->in_block = 0;
   t->phase = 0;
   t->phase_loop = 0;
   t->nbare = 0;
@@ -603,12 +605,25 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
 
   if (h != 0)
     t->bare_head = h > 0;
+  /* A banner over a block of figures, one per line (HF's "***** train
+   * metrics *****" then "  train_loss = 1.42", "  epoch = 3.0"): the
+   * figures sum the run or an evaluation up; they are no step, no loss
+   * and no epoch head. */
+  if (sm__trk_block_banner(seg, m)) {
+    t->in_block = 1;
+    return;
+  }
   if (!worth_parsing(t, cls, seg, m)) {
     note_startup(t, seg, m);
     return;
   }
   sm__trk_parse(t->L, seg, m, &t->head, &smp, &hd);
   smp.rank = rank;
+  if (t->in_block) {
+    if (t->L->nf == 1 && !smp.has_step && t->L->f[0].key[0] != '\0')
+      return;
+    t->in_block = 0; /* a line of another shape ends the block */
+  }
   /* Start-up output after progress is a line that is no sample itself. */
   if (smp.kind != SM_TK_SAMPLE && smp.kind != SM_TK_POSITION &&
       note_startup(t, seg, m))
@@ -994,7 +1009,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   }
   /* A head of words that names a metric other than a loss: the replay
    * judges bare pairs below it by it (it is never a sample). */
-  if (sm__trk_metric_head(t->seg, m) > 0) {
+  if (sm__trk_metric_head(t->seg, m) > 0 || sm__trk_block_banner(t->seg, m)) {
     keep(st, t->seg, m, cls, flags, rank);
     return 0;
   }

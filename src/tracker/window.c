@@ -316,11 +316,22 @@ static int beyond_epoch_share(const sm_track_sample *s) {
   return (double)s->step > (e + 1) * (double)s->total / et * 1.1 + 1;
 }
 
+/* True when the records between the i-th and the j-th newest (j < i)
+ * have no counter: a loss dict or a run summary between two prints of a
+ * bar's final state (HF's last refresh after its summary dict). */
+static int only_stepless_between(const trk_window *w, size_t i, size_t j) {
+  for (size_t k = j + 1; k < i; k++)
+    if (newest(w, k)->series != 0)
+      return 0;
+  return 1;
+}
+
 static int detect_scope(const trk_window *w, const view *v, int counter,
                         int n) {
   const trk_rec *b = NULL;
   int resets = 0, grows = 0, seen = 0, epoch_known = 0, refinished = 0;
   int frac_epoch = 0, below_epoch = 0;
+  size_t bi = 0;
 
   for (size_t i = 0; i < w->count && seen < 8 * n; i++) {
     const trk_rec *a = newest(w, i);
@@ -367,11 +378,12 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
       /* A finished loop printed again: it restarted; not the same final
        * state printed twice in a row (two ranks, a last refresh). */
       if (a->s.has_total && a->s.step >= a->s.total && b->s.step <= a->s.step &&
-          !(b->s.step == a->s.step && b->seq == a->seq + 1 &&
-            b->eval_seq == a->eval_seq))
+          !(b->s.step == a->s.step && b->eval_seq == a->eval_seq &&
+            only_stepless_between(w, i, bi)))
         refinished++;
     }
     b = a;
+    bi = i;
   }
   if (resets > grows)
     return SCOPE_EPOCH;

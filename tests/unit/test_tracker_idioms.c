@@ -206,3 +206,56 @@ SM_TEST(track_step_time_told_in_a_sentence) {
   s = P("Training finished in 3600.0 seconds");
   ASSERT_NAN(s.step_time);
 }
+
+/* ==== Blocks of figures under a banner ==== */
+
+SM_TEST(track_block_of_figures_under_a_banner_is_a_summary) {
+  /* HF's log_metrics after the last bar, then an evaluation bar: the
+   * block's "train_loss" is the run's average and its "epoch = 3.0" no
+   * epoch head; the evaluation bar after it is a side loop. */
+  text t = {0};
+  sm_track_result r;
+
+  for (int i = 1; i <= 300; i++) {
+    add(&t, "\r%3d%%|#   | %d/300 [%02d:%02d<00:00,  2.50it/s]", i / 3, i,
+        i / 150, i * 2 / 5 % 60);
+    if (i % 100 == 0)
+      add(&t, "\n{'loss': %.4f, 'learning_rate': 1e-05, 'epoch': %d.0}\n",
+          0.9 - i / 1000.0, i / 100);
+  }
+  add(&t, "\n{'train_runtime': 120.0, 'train_loss': 0.75, 'epoch': 3.0}\n"
+          "100%%|##########| 300/300 [02:00<00:00,  2.50it/s]\n"
+          "***** train metrics *****\n"
+          "  epoch                    =        3.0\n"
+          "  train_loss               =     0.7500\n"
+          "  train_runtime            = 0:02:00.00\n"
+          "100%%|##########| 25/25 [00:03<00:00,  8.01it/s]\n"
+          "***** eval metrics *****\n"
+          "  epoch                   =        3.0\n"
+          "  eval_loss               =     0.5100\n");
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 300);
+  ASSERT_EQ(r.total_steps, 300);
+  ASSERT_NEAR(r.loss, 0.6, 1e-9);
+  ASSERT_STREQ(r.step_scope, "global");
+  free(t.s);
+
+  /* Other banners and layouts: "==== Final results ====" with "key:
+   * value" lines; "Summary:" alone. */
+  r = scan_text("step 10 | loss 2.50 | 0.3 s/it\n"
+                "step 20 | loss 2.40 | 0.3 s/it\n"
+                "step 30 | loss 2.30 | 0.3 s/it\n"
+                "==== Final results ====\n"
+                "loss: 2.75\n"
+                "epoch: 4\n");
+  ASSERT_EQ(r.step, 30);
+  ASSERT_NEAR(r.loss, 2.3, 1e-9);
+  ASSERT(sm__trk_block_banner("Summary:", 8));
+  ASSERT(sm__trk_block_banner("***** eval metrics *****", 24));
+  /* Not a banner: numbers, many words, no rule and no colon. */
+  ASSERT(!sm__trk_block_banner("***** eval metrics 3 *****", 26));
+  ASSERT(!sm__trk_block_banner("train metrics", 13));
+  ASSERT(!sm__trk_block_banner("=== we now print the metrics of every "
+                               "batch of the run ===",
+                               58));
+}
