@@ -694,7 +694,11 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     else if (lp != NULL && lp[4] == '/')
       out->role = R_IGNORE; /* loss/mean, loss/std: statistics */
     else if (strncmp(key, "loss_", 5) == 0)
-      out->role = R_IGNORE; /* loss_cls, loss_bbox: components */
+      /* loss_cls, loss_bbox: components; loss_all, loss_sum: the whole
+       * loss (the "lossq" words). */
+      out->role = word_in(key + 5, strlen(key + 5), table()->words[WC_LOSSQ])
+                      ? R_LOSS
+                      : R_IGNORE;
     else {
       size_t pl =
           (size_t)(strstr(key, "_loss") ? strstr(key, "_loss") - key : 0);
@@ -705,6 +709,12 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
       int part_ns = leaf && is_part_prefix(key, first_part(key));
       int whole = leaf && !part_ns;
       int comp = (pl > 0 && is_part_prefix(key, pl)) || part_ns;
+      /* "all_loss", "sum_loss" beside "det_loss", "bbox_loss": a prefix
+       * that is a "lossq" word names the whole loss, not a term. */
+      if (pl > 0 && kl == pl + 5 &&
+          word_in(key, pl, table()->words[WC_LOSSQ]) &&
+          !word_in(key, pl, table()->words[WC_SMOOTH]))
+        whole = 1;
       out->role = comp ? R_IGNORE : R_LOSS;
       out->flags |= comp || whole ? 0 : KF_PART;
     }

@@ -1181,14 +1181,17 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
     o->kind = SM_TK_POSITION;
     return;
   }
-  /* "current step: 58036th step", "iteration: 1200" on a line of its
-   * own: a step counter alone, whose metrics are printed on the lines
+  /* "current step: 58036th step", "iteration: 1200", "Round 4999" (a
+   * heading of one word and its number) on a line of its own: a step
+   * counter alone, whose metrics are printed on the lines
    * around it ("batch loss: 0.0047" below).  Where the loop is, without
    * metrics of its own. */
   if (o->has_step && !o->has_total &&
       (o->counter == SM_TC_STEP || o->counter == SM_TC_ITER) && L->nf == 1 &&
       L->f[0].tok == o->counter_tok && L->f[0].kind == TK_NUM &&
-      (L->f[0].sep == ':' || L->f[0].sep == '=') && L->f[0].unit[0] == '\0') {
+      (L->f[0].sep == ':' || L->f[0].sep == '=' ||
+       (L->f[0].sep == ' ' && L->nfree == 0 && L->f[0].nkw == 1)) &&
+      L->f[0].unit[0] == '\0') {
     o->kind = SM_TK_POSITION;
     return;
   }

@@ -259,3 +259,60 @@ SM_TEST(track_block_of_figures_under_a_banner_is_a_summary) {
                                "batch of the run ===",
                                58));
 }
+
+/* ==== The whole loss named beside its terms ==== */
+
+SM_TEST(track_whole_loss_named_by_a_total_word) {
+  /* A "total" word before or after "_loss" names the whole loss, ahead
+   * of the terms printed before it. */
+  sm_track_sample s = P("Epoch: 20, Step: 800, accuracy: 0.98, det loss: "
+                        "0.0239, bbox loss: 0.0071, all_loss: 0.0263");
+  ASSERT_NEAR(s.loss, 0.0263, 1e-12);
+  s = P("step 5 rec_loss 1.0 kl_loss 0.5 sum_loss 1.5");
+  ASSERT_NEAR(s.loss, 1.5, 1e-12);
+  s = P("it 7: loss_rec=1.0 loss_kl=0.5 loss_sum=1.5");
+  ASSERT_NEAR(s.loss, 1.5, 1e-12);
+  s = P("iter 9 | ce_loss 2.0 | aux_loss 0.1 | combined_loss 2.1");
+  ASSERT_NEAR(s.loss, 2.1, 1e-12);
+  /* Without a whole loss the first term stands; components by prefix
+   * stay components. */
+  s = P("Epoch: 20, Step: 800, det loss: 0.0239, bbox loss: 0.0071");
+  ASSERT_NEAR(s.loss, 0.0239, 1e-12);
+  s = P("iter 9 | loss_cls 0.3 | loss_bbox 0.2");
+  ASSERT_NAN(s.loss);
+}
+
+/* ==== Counters of other training loops ==== */
+
+SM_TEST(track_counters_of_other_loops) {
+  /* NVIDIA's GAN and diffusion loops report ticks; federated learning
+   * counts communication rounds, often as a heading of its own. */
+  sm_track_sample s = P("tick 928   kimg 46444.6   time 3d 07h 55m   "
+                        "sec/tick 307.0   sec/kimg 6.13    iters/sec 2.547");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.step, 928);
+  ASSERT_NEAR(s.rate, 2.547, 1e-12);
+  s = P("[ROUND 12] train loss 0.52");
+  ASSERT_EQ(s.step, 12);
+  ASSERT_NEAR(s.loss, 0.52, 1e-12);
+  s = P("comm_round: 40, loss=0.31");
+  ASSERT_EQ(s.step, 40);
+  /* A heading of one word and its number is a position; not in a
+   * sentence. */
+  ASSERT_EQ(P("Round 4999").kind, SM_TK_POSITION);
+  ASSERT_EQ(P("=== Step 300 ===").kind, SM_TK_POSITION);
+  ASSERT(P("moving to step 5").kind != SM_TK_POSITION);
+  ASSERT(P("Round 2 of the tournament").kind != SM_TK_SAMPLE);
+  {
+    text t = {0};
+    sm_track_result r;
+    for (int i = 0; i < 40; i++)
+      add(&t, "Round %d\nclients 10, local epochs 2\nserver loss: %.3f\n", i,
+          0.9 - i * 0.01);
+    r = scan_text(t.s);
+    ASSERT_EQ(r.ok, 1);
+    ASSERT_EQ(r.step, 39);
+    ASSERT_NEAR(r.loss, 0.51, 1e-9);
+    free(t.s);
+  }
+}
