@@ -1189,6 +1189,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     if (done) {
       const counter_stat *b = st.best >= 0 ? &st.cs[st.best] : NULL;
       int over;
+      uint64_t above;
       /* A loop that shows no training: once its start is passed, a few
        * lines more are enough. */
       if (b != NULL && b->wraps > wraps_at_done && lines_left > 16)
@@ -1211,8 +1212,12 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       }
       st.want_epoch = seek_epoch;
       st.want_loss = seek_loss;
-      over = done_at - off > MARGIN_BYTES * 4 ||
-             (lines_left <= MARGIN_LINES && done_at - off > MARGIN_BYTES);
+      /* The budget counts the bytes above the line: the line right
+       * above the window is looked at even when it is long (a training
+       * bar's updates on one line before an evaluation bar). */
+      above = off + len < done_at ? done_at - (off + len) : 0;
+      over = above > MARGIN_BYTES * 4 ||
+             (lines_left <= MARGIN_LINES && above > MARGIN_BYTES);
       /* Past the usual margin only the epoch head or the loss is looked
        * for: what the replay reads is otherwise the same. */
       if ((seek_epoch || seek_loss) && (margin >= margin_left || over))

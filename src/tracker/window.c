@@ -483,6 +483,7 @@ typedef struct built {
   int scope;     /* SCOPE_* */
   int restarted; /* the window stops at a restart or resume */
   int swap;      /* "epoch/step" fractions read the other way round */
+  uint64_t hi;   /* records of the view newer than this are a side loop */
 } built;
 
 static long long step_of(const trk_rec *r, int swap) {
@@ -498,6 +499,7 @@ static void build(const trk_window *w, const view *v, int n, went *W,
   long long stride = 1, min_step = -1;
 
   memset(B, 0, sizeof(*B));
+  B->hi = UINT64_MAX;
   if (idx == NULL)
     return;
   for (size_t i = 0; i < w->count; i++)
@@ -558,10 +560,30 @@ static void build(const trk_window *w, const view *v, int n, went *W,
       int boundary =
           a->epoch_seq != b->epoch_seq || (ea == ea && eb == eb && ea != eb);
       size_t q = p + 1;
+      int newer_loss = 0, newer_lr = 0, older_loss = 0;
       while (q < m && newest(w, idx[q])->s.total == b->s.total)
         q++;
-      if (!boundary && p < (size_t)n && q - p >= 2)
+      for (size_t k = 0; k < p; k++) {
+        const trk_rec *x = newest(w, idx[k]);
+        newer_loss |= strong_rec(x);
+        newer_lr |= x->s.lr == x->s.lr;
+      }
+      for (size_t k = p; k < q; k++)
+        older_loss |= strong_rec(newest(w, idx[k]));
+      /* A side loop may run longer than the window (an evaluation bar
+       * of thousands of updates cut by a kill, Keras evaluate() and
+       * predict() one after the other) when it shows no training beside
+       * a loop that did, or when it follows a loop that finished at its
+       * total and prints no learning rate.  A loop's final state alone
+       * establishes it (the scan keeps only the last update of a line
+       * above a complete window). */
+      int finished = b->s.step >= b->s.total;
+      if (!boundary && (q - p >= 2 || finished) &&
+          (p < (size_t)n || (!newer_loss && older_loss) ||
+           (finished && !newer_lr))) {
         start = p;
+        B->hi = b->seq;
+      }
     }
   }
   for (size_t j = start; j < m; j++) {
@@ -637,7 +659,7 @@ static void build(const trk_window *w, const view *v, int n, went *W,
  * on each.  Records at step skip (the first batch of an epoch) are left
  * out while two others are there. */
 static double raw_times(const trk_window *w, const view *v, uint64_t lo,
-                        int cap, int which, long long skip, int swap,
+                        int cap, int which, long long skip, const built *B,
                         const char **key) {
   double *x = sm_malloc(TRK_RING * sizeof(double));
   double t;
@@ -652,9 +674,9 @@ static double raw_times(const trk_window *w, const view *v, uint64_t lo,
       double val = NAN;
       if (r->seq < lo)
         break;
-      if (!in_view(r, v))
+      if (!in_view(r, v) || r->seq > B->hi)
         continue;
-      if (pass == 0 && skip >= 0 && step_of(r, swap) == skip)
+      if (pass == 0 && skip >= 0 && step_of(r, B->swap) == skip)
         continue;
       if (which == 0)
         val = r->s.step_time;
@@ -891,11 +913,11 @@ static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
   int nw = B->nw, which = -1;
   timing E = *T, A = *T;
 
-  if (try_set(&E, raw_times(w, v, lo, cap, 0, skip, B->swap, &E.key),
-              "explicit", "printed"))
+  if (try_set(&E, raw_times(w, v, lo, cap, 0, skip, B, &E.key), "explicit",
+              "printed"))
     which = 0;
-  else if (try_set(&E, raw_times(w, v, lo, cap, 1, skip, B->swap, NULL),
-                   "explicit", "rate"))
+  else if (try_set(&E, raw_times(w, v, lo, cap, 1, skip, B, NULL), "explicit",
+                   "rate"))
     which = 1;
   /* Finer than one digit: an interval clock, or a bar that ran long
    * enough for its whole seconds to be precise (100 s: 0.5 %). */
@@ -923,8 +945,8 @@ static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
     return 1;
   }
   return try_set(T, interval_times(W, nw), "explicit", "interval") ||
-         try_set(T, raw_times(w, v, lo, cap, 2, skip, B->swap, NULL),
-                 "throughput", "batch/throughput") ||
+         try_set(T, raw_times(w, v, lo, cap, 2, skip, B, NULL), "throughput",
+                 "batch/throughput") ||
          try_set(T, collect_deltas(W, nw, 0, 0), "timestamps", "timestamps");
 }
 

@@ -316,3 +316,71 @@ SM_TEST(track_counters_of_other_loops) {
     free(t.s);
   }
 }
+
+/* ==== Side loops longer than the window ==== */
+
+SM_TEST(track_side_loop_after_a_finished_loop) {
+  /* A training bar whose updates fill one long line, finished, then an
+   * evaluation bar of many updates without a description, cut by a
+   * kill: the evaluation is no training. */
+  text t = {0};
+  sm_track_result r;
+
+  add(&t, "Epoch [7][0/3000] Loss 2.0 (2.0) :   0%%| 0/3000 [00:00<?, ?it/s]");
+  for (int i = 1; i <= 3000; i++)
+    add(&t,
+        "\rEpoch [7][%d/3000] Loss %.3f (2.100) : %3d%%|###| %d/3000 "
+        "[%02d:%02d<00:00,  4.10it/s]",
+        i - 1, 2.5 - i / 10000.0, i / 30, i, i / 246, i / 4 % 60);
+  add(&t, "\n");
+  for (int i = 1; i <= 60; i++)
+    add(&t, "\r %2d%%|#    | %d/400 [00:%02d<01:30,  3.30it/s]", i / 4, i,
+        i / 3);
+  add(&t, "slurmstepd: error: *** JOB 77 ON n3 CANCELLED AT 2025-02-02T10:00:00"
+          " ***\n");
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 3000);
+  ASSERT_EQ(r.total_steps, 3000);
+  ASSERT_NEAR(r.loss, 2.2, 1e-9);
+  ASSERT_NEAR(r.step_time_s, 1 / 4.1, 1e-3);
+
+  /* Keras: fit(), then evaluate() (with a loss) and predict() one after
+   * the other, longer together than the window; the step time is the
+   * training bar's, not the evaluation's. */
+  t.n = 0;
+  for (int e = 4; e <= 5; e++) {
+    add(&t, "Epoch %d/5\n", e);
+    for (int i = 1; i < 900; i += 100)
+      add(&t, "\r%3d/900 [==>....] - ETA: 2s - loss: 0.4%02d", i, i / 10);
+    add(&t,
+        "\r900/900 [==============================] - 9s 10ms/step - "
+        "loss: 0.3%d - val_loss: 0.41\n",
+        e);
+  }
+  for (int i = 1; i <= 200; i += 25)
+    add(&t, "\r%3d/200 [==>.....] - ETA: 0s - loss: 0.44", i);
+  add(&t, "\r200/200 [==============================] - 1s 4ms/step - loss: "
+          "0.4400\n");
+  for (int i = 1; i <= 200; i += 50)
+    add(&t, "\r%3d/200 [==>.....] - ETA: 0s", i);
+  add(&t, "\r200/200 [==============================] - 0s 2ms/step\n");
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 900);
+  ASSERT_NEAR(r.epoch, 5, 0);
+  ASSERT_NEAR(r.loss, 0.35, 1e-9);
+  ASSERT_NEAR(r.step_time_s, 0.01, 1e-9);
+
+  /* A new training loop of another total that shows its learning rate
+   * is not a side loop. */
+  t.n = 0;
+  for (int i = 100; i <= 1000; i += 100)
+    add(&t, "stage 1 | iter %d/1000 | loss 1.%03d | lr 1e-3\n", i,
+        900 - i / 10);
+  for (int i = 50; i <= 1200; i += 50)
+    add(&t, "stage 2 | iter %d/5000 | loss 0.%03d | lr 5e-4\n", i,
+        900 - i / 10);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 1200);
+  ASSERT_EQ(r.total_steps, 5000);
+  free(t.s);
+}
