@@ -577,10 +577,16 @@ static void build(const trk_window *w, const view *v, int n, went *W,
        * total and prints no learning rate.  A loop's final state alone
        * establishes it (the scan keeps only the last update of a line
        * above a complete window). */
-      int finished = b->s.step >= b->s.total;
+      int finished = b->s.step >= b->s.total, again = 0;
+      /* A newer loop seen before the older one is the main loop going
+       * on after a side loop of its own (an evaluation bar between two
+       * stretches of the training bar). */
+      for (size_t k = q; k < m && !again; k++)
+        again = newest(w, idx[k])->s.has_total &&
+                newest(w, idx[k])->s.total == r0->s.total;
       if (!boundary && (q - p >= 2 || finished) &&
-          (p < (size_t)n || (!newer_loss && older_loss) ||
-           (finished && !newer_lr))) {
+          (p < (size_t)n || (!again && ((!newer_loss && older_loss) ||
+                                        (finished && !newer_lr))))) {
         start = p;
         B->hi = b->seq;
       }

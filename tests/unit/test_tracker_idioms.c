@@ -370,6 +370,20 @@ SM_TEST(track_side_loop_after_a_finished_loop) {
   ASSERT_NEAR(r.loss, 0.35, 1e-9);
   ASSERT_NEAR(r.step_time_s, 0.01, 1e-9);
 
+  /* The training bar going on after an evaluation bar of its own is
+   * the main loop, however long its newest stretch. */
+  t.n = 0;
+  for (int i = 1; i <= 30; i++)
+    add(&t, "\r  %d%%|#  | %d/2000 [00:%02d<40:00,  1.10s/it]", i / 20, i, i);
+  add(&t, "\n\r  0%%|  | 0/50 [00:00<?, ?it/s]\r100%%|###| 50/50 [00:05<00:00,"
+          "  9.80it/s]\n{'eval_loss': 0.81, 'epoch': 0.02}\n");
+  for (int i = 31; i <= 90; i++)
+    add(&t, "\r  %d%%|#  | %d/2000 [01:%02d<40:00,  1.10s/it]", i / 20, i,
+        i % 60);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 90);
+  ASSERT_EQ(r.total_steps, 2000);
+
   /* A new training loop of another total that shows its learning rate
    * is not a side loop. */
   t.n = 0;
