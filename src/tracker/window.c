@@ -1130,8 +1130,13 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
       q[nq++] = 1.0 / x->s.rate;
     }
   }
-  if (used == 0)
+  /* Without a counter, a loss, a learning rate or an epoch, a time or a
+   * rate alone is no training progress (a data loader's "dt=6.0h", a
+   * download's pace): missing rather than a step time of nothing. */
+  if (used == 0 || (!loss_done && r->lr != r->lr && r->epoch != r->epoch)) {
+    result_init(r);
     return;
+  }
   r->ok = 1;
   r->samples = used;
   if (ne > 0) {

@@ -398,3 +398,34 @@ SM_TEST(track_side_loop_after_a_finished_loop) {
   ASSERT_EQ(r.total_steps, 5000);
   free(t.s);
 }
+
+/* ==== A time alone is no progress ==== */
+
+SM_TEST(track_time_alone_without_counter_or_loss_is_missing) {
+  /* Data-loader debug lines with a time step, a download's pace: no
+   * counter, no loss, no learning rate, no epoch. */
+  text t = {0};
+  sm_track_result r;
+
+  for (int i = 0; i < 30; i++)
+    add(&t,
+        "2025-03-01 10:00:%02d - INFO - [Sampler] index=%d -> file=3, "
+        "dt=6.0h\n",
+        i, i * 7);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 0);
+  ASSERT_NAN(r.step_time_s);
+  t.n = 0;
+  for (int i = 0; i < 30; i++)
+    add(&t, "shard %d written, took 2.5s\n", i);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 0);
+  /* With a loss the counter-less lines are progress. */
+  t.n = 0;
+  for (int i = 0; i < 30; i++)
+    add(&t, "train loss %.3f, took 0.5s\n", 1 - i * 0.01);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_NEAR(r.loss, 0.71, 1e-9);
+  free(t.s);
+}
