@@ -17,6 +17,7 @@
  * rotation (another inode at the path). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,6 +48,10 @@ const char *sm_track_class_name(int cls) {
  * every few hundred steps). */
 #define LOSS_SEEK 8192
 #define LOSS_SEEK_BYTES ((uint64_t)2 << 20)
+/* Bytes at the start of the log read for the batch size its start-up
+ * output announces, when the answer needs it (a throughput without a
+ * step time). */
+#define HEAD_BYTES ((uint64_t)64 << 10)
 #define SEEN_SLOTS                                                             \
   16384 /* distinct samples counted while                                      \
          * scanning backwards */
@@ -56,34 +61,36 @@ struct sm_tracker {
   sm_linecls *cls;  /* the coarse filter */
   int cls_progress; /* class indexes in the prototype set */
   int cls_eval;
-  trk_line *L;          /* parser scratch */
-  trk_window win;       /* kept samples */
-  trk_head head;        /* column names of the last table head */
-  double ctx_epoch;     /* epoch of the last epoch head */
-  int epoch_seq;        /* epoch heads seen */
-  sm_rfile f;           /* the followed file */
-  int open;             /* f is open */
-  char *path;           /* its path */
-  uint64_t off;         /* next byte to read */
-  sm_buf part;          /* bytes of an unfinished segment */
-  int skipping;         /* the unfinished segment was too long */
-  uint64_t lines;       /* lines read */
-  int scan_limited;     /* the last scan ran out of budget */
-  sm_track_result last; /* the last answer reported */
-  char sig[32];         /* the last bytes read, up to off */
-  size_t sig_len;       /* how many of them */
-  int eval_seq;         /* evaluation lines and phases seen */
-  int eval_loop;        /* an evaluation loop printed its progress and no
-                         * training sample followed yet */
-  int summary_next;     /* the next sample is an epoch summary */
-  int in_block;         /* inside a block of figures under a banner */
-  int phase;            /* a loop that is not training was announced */
-  uint32_t phase_loop;  /* the loop it announced, once seen (0: not yet) */
-  uint64_t phase_sig;   /* hash of the last announcement's text */
-  int phase_again;      /* the announcement repeats the one before it: it
-                         * is printed by each step of the loop ("... for
-                         * open-end generation.") */
-  uint32_t loops[16];   /* loops (series and total) seen, newest last */
+  trk_line *L;           /* parser scratch */
+  trk_window win;        /* kept samples */
+  trk_head head;         /* column names of the last table head */
+  double ctx_epoch;      /* epoch of the last epoch head */
+  int epoch_seq;         /* epoch heads seen */
+  sm_rfile f;            /* the followed file */
+  int open;              /* f is open */
+  char *path;            /* its path */
+  uint64_t off;          /* next byte to read */
+  sm_buf part;           /* bytes of an unfinished segment */
+  int skipping;          /* the unfinished segment was too long */
+  uint64_t lines;        /* lines read */
+  int scan_limited;      /* the last scan ran out of budget */
+  sm_track_result last;  /* the last answer reported */
+  char sig[32];          /* the last bytes read, up to off */
+  size_t sig_len;        /* how many of them */
+  int eval_seq;          /* evaluation lines and phases seen */
+  int eval_loop;         /* an evaluation loop printed its progress and no
+                          * training sample followed yet */
+  int summary_next;      /* the next sample is an epoch summary */
+  int in_block;          /* inside a block of figures under a banner */
+  double head_bsz;       /* the batch size the start-up output announced */
+  int head_bsz_conflict; /* it announced more than one */
+  int phase;             /* a loop that is not training was announced */
+  uint32_t phase_loop;   /* the loop it announced, once seen (0: not yet) */
+  uint64_t phase_sig;    /* hash of the last announcement's text */
+  int phase_again;       /* the announcement repeats the one before it: it
+                          * is printed by each step of the loop ("... for
+                          * open-end generation.") */
+  uint32_t loops[16];    /* loops (series and total) seen, newest last */
   int nloops;
   uint64_t text_bytes;   /* bytes of text segments looked at */
   uint64_t other_bytes;  /* bytes of segments that are not text */
@@ -157,6 +164,8 @@ static void reset_state(sm_tracker *t) {
   t->eval_loop = 0;
   t->summary_next = 0;
   t->in_block = 0;
+  t->head_bsz = NAN;
+  t->head_bsz_conflict = 0;
   t->phase = 0;
   t->phase_loop = 0;
   t->nbare = 0;
@@ -839,6 +848,77 @@ static uint64_t data_end(const sm_rfile *f) {
 #endif
 }
 
+/* ==== The head of the log ==== */
+
+/* True when s[0..n) names a batch ("batch", "bsz") in any case. */
+static int names_batch(const char *s, size_t n) {
+  for (size_t i = 0; i + 3 <= n; i++) {
+    char a = (char)(s[i] | 0x20), b = (char)(s[i + 1] | 0x20),
+         c = (char)(s[i + 2] | 0x20);
+    if ((a == 'b' && b == 's' && c == 'z') ||
+        (i + 5 <= n && a == 'b' && b == 'a' && c == 't' &&
+         (s[i + 3] | 0x20) == 'c' && (s[i + 4] | 0x20) == 'h'))
+      return 1;
+  }
+  return 0;
+}
+
+/* One line of the start-up output: the batch size an argument or
+ * configuration dump announces ("Namespace(batch_size=32, ...)",
+ * "batch size: 128", a JSON config's "train_batch_size": 256).  Two
+ * different announcements leave it unknown. */
+static void head_line(sm_tracker *t, const char *s, size_t n) {
+  sm_track_sample smp;
+  size_t m;
+  int rank;
+
+  if (n > SEG_MAX)
+    n = SEG_MAX;
+  if (!names_batch(s, n))
+    return;
+  m = sm__trk_clean(s, n, t->seg, sizeof(t->seg), &rank);
+  if (m == 0)
+    return;
+  sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
+  if (smp.kind == SM_TK_SAMPLE || smp.batch_size != smp.batch_size)
+    return;
+  if (t->head_bsz != t->head_bsz)
+    t->head_bsz = smp.batch_size;
+  else if (t->head_bsz != smp.batch_size)
+    t->head_bsz_conflict = 1;
+}
+
+/* Reads the head of the log not read yet, [0, min(end, HEAD_BYTES)),
+ * for the batch size it announces. */
+static int read_head(sm_tracker *t, uint64_t end, sm_err *err) {
+  sm_fwdlines fw;
+  const char *line;
+  size_t len;
+  uint64_t off;
+  int cut, rc;
+
+  if (end > HEAD_BYTES)
+    end = HEAD_BYTES;
+  if (end == 0)
+    return 0;
+  rc = sm_fwdlines_init(&fw, &t->f, 0, end, SEG_MAX, err);
+  while (rc == 0 &&
+         (rc = sm_fwdlines_next(&fw, &line, &len, &off, &cut, err)) == 1) {
+    rc = 0;
+    head_line(t, line, len);
+  }
+  sm_fwdlines_release(&fw);
+  return rc < 0 ? rc : 0;
+}
+
+/* Whether the answer needs the batch size of the start-up output: a
+ * throughput in samples and no step time. */
+static int wants_head_batch(const sm_track_result *r) {
+  return r->ok && r->step_time_basis == NULL && r->throughput > 0 &&
+         (strcmp(r->tp_unit, "samples/s") == 0 ||
+          strcmp(r->tp_unit, "images/s") == 0);
+}
+
 /* ==== Backward scan ==== */
 
 typedef struct counter_stat {
@@ -1147,6 +1227,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   uint64_t size, stop, done_at = 0;
   int rc, done = 0, margin = 0, cut = 0, wraps_at_done = 0, lines_left = 0;
   int seek_epoch = 0, seek_loss = 0, epochs_at_done = 0, margin_left = 0;
+  uint64_t lowest;
   const char *line;
   size_t len;
   uint64_t off;
@@ -1166,6 +1247,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     return rc;
   t->open = 1;
   size = data_end(&t->f);
+  lowest = size;
   stop = size > t->o.max_scan ? size - t->o.max_scan : 0;
   memset(&st, 0, sizeof(st));
   st.best = -1;
@@ -1225,6 +1307,9 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       if (++margin >= lines_left || (!st.heads_only && over))
         break;
     }
+    if (off < HEAD_BYTES)
+      head_line(t, line, len);
+    lowest = off;
     if (backward_line(t, &st, line, len, unfinished, !cut) && !done) {
       done = 1;
       done_at = off;
@@ -1256,6 +1341,22 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     if (st.full)
       break;
   }
+  /* What the reader holds below the lowest line returned was read from
+   * the file already: the head is looked at there, not read again (the
+   * reader's window, [_wstart, _end) in _buf, is read only). */
+  if (rv._buf != NULL && rv._wstart < lowest && rv._wstart < rv._end &&
+      rv._wstart < HEAD_BYTES) {
+    uint64_t hi = (lowest < rv._end ? lowest : rv._end) - rv._wstart;
+    size_t b = 0;
+    for (size_t i = 0; i < hi; i++)
+      if (rv._buf[i] == '\n' || i + 1 == hi) {
+        size_t e = rv._buf[i] == '\n' ? i : i + 1;
+        if (rv._wstart + b < HEAD_BYTES)
+          head_line(t, rv._buf + b, e - b);
+        b = i + 1;
+      }
+    lowest = rv._wstart;
+  }
   sm_revlines_release(&rv);
   sm_free(st.seen);
   if (rc < 0) {
@@ -1276,6 +1377,13 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   }
   load_tail(t);
   sm_tracker_result(t, res);
+  if (wants_head_batch(res) && lowest > 0) {
+    /* The start-up output above what was read may announce the batch. */
+    rc = read_head(t, lowest, err);
+    if (rc != 0)
+      return rc;
+    sm_tracker_result(t, res);
+  }
   t->last = *res;
   return 0;
 }
@@ -1409,6 +1517,17 @@ void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
   res->starting = 0;
   if (res->ok && sm__trk_startup_decided(t->start_kinds, t->resume_step))
     newest_run_starting(t, res);
+  /* Throughput beside the batch its start-up announced (MXNet's
+   * Speedometer "Speed: 138.7 samples/sec" under "Namespace(batch_size=32,
+   * ...)", DeepSpeed's samples/sec under its config dump). */
+  if (wants_head_batch(res) && t->head_bsz > 0 && !t->head_bsz_conflict &&
+      !res->starting) {
+    char v[32];
+    snprintf(v, sizeof(v), "%.6g", t->head_bsz / res->throughput);
+    res->step_time_s = strtod(v, NULL);
+    res->step_time_basis = "throughput";
+    res->step_time_source = "announced batch/throughput";
+  }
 }
 
 /* ==== JSON ==== */

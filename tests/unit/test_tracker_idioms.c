@@ -429,3 +429,53 @@ SM_TEST(track_time_alone_without_counter_or_loss_is_missing) {
   ASSERT_NEAR(r.loss, 0.71, 1e-9);
   free(t.s);
 }
+
+/* ==== Throughput beside the batch the start-up announced ==== */
+
+SM_TEST(track_throughput_with_the_announced_batch_size) {
+  /* A Speedometer-style line prints samples/s and its batch index; the
+   * batch size is only in the argument dump at the top. */
+  text t = {0};
+  sm_track_result r;
+
+  add(&t, "INFO:root:start with arguments Namespace(batch_size=64, "
+          "lr=0.1, num_epochs=5, network='resnet')\n");
+  for (int e = 0; e < 3; e++)
+    for (int b = 20; b <= 400; b += 20)
+      add(&t,
+          "INFO:root:Epoch[%d] Batch [%d]\tSpeed: %d.5 samples/sec\t"
+          "accuracy=0.8\n",
+          e, b, 255 + b % 3);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 400);
+  ASSERT_NEAR(r.step_time_s, 64 / 256.5, 1e-4);
+  ASSERT_STREQ(r.step_time_basis, "throughput");
+
+  /* A JSON config dump, and a log longer than the head: the head is
+   * read apart from the tail. */
+  t.n = 0;
+  add(&t, "{\"train_batch_size\": 32, \"gradient_accumulation_steps\": 1}\n");
+  for (int i = 1; i <= 4000; i++)
+    add(&t, "[Rank 0] step=%d, samples/sec=%d.0, acc=0.5\n", i, 160 + i % 2);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 4000);
+  ASSERT_NEAR(r.step_time_s, 32 / 160.0, 0.01);
+
+  /* Two different batch sizes announced (training and evaluation, two
+   * runs): unknown rather than a guess; tokens per second need the
+   * tokens of a step. */
+  t.n = 0;
+  add(&t, "batch_size: 64\nbatch size: 128\n");
+  for (int b = 20; b <= 400; b += 20)
+    add(&t, "Epoch[1] Batch [%d]\tSpeed: 250.0 samples/sec\n", b);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 400);
+  ASSERT_NAN(r.step_time_s);
+  t.n = 0;
+  add(&t, "batch_size: 64\n");
+  for (int b = 20; b <= 400; b += 20)
+    add(&t, "step %d | loss 2.0 | 5000.0 tokens/s\n", b);
+  r = scan_text(t.s);
+  ASSERT_NAN(r.step_time_s);
+  free(t.s);
+}
