@@ -805,6 +805,28 @@ static void field_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
   }
 }
 
+/* Whether the step time is a bare "time" figure that says nothing of
+ * what it times: its key is "time" alone, without a unit, and nothing on
+ * the line marks a per-step timer (a running average in parentheses
+ * after it, a data-loading time, an eta, a throughput). */
+static int bare_time(const trk_line *L, const sm_track_sample *o) {
+  int ti = -1;
+
+  if (o->step_time != o->step_time || strcmp(o->time_key, "time") != 0 ||
+      o->throughput == o->throughput || o->table_row)
+    return 0; /* a table's column is named by its head, not judged here */
+  for (int i = 0; i < L->nf; i++) {
+    const trk_field *f = &L->f[i];
+    if (strstr(f->key, "data") != NULL || strcmp(f->key, "eta") == 0)
+      return 0;
+    if (ti < 0 && strcmp(f->key, "time") == 0)
+      ti = i;
+  }
+  if (ti < 0 || L->f[ti].unit[0] != '\0' || L->f[ti].paren)
+    return 0;
+  return !(ti + 1 < L->nf && L->f[ti + 1].paren && L->f[ti + 1].key[0] == '\0');
+}
+
 /* Facts of the line as a whole: a step time from batch and throughput,
  * the loss among the candidates, the epoch, the bar's rate; evaluation
  * unless the line names training. */
@@ -1243,6 +1265,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   startup_or_eval(L, &P);
   field_facts(L, &P, o);
   settle_facts(L, &P, o);
+  o->time_bare = bare_time(L, o);
   keyed_counter(L, &P, o);
   positional_counter(L, &P, o);
   metric_row(L, &P, o);

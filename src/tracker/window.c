@@ -944,8 +944,14 @@ static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
       return 1;
     }
   }
-  if (which == 0)
-    (void)interval_printed(W, nw, &E);
+  if (which == 0 && !interval_printed(W, nw, &E) && nw >= 2 &&
+      W[0].s.time_bare && window_stride(W, nw) >= 2 &&
+      collect_deltas(W, nw, 0, 0) != collect_deltas(W, nw, 0, 0) &&
+      collect_deltas(W, nw, 1, 0) != collect_deltas(W, nw, 1, 0))
+    /* A bare "time" on lines logged every few steps, with no clock to
+     * tell a step's time from the interval's ("batch: 260, time: 8.56"
+     * every 20 batches): unknown rather than a guess. */
+    return 0;
   if (which >= 0) {
     *T = E;
     return 1;

@@ -479,3 +479,40 @@ SM_TEST(track_throughput_with_the_announced_batch_size) {
   ASSERT_NAN(r.step_time_s);
   free(t.s);
 }
+
+/* ==== A bare time on lines logged every few steps ==== */
+
+static sm_track_result every_k(const char *fmt, int k) {
+  text t = {0};
+  sm_track_result r;
+  for (int i = 1; i <= 15; i++)
+    add(&t, fmt, i * k, 2.0 - i * 0.01);
+  r = scan_text(t.s);
+  free(t.s);
+  return r;
+}
+
+SM_TEST(track_bare_time_every_few_steps_is_unclear) {
+  /* No clock tells whether "time" is the step's or the interval's:
+   * unknown rather than a guess. */
+  sm_track_result r = every_k("ep: 0, batch: %d, time: 8.56, loss: %.3f\n", 20);
+  ASSERT_EQ(r.step, 300);
+  ASSERT_NAN(r.step_time_s);
+  ASSERT(r.step_time_basis == NULL);
+  r = every_k("step %d | loss %.3f | time 12.5\n", 50);
+  ASSERT_NAN(r.step_time_s);
+  /* What marks a per-step timer: a running average beside it, a data
+   * time, a unit, an eta; or one line per step. */
+  r = every_k("iter %d loss %.3f time 0.350 (0.362)\n", 50);
+  ASSERT_NEAR(r.step_time_s, 0.35, 1e-9);
+  r = every_k("iter: %d  total_loss: %.3f  time: 0.3500  data_time: 0.0100\n",
+              20);
+  ASSERT_NEAR(r.step_time_s, 0.35, 1e-9);
+  r = every_k("step %d, loss %.3f, time 350ms\n", 10);
+  ASSERT_NEAR(r.step_time_s, 0.35, 1e-9);
+  r = every_k("step %d loss %.3f eta 0:10:00 time 0.41\n", 10);
+  ASSERT_NEAR(r.step_time_s, 0.41, 1e-9);
+  r = every_k("step %d | loss %.3f | time 0.41\n", 1);
+  ASSERT_NEAR(r.step_time_s, 0.41, 1e-9);
+  ASSERT_STREQ(r.step_time_basis, "explicit");
+}
