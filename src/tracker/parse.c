@@ -639,10 +639,14 @@ static void unit_facts(const trk_line *L, const trk_field *f, pstate *P,
   int role = f->ki.role, ok;
   double s;
 
-  if (f->key[0] == '\0' && f->kind == TK_NUM && !f->paren &&
-      f->tok != P->bar.elapsed_tok && f->tok != P->bar.rate_tok &&
-      !per_step_unit(f->unit) && f->unit[0] != '\0' &&
-      o->anon_time != o->anon_time) {
+  /* Unkeyed, or keyed by one unknown letter ("t=  19788s" of compact
+   * status lines): a duration whose meaning the window decides (a clock
+   * that only grows, or one step's time). */
+  int anon = f->key[0] == '\0' || (f->key[1] == '\0' && f->ki.role == R_NONE &&
+                                   (f->sep == '=' || f->sep == ':'));
+  if (anon && f->kind == TK_NUM && !f->paren && f->tok != P->bar.elapsed_tok &&
+      f->tok != P->bar.rate_tok && !per_step_unit(f->unit) &&
+      f->unit[0] != '\0' && o->anon_time != o->anon_time) {
     s = sm__trk_seconds(f->v, f->unit, &ok);
     if (ok)
       o->anon_time = s;
@@ -996,6 +1000,16 @@ static void positional_counter(const trk_line *L, pstate *P,
     }
     if (b2 < 0 && b1 >= 0 && L->f[b1].key[0] != '\0')
       b1 = -1; /* a keyed bracket alone is not a position */
+    if (b2 < 0 && b1 > 0 && P->epoch_i < 0 && o->epoch != o->epoch) {
+      /* "Train: 12 [ 100/1251 (8%)]" (timm), "Training: 3 [40/500]": a
+       * number keyed by a word that names training, right before the
+       * bracketed position, is the epoch. */
+      const trk_field *e = &L->f[b1 - 1];
+      if (e->ki.role == R_NONE && (e->ki.flags & KF_TRAIN) && e->nkw == 1 &&
+          e->kind == TK_NUM && e->isint && e->unit[0] == '\0' &&
+          e->tok + 2 == L->f[b1].tok && punct_at(L, e->tok + 1, '['))
+        o->epoch = e->v;
+    }
     if (b2 >= 0 && P->epoch_i < 0 && o->epoch != o->epoch) {
       o->epoch = L->f[b1].v;
       if (L->f[b1].kind == TK_FRAC)

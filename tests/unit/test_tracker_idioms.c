@@ -516,3 +516,46 @@ SM_TEST(track_bare_time_every_few_steps_is_unclear) {
   ASSERT_NEAR(r.step_time_s, 0.41, 1e-9);
   ASSERT_STREQ(r.step_time_basis, "explicit");
 }
+
+/* ==== The epoch before a bracketed position ==== */
+
+SM_TEST(track_epoch_keyed_by_a_training_word_before_the_position) {
+  sm_track_sample s = P("Train: 12 [ 100/1251 (  8%)]  Loss: 3.500 (3.600)  "
+                        "Time: 0.350s,  731.43/s  (0.362s,  707.18/s)");
+  ASSERT_EQ(s.step, 100);
+  ASSERT_EQ(s.total, 1251);
+  ASSERT_NEAR(s.epoch, 12, 0);
+  s = P("training: 3 [40/500] loss 0.3");
+  ASSERT_NEAR(s.epoch, 3, 0);
+  /* A loss keyed by training is no epoch; an evaluation's position has
+   * none. */
+  s = P("train_loss: 5 [3/9]");
+  ASSERT_NAN(s.epoch);
+  s = P("Test: [ 10/100]  Loss 2.1");
+  ASSERT_NAN(s.epoch);
+}
+
+/* ==== A duration keyed by one letter ==== */
+
+SM_TEST(track_duration_keyed_by_one_letter_is_an_unlabelled_time) {
+  /* Compact status lines: "t=" is a clock since the start, every 20
+   * steps; the step time comes from it. */
+  text t = {0};
+  sm_track_result r;
+  sm_track_sample s;
+
+  for (int i = 1; i <= 15; i++)
+    add(&t, "[ep 3 step %d t=%6ds mem= 5000MB] D=0.35 R=0.21 bpp\n", i * 20,
+        1000 + i * 38);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 300);
+  ASSERT_NEAR(r.step_time_s, 1.9, 1e-9);
+  ASSERT_STREQ(r.step_time_basis, "timestamps");
+  free(t.s);
+  s = P("it 40 | T: 0.52s | loss 1.0");
+  ASSERT_NEAR(s.anon_time, 0.52, 1e-12);
+  /* Not with a blank (a word of a sentence), not a known key. */
+  s = P("step 40 loss 1.0 x 3s");
+  ASSERT_NAN(s.anon_time);
+}
