@@ -1005,9 +1005,12 @@ static void positional_counter(const trk_line *L, pstate *P,
        * number keyed by a word that names training, right before the
        * bracketed position, is the epoch. */
       const trk_field *e = &L->f[b1 - 1];
-      if (e->ki.role == R_NONE && (e->ki.flags & KF_TRAIN) && e->nkw == 1 &&
-          e->kind == TK_NUM && e->isint && e->unit[0] == '\0' &&
-          e->tok + 2 == L->f[b1].tok && punct_at(L, e->tok + 1, '['))
+      size_t kl = strlen(e->key);
+      int tw = (kl >= 5 && strcmp(e->key + kl - 5, "train") == 0) ||
+               (kl >= 8 && strcmp(e->key + kl - 8, "training") == 0);
+      if (e->ki.role == R_NONE && tw && e->kind == TK_NUM && e->isint &&
+          e->unit[0] == '\0' && e->tok + 2 == L->f[b1].tok &&
+          punct_at(L, e->tok + 1, '['))
         o->epoch = e->v;
     }
     if (b2 >= 0 && P->epoch_i < 0 && o->epoch != o->epoch) {

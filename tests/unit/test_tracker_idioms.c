@@ -527,6 +527,10 @@ SM_TEST(track_epoch_keyed_by_a_training_word_before_the_position) {
   ASSERT_NEAR(s.epoch, 12, 0);
   s = P("training: 3 [40/500] loss 0.3");
   ASSERT_NEAR(s.epoch, 3, 0);
+  s = P("2023-11-14 22:13:20 INFO Train: 7 [ 100/1251 (  8%)]  Loss: 3.5");
+  ASSERT_NEAR(s.epoch, 7, 0);
+  s = P("train_acc: 5 [3/9] loss 2");
+  ASSERT_NAN(s.epoch);
   /* A loss keyed by training is no epoch; an evaluation's position has
    * none. */
   s = P("train_loss: 5 [3/9]");
