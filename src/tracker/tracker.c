@@ -928,7 +928,10 @@ typedef struct counter_stat {
   int strong;     /* a sample of it showed training (loss, lr) */
   int lossy;      /* a sample of it printed a loss (also nan) */
   long long prev; /* step of the sample met before (newer) */
+  double prev_ep; /* its epoch, or NAN */
   int wraps;      /* times its step went up going back: loop starts */
+  int odd_wraps;  /* of them, those not at an earlier epoch (a restart,
+                   * or a loop whose epoch is not printed) */
 } counter_stat;
 
 /* One kept piece of the tail, cleaned, for the replay in file order. */
@@ -1036,11 +1039,16 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
     st->cs[j].id = id;
     st->cs[j].strength = smp->counter;
     st->cs[j].prev = -1;
+    st->cs[j].prev_ep = NAN;
     st->ncs++;
   }
-  if (st->cs[j].prev >= 0 && smp->step > st->cs[j].prev)
+  if (st->cs[j].prev >= 0 && smp->step > st->cs[j].prev) {
     st->cs[j].wraps++;
+    if (!(smp->epoch < st->cs[j].prev_ep))
+      st->cs[j].odd_wraps++;
+  }
   st->cs[j].prev = smp->step;
+  st->cs[j].prev_ep = smp->epoch;
   st->cs[j].strong |= strong_sample(smp);
   st->cs[j].lossy |= smp->loss == smp->loss || smp->loss_nonfinite;
   if (seen_add(st, key))
@@ -1109,9 +1117,10 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
        * backwards: a restart or the start of a loop), what lies above
        * is another run's or loop's, and its loss is not looked for. */
       counter_stat *c = &st->cs[st->best];
-      if (c->prev >= 0 && smp.step > c->prev)
-        st->loss_blocked = 1;
+      if (c->prev >= 0 && smp.step > c->prev && !(smp.epoch < c->prev_ep))
+        st->loss_blocked = 1; /* not an earlier epoch's loop */
       c->prev = smp.step;
+      c->prev_ep = smp.epoch;
     } else if (st->want_loss && smp.kind == SM_TK_SAMPLE &&
                (smp.loss == smp.loss || smp.loss_nonfinite) && !smp.summary &&
                accept(t, cls, &smp, t->seg, m)) {
@@ -1226,6 +1235,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
   scan_state st;
   uint64_t size, stop, done_at = 0;
   int rc, done = 0, margin = 0, cut = 0, wraps_at_done = 0, lines_left = 0;
+  int odd_wraps_at_done = 0;
   int seek_epoch = 0, seek_loss = 0, epochs_at_done = 0, margin_left = 0;
   uint64_t lowest;
   const char *line;
@@ -1274,8 +1284,13 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       uint64_t above;
       /* A loop that shows no training: once its start is passed, a few
        * lines more are enough. */
-      if (b != NULL && b->wraps > wraps_at_done && lines_left > 16)
-        lines_left = 16;
+      if (b != NULL && b->wraps > wraps_at_done && lines_left > 16) {
+        /* ... and while a loss is looked for above, only it is kept. */
+        if (seek_loss && margin_left > 16)
+          margin_left = 16;
+        else if (!seek_loss)
+          lines_left = 16;
+      }
       /* What is looked for is found, or its budget spent: when nothing
        * else is sought, a line more is enough. */
       if (seek_epoch && (st.bwd_epoch > epochs_at_done ||
@@ -1286,7 +1301,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
           lines_left = margin + 1;
       }
       if (seek_loss && (st.loss_met || st.loss_blocked ||
-                        (b != NULL && b->wraps > wraps_at_done) ||
+                        (b != NULL && b->odd_wraps > odd_wraps_at_done) ||
                         (st.heads_only && done_at - off > LOSS_SEEK_BYTES))) {
         seek_loss = 0;
         if (!seek_epoch)
@@ -1315,6 +1330,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       done_at = off;
       lines_left = margin_lines(&st);
       wraps_at_done = st.best >= 0 ? st.cs[st.best].wraps : 0;
+      odd_wraps_at_done = st.best >= 0 ? st.cs[st.best].odd_wraps : 0;
       /* No sample printed its epoch and no epoch head was met: the
        * "Epoch 50/50" (or "=== Epoch 10/10 ===") above a long loop is
        * looked for further up, within the margin's byte budget. */

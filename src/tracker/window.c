@@ -1027,21 +1027,24 @@ static const trk_rec *fallback(const trk_window *w, uint64_t lo,
 
 /* The newest training loss older than the window (seq < lo) of a line
  * that is not the followed counter's, or NULL; the search stops where
- * the followed counter went back (read newest first, its step grew): a
- * restart or the start of another loop, whose losses are not the
- * newest run's. */
+ * the followed counter went back (read newest first, its step grew)
+ * other than at an earlier epoch: a restart or the start of another
+ * loop, whose losses are not the newest run's. */
 static const trk_rec *older_loss(const trk_window *w, uint64_t lo,
                                  const view *V) {
   long long below = -1;
+  double below_ep = NAN;
 
   for (size_t i = 0; i < w->count; i++) {
     const trk_rec *r = newest(w, i);
     if (r->s.kind != SM_TK_SAMPLE)
       continue;
     if (r->series == V->id) {
-      if (below >= 0 && r->s.step > below)
+      /* Going back at an earlier epoch is the loop of that epoch. */
+      if (below >= 0 && r->s.step > below && !(rec_epoch(r) < below_ep))
         return NULL;
       below = r->s.step;
+      below_ep = rec_epoch(r);
       continue;
     }
     if (r->seq < lo && (r->s.loss == r->s.loss || r->s.loss_nonfinite))

@@ -563,3 +563,38 @@ SM_TEST(track_duration_keyed_by_one_letter_is_an_unlabelled_time) {
   s = P("step 40 loss 1.0 x 3s");
   ASSERT_NAN(s.anon_time);
 }
+
+SM_TEST(track_loss_printed_less_often_across_epochs) {
+  /* A per-epoch bar without a loss ("Epoch 12: 40it [...]"), and a loss
+   * line every few epochs: the newest loss is found across the epochs'
+   * bars, which go back at every epoch start. */
+  text t = {0};
+  sm_track_result r;
+
+  for (int e = 0; e <= 12; e++) {
+    for (int i = 1; i <= 40; i++)
+      add(&t, "\rEpoch %d: %dit [00:%02d,  5.10it/s]", e, i, i / 5);
+    add(&t, "\n");
+    if (e % 5 == 4)
+      add(&t, "Step: %d | Loss: 0.%04d | Lr: 1e-4\n", (e + 1) * 20,
+          900 - e * 10);
+  }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 40);
+  ASSERT_NEAR(r.epoch, 12, 0);
+  ASSERT_NEAR(r.loss, 0.081, 1e-9); /* the line after epoch 9 */
+  /* The same bars without their epoch: going back is no proof of an
+   * earlier epoch's loop, and no older loss is taken. */
+  t.n = 0;
+  for (int e = 0; e <= 12; e++) {
+    for (int i = 1; i <= 40; i++)
+      add(&t, "\r%dit [00:%02d,  5.10it/s]", i, i / 5);
+    add(&t, "\n");
+    if (e == 4)
+      add(&t, "loss: 0.5\n");
+  }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 40);
+  ASSERT_NAN(r.loss);
+  free(t.s);
+}
