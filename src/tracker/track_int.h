@@ -308,4 +308,30 @@ int sm__trk_bare_metric_like(const trk_bare *b);
  * wandb message): its offset when text precedes it, else 0.  One pass. */
 size_t sm__trk_glued_record(const char *s, size_t n);
 
+/* ==== Vertical metric tables ==== */
+
+/* A cell of a table row: s[off .. off + len). */
+typedef struct trk_vcell {
+  size_t off, len;
+} trk_vcell;
+
+/* The rows of one record joined into one line of "key=value" pairs. */
+typedef struct trk_vrec {
+  char text[2048];
+  size_t len;
+  int rows; /* rows joined */
+  int skip; /* under an evaluation namespace ("eval/") */
+} trk_vrec;
+
+/* A rule of dashes alone on its line (at least ten): the edge of a
+ * record of an RL logger's vertical table. */
+int sm__trk_vrule(const char *s, size_t n);
+/* A row of two cells, "| key | value |" (the value may be empty: a
+ * namespace row "| train/ | |"); 1 with the cells trimmed. */
+int sm__trk_vrow(const char *s, size_t n, trk_vcell *key, trk_vcell *val);
+/* Adds a row to the record (a namespace row names the rows below it). */
+void sm__trk_vrec_row(trk_vrec *r, const char *s, const trk_vcell *key,
+                      const trk_vcell *val);
+void sm__trk_vrec_reset(trk_vrec *r);
+
 #endif /* SM_TRACK_INT_H */

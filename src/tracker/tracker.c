@@ -82,6 +82,8 @@ struct sm_tracker {
                           * training sample followed yet */
   int summary_next;      /* the next sample is an epoch summary */
   int in_block;          /* inside a block of figures under a banner */
+  int in_vrec;           /* inside a record of a vertical metric table */
+  trk_vrec vrec;         /* its rows so far */
   double head_bsz;       /* the batch size the start-up output announced */
   int head_bsz_conflict; /* it announced more than one */
   int phase;             /* a loop that is not training was announced */
@@ -164,6 +166,8 @@ static void reset_state(sm_tracker *t) {
   t->eval_loop = 0;
   t->summary_next = 0;
   t->in_block = 0;
+  t->in_vrec = 0;
+  sm__trk_vrec_reset(&t->vrec);
   t->head_bsz = NAN;
   t->head_bsz_conflict = 0;
   t->phase = 0;
@@ -614,6 +618,31 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
 
   if (h != 0)
     t->bare_head = h > 0;
+  /* A vertical table's record (RL loggers: "| total_timesteps | 2048 |"
+   * rows between rules): its rows are joined and read as one line when
+   * the closing rule comes; a line of another shape drops it. */
+  {
+    trk_vcell k, v;
+    if (sm__trk_vrule(seg, m)) {
+      if (t->in_vrec && t->vrec.rows > 0) {
+        char line[sizeof(t->vrec.text)];
+        size_t n = t->vrec.len;
+        memcpy(line, t->vrec.text, n + 1);
+        sm__trk_vrec_reset(&t->vrec);
+        t->in_vrec = 0;
+        replay_piece(t, line, n, t->cls_progress, unfinished, rank);
+        return;
+      }
+      sm__trk_vrec_reset(&t->vrec);
+      t->in_vrec = 1;
+      return;
+    }
+    if (t->in_vrec && sm__trk_vrow(seg, m, &k, &v)) {
+      sm__trk_vrec_row(&t->vrec, seg, &k, &v);
+      return;
+    }
+    t->in_vrec = 0;
+  }
   /* A banner over a block of figures, one per line (HF's "***** train
    * metrics *****" then "  train_loss = 1.42", "  epoch = 3.0"): the
    * figures sum the run or an evaluation up; they are no step, no loss
@@ -1089,6 +1118,29 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   if (m == 0)
     return 0;
   cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
+  {
+    /* A vertical table's rules and rows are kept for the replay, which
+     * joins each record; a counter row counts its record here. */
+    trk_vcell k, v;
+    if (!st->heads_only && sm__trk_vrule(t->seg, m)) {
+      keep(st, t->seg, m, cls, flags, rank);
+      return 0;
+    }
+    if (!st->heads_only && sm__trk_vrow(t->seg, m, &k, &v)) {
+      char row[TRK_KEY_MAX + 48];
+      int l;
+      keep(st, t->seg, m, cls, flags, rank);
+      if (v.len == 0 || v.len > 40)
+        return 0;
+      l = snprintf(row, sizeof(row), "%.*s=%.*s", (int)k.len, t->seg + k.off,
+                   (int)v.len, t->seg + v.off);
+      sm__trk_parse(t->L, row, (size_t)l, NULL, &smp, NULL);
+      if (smp.kind != SM_TK_POSITION)
+        return 0;
+      count_sample(st, &smp, t->o.samples);
+      return st->best >= 0 && st->cs[st->best].distinct >= t->o.samples;
+    }
+  }
   if (st->ncs == 0 && st->stepless == 0) {
     /* Newer than any progress: start-up output of a new run is kept for
      * the replay to judge. */

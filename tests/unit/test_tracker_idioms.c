@@ -598,3 +598,75 @@ SM_TEST(track_loss_printed_less_often_across_epochs) {
   ASSERT_NAN(r.loss);
   free(t.s);
 }
+
+/* ==== Vertical metric tables of RL loggers ==== */
+
+SM_TEST(track_vertical_metric_tables) {
+  /* Stable-Baselines3: a record between rules, namespaces above their
+   * rows; the environment steps are the progress, the train/ loss the
+   * loss (its terms stay terms). */
+  text t = {0};
+  sm_track_result r;
+
+  for (int k = 1; k <= 14; k++)
+    add(&t,
+        "------------------------------------------\n"
+        "| rollout/                |              |\n"
+        "|    ep_len_mean          | 180          |\n"
+        "|    ep_rew_mean          | -1%02d         |\n"
+        "| time/                   |              |\n"
+        "|    fps                  | 950          |\n"
+        "|    iterations           | %d           |\n"
+        "|    time_elapsed         | %d           |\n"
+        "|    total_timesteps      | %d        |\n"
+        "| train/                  |              |\n"
+        "|    entropy_loss         | -1.2         |\n"
+        "|    learning_rate        | 0.0003       |\n"
+        "|    loss                 | 4.%d          |\n"
+        "|    value_loss           | 9.5          |\n"
+        "------------------------------------------\n",
+        k, k, k * 2, k * 1024, k % 10);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 14336);
+  ASSERT_STREQ(r.counter, "total_timesteps");
+  ASSERT_NEAR(r.loss, 4.4, 1e-9);
+  ASSERT_NEAR(r.lr, 3e-4, 1e-12);
+  ASSERT_NEAR(r.step_time_s, 2.0 / 1024, 1e-6);
+  r = feed(t.s);
+  ASSERT_EQ(r.step, 14336);
+  ASSERT_NEAR(r.loss, 4.4, 1e-9);
+
+  /* OpenAI baselines' rows without namespaces, and an evaluation
+   * record whose rows are left out. */
+  t.n = 0;
+  for (int k = 1; k <= 12; k++) {
+    add(&t,
+        "-------------------------------------\n"
+        "| eplenmean          | 200          |\n"
+        "| nupdates           | %d           |\n"
+        "| policy_loss        | -0.0%d        |\n"
+        "| serial_timesteps   | %d         |\n"
+        "| total_timesteps    | %d        |\n"
+        "| value_loss         | 0.5%d         |\n"
+        "-------------------------------------\n",
+        k, k % 10, k * 128, k * 1024, k % 10);
+    if (k == 12)
+      add(&t, "--------------------------------\n"
+              "| eval/              |         |\n"
+              "|    mean_reward     | 310     |\n"
+              "|    total_timesteps | 99999   |\n"
+              "--------------------------------\n");
+  }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 12288);
+  ASSERT_NEAR(r.loss, -0.02, 1e-9); /* the first term: no whole loss */
+
+  /* Not a record: a markdown table of several columns, rows without a
+   * rule above. */
+  ASSERT(!sm__trk_vrow("| AP | AP50 | AP75 |", 20, &(trk_vcell){0},
+                       &(trk_vcell){0}));
+  ASSERT(sm__trk_vrule("-------------------", 19));
+  ASSERT(!sm__trk_vrule("--- step 3 ---", 14));
+  free(t.s);
+}
