@@ -1281,6 +1281,45 @@ static int margin_lines(const scan_state *st) {
   return b->strong ? MARGIN_LINES : 4096;
 }
 
+/* What the reverse reader holds below the lowest line returned was read
+ * from the file already: the head is looked at there, not read again
+ * (the reader's window, [_wstart, _end) in _buf, is read only).  Returns
+ * the lowest offset read. */
+static uint64_t peek_head(sm_tracker *t, const sm_revlines *rv,
+                          uint64_t lowest) {
+  uint64_t hi;
+  size_t b = 0;
+
+  if (rv->_buf == NULL || rv->_wstart >= lowest || rv->_wstart >= rv->_end ||
+      rv->_wstart >= HEAD_BYTES)
+    return lowest;
+  hi = (lowest < rv->_end ? lowest : rv->_end) - rv->_wstart;
+  for (size_t i = 0; i < hi; i++)
+    if (rv->_buf[i] == '\n' || i + 1 == hi) {
+      size_t e = rv->_buf[i] == '\n' ? i : i + 1;
+      if (rv->_wstart + b < HEAD_BYTES)
+        head_line(t, rv->_buf + b, e - b);
+      b = i + 1;
+    }
+  return rv->_wstart;
+}
+
+/* The answer after a scan; the start-up output above what was read
+ * (lowest) is read when it may announce the batch the answer needs. */
+static int scan_answer(sm_tracker *t, uint64_t lowest, sm_track_result *res,
+                       sm_err *err) {
+  load_tail(t);
+  sm_tracker_result(t, res);
+  if (wants_head_batch(res) && lowest > 0) {
+    int rc = read_head(t, lowest, err);
+    if (rc != 0)
+      return rc;
+    sm_tracker_result(t, res);
+  }
+  t->last = *res;
+  return 0;
+}
+
 int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
                     sm_err *err) {
   sm_revlines rv;
@@ -1409,22 +1448,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     if (st.full)
       break;
   }
-  /* What the reader holds below the lowest line returned was read from
-   * the file already: the head is looked at there, not read again (the
-   * reader's window, [_wstart, _end) in _buf, is read only). */
-  if (rv._buf != NULL && rv._wstart < lowest && rv._wstart < rv._end &&
-      rv._wstart < HEAD_BYTES) {
-    uint64_t hi = (lowest < rv._end ? lowest : rv._end) - rv._wstart;
-    size_t b = 0;
-    for (size_t i = 0; i < hi; i++)
-      if (rv._buf[i] == '\n' || i + 1 == hi) {
-        size_t e = rv._buf[i] == '\n' ? i : i + 1;
-        if (rv._wstart + b < HEAD_BYTES)
-          head_line(t, rv._buf + b, e - b);
-        b = i + 1;
-      }
-    lowest = rv._wstart;
-  }
+  lowest = peek_head(t, &rv, lowest);
   sm_revlines_release(&rv);
   sm_free(st.seen);
   if (rc < 0) {
@@ -1443,17 +1467,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     sm_buf_reset(&t->part);
     t->skipping = 0;
   }
-  load_tail(t);
-  sm_tracker_result(t, res);
-  if (wants_head_batch(res) && lowest > 0) {
-    /* The start-up output above what was read may announce the batch. */
-    rc = read_head(t, lowest, err);
-    if (rc != 0)
-      return rc;
-    sm_tracker_result(t, res);
-  }
-  t->last = *res;
-  return 0;
+  return scan_answer(t, lowest, res, err);
 }
 
 /* ==== Following ==== */

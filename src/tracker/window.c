@@ -490,6 +490,56 @@ static long long step_of(const trk_rec *r, int swap) {
   return swap ? r->s.total : r->s.step;
 }
 
+/* Where the newest samples of the view (idx, newest first, m of them)
+ * are a side loop: the index of the first sample of the loop before it,
+ * or 0.  B->hi gets the sequence of that loop's newest record. */
+static size_t side_loop(const trk_window *w, const size_t *idx, size_t m, int n,
+                        built *B) {
+  const trk_rec *r0 = newest(w, idx[0]);
+  size_t p = 1;
+  while (p < m && newest(w, idx[p])->s.has_total == r0->s.has_total &&
+         newest(w, idx[p])->s.total == r0->s.total)
+    p++;
+  if (p < m && r0->s.has_total && newest(w, idx[p])->s.has_total) {
+    const trk_rec *a = newest(w, idx[p - 1]), *b = newest(w, idx[p]);
+    double ea = rec_epoch(a), eb = rec_epoch(b);
+    int boundary =
+        a->epoch_seq != b->epoch_seq || (ea == ea && eb == eb && ea != eb);
+    size_t q = p + 1;
+    int newer_loss = 0, newer_lr = 0, older_loss = 0;
+    while (q < m && newest(w, idx[q])->s.total == b->s.total)
+      q++;
+    for (size_t k = 0; k < p; k++) {
+      const trk_rec *x = newest(w, idx[k]);
+      newer_loss |= strong_rec(x);
+      newer_lr |= x->s.lr == x->s.lr;
+    }
+    for (size_t k = p; k < q; k++)
+      older_loss |= strong_rec(newest(w, idx[k]));
+    /* A side loop may run longer than the window (an evaluation bar
+     * of thousands of updates cut by a kill, Keras evaluate() and
+     * predict() one after the other) when it shows no training beside
+     * a loop that did, or when it follows a loop that finished at its
+     * total and prints no learning rate.  A loop's final state alone
+     * establishes it (the scan keeps only the last update of a line
+     * above a complete window). */
+    int finished = b->s.step >= b->s.total, again = 0;
+    /* A newer loop seen before the older one is the main loop going
+     * on after a side loop of its own (an evaluation bar between two
+     * stretches of the training bar). */
+    for (size_t k = q; k < m && !again; k++)
+      again = newest(w, idx[k])->s.has_total &&
+              newest(w, idx[k])->s.total == r0->s.total;
+    if (!boundary && (q - p >= 2 || finished) &&
+        (p < (size_t)n || (!again && ((!newer_loss && older_loss) ||
+                                      (finished && !newer_lr))))) {
+      B->hi = b->seq;
+      return p;
+    }
+  }
+  return 0;
+}
+
 /* Collects the newest n merged samples of view v into W (newest first). */
 static void build(const trk_window *w, const view *v, int n, went *W,
                   built *B) {
@@ -548,50 +598,8 @@ static void build(const trk_window *w, const view *v, int n, went *W,
 
   /* Side loop: the newest samples count to another total, with no epoch
    * boundary between them and the established samples before. */
-  if (!B->swap) {
-    const trk_rec *r0 = newest(w, idx[0]);
-    size_t p = 1;
-    while (p < m && newest(w, idx[p])->s.has_total == r0->s.has_total &&
-           newest(w, idx[p])->s.total == r0->s.total)
-      p++;
-    if (p < m && r0->s.has_total && newest(w, idx[p])->s.has_total) {
-      const trk_rec *a = newest(w, idx[p - 1]), *b = newest(w, idx[p]);
-      double ea = rec_epoch(a), eb = rec_epoch(b);
-      int boundary =
-          a->epoch_seq != b->epoch_seq || (ea == ea && eb == eb && ea != eb);
-      size_t q = p + 1;
-      int newer_loss = 0, newer_lr = 0, older_loss = 0;
-      while (q < m && newest(w, idx[q])->s.total == b->s.total)
-        q++;
-      for (size_t k = 0; k < p; k++) {
-        const trk_rec *x = newest(w, idx[k]);
-        newer_loss |= strong_rec(x);
-        newer_lr |= x->s.lr == x->s.lr;
-      }
-      for (size_t k = p; k < q; k++)
-        older_loss |= strong_rec(newest(w, idx[k]));
-      /* A side loop may run longer than the window (an evaluation bar
-       * of thousands of updates cut by a kill, Keras evaluate() and
-       * predict() one after the other) when it shows no training beside
-       * a loop that did, or when it follows a loop that finished at its
-       * total and prints no learning rate.  A loop's final state alone
-       * establishes it (the scan keeps only the last update of a line
-       * above a complete window). */
-      int finished = b->s.step >= b->s.total, again = 0;
-      /* A newer loop seen before the older one is the main loop going
-       * on after a side loop of its own (an evaluation bar between two
-       * stretches of the training bar). */
-      for (size_t k = q; k < m && !again; k++)
-        again = newest(w, idx[k])->s.has_total &&
-                newest(w, idx[k])->s.total == r0->s.total;
-      if (!boundary && (q - p >= 2 || finished) &&
-          (p < (size_t)n || (!again && ((!newer_loss && older_loss) ||
-                                        (finished && !newer_lr))))) {
-        start = p;
-        B->hi = b->seq;
-      }
-    }
-  }
+  if (!B->swap)
+    start = side_loop(w, idx, m, n, B);
   for (size_t j = start; j < m; j++) {
     const trk_rec *r = newest(w, idx[j]);
     sm_track_sample s = r->s;
