@@ -911,6 +911,10 @@ static void head_line(sm_tracker *t, const char *s, size_t n) {
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
   if (smp.kind == SM_TK_SAMPLE || smp.batch_size != smp.batch_size)
     return;
+  for (int i = 0; i < t->L->nf; i++)
+    if (t->L->f[i].ki.role == R_BSZ && t->L->f[i].kind == TK_NUM &&
+        t->L->f[i].v != smp.batch_size)
+      t->head_bsz_conflict = 1; /* one line, two sizes */
   if (t->head_bsz != t->head_bsz)
     t->head_bsz = smp.batch_size;
   else if (t->head_bsz != smp.batch_size)

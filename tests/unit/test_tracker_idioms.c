@@ -670,3 +670,31 @@ SM_TEST(track_vertical_metric_tables) {
   ASSERT(!sm__trk_vrule("--- step 3 ---", 14));
   free(t.s);
 }
+
+SM_TEST(track_vertical_tables_and_head_malformed) {
+  /* A record far longer than the joined line holds, rows with bytes that
+   * are not text, a rule with no rows, a record never closed, a head
+   * without newlines: no crash, no invented progress. */
+  text t = {0};
+  sm_track_result r;
+
+  add(&t, "------------------------------\n");
+  for (int i = 0; i < 600; i++)
+    add(&t, "|    metric_%04d_with_a_long_name | %d.25 |\n", i, i);
+  add(&t, "|    total_timesteps | 4096 |\n------------------------------\n");
+  add(&t, "------------------------------\n------------------------------\n");
+  add(&t, "| \x01\x02\xff\xfe | \x80\x81 |\n");
+  add(&t, "------------------------------\n| total_timesteps | 8192 |\n");
+  r = scan_text(t.s);
+  ASSERT(r.ok == 0 || r.step == 4096);
+  t.n = 0;
+  for (int i = 0; i < 70000; i++)
+    add(&t, "batch_size=%d ", i % 3 + 1);
+  add(&t, "\n");
+  for (int b = 20; b <= 400; b += 20)
+    add(&t, "Epoch[1] Batch [%d]\tSpeed: 250.0 samples/sec\n", b);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 400);
+  ASSERT_NAN(r.step_time_s); /* the announcements disagree */
+  free(t.s);
+}
