@@ -1037,6 +1037,16 @@ static void keep(scan_state *st, const char *seg, size_t m, int cls, int flags,
   }
 }
 
+/* The loop a sample of the backward scan belongs to: its series and the
+ * total it counts to (a global "step N/200000" and a per-epoch "(step
+ * 80/324)" printed with the same key are two loops). */
+static uint32_t scan_loop(const sm_track_sample *s) {
+  uint32_t id = sm__trk_series(s);
+  if (id != 0 && s->has_total)
+    id ^= (uint32_t)sm_hash_mix((uint64_t)s->total) & ~1u;
+  return id;
+}
+
 /* Counts a sample (or a position) of the backward scan. */
 static void count_sample(scan_state *st, const sm_track_sample *smp,
                          int limit) {
@@ -1057,7 +1067,7 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
     st->stepless++;
     return;
   }
-  id = sm__trk_series(smp);
+  id = scan_loop(smp);
   key = sm_hash_mix((uint64_t)smp->step * 0x9e3779b97f4a7c15ULL ^ id ^
                     ((uint64_t)st->bwd_epoch << 40));
   ep = smp->epoch == smp->epoch ? smp->epoch : -1;
@@ -1090,8 +1100,10 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
   for (int i = 0; i < st->ncs; i++)
     if (st->best < 0 || st->cs[i].strength > st->cs[st->best].strength ||
         (st->cs[i].strength == st->cs[st->best].strength &&
-         st->cs[i].distinct > st->cs[st->best].distinct))
-      st->best = i;
+         (st->cs[i].lossy > st->cs[st->best].lossy ||
+          (st->cs[i].lossy == st->cs[st->best].lossy &&
+           st->cs[i].distinct > st->cs[st->best].distinct))))
+      st->best = i; /* among equals, a loop that shows its loss first */
 }
 
 /* True when s[0..n) has "epoch" in any case: the only pieces worth
@@ -1168,7 +1180,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
       keep(st, t->seg, m, cls, flags, rank);
       st->bwd_epoch++;
     } else if (st->want_loss && smp.kind == SM_TK_SAMPLE && smp.has_step &&
-               st->best >= 0 && sm__trk_series(&smp) == st->cs[st->best].id) {
+               st->best >= 0 && scan_loop(&smp) == st->cs[st->best].id) {
       /* The counter followed, met again above: once it goes up (read
        * backwards: a restart or the start of a loop), what lies above
        * is another run's or loop's, and its loss is not looked for. */

@@ -698,3 +698,50 @@ SM_TEST(track_vertical_tables_and_head_malformed) {
   ASSERT_NAN(r.step_time_s); /* the announcements disagree */
   free(t.s);
 }
+
+/* ==== Two loops printed with one counter key ==== */
+
+SM_TEST(track_two_loops_of_one_key_the_one_with_a_loss_is_read_far_enough) {
+  /* A global "step N/T | loss" every 100 steps and a per-epoch text bar
+   * "(step i/E)" every 16: the scan reads until the loop that shows its
+   * loss has its window, so its step time comes from its timestamps. */
+  text t = {0};
+  sm_track_result r;
+  long long g = 0;
+  int sec = 0;
+
+  for (int e = 1; e <= 30; e++)
+    for (int i = 16; i <= 320; i += 16) {
+      g += 16;
+      sec += 8;
+      add(&t,
+          "2025-01-01 %02d:%02d:%02d | INFO | Epoch %d/30 |||... (step "
+          "%d/320)\n",
+          sec / 3600, sec / 60 % 60, sec % 60, e, i);
+      if (g % 400 == 0)
+        add(&t,
+            "2025-01-01 %02d:%02d:%02d | INFO | Epoch %d | step %lld/9600"
+            " | loss=0.%04lld\n",
+            sec / 3600, sec / 60 % 60, sec % 60, e, g, 9000 - g / 2);
+    }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 9600);
+  ASSERT_EQ(r.total_steps, 9600);
+  ASSERT_NEAR(r.loss, 0.42, 1e-9);
+  ASSERT_NEAR(r.step_time_s, 0.5, 1e-9);
+  ASSERT_STREQ(r.step_time_basis, "timestamps");
+
+  /* Another family: "iter" for training every 100 iterations and for a
+   * data-preparation loop of 64 in between, more often. */
+  t.n = 0;
+  for (int k = 1; k <= 40; k++) {
+    for (int j = 8; j <= 64; j += 8)
+      add(&t, "iter %d/64 prefetch\n", j);
+    add(&t, "iter %d/50000 | loss %.3f | 0.45 s/it\n", k * 100, 3 - k * 0.01);
+  }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 4000);
+  ASSERT_EQ(r.total_steps, 50000);
+  ASSERT_NEAR(r.step_time_s, 0.45, 1e-9);
+  free(t.s);
+}
