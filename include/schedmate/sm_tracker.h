@@ -140,6 +140,11 @@ typedef struct sm_track_sample {
                         * head above (YOLO, fastai) */
   int loss_avg;        /* the loss is a running or epoch average, the only
                         * loss the line prints ("avg_loss=0.0000") */
+  int time_bare;       /* the step time is a bare "time" figure with no
+                        * sign of what it times (no unit, no running
+                        * average beside it, no data time, eta or
+                        * throughput on the line): on lines logged every
+                        * few steps it may be the interval's */
   int bare_pair;       /* an unkeyed "STEP VALUE" line ("[ts] 1016 5.29"):
                         * a sample only inside a run of such lines whose
                         * steps advance by one stride */

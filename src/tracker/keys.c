@@ -54,11 +54,13 @@ enum {
   WC_DISC,
   WC_LOSSQ,
   WC_WRAP,
+  WC_SMOOTH,
+  WC_BLOCK,
   WC_COUNT
 };
 static const char *const wc_names[] = {
-    "eval", "init", "phase", "part", "level", "average", "stats",
-    "qual", "per",  "term",  "gen",  "disc",  "lossq",   "wrap"};
+    "eval", "init", "phase", "part", "level", "average", "stats",  "qual",
+    "per",  "term", "gen",   "disc", "lossq", "wrap",    "smooth", "block"};
 _Static_assert(sizeof(wc_names) / sizeof(wc_names[0]) == WC_COUNT,
                "a name for every word class");
 
@@ -314,6 +316,34 @@ int sm__trk_is_part_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_PART]);
 }
 
+int sm__trk_block_banner(const char *s, size_t n) {
+  int words = 0, block = 0, deco = 0, run = 0;
+  size_t last = n;
+
+  while (last > 0 && s[last - 1] == ' ')
+    last--;
+  for (size_t i = 0; i < n;) {
+    char c = s[i];
+    if (c >= '0' && c <= '9')
+      return 0;
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+      size_t j = i;
+      while (j < n &&
+             (((s[j] | 0x20) >= 'a' && (s[j] | 0x20) <= 'z') || s[j] == '_'))
+        j++;
+      words++;
+      block |= word_in(s + i, j - i, table()->words[WC_BLOCK]);
+      run = 0;
+      i = j;
+      continue;
+    }
+    run = (c == '*' || c == '=' || c == '-' || c == '#') ? run + 1 : 0;
+    deco |= run >= 3;
+    i++;
+  }
+  return block && words <= 6 && (deco || (last > 0 && s[last - 1] == ':'));
+}
+
 int sm__trk_names_step(const char *key) {
   for (const char *c = key; *c;) {
     size_t n = strcspn(c, "_/");
@@ -546,6 +576,35 @@ static int prose_key(const char *key, trk_keyinfo *out) {
   return 0;
 }
 
+/* A loss named with a smoothing qualifier ("loss(ema)", "loss
+ * (smoothed)", "ema_loss", "loss_ema", "smooth_loss"): one component
+ * is the loss, every other a word of the table's "smooth" class (not in
+ * a namespace: "loss/mean" is a statistic).  It is a running value, which gives
+ * way to the plain loss on the line (KF_LOW). */
+static int smoothed_loss(const char *key, trk_keyinfo *out) {
+  int loss = 0, smooth = 0;
+
+  if (strchr(key, '/') != NULL)
+    return 0;
+  for (const char *c = key; *c;) {
+    size_t n = strcspn(c, "_()");
+    if (n == 4 && strncmp(c, "loss", 4) == 0)
+      loss++;
+    else if (n > 0 && word_in(c, n, table()->words[WC_SMOOTH]))
+      smooth++;
+    else if (n > 0)
+      return 0;
+    c += n;
+    if (*c)
+      c++;
+  }
+  if (loss != 1 || smooth == 0)
+    return 0;
+  out->role = R_LOSS;
+  out->flags |= KF_LOW;
+  return 1;
+}
+
 /* "Autoencoder Loss (total): 75.7" beside its terms: a loss named by
  * the generic rules with a "(total)" qualifier is the whole loss of a
  * multi-part loss, not one of its parts.  bl is the length before '('. */
@@ -588,6 +647,9 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
       e = find(base);
       if (sm__trk_is_eval_word(q + 1, strcspn(q + 1, ")")))
         out->flags |= KF_EVAL;
+      else if (e != NULL && e->role == R_LOSS &&
+               word_in(q + 1, strcspn(q + 1, ")"), table()->words[WC_SMOOTH]))
+        out->flags |= KF_LOW; /* "loss(ema)", "loss (smoothed)" */
       else if (strncmp(q + 1, "train", 5) == 0)
         out->flags |= KF_TRAIN;
     }
@@ -599,6 +661,8 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     return;
   }
   if (q != NULL && qualified_total(key, (size_t)(q - key), out))
+    return;
+  if (smoothed_loss(key, out))
     return;
   if (prose_key(key, out))
     return;
@@ -630,7 +694,11 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
     else if (lp != NULL && lp[4] == '/')
       out->role = R_IGNORE; /* loss/mean, loss/std: statistics */
     else if (strncmp(key, "loss_", 5) == 0)
-      out->role = R_IGNORE; /* loss_cls, loss_bbox: components */
+      /* loss_cls, loss_bbox: components; loss_all, loss_sum: the whole
+       * loss (the "lossq" words). */
+      out->role = word_in(key + 5, strlen(key + 5), table()->words[WC_LOSSQ])
+                      ? R_LOSS
+                      : R_IGNORE;
     else {
       size_t pl =
           (size_t)(strstr(key, "_loss") ? strstr(key, "_loss") - key : 0);
@@ -641,6 +709,12 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
       int part_ns = leaf && is_part_prefix(key, first_part(key));
       int whole = leaf && !part_ns;
       int comp = (pl > 0 && is_part_prefix(key, pl)) || part_ns;
+      /* "all_loss", "sum_loss" beside "det_loss", "bbox_loss": a prefix
+       * that is a "lossq" word names the whole loss, not a term. */
+      if (pl > 0 && kl == pl + 5 &&
+          word_in(key, pl, table()->words[WC_LOSSQ]) &&
+          !word_in(key, pl, table()->words[WC_SMOOTH]))
+        whole = 1;
       out->role = comp ? R_IGNORE : R_LOSS;
       out->flags |= comp || whole ? 0 : KF_PART;
     }
@@ -657,6 +731,45 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
 
 /* ==== Units ==== */
 
+/* Time units a per-step unit may be written in, and their seconds. */
+static double time_word(const char *u, size_t n) {
+  static const struct {
+    const char *u;
+    double f;
+  } t[] = {{"s", 1},       {"sec", 1},      {"secs", 1},
+           {"second", 1},  {"seconds", 1},  {"ms", 1e-3},
+           {"msec", 1e-3}, {"msecs", 1e-3}, {"us", 1e-6}};
+  for (size_t i = 0; i < SM_ARRAY_LEN(t); i++)
+    if (strlen(t[i].u) == n && strncmp(u, t[i].u, n) == 0)
+      return t[i].f;
+  return 0;
+}
+
+int sm__trk_unit_per(const char *unit, double *secs) {
+  const char *sl = strchr(unit, '/');
+  size_t an, bn;
+  double f;
+
+  if (sl == NULL || strchr(sl + 1, '/') != NULL)
+    return 0;
+  an = (size_t)(sl - unit);
+  bn = strlen(sl + 1);
+  if (an == 0 || bn == 0)
+    return 0;
+  if ((f = time_word(unit, an)) > 0 &&
+      word_in(sl + 1, bn, table()->words[WC_PER])) {
+    if (secs)
+      *secs = f;
+    return 1; /* "sec/step", "seconds/iteration", "ms/update" */
+  }
+  if (word_in(unit, an, table()->words[WC_PER]) && time_word(sl + 1, bn) == 1) {
+    if (secs)
+      *secs = 1;
+    return 2; /* "steps/sec", "it/sec", "batches/s" */
+  }
+  return 0;
+}
+
 double sm__trk_seconds(double v, const char *unit, int *ok) {
   static const struct {
     const char *u; /* unit */
@@ -672,11 +785,18 @@ double sm__trk_seconds(double v, const char *unit, int *ok) {
       {"s/img", 0},
   };
 
+  double f;
+
   for (size_t i = 0; i < SM_ARRAY_LEN(units); i++)
     if (strcmp(unit, units[i].u) == 0 && units[i].f > 0) {
       *ok = 1;
       return v * units[i].f;
     }
+  /* Any time unit over a step word ("seconds/iteration"). */
+  if (strchr(unit, '/') != NULL && sm__trk_unit_per(unit, &f) == 1) {
+    *ok = 1;
+    return v * f;
+  }
   *ok = 0;
   return v;
 }

@@ -57,6 +57,17 @@ static const char *const unit_words[] = {
     NULL};
 
 static int is_unit_word(const char *s, size_t n) {
+  char u[16];
+
+  /* A time over a step word or steps over a second, however spelled
+   * ("sec/step", "seconds/iter", "steps/sec"). */
+  if (n < sizeof(u) && memchr(s, '/', n) != NULL) {
+    for (size_t i = 0; i < n; i++)
+      u[i] = (char)lower((unsigned char)s[i]);
+    u[n] = '\0';
+    if (sm__trk_unit_per(u, NULL) > 0)
+      return 1;
+  }
   for (int i = 0; unit_words[i]; i++) {
     size_t l = strlen(unit_words[i]);
     if (l == n) {
@@ -254,6 +265,24 @@ static void drop_ordinal(trk_tok *t, char first) {
     t->unit[0] = '\0';
 }
 
+/* The integer total of " of N" or " out of N" at s[j] (ordinal counters:
+ * "Step 3 of 10", "Iteration 200 out of 20000"): the end of N with *den
+ * set, or 0. */
+static size_t ordinal_total(const char *s, size_t n, size_t j, double *den) {
+  size_t of = 0, e;
+  int dint;
+
+  if (j + 4 < n && s[j] == ' ' && s[j + 1] == 'o' && s[j + 2] == 'f' &&
+      s[j + 3] == ' ' && dg(s[j + 4]))
+    of = j + 4;
+  else if (j + 8 < n && memcmp(s + j, " out of ", 8) == 0 && dg(s[j + 8]))
+    of = j + 8;
+  if (of == 0)
+    return 0;
+  e = scan_number(s, n, of, den, &dint);
+  return dint && (e >= n || !al(s[e])) ? e : 0;
+}
+
 /* Lexes a number-like token at s[i] and returns the end. */
 static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
                          int sp) {
@@ -368,18 +397,14 @@ static size_t lex_number(trk_line *L, const char *s, size_t n, size_t i,
         }
       }
     }
-    /* "3 of 10". */
-    if (j + 4 < n && s[j] == ' ' && s[j + 1] == 'o' && s[j + 2] == 'f' &&
-        s[j + 3] == ' ' && dg(s[j + 4])) {
-      double den;
-      int dint;
-      size_t e = scan_number(s, n, j + 4, &den, &dint);
-      if (dint && (e >= n || !al(s[e]))) {
-        t->kind = TK_FRAC;
-        t->total = den;
-        t->len = (uint16_t)(e - i);
-        return e;
-      }
+    /* "3 of 10", "3 out of 10" (ordinal counters of print loops). */
+    double den;
+    size_t e = ordinal_total(s, n, j, &den);
+    if (e > 0) {
+      t->kind = TK_FRAC;
+      t->total = den;
+      t->len = (uint16_t)(e - i);
+      return e;
     }
   }
   /* A unit word after one or two blanks: "603.03 ms", "12 samples/s". */

@@ -51,6 +51,13 @@ static int unit_is(const char *u, const char *const *list) {
 static const char *const per_step_units[] = {
     "ms/step",  "s/step",  "us/step",  "ms/it", "ms/iter", "s/iter",
     "ms/batch", "s/batch", "sec/step", "us/it", NULL};
+/* A time per step, in any spelling of a time over a step word
+ * ("seconds/iter"); tqdm's "s/it" is the bar's rate (see rate_unit). */
+static int per_step_unit(const char *u) {
+  return unit_is(u, per_step_units) ||
+         (strcmp(u, "s/it") != 0 && sm__trk_unit_per(u, NULL) == 1);
+}
+
 /* Units of steps per second. */
 static const char *const rate_units[] = {"it/s",      "its/s",  "step/s",
                                          "steps/s",   "iter/s", "iters/s",
@@ -59,6 +66,11 @@ static const char *const rate_units[] = {"it/s",      "its/s",  "step/s",
 static const char *const init_units[] = {
     "b/s",  "kb/s", "mb/s",       "gb/s",         "kib/s",   "mib/s", "gib/s",
     "ex/s", "ba/s", "examples/s", "examples/sec", "files/s", NULL};
+
+/* Steps per second, in any spelling of a step word over a second. */
+static int rate_unit(const char *u) {
+  return unit_is(u, rate_units) || sm__trk_unit_per(u, NULL) == 2;
+}
 
 /* Maps a throughput unit as printed to the unit reported, or NULL. */
 static const char *tput_unit(const char *u) {
@@ -627,15 +639,19 @@ static void unit_facts(const trk_line *L, const trk_field *f, pstate *P,
   int role = f->ki.role, ok;
   double s;
 
-  if (f->key[0] == '\0' && f->kind == TK_NUM && !f->paren &&
-      f->tok != P->bar.elapsed_tok && f->tok != P->bar.rate_tok &&
-      !unit_is(f->unit, per_step_units) && f->unit[0] != '\0' &&
-      o->anon_time != o->anon_time) {
+  /* Unkeyed, or keyed by one unknown letter ("t=  19788s" of compact
+   * status lines): a duration whose meaning the window decides (a clock
+   * that only grows, or one step's time). */
+  int anon = f->key[0] == '\0' || (f->key[1] == '\0' && f->ki.role == R_NONE &&
+                                   (f->sep == '=' || f->sep == ':'));
+  if (anon && f->kind == TK_NUM && !f->paren && f->tok != P->bar.elapsed_tok &&
+      f->tok != P->bar.rate_tok && !per_step_unit(f->unit) &&
+      f->unit[0] != '\0' && o->anon_time != o->anon_time) {
     s = sm__trk_seconds(f->v, f->unit, &ok);
     if (ok)
       o->anon_time = s;
   }
-  if (f->kind == TK_NUM && unit_is(f->unit, per_step_units) &&
+  if (f->kind == TK_NUM && per_step_unit(f->unit) &&
       o->step_time != o->step_time && !(f->ki.flags & KF_EVAL)) {
     s = sm__trk_seconds(f->v, f->unit, &ok);
     if (ok && s > 0) {
@@ -646,7 +662,7 @@ static void unit_facts(const trk_line *L, const trk_field *f, pstate *P,
   }
   if (f->kind == TK_NUM && f->tok != P->bar.rate_tok && o->rate != o->rate &&
       !(f->ki.flags & KF_EVAL)) {
-    if (unit_is(f->unit, rate_units) && f->v > 0)
+    if (rate_unit(f->unit) && f->v > 0)
       o->rate = f->v;
     else if (strcmp(f->unit, "s/it") == 0 && f->v > 0)
       o->rate = 1.0 / f->v;
@@ -735,7 +751,7 @@ static void role_fact(const trk_line *L, const trk_field *f, int i, pstate *P,
   case R_TPUT:
     if (f->kind != TK_NUM || f->v <= 0)
       break;
-    if (unit_is(f->unit, rate_units)) {
+    if (rate_unit(f->unit)) {
       if (o->rate != o->rate) {
         o->rate = f->v;
         o->rate_sig = sig_digits(L, f->tok);
@@ -791,6 +807,28 @@ static void field_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
       continue; /* "Epoch:  45%|...": a bar's description, not a value */
     role_fact(L, f, i, P, o);
   }
+}
+
+/* Whether the step time is a bare "time" figure that says nothing of
+ * what it times: its key is "time" alone, without a unit, and nothing on
+ * the line marks a per-step timer (a running average in parentheses
+ * after it, a data-loading time, an eta, a throughput). */
+static int bare_time(const trk_line *L, const sm_track_sample *o) {
+  int ti = -1;
+
+  if (o->step_time != o->step_time || strcmp(o->time_key, "time") != 0 ||
+      o->throughput == o->throughput || o->table_row)
+    return 0; /* a table's column is named by its head, not judged here */
+  for (int i = 0; i < L->nf; i++) {
+    const trk_field *f = &L->f[i];
+    if (strstr(f->key, "data") != NULL || strcmp(f->key, "eta") == 0)
+      return 0;
+    if (ti < 0 && strcmp(f->key, "time") == 0)
+      ti = i;
+  }
+  if (ti < 0 || L->f[ti].unit[0] != '\0' || L->f[ti].paren)
+    return 0;
+  return !(ti + 1 < L->nf && L->f[ti + 1].paren && L->f[ti + 1].key[0] == '\0');
 }
 
 /* Facts of the line as a whole: a step time from batch and throughput,
@@ -962,6 +1000,19 @@ static void positional_counter(const trk_line *L, pstate *P,
     }
     if (b2 < 0 && b1 >= 0 && L->f[b1].key[0] != '\0')
       b1 = -1; /* a keyed bracket alone is not a position */
+    if (b2 < 0 && b1 > 0 && P->epoch_i < 0 && o->epoch != o->epoch) {
+      /* "Train: 12 [ 100/1251 (8%)]" (timm), "Training: 3 [40/500]": a
+       * number keyed by a word that names training, right before the
+       * bracketed position, is the epoch. */
+      const trk_field *e = &L->f[b1 - 1];
+      size_t kl = strlen(e->key);
+      int tw = (kl >= 5 && strcmp(e->key + kl - 5, "train") == 0) ||
+               (kl >= 8 && strcmp(e->key + kl - 8, "training") == 0);
+      if (e->ki.role == R_NONE && tw && e->kind == TK_NUM && e->isint &&
+          e->unit[0] == '\0' && e->tok + 2 == L->f[b1].tok &&
+          punct_at(L, e->tok + 1, '['))
+        o->epoch = e->v;
+    }
     if (b2 >= 0 && P->epoch_i < 0 && o->epoch != o->epoch) {
       o->epoch = L->f[b1].v;
       if (L->f[b1].kind == TK_FRAC)
@@ -1169,14 +1220,17 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
     o->kind = SM_TK_POSITION;
     return;
   }
-  /* "current step: 58036th step", "iteration: 1200" on a line of its
-   * own: a step counter alone, whose metrics are printed on the lines
+  /* "current step: 58036th step", "iteration: 1200", "Round 4999" (a
+   * heading of one word and its number) on a line of its own: a step
+   * counter alone, whose metrics are printed on the lines
    * around it ("batch loss: 0.0047" below).  Where the loop is, without
    * metrics of its own. */
   if (o->has_step && !o->has_total &&
       (o->counter == SM_TC_STEP || o->counter == SM_TC_ITER) && L->nf == 1 &&
       L->f[0].tok == o->counter_tok && L->f[0].kind == TK_NUM &&
-      (L->f[0].sep == ':' || L->f[0].sep == '=') && L->f[0].unit[0] == '\0') {
+      (L->f[0].sep == ':' || L->f[0].sep == '=' ||
+       (L->f[0].sep == ' ' && L->nfree == 0 && L->f[0].nkw == 1)) &&
+      L->f[0].unit[0] == '\0') {
     o->kind = SM_TK_POSITION;
     return;
   }
@@ -1228,6 +1282,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   startup_or_eval(L, &P);
   field_facts(L, &P, o);
   settle_facts(L, &P, o);
+  o->time_bare = bare_time(L, o);
   keyed_counter(L, &P, o);
   positional_counter(L, &P, o);
   metric_row(L, &P, o);

@@ -117,6 +117,12 @@ int sm__trk_is_wrap_word(const char *w, size_t n);
 /* A word that names a loss component when it prefixes "_loss" ("box",
  * "obj", "cls"): a table column of that name is a component. */
 int sm__trk_is_part_word(const char *w, size_t n);
+/* True when a line without numbers is the banner of a block of
+ * figures, one per line ("***** train metrics *****" of HF's
+ * log_metrics, "==== Final results ====", "Summary:"): a few words, one
+ * of the table's "block" class, decorated by a rule of '*', '=', '-' or
+ * '#' or ending with ':'. */
+int sm__trk_block_banner(const char *s, size_t n);
 /* True when a key (or a unit, "s/it") names a step among its parts
  * ("step_time", "ms/batch", "time_per_iteration"): a time under it is
  * the time of a step, not of an epoch or a run. */
@@ -127,6 +133,12 @@ int sm__trk_names_step(const char *key);
  * for "k"/"kit", 1e6 for "m"/"mit", 0 for a unit that is not a count. */
 double sm__trk_count_scale(const char *unit);
 
+/* A unit written as a time over a step word ("sec/step", "ms/update",
+ * "seconds/iteration": 1, *secs (may be NULL) the seconds of its time
+ * unit) or a step word over a second ("steps/sec", "it/sec": 2); 0 for
+ * any other unit.  The step words are the table's "per" class. */
+int sm__trk_unit_per(const char *unit, double *secs);
+
 /* Converts a time value with a unit ("ms", "s", "us", "min", "h") to
  * seconds; *ok is 0 when the unit is not a time unit. */
 double sm__trk_seconds(double v, const char *unit, int *ok);
@@ -134,9 +146,9 @@ double sm__trk_seconds(double v, const char *unit, int *ok);
 /* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
 typedef struct trk_keys_stats {
   int keys;       /* key entries */
-  int words[14];  /* words per class: eval, init, phase, part, level,
+  int words[16];  /* words per class: eval, init, phase, part, level,
                    * average, stats, qual, per, term, gen, disc, lossq,
-                   * wrap */
+                   * wrap, smooth, block */
   int unsorted;   /* keys out of order in the file */
   int duplicates; /* keys listed twice */
 } trk_keys_stats;
@@ -295,5 +307,31 @@ int sm__trk_bare_metric_like(const trk_bare *b);
  * "LEVEL:logger:" or "YYYY-MM-DD HH:MM:SS -", an NCCL INFO/WARN line, a
  * wandb message): its offset when text precedes it, else 0.  One pass. */
 size_t sm__trk_glued_record(const char *s, size_t n);
+
+/* ==== Vertical metric tables ==== */
+
+/* A cell of a table row: s[off .. off + len). */
+typedef struct trk_vcell {
+  size_t off, len;
+} trk_vcell;
+
+/* The rows of one record joined into one line of "key=value" pairs. */
+typedef struct trk_vrec {
+  char text[2048];
+  size_t len;
+  int rows; /* rows joined */
+  int skip; /* under an evaluation namespace ("eval/") */
+} trk_vrec;
+
+/* A rule of dashes alone on its line (at least ten): the edge of a
+ * record of an RL logger's vertical table. */
+int sm__trk_vrule(const char *s, size_t n);
+/* A row of two cells, "| key | value |" (the value may be empty: a
+ * namespace row "| train/ | |"); 1 with the cells trimmed. */
+int sm__trk_vrow(const char *s, size_t n, trk_vcell *key, trk_vcell *val);
+/* Adds a row to the record (a namespace row names the rows below it). */
+void sm__trk_vrec_row(trk_vrec *r, const char *s, const trk_vcell *key,
+                      const trk_vcell *val);
+void sm__trk_vrec_reset(trk_vrec *r);
 
 #endif /* SM_TRACK_INT_H */

@@ -17,6 +17,7 @@
  * rotation (another inode at the path). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -42,6 +43,15 @@ const char *sm_track_class_name(int cls) {
 #define MARGIN_BYTES ((uint64_t)256 << 10)
 #define EPOCH_SEEK 512 /* lines read above for an epoch head at most */
 #define EPOCH_SEEK_BYTES ((uint64_t)64 << 10) /* and bytes */
+/* Lines and bytes read above for the newest training loss at most, when
+ * the counter followed prints none (a bar beside loss dicts printed
+ * every few hundred steps). */
+#define LOSS_SEEK 8192
+#define LOSS_SEEK_BYTES ((uint64_t)2 << 20)
+/* Bytes at the start of the log read for the batch size its start-up
+ * output announces, when the answer needs it (a throughput without a
+ * step time). */
+#define HEAD_BYTES ((uint64_t)64 << 10)
 #define SEEN_SLOTS                                                             \
   16384 /* distinct samples counted while                                      \
          * scanning backwards */
@@ -51,33 +61,38 @@ struct sm_tracker {
   sm_linecls *cls;  /* the coarse filter */
   int cls_progress; /* class indexes in the prototype set */
   int cls_eval;
-  trk_line *L;          /* parser scratch */
-  trk_window win;       /* kept samples */
-  trk_head head;        /* column names of the last table head */
-  double ctx_epoch;     /* epoch of the last epoch head */
-  int epoch_seq;        /* epoch heads seen */
-  sm_rfile f;           /* the followed file */
-  int open;             /* f is open */
-  char *path;           /* its path */
-  uint64_t off;         /* next byte to read */
-  sm_buf part;          /* bytes of an unfinished segment */
-  int skipping;         /* the unfinished segment was too long */
-  uint64_t lines;       /* lines read */
-  int scan_limited;     /* the last scan ran out of budget */
-  sm_track_result last; /* the last answer reported */
-  char sig[32];         /* the last bytes read, up to off */
-  size_t sig_len;       /* how many of them */
-  int eval_seq;         /* evaluation lines and phases seen */
-  int eval_loop;        /* an evaluation loop printed its progress and no
-                         * training sample followed yet */
-  int summary_next;     /* the next sample is an epoch summary */
-  int phase;            /* a loop that is not training was announced */
-  uint32_t phase_loop;  /* the loop it announced, once seen (0: not yet) */
-  uint64_t phase_sig;   /* hash of the last announcement's text */
-  int phase_again;      /* the announcement repeats the one before it: it
-                         * is printed by each step of the loop ("... for
-                         * open-end generation.") */
-  uint32_t loops[16];   /* loops (series and total) seen, newest last */
+  trk_line *L;           /* parser scratch */
+  trk_window win;        /* kept samples */
+  trk_head head;         /* column names of the last table head */
+  double ctx_epoch;      /* epoch of the last epoch head */
+  int epoch_seq;         /* epoch heads seen */
+  sm_rfile f;            /* the followed file */
+  int open;              /* f is open */
+  char *path;            /* its path */
+  uint64_t off;          /* next byte to read */
+  sm_buf part;           /* bytes of an unfinished segment */
+  int skipping;          /* the unfinished segment was too long */
+  uint64_t lines;        /* lines read */
+  int scan_limited;      /* the last scan ran out of budget */
+  sm_track_result last;  /* the last answer reported */
+  char sig[32];          /* the last bytes read, up to off */
+  size_t sig_len;        /* how many of them */
+  int eval_seq;          /* evaluation lines and phases seen */
+  int eval_loop;         /* an evaluation loop printed its progress and no
+                          * training sample followed yet */
+  int summary_next;      /* the next sample is an epoch summary */
+  int in_block;          /* inside a block of figures under a banner */
+  int in_vrec;           /* inside a record of a vertical metric table */
+  trk_vrec vrec;         /* its rows so far */
+  double head_bsz;       /* the batch size the start-up output announced */
+  int head_bsz_conflict; /* it announced more than one */
+  int phase;             /* a loop that is not training was announced */
+  uint32_t phase_loop;   /* the loop it announced, once seen (0: not yet) */
+  uint64_t phase_sig;    /* hash of the last announcement's text */
+  int phase_again;       /* the announcement repeats the one before it: it
+                          * is printed by each step of the loop ("... for
+                          * open-end generation.") */
+  uint32_t loops[16];    /* loops (series and total) seen, newest last */
   int nloops;
   uint64_t text_bytes;   /* bytes of text segments looked at */
   uint64_t other_bytes;  /* bytes of segments that are not text */
@@ -150,6 +165,11 @@ static void reset_state(sm_tracker *t) {
   t->eval_seq = 0;
   t->eval_loop = 0;
   t->summary_next = 0;
+  t->in_block = 0;
+  t->in_vrec = 0;
+  sm__trk_vrec_reset(&t->vrec);
+  t->head_bsz = NAN;
+  t->head_bsz_conflict = 0;
   t->phase = 0;
   t->phase_loop = 0;
   t->nbare = 0;
@@ -598,12 +618,50 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
 
   if (h != 0)
     t->bare_head = h > 0;
+  /* A vertical table's record (RL loggers: "| total_timesteps | 2048 |"
+   * rows between rules): its rows are joined and read as one line when
+   * the closing rule comes; a line of another shape drops it. */
+  {
+    trk_vcell k, v;
+    if (sm__trk_vrule(seg, m)) {
+      if (t->in_vrec && t->vrec.rows > 0) {
+        char line[sizeof(t->vrec.text)];
+        size_t n = t->vrec.len;
+        memcpy(line, t->vrec.text, n + 1);
+        sm__trk_vrec_reset(&t->vrec);
+        t->in_vrec = 0;
+        replay_piece(t, line, n, t->cls_progress, unfinished, rank);
+        return;
+      }
+      sm__trk_vrec_reset(&t->vrec);
+      t->in_vrec = 1;
+      return;
+    }
+    if (t->in_vrec && sm__trk_vrow(seg, m, &k, &v)) {
+      sm__trk_vrec_row(&t->vrec, seg, &k, &v);
+      return;
+    }
+    t->in_vrec = 0;
+  }
+  /* A banner over a block of figures, one per line (HF's "***** train
+   * metrics *****" then "  train_loss = 1.42", "  epoch = 3.0"): the
+   * figures sum the run or an evaluation up; they are no step, no loss
+   * and no epoch head. */
+  if (sm__trk_block_banner(seg, m)) {
+    t->in_block = 1;
+    return;
+  }
   if (!worth_parsing(t, cls, seg, m)) {
     note_startup(t, seg, m);
     return;
   }
   sm__trk_parse(t->L, seg, m, &t->head, &smp, &hd);
   smp.rank = rank;
+  if (t->in_block) {
+    if (t->L->nf == 1 && !smp.has_step && t->L->f[0].key[0] != '\0')
+      return;
+    t->in_block = 0; /* a line of another shape ends the block */
+  }
   /* Start-up output after progress is a line that is no sample itself. */
   if (smp.kind != SM_TK_SAMPLE && smp.kind != SM_TK_POSITION &&
       note_startup(t, seg, m))
@@ -819,6 +877,81 @@ static uint64_t data_end(const sm_rfile *f) {
 #endif
 }
 
+/* ==== The head of the log ==== */
+
+/* True when s[0..n) names a batch ("batch", "bsz") in any case. */
+static int names_batch(const char *s, size_t n) {
+  for (size_t i = 0; i + 3 <= n; i++) {
+    char a = (char)(s[i] | 0x20), b = (char)(s[i + 1] | 0x20),
+         c = (char)(s[i + 2] | 0x20);
+    if ((a == 'b' && b == 's' && c == 'z') ||
+        (i + 5 <= n && a == 'b' && b == 'a' && c == 't' &&
+         (s[i + 3] | 0x20) == 'c' && (s[i + 4] | 0x20) == 'h'))
+      return 1;
+  }
+  return 0;
+}
+
+/* One line of the start-up output: the batch size an argument or
+ * configuration dump announces ("Namespace(batch_size=32, ...)",
+ * "batch size: 128", a JSON config's "train_batch_size": 256).  Two
+ * different announcements leave it unknown. */
+static void head_line(sm_tracker *t, const char *s, size_t n) {
+  sm_track_sample smp;
+  size_t m;
+  int rank;
+
+  if (n > SEG_MAX)
+    n = SEG_MAX;
+  if (!names_batch(s, n))
+    return;
+  m = sm__trk_clean(s, n, t->seg, sizeof(t->seg), &rank);
+  if (m == 0)
+    return;
+  sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
+  if (smp.kind == SM_TK_SAMPLE || smp.batch_size != smp.batch_size)
+    return;
+  for (int i = 0; i < t->L->nf; i++)
+    if (t->L->f[i].ki.role == R_BSZ && t->L->f[i].kind == TK_NUM &&
+        t->L->f[i].v != smp.batch_size)
+      t->head_bsz_conflict = 1; /* one line, two sizes */
+  if (t->head_bsz != t->head_bsz)
+    t->head_bsz = smp.batch_size;
+  else if (t->head_bsz != smp.batch_size)
+    t->head_bsz_conflict = 1;
+}
+
+/* Reads the head of the log not read yet, [0, min(end, HEAD_BYTES)),
+ * for the batch size it announces. */
+static int read_head(sm_tracker *t, uint64_t end, sm_err *err) {
+  sm_fwdlines fw;
+  const char *line;
+  size_t len;
+  uint64_t off;
+  int cut, rc;
+
+  if (end > HEAD_BYTES)
+    end = HEAD_BYTES;
+  if (end == 0)
+    return 0;
+  rc = sm_fwdlines_init(&fw, &t->f, 0, end, SEG_MAX, err);
+  while (rc == 0 &&
+         (rc = sm_fwdlines_next(&fw, &line, &len, &off, &cut, err)) == 1) {
+    rc = 0;
+    head_line(t, line, len);
+  }
+  sm_fwdlines_release(&fw);
+  return rc < 0 ? rc : 0;
+}
+
+/* Whether the answer needs the batch size of the start-up output: a
+ * throughput in samples and no step time. */
+static int wants_head_batch(const sm_track_result *r) {
+  return r->ok && r->step_time_basis == NULL && r->throughput > 0 &&
+         (strcmp(r->tp_unit, "samples/s") == 0 ||
+          strcmp(r->tp_unit, "images/s") == 0);
+}
+
 /* ==== Backward scan ==== */
 
 typedef struct counter_stat {
@@ -826,8 +959,12 @@ typedef struct counter_stat {
   int strength;   /* counter kind */
   int distinct;   /* distinct samples seen */
   int strong;     /* a sample of it showed training (loss, lr) */
+  int lossy;      /* a sample of it printed a loss (also nan) */
   long long prev; /* step of the sample met before (newer) */
+  double prev_ep; /* its epoch, or NAN */
   int wraps;      /* times its step went up going back: loop starts */
+  int odd_wraps;  /* of them, those not at an earlier epoch (a restart,
+                   * or a loop whose epoch is not printed) */
 } counter_stat;
 
 /* One kept piece of the tail, cleaned, for the replay in file order. */
@@ -851,7 +988,11 @@ typedef struct scan_state {
   int eval_met;      /* an evaluation line was met before any counter */
   int eval_stepless; /* counter-less samples met since, not counted */
   int epoch_known;   /* a counted sample printed its epoch */
-  int heads_only;    /* past the margin: only an epoch head is kept */
+  int heads_only;    /* past the margin: only what is sought is kept */
+  int want_epoch;    /* ... an epoch head */
+  int want_loss;     /* ... a training loss */
+  int loss_met;      /* a sample with a training loss was counted */
+  int loss_blocked;  /* the counter went back above: the loss seek ends */
   int best;          /* index of the main counter in cs, or -1 */
   int bwd_epoch;     /* epoch heads met, newest first */
   sm_buf text;       /* kept pieces' text, newest first */
@@ -896,6 +1037,16 @@ static void keep(scan_state *st, const char *seg, size_t m, int cls, int flags,
   }
 }
 
+/* The loop a sample of the backward scan belongs to: its series and the
+ * total it counts to (a global "step N/200000" and a per-epoch "(step
+ * 80/324)" printed with the same key are two loops). */
+static uint32_t scan_loop(const sm_track_sample *s) {
+  uint32_t id = sm__trk_series(s);
+  if (id != 0 && s->has_total)
+    id ^= (uint32_t)sm_hash_mix((uint64_t)s->total) & ~1u;
+  return id;
+}
+
 /* Counts a sample (or a position) of the backward scan. */
 static void count_sample(scan_state *st, const sm_track_sample *smp,
                          int limit) {
@@ -906,6 +1057,8 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
 
   if (smp->epoch == smp->epoch)
     st->epoch_known = 1;
+  if (smp->loss == smp->loss || smp->loss_nonfinite)
+    st->loss_met = 1;
   if (!smp->has_step) {
     if (st->eval_met && st->best < 0 && st->eval_stepless < 16 * limit) {
       st->eval_stepless++;
@@ -914,7 +1067,7 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
     st->stepless++;
     return;
   }
-  id = sm__trk_series(smp);
+  id = scan_loop(smp);
   key = sm_hash_mix((uint64_t)smp->step * 0x9e3779b97f4a7c15ULL ^ id ^
                     ((uint64_t)st->bwd_epoch << 40));
   ep = smp->epoch == smp->epoch ? smp->epoch : -1;
@@ -929,20 +1082,28 @@ static void count_sample(scan_state *st, const sm_track_sample *smp,
     st->cs[j].id = id;
     st->cs[j].strength = smp->counter;
     st->cs[j].prev = -1;
+    st->cs[j].prev_ep = NAN;
     st->ncs++;
   }
-  if (st->cs[j].prev >= 0 && smp->step > st->cs[j].prev)
+  if (st->cs[j].prev >= 0 && smp->step > st->cs[j].prev) {
     st->cs[j].wraps++;
+    if (!(smp->epoch < st->cs[j].prev_ep))
+      st->cs[j].odd_wraps++;
+  }
   st->cs[j].prev = smp->step;
+  st->cs[j].prev_ep = smp->epoch;
   st->cs[j].strong |= strong_sample(smp);
+  st->cs[j].lossy |= smp->loss == smp->loss || smp->loss_nonfinite;
   if (seen_add(st, key))
     st->cs[j].distinct++;
   st->best = -1;
   for (int i = 0; i < st->ncs; i++)
     if (st->best < 0 || st->cs[i].strength > st->cs[st->best].strength ||
         (st->cs[i].strength == st->cs[st->best].strength &&
-         st->cs[i].distinct > st->cs[st->best].distinct))
-      st->best = i;
+         (st->cs[i].lossy > st->cs[st->best].lossy ||
+          (st->cs[i].lossy == st->cs[st->best].lossy &&
+           st->cs[i].distinct > st->cs[st->best].distinct))))
+      st->best = i; /* among equals, a loop that shows its loss first */
 }
 
 /* True when s[0..n) has "epoch" in any case: the only pieces worth
@@ -964,7 +1125,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   sm_track_sample smp;
   int cls, rank, marked = 0;
 
-  if (st->heads_only && !names_epoch(s, n))
+  if (st->heads_only && !st->want_loss && !names_epoch(s, n))
     return 0;
 
   if (!text_like(t, (const unsigned char *)s, n))
@@ -973,6 +1134,29 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   if (m == 0)
     return 0;
   cls = sm_linecls_classify(t->cls, t->seg, m, NULL);
+  {
+    /* A vertical table's rules and rows are kept for the replay, which
+     * joins each record; a counter row counts its record here. */
+    trk_vcell k, v;
+    if (!st->heads_only && sm__trk_vrule(t->seg, m)) {
+      keep(st, t->seg, m, cls, flags, rank);
+      return 0;
+    }
+    if (!st->heads_only && sm__trk_vrow(t->seg, m, &k, &v)) {
+      char row[TRK_KEY_MAX + 48];
+      int l;
+      keep(st, t->seg, m, cls, flags, rank);
+      if (v.len == 0 || v.len > 40)
+        return 0;
+      l = snprintf(row, sizeof(row), "%.*s=%.*s", (int)k.len, t->seg + k.off,
+                   (int)v.len, t->seg + v.off);
+      sm__trk_parse(t->L, row, (size_t)l, NULL, &smp, NULL);
+      if (smp.kind != SM_TK_POSITION)
+        return 0;
+      count_sample(st, &smp, t->o.samples);
+      return st->best >= 0 && st->cs[st->best].distinct >= t->o.samples;
+    }
+  }
   if (st->ncs == 0 && st->stepless == 0) {
     /* Newer than any progress: start-up output of a new run is kept for
      * the replay to judge. */
@@ -981,7 +1165,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   }
   /* A head of words that names a metric other than a loss: the replay
    * judges bare pairs below it by it (it is never a sample). */
-  if (sm__trk_metric_head(t->seg, m) > 0) {
+  if (sm__trk_metric_head(t->seg, m) > 0 || sm__trk_block_banner(t->seg, m)) {
     keep(st, t->seg, m, cls, flags, rank);
     return 0;
   }
@@ -992,9 +1176,25 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   }
   sm__trk_parse(t->L, t->seg, m, NULL, &smp, NULL);
   if (st->heads_only) {
-    if (smp.kind == SM_TK_EPOCH_HEAD) {
+    if (st->want_epoch && smp.kind == SM_TK_EPOCH_HEAD) {
       keep(st, t->seg, m, cls, flags, rank);
       st->bwd_epoch++;
+    } else if (st->want_loss && smp.kind == SM_TK_SAMPLE && smp.has_step &&
+               st->best >= 0 && scan_loop(&smp) == st->cs[st->best].id) {
+      /* The counter followed, met again above: once it goes up (read
+       * backwards: a restart or the start of a loop), what lies above
+       * is another run's or loop's, and its loss is not looked for. */
+      counter_stat *c = &st->cs[st->best];
+      if (c->prev >= 0 && smp.step > c->prev && !(smp.epoch < c->prev_ep))
+        st->loss_blocked = 1; /* not an earlier epoch's loop */
+      c->prev = smp.step;
+      c->prev_ep = smp.epoch;
+    } else if (st->want_loss && smp.kind == SM_TK_SAMPLE &&
+               (smp.loss == smp.loss || smp.loss_nonfinite) && !smp.summary &&
+               accept(t, cls, &smp, t->seg, m)) {
+      /* The newest training loss above a counter that prints none. */
+      keep(st, t->seg, m, cls, flags, rank);
+      st->loss_met = 1;
     }
     return 0;
   }
@@ -1097,13 +1297,54 @@ static int margin_lines(const scan_state *st) {
   return b->strong ? MARGIN_LINES : 4096;
 }
 
+/* What the reverse reader holds below the lowest line returned was read
+ * from the file already: the head is looked at there, not read again
+ * (the reader's window, [_wstart, _end) in _buf, is read only).  Returns
+ * the lowest offset read. */
+static uint64_t peek_head(sm_tracker *t, const sm_revlines *rv,
+                          uint64_t lowest) {
+  uint64_t hi;
+  size_t b = 0;
+
+  if (rv->_buf == NULL || rv->_wstart >= lowest || rv->_wstart >= rv->_end ||
+      rv->_wstart >= HEAD_BYTES)
+    return lowest;
+  hi = (lowest < rv->_end ? lowest : rv->_end) - rv->_wstart;
+  for (size_t i = 0; i < hi; i++)
+    if (rv->_buf[i] == '\n' || i + 1 == hi) {
+      size_t e = rv->_buf[i] == '\n' ? i : i + 1;
+      if (rv->_wstart + b < HEAD_BYTES)
+        head_line(t, rv->_buf + b, e - b);
+      b = i + 1;
+    }
+  return rv->_wstart;
+}
+
+/* The answer after a scan; the start-up output above what was read
+ * (lowest) is read when it may announce the batch the answer needs. */
+static int scan_answer(sm_tracker *t, uint64_t lowest, sm_track_result *res,
+                       sm_err *err) {
+  load_tail(t);
+  sm_tracker_result(t, res);
+  if (wants_head_batch(res) && lowest > 0) {
+    int rc = read_head(t, lowest, err);
+    if (rc != 0)
+      return rc;
+    sm_tracker_result(t, res);
+  }
+  t->last = *res;
+  return 0;
+}
+
 int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
                     sm_err *err) {
   sm_revlines rv;
   scan_state st;
   uint64_t size, stop, done_at = 0;
   int rc, done = 0, margin = 0, cut = 0, wraps_at_done = 0, lines_left = 0;
-  int seek_epoch = 0, epochs_at_done = 0, margin_left = 0;
+  int odd_wraps_at_done = 0;
+  int seek_epoch = 0, seek_loss = 0, epochs_at_done = 0, margin_left = 0;
+  uint64_t lowest;
   const char *line;
   size_t len;
   uint64_t off;
@@ -1123,6 +1364,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     return rc;
   t->open = 1;
   size = data_end(&t->f);
+  lowest = size;
   stop = size > t->o.max_scan ? size - t->o.max_scan : 0;
   memset(&st, 0, sizeof(st));
   st.best = -1;
@@ -1145,31 +1387,57 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     }
     if (done) {
       const counter_stat *b = st.best >= 0 ? &st.cs[st.best] : NULL;
+      int over;
+      uint64_t above;
       /* A loop that shows no training: once its start is passed, a few
        * lines more are enough. */
-      if (b != NULL && b->wraps > wraps_at_done && lines_left > 16)
-        lines_left = 16;
-      /* The epoch head looked for is found: a line more is enough. */
-      if (seek_epoch && st.bwd_epoch > epochs_at_done) {
+      if (b != NULL && b->wraps > wraps_at_done && lines_left > 16) {
+        /* ... and while a loss is looked for above, only it is kept. */
+        if (seek_loss && margin_left > 16)
+          margin_left = 16;
+        else if (!seek_loss)
+          lines_left = 16;
+      }
+      /* What is looked for is found, or its budget spent: when nothing
+       * else is sought, a line more is enough. */
+      if (seek_epoch && (st.bwd_epoch > epochs_at_done ||
+                         (st.heads_only && (done_at - off > EPOCH_SEEK_BYTES ||
+                                            margin >= EPOCH_SEEK)))) {
         seek_epoch = 0;
-        lines_left = margin + 1;
+        if (!seek_loss)
+          lines_left = margin + 1;
       }
-      /* Past the usual margin only the epoch head is looked for: what
-       * the replay reads is otherwise the same. */
-      if (seek_epoch && margin >= margin_left)
+      if (seek_loss && (st.loss_met || st.loss_blocked ||
+                        (b != NULL && b->odd_wraps > odd_wraps_at_done) ||
+                        (st.heads_only && done_at - off > LOSS_SEEK_BYTES))) {
+        seek_loss = 0;
+        if (!seek_epoch)
+          lines_left = SM_MAX(margin + 1, margin_left);
+      }
+      st.want_epoch = seek_epoch;
+      st.want_loss = seek_loss;
+      /* The budget counts the bytes above the line: the line right
+       * above the window is looked at even when it is long (a training
+       * bar's updates on one line before an evaluation bar). */
+      above = off + len < done_at ? done_at - (off + len) : 0;
+      over = above > MARGIN_BYTES * 4 ||
+             (lines_left <= MARGIN_LINES && above > MARGIN_BYTES);
+      /* Past the usual margin only the epoch head or the loss is looked
+       * for: what the replay reads is otherwise the same. */
+      if ((seek_epoch || seek_loss) && (margin >= margin_left || over))
         st.heads_only = 1;
-      if (st.heads_only && done_at - off > EPOCH_SEEK_BYTES)
+      if (++margin >= lines_left || (!st.heads_only && over))
         break;
-      if (++margin >= lines_left || done_at - off > MARGIN_BYTES * 4 ||
-          (lines_left <= MARGIN_LINES && done_at - off > MARGIN_BYTES)) {
-        break;
-      }
     }
+    if (off < HEAD_BYTES)
+      head_line(t, line, len);
+    lowest = off;
     if (backward_line(t, &st, line, len, unfinished, !cut) && !done) {
       done = 1;
       done_at = off;
       lines_left = margin_lines(&st);
       wraps_at_done = st.best >= 0 ? st.cs[st.best].wraps : 0;
+      odd_wraps_at_done = st.best >= 0 ? st.cs[st.best].odd_wraps : 0;
       /* No sample printed its epoch and no epoch head was met: the
        * "Epoch 50/50" (or "=== Epoch 10/10 ===") above a long loop is
        * looked for further up, within the margin's byte budget. */
@@ -1178,6 +1446,14 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       if (!st.epoch_known && st.bwd_epoch == 0 && lines_left < EPOCH_SEEK) {
         seek_epoch = 1;
         lines_left = EPOCH_SEEK;
+      }
+      /* The counter followed prints no loss and no line beside it did:
+       * the newest training loss is looked for further up (HF Trainer's
+       * loss dicts every few hundred bar updates, a logger's loss line
+       * every N steps beside a bar). */
+      if (st.best >= 0 && !st.cs[st.best].lossy && !st.loss_met) {
+        seek_loss = 1;
+        lines_left = SM_MAX(lines_left, LOSS_SEEK);
       }
       /* The samples were found in the tail of an over-long line (a bar
        * that never printed a newline): what lies before it is that same
@@ -1188,6 +1464,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     if (st.full)
       break;
   }
+  lowest = peek_head(t, &rv, lowest);
   sm_revlines_release(&rv);
   sm_free(st.seen);
   if (rc < 0) {
@@ -1206,10 +1483,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
     sm_buf_reset(&t->part);
     t->skipping = 0;
   }
-  load_tail(t);
-  sm_tracker_result(t, res);
-  t->last = *res;
-  return 0;
+  return scan_answer(t, lowest, res, err);
 }
 
 /* ==== Following ==== */
@@ -1341,6 +1615,17 @@ void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
   res->starting = 0;
   if (res->ok && sm__trk_startup_decided(t->start_kinds, t->resume_step))
     newest_run_starting(t, res);
+  /* Throughput beside the batch its start-up announced (MXNet's
+   * Speedometer "Speed: 138.7 samples/sec" under "Namespace(batch_size=32,
+   * ...)", DeepSpeed's samples/sec under its config dump). */
+  if (wants_head_batch(res) && t->head_bsz > 0 && !t->head_bsz_conflict &&
+      !res->starting) {
+    char v[32];
+    snprintf(v, sizeof(v), "%.6g", t->head_bsz / res->throughput);
+    res->step_time_s = strtod(v, NULL);
+    res->step_time_basis = "throughput";
+    res->step_time_source = "announced batch/throughput";
+  }
 }
 
 /* ==== JSON ==== */

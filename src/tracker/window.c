@@ -316,11 +316,22 @@ static int beyond_epoch_share(const sm_track_sample *s) {
   return (double)s->step > (e + 1) * (double)s->total / et * 1.1 + 1;
 }
 
+/* True when the records between the i-th and the j-th newest (j < i)
+ * have no counter: a loss dict or a run summary between two prints of a
+ * bar's final state (HF's last refresh after its summary dict). */
+static int only_stepless_between(const trk_window *w, size_t i, size_t j) {
+  for (size_t k = j + 1; k < i; k++)
+    if (newest(w, k)->series != 0)
+      return 0;
+  return 1;
+}
+
 static int detect_scope(const trk_window *w, const view *v, int counter,
                         int n) {
   const trk_rec *b = NULL;
   int resets = 0, grows = 0, seen = 0, epoch_known = 0, refinished = 0;
   int frac_epoch = 0, below_epoch = 0;
+  size_t bi = 0;
 
   for (size_t i = 0; i < w->count && seen < 8 * n; i++) {
     const trk_rec *a = newest(w, i);
@@ -367,11 +378,12 @@ static int detect_scope(const trk_window *w, const view *v, int counter,
       /* A finished loop printed again: it restarted; not the same final
        * state printed twice in a row (two ranks, a last refresh). */
       if (a->s.has_total && a->s.step >= a->s.total && b->s.step <= a->s.step &&
-          !(b->s.step == a->s.step && b->seq == a->seq + 1 &&
-            b->eval_seq == a->eval_seq))
+          !(b->s.step == a->s.step && b->eval_seq == a->eval_seq &&
+            only_stepless_between(w, i, bi)))
         refinished++;
     }
     b = a;
+    bi = i;
   }
   if (resets > grows)
     return SCOPE_EPOCH;
@@ -471,10 +483,61 @@ typedef struct built {
   int scope;     /* SCOPE_* */
   int restarted; /* the window stops at a restart or resume */
   int swap;      /* "epoch/step" fractions read the other way round */
+  uint64_t hi;   /* records of the view newer than this are a side loop */
 } built;
 
 static long long step_of(const trk_rec *r, int swap) {
   return swap ? r->s.total : r->s.step;
+}
+
+/* Where the newest samples of the view (idx, newest first, m of them)
+ * are a side loop: the index of the first sample of the loop before it,
+ * or 0.  B->hi gets the sequence of that loop's newest record. */
+static size_t side_loop(const trk_window *w, const size_t *idx, size_t m, int n,
+                        built *B) {
+  const trk_rec *r0 = newest(w, idx[0]);
+  size_t p = 1;
+  while (p < m && newest(w, idx[p])->s.has_total == r0->s.has_total &&
+         newest(w, idx[p])->s.total == r0->s.total)
+    p++;
+  if (p < m && r0->s.has_total && newest(w, idx[p])->s.has_total) {
+    const trk_rec *a = newest(w, idx[p - 1]), *b = newest(w, idx[p]);
+    double ea = rec_epoch(a), eb = rec_epoch(b);
+    int boundary =
+        a->epoch_seq != b->epoch_seq || (ea == ea && eb == eb && ea != eb);
+    size_t q = p + 1;
+    int newer_loss = 0, newer_lr = 0, older_loss = 0;
+    while (q < m && newest(w, idx[q])->s.total == b->s.total)
+      q++;
+    for (size_t k = 0; k < p; k++) {
+      const trk_rec *x = newest(w, idx[k]);
+      newer_loss |= strong_rec(x);
+      newer_lr |= x->s.lr == x->s.lr;
+    }
+    for (size_t k = p; k < q; k++)
+      older_loss |= strong_rec(newest(w, idx[k]));
+    /* A side loop may run longer than the window (an evaluation bar
+     * of thousands of updates cut by a kill, Keras evaluate() and
+     * predict() one after the other) when it shows no training beside
+     * a loop that did, or when it follows a loop that finished at its
+     * total and prints no learning rate.  A loop's final state alone
+     * establishes it (the scan keeps only the last update of a line
+     * above a complete window). */
+    int finished = b->s.step >= b->s.total, again = 0;
+    /* A newer loop seen before the older one is the main loop going
+     * on after a side loop of its own (an evaluation bar between two
+     * stretches of the training bar). */
+    for (size_t k = q; k < m && !again; k++)
+      again = newest(w, idx[k])->s.has_total &&
+              newest(w, idx[k])->s.total == r0->s.total;
+    if (!boundary && (q - p >= 2 || finished) &&
+        (p < (size_t)n || (!again && ((!newer_loss && older_loss) ||
+                                      (finished && !newer_lr))))) {
+      B->hi = b->seq;
+      return p;
+    }
+  }
+  return 0;
 }
 
 /* Collects the newest n merged samples of view v into W (newest first). */
@@ -486,6 +549,7 @@ static void build(const trk_window *w, const view *v, int n, went *W,
   long long stride = 1, min_step = -1;
 
   memset(B, 0, sizeof(*B));
+  B->hi = UINT64_MAX;
   if (idx == NULL)
     return;
   for (size_t i = 0; i < w->count; i++)
@@ -534,24 +598,8 @@ static void build(const trk_window *w, const view *v, int n, went *W,
 
   /* Side loop: the newest samples count to another total, with no epoch
    * boundary between them and the established samples before. */
-  if (!B->swap) {
-    const trk_rec *r0 = newest(w, idx[0]);
-    size_t p = 1;
-    while (p < m && newest(w, idx[p])->s.has_total == r0->s.has_total &&
-           newest(w, idx[p])->s.total == r0->s.total)
-      p++;
-    if (p < m && r0->s.has_total && newest(w, idx[p])->s.has_total) {
-      const trk_rec *a = newest(w, idx[p - 1]), *b = newest(w, idx[p]);
-      double ea = rec_epoch(a), eb = rec_epoch(b);
-      int boundary =
-          a->epoch_seq != b->epoch_seq || (ea == ea && eb == eb && ea != eb);
-      size_t q = p + 1;
-      while (q < m && newest(w, idx[q])->s.total == b->s.total)
-        q++;
-      if (!boundary && p < (size_t)n && q - p >= 2)
-        start = p;
-    }
-  }
+  if (!B->swap)
+    start = side_loop(w, idx, m, n, B);
   for (size_t j = start; j < m; j++) {
     const trk_rec *r = newest(w, idx[j]);
     sm_track_sample s = r->s;
@@ -625,7 +673,7 @@ static void build(const trk_window *w, const view *v, int n, went *W,
  * on each.  Records at step skip (the first batch of an epoch) are left
  * out while two others are there. */
 static double raw_times(const trk_window *w, const view *v, uint64_t lo,
-                        int cap, int which, long long skip, int swap,
+                        int cap, int which, long long skip, const built *B,
                         const char **key) {
   double *x = sm_malloc(TRK_RING * sizeof(double));
   double t;
@@ -640,9 +688,9 @@ static double raw_times(const trk_window *w, const view *v, uint64_t lo,
       double val = NAN;
       if (r->seq < lo)
         break;
-      if (!in_view(r, v))
+      if (!in_view(r, v) || r->seq > B->hi)
         continue;
-      if (pass == 0 && skip >= 0 && step_of(r, swap) == skip)
+      if (pass == 0 && skip >= 0 && step_of(r, B->swap) == skip)
         continue;
       if (which == 0)
         val = r->s.step_time;
@@ -879,11 +927,11 @@ static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
   int nw = B->nw, which = -1;
   timing E = *T, A = *T;
 
-  if (try_set(&E, raw_times(w, v, lo, cap, 0, skip, B->swap, &E.key),
-              "explicit", "printed"))
+  if (try_set(&E, raw_times(w, v, lo, cap, 0, skip, B, &E.key), "explicit",
+              "printed"))
     which = 0;
-  else if (try_set(&E, raw_times(w, v, lo, cap, 1, skip, B->swap, NULL),
-                   "explicit", "rate"))
+  else if (try_set(&E, raw_times(w, v, lo, cap, 1, skip, B, NULL), "explicit",
+                   "rate"))
     which = 1;
   /* Finer than one digit: an interval clock, or a bar that ran long
    * enough for its whole seconds to be precise (100 s: 0.5 %). */
@@ -904,15 +952,21 @@ static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
       return 1;
     }
   }
-  if (which == 0)
-    (void)interval_printed(W, nw, &E);
+  if (which == 0 && !interval_printed(W, nw, &E) && nw >= 2 &&
+      W[0].s.time_bare && window_stride(W, nw) >= 2 &&
+      collect_deltas(W, nw, 0, 0) != collect_deltas(W, nw, 0, 0) &&
+      collect_deltas(W, nw, 1, 0) != collect_deltas(W, nw, 1, 0))
+    /* A bare "time" on lines logged every few steps, with no clock to
+     * tell a step's time from the interval's ("batch: 260, time: 8.56"
+     * every 20 batches): unknown rather than a guess. */
+    return 0;
   if (which >= 0) {
     *T = E;
     return 1;
   }
   return try_set(T, interval_times(W, nw), "explicit", "interval") ||
-         try_set(T, raw_times(w, v, lo, cap, 2, skip, B->swap, NULL),
-                 "throughput", "batch/throughput") ||
+         try_set(T, raw_times(w, v, lo, cap, 2, skip, B, NULL), "throughput",
+                 "batch/throughput") ||
          try_set(T, collect_deltas(W, nw, 0, 0), "timestamps", "timestamps");
 }
 
@@ -974,6 +1028,34 @@ static const trk_rec *fallback(const trk_window *w, uint64_t lo,
         : which == 2 ? r->s.throughput
                      : r->s.epoch;
     if (v == v || (which == 0 && r->s.loss_nonfinite))
+      return r;
+  }
+  return NULL;
+}
+
+/* The newest training loss older than the window (seq < lo) of a line
+ * that is not the followed counter's, or NULL; the search stops where
+ * the followed counter went back (read newest first, its step grew)
+ * other than at an earlier epoch: a restart or the start of another
+ * loop, whose losses are not the newest run's. */
+static const trk_rec *older_loss(const trk_window *w, uint64_t lo,
+                                 const view *V) {
+  long long below = -1;
+  double below_ep = NAN;
+
+  for (size_t i = 0; i < w->count; i++) {
+    const trk_rec *r = newest(w, i);
+    if (r->s.kind != SM_TK_SAMPLE)
+      continue;
+    if (r->series == V->id) {
+      /* Going back at an earlier epoch is the loop of that epoch. */
+      if (below >= 0 && r->s.step > below && !(rec_epoch(r) < below_ep))
+        return NULL;
+      below = r->s.step;
+      below_ep = rec_epoch(r);
+      continue;
+    }
+    if (r->seq < lo && (r->s.loss == r->s.loss || r->s.loss_nonfinite))
       return r;
   }
   return NULL;
@@ -1065,8 +1147,13 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
       q[nq++] = 1.0 / x->s.rate;
     }
   }
-  if (used == 0)
+  /* Without a counter, a loss, a learning rate or an epoch, a time or a
+   * rate alone is no training progress (a data loader's "dt=6.0h", a
+   * download's pace): missing rather than a step time of nothing. */
+  if (used == 0 || (!loss_done && r->lr != r->lr && r->epoch != r->epoch)) {
+    result_init(r);
     return;
+  }
   r->ok = 1;
   r->samples = used;
   if (ne > 0) {
@@ -1177,7 +1264,7 @@ static int stale_bar(const trk_rec *P, const view *V, const went *W,
  * newest loss of nan or inf is reported as such (loss_nonfinite), not
  * replaced by an older one. */
 static void window_metrics(const trk_window *w, const view *V, uint64_t lo,
-                           const went *W, int nw, int stale,
+                           const went *W, int nw, int stale, int restarted,
                            sm_track_result *r) {
   const trk_rec *x;
   int loss_done = 0;
@@ -1197,6 +1284,16 @@ static void window_metrics(const trk_window *w, const view *V, uint64_t lo,
       set_tp(r, W[i].s.throughput, W[i].s.tp_unit);
   }
   if (!loss_done && (x = fallback(w, lo, V, 0, stale)) != NULL) {
+    r->loss = x->s.loss;
+    r->loss_nonfinite = x->s.loss_nonfinite;
+    loss_done = 1;
+  }
+  /* The counter prints no loss and no line of its stretch does: the
+   * newest training loss above it is the run's newest (HF Trainer's
+   * loss dict, printed every few hundred bar updates), unless the run
+   * restarted in between. */
+  if (!loss_done && !stale && !restarted &&
+      (x = older_loss(w, lo, V)) != NULL) {
     r->loss = x->s.loss;
     r->loss_nonfinite = x->s.loss_nonfinite;
   }
@@ -1344,7 +1441,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (strcmp(r->counter, "tqdm") == 0 && B.scope == SCOPE_GLOBAL)
     r->scope = "progress bar"; /* a bar without an epoch: global steps */
   stale = stale_bar(P, &V, W, &lo, r);
-  window_metrics(w, &V, lo, W, nw, stale, r);
+  window_metrics(w, &V, lo, W, nw, stale, B.restarted, r);
   if (!stale)
     via = step_timing(w, &V, lo, n, W, &B, S, ns, bi, &T);
   describe(&T, via, stale, B.restarted, r);
