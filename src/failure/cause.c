@@ -1732,7 +1732,7 @@ static int java_root(const sm__window *w, int x, int *steps) {
 
   for (int i = x + 1; i < w->n && i <= x + 4096; i++) {
     const sm__line *l = &w->lines[i];
-    if (l->rt == SM__RT_JAVA_CAUSE) {
+    if (l->rt == SM__RT_JAVA_CAUSE || l->rt == SM__RT_DOTNET_INNER) {
       root = i;
       (*steps)++;
       continue;
@@ -1761,7 +1761,10 @@ static int first_report(const sm__window *w, const segs *s, int x, int end,
   int best, sx;
 
   *chain_steps = 0;
-  if (w->lines[x].rt == SM__RT_JAVA_HEAD || w->lines[x].rt == SM__RT_JAVA_CAUSE)
+  if (w->lines[x].rt == SM__RT_JAVA_HEAD ||
+      w->lines[x].rt == SM__RT_JAVA_CAUSE ||
+      w->lines[x].rt == SM__RT_DOTNET_HEAD ||
+      w->lines[x].rt == SM__RT_DOTNET_INNER)
     return java_root(w, x, chain_steps);
   if (w->lines[x].exc_len > 0)
     x = chain_root(w, s, x, chain_steps);
