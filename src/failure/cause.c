@@ -594,6 +594,34 @@ static void words_decide(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
            tname, sm__protoset_failure.class_names[cl], (double)sc);
 }
 
+#define LIB_PREFIX_MIN 6 /* shortest package name read in a class name */
+
+/* 1 if the message m of an AttributeError says that an object of a class
+ * named after a third-party package lacks an attribute ("'DeepSpeedZero
+ * Optimizer_Stage3' object has no attribute 'train'", "'LightningModule'
+ * object has no attribute ..."): one library calling another's object as
+ * a different version of it has it.  The package name is a CamelCase
+ * prefix of the class of LIB_PREFIX_MIN or more letters (short names such
+ * as torch or jax also begin the job's own classes). */
+static int library_object_attribute(const sm_sigdb *db, const char *m,
+                                    size_t n) {
+  const char *q = memchr(m, '\'', SM_MIN(n, (size_t)64)), *e;
+
+  if (q == NULL)
+    return 0;
+  q++;
+  e = memchr(q, '\'', (size_t)(m + n - q));
+  if (e == NULL || e - q > 80 || e + 27 > m + n ||
+      memcmp(e, "' object has no attribute ", 26) != 0)
+    return 0;
+  for (const char *b = q + LIB_PREFIX_MIN; b < e; b++)
+    if ((isupper((unsigned char)*b) || *b == '_') &&
+        islower((unsigned char)b[-1]) &&
+        sm__sigdb_is_package(db, q, (size_t)(b - q)))
+      return 1;
+  return 0;
+}
+
 static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
                               const sm__window *w, const segs *s, int x,
                               verdict *v, int have_sig) {
@@ -604,8 +632,21 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
   type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
   chain_frames(w, s, x, &f);
   judge_exception(db, tname, &f, v, have_sig);
-  if (!have_sig && f.n == 0)
+  if (!have_sig && f.n == 0) {
+    size_t mn;
+    const char *m = msg_of(l, &mn);
+    if (strcmp(tname, "AttributeError") == 0 &&
+        library_object_attribute(db, m, mn)) {
+      v->cat = SM__CAT_FRAMEWORK;
+      v->conf = 0.45;
+      snprintf(v->reason, sizeof(v->reason),
+               "exception AttributeError without frames: an object of a "
+               "library's class lacks the attribute (versions of libraries "
+               "that do not fit)");
+      return;
+    }
     words_decide(c, db, l, tname, v);
+  }
 }
 
 /* A traceback cut before its exception line (a pasted excerpt, a process
@@ -1063,11 +1104,16 @@ static double size_at(const char *s, size_t n, const char *key, int after) {
  * ("this process has X memory in use", else what PyTorch allocated and
  * reserved).  Returns the fraction of the capacity, or -1 when the
  * report does not say. */
+/* GPU memory of a process outside PyTorch's allocator (its CUDA context,
+ * library workspaces): 1 GiB. */
+#define OOM_CONTEXT_ALLOWANCE 1073741824.0
+
 static double oom_others_share(const char *s, size_t n, double *total_out,
                                double *others_out) {
   double total = size_at(s, n, "total capacity of", 1);
   double freeb = size_at(s, n, " is free", 0);
   double own = size_at(s, n, "this process has", 1);
+  int exact = own >= 0;
 
   if (total < 0)
     total = size_at(s, n, "total capacty of", 1); /* PyTorch 2.1's spelling */
@@ -1091,6 +1137,13 @@ static double oom_others_share(const char *s, size_t n, double *total_out,
   }
   if (total <= 0 || freeb < 0 || own < 0 || freeb > total)
     return -1;
+  /* Without the report's own figure for the process, what PyTorch holds
+   * leaves out the process's own CUDA context and library workspaces
+   * (cuBLAS, cuDNN: up to about 1 GiB before CUDA's lazy loading): that
+   * much is the job's, not others'.  A desktop's display is another
+   * process and stays in others' share. */
+  if (!exact)
+    own += OOM_CONTEXT_ALLOWANCE;
   *total_out = total;
   *others_out = total - freeb - own > 0 ? total - freeb - own : 0;
   return *others_out / total;
