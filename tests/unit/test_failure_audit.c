@@ -1,0 +1,305 @@
+/* test_failure_audit.c - classes of root cause added by the signature
+ * audit, each on lines written for these tests in shapes other than the
+ * ones first seen: MPI launchers' prose messages (InfiniBand retries
+ * exhausted, a lost remote daemon); numerical divergence caught by a
+ * library's own guard; version requirements and mismatches worded as
+ * sentences; a runtime's heap limit; .NET and Julia error forms; an
+ * object of a library's class lacking an attribute; a kernel failing
+ * without a reason; the job's own CUDA context in an out-of-memory report
+ * without the process's figure; the scheduler's record of a SIGKILL; Xid
+ * 121-123.  Ambiguous verdicts never isolate or restart. */
+#include <string.h>
+
+#include "failure/failure_int.h"
+#include "harness.h"
+#include "sigdb_fixture.h"
+
+static void expect_at(int where, const char *log, long line, const char *cat,
+                      const char *comp) {
+  expect_diag_at(where, log, line, cat, comp, NULL);
+}
+#define expect(...) expect_at(__LINE__, __VA_ARGS__)
+
+static int acts(const char *log) {
+  return plan_acts(log, "gn-07");
+}
+
+/* The reason of the diagnosis of log contains word (1) or not (0). */
+static int reason_has(const char *log, const char *word) {
+  sm_diagnosis d;
+  int r;
+
+  run(log, &d);
+  r = d.reason != NULL && strstr(d.reason, word) != NULL;
+  sm_diagnosis_release(&d);
+  return r;
+}
+
+SM_TEST(failure_audit_mpi_prose_messages) {
+  /* Open MPI's help text, under the launcher's dashes, after progress. */
+  expect("iter 1200 | loss 1.04 | 0.31 s/iter\n"
+         "iter 1210 | loss 1.03 | 0.31 s/iter\n"
+         "------------------------------------------------------------\n"
+         "The InfiniBand retry count between two MPI processes has been "
+         "exceeded.  \"Retry count\" is defined in the InfiniBand spec.\n"
+         "    Local host:   a100-n12\n"
+         "    Local device: mlx5_3\n"
+         "    Peer host:    a100-n31\n",
+         4, "infrastructure", "network");
+  /* The same, worded by another release as a counter towards a host. */
+  expect("epoch 3 batch 90 loss 0.88\n"
+         "[a100-n12:41120] transport retry counter to a100-n31 has been "
+         "exceeded (mlx5_0:1)\n"
+         "mpirun: Forwarding signal 18 to job\n",
+         2, "infrastructure", "network");
+  /* A launcher that lost its daemon on another node: the node, inferred,
+   * never a reason to isolate. */
+  expect("step 50 loss 2.2\n"
+         "PRTE has lost communication with a remote daemon.\n"
+         "  HNP daemon   : [prterun-login1-3321@0,0] on node login1\n"
+         "  Remote daemon: [prterun-login1-3321@0,2] on node gpu-b04\n",
+         2, "infrastructure", "node");
+  if (acts("step 50 loss 2.2\n"
+           "ORTE has lost communication with its daemon on node gpu-b04\n"))
+    SM_FAIL_AT("a lost daemon must not isolate or restart");
+}
+
+SM_TEST(failure_audit_divergence_guards_are_the_jobs) {
+  /* Keras' TerminateOnNaN callback, after a progress bar showing nan. */
+  expect("Epoch 7/50\n"
+         " 411/1563 [======>.......] - ETA: 1:02 - loss: nan - mae: nan\n"
+         "Batch 411: Invalid loss, terminating training\n",
+         3, "user", "none");
+  /* Dynamic loss scaling at its floor, raised inside the library. */
+  expect("[2025-02-01 09:00:01,000] [INFO] [loss_scaler.py:183:update_scale] "
+         "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: "
+         "1, reducing to 1\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/usr/lib/python3/dist-packages/deepspeed/runtime/fp16/"
+         "loss_scaler.py\", line 175, in update_scale\n"
+         "    raise Exception(\n"
+         "Exception: Current loss scale already at minimum - cannot decrease "
+         "scale anymore. Exiting run.\n",
+         5, "user", "none");
+  /* Megatron's check of the local gradient norm. */
+  expect(" iteration      900/  100000 | lm loss: 4.1E+00 |\n"
+         "AssertionError: Rank 3: found NaN in local grad norm in backward "
+         "pass before data-parallel communication collective. Device: 3, "
+         "node: gpu-c11\n",
+         2, "user", "none");
+  /* torch's clip_grad_norm_(error_if_nonfinite=True). */
+  expect("RuntimeError: The total norm of order 2.0 for gradients from "
+         "`parameters` is non-finite, so it cannot be clipped. To disable "
+         "this error and scale the gradients by the non-finite norm anyway, "
+         "set `error_if_nonfinite=False`\n",
+         1, "user", "none");
+}
+
+SM_TEST(failure_audit_versions_in_sentences_are_the_frameworks) {
+  expect("ValueError: jaxlib is version 0.3.2, but this version of jax "
+         "requires version 0.3.7.\n",
+         1, "framework", "none");
+  expect("RuntimeError: Found torch 1.12.1, but xformers requires torch "
+         ">= 2.0 for memory-efficient attention\n",
+         1, "framework", "none");
+  /* A runtime library older than the build; the internal check after it
+   * is its consequence. */
+  expect("2025-01-09 10:00:00.000001: E external/xla/xla/stream_executor/"
+         "cuda/cuda_dnn.cc:535] Loaded runtime cuDNN library: 8.1.0 but "
+         "source was compiled with: 8.9.4.\n"
+         "2025-01-09 10:00:00.000100: E external/xla/xla/service/gpu/"
+         "gpu_compiler.cc:700] RET_CHECK failure dnn != nullptr\n",
+         1, "framework", "none");
+  /* Ranks on different NCCL builds, ahead of NCCL's usage error. */
+  expect("h1:91:91 [0] NCCL WARN Mismatched NCCL version detected : rank 2 "
+         "version 22005 rank 0 version 21903\n"
+         "torch.distributed.DistBackendError: NCCL error: invalid usage, "
+         "NCCL version 2.19.3\n",
+         1, "framework", "none");
+}
+
+SM_TEST(failure_audit_runtime_heap_limits_are_the_jobs) {
+  expect("epoch 1 loss 0.7\n"
+         "<--- Last few GCs --->\n"
+         "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation "
+         "failed - JavaScript heap out of memory\n",
+         3, "user", "none");
+  expect("INFO SparkContext: Running job 4\n"
+         "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap "
+         "space\n"
+         "\tat java.util.Arrays.copyOf(Arrays.java:3236)\n",
+         2, "user", "none");
+}
+
+SM_TEST(failure_audit_dotnet_and_julia_forms) {
+  size_t skip;
+  int tl;
+
+  if (sm__runtime_error("Unhandled exception. System.IO.IOException: x", 45,
+                        &skip, &tl) != SM__RT_DOTNET_HEAD ||
+      skip != 21 || tl != 21)
+    SM_FAIL_AT(".NET head: skip %zu type %d", skip, tl);
+  if (sm__runtime_error(" ---> System.ArgumentException: y", 34, &skip, &tl) !=
+      SM__RT_DOTNET_INNER)
+    SM_FAIL_AT(".NET inner");
+  if (sm__runtime_error("ERROR: LoadError: LoadError: DimensionMismatch: z", 49,
+                        &skip, &tl) != SM__RT_JULIA ||
+      skip != 29 || tl != 17)
+    SM_FAIL_AT("Julia: skip %zu type %d", skip, tl);
+  /* Not those forms: a plain "ERROR:" line, a lower-case word, an arrow
+   * without a type, an unhandled exception without one. */
+  if (sm__runtime_error("ERROR: the build failed", 23, &skip, &tl) ||
+      sm__runtime_error("ERROR: LoadError: bad input", 27, &skip, &tl) ||
+      sm__runtime_error("---> 12 x = f()", 15, &skip, &tl) ||
+      sm__runtime_error("Unhandled exception. ", 21, &skip, &tl))
+    SM_FAIL_AT("malformed forms recognised");
+
+  /* .NET: the head with its frames; an inner exception is the root. */
+  expect("info: Train[0] epoch 2 loss 0.30\n"
+         "Unhandled exception. System.IO.DirectoryNotFoundException: Could "
+         "not find a part of the path '/ckpt/run7'.\n"
+         "   at System.IO.FileSystem.CreateDirectory(String fullPath) in "
+         "/_/src/FileSystem.Unix.cs:line 313\n"
+         "   at Train.Program.Main(String[] args) in /src/Train/Program.cs:"
+         "line 48\n",
+         2, "user", "none");
+  expect("Unhandled exception. System.TypeInitializationException: The type "
+         "initializer for 'TorchSharp.torch' threw an exception.\n"
+         " ---> System.DllNotFoundException: Unable to load shared library "
+         "'LibTorchSharp' or one of its dependencies.\n"
+         "   at TorchSharp.torch.InitializeDeviceType(DeviceType t) in "
+         "/src/TorchSharp/Torch.cs:line 120\n"
+         "   --- End of inner exception stack trace ---\n"
+         "   at Train.Program.Main(String[] args) in /src/Train/Program.cs:"
+         "line 12\n",
+         2, "framework", "none");
+  /* Julia: the error over its stack; a missing package is the
+   * environment's; CUDA.jl's out-of-memory is the job's sizing. */
+  expect("[ Info: epoch 4, loss 0.0912\n"
+         "ERROR: LoadError: DimensionMismatch: arrays could not be broadcast "
+         "to a common size; got a dimension with lengths 32 and 64\n"
+         "Stacktrace:\n"
+         "  [1] _bcs1\n"
+         "    @ ./broadcast.jl:555 [inlined]\n"
+         "  [2] loss(m::Dense, x::Matrix{Float32})\n"
+         "    @ Main /work/u/fit.jl:22\n"
+         "in expression starting at /work/u/fit.jl:70\n",
+         2, "user", "none");
+  expect("ERROR: MethodError: no method matching forward(::Nothing)\n"
+         "Stacktrace:\n"
+         " [1] top-level scope\n"
+         "   @ REPL[3]:1\n",
+         1, "user", "none");
+  expect("ERROR: LoadError: ArgumentError: Package Zygote not found in "
+         "current path.\n"
+         "- Run `import Pkg; Pkg.add(\"Zygote\")` to install the Zygote "
+         "package.\n",
+         1, "framework", "none");
+  expect("ERROR: Out of GPU memory trying to allocate 512.000 MiB\n"
+         "Effective GPU memory usage: 98.40% (23.3 GiB/23.7 GiB)\n",
+         1, "user", "gpu_memory");
+}
+
+SM_TEST(failure_audit_library_object_attribute) {
+  /* A bare line: an object of a class named after a package. */
+  expect("AttributeError: 'LightningDataModule' object has no attribute "
+         "'prepare_data_per_node'\n",
+         1, "framework", "none");
+  expect("AttributeError: 'HorovodOptimizer' object has no attribute "
+         "'synchronize_grads'\n",
+         1, "framework", "none");
+  /* A short package name does not decide a class name (the job's own
+   * TorchTrainer), nor does a class that only contains one. */
+  if (reason_has("AttributeError: 'TorchTrainer' object has no attribute "
+                 "'fit'\n",
+                 "library's class") ||
+      reason_has("AttributeError: 'MyDeepspeedWrapper' object has no "
+                 "attribute 'step'\n",
+                 "library's class") ||
+      reason_has("AttributeError: 'Deepspeed' object has no attribute\n",
+                 "library's class"))
+    SM_FAIL_AT("the job's class read as a library's");
+  /* With frames, the frames decide: raised in the job's code. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/u/fit.py\", line 9, in <module>\n"
+         "    dm.setup_folds()\n"
+         "AttributeError: 'LightningDataModule' object has no attribute "
+         "'setup_folds'\n",
+         4, "user", "none");
+}
+
+SM_TEST(failure_audit_kernel_failure_without_a_reason) {
+  static const char *bare[] = {
+      "RuntimeError: CUDA error: unspecified launch failure\n",
+      "step 9 loss 1.1\nterminate called after throwing an instance of "
+      "'c10::Error'\n  what():  CUDA error: unknown error\n",
+      "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: "
+      "CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure\n",
+  };
+  sm_diagnosis d;
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(bare); i++) {
+    run(bare[i], &d);
+    if (!d.failure || strcmp(d.category, "infrastructure") != 0 ||
+        strcmp(d.component, "gpu") != 0 || d.confidence >= 0.8)
+      SM_FAIL_AT("case %zu: %s/%s %.2f (%s)", i, d.category, d.component,
+                 d.confidence, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+    if (acts(bare[i]))
+      SM_FAIL_AT("case %zu: an inferred GPU fault must not act", i);
+  }
+  /* An application fault reported by the driver first decides. */
+  expect("NVRM: Xid (PCI:0000:17:00): 13, pid=881, name=python3, Graphics "
+         "Exception: ESR 0x50e730=0x8a000d 0x50e734=0x0\n"
+         "RuntimeError: CUDA error: unspecified launch failure\n",
+         1, "user", "none");
+  /* A display watchdog or a fork after initialisation stays unknown. */
+  expect("RuntimeError: CUDA error: the launch timed out and was "
+         "terminated\n",
+         1, "unknown", "none");
+}
+
+SM_TEST(failure_audit_oom_own_context_without_the_process_figure) {
+  /* A small card: PyTorch holds nearly all of it; the rest is the job's
+   * context. */
+  expect("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB "
+         "(GPU 0; 7.79 GiB total capacity; 5.90 GiB already allocated; "
+         "20.31 MiB free; 6.30 GiB reserved in total by PyTorch)\n",
+         1, "user", "gpu_memory");
+  /* Most of the card is taken before the job holds much: others'. */
+  expect("RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB "
+         "(GPU 1; 10.76 GiB total capacity; 2.10 GiB already allocated; "
+         "10.56 MiB free; 2.30 GiB reserved in total by PyTorch)\n",
+         1, "infrastructure", "gpu");
+  /* With the process's own figure, no allowance: its arithmetic stands. */
+  expect("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+         "20.00 MiB. GPU 0 has a total capacity of 7.79 GiB of which 10.00 "
+         "MiB is free. Including non-PyTorch memory, this process has 5.40 "
+         "GiB memory in use. Of the allocated memory 4.9 GiB is allocated "
+         "by PyTorch, and 0.1 GiB is reserved by PyTorch but unallocated.\n",
+         1, "infrastructure", "gpu");
+}
+
+SM_TEST(failure_audit_scheduler_sigkill_record_and_new_xids) {
+  const char *ctld = "[2025-03-01T08:00:00.001] sched: Allocate JobId=9911 "
+                     "NodeList=g017 #CPUs=8 Partition=gpu\n"
+                     "[2025-03-01T09:12:44.310] _job_complete: JobId=9911 "
+                     "WTERMSIG 9\n"
+                     "[2025-03-01T09:12:44.311] _job_complete: JobId=9911 "
+                     "done\n";
+  expect(ctld, 2, "infrastructure", "node");
+  if (acts(ctld))
+    SM_FAIL_AT("a bare SIGKILL record must not act");
+  /* Another signal is not a SIGKILL. */
+  if (reason_has("_job_complete: JobId=9911 WTERMSIG 90\n", "node-sigkill"))
+    SM_FAIL_AT("WTERMSIG 90 read as SIGKILL");
+  expect("NVRM: Xid (PCI:0000:c1:00): 122, pid=0, SPI PMU RPC read failure\n"
+         "RuntimeError: CUDA error: unknown error\n",
+         1, "infrastructure", "gpu");
+  if (acts("NVRM: Xid (PCI:0000:c1:00): 123, pid=0, SPI PMU RPC write "
+           "failure\nRuntimeError: CUDA error: unknown error\n"))
+    SM_FAIL_AT("Xid 123 is below the gate");
+  if (acts("NVRM: Xid (PCI:0000:c1:00): 121, pid=0, C2C Link corrected "
+           "error\nstep 3 loss 1.0\n"))
+    SM_FAIL_AT("Xid 121 (corrected) must not act");
+}
