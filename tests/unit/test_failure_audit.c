@@ -303,3 +303,78 @@ SM_TEST(failure_audit_scheduler_sigkill_record_and_new_xids) {
            "error\nstep 3 loss 1.0\n"))
     SM_FAIL_AT("Xid 121 (corrected) must not act");
 }
+
+SM_TEST(failure_audit_scheduler_and_cluster_reports_of_a_node) {
+  /* Slurm could not kill the step and drained the node. */
+  expect("step 400 loss 1.2\n"
+         "slurmstepd: error: *** STEP 811.0 STEPD TERMINATED ON a07 AT "
+         "2025-04-01T03:00:00 DUE TO JOB NOT ENDING WITH SIGNALS ***\n",
+         2, "infrastructure", "node");
+  expect("[2025-04-01T03:00:00.000] error: Kill task failed for JobId=811 "
+         "on node a07\n",
+         1, "infrastructure", "node");
+  /* The step could not be launched on a node, or credentials failed
+   * (clock skew): inferred, never isolated. */
+  expect("srun: error: Task launch for StepId=811.2 failed on node b12: "
+         "Socket timed out on send/recv operation\n"
+         "srun: error: Application launch failed: Socket timed out\n",
+         1, "infrastructure", "node");
+  if (acts("srun: error: Munge decode failed: Rewound credential\n"
+           "srun: error: Unable to create step for job 811\n"))
+    SM_FAIL_AT("a credential failure must not act");
+  /* Ray's head losing a node, in two wordings. */
+  expect("(RayTrainWorker pid=91) epoch 2 loss 0.4\n"
+         "ray.exceptions.NodeDiedError: Node 10.2.3.4 died unexpectedly\n",
+         2, "infrastructure", "node");
+  expect("(raylet) The node 7c1f with address 10.2.3.4 has been marked dead "
+         "because the detector has missed too many heartbeats from it.\n",
+         1, "infrastructure", "node");
+  /* A cloud's reclaim notice from Azure's metadata service. */
+  expect("step 30 loss 1.0\n"
+         "scheduled events: {\"EventType\": \"Preempt\", \"ResourceType\": "
+         "\"VirtualMachine\"}\n",
+         2, "infrastructure", "node");
+}
+
+SM_TEST(failure_audit_parallel_filesystems_and_held_accelerators) {
+  expect("iter 10 loss 3.0\n"
+         "mmfs: [E] Remote mounts of file system scratch2 lost: the cluster "
+         "manager is not responding\n"
+         "OSError: [Errno 107] Transport endpoint is not connected\n",
+         2, "infrastructure", "storage");
+  expect("beegfs-client: Communication error with storage server st04: "
+         "connection lost\n"
+         "OSError: [Errno 5] Input/output error\n",
+         1, "infrastructure", "storage");
+  /* An accelerator held by another process: a shared resource, below
+   * the gate. */
+  expect("RuntimeError: Unable to initialize backend 'tpu': ABORTED: The "
+         "TPU is already in use by a process with pid 5521.\n",
+         1, "infrastructure", "gpu");
+  if (acts("libtpu.so already in use by process with pid 5521\n"))
+    SM_FAIL_AT("a held accelerator must not act");
+  /* TensorFlow failing to copy onto a full GPU: the job's memory, even
+   * behind a generic error type. */
+  expect("tensorflow.python.framework.errors_impl.InternalError: Failed "
+         "copying input tensor to /device:GPU:1 in order to run "
+         "AssignVariableOp: Dst tensor is not initialized. [Op:AssignVar]\n",
+         1, "user", "gpu_memory");
+}
+
+SM_TEST(failure_audit_session_signals_and_coordinator_barriers) {
+  expect("step 7 loss 2.0\n"
+         "[2025-04-01 03:00:00,000] torch.distributed.elastic.agent.server"
+         ".api: [WARNING] Received Signals.SIGHUP death signal, shutting "
+         "down workers\n",
+         2, "user", "none");
+  /* JAX tasks that never reached the coordinator: the launch's
+   * configuration, the job's. */
+  expect("jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier "
+         "timed out. Barrier_id: PjRT_Client_Connect. Timed out task names: "
+         "/job:jax_worker/replica:0/task:1\n",
+         1, "user", "none");
+  expect("E0401 03:00:00.0 1 coordination_service_agent.cc:300] Failed to "
+         "connect to coordination service. UNAVAILABLE: failed to connect "
+         "to all addresses\n",
+         1, "user", "none");
+}
