@@ -378,3 +378,50 @@ SM_TEST(failure_audit_session_signals_and_coordinator_barriers) {
          "to all addresses\n",
          1, "user", "none");
 }
+
+SM_TEST(failure_audit_capability_and_build_mismatches_in_words) {
+  static const char *fw[] = {
+      /* a library's minimum compute capability */
+      "RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be "
+      "supported by the triton GPU compiler\n",
+      "RuntimeError: fused kernels are supported only on GPUs with compute "
+      "capability 8.0 or higher\n",
+      "ValueError: this op requires devices of CUDA capability >= 8.9, but "
+      "your device is of CUDA capability 8.0\n",
+      /* an extension built for another major version of its host */
+      "A module that was compiled using NumPy 1.x cannot be run in NumPy "
+      "2.1.3 as it may crash.\n",
+      "WARNING: apex was built for: PyTorch 2.1.0+cu121 (you have "
+      "2.3.1+cu118)\n",
+      "TypeError: Descriptors cannot be created directly. Your generated "
+      "code is out of date and must be regenerated with protoc >= 3.19.0.\n",
+      /* an API that changed, a feature not there yet */
+      "ValueError: Unrecognized keyword arguments passed to LSTM: "
+      "{'time_major': True}\n",
+      "ValueError: MambaForCausalLM does not support an attention "
+      "implementation through torch.nn.functional.sdpa yet.\n",
+  };
+  sm_diagnosis d;
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(fw); i++) {
+    run(fw[i], &d);
+    if (!d.failure || strcmp(d.category, "framework") != 0)
+      SM_FAIL_AT("case %zu: %s (%s)", i, d.category, d.reason ? d.reason : "-");
+    sm_diagnosis_release(&d);
+  }
+  /* The architecture warning is the first error, ahead of the failure
+   * it announces. */
+  expect("/usr/lib/python3/dist-packages/torch/cuda/__init__.py:173: "
+         "UserWarning: NVIDIA B200 with CUDA capability sm_100 is not "
+         "compatible with the current PyTorch installation.\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/home/u/x.py\", line 3, in <module>\n"
+         "    y = torch.ones(3, device='cuda') * 2\n"
+         "RuntimeError: CUDA error: no kernel image is available for "
+         "execution on the device\n",
+         1, "framework", "none");
+  /* Other warnings stay benign. */
+  expect("/x/y.py:10: UserWarning: the default of foo will change\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\ndone\n",
+         0, NULL, NULL);
+}
