@@ -82,6 +82,21 @@ static int tag_level(const char *s, size_t a, size_t b) {
   return w == n ? level_word(t + i, n - i) : SM__LVL_NONE;
 }
 
+/* 1 if s[a..b) is a kernel log stamp ("   81234.123456", dmesg's). */
+static int dmesg_stamp(const char *s, size_t a, size_t b) {
+  int digits = 0, dot = 0;
+
+  for (size_t k = a; k < b; k++) {
+    if (isdigit((unsigned char)s[k]))
+      digits++;
+    else if (s[k] == '.' && digits > 0 && !dot)
+      dot = 1;
+    else if (s[k] != ' ' || digits > 0)
+      return 0;
+  }
+  return digits > 0 && dot;
+}
+
 int sm__line_level(const char *s, size_t n) {
   size_t i = 0, lim = n < 320 ? n : 320;
   int tags = 0;
@@ -96,6 +111,10 @@ int sm__line_level(const char *s, size_t n) {
       const char *e = memchr(s + i, ']', SM_MIN(lim - i, (size_t)96));
       int lv;
       if (e == NULL)
+        return SM__LVL_NONE;
+      /* The kernel states no level in its words: its "INFO: task x
+       * blocked for more than 120 seconds" is an error report. */
+      if (tags == 0 && dmesg_stamp(s, i + 1, (size_t)(e - s)))
         return SM__LVL_NONE;
       lv = tag_level(s, i + 1, (size_t)(e - s));
       if (lv != SM__LVL_NONE)

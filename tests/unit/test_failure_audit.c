@@ -425,3 +425,77 @@ SM_TEST(failure_audit_capability_and_build_mismatches_in_words) {
          "step 1 loss 2.0\nstep 2 loss 1.9\ndone\n",
          0, NULL, NULL);
 }
+
+SM_TEST(failure_audit_kernel_words_carry_no_level) {
+  /* The kernel's hung-task report starts with "INFO:" but is an error
+   * (printed at error level); after a dmesg stamp no level is read. */
+  ASSERT_EQ(sm__line_level("[ 8123.402211] INFO: task python3:771 blocked "
+                           "for more than 241 seconds.",
+                           66),
+            SM__LVL_NONE);
+  ASSERT_EQ(sm__line_level("[2025-01-01 10:00:00] INFO: step 3", 34),
+            SM__LVL_INFO);
+  ASSERT_EQ(sm__line_level("[INFO] [ 8123.4] x", 18), SM__LVL_INFO);
+  expect("step 40 loss 1.1\n"
+         "[ 8123.402211] INFO: task pt_data_worker:7712 blocked for more "
+         "than 362 seconds.\n"
+         "[ 8123.402300]       Tainted: G           OE\n"
+         "slurmstepd: error: *** JOB 77 ON q3 CANCELLED AT 2025-01-01T12:00:00 "
+         "DUE TO TIME LIMIT ***\n",
+         2, "infrastructure", "node");
+  /* A program's own INFO line with the same words stays a notice. */
+  expect("INFO: task scheduler blocked for more than 5 seconds, continuing\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\ndone\n",
+         0, NULL, NULL);
+}
+
+SM_TEST(failure_audit_storage_reports_in_other_words) {
+  expect("step 8 loss 1.0\n"
+         "[ 91.2] XFS (md127): Metadata corruption detected at "
+         "xfs_buf_ioend+0x5a/0x1c0, xfs_inode block 0x1c0\n"
+         "OSError: [Errno 117] Structure needs cleaning: '/raid/x'\n",
+         2, "infrastructure", "storage");
+  expect("[ 91.2] nvme nvme3: I/O 77 QID 12 timeout, aborting\n"
+         "[ 92.9] nvme nvme3: I/O 77 QID 12 timeout, reset controller\n",
+         1, "infrastructure", "storage");
+  expect("[ 91.2] WARNING: Pool 'scratch' has encountered an uncorrectable "
+         "I/O failure and has been suspended.\n",
+         1, "infrastructure", "storage");
+  expect("OSError: [Errno 121] Remote I/O error: '/mnt/s3fs/ckpt'\n", 1,
+         "infrastructure", "storage");
+  /* Object stores and HDFS that do not answer: inferred, never acted on. */
+  expect("botocore.exceptions.ConnectTimeoutError: Connect timeout on "
+         "endpoint URL: \"https://minio.internal:9000/shards/00001.tar\"\n",
+         1, "infrastructure", "storage");
+  expect("Caused by: org.apache.hadoop.hdfs.BlockMissingException: Could "
+         "not obtain block: BP-9-10.1.1.1-1:blk_1_1 file=/d/part-7\n",
+         1, "infrastructure", "storage");
+  if (acts("botocore.exceptions.ReadTimeoutError: Read timeout on endpoint "
+           "URL: \"https://s3.example/b/k\"\n"))
+    SM_FAIL_AT("an object store's timeout must not act");
+}
+
+SM_TEST(failure_audit_fabric_and_node_reports_in_other_words) {
+  expect("iter 90 loss 0.9\n"
+         "[1717236000.5] [q3:9:0] ucp_worker.c:1783 UCX  ERROR ep 0x55: error "
+         "'Endpoint timeout' on dc_mlx5/mlx5_0:1 will not be handled\n",
+         2, "infrastructure", "network");
+  if (acts("iter 90 loss 0.9\nUCX  ERROR ep 0x1: error 'Endpoint timeout' "
+           "on rc_mlx5/mlx5_0:1 will not be handled\n"))
+    SM_FAIL_AT("a UCX endpoint timeout must not act");
+  expect("tensorflow.python.framework.errors_impl.UnavailableError: failed "
+         "to connect to all addresses (worker 3)\n",
+         1, "infrastructure", "network");
+  /* A health check's failure names the part, not a framework assert. */
+  expect("dcgm: GPU 5 health check failed: DCGM_FR_VOLATILE_DBE_DETECTED\n", 1,
+         "infrastructure", "gpu");
+  expect("F0101 10:00:00.000 1 gpu_compiler.cc:80] Check failed: ok\n", 1,
+         "framework", "none");
+  expect("RuntimeError: No HIP GPUs are available\n", 1, "infrastructure",
+         "gpu");
+  expect("step 3 loss 1.0\n"
+         "Pod worker-1 was terminated in response to imminent node shutdown.\n",
+         2, "infrastructure", "node");
+  expect("step 3 loss 1.0\n[ 9123.1] reboot: Restarting system\n", 2,
+         "infrastructure", "node");
+}
