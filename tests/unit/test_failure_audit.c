@@ -499,3 +499,37 @@ SM_TEST(failure_audit_fabric_and_node_reports_in_other_words) {
   expect("step 3 loss 1.0\n[ 9123.1] reboot: Restarting system\n", 2,
          "infrastructure", "node");
 }
+
+SM_TEST(failure_audit_named_mismatches_builds_and_launch_settings) {
+  /* A library naming the version mismatch itself. */
+  expect("mxnet.base.MXNetVersionMismatchError: runtime 1.9 against "
+         "headers 1.8\n",
+         1, "framework", "none");
+  expect("Exception: Version mismatch: the head runs Ray 2.9.0 and this "
+         "worker Ray 2.8.1\n",
+         1, "framework", "none");
+  expect("RuntimeError: Framework torch installed with version 2.1.0 but "
+         "found version 2.2.1\n",
+         1, "framework", "none");
+  /* A build lacking a feature the job uses. */
+  expect("RuntimeError: mpi4py was compiled without CUDA-aware MPI "
+         "support\n",
+         1, "framework", "none");
+  /* Resuming an optimizer's state from a checkpoint of other groups,
+   * with only a trainer's frames on the stack: the job's checkpoint. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/usr/lib/python3/dist-packages/pytorch_lightning/"
+         "trainer/trainer.py\", line 9, in fit\n"
+         "    self._restore()\n"
+         "ValueError: loaded state dict has a different number of parameter "
+         "groups\n",
+         4, "user", "none");
+  /* A launcher telling the job what it must pass. */
+  expect("ValueError: You must specify `--main_process_ip` when "
+         "--num_machines is above 1\n",
+         1, "user", "none");
+  /* ...but what to install is the environment's. */
+  expect("ImportError: You need to install accelerate>=0.26.0 to use this "
+         "feature\n",
+         1, "framework", "none");
+}
