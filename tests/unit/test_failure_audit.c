@@ -511,9 +511,16 @@ SM_TEST(failure_audit_named_mismatches_builds_and_launch_settings) {
   expect("RuntimeError: Framework torch installed with version 2.1.0 but "
          "found version 2.2.1\n",
          1, "framework", "none");
-  /* A build lacking a feature the job uses. */
+  /* A build lacking a feature the job uses; JAX without a working GPU
+   * plugin; a runtime library older than the one the build expects. */
   expect("RuntimeError: mpi4py was compiled without CUDA-aware MPI "
          "support\n",
+         1, "framework", "none");
+  expect("RuntimeError: Unable to initialize backend 'rocm': no supported "
+         "devices found for platform ROCM\n",
+         1, "framework", "none");
+  expect("RuntimeError: Found NCCL 2.18.1, but this torch was built "
+         "against version 2.21.5 and needs it at run time\n",
          1, "framework", "none");
   /* Resuming an optimizer's state from a checkpoint of other groups,
    * with only a trainer's frames on the stack: the job's checkpoint. */
