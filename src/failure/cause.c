@@ -1208,6 +1208,52 @@ static int smi_cell(const char *m, size_t n, size_t *pos, double *used,
 
 #define SMI_BUSY 0.5 /* share of a GPU's memory in use that makes it busy */
 
+/* The number before a suffix ending at e (m <= e): digits back from e. */
+static double number_before(const char *m, const char *e) {
+  double v = 0, f = 1;
+  const char *d = e;
+
+  while (d > m && isdigit((unsigned char)d[-1]))
+    d--;
+  if (d == e || e - d > 9)
+    return -1;
+  for (const char *k = e - 1; k >= d; k--, f *= 10)
+    v += (*k - '0') * f;
+  return v;
+}
+
+/* TensorFlow's device creation ("Created device /job:.../device:GPU:0
+ * with 1200 MB memory: -> device: 0, name: NVIDIA A100-SXM4-40GB, ...",
+ * TensorFlow 1's "Created TensorFlow device (... with 1200 MB memory) ->
+ * physical GPU (device: 0, name: Tesla V100-SXM2-16GB, ..."): it takes
+ * the memory that is free, so a device created with much less than the
+ * capacity its model name states found the rest in use.  The used and
+ * total MiB as an nvidia-smi cell would give them; 0 if the line is not
+ * one or the name states no capacity. */
+static int tf_device_cell(const char *m, size_t n, double *used,
+                          double *total) {
+  const char *end = m + n, *w, *nm, *g;
+  double mb, gb;
+
+  if (memmem(m, n, "Created ", 8) == NULL ||
+      (w = memmem(m, n, " MB memory", 10)) == NULL ||
+      (nm = memmem(w, (size_t)(end - w), "name: ", 6)) == NULL)
+    return 0;
+  mb = number_before(m, w);
+  for (g = nm + 6; g + 2 <= end && *g != ',' && *g != ')'; g++)
+    if (g[0] == 'G' && g[1] == 'B' && g > nm + 6 &&
+        isdigit((unsigned char)g[-1]))
+      break;
+  if (g + 2 > end || g[0] != 'G' || g[1] != 'B')
+    return 0;
+  gb = number_before(nm + 6, g);
+  if (mb <= 0 || gb <= 0 || mb > gb * 1024)
+    return 0;
+  *total = gb * 1024;
+  *used = *total - mb;
+  return 1;
+}
+
 /* The largest share of a GPU's memory in use in an nvidia-smi snapshot
  * printed before the out-of-memory error at x with no training progress
  * between the two (the job had not run yet: the memory is others'), or
@@ -1224,6 +1270,8 @@ static double busy_before(const sm__window *w, const segs *s, int x) {
     while (smi_cell(m, n, &pos, &u, &t))
       if (u / t > best)
         best = u / t;
+    if (tf_device_cell(m, SM_MIN(n, (size_t)1024), &u, &t) && u / t > best)
+      best = u / t;
   }
   return best;
 }
@@ -1247,8 +1295,9 @@ static int oom_without_figures(sm__lctx *c, const sm__window *w, const segs *s,
   snprintf(v->cause, sizeof(v->cause), "the GPU was not free: %s",
            at_ctx ? "creating the job's CUDA context ran out of memory, so "
                     "other processes held it"
-                  : "nvidia-smi showed its memory in use by others before "
-                    "the job ran");
+                  : "a snapshot (nvidia-smi, TensorFlow's device creation) "
+                    "showed its memory in use by others before the job "
+                    "ran");
   if (at_ctx)
     snprintf(v->reason, sizeof(v->reason),
              "signature %s raised while creating the CUDA context (a shared "
@@ -1256,8 +1305,8 @@ static int oom_without_figures(sm__lctx *c, const sm__window *w, const segs *s,
              v->sig ? v->sig->name : "cuda-oom");
   else
     snprintf(v->reason, sizeof(v->reason),
-             "signature %s without figures; an nvidia-smi snapshot before "
-             "it shows %.0f%% of a GPU's memory in use (a shared GPU)",
+             "signature %s without figures; a snapshot before it shows "
+             "%.0f%% of a GPU's memory in use (a shared GPU)",
              v->sig ? v->sig->name : "cuda-oom", busy * 100);
   return 1;
 }

@@ -540,3 +540,54 @@ SM_TEST(failure_audit_named_mismatches_builds_and_launch_settings) {
          "feature\n",
          1, "framework", "none");
 }
+
+SM_TEST(failure_audit_tensorflow_device_memory_at_start) {
+  /* TensorFlow created its device with what was free: far below the
+   * capacity the model's name states, so others held the rest. */
+  expect("2025-01-01 10:00:00.1: I tensorflow/core/common_runtime/gpu/"
+         "gpu_device.cc:1886] Created device /job:localhost/replica:0/task:0"
+         "/device:GPU:0 with 2310 MB memory:  -> device: 0, name: NVIDIA "
+         "H100 80GB HBM3, pci bus id: 0000:1b:00.0, compute capability: "
+         "9.0\n"
+         "2025-01-01 10:00:02.7: W tensorflow/core/common_runtime/"
+         "bfc_allocator.cc:290] Allocator (GPU_0_bfc) ran out of memory "
+         "trying to allocate 4.00GiB\n"
+         "tensorflow.python.framework.errors_impl.ResourceExhaustedError: "
+         "OOM when allocating tensor with shape[1024,1048576]\n",
+         3, "infrastructure", "gpu");
+  expect("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1120] Created "
+         "TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 "
+         "with 3100 MB memory) -> physical GPU (device: 0, name: Tesla "
+         "V100-SXM2-32GB, pci bus id: 0000:3b:00.0)\n"
+         "E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to "
+         "allocate 28.00G (30064771072 bytes) from device: "
+         "CUDA_ERROR_OUT_OF_MEMORY: out of memory\n",
+         2, "infrastructure", "gpu");
+  /* Nearly all of it free at start: the job's own sizing. */
+  expect("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] Created "
+         "device /job:localhost/replica:0/task:0/device:GPU:0 with 78912 MB "
+         "memory:  -> device: 0, name: NVIDIA H100 80GB HBM3, pci bus id: "
+         "0000:1b:00.0\n"
+         "tensorflow.python.framework.errors_impl.ResourceExhaustedError: "
+         "OOM when allocating tensor with shape[1024,1048576]\n",
+         2, "user", "gpu_memory");
+  /* A name without a capacity, or training between, decides nothing. */
+  expect("I gpu_device.cc:1886] Created device /device:GPU:0 with 900 MB "
+         "memory:  -> device: 0, name: NVIDIA GeForce RTX 4090, pci bus id: "
+         "0000:01:00.0\n"
+         "tensorflow.python.framework.errors_impl.ResourceExhaustedError: "
+         "OOM when allocating tensor with shape[64,1048576]\n",
+         2, "user", "gpu_memory");
+  expect("I gpu_device.cc:1886] Created device /device:GPU:0 with 2310 MB "
+         "memory:  -> device: 0, name: NVIDIA A100-SXM4-40GB, pci bus id: "
+         "0000:01:00.0\n"
+         "Epoch 1/5\n"
+         "100/100 [==============================] - 9s 80ms/step - loss: "
+         "0.51\n"
+         "Epoch 2/5\n"
+         " 90/100 [==========================>...] - ETA: 1s - loss: 0.40\n"
+         " 95/100 [===========================>..] - ETA: 0s - loss: 0.39\n"
+         "tensorflow.python.framework.errors_impl.ResourceExhaustedError: "
+         "OOM when allocating tensor with shape[64,1048576]\n",
+         7, "user", "gpu_memory");
+}
