@@ -591,3 +591,29 @@ SM_TEST(failure_audit_tensorflow_device_memory_at_start) {
          "OOM when allocating tensor with shape[64,1048576]\n",
          7, "user", "gpu_memory");
 }
+
+SM_TEST(failure_audit_node_and_go_runtime_words) {
+  /* Node.js: a package not installed is the environment's, the job's own
+   * file or script its own. */
+  expect("node:internal/modules/cjs/loader:1148\n"
+         "  throw err;\n"
+         "Error: Cannot find module 'onnxruntime-node'\n"
+         "Require stack:\n"
+         "- /srv/infer/run.js\n",
+         3, "framework", "none");
+  expect("Error: Cannot find module '/srv/infer/rnu.js'\n"
+         "    at Module._resolveFilename (node:internal/modules/cjs/"
+         "loader:1145:15)\n",
+         1, "user", "none");
+  expect("Error: Cannot find module '../utils/tokenize'\n", 1, "user", "none");
+  /* Go: the host refusing memory is the node's limit (never acted on);
+   * a data race or a deadlock is the program's. */
+  expect("step 5\nfatal error: runtime: cannot allocate memory\n", 2,
+         "infrastructure", "node");
+  if (acts("fatal error: runtime: out of memory\n"))
+    SM_FAIL_AT("a host memory limit must not act");
+  expect("fatal error: concurrent map writes\n\ngoroutine 31 [running]:\n", 1,
+         "user", "none");
+  expect("fatal error: all goroutines are asleep - deadlock!\n", 1, "user",
+         "none");
+}
