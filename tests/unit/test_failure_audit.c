@@ -617,3 +617,30 @@ SM_TEST(failure_audit_node_and_go_runtime_words) {
   expect("fatal error: all goroutines are asleep - deadlock!\n", 1, "user",
          "none");
 }
+
+SM_TEST(failure_audit_mpi_fabric_faults_at_first_use_are_not_acted_on) {
+  const char *first = "--------------------------------------------------\n"
+                      "The InfiniBand retry count between two MPI processes "
+                      "has been exceeded.\n"
+                      "    Local host:   a100-n12\n";
+  const char *later = "iter 1200 | loss 1.04 | 0.31 s/iter\n"
+                      "iter 1210 | loss 1.03 | 0.31 s/iter\n"
+                      "The InfiniBand retry count between two MPI processes "
+                      "has been exceeded.\n"
+                      "    Local host:   a100-n12\n";
+
+  /* At the first use of the fabric a setting the log does not show is
+   * as likely as a broken link: reported only. */
+  expect(first, 2, "infrastructure", "network");
+  if (acts(first))
+    SM_FAIL_AT("a fabric fault at first use must not act");
+  /* With the job's UCX setting shown before it, the setting is the
+   * cause. */
+  expect("UCX_NET_DEVICES=mlx5_9:1\n"
+         "The InfiniBand retry count between two MPI processes has been "
+         "exceeded.\n",
+         2, "user", "none");
+  /* After training the fabric had worked: a located fault. */
+  if (!acts(later))
+    SM_FAIL_AT("a fabric fault after training should be acted on");
+}
