@@ -644,3 +644,39 @@ SM_TEST(failure_audit_mpi_fabric_faults_at_first_use_are_not_acted_on) {
   if (!acts(later))
     SM_FAIL_AT("a fabric fault after training should be acted on");
 }
+
+SM_TEST(failure_audit_labels_before_pasted_errors) {
+  static const struct {
+    const char *line;
+    size_t msg;
+  } cases[] = {
+      {"\xe6\x8a\xa5\xe9\x94\x99\xef\xbc\x9a"
+       "KeyError: 'x'",
+       9},                                            /* 报错： */
+      {"\xe9\x94\x99\xe8\xaf\xaf: KeyError: 'x'", 8}, /* 错误: */
+      {">>> KeyError: 'x'", 4},
+      {"\xec\x98\xa4\xeb\xa5\x98: OSError: y", 8}, /* 오류: */
+      /* not labels: ASCII words, a lone byte, no colon, too long */
+      {"Error: KeyError: 'x'", 0},
+      {"\xe6: KeyError", 0},
+      {"\xe6\x8a\xa5\xe9\x94\x99 KeyError", 0},
+      {"\xe6\x8a\xa5\xe6\x8a\xa5\xe6\x8a\xa5\xe6\x8a\xa5\xe6\x8a\xa5\xe6\x8a"
+       "\xa5\xe6\x8a\xa5\xe6\x8a\xa5\xe6\x8a\xa5\xe6\x8a\xa5\xe6\x8a\xa5\xe6"
+       "\x8a\xa5\xe6\x8a\xa5: x",
+       0},
+  };
+  double ts;
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(cases); i++) {
+    size_t got = sm__line_prefix(cases[i].line, strlen(cases[i].line), &ts);
+    if (got != cases[i].msg)
+      SM_FAIL_AT("case %zu: message at %zu, want %zu", i, got, cases[i].msg);
+  }
+  expect("\xe6\x8a\xa5\xe9\x94\x99\xef\xbc\x9a"
+         "FileNotFoundError: [Errno "
+         "2] No such file or directory: 'data/train.json'\n",
+         1, "user", "none");
+  expect(">>> import flash_attn\n"
+         ">>> ModuleNotFoundError: No module named 'flash_attn'\n",
+         2, "framework", "none");
+}
