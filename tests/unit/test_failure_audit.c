@@ -680,3 +680,43 @@ SM_TEST(failure_audit_labels_before_pasted_errors) {
          ">>> ModuleNotFoundError: No module named 'flash_attn'\n",
          2, "framework", "none");
 }
+
+SM_TEST(failure_audit_config_driven_frameworks_words) {
+  /* A framework run from its own entry point with the job's config: only
+   * its frames on the stack, but the message addresses the job's inputs. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/opt/venv/bin/tune-cli\", line 8, in <module>\n"
+         "    sys.exit(main())\n"
+         "  File \"/opt/venv/lib/python3.11/site-packages/tunekit/args.py\", "
+         "line 91, in check\n"
+         "    raise ValueError(msg)\n"
+         "ValueError: Please specify `template` when fine-tuning a chat "
+         "model.\n",
+         6, "user", "none");
+  expect("Traceback (most recent call last):\n"
+         "  File \"/opt/venv/lib/python3.11/site-packages/seqkit/opts.py\", "
+         "line 12, in parse\n"
+         "    raise ValueError(f\"{a} ...\")\n"
+         "ValueError: lr_scheduler 'cosine_restart' is not a known "
+         "scheduler; choose one of cosine, linear, constant\n",
+         4, "user", "none");
+  expect("KeyError: 'ResNeXt50x is not in the mmpretrain::model registry. "
+         "Please check whether the value is correct.'\n",
+         1, "user", "none");
+  expect("error: Parser key \"model\":\n"
+         "  Key \"hidden_dimm\" is not expected\n",
+         1, "user", "none");
+  /* Version and install words stay the framework's; words in a warning
+   * of a healthy run are no failure. */
+  expect("ImportError: Please install the package with `pip install "
+         "tunekit[flash]` to use this option\n",
+         1, "framework", "none");
+  expect("ValueError: seqkit>=0.9 is required for this option, but found "
+         "seqkit==0.7; please choose one of the supported backends after "
+         "upgrading\n",
+         1, "framework", "none");
+  expect("WARNING: Please specify `pad_token` for batched generation; using "
+         "eos\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\nstep 3 loss 1.8\ndone\n",
+         0, NULL, NULL);
+}
