@@ -431,6 +431,16 @@ static void from_sig(const sm_sigdb *db, const sm__sig *sig, int xid,
 /* Own module or third-party package behind an import error at x, or
  * behind an attribute missing from a module ("module 'numpy' has no
  * attribute 'float'"). */
+/* 1 if the import that failed at exception line x ran in a library: the
+ * innermost frame of its traceback is a library's (a package importing
+ * its own dependency), and the job's code is further out. */
+static int import_by_library(const sm__window *w, const segs *s, int x) {
+  frames f;
+
+  collect_frames(w, s, x, &f);
+  return f.innermost >= 0 && f.innermost != f.inner_user && f.n_user > 0;
+}
+
 static void resolve_import(const sm_sigdb *db, const sm__window *w,
                            const segs *s, int x, verdict *v) {
   const sm__line *l = &w->lines[x];
@@ -471,6 +481,20 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
              mod);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is a third-party package", v->sig->name, top);
+  } else if (mn > 0 && import_by_library(w, s, x)) {
+    /* A package's own code imported it (its dependency, at a version or
+     * under a name that does not fit: the wrong "apex" from the package
+     * index importing 'pyramid'): the environment. */
+    v->cat = SM__CAT_FRAMEWORK;
+    v->conf = 0.6;
+    snprintf(v->cause, sizeof(v->cause),
+             "module '%s' %s where an installed package imports it: a "
+             "dependency of the environment is missing or of another version",
+             mod, what);
+    snprintf(v->reason, sizeof(v->reason),
+             "signature %s: '%s' is imported by a library frame, not by the "
+             "job's code",
+             v->sig->name, top);
   } else if (mn > 0) {
     v->cat = SM__CAT_USER;
     v->conf = 0.6;

@@ -720,3 +720,33 @@ SM_TEST(failure_audit_config_driven_frameworks_words) {
          "step 1 loss 2.0\nstep 2 loss 1.9\nstep 3 loss 1.8\ndone\n",
          0, NULL, NULL);
 }
+
+SM_TEST(failure_audit_imports_by_libraries_and_nfs_retries) {
+  /* A package's own import of a dependency that does not fit: the
+   * environment, though the module is not a known package. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/srv/me/fit.py\", line 2, in <module>\n"
+         "    import segmenter\n"
+         "  File \"/opt/py/lib/python3.11/site-packages/segmenter/"
+         "__init__.py\", line 4, in <module>\n"
+         "    from zoolib.ops import roi_align\n"
+         "ModuleNotFoundError: No module named 'zoolib'\n",
+         6, "framework", "none");
+  /* The job's own import of an unknown module stays the job's. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/srv/me/fit.py\", line 2, in <module>\n"
+         "    from zoolib.ops import roi_align\n"
+         "ModuleNotFoundError: No module named 'zoolib'\n",
+         4, "user", "none");
+  /* NFS retrying a hard mount, then recovering, is no failure; the
+   * mount timing out is. */
+  expect("step 1 loss 2.0\n"
+         "[ 77.1] nfs: server fs3 not responding, still trying\n"
+         "[ 91.4] nfs: server fs3 OK\n"
+         "step 2 loss 1.9\nstep 3 loss 1.8\ntraining done\n",
+         0, NULL, NULL);
+  expect("step 1 loss 2.0\n"
+         "[ 77.1] nfs: server fs3 not responding, timed out\n"
+         "OSError: [Errno 5] Input/output error: '/nfs/d/x.bin'\n",
+         2, "infrastructure", "storage");
+}
