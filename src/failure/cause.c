@@ -481,29 +481,25 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
              mod);
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is a third-party package", v->sig->name, top);
-  } else if (mn > 0 && import_by_library(w, s, x)) {
-    /* A package's own code imported it (its dependency, at a version or
-     * under a name that does not fit: the wrong "apex" from the package
-     * index importing 'pyramid'): the environment. */
-    v->cat = SM__CAT_FRAMEWORK;
-    v->conf = 0.6;
-    snprintf(v->cause, sizeof(v->cause),
-             "module '%s' %s where an installed package imports it: a "
-             "dependency of the environment is missing or of another version",
-             mod, what);
-    snprintf(v->reason, sizeof(v->reason),
-             "signature %s: '%s' is imported by a library frame, not by the "
-             "job's code",
-             v->sig->name, top);
   } else if (mn > 0) {
-    v->cat = SM__CAT_USER;
+    /* Not a known package: the job's own module or environment, unless a
+     * package's own code imported it (its dependency, at a version or
+     * under a name that does not fit: the wrong "apex" from the package
+     * index importing 'pyramid'): then the environment's. */
+    int lib = import_by_library(w, s, x);
+    v->cat = lib ? SM__CAT_FRAMEWORK : SM__CAT_USER;
     v->conf = 0.6;
     snprintf(v->cause, sizeof(v->cause),
-             "module '%s' %s: not a known package, so the job's own module "
-             "or environment is at fault",
+             lib ? "module '%s' %s where an installed package imports it: a "
+                   "dependency of the environment is missing or of another "
+                   "version"
+                 : "module '%s' %s: not a known package, so the job's own "
+                   "module or environment is at fault",
              mod, what);
     snprintf(v->reason, sizeof(v->reason),
-             "signature %s: '%s' is not a known third-party package",
+             lib ? "signature %s: '%s' is imported by a library frame, not "
+                   "by the job's code"
+                 : "signature %s: '%s' is not a known third-party package",
              v->sig->name, top);
   }
 }
