@@ -391,7 +391,7 @@ SM_TEST(failure_audit_capability_and_build_mismatches_in_words) {
       /* an extension built for another major version of its host */
       "A module that was compiled using NumPy 1.x cannot be run in NumPy "
       "2.1.3 as it may crash.\n",
-      "WARNING: apex was built for: PyTorch 2.1.0+cu121 (you have "
+      "RuntimeError: apex was built for: PyTorch 2.1.0+cu121 (you have "
       "2.3.1+cu118)\n",
       "TypeError: Descriptors cannot be created directly. Your generated "
       "code is out of date and must be regenerated with protoc >= 3.19.0.\n",
@@ -420,6 +420,13 @@ SM_TEST(failure_audit_capability_and_build_mismatches_in_words) {
          "RuntimeError: CUDA error: no kernel image is available for "
          "execution on the device\n",
          1, "framework", "none");
+  /* A library's warning that it falls back is no failure. */
+  expect("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. "
+         "xFormers was built for: PyTorch 2.1.0+cu121 (you have "
+         "2.2.0+cu121)\n"
+         "UserWarning: this model does not support sdpa yet, using eager\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\ndone\n",
+         0, NULL, NULL);
   /* Other warnings stay benign. */
   expect("/x/y.py:10: UserWarning: the default of foo will change\n"
          "step 1 loss 2.0\nstep 2 loss 1.9\ndone\n",
@@ -749,4 +756,25 @@ SM_TEST(failure_audit_imports_by_libraries_and_nfs_retries) {
          "[ 77.1] nfs: server fs3 not responding, timed out\n"
          "OSError: [Errno 5] Input/output error: '/nfs/d/x.bin'\n",
          2, "infrastructure", "storage");
+}
+
+SM_TEST(failure_audit_advice_in_a_warning_is_no_failure) {
+  /* What the job must pass, said by a warning of a run that goes on. */
+  expect("WARNING: You must set `--seed` for reproducible runs; using 0\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\nstep 3 loss 1.8\ndone\n",
+         0, NULL, NULL);
+  expect("ValueError: You have to specify either input_ids or "
+         "inputs_embeds\n",
+         1, "user", "none");
+}
+
+SM_TEST(failure_audit_harmless_lookalikes_of_new_classes) {
+  /* Lines of healthy runs that resemble the audit's causes: a histogram
+   * writer's NaN notice, a build notice with a fallback. */
+  expect("NaN or Inf found in input tensor.\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\nstep 3 loss 1.8\ndone\n",
+         0, NULL, NULL);
+  expect("W0101 numexpr was built without VML support, using the default\n"
+         "step 1 loss 2.0\nstep 2 loss 1.9\nstep 3 loss 1.8\ndone\n",
+         0, NULL, NULL);
 }
