@@ -431,6 +431,16 @@ static void from_sig(const sm_sigdb *db, const sm__sig *sig, int xid,
 /* Own module or third-party package behind an import error at x, or
  * behind an attribute missing from a module ("module 'numpy' has no
  * attribute 'float'"). */
+/* 1 if the import that failed at exception line x ran in a library: the
+ * innermost frame of its traceback is a library's (a package importing
+ * its own dependency), and the job's code is further out. */
+static int import_by_library(const sm__window *w, const segs *s, int x) {
+  frames f;
+
+  collect_frames(w, s, x, &f);
+  return f.innermost >= 0 && f.innermost != f.inner_user && f.n_user > 0;
+}
+
 static void resolve_import(const sm_sigdb *db, const sm__window *w,
                            const segs *s, int x, verdict *v) {
   const sm__line *l = &w->lines[x];
@@ -472,14 +482,24 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
     snprintf(v->reason, sizeof(v->reason),
              "signature %s: '%s' is a third-party package", v->sig->name, top);
   } else if (mn > 0) {
-    v->cat = SM__CAT_USER;
+    /* Not a known package: the job's own module or environment, unless a
+     * package's own code imported it (its dependency, at a version or
+     * under a name that does not fit: the wrong "apex" from the package
+     * index importing 'pyramid'): then the environment's. */
+    int lib = import_by_library(w, s, x);
+    v->cat = lib ? SM__CAT_FRAMEWORK : SM__CAT_USER;
     v->conf = 0.6;
     snprintf(v->cause, sizeof(v->cause),
-             "module '%s' %s: not a known package, so the job's own module "
-             "or environment is at fault",
+             lib ? "module '%s' %s where an installed package imports it: a "
+                   "dependency of the environment is missing or of another "
+                   "version"
+                 : "module '%s' %s: not a known package, so the job's own "
+                   "module or environment is at fault",
              mod, what);
     snprintf(v->reason, sizeof(v->reason),
-             "signature %s: '%s' is not a known third-party package",
+             lib ? "signature %s: '%s' is imported by a library frame, not "
+                   "by the job's code"
+                 : "signature %s: '%s' is not a known third-party package",
              v->sig->name, top);
   }
 }
@@ -594,6 +614,34 @@ static void words_decide(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
            tname, sm__protoset_failure.class_names[cl], (double)sc);
 }
 
+#define LIB_PREFIX_MIN 6 /* shortest package name read in a class name */
+
+/* 1 if the message m of an AttributeError says that an object of a class
+ * named after a third-party package lacks an attribute ("'DeepSpeedZero
+ * Optimizer_Stage3' object has no attribute 'train'", "'LightningModule'
+ * object has no attribute ..."): one library calling another's object as
+ * a different version of it has it.  The package name is a CamelCase
+ * prefix of the class of LIB_PREFIX_MIN or more letters (short names such
+ * as torch or jax also begin the job's own classes). */
+static int library_object_attribute(const sm_sigdb *db, const char *m,
+                                    size_t n) {
+  const char *q = memchr(m, '\'', SM_MIN(n, (size_t)64)), *e;
+
+  if (q == NULL)
+    return 0;
+  q++;
+  e = memchr(q, '\'', (size_t)(m + n - q));
+  if (e == NULL || e - q > 80 || e + 27 > m + n ||
+      memcmp(e, "' object has no attribute ", 26) != 0)
+    return 0;
+  for (const char *b = q + LIB_PREFIX_MIN; b < e; b++)
+    if ((isupper((unsigned char)*b) || *b == '_') &&
+        islower((unsigned char)b[-1]) &&
+        sm__sigdb_is_package(db, q, (size_t)(b - q)))
+      return 1;
+  return 0;
+}
+
 static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
                               const sm__window *w, const segs *s, int x,
                               verdict *v, int have_sig) {
@@ -604,8 +652,21 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
   type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
   chain_frames(w, s, x, &f);
   judge_exception(db, tname, &f, v, have_sig);
-  if (!have_sig && f.n == 0)
+  if (!have_sig && f.n == 0) {
+    size_t mn;
+    const char *m = msg_of(l, &mn);
+    if (strcmp(tname, "AttributeError") == 0 &&
+        library_object_attribute(db, m, mn)) {
+      v->cat = SM__CAT_FRAMEWORK;
+      v->conf = 0.45;
+      snprintf(v->reason, sizeof(v->reason),
+               "exception AttributeError without frames: an object of a "
+               "library's class lacks the attribute (versions of libraries "
+               "that do not fit)");
+      return;
+    }
     words_decide(c, db, l, tname, v);
+  }
 }
 
 /* A traceback cut before its exception line (a pasted excerpt, a process
@@ -1063,11 +1124,16 @@ static double size_at(const char *s, size_t n, const char *key, int after) {
  * ("this process has X memory in use", else what PyTorch allocated and
  * reserved).  Returns the fraction of the capacity, or -1 when the
  * report does not say. */
+/* GPU memory of a process outside PyTorch's allocator (its CUDA context,
+ * library workspaces): 1 GiB. */
+#define OOM_CONTEXT_ALLOWANCE 1073741824.0
+
 static double oom_others_share(const char *s, size_t n, double *total_out,
                                double *others_out) {
   double total = size_at(s, n, "total capacity of", 1);
   double freeb = size_at(s, n, " is free", 0);
   double own = size_at(s, n, "this process has", 1);
+  int exact = own >= 0;
 
   if (total < 0)
     total = size_at(s, n, "total capacty of", 1); /* PyTorch 2.1's spelling */
@@ -1091,6 +1157,13 @@ static double oom_others_share(const char *s, size_t n, double *total_out,
   }
   if (total <= 0 || freeb < 0 || own < 0 || freeb > total)
     return -1;
+  /* Without the report's own figure for the process, what PyTorch holds
+   * leaves out the process's own CUDA context and library workspaces
+   * (cuBLAS, cuDNN: up to about 1 GiB before CUDA's lazy loading): that
+   * much is the job's, not others'.  A desktop's display is another
+   * process and stays in others' share. */
+  if (!exact)
+    own += OOM_CONTEXT_ALLOWANCE;
   *total_out = total;
   *others_out = total - freeb - own > 0 ? total - freeb - own : 0;
   return *others_out / total;
@@ -1155,6 +1228,52 @@ static int smi_cell(const char *m, size_t n, size_t *pos, double *used,
 
 #define SMI_BUSY 0.5 /* share of a GPU's memory in use that makes it busy */
 
+/* The number before a suffix ending at e (m <= e): digits back from e. */
+static double number_before(const char *m, const char *e) {
+  double v = 0, f = 1;
+  const char *d = e;
+
+  while (d > m && isdigit((unsigned char)d[-1]))
+    d--;
+  if (d == e || e - d > 9)
+    return -1;
+  for (const char *k = e - 1; k >= d; k--, f *= 10)
+    v += (*k - '0') * f;
+  return v;
+}
+
+/* TensorFlow's device creation ("Created device /job:.../device:GPU:0
+ * with 1200 MB memory: -> device: 0, name: NVIDIA A100-SXM4-40GB, ...",
+ * TensorFlow 1's "Created TensorFlow device (... with 1200 MB memory) ->
+ * physical GPU (device: 0, name: Tesla V100-SXM2-16GB, ..."): it takes
+ * the memory that is free, so a device created with much less than the
+ * capacity its model name states found the rest in use.  The used and
+ * total MiB as an nvidia-smi cell would give them; 0 if the line is not
+ * one or the name states no capacity. */
+static int tf_device_cell(const char *m, size_t n, double *used,
+                          double *total) {
+  const char *end = m + n, *w, *nm, *g;
+  double mb, gb;
+
+  if (memmem(m, n, "Created ", 8) == NULL ||
+      (w = memmem(m, n, " MB memory", 10)) == NULL ||
+      (nm = memmem(w, (size_t)(end - w), "name: ", 6)) == NULL)
+    return 0;
+  mb = number_before(m, w);
+  for (g = nm + 6; g + 2 <= end && *g != ',' && *g != ')'; g++)
+    if (g[0] == 'G' && g[1] == 'B' && g > nm + 6 &&
+        isdigit((unsigned char)g[-1]))
+      break;
+  if (g + 2 > end || g[0] != 'G' || g[1] != 'B')
+    return 0;
+  gb = number_before(nm + 6, g);
+  if (mb <= 0 || gb <= 0 || mb > gb * 1024)
+    return 0;
+  *total = gb * 1024;
+  *used = *total - mb;
+  return 1;
+}
+
 /* The largest share of a GPU's memory in use in an nvidia-smi snapshot
  * printed before the out-of-memory error at x with no training progress
  * between the two (the job had not run yet: the memory is others'), or
@@ -1171,6 +1290,8 @@ static double busy_before(const sm__window *w, const segs *s, int x) {
     while (smi_cell(m, n, &pos, &u, &t))
       if (u / t > best)
         best = u / t;
+    if (tf_device_cell(m, SM_MIN(n, (size_t)1024), &u, &t) && u / t > best)
+      best = u / t;
   }
   return best;
 }
@@ -1194,8 +1315,9 @@ static int oom_without_figures(sm__lctx *c, const sm__window *w, const segs *s,
   snprintf(v->cause, sizeof(v->cause), "the GPU was not free: %s",
            at_ctx ? "creating the job's CUDA context ran out of memory, so "
                     "other processes held it"
-                  : "nvidia-smi showed its memory in use by others before "
-                    "the job ran");
+                  : "a snapshot (nvidia-smi, TensorFlow's device creation) "
+                    "showed its memory in use by others before the job "
+                    "ran");
   if (at_ctx)
     snprintf(v->reason, sizeof(v->reason),
              "signature %s raised while creating the CUDA context (a shared "
@@ -1203,8 +1325,8 @@ static int oom_without_figures(sm__lctx *c, const sm__window *w, const segs *s,
              v->sig ? v->sig->name : "cuda-oom");
   else
     snprintf(v->reason, sizeof(v->reason),
-             "signature %s without figures; an nvidia-smi snapshot before "
-             "it shows %.0f%% of a GPU's memory in use (a shared GPU)",
+             "signature %s without figures; a snapshot before it shows "
+             "%.0f%% of a GPU's memory in use (a shared GPU)",
              v->sig ? v->sig->name : "cuda-oom", busy * 100);
   return 1;
 }
@@ -1732,7 +1854,7 @@ static int java_root(const sm__window *w, int x, int *steps) {
 
   for (int i = x + 1; i < w->n && i <= x + 4096; i++) {
     const sm__line *l = &w->lines[i];
-    if (l->rt == SM__RT_JAVA_CAUSE) {
+    if (l->rt == SM__RT_JAVA_CAUSE || l->rt == SM__RT_DOTNET_INNER) {
       root = i;
       (*steps)++;
       continue;
@@ -1761,7 +1883,10 @@ static int first_report(const sm__window *w, const segs *s, int x, int end,
   int best, sx;
 
   *chain_steps = 0;
-  if (w->lines[x].rt == SM__RT_JAVA_HEAD || w->lines[x].rt == SM__RT_JAVA_CAUSE)
+  if (w->lines[x].rt == SM__RT_JAVA_HEAD ||
+      w->lines[x].rt == SM__RT_JAVA_CAUSE ||
+      w->lines[x].rt == SM__RT_DOTNET_HEAD ||
+      w->lines[x].rt == SM__RT_DOTNET_INNER)
     return java_root(w, x, chain_steps);
   if (w->lines[x].exc_len > 0)
     x = chain_root(w, s, x, chain_steps);

@@ -309,11 +309,14 @@ typedef struct sm__line {
 /* Error lines of runtimes other than Python (sm__line.rt). */
 enum {
   SM__RT_NONE = 0,
-  SM__RT_JAVA_CAUSE, /* JVM "Caused by: T: msg": the last one is the root */
-  SM__RT_JAVA_HEAD,  /* JVM 'Exception in thread "main" T: msg' */
-  SM__RT_GO_PANIC,   /* Go "panic: msg" */
-  SM__RT_RUST_PANIC, /* Rust "thread 'main' panicked at ..." */
-  SM__RT_CXX_THROW   /* C++ "terminate called after throwing ..." */
+  SM__RT_JAVA_CAUSE,   /* JVM "Caused by: T: msg": the last one is the root */
+  SM__RT_JAVA_HEAD,    /* JVM 'Exception in thread "main" T: msg' */
+  SM__RT_GO_PANIC,     /* Go "panic: msg" */
+  SM__RT_RUST_PANIC,   /* Rust "thread 'main' panicked at ..." */
+  SM__RT_CXX_THROW,    /* C++ "terminate called after throwing ..." */
+  SM__RT_DOTNET_HEAD,  /* .NET "Unhandled exception. T: msg" */
+  SM__RT_DOTNET_INNER, /* .NET " ---> T: msg": the last one is the root */
+  SM__RT_JULIA         /* Julia "ERROR: [LoadError: ]T: msg" */
 };
 
 /* Recognises another runtime's error line in the message s[0..n): returns

@@ -82,6 +82,21 @@ static int tag_level(const char *s, size_t a, size_t b) {
   return w == n ? level_word(t + i, n - i) : SM__LVL_NONE;
 }
 
+/* 1 if s[a..b) is a kernel log stamp ("   81234.123456", dmesg's). */
+static int dmesg_stamp(const char *s, size_t a, size_t b) {
+  int digits = 0, dot = 0;
+
+  for (size_t k = a; k < b; k++) {
+    if (isdigit((unsigned char)s[k]))
+      digits++;
+    else if (s[k] == '.' && digits > 0 && !dot)
+      dot = 1;
+    else if (s[k] != ' ' || digits > 0)
+      return 0;
+  }
+  return digits > 0 && dot;
+}
+
 int sm__line_level(const char *s, size_t n) {
   size_t i = 0, lim = n < 320 ? n : 320;
   int tags = 0;
@@ -96,6 +111,10 @@ int sm__line_level(const char *s, size_t n) {
       const char *e = memchr(s + i, ']', SM_MIN(lim - i, (size_t)96));
       int lv;
       if (e == NULL)
+        return SM__LVL_NONE;
+      /* The kernel states no level in its words: its "INFO: task x
+       * blocked for more than 120 seconds" is an error report. */
+      if (tags == 0 && dmesg_stamp(s, i + 1, (size_t)(e - s)))
         return SM__LVL_NONE;
       lv = tag_level(s, i + 1, (size_t)(e - s));
       if (lv != SM__LVL_NONE)
@@ -232,6 +251,24 @@ static int runtime_frame(const char *t, size_t tn) {
     return 1;
   if (starts(t, tn, "at /") && memmem(t, tn, ".rs:", 4) != NULL)
     return 1;
+  /* .NET: "at Ns.Cls.M(String x) in /src/P.cs:line 22", and the markers
+   * between the stacks of an exception and its inner one. */
+  if (starts(t, tn, "at ") && memmem(t, tn, ") in ", 5) != NULL &&
+      memmem(t, tn, ":line ", 6) != NULL)
+    return 1;
+  if (starts(t, tn, "--- End of inner exception stack trace ---") ||
+      starts(t, tn, "--- End of stack trace from previous location"))
+    return 1;
+  /* Julia: "[2] train!(model::Chain)" and "@ Main /x/train.jl:41". */
+  if (t[0] == '[' && tn > 4 && isdigit((unsigned char)t[1])) {
+    for (k = 1; k < tn && k < 6 && isdigit((unsigned char)t[k]); k++)
+      ;
+    if (k + 1 < tn && t[k] == ']' && t[k + 1] == ' ')
+      return 1;
+  }
+  if (starts(t, tn, "@ ") && tn > 4 && memchr(t + 2, ' ', tn - 2) != NULL &&
+      (memmem(t, tn, ".jl:", 4) != NULL || memmem(t, tn, "none:", 5) != NULL))
+    return 1;
   for (k = 0; k < tn && k < 4 && isdigit((unsigned char)t[k]); k++)
     ;
   if (k > 0 && k + 2 < tn && t[k] == ':' && t[k + 1] == ' ' &&
@@ -240,12 +277,54 @@ static int runtime_frame(const char *t, size_t tn) {
   return 0;
 }
 
+/* Julia's "ERROR: [LoadError: ...]T: msg": the length of the prefix
+ * before the type at s, and the type's length (it ends in Error,
+ * Exception or Mismatch, Julia's DimensionMismatch), or 0. */
+static int julia_error(const char *s, size_t n, size_t *skip) {
+  size_t i = 7, k;
+
+  if (!starts(s, n, "ERROR: "))
+    return 0;
+  while (starts(s + i, n - i, "LoadError: "))
+    i += 11;
+  for (k = i; k < n && k < i + 120 &&
+              (isalnum((unsigned char)s[k]) || s[k] == '_' || s[k] == '.');
+       k++)
+    ;
+  if (k == i || !isupper((unsigned char)s[i]) || (k < n && s[k] != ':'))
+    return 0;
+  if (!ends_with(s + i, k - i, "Error") &&
+      !ends_with(s + i, k - i, "Exception") &&
+      !ends_with(s + i, k - i, "Mismatch"))
+    return 0;
+  *skip = i;
+  return (int)(k - i);
+}
+
 int sm__runtime_error(const char *s, size_t n, size_t *skip, int *type_len) {
   static const char thr[] = "terminate called after throwing an instance of '";
   size_t k;
 
   *skip = 0;
   *type_len = 0;
+  /* .NET: "Unhandled exception. System.IO.IOException: ..." (.NET Core),
+   * "Unhandled Exception: ..." (.NET Framework), and an inner exception
+   * " ---> System.X: ..." under it. */
+  if (starts(s, n, "Unhandled exception. ") ||
+      starts(s, n, "Unhandled Exception: ")) {
+    *skip = 21;
+    *type_len = sm__exc_type_len(s + 21, n - 21);
+    return *type_len > 0 ? SM__RT_DOTNET_HEAD : SM__RT_NONE;
+  }
+  for (k = 0; k < n && k < 8 && s[k] == ' '; k++)
+    ;
+  if (starts(s + k, n - k, "---> ")) {
+    *skip = k + 5;
+    *type_len = sm__exc_type_len(s + *skip, n - *skip);
+    return *type_len > 0 ? SM__RT_DOTNET_INNER : SM__RT_NONE;
+  }
+  if ((*type_len = julia_error(s, n, skip)) > 0)
+    return SM__RT_JULIA;
   if (starts(s, n, "Caused by: ")) {
     *skip = 11;
     *type_len = sm__exc_type_len(s + 11, n - 11);
@@ -357,14 +436,20 @@ static int structure(const char *m, size_t n) {
       isdigit((unsigned char)t[10]) && memchr(t, '[', tn) != NULL &&
       t[tn - 1] == ':')
     return SM__K_TB_FRAME;
-  /* IPython source arrows "----> 12 x = f()". */
+  /* IPython source arrows "----> 12 x = f()" (not .NET's inner
+   * exception "---> System.IO.IOException: ..."). */
   if (tn > 3 && t[0] == '-' && t[1] == '-' && memchr(t, '>', SM_MIN(tn, 12))) {
     size_t k = 0;
     while (k < tn && t[k] == '-')
       k++;
-    if (k < tn && t[k] == '>')
+    if (k < tn && t[k] == '>' &&
+        !(k + 2 < tn && t[k + 1] == ' ' && isupper((unsigned char)t[k + 2])))
       return SM__K_TB_CODE;
   }
+  /* Julia's stack header and the file it was running, under its error. */
+  if (i == 0 && ((tn <= 12 && starts(t, tn, "Stacktrace:")) ||
+                 starts(t, tn, "in expression starting at ")))
+    return SM__K_TB_FRAME;
   return SM__K_NORMAL;
 }
 

@@ -270,6 +270,24 @@ static size_t host_label(const char *s, size_t n, size_t i) {
   return 0;
 }
 
+/* A label in the reporter's own script before a pasted error ("报错：",
+ * "错误: ", "エラー: "): 1 to 12 characters of UTF-8 beyond ASCII, then an
+ * ASCII colon or a full-width one (U+FF1A).  Its length with the colon,
+ * or 0. */
+static size_t native_label(const char *s, size_t n, size_t i) {
+  size_t k = i;
+
+  while (k < n && k < i + 36 && (unsigned char)s[k] >= 0x80) {
+    if (k + 3 <= n && (unsigned char)s[k] == 0xef &&
+        (unsigned char)s[k + 1] == 0xbc && (unsigned char)s[k + 2] == 0x9a)
+      return k > i ? k + 3 - i : 0;
+    k++;
+  }
+  if (k > i + 2 && k < n && s[k] == ':')
+    return k + 1 - i;
+  return 0;
+}
+
 size_t sm__line_prefix(const char *s, size_t n, double *ts) {
   size_t i = 0;
   int rounds = 0;
@@ -353,9 +371,17 @@ size_t sm__line_prefix(const char *s, size_t n, double *ts) {
         continue;
       }
     }
-    /* Markdown quotes of pasted logs: "> ". */
+    /* Markdown quotes of pasted logs: "> ", and Python's prompt ">>> ". */
     if (s[i] == '>' && (i + 1 == n || s[i + 1] == ' ')) {
       i = skip_one(s, n, i + 1);
+      continue;
+    }
+    if (i + 4 <= n && memcmp(s + i, ">>> ", 4) == 0) {
+      i = skip_one(s, n, i + 3);
+      continue;
+    }
+    if ((l = native_label(s, n, i)) > 0) {
+      i = skip_blanks(s, n, i + l);
       continue;
     }
     if ((l = host_label(s, n, i)) > 0) {

@@ -71,4 +71,18 @@ static inline void plan_for(const char *log, const char *node, double th,
   sm_diagnosis_release(&d);
 }
 
+/* 1 if the plan for log (node known, default gate) isolates, replaces or
+ * restarts anything: more than report and diagnose steps. */
+static inline int plan_acts(const char *log, const char *node) {
+  sm_plan p;
+  int r = 0;
+
+  plan_for(log, node, 0, &p);
+  for (int i = 0; i < p.n_steps; i++)
+    r |= strcmp(p.steps[i].action, "report") != 0 &&
+         strcmp(p.steps[i].action, "diagnose") != 0;
+  sm_plan_release(&p);
+  return r;
+}
+
 #endif

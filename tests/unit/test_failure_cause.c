@@ -217,9 +217,9 @@ SM_TEST(failure_generic_errors_take_the_class_of_specific_context) {
   expect("RuntimeError: CUDA error: unspecified launch failure\n"
          "NVRM: Xid (PCI:0000:3b:00): 13, pid=9, Graphics Exception\n",
          1, "user", "none");
-  /* ...or stays unknown. */
+  /* ...or, alone, is read as the GPU's, inferred (below the gate). */
   expect("step 3\nRuntimeError: CUDA error: unspecified launch failure\n", 2,
-         "unknown", "none");
+         "infrastructure", "gpu");
 }
 
 SM_TEST(failure_frames_decide_user_or_framework) {

@@ -18,18 +18,8 @@ static void expect_at(int where, const char *log, long line, const char *cat,
 }
 #define expect(...) expect_at(__LINE__, __VA_ARGS__)
 
-/* Diagnoses log and plans for it with the node known: 1 if the plan
- * isolates, replaces or restarts anything. */
 static int acts(const char *log) {
-  sm_plan p;
-  int r = 0;
-
-  plan_for(log, "cn-114", 0, &p);
-  for (int i = 0; i < p.n_steps; i++)
-    r |= strcmp(p.steps[i].action, "report") != 0 &&
-         strcmp(p.steps[i].action, "diagnose") != 0;
-  sm_plan_release(&p);
-  return r;
+  return plan_acts(log, "cn-114");
 }
 
 static double conf_of(const char *log) {
