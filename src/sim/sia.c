@@ -168,13 +168,18 @@ static int read_params(sm__sia_run *S, sm_err *err) {
   } else {
     return param_error(err, "sia.solver", v, "cbc or greedy");
   }
+  /* The fit's variables; "-exact": one per-GPU batch means one distinct
+   * value (Pollux's and the artifact's test), not batches within
+   * SM__SIA_BSZ_TOL. */
   v = SM__PARAM(s, sia_fit);
-  if (v == NULL || strcmp(v, "log") == 0)
-    S->linfit = 0;
-  else if (strcmp(v, "linear") == 0)
-    S->linfit = 1;
-  else
-    return param_error(err, "sia.fit", v, "log or linear");
+  S->linfit = v != NULL && strncmp(v, "linear", 6) == 0;
+  S->fit_tol = SM__SIA_BSZ_TOL;
+  if (v != NULL && strcmp(v, "log") != 0 && strcmp(v, "linear") != 0) {
+    if (strcmp(v, "log-exact") != 0 && strcmp(v, "linear-exact") != 0)
+      return param_error(err, "sia.fit", v,
+                         "log, linear, log-exact or linear-exact");
+    S->fit_tol = 1.0;
+  }
   v = SM__PARAM(s, sia_cbc_options);
   S->so.options = v != NULL ? v
                             : "preprocess=off,cuts=off,heuristicsOnOff=off,"
@@ -331,8 +336,10 @@ static int setup_jobs(sm__sia_run *S, sm_sim *s, sm_err *err) {
     x->j = j;
     x->type = -1;
     x->cfg = -1;
-    for (int t = 0; t < SM__SIA_MAX_TYPES; t++)
-      x->ob[t].linfit = S->linfit;
+    for (int t = 0; t < SM__SIA_MAX_TYPES; t++) {
+      x->ob[t].fit.logspace = !S->linfit;
+      x->ob[t].fit.bsz_tol = S->fit_tol;
+    }
     if (app == NULL || *app == '\0')
       return sm_err_set(err, SM_EINVAL,
                         "%s:%d: job %.40s has no application: Sia runs "
@@ -495,6 +502,12 @@ static void notes(sm__sia_run *S, sm_sim *s) {
                 "(sia.fit=linear, how Pollux's L-BFGS-B moves), not in log "
                 "space",
                 s->pol->name);
+  if (S->fit_tol <= 1.0)
+    sm_sim_note(s,
+                "%s: alpha_c pinned only when a single per-GPU batch was "
+                "observed (sia.fit=%s), not batches within a ratio of %g",
+                s->pol->name, S->linfit ? "linear-exact" : "log-exact",
+                SM__SIA_BSZ_TOL);
   if (S->so.use_cbc)
     sm_sim_note(s,
                 "%s: MILP solved by COIN-OR CBC (time limit %g s, gap %g): "

@@ -92,6 +92,10 @@ int sm__sia_bench_round(const char *tables, const sm_sim_cluster *c, int njobs,
     x->state = 1;
     x->profiled = 1;
     for (int t = 0; t < S.ntypes; t++) {
+      x->ob[t].fit.logspace = 1;
+      x->ob[t].fit.bsz_tol = SM__SIA_BSZ_TOL;
+    }
+    for (int t = 0; t < S.ntypes; t++) {
       int shapes[4][2] = {{1, 1}, {1, 2}, {1, S.gpn[t]}, {2, S.gpn[t]}};
       for (int q = 0; q < 4; q++) {
         int gpn[2] = {shapes[q][1], shapes[q][1]}, n = shapes[q][0];

@@ -24,15 +24,16 @@
  * onto the bounds, active set reset when it changes), by default in log
  * space for the six positive parameters, run to convergence.  Pollux's
  * and Sia's fit (scipy's L-BFGS-B, tol 1e-5) works in the parameters
- * themselves; sm__sia_perf_fit_in does that too (sia.fit=linear).  The
- * two agree where the points identify the model; where they leave a
- * valley of equally good fits (per-GPU batches that hardly differ cannot
- * separate alpha_c from beta_c), they stop at different ends of it: log
- * space drives beta_c to its bound (compute time independent of the
- * batch, so more GPUs look useless), the parameter space keeps most of
- * Pollux's starting slope (compute time proportional to the batch).
- * Parameters the points cannot identify are pinned (see
- * sia_goodput_int.h), as Pollux does. */
+ * themselves; sm__sia_perf_fit_opt does that too (sia.fit=linear).
+ *
+ * What the points cannot identify is pinned first, by Pollux's rule
+ * (sm__sia_perf_unidentified states it): a job whose batch tuning keeps
+ * every per-GPU batch within 10 % cannot separate alpha_c from beta_c
+ * (a valley of equally good fits whose log-space end has compute time
+ * independent of the batch, so more GPUs look useless), so alpha_c is
+ * held at half the mean compute time; network terms without the points
+ * that carry them are held at the lower bound.  As points arrive the
+ * rule frees them again. */
 #include <math.h>
 #include <string.h>
 
@@ -330,61 +331,149 @@ static int minimise(const fitdata *d, double *x, const int *free,
   return it;
 }
 
-void sm__sia_perf_fit(const sm__sia_obs *o, int n, sm__sia_perf *out,
-                      sm__sia_fitinfo *info) {
-  sm__sia_perf_fit_in(o, n, 1, out, info);
+/* ==== What the points identify ==== */
+
+static int valid_obs(const sm__sia_obs *o) {
+  return o->nodes >= 1 && o->replicas >= o->nodes && o->bsz >= 1 &&
+         isfinite(o->step) && o->step > 0 && isfinite(o->sync) && o->sync >= 0;
 }
 
-void sm__sia_perf_fit_in(const sm__sia_obs *o, int n, int logspace,
-                         sm__sia_perf *out, sm__sia_fitinfo *info) {
-  double p[SM__SIA_NPARAM] = {1e-1, 1e-2, 1e-1, 1e-2, 1e-1, 1e-2, 1.0 + 1e-3};
-  double x[SM__SIA_NPARAM], lo[SM__SIA_NPARAM], hi[SM__SIA_NPARAM];
-  double lcb[64], lsb[64], *lc = lcb, *ls = lsb, f = 0, csum = 0;
-  int free[SM__SIA_NPARAM], multi_node = 0, single_multi = 0, many = 0;
-  int one_bsz = 1, iters = 0, m = n;
-  unsigned pinned = 0;
-  fitdata d;
+/* Distinct GPU counts of a group of points, and whether one is above 2:
+ * what a slope in the GPU count needs besides a constant. */
+typedef struct repset {
+  int first, distinct, above2;
+} repset;
 
+static void repset_add(repset *r, int replicas) {
+  if (r->distinct == 0)
+    r->first = replicas;
+  if (r->distinct == 0 || (r->distinct == 1 && replicas != r->first))
+    r->distinct++;
+  r->above2 |= replicas > 2;
+}
+
+static int repset_slope(const repset *r) {
+  return r->distinct >= 2 && r->above2;
+}
+
+unsigned sm__sia_perf_unidentified(const sm__sia_obs *o, int n,
+                                   double bsz_tol) {
+  repset inter = {0, 0, 0}, intra = {0, 0, 0};
+  int bmin = 0, bmax = 0, any = 0;
+  unsigned pin = 0;
+
+  for (int i = 0; i < n; i++) {
+    if (!valid_obs(&o[i]))
+      continue;
+    if (!any || o[i].bsz < bmin)
+      bmin = o[i].bsz;
+    if (!any || o[i].bsz > bmax)
+      bmax = o[i].bsz;
+    any = 1;
+    if (o[i].nodes > 1)
+      repset_add(&inter, o[i].replicas);
+    else if (o[i].replicas > 1)
+      repset_add(&intra, o[i].replicas);
+  }
+  if (!any || bmax == bmin || (double)bmax < bsz_tol * bmin)
+    pin |= 1u << SM__SIA_AC;
+  if (inter.distinct == 0)
+    pin |= 1u << SM__SIA_AN;
+  if (!repset_slope(&inter))
+    pin |= 1u << SM__SIA_BN;
+  if (intra.distinct == 0)
+    pin |= 1u << SM__SIA_AR;
+  if (!repset_slope(&intra))
+    pin |= 1u << SM__SIA_BR;
+  return pin;
+}
+
+/* ==== The fit ==== */
+
+void sm__sia_perf_fit(const sm__sia_obs *o, int n, sm__sia_perf *out,
+                      sm__sia_fitinfo *info) {
+  sm__sia_fitopts opt = {1, SM__SIA_BSZ_TOL};
+  sm__sia_perf_fit_opt(o, n, &opt, out, info);
+}
+
+/* The valid observations, their log compute and log step times. */
+typedef struct fitbuf {
+  sm__sia_obs ob[64], *o;
+  double lcb[64], lsb[64], *lc, *ls;
+  int m;
+} fitbuf;
+
+static void fitbuf_fill(fitbuf *b, const sm__sia_obs *o, int n) {
+  int cap = 64;
+  b->o = b->ob;
+  b->lc = b->lcb;
+  b->ls = b->lsb;
+  b->m = 0;
   if (n > 64) {
-    lc = sm_malloc((size_t)n * sizeof(double));
-    ls = sm_malloc((size_t)n * sizeof(double));
-    if (lc == NULL || ls == NULL) {
-      /* Out of memory: fit the first 64 points. */
+    sm__sia_obs *po = sm_malloc((size_t)n * sizeof(*po));
+    double *lc = sm_malloc((size_t)n * sizeof(double));
+    double *ls = sm_malloc((size_t)n * sizeof(double));
+    if (po != NULL && lc != NULL && ls != NULL) {
+      b->o = po;
+      b->lc = lc;
+      b->ls = ls;
+      cap = n;
+    } else {
+      /* Out of memory: fit the first 64 valid points. */
+      sm_free(po);
       sm_free(lc);
       sm_free(ls);
-      lc = lcb;
-      ls = lsb;
-      m = 64;
     }
   }
+  for (int i = 0; i < n && b->m < cap; i++) {
+    double c;
+    if (!valid_obs(&o[i]))
+      continue;
+    /* A compute time of zero or less cannot be logged: count it as a
+     * tiny share of the step. */
+    c = o[i].step - o[i].sync;
+    b->o[b->m] = o[i];
+    b->lc[b->m] = log(c > 0 ? c : o[i].step * 1e-3);
+    b->ls[b->m] = log(o[i].step);
+    b->m++;
+  }
+}
+
+static void fitbuf_free(fitbuf *b) {
+  if (b->o != b->ob) {
+    sm_free(b->o);
+    sm_free(b->lc);
+    sm_free(b->ls);
+  }
+}
+
+void sm__sia_perf_fit_opt(const sm__sia_obs *o, int n,
+                          const sm__sia_fitopts *opt, sm__sia_perf *out,
+                          sm__sia_fitinfo *info) {
+  double p[SM__SIA_NPARAM] = {1e-1, 1e-2, 1e-1, 1e-2, 1e-1, 1e-2, 1.0 + 1e-3};
+  double x[SM__SIA_NPARAM], lo[SM__SIA_NPARAM], hi[SM__SIA_NPARAM];
+  double f = 0, csum = 0;
+  int free[SM__SIA_NPARAM], iters = 0, logspace = opt->logspace;
+  unsigned pinned;
+  fitbuf b;
+  fitdata d;
+
+  fitbuf_fill(&b, o, n > 0 ? n : 0);
+  pinned = sm__sia_perf_unidentified(b.o, b.m, opt->bsz_tol);
+  for (int i = 0; i < b.m; i++)
+    csum += exp(b.lc[i]);
+  if (b.m > 0 && (pinned & (1u << SM__SIA_AC)))
+    p[SM__SIA_AC] = SM_MAX(csum / b.m / 2, LOWER);
+  for (int k = SM__SIA_AN; k < SM__SIA_GAMMA; k++)
+    if (pinned & (1u << k))
+      p[k] = LOWER;
+  if (b.m == 0) {
+    /* Nothing to fit: the prior model, flagged. */
+    pinned = (1u << SM__SIA_NPARAM) - 1;
+    p[SM__SIA_GAMMA] = 1.0;
+  }
   for (int k = 0; k < SM__SIA_NPARAM; k++)
-    free[k] = 1;
-  for (int i = 0; i < n; i++) {
-    multi_node |= o[i].nodes > 1;
-    single_multi |= o[i].nodes == 1 && o[i].replicas > 1;
-    many |= o[i].replicas > 2;
-    one_bsz &= o[i].bsz == o[0].bsz;
-    csum += o[i].step - o[i].sync;
-  }
-  if (n > 0 && one_bsz) {
-    p[SM__SIA_AC] = SM_MAX(csum / n / 2, LOWER);
-    free[SM__SIA_AC] = 0;
-  }
-  if (!multi_node) {
-    p[SM__SIA_AN] = p[SM__SIA_BN] = LOWER;
-    free[SM__SIA_AN] = free[SM__SIA_BN] = 0;
-  }
-  if (!single_multi) {
-    p[SM__SIA_AR] = p[SM__SIA_BR] = LOWER;
-    free[SM__SIA_AR] = free[SM__SIA_BR] = 0;
-  }
-  if (!many) {
-    p[SM__SIA_BN] = p[SM__SIA_BR] = LOWER;
-    free[SM__SIA_BN] = free[SM__SIA_BR] = 0;
-  }
-  for (int k = 0; k < SM__SIA_NPARAM; k++)
-    if (!free[k])
-      pinned |= 1u << k;
+    free[k] = !(pinned & (1u << k));
   for (int k = 0; k < SM__SIA_GAMMA; k++) {
     x[k] = logspace ? log(p[k]) : p[k];
     lo[k] = logspace ? log(LOWER) : LOWER;
@@ -393,35 +482,27 @@ void sm__sia_perf_fit_in(const sm__sia_obs *o, int n, int logspace,
   x[SM__SIA_GAMMA] = p[SM__SIA_GAMMA];
   lo[SM__SIA_GAMMA] = 1.0;
   hi[SM__SIA_GAMMA] = GAMMA_MAX;
-  if (n > 0) {
-    d.o = o;
-    d.n = m;
-    d.lc = lc;
-    d.ls = ls;
+  if (b.m > 0) {
+    d.o = b.o;
+    d.n = b.m;
+    d.lc = b.lc;
+    d.ls = b.ls;
     d.logspace = logspace;
-    for (int i = 0; i < m; i++) {
-      /* A compute time of zero or less cannot be logged: count it as a
-       * tiny share of the step. */
-      double c = o[i].step - o[i].sync;
-      lc[i] = log(c > 0 ? c : o[i].step * 1e-3);
-      ls[i] = log(o[i].step);
-    }
     iters = minimise(&d, x, free, lo, hi, &f);
     to_p(logspace, x, p);
   }
-  if (!multi_node) {
+  if (pinned & (1u << SM__SIA_AN)) {
     /* Prior: the network across nodes is no faster than inside one. */
     p[SM__SIA_AN] = SM_MAX(p[SM__SIA_AN], p[SM__SIA_AR] * 1.1);
     p[SM__SIA_BN] = SM_MAX(p[SM__SIA_BN], p[SM__SIA_BR] * 1.1);
   }
   memcpy(out->p, p, sizeof(p));
-  if (lc != lcb) {
-    sm_free(lc);
-    sm_free(ls);
-  }
+  fitbuf_free(&b);
   if (info != NULL) {
     info->iterations = iters;
     info->objective = f;
     info->pinned = pinned;
+    info->used = b.m;
+    info->fallback = b.m == 0;
   }
 }

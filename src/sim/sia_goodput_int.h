@@ -41,23 +41,55 @@ typedef struct sm__sia_fitinfo {
   int iterations;   /* optimiser iterations */
   double objective; /* final objective */
   unsigned pinned;  /* bit i set: parameter i was held fixed */
+  int used;         /* observations fitted (valid ones) */
+  int fallback;     /* 1: no valid observation, the prior model returned */
 } sm__sia_fitinfo;
 
-/* Fits the model to n >= 1 observations with a bounded quasi-Newton
- * method (every parameter >= 1e-8, gamma in [1, 10]).  Parameters the
- * observations cannot identify are pinned: alpha_c when one batch size
- * was seen, the inter-node terms without multi-node points, the
- * intra-node terms without single-node multi-GPU points, both slopes
- * without points above 2 GPUs.  info may be NULL. */
+/* How the fit runs. */
+typedef struct sm__sia_fitopts {
+  int logspace;   /* 1: the optimiser's variables are log p (default) */
+  double bsz_tol; /* per-GPU batches within this ratio count as one */
+} sm__sia_fitopts;
+
+#define SM__SIA_BSZ_TOL 1.1 /* default bsz_tol */
+
+/* Which parameters the observations identify (bit i set: parameter i is
+ * not identified and is pinned).  The rule, from Pollux's fit:
+ *   alpha_c  when every per-GPU batch lies within bsz_tol of the
+ *            smallest (max / min < bsz_tol; with bsz_tol <= 1 only one
+ *            distinct batch): pinned at half the mean compute time, so
+ *            beta_c carries the other half;
+ *   alpha_n, beta_n  without a multi-node point;
+ *   alpha_r, beta_r  without a single-node point on several GPUs;
+ *   beta_n (beta_r)  unless the multi-node (single-node multi-GPU)
+ *            points have two distinct GPU counts, one of them above 2:
+ *            with one count, a constant and a slope in the GPU count
+ *            cannot be told apart;
+ * the network terms are pinned at the lower bound (1e-8) as Pollux's and
+ * Sia's fits do; without multi-node points the inter-node terms are
+ * raised to 1.1 times the intra-node ones after the fit.  gamma stays in
+ * [1, 10].  An observation is valid when nodes >= 1, replicas >= nodes,
+ * bsz >= 1, the step time is finite and positive and the sync time
+ * finite and >= 0 (a sync at or above the step counts the compute as
+ * 1e-3 of the step); the others are left out. */
+unsigned sm__sia_perf_unidentified(const sm__sia_obs *o, int n, double bsz_tol);
+
+/* Fits the model to the valid ones of n observations with a bounded
+ * quasi-Newton method (every parameter >= 1e-8, gamma in [1, 10]),
+ * pinning what they cannot identify (above); in log space, batches
+ * within SM__SIA_BSZ_TOL counted as one.  Without a valid observation
+ * the result is the prior model (alpha_c 0.1 s, beta_c 0.01 s, no
+ * network time, gamma 1) and info->fallback is set.  info may be NULL. */
 void sm__sia_perf_fit(const sm__sia_obs *o, int n, sm__sia_perf *out,
                       sm__sia_fitinfo *info);
-/* The same fit with the optimiser's variables chosen: logspace 1, the
- * logarithms of the six positive parameters, run to convergence (what
- * sm__sia_perf_fit does); 0, the parameters themselves, stopped as
- * L-BFGS-B with tol 1e-5 stops, each fresh direction starting with a
- * step of unit length (how Pollux's and Sia's fit moves). */
-void sm__sia_perf_fit_in(const sm__sia_obs *o, int n, int logspace,
-                         sm__sia_perf *out, sm__sia_fitinfo *info);
+/* The same fit with its options: logspace 1, the logarithms of the six
+ * positive parameters, run to convergence (what sm__sia_perf_fit does);
+ * 0, the parameters themselves, stopped as L-BFGS-B with tol 1e-5
+ * stops, each fresh direction starting with a step of unit length (how
+ * Pollux's and Sia's fit moves). */
+void sm__sia_perf_fit_opt(const sm__sia_obs *o, int n,
+                          const sm__sia_fitopts *opt, sm__sia_perf *out,
+                          sm__sia_fitinfo *info);
 /* Predicted step time of one optimiser step (accum extra micro-steps). */
 double sm__sia_perf_step(const sm__sia_perf *p, int nodes, int replicas,
                          double bsz, int accum);

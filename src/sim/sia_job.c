@@ -38,7 +38,9 @@ int sm__sia_obs_add(sm__sia_tobs *b, int nodes, int reps, int bsz, double step,
 }
 
 void sm__sia_refit(sm__sia_tobs *b) {
-  sm__sia_perf_fit_in(b->o, b->n, !b->linfit, &b->perf, NULL);
+  sm__sia_fitinfo fi;
+  sm__sia_perf_fit_opt(b->o, b->n, &b->fit, &b->perf, &fi);
+  b->fitted = !fi.fallback;
   b->ver++;
 }
 
@@ -73,7 +75,7 @@ int sm__sia_growth_cap(const sm__sia_run *S, const sm__sia_job *x) {
 }
 
 static int has_model(const sm__sia_job *x, int t) {
-  return x->have_grad && x->ob[t].n > 0;
+  return x->have_grad && x->ob[t].n > 0 && x->ob[t].fitted;
 }
 
 /* Goodput of the job's model of type d at nodes x GPUs. */

@@ -16,13 +16,14 @@
 
 /* What a job has reported on one GPU type. */
 typedef struct sm__sia_tobs {
-  sm__sia_obs *o;    /* observations, one per (nodes, GPUs, batch) */
-  int n;             /* used */
-  size_t cap;        /* allocated */
-  int maxrep;        /* most GPUs observed */
-  sm__sia_perf perf; /* fitted model (valid when n > 0) */
-  uint32_t ver;      /* bumps on every refit */
-  int linfit;        /* 1: fit in the parameters (sia.fit=linear) */
+  sm__sia_obs *o;      /* observations, one per (nodes, GPUs, batch) */
+  int n;               /* used */
+  size_t cap;          /* allocated */
+  int maxrep;          /* most GPUs observed */
+  sm__sia_perf perf;   /* fitted model (valid when n > 0) */
+  uint32_t ver;        /* bumps on every refit */
+  sm__sia_fitopts fit; /* how the model is fitted (sia.fit) */
+  int fitted;          /* 1: the last fit had a valid observation */
 } sm__sia_tobs;
 
 typedef struct sm__sia_job {
@@ -108,6 +109,7 @@ typedef struct sm__sia_run {
   double profile_s[SM__SIA_MAX_TYPES]; /* profiling time per type */
   int calibrate;                       /* apply the applications' slowdown */
   int linfit;                          /* sia.fit=linear */
+  double fit_tol;        /* batches within this ratio count as one (sia.fit) */
   int exec_job_bsz;      /* 1: jobs run up to their own batch limit */
   sm__sia_solve_opts so; /* solver */
   int match_batch;       /* history identity includes the batch */

@@ -84,4 +84,8 @@ grep -q "sia.fit" "$SM_TMP/last.err" || fail "bad sia.fit"
 expect_rc 0 "$SCHEDMATE" simulate --trace "$W" $C --policy sia $T $S \
   --param sia.fit=linear
 grep -q "sia.fit=linear" "$SM_TMP/last.out" || fail "linear fit note"
+expect_rc 0 "$SCHEDMATE" simulate --trace "$W" $C --policy sia $T $S \
+  --param sia.fit=log-exact
+grep -q "single per-GPU batch was observed (sia.fit=log-exact)" \
+  "$SM_TMP/last.out" || fail "exact fit note"
 echo ok

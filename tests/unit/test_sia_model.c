@@ -333,7 +333,8 @@ SM_TEST(sia_goodput_fit_recovers_tables) {
 
 /* Points from one placement cannot identify the network terms: they are
  * pinned at the lower bound, and with one batch size alpha_c is pinned
- * at half the mean compute time, as in Pollux. */
+ * at half the mean compute time, as in Pollux (the rule itself is tested
+ * on points from a known model below). */
 SM_TEST(sia_goodput_fit_pins_unidentified) {
   sm__sia_obs o[4] = {{1, 1, 32, 0.10, 0.0}, {1, 1, 64, 0.16, 0.0}};
   sm__sia_perf p;
@@ -370,51 +371,270 @@ SM_TEST(sia_goodput_fit_pins_unidentified) {
 
 /* The fit in the parameters themselves (sia.fit=linear, how Pollux's and
  * Sia's L-BFGS-B moves) recovers the synthetic tables as the log-space
- * fit does; where the points cannot separate alpha_c from beta_c (per-GPU
+ * fit does.  Where the points cannot separate alpha_c from beta_c (per-GPU
  * batches that differ by a few percent, as a job's batch tuning leaves
- * them) both fit the points, but log space ends with compute time
- * independent of the batch and the parameter space with compute time
- * that still grows with it, so only the latter expects more GPUs (at a
- * smaller per-GPU batch) to be faster. */
+ * them), identifiability by one distinct batch only (bsz_tol 1, the
+ * artifact's test) leaves both free, and both fits end in the valley
+ * with beta_c at its bound: compute time independent of the batch, so
+ * twice the GPUs at half the batch gain nothing.  With the default
+ * tolerance alpha_c is pinned and both fits say what the rule implies. */
 SM_TEST(sia_goodput_fit_linear_space) {
   sm__sia_tables *t = open_synthetic();
   sm__sia_obs o[400];
   /* A large model on one, two and four GPUs of a node and two nodes of
-   * four, the per-GPU batch tuned between 180 and 190. */
+   * four, the per-GPU batch tuned between 182 and 190. */
   static const sm__sia_obs valley[] = {
       {1, 1, 190, 0.800, 0.002}, {1, 2, 188, 0.815, 0.014},
       {1, 4, 185, 0.850, 0.010}, {2, 8, 182, 0.860, 0.020},
       {2, 8, 184, 0.866, 0.018}, {2, 8, 190, 0.885, 0.008}};
+  const sm__sia_fitopts lin_exact = {0, 1.0}, log_exact = {1, 1.0};
+  const sm__sia_fitopts lin_tol = {0, SM__SIA_BSZ_TOL};
   int nv = (int)SM_ARRAY_LEN(valley);
   sm__sia_perf lin, lg;
   sm__sia_fitinfo fi;
 
   for (int ty = 0; ty < 2; ty++) {
     int n = all_points(app(t, "toyconv")->g[ty], o, 400);
-    sm__sia_perf_fit_in(o, n, 0, &lin, &fi);
+    sm__sia_perf_fit_opt(o, n, &lin_tol, &lin, &fi);
     ASSERT(rmsle(&lin, o, n) < 0.02);
     ASSERT(fi.iterations > 0);
+    ASSERT_EQ(fi.pinned, 0);
   }
-  sm__sia_perf_fit_in(valley, nv, 0, &lin, NULL);
-  sm__sia_perf_fit_in(valley, nv, 1, &lg, NULL);
+  sm__sia_perf_fit_opt(valley, nv, &lin_exact, &lin, &fi);
+  ASSERT(!(fi.pinned & (1u << SM__SIA_AC)));
+  sm__sia_perf_fit_opt(valley, nv, &log_exact, &lg, &fi);
+  ASSERT(!(fi.pinned & (1u << SM__SIA_AC)));
   ASSERT(rmsle(&lin, valley, nv) < 0.05);
   ASSERT(rmsle(&lg, valley, nv) < 0.05);
-  /* Log space: half the per-GPU batch computes as long. */
+  /* Either way half the per-GPU batch computes as long. */
   ASSERT(sm__sia_perf_compute(&lg, 93) > 0.9 * sm__sia_perf_compute(&lg, 186));
-  /* Parameter space: it computes in well under 3/4 of the time, and four
-   * nodes at half the batch step faster than two at the full one. */
-  ASSERT(sm__sia_perf_compute(&lin, 93) <
-         0.75 * sm__sia_perf_compute(&lin, 186));
-  ASSERT(sm__sia_perf_step(&lin, 4, 16, 93, 0) <
-         0.85 * sm__sia_perf_step(&lin, 2, 8, 186, 0));
-  /* The default fit is the log-space one. */
-  {
-    sm__sia_perf d;
-    sm__sia_perf_fit(valley, nv, &d, NULL);
-    for (int k = 0; k < SM__SIA_NPARAM; k++)
-      ASSERT_NEAR(d.p[k], lg.p[k], 1e-12 + 1e-9 * fabs(lg.p[k]));
+  ASSERT(sm__sia_perf_compute(&lin, 93) >
+         0.9 * sm__sia_perf_compute(&lin, 186));
+  /* Batches within 10 %: alpha_c is pinned, and both fits say what the
+   * rule implies, half of the compute time per sample. */
+  sm__sia_perf_fit_opt(valley, nv, &lin_tol, &lin, &fi);
+  ASSERT(fi.pinned & (1u << SM__SIA_AC));
+  sm__sia_perf_fit(valley, nv, &lg, &fi);
+  ASSERT(fi.pinned & (1u << SM__SIA_AC));
+  ASSERT_NEAR(lin.p[SM__SIA_AC], lg.p[SM__SIA_AC], 1e-12);
+  for (int k = 0; k < 2; k++) {
+    const sm__sia_perf *q = k ? &lin : &lg;
+    double r = sm__sia_perf_compute(q, 93) / sm__sia_perf_compute(q, 186);
+    if (!(r > 0.72 && r < 0.78))
+      SM_FAIL_AT("%s: compute(93) / compute(186) = %.3f", k ? "lin" : "log", r);
   }
   sm__sia_tables_free(t);
+}
+
+/* ==== Identifiability: points from a known model ==== */
+
+static const sm__sia_perf known = {
+    {0.050, 0.004, 0.080, 0.006, 0.020, 0.003, 1.5}};
+
+/* The point a job running nodes x replicas at per-GPU batch bsz reports
+ * under the known model. */
+static sm__sia_obs point(int nodes, int replicas, int bsz) {
+  sm__sia_obs o;
+  double c = sm__sia_perf_compute(&known, bsz);
+  o.nodes = nodes;
+  o.replicas = replicas;
+  o.bsz = bsz;
+  o.step = sm__sia_perf_step(&known, nodes, replicas, bsz, 0);
+  o.sync = o.step - c;
+  return o;
+}
+
+/* Points of every placement (nodes, GPUs pairs) at every batch. */
+static int grid(const int (*pl)[2], size_t npl, const int *bs, size_t nbs,
+                sm__sia_obs *o) {
+  int n = 0;
+  for (size_t i = 0; i < npl; i++)
+    for (size_t k = 0; k < nbs; k++)
+      o[n++] = point(pl[i][0], pl[i][1], bs[k]);
+  return n;
+}
+
+/* Enough placements and batches identify every parameter: the fit finds
+ * the model within 2 % and predicts an unseen placement within 2 %. */
+SM_TEST(sia_goodput_fit_identified_model) {
+  static const int pl[][2] = {{1, 1}, {1, 2},  {1, 4}, {2, 2},
+                              {2, 8}, {3, 12}, {4, 16}};
+  static const int bs[] = {32, 64, 128};
+  sm__sia_obs o[32];
+  sm__sia_perf p;
+  sm__sia_fitinfo fi;
+  int n = grid(pl, SM_ARRAY_LEN(pl), bs, SM_ARRAY_LEN(bs), o);
+
+  sm__sia_perf_fit(o, n, &p, &fi);
+  ASSERT_EQ(fi.pinned, 0);
+  ASSERT_EQ(fi.used, n);
+  ASSERT(rmsle(&p, o, n) < 0.005);
+  for (int k = 0; k < SM__SIA_NPARAM; k++)
+    if (fabs(p.p[k] - known.p[k]) > 0.02 * known.p[k])
+      SM_FAIL_AT("parameter %d: %g, truth %g", k, p.p[k], known.p[k]);
+  {
+    double s = sm__sia_perf_step(&p, 6, 24, 96, 1);
+    double t = sm__sia_perf_step(&known, 6, 24, 96, 1);
+    ASSERT_NEAR(s, t, 0.02 * t);
+  }
+}
+
+/* One local batch (every per-GPU batch within 10 %, as batch tuning on a
+ * growing job leaves them): alpha_c is pinned at half the mean compute
+ * time and beta_c carries the rest, so half the per-GPU batch computes
+ * in about 3/4 of the time and 16 GPUs beat 8 (not the bound beta_c ->
+ * 1e-8, under which compute time ignores the batch and 16 GPUs gain
+ * nothing).  Points at another batch free alpha_c again. */
+SM_TEST(sia_goodput_fit_one_local_batch) {
+  static const int pl[][3] = {
+      {1, 1, 200}, {1, 2, 197}, {1, 4, 194}, {2, 8, 192}, {2, 8, 196}};
+  const sm__sia_fitopts exact = {1, 1.0};
+  sm__sia_obs o[16];
+  sm__sia_perf p;
+  sm__sia_fitinfo fi;
+  double cmean = 0, bmean = 0, r8, r16;
+  int n = 0;
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(pl); i++) {
+    o[n] = point(pl[i][0], pl[i][1], pl[i][2]);
+    cmean += o[n].step - o[n].sync;
+    bmean += o[n].bsz;
+    n++;
+  }
+  cmean /= n;
+  bmean /= n;
+  ASSERT(sm__sia_perf_unidentified(o, n, SM__SIA_BSZ_TOL) & (1u << SM__SIA_AC));
+  sm__sia_perf_fit(o, n, &p, &fi);
+  ASSERT(fi.pinned & (1u << SM__SIA_AC));
+  ASSERT_NEAR(p.p[SM__SIA_AC], cmean / 2, 1e-12);
+  /* beta_c: the other half of the mean compute time per sample. */
+  ASSERT_NEAR(p.p[SM__SIA_BC], cmean / 2 / bmean, 0.02 * cmean / 2 / bmean);
+  ASSERT(p.p[SM__SIA_BC] > 1e-4);
+  ASSERT_NEAR(sm__sia_perf_compute(&p, 98) / sm__sia_perf_compute(&p, 196),
+              0.75, 0.01);
+  /* Throughput: 4 nodes of 4 at per-GPU 98 against 2 nodes at 196. */
+  r8 = 8 * 196 / sm__sia_perf_step(&p, 2, 8, 196, 0);
+  r16 = 16 * 98 / sm__sia_perf_step(&p, 4, 16, 98, 0);
+  if (!(r16 > 1.2 * r8))
+    SM_FAIL_AT("16 GPUs %.1f samples/s, 8 GPUs %.1f", r16, r8);
+  /* The same points with the exact test (one distinct batch): free. */
+  ASSERT(
+      !(sm__sia_perf_unidentified(o, n, exact.bsz_tol) & (1u << SM__SIA_AC)));
+  /* A point at half the batch identifies alpha_c: unpinned, found. */
+  o[n++] = point(1, 4, 98);
+  o[n++] = point(2, 8, 100);
+  sm__sia_perf_fit(o, n, &p, &fi);
+  ASSERT(!(fi.pinned & (1u << SM__SIA_AC)));
+  ASSERT_NEAR(p.p[SM__SIA_AC], known.p[SM__SIA_AC], 0.02 * known.p[SM__SIA_AC]);
+  ASSERT_NEAR(p.p[SM__SIA_BC], known.p[SM__SIA_BC], 0.02 * known.p[SM__SIA_BC]);
+}
+
+/* No multi-node point: the inter-node terms are pinned and then raised
+ * to 1.1 times the fitted intra-node ones, so two nodes are predicted
+ * no faster than one; the intra-node terms are fitted.  One intra-node
+ * GPU count cannot separate alpha_r from beta_r: beta_r is pinned. */
+SM_TEST(sia_goodput_fit_no_multi_node) {
+  static const int pl[][2] = {{1, 1}, {1, 2}, {1, 4}, {1, 8}};
+  static const int bs[] = {48, 96};
+  sm__sia_obs o[16];
+  sm__sia_perf p;
+  sm__sia_fitinfo fi;
+  int n = grid(pl, SM_ARRAY_LEN(pl), bs, SM_ARRAY_LEN(bs), o);
+
+  sm__sia_perf_fit(o, n, &p, &fi);
+  ASSERT_EQ(fi.pinned, (1u << SM__SIA_AN) | (1u << SM__SIA_BN));
+  ASSERT_NEAR(p.p[SM__SIA_AR], known.p[SM__SIA_AR], 0.02 * known.p[SM__SIA_AR]);
+  ASSERT_NEAR(p.p[SM__SIA_BR], known.p[SM__SIA_BR], 0.02 * known.p[SM__SIA_BR]);
+  ASSERT_NEAR(p.p[SM__SIA_AN], 1.1 * p.p[SM__SIA_AR], 1e-12);
+  ASSERT_NEAR(p.p[SM__SIA_BN], 1.1 * p.p[SM__SIA_BR], 1e-12);
+  for (int r = 2; r <= 32; r *= 2)
+    ASSERT(sm__sia_perf_step(&p, 2, r, 64, 0) >
+           sm__sia_perf_step(&p, 1, r, 64, 0));
+  /* One GPU count inside a node (4): beta_r is pinned, alpha_r fitted. */
+  n = 0;
+  o[n++] = point(1, 1, 64);
+  o[n++] = point(1, 4, 64);
+  o[n++] = point(1, 4, 128);
+  sm__sia_perf_fit(o, n, &p, &fi);
+  ASSERT(fi.pinned & (1u << SM__SIA_BR));
+  ASSERT(!(fi.pinned & (1u << SM__SIA_AR)));
+  ASSERT_NEAR(sm__sia_perf_step(&p, 1, 4, 96, 0),
+              sm__sia_perf_step(&known, 1, 4, 96, 0),
+              0.02 * sm__sia_perf_step(&known, 1, 4, 96, 0));
+  /* Multi-node points at one GPU count: beta_n pinned, alpha_n fitted. */
+  o[n++] = point(2, 8, 64);
+  o[n++] = point(2, 8, 128);
+  sm__sia_perf_fit(o, n, &p, &fi);
+  ASSERT(fi.pinned & (1u << SM__SIA_BN));
+  ASSERT(!(fi.pinned & (1u << SM__SIA_AN)));
+}
+
+static void finite_model(const sm__sia_perf *p) {
+  for (int k = 0; k < SM__SIA_NPARAM; k++)
+    if (!(isfinite(p->p[k]) && p->p[k] > 0))
+      SM_FAIL_AT("parameter %d is %g", k, p->p[k]);
+  for (int r = 1; r <= 64; r *= 2) {
+    double s = sm__sia_perf_step(p, (r + 3) / 4, r, 64, 1);
+    if (!(isfinite(s) && s > 0))
+      SM_FAIL_AT("step on %d GPUs is %g", r, s);
+  }
+}
+
+/* Malformed and degenerate points end in a defined model: invalid points
+ * (zero or negative sizes, NaN or infinite times, zero step) are left
+ * out; without a valid one the prior model comes back, flagged. */
+SM_TEST(sia_goodput_fit_degenerate) {
+  sm__sia_obs o[130];
+  sm__sia_perf p;
+  sm__sia_fitinfo fi;
+  sm__sia_fitopts lin = {0, SM__SIA_BSZ_TOL};
+
+  sm__sia_perf_fit(NULL, 0, &p, &fi);
+  ASSERT(fi.fallback);
+  ASSERT_EQ(fi.used, 0);
+  finite_model(&p);
+  sm__sia_perf_fit(o, -3, &p, &fi);
+  ASSERT(fi.fallback);
+  o[0] = (sm__sia_obs){0, 0, 0, 0.0, 0.0};
+  o[1] = (sm__sia_obs){1, 1, 64, NAN, 0.0};
+  o[2] = (sm__sia_obs){1, 1, 64, 0.1, NAN};
+  o[3] = (sm__sia_obs){1, 1, 64, INFINITY, 0.0};
+  o[4] = (sm__sia_obs){1, 1, 64, -0.1, 0.0};
+  o[5] = (sm__sia_obs){2, 1, 64, 0.1, 0.0}; /* more nodes than GPUs */
+  o[6] = (sm__sia_obs){1, 1, -8, 0.1, 0.0};
+  o[7] = (sm__sia_obs){1, 1, 64, 0.1, -1.0};
+  for (int lg = 0; lg < 2; lg++) {
+    if (lg)
+      sm__sia_perf_fit(o, 8, &p, &fi);
+    else
+      sm__sia_perf_fit_opt(o, 8, &lin, &p, &fi);
+    ASSERT(fi.fallback);
+    ASSERT_EQ(fi.used, 0);
+    finite_model(&p);
+  }
+  /* One valid point among them: it alone is fitted, alpha_c pinned. */
+  o[8] = (sm__sia_obs){1, 1, 64, 0.2, 0.0};
+  sm__sia_perf_fit(o, 9, &p, &fi);
+  ASSERT(!fi.fallback);
+  ASSERT_EQ(fi.used, 1);
+  ASSERT_NEAR(p.p[SM__SIA_AC], 0.1, 1e-12);
+  ASSERT_NEAR(sm__sia_perf_step(&p, 1, 1, 64, 0), 0.2, 0.004);
+  finite_model(&p);
+  /* A sync time above the step (no compute time): still a model. */
+  o[0] = (sm__sia_obs){1, 2, 8, 0.05, 0.06};
+  sm__sia_perf_fit(o, 1, &p, &fi);
+  ASSERT_EQ(fi.used, 1);
+  finite_model(&p);
+  /* Many points (over the stack buffer), one in three invalid. */
+  for (int i = 0; i < 130; i++) {
+    o[i] = point(1 + i % 3, (1 + i % 3) * (1 + i % 4), 16 + i);
+    if (i % 3 == 0)
+      o[i].step = NAN;
+  }
+  sm__sia_perf_fit(o, 130, &p, &fi);
+  ASSERT_EQ(fi.used, 130 - 44);
+  ASSERT(rmsle(&p, &o[1], 2) < 0.02);
+  finite_model(&p);
 }
 
 /* Refitting online: more points, better predictions of the unseen. */
