@@ -53,6 +53,36 @@ static const char *str(const sm_extract_res *res, sm_meta_field f) {
   return res->meta.f[f].known ? res->meta.f[f].str : "(null)";
 }
 
+/* The job's FIELD reads WANT, a name or a whole number (the test's line
+ * in the message). */
+#define expect_str(r, wd, cmdline, field, want)                                \
+  str_at(__LINE__, (r), (wd), (cmdline), (field), (want))
+#define expect_num(r, wd, cmdline, field, want)                                \
+  num_at(__LINE__, (r), (wd), (cmdline), (field), (want))
+static void str_at(int line, repo *r, const char *wd, const char *cmdline,
+                   sm_meta_field f, const char *want) {
+  sm_extract_res res;
+  run(r, wd, cmdline, &res);
+  if (strcmp(str(&res, f), want) != 0) {
+    fprintf(stderr, "  %s:%d: %s of \"%s\" is \"%s\", expected \"%s\"\n",
+            __FILE__, line, sm_meta_name(f), cmdline, str(&res, f), want);
+    exit(1);
+  }
+  sm_extract_res_release(&res);
+}
+static void num_at(int line, repo *r, const char *wd, const char *cmdline,
+                   sm_meta_field f, long long want) {
+  sm_extract_res res;
+  run(r, wd, cmdline, &res);
+  if (!known(&res, f) || (long long)res.meta.f[f].num != want) {
+    fprintf(stderr, "  %s:%d: %s of \"%s\" is %s%.9g, expected %lld\n",
+            __FILE__, line, sm_meta_name(f), cmdline,
+            known(&res, f) ? "" : "unknown ", res.meta.f[f].num, want);
+    exit(1);
+  }
+  sm_extract_res_release(&res);
+}
+
 /* The job's FIELD stays unknown (the test's line in the message). */
 #define expect_unread(r, cmdline, field)                                       \
   unread_at(__LINE__, (r), (cmdline), (field))
@@ -266,9 +296,7 @@ SM_TEST(extract_guarded_strategies) {
   ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
   ASSERT(!known(&res, SM_META_GPUS));
   sm_extract_res_release(&res);
-  run(&r, "cls", "python main.py --hosts 2", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
-  sm_extract_res_release(&res);
+  expect_str(&r, "cls", "python main.py --hosts 2", SM_META_PARALLELISM, "ddp");
   /* Another layout: a sharding switch as an option under a launcher;
    * a wrapper in an else branch of a string comparison. */
   put(&r, "lm/train.py",
@@ -282,12 +310,10 @@ SM_TEST(extract_guarded_strategies) {
       "net = torch.nn.Linear(2, 2)\n"
       "if cfg.shard == 'full':\n    net = FSDP(net)\nelse:\n    net = "
       "DDP(net)\n");
-  run(&r, "lm", "torchrun --nproc_per_node 4 train.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
-  sm_extract_res_release(&res);
-  run(&r, "lm", "torchrun --nproc_per_node 4 train.py --shard full", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
-  sm_extract_res_release(&res);
+  expect_str(&r, "lm", "torchrun --nproc_per_node 4 train.py",
+             SM_META_PARALLELISM, "ddp");
+  expect_str(&r, "lm", "torchrun --nproc_per_node 4 train.py --shard full",
+             SM_META_PARALLELISM, "fsdp");
   repo_drop(&r);
 }
 
@@ -314,12 +340,10 @@ SM_TEST(extract_reachable_definitions_only) {
       "import argparse\nimport torch\nfrom pkg.helpers import shard\n"
       "p = argparse.ArgumentParser()\np.add_argument('--epochs', default=3)\n"
       "p.parse_args()\nmodel = shard(torch.nn.Linear(2, 2))\n");
-  run(&r, NULL, "torchrun --nproc_per_node 2 ema_train.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
-  sm_extract_res_release(&res);
-  run(&r, NULL, "torchrun --nproc_per_node 2 shard_train.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node 2 ema_train.py",
+             SM_META_PARALLELISM, "ddp");
+  expect_str(&r, NULL, "torchrun --nproc_per_node 2 shard_train.py",
+             SM_META_PARALLELISM, "fsdp");
   repo_drop(&r);
 }
 
@@ -497,18 +521,14 @@ SM_TEST(extract_code_dicts_and_heads) {
       "import torch\nfrom transformers import ViTForImageClassification\n"
       "model = ViTForImageClassification.from_pretrained("
       "'google/vit-base-patch16-224')\n");
-  run(&r, NULL, "python vit.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_TASK), "image_classification");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python vit.py", SM_META_TASK, "image_classification");
   put(&r, "qa.py",
       "import torch\nfrom transformers import AutoTokenizer, "
       "AutoModelForQuestionAnswering\n"
       "tok = AutoTokenizer.from_pretrained('roberta-base')\n"
       "model = "
       "AutoModelForQuestionAnswering.from_pretrained('roberta-base')\n");
-  run(&r, NULL, "python qa.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_TASK), "question_answering");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python qa.py", SM_META_TASK, "question_answering");
   repo_drop(&r);
 }
 
@@ -598,9 +618,7 @@ SM_TEST(extract_registries_by_name) {
       "    loop_c(args)\n"
       "def loop_c(args):\n    args.decoder_layers = 3\n"
       "    args.decoder_attention_heads = 4\n    loop_b(args)\n");
-  run(&r, "tool", "python train.py --arch loop_a", &res);
-  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 3);
-  sm_extract_res_release(&res);
+  expect_num(&r, "tool", "python train.py --arch loop_a", SM_META_N_LAYERS, 3);
   repo_drop(&r);
 }
 
@@ -619,12 +637,8 @@ SM_TEST(extract_guarded_precision_and_speaker) {
       "p = argparse.ArgumentParser()\np.add_argument('--fp16', "
       "action='store_true')\ncfg = p.parse_args()\n"
       "t = Trainer(cfg, torch.nn.Linear(1, 1))\n");
-  run(&r, NULL, "python train.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python train.py --fp16", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python train.py", SM_META_PRECISION, "fp32");
+  expect_str(&r, NULL, "python train.py --fp16", SM_META_PRECISION, "fp16");
   /* Speaker embeddings are not transcripts. */
   put(&r, "spk/train.py",
       "import sys\nimport torch\nimport torchaudio\n"
@@ -670,9 +684,7 @@ SM_TEST(extract_shell_heredocs) {
   put(&r, "b.sh",
       "X=$(cat <<'EOT'\n--max_steps 5\nEOT\n)\n"
       "python -m pkg.cli $X\n");
-  run(&r, NULL, "bash b.sh", &res);
-  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 5);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "bash b.sh", SM_META_ITERATIONS, 5);
   /* Malformed: an unterminated document, an empty one, a document fed
    * to a command that is not cat. */
   put(&r, "c.sh",
@@ -704,9 +716,7 @@ SM_TEST(extract_all_gpu_launchers) {
   /* A unitless duration says nothing. */
   ASSERT(!known(&res, SM_META_ITERATIONS));
   sm_extract_res_release(&res);
-  run(&r, NULL, "composer -n 4 train.py run.yaml", &res);
-  ASSERT_EQ(num(&res, SM_META_GPUS), 4);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "composer -n 4 train.py run.yaml", SM_META_GPUS, 4);
   /* Lengths with their units: batches, epochs, a token budget. */
   put(&r, "run2.yaml", "global_train_batch_size: 64\nmax_duration: 2ep\n");
   put(&r, "run3.yaml",
@@ -725,9 +735,8 @@ SM_TEST(extract_all_gpu_launchers) {
       "import sys\nimport torch\nfrom transformers import GPT2LMHeadModel\n"
       "from omegaconf import OmegaConf as om\ncfg = om.load(sys.argv[1])\n"
       "model = GPT2LMHeadModel.from_pretrained('gpt2')\n");
-  run(&r, NULL, "composer -n 4 lm.py run3.yaml", &res);
-  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 10000);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "composer -n 4 lm.py run3.yaml", SM_META_ITERATIONS,
+             10000);
   /* A console tool that re-runs itself under torchrun when it sees more
    * than one GPU. */
   put(&r, "pyproject.toml",
@@ -1029,12 +1038,8 @@ SM_TEST(extract_eval_only_casts_are_not_the_precision) {
                 "for step in range(args.steps):\n"
                 "    loss = upsample(torch.randn(2, 4)).sum()\n"
                 "    loss.backward()\n");
-  run(&r, NULL, "python fine.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python amp.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python fine.py", SM_META_PRECISION, "fp32");
+  expect_str(&r, NULL, "python amp.py", SM_META_PRECISION, "fp16");
   repo_drop(&r);
 }
 #undef EVAL_HEAD
@@ -1180,9 +1185,8 @@ SM_TEST(extract_strategy_enum_defaults_and_fallbacks) {
   sm_extract_res_release(&res);
   /* A token budget with a bare T: steps once batch and length are
    * known (2e9 / (1000 x 1000)). */
-  run(&r, NULL, "torchrun --nproc_per_node=8 train.py budget.yaml", &res);
-  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 2000);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "torchrun --nproc_per_node=8 train.py budget.yaml",
+             SM_META_ITERATIONS, 2000);
   /* Malformed files: a duration that is no number, a strategy of the
    * wrong type, binary bytes: nulls, no crash. */
   put(&r, "bad.yaml",
@@ -1221,9 +1225,7 @@ SM_TEST(extract_micro_step_lengths_and_arch_files) {
   put(&r, "pre2.py",
       "import torch\nepochs_per_stage = 3\nmax_iters = 1000 * 2\n"
       "model = torch.nn.Linear(2, 2)\n");
-  run(&r, NULL, "python pre2.py", &res);
-  ASSERT_EQ(num(&res, SM_META_ITERATIONS), 2000);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "python pre2.py", SM_META_ITERATIONS, 2000);
   /* An architecture table as one file per name next to the factory
    * module the entry imports. */
   put(&r, "pkg/__init__.py", "");
@@ -1276,9 +1278,8 @@ SM_TEST(extract_method_words_respect_identifier_bounds) {
       "run_name: tiny\nmodel:\n  d_model: 256\n  n_layers: 4\n"
       "  vocab_size: 50280\n  max_sequence_length: 512\n"
       "max_duration: 1000\n");
-  run(&r, NULL, "python train.py lm.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_TASK), "language_model_pretraining");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python train.py lm.yaml", SM_META_TASK,
+             "language_model_pretraining");
   repo_drop(&r);
 }
 
@@ -1294,26 +1295,22 @@ SM_TEST(extract_sharding_and_degree_keys) {
   put(&r, "shard.yaml",
       "fsdp_config:\n  sharding_strategy: HYBRID_SHARD\n"
       "  mixed_precision: PURE\nmax_steps: 10\n");
-  run(&r, NULL, "torchrun --nproc_per_node=4 train.py shard.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node=4 train.py shard.yaml",
+             SM_META_PARALLELISM, "fsdp");
   /* NO_SHARD, or a sharding value of the wrong type: not FSDP. */
   put(&r, "noshard.yaml",
       "fsdp_config:\n  sharding_strategy: NO_SHARD\nmax_steps: 10\n");
-  run(&r, NULL, "torchrun --nproc_per_node=4 train.py noshard.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node=4 train.py noshard.yaml",
+             SM_META_PARALLELISM, "ddp");
   put(&r, "odd.yaml", "sharding_strategy: [1, 2]\nmax_steps: 10\n");
-  run(&r, NULL, "torchrun --nproc_per_node=4 train.py odd.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "ddp");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node=4 train.py odd.yaml",
+             SM_META_PARALLELISM, "ddp");
   /* Tensor / pipeline degrees in another spelling. */
   put(&r, "tp.yaml",
       "parallelism:\n  tensor_parallel_degree: 4\n"
       "  pipeline_parallel_degree: 2\nmax_steps: 10\n");
-  run(&r, NULL, "torchrun --nproc_per_node=8 train.py tp.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "megatron_tp4_pp2");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node=8 train.py tp.yaml",
+             SM_META_PARALLELISM, "megatron_tp4_pp2");
   repo_drop(&r);
 }
 
@@ -1348,9 +1345,8 @@ SM_TEST(extract_size_tables_of_functions) {
   ASSERT_EQ(num(&res, SM_META_D_MODEL), 192);
   ASSERT_EQ(num(&res, SM_META_N_LAYERS), 3);
   sm_extract_res_release(&res);
-  run(&r, NULL, "python train.py --model_name alias", &res);
-  ASSERT_EQ(num(&res, SM_META_N_LAYERS), 28);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "python train.py --model_name alias", SM_META_N_LAYERS,
+             28);
   /* A name the table does not hold: the class defaults of a library
    * module are no answer. */
   expect_unread(&r, "python train.py --model_name huge", SM_META_N_LAYERS);
@@ -1443,16 +1439,14 @@ SM_TEST(extract_dataset_from_shard_paths) {
       "    - https://data.example.org/pre/dolma/v2/tok-x/part-000-00000.npy\n"
       "    - https://data.example.org/pre/dolma/v2/tok-x/part-000-00001.npy\n"
       "max_steps: 10\n");
-  run(&r, NULL, "torchrun --nproc_per_node=2 train.py mix.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "dolma");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node=2 train.py mix.yaml",
+             SM_META_DATASET, "dolma");
   /* Numbered shards under an unknown name: that name, not the number. */
   put(&r, "own.yaml",
       "data:\n  paths:\n    - /data/mycorpus/shard-00012.tar\n"
       "max_steps: 10\n");
-  run(&r, NULL, "torchrun --nproc_per_node=2 train.py own.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "mycorpus");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node=2 train.py own.yaml",
+             SM_META_DATASET, "mycorpus");
   /* A directory option of the script. */
   put(&r, "pre.py",
       "import torch\n"
@@ -1502,17 +1496,13 @@ SM_TEST(extract_bf16_capable_gpus) {
       "if not torch.cuda.is_bf16_supported():\n"
       "    scaler = torch.cuda.amp.GradScaler()\n"
       "    model = model.half()\n");
-  run(&r, NULL, "python a.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python a.py", SM_META_PRECISION, "fp32");
   put(&r, "b.py",
       "import torch\nmodel = torch.nn.Linear(2, 2)\nmax_steps = 10\n"
       "if torch.cuda.is_bf16_supported():\n"
       "    ctx = torch.autocast('cuda', dtype=torch.bfloat16)\n"
       "else:\n    scaler = torch.cuda.amp.GradScaler()\n");
-  run(&r, NULL, "python b.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python b.py", SM_META_PRECISION, "bf16");
   repo_drop(&r);
 }
 
@@ -1732,9 +1722,8 @@ SM_TEST(extract_visible_device_lists) {
   ASSERT_EQ(num(&res, SM_META_GPUS), 1);
   ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "none");
   sm_extract_res_release(&res);
-  run(&r, NULL, "python train.py --device 0,1,2 --batch-size 48", &res);
-  ASSERT_EQ(num(&res, SM_META_GPUS), 3);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "python train.py --device 0,1,2 --batch-size 48",
+             SM_META_GPUS, 3);
   /* Not index lists: the count stays open (DataParallel over every
    * visible GPU) rather than guessed. */
   expect_unread(&r, "python train.py --device cuda:1", SM_META_GPUS);
@@ -1783,13 +1772,11 @@ SM_TEST(extract_two_tower_widths) {
       "p = argparse.ArgumentParser()\n"
       "p.add_argument('--model', default='none')\n"
       "args = p.parse_args()\nm = create_model(args.model)\n");
-  run(&r, NULL, "python run/main.py --model pair-vit-s", &res);
-  ASSERT_EQ(num(&res, SM_META_D_MODEL), 384);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "python run/main.py --model pair-vit-s", SM_META_D_MODEL,
+             384);
   expect_unread(&r, "python run/main.py --model pair-cnn", SM_META_D_MODEL);
-  run(&r, NULL, "python run/main.py --model solo-enc", &res);
-  ASSERT_EQ(num(&res, SM_META_D_MODEL), 320);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "python run/main.py --model solo-enc", SM_META_D_MODEL,
+             320);
   /* Wrong types in the towers: no width guessed. */
   expect_unread(&r, "python run/main.py --model pair-bad", SM_META_D_MODEL);
   repo_drop(&r);
@@ -2058,9 +2045,8 @@ SM_TEST(extract_video_and_rating_datasets) {
   ASSERT_STREQ(str(&res, SM_META_DATASET), "hmdb51");
   ASSERT_STREQ(str(&res, SM_META_TASK), "action_recognition");
   sm_extract_res_release(&res);
-  run(&r, NULL, "python finetune.py --data_path /data/sthv2/train.csv", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "something-something-v2");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python finetune.py --data_path /data/sthv2/train.csv",
+             SM_META_DATASET, "something-something-v2");
   put(&r, "pretrain_mae.py",
       "import argparse\nimport torch\n"
       "p = argparse.ArgumentParser()\n"
@@ -2081,9 +2067,7 @@ SM_TEST(extract_video_and_rating_datasets) {
       "p = argparse.ArgumentParser()\n"
       "p.add_argument('--dataset', default='ml-1m')\n"
       "a = p.parse_args()\n");
-  run(&r, NULL, "python rec.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "movielens-1m");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python rec.py", SM_META_DATASET, "movielens-1m");
   repo_drop(&r);
 }
 
@@ -2148,9 +2132,8 @@ SM_TEST(extract_total_batch_over_config_gpus) {
       "loader = torch.utils.data.DataLoader(ds, "
       "batch_size=int(cfg.SOLVER.BATCH_SIZE / cfg.NUM_GPUS), shuffle=True)\n"
       "torch.multiprocessing.spawn(train, nprocs=cfg.NUM_GPUS)\n");
-  run(&r, NULL, "python flat.py cfgs/k.yaml", &res);
-  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 64);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "python flat.py cfgs/k.yaml", SM_META_GLOBAL_BATCH_SIZE,
+             64);
   /* Trailing overrides that the code's own parser takes: a top-level key
    * among dotted ones. */
   run(&r, NULL, "python flat.py cfgs/k.yaml SOLVER.BASE_LR 0.2 NUM_GPUS 4",
@@ -2166,9 +2149,8 @@ SM_TEST(extract_total_batch_over_config_gpus) {
       "from vidnet.config import get_cfg\ncfg = get_cfg()\n"
       "cfg.merge_from_file(sys.argv[1])\n"
       "torch.multiprocessing.spawn(train, nprocs=cfg.NUM_GPUS)\n");
-  run(&r, NULL, "python tools/other.py cfgs/k.yaml", &res);
-  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 64);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "python tools/other.py cfgs/k.yaml",
+             SM_META_PER_DEVICE_BATCH_SIZE, 64);
   repo_drop(&r);
 }
 
@@ -2186,12 +2168,8 @@ SM_TEST(extract_precision_switch_shapes) {
       "a = p.parse_args()\n"
       "scaler = torch.cuda.amp.GradScaler(enabled=a.amp)\n"
       "with torch.autocast('cuda', enabled=a.amp):\n    pass\n");
-  run(&r, NULL, "python a.py --amp", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python a.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python a.py --amp", SM_META_PRECISION, "fp16");
+  expect_str(&r, NULL, "python a.py", SM_META_PRECISION, "fp32");
   /* A yacs switch, off by default and on in the YAML. */
   put(&r, "b/cfg.py",
       "from yacs.config import CfgNode\n_C = CfgNode()\n_C.TRAIN = "
@@ -2204,13 +2182,11 @@ SM_TEST(extract_precision_switch_shapes) {
       "with torch.cuda.amp.autocast(enabled=cfg.TRAIN.MIXED_PRECISION):\n"
       "    loss = model(x)\n");
   put(&r, "b/on.yaml", "TRAIN:\n  MIXED_PRECISION: True\n");
-  run(&r, "b", "python train.py --cfg on.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
-  sm_extract_res_release(&res);
+  expect_str(&r, "b", "python train.py --cfg on.yaml", SM_META_PRECISION,
+             "fp16");
   put(&r, "b/on.yaml", "TRAIN:\n  MIXED_PRECISION: False\n");
-  run(&r, "b", "python train.py --cfg on.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp32");
-  sm_extract_res_release(&res);
+  expect_str(&r, "b", "python train.py --cfg on.yaml", SM_META_PRECISION,
+             "fp32");
   /* mmengine optimizer wrappers: AMP, AMP in bf16, plain. */
   put(&r, "m/train.py",
       "import argparse\nfrom mmengine.config import Config\n"
@@ -2225,12 +2201,8 @@ SM_TEST(extract_precision_switch_shapes) {
   put(&r, "m/plain.py",
       "optim_wrapper = dict(type='OptimWrapper',\n"
       "    optimizer=dict(type='SGD', lr=0.1))\n");
-  run(&r, "m", "python train.py amp.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
-  sm_extract_res_release(&res);
-  run(&r, "m", "python train.py ampbf.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
-  sm_extract_res_release(&res);
+  expect_str(&r, "m", "python train.py amp.py", SM_META_PRECISION, "fp16");
+  expect_str(&r, "m", "python train.py ampbf.py", SM_META_PRECISION, "bf16");
   run(&r, "m", "python train.py plain.py", &res);
   ASSERT(!known(&res, SM_META_PRECISION) ||
          strcmp(str(&res, SM_META_PRECISION), "fp32") == 0);
@@ -2253,9 +2225,8 @@ SM_TEST(extract_precision_switch_shapes) {
   put(&r, "t.toml",
       "[training]\ndtype = \"float32\"\nmixed_precision_param = "
       "\"bfloat16\"\nmixed_precision_reduce = \"float32\"\n");
-  run(&r, NULL, "python t.py --config t.toml", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python t.py --config t.toml", SM_META_PRECISION,
+             "bf16");
   repo_drop(&r);
 }
 
@@ -2311,9 +2282,8 @@ SM_TEST(extract_shell_option_loops) {
       "  if [ \"$1\" = \"--ckpt\" ]; then M=$2; shift; fi\n"
       "  shift\ndone\n"
       "python train.py --model_name_or_path $M\n");
-  run(&r, NULL, "bash c.sh --ckpt mistralai/Mistral-7B-v0.1", &res);
-  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "mistral-7b");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "bash c.sh --ckpt mistralai/Mistral-7B-v0.1",
+             SM_META_MODEL_NAME, "mistral-7b");
   /* Endless loops end at the bound, and a loop over unknown words keeps
    * what it may set unknown. */
   put(&r, "d.sh",
@@ -2385,9 +2355,7 @@ SM_TEST(extract_vision_tokens) {
       "a = p.parse_args()\n"
       "model = timm.create_model(a.model, img_size=a.input_size)\n"
       "crit = torch.nn.CrossEntropyLoss()\n");
-  run(&r, NULL, "python cls.py", &res);
-  ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 197);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "python cls.py", SM_META_SEQ_LEN, 197);
   run(&r, NULL, "python cls.py --model vit_large_patch14_224 --input_size 448",
       &res);
   ASSERT_EQ(num(&res, SM_META_SEQ_LEN), 1025);
@@ -2484,9 +2452,7 @@ SM_TEST(extract_config_calls_in_option_branches) {
   ASSERT(!known(&res, SM_META_TASK) ||
          strcmp(str(&res, SM_META_TASK), "llm_finetuning_lora") != 0);
   sm_extract_res_release(&res);
-  run(&r, NULL, "python ft.py --card s", &res);
-  ASSERT_EQ(num(&res, SM_META_D_MODEL), 768);
-  sm_extract_res_release(&res);
+  expect_num(&r, NULL, "python ft.py --card s", SM_META_D_MODEL, 768);
   /* A branch on something the job does not fix keeps what it sets (the
    * later write, as before). */
   put(&r, "env.py",
@@ -2562,42 +2528,30 @@ SM_TEST(extract_dataset_loader_idioms) {
   put(&r, "a.py",
       "import torch\nimport torchvision\n"
       "train = torchvision.datasets.STL10(root='./d', split='train')\n");
-  run(&r, NULL, "python a.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "stl10");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python a.py", SM_META_DATASET, "stl10");
   put(&r, "b.py",
       "import torch\nfrom torchvision.datasets import CIFAR100, ImageFolder\n"
       "ds = CIFAR100('./data', train=True, download=True)\n");
-  run(&r, NULL, "python b.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "cifar-100");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python b.py", SM_META_DATASET, "cifar-100");
   put(&r, "c.py",
       "import torch\nfrom pl_bolts.datamodules import MNISTDataModule\n"
       "dm = MNISTDataModule(data_dir='.')\n");
-  run(&r, NULL, "python c.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "mnist");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python c.py", SM_META_DATASET, "mnist");
   put(&r, "d.py",
       "import tensorflow_datasets as tfds\n"
       "ds = tfds.load('imagenet2012', split='train')\n");
-  run(&r, NULL, "python d.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "imagenet-1k");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python d.py", SM_META_DATASET, "imagenet-1k");
   put(&r, "e.py",
       "import datasets\nimport torch\n"
       "ds = datasets.load_dataset(path='HuggingFaceFW/fineweb-edu', "
       "name='sample-10BT')\n");
-  run(&r, NULL, "python e.py", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "fineweb-edu");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python e.py", SM_META_DATASET, "fineweb-edu");
   put(&r, "f.py",
       "import argparse\nimport yaml\nimport torch\n"
       "p = argparse.ArgumentParser()\np.add_argument('--config')\n"
       "cfg = yaml.safe_load(open(p.parse_args().config))\n");
   put(&r, "f.yaml", "dataset:\n  path: allenai/c4\n  name: en\n");
-  run(&r, NULL, "python f.py --config f.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "c4");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python f.py --config f.yaml", SM_META_DATASET, "c4");
   put(&r, "g.py",
       "import torch\nfrom torchvision.datasets import ImageFolder\n"
       "ds = ImageFolder('/mnt/x/train')\n");
@@ -2623,15 +2577,13 @@ SM_TEST(extract_shard_degree_fsdp) {
       "[parallelism]\ndata_parallel_shard_degree = 1\n"
       "tensor_parallel_degree = 1\n");
   put(&r, "c.yaml", "parallel:\n  dp_shard: 4\n  dp_replicate: 2\n");
-  run(&r, NULL, "torchrun --nproc_per_node 8 t.py --config a.toml", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node 8 t.py --config a.toml",
+             SM_META_PARALLELISM, "fsdp");
   run(&r, NULL, "torchrun --nproc_per_node 8 t.py --config b.toml", &res);
   ASSERT(strcmp(str(&res, SM_META_PARALLELISM), "fsdp") != 0);
   sm_extract_res_release(&res);
-  run(&r, NULL, "torchrun --nproc_per_node 8 t.py --config c.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_PARALLELISM), "fsdp");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node 8 t.py --config c.yaml",
+             SM_META_PARALLELISM, "fsdp");
   repo_drop(&r);
 }
 
@@ -2648,12 +2600,10 @@ SM_TEST(extract_precision_policy_names) {
       "p.add_argument('--precision', default='full')\n"
       "p.add_argument('--dtype', default='float32')\n"
       "a = p.parse_args()\n");
-  run(&r, NULL, "python j.py --precision full_mixed --dtype bfloat16", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "bf16");
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python j.py --precision fp16", &res);
-  ASSERT_STREQ(str(&res, SM_META_PRECISION), "fp16");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python j.py --precision full_mixed --dtype bfloat16",
+             SM_META_PRECISION, "bf16");
+  expect_str(&r, NULL, "python j.py --precision fp16", SM_META_PRECISION,
+             "fp16");
   repo_drop(&r);
 }
 
@@ -2684,9 +2634,8 @@ SM_TEST(extract_dataset_sections_by_name) {
   put(&r, "b.yaml",
       "datasets:\n  house_pairs:\n    vis_processor:\n      train:\n"
       "        name: blip_image_train\n");
-  run(&r, NULL, "torchrun --nproc_per_node 4 train.py --cfg-path b.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_DATASET), "house-pairs");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "torchrun --nproc_per_node 4 train.py --cfg-path b.yaml",
+             SM_META_DATASET, "house-pairs");
   put(&r, "c.yaml",
       "datasets:\n  set_a:\n    batch_size: 2\n  set_b:\n    batch_size: 2\n"
       "  set_c:\n    batch_size: 2\n  set_d:\n    batch_size: 2\n"
@@ -2771,17 +2720,13 @@ SM_TEST(extract_family_variant_from_config_name) {
   put(&r, "configs/VIDNET_8x8_R50.yaml", "MODEL:\n  ARCH: vidnet\n");
   put(&r, "configs/base_run.yaml", "MODEL:\n  ARCH: vidnet\n");
   put(&r, "configs/VIDNET2_R101.yaml", "MODEL:\n  ARCH: vidnet2\n");
-  run(&r, NULL, "python tools/run.py --cfg configs/VIDNET_4x16_R50.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet-4x16-r50");
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python tools/run.py --cfg configs/VIDNET_8x8_R50.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet-8x8-r50");
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python tools/run.py --cfg configs/base_run.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet");
-  sm_extract_res_release(&res);
-  run(&r, NULL, "python tools/run.py --cfg configs/VIDNET2_R101.yaml", &res);
-  ASSERT_STREQ(str(&res, SM_META_MODEL_NAME), "vidnet2");
-  sm_extract_res_release(&res);
+  expect_str(&r, NULL, "python tools/run.py --cfg configs/VIDNET_4x16_R50.yaml",
+             SM_META_MODEL_NAME, "vidnet-4x16-r50");
+  expect_str(&r, NULL, "python tools/run.py --cfg configs/VIDNET_8x8_R50.yaml",
+             SM_META_MODEL_NAME, "vidnet-8x8-r50");
+  expect_str(&r, NULL, "python tools/run.py --cfg configs/base_run.yaml",
+             SM_META_MODEL_NAME, "vidnet");
+  expect_str(&r, NULL, "python tools/run.py --cfg configs/VIDNET2_R101.yaml",
+             SM_META_MODEL_NAME, "vidnet2");
   repo_drop(&r);
 }
