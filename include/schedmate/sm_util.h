@@ -178,6 +178,11 @@ SM_EXTERN int sm_revlines_init(sm_revlines *r, sm_rfile *f, uint64_t stop,
 SM_EXTERN int sm_revlines_next(sm_revlines *r, const char **line, size_t *len,
                                uint64_t *off, int *truncated, sm_err *err);
 SM_EXTERN void sm_revlines_release(sm_revlines *r);
+/* The bytes the reader already holds below the next line it will return:
+ * [*start, *start + *len) of the file, read only and valid until the next
+ * call; NULL when it holds none. */
+SM_EXTERN const char *sm_revlines_held(const sm_revlines *r, uint64_t *start,
+                                       size_t *len);
 
 /* ==== Forward line reader ==== */
 

@@ -75,7 +75,9 @@ static int merge(sm_sim_trace *set, const sm_sim_trace *t, const char *wl,
     }
     at[j.nattrs].key = "workload";
     at[j.nattrs].value = dupa(&set->arena, wl);
-    snprintf(id, sizeof(id), "%s/%s", wl, j.id);
+    if ((size_t)snprintf(id, sizeof(id), "%s/%s", wl, j.id) >= sizeof(id))
+      return sm_err_set(err, SM_ELIMIT, "%s: job id %s/%s is too long",
+                        set->name, wl, j.id);
     j.attrs = at;
     j.nattrs++;
     j.id = dupa(&set->arena, id);

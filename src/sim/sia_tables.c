@@ -596,7 +596,11 @@ static int load_app(sm__sia_tables *T, const char *name, sm__sia_app **out,
                       MAX_VALIDATION);
       break;
     }
-    snprintf(file, sizeof(file), "%s/%s", path, n);
+    if ((size_t)snprintf(file, sizeof(file), "%s/%s", path, n) >=
+        sizeof(file)) {
+      rc = sm_err_set(err, SM_ELIMIT, "%s/%s: path too long", path, n);
+      break;
+    }
     rc = read_validation(&ar, file, (double)b, &a->val[a->nval], err);
     if (rc == 0)
       a->nval++;

@@ -1298,26 +1298,25 @@ static int margin_lines(const scan_state *st) {
 }
 
 /* What the reverse reader holds below the lowest line returned was read
- * from the file already: the head is looked at there, not read again
- * (the reader's window, [_wstart, _end) in _buf, is read only).  Returns
- * the lowest offset read. */
+ * from the file already: the head is looked at there, not read again.
+ * Returns the lowest offset read. */
 static uint64_t peek_head(sm_tracker *t, const sm_revlines *rv,
                           uint64_t lowest) {
-  uint64_t hi;
-  size_t b = 0;
+  uint64_t start;
+  size_t held, hi, b = 0;
+  const char *buf = sm_revlines_held(rv, &start, &held);
 
-  if (rv->_buf == NULL || rv->_wstart >= lowest || rv->_wstart >= rv->_end ||
-      rv->_wstart >= HEAD_BYTES)
+  if (buf == NULL || start >= lowest || start >= HEAD_BYTES)
     return lowest;
-  hi = (lowest < rv->_end ? lowest : rv->_end) - rv->_wstart;
+  hi = lowest - start < held ? (size_t)(lowest - start) : held;
   for (size_t i = 0; i < hi; i++)
-    if (rv->_buf[i] == '\n' || i + 1 == hi) {
-      size_t e = rv->_buf[i] == '\n' ? i : i + 1;
-      if (rv->_wstart + b < HEAD_BYTES)
-        head_line(t, rv->_buf + b, e - b);
+    if (buf[i] == '\n' || i + 1 == hi) {
+      size_t e = buf[i] == '\n' ? i : i + 1;
+      if (start + b < HEAD_BYTES)
+        head_line(t, buf + b, e - b);
       b = i + 1;
     }
-  return rv->_wstart;
+  return start;
 }
 
 /* The answer after a scan; the start-up output above what was read

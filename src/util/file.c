@@ -717,6 +717,15 @@ static int rev_skip(sm_revlines *r, sm_err *err) {
   return 0;
 }
 
+const char *sm_revlines_held(const sm_revlines *r, uint64_t *start,
+                             size_t *len) {
+  if (r->_buf == NULL || r->_end <= r->_wstart)
+    return NULL;
+  *start = r->_wstart;
+  *len = (size_t)(r->_end - r->_wstart);
+  return r->_buf;
+}
+
 int sm_revlines_next(sm_revlines *r, const char **line, size_t *len,
                      uint64_t *off, int *truncated, sm_err *err) {
   if (truncated)

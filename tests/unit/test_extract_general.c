@@ -319,7 +319,6 @@ SM_TEST(extract_guarded_strategies) {
 
 SM_TEST(extract_reachable_definitions_only) {
   repo r;
-  sm_extract_res res;
   repo_make(&r);
   /* A helper module that can shard a model; the job imports only its
    * EMA helper, so the sharding function is not on its path. */
@@ -1019,7 +1018,6 @@ SM_TEST(extract_native_model_option_by_default) {
 
 SM_TEST(extract_eval_only_casts_are_not_the_precision) {
   repo r;
-  sm_extract_res res;
   repo_make(&r);
   put(&r, "fine.py",
       EVAL_HEAD "def log_validation(pipe):\n"
@@ -1258,7 +1256,6 @@ SM_TEST(extract_micro_step_lengths_and_arch_files) {
 
 SM_TEST(extract_method_words_respect_identifier_bounds) {
   repo r;
-  sm_extract_res res;
   repo_make(&r);
   /* A self-supervised method's short name inside an unrelated
    * identifier (OLMoConfig) is no vote for it. */
@@ -1285,7 +1282,6 @@ SM_TEST(extract_method_words_respect_identifier_bounds) {
 
 SM_TEST(extract_sharding_and_degree_keys) {
   repo r;
-  sm_extract_res res;
   repo_make(&r);
   put(&r, "train.py",
       "import sys\nimport torch\nimport yaml\n"
@@ -1487,7 +1483,6 @@ SM_TEST(extract_dataset_from_shard_paths) {
 
 SM_TEST(extract_bf16_capable_gpus) {
   repo r;
-  sm_extract_res res;
   repo_make(&r);
   /* A fp16 fallback for GPUs without bf16 is not taken on the current
    * ones; the bf16 branch is. */
@@ -1745,7 +1740,6 @@ SM_TEST(extract_visible_device_lists) {
  * lists CNN stages.  A single-tower file keeps its embed_dim. */
 SM_TEST(extract_two_tower_widths) {
   repo r;
-  sm_extract_res res;
   repo_make(&r);
   put(&r, "duo/__init__.py", "");
   put(&r, "duo/factory.py",
@@ -2523,7 +2517,6 @@ SM_TEST(extract_conditional_expressions_over_options) {
  * dataset section with a Hub path; layouts (ImageFolder) name nothing. */
 SM_TEST(extract_dataset_loader_idioms) {
   repo r;
-  sm_extract_res res;
   repo_make(&r);
   put(&r, "a.py",
       "import torch\nimport torchvision\n"
@@ -2592,7 +2585,6 @@ SM_TEST(extract_shard_degree_fsdp) {
  * decides. */
 SM_TEST(extract_precision_policy_names) {
   repo r;
-  sm_extract_res res;
   repo_make(&r);
   put(&r, "j.py",
       "import argparse\n"
@@ -2709,7 +2701,6 @@ SM_TEST(extract_fabric_settings) {
  * name with a size stays, and a config named otherwise changes nothing. */
 SM_TEST(extract_family_variant_from_config_name) {
   repo r;
-  sm_extract_res res;
   repo_make(&r);
   put(&r, "tools/run.py",
       "import argparse\nimport torch\nimport yaml\n"

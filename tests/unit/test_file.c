@@ -144,6 +144,35 @@ SM_TEST(revlines_reads_only_the_tail) {
   free(d);
 }
 
+/* What the reverse reader holds below its next line are the file's own
+ * bytes, ending where that line ends; nothing before the first call. */
+SM_TEST(revlines_held_is_the_window_below_the_next_line) {
+  const char *d = "head one\nhead two\nstep 1\nstep 2\n";
+  char *path = write_tmp(d, strlen(d));
+  sm_rfile f;
+  sm_revlines rv;
+  sm_err err = {0};
+  const char *line, *held;
+  size_t len, n;
+  uint64_t off, start;
+  ASSERT_OK(sm_rfile_open(&f, path, &err));
+  ASSERT_OK(sm_revlines_init(&rv, &f, 0, f.size, 0, &err));
+  ASSERT(sm_revlines_held(&rv, &start, &n) == NULL);
+  ASSERT_EQ(sm_revlines_next(&rv, &line, &len, &off, NULL, &err), 1);
+  ASSERT_EQ(sm_revlines_next(&rv, &line, &len, &off, NULL, &err), 1);
+  ASSERT_EQ(len, 6);
+  ASSERT(memcmp(line, "step 1", 6) == 0);
+  held = sm_revlines_held(&rv, &start, &n);
+  ASSERT(held != NULL);
+  ASSERT_EQ(start, 0);
+  ASSERT(start + n <= off);
+  ASSERT(n >= strlen("head one\nhead two"));
+  ASSERT(memcmp(held, d, strlen("head one\nhead two")) == 0);
+  sm_revlines_release(&rv);
+  sm_rfile_close(&f);
+  unlink(path);
+}
+
 SM_TEST(rfile_refuses_non_regular_files) {
   sm_rfile f;
   sm_err err = {0};
