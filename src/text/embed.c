@@ -41,7 +41,7 @@ enum {
  * lets the normaliser copy runs of letters in a tight loop. */
 #define FOLD_OF(c)                                                             \
   (CLASS_OF(c) == CH_LOWER || CLASS_OF(c) == CH_UNDER ? (c)                    \
-   : CLASS_OF(c) == CH_UPPER                          ? (c) + 32               \
+   : CLASS_OF(c) == CH_UPPER                          ? ((c) | 0x20)           \
                                                       : 0)
 /* Both tables are built by the compiler (nothing to initialise at run
  * time, so no thread can see them half-filled): F applied to 0..255. */
