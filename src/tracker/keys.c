@@ -433,6 +433,21 @@ static int is_part_prefix(const char *key, size_t n) {
   return 0;
 }
 
+/* True when c[0..n) is a table key of a whole loss ("loss_total",
+ * "total_loss"), not of a component. */
+static int whole_loss_entry(const char *c, size_t n) {
+  char k[TRK_KEY_MAX];
+  const key_entry *e;
+
+  if (n == 0 || n >= sizeof(k))
+    return 0;
+  memcpy(k, c, n);
+  k[n] = '\0';
+  e = find(k);
+  return e != NULL && e->role == R_LOSS &&
+         !(e->flags & (KF_PART | KF_EVAL | KF_LOW));
+}
+
 /* A namespaced loss ("loss/train/total" of Composer, TensorBoard-style
  * "Loss/train", "losses/total"): one component names a loss, every
  * other is a namespace that leaves it the whole training loss (the
@@ -455,6 +470,8 @@ static int namespaced_loss(const char *key, trk_keyinfo *out) {
       /* A loss module's class name as the metric's name
        * ("train/CrossEntropyLoss", "train/MSELoss"). */
       loss = 1;
+    else if (whole_loss_entry(c, n))
+      loss = 1; /* "train/loss_total": a table key of a whole loss */
     else if (sm__trk_is_eval_word(c, n))
       eval = 1;
     else if (word_in(c, n, t->words[WC_LOSSQ]))
@@ -626,6 +643,46 @@ static int qualified_total(const char *key, size_t bl, trk_keyinfo *out) {
   return 0;
 }
 
+/* The value of a metric logged both per step and per epoch: Lightning's
+ * self.log(..., on_step=True, on_epoch=True) names them NAME_step and
+ * NAME_epoch ("train_loss_step", "train/loss_total_epoch"), and so do
+ * loggers that copy it.  NAME_step is NAME's value at this step; a loss's
+ * NAME_epoch is the mean of the epoch so far or of the last one, never
+ * the step's loss (R_IGNORE).  Only where NAME is a loss or a learning
+ * rate: "global_step", "time_step" and "max_epoch" are other facts. */
+static int aggregate_suffix(const char *key, trk_keyinfo *out) {
+  char stem[TRK_KEY_MAX];
+  size_t kl = strlen(key), sl;
+  int per_epoch;
+
+  if (kl > 5 && strcmp(key + kl - 5, "_step") == 0) {
+    sl = kl - 5;
+    per_epoch = 0;
+  } else if (kl > 6 && strcmp(key + kl - 6, "_epoch") == 0) {
+    sl = kl - 6;
+    per_epoch = 1;
+  } else {
+    return 0;
+  }
+  if (sl >= sizeof(stem))
+    return 0;
+  memcpy(stem, key, sl);
+  stem[sl] = '\0';
+  sm__trk_key_lookup(stem, out);
+  if (out->role == R_LOSS || out->role == R_EVAL_LOSS ||
+      (out->role == R_LR && !per_epoch)) {
+    if (per_epoch && out->role == R_LOSS) {
+      out->role = R_IGNORE;
+      out->flags &= ~(unsigned)(KF_PART | KF_LOW);
+    }
+    return 1;
+  }
+  out->role = R_NONE;
+  out->flags = 0;
+  out->unit = NULL;
+  return 0;
+}
+
 void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   const key_entry *e;
   char base[TRK_KEY_MAX];
@@ -662,6 +719,8 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   }
   if (q != NULL && qualified_total(key, (size_t)(q - key), out))
     return;
+  if (aggregate_suffix(key, out))
+    return;
   if (smoothed_loss(key, out))
     return;
   if (prose_key(key, out))
@@ -678,11 +737,29 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
      * "training_time" is the whole run's, not a step's. */
     if (key[fp] == '_' || key[fp] == '/') {
       const key_entry *r = find(key + fp + 1);
+      trk_keyinfo rest;
       if (r != NULL && r->role != R_LOSS && r->role != R_TIME &&
           r->role != R_CUM) {
         out->role = r->role;
         out->unit = r->unit;
         return;
+      }
+      /* "train_loss_total", "train/loss_total": the training loss named
+       * by a rest that is the whole loss of its own ("loss_total"). */
+      if (r != NULL && r->role == R_LOSS && !(r->flags & KF_PART) &&
+          strcmp(key + fp + 1, "loss") != 0) {
+        out->role = R_LOSS;
+        out->flags |= r->flags & ~(unsigned)KF_EVAL;
+        return;
+      }
+      if (r == NULL) {
+        sm__trk_key_lookup(key + fp + 1, &rest);
+        if (rest.role == R_LOSS && !(rest.flags & (KF_PART | KF_EVAL)) &&
+            strncmp(key + fp + 1, "loss_", 5) == 0) {
+          out->role = R_LOSS;
+          out->flags |= rest.flags;
+          return;
+        }
       }
     }
   }

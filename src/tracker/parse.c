@@ -525,6 +525,7 @@ typedef struct pstate {
   int best, eval, init, train, has_eval_loss;
   int loss_i, avg_i, part_i, disc_i, epoch_i;
   int tp_low, epoch_bar, tp_global, part_seen;
+  int nterms; /* named loss terms (KF_PART, not a GAN network's) */
   int nonfinite_fact;
   double total_hint;
 } pstate;
@@ -704,6 +705,8 @@ static void role_fact(const trk_line *L, const trk_field *f, int i, pstate *P,
       P->loss_i = i;
     else if ((f->ki.flags & KF_PART) && P->part_i < 0)
       P->part_i = i;
+    if ((f->ki.flags & KF_PART) && !(f->ki.flags & KF_NET))
+      P->nterms++;
     break;
   case R_EVAL_LOSS:
     P->has_eval_loss = 1;
@@ -858,7 +861,10 @@ static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
     P->loss_i = P->avg_i;
     o->loss_avg = 1;
   }
-  if (P->loss_i < 0)
+  /* Named terms and no whole loss ("ret loss ... action loss ...",
+   * "actor_loss ... critic_loss"): which term is "the" loss is not in
+   * the line, so none is reported; a single named loss is the loss. */
+  if (P->loss_i < 0 && P->nterms < 2)
     P->loss_i = P->part_i;
   if (P->loss_i < 0)
     P->loss_i = P->disc_i;

@@ -1,0 +1,149 @@
+/* test_tracker_terms.c - round 8 of issue 12: how a log names its loss
+ * when the name is composed (a logger's per-step / per-epoch suffixes,
+ * a split namespace before a whole-loss key, a total written short) and
+ * what is reported when a line prints only named loss terms.  Every line
+ * is written for the test, with made-up numbers, in several shapes. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+#include "schedmate/sm_tracker.h"
+#include "track_fixture.h"
+#include "tracker/track_int.h"
+
+/* ==== Per-step and per-epoch suffixes ==== */
+
+SM_TEST(track_terms_step_suffix_is_the_steps_value) {
+  /* A logger that logs a metric per step and per epoch names the two
+   * NAME_step and NAME_epoch; the step's value is the loss, whatever
+   * namespace or whole-loss key NAME is. */
+  static const char *lines[] = {
+      "Epoch 2:  40%|####      | 80/200 [00:10<00:15,  7.91it/s, v_num=a1, "
+      "train/loss_total_step=1.240, train/loss_total_epoch=1.870]",
+      "Epoch 2:  40%|####      | 80/200 [00:10<00:15,  7.91it/s, "
+      "train_loss_epoch=1.870, train_loss_step=1.240]",
+      "Epoch 2:  40%|####      | 80/200 [00:10<00:15,  7.91it/s, "
+      "loss_step=1.240, loss_epoch=1.870, v_num=3]",
+      "step: 80 | train/total_loss_step: 1.240 | lr_step: 3e-4",
+  };
+  for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+    sm_track_sample s = P(lines[i]);
+    ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+    ASSERT_EQ(s.step, 80);
+    ASSERT_NEAR(s.loss, 1.24, 1e-9);
+  }
+  ASSERT_NEAR(P(lines[3]).lr, 3e-4, 1e-12);
+}
+
+SM_TEST(track_terms_epoch_suffix_is_never_the_loss) {
+  /* Only the epoch's mean is printed (the step value scrolled away or
+   * was not logged): no loss, the step still counts. */
+  sm_track_sample s =
+      P("Epoch 4: 100%|##########| 200/200 [00:25<00:00,  7.90it/s, "
+        "v_num=a1, train/loss_total_epoch=1.870]");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.step, 200);
+  ASSERT_NAN(s.loss);
+  s = P("iter 300 | train_loss_epoch=0.91 | lr 1e-4");
+  ASSERT_EQ(s.step, 300);
+  ASSERT_NAN(s.loss);
+  /* A validation metric with the suffix stays evaluation. */
+  s = P("Epoch 4: 100%|##########| 50/50 [00:02<00:00, 20.1it/s, "
+        "val/loss_total_step=2.2]");
+  ASSERT(s.kind != SM_TK_SAMPLE || s.loss != s.loss);
+}
+
+SM_TEST(track_terms_suffix_near_misses) {
+  /* The suffixes name other facts where their stem is no loss. */
+  sm_track_sample s = P("global_step=40 time_step=0.5 loss=2.5");
+  ASSERT_EQ(s.step, 40);
+  ASSERT_NEAR(s.loss, 2.5, 1e-9);
+  s = P("step 40 max_epoch=90 loss 2.5");
+  ASSERT_EQ(s.step, 40);
+  ASSERT_NEAR(s.loss, 2.5, 1e-9);
+  ASSERT(s.epoch != 90);
+  /* Suffix without a stem, or a stem cut to nothing. */
+  s = P("step 40 _step=3 _epoch=4 loss 2.5");
+  ASSERT_NEAR(s.loss, 2.5, 1e-9);
+}
+
+SM_TEST(track_terms_split_namespace_before_a_whole_loss) {
+  /* "train" before a whole-loss key of the table, joined by '_' or '/'. */
+  static const char *lines[] = {
+      "step 12 train_loss_total=0.75 train_loss_cls=0.2",
+      "step 12 train/loss_total=0.75 train/loss_cls=0.2",
+      "step 12 training/total_loss=0.75 training/box_loss=0.2",
+  };
+  for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+    sm_track_sample s = P(lines[i]);
+    ASSERT_EQ(s.step, 12);
+    ASSERT_NEAR(s.loss, 0.75, 1e-9);
+  }
+  /* A component under the namespace is no loss of its own. */
+  sm_track_sample s = P("step 12 train_loss_cls=0.2 lr=0.1");
+  ASSERT_EQ(s.step, 12);
+  ASSERT_NAN(s.loss);
+}
+
+SM_TEST(track_terms_total_written_short) {
+  sm_track_sample s =
+      P("Train step:400/900,Loc Loss: 0.2100,Cls Loss: 0.6000,Tot Loss: "
+        "0.4100");
+  ASSERT_EQ(s.step, 400);
+  ASSERT_NEAR(s.loss, 0.41, 1e-9);
+  s = P("iter 400 loss_a 0.21 loss_b 0.60 loss_tot 0.41");
+  ASSERT_NEAR(s.loss, 0.41, 1e-9);
+  /* "tot" alone is no loss. */
+  s = P("iter 400 tot 7 loss 0.5");
+  ASSERT_NEAR(s.loss, 0.5, 1e-9);
+}
+
+/* ==== Named terms without a whole loss ==== */
+
+SM_TEST(track_terms_two_named_terms_give_no_loss) {
+  /* Actor-critic, multi-head and RL losses printed as terms only: which
+   * term is "the" loss is not in the log, so none is reported; the step
+   * and the other facts stay. */
+  static const char *lines[] = {
+      "epoch: 0|step: 476|act_loss: -0.0387|cri_loss: -0.0131",
+      "iter 50 | actor_loss -665.0 | critic_loss 718.2 | lr 3e-4",
+      "step=9 policy loss=0.12 value loss=0.88 time 0.4s",
+      "[Epoch 3][Iter 20/100] ret loss: 0.78, action loss: 0.023",
+  };
+  for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+    sm_track_sample s = P(lines[i]);
+    ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+    ASSERT(s.has_step);
+    ASSERT_NAN(s.loss);
+  }
+  /* One named loss alone is the loss. */
+  sm_track_sample s = P("iter 50 | actor_loss -665.0 | lr 3e-4");
+  ASSERT_NEAR(s.loss, -665.0, 1e-9);
+  /* A whole loss beside the terms wins. */
+  s = P("iter 50 | actor_loss 1.5 | critic_loss 2.0 | total_loss 3.5");
+  ASSERT_NEAR(s.loss, 3.5, 1e-9);
+  /* A GAN's networks keep their rule: the generator's loss. */
+  s = P("[3/10][100/500] Loss_D: 0.41 Loss_G: 2.37");
+  ASSERT(s.loss == s.loss);
+}
+
+SM_TEST(track_terms_malformed) {
+  /* Suffix-like keys of every length around the key limit, empty values
+   * and binary bytes: no crash, no invented loss. */
+  char line[600];
+  sm_track_sample s;
+
+  memset(line, 'a', sizeof(line));
+  memcpy(line, "step 3 ", 7);
+  memcpy(line + 300, "_loss_step=1.5", 14);
+  line[sizeof(line) - 1] = '\0';
+  s = P(line);
+  (void)s;
+  s = P("step 3 train/loss_total_step= train_loss_epoch=");
+  ASSERT_NAN(s.loss);
+  s = P("step 3 \xff\xfe_loss_step=1.0");
+  (void)s;
+  s = P("");
+  ASSERT(s.kind != SM_TK_SAMPLE);
+}
