@@ -1213,7 +1213,11 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
         return;
       }
     } else if (o->loss == o->loss || P->nonfinite_fact ||
-               o->step_time == o->step_time || o->rate == o->rate) {
+               o->step_time == o->step_time || o->rate == o->rate ||
+               (P->part_seen && P->epoch_i >= 0 && !P->has_eval_loss)) {
+      /* An epoch counter with loss terms only ("Epoch 3/100 box_loss
+       * 0.05 cls_loss 0.3", a YOLO row whose bar was cut off): a
+       * training epoch, no step and no loss. */
       o->kind = SM_TK_SAMPLE;
       return;
     }

@@ -147,3 +147,40 @@ SM_TEST(track_terms_malformed) {
   s = P("");
   ASSERT(s.kind != SM_TK_SAMPLE);
 }
+
+/* ==== Epoch counters with loss terms only ==== */
+
+SM_TEST(track_terms_epoch_rows_with_terms_only) {
+  /* A detector's epoch rows whose bar was cut to the terminal's width,
+   * under a head of component columns: training epochs, no step, no
+   * loss. */
+  sm_track_result r = scan_text(
+      "      Epoch   gpu_mem       box       obj       cls    labels  size\n"
+      "      3/150     10.2G    0.0810    0.0120    0.0090        44   640: "
+      "100%|#|\n"
+      "      Epoch   gpu_mem       box       obj       cls    labels  size\n"
+      "      4/150     10.2G    0.0790    0.0118    0.0087        31   640: "
+      "100%|#|\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.has_step, 0);
+  ASSERT_NEAR(r.epoch, 4, 1e-9);
+  ASSERT_NAN(r.loss);
+
+  /* Keyed terms after an epoch counter, in two spellings. */
+  r = scan_text("Epoch 7/40 box_loss=0.051 cls_loss=0.310\n"
+                "Epoch 8/40 box_loss=0.049 cls_loss=0.300\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_NEAR(r.epoch, 8, 1e-9);
+  ASSERT_NAN(r.loss);
+  r = scan_text("epoch: 8, loss_rpn: 0.2, loss_mask: 0.4\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_NAN(r.loss);
+
+  /* Near misses: evaluation terms, or an epoch alone. */
+  r = scan_text("Epoch 8/40 val_box_loss=0.049 val_cls_loss=0.300\n");
+  ASSERT_EQ(r.ok, 0);
+  r = scan_text("Validation epoch 8: box_loss=0.05 cls_loss=0.3\n");
+  ASSERT_EQ(r.ok, 0);
+  r = scan_text("Epoch 8/40\n");
+  ASSERT_EQ(r.ok, 0);
+}
