@@ -145,6 +145,9 @@ typedef struct sm_track_sample {
                         * average beside it, no data time, eta or
                         * throughput on the line): on lines logged every
                         * few steps it may be the interval's */
+  int loss_terms;      /* the line prints loss terms (components, named
+                        * terms) and no loss: its loss is unknown, not
+                        * to be taken from other lines */
   int bare_pair;       /* an unkeyed "STEP VALUE" line ("[ts] 1016 5.29"):
                         * a sample only inside a run of such lines whose
                         * steps advance by one stride */

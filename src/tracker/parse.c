@@ -868,6 +868,7 @@ static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
     P->loss_i = P->part_i;
   if (P->loss_i < 0)
     P->loss_i = P->disc_i;
+  o->loss_terms = P->loss_i < 0 && P->nterms > 0;
   if (P->loss_i >= 0) {
     o->loss = L->f[P->loss_i].v;
     o->loss_nonfinite = o->loss != o->loss;

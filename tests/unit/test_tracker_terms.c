@@ -184,3 +184,83 @@ SM_TEST(track_terms_epoch_rows_with_terms_only) {
   r = scan_text("Epoch 8/40\n");
   ASSERT_EQ(r.ok, 0);
 }
+
+/* ==== Print loops' records, one "key: value" per line ==== */
+
+SM_TEST(track_terms_kv_records_between_rules) {
+  /* Records between rules of '=': an elapsed clock first, the counter,
+   * named terms; the log ends with a closing rule and a summary. */
+  text t = {0};
+  sm_track_result r;
+
+  for (int k = 1; k <= 14; k++)
+    add(&t,
+        "==================================================\n"
+        "time elapsed: 0:%02d:%02d\n"
+        "num of updates: %d\n"
+        "ret loss: 0.7%02d\n"
+        "action loss: 0.02%d\n",
+        k * 80 / 60, k * 80 % 60, k * 500, 90 - k, k % 10);
+  add(&t, "==================================================\n"
+          "finished training!\n");
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 7000);
+  ASSERT_NEAR(r.step_time_s, 80.0 / 500, 1e-3);
+  ASSERT_NAN(r.loss); /* two named terms, no whole loss */
+
+  /* A heading after each rule, slash keys, one loss; the log ends in a
+   * record that no rule has closed yet. */
+  t.n = 0;
+  for (int k = 1; k <= 12; k++)
+    add(&t,
+        "--------------------------------------------------------------\n"
+        "Iteration %d\n"
+        "time/training: %d.5\n"
+        "time/total: %d.0\n"
+        "training/train_loss: 0.%02d\n",
+        k, 40 + k % 3, 41 * k, 80 - k);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 12);
+  ASSERT_NEAR(r.loss, 0.68, 1e-9);
+  free(t.s);
+}
+
+SM_TEST(track_terms_kv_records_near_misses) {
+  /* A configuration dump between two rules, printed once: no progress. */
+  sm_track_result r = scan_text("==============================\n"
+                                "batch_size: 32\n"
+                                "max_steps: 1000\n"
+                                "lr: 0.001\n"
+                                "==============================\n"
+                                "starting\n");
+  ASSERT_EQ(r.ok, 0);
+  /* Lines of other shapes: not rows. */
+  trk_vcell k, v;
+  ASSERT(sm__trk_vkv("loss: 0.5", 9, &k, &v));
+  ASSERT(sm__trk_vkv("time elapsed: 0:51:28", 21, &k, &v));
+  ASSERT(sm__trk_vkv("lr: 1.5e-04", 11, &k, &v));
+  ASSERT(!sm__trk_vkv("loss: 0.5 acc: 0.9", 18, &k, &v));
+  ASSERT(!sm__trk_vkv("a very long key of words: 3", 27, &k, &v));
+  ASSERT(!sm__trk_vkv("path: /x/y", 10, &k, &v));
+  ASSERT(!sm__trk_vkv(": 3", 3, &k, &v));
+  ASSERT(!sm__trk_vkv("loss: 0.5 seconds", 17, &k, &v));
+  ASSERT(sm__trk_vheading("Iteration 12", 12, &k, &v));
+  ASSERT(!sm__trk_vheading("Iteration 12 done", 17, &k, &v));
+  ASSERT(!sm__trk_vheading("Iteration", 9, &k, &v));
+  ASSERT(sm__trk_vrule("==========", 10));
+  ASSERT(!sm__trk_vrule("=====-----", 10));
+  /* A record broken by another writer's line is not read whole; the
+   * step of the lines is still seen. */
+  text t = {0};
+  for (int i = 1; i <= 6; i++)
+    add(&t,
+        "==========\nstep: %d\nloss: 0.%d\nWARNING something\n"
+        "==========\n",
+        i * 10, 9 - i);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 60);
+  free(t.s);
+}
