@@ -1092,9 +1092,12 @@ static void counter_total(const trk_line *L, pstate *P, sm_track_sample *o) {
    * wins, and a fraction on the line that counts the same steps gives its
    * total. */
   if (o->has_step && !o->has_total &&
-      !(P->epoch_i >= 0 && L->f[P->epoch_i].v > 0) && !(o->epoch > 0)) {
-    /* Not past the first epoch: a fraction of a later epoch counts that
-     * epoch's batches, whatever its numerator. */
+      (o->counter == SM_TC_BATCH ||
+       (!(P->epoch_i >= 0 && L->f[P->epoch_i].v > 0) && !(o->epoch > 0)))) {
+    /* Not past the first epoch for a global counter: a fraction of a
+     * later epoch counts that epoch's batches, whatever its numerator.
+     * An in-epoch position (a bar without a total whose description
+     * prints "[659/661 (99%)]") counts the same loop in every epoch. */
     for (int k = 0; k < L->ntok; k++) {
       const trk_tok *t = &L->tok[k];
       if (t->kind != TK_FRAC || k == o->counter_tok || t->total < o->step ||

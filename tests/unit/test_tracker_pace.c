@@ -147,3 +147,40 @@ SM_TEST(track_pace_malformed_clocks) {
   ASSERT_EQ(r.ok, 1);
   ASSERT(r.step_time_s != r.step_time_s || r.step_time_s > 0);
 }
+
+/* ==== A bar's description that prints its position ==== */
+
+SM_TEST(track_pace_description_fraction_gives_the_total_every_epoch) {
+  /* A bar without a total whose description prints the position as a
+   * fraction: the fraction's denominator is the loop's total in every
+   * epoch, so an evaluation bar of another total between epochs is a
+   * loop of its own, not the newest training step. */
+  text t = {0};
+  sm_track_result r;
+  sm_track_sample s;
+
+  for (int ep = 0; ep < 3; ep++) {
+    for (int i = 398; i <= 400; i++)
+      add(&t,
+          "Train Epoch: %d [%d/400 (%d%%)] Loss: %d.%02d: : %dit [06:%02d, "
+          " 1.10s/it]\n",
+          ep, i, i / 4, 9 - ep, i % 100, i, i % 60);
+    add(&t, "100%%|#####| 512/512 [01:40<00:00,  5.10it/s]\n");
+  }
+  add(&t, "Traceback (most recent call last):\n"
+          "RuntimeError: CUDA out of memory.\n");
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 400);
+  ASSERT_EQ(r.total_steps, 400);
+  ASSERT_NEAR(r.loss, 7.0, 1e-9);
+
+  s = P("epoch 3 batch [120/400] loss 0.5: 120it [00:40,  3.00it/s]");
+  ASSERT_EQ(s.step, 120);
+  ASSERT_EQ(s.has_total, 1);
+  ASSERT_EQ(s.total, 400);
+  /* A global counter keeps its rule: a fraction of a later epoch is
+   * that epoch's batches. */
+  s = P("Epoch 2: 9000/12000 [05:00<01:40, 30.0it/s, global_step=9000]");
+  ASSERT_EQ(s.step, 9000);
+  free(t.s);
+}
