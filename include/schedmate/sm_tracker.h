@@ -85,6 +85,11 @@ typedef enum sm_track_kind {
   SM_TK_PHASE       /* a line without numbers that announces a loop that
                      * is not training ("Extracting features for train
                      * set...", "***** Running Evaluation *****") */
+  ,
+  SM_TK_CKPT /* a checkpoint being saved that names the step it holds
+              * ("Checkpoint global_step1971 is about to be saved!",
+              * "Saving model checkpoint to out/checkpoint-500"):
+              * ckpt_step */
 } sm_track_kind;
 
 #define SM_TRACK_UNIT_MAX 16
@@ -145,6 +150,7 @@ typedef struct sm_track_sample {
                         * average beside it, no data time, eta or
                         * throughput on the line): on lines logged every
                         * few steps it may be the interval's */
+  long long ckpt_step; /* SM_TK_CKPT: the step the checkpoint holds */
   int loss_terms;      /* the line prints loss terms (components, named
                         * terms) and no loss: its loss is unknown, not
                         * to be taken from other lines */

@@ -18,6 +18,7 @@
  * shards", "Map" or bars counting bytes or examples.  A line that names
  * training explicitly ("train_loss", "train_time") is never taken for an
  * evaluation line. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -1255,6 +1256,73 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
   }
 }
 
+/* The digits right after s[i..i+pl) = pre in t (case-insensitive), then
+ * not a letter or digit: the step a checkpoint's name holds
+ * ("global_step1971", "checkpoint-500/"); -1 when none. */
+static long long named_step(const char *t, size_t n, const char *pre) {
+  size_t pl = strlen(pre);
+
+  for (size_t i = 0; i + pl < n; i++) {
+    size_t j = i + pl;
+    long long v = 0;
+    if (strncasecmp(t + i, pre, pl) != 0 ||
+        (i > 0 && isalnum((unsigned char)t[i - 1]) && pre[0] != '_' &&
+         pre[0] != '-'))
+      continue;
+    if (!isdigit((unsigned char)t[j]))
+      continue;
+    while (j < n && isdigit((unsigned char)t[j]) && v < 1000000000000LL)
+      v = v * 10 + (t[j++] - '0');
+    if (j < n && isalpha((unsigned char)t[j]))
+      continue;
+    return v;
+  }
+  return -1;
+}
+
+/* A checkpoint being saved that names the step it holds, on a line that
+ * is no sample (DeepSpeed's "Checkpoint global_step1971 is about to be
+ * saved!", HF Trainer's "Saving model checkpoint to out/checkpoint-500",
+ * "Saving checkpoint at step 5000"): where training was when it saved.
+ * Not a checkpoint loaded (a restart's start-up). */
+static void checkpoint_save(const trk_line *L, sm_track_sample *o) {
+  const char *t = L->s;
+  size_t n = L->n;
+  long long v = -1;
+  int ckpt = 0, save = 0;
+
+  /* "Saving ..." reads as start-up work: a save is not, here. */
+  if ((o->kind != SM_TK_NONE && o->kind != SM_TK_INIT) || n < 12)
+    return;
+  for (size_t i = 0; i + 4 <= n; i++) {
+    if (!ckpt && (strncasecmp(t + i, "checkpoint", 10) == 0 ||
+                  strncasecmp(t + i, "ckpt", 4) == 0))
+      ckpt = 1;
+    if (!save && (strncasecmp(t + i, "sav", 3) == 0))
+      save = 1;
+    if (strncasecmp(t + i, "load", 4) == 0 ||
+        strncasecmp(t + i, "resum", 5) == 0 ||
+        strncasecmp(t + i, "restor", 6) == 0)
+      return;
+  }
+  if (!ckpt || !save)
+    return;
+  if ((v = named_step(t, n, "global_step")) < 0 &&
+      (v = named_step(t, n, "checkpoint-")) < 0 &&
+      (v = named_step(t, n, "checkpoint_")) < 0 &&
+      (v = named_step(t, n, "ckpt-")) < 0 &&
+      (v = named_step(t, n, "step_")) < 0 &&
+      (v = named_step(t, n, "step-")) < 0) {
+    /* "at step 5000", "iteration 12000": the line's own counter. */
+    if (o->has_step && (o->counter == SM_TC_STEP || o->counter == SM_TC_ITER))
+      v = o->step;
+  }
+  if (v < 0)
+    return;
+  o->kind = SM_TK_CKPT;
+  o->ckpt_step = v;
+}
+
 /* A line that prints only an integer and a fraction, no key, no word
  * (after its logger prefix): "[Mar 29, 16:34:28] 1016 5.2992", a
  * print(step, loss) of a custom loop.  The step and, tentatively, the
@@ -1305,6 +1373,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   line_kind(L, &P, o);
   if (head == NULL || head->n < 2)
     bare_pair(L, o);
+  checkpoint_save(L, o);
 }
 
 void sm_track_parse(const char *seg, size_t n, sm_track_sample *out) {

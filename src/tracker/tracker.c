@@ -686,7 +686,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   }
   /* Start-up output after progress is a line that is no sample itself. */
   if (smp.kind != SM_TK_SAMPLE && smp.kind != SM_TK_POSITION &&
-      note_startup(t, seg, m))
+      smp.kind != SM_TK_CKPT && note_startup(t, seg, m))
     return;
   /* An epoch summary of averages, or the line announcing one, is no
    * step. */
@@ -727,6 +727,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       t->eval_loop = 1;
     break;
   case SM_TK_POSITION:
+  case SM_TK_CKPT:
     sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
     break;
   case SM_TK_SAMPLE:

@@ -1238,6 +1238,20 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
   }
   r->ok = 1;
   r->samples = used;
+  /* A checkpoint saved after the newest metrics, naming its step: where
+   * training was when it saved (a Trainer's loss dicts print no step). */
+  for (size_t i = 0; i < w->count; i++) {
+    const trk_rec *x = newest(w, i);
+    if (x->s.kind == SM_TK_SAMPLE)
+      break;
+    if (x->s.kind == SM_TK_CKPT) {
+      r->has_step = 1;
+      r->step = x->s.ckpt_step;
+      r->step_scope = "global";
+      snprintf(r->counter, sizeof(r->counter), "checkpoint");
+      break;
+    }
+  }
   if (ne > 0) {
     r->step_time_s = six_digits(sm__trk_robust_median(e, ne, NULL));
     r->step_time_basis = "explicit";
@@ -1248,7 +1262,8 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
     r->step_time_source = "rate";
   }
   snprintf(r->format, sizeof(r->format),
-           "metrics without a step counter; step time %s",
+           "metrics without a step counter%s; step time %s",
+           r->has_step ? "; step from the checkpoint saved after them" : "",
            r->step_time_source ? r->step_time_source : "unknown");
 }
 

@@ -264,3 +264,58 @@ SM_TEST(track_terms_kv_records_near_misses) {
   ASSERT_EQ(r.step, 60);
   free(t.s);
 }
+
+/* ==== Checkpoints that name their step ==== */
+
+SM_TEST(track_terms_checkpoint_saved_after_stepless_metrics) {
+  /* A Trainer's loss dicts print no step; the checkpoint saved after
+   * them names it, in the spellings of two savers. */
+  static const char *saves[] = {
+      "[2025-01-02 03:04:05,678] [INFO] [logging.py:96:log_dist] [Rank 0] "
+      "[Torch] Checkpoint global_step2400 is about to be saved!\n",
+      "Saving model checkpoint to /runs/exp1/checkpoint-2400\n",
+      "INFO: saving checkpoint at step 2400 to ckpt/\n",
+  };
+  for (size_t i = 0; i < sizeof(saves) / sizeof(saves[0]); i++) {
+    text t = {0};
+    sm_track_result r;
+    for (int k = 1; k <= 12; k++)
+      add(&t,
+          "{'loss': 3.%02d, 'grad_norm': 0.4, 'learning_rate': 1e-05, "
+          "'epoch': 0.%02d}\n",
+          60 - k, k * 8);
+    add(&t, "%s", saves[i]);
+    r = scan_text(t.s);
+    ASSERT_EQ(r.ok, 1);
+    ASSERT_EQ(r.has_step, 1);
+    ASSERT_EQ(r.step, 2400);
+    ASSERT_NEAR(r.loss, 3.48, 1e-9);
+    free(t.s);
+  }
+}
+
+SM_TEST(track_terms_checkpoint_near_misses) {
+  /* A checkpoint saved before the newest metrics is older than them: no
+   * step.  A checkpoint loaded is a restart's, not a position; a save
+   * without a step names nothing. */
+  sm_track_result r =
+      scan_text("Saving model checkpoint to /runs/exp1/checkpoint-500\n"
+                "{'loss': 2.5, 'learning_rate': 1e-05, 'epoch': 0.5}\n"
+                "{'loss': 2.4, 'learning_rate': 1e-05, 'epoch': 0.6}\n");
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.has_step, 0);
+  sm_track_sample s = P("Loading checkpoint from /runs/exp1/checkpoint-500");
+  ASSERT(s.kind != SM_TK_CKPT);
+  s = P("Resuming from checkpoint global_step500 saved earlier");
+  ASSERT(s.kind != SM_TK_CKPT);
+  s = P("Saving checkpoint to /runs/best.pt");
+  ASSERT(s.kind != SM_TK_CKPT);
+  s = P("Saving model checkpoint to /runs/checkpoint-500abc");
+  ASSERT(s.kind != SM_TK_CKPT);
+  s = P("Saving model checkpoint to /runs/checkpoint-99999999999999999999");
+  ASSERT(s.kind != SM_TK_CKPT || s.ckpt_step >= 0);
+  /* A counter's line that also saves stays a sample of its counter. */
+  s = P("step 300 | loss 2.1 | saved checkpoint-300");
+  ASSERT_EQ(s.kind, SM_TK_SAMPLE);
+  ASSERT_EQ(s.step, 300);
+}
