@@ -1155,7 +1155,7 @@ static void line_marks(const trk_line *L, pstate *P, sm_track_sample *o) {
      * its loss is the run's average. */
     for (int i = 0; i < L->nf && !o->summary; i++)
       if ((L->f[i].ki.flags & KF_RUN) && !o->has_step)
-        o->summary = 1;
+        o->summary = o->run_summary = 1;
   }
   /* A line that counts epochs and no step ("Epoch 12 | loss 0.31 | took
    * 152 s") prints the time of an epoch, unless its key or unit names a

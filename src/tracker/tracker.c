@@ -692,6 +692,13 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
    * step. */
   if (smp.kind == SM_TK_SAMPLE && (smp.summary || t->summary_next)) {
     t->summary_next = 0;
+    /* The run's summary with its average step rate: kept aside (no
+     * step, no loss) for a log whose metrics time no step. */
+    if (smp.run_summary && smp.rate > 0 && !smp.has_step) {
+      smp.kind = SM_TK_RUN;
+      sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch,
+                         t->eval_seq);
+    }
     return;
   }
   if (smp.summary)

@@ -1200,7 +1200,7 @@ static void set_tp(sm_track_result *r, double v, const char *unit) {
 /* Answer from counter-less samples only (a log that never prints a step:
  * loss and time may still be known). */
 static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
-  double e[TRK_RING], q[TRK_RING];
+  double e[TRK_RING], q[TRK_RING], run_rate = NAN;
   size_t ne = 0, nq = 0;
   int used = 0, loss_done = 0;
   const char *key = NULL;
@@ -1239,17 +1239,19 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
   r->ok = 1;
   r->samples = used;
   /* A checkpoint saved after the newest metrics, naming its step: where
-   * training was when it saved (a Trainer's loss dicts print no step). */
+   * training was when it saved (a Trainer's loss dicts print no step);
+   * the run's summary after them, its average step rate. */
   for (size_t i = 0; i < w->count; i++) {
     const trk_rec *x = newest(w, i);
     if (x->s.kind == SM_TK_SAMPLE)
       break;
-    if (x->s.kind == SM_TK_CKPT) {
+    if (x->s.kind == SM_TK_RUN && run_rate != run_rate)
+      run_rate = x->s.rate;
+    if (x->s.kind == SM_TK_CKPT && !r->has_step) {
       r->has_step = 1;
       r->step = x->s.ckpt_step;
       r->step_scope = "global";
       snprintf(r->counter, sizeof(r->counter), "checkpoint");
-      break;
     }
   }
   if (ne > 0) {
@@ -1260,6 +1262,10 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
     r->step_time_s = six_digits(sm__trk_robust_median(q, nq, NULL));
     r->step_time_basis = "explicit";
     r->step_time_source = "rate";
+  } else if (run_rate > 0) {
+    r->step_time_s = six_digits(1.0 / run_rate);
+    r->step_time_basis = "explicit";
+    r->step_time_source = "run average";
   }
   snprintf(r->format, sizeof(r->format),
            "metrics without a step counter%s; step time %s",

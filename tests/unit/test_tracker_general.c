@@ -282,7 +282,7 @@ SM_TEST(track_general_mechanisms_on_malformed_lines) {
   for (size_t i = 0; i < SM_ARRAY_LEN(lines); i++) {
     sm_track_sample s = P(lines[i]);
     sm_track_result r = feed(lines[i]);
-    ASSERT(s.kind >= SM_TK_NONE && s.kind <= SM_TK_CKPT);
+    ASSERT(s.kind >= SM_TK_NONE && s.kind <= SM_TK_RUN);
     if (s.has_step)
       ASSERT(s.step >= 0);
     if (r.ok && r.has_step)

@@ -319,3 +319,39 @@ SM_TEST(track_terms_checkpoint_near_misses) {
   ASSERT_EQ(s.kind, SM_TK_SAMPLE);
   ASSERT_EQ(s.step, 300);
 }
+
+SM_TEST(track_terms_run_summary_times_stepless_metrics) {
+  /* The run's summary after stepless loss dicts prints its average step
+   * rate: with nothing else timing a step, the step time is the run's
+   * average.  Two spellings of the summary. */
+  static const char *ends[] = {
+      "{'train_runtime': 1200.5, 'train_samples_per_second': 85.3, "
+      "'train_steps_per_second': 0.25, 'train_loss': 3.1, 'epoch': 1.0}\n",
+      "{\"train_runtime\": 1200.5, \"train_steps_per_second\": 0.25, "
+      "\"train_loss\": 3.1}\n",
+  };
+  for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+    text t = {0};
+    sm_track_result r;
+    for (int k = 1; k <= 8; k++)
+      add(&t, "{'loss': 3.%02d, 'learning_rate': 1e-05, 'epoch': 0.%d}\n",
+          40 - k, k);
+    add(&t, "Saving model checkpoint to out/checkpoint-300\n%s", ends[i]);
+    r = scan_text(t.s);
+    ASSERT_EQ(r.ok, 1);
+    ASSERT_EQ(r.step, 300);
+    ASSERT_NEAR(r.loss, 3.32, 1e-9); /* not the run's average loss */
+    ASSERT_NEAR(r.step_time_s, 4.0, 1e-6);
+    ASSERT_STREQ(r.step_time_source, "run average");
+    free(t.s);
+  }
+  /* A per-step time printed by the metrics wins over the average; a
+   * summary alone is no progress. */
+  sm_track_result r =
+      scan_text("{'loss': 3.1, 'step_time': 2.0}\n"
+                "{'loss': 3.0, 'step_time': 2.0}\n"
+                "{'train_runtime': 1200.5, 'train_steps_per_second': 0.25}\n");
+  ASSERT_NEAR(r.step_time_s, 2.0, 1e-9);
+  r = scan_text("{'train_runtime': 1200.5, 'train_steps_per_second': 0.25}\n");
+  ASSERT_EQ(r.ok, 0);
+}
