@@ -423,6 +423,52 @@ static int unit_key(const char *key, trk_keyinfo *out) {
   return 0;
 }
 
+/* A step time spelled as words: "time" or "duration", then "per",
+ * "this" or "each", then a step word (the table's "per" class), then a
+ * time unit at most ("time_this_iter_s" of Ray Tune and RLlib results,
+ * "time_per_batch_ms", "duration_each_step").  An epoch's or a run's
+ * time ("time_this_epoch_s") is no step time. */
+static int time_per_words(const char *key, trk_keyinfo *out) {
+  const char *w[5];
+  size_t n[5], nw = 0;
+  double secs = 1;
+  int ok = 1;
+
+  for (const char *c = key; *c && nw < 5;) {
+    w[nw] = c;
+    n[nw] = strcspn(c, "_");
+    c += n[nw++];
+    if (*c == '_')
+      c++;
+    else if (*c)
+      return 0;
+  }
+  if (nw < 3 || nw > 4)
+    return 0;
+  if (!((n[0] == 4 && strncmp(w[0], "time", 4) == 0) ||
+        (n[0] == 8 && strncmp(w[0], "duration", 8) == 0)))
+    return 0;
+  if (!((n[1] == 3 && strncmp(w[1], "per", 3) == 0) ||
+        (n[1] == 4 && strncmp(w[1], "this", 4) == 0) ||
+        (n[1] == 4 && strncmp(w[1], "each", 4) == 0)))
+    return 0;
+  if (!word_in(w[2], n[2], table()->words[WC_PER]))
+    return 0;
+  if (nw == 4) {
+    char u[8];
+    if (n[3] >= sizeof(u))
+      return 0;
+    memcpy(u, w[3], n[3]);
+    u[n[3]] = '\0';
+    secs = sm__trk_seconds(1, u, &ok);
+    if (!ok || !(secs == 1 || secs == 1e-3 || secs == 1e-6))
+      return 0;
+  }
+  out->role = R_TIME;
+  out->flags |= secs == 1e-3 ? KF_MS : secs == 1e-6 ? KF_US : 0;
+  return 1;
+}
+
 /* True when key[0..n) is the prefix of a loss component ("box" of
  * "box_loss"). */
 static int is_part_prefix(const char *key, size_t n) {
@@ -799,7 +845,7 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   }
   if (out->flags & KF_EVAL)
     return;
-  if (unit_key(key, out) || term_key(key, fp, out))
+  if (unit_key(key, out) || time_per_words(key, out) || term_key(key, fp, out))
     return;
   if ((strncmp(key, "lr_", 3) == 0 || strncmp(key, "lr/", 3) == 0) &&
       strstr(key, "sched") == NULL && strstr(key, "scale") == NULL)

@@ -355,3 +355,26 @@ SM_TEST(track_terms_run_summary_times_stepless_metrics) {
   r = scan_text("{'train_runtime': 1200.5, 'train_steps_per_second': 0.25}\n");
   ASSERT_EQ(r.ok, 0);
 }
+
+/* ==== Step times spelled as words ==== */
+
+SM_TEST(track_terms_time_per_step_words) {
+  /* "time" or "duration", then "per"/"this"/"each", a step word and a
+   * unit at most: a step time, in a result dict's and a print loop's
+   * spelling. */
+  sm_track_sample s = P("training_iteration: 324, time_this_iter_s: 1.38");
+  ASSERT_NEAR(s.step_time, 1.38, 1e-9);
+  s = P("step 40 | time_per_batch_ms: 412 | loss 0.5");
+  ASSERT_NEAR(s.step_time, 0.412, 1e-9);
+  s = P("iter 40 duration_each_step=0.9 loss=0.5");
+  ASSERT_NEAR(s.step_time, 0.9, 1e-9);
+  /* An epoch's time, an hour unit, other words: none. */
+  s = P("iter 40 time_this_epoch_s: 120.5 loss 0.5");
+  ASSERT_NAN(s.step_time);
+  s = P("iter 40 time_this_iter_h: 1.5 loss 0.5");
+  ASSERT_NAN(s.step_time);
+  s = P("iter 40 time_since_iter_s: 1.5 loss 0.5");
+  ASSERT_NAN(s.step_time);
+  s = P("iter 40 time_per_: 1.5 loss 0.5");
+  ASSERT_NAN(s.step_time);
+}
