@@ -872,7 +872,7 @@ static double bar_times(const went *W, int nw, double min_elapsed) {
  * rate and the clock is fine enough (every delta 5 s or more, else a
  * span of 20 s or more over the states), else NAN. */
 static double average_rate_pace(const went *W, int nw) {
-  double v[TRK_RING], span = 0;
+  double v[TRK_RING], span = 0, most = 0;
   size_t k = 0;
   int avg = 0, coarse = 0;
   long long steps = 0;
@@ -893,9 +893,13 @@ static double average_rate_pace(const went *W, int nw) {
     const went *a = &W[i], *b = &W[i - 1];
     long long ds = b->s.step - a->s.step;
     double de = b->s.bar_elapsed - a->s.bar_elapsed;
-    if (de != de || ds <= 0 || a->ep != b->ep || de < 0)
+    /* Evaluation output between two states: the clock ran on it. */
+    if (de != de || ds <= 0 || a->ep != b->ep || de < 0 ||
+        a->eval_seq != b->eval_seq)
       continue;
     coarse |= de < 5;
+    if (de > most)
+      most = de;
     v[k++] = de / (double)ds;
     span += de;
     steps += ds;
@@ -904,7 +908,9 @@ static double average_rate_pace(const went *W, int nw) {
     return NAN;
   if (!coarse)
     return sm__trk_robust_median(v, k, NULL);
-  return span >= 20 ? span / (double)steps : NAN;
+  /* Whole seconds: the span, unless one interval holds most of it (a
+   * pause the bar's clock ran through). */
+  return span >= 20 && most <= 0.5 * span ? span / (double)steps : NAN;
 }
 
 typedef struct timing {

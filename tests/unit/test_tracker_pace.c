@@ -184,3 +184,25 @@ SM_TEST(track_pace_description_fraction_gives_the_total_every_epoch) {
   ASSERT_EQ(s.step, 9000);
   free(t.s);
 }
+
+SM_TEST(track_pace_a_pause_in_the_clock_keeps_the_rate) {
+  /* An average-rate bar at 0.5 s a step whose clock ran through a
+   * one-minute pause inside the window (a checkpoint written, a
+   * validation run between updates): the whole-second span is the
+   * pause's, not the pace; the rate is kept. */
+  text t = {0};
+  char c[32];
+  double el = 3000;
+  sm_track_result r;
+
+  for (int i = 6000; i <= 6012; i++) {
+    el += i == 6008 ? 60.0 : 0.5;
+    add(&t, "\rEpoch 1:  %d%%|##   | %d/9000 [%s<25:00, %.2fit/s, v_num=2]",
+        i * 100 / 9000, i, clock_of(el, c, sizeof(c)), i / el);
+  }
+  add(&t, "\n");
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 6012);
+  ASSERT(r.step_time_s > 0.45 && r.step_time_s < 0.56);
+  free(t.s);
+}
