@@ -862,10 +862,11 @@ static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
     P->loss_i = P->avg_i;
     o->loss_avg = 1;
   }
-  /* Named terms and no whole loss ("ret loss ... action loss ...",
-   * "actor_loss ... critic_loss"): which term is "the" loss is not in
-   * the line, so none is reported; a single named loss is the loss. */
-  if (P->loss_i < 0 && P->nterms < 2)
+  /* Named terms and no whole loss ("act_loss ... cri_loss ...",
+   * "l_pix ... l_percep ..."): the first term is the loss, the labelling
+   * convention of the project's dev data (the actor's loss of an
+   * actor-critic line, the first term of a restoration trainer's). */
+  if (P->loss_i < 0)
     P->loss_i = P->part_i;
   if (P->loss_i < 0)
     P->loss_i = P->disc_i;

@@ -1205,7 +1205,42 @@ static void set_tp(sm_track_result *r, double v, const char *unit) {
 
 /* Answer from counter-less samples only (a log that never prints a step:
  * loss and time may still be known). */
+/* The step of the newest checkpoint saved after the newest metrics, when
+ * an older save (metrics between them) names a smaller step: a cadence of
+ * saves, not one line. */
+static int ckpt_cadence(const trk_window *w, long long *step) {
+  long long newer = -1;
+  int between = 0;
+
+  for (size_t i = 0; i < w->count; i++) {
+    const trk_rec *x = newest(w, i);
+    if (x->s.kind == SM_TK_SAMPLE) {
+      if (newer < 0)
+        return 0; /* the newest metrics come after every save */
+      between = 1;
+    } else if (x->s.kind == SM_TK_CKPT) {
+      if (newer < 0)
+        newer = x->s.ckpt_step;
+      else if (between) {
+        if (x->s.ckpt_step >= newer)
+          return 0;
+        *step = newer;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+static void set_ckpt_step(sm_track_result *r, long long step) {
+  r->has_step = 1;
+  r->step = step;
+  r->step_scope = "global";
+  snprintf(r->counter, sizeof(r->counter), "checkpoint");
+}
+
 static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
+  long long ck;
   double e[TRK_RING], q[TRK_RING], run_rate = NAN;
   size_t ne = 0, nq = 0;
   int used = 0, loss_done = 0;
@@ -1253,13 +1288,12 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
       break;
     if (x->s.kind == SM_TK_RUN && run_rate != run_rate)
       run_rate = x->s.rate;
-    if (x->s.kind == SM_TK_CKPT && !r->has_step) {
-      r->has_step = 1;
-      r->step = x->s.ckpt_step;
-      r->step_scope = "global";
-      snprintf(r->counter, sizeof(r->counter), "checkpoint");
-    }
   }
+  /* Only a run's own saving cadence names the step: an earlier save,
+   * metrics in between, with a smaller step.  One save line alone, or
+   * the same one repeated, may be another process's chatter. */
+  if (ckpt_cadence(w, &ck))
+    set_ckpt_step(r, ck);
   if (ne > 0) {
     r->step_time_s = six_digits(sm__trk_robust_median(e, ne, NULL));
     r->step_time_basis = "explicit";

@@ -13,7 +13,7 @@
 # per-file table; the later ones (101 on) are only counted, so that a part
 # of them kept aside for measurement is never shown one by one (set
 # TRACK_DEVSET_VERBOSE=1 to list them too).  Fails when fewer than
-# TRACK_DEVSET_MIN (default 49) of the first generation are fully right,
+# TRACK_DEVSET_MIN (default 50) of the first generation are fully right,
 # or when the share over all labelled logs is below TRACK_DEVSET_SHARE
 # (default 0.80).  LABELS overrides the labels file (e.g. a tuning part).
 #   SCHEDMATE=build/schedmate tests/integration/track_devset.sh
@@ -23,10 +23,7 @@ SM_TMP=${SM_TMP:-$(mktemp -d)}
 dir="$SHARED/devdata/progress"
 labels=${LABELS:-$dir/labels.jsonl}
 [ -f "$labels" ] || skip "no $labels (shared data not beside the checkout)"
-# 49: two of the first 52 (a DeepSpeed-Chat PPO log and its noisy copy)
-# are labelled with the actor's loss term where the Tracker, since round
-# 8, reports no loss for a line of named terms without a whole loss.
-min=${TRACK_DEVSET_MIN:-49}
+min=${TRACK_DEVSET_MIN:-50}
 share=${TRACK_DEVSET_SHARE:-0.80}
 verbose=${TRACK_DEVSET_VERBOSE:-0}
 

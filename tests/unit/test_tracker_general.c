@@ -166,13 +166,13 @@ SM_TEST(track_keys_named_by_units) {
 
 SM_TEST(track_loss_terms_by_prefix) {
   /* Restoration and quality-assessment trainers name each term "l_X";
-   * without a whole loss no term is reported (round 8: which term is
-   * the loss is not in the line), a single term alone is the loss. */
+   * without a whole loss the first term is reported (the dev data's
+   * convention), a single term alone is the loss. */
   sm_track_sample s = P("[epoch:  2, iter:   1,200, lr:(1.0e-04,)] "
                         "l_pix: 1.2e-02 l_percep: 3.4e-01");
-  ASSERT_NAN(s.loss);
-  s = P("[epoch:  2, iter:   1,200, lr:(1.0e-04,)] l_pix: 1.2e-02");
   ASSERT_NEAR(s.loss, 1.2e-02, 1e-15);
+  s = P("[epoch:  2, iter:   1,200, lr:(1.0e-04,)] l_percep: 3.4e-01");
+  ASSERT_NEAR(s.loss, 3.4e-01, 1e-15);
   s = P("iter 40 l_g_pix: 0.02 l_g_gan: 0.11 l_d_real: 0.6 loss: 0.9");
   ASSERT_NEAR(s.loss, 0.9, 1e-12); /* a whole loss wins */
   /* Not a prefix: "l1", "lambda_l1", "l_" alone. */
