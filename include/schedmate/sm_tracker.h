@@ -85,6 +85,14 @@ typedef enum sm_track_kind {
   SM_TK_PHASE       /* a line without numbers that announces a loop that
                      * is not training ("Extracting features for train
                      * set...", "***** Running Evaluation *****") */
+  ,
+  SM_TK_CKPT, /* a checkpoint being saved that names the step it holds
+               * ("Checkpoint global_step1971 is about to be saved!",
+               * "Saving model checkpoint to out/checkpoint-500"):
+               * ckpt_step */
+  SM_TK_RUN   /* a summary of the whole run that prints its average step
+               * rate (HF's final {'train_runtime': ...,
+               * 'train_steps_per_second': 0.141, ...}): rate */
 } sm_track_kind;
 
 #define SM_TRACK_UNIT_MAX 16
@@ -145,6 +153,12 @@ typedef struct sm_track_sample {
                         * average beside it, no data time, eta or
                         * throughput on the line): on lines logged every
                         * few steps it may be the interval's */
+  long long ckpt_step; /* SM_TK_CKPT: the step the checkpoint holds */
+  int run_summary;     /* the line sums the whole run up (a figure of the
+                        * run: "train_runtime") */
+  int loss_terms;      /* the line prints loss terms (components, named
+                        * terms) and no loss: its loss is unknown, not
+                        * to be taken from other lines */
   int bare_pair;       /* an unkeyed "STEP VALUE" line ("[ts] 1016 5.29"):
                         * a sample only inside a run of such lines whose
                         * steps advance by one stride */

@@ -423,6 +423,52 @@ static int unit_key(const char *key, trk_keyinfo *out) {
   return 0;
 }
 
+/* A step time spelled as words: "time" or "duration", then "per",
+ * "this" or "each", then a step word (the table's "per" class), then a
+ * time unit at most ("time_this_iter_s" of Ray Tune and RLlib results,
+ * "time_per_batch_ms", "duration_each_step").  An epoch's or a run's
+ * time ("time_this_epoch_s") is no step time. */
+static int time_per_words(const char *key, trk_keyinfo *out) {
+  const char *w[5];
+  size_t n[5], nw = 0;
+  double secs = 1;
+  int ok = 1;
+
+  for (const char *c = key; *c && nw < 5;) {
+    w[nw] = c;
+    n[nw] = strcspn(c, "_");
+    c += n[nw++];
+    if (*c == '_')
+      c++;
+    else if (*c)
+      return 0;
+  }
+  if (nw < 3 || nw > 4)
+    return 0;
+  if (!((n[0] == 4 && strncmp(w[0], "time", 4) == 0) ||
+        (n[0] == 8 && strncmp(w[0], "duration", 8) == 0)))
+    return 0;
+  if (!((n[1] == 3 && strncmp(w[1], "per", 3) == 0) ||
+        (n[1] == 4 && strncmp(w[1], "this", 4) == 0) ||
+        (n[1] == 4 && strncmp(w[1], "each", 4) == 0)))
+    return 0;
+  if (!word_in(w[2], n[2], table()->words[WC_PER]))
+    return 0;
+  if (nw == 4) {
+    char u[8];
+    if (n[3] >= sizeof(u))
+      return 0;
+    memcpy(u, w[3], n[3]);
+    u[n[3]] = '\0';
+    secs = sm__trk_seconds(1, u, &ok);
+    if (!ok || !(secs == 1 || secs == 1e-3 || secs == 1e-6))
+      return 0;
+  }
+  out->role = R_TIME;
+  out->flags |= secs == 1e-3 ? KF_MS : secs == 1e-6 ? KF_US : 0;
+  return 1;
+}
+
 /* True when key[0..n) is the prefix of a loss component ("box" of
  * "box_loss"). */
 static int is_part_prefix(const char *key, size_t n) {
@@ -431,6 +477,21 @@ static int is_part_prefix(const char *key, size_t n) {
     if (list[i].n == n && strncmp(key, list[i].w, n) == 0)
       return 1;
   return 0;
+}
+
+/* True when c[0..n) is a table key of a whole loss ("loss_total",
+ * "total_loss"), not of a component. */
+static int whole_loss_entry(const char *c, size_t n) {
+  char k[TRK_KEY_MAX];
+  const key_entry *e;
+
+  if (n == 0 || n >= sizeof(k))
+    return 0;
+  memcpy(k, c, n);
+  k[n] = '\0';
+  e = find(k);
+  return e != NULL && e->role == R_LOSS &&
+         !(e->flags & (KF_PART | KF_EVAL | KF_LOW));
 }
 
 /* A namespaced loss ("loss/train/total" of Composer, TensorBoard-style
@@ -455,6 +516,8 @@ static int namespaced_loss(const char *key, trk_keyinfo *out) {
       /* A loss module's class name as the metric's name
        * ("train/CrossEntropyLoss", "train/MSELoss"). */
       loss = 1;
+    else if (whole_loss_entry(c, n))
+      loss = 1; /* "train/loss_total": a table key of a whole loss */
     else if (sm__trk_is_eval_word(c, n))
       eval = 1;
     else if (word_in(c, n, t->words[WC_LOSSQ]))
@@ -626,6 +689,46 @@ static int qualified_total(const char *key, size_t bl, trk_keyinfo *out) {
   return 0;
 }
 
+/* The value of a metric logged both per step and per epoch: Lightning's
+ * self.log(..., on_step=True, on_epoch=True) names them NAME_step and
+ * NAME_epoch ("train_loss_step", "train/loss_total_epoch"), and so do
+ * loggers that copy it.  NAME_step is NAME's value at this step; a loss's
+ * NAME_epoch is the mean of the epoch so far or of the last one, never
+ * the step's loss (R_IGNORE).  Only where NAME is a loss or a learning
+ * rate: "global_step", "time_step" and "max_epoch" are other facts. */
+static int aggregate_suffix(const char *key, trk_keyinfo *out) {
+  char stem[TRK_KEY_MAX];
+  size_t kl = strlen(key), sl;
+  int per_epoch;
+
+  if (kl > 5 && strcmp(key + kl - 5, "_step") == 0) {
+    sl = kl - 5;
+    per_epoch = 0;
+  } else if (kl > 6 && strcmp(key + kl - 6, "_epoch") == 0) {
+    sl = kl - 6;
+    per_epoch = 1;
+  } else {
+    return 0;
+  }
+  if (sl >= sizeof(stem))
+    return 0;
+  memcpy(stem, key, sl);
+  stem[sl] = '\0';
+  sm__trk_key_lookup(stem, out);
+  if (out->role == R_LOSS || out->role == R_EVAL_LOSS ||
+      (out->role == R_LR && !per_epoch)) {
+    if (per_epoch && out->role == R_LOSS) {
+      out->role = R_IGNORE;
+      out->flags &= ~(unsigned)(KF_PART | KF_LOW);
+    }
+    return 1;
+  }
+  out->role = R_NONE;
+  out->flags = 0;
+  out->unit = NULL;
+  return 0;
+}
+
 void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   const key_entry *e;
   char base[TRK_KEY_MAX];
@@ -662,6 +765,8 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   }
   if (q != NULL && qualified_total(key, (size_t)(q - key), out))
     return;
+  if (aggregate_suffix(key, out))
+    return;
   if (smoothed_loss(key, out))
     return;
   if (prose_key(key, out))
@@ -678,11 +783,29 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
      * "training_time" is the whole run's, not a step's. */
     if (key[fp] == '_' || key[fp] == '/') {
       const key_entry *r = find(key + fp + 1);
+      trk_keyinfo rest;
       if (r != NULL && r->role != R_LOSS && r->role != R_TIME &&
           r->role != R_CUM) {
         out->role = r->role;
         out->unit = r->unit;
         return;
+      }
+      /* "train_loss_total", "train/loss_total": the training loss named
+       * by a rest that is the whole loss of its own ("loss_total"). */
+      if (r != NULL && r->role == R_LOSS && !(r->flags & KF_PART) &&
+          strcmp(key + fp + 1, "loss") != 0) {
+        out->role = R_LOSS;
+        out->flags |= r->flags & ~(unsigned)KF_EVAL;
+        return;
+      }
+      if (r == NULL) {
+        sm__trk_key_lookup(key + fp + 1, &rest);
+        if (rest.role == R_LOSS && !(rest.flags & (KF_PART | KF_EVAL)) &&
+            strncmp(key + fp + 1, "loss_", 5) == 0) {
+          out->role = R_LOSS;
+          out->flags |= rest.flags;
+          return;
+        }
       }
     }
   }
@@ -722,7 +845,7 @@ void sm__trk_key_lookup(const char *key, trk_keyinfo *out) {
   }
   if (out->flags & KF_EVAL)
     return;
-  if (unit_key(key, out) || term_key(key, fp, out))
+  if (unit_key(key, out) || time_per_words(key, out) || term_key(key, fp, out))
     return;
   if ((strncmp(key, "lr_", 3) == 0 || strncmp(key, "lr/", 3) == 0) &&
       strstr(key, "sched") == NULL && strstr(key, "scale") == NULL)

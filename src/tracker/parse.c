@@ -18,6 +18,7 @@
  * shards", "Map" or bars counting bytes or examples.  A line that names
  * training explicitly ("train_loss", "train_time") is never taken for an
  * evaluation line. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -525,6 +526,7 @@ typedef struct pstate {
   int best, eval, init, train, has_eval_loss;
   int loss_i, avg_i, part_i, disc_i, epoch_i;
   int tp_low, epoch_bar, tp_global, part_seen;
+  int nterms; /* named loss terms (KF_PART, not a GAN network's) */
   int nonfinite_fact;
   double total_hint;
 } pstate;
@@ -704,6 +706,8 @@ static void role_fact(const trk_line *L, const trk_field *f, int i, pstate *P,
       P->loss_i = i;
     else if ((f->ki.flags & KF_PART) && P->part_i < 0)
       P->part_i = i;
+    if ((f->ki.flags & KF_PART) && !(f->ki.flags & KF_NET))
+      P->nterms++;
     break;
   case R_EVAL_LOSS:
     P->has_eval_loss = 1;
@@ -858,10 +862,15 @@ static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
     P->loss_i = P->avg_i;
     o->loss_avg = 1;
   }
+  /* Named terms and no whole loss ("act_loss ... cri_loss ...",
+   * "l_pix ... l_percep ..."): the first term is the loss, the labelling
+   * convention of the project's dev data (the actor's loss of an
+   * actor-critic line, the first term of a restoration trainer's). */
   if (P->loss_i < 0)
     P->loss_i = P->part_i;
   if (P->loss_i < 0)
     P->loss_i = P->disc_i;
+  o->loss_terms = P->loss_i < 0 && P->nterms > 0;
   if (P->loss_i >= 0) {
     o->loss = L->f[P->loss_i].v;
     o->loss_nonfinite = o->loss != o->loss;
@@ -1085,9 +1094,12 @@ static void counter_total(const trk_line *L, pstate *P, sm_track_sample *o) {
    * wins, and a fraction on the line that counts the same steps gives its
    * total. */
   if (o->has_step && !o->has_total &&
-      !(P->epoch_i >= 0 && L->f[P->epoch_i].v > 0) && !(o->epoch > 0)) {
-    /* Not past the first epoch: a fraction of a later epoch counts that
-     * epoch's batches, whatever its numerator. */
+      (o->counter == SM_TC_BATCH ||
+       (!(P->epoch_i >= 0 && L->f[P->epoch_i].v > 0) && !(o->epoch > 0)))) {
+    /* Not past the first epoch for a global counter: a fraction of a
+     * later epoch counts that epoch's batches, whatever its numerator.
+     * An in-epoch position (a bar without a total whose description
+     * prints "[659/661 (99%)]") counts the same loop in every epoch. */
     for (int k = 0; k < L->ntok; k++) {
       const trk_tok *t = &L->tok[k];
       if (t->kind != TK_FRAC || k == o->counter_tok || t->total < o->step ||
@@ -1144,7 +1156,7 @@ static void line_marks(const trk_line *L, pstate *P, sm_track_sample *o) {
      * its loss is the run's average. */
     for (int i = 0; i < L->nf && !o->summary; i++)
       if ((L->f[i].ki.flags & KF_RUN) && !o->has_step)
-        o->summary = 1;
+        o->summary = o->run_summary = 1;
   }
   /* A line that counts epochs and no step ("Epoch 12 | loss 0.31 | took
    * 152 s") prints the time of an epoch, unless its key or unit names a
@@ -1207,7 +1219,11 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
         return;
       }
     } else if (o->loss == o->loss || P->nonfinite_fact ||
-               o->step_time == o->step_time || o->rate == o->rate) {
+               o->step_time == o->step_time || o->rate == o->rate ||
+               (P->part_seen && P->epoch_i >= 0 && !P->has_eval_loss)) {
+      /* An epoch counter with loss terms only ("Epoch 3/100 box_loss
+       * 0.05 cls_loss 0.3", a YOLO row whose bar was cut off): a
+       * training epoch, no step and no loss. */
       o->kind = SM_TK_SAMPLE;
       return;
     }
@@ -1239,6 +1255,73 @@ static void line_kind(const trk_line *L, pstate *P, sm_track_sample *o) {
     o->kind = SM_TK_EPOCH_HEAD;
     return;
   }
+}
+
+/* The digits right after s[i..i+pl) = pre in t (case-insensitive), then
+ * not a letter or digit: the step a checkpoint's name holds
+ * ("global_step1971", "checkpoint-500/"); -1 when none. */
+static long long named_step(const char *t, size_t n, const char *pre) {
+  size_t pl = strlen(pre);
+
+  for (size_t i = 0; i + pl < n; i++) {
+    size_t j = i + pl;
+    long long v = 0;
+    if (strncasecmp(t + i, pre, pl) != 0 ||
+        (i > 0 && isalnum((unsigned char)t[i - 1]) && pre[0] != '_' &&
+         pre[0] != '-'))
+      continue;
+    if (!isdigit((unsigned char)t[j]))
+      continue;
+    while (j < n && isdigit((unsigned char)t[j]) && v < 1000000000000LL)
+      v = v * 10 + (t[j++] - '0');
+    if (j < n && isalpha((unsigned char)t[j]))
+      continue;
+    return v;
+  }
+  return -1;
+}
+
+/* A checkpoint being saved that names the step it holds, on a line that
+ * is no sample (DeepSpeed's "Checkpoint global_step1971 is about to be
+ * saved!", HF Trainer's "Saving model checkpoint to out/checkpoint-500",
+ * "Saving checkpoint at step 5000"): where training was when it saved.
+ * Not a checkpoint loaded (a restart's start-up). */
+static void checkpoint_save(const trk_line *L, sm_track_sample *o) {
+  const char *t = L->s;
+  size_t n = L->n;
+  long long v = -1;
+  int ckpt = 0, save = 0;
+
+  /* "Saving ..." reads as start-up work: a save is not, here. */
+  if ((o->kind != SM_TK_NONE && o->kind != SM_TK_INIT) || n < 12)
+    return;
+  for (size_t i = 0; i + 4 <= n; i++) {
+    if (!ckpt && (strncasecmp(t + i, "checkpoint", 10) == 0 ||
+                  strncasecmp(t + i, "ckpt", 4) == 0))
+      ckpt = 1;
+    if (!save && (strncasecmp(t + i, "sav", 3) == 0))
+      save = 1;
+    if (strncasecmp(t + i, "load", 4) == 0 ||
+        strncasecmp(t + i, "resum", 5) == 0 ||
+        strncasecmp(t + i, "restor", 6) == 0)
+      return;
+  }
+  if (!ckpt || !save)
+    return;
+  if ((v = named_step(t, n, "global_step")) < 0 &&
+      (v = named_step(t, n, "checkpoint-")) < 0 &&
+      (v = named_step(t, n, "checkpoint_")) < 0 &&
+      (v = named_step(t, n, "ckpt-")) < 0 &&
+      (v = named_step(t, n, "step_")) < 0 &&
+      (v = named_step(t, n, "step-")) < 0) {
+    /* "at step 5000", "iteration 12000": the line's own counter. */
+    if (o->has_step && (o->counter == SM_TC_STEP || o->counter == SM_TC_ITER))
+      v = o->step;
+  }
+  if (v < 0)
+    return;
+  o->kind = SM_TK_CKPT;
+  o->ckpt_step = v;
 }
 
 /* A line that prints only an integer and a fraction, no key, no word
@@ -1291,6 +1374,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   line_kind(L, &P, o);
   if (head == NULL || head->n < 2)
     bare_pair(L, o);
+  checkpoint_save(L, o);
 }
 
 void sm_track_parse(const char *seg, size_t n, sm_track_sample *out) {

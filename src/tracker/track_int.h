@@ -315,17 +315,32 @@ typedef struct trk_vcell {
   size_t off, len;
 } trk_vcell;
 
+#define TRK_VPRE 32
+
 /* The rows of one record joined into one line of "key=value" pairs. */
 typedef struct trk_vrec {
   char text[2048];
   size_t len;
-  int rows; /* rows joined */
-  int skip; /* under an evaluation namespace ("eval/") */
+  int rows;               /* rows joined */
+  int skip;               /* under an evaluation namespace ("eval/") */
+  int kv;                 /* its rows are "key: value" lines, not table rows */
+  uint64_t keys;          /* hash of the keys of a "key: value" record */
+  uint64_t pre[TRK_VPRE]; /* the hash after each of its first rows */
 } trk_vrec;
 
-/* A rule of dashes alone on its line (at least ten): the edge of a
- * record of an RL logger's vertical table. */
+/* A rule of dashes or of '=' alone on its line (at least ten): the edge
+ * of a record of an RL logger's vertical table or a print loop's. */
 int sm__trk_vrule(const char *s, size_t n);
+/* A line "key: value" and nothing else: a key of one to four words, one
+ * number or clock with a unit of at most three letters ("time elapsed:
+ * 0:51:28", "ret loss: 0.78261"); 1 with the cells. */
+int sm__trk_vkv(const char *s, size_t n, trk_vcell *key, trk_vcell *val);
+/* A heading of one word and an integer alone on its line ("Iteration
+ * 12"): the first row of a print loop's record after its rule. */
+int sm__trk_vheading(const char *s, size_t n, trk_vcell *key, trk_vcell *val);
+/* Adds a "key: value" row to a record, noting its key. */
+void sm__trk_vrec_kv(trk_vrec *r, const char *s, const trk_vcell *key,
+                     const trk_vcell *val);
 /* A row of two cells, "| key | value |" (the value may be empty: a
  * namespace row "| train/ | |"); 1 with the cells trimmed. */
 int sm__trk_vrow(const char *s, size_t n, trk_vcell *key, trk_vcell *val);

@@ -61,38 +61,41 @@ struct sm_tracker {
   sm_linecls *cls;  /* the coarse filter */
   int cls_progress; /* class indexes in the prototype set */
   int cls_eval;
-  trk_line *L;           /* parser scratch */
-  trk_window win;        /* kept samples */
-  trk_head head;         /* column names of the last table head */
-  double ctx_epoch;      /* epoch of the last epoch head */
-  int epoch_seq;         /* epoch heads seen */
-  sm_rfile f;            /* the followed file */
-  int open;              /* f is open */
-  char *path;            /* its path */
-  uint64_t off;          /* next byte to read */
-  sm_buf part;           /* bytes of an unfinished segment */
-  int skipping;          /* the unfinished segment was too long */
-  uint64_t lines;        /* lines read */
-  int scan_limited;      /* the last scan ran out of budget */
-  sm_track_result last;  /* the last answer reported */
-  char sig[32];          /* the last bytes read, up to off */
-  size_t sig_len;        /* how many of them */
-  int eval_seq;          /* evaluation lines and phases seen */
-  int eval_loop;         /* an evaluation loop printed its progress and no
-                          * training sample followed yet */
-  int summary_next;      /* the next sample is an epoch summary */
-  int in_block;          /* inside a block of figures under a banner */
-  int in_vrec;           /* inside a record of a vertical metric table */
-  trk_vrec vrec;         /* its rows so far */
-  double head_bsz;       /* the batch size the start-up output announced */
-  int head_bsz_conflict; /* it announced more than one */
-  int phase;             /* a loop that is not training was announced */
-  uint32_t phase_loop;   /* the loop it announced, once seen (0: not yet) */
-  uint64_t phase_sig;    /* hash of the last announcement's text */
-  int phase_again;       /* the announcement repeats the one before it: it
-                          * is printed by each step of the loop ("... for
-                          * open-end generation.") */
-  uint32_t loops[16];    /* loops (series and total) seen, newest last */
+  trk_line *L;                /* parser scratch */
+  trk_window win;             /* kept samples */
+  trk_head head;              /* column names of the last table head */
+  double ctx_epoch;           /* epoch of the last epoch head */
+  int epoch_seq;              /* epoch heads seen */
+  sm_rfile f;                 /* the followed file */
+  int open;                   /* f is open */
+  char *path;                 /* its path */
+  uint64_t off;               /* next byte to read */
+  sm_buf part;                /* bytes of an unfinished segment */
+  int skipping;               /* the unfinished segment was too long */
+  uint64_t lines;             /* lines read */
+  int scan_limited;           /* the last scan ran out of budget */
+  sm_track_result last;       /* the last answer reported */
+  char sig[32];               /* the last bytes read, up to off */
+  size_t sig_len;             /* how many of them */
+  int eval_seq;               /* evaluation lines and phases seen */
+  int eval_loop;              /* an evaluation loop printed its progress and no
+                               * training sample followed yet */
+  int summary_next;           /* the next sample is an epoch summary */
+  int in_block;               /* inside a block of figures under a banner */
+  int in_vrec;                /* inside a record of a vertical metric table */
+  trk_vrec vrec;              /* its rows so far */
+  uint64_t vkv_keys;          /* keys of the last "key: value" record, or 0 */
+  uint64_t vkv_pre[TRK_VPRE]; /* its hash after each of its first rows */
+  int vkv_rows;               /* its rows */
+  double head_bsz;            /* the batch size the start-up output announced */
+  int head_bsz_conflict;      /* it announced more than one */
+  int phase;                  /* a loop that is not training was announced */
+  uint32_t phase_loop; /* the loop it announced, once seen (0: not yet) */
+  uint64_t phase_sig;  /* hash of the last announcement's text */
+  int phase_again;     /* the announcement repeats the one before it: it
+                        * is printed by each step of the loop ("... for
+                        * open-end generation.") */
+  uint32_t loops[16];  /* loops (series and total) seen, newest last */
   int nloops;
   uint64_t text_bytes;   /* bytes of text segments looked at */
   uint64_t other_bytes;  /* bytes of segments that are not text */
@@ -168,6 +171,7 @@ static void reset_state(sm_tracker *t) {
   t->in_block = 0;
   t->in_vrec = 0;
   sm__trk_vrec_reset(&t->vrec);
+  t->vkv_keys = 0;
   t->head_bsz = NAN;
   t->head_bsz_conflict = 0;
   t->phase = 0;
@@ -627,20 +631,38 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       if (t->in_vrec && t->vrec.rows > 0) {
         char line[sizeof(t->vrec.text)];
         size_t n = t->vrec.len;
+        /* A print loop's record is read where the one before it had the
+         * same keys; its closing rule opens the next record. */
+        int kv = t->vrec.kv, again = kv && t->vrec.keys == t->vkv_keys;
+        if (kv) {
+          t->vkv_keys = t->vrec.keys;
+          t->vkv_rows = t->vrec.rows;
+          memcpy(t->vkv_pre, t->vrec.pre, sizeof(t->vkv_pre));
+        }
         memcpy(line, t->vrec.text, n + 1);
         sm__trk_vrec_reset(&t->vrec);
-        t->in_vrec = 0;
-        replay_piece(t, line, n, t->cls_progress, unfinished, rank);
+        t->in_vrec = kv;
+        if (!kv || again)
+          replay_piece(t, line, n, t->cls_progress, unfinished, rank);
+        t->in_vrec = kv;
         return;
       }
       sm__trk_vrec_reset(&t->vrec);
       t->in_vrec = 1;
       return;
     }
-    if (t->in_vrec && sm__trk_vrow(seg, m, &k, &v)) {
+    if (t->in_vrec && !t->vrec.kv && sm__trk_vrow(seg, m, &k, &v)) {
       sm__trk_vrec_row(&t->vrec, seg, &k, &v);
       return;
     }
+    if (t->in_vrec && (t->vrec.kv || t->vrec.rows == 0) &&
+        (sm__trk_vkv(seg, m, &k, &v) ||
+         (t->vrec.rows == 0 && sm__trk_vheading(seg, m, &k, &v)))) {
+      sm__trk_vrec_kv(&t->vrec, seg, &k, &v);
+      return;
+    }
+    if (t->in_vrec && t->vrec.kv && t->vrec.rows > 0)
+      t->vkv_keys = 0; /* another line inside: no record */
     t->in_vrec = 0;
   }
   /* A banner over a block of figures, one per line (HF's "***** train
@@ -664,12 +686,19 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   }
   /* Start-up output after progress is a line that is no sample itself. */
   if (smp.kind != SM_TK_SAMPLE && smp.kind != SM_TK_POSITION &&
-      note_startup(t, seg, m))
+      smp.kind != SM_TK_CKPT && note_startup(t, seg, m))
     return;
   /* An epoch summary of averages, or the line announcing one, is no
    * step. */
   if (smp.kind == SM_TK_SAMPLE && (smp.summary || t->summary_next)) {
     t->summary_next = 0;
+    /* The run's summary with its average step rate: kept aside (no
+     * step, no loss) for a log whose metrics time no step. */
+    if (smp.run_summary && smp.rate > 0 && !smp.has_step) {
+      smp.kind = SM_TK_RUN;
+      sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch,
+                         t->eval_seq);
+    }
     return;
   }
   if (smp.summary)
@@ -705,6 +734,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       t->eval_loop = 1;
     break;
   case SM_TK_POSITION:
+  case SM_TK_CKPT:
     sm__trk_window_add(&t->win, &smp, t->epoch_seq, t->ctx_epoch, t->eval_seq);
     break;
   case SM_TK_SAMPLE:
@@ -1123,7 +1153,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
                           size_t n, int flags) {
   size_t m;
   sm_track_sample smp;
-  int cls, rank, marked = 0;
+  int cls, rank, marked = 0, kvrow = 0;
 
   if (st->heads_only && !st->want_loss && !names_epoch(s, n))
     return 0;
@@ -1157,6 +1187,14 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
       return st->best >= 0 && st->cs[st->best].distinct >= t->o.samples;
     }
   }
+  if (!st->heads_only &&
+      sm__trk_vkv(t->seg, m, &(trk_vcell){0}, &(trk_vcell){0})) {
+    /* A "key: value" line may be a row of a print loop's record: kept
+     * for the replay, which joins the rows (and counted below as any
+     * line). */
+    keep(st, t->seg, m, cls, flags, rank);
+    kvrow = 1;
+  }
   if (st->ncs == 0 && st->stepless == 0) {
     /* Newer than any progress: start-up output of a new run is kept for
      * the replay to judge. */
@@ -1170,7 +1208,7 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
     return 0;
   }
   if (!worth_parsing(t, cls, t->seg, m)) {
-    if (marked)
+    if (marked && !kvrow)
       keep(st, t->seg, m, cls, flags, rank);
     return 0;
   }
@@ -1200,8 +1238,8 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   }
   /* Kept: whatever the replay may use, and rows that a table head above
    * may name. */
-  if (marked || smp.kind != SM_TK_NONE || smp.summary ||
-      (t->L->nf > 0 && t->L->f[0].key[0] == '\0'))
+  if (!kvrow && (marked || smp.kind != SM_TK_NONE || smp.summary ||
+                 (t->L->nf > 0 && t->L->f[0].key[0] == '\0')))
     keep(st, t->seg, m, cls, flags, rank);
   if (smp.kind == SM_TK_EPOCH_HEAD) {
     st->bwd_epoch++;
@@ -1277,12 +1315,24 @@ static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
 /* Replays the kept pieces in file order (oldest first). */
 static void replay_kept(sm_tracker *t, scan_state *st) {
   size_t nk = st->idx.len / sizeof(kept);
+  const trk_vrec *r = &t->vrec;
 
   for (size_t i = nk; i-- > 0;) {
     kept k;
     memcpy(&k, st->idx.data + i * sizeof(kept), sizeof(k));
     replay_piece(t, st->text.data + k.off, k.len, k.cls == 255 ? -1 : k.cls,
                  (k.flags & KEPT_UNFINISHED) != 0, k.rank);
+  }
+  /* The log ends inside a print loop's record that no rule closed yet:
+   * read where its keys so far begin the keys of the record before. */
+  if (t->in_vrec && r->kv && r->rows > 0 && r->rows <= t->vkv_rows &&
+      r->rows <= TRK_VPRE && r->pre[r->rows - 1] == t->vkv_pre[r->rows - 1]) {
+    char line[sizeof(r->text)];
+    size_t n = r->len;
+    memcpy(line, r->text, n + 1);
+    t->in_vrec = 0;
+    sm__trk_vrec_reset(&t->vrec);
+    replay_piece(t, line, n, t->cls_progress, 0, -1);
   }
 }
 

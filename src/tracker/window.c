@@ -666,6 +666,32 @@ static void build(const trk_window *w, const view *v, int n, went *W,
 
 /* ==== Step time ==== */
 
+/* The rate a bar shows in its first seconds is the start-up's (data
+ * loaders filling, compilation, caches): where the window also holds
+ * states of the same bar that ran a minute or more, the states that ran
+ * under 10 s are no measure of the pace (a log that kept only a few
+ * states of a bar: "6/69763 [00:01<4:46:24, 4.06it/s]" and, two hours
+ * on, "24263/69763 [2:03:48<7:09:28, 1.77it/s]").  Returns the elapsed
+ * time below which a state's rate is left out: 10 s, or 0 when no state
+ * with a rate ran 60 s. */
+static double warm_elapsed(const trk_window *w, const view *v, uint64_t lo,
+                           int cap, const built *B) {
+  double most = 0;
+  int k = 0;
+
+  for (size_t i = 0; i < w->count && k < cap; i++) {
+    const trk_rec *r = newest(w, i);
+    if (r->seq < lo)
+      break;
+    if (!in_view(r, v) || r->seq > B->hi || !(r->s.rate > 0))
+      continue;
+    k++;
+    if (r->s.bar_elapsed > most)
+      most = r->s.bar_elapsed;
+  }
+  return most >= 60 ? 10 : 0;
+}
+
 /* Printed per-step times (which 0), 1/rates (1) or batch/throughput (2)
  * of the records of view v in [lo, now], newest first, at most cap of
  * them.  Every record counts, not only one per step: a log that prints a
@@ -676,7 +702,7 @@ static double raw_times(const trk_window *w, const view *v, uint64_t lo,
                         int cap, int which, long long skip, const built *B,
                         const char **key) {
   double *x = sm_malloc(TRK_RING * sizeof(double));
-  double t;
+  double t, warm = which == 1 ? warm_elapsed(w, v, lo, cap, B) : 0;
   size_t k = 0;
 
   if (x == NULL)
@@ -692,6 +718,8 @@ static double raw_times(const trk_window *w, const view *v, uint64_t lo,
         continue;
       if (pass == 0 && skip >= 0 && step_of(r, B->swap) == skip)
         continue;
+      if (r->s.bar_elapsed < warm)
+        continue; /* a bar's first seconds (warm_elapsed) */
       if (which == 0)
         val = r->s.step_time;
       else if (which == 1 && r->s.rate == r->s.rate && r->s.rate > 0)
@@ -833,6 +861,58 @@ static double bar_times(const went *W, int nw, double min_elapsed) {
   return sm__trk_robust_median(v, k, NULL);
 }
 
+/* A bar whose rate is its loop's average since the loop began
+ * (Lightning draws its training bar with tqdm's smoothing off; tqdm's
+ * own default is a moving average): on every state that ran 10 s or
+ * more the rate is the count over the elapsed time, within the clock's
+ * whole seconds and the rate's rounding.  Such a rate hides a change of
+ * pace (a run that slowed down after an hour); the bar's elapsed clock
+ * between the window's states measures the current one.  Returns that
+ * pace in seconds per step when at least two states show an average
+ * rate and the clock is fine enough (every delta 5 s or more, else a
+ * span of 20 s or more over the states), else NAN. */
+static double average_rate_pace(const went *W, int nw) {
+  double v[TRK_RING], span = 0, most = 0;
+  size_t k = 0;
+  int avg = 0, coarse = 0;
+  long long steps = 0;
+
+  for (int i = 0; i < nw; i++) {
+    const sm_track_sample *s = &W[i].s;
+    double mean;
+    if (!(s->rate > 0) || !(s->bar_elapsed >= 10) || s->step <= 0)
+      continue;
+    mean = (double)s->step / s->bar_elapsed;
+    if (fabs(s->rate - mean) > (0.03 + 1.0 / s->bar_elapsed) * mean)
+      return NAN; /* a moving average: the rate is the current pace */
+    avg++;
+  }
+  if (avg < 2)
+    return NAN;
+  for (int i = nw - 1; i > 0; i--) {
+    const went *a = &W[i], *b = &W[i - 1];
+    long long ds = b->s.step - a->s.step;
+    double de = b->s.bar_elapsed - a->s.bar_elapsed;
+    /* Evaluation output between two states: the clock ran on it. */
+    if (de != de || ds <= 0 || a->ep != b->ep || de < 0 ||
+        a->eval_seq != b->eval_seq)
+      continue;
+    coarse |= de < 5;
+    if (de > most)
+      most = de;
+    v[k++] = de / (double)ds;
+    span += de;
+    steps += ds;
+  }
+  if (k == 0)
+    return NAN;
+  if (!coarse)
+    return sm__trk_robust_median(v, k, NULL);
+  /* Whole seconds: the span, unless one interval holds most of it (a
+   * pause the bar's clock ran through). */
+  return span >= 20 && most <= 0.5 * span ? span / (double)steps : NAN;
+}
+
 typedef struct timing {
   double t;           /* seconds per step */
   const char *basis;  /* "explicit", "throughput", "timestamps", "bar" */
@@ -933,6 +1013,14 @@ static int view_timing(const trk_window *w, const view *v, uint64_t lo, int cap,
   else if (try_set(&E, raw_times(w, v, lo, cap, 1, skip, B, NULL), "explicit",
                    "rate"))
     which = 1;
+  if (which == 1) {
+    /* An average rate that the bar's clock says is no longer the pace:
+     * the pace (average_rate_pace). */
+    double pace = average_rate_pace(W, nw);
+    if (pace == pace && fabs(pace - E.t) > 0.25 * E.t &&
+        try_set(T, pace, "timestamps", "bar elapsed clock"))
+      return 1;
+  }
   /* Finer than one digit: an interval clock, or a bar that ran long
    * enough for its whole seconds to be precise (100 s: 0.5 %). */
   if (which >= 0 && newest_sig(w, v, lo, which) == 1 &&
@@ -1117,8 +1205,43 @@ static void set_tp(sm_track_result *r, double v, const char *unit) {
 
 /* Answer from counter-less samples only (a log that never prints a step:
  * loss and time may still be known). */
+/* The step of the newest checkpoint saved after the newest metrics, when
+ * an older save (metrics between them) names a smaller step: a cadence of
+ * saves, not one line. */
+static int ckpt_cadence(const trk_window *w, long long *step) {
+  long long newer = -1;
+  int between = 0;
+
+  for (size_t i = 0; i < w->count; i++) {
+    const trk_rec *x = newest(w, i);
+    if (x->s.kind == SM_TK_SAMPLE) {
+      if (newer < 0)
+        return 0; /* the newest metrics come after every save */
+      between = 1;
+    } else if (x->s.kind == SM_TK_CKPT) {
+      if (newer < 0)
+        newer = x->s.ckpt_step;
+      else if (between) {
+        if (x->s.ckpt_step >= newer)
+          return 0;
+        *step = newer;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+static void set_ckpt_step(sm_track_result *r, long long step) {
+  r->has_step = 1;
+  r->step = step;
+  r->step_scope = "global";
+  snprintf(r->counter, sizeof(r->counter), "checkpoint");
+}
+
 static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
-  double e[TRK_RING], q[TRK_RING];
+  long long ck;
+  double e[TRK_RING], q[TRK_RING], run_rate = NAN;
   size_t ne = 0, nq = 0;
   int used = 0, loss_done = 0;
   const char *key = NULL;
@@ -1156,6 +1279,21 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
   }
   r->ok = 1;
   r->samples = used;
+  /* A checkpoint saved after the newest metrics, naming its step: where
+   * training was when it saved (a Trainer's loss dicts print no step);
+   * the run's summary after them, its average step rate. */
+  for (size_t i = 0; i < w->count; i++) {
+    const trk_rec *x = newest(w, i);
+    if (x->s.kind == SM_TK_SAMPLE)
+      break;
+    if (x->s.kind == SM_TK_RUN && run_rate != run_rate)
+      run_rate = x->s.rate;
+  }
+  /* Only a run's own saving cadence names the step: an earlier save,
+   * metrics in between, with a smaller step.  One save line alone, or
+   * the same one repeated, may be another process's chatter. */
+  if (ckpt_cadence(w, &ck))
+    set_ckpt_step(r, ck);
   if (ne > 0) {
     r->step_time_s = six_digits(sm__trk_robust_median(e, ne, NULL));
     r->step_time_basis = "explicit";
@@ -1164,9 +1302,14 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
     r->step_time_s = six_digits(sm__trk_robust_median(q, nq, NULL));
     r->step_time_basis = "explicit";
     r->step_time_source = "rate";
+  } else if (run_rate > 0) {
+    r->step_time_s = six_digits(1.0 / run_rate);
+    r->step_time_basis = "explicit";
+    r->step_time_source = "run average";
   }
   snprintf(r->format, sizeof(r->format),
-           "metrics without a step counter; step time %s",
+           "metrics without a step counter%s; step time %s",
+           r->has_step ? "; step from the checkpoint saved after them" : "",
            r->step_time_source ? r->step_time_source : "unknown");
 }
 
@@ -1283,6 +1426,10 @@ static void window_metrics(const trk_window *w, const view *V, uint64_t lo,
         W[i].s.throughput == W[i].s.throughput)
       set_tp(r, W[i].s.throughput, W[i].s.tp_unit);
   }
+  /* The newest step printed loss terms and no loss: which term is the
+   * loss is unknown, and no other line's loss stands in for it. */
+  if (nw > 0 && W[0].s.loss_terms)
+    loss_done = 1;
   if (!loss_done && (x = fallback(w, lo, V, 0, stale)) != NULL) {
     r->loss = x->s.loss;
     r->loss_nonfinite = x->s.loss_nonfinite;

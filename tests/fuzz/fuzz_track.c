@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (m >= sizeof(cleaned) || cleaned[m] != '\0')
       abort();
     sm_track_parse(cleaned, m, &smp);
-    if (smp.kind < SM_TK_NONE || smp.kind > SM_TK_PHASE)
+    if (smp.kind < SM_TK_NONE || smp.kind > SM_TK_RUN)
       abort();
     if (smp.has_step && smp.step < 0)
       abort();

@@ -17,28 +17,6 @@
 #include "track_fixture.h"
 #include "tracker/track_int.h"
 
-/* A text built by appending formatted pieces (the tests' logs). */
-typedef struct text {
-  char *s;
-  size_t n, cap;
-} text;
-
-static void add(text *t, const char *fmt, ...) {
-  va_list ap;
-  int k;
-
-  if (t->cap - t->n < 4096) {
-    t->cap = t->cap ? 2 * t->cap : 1 << 16;
-    t->s = realloc(t->s, t->cap);
-    ASSERT(t->s != NULL);
-  }
-  va_start(ap, fmt);
-  k = vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
-  va_end(ap);
-  ASSERT(k >= 0 && (size_t)k < t->cap - t->n);
-  t->n += (size_t)k;
-}
-
 /* ==== The loss of another writer, printed less often ==== */
 
 SM_TEST(track_loss_printed_less_often_than_the_bar) {

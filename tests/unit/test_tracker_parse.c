@@ -203,7 +203,10 @@ SM_TEST(track_parse_detectron2_loss_components) {
   /* Loss scale and loss statistics are not losses. */
   s = P("step 4 | loss scale: 65536.0 | loss/mean: 2.1 | lr: 0.1");
   ASSERT_NAN(s.loss);
-  /* A model's own loss name is (the first of them). */
+  /* A model's own loss name is the loss; of two and no whole loss,
+   * the first. */
+  s = P("epoch: 0|step: 476|ppo_ep: 1|act_loss: -0.0387");
+  ASSERT_NEAR(s.loss, -0.0387, 1e-12);
   s = P("epoch: 0|step: 476|ppo_ep: 1|act_loss: -0.0387|cri_loss: -0.0131");
   ASSERT_NEAR(s.loss, -0.0387, 1e-12);
   ASSERT_EQ(s.step, 476);

@@ -1,9 +1,10 @@
 /* track_fixture.h - what the Tracker's unit tests share: a NaN check,
  * one line through the parser, a text fed to a fresh tracker, and a
- * text written to a file and scanned backwards. */
+ * text written to a file and scanned backwards, and a text builder. */
 #ifndef SM_TEST_TRACK_FIXTURE_H
 #define SM_TEST_TRACK_FIXTURE_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,28 @@
 #include "tracker/track_int.h"
 
 #define ASSERT_NAN(x) ASSERT((x) != (x))
+
+/* A text built by appending formatted pieces (the tests' logs). */
+typedef struct text {
+  char *s;
+  size_t n, cap;
+} text;
+
+static inline void add(text *t, const char *fmt, ...) {
+  va_list ap;
+  int k;
+
+  if (t->cap - t->n < 4096) {
+    t->cap = t->cap ? 2 * t->cap : 1 << 16;
+    t->s = realloc(t->s, t->cap);
+    ASSERT(t->s != NULL);
+  }
+  va_start(ap, fmt);
+  k = vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
+  va_end(ap);
+  ASSERT(k >= 0 && (size_t)k < t->cap - t->n);
+  t->n += (size_t)k;
+}
 
 /* The sample the line parser reads from one line. */
 static inline sm_track_sample P(const char *line) {
