@@ -324,22 +324,46 @@ static void add_outer_frames(const sm__window *w, const segs *s, int x,
  * exception:", "During handling of the above exception, another exception
  * occurred:"): the later tracebacks show the outer part of the stack,
  * where the job's code called the library that raised x. */
+/* The exception line of the traceback that a chain marker right after
+ * exception line x leads to, or -1. */
+static int chain_next(const sm__window *w, const segs *s, int x) {
+  int j = x + 1;
+
+  while (j < w->n && w->lines[j].kind == SM__K_BLANK)
+    j++;
+  if (j >= w->n || w->lines[j].kind != SM__K_CHAIN)
+    return -1;
+  j++;
+  while (j < w->n && w->lines[j].kind == SM__K_BLANK)
+    j++;
+  return j < w->n ? s->exc_of[j] : -1;
+}
+
 static void chain_frames(const sm__window *w, const segs *s, int x, frames *f) {
   collect_frames(w, s, x, f);
   for (int k = 0; k < MAX_CHAIN; k++) {
-    int j = x + 1;
-    while (j < w->n && w->lines[j].kind == SM__K_BLANK)
-      j++;
-    if (j >= w->n || w->lines[j].kind != SM__K_CHAIN)
+    if ((x = chain_next(w, s, x)) < 0)
       break;
-    j++;
-    while (j < w->n && w->lines[j].kind == SM__K_BLANK)
-      j++;
-    if (j >= w->n || s->exc_of[j] < 0)
-      break;
-    x = s->exc_of[j];
     add_outer_frames(w, s, x, f);
   }
+}
+
+/* The first later exception of x's chain that a cause signature of a
+ * known class matches, or -1: a type that says only that something went
+ * wrong (TimeoutError, OSError) is explained by the library that caught it
+ * and said what ("urllib3 ... HTTPSConnectionPool(host=...): Read timed
+ * out"), as a generic line is by a specific one nearby. */
+static int chain_explained(const sm__window *w, const segs *s, int x) {
+  for (int k = 0; k < MAX_CHAIN; k++) {
+    const sm__line *l;
+    if ((x = chain_next(w, s, x)) < 0)
+      return -1;
+    l = &w->lines[x];
+    if (l->sig != NULL && l->sig->role == SM__ROLE_CAUSE && !l->sig->generic &&
+        l->sig->category != SM__CAT_UNKNOWN)
+      return x;
+  }
+  return -1;
 }
 
 /* 1 if the top-level module name occurs as a directory or file of a user
@@ -652,6 +676,20 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
   type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
   chain_frames(w, s, x, &f);
   judge_exception(db, tname, &f, v, have_sig);
+  if (!have_sig && v->cat == SM__CAT_UNKNOWN) {
+    int y = chain_explained(w, s, x);
+    if (y >= 0) {
+      const sm__line *ly = &w->lines[y];
+      from_sig(db, ly->sig, ly->xid, v);
+      v->ev = SM__EV_INFERRED;
+      v->conf = SM_MIN(v->conf, 0.6);
+      snprintf(v->reason, sizeof(v->reason),
+               "exception %s of no class of its own, explained by %s later "
+               "in its chain (line %lld)",
+               tname, ly->sig->name, ly->no);
+      return;
+    }
+  }
   if (!have_sig && f.n == 0) {
     size_t mn;
     const char *m = msg_of(l, &mn);

@@ -1,0 +1,125 @@
+/* test_failure_boundaries.c - round-8 classes of root cause, each on
+ * lines written for these tests in shapes other than the ones first seen:
+ * an HTTP client giving up on a remote service (requests/urllib3, httpx,
+ * aiohttp; a chain whose first exception says only that it timed out);
+ * the scheduler's prolog or epilog failing on a node before the job ran.
+ * Every one of them is reported, never isolated or restarted. */
+#include <string.h>
+
+#include "failure/failure_int.h"
+#include "harness.h"
+#include "sigdb_fixture.h"
+
+static void expect_at(int where, const char *log, long line, const char *cat,
+                      const char *comp) {
+  expect_diag_at(where, log, line, cat, comp, NULL);
+}
+#define expect(...) expect_at(__LINE__, __VA_ARGS__)
+
+static int acts(const char *log) {
+  return plan_acts(log, "gn-07");
+}
+
+/* A chain whose root says only "timed out": the library that caught it
+ * names the service. */
+static const char remote_chain[] =
+    "epoch 4 step 800 loss 0.52\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/opt/env/lib/python3.10/site-packages/urllib3/connection.py\", "
+    "line 200, in _new_conn\n"
+    "    sock = connection.create_connection(\n"
+    "  File \"/opt/env/lib/python3.10/socket.py\", line 845, in "
+    "create_connection\n"
+    "    raise err\n"
+    "TimeoutError: timed out\n"
+    "\n"
+    "The above exception was the direct cause of the following exception:\n"
+    "\n"
+    "Traceback (most recent call last):\n"
+    "  File \"/opt/env/lib/python3.10/site-packages/requests/adapters.py\", "
+    "line 486, in send\n"
+    "    resp = conn.urlopen(\n"
+    "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='metrics."
+    "example.org', port=443): Max retries exceeded with url: /v1/runs "
+    "(Caused by ConnectTimeoutError(<urllib3.connection.HTTPSConnection "
+    "object at 0x7f00>, 'Connection to metrics.example.org timed out. "
+    "(connect timeout=10)'))\n"
+    "\n"
+    "During handling of the above exception, another exception occurred:\n"
+    "\n"
+    "Traceback (most recent call last):\n"
+    "  File \"train.py\", line 77, in <module>\n"
+    "    tracker.upload(ckpt)\n"
+    "  File \"/opt/env/lib/python3.10/site-packages/requests/adapters.py\", "
+    "line 507, in send\n"
+    "    raise ConnectTimeout(e, request=request)\n"
+    "requests.exceptions.ConnectTimeout: HTTPSConnectionPool(host='metrics."
+    "example.org', port=443): Max retries exceeded with url: /v1/runs\n";
+
+SM_TEST(failure_boundaries_remote_service_unreachable) {
+  sm_diagnosis d;
+
+  /* The chain's root is reported, classed by what the library said. */
+  expect(remote_chain, 7, "infrastructure", "network");
+  run(remote_chain, &d);
+  if (d.basis == NULL || strcmp(d.basis, "inferred") != 0)
+    SM_FAIL_AT("a remote service timeout is inferred, got %s",
+               d.basis ? d.basis : "-");
+  sm_diagnosis_release(&d);
+  if (acts(remote_chain))
+    SM_FAIL_AT("an unreachable service must not isolate or restart");
+  /* httpx's one-line form, after training progress. */
+  expect("step 120/5000 loss=1.93\n"
+         "httpx.ReadTimeout: The read operation timed out while talking to "
+         "host registry.models.internal\n",
+         2, "infrastructure", "network");
+  /* aiohttp in an asynchronous uploader. */
+  expect("[uploader] batch 17 queued\n"
+         "aiohttp.client_exceptions.ClientConnectorError: Cannot connect to "
+         "host storage.example.net:443 ssl:default [Connection timed out]\n",
+         2, "infrastructure", "network");
+  /* The job's own server on the loopback address is not the network. */
+  {
+    run("requests.exceptions.ConnectionError: HTTPConnectionPool("
+        "host='localhost', port=8000): Max retries exceeded with url: "
+        "/predict (Caused by NewConnectionError('Failed to establish a new "
+        "connection: [Errno 111] Connection refused'))\n",
+        &d);
+    if (d.failure && strcmp(d.category, "infrastructure") == 0 &&
+        d.signature != NULL &&
+        strcmp(d.signature, "remote-service-unreachable") == 0)
+      SM_FAIL_AT("a loopback server is not a remote service");
+    sm_diagnosis_release(&d);
+  }
+  /* A client's own retry notice is no failure. */
+  expect("wandb: Network error (ReadTimeout), entering retry loop.\n"
+         "step 10 loss 2.0\nstep 20 loss 1.9\n",
+         0, NULL, NULL);
+}
+
+SM_TEST(failure_boundaries_scheduler_prolog_failed) {
+  static const char slurm_ctld[] =
+      "srun: job 88121 queued and waiting for resources\n"
+      "srun: PrologSlurmctld failed, job killed\n"
+      "srun: error: Job allocation 88121 has been revoked\n";
+  static const char sbatch_held[] =
+      "JobId=5521 JobName=pretrain\n"
+      "   JobState=PENDING Reason=launch failed requeued held\n";
+  static const char epilog[] =
+      "slurmstepd: error: epilog failed status=1 on node gpu-a17\n";
+
+  expect(slurm_ctld, 2, "infrastructure", "node");
+  expect(sbatch_held, 2, "infrastructure", "node");
+  expect(epilog, 1, "infrastructure", "node");
+  if (acts(slurm_ctld) || acts(sbatch_held) || acts(epilog))
+    SM_FAIL_AT("a failed prolog is inferred: never isolate or restart");
+  /* A task prolog is the job's own script. */
+  {
+    sm_diagnosis d;
+    run("slurmstepd: error: TaskProlog failed status=127\n", &d);
+    if (d.failure && d.signature != NULL &&
+        strcmp(d.signature, "scheduler-prolog-failed") == 0)
+      SM_FAIL_AT("the job's task prolog is not the site's");
+    sm_diagnosis_release(&d);
+  }
+}
