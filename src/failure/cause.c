@@ -269,11 +269,39 @@ typedef struct frames {
   int n_user;     /* frames in the job's own code */
   int innermost;  /* index of the last frame, -1 */
   int inner_user; /* index of the last user frame, -1 */
+  /* Of the exception's own traceback: the package of the first library
+   * frame after the job's last frame (the library the job called) and the
+   * package of the innermost frame (the code that raised); "" if none. */
+  char called[48], raised[48];
 } frames;
 
 static void frames_init(frames *f) {
   memset(f, 0, sizeof(*f));
   f->innermost = f->inner_user = -1;
+}
+
+/* The package a library frame's path p[0..n) belongs to, into out: the
+ * directory or module after site-packages/dist-packages, "stdlib" for the
+ * interpreter's own library. */
+static void frame_package(const char *p, size_t n, char *out, size_t cap) {
+  static const char *const roots[] = {"site-packages", "dist-packages"};
+  const char *q = NULL;
+  size_t k = 0;
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(roots) && q == NULL; i++) {
+    q = memmem(p, n, roots[i], strlen(roots[i]));
+    if (q != NULL)
+      q += strlen(roots[i]) + 1;
+  }
+  if (q == NULL || q >= p + n) {
+    snprintf(out, cap, "stdlib");
+    return;
+  }
+  while (q + k < p + n && k + 1 < cap && q[k] != '/' && q[k] != '\\' &&
+         q[k] != '.')
+    k++;
+  memcpy(out, q, k);
+  out[k] = '\0';
 }
 
 /* Counts line i in f when it is a frame with a path: the innermost so
@@ -292,7 +320,12 @@ static void add_frame(const sm__window *w, int i, frames *f) {
   if (!library_path(p, pn)) {
     f->n_user++;
     f->inner_user = i;
+    f->called[0] = f->raised[0] = '\0';
+    return;
   }
+  frame_package(p, pn, f->raised, sizeof(f->raised));
+  if (f->n_user > 0 && f->called[0] == '\0')
+    memcpy(f->called, f->raised, sizeof(f->called));
 }
 
 static void collect_frames(const sm__window *w, const segs *s, int x,
@@ -528,6 +561,13 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
   }
 }
 
+/* 1 if the code that raised belongs to another package than the library
+ * the job's code called (the standard library under a library too). */
+static int library_handed(const frames *f) {
+  return f->called[0] != '\0' && f->raised[0] != '\0' &&
+         strcmp(f->called, f->raised) != 0 && strcmp(f->called, "stdlib") != 0;
+}
+
 /* Class of an exception of type tname (its last dotted part) from its
  * table entry and the frames f of its traceback. */
 static void judge_exception(const sm_sigdb *db, const char *tname,
@@ -536,6 +576,7 @@ static void judge_exception(const sm_sigdb *db, const char *tname,
   int cat_u, cat_l;
   double conf;
   const char *where;
+  char wbuf[160];
 
   cat_u = e ? e->category : SM__CAT_USER;
   cat_l = e && e->library_category >= 0 ? e->library_category
@@ -557,6 +598,18 @@ static void judge_exception(const sm_sigdb *db, const char *tname,
     v->cat = cat_u;
     v->conf = conf + 0.1;
     where = "raised in the job's own code";
+  } else if (f->n_user > 0 && !have_sig && library_handed(f)) {
+    /* The job called one library and another package (or the standard
+     * library) raised, called by the first: the value that failed is one
+     * the library passed on, and the two disagree (versions that do not
+     * fit, a library bug).  The library's class, weakly. */
+    v->cat = cat_l;
+    v->conf = conf - 0.15;
+    snprintf(wbuf, sizeof(wbuf),
+             "raised in %s under %s, which the job's code called: a value "
+             "one library handed to another",
+             f->raised, f->called);
+    where = wbuf;
   } else if (f->n_user > 0) {
     v->cat = cat_u;
     v->conf = conf;

@@ -123,3 +123,86 @@ SM_TEST(failure_boundaries_scheduler_prolog_failed) {
     sm_diagnosis_release(&d);
   }
 }
+
+#define SP "/srv/py/lib/python3.11/site-packages"
+
+SM_TEST(failure_boundaries_one_library_handing_another_a_value) {
+  /* The job called a trainer; the trainer called the standard library
+   * with a value of its own: the libraries disagree. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"fit.py\", line 9, in <module>\n"
+         "    loop = Loop(cfg)\n"
+         "  File \"" SP "/looplib/core.py\", line 61, in __init__\n"
+         "    warnings.simplefilter(self._mode)\n"
+         "  File \"/srv/py/lib/python3.11/warnings.py\", line 170, in "
+         "simplefilter\n"
+         "    raise ValueError(\"invalid action: %r\" % (action,))\n"
+         "ValueError: invalid action: 'quiet'\n",
+         8, "framework", "none");
+  /* A wrapper library calling the tensor library's private state. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/a/proj/run.py\", line 40, in main\n"
+         "    model = wrap(model)\n"
+         "  File \"" SP "/shardkit/wrap.py\", line 12, in wrap\n"
+         "    return _patch(model)\n"
+         "  File \"" SP "/torch/nn/modules/module.py\", line 1931, in "
+         "__getattr__\n"
+         "    raise AttributeError(\n"
+         "AttributeError: 'Block' object has no attribute '_pre_hooks'\n",
+         8, "framework", "none");
+  /* The library the job called raised itself: the job's call (unchanged). */
+  expect("Traceback (most recent call last):\n"
+         "  File \"train.py\", line 3, in <module>\n"
+         "    sched = StepLR(opt, step_size=0)\n"
+         "  File \"" SP "/torch/optim/lr_scheduler.py\", line 500, in "
+         "__init__\n"
+         "    raise ValueError('step_size must be positive')\n"
+         "ValueError: step_size must be positive\n",
+         6, "user", "none");
+  /* The job called the standard library, which called a library back
+   * (a pickle of the job's object): the job's call. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"eval.py\", line 20, in <module>\n"
+         "    obj = copy.deepcopy(state)\n"
+         "  File \"/srv/py/lib/python3.11/copy.py\", line 172, in deepcopy\n"
+         "    y = _reconstruct(x, memo, *rv)\n"
+         "  File \"" SP "/tensorlib/core.py\", line 90, in __reduce_ex__\n"
+         "    raise TypeError('cannot pickle a live handle')\n"
+         "TypeError: cannot pickle a live handle\n",
+         8, "user", "none");
+}
+
+SM_TEST(failure_boundaries_data_words_stay_the_jobs) {
+  /* The job's data passes through a loader and a reader: its words
+   * place the fault in the data. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"prep.py\", line 5, in <module>\n"
+         "    t = loaders.read_table('corpus/dev.csv')\n"
+         "  File \"" SP "/loaders/csvio.py\", line 30, in read_table\n"
+         "    return arrowcsv.read_csv(p)\n"
+         "  File \"" SP "/arrowcsv/reader.py\", line 77, in read_csv\n"
+         "    raise ParseFailure(msg)\n"
+         "arrowcsv.ParseFailure: CSV parse error: Expected 4 columns, got 6 "
+         "in row 2210\n",
+         8, "user", "none");
+  expect("Traceback (most recent call last):\n"
+         "  File \"sft.py\", line 88, in main\n"
+         "    batch = collate(rows)\n"
+         "  File \"" SP "/trainkit/collate.py\", line 14, in collate\n"
+         "    return table.select(['prompt', 'answer'])\n"
+         "  File \"" SP "/tablekit/table.py\", line 300, in select\n"
+         "    raise KeyError(f'column {c!r} not found in the dataset')\n"
+         "KeyError: \"column 'answer' not found in the dataset\"\n",
+         8, "user", "none");
+  /* Version words are not data words. */
+  {
+    sm_diagnosis d;
+    run("RuntimeError: failed to parse the model file at line 12: written "
+        "by a newer version of the library, please upgrade\n",
+        &d);
+    if (d.signature != NULL &&
+        strcmp(d.signature, "data-words-in-exception") == 0)
+      SM_FAIL_AT("a version complaint is not the job's data");
+    sm_diagnosis_release(&d);
+  }
+}
