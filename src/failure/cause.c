@@ -252,10 +252,21 @@ static int entry_point_shim(const char *p, size_t n) {
          (e - 1 - b == 7 && memcmp(p + b, "Scripts", 7) == 0);
 }
 
+/* Directories of code that a library fetched at run time and imports as
+ * its own (Hugging Face's trust_remote_code modules, torch.hub's cache):
+ * the model author's code, written for some version of the library, not
+ * the job's. */
+static const char *const fetched_roots[] = {"transformers_modules", "torch/hub",
+                                            "torch\\hub"};
+
 static int library_path(const char *p, size_t n) {
   static const char *const marks[] = {
       "site-packages", "dist-packages", "/lib/python", "\\lib\\python",
       "\\Lib\\",       "<frozen",       "<string>",    "/usr/lib/"};
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++)
+    if (memmem(p, n, fetched_roots[i], strlen(fetched_roots[i])) != NULL)
+      return 1;
 
   for (size_t i = 0; i < SM_ARRAY_LEN(marks); i++)
     if (memmem(p, n, marks[i], strlen(marks[i])) != NULL)
@@ -288,6 +299,11 @@ static void frame_package(const char *p, size_t n, char *out, size_t cap) {
   const char *q = NULL;
   size_t k = 0;
 
+  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++)
+    if (memmem(p, n, fetched_roots[i], strlen(fetched_roots[i])) != NULL) {
+      snprintf(out, cap, "%s", fetched_roots[i]);
+      return;
+    }
   for (size_t i = 0; i < SM_ARRAY_LEN(roots) && q == NULL; i++) {
     q = memmem(p, n, roots[i], strlen(roots[i]));
     if (q != NULL)

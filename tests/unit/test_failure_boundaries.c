@@ -206,3 +206,41 @@ SM_TEST(failure_boundaries_data_words_stay_the_jobs) {
     sm_diagnosis_release(&d);
   }
 }
+
+SM_TEST(failure_boundaries_code_a_library_fetched_is_not_the_jobs) {
+  /* Remote code of a model, imported by the library from its cache, that
+   * does not fit the installed library version. */
+  expect("Loading checkpoint shards: 100%|##########| 2/2\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/work/chat/serve.py\", line 31, in load\n"
+         "    tok = AutoTokenizer.from_pretrained(path, "
+         "trust_remote_code=True)\n"
+         "  File \"" SP "/transformers/tokenization_utils_base.py\", line "
+         "2100, in _from_pretrained\n"
+         "    tokenizer = cls(*init_inputs, **init_kwargs)\n"
+         "  File \"/home/u/.cache/huggingface/modules/transformers_modules/"
+         "orca-7b/tokenization_orca.py\", line 88, in vocab_size\n"
+         "    return self.spm.vocab_size()\n"
+         "AttributeError: 'OrcaTokenizer' object has no attribute 'spm'\n",
+         9, "framework", "none");
+  /* torch.hub's cache on a Windows machine, the hub code calling a
+   * library that raises. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"D:\\proj\\seg\\infer.py\", line 12, in <module>\n"
+         "    net = torch.hub.load('lab/segnet', 'small')\n"
+         "  File \"C:\\Users\\me\\.cache\\torch\\hub\\lab_segnet_main"
+         "\\hubconf.py\", line 20, in small\n"
+         "    return build(cfg)\n"
+         "  File \"C:\\Users\\me\\py\\Lib\\site-packages\\timm\\"
+         "models\\_builder.py\", line 400, in build\n"
+         "    raise KeyError(name)\n"
+         "KeyError: 'segnet_small_v2'\n",
+         8, "framework", "none");
+  /* The job's own copy of such a file, in its repository, is the job's. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/work/chat/tok/tokenization_orca.py\", line 88, in "
+         "vocab_size\n"
+         "    return self.spm.vocab_size()\n"
+         "AttributeError: 'OrcaTokenizer' object has no attribute 'spm'\n",
+         4, "user", "none");
+}
