@@ -398,10 +398,12 @@ static void chain_frames(const sm__window *w, const segs *s, int x, frames *f) {
 }
 
 /* The first later exception of x's chain that a cause signature of a
- * known class matches, or -1: a type that says only that something went
- * wrong (TimeoutError, OSError) is explained by the library that caught it
- * and said what ("urllib3 ... HTTPSConnectionPool(host=...): Read timed
- * out"), as a generic line is by a specific one nearby. */
+ * known class matches, or -1: an operating system's word for what
+ * happened (TimeoutError, ConnectionRefusedError: no class, or a guess of
+ * the network from the type alone) is explained by the library that
+ * caught it and said where ("urllib3 ... HTTPSConnectionPool(host=...):
+ * Read timed out", "host='localhost', port=8097 ... refused"), as a
+ * generic line is by a specific one nearby. */
 static int chain_explained(const sm__window *w, const segs *s, int x) {
   for (int k = 0; k < MAX_CHAIN; k++) {
     const sm__line *l;
@@ -745,7 +747,7 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
   type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
   chain_frames(w, s, x, &f);
   judge_exception(db, tname, &f, v, have_sig);
-  if (!have_sig && v->cat == SM__CAT_UNKNOWN) {
+  if (!have_sig && (v->cat == SM__CAT_UNKNOWN || v->cat == SM__CAT_INFRA)) {
     int y = chain_explained(w, s, x);
     if (y >= 0) {
       const sm__line *ly = &w->lines[y];
@@ -753,8 +755,8 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
       v->ev = SM__EV_INFERRED;
       v->conf = SM_MIN(v->conf, 0.6);
       snprintf(v->reason, sizeof(v->reason),
-               "exception %s of no class of its own, explained by %s later "
-               "in its chain (line %lld)",
+               "exception %s, an operating system's word for what happened, "
+               "explained by %s later in its chain (line %lld)",
                tname, ly->sig->name, ly->no);
       return;
     }

@@ -244,3 +244,58 @@ SM_TEST(failure_boundaries_code_a_library_fetched_is_not_the_jobs) {
          "AttributeError: 'OrcaTokenizer' object has no attribute 'spm'\n",
          4, "user", "none");
 }
+
+SM_TEST(failure_boundaries_a_server_on_the_jobs_own_host) {
+  /* The operating system's refusal first, the client library naming the
+   * loopback address in the chain: the job's own server was not up. */
+  static const char chained[] =
+      "Setting up a new session...\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/py/lib/python3.9/site-packages/urllib3/connection.py\", "
+      "line 170, in _new_conn\n"
+      "    sock.connect(sa)\n"
+      "ConnectionRefusedError: [Errno 111] Connection refused\n"
+      "\n"
+      "During handling of the above exception, another exception occurred:\n"
+      "\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/py/lib/python3.9/site-packages/urllib3/connectionpool.py"
+      "\", line 700, in urlopen\n"
+      "    conn.request(method, url)\n"
+      "urllib3.exceptions.MaxRetryError: HTTPConnectionPool(host='127.0.0.1',"
+      " port=9001): Max retries exceeded with url: /plot (Caused by "
+      "NewConnectionError('<urllib3.connection.HTTPConnection object at "
+      "0x7f>: Failed to establish a new connection: [Errno 111] Connection "
+      "refused'))\n";
+
+  expect(chained, 5, "user", "none");
+  if (acts(chained))
+    SM_FAIL_AT("the job's own server must not isolate or restart");
+  /* A Node-style client's one-line refusal. */
+  expect("epoch 1 done\n"
+         "Error: connect ECONNREFUSED 127.0.0.1:6006\n",
+         2, "user", "none");
+  /* A refusal by another host stays the network's, below the gate. */
+  {
+    static const char remote[] =
+        "Traceback (most recent call last):\n"
+        "  File \"/opt/py/lib/python3.9/site-packages/urllib3/connection.py\""
+        ", line 170, in _new_conn\n"
+        "    sock.connect(sa)\n"
+        "ConnectionRefusedError: [Errno 111] Connection refused\n"
+        "\n"
+        "During handling of the above exception, another exception "
+        "occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        "  File \"/opt/py/lib/python3.9/site-packages/urllib3/"
+        "connectionpool.py\", line 700, in urlopen\n"
+        "    conn.request(method, url)\n"
+        "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='"
+        "artifacts.example.com', port=443): Max retries exceeded with url: "
+        "/up\n";
+    expect(remote, 4, "infrastructure", "network");
+    if (acts(remote))
+      SM_FAIL_AT("an unreachable service must not isolate or restart");
+  }
+}
