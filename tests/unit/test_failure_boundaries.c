@@ -299,3 +299,27 @@ SM_TEST(failure_boundaries_a_server_on_the_jobs_own_host) {
       SM_FAIL_AT("an unreachable service must not isolate or restart");
   }
 }
+
+SM_TEST(failure_boundaries_ranks_that_disagree_on_a_message) {
+  /* The socket transport, then the communicator's abort. */
+  static const char sock[] =
+      "gx7:311:311 [0] NCCL INFO NCCL_PROTO set by environment to LL128\n"
+      "gx7:311:390 [0] transport/net_socket.cc:510 NCCL WARN NET/Socket : "
+      "peer 10.1.0.9<40112> message truncated : receiving 2097152 bytes "
+      "instead of 131072.\n"
+      "gx7:311:390 [0] NCCL INFO transport/net.cc:1100 -> 3\n"
+      "RuntimeError: NCCL communicator was aborted on rank 2.\n";
+  /* The bootstrap's form, among rank-prefixed lines. */
+  static const char boot[] =
+      "1: hostb:2201:2290 [3] bootstrap.cc:80 NCCL WARN Message truncated : "
+      "received 512 bytes instead of 8\n"
+      "1: hostb:2201:2290 [3] NCCL INFO bootstrap.cc:560 -> 3\n"
+      "1: torch.distributed.DistBackendError: NCCL error in: "
+      "ProcessGroupNCCL.cpp:1970, internal error - please report this issue "
+      "to the NCCL developers, NCCL version 2.21.5\n";
+
+  expect(sock, 2, "user", "none");
+  expect(boot, 1, "user", "none");
+  if (acts(sock) || acts(boot))
+    SM_FAIL_AT("ranks that disagree must not isolate or restart");
+}
