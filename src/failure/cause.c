@@ -709,6 +709,56 @@ static void words_decide(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
            tname, sm__protoset_failure.class_names[cl], (double)sc);
 }
 
+/* 1 if the quoted text q[0..n) names a file of the job's: a path or a
+ * name with an extension, not a library's own code or binaries. */
+static int job_file_name(const char *q, size_t n) {
+  static const char *const code[] = {"py",  "pyx",   "pyc", "pyd", "so",
+                                     "dll", "dylib", "cc",  "cpp", "h"};
+  const char *dot = NULL;
+  int sep = 0;
+
+  if (n < 3 || memmem(q, n, "site-packages", 13) != NULL ||
+      memmem(q, n, "dist-packages", 13) != NULL ||
+      memmem(q, n, "/lib/python", 11) != NULL)
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    if (q[i] == ' ' && !sep)
+      return 0; /* words, not a name */
+    if (q[i] == '/' || q[i] == '\\')
+      sep = 1;
+    else if (q[i] == '.')
+      dot = q + i;
+  }
+  if (dot != NULL && q + n - dot - 1 >= 2 && q + n - dot - 1 <= 5) {
+    size_t el = (size_t)(q + n - dot - 1);
+    for (size_t i = 0; i < SM_ARRAY_LEN(code); i++)
+      if (strlen(code[i]) == el && strncasecmp(dot + 1, code[i], el) == 0)
+        return 0;
+    for (size_t i = 1; i <= el; i++)
+      if (!isalnum((unsigned char)dot[i]))
+        return sep;
+    return 1;
+  }
+  return sep;
+}
+
+/* 1 if the message m[0..n) quotes a file of the job's ("cannot identify
+ * image file '/data/train/0042.jpg'", "Error opening 'clips/a.wav'"). */
+static int quotes_job_file(const char *m, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const char *e;
+    if (m[i] != '\'' && m[i] != '"')
+      continue;
+    e = memchr(m + i + 1, m[i], SM_MIN(n - i - 1, (size_t)512));
+    if (e == NULL)
+      return 0;
+    if (job_file_name(m + i + 1, (size_t)(e - (m + i + 1))))
+      return 1;
+    i = (size_t)(e - m);
+  }
+  return 0;
+}
+
 #define LIB_PREFIX_MIN 6 /* shortest package name read in a class name */
 
 /* 1 if the message m of an AttributeError says that an object of a class
@@ -747,6 +797,22 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
   type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
   chain_frames(w, s, x, &f);
   judge_exception(db, tname, &f, v, have_sig);
+  if (!have_sig && f.n_user > 0 && f.innermost != f.inner_user &&
+      library_handed(&f)) {
+    /* A file the job names, failing in the decoder a loader called (a
+     * corrupt image, an audio file of another format): the job's data. */
+    size_t mn;
+    const char *m = msg_of(l, &mn);
+    if (quotes_job_file(m, mn)) {
+      const sm__exc *e = sm__sigdb_exc(db, tname);
+      v->cat = e ? e->category : SM__CAT_USER;
+      v->conf = 0.45;
+      snprintf(v->reason, sizeof(v->reason),
+               "exception %s raised where one library called another, on a "
+               "file the message names: the job's data",
+               tname);
+    }
+  }
   if (!have_sig && (v->cat == SM__CAT_UNKNOWN || v->cat == SM__CAT_INFRA)) {
     int y = chain_explained(w, s, x);
     if (y >= 0) {

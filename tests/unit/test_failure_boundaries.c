@@ -323,3 +323,40 @@ SM_TEST(failure_boundaries_ranks_that_disagree_on_a_message) {
   if (acts(sock) || acts(boot))
     SM_FAIL_AT("ranks that disagree must not isolate or restart");
 }
+
+SM_TEST(failure_boundaries_a_file_of_the_job_failing_in_a_decoder) {
+  /* A loader library calls an image decoder on a file the job's dataset
+   * lists: the file, not the libraries. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"fit.py\", line 51, in <module>\n"
+         "    for img, lbl in loader:\n"
+         "  File \"" SP "/visionkit/folder.py\", line 80, in __getitem__\n"
+         "    im = decode(p)\n"
+         "  File \"" SP "/imgcodec/core.py\", line 400, in decode\n"
+         "    raise DecodeError(f'cannot decode {p!r}')\n"
+         "imgcodec.DecodeError: cannot decode 'shards/val/n0153/0007.webp'\n",
+         8, "user", "none");
+  /* An array store opened through a feature library, Windows path. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"C:\\work\\feat.py\", line 9, in <module>\n"
+         "    X = featlib.load(cfg.path)\n"
+         "  File \"C:\\py\\Lib\\site-packages\\featlib\\io.py\", line "
+         "33, in load\n"
+         "    return arraystore.File(p, 'r')\n"
+         "  File \"C:\\py\\Lib\\site-packages\\arraystore\\file.py\", "
+         "line 90, in __init__\n"
+         "    raise OSError(msg)\n"
+         "OSError: Unable to open file (truncated file: name = "
+         "'D:\\feats\\train.h5', eof = 1024)\n",
+         8, "user", "none");
+  /* A library's own binary named in the message stays the libraries'. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"fit.py\", line 3, in <module>\n"
+         "    m = wrapkit.build()\n"
+         "  File \"" SP "/wrapkit/build.py\", line 20, in build\n"
+         "    return kernels.load()\n"
+         "  File \"" SP "/kernels/loader.py\", line 11, in load\n"
+         "    raise RuntimeError(f'bad kernel table in {so!r}')\n"
+         "RuntimeError: bad kernel table in '" SP "/kernels/_ops.so'\n",
+         8, "framework", "none");
+}
