@@ -360,3 +360,30 @@ SM_TEST(failure_boundaries_a_file_of_the_job_failing_in_a_decoder) {
          "RuntimeError: bad kernel table in '" SP "/kernels/_ops.so'\n",
          8, "framework", "none");
 }
+
+SM_TEST(failure_boundaries_values_past_a_tables_size_are_the_jobs) {
+  /* Token ids past an embedding, looked up by the tensor library under a
+   * model library. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"gen.py\", line 30, in <module>\n"
+         "    out = model(ids)\n"
+         "  File \"" SP "/modelzoo/decoder.py\", line 210, in forward\n"
+         "    h = self.tok(ids)\n"
+         "  File \"" SP "/torch/nn/functional.py\", line 2264, in embedding\n"
+         "    return torch.embedding(weight, input, padding_idx)\n"
+         "IndexError: index out of range in self\n",
+         8, "user", "none");
+  /* Labels past the class count, through a trainer's loss. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"cls.py\", line 12, in <module>\n"
+         "    fitkit.run(model, data)\n"
+         "  File \"" SP "/fitkit/loop.py\", line 90, in run\n"
+         "    loss = F.nll_loss(logp, y)\n"
+         "  File \"" SP "/torch/nn/functional.py\", line 2700, in nll_loss\n"
+         "    return torch._C._nn.nll_loss_nd(input, target, weight)\n"
+         "IndexError: Target 12 is out of bounds.\n",
+         8, "user", "none");
+  /* An array index past its axis, one line. */
+  expect("IndexError: index 4096 is out of bounds for axis 0 with size 4096\n",
+         1, "user", "none");
+}
