@@ -387,3 +387,33 @@ SM_TEST(failure_boundaries_values_past_a_tables_size_are_the_jobs) {
   expect("IndexError: index 4096 is out of bounds for axis 0 with size 4096\n",
          1, "user", "none");
 }
+
+/* 1 if the plan for log at threshold th (node known) isolates a node. */
+static int isolates_at(const char *log, double th) {
+  sm_plan p;
+  int r = 0;
+
+  plan_for(log, "gn-07", th, &p);
+  for (int i = 0; i < p.n_steps; i++)
+    r |= strcmp(p.steps[i].action, "isolate_node") == 0;
+  sm_plan_release(&p);
+  return r;
+}
+
+SM_TEST(failure_boundaries_services_outside_never_isolate_at_any_gate) {
+  /* A hub or service outside the cluster that cannot be reached says
+   * nothing about a part of the node: not even an operator's low gate
+   * isolates it. */
+  static const char *const logs[] = {
+      "OSError: We couldn't connect to 'https://huggingface.co' to load "
+      "this file, couldn't find it in the cached files.\n",
+      "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='"
+      "huggingface.co', port=443): Max retries exceeded with url: /api\n",
+      remote_chain,
+      "aiohttp.client_exceptions.ClientConnectorError: Cannot connect to "
+      "host storage.example.net:443 ssl:default [Connection timed out]\n"};
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(logs); i++)
+    if (isolates_at(logs[i], 0.3))
+      SM_FAIL_AT("service log %zu isolates a node at gate 0.3", i);
+}
