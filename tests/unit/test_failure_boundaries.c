@@ -417,3 +417,24 @@ SM_TEST(failure_boundaries_services_outside_never_isolate_at_any_gate) {
     if (isolates_at(logs[i], 0.3))
       SM_FAIL_AT("service log %zu isolates a node at gate 0.3", i);
 }
+
+SM_TEST(failure_boundaries_ambiguous_families_never_isolate_at_any_gate) {
+  /* Families that a failing part and a software state of the node both
+   * produce (NVML's unknown error, a driver upgraded under the node, the
+   * container runtime without GPUs, the fabric manager down, an errno as
+   * the application sees it): reported or restarted, never a node
+   * isolated, whatever gate the operator sets. */
+  static const char *const logs[] = {
+      "nvidia-smi: Unable to determine the device handle for GPU "
+      "0000:3B:00.0: Unknown Error\n",
+      "Failed to initialize NVML: Driver/library version mismatch\n",
+      "RuntimeError: CUDA error: system not yet initialized\n",
+      "step 40 loss 0.7\n"
+      "OSError: [Errno 5] Input/output error: '/mnt/lake/part-0007.arrow'\n",
+      "step 41 loss 0.7\n"
+      "OSError: [Errno 30] Read-only file system: '/ckpt/step41.pt'\n"};
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(logs); i++)
+    if (isolates_at(logs[i], 0.3))
+      SM_FAIL_AT("ambiguous log %zu isolates a node at gate 0.3", i);
+}
