@@ -616,11 +616,14 @@ static void judge_exception(const sm_sigdb *db, const char *tname,
     v->cat = cat_u;
     v->conf = conf + 0.1;
     where = "raised in the job's own code";
-  } else if (f->n_user > 0 && !have_sig && library_handed(f)) {
+  } else if (f->n_user > 0 && !have_sig && cat_l == SM__CAT_FRAMEWORK &&
+             library_handed(f)) {
     /* The job called one library and another package (or the standard
      * library) raised, called by the first: the value that failed is one
      * the library passed on, and the two disagree (versions that do not
-     * fit, a library bug).  The library's class, weakly. */
+     * fit, a library bug).  The library's class, weakly; where the table
+     * gives a library's raise no class of its own (OSError: an errno about
+     * the environment or the data), the handing-over decides nothing. */
     v->cat = cat_l;
     v->conf = conf - 0.15;
     snprintf(wbuf, sizeof(wbuf),
@@ -798,7 +801,7 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
   chain_frames(w, s, x, &f);
   judge_exception(db, tname, &f, v, have_sig);
   if (!have_sig && f.n_user > 0 && f.innermost != f.inner_user &&
-      library_handed(&f)) {
+      v->cat == SM__CAT_FRAMEWORK && library_handed(&f)) {
     /* A file the job names, failing in the decoder a loader called (a
      * corrupt image, an audio file of another format): the job's data. */
     size_t mn;

@@ -349,6 +349,17 @@ SM_TEST(failure_boundaries_a_file_of_the_job_failing_in_a_decoder) {
          "OSError: Unable to open file (truncated file: name = "
          "'D:\\feats\\train.h5', eof = 1024)\n",
          8, "user", "none");
+  /* An errno-like error of the decoder without a file name: the table
+   * gives a library's OSError no class, so the job's stays. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"fit.py\", line 51, in <module>\n"
+         "    for img, lbl in loader:\n"
+         "  File \"" SP "/visionkit/folder.py\", line 80, in __getitem__\n"
+         "    im = decode(p)\n"
+         "  File \"" SP "/imgcodec/stream.py\", line 90, in read\n"
+         "    raise OSError(msg)\n"
+         "OSError: stream ended early (212 bytes missing)\n",
+         8, "user", "none");
   /* A library's own binary named in the message stays the libraries'. */
   expect("Traceback (most recent call last):\n"
          "  File \"fit.py\", line 3, in <module>\n"
