@@ -449,3 +449,34 @@ SM_TEST(failure_boundaries_ambiguous_families_never_isolate_at_any_gate) {
     if (isolates_at(logs[i], 0.3))
       SM_FAIL_AT("ambiguous log %zu isolates a node at gate 0.3", i);
 }
+
+SM_TEST(failure_boundaries_a_compiler_a_library_build_needs) {
+  /* A just-in-time op build looking for a C++ compiler (Windows' where
+   * and cl), under a library. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"C:\\lab\\run.py\", line 8, in <module>\n"
+         "    ops = kernels.build()\n"
+         "  File \"C:\\py\\Lib\\site-packages\\kernels\\jit.py\", line "
+         "70, in build\n"
+         "    subprocess.check_output(['where', 'cl'])\n"
+         "subprocess.CalledProcessError: Command '['where', 'cl']' returned "
+         "non-zero exit status 1.\n",
+         6, "framework", "none");
+  /* The compiler itself failing on a generated source. */
+  expect("building 'fastops._C' extension\n"
+         "subprocess.CalledProcessError: Command 'g++-11 -shared -fPIC -o "
+         "build/fastops.so build/fastops.o' returned non-zero exit status "
+         "1.\n",
+         2, "framework", "none");
+  /* Another command a job's script runs is not a compiler. */
+  {
+    sm_diagnosis d;
+    run("subprocess.CalledProcessError: Command '['which', 'sbatch']' "
+        "returned non-zero exit status 1.\n",
+        &d);
+    if (d.signature != NULL &&
+        strcmp(d.signature, "extension-build-failed") == 0)
+      SM_FAIL_AT("a scheduler command is not a compiler");
+    sm_diagnosis_release(&d);
+  }
+}
