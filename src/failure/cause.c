@@ -252,10 +252,21 @@ static int entry_point_shim(const char *p, size_t n) {
          (e - 1 - b == 7 && memcmp(p + b, "Scripts", 7) == 0);
 }
 
+/* Directories of code that a library fetched at run time and imports as
+ * its own (Hugging Face's trust_remote_code modules, torch.hub's cache):
+ * the model author's code, written for some version of the library, not
+ * the job's. */
+static const char *const fetched_roots[] = {"transformers_modules", "torch/hub",
+                                            "torch\\hub"};
+
 static int library_path(const char *p, size_t n) {
   static const char *const marks[] = {
       "site-packages", "dist-packages", "/lib/python", "\\lib\\python",
       "\\Lib\\",       "<frozen",       "<string>",    "/usr/lib/"};
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++)
+    if (memmem(p, n, fetched_roots[i], strlen(fetched_roots[i])) != NULL)
+      return 1;
 
   for (size_t i = 0; i < SM_ARRAY_LEN(marks); i++)
     if (memmem(p, n, marks[i], strlen(marks[i])) != NULL)
@@ -269,11 +280,44 @@ typedef struct frames {
   int n_user;     /* frames in the job's own code */
   int innermost;  /* index of the last frame, -1 */
   int inner_user; /* index of the last user frame, -1 */
+  /* Of the exception's own traceback: the package of the first library
+   * frame after the job's last frame (the library the job called) and the
+   * package of the innermost frame (the code that raised); "" if none. */
+  char called[48], raised[48];
 } frames;
 
 static void frames_init(frames *f) {
   memset(f, 0, sizeof(*f));
   f->innermost = f->inner_user = -1;
+}
+
+/* The package a library frame's path p[0..n) belongs to, into out: the
+ * directory or module after site-packages/dist-packages, "stdlib" for the
+ * interpreter's own library. */
+static void frame_package(const char *p, size_t n, char *out, size_t cap) {
+  static const char *const roots[] = {"site-packages", "dist-packages"};
+  const char *q = NULL;
+  size_t k = 0;
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++)
+    if (memmem(p, n, fetched_roots[i], strlen(fetched_roots[i])) != NULL) {
+      snprintf(out, cap, "%s", fetched_roots[i]);
+      return;
+    }
+  for (size_t i = 0; i < SM_ARRAY_LEN(roots) && q == NULL; i++) {
+    q = memmem(p, n, roots[i], strlen(roots[i]));
+    if (q != NULL)
+      q += strlen(roots[i]) + 1;
+  }
+  if (q == NULL || q >= p + n) {
+    snprintf(out, cap, "stdlib");
+    return;
+  }
+  while (q + k < p + n && k + 1 < cap && q[k] != '/' && q[k] != '\\' &&
+         q[k] != '.')
+    k++;
+  memcpy(out, q, k);
+  out[k] = '\0';
 }
 
 /* Counts line i in f when it is a frame with a path: the innermost so
@@ -292,7 +336,12 @@ static void add_frame(const sm__window *w, int i, frames *f) {
   if (!library_path(p, pn)) {
     f->n_user++;
     f->inner_user = i;
+    f->called[0] = f->raised[0] = '\0';
+    return;
   }
+  frame_package(p, pn, f->raised, sizeof(f->raised));
+  if (f->n_user > 0 && f->called[0] == '\0')
+    memcpy(f->called, f->raised, sizeof(f->called));
 }
 
 static void collect_frames(const sm__window *w, const segs *s, int x,
@@ -324,22 +373,48 @@ static void add_outer_frames(const sm__window *w, const segs *s, int x,
  * exception:", "During handling of the above exception, another exception
  * occurred:"): the later tracebacks show the outer part of the stack,
  * where the job's code called the library that raised x. */
+/* The exception line of the traceback that a chain marker right after
+ * exception line x leads to, or -1. */
+static int chain_next(const sm__window *w, const segs *s, int x) {
+  int j = x + 1;
+
+  while (j < w->n && w->lines[j].kind == SM__K_BLANK)
+    j++;
+  if (j >= w->n || w->lines[j].kind != SM__K_CHAIN)
+    return -1;
+  j++;
+  while (j < w->n && w->lines[j].kind == SM__K_BLANK)
+    j++;
+  return j < w->n ? s->exc_of[j] : -1;
+}
+
 static void chain_frames(const sm__window *w, const segs *s, int x, frames *f) {
   collect_frames(w, s, x, f);
   for (int k = 0; k < MAX_CHAIN; k++) {
-    int j = x + 1;
-    while (j < w->n && w->lines[j].kind == SM__K_BLANK)
-      j++;
-    if (j >= w->n || w->lines[j].kind != SM__K_CHAIN)
+    if ((x = chain_next(w, s, x)) < 0)
       break;
-    j++;
-    while (j < w->n && w->lines[j].kind == SM__K_BLANK)
-      j++;
-    if (j >= w->n || s->exc_of[j] < 0)
-      break;
-    x = s->exc_of[j];
     add_outer_frames(w, s, x, f);
   }
+}
+
+/* The first later exception of x's chain that a cause signature of a
+ * known class matches, or -1: an operating system's word for what
+ * happened (TimeoutError, ConnectionRefusedError: no class, or a guess of
+ * the network from the type alone) is explained by the library that
+ * caught it and said where ("urllib3 ... HTTPSConnectionPool(host=...):
+ * Read timed out", "host='localhost', port=8097 ... refused"), as a
+ * generic line is by a specific one nearby. */
+static int chain_explained(const sm__window *w, const segs *s, int x) {
+  for (int k = 0; k < MAX_CHAIN; k++) {
+    const sm__line *l;
+    if ((x = chain_next(w, s, x)) < 0)
+      return -1;
+    l = &w->lines[x];
+    if (l->sig != NULL && l->sig->role == SM__ROLE_CAUSE && !l->sig->generic &&
+        l->sig->category != SM__CAT_UNKNOWN)
+      return x;
+  }
+  return -1;
 }
 
 /* 1 if the top-level module name occurs as a directory or file of a user
@@ -504,6 +579,13 @@ static void resolve_import(const sm_sigdb *db, const sm__window *w,
   }
 }
 
+/* 1 if the code that raised belongs to another package than the library
+ * the job's code called (the standard library under a library too). */
+static int library_handed(const frames *f) {
+  return f->called[0] != '\0' && f->raised[0] != '\0' &&
+         strcmp(f->called, f->raised) != 0 && strcmp(f->called, "stdlib") != 0;
+}
+
 /* Class of an exception of type tname (its last dotted part) from its
  * table entry and the frames f of its traceback. */
 static void judge_exception(const sm_sigdb *db, const char *tname,
@@ -512,6 +594,7 @@ static void judge_exception(const sm_sigdb *db, const char *tname,
   int cat_u, cat_l;
   double conf;
   const char *where;
+  char wbuf[160];
 
   cat_u = e ? e->category : SM__CAT_USER;
   cat_l = e && e->library_category >= 0 ? e->library_category
@@ -533,6 +616,21 @@ static void judge_exception(const sm_sigdb *db, const char *tname,
     v->cat = cat_u;
     v->conf = conf + 0.1;
     where = "raised in the job's own code";
+  } else if (f->n_user > 0 && !have_sig && cat_l == SM__CAT_FRAMEWORK &&
+             library_handed(f)) {
+    /* The job called one library and another package (or the standard
+     * library) raised, called by the first: the value that failed is one
+     * the library passed on, and the two disagree (versions that do not
+     * fit, a library bug).  The library's class, weakly; where the table
+     * gives a library's raise no class of its own (OSError: an errno about
+     * the environment or the data), the handing-over decides nothing. */
+    v->cat = cat_l;
+    v->conf = conf - 0.15;
+    snprintf(wbuf, sizeof(wbuf),
+             "raised in %s under %s, which the job's code called: a value "
+             "one library handed to another",
+             f->raised, f->called);
+    where = wbuf;
   } else if (f->n_user > 0) {
     v->cat = cat_u;
     v->conf = conf;
@@ -614,6 +712,56 @@ static void words_decide(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
            tname, sm__protoset_failure.class_names[cl], (double)sc);
 }
 
+/* 1 if the quoted text q[0..n) names a file of the job's: a path or a
+ * name with an extension, not a library's own code or binaries. */
+static int job_file_name(const char *q, size_t n) {
+  static const char *const code[] = {"py",  "pyx",   "pyc", "pyd", "so",
+                                     "dll", "dylib", "cc",  "cpp", "h"};
+  const char *dot = NULL;
+  int sep = 0;
+
+  if (n < 3 || memmem(q, n, "site-packages", 13) != NULL ||
+      memmem(q, n, "dist-packages", 13) != NULL ||
+      memmem(q, n, "/lib/python", 11) != NULL)
+    return 0;
+  for (size_t i = 0; i < n; i++) {
+    if (q[i] == ' ' && !sep)
+      return 0; /* words, not a name */
+    if (q[i] == '/' || q[i] == '\\')
+      sep = 1;
+    else if (q[i] == '.')
+      dot = q + i;
+  }
+  if (dot != NULL && q + n - dot - 1 >= 2 && q + n - dot - 1 <= 5) {
+    size_t el = (size_t)(q + n - dot - 1);
+    for (size_t i = 0; i < SM_ARRAY_LEN(code); i++)
+      if (strlen(code[i]) == el && strncasecmp(dot + 1, code[i], el) == 0)
+        return 0;
+    for (size_t i = 1; i <= el; i++)
+      if (!isalnum((unsigned char)dot[i]))
+        return sep;
+    return 1;
+  }
+  return sep;
+}
+
+/* 1 if the message m[0..n) quotes a file of the job's ("cannot identify
+ * image file '/data/train/0042.jpg'", "Error opening 'clips/a.wav'"). */
+static int quotes_job_file(const char *m, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const char *e;
+    if (m[i] != '\'' && m[i] != '"')
+      continue;
+    e = memchr(m + i + 1, m[i], SM_MIN(n - i - 1, (size_t)512));
+    if (e == NULL)
+      return 0;
+    if (job_file_name(m + i + 1, (size_t)(e - (m + i + 1))))
+      return 1;
+    i = (size_t)(e - m);
+  }
+  return 0;
+}
+
 #define LIB_PREFIX_MIN 6 /* shortest package name read in a class name */
 
 /* 1 if the message m of an AttributeError says that an object of a class
@@ -652,6 +800,36 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
   type_tail(l->text + l->msg, (size_t)l->exc_len, tname, sizeof(tname));
   chain_frames(w, s, x, &f);
   judge_exception(db, tname, &f, v, have_sig);
+  if (!have_sig && f.n_user > 0 && f.innermost != f.inner_user &&
+      v->cat == SM__CAT_FRAMEWORK && library_handed(&f)) {
+    /* A file the job names, failing in the decoder a loader called (a
+     * corrupt image, an audio file of another format): the job's data. */
+    size_t mn;
+    const char *m = msg_of(l, &mn);
+    if (quotes_job_file(m, mn)) {
+      const sm__exc *e = sm__sigdb_exc(db, tname);
+      v->cat = e ? e->category : SM__CAT_USER;
+      v->conf = 0.45;
+      snprintf(v->reason, sizeof(v->reason),
+               "exception %s raised where one library called another, on a "
+               "file the message names: the job's data",
+               tname);
+    }
+  }
+  if (!have_sig && (v->cat == SM__CAT_UNKNOWN || v->cat == SM__CAT_INFRA)) {
+    int y = chain_explained(w, s, x);
+    if (y >= 0) {
+      const sm__line *ly = &w->lines[y];
+      from_sig(db, ly->sig, ly->xid, v);
+      v->ev = SM__EV_INFERRED;
+      v->conf = SM_MIN(v->conf, 0.6);
+      snprintf(v->reason, sizeof(v->reason),
+               "exception %s, an operating system's word for what happened, "
+               "explained by %s later in its chain (line %lld)",
+               tname, ly->sig->name, ly->no);
+      return;
+    }
+  }
   if (!have_sig && f.n == 0) {
     size_t mn;
     const char *m = msg_of(l, &mn);
