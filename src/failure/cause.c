@@ -594,7 +594,7 @@ static void judge_exception(const sm_sigdb *db, const char *tname,
   int cat_u, cat_l;
   double conf;
   const char *where;
-  char wbuf[160];
+  char wbuf[192]; /* the text below and two package names of 47 bytes */
 
   cat_u = e ? e->category : SM__CAT_USER;
   cat_l = e && e->library_category >= 0 ? e->library_category
