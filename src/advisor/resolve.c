@@ -686,11 +686,34 @@ static int image_budget(sm__ctx *c) {
   return 0;
 }
 
+/* Is a duration key the job's length, not the length of its samples?
+ * A duration inside a data component (AudioDataset.duration, an eval
+ * split's test/Dataset.duration, a loader's clip_duration) is seconds of
+ * audio or video per example. */
+static int training_duration(const sm__param *d) {
+  static const char *const data[] = {"data",   "loader",    "test",  "val",
+                                     "eval",   "audio",     "video", "clip",
+                                     "sample", "transform", NULL};
+  char low[256];
+  size_t n = (size_t)(d->leaf - d->key);
+  if (n >= sizeof(low))
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    low[i] = (char)tolower((unsigned char)d->key[i]);
+  low[n] = '\0';
+  for (int k = 0; data[k]; k++)
+    if (strstr(low, data[k]))
+      return 0;
+  return 1;
+}
+
 static void iterations(sm__ctx *c) {
   const sm__param *s =
       optimizer_steps(c, sm__param_get(c, sm__role_keys(c, "steps")));
   const sm__param *e = sm__param_get(c, sm__role_keys(c, "epochs"));
   const sm__param *d = sm__param_get(c, sm__keys("duration"));
+  if (d != NULL && !training_duration(d))
+    d = NULL;
   double sv = 0, ev = 0, dv = 0;
   int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
@@ -1907,6 +1930,43 @@ static const char *family_variant(sm__ctx *c, const sm__param *p) {
   return fam[0] ? sm__printf(c, "%s-%s", fam, p->str) : p->str;
 }
 
+/* Does a model key sit in the settings of an auxiliary network, the
+ * critic a generator is trained against (D_kwargs.architecture,
+ * network_d.type, discriminator.arch, netD), rather than the model the
+ * job trains? */
+static int auxiliary_network(const sm__param *p) {
+  static const char *const aux[] = {"d_kwargs", "network_d", "net_d", "netd",
+                                    "d_net",    "critic",    "disc",  NULL};
+  char comp[64];
+  for (const char *a = p->key; a < p->leaf;) {
+    size_t n = strcspn(a, "./");
+    if (n < sizeof(comp)) {
+      for (size_t i = 0; i < n; i++)
+        comp[i] = (char)tolower((unsigned char)a[i]);
+      comp[n] = '\0';
+      if (strncmp(comp, "discriminator", 13) == 0)
+        return 1;
+      for (int k = 0; aux[k]; k++)
+        if (strcmp(comp, aux[k]) == 0)
+          return 1;
+    }
+    a += n;
+    if (*a)
+      a++;
+  }
+  return 0;
+}
+
+/* Is a model value a run label rather than a name?  `--model_id` names
+ * a Hub model (org/name) in some trainers and the run (ETTh1_96_96,
+ * test) beside `--model` in others: without a slash and unknown to the
+ * alias table it names nothing. */
+static int run_label(const sm__param *p, const char *hint_t,
+                     const char *hint_d) {
+  return strcmp(p->leaf, "model_id") == 0 && strchr(p->str, '/') == NULL &&
+         hint_t == NULL && hint_d == NULL;
+}
+
 static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
@@ -1923,7 +1983,7 @@ static void model_name(sm__ctx *c, const char **model_out) {
       break;
     if (p->layer < SM__L_ENTRY && !p->opt) {
       if (deep.name == NULL && p->kind == SM__V_STR &&
-          !container_class(p->str)) {
+          !container_class(p->str) && !auxiliary_network(p)) {
         deep.name = sm__norm_model(c, p->str, &deep.t, &deep.d);
         deep.ev = p->ev;
       }
@@ -1933,8 +1993,11 @@ static void model_name(sm__ctx *c, const char **model_out) {
       continue;
     }
     if (p->kind == SM__V_STR && !container_class(p->str) &&
+        !auxiliary_network(p) &&
         !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
       m.name = sm__norm_model(c, family_variant(c, p), &m.t, &m.d);
+    if (m.name != NULL && run_label(p, m.t, m.d))
+      m.name = m.t = m.d = NULL;
     if (m.name != NULL) {
       m.ev = p->ev;
       break;
