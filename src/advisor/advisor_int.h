@@ -227,7 +227,14 @@ typedef enum sm__sig {
   XX(POSE)                                                                     \
   XX(ACTION)                                                                   \
   XX(PREFERENCE)                                                               \
-  XX(SPEAKER)
+  XX(SPEAKER)                                                                  \
+  XX(GRAPH)                                                                    \
+  XX(GRAPHLEVEL)                                                               \
+  XX(NODELEVEL)                                                                \
+  XX(LINKLEVEL)                                                                \
+  XX(TIMESERIES)                                                               \
+  XX(SUPERRES)                                                                 \
+  XX(CODEC)
 /* clang-format on */
 
 typedef enum sm__word {

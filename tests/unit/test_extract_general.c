@@ -2721,3 +2721,270 @@ SM_TEST(extract_family_variant_from_config_name) {
              SM_META_MODEL_NAME, "vidnet2");
   repo_drop(&r);
 }
+
+/* ==== Task families of other modalities ==== */
+
+/* Graph learning: the task is what the model predicts (whole graphs,
+ * nodes, links); mean absolute error is a regression loss, not a
+ * masked autoencoder. */
+SM_TEST(extract_graph_tasks) {
+  repo r;
+  repo_make(&r);
+  /* PyG, a molecule regression benchmark with an MAE criterion. */
+  put(&r, "mol/train_pyg.py",
+      "import argparse\nimport torch\n"
+      "from torch_geometric.loader import DataLoader\n"
+      "from torch_geometric.nn import GINConv, global_add_pool\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--conv', default='gin')\n"
+      "p.add_argument('--epochs', type=int, default=60)\n"
+      "p.add_argument('--batch_size', type=int, default=128)\n"
+      "a = p.parse_args()\n"
+      "class Net(torch.nn.Module):\n"
+      "    def forward(self, x, edge_index, batch):\n"
+      "        return global_add_pool(x, batch)\n"
+      "model = Net()\nmae = torch.nn.L1Loss()\n"
+      "metric = {'mae': 0}\n"
+      "opt = torch.optim.Adam(model.parameters(), lr=0.0005)\n");
+  expect_str(&r, "mol", "python train_pyg.py", SM_META_TASK,
+             "graph_property_prediction");
+  expect_str(&r, "mol", "python train_pyg.py", SM_META_DOMAIN, "graph");
+  /* DGL on a node benchmark. */
+  put(&r, "node.py",
+      "import dgl\nimport torch\n"
+      "from ogb.nodeproppred import DglNodePropPredDataset\n"
+      "ds = DglNodePropPredDataset(name='ogbn-arxiv')\n"
+      "class SAGE(torch.nn.Module):\n    pass\n"
+      "model = SAGE()\n"
+      "opt = torch.optim.Adam(model.parameters(), lr=0.003)\n"
+      "for epoch in range(500):\n    pass\n");
+  expect_str(&r, NULL, "python node.py", SM_META_TASK, "node_classification");
+  /* Message passing with nothing that says what is predicted: the
+   * domain, no task. */
+  put(&r, "mp.py",
+      "import torch\nfrom torch_geometric.nn import MessagePassing\n"
+      "class Layer(MessagePassing):\n"
+      "    def forward(self, x, edge_index):\n"
+      "        return self.propagate(edge_index, x=x)\n"
+      "model = Layer()\n");
+  expect_str(&r, NULL, "python mp.py", SM_META_DOMAIN, "graph");
+  expect_unread(&r, "python mp.py", SM_META_TASK);
+  repo_drop(&r);
+}
+
+/* Time series: forecasting horizons, a task switch that picks
+ * classification, and a run label beside the model option. */
+SM_TEST(extract_series_tasks_and_run_labels) {
+  repo r;
+  repo_make(&r);
+  put(&r, "main.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--task_name', type=str, default='long_term_forecast')\n"
+      "p.add_argument('--model_id', type=str, default='run')\n"
+      "p.add_argument('--model', type=str, default='Crossformer')\n"
+      "p.add_argument('--seq_len', type=int, default=336)\n"
+      "p.add_argument('--pred_len', type=int, default=720)\n"
+      "p.add_argument('--train_epochs', type=int, default=10)\n"
+      "args = p.parse_args()\n");
+  expect_str(&r, NULL, "python main.py --model_id weather_336_720",
+             SM_META_TASK, "time_series_forecasting");
+  expect_str(&r, NULL, "python main.py --model_id weather_336_720",
+             SM_META_DOMAIN, "timeseries");
+  expect_str(&r, NULL, "python main.py --model_id weather_336_720",
+             SM_META_MODEL_NAME, "crossformer");
+  expect_str(&r, NULL,
+             "python main.py --task_name classification --model_id EEG "
+             "--model Informer",
+             SM_META_TASK, "time_series_classification");
+  expect_str(&r, NULL,
+             "python main.py --task_name classification --model_id EEG "
+             "--model Informer",
+             SM_META_MODEL_NAME, "informer");
+  /* A Hub id under model_id is still the model. */
+  put(&r, "hub.py",
+      "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--model_id')\n"
+      "a = p.parse_args()\n"
+      "m = AutoModelForCausalLM.from_pretrained(a.model_id)\n");
+  expect_str(&r, NULL, "python hub.py --model_id acme/widget-7b",
+             SM_META_MODEL_NAME, "widget-7b");
+  /* A YAML forecasting config of another layout. */
+  put(&r, "cfg/elec.yaml",
+      "model:\n  name: nbeats\ndata:\n  horizon: 24\n"
+      "  lookback: 168\ntrainer:\n  max_epochs: 30\n"
+      "task: forecasting\n");
+  put(&r, "fit.py",
+      "import argparse\nimport yaml\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config')\n"
+      "a = p.parse_args()\ncfg = yaml.safe_load(open(a.config))\n");
+  expect_str(&r, NULL, "python fit.py --config cfg/elec.yaml", SM_META_TASK,
+             "time_series_forecasting");
+  repo_drop(&r);
+}
+
+/* Super-resolution and audio codecs: methods of their own that are
+ * trained against discriminators; a substring of a network's name is
+ * not another method's name. */
+SM_TEST(extract_restoration_and_codec_tasks) {
+  repo r;
+  repo_make(&r);
+  /* An option file in the BasicSR layout: a generator RRDB network, a
+   * discriminator, a training set named per split. */
+  put(&r, "opts/train_x2.yml",
+      "name: exp_x2_gan\nmodel_type: SRGANModel\nscale: 2\nnum_gpu: 1\n"
+      "datasets:\n  train:\n    name: Flickr2K\n"
+      "    type: PairedImageDataset\n    batch_size_per_gpu: 16\n"
+      "network_g:\n  type: RRDBNet\n  num_block: 23\n"
+      "network_d:\n  type: VGGStyleDiscriminator\n"
+      "train:\n  optim_g:\n    lr: !!float 1e-4\n  total_iter: 400000\n");
+  put(&r, "sr/train.py",
+      "import argparse\nimport yaml\nimport torch\n"
+      "p = argparse.ArgumentParser()\np.add_argument('-opt')\n"
+      "a = p.parse_args()\nopt = yaml.safe_load(open(a.opt))\n");
+  expect_str(&r, NULL, "python sr/train.py -opt opts/train_x2.yml",
+             SM_META_TASK, "image_super_resolution");
+  expect_str(&r, NULL, "python sr/train.py -opt opts/train_x2.yml",
+             SM_META_DATASET, "flickr2k");
+  expect_num(&r, NULL, "python sr/train.py -opt opts/train_x2.yml",
+             SM_META_ITERATIONS, 400000);
+  /* A plain script of another super-resolution network. */
+  put(&r, "edsr.py",
+      "import torch\nclass EDSR(torch.nn.Module):\n    pass\n"
+      "model = EDSR()\n# single image super_resolution, DIV2K x4\n"
+      "data = '/data/DIV2K/train_HR'\n");
+  expect_str(&r, NULL, "python edsr.py", SM_META_TASK,
+             "image_super_resolution");
+  /* A text detector in an mmengine-style config is still one. */
+  put(&r, "det/dbnet_r18.py",
+      "model = dict(type='DBNet', backbone=dict(type='ResNet', depth=18))\n"
+      "train_cfg = dict(max_epochs=1200)\n");
+  put(&r, "det/train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  expect_str(&r, NULL, "python det/train.py det/dbnet_r18.py", SM_META_TASK,
+             "text_detection");
+  /* An audio codec: argbind-style flat keys in YAML with an $include,
+   * residual quantiser codebooks, a waveform discriminator. */
+  put(&r, "conf/common.yml",
+      "Codec.sample_rate: 24000\nCodec.n_codebooks: 12\n"
+      "Codec.codebook_size: 1024\nCodec.codebook_dim: 8\n"
+      "Discriminator.periods: [2, 3, 5]\nAdam.lr: 0.0003\n"
+      "train/WavDataset.duration: 2.0\nval/WavDataset.duration: 10.0\n"
+      "num_iters: 120000\nbatch_size: 16\n");
+  put(&r, "conf/exp.yml", "$include:\n  - conf/common.yml\nbatch_size: 8\n");
+  put(&r, "train_codec.py",
+      "import argbind\nimport torch\nimport torchaudio\n"
+      "class Codec(torch.nn.Module):\n    pass\n"
+      "class Discriminator(torch.nn.Module):\n    pass\n"
+      "def train(args, num_iters: int = 1000, batch_size: int = 4):\n"
+      "    audio = torchaudio.load('speech.wav')\n"
+      "    g = Codec()\n    d = Discriminator()\n"
+      "if __name__ == '__main__':\n"
+      "    args = argbind.parse_args()\n    train(args)\n");
+  expect_str(&r, NULL, "python train_codec.py --args.load conf/exp.yml",
+             SM_META_TASK, "neural_audio_codec");
+  expect_str(&r, NULL, "python train_codec.py --args.load conf/exp.yml",
+             SM_META_DOMAIN, "speech");
+  expect_num(&r, NULL, "python train_codec.py --args.load conf/exp.yml",
+             SM_META_PER_DEVICE_BATCH_SIZE, 8);
+  /* Seconds of audio per example are not the job's length. */
+  expect_num(&r, NULL, "python train_codec.py --args.load conf/exp.yml",
+             SM_META_ITERATIONS, 120000);
+  /* An image tokenizer with a codebook and a discriminator is not. */
+  put(&r, "vqgan.py",
+      "import torch\nimport torchvision\n"
+      "class VQGAN(torch.nn.Module):\n    pass\n"
+      "class PatchDiscriminator(torch.nn.Module):\n    pass\n"
+      "cfg = {'codebook_size': 16384, 'image_size': 256}\n"
+      "g = VQGAN()\nd = PatchDiscriminator()\n"
+      "data = torchvision.datasets.ImageFolder('/data/ffhq')\n");
+  {
+    sm_extract_res res;
+    run(&r, NULL, "python vqgan.py", &res);
+    ASSERT(strcmp(str(&res, SM_META_TASK), "neural_audio_codec") != 0);
+    sm_extract_res_release(&res);
+  }
+  /* An include cycle ends in a warning and the files read so far. */
+  put(&r, "conf/a.yml", "$include:\n  - conf/b.yml\nbatch_size: 3\n");
+  put(&r, "conf/b.yml", "$include:\n  - conf/a.yml\nnum_iters: 5\n");
+  expect_num(&r, NULL, "python train_codec.py --args.load conf/a.yml",
+             SM_META_PER_DEVICE_BATCH_SIZE, 3);
+  repo_drop(&r);
+}
+
+/* Joint-embedding self-supervision names itself by its views and
+ * encoders; a linear probe on its features is classification. */
+SM_TEST(extract_joint_embedding_ssl) {
+  repo r;
+  repo_make(&r);
+  put(&r, "aug.py",
+      "class TwoCropsTransform:\n"
+      "    def __init__(self, t):\n        self.t = t\n"
+      "    def __call__(self, x):\n        return [self.t(x), self.t(x)]\n");
+  put(&r, "pretrain.py",
+      "import argparse\nimport torch\nimport torchvision.models as models\n"
+      "import torchvision.datasets as datasets\nfrom aug import "
+      "TwoCropsTransform\n"
+      "p = argparse.ArgumentParser()\np.add_argument('data')\n"
+      "p.add_argument('-a', '--arch', default='resnet50')\n"
+      "p.add_argument('--epochs', type=int, default=200)\n"
+      "p.add_argument('--multi_crop', type=int, default=0)\n"
+      "a = p.parse_args()\n"
+      "ds = datasets.ImageFolder(a.data, TwoCropsTransform(None))\n"
+      "model = models.__dict__[a.arch]()\n"
+      "crit = torch.nn.CosineSimilarity(dim=1)\n");
+  expect_str(&r, NULL, "python pretrain.py /data/imagenet", SM_META_TASK,
+             "self_supervised_image_pretraining");
+  /* A target encoder updated by momentum, masks from a collator. */
+  put(&r, "jointemb.py",
+      "import copy\nimport torch\n"
+      "class ViT(torch.nn.Module):\n    pass\n"
+      "encoder = ViT()\ntarget_encoder = copy.deepcopy(encoder)\n"
+      "data = '/data/imagenet-1k/train'\n"
+      "for p in target_encoder.parameters():\n"
+      "    p.requires_grad = False\n");
+  expect_str(&r, NULL, "python jointemb.py", SM_META_TASK,
+             "self_supervised_image_pretraining");
+  /* The linear probe. */
+  put(&r, "probe.py",
+      "import argparse\nimport torch\nimport torchvision.models as models\n"
+      "import torchvision.datasets as datasets\n"
+      "p = argparse.ArgumentParser()\np.add_argument('data')\n"
+      "p.add_argument('--pretrained', default='')\n"
+      "a = p.parse_args()\nmodel = models.resnet50()\n"
+      "model.fc = torch.nn.Linear(2048, 1000)\n"
+      "ds = datasets.ImageFolder(a.data)\n"
+      "crit = torch.nn.CrossEntropyLoss()\n");
+  expect_str(&r, NULL, "python probe.py /data/imagenet", SM_META_TASK,
+             "image_classification");
+  repo_drop(&r);
+}
+
+/* The model key of the critic a generator trains against is not the
+ * job's model. */
+SM_TEST(extract_auxiliary_network_keys) {
+  repo r;
+  repo_make(&r);
+  put(&r, "opts/gan.yml",
+      "network_g:\n  type: UNetGenerator\n"
+      "network_d:\n  arch: patchgan70\n");
+  put(&r, "train.py",
+      "import argparse\nimport yaml\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--opt')\n"
+      "a = p.parse_args()\nopt = yaml.safe_load(open(a.opt))\n");
+  {
+    sm_extract_res res;
+    run(&r, NULL, "python train.py --opt opts/gan.yml", &res);
+    ASSERT(strcmp(str(&res, SM_META_MODEL_NAME), "patchgan70") != 0);
+    sm_extract_res_release(&res);
+  }
+  put(&r, "gan.py",
+      "class Box(dict):\n    pass\n"
+      "args = Box()\nargs.G_kwargs = Box(class_name='nets.Generator')\n"
+      "args.D_kwargs = Box(class_name='nets.Discriminator')\n"
+      "args.D_kwargs.architecture = 'resnet'\n");
+  expect_unread(&r, "python gan.py", SM_META_MODEL_NAME);
+  repo_drop(&r);
+}
