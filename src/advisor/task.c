@@ -296,9 +296,9 @@ static void vote_words(sm__ctx *c, int *score, const char **evf) {
     f = text > vision ? F_TEXTCLS : F_CLS;
     /* Classification of series or of graphs (a labelled series set, a
      * graph classification benchmark) belongs to their modality. */
-    if (score[F_TS] >= 4 && score[F_TS] > vision && score[F_TS] > text)
+    if (score[F_TS] >= 2 && score[F_TS] > vision && score[F_TS] > text)
       f = F_TS;
-    else if (score[F_GRAPH] >= 4 && score[F_GRAPH] > vision &&
+    else if (score[F_GRAPH] >= 2 && score[F_GRAPH] > vision &&
              score[F_GRAPH] > text)
       f = F_GRAPH;
     score[f] += v;

@@ -2988,3 +2988,27 @@ SM_TEST(extract_auxiliary_network_keys) {
   expect_unread(&r, "python gan.py", SM_META_MODEL_NAME);
   repo_drop(&r);
 }
+
+/* A trainer installed from another package (TOOL-train, TOOL_finetune):
+ * nothing of it is in the repository, but its options are the job's. */
+SM_TEST(extract_external_trainer_options) {
+  repo r;
+  repo_make(&r);
+  put(&r, "recipes/run.sh",
+      "#!/bin/bash\n# a comment\n"
+      "CUDA_VISIBLE_DEVICES=0,1 seqkit-train data-bin/wiki \\\n"
+      "  --arch big_encoder --lr 0.0007 --batch-size 48 \\\n"
+      "  --max-update 90000 --fp16 --save-dir /ckpt/x\n");
+  expect_num(&r, NULL, "bash recipes/run.sh", SM_META_ITERATIONS, 90000);
+  expect_num(&r, NULL, "bash recipes/run.sh", SM_META_PER_DEVICE_BATCH_SIZE,
+             48);
+  expect_str(&r, NULL, "bash recipes/run.sh", SM_META_PRECISION, "fp16");
+  /* Another spelling, given directly, with key=value options. */
+  expect_num(&r, NULL, "vision_finetune --epochs=12 --learning_rate=0.01",
+             SM_META_ITERATIONS, 12);
+  /* A word that only contains "train" is no trainer; an evaluation tool
+   * of the same kind is not the launch. */
+  expect_unread(&r, "constrained --lr 0.1", SM_META_LR);
+  expect_unread(&r, "seqkit-eval --lr 0.1", SM_META_LR);
+  repo_drop(&r);
+}
