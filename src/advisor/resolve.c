@@ -707,9 +707,61 @@ static int training_duration(const sm__param *d) {
   return 1;
 }
 
+/* Is one of the components of p's key above its leaf (split at '.' and
+ * '/', case folded) in set, or does one start with prefix (may be NULL)? */
+static int key_component_in(const sm__param *p, const char *const *set,
+                            const char *prefix) {
+  char w[64];
+  for (const char *a = p->key; a < p->leaf;) {
+    size_t n = strcspn(a, "./");
+    if (n < sizeof(w)) {
+      for (size_t i = 0; i < n; i++)
+        w[i] = (char)tolower((unsigned char)a[i]);
+      w[n] = '\0';
+      if (prefix != NULL && strncmp(w, prefix, strlen(prefix)) == 0)
+        return 1;
+      for (int k = 0; set[k]; k++)
+        if (strcmp(w, set[k]) == 0)
+          return 1;
+    }
+    a += n;
+    if (*a)
+      a++;
+  }
+  return 0;
+}
+
+/* Does a key sit in a component that counts something other than
+ * training steps (sampling.steps, eval.iterations, diffusion.steps,
+ * noise/scheduler horizons)? */
+static int off_training_component(const sm__param *p) {
+  static const char *const comp[] = {
+      "sampling",   "sampler",   "sample",       "eval",     "evaluation",
+      "val",        "valid",     "validation",   "test",     "inference",
+      "generation", "generate",  "decode",       "decoding", "diffusion",
+      "noise",      "scheduler", "lr_scheduler", "warmup",   "ema",
+      NULL};
+  return key_component_in(p, comp, NULL);
+}
+
+/* The training step count: the first value of the role's keys that is
+ * not a count of another component. */
+static const sm__param *training_steps(sm__ctx *c) {
+  const char *left[64];
+  int n = keys_init(left, sm__role_keys(c, "steps"));
+  for (int k = 0; k < 64 && n > 0; k++) {
+    const sm__param *p = sm__param_get(c, left);
+    if (p == NULL || !off_training_component(p))
+      return p;
+    n = drop_key(left, n, p);
+    if (n < 0)
+      break;
+  }
+  return NULL;
+}
+
 static void iterations(sm__ctx *c) {
-  const sm__param *s =
-      optimizer_steps(c, sm__param_get(c, sm__role_keys(c, "steps")));
+  const sm__param *s = optimizer_steps(c, training_steps(c));
   const sm__param *e = sm__param_get(c, sm__role_keys(c, "epochs"));
   const sm__param *d = sm__param_get(c, sm__keys("duration"));
   if (d != NULL && !training_duration(d))
@@ -1652,6 +1704,31 @@ static void model_from_option(sm__ctx *c, pick *m) {
 }
 
 /* Hydra/Lightning: the class the model config instantiates. */
+/* Is a class (by its dotted name) a training module that wraps the
+ * network it trains: LitModel, ClassificationTask, DiffusionSystem,
+ * ImageModule, a wrapper or trainer? */
+static int training_module(const char *cls) {
+  static const char *const ends[] = {
+      "module", "task", "system", "trainer", "wrapper", "lightning", NULL};
+  const char *b = strrchr(cls, '.');
+  char low[128];
+  size_t n;
+  b = b ? b + 1 : cls;
+  n = strlen(b);
+  if (n == 0 || n >= sizeof(low))
+    return 1;
+  for (size_t i = 0; i <= n; i++)
+    low[i] = (char)tolower((unsigned char)b[i]);
+  if (strncmp(low, "lit", 3) == 0 || strncmp(low, "pl", 2) == 0)
+    return 1;
+  for (int k = 0; ends[k]; k++) {
+    size_t e = strlen(ends[k]);
+    if (n >= e && strcmp(low + n - e, ends[k]) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 static void model_from_target(sm__ctx *c, pick *m) {
   /* Hydra/Lightning: the class the model config instantiates; a
    * network inside a training module (model.net._target_) is the
@@ -1663,7 +1740,18 @@ static void model_from_target(sm__ctx *c, pick *m) {
                                       "model._target_",
                                       "model.class_path",
                                       NULL};
-  for (int k = 0; inner[k] && m->name == NULL; k++) {
+  int k = 0;
+  {
+    /* The network inside is the model only when the outer class is a
+     * training module (a LightningModule, a *Task, a *System); an outer
+     * detector (DINO(backbone=ResNet(...))) is the model itself. */
+    const char *names[2] = {"model._target_", NULL};
+    const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
+    if (q != NULL && q->kind == SM__V_STR &&
+        strcmp(q->key, "model._target_") == 0 && !training_module(q->str))
+      k = 4; /* from model._target_ on */
+  }
+  for (; inner[k] && m->name == NULL; k++) {
     const char *names[2] = {inner[k], NULL};
     const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
     const char *cls;
@@ -1937,24 +2025,7 @@ static const char *family_variant(sm__ctx *c, const sm__param *p) {
 static int auxiliary_network(const sm__param *p) {
   static const char *const aux[] = {"d_kwargs", "network_d", "net_d", "netd",
                                     "d_net",    "critic",    "disc",  NULL};
-  char comp[64];
-  for (const char *a = p->key; a < p->leaf;) {
-    size_t n = strcspn(a, "./");
-    if (n < sizeof(comp)) {
-      for (size_t i = 0; i < n; i++)
-        comp[i] = (char)tolower((unsigned char)a[i]);
-      comp[n] = '\0';
-      if (strncmp(comp, "discriminator", 13) == 0)
-        return 1;
-      for (int k = 0; aux[k]; k++)
-        if (strcmp(comp, aux[k]) == 0)
-          return 1;
-    }
-    a += n;
-    if (*a)
-      a++;
-  }
-  return 0;
+  return key_component_in(p, aux, "discriminator");
 }
 
 /* Is a model value a run label rather than a name?  `--model_id` names

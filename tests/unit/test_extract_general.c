@@ -3012,3 +3012,106 @@ SM_TEST(extract_external_trainer_options) {
   expect_unread(&r, "seqkit-eval --lr 0.1", SM_META_LR);
   repo_drop(&r);
 }
+
+/* Counts of other components (sampling steps, diffusion steps) are not
+ * the job's length; a Hydra data group names its training set. */
+SM_TEST(extract_component_counts_and_data_groups) {
+  repo r;
+  repo_make(&r);
+  put(&r, "conf/config.yaml",
+      "defaults:\n  - data: webtext\n  - _self_\n"
+      "trainer:\n  max_steps: 250000\n"
+      "sampling:\n  steps: 128\n"
+      "loader:\n  batch_size: 32\n");
+  put(&r, "conf/data/webtext.yaml",
+      "train: webtext-train\nvalid: webtext-valid\n");
+  put(&r, "conf/data/books.yaml", "train: bookcorpus\nvalid: bookcorpus\n");
+  put(&r, "run.py",
+      "import hydra\n"
+      "@hydra.main(config_path='conf', config_name='config')\n"
+      "def main(cfg):\n    pass\n"
+      "if __name__ == '__main__':\n    main()\n");
+  expect_num(&r, NULL, "python run.py sampling.steps=1000", SM_META_ITERATIONS,
+             250000);
+  expect_str(&r, NULL, "python run.py data=books", SM_META_DATASET,
+             "bookcorpus");
+  /* The same in a YAML with diffusion timesteps beside the step count. */
+  put(&r, "b/cfg.yaml",
+      "diffusion:\n  steps: 1000\ntrain:\n  iterations: 40000\n");
+  put(&r, "b/train.py",
+      "import sys\nimport yaml\ncfg = yaml.safe_load(open(sys.argv[1]))\n");
+  expect_num(&r, "b", "python train.py cfg.yaml", SM_META_ITERATIONS, 40000);
+  repo_drop(&r);
+}
+
+/* A debugging branch (if args.debug:, if cfg.fast_dev_run.enabled:)
+ * shrinks the run; it is not the job.  A branch on a comparison is
+ * decided as before. */
+SM_TEST(extract_debug_branches) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--epochs', type=int, default=90)\n"
+      "p.add_argument('--debug', action='store_true')\n"
+      "args = p.parse_args()\n"
+      "if args.debug:\n    args.epochs = 1\n");
+  expect_num(&r, NULL, "python train.py", SM_META_ITERATIONS, 90);
+  put(&r, "lazy.py",
+      "import yaml\ncfg = yaml.safe_load(open('x.yaml'))\n"
+      "max_iter = 60000\n"
+      "if cfg['train']['fast_dev_run']['enabled']:\n    max_iter = 20\n");
+  expect_num(&r, NULL, "python lazy.py", SM_META_ITERATIONS, 60000);
+  put(&r, "mode.py",
+      "import argparse\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--size', default='big')\na = p.parse_args()\n"
+      "steps = 100\nif a.size == 'big':\n    steps = 5000\n");
+  expect_num(&r, NULL, "python mode.py", SM_META_ITERATIONS, 5000);
+  repo_drop(&r);
+}
+
+/* Model-zoo configs named through a get_config helper (the package's
+ * configs/ folder), and an imported get_config that is not the file's
+ * own config function; the outer class of a LazyCall model is the
+ * model unless it is a training module. */
+SM_TEST(extract_zoo_configs_and_outer_models) {
+  repo r;
+  repo_make(&r);
+  put(&r, "configs/common/schedule.py",
+      "train = dict(max_iter=1000, amp=dict(enabled=False))\n");
+  put(&r, "mypkg/__init__.py", "");
+  put(&r, "mypkg/config.py",
+      "import pkg_resources\nfrom omegaconf import OmegaConf\n"
+      "def get_config(path):\n"
+      "    f = pkg_resources.resource_filename('mypkg', path)\n"
+      "    return OmegaConf.load(f)\n");
+  put(&r, "projects/seg/configs/seg_r50.py",
+      "from mypkg.config import get_config\n"
+      "from detectron2.config import LazyCall as L\n"
+      "from mypkg.nets import SegNet, ResNet\n"
+      "train = get_config('common/schedule.py').train\n"
+      "train.max_iter = 45000\n"
+      "model = L(SegNet)(backbone=L(ResNet)(depth=50), num_classes=19)\n");
+  put(&r, "tools/train_net.py",
+      "import argparse\nfrom detectron2.config import LazyConfig\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config-file')\n"
+      "a = p.parse_args()\ncfg = LazyConfig.load(a.config_file)\n");
+  expect_num(&r, NULL,
+             "python tools/train_net.py --config-file "
+             "projects/seg/configs/seg_r50.py",
+             SM_META_ITERATIONS, 45000);
+  expect_str(&r, NULL,
+             "python tools/train_net.py --config-file "
+             "projects/seg/configs/seg_r50.py",
+             SM_META_MODEL_NAME, "segnet");
+  /* A training module around the network: the network is the model. */
+  put(&r, "conf/task.yaml",
+      "model:\n  _target_: tasks.SegmentationTask\n"
+      "  backbone:\n    _target_: nets.UNetPlusPlus\n");
+  put(&r, "fit.py",
+      "import hydra\n@hydra.main(config_path='conf', config_name='task')\n"
+      "def main(cfg):\n    pass\nmain()\n");
+  expect_str(&r, NULL, "python fit.py", SM_META_MODEL_NAME, "unetplusplus");
+  repo_drop(&r);
+}
