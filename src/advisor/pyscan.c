@@ -1725,6 +1725,35 @@ static const char *dataset_class(scan *s, const char *callee, const char *l) {
   return NULL;
 }
 
+/* Are all the words of name[0..n) (split at CamelCase humps, '_' and
+ * digits dropped) in the set? */
+static int all_words_generic(const char *name, size_t n,
+                             const char *const *set) {
+  char w[64];
+  size_t i = 0;
+  int words = 0;
+  while (i < n) {
+    size_t k = 0;
+    while (i < n && (name[i] == '_' || isdigit((unsigned char)name[i])))
+      i++;
+    if (i >= n)
+      break;
+    do
+      w[k++] = (char)tolower((unsigned char)name[i++]);
+    while (i < n && k < sizeof(w) - 1 && islower((unsigned char)name[i]));
+    w[k] = '\0';
+    {
+      int hit = 0;
+      for (int j = 0; set[j] && !hit; j++)
+        hit = strcmp(w, set[j]) == 0;
+      if (!hit)
+        return 0;
+    }
+    words++;
+  }
+  return words > 0;
+}
+
 /* Calls that name the model or the data (from_pretrained, from_config,
  * a *Dataset class, load_dataset, create_model, model factories). */
 static void call_model_data(callsite *k, scan *s, TSNode args,
@@ -1784,6 +1813,10 @@ static void call_model_data(callsite *k, scan *s, TSNode args,
       stem[sl] = '\0';
       for (int i = 0; generic[i] && !gen; i++)
         gen = strcmp(stem, generic[i]) == 0;
+      if (!gen)
+        /* LazySupervisedDataset, PackedJsonDataset: every CamelCase word
+         * of the name is a generic one. */
+        gen = all_words_generic(l, sl, generic);
       /* A class built from other datasets (datasets=[...]) mixes them;
        * it names none. */
       if (!gen && kwarg(s, args, "datasets").kind != -1)

@@ -3115,3 +3115,26 @@ SM_TEST(extract_zoo_configs_and_outer_models) {
   expect_str(&r, NULL, "python fit.py", SM_META_MODEL_NAME, "unetplusplus");
   repo_drop(&r);
 }
+
+/* A dataset class whose name is only generic words (LazySupervised,
+ * PackedJson) names no dataset; one with a word of its own still does. */
+SM_TEST(extract_generic_dataset_class_words) {
+  repo r;
+  repo_make(&r);
+  put(&r, "sft.py",
+      "import torch\n"
+      "class LazySupervisedDataset(torch.utils.data.Dataset):\n    pass\n"
+      "ds = LazySupervisedDataset('/data/mix.json')\n");
+  expect_unread(&r, "python sft.py", SM_META_DATASET);
+  put(&r, "pack.py",
+      "import torch\n"
+      "class PackedJson_Dataset(torch.utils.data.Dataset):\n    pass\n"
+      "ds = PackedJson_Dataset()\n");
+  expect_unread(&r, "python pack.py", SM_META_DATASET);
+  put(&r, "rec.py",
+      "import torch\n"
+      "class ClickLogDataset(torch.utils.data.Dataset):\n    pass\n"
+      "ds = ClickLogDataset()\n");
+  expect_str(&r, NULL, "python rec.py", SM_META_DATASET, "clicklog");
+  repo_drop(&r);
+}
