@@ -3138,3 +3138,31 @@ SM_TEST(extract_generic_dataset_class_words) {
   expect_str(&r, NULL, "python rec.py", SM_META_DATASET, "clicklog");
   repo_drop(&r);
 }
+
+/* An OmegaConf-style command line names its base config as a key
+ * (config=FILE, cfg=FILE); the other keys override it. */
+SM_TEST(extract_config_named_by_key) {
+  repo r;
+  repo_make(&r);
+  put(&r, "apps/lm/configs/small.yaml",
+      "steps: 12_000\noptim:\n  lr: 0.002\nmodel:\n  dim: 512\n"
+      "  n_layers: 8\ndata:\n  batch_size: 16\n  seq_len: 1024\n");
+  put(&r, "apps/lm/train.py",
+      "from omegaconf import OmegaConf\nimport sys\n"
+      "cli = OmegaConf.from_cli()\n"
+      "cfg = OmegaConf.merge(OmegaConf.load(cli.config), cli)\n");
+  expect_num(&r, NULL,
+             "torchrun --nproc-per-node 2 -m apps.lm.train "
+             "config=apps/lm/configs/small.yaml",
+             SM_META_ITERATIONS, 12000);
+  expect_num(&r, NULL,
+             "torchrun --nproc-per-node 2 -m apps.lm.train "
+             "config=apps/lm/configs/small.yaml steps=500",
+             SM_META_ITERATIONS, 500);
+  expect_num(&r, NULL, "python apps/lm/train.py cfg=apps/lm/configs/small.yaml",
+             SM_META_PER_DEVICE_BATCH_SIZE, 16);
+  /* A name that is no file is only a value. */
+  expect_unread(&r, "python apps/lm/train.py config=missing.yaml",
+                SM_META_PER_DEVICE_BATCH_SIZE);
+  repo_drop(&r);
+}
