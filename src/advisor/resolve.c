@@ -2223,6 +2223,31 @@ static const char *dataset_sections(sm__ctx *c, const char **ev) {
   return sm__norm_dataset(c, kn ? kn : first, &c->ds_task, &c->ds_domain);
 }
 
+/* A data folder is often shared by variants of a dataset (data/scannet
+ * for ScanNet and ScanNet200): a dataset class the config names
+ * (dataset_type = "ScanNet200Dataset", data.train.type) whose name
+ * extends the folder's is the more specific answer. */
+static const char *dataset_class_refines(sm__ctx *c, const char *name,
+                                         const char **ev) {
+  const sm__param *t = get_str(
+      c, N("dataset_type", "data.train.type", "train_dataloader.dataset.type"));
+  char base[128];
+  size_t n, nl = strlen(name);
+  const char *norm;
+  if (t == NULL || strlen(t->str) >= sizeof(base))
+    return name;
+  snprintf(base, sizeof(base), "%s", t->str);
+  n = strlen(base);
+  if (n <= 7 || strcasecmp(base + n - 7, "Dataset") != 0)
+    return name;
+  base[n - 7] = '\0';
+  norm = sm__norm_dataset(c, base, NULL, NULL);
+  if (norm == NULL || strlen(norm) <= nl || strncmp(norm, name, nl) != 0)
+    return name;
+  *ev = t->ev;
+  return norm;
+}
+
 static void dataset(sm__ctx *c) {
   const char *const *keys = sm__keys("dataset");
   const sm__param *p;
@@ -2266,6 +2291,10 @@ static void dataset(sm__ctx *c) {
     if (n < 0)
       break;
   }
+  if (name != NULL && p != NULL &&
+      (strstr(p->leaf, "root") || strstr(p->leaf, "path") ||
+       strstr(p->leaf, "dir")))
+    name = dataset_class_refines(c, name, &ev);
   if (name == NULL) {
     /* Hydra/Lightning: data._target_: src.data.mnist_datamodule.MNIST-
      * DataModule names the dataset. */

@@ -3166,3 +3166,61 @@ SM_TEST(extract_config_named_by_key) {
                 SM_META_PER_DEVICE_BATCH_SIZE);
   repo_drop(&r);
 }
+
+/* getopts option loops in launch scripts: letters with values (separate
+ * or attached), switches, unknown letters, and OPTIND for the rest. */
+SM_TEST(extract_shell_getopts) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\n"
+      "p.add_argument('--epochs', type=int, default=5)\n"
+      "p.add_argument('--fp16', action='store_true')\n"
+      "p.add_argument('data', nargs='?')\np.parse_args()\n");
+  put(&r, "run.sh",
+      "#!/bin/sh\nGPUS=1\nLR=0.1\nAMP=\n"
+      "while getopts \"g:l:a\" opt; do\n  case $opt in\n"
+      "    g) GPUS=$OPTARG ;;\n    l) LR=$OPTARG ;;\n"
+      "    a) AMP=--fp16 ;;\n    \\?) echo bad ;;\n  esac\ndone\n"
+      "torchrun --nproc_per_node $GPUS train.py --lr $LR $AMP\n");
+  expect_num(&r, NULL, "sh run.sh -g 4 -l 0.02", SM_META_GPUS, 4);
+  expect_str(&r, NULL, "sh run.sh -g 4 -a", SM_META_PRECISION, "fp16");
+  expect_num(&r, NULL, "sh run.sh -g2 -x", SM_META_GPUS, 2);
+  put(&r, "rest.sh",
+      "#!/bin/bash\nE=5\nwhile getopts ':e:' o; do\n"
+      "  case \"$o\" in e) E=\"$OPTARG\";; esac\ndone\n"
+      "shift $((OPTIND-1))\n"
+      "python train.py --epochs \"$E\" \"$1\"\n");
+  expect_num(&r, NULL, "bash rest.sh -e 30 /data/imagenet", SM_META_ITERATIONS,
+             30);
+  repo_drop(&r);
+}
+
+/* A data folder shared by variants of a dataset: the dataset class the
+ * config names is the more specific answer; a class that names another
+ * dataset altogether does not replace the folder's. */
+SM_TEST(extract_dataset_class_refines_folder) {
+  repo r;
+  repo_make(&r);
+  put(&r, "configs/a.py",
+      "dataset_type = 'Cifar100Dataset'\ndata_root = 'data/cifar'\n"
+      "data = dict(train=dict(type=dataset_type, data_root=data_root))\n");
+  put(&r, "configs/b.py",
+      "dataset_type = 'FolderDataset'\ndata_root = 'data/cifar'\n"
+      "data = dict(train=dict(type=dataset_type, data_root=data_root))\n");
+  put(&r, "configs/c.py",
+      "data = dict(train=dict(type='ScanNet200Dataset', "
+      "data_root='/data/scannet'))\n");
+  put(&r, "train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  expect_str(&r, NULL, "python train.py configs/a.py", SM_META_DATASET,
+             "cifar-100");
+  expect_str(&r, NULL, "python train.py configs/b.py", SM_META_DATASET,
+             "cifar-10");
+  expect_str(&r, NULL, "python train.py configs/c.py", SM_META_DATASET,
+             "scannet200");
+  repo_drop(&r);
+}
