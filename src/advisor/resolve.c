@@ -967,6 +967,26 @@ static void image_tower_width(sm__ctx *c, const sm__param *proj) {
   }
 }
 
+/* RL fine-tuning of language models states the prompt and the response
+ * budgets apart (verl data.max_prompt_length + data.max_response_length,
+ * OpenRLHF --prompt_max_len + --generate_max_len, TRL max_prompt_length +
+ * max_completion_length): the sequence is their sum; one without the
+ * other says nothing. */
+static void rollout_length(sm__ctx *c) {
+  double a = 0, b = 0;
+  const sm__param *p =
+      get_num_l(c, N("max_prompt_length", "prompt_max_len", "max_prompt_len"),
+                1, &a, SM__L_ENTRY);
+  const sm__param *q =
+      get_num_l(c,
+                N("max_response_length", "max_completion_length",
+                  "generate_max_len", "response_length"),
+                1, &b, SM__L_ENTRY);
+  if (p != NULL && q != NULL && p->kind != SM__V_BOOL &&
+      q->kind != SM__V_BOOL && a > 0 && b > 0)
+    set_num(c, SM_META_SEQ_LEN, a + b, q->ev);
+}
+
 static void architecture(sm__ctx *c, const char *model) {
   const sm__param *p;
   double v;
@@ -1000,6 +1020,8 @@ static void architecture(sm__ctx *c, const char *model) {
           NULL &&
       p->kind != SM__V_BOOL)
     set_num(c, SM_META_SEQ_LEN, v, p->ev);
+  else
+    rollout_length(c);
 }
 
 /* A GPT-family model named by its size from its dimensions when the code

@@ -3224,3 +3224,35 @@ SM_TEST(extract_dataset_class_refines_folder) {
              "scannet200");
   repo_drop(&r);
 }
+
+/* RL fine-tuning states the prompt and response budgets apart: the
+ * sequence is their sum; one alone says nothing. */
+SM_TEST(extract_rollout_sequence_length) {
+  repo r;
+  repo_make(&r);
+  put(&r, "rl.py",
+      "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--prompt_max_len', type=int, default=1024)\n"
+      "p.add_argument('--generate_max_len', type=int, default=2048)\n"
+      "p.parse_args()\n");
+  expect_num(&r, NULL, "python rl.py", SM_META_SEQ_LEN, 3072);
+  expect_num(&r, NULL, "python rl.py --generate_max_len 512", SM_META_SEQ_LEN,
+             1536);
+  put(&r, "cfg.yaml",
+      "data:\n  max_prompt_length: 256\n  max_response_length: 768\n");
+  put(&r, "grpo.py",
+      "import sys\nimport yaml\nfrom transformers import AutoModelForCausalLM\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n");
+  expect_num(&r, NULL, "python grpo.py cfg.yaml", SM_META_SEQ_LEN, 1024);
+  put(&r, "half.py",
+      "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--max_prompt_length', type=int, default=512)\n"
+      "p.parse_args()\n");
+  expect_unread(&r, "python half.py", SM_META_SEQ_LEN);
+  repo_drop(&r);
+}
