@@ -3194,6 +3194,20 @@ SM_TEST(extract_shell_getopts) {
       "python train.py --epochs \"$E\" \"$1\"\n");
   expect_num(&r, NULL, "bash rest.sh -e 30 /data/imagenet", SM_META_ITERATIONS,
              30);
+  /* Malformed loops: no spec, a spec from a variable, a spec of one
+   * colon, an option list longer than the loop bound. */
+  put(&r, "bad.sh",
+      "#!/bin/sh\nwhile getopts; do :; done\nS=ab\n"
+      "while getopts \"$S\" o; do :; done\nwhile getopts : o; do :; done\n"
+      "while getopts 'a' o; do case $o in a) shift;; esac; done\n"
+      "python train.py --epochs 7\n");
+  {
+    char cmd[4096];
+    size_t o = (size_t)snprintf(cmd, sizeof(cmd), "sh bad.sh");
+    for (int i = 0; i < 60 && o + 4 < sizeof(cmd); i++)
+      o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, " -a");
+    expect_num(&r, NULL, cmd, SM_META_ITERATIONS, 7);
+  }
   repo_drop(&r);
 }
 
