@@ -3261,6 +3261,12 @@ SM_TEST(extract_rollout_sequence_length) {
       "cfg = yaml.safe_load(open(sys.argv[1]))\n"
       "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n");
   expect_num(&r, NULL, "python grpo.py cfg.yaml", SM_META_SEQ_LEN, 1024);
+  /* The policy's weights under a nested model.path (a Hub id). */
+  put(&r, "ppo.yaml",
+      "actor_rollout_ref:\n  model:\n    path: acme/widget-3b-instruct\n"
+      "data:\n  max_prompt_length: 128\n  max_response_length: 128\n");
+  expect_str(&r, NULL, "python grpo.py ppo.yaml", SM_META_MODEL_NAME,
+             "widget-3b-instruct");
   put(&r, "half.py",
       "import argparse\nfrom transformers import AutoModelForCausalLM\n"
       "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n"
