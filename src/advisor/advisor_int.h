@@ -227,7 +227,14 @@ typedef enum sm__sig {
   XX(POSE)                                                                     \
   XX(ACTION)                                                                   \
   XX(PREFERENCE)                                                               \
-  XX(SPEAKER)
+  XX(SPEAKER)                                                                  \
+  XX(GRAPH)                                                                    \
+  XX(GRAPHLEVEL)                                                               \
+  XX(NODELEVEL)                                                                \
+  XX(LINKLEVEL)                                                                \
+  XX(TIMESERIES)                                                               \
+  XX(SUPERRES)                                                                 \
+  XX(CODEC)
 /* clang-format on */
 
 typedef enum sm__word {
@@ -572,6 +579,10 @@ int sm__is_assignment(const char *w);
 int sm__launch_score(const char *const *w, int n);
 int sm__is_launch_word(const char *w);
 int sm__is_wrapper(const char *w);
+/* Is w a trainer installed from another package, named TOOL-train,
+ * TOOL_finetune or TOOL-pretrain (fairseq-train and its kind)?  Nothing of
+ * it is in the repository, but its options are the job's. */
+int sm__is_external_trainer(const char *w);
 /* Environment of the launch (name of kn bytes, or NUL-terminated). */
 void sm__set_envn(sm__ctx *c, const char *k, size_t kn, const char *v);
 void sm__set_env(sm__ctx *c, const char *k, const char *v);

@@ -12,6 +12,7 @@
  *   base_config: file      maxtext-style: top-level keys replace
  *   __include__ / base / __base__ / extends: [files]
  *                          deep merge (PaddleDetection and others)
+ *   $include: [files]      argbind: the same
  *   <<: *anchor            YAML merge keys (in the YAML reader)
  *
  * A base is looked for next to the file, then in each directory above
@@ -89,7 +90,7 @@ static const struct {
     {"_base_", SM__VM_DELETE_KEY}, {"base_config", SM__VM_TOP_ONLY},
     {"__base__", SM__VM_DEEP},     {"__include__", SM__VM_DEEP},
     {"base", SM__VM_DEEP},         {"extends", SM__VM_DEEP},
-    {"inherit_from", SM__VM_DEEP},
+    {"inherit_from", SM__VM_DEEP}, {"$include", SM__VM_DEEP},
 };
 
 /* Does v name config files (a string or a list of strings with a config

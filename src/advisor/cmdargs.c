@@ -266,6 +266,15 @@ static void assignment_arg(sm__ctx *c, argscan *st, const char *w,
   }
   if (w[0] == '~')
     return;
+  if ((strcmp(key, "config") == 0 || strcmp(key, "cfg") == 0 ||
+       strcmp(key, "config_file") == 0 || strcmp(key, "config_path") == 0) &&
+      config_ext(eq + 1)) {
+    /* config=apps/x/configs/llama.yaml: an OmegaConf-style command line
+     * names its base config as a key (its other keys override it). */
+    const char *path = find_file(c, eq + 1, st->dirs, st->nd);
+    if (path != NULL)
+      load(c, path);
+  }
   sm__param_text(c, key, eq + 1, SM__L_CMD, e);
 }
 /* A config key in the yacs spelling (NUM_GPUS, OUTPUT_DIR): capitals,

@@ -762,6 +762,18 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
       if (r != 1)
         return r;
     }
+    if (sm__is_external_trainer(w)) {
+      c->cmd_dir = cl->dir;
+      c->sargs = cl->w + i + 1;
+      c->sargs_ev = cl->ev + i + 1;
+      c->n_sargs = cl->n - i - 1;
+      sm__words_in(c, w, strlen(w), "command", 2);
+      sm__warn(c,
+               "command: '%s' is installed from another package; only "
+               "its options are read",
+               w);
+      return 0;
+    }
     sm__warn(c,
              "command: '%s' is not a launcher or script the extractor "
              "knows",

@@ -175,14 +175,32 @@ int sm__launch_score(const char *const *w, int n) {
   return score;
 }
 
+int sm__is_external_trainer(const char *w) {
+  const char *b = sm__base_name(w);
+  static const char *const words[] = {"train", "finetune", "pretrain", NULL};
+  if (b != w || strchr(b, '.') != NULL || strchr(b, '=') != NULL)
+    return 0; /* a path or a file is the repository's, an assignment none */
+  for (const char *a = b; *a;) {
+    size_t n = strcspn(a, "-_");
+    for (int k = 0; words[k]; k++)
+      if (strlen(words[k]) == n && strncmp(a, words[k], n) == 0)
+        return a != b; /* a tool's subcommand word: fairseq-train */
+    a += n;
+    if (*a)
+      a++;
+  }
+  return 0;
+}
+
 int sm__is_launch_word(const char *w) {
   const char *b = sm__base_name(w);
-  return strncmp(b, "python", 6) == 0 || strcmp(b, "torchrun") == 0 ||
-         strcmp(b, "deepspeed") == 0 || strcmp(b, "accelerate") == 0 ||
-         strcmp(b, "srun") == 0 || strcmp(b, "mpirun") == 0 ||
-         strcmp(b, "mpiexec") == 0 || strcmp(b, "bash") == 0 ||
-         strcmp(b, "sh") == 0 || strcmp(b, "horovodrun") == 0 ||
-         strcmp(b, "torchx") == 0 || strcmp(b, "composer") == 0 ||
+  return sm__is_external_trainer(w) || strncmp(b, "python", 6) == 0 ||
+         strcmp(b, "torchrun") == 0 || strcmp(b, "deepspeed") == 0 ||
+         strcmp(b, "accelerate") == 0 || strcmp(b, "srun") == 0 ||
+         strcmp(b, "mpirun") == 0 || strcmp(b, "mpiexec") == 0 ||
+         strcmp(b, "bash") == 0 || strcmp(b, "sh") == 0 ||
+         strcmp(b, "horovodrun") == 0 || strcmp(b, "torchx") == 0 ||
+         strcmp(b, "composer") == 0 ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".sh") == 0) ||
          (strlen(b) > 3 && strcmp(b + strlen(b) - 3, ".py") == 0);
 }

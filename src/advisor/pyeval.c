@@ -1598,6 +1598,23 @@ static sm__vnode *known_call(frame *f, const char *name, sm__vnode *pos,
 static sm__vnode *invoke(frame *f, sm__vnode *fn, sm__vnode *pos, sm__vnode *kw,
                          TSNode at);
 
+/* A model-zoo config by its name under the package's configs folder
+ * (detectron2's model_zoo.get_config("common/train.py"), detrex's
+ * get_config, whatever their own lookup does): the nearest configs/NAME
+ * above the calling file.  NULL when the call is not of that shape. */
+static sm__vnode *zoo_config(frame *f, const char *name, sm__vnode *pos) {
+  sm__vnode *a0 = arg_at(pos, NULL, 0, NULL), *t;
+  const char *rel;
+  if (name == NULL || strcmp(last_comp(name), "get_config") != 0 ||
+      a0 == NULL || a0->t != SM__T_STR || pos->n != 1 ||
+      !sm__cfg_is_config_name(a0->str) || strlen(a0->str) >= 200)
+    return NULL;
+  rel = sm__cfg_find_near(f->c, f->m->rel,
+                          sm__printf(f->c, "configs/%s", a0->str));
+  t = rel ? sm__cfg_tree(f->c, rel) : NULL;
+  return t;
+}
+
 static sm__vnode *call_value(frame *f, sm__vnode *fn, sm__vnode *pos,
                              sm__vnode *kw, TSNode at) {
   sm__ctx *c = f->c;
@@ -1607,6 +1624,11 @@ static sm__vnode *call_value(frame *f, sm__vnode *fn, sm__vnode *pos,
     kw = owned(f, SM__T_MAP, at);
   if (fn == NULL || pos == NULL || kw == NULL)
     return unknown(f, at);
+  if (fn->t == SM__T_FUNC || fn->t == SM__T_SYM) {
+    sm__vnode *z = zoo_config(f, callable_name(f, fn), pos);
+    if (z != NULL)
+      return z;
+  }
   switch (fn->t) {
   case SM__T_FUNC:
     return invoke(f, fn, pos, kw, at);
@@ -3034,9 +3056,11 @@ sm__vnode *sm__py_config_tree(sm__ctx *c, const char *rel, int depth) {
   ns = module_run(c, m);
   if (ns == NULL)
     return NULL;
-  /* ml_collections: get_config(arg). */
+  /* ml_collections: get_config(arg), defined in this file (an imported
+   * get_config is a loader the file calls, not its config). */
   fn = sm__vt_get(ns, "get_config");
-  if (fn != NULL && fn->t == SM__T_FUNC) {
+  if (fn != NULL && fn->t == SM__T_FUNC && fn->aux != NULL &&
+      ((pyfunc *)fn->aux)->m == m) {
     sm__vnode *arg = NULL, *r;
     const char *a = sm__py_config_arg(c, rel);
     if (a != NULL)

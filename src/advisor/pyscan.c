@@ -1725,6 +1725,35 @@ static const char *dataset_class(scan *s, const char *callee, const char *l) {
   return NULL;
 }
 
+/* Are all the words of name[0..n) (split at CamelCase humps, '_' and
+ * digits dropped) in the set? */
+static int all_words_generic(const char *name, size_t n,
+                             const char *const *set) {
+  char w[64];
+  size_t i = 0;
+  int words = 0;
+  while (i < n) {
+    size_t k = 0;
+    while (i < n && (name[i] == '_' || isdigit((unsigned char)name[i])))
+      i++;
+    if (i >= n)
+      break;
+    do
+      w[k++] = (char)tolower((unsigned char)name[i++]);
+    while (i < n && k < sizeof(w) - 1 && islower((unsigned char)name[i]));
+    w[k] = '\0';
+    {
+      int hit = 0;
+      for (int j = 0; set[j] && !hit; j++)
+        hit = strcmp(w, set[j]) == 0;
+      if (!hit)
+        return 0;
+    }
+    words++;
+  }
+  return words > 0;
+}
+
 /* Calls that name the model or the data (from_pretrained, from_config,
  * a *Dataset class, load_dataset, create_model, model factories). */
 static void call_model_data(callsite *k, scan *s, TSNode args,
@@ -1784,6 +1813,10 @@ static void call_model_data(callsite *k, scan *s, TSNode args,
       stem[sl] = '\0';
       for (int i = 0; generic[i] && !gen; i++)
         gen = strcmp(stem, generic[i]) == 0;
+      if (!gen)
+        /* LazySupervisedDataset, PackedJsonDataset: every CamelCase word
+         * of the name is a generic one. */
+        gen = all_words_generic(l, sl, generic);
       /* A class built from other datasets (datasets=[...]) mixes them;
        * it names none. */
       if (!gen && kwarg(s, args, "datasets").kind != -1)
@@ -2549,8 +2582,29 @@ static const char *guard_and(scan *s, const char *outer, const char *cond) {
   return sm__printf(s->c, "%s %s and", outer, cond);
 }
 
+/* Does a condition test a debugging switch (if args.debug:, if
+ * cfg.train.fast_dev_run.enabled:, if dry_run:)?  Such a branch shrinks
+ * the run to a smoke test; it is not the job unless the job asks. */
+static int debug_condition(scan *s, TSNode cond) {
+  static const char *const words[] = {
+      "debug",        "fast_dev_run", "dry_run", "smoke_test",
+      "sanity_check", "quick_test",   NULL};
+  char low[256];
+  size_t len;
+  const char *t = text(s, cond, &len);
+  if (t == NULL || len >= sizeof(low) || memchr(t, '=', len) != NULL)
+    return 0; /* a comparison (args.mode == 'debug') is decided as usual */
+  for (size_t i = 0; i < len; i++)
+    low[i] = (char)tolower((unsigned char)t[i]);
+  low[len] = '\0';
+  for (int k = 0; words[k]; k++)
+    if (strstr(low, words[k]))
+      return 1;
+  return 0;
+}
+
 /* if / elif / else: each branch is read under its condition (and the
- * negation of the ones before it). */
+ * negation of the ones before it); a debugging branch is not read. */
 static void visit_if(scan *s, TSNode n, int depth) {
   const char *save = s->guard, *before = NULL;
   uint32_t nc = ts_node_named_child_count(n);
@@ -2567,7 +2621,8 @@ static void visit_if(scan *s, TSNode n, int depth) {
     return;
   }
   s->guard = guard_and(s, save, c0);
-  visit(s, field(n, "consequence"), depth + 1);
+  if (!debug_condition(s, cond) || strstr(c0, "not") != NULL)
+    visit(s, field(n, "consequence"), depth + 1);
   before = sm__printf(s->c, "%s not", c0);
   for (uint32_t i = 0; i < nc && before != NULL; i++) {
     TSNode k = ts_node_named_child(n, i);

@@ -686,11 +686,86 @@ static int image_budget(sm__ctx *c) {
   return 0;
 }
 
+/* Is a duration key the job's length, not the length of its samples?
+ * A duration inside a data component (AudioDataset.duration, an eval
+ * split's test/Dataset.duration, a loader's clip_duration) is seconds of
+ * audio or video per example. */
+static int training_duration(const sm__param *d) {
+  static const char *const data[] = {"data",   "loader",    "test",  "val",
+                                     "eval",   "audio",     "video", "clip",
+                                     "sample", "transform", NULL};
+  char low[256];
+  size_t n = (size_t)(d->leaf - d->key);
+  if (n >= sizeof(low))
+    return 0;
+  for (size_t i = 0; i < n; i++)
+    low[i] = (char)tolower((unsigned char)d->key[i]);
+  low[n] = '\0';
+  for (int k = 0; data[k]; k++)
+    if (strstr(low, data[k]))
+      return 0;
+  return 1;
+}
+
+/* Is one of the components of p's key above its leaf (split at '.' and
+ * '/', case folded) in set, or does one start with prefix (may be NULL)? */
+static int key_component_in(const sm__param *p, const char *const *set,
+                            const char *prefix) {
+  char w[64];
+  for (const char *a = p->key; a < p->leaf;) {
+    size_t n = strcspn(a, "./");
+    if (n < sizeof(w)) {
+      for (size_t i = 0; i < n; i++)
+        w[i] = (char)tolower((unsigned char)a[i]);
+      w[n] = '\0';
+      if (prefix != NULL && strncmp(w, prefix, strlen(prefix)) == 0)
+        return 1;
+      for (int k = 0; set[k]; k++)
+        if (strcmp(w, set[k]) == 0)
+          return 1;
+    }
+    a += n;
+    if (*a)
+      a++;
+  }
+  return 0;
+}
+
+/* Does a key sit in a component that counts something other than
+ * training steps (sampling.steps, eval.iterations, diffusion.steps,
+ * noise/scheduler horizons)? */
+static int off_training_component(const sm__param *p) {
+  static const char *const comp[] = {
+      "sampling",   "sampler",   "sample",       "eval",     "evaluation",
+      "val",        "valid",     "validation",   "test",     "inference",
+      "generation", "generate",  "decode",       "decoding", "diffusion",
+      "noise",      "scheduler", "lr_scheduler", "warmup",   "ema",
+      NULL};
+  return key_component_in(p, comp, NULL);
+}
+
+/* The training step count: the first value of the role's keys that is
+ * not a count of another component. */
+static const sm__param *training_steps(sm__ctx *c) {
+  const char *left[64];
+  int n = keys_init(left, sm__role_keys(c, "steps"));
+  for (int k = 0; k < 64 && n > 0; k++) {
+    const sm__param *p = sm__param_get(c, left);
+    if (p == NULL || !off_training_component(p))
+      return p;
+    n = drop_key(left, n, p);
+    if (n < 0)
+      break;
+  }
+  return NULL;
+}
+
 static void iterations(sm__ctx *c) {
-  const sm__param *s =
-      optimizer_steps(c, sm__param_get(c, sm__role_keys(c, "steps")));
+  const sm__param *s = optimizer_steps(c, training_steps(c));
   const sm__param *e = sm__param_get(c, sm__role_keys(c, "epochs"));
   const sm__param *d = sm__param_get(c, sm__keys("duration"));
+  if (d != NULL && !training_duration(d))
+    d = NULL;
   double sv = 0, ev = 0, dv = 0;
   int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
@@ -892,6 +967,26 @@ static void image_tower_width(sm__ctx *c, const sm__param *proj) {
   }
 }
 
+/* RL fine-tuning of language models states the prompt and the response
+ * budgets apart (verl data.max_prompt_length + data.max_response_length,
+ * OpenRLHF --prompt_max_len + --generate_max_len, TRL max_prompt_length +
+ * max_completion_length): the sequence is their sum; one without the
+ * other says nothing. */
+static void rollout_length(sm__ctx *c) {
+  double a = 0, b = 0;
+  const sm__param *p =
+      get_num_l(c, N("max_prompt_length", "prompt_max_len", "max_prompt_len"),
+                1, &a, SM__L_ENTRY);
+  const sm__param *q =
+      get_num_l(c,
+                N("max_response_length", "max_completion_length",
+                  "generate_max_len", "response_length"),
+                1, &b, SM__L_ENTRY);
+  if (p != NULL && q != NULL && p->kind != SM__V_BOOL &&
+      q->kind != SM__V_BOOL && a > 0 && b > 0)
+    set_num(c, SM_META_SEQ_LEN, a + b, q->ev);
+}
+
 static void architecture(sm__ctx *c, const char *model) {
   const sm__param *p;
   double v;
@@ -925,6 +1020,8 @@ static void architecture(sm__ctx *c, const char *model) {
           NULL &&
       p->kind != SM__V_BOOL)
     set_num(c, SM_META_SEQ_LEN, v, p->ev);
+  else
+    rollout_length(c);
 }
 
 /* A GPT-family model named by its size from its dimensions when the code
@@ -1629,6 +1726,31 @@ static void model_from_option(sm__ctx *c, pick *m) {
 }
 
 /* Hydra/Lightning: the class the model config instantiates. */
+/* Is a class (by its dotted name) a training module that wraps the
+ * network it trains: LitModel, ClassificationTask, DiffusionSystem,
+ * ImageModule, a wrapper or trainer? */
+static int training_module(const char *cls) {
+  static const char *const ends[] = {
+      "module", "task", "system", "trainer", "wrapper", "lightning", NULL};
+  const char *b = strrchr(cls, '.');
+  char low[128];
+  size_t n;
+  b = b ? b + 1 : cls;
+  n = strlen(b);
+  if (n == 0 || n >= sizeof(low))
+    return 1;
+  for (size_t i = 0; i <= n; i++)
+    low[i] = (char)tolower((unsigned char)b[i]);
+  if (strncmp(low, "lit", 3) == 0 || strncmp(low, "pl", 2) == 0)
+    return 1;
+  for (int k = 0; ends[k]; k++) {
+    size_t e = strlen(ends[k]);
+    if (n >= e && strcmp(low + n - e, ends[k]) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 static void model_from_target(sm__ctx *c, pick *m) {
   /* Hydra/Lightning: the class the model config instantiates; a
    * network inside a training module (model.net._target_) is the
@@ -1640,7 +1762,18 @@ static void model_from_target(sm__ctx *c, pick *m) {
                                       "model._target_",
                                       "model.class_path",
                                       NULL};
-  for (int k = 0; inner[k] && m->name == NULL; k++) {
+  int k = 0;
+  {
+    /* The network inside is the model only when the outer class is a
+     * training module (a LightningModule, a *Task, a *System); an outer
+     * detector (DINO(backbone=ResNet(...))) is the model itself. */
+    const char *names[2] = {"model._target_", NULL};
+    const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
+    if (q != NULL && q->kind == SM__V_STR &&
+        strcmp(q->key, "model._target_") == 0 && !training_module(q->str))
+      k = 4; /* from model._target_ on */
+  }
+  for (; inner[k] && m->name == NULL; k++) {
     const char *names[2] = {inner[k], NULL};
     const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
     const char *cls;
@@ -1907,6 +2040,26 @@ static const char *family_variant(sm__ctx *c, const sm__param *p) {
   return fam[0] ? sm__printf(c, "%s-%s", fam, p->str) : p->str;
 }
 
+/* Does a model key sit in the settings of an auxiliary network, the
+ * critic a generator is trained against (D_kwargs.architecture,
+ * network_d.type, discriminator.arch, netD), rather than the model the
+ * job trains? */
+static int auxiliary_network(const sm__param *p) {
+  static const char *const aux[] = {"d_kwargs", "network_d", "net_d", "netd",
+                                    "d_net",    "critic",    "disc",  NULL};
+  return key_component_in(p, aux, "discriminator");
+}
+
+/* Is a model value a run label rather than a name?  `--model_id` names
+ * a Hub model (org/name) in some trainers and the run (ETTh1_96_96,
+ * test) beside `--model` in others: without a slash and unknown to the
+ * alias table it names nothing. */
+static int run_label(const sm__param *p, const char *hint_t,
+                     const char *hint_d) {
+  return strcmp(p->leaf, "model_id") == 0 && strchr(p->str, '/') == NULL &&
+         hint_t == NULL && hint_d == NULL;
+}
+
 static void model_name(sm__ctx *c, const char **model_out) {
   const char *const *keys = sm__keys("model");
   const sm__param *p;
@@ -1923,7 +2076,7 @@ static void model_name(sm__ctx *c, const char **model_out) {
       break;
     if (p->layer < SM__L_ENTRY && !p->opt) {
       if (deep.name == NULL && p->kind == SM__V_STR &&
-          !container_class(p->str)) {
+          !container_class(p->str) && !auxiliary_network(p)) {
         deep.name = sm__norm_model(c, p->str, &deep.t, &deep.d);
         deep.ev = p->ev;
       }
@@ -1933,8 +2086,11 @@ static void model_name(sm__ctx *c, const char **model_out) {
       continue;
     }
     if (p->kind == SM__V_STR && !container_class(p->str) &&
+        !auxiliary_network(p) &&
         !(c->void_sel != NULL && strcmp(p->leaf, c->void_sel) == 0))
       m.name = sm__norm_model(c, family_variant(c, p), &m.t, &m.d);
+    if (m.name != NULL && run_label(p, m.t, m.d))
+      m.name = m.t = m.d = NULL;
     if (m.name != NULL) {
       m.ev = p->ev;
       break;
@@ -2089,6 +2245,31 @@ static const char *dataset_sections(sm__ctx *c, const char **ev) {
   return sm__norm_dataset(c, kn ? kn : first, &c->ds_task, &c->ds_domain);
 }
 
+/* A data folder is often shared by variants of a dataset (data/scannet
+ * for ScanNet and ScanNet200): a dataset class the config names
+ * (dataset_type = "ScanNet200Dataset", data.train.type) whose name
+ * extends the folder's is the more specific answer. */
+static const char *dataset_class_refines(sm__ctx *c, const char *name,
+                                         const char **ev) {
+  const sm__param *t = get_str(
+      c, N("dataset_type", "data.train.type", "train_dataloader.dataset.type"));
+  char base[128];
+  size_t n, nl = strlen(name);
+  const char *norm;
+  if (t == NULL || strlen(t->str) >= sizeof(base))
+    return name;
+  snprintf(base, sizeof(base), "%s", t->str);
+  n = strlen(base);
+  if (n <= 7 || strcasecmp(base + n - 7, "Dataset") != 0)
+    return name;
+  base[n - 7] = '\0';
+  norm = sm__norm_dataset(c, base, NULL, NULL);
+  if (norm == NULL || strlen(norm) <= nl || strncmp(norm, name, nl) != 0)
+    return name;
+  *ev = t->ev;
+  return norm;
+}
+
 static void dataset(sm__ctx *c) {
   const char *const *keys = sm__keys("dataset");
   const sm__param *p;
@@ -2132,6 +2313,10 @@ static void dataset(sm__ctx *c) {
     if (n < 0)
       break;
   }
+  if (name != NULL && p != NULL &&
+      (strstr(p->leaf, "root") || strstr(p->leaf, "path") ||
+       strstr(p->leaf, "dir")))
+    name = dataset_class_refines(c, name, &ev);
   if (name == NULL) {
     /* Hydra/Lightning: data._target_: src.data.mnist_datamodule.MNIST-
      * DataModule names the dataset. */

@@ -2207,11 +2207,68 @@ static void run_for(sh *h, TSNode s) {
  * $1 in -m) shift; MODEL=$1;; esac; shift; done`), at most MAX_LOOP
  * times; a condition that cannot be decided runs the body on both paths
  * once, as before. */
+/* while getopts "a:bc:" NAME: the body once per option of the script's
+ * arguments, with NAME set to its letter and OPTARG to its value ('?'
+ * for a letter the spec lacks), until the first word that is no option;
+ * OPTIND is left after the last option read.  1 when the condition was
+ * of that shape (a literal spec), else 0. */
+static int run_getopts(sh *h, TSNode cond, TSNode body) {
+  char spec[64], name[64];
+  size_t len;
+  const char *t = span(h, cond, &len);
+  int i = 0;
+  if (t == NULL || len >= 160 || len < 9 || strncmp(t, "getopts", 7) != 0 ||
+      memchr(t, '$', len) != NULL)
+    return 0;
+  {
+    char buf[160];
+    memcpy(buf, t, len);
+    buf[len] = '\0';
+    for (char *q = buf; *q; q++)
+      if (*q == '"' || *q == '\'' || *q == ';')
+        *q = ' ';
+    if (sscanf(buf + 7, "%63s %63s", spec, name) != 2)
+      return 0;
+  }
+  for (; i < h->argc && i < MAX_LOOP && !h->exited; i++) {
+    const char *a = h->argv[i], *opt;
+    char letter[2] = {0, 0};
+    if (a[0] != '-' || a[1] == '\0' || strcmp(a, "--") == 0)
+      break;
+    letter[0] = a[1];
+    opt = strchr(spec[0] == ':' ? spec + 1 : spec, a[1]);
+    if (opt == NULL || a[1] == ':') {
+      var_set_str(h, name, "?", line_of(cond), 0);
+    } else {
+      var_set_str(h, name, letter, line_of(cond), 0);
+      if (opt[1] == ':') {
+        if (a[2] != '\0')
+          var_set_str(h, "OPTARG", a + 2, line_of(cond), 0);
+        else if (i + 1 < h->argc)
+          var_set_str(h, "OPTARG", h->argv[++i], line_of(cond), 0);
+      }
+    }
+    run_block(h, body);
+    if (loop_broke(h))
+      break;
+  }
+  var_set_str(h, "OPTIND", sm__printf(h->c, "%d", i + 1), line_of(cond), 0);
+  return 1;
+}
+
 static void run_while(sh *h, TSNode s) {
   TSNode cond = field(s, "condition"), body = field(s, "body");
   size_t len;
   const char *kw = span(h, ts_node_child(s, 0), &len);
   int until = len == 5 && strncmp(kw, "until", 5) == 0;
+  if (!until && !ts_node_is_null(cond)) {
+    int done;
+    h->loops++;
+    done = run_getopts(h, cond, body);
+    h->loops--;
+    if (done)
+      return;
+  }
   h->loops++;
   for (int i = 0; i < MAX_LOOP && !h->exited; i++) {
     int r = ts_node_is_null(cond) ? -1 : condition(h, cond, 0);

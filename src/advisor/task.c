@@ -50,6 +50,10 @@ enum {
   F_TEXTCLS,
   F_QA,
   F_SPEAKER,
+  F_GRAPH,
+  F_TS,
+  F_SR,
+  F_CODEC,
   NFAM
 };
 
@@ -79,6 +83,10 @@ static const struct {
     [F_TEXTCLS] = {"text_classification", "nlp", 1},
     [F_QA] = {"question_answering", "nlp", 1},
     [F_SPEAKER] = {"speaker_recognition", "speech", 4},
+    [F_GRAPH] = {"graph_property_prediction", "graph", 7},
+    [F_TS] = {"time_series_forecasting", "timeseries", 8},
+    [F_SR] = {"image_super_resolution", "cv", 3},
+    [F_CODEC] = {"neural_audio_codec", "speech", 4},
 };
 
 /* The family of a task string from the alias table. */
@@ -109,6 +117,15 @@ static int family_of(const char *task) {
     return F_REC;
   if (strstr(task, "contrastive"))
     return F_CONTR;
+  if (strstr(task, "graph") || strstr(task, "node_class") ||
+      strstr(task, "link_pred"))
+    return F_GRAPH;
+  if (strstr(task, "time_series") || strstr(task, "forecast"))
+    return F_TS;
+  if (strstr(task, "super_resolution"))
+    return F_SR;
+  if (strstr(task, "codec"))
+    return F_CODEC;
   return -1;
 }
 
@@ -124,6 +141,10 @@ static int family_of_domain(const char *d) {
     return F_REC;
   if (strcmp(d, "multimodal") == 0)
     return F_MM;
+  if (strcmp(d, "graph") == 0)
+    return F_GRAPH;
+  if (strcmp(d, "timeseries") == 0)
+    return F_TS;
   return -1;
 }
 
@@ -247,6 +268,13 @@ static void vote_words(sm__ctx *c, int *score, const char **evf) {
       {SM__W_INSTRUCT, F_LM},
       {SM__W_PREFERENCE, F_LM},
       {SM__W_SPEAKER, F_SPEAKER},
+      {SM__W_GRAPH, F_GRAPH},
+      {SM__W_GRAPHLEVEL, F_GRAPH},
+      {SM__W_NODELEVEL, F_GRAPH},
+      {SM__W_LINKLEVEL, F_GRAPH},
+      {SM__W_TIMESERIES, F_TS},
+      {SM__W_SUPERRES, F_SR},
+      {SM__W_CODEC, F_CODEC},
   };
   int f;
   for (size_t i = 0; i < SM_ARRAY_LEN(map); i++) {
@@ -266,6 +294,13 @@ static void vote_words(sm__ctx *c, int *score, const char **evf) {
                  (c->ds_domain && !strcmp(c->ds_domain, "cv")) * 4 +
                  (c->hint_domain && !strcmp(c->hint_domain, "cv")) * 4;
     f = text > vision ? F_TEXTCLS : F_CLS;
+    /* Classification of series or of graphs (a labelled series set, a
+     * graph classification benchmark) belongs to their modality. */
+    if (score[F_TS] >= 2 && score[F_TS] > vision && score[F_TS] > text)
+      f = F_TS;
+    else if (score[F_GRAPH] >= 2 && score[F_GRAPH] > vision &&
+             score[F_GRAPH] > text)
+      f = F_GRAPH;
     score[f] += v;
     if (v > 0 && evf[f] == NULL)
       evf[f] = c->word[SM__W_CLASSIFICATION];
@@ -374,6 +409,17 @@ static int refine_family(sm__ctx *c, const int *score, int best,
     if (g != d && g + d >= 2)
       best = g > d ? F_GAN : F_DIFF;
   }
+  if (fam[best].group == 3 && best != F_SR && score[F_SR] >= 4 &&
+      score[F_SR] * 2 >= score[best])
+    /* Super-resolution networks are trained as GANs or on ImageNet-style
+     * data: the method's own names decide. */
+    best = F_SR;
+  if ((fam[best].group == 4 || (best == F_GAN && score[F_SPEECH] >= 4)) &&
+      best != F_CODEC && score[F_CODEC] >= 4 && score[F_SPEECH] >= 4 &&
+      score[F_CODEC] * 3 >= score[best])
+    /* A codec of waveforms: audio in, audio out, usually trained against
+     * discriminators. */
+    best = F_CODEC;
   if (best == F_CLS) {
     /* Classification is what backbones and ImageNet suggest by default:
      * a method of its own (self-supervision, diffusion, detection heads)
@@ -419,6 +465,43 @@ static const char *lm_task(sm__ctx *c) {
   if (finetune && !c->sig[SM__SIG_FROM_SCRATCH])
     return "language_model_finetuning";
   return "language_model_pretraining";
+}
+
+/* The task of a graph model: what it predicts (a property of whole
+ * graphs, of nodes, of links), from the words of its benchmark, its
+ * pooling and its evaluator; none of them, or a tie: null. */
+static const char *graph_task(sm__ctx *c) {
+  int g = word_votes(c, SM__W_GRAPHLEVEL), n = word_votes(c, SM__W_NODELEVEL),
+      l = word_votes(c, SM__W_LINKLEVEL);
+  if (g > n && g > l)
+    return "graph_property_prediction";
+  if (n > g && n > l)
+    return "node_classification";
+  if (l > g && l > n)
+    return "link_prediction";
+  return NULL;
+}
+
+/* The task of a time-series model: the task the job names (a
+ * --task_name long_term_forecast / classification / anomaly_detection /
+ * imputation switch), else forecasting unless classification words
+ * outnumber forecasting words. */
+static const char *series_task(sm__ctx *c) {
+  const sm__param *t = sm__param_get_min(
+      c, N("task_name", "task", "task_type", "task.name"), SM__L_ENTRY);
+  if (t != NULL && t->kind == SM__V_STR) {
+    if (strstr(t->str, "classif"))
+      return "time_series_classification";
+    if (strstr(t->str, "anomaly"))
+      return "time_series_anomaly_detection";
+    if (strstr(t->str, "imput"))
+      return "time_series_imputation";
+    if (strstr(t->str, "forecast"))
+      return "time_series_forecasting";
+  }
+  if (word_votes(c, SM__W_CLASSIFICATION) > word_votes(c, SM__W_TIMESERIES))
+    return "time_series_classification";
+  return "time_series_forecasting";
 }
 
 /* The task of a vision-language model, or task. */
@@ -468,7 +551,8 @@ void sm__task_domain(sm__ctx *c) {
   second = -1;
   for (f = 0; f < NFAM; f++) {
     int agrees = fam[f].group == fam[best].group ||
-                 ((best == F_SPEECH || best == F_MM) && fam[f].group == 1);
+                 ((best == F_SPEECH || best == F_MM) && fam[f].group == 1) ||
+                 (best == F_CODEC && f == F_GAN);
     if (!agrees && (second < 0 || score[f] > score[second]))
       second = f;
   }
@@ -484,7 +568,11 @@ void sm__task_domain(sm__ctx *c) {
   if ((best == F_INST || best == F_PANO || best == F_SEM) &&
       word_votes(c, SM__W_VIDEO) >= 2 && score[F_INST] > 0)
     task = "video_instance_segmentation";
-  if (best == F_LM) {
+  if (best == F_GRAPH) {
+    task = graph_task(c);
+  } else if (best == F_TS) {
+    task = series_task(c);
+  } else if (best == F_LM) {
     task = lm_task(c);
   } else if (best == F_MM) {
     task = mm_task(c, task);
@@ -498,6 +586,7 @@ void sm__task_domain(sm__ctx *c) {
     task = "text_classification";
     domain = "nlp";
   }
-  sm_meta_set_str(&c->res->meta, SM_META_TASK, task, ev);
+  if (task != NULL)
+    sm_meta_set_str(&c->res->meta, SM_META_TASK, task, ev);
   sm_meta_set_str(&c->res->meta, SM_META_DOMAIN, domain, ev);
 }

@@ -2721,3 +2721,558 @@ SM_TEST(extract_family_variant_from_config_name) {
              SM_META_MODEL_NAME, "vidnet2");
   repo_drop(&r);
 }
+
+/* ==== Task families of other modalities ==== */
+
+/* Graph learning: the task is what the model predicts (whole graphs,
+ * nodes, links); mean absolute error is a regression loss, not a
+ * masked autoencoder. */
+SM_TEST(extract_graph_tasks) {
+  repo r;
+  repo_make(&r);
+  /* PyG, a molecule regression benchmark with an MAE criterion. */
+  put(&r, "mol/train_pyg.py",
+      "import argparse\nimport torch\n"
+      "from torch_geometric.loader import DataLoader\n"
+      "from torch_geometric.nn import GINConv, global_add_pool\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--conv', default='gin')\n"
+      "p.add_argument('--epochs', type=int, default=60)\n"
+      "p.add_argument('--batch_size', type=int, default=128)\n"
+      "a = p.parse_args()\n"
+      "class Net(torch.nn.Module):\n"
+      "    def forward(self, x, edge_index, batch):\n"
+      "        return global_add_pool(x, batch)\n"
+      "model = Net()\nmae = torch.nn.L1Loss()\n"
+      "metric = {'mae': 0}\n"
+      "opt = torch.optim.Adam(model.parameters(), lr=0.0005)\n");
+  expect_str(&r, "mol", "python train_pyg.py", SM_META_TASK,
+             "graph_property_prediction");
+  expect_str(&r, "mol", "python train_pyg.py", SM_META_DOMAIN, "graph");
+  /* DGL on a node benchmark. */
+  put(&r, "node.py",
+      "import dgl\nimport torch\n"
+      "from ogb.nodeproppred import DglNodePropPredDataset\n"
+      "ds = DglNodePropPredDataset(name='ogbn-arxiv')\n"
+      "class SAGE(torch.nn.Module):\n    pass\n"
+      "model = SAGE()\n"
+      "opt = torch.optim.Adam(model.parameters(), lr=0.003)\n"
+      "for epoch in range(500):\n    pass\n");
+  expect_str(&r, NULL, "python node.py", SM_META_TASK, "node_classification");
+  /* Message passing with nothing that says what is predicted: the
+   * domain, no task. */
+  put(&r, "mp.py",
+      "import torch\nfrom torch_geometric.nn import MessagePassing\n"
+      "class Layer(MessagePassing):\n"
+      "    def forward(self, x, edge_index):\n"
+      "        return self.propagate(edge_index, x=x)\n"
+      "model = Layer()\n");
+  expect_str(&r, NULL, "python mp.py", SM_META_DOMAIN, "graph");
+  expect_unread(&r, "python mp.py", SM_META_TASK);
+  repo_drop(&r);
+}
+
+/* Time series: forecasting horizons, a task switch that picks
+ * classification, and a run label beside the model option. */
+SM_TEST(extract_series_tasks_and_run_labels) {
+  repo r;
+  repo_make(&r);
+  put(&r, "main.py",
+      "import argparse\nimport torch\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--task_name', type=str, default='long_term_forecast')\n"
+      "p.add_argument('--model_id', type=str, default='run')\n"
+      "p.add_argument('--model', type=str, default='Crossformer')\n"
+      "p.add_argument('--seq_len', type=int, default=336)\n"
+      "p.add_argument('--pred_len', type=int, default=720)\n"
+      "p.add_argument('--train_epochs', type=int, default=10)\n"
+      "args = p.parse_args()\n");
+  expect_str(&r, NULL, "python main.py --model_id weather_336_720",
+             SM_META_TASK, "time_series_forecasting");
+  expect_str(&r, NULL, "python main.py --model_id weather_336_720",
+             SM_META_DOMAIN, "timeseries");
+  expect_str(&r, NULL, "python main.py --model_id weather_336_720",
+             SM_META_MODEL_NAME, "crossformer");
+  expect_str(&r, NULL,
+             "python main.py --task_name classification --model_id EEG "
+             "--model Informer",
+             SM_META_TASK, "time_series_classification");
+  expect_str(&r, NULL,
+             "python main.py --task_name classification --model_id EEG "
+             "--model Informer",
+             SM_META_MODEL_NAME, "informer");
+  /* A Hub id under model_id is still the model. */
+  put(&r, "hub.py",
+      "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--model_id')\n"
+      "a = p.parse_args()\n"
+      "m = AutoModelForCausalLM.from_pretrained(a.model_id)\n");
+  expect_str(&r, NULL, "python hub.py --model_id acme/widget-7b",
+             SM_META_MODEL_NAME, "widget-7b");
+  /* A YAML forecasting config of another layout. */
+  put(&r, "cfg/elec.yaml",
+      "model:\n  name: nbeats\ndata:\n  horizon: 24\n"
+      "  lookback: 168\ntrainer:\n  max_epochs: 30\n"
+      "task: forecasting\n");
+  put(&r, "fit.py",
+      "import argparse\nimport yaml\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config')\n"
+      "a = p.parse_args()\ncfg = yaml.safe_load(open(a.config))\n");
+  expect_str(&r, NULL, "python fit.py --config cfg/elec.yaml", SM_META_TASK,
+             "time_series_forecasting");
+  repo_drop(&r);
+}
+
+/* Super-resolution and audio codecs: methods of their own that are
+ * trained against discriminators; a substring of a network's name is
+ * not another method's name. */
+SM_TEST(extract_restoration_and_codec_tasks) {
+  repo r;
+  repo_make(&r);
+  /* An option file in the BasicSR layout: a generator RRDB network, a
+   * discriminator, a training set named per split. */
+  put(&r, "opts/train_x2.yml",
+      "name: exp_x2_gan\nmodel_type: SRGANModel\nscale: 2\nnum_gpu: 1\n"
+      "datasets:\n  train:\n    name: Flickr2K\n"
+      "    type: PairedImageDataset\n    batch_size_per_gpu: 16\n"
+      "network_g:\n  type: RRDBNet\n  num_block: 23\n"
+      "network_d:\n  type: VGGStyleDiscriminator\n"
+      "train:\n  optim_g:\n    lr: !!float 1e-4\n  total_iter: 400000\n");
+  put(&r, "sr/train.py",
+      "import argparse\nimport yaml\nimport torch\n"
+      "p = argparse.ArgumentParser()\np.add_argument('-opt')\n"
+      "a = p.parse_args()\nopt = yaml.safe_load(open(a.opt))\n");
+  expect_str(&r, NULL, "python sr/train.py -opt opts/train_x2.yml",
+             SM_META_TASK, "image_super_resolution");
+  expect_str(&r, NULL, "python sr/train.py -opt opts/train_x2.yml",
+             SM_META_DATASET, "flickr2k");
+  expect_num(&r, NULL, "python sr/train.py -opt opts/train_x2.yml",
+             SM_META_ITERATIONS, 400000);
+  /* A plain script of another super-resolution network. */
+  put(&r, "edsr.py",
+      "import torch\nclass EDSR(torch.nn.Module):\n    pass\n"
+      "model = EDSR()\n# single image super_resolution, DIV2K x4\n"
+      "data = '/data/DIV2K/train_HR'\n");
+  expect_str(&r, NULL, "python edsr.py", SM_META_TASK,
+             "image_super_resolution");
+  /* A text detector in an mmengine-style config is still one. */
+  put(&r, "det/dbnet_r18.py",
+      "model = dict(type='DBNet', backbone=dict(type='ResNet', depth=18))\n"
+      "train_cfg = dict(max_epochs=1200)\n");
+  put(&r, "det/train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  expect_str(&r, NULL, "python det/train.py det/dbnet_r18.py", SM_META_TASK,
+             "text_detection");
+  /* An audio codec: argbind-style flat keys in YAML with an $include,
+   * residual quantiser codebooks, a waveform discriminator. */
+  put(&r, "conf/common.yml",
+      "Codec.sample_rate: 24000\nCodec.n_codebooks: 12\n"
+      "Codec.codebook_size: 1024\nCodec.codebook_dim: 8\n"
+      "Discriminator.periods: [2, 3, 5]\nAdam.lr: 0.0003\n"
+      "train/WavDataset.duration: 2.0\nval/WavDataset.duration: 10.0\n"
+      "num_iters: 120000\nbatch_size: 16\n");
+  put(&r, "conf/exp.yml", "$include:\n  - conf/common.yml\nbatch_size: 8\n");
+  put(&r, "train_codec.py",
+      "import argbind\nimport torch\nimport torchaudio\n"
+      "class Codec(torch.nn.Module):\n    pass\n"
+      "class Discriminator(torch.nn.Module):\n    pass\n"
+      "def train(args, num_iters: int = 1000, batch_size: int = 4):\n"
+      "    audio = torchaudio.load('speech.wav')\n"
+      "    g = Codec()\n    d = Discriminator()\n"
+      "if __name__ == '__main__':\n"
+      "    args = argbind.parse_args()\n    train(args)\n");
+  expect_str(&r, NULL, "python train_codec.py --args.load conf/exp.yml",
+             SM_META_TASK, "neural_audio_codec");
+  expect_str(&r, NULL, "python train_codec.py --args.load conf/exp.yml",
+             SM_META_DOMAIN, "speech");
+  expect_num(&r, NULL, "python train_codec.py --args.load conf/exp.yml",
+             SM_META_PER_DEVICE_BATCH_SIZE, 8);
+  /* Seconds of audio per example are not the job's length. */
+  expect_num(&r, NULL, "python train_codec.py --args.load conf/exp.yml",
+             SM_META_ITERATIONS, 120000);
+  /* An image tokenizer with a codebook and a discriminator is not. */
+  put(&r, "vqgan.py",
+      "import torch\nimport torchvision\n"
+      "class VQGAN(torch.nn.Module):\n    pass\n"
+      "class PatchDiscriminator(torch.nn.Module):\n    pass\n"
+      "cfg = {'codebook_size': 16384, 'image_size': 256}\n"
+      "g = VQGAN()\nd = PatchDiscriminator()\n"
+      "data = torchvision.datasets.ImageFolder('/data/ffhq')\n");
+  {
+    sm_extract_res res;
+    run(&r, NULL, "python vqgan.py", &res);
+    ASSERT(strcmp(str(&res, SM_META_TASK), "neural_audio_codec") != 0);
+    sm_extract_res_release(&res);
+  }
+  /* An include cycle ends in a warning and the files read so far. */
+  put(&r, "conf/a.yml", "$include:\n  - conf/b.yml\nbatch_size: 3\n");
+  put(&r, "conf/b.yml", "$include:\n  - conf/a.yml\nnum_iters: 5\n");
+  expect_num(&r, NULL, "python train_codec.py --args.load conf/a.yml",
+             SM_META_PER_DEVICE_BATCH_SIZE, 3);
+  repo_drop(&r);
+}
+
+/* Joint-embedding self-supervision names itself by its views and
+ * encoders; a linear probe on its features is classification. */
+SM_TEST(extract_joint_embedding_ssl) {
+  repo r;
+  repo_make(&r);
+  put(&r, "aug.py",
+      "class TwoCropsTransform:\n"
+      "    def __init__(self, t):\n        self.t = t\n"
+      "    def __call__(self, x):\n        return [self.t(x), self.t(x)]\n");
+  put(&r, "pretrain.py",
+      "import argparse\nimport torch\nimport torchvision.models as models\n"
+      "import torchvision.datasets as datasets\nfrom aug import "
+      "TwoCropsTransform\n"
+      "p = argparse.ArgumentParser()\np.add_argument('data')\n"
+      "p.add_argument('-a', '--arch', default='resnet50')\n"
+      "p.add_argument('--epochs', type=int, default=200)\n"
+      "p.add_argument('--multi_crop', type=int, default=0)\n"
+      "a = p.parse_args()\n"
+      "ds = datasets.ImageFolder(a.data, TwoCropsTransform(None))\n"
+      "model = models.__dict__[a.arch]()\n"
+      "crit = torch.nn.CosineSimilarity(dim=1)\n");
+  expect_str(&r, NULL, "python pretrain.py /data/imagenet", SM_META_TASK,
+             "self_supervised_image_pretraining");
+  /* A target encoder updated by momentum, masks from a collator. */
+  put(&r, "jointemb.py",
+      "import copy\nimport torch\n"
+      "class ViT(torch.nn.Module):\n    pass\n"
+      "encoder = ViT()\ntarget_encoder = copy.deepcopy(encoder)\n"
+      "data = '/data/imagenet-1k/train'\n"
+      "for p in target_encoder.parameters():\n"
+      "    p.requires_grad = False\n");
+  expect_str(&r, NULL, "python jointemb.py", SM_META_TASK,
+             "self_supervised_image_pretraining");
+  /* The linear probe. */
+  put(&r, "probe.py",
+      "import argparse\nimport torch\nimport torchvision.models as models\n"
+      "import torchvision.datasets as datasets\n"
+      "p = argparse.ArgumentParser()\np.add_argument('data')\n"
+      "p.add_argument('--pretrained', default='')\n"
+      "a = p.parse_args()\nmodel = models.resnet50()\n"
+      "model.fc = torch.nn.Linear(2048, 1000)\n"
+      "ds = datasets.ImageFolder(a.data)\n"
+      "crit = torch.nn.CrossEntropyLoss()\n");
+  expect_str(&r, NULL, "python probe.py /data/imagenet", SM_META_TASK,
+             "image_classification");
+  repo_drop(&r);
+}
+
+/* The model key of the critic a generator trains against is not the
+ * job's model. */
+SM_TEST(extract_auxiliary_network_keys) {
+  repo r;
+  repo_make(&r);
+  put(&r, "opts/gan.yml",
+      "network_g:\n  type: UNetGenerator\n"
+      "network_d:\n  arch: patchgan70\n");
+  put(&r, "train.py",
+      "import argparse\nimport yaml\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--opt')\n"
+      "a = p.parse_args()\nopt = yaml.safe_load(open(a.opt))\n");
+  {
+    sm_extract_res res;
+    run(&r, NULL, "python train.py --opt opts/gan.yml", &res);
+    ASSERT(strcmp(str(&res, SM_META_MODEL_NAME), "patchgan70") != 0);
+    sm_extract_res_release(&res);
+  }
+  put(&r, "gan.py",
+      "class Box(dict):\n    pass\n"
+      "args = Box()\nargs.G_kwargs = Box(class_name='nets.Generator')\n"
+      "args.D_kwargs = Box(class_name='nets.Discriminator')\n"
+      "args.D_kwargs.architecture = 'resnet'\n");
+  expect_unread(&r, "python gan.py", SM_META_MODEL_NAME);
+  repo_drop(&r);
+}
+
+/* A trainer installed from another package (TOOL-train, TOOL_finetune):
+ * nothing of it is in the repository, but its options are the job's. */
+SM_TEST(extract_external_trainer_options) {
+  repo r;
+  repo_make(&r);
+  put(&r, "recipes/run.sh",
+      "#!/bin/bash\n# a comment\n"
+      "CUDA_VISIBLE_DEVICES=0,1 seqkit-train data-bin/wiki \\\n"
+      "  --arch big_encoder --lr 0.0007 --batch-size 48 \\\n"
+      "  --max-update 90000 --fp16 --save-dir /ckpt/x\n");
+  expect_num(&r, NULL, "bash recipes/run.sh", SM_META_ITERATIONS, 90000);
+  expect_num(&r, NULL, "bash recipes/run.sh", SM_META_PER_DEVICE_BATCH_SIZE,
+             48);
+  expect_str(&r, NULL, "bash recipes/run.sh", SM_META_PRECISION, "fp16");
+  /* Another spelling, given directly, with key=value options. */
+  expect_num(&r, NULL, "vision_finetune --epochs=12 --learning_rate=0.01",
+             SM_META_ITERATIONS, 12);
+  /* A word that only contains "train" is no trainer; an evaluation tool
+   * of the same kind is not the launch. */
+  expect_unread(&r, "constrained --lr 0.1", SM_META_LR);
+  expect_unread(&r, "seqkit-eval --lr 0.1", SM_META_LR);
+  repo_drop(&r);
+}
+
+/* Counts of other components (sampling steps, diffusion steps) are not
+ * the job's length; a Hydra data group names its training set. */
+SM_TEST(extract_component_counts_and_data_groups) {
+  repo r;
+  repo_make(&r);
+  put(&r, "conf/config.yaml",
+      "defaults:\n  - data: webtext\n  - _self_\n"
+      "trainer:\n  max_steps: 250000\n"
+      "sampling:\n  steps: 128\n"
+      "loader:\n  batch_size: 32\n");
+  put(&r, "conf/data/webtext.yaml",
+      "train: webtext-train\nvalid: webtext-valid\n");
+  put(&r, "conf/data/books.yaml", "train: bookcorpus\nvalid: bookcorpus\n");
+  put(&r, "run.py",
+      "import hydra\n"
+      "@hydra.main(config_path='conf', config_name='config')\n"
+      "def main(cfg):\n    pass\n"
+      "if __name__ == '__main__':\n    main()\n");
+  expect_num(&r, NULL, "python run.py sampling.steps=1000", SM_META_ITERATIONS,
+             250000);
+  expect_str(&r, NULL, "python run.py data=books", SM_META_DATASET,
+             "bookcorpus");
+  /* The same in a YAML with diffusion timesteps beside the step count. */
+  put(&r, "b/cfg.yaml",
+      "diffusion:\n  steps: 1000\ntrain:\n  iterations: 40000\n");
+  put(&r, "b/train.py",
+      "import sys\nimport yaml\ncfg = yaml.safe_load(open(sys.argv[1]))\n");
+  expect_num(&r, "b", "python train.py cfg.yaml", SM_META_ITERATIONS, 40000);
+  repo_drop(&r);
+}
+
+/* A debugging branch (if args.debug:, if cfg.fast_dev_run.enabled:)
+ * shrinks the run; it is not the job.  A branch on a comparison is
+ * decided as before. */
+SM_TEST(extract_debug_branches) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--epochs', type=int, default=90)\n"
+      "p.add_argument('--debug', action='store_true')\n"
+      "args = p.parse_args()\n"
+      "if args.debug:\n    args.epochs = 1\n");
+  expect_num(&r, NULL, "python train.py", SM_META_ITERATIONS, 90);
+  put(&r, "lazy.py",
+      "import yaml\ncfg = yaml.safe_load(open('x.yaml'))\n"
+      "max_iter = 60000\n"
+      "if cfg['train']['fast_dev_run']['enabled']:\n    max_iter = 20\n");
+  expect_num(&r, NULL, "python lazy.py", SM_META_ITERATIONS, 60000);
+  put(&r, "mode.py",
+      "import argparse\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--size', default='big')\na = p.parse_args()\n"
+      "steps = 100\nif a.size == 'big':\n    steps = 5000\n");
+  expect_num(&r, NULL, "python mode.py", SM_META_ITERATIONS, 5000);
+  repo_drop(&r);
+}
+
+/* Model-zoo configs named through a get_config helper (the package's
+ * configs/ folder), and an imported get_config that is not the file's
+ * own config function; the outer class of a LazyCall model is the
+ * model unless it is a training module. */
+SM_TEST(extract_zoo_configs_and_outer_models) {
+  repo r;
+  repo_make(&r);
+  put(&r, "configs/common/schedule.py",
+      "train = dict(max_iter=1000, amp=dict(enabled=False))\n");
+  put(&r, "mypkg/__init__.py", "");
+  put(&r, "mypkg/config.py",
+      "import pkg_resources\nfrom omegaconf import OmegaConf\n"
+      "def get_config(path):\n"
+      "    f = pkg_resources.resource_filename('mypkg', path)\n"
+      "    return OmegaConf.load(f)\n");
+  put(&r, "projects/seg/configs/seg_r50.py",
+      "from mypkg.config import get_config\n"
+      "from detectron2.config import LazyCall as L\n"
+      "from mypkg.nets import SegNet, ResNet\n"
+      "train = get_config('common/schedule.py').train\n"
+      "train.max_iter = 45000\n"
+      "model = L(SegNet)(backbone=L(ResNet)(depth=50), num_classes=19)\n");
+  put(&r, "tools/train_net.py",
+      "import argparse\nfrom detectron2.config import LazyConfig\n"
+      "p = argparse.ArgumentParser()\np.add_argument('--config-file')\n"
+      "a = p.parse_args()\ncfg = LazyConfig.load(a.config_file)\n");
+  expect_num(&r, NULL,
+             "python tools/train_net.py --config-file "
+             "projects/seg/configs/seg_r50.py",
+             SM_META_ITERATIONS, 45000);
+  expect_str(&r, NULL,
+             "python tools/train_net.py --config-file "
+             "projects/seg/configs/seg_r50.py",
+             SM_META_MODEL_NAME, "segnet");
+  /* A training module around the network: the network is the model. */
+  put(&r, "conf/task.yaml",
+      "model:\n  _target_: tasks.SegmentationTask\n"
+      "  backbone:\n    _target_: nets.UNetPlusPlus\n");
+  put(&r, "fit.py",
+      "import hydra\n@hydra.main(config_path='conf', config_name='task')\n"
+      "def main(cfg):\n    pass\nmain()\n");
+  expect_str(&r, NULL, "python fit.py", SM_META_MODEL_NAME, "unetplusplus");
+  repo_drop(&r);
+}
+
+/* A dataset class whose name is only generic words (LazySupervised,
+ * PackedJson) names no dataset; one with a word of its own still does. */
+SM_TEST(extract_generic_dataset_class_words) {
+  repo r;
+  repo_make(&r);
+  put(&r, "sft.py",
+      "import torch\n"
+      "class LazySupervisedDataset(torch.utils.data.Dataset):\n    pass\n"
+      "ds = LazySupervisedDataset('/data/mix.json')\n");
+  expect_unread(&r, "python sft.py", SM_META_DATASET);
+  put(&r, "pack.py",
+      "import torch\n"
+      "class PackedJson_Dataset(torch.utils.data.Dataset):\n    pass\n"
+      "ds = PackedJson_Dataset()\n");
+  expect_unread(&r, "python pack.py", SM_META_DATASET);
+  put(&r, "rec.py",
+      "import torch\n"
+      "class ClickLogDataset(torch.utils.data.Dataset):\n    pass\n"
+      "ds = ClickLogDataset()\n");
+  expect_str(&r, NULL, "python rec.py", SM_META_DATASET, "clicklog");
+  repo_drop(&r);
+}
+
+/* An OmegaConf-style command line names its base config as a key
+ * (config=FILE, cfg=FILE); the other keys override it. */
+SM_TEST(extract_config_named_by_key) {
+  repo r;
+  repo_make(&r);
+  put(&r, "apps/lm/configs/small.yaml",
+      "steps: 12_000\noptim:\n  lr: 0.002\nmodel:\n  dim: 512\n"
+      "  n_layers: 8\ndata:\n  batch_size: 16\n  seq_len: 1024\n");
+  put(&r, "apps/lm/train.py",
+      "from omegaconf import OmegaConf\nimport sys\n"
+      "cli = OmegaConf.from_cli()\n"
+      "cfg = OmegaConf.merge(OmegaConf.load(cli.config), cli)\n");
+  expect_num(&r, NULL,
+             "torchrun --nproc-per-node 2 -m apps.lm.train "
+             "config=apps/lm/configs/small.yaml",
+             SM_META_ITERATIONS, 12000);
+  expect_num(&r, NULL,
+             "torchrun --nproc-per-node 2 -m apps.lm.train "
+             "config=apps/lm/configs/small.yaml steps=500",
+             SM_META_ITERATIONS, 500);
+  expect_num(&r, NULL, "python apps/lm/train.py cfg=apps/lm/configs/small.yaml",
+             SM_META_PER_DEVICE_BATCH_SIZE, 16);
+  /* A name that is no file is only a value. */
+  expect_unread(&r, "python apps/lm/train.py config=missing.yaml",
+                SM_META_PER_DEVICE_BATCH_SIZE);
+  repo_drop(&r);
+}
+
+/* getopts option loops in launch scripts: letters with values (separate
+ * or attached), switches, unknown letters, and OPTIND for the rest. */
+SM_TEST(extract_shell_getopts) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\n"
+      "p.add_argument('--epochs', type=int, default=5)\n"
+      "p.add_argument('--fp16', action='store_true')\n"
+      "p.add_argument('data', nargs='?')\np.parse_args()\n");
+  put(&r, "run.sh",
+      "#!/bin/sh\nGPUS=1\nLR=0.1\nAMP=\n"
+      "while getopts \"g:l:a\" opt; do\n  case $opt in\n"
+      "    g) GPUS=$OPTARG ;;\n    l) LR=$OPTARG ;;\n"
+      "    a) AMP=--fp16 ;;\n    \\?) echo bad ;;\n  esac\ndone\n"
+      "torchrun --nproc_per_node $GPUS train.py --lr $LR $AMP\n");
+  expect_num(&r, NULL, "sh run.sh -g 4 -l 0.02", SM_META_GPUS, 4);
+  expect_str(&r, NULL, "sh run.sh -g 4 -a", SM_META_PRECISION, "fp16");
+  expect_num(&r, NULL, "sh run.sh -g2 -x", SM_META_GPUS, 2);
+  put(&r, "rest.sh",
+      "#!/bin/bash\nE=5\nwhile getopts ':e:' o; do\n"
+      "  case \"$o\" in e) E=\"$OPTARG\";; esac\ndone\n"
+      "shift $((OPTIND-1))\n"
+      "python train.py --epochs \"$E\" \"$1\"\n");
+  expect_num(&r, NULL, "bash rest.sh -e 30 /data/imagenet", SM_META_ITERATIONS,
+             30);
+  /* Malformed loops: no spec, a spec from a variable, a spec of one
+   * colon, an option list longer than the loop bound. */
+  put(&r, "bad.sh",
+      "#!/bin/sh\nwhile getopts; do :; done\nS=ab\n"
+      "while getopts \"$S\" o; do :; done\nwhile getopts : o; do :; done\n"
+      "while getopts 'a' o; do case $o in a) shift;; esac; done\n"
+      "python train.py --epochs 7\n");
+  {
+    char cmd[4096];
+    size_t o = (size_t)snprintf(cmd, sizeof(cmd), "sh bad.sh");
+    for (int i = 0; i < 60 && o + 4 < sizeof(cmd); i++)
+      o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, " -a");
+    expect_num(&r, NULL, cmd, SM_META_ITERATIONS, 7);
+  }
+  repo_drop(&r);
+}
+
+/* A data folder shared by variants of a dataset: the dataset class the
+ * config names is the more specific answer; a class that names another
+ * dataset altogether does not replace the folder's. */
+SM_TEST(extract_dataset_class_refines_folder) {
+  repo r;
+  repo_make(&r);
+  put(&r, "configs/a.py",
+      "dataset_type = 'Cifar100Dataset'\ndata_root = 'data/cifar'\n"
+      "data = dict(train=dict(type=dataset_type, data_root=data_root))\n");
+  put(&r, "configs/b.py",
+      "dataset_type = 'FolderDataset'\ndata_root = 'data/cifar'\n"
+      "data = dict(train=dict(type=dataset_type, data_root=data_root))\n");
+  put(&r, "configs/c.py",
+      "data = dict(train=dict(type='ScanNet200Dataset', "
+      "data_root='/data/scannet'))\n");
+  put(&r, "train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  expect_str(&r, NULL, "python train.py configs/a.py", SM_META_DATASET,
+             "cifar-100");
+  expect_str(&r, NULL, "python train.py configs/b.py", SM_META_DATASET,
+             "cifar-10");
+  expect_str(&r, NULL, "python train.py configs/c.py", SM_META_DATASET,
+             "scannet200");
+  repo_drop(&r);
+}
+
+/* RL fine-tuning states the prompt and response budgets apart: the
+ * sequence is their sum; one alone says nothing. */
+SM_TEST(extract_rollout_sequence_length) {
+  repo r;
+  repo_make(&r);
+  put(&r, "rl.py",
+      "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--prompt_max_len', type=int, default=1024)\n"
+      "p.add_argument('--generate_max_len', type=int, default=2048)\n"
+      "p.parse_args()\n");
+  expect_num(&r, NULL, "python rl.py", SM_META_SEQ_LEN, 3072);
+  expect_num(&r, NULL, "python rl.py --generate_max_len 512", SM_META_SEQ_LEN,
+             1536);
+  put(&r, "cfg.yaml",
+      "data:\n  max_prompt_length: 256\n  max_response_length: 768\n");
+  put(&r, "grpo.py",
+      "import sys\nimport yaml\nfrom transformers import AutoModelForCausalLM\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n");
+  expect_num(&r, NULL, "python grpo.py cfg.yaml", SM_META_SEQ_LEN, 1024);
+  /* The policy's weights under a nested model.path (a Hub id). */
+  put(&r, "ppo.yaml",
+      "actor_rollout_ref:\n  model:\n    path: acme/widget-3b-instruct\n"
+      "data:\n  max_prompt_length: 128\n  max_response_length: 128\n");
+  expect_str(&r, NULL, "python grpo.py ppo.yaml", SM_META_MODEL_NAME,
+             "widget-3b-instruct");
+  put(&r, "half.py",
+      "import argparse\nfrom transformers import AutoModelForCausalLM\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--max_prompt_length', type=int, default=512)\n"
+      "p.parse_args()\n");
+  expect_unread(&r, "python half.py", SM_META_SEQ_LEN);
+  repo_drop(&r);
+}
