@@ -27,9 +27,9 @@ static double median(double *v, int n) {
 }
 
 static const char *how_name(int how) {
-  static const char *const names[] = {"empty", "optimal", "time limit",
-                                      "fallback", "greedy"};
-  return how >= 0 && how <= 4 ? names[how] : "?";
+  static const char *const names[] = {"empty",    "optimal", "time limit",
+                                      "fallback", "greedy",  "node limit"};
+  return how >= 0 && how < SM__SIA_SOLVED_N ? names[how] : "?";
 }
 
 int main(int argc, char **argv) {

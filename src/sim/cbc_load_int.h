@@ -31,6 +31,10 @@ int sm__cbc_load(sm_err *err);
   XX(Cbc_setObjSense)                                                          \
   XX(Cbc_setLogLevel)                                                          \
   XX(Cbc_setMaximumSeconds)                                                    \
+  XX(Cbc_setMaximumNodes)                                                      \
+  XX(Cbc_getNodeCount)                                                         \
+  XX(Cbc_isNodeLimitReached)                                                   \
+  XX(Cbc_isSecondsLimitReached)                                                \
   XX(Cbc_setAllowableFractionGap)                                              \
   XX(Cbc_setParameter)                                                         \
   XX(Cbc_solve)                                                                \
@@ -58,6 +62,10 @@ extern sm__cbc_api sm__cbc;
 #define Cbc_setObjSense (*sm__cbc.Cbc_setObjSense)
 #define Cbc_setLogLevel (*sm__cbc.Cbc_setLogLevel)
 #define Cbc_setMaximumSeconds (*sm__cbc.Cbc_setMaximumSeconds)
+#define Cbc_setMaximumNodes (*sm__cbc.Cbc_setMaximumNodes)
+#define Cbc_getNodeCount (*sm__cbc.Cbc_getNodeCount)
+#define Cbc_isNodeLimitReached (*sm__cbc.Cbc_isNodeLimitReached)
+#define Cbc_isSecondsLimitReached (*sm__cbc.Cbc_isSecondsLimitReached)
 #define Cbc_setAllowableFractionGap (*sm__cbc.Cbc_setAllowableFractionGap)
 #define Cbc_setParameter (*sm__cbc.Cbc_setParameter)
 #define Cbc_solve (*sm__cbc.Cbc_solve)

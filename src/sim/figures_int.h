@@ -89,6 +89,10 @@
   X(sia_solves_time_limit, NULL, SM__FIG_COUNT)                                \
   X(sia_solves_fallback, NULL, SM__FIG_COUNT)                                  \
   X(sia_solves_greedy, NULL, SM__FIG_COUNT)                                    \
+  X(sia_solves_node_limit, NULL, SM__FIG_COUNT)                                \
+  X(sia_solves_stopped_by_clock, NULL, SM__FIG_COUNT)                          \
+  X(sia_solve_nodes_avg, NULL, SM__FIG_COUNT)                                  \
+  X(sia_solve_nodes_max, NULL, SM__FIG_COUNT)                                  \
   X(sia_solve_ms_avg, NULL, SM__FIG_COUNT)                                     \
   X(sia_solve_ms_max, NULL, SM__FIG_COUNT)                                     \
   X(sia_solve_cpu_ms_avg, NULL, SM__FIG_COUNT)                                 \

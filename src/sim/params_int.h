@@ -78,6 +78,7 @@
   N(sia_growth, "sia.growth", 2)         /* growth cap factor */               \
   N(sia_time_limit, "sia.time_limit", 1) /* CBC's, s */                        \
   N(sia_gap, "sia.gap", 1e-4)            /* CBC's relative gap */              \
+  N(sia_max_nodes, "sia.max_nodes", 0)   /* CBC's node limit, 0: none */       \
   N(sia_match_threshold, "sia.match_threshold", 0.95) /* cosine */             \
   N(sia_max_gpus, "sia.max_gpus", 64)      /* largest configuration */         \
   N(sia_match_top_k, "sia.match_top_k", 3) /* matches merged */                \

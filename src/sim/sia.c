@@ -146,6 +146,9 @@ static int read_params(sm__sia_run *S, sm_err *err) {
   if (S->p == 0)
     return param_error(err, "sia.p", s->par->text[SM__P_sia_p],
                        "a non-zero fairness power");
+  if ((rc = sm__params_num_in(s, SM__P_sia_max_nodes, 0, 1e9, &d, err)))
+    return rc;
+  S->so.max_nodes = (int)d;
   if ((rc = sm__params_num_in(s, SM__P_sia_max_gpus, 1, 4096, &d, err)))
     return rc;
   S->max_gpus = (int)d;
@@ -446,7 +449,8 @@ static int merge_series(sm__sia_run *S, sm_sim *s) {
 }
 
 static void figures(sm__sia_run *S, sm_sim *s) {
-  size_t solves = S->solved[1] + S->solved[2] + S->solved[3] + S->solved[4];
+  size_t solves = S->solved[1] + S->solved[2] + S->solved[3] + S->solved[4] +
+                  S->solved[SM__SIA_SOLVED_NODES];
   double n = S->njobs ? (double)S->njobs : 1;
 
   SM__FIG_ADD(s, sia_workload_files, S->nw);
@@ -460,6 +464,11 @@ static void figures(sm__sia_run *S, sm_sim *s) {
   SM__FIG_ADD(s, sia_solves_time_limit, (double)S->solved[2]);
   SM__FIG_ADD(s, sia_solves_fallback, (double)S->solved[3]);
   SM__FIG_ADD(s, sia_solves_greedy, (double)S->solved[4]);
+  SM__FIG_ADD(s, sia_solves_node_limit,
+              (double)S->solved[SM__SIA_SOLVED_NODES]);
+  SM__FIG_ADD(s, sia_solves_stopped_by_clock, (double)S->by_time);
+  SM__FIG_ADD(s, sia_solve_nodes_avg, solves ? S->nodes / (double)solves : 0);
+  SM__FIG_ADD(s, sia_solve_nodes_max, (double)S->nodes_max);
   SM__FIG_ADD(s, sia_solve_ms_avg,
               solves ? 1e3 * S->solve_s / (double)solves : 0);
   SM__FIG_ADD(s, sia_solve_ms_max, 1e3 * S->solve_max);
@@ -482,7 +491,8 @@ static void figures(sm__sia_run *S, sm_sim *s) {
 
 static void notes(sm__sia_run *S, sm_sim *s) {
   char types[256] = "";
-  size_t solves = S->solved[1] + S->solved[2] + S->solved[3] + S->solved[4];
+  size_t solves = S->solved[1] + S->solved[2] + S->solved[3] + S->solved[4] +
+                  S->solved[SM__SIA_SOLVED_NODES];
 
   for (int t = 0; t < S->ntypes; t++) {
     size_t L = strlen(types);
@@ -516,6 +526,14 @@ static void notes(sm__sia_run *S, sm_sim *s) {
                 "allocation",
                 s->pol->name, S->so.time_limit, S->so.gap, S->solved[1], solves,
                 S->solved[2], S->solved[3]);
+  if (S->so.use_cbc && (S->so.max_nodes > 0 || S->by_time > 0))
+    sm_sim_note(s,
+                "%s: CBC's node limit %d (0: none): %zu rounds stopped at it "
+                "(best solution used); %zu rounds were stopped by the wall "
+                "clock (with or without a solution), which depends on the "
+                "machine's load",
+                s->pol->name, S->so.max_nodes, S->solved[SM__SIA_SOLVED_NODES],
+                S->by_time);
   else
     sm_sim_note(s,
                 "%s: greedy allocation (sia.solver=greedy), not Sia's MILP: "

@@ -121,7 +121,9 @@ typedef struct sm__sia_run {
   sm__sia_world *w;  /* workload files */
   int nw;            /* their count */
   /* Figures. */
-  size_t rounds, solved[5], hits, queries, restarts, boot_restarts;
+  size_t rounds, solved[SM__SIA_SOLVED_N], hits, queries, restarts;
+  size_t boot_restarts, by_time, nodes_max;
+  double nodes;
   size_t moves, suspends, seeded, max_active, max_cols, stalls;
   double solve_s, solve_max, round_max, prof_gpu_s, prof_saved_s;
   double solve_cpu, solve_cpu_max;

@@ -245,8 +245,10 @@ static void quiet_blas(void) {
 /* Solves the reduced problem; fills choice and returns SM__SIA_SOLVED_*
  * (FALLBACK when CBC produced nothing usable). */
 static int cbc(const sm__sia_problem *p, const int *keep, int n,
-               const sm__sia_solve_opts *o, int *choice, char *why,
-               size_t whyn) {
+               const sm__sia_solve_opts *o, int *choice,
+               sm__sia_solve_info *info) {
+  char *why = info->why;
+  size_t whyn = sizeof(info->why);
   int *jrow = NULL, nrows = 0, trow[SM__SIA_MAX_TYPES], how;
   int *starts = NULL, *idx = NULL;
   double *val = NULL, *obj = NULL, *lb = NULL, *ub = NULL, *rlb = NULL;
@@ -316,6 +318,10 @@ static int cbc(const sm__sia_problem *p, const int *keep, int n,
   Cbc_setObjSense(m, -1); /* maximise */
   Cbc_setLogLevel(m, 0);
   Cbc_setMaximumSeconds(m, o->time_limit > 0 ? o->time_limit : 1e9);
+  /* A deterministic limit beside the wall clock: the nodes explored do
+   * not depend on the machine's load. */
+  if (o->max_nodes > 0)
+    Cbc_setMaximumNodes(m, o->max_nodes);
   Cbc_setAllowableFractionGap(m, o->gap > 0 ? o->gap : 1e-4);
   /* A round's problem is a small multiple-choice knapsack whose LP bound
    * is tight: branch and bound alone solves it; CBC's preprocessing, cut
@@ -336,6 +342,8 @@ static int cbc(const sm__sia_problem *p, const int *keep, int n,
    * preprocessing renumbers (it reports illegal indices); the greedy
    * solution is compared with CBC's afterwards instead. */
   Cbc_solve(m);
+  info->nodes = Cbc_getNodeCount(m);
+  info->by_time = Cbc_isSecondsLimitReached(m) != 0;
   x = Cbc_getColSolution(m);
   if (x == NULL || Cbc_isProvenInfeasible(m) || Cbc_isAbandoned(m)) {
     snprintf(why, whyn, "CBC returned no solution (status %d)", Cbc_status(m));
@@ -359,7 +367,12 @@ static int cbc(const sm__sia_problem *p, const int *keep, int n,
       goto out;
     }
   }
-  how = Cbc_isProvenOptimal(m) ? SM__SIA_SOLVED_OPTIMAL : SM__SIA_SOLVED_LIMIT;
+  if (Cbc_isProvenOptimal(m))
+    how = SM__SIA_SOLVED_OPTIMAL;
+  else if (!info->by_time && Cbc_isNodeLimitReached(m))
+    how = SM__SIA_SOLVED_NODES;
+  else
+    how = SM__SIA_SOLVED_LIMIT;
 
 out:
   if (m != NULL)
@@ -430,7 +443,7 @@ int sm__sia_solve(const sm__sia_problem *p, const sm__sia_solve_opts *o,
       info->how = SM__SIA_SOLVED_FALLBACK;
       snprintf(info->why, sizeof(info->why), "out of memory");
     } else {
-      how = cbc(p, keep, n, o, sol, info->why, sizeof(info->why));
+      how = cbc(p, keep, n, o, sol, info);
       if (how == SM__SIA_SOLVED_FALLBACK) {
         info->how = SM__SIA_SOLVED_FALLBACK;
       } else {

@@ -30,20 +30,25 @@ enum {
   SM__SIA_SOLVED_OPTIMAL,   /* CBC proved optimality (within the gap) */
   SM__SIA_SOLVED_LIMIT,     /* time limit: CBC's best solution */
   SM__SIA_SOLVED_FALLBACK,  /* greedy: CBC failed or found nothing */
-  SM__SIA_SOLVED_GREEDY     /* greedy by configuration (no CBC) */
+  SM__SIA_SOLVED_GREEDY,    /* greedy by configuration (no CBC) */
+  SM__SIA_SOLVED_NODES,     /* node limit: CBC's best solution */
+  SM__SIA_SOLVED_N          /* count of the above */
 };
 
 typedef struct sm__sia_solve_opts {
   int use_cbc;         /* 1: CBC (needs SM_HAVE_CBC), 0: greedy */
-  double time_limit;   /* seconds for CBC */
+  double time_limit;   /* seconds for CBC (wall clock) */
   double gap;          /* relative optimality gap */
   int reduce;          /* 1: apply the exact reductions first */
   const char *options; /* CBC parameters "name=value,...", or NULL */
+  int max_nodes;       /* CBC's branch-and-bound nodes, 0: no limit */
 } sm__sia_solve_opts;
 
 typedef struct sm__sia_solve_info {
   int how;            /* SM__SIA_SOLVED_* */
   int cols;           /* candidates after the reductions */
+  int nodes;          /* branch-and-bound nodes CBC explored */
+  int by_time;        /* 1: CBC stopped at the wall-clock limit */
   double objective;   /* value of the solution */
   double seconds;     /* wall time */
   double cpu_seconds; /* CPU time of the calling thread */

@@ -350,6 +350,9 @@ static int allocate(sm__sia_run *S, sm__sia_scratch *sc, rstate *rs,
     return rc;
   if (rs->np > 0) {
     S->solved[info->how]++;
+    S->by_time += (size_t)info->by_time;
+    S->nodes += info->nodes;
+    S->nodes_max = SM_MAX(S->nodes_max, (size_t)info->nodes);
     S->solve_s += info->seconds;
     S->solve_max = SM_MAX(S->solve_max, info->seconds);
     S->solve_cpu += info->cpu_seconds;

@@ -189,6 +189,27 @@ SM_TEST(sia_milp_greedy_is_feasible_and_no_better) {
   ASSERT(worse > 0);
 }
 
+/* A round of njobs jobs on three types with the given free GPUs, each
+ * offered 1-16 GPUs per type at Sia-like values lambda - A^p with A
+ * random around the GPU count; spread > 0 also varies the power. */
+static void big_round(sm__sia_problem *p, sm__sia_cand *c, int njobs,
+                      const int cap[3], uint64_t s, double spread) {
+  memset(p, 0, sizeof(*p));
+  p->c = c;
+  p->njobs = njobs;
+  p->ntypes = 3;
+  memcpy(p->cap, cap, 3 * sizeof(int));
+  for (int j = 0; j < p->njobs; j++)
+    for (int t = 0; t < 3; t++)
+      for (int g = 1; g <= 16; g *= 2) {
+        double a = (double)g * (1 + (double)(next(&s) % 1000) / 997.0);
+        double pw = -0.5;
+        if (spread > 0)
+          pw -= spread * (double)(next(&s) % 100) / 100.0;
+        c[p->nc++] = (sm__sia_cand){j, t, g, t * 8 + g, 1.1 - pow(a, pw)};
+      }
+}
+
 /* A large round under a very short time limit: the answer is feasible
  * and says how it was found (optimal, stopped at the limit, or the
  * greedy fallback). */
@@ -198,29 +219,47 @@ SM_TEST(sia_milp_time_limit_is_reported) {
   sm__sia_solve_opts o = {1, 0.001, 0, 0, NULL};
   sm__sia_solve_info info;
   static int choice[2000];
-  uint64_t s = 99;
+  static const int cap[3] = {600, 700, 500};
 
   if (!sm__sia_have_cbc())
     SM_SKIP("built without COIN-OR CBC");
-  memset(&p, 0, sizeof(p));
-  p.c = c;
-  p.njobs = 1500;
-  p.ntypes = 3;
-  p.cap[0] = 600;
-  p.cap[1] = 700;
-  p.cap[2] = 500;
-  for (int j = 0; j < p.njobs; j++)
-    for (int t = 0; t < 3; t++)
-      for (int g = 1; g <= 16; g *= 2) {
-        double v =
-            1.1 -
-            pow((double)g * (1 + (double)(next(&s) % 1000) / 997.0), -0.5);
-        c[p.nc++] = (sm__sia_cand){j, t, g, t * 8 + g, v};
-      }
+  big_round(&p, c, 1500, cap, 99, 0);
   ASSERT_OK(sm__sia_solve(&p, &o, choice, &info));
   ASSERT(feasible(&p, choice));
   ASSERT(info.how == SM__SIA_SOLVED_OPTIMAL ||
          info.how == SM__SIA_SOLVED_LIMIT ||
          info.how == SM__SIA_SOLVED_FALLBACK);
   ASSERT(info.objective > 0);
+}
+
+/* A deterministic work limit beside the wall clock: with a node limit
+ * and a time limit far above what the solve needs, CBC stops on the
+ * nodes, not on the clock, and two solves of the same round agree
+ * candidate for candidate however busy the machine is. */
+SM_TEST(sia_milp_node_limit_is_deterministic) {
+  static sm__sia_cand c[250 * 3 * 5];
+  sm__sia_problem p;
+  sm__sia_solve_opts o = {1, 120, 0, 1, NULL, 10};
+  sm__sia_solve_info a, b;
+  static int ca[250], cb[250];
+  static const int cap[3] = {501, 583, 417};
+
+  if (!sm__sia_have_cbc())
+    SM_SKIP("built without COIN-OR CBC");
+  big_round(&p, c, 250, cap, 7, 0.3);
+  ASSERT_OK(sm__sia_solve(&p, &o, ca, &a));
+  ASSERT_OK(sm__sia_solve(&p, &o, cb, &b));
+  ASSERT(feasible(&p, ca));
+  ASSERT(a.by_time == 0 && b.by_time == 0);
+  ASSERT(a.how == SM__SIA_SOLVED_OPTIMAL || a.how == SM__SIA_SOLVED_NODES ||
+         a.how == SM__SIA_SOLVED_FALLBACK);
+  ASSERT(a.how == b.how && a.nodes == b.nodes);
+  ASSERT(memcmp(ca, cb, sizeof(ca)) == 0);
+  ASSERT(a.objective == b.objective);
+  /* More nodes continue the same search: never a worse answer. */
+  o.max_nodes = 30;
+  ASSERT_OK(sm__sia_solve(&p, &o, cb, &b));
+  ASSERT(b.by_time == 0);
+  ASSERT(b.nodes >= a.nodes);
+  ASSERT(b.objective >= a.objective - 1e-9);
 }
