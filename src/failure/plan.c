@@ -424,6 +424,9 @@ static const char *plan_infra(const sm_sigdb *db, const sm_diagnosis *d,
   if (!d->retryable) {
     add_gate(p, "the signature says a restart would fail the same way");
     add_step(p, "report", job, NULL);
+  } else if (d->basis != NULL && strcmp(d->basis, "inferred") == 0) {
+    add_gate(p, "the verdict rests on inferred evidence: no restart");
+    add_step(p, "report", job, NULL);
   } else if (p->retries_used >= o->max_retries) {
     add_gate(p, "retry cap reached (%d of %d restarts)", p->retries_used,
              o->max_retries);

@@ -20,6 +20,8 @@ static int acts(const char *log) {
   return plan_acts(log, "gn-07");
 }
 
+static int acts_at(const char *log, double th);
+
 /* A chain whose root says only "timed out": the library that caught it
  * names the service. */
 static const char remote_chain[] =
@@ -113,6 +115,11 @@ SM_TEST(failure_boundaries_scheduler_prolog_failed) {
   expect(epilog, 1, "infrastructure", "node");
   if (acts(slurm_ctld) || acts(sbatch_held) || acts(epilog))
     SM_FAIL_AT("a failed prolog is inferred: never isolate or restart");
+  /* Not at an operator's low gate either: the gate is the evidence, not
+   * the confidence. */
+  if (acts_at(slurm_ctld, 0.3) || acts_at(sbatch_held, 0.3) ||
+      acts_at(epilog, 0.3))
+    SM_FAIL_AT("a failed prolog acts at gate 0.3");
   /* A task prolog is the job's own script. */
   {
     sm_diagnosis d;
@@ -400,13 +407,15 @@ SM_TEST(failure_boundaries_values_past_a_tables_size_are_the_jobs) {
 }
 
 /* 1 if the plan for log at threshold th (node known) isolates a node. */
-static int isolates_at(const char *log, double th) {
+/* 1 if the plan at gate th isolates a node or restarts the job. */
+static int acts_at(const char *log, double th) {
   sm_plan p;
   int r = 0;
 
   plan_for(log, "gn-07", th, &p);
   for (int i = 0; i < p.n_steps; i++)
-    r |= strcmp(p.steps[i].action, "isolate_node") == 0;
+    r |= strcmp(p.steps[i].action, "isolate_node") == 0 ||
+         strcmp(p.steps[i].action, "restart_from_checkpoint") == 0;
   sm_plan_release(&p);
   return r;
 }
@@ -425,16 +434,17 @@ SM_TEST(failure_boundaries_services_outside_never_isolate_at_any_gate) {
       "host storage.example.net:443 ssl:default [Connection timed out]\n"};
 
   for (size_t i = 0; i < SM_ARRAY_LEN(logs); i++)
-    if (isolates_at(logs[i], 0.3))
-      SM_FAIL_AT("service log %zu isolates a node at gate 0.3", i);
+    if (acts_at(logs[i], 0.3))
+      SM_FAIL_AT("service log %zu isolates or restarts at gate 0.3", i);
 }
 
 SM_TEST(failure_boundaries_ambiguous_families_never_isolate_at_any_gate) {
   /* Families that a failing part and a software state of the node both
    * produce (NVML's unknown error, a driver upgraded under the node, the
    * container runtime without GPUs, the fabric manager down, an errno as
-   * the application sees it): reported or restarted, never a node
-   * isolated, whatever gate the operator sets. */
+   * the application sees it): inferred evidence, so reported, never a
+   * node isolated nor the job restarted, whatever gate the operator
+   * sets. */
   static const char *const logs[] = {
       "nvidia-smi: Unable to determine the device handle for GPU "
       "0000:3B:00.0: Unknown Error\n",
@@ -446,8 +456,8 @@ SM_TEST(failure_boundaries_ambiguous_families_never_isolate_at_any_gate) {
       "OSError: [Errno 30] Read-only file system: '/ckpt/step41.pt'\n"};
 
   for (size_t i = 0; i < SM_ARRAY_LEN(logs); i++)
-    if (isolates_at(logs[i], 0.3))
-      SM_FAIL_AT("ambiguous log %zu isolates a node at gate 0.3", i);
+    if (acts_at(logs[i], 0.3))
+      SM_FAIL_AT("ambiguous log %zu isolates or restarts at gate 0.3", i);
 }
 
 SM_TEST(failure_boundaries_a_compiler_a_library_build_needs) {
