@@ -1274,11 +1274,20 @@ static long long named_step(const char *t, size_t n, const char *pre) {
       continue;
     while (j < n && isdigit((unsigned char)t[j]) && v < 1000000000000LL)
       v = v * 10 + (t[j++] - '0');
+    if (j < n && isdigit((unsigned char)t[j]))
+      return -1; /* more than 13 digits: no step, not a made-up one */
     if (j < n && isalpha((unsigned char)t[j]))
       continue;
     return v;
   }
   return -1;
+}
+
+/* Does word w start at t[i] (a word start, within the n bytes of t)? */
+static int starts_word(const char *t, size_t n, size_t i, const char *w) {
+  size_t wl = strlen(w);
+  return n - i >= wl && (i == 0 || !isalpha((unsigned char)t[i - 1])) &&
+         strncasecmp(t + i, w, wl) == 0;
 }
 
 /* A checkpoint being saved that names the step it holds, on a line that
@@ -1295,15 +1304,16 @@ static void checkpoint_save(const trk_line *L, sm_track_sample *o) {
   /* "Saving ..." reads as start-up work: a save is not, here. */
   if ((o->kind != SM_TK_NONE && o->kind != SM_TK_INIT) || n < 12)
     return;
-  for (size_t i = 0; i + 4 <= n; i++) {
-    if (!ckpt && (strncasecmp(t + i, "checkpoint", 10) == 0 ||
-                  strncasecmp(t + i, "ckpt", 4) == 0))
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0 && isalpha((unsigned char)t[i - 1]))
+      continue; /* words are matched at their start only */
+    if (!ckpt &&
+        (starts_word(t, n, i, "checkpoint") || starts_word(t, n, i, "ckpt")))
       ckpt = 1;
-    if (!save && (strncasecmp(t + i, "sav", 3) == 0))
+    if (!save && starts_word(t, n, i, "sav"))
       save = 1;
-    if (strncasecmp(t + i, "load", 4) == 0 ||
-        strncasecmp(t + i, "resum", 5) == 0 ||
-        strncasecmp(t + i, "restor", 6) == 0)
+    if (starts_word(t, n, i, "load") || starts_word(t, n, i, "resum") ||
+        starts_word(t, n, i, "restor"))
       return;
   }
   if (!ckpt || !save)

@@ -172,6 +172,8 @@ static void reset_state(sm_tracker *t) {
   t->in_vrec = 0;
   sm__trk_vrec_reset(&t->vrec);
   t->vkv_keys = 0;
+  t->vkv_rows = 0;
+  memset(t->vkv_pre, 0, sizeof(t->vkv_pre));
   t->head_bsz = NAN;
   t->head_bsz_conflict = 0;
   t->phase = 0;
@@ -1325,8 +1327,9 @@ static void replay_kept(sm_tracker *t, scan_state *st) {
   }
   /* The log ends inside a print loop's record that no rule closed yet:
    * read where its keys so far begin the keys of the record before. */
-  if (t->in_vrec && r->kv && r->rows > 0 && r->rows <= t->vkv_rows &&
-      r->rows <= TRK_VPRE && r->pre[r->rows - 1] == t->vkv_pre[r->rows - 1]) {
+  if (t->in_vrec && t->vkv_keys != 0 && r->kv && r->rows > 0 &&
+      r->rows <= t->vkv_rows && r->rows <= TRK_VPRE &&
+      r->pre[r->rows - 1] == t->vkv_pre[r->rows - 1]) {
     char line[sizeof(r->text)];
     size_t n = r->len;
     memcpy(line, r->text, n + 1);

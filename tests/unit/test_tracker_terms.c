@@ -334,7 +334,16 @@ SM_TEST(track_terms_checkpoint_near_misses) {
   s = P("Saving model checkpoint to /runs/checkpoint-500abc");
   ASSERT(s.kind != SM_TK_CKPT);
   s = P("Saving model checkpoint to /runs/checkpoint-99999999999999999999");
-  ASSERT(s.kind != SM_TK_CKPT || s.ckpt_step >= 0);
+  ASSERT(s.kind != SM_TK_CKPT); /* 20 digits: no step, none made up */
+  /* Words at their start only: "unsaved" saves nothing, a folder named
+   * downloads loads nothing; a line cut inside a word reads no further. */
+  s = P("Unsaved changes in ckpt_dir/step_300 ignored");
+  ASSERT(s.kind != SM_TK_CKPT);
+  s = P("Saving model checkpoint to /downloads/out/checkpoint-500");
+  ASSERT_EQ(s.kind, SM_TK_CKPT);
+  ASSERT_EQ(s.ckpt_step, 500);
+  s = P("Saving the model now, please chec");
+  ASSERT(s.kind != SM_TK_CKPT);
   /* A counter's line that also saves stays a sample of its counter. */
   s = P("step 300 | loss 2.1 | saved checkpoint-300");
   ASSERT_EQ(s.kind, SM_TK_SAMPLE);
