@@ -518,6 +518,10 @@ sm__param *sm__param_str(sm__ctx *c, const char *key, const char *s, int kind,
  * in the list, then the latest written.  References are followed.
  * Returns NULL when none is set. */
 const sm__param *sm__param_get(sm__ctx *c, const char *const *names);
+/* As sm__param_get, passing over the keys skip() rejects (a key of another
+ * component), so that another key of the same name is still found. */
+const sm__param *sm__param_get_unless(sm__ctx *c, const char *const *names,
+                                      int (*skip)(const sm__param *));
 /* As sm__param_get, restricted to layers >= min_layer. */
 const sm__param *sm__param_get_min(sm__ctx *c, const char *const *names,
                                    int min_layer);

@@ -200,14 +200,15 @@ static int dots(const char *k) {
   return n;
 }
 
-static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
-                            const sm__param *self) {
+static const sm__param *get_if(sm__ctx *c, const char *const *names,
+                               int min_layer, const sm__param *self,
+                               int (*skip)(const sm__param *)) {
   const sm__param *best = NULL;
   int best_name = 0;
 
   for (int i = 0; i < c->params.n; i++) {
     const sm__param *p = &SM__AT(c->params, sm__param, i);
-    if (p == self || p->layer < min_layer)
+    if (p == self || p->layer < min_layer || (skip != NULL && skip(p)))
       continue;
     /* "auto" defers to another source (DeepSpeed configs under HF). */
     if (p->kind == SM__V_STR && strcmp(p->str, "auto") == 0)
@@ -241,6 +242,11 @@ static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
   return best;
 }
 
+static const sm__param *get(sm__ctx *c, const char *const *names, int min_layer,
+                            const sm__param *self) {
+  return get_if(c, names, min_layer, self, NULL);
+}
+
 /* A reference by dotted name ("data.batch_size"): the dotted key or, when
  * a higher layer sets the bare leaf ("--batch-size"), that one. */
 static const sm__param *by_name(sm__ctx *c, const char *name,
@@ -271,6 +277,11 @@ const sm__param *sm__param_get_min(sm__ctx *c, const char *const *names,
 
 const sm__param *sm__param_get(sm__ctx *c, const char *const *names) {
   return sm__param_get_min(c, names, 0);
+}
+
+const sm__param *sm__param_get_unless(sm__ctx *c, const char *const *names,
+                                      int (*skip)(const sm__param *)) {
+  return sm__param_deref(c, get_if(c, names, 0, NULL, skip));
 }
 
 /* Keys that stand for the data-parallel world size in expressions. */

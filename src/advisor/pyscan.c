@@ -2603,6 +2603,15 @@ static int debug_condition(scan *s, TSNode cond) {
   return 0;
 }
 
+/* Does a condition's RPN text negate (a token "not", not a word that
+ * contains it: args.debug_annotations)? */
+static int rpn_has_not(const char *rpn) {
+  for (const char *t = rpn; (t = strstr(t, "not")) != NULL; t += 3)
+    if ((t == rpn || t[-1] == ' ') && (t[3] == '\0' || t[3] == ' '))
+      return 1;
+  return 0;
+}
+
 /* if / elif / else: each branch is read under its condition (and the
  * negation of the ones before it); a debugging branch is not read. */
 static void visit_if(scan *s, TSNode n, int depth) {
@@ -2621,7 +2630,7 @@ static void visit_if(scan *s, TSNode n, int depth) {
     return;
   }
   s->guard = guard_and(s, save, c0);
-  if (!debug_condition(s, cond) || strstr(c0, "not") != NULL)
+  if (!debug_condition(s, cond) || rpn_has_not(c0))
     visit(s, field(n, "consequence"), depth + 1);
   before = sm__printf(s->c, "%s not", c0);
   for (uint32_t i = 0; i < nc && before != NULL; i++) {

@@ -744,28 +744,23 @@ static int off_training_component(const sm__param *p) {
   return key_component_in(p, comp, NULL);
 }
 
-/* The training step count: the first value of the role's keys that is
- * not a count of another component. */
+/* The training step count: the best value of the role's keys among those
+ * that are not a count of another component (train.steps is still found
+ * beside a rejected sampling.steps). */
 static const sm__param *training_steps(sm__ctx *c) {
-  const char *left[64];
-  int n = keys_init(left, sm__role_keys(c, "steps"));
-  for (int k = 0; k < 64 && n > 0; k++) {
-    const sm__param *p = sm__param_get(c, left);
-    if (p == NULL || !off_training_component(p))
-      return p;
-    n = drop_key(left, n, p);
-    if (n < 0)
-      break;
-  }
-  return NULL;
+  return sm__param_get_unless(c, sm__role_keys(c, "steps"),
+                              off_training_component);
+}
+
+static int data_duration(const sm__param *d) {
+  return !training_duration(d);
 }
 
 static void iterations(sm__ctx *c) {
   const sm__param *s = optimizer_steps(c, training_steps(c));
   const sm__param *e = sm__param_get(c, sm__role_keys(c, "epochs"));
-  const sm__param *d = sm__param_get(c, sm__keys("duration"));
-  if (d != NULL && !training_duration(d))
-    d = NULL;
+  const sm__param *d =
+      sm__param_get_unless(c, sm__keys("duration"), data_duration);
   double sv = 0, ev = 0, dv = 0;
   int s_ok = s && sm__param_value(c, s, &sv) == 0 && sv > 0;
   int e_ok = e && sm__param_value(c, e, &ev) == 0 && ev > 0;
@@ -1741,7 +1736,10 @@ static int training_module(const char *cls) {
     return 1;
   for (size_t i = 0; i <= n; i++)
     low[i] = (char)tolower((unsigned char)b[i]);
-  if (strncmp(low, "lit", 3) == 0 || strncmp(low, "pl", 2) == 0)
+  /* LitModel, PLModule, PlNet: the prefix as a CamelCase word of its
+   * own (LiteHRNet and PlainNet are networks). */
+  if ((strncmp(low, "lit", 3) == 0 && isupper((unsigned char)b[3])) ||
+      (strncmp(low, "pl", 2) == 0 && isupper((unsigned char)b[2])))
     return 1;
   for (int k = 0; ends[k]; k++) {
     size_t e = strlen(ends[k]);
@@ -1771,7 +1769,8 @@ static void model_from_target(sm__ctx *c, pick *m) {
     const sm__param *q = sm__param_get_min(c, names, SM__L_CONFIG);
     if (q != NULL && q->kind == SM__V_STR &&
         strcmp(q->key, "model._target_") == 0 && !training_module(q->str))
-      k = 4; /* from model._target_ on */
+      while (inner[k] && strcmp(inner[k], "model._target_") != 0)
+        k++; /* from model._target_ on */
   }
   for (; inner[k] && m->name == NULL; k++) {
     const char *names[2] = {inner[k], NULL};

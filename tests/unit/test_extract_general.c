@@ -3041,6 +3041,14 @@ SM_TEST(extract_component_counts_and_data_groups) {
   put(&r, "b/train.py",
       "import sys\nimport yaml\ncfg = yaml.safe_load(open(sys.argv[1]))\n");
   expect_num(&r, "b", "python train.py cfg.yaml", SM_META_ITERATIONS, 40000);
+  /* The training count under the same key name as the rejected one, in
+   * either order: train.steps survives sampling.steps / diffusion.steps. */
+  put(&r, "c/a.yaml", "train:\n  steps: 40000\nsampling:\n  steps: 128\n");
+  put(&r, "c/b.yaml", "diffusion:\n  steps: 1000\ntrain:\n  steps: 7000\n");
+  put(&r, "c/train.py",
+      "import sys\nimport yaml\ncfg = yaml.safe_load(open(sys.argv[1]))\n");
+  expect_num(&r, "c", "python train.py a.yaml", SM_META_ITERATIONS, 40000);
+  expect_num(&r, "c", "python train.py b.yaml", SM_META_ITERATIONS, 7000);
   repo_drop(&r);
 }
 
@@ -3068,6 +3076,15 @@ SM_TEST(extract_debug_branches) {
       "p.add_argument('--size', default='big')\na = p.parse_args()\n"
       "steps = 100\nif a.size == 'big':\n    steps = 5000\n");
   expect_num(&r, NULL, "python mode.py", SM_META_ITERATIONS, 5000);
+  /* A negation is the token "not", not a name that contains it: a
+   * debugging switch named debug_annotations is still one. */
+  put(&r, "ann.py",
+      "import argparse\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--epochs', type=int, default=90)\n"
+      "p.add_argument('--debug_annotations', action='store_true')\n"
+      "args = p.parse_args()\n"
+      "if args.debug_annotations:\n    args.epochs = 1\n");
+  expect_num(&r, NULL, "python ann.py", SM_META_ITERATIONS, 90);
   repo_drop(&r);
 }
 
@@ -3113,6 +3130,18 @@ SM_TEST(extract_zoo_configs_and_outer_models) {
       "import hydra\n@hydra.main(config_path='conf', config_name='task')\n"
       "def main(cfg):\n    pass\nmain()\n");
   expect_str(&r, NULL, "python fit.py", SM_META_MODEL_NAME, "unetplusplus");
+  /* Lit and PL name a training module only as a CamelCase word of their
+   * own: LitSegmenter wraps its network, PlainNet is the network. */
+  put(&r, "conf/lit.yaml",
+      "model:\n  _target_: tasks.LitSegmenter\n"
+      "  backbone:\n    _target_: nets.UNetPlusPlus\n");
+  put(&r, "conf/plain.yaml",
+      "model:\n  _target_: nets.PlainNet\n"
+      "  backbone:\n    _target_: nets.UNetPlusPlus\n");
+  expect_str(&r, NULL, "python fit.py --config-name lit", SM_META_MODEL_NAME,
+             "unetplusplus");
+  expect_str(&r, NULL, "python fit.py --config-name plain", SM_META_MODEL_NAME,
+             "plainnet");
   repo_drop(&r);
 }
 
