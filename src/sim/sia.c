@@ -518,7 +518,7 @@ static void notes(sm__sia_run *S, sm_sim *s) {
                 "observed (sia.fit=%s), not batches within a ratio of %g",
                 s->pol->name, S->linfit ? "linear-exact" : "log-exact",
                 SM__SIA_BSZ_TOL);
-  if (S->so.use_cbc)
+  if (S->so.use_cbc) {
     sm_sim_note(s,
                 "%s: MILP solved by COIN-OR CBC (time limit %g s, gap %g): "
                 "%zu of %zu rounds optimal, %zu stopped at the time limit "
@@ -526,19 +526,20 @@ static void notes(sm__sia_run *S, sm_sim *s) {
                 "allocation",
                 s->pol->name, S->so.time_limit, S->so.gap, S->solved[1], solves,
                 S->solved[2], S->solved[3]);
-  if (S->so.use_cbc && (S->so.max_nodes > 0 || S->by_time > 0))
-    sm_sim_note(s,
-                "%s: CBC's node limit %d (0: none): %zu rounds stopped at it "
-                "(best solution used); %zu rounds were stopped by the wall "
-                "clock (with or without a solution), which depends on the "
-                "machine's load",
-                s->pol->name, S->so.max_nodes, S->solved[SM__SIA_SOLVED_NODES],
-                S->by_time);
-  else
+    if (S->so.max_nodes > 0 || S->by_time > 0)
+      sm_sim_note(s,
+                  "%s: CBC's node limit %d (0: none): %zu rounds stopped at it "
+                  "(best solution used); %zu rounds were stopped by the wall "
+                  "clock (with or without a solution), which depends on the "
+                  "machine's load",
+                  s->pol->name, S->so.max_nodes,
+                  S->solved[SM__SIA_SOLVED_NODES], S->by_time);
+  } else {
     sm_sim_note(s,
                 "%s: greedy allocation (sia.solver=greedy), not Sia's MILP: "
                 "%zu rounds",
                 s->pol->name, solves);
+  }
   if (S->nw > 1)
     sm_sim_note(s,
                 "%s: %d workload files, each on its own copy of the "
