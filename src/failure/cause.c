@@ -305,9 +305,14 @@ static void frame_package(const char *p, size_t n, char *out, size_t cap) {
       return;
     }
   for (size_t i = 0; i < SM_ARRAY_LEN(roots) && q == NULL; i++) {
+    size_t off;
     q = memmem(p, n, roots[i], strlen(roots[i]));
-    if (q != NULL)
-      q += strlen(roots[i]) + 1;
+    if (q == NULL)
+      continue;
+    /* Past the root and its separator, as an offset: a path that ends
+     * in the root has no package, and no pointer past its end is made. */
+    off = (size_t)(q - p) + strlen(roots[i]) + 1;
+    q = off < n ? p + off : p + n;
   }
   if (q == NULL || q >= p + n) {
     snprintf(out, cap, "stdlib");
