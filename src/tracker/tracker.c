@@ -323,10 +323,10 @@ static int text_like(sm_tracker *t, const unsigned char *s, size_t n) {
   }
   if (real > 0 && bad * 4 <= real) {
     t->text_bytes += real - bad;
-    t->other_bytes += bad + nul;
+    t->other_bytes += bad;
     return 1;
   }
-  t->other_bytes += n;
+  t->other_bytes += n - nul; /* NUL padding is neither */
   return 0;
 }
 
@@ -1657,13 +1657,21 @@ static void newest_run_starting(const sm_tracker *t, sm_track_result *res) {
 }
 
 void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
+  /* Mostly bytes that are not text (a binary file, a core dump): said so,
+   * and never a progress found in them.  Random bytes hold an odd
+   * "step=3"-like run often enough that the window alone cannot be
+   * trusted to stay empty. */
+  int binary = t->other_bytes > t->text_bytes;
+
   sm__trk_window_answer(&t->win, t->o.samples, res);
+  if (binary) {
+    memset(res, 0, sizeof(*res));
+    res->epoch = res->loss = res->lr = res->step_time_s = res->throughput = NAN;
+  }
   res->lines_scanned = t->lines;
   res->bytes_read = t->open ? t->f.nread : 0;
   res->scan_limited = t->scan_limited;
-  /* Mostly bytes that are not text (a binary file, a core dump): said so,
-   * and never a progress found in them. */
-  res->binary = t->other_bytes > t->text_bytes;
+  res->binary = binary;
   res->starting = 0;
   if (res->ok && sm__trk_startup_decided(t->start_kinds, t->resume_step))
     newest_run_starting(t, res);
