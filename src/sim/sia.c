@@ -75,6 +75,21 @@ static int param_error(sm_err *err, const char *key, const char *v,
                     v ? v : "", want);
 }
 
+/* A parameter that counts (nodes, GPUs, candidates) or switches: a whole
+ * number in [lo, hi].  "sia.max_nodes=2.5" is refused, not truncated. */
+static int count_param(sm_sim *s, int id, const char *key, double lo, double hi,
+                       int *out, sm_err *err) {
+  double d;
+  int rc;
+
+  if ((rc = sm__params_num_in(s, id, lo, hi, &d, err)))
+    return rc;
+  if (d != floor(d))
+    return param_error(err, key, s->par->text[id], "a whole number");
+  *out = (int)d;
+  return 0;
+}
+
 static int type_index(const sm__sia_run *S, const char *name, size_t n) {
   for (int t = 0; t < S->ntypes; t++)
     if (strlen(S->tname[t]) == n && strncmp(S->tname[t], name, n) == 0)
@@ -129,6 +144,7 @@ static int read_params(sm__sia_run *S, sm_err *err) {
   sm_sim *s = S->s;
   const char *v;
   double d;
+  int k;
   int rc;
 
   if ((rc = sm__params_num_in(s, SM__P_sia_interval, 1, 86400, &S->interval,
@@ -146,18 +162,16 @@ static int read_params(sm__sia_run *S, sm_err *err) {
   if (S->p == 0)
     return param_error(err, "sia.p", s->par->text[SM__P_sia_p],
                        "a non-zero fairness power");
-  if ((rc = sm__params_num_in(s, SM__P_sia_max_nodes, 0, 1e9, &d, err)))
+  if ((rc = count_param(s, SM__P_sia_max_nodes, "sia.max_nodes", 0, 1e9,
+                        &S->so.max_nodes, err)) ||
+      (rc = count_param(s, SM__P_sia_max_gpus, "sia.max_gpus", 1, 4096,
+                        &S->max_gpus, err)) ||
+      (rc = count_param(s, SM__P_sia_match_top_k, "sia.match_top_k", 1, 64,
+                        &S->match_k, err)) ||
+      (rc =
+           count_param(s, SM__P_sia_calibrate, "sia.calibrate", 0, 1, &k, err)))
     return rc;
-  S->so.max_nodes = (int)d;
-  if ((rc = sm__params_num_in(s, SM__P_sia_max_gpus, 1, 4096, &d, err)))
-    return rc;
-  S->max_gpus = (int)d;
-  if ((rc = sm__params_num_in(s, SM__P_sia_match_top_k, 1, 64, &d, err)))
-    return rc;
-  S->match_k = (int)d;
-  if ((rc = sm__params_num_in(s, SM__P_sia_calibrate, 0, 1, &d, err)))
-    return rc;
-  S->calibrate = d != 0;
+  S->calibrate = k != 0;
   if ((rc = sm__params_num_in(s, SM__P_sia_reduce, 0, 1, &d, err)))
     return rc;
   S->so.reduce = d != 0;

@@ -419,6 +419,8 @@ SM_TEST(sia_policy_workload_set) {
 SM_TEST(sia_policy_errors) {
   const char *csv = HDR "a,0,toyconv,1,1024,600\n";
   const char *bad_p[] = {"sia.p=0", NULL};
+  const char *half_nodes[] = {"sia.max_nodes=2.5", NULL};
+  const char *half_gpus[] = {"sia.max_gpus=7.9", NULL};
   const char *bad_solver[] = {"sia.solver=simplex", NULL};
   const char *bad_prof[] = {"sia.profile_s=gpu:1", NULL};
   const char *no_tables[] = {"sia.tables=/nonexistent/tables", NULL};
@@ -429,6 +431,13 @@ SM_TEST(sia_policy_errors) {
   done(&x);
   x = run_sia(csv, CLUSTER, "sia", bad_p);
   ASSERT(x.rc != 0 && strstr(x.err, "sia.p") != NULL);
+  done(&x);
+  x = run_sia(csv, CLUSTER, "sia", half_nodes);
+  ASSERT(x.rc != 0 && strstr(x.err, "sia.max_nodes") != NULL &&
+         strstr(x.err, "whole number") != NULL);
+  done(&x);
+  x = run_sia(csv, CLUSTER, "sia", half_gpus);
+  ASSERT(x.rc != 0 && strstr(x.err, "sia.max_gpus=7.9") != NULL);
   done(&x);
   x = run_sia(csv, CLUSTER, "sia", bad_solver);
   ASSERT(x.rc != 0 && strstr(x.err, "cbc or greedy") != NULL);
