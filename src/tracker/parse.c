@@ -526,7 +526,6 @@ typedef struct pstate {
   int best, eval, init, train, has_eval_loss;
   int loss_i, avg_i, part_i, disc_i, epoch_i;
   int tp_low, epoch_bar, tp_global, part_seen;
-  int nterms; /* named loss terms (KF_PART, not a GAN network's) */
   int nonfinite_fact;
   double total_hint;
 } pstate;
@@ -706,8 +705,6 @@ static void role_fact(const trk_line *L, const trk_field *f, int i, pstate *P,
       P->loss_i = i;
     else if ((f->ki.flags & KF_PART) && P->part_i < 0)
       P->part_i = i;
-    if ((f->ki.flags & KF_PART) && !(f->ki.flags & KF_NET))
-      P->nterms++;
     break;
   case R_EVAL_LOSS:
     P->has_eval_loss = 1;
@@ -870,7 +867,6 @@ static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
     P->loss_i = P->part_i;
   if (P->loss_i < 0)
     P->loss_i = P->disc_i;
-  o->loss_terms = P->loss_i < 0 && P->nterms > 0;
   if (P->loss_i >= 0) {
     o->loss = L->f[P->loss_i].v;
     o->loss_nonfinite = o->loss != o->loss;
@@ -1283,20 +1279,14 @@ static long long named_step(const char *t, size_t n, const char *pre) {
   return -1;
 }
 
-/* Does word w start at t[i] (a word start, within the n bytes of t)? */
-static int starts_word(const char *t, size_t n, size_t i, const char *w) {
-  size_t wl = strlen(w);
-  return n - i >= wl && (i == 0 || !isalpha((unsigned char)t[i - 1])) &&
-         strncasecmp(t + i, w, wl) == 0;
-}
-
 /* A checkpoint being saved that names the step it holds, on a line that
  * is no sample (DeepSpeed's "Checkpoint global_step1971 is about to be
  * saved!", HF Trainer's "Saving model checkpoint to out/checkpoint-500",
  * "Saving checkpoint at step 5000"): where training was when it saved.
- * Not a checkpoint loaded (a restart's start-up). */
+ * Not a checkpoint loaded (a restart's start-up).  The words and the
+ * name prefixes are the table's ckpt, save, reload and ckname classes. */
 static void checkpoint_save(const trk_line *L, sm_track_sample *o) {
-  const char *t = L->s;
+  const char *t = L->s, *pre;
   size_t n = L->n;
   long long v = -1;
   int ckpt = 0, save = 0;
@@ -1307,27 +1297,19 @@ static void checkpoint_save(const trk_line *L, sm_track_sample *o) {
   for (size_t i = 0; i < n; i++) {
     if (i > 0 && isalpha((unsigned char)t[i - 1]))
       continue; /* words are matched at their start only */
-    if (!ckpt &&
-        (starts_word(t, n, i, "checkpoint") || starts_word(t, n, i, "ckpt")))
-      ckpt = 1;
-    if (!save && starts_word(t, n, i, "sav"))
-      save = 1;
-    if (starts_word(t, n, i, "load") || starts_word(t, n, i, "resum") ||
-        starts_word(t, n, i, "restor"))
+    ckpt = ckpt || sm__trk_ckpt_word_at(t, n, i, TRK_CK_WORD);
+    save = save || sm__trk_ckpt_word_at(t, n, i, TRK_CK_SAVE);
+    if (sm__trk_ckpt_word_at(t, n, i, TRK_CK_LOAD))
       return;
   }
   if (!ckpt || !save)
     return;
-  if ((v = named_step(t, n, "global_step")) < 0 &&
-      (v = named_step(t, n, "checkpoint-")) < 0 &&
-      (v = named_step(t, n, "checkpoint_")) < 0 &&
-      (v = named_step(t, n, "ckpt-")) < 0 &&
-      (v = named_step(t, n, "step_")) < 0 &&
-      (v = named_step(t, n, "step-")) < 0) {
-    /* "at step 5000", "iteration 12000": the line's own counter. */
-    if (o->has_step && (o->counter == SM_TC_STEP || o->counter == SM_TC_ITER))
-      v = o->step;
-  }
+  for (int k = 0; v < 0 && (pre = sm__trk_ckpt_name_prefix(k)) != NULL; k++)
+    v = named_step(t, n, pre);
+  /* "at step 5000", "iteration 12000": the line's own counter. */
+  if (v < 0 && o->has_step &&
+      (o->counter == SM_TC_STEP || o->counter == SM_TC_ITER))
+    v = o->step;
   if (v < 0)
     return;
   o->kind = SM_TK_CKPT;

@@ -1426,10 +1426,6 @@ static void window_metrics(const trk_window *w, const view *V, uint64_t lo,
         W[i].s.throughput == W[i].s.throughput)
       set_tp(r, W[i].s.throughput, W[i].s.tp_unit);
   }
-  /* The newest step printed loss terms and no loss: which term is the
-   * loss is unknown, and no other line's loss stands in for it. */
-  if (nw > 0 && W[0].s.loss_terms)
-    loss_done = 1;
   if (!loss_done && (x = fallback(w, lo, V, 0, stale)) != NULL) {
     r->loss = x->s.loss;
     r->loss_nonfinite = x->s.loss_nonfinite;

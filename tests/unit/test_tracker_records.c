@@ -1,0 +1,186 @@
+/* test_tracker_records.c - round 9 of issue 12: records framed by rules
+ * that turn out not to be records, a record the log ends in while it is
+ * followed, and the checkpoint words of the knowledge table.  Every log
+ * here is written for the project. */
+#include "track_fixture.h"
+
+static void tmpname(char *path) {
+  int fd;
+  strcpy(path, "/tmp/sm_track_rec_XXXXXX");
+  fd = mkstemp(path);
+  ASSERT(fd >= 0);
+  close(fd);
+}
+
+static void write_file(const char *path, const char *mode, const char *text) {
+  FILE *f = fopen(path, mode);
+  ASSERT(f != NULL);
+  ASSERT_EQ(fwrite(text, 1, strlen(text), f), strlen(text));
+  ASSERT_OK(fclose(f));
+}
+
+/* ==== Rows held back behind a rule ==== */
+
+SM_TEST(track_records_broken_rows_are_lines) {
+  /* A banner of '=' above a step's lines, then a line of another shape:
+   * the rows were no record, and they are read as the lines they are
+   * (the step alone, its loss below), read forward and backwards. */
+  text t = {0};
+  sm_track_result r;
+
+  for (int k = 1; k <= 8; k++)
+    add(&t,
+        "========================================\n"
+        "step: %d\nloss: %.4f\nlr: 0.0003\n"
+        "Validation accuracy 0.%d at step %d\n",
+        k * 100, 1.0 - k * 0.05, 70 + k, k * 100);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 800);
+  ASSERT_NEAR(r.loss, 0.6, 1e-9);
+  r = feed(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 800);
+  ASSERT_NEAR(r.loss, 0.6, 1e-9);
+
+  /* Another shape: a rule of dashes, a heading and a spelled-out loss,
+   * broken by a writer's notice each time. */
+  t.n = 0;
+  for (int k = 1; k <= 9; k++)
+    add(&t,
+        "------------------------------\n"
+        "Iteration %d\ntrain loss: %.3f\n"
+        "[info] wrote samples for iteration %d to out/\n",
+        k, 2.0 - k * 0.1, k);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 9);
+  ASSERT_NEAR(r.loss, 1.1, 1e-9);
+  free(t.s);
+}
+
+SM_TEST(track_records_printed_once_are_lines) {
+  /* A heading framed by rules once (no record repeats it): the epoch
+   * head it is still names the epoch of the steps below. */
+  text t = {0};
+  sm_track_result r;
+
+  add(&t, "==============================\nEpoch 4\n"
+          "==============================\n");
+  for (int i = 1; i <= 30; i++)
+    add(&t, "[%d/30] loss=%.3f 0.2 s/it\n", i, 0.9 - i * 0.01);
+  r = feed(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 30);
+  ASSERT_NEAR(r.epoch, 4, 1e-9);
+  /* A configuration dump framed once stays no progress. */
+  r = scan_text("==============================\n"
+                "warmup_steps: 100\nmax_steps: 1000\nlr: 0.001\n"
+                "==============================\nstarting\n");
+  ASSERT_EQ(r.ok, 0);
+  free(t.s);
+}
+
+/* ==== A record the log ends in, followed ==== */
+
+SM_TEST(track_records_unclosed_record_followed) {
+  /* The scan ends in a record whose loss row is not printed yet; when
+   * the rest comes, the record's own loss is reported with its step,
+   * not the loss of the record before it. */
+  char path[64];
+  sm_tracker *t = sm_tracker_new(NULL);
+  sm_track_result r;
+  sm_err e = {0};
+  text a = {0};
+
+  for (int k = 1; k <= 6; k++)
+    add(&a,
+        "==================================================\n"
+        "elapsed: %d\nupdates: %d\npolicy loss: 0.%d5\n",
+        60 * k, 1000 * k, 9 - k);
+  add(&a, "==================================================\n"
+          "elapsed: 420\nupdates: 7000\n");
+  tmpname(path);
+  write_file(path, "w", a.s);
+  ASSERT_OK(sm_tracker_scan(t, path, &r, &e));
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 7000);
+  write_file(path, "a", "policy loss: 0.125\n");
+  sm_tracker_poll(t, &r, &e);
+  ASSERT_EQ(r.step, 7000);
+  ASSERT_NEAR(r.loss, 0.125, 1e-9);
+  write_file(path, "a",
+             "==================================================\n"
+             "elapsed: 480\nupdates: 8000\n");
+  sm_tracker_poll(t, &r, &e);
+  ASSERT_EQ(r.step, 8000);
+  write_file(path, "a",
+             "policy loss: 0.115\n"
+             "==================================================\n");
+  sm_tracker_poll(t, &r, &e);
+  ASSERT_EQ(r.step, 8000);
+  ASSERT_NEAR(r.loss, 0.115, 1e-9);
+  ASSERT_NEAR(r.step_time_s, 0.06, 1e-6);
+  /* A line of another shape breaks the open record: its rows are lines,
+   * and the joined record read before is gone (no step twice). */
+  write_file(path, "a", "elapsed: 540\nupdates: 9000\nSaving buffer\n");
+  sm_tracker_poll(t, &r, &e);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT(r.step == 9000 || r.step == 8000);
+  sm_tracker_free(t);
+  unlink(path);
+  free(a.s);
+}
+
+SM_TEST(track_records_unclosed_record_fed_in_pieces) {
+  /* The same through sm_tracker_feed, one row at a time, in the shape of
+   * a pipe-drawn table: the answer after each piece is the one of the
+   * text so far. */
+  sm_tracker *t = sm_tracker_new(NULL);
+  sm_track_result r;
+  char row[128];
+
+  ASSERT(t != NULL);
+  for (int k = 1; k <= 5; k++) {
+    snprintf(row, sizeof(row),
+             "-------------------------\n| total_timesteps | %d |\n"
+             "| loss            | 0.%d |\n-------------------------\n",
+             2048 * k, 9 - k);
+    ASSERT_OK(sm_tracker_feed(t, row, strlen(row)));
+  }
+  sm_tracker_result(t, &r);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 10240);
+  ASSERT_NEAR(r.loss, 0.4, 1e-9);
+  ASSERT_OK(sm_tracker_feed(t, "-------------------------\n", 26));
+  ASSERT_OK(sm_tracker_feed(t, "| total_timesteps | 12288 |\n", 28));
+  ASSERT_OK(sm_tracker_feed(t, "| loss            | 0.3 |\n", 26));
+  ASSERT_OK(sm_tracker_feed(t, "-------------------------\n", 26));
+  sm_tracker_result(t, &r);
+  ASSERT_EQ(r.step, 12288);
+  ASSERT_NEAR(r.loss, 0.3, 1e-9);
+  sm_tracker_free(t);
+}
+
+/* ==== Checkpoint words are the table's ==== */
+
+SM_TEST(track_records_checkpoint_words_from_the_table) {
+  ASSERT(sm__trk_ckpt_name_prefix(0) != NULL);
+  ASSERT(sm__trk_ckpt_word_at("Saved ckpt", 10, 6, TRK_CK_WORD));
+  ASSERT(!sm__trk_ckpt_word_at("unsaved", 7, 2, TRK_CK_SAVE));
+  ASSERT(sm__trk_ckpt_word_at("Restored", 8, 0, TRK_CK_LOAD));
+  ASSERT(!sm__trk_ckpt_word_at("Saving", 6, 0, TRK_CK_LOAD));
+  ASSERT(!sm__trk_ckpt_word_at("x", 1, 5, TRK_CK_WORD)); /* past the end */
+  ASSERT(!sm__trk_ckpt_word_at("checkpoint", 10, 0, 7)); /* no such kind */
+  /* Each prefix of a name gives the step it holds. */
+  const char *lines[] = {"Saving checkpoint to runs/a/checkpoint-1500",
+                         "saved ckpt: out/ckpt-1500.index",
+                         "Saving model to out/model_step_1500.pt (checkpoint)",
+                         "Checkpoint global_step1500 is about to be saved!"};
+  for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+    sm_track_sample s = P(lines[i]);
+    ASSERT_EQ(s.kind, SM_TK_CKPT);
+    ASSERT_EQ(s.ckpt_step, 1500);
+  }
+  ASSERT(P("Loading checkpoint from out/checkpoint-1500").kind != SM_TK_CKPT);
+}
