@@ -1534,6 +1534,64 @@ static void describe(const timing *T, const char *via, int stale, int restarted,
            restarted ? " after a restart" : "", tb);
 }
 
+/* A position that counts samples, not steps: PyTorch's quickstart loop
+ * prints "[current/size]" with current = (batch + 1) * batch_size and
+ * size the dataset's, every k batches, so its values are r + j * d with
+ * r the batch size (r >= 2) dividing the stride d = k * r (k >= 2).  The
+ * batch size is then known from the values alone: the positions are
+ * re-counted in batches (step, total, and the deltas that time them).
+ * A count of samples that does not show its batch (values that are
+ * multiples of the stride, MNIST's batch_idx * len(data)) and a bar's
+ * count are left as printed; the pattern must show the epoch's first
+ * batch (current = r) or hold over four strides.  Returns r, or 0 when the view
+ * is no such counter. */
+static long long sample_batch(const went *W, int nw) {
+  long long d = 0, r;
+  int steps = 0, first = 0;
+  const char *c = W[0].s.counter_name;
+
+  /* A progress bar counts what it is given (batches, as a rule). */
+  if (nw < 3 || !W[0].s.has_total ||
+      (W[0].s.counter != SM_TC_BATCH && W[0].s.counter != SM_TC_FRACTION) ||
+      strcmp(c, "tqdm") == 0 || strcmp(c, "keras") == 0 ||
+      strcmp(c, "bar") == 0)
+    return 0;
+  for (int i = 0; i + 1 < nw; i++) {
+    long long a = W[i].s.step - W[i + 1].s.step;
+    if (a <= 0 || !(W[i].ep == W[i + 1].ep ||
+                    (W[i].ep != W[i].ep && W[i + 1].ep != W[i + 1].ep)))
+      continue;
+    while (a != 0) { /* d = gcd(d, a) */
+      long long t = d % a;
+      d = a;
+      a = t;
+    }
+    steps++;
+  }
+  if (steps < 2 || d < 4)
+    return 0;
+  r = W[0].s.step % d;
+  if (r < 2 || d % r != 0 || d / r < 2)
+    return 0;
+  for (int i = 0; i < nw; i++) {
+    if (W[i].s.step % d != r)
+      return 0;
+    first += W[i].s.step == r;
+  }
+  /* The first batch of an epoch logged (current = the batch size), or a
+   * long run of the pattern. */
+  return first > 0 || steps >= 4 ? r : 0;
+}
+
+/* Re-counts a sample counter's positions in batches of r. */
+static void count_batches(went *W, int nw, long long r) {
+  for (int i = 0; i < nw; i++) {
+    W[i].s.step /= r;
+    if (W[i].s.has_total)
+      W[i].s.total = (W[i].s.total + r - 1) / r;
+  }
+}
+
 void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   series S[MAX_SERIES];
   int ns, bi, nw, stale;
@@ -1544,6 +1602,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   const char *via = "";
   view V = {0, SM_TK_SAMPLE, 0, 0, -1};
   built B;
+  long long batch;
 
   result_init(r);
   if (n < 1)
@@ -1577,6 +1636,8 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
     return;
   }
   lo = W[nw - 1].seq_old;
+  if ((batch = sample_batch(W, nw)) > 0)
+    count_batches(W, nw, batch);
   r->samples = nw;
   r->restarts = B.restarted;
   set_position(r, &W[0], B.scope);
@@ -1588,5 +1649,11 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (!stale)
     via = step_timing(w, &V, lo, n, W, &B, S, ns, bi, &T);
   describe(&T, via, stale, B.restarted, r);
+  if (batch > 0) {
+    size_t fl = strlen(r->format);
+    snprintf(r->format + fl, sizeof(r->format) - fl,
+             "; the position counts samples, re-counted in batches of %lld",
+             batch);
+  }
   sm_free(W);
 }

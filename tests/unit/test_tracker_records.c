@@ -184,3 +184,68 @@ SM_TEST(track_records_checkpoint_words_from_the_table) {
   }
   ASSERT(P("Loading checkpoint from out/checkpoint-1500").kind != SM_TK_CKPT);
 }
+
+/* ==== Positions that count samples ==== */
+
+SM_TEST(track_records_sample_counter_shows_its_batch) {
+  /* The quickstart loop's "[current/size]", current = (batch + 1) * 64,
+   * every 100 batches, with logging timestamps 6.4 s apart: the step is
+   * the batch, the total the batches of the dataset, the step time per
+   * batch. */
+  text t = {0};
+  sm_track_result r;
+
+  for (int e = 1; e <= 3; e++) {
+    add(&t, "2024-03-02 11:%02d:00,000 INFO Epoch %d\n", e * 5, e);
+    for (int b = 0; b < 900; b += 100)
+      add(&t, "2024-03-02 11:%02d:%02d,%03d INFO loss: %.6f  [%5d/60000]\n",
+          e * 5 + (b / 100 * 64) / 600, (b / 100 * 64) / 10 % 60,
+          (b / 100 * 64) % 10 * 100, 0.9 - b * 0.0001, (b + 1) * 64);
+  }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 801);
+  ASSERT_EQ(r.total_steps, 938); /* ceil(60000 / 64) */
+  ASSERT_NEAR(r.step_time_s, 0.064, 1e-6);
+  ASSERT(strstr(r.format, "batches of 64") != NULL);
+
+  /* Another shape: an elapsed clock in front, a bar-less bracket with a
+   * percentage, batch 32 every 50 batches, 8 s per line. */
+  t.n = 0;
+  for (int b = 0; b < 600; b += 50)
+    add(&t, "[%02d:%02d] train epoch 4 [%5d/20000 (%d%%)] loss=%.3f\n",
+        (b / 50 * 8) / 60, (b / 50 * 8) % 60, (b + 1) * 32,
+        (b + 1) * 32 * 100 / 20000, 1.2 - b * 0.001);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_EQ(r.step, 551);
+  ASSERT_EQ(r.total_steps, 625);
+  free(t.s);
+}
+
+SM_TEST(track_records_sample_counter_near_misses) {
+  /* Counts that do not show a batch are reported as printed: MNIST's
+   * batch_idx * len(data) (multiples of the stride), a keyed global step
+   * logged at 50, 150, 250 (a step, not a position), positions one batch
+   * apart. */
+  text t = {0};
+  sm_track_result r;
+
+  for (int b = 0; b <= 900; b += 100)
+    add(&t, "Train Epoch: 2 [%d/60000 (%d%%)]\tLoss: %.6f\n", b * 64,
+        b * 64 * 100 / 60000, 0.5 - b * 0.0001);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 57600);
+  t.n = 0;
+  for (int s = 50; s <= 1050; s += 100)
+    add(&t, "step %d/5000 | loss %.3f | 0.31 s/it\n", s, 2.0 - s * 0.001);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 1050);
+  ASSERT_EQ(r.total_steps, 5000);
+  t.n = 0;
+  for (int b = 1; b <= 12; b++)
+    add(&t, "loss: %.4f [%4d/4000]\n", 1.0 - b * 0.01, b * 32);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 384);
+  free(t.s);
+}
