@@ -207,6 +207,12 @@ typedef struct sm_track_result {
   const char *step_time_source;    /* finer: "printed", "rate", "interval",
                                     * "batch/throughput", "timestamps",
                                     * "elapsed clock", "bar elapsed" */
+  const char *step_time_weak;      /* why the basis is weak, or NULL: the
+                                    * step time rests on something other
+                                    * than the followed counter's own
+                                    * lines (another counter's lines, an
+                                    * unlabelled figure, the run's average,
+                                    * a batch announced at start-up) */
   int loss_nonfinite;              /* the newest training loss printed was
                                     * nan or inf (loss is NAN) */
   const char *step_scope;          /* "global" (never restarts within a

@@ -1784,6 +1784,7 @@ void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
     res->step_time_s = strtod(v, NULL);
     res->step_time_basis = "throughput";
     res->step_time_source = "announced batch/throughput";
+    res->step_time_weak = "a batch size announced at start-up";
   }
 }
 
@@ -1849,6 +1850,8 @@ int sm_track_result_json(const sm_track_result *r, sm_buf *out) {
   sm_jw_str(&w, r->step_time_basis);
   sm_jw_key(&w, "step_time_source");
   sm_jw_str(&w, r->step_time_source);
+  sm_jw_key(&w, "step_time_weak");
+  sm_jw_str(&w, r->step_time_basis ? r->step_time_weak : NULL);
   sm_jw_key(&w, "step_scope");
   sm_jw_str(&w, r->ok && r->has_step ? r->step_scope : NULL);
   sm_jw_key(&w, "loss_nonfinite");

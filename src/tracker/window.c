@@ -918,6 +918,7 @@ typedef struct timing {
   const char *basis;  /* "explicit", "throughput", "timestamps", "bar" */
   const char *source; /* finer: "printed", "rate", "interval", ... */
   const char *key;    /* key of a printed time */
+  const char *weak;   /* why the basis is weak, or NULL */
 } timing;
 
 /* Sets T to t with a basis when t is a number; returns whether it did. */
@@ -1306,6 +1307,7 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
     r->step_time_s = six_digits(1.0 / run_rate);
     r->step_time_basis = "explicit";
     r->step_time_source = "run average";
+    r->step_time_weak = "the run's average rate, not the newest steps'";
   }
   snprintf(r->format, sizeof(r->format),
            "metrics without a step counter%s; step time %s",
@@ -1498,16 +1500,21 @@ static const char *step_timing(const trk_window *w, const view *V, uint64_t lo,
     return " (counter-less lines)";
   if (try_set(T, collect_deltas(W, nw, 1, 0), "timestamps", "elapsed clock"))
     return "";
-  if (try_set(T, collect_deltas(W, nw, 2, 1), "timestamps", "elapsed clock"))
+  if (try_set(T, collect_deltas(W, nw, 2, 1), "timestamps", "elapsed clock")) {
+    T->weak = "an unlabelled column read as an elapsed clock";
     return " (unlabelled elapsed time)";
+  }
   if (try_set(T, anon_per_step(W, nw), "explicit", "printed")) {
     T->key = "unlabelled, one line per step";
+    T->weak = "an unlabelled time read as the step's";
     return "";
   }
   if (try_set(T, bar_times(W, nw, 0), "bar", "bar elapsed"))
     return "";
-  if (other_counter_timing(w, S, ns, bi, n, lo, T))
+  if (other_counter_timing(w, S, ns, bi, n, lo, T)) {
+    T->weak = "another counter's lines";
     return " (another counter's lines)";
+  }
   return "";
 }
 
@@ -1520,6 +1527,7 @@ static void describe(const timing *T, const char *via, int stale, int restarted,
     r->step_time_s = six_digits(T->t);
     r->step_time_basis = T->basis;
     r->step_time_source = T->source;
+    r->step_time_weak = T->weak;
   }
   if (r->step_time_basis == NULL)
     snprintf(tb, sizeof(tb), "unknown");
@@ -1596,7 +1604,7 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   series S[MAX_SERIES];
   int ns, bi, nw, stale;
   went *W;
-  timing T = {NAN, NULL, NULL, NULL};
+  timing T = {NAN, NULL, NULL, NULL, NULL};
   uint64_t lo;
   const trk_rec *P;
   const char *via = "";

@@ -249,3 +249,42 @@ SM_TEST(track_records_sample_counter_near_misses) {
   ASSERT_EQ(r.step, 384);
   free(t.s);
 }
+
+/* ==== Weak bases of the step time are named ==== */
+
+SM_TEST(track_records_weak_step_time_basis_is_named) {
+  text t = {0};
+  sm_track_result r;
+
+  /* A throughput beside a batch size that only the start-up announced. */
+  add(&t, "args: Namespace(batch_size=48, epochs=3, arch='vgg')\n");
+  for (int b = 50; b <= 600; b += 50)
+    add(&t, "Epoch[2] Batch [%d]\tSpeed: 192.0 samples/sec\tacc=0.61\n", b);
+  r = scan_text(t.s);
+  ASSERT_NEAR(r.step_time_s, 0.25, 1e-6);
+  ASSERT(r.step_time_weak != NULL);
+  ASSERT(strstr(r.step_time_weak, "announced") != NULL);
+
+  /* Stepless metrics timed by the run's average rate. */
+  t.n = 0;
+  for (int k = 1; k <= 6; k++)
+    add(&t, "{'loss': 1.%02d, 'epoch': 0.%d}\n", 50 - k, k);
+  add(&t, "Saving model checkpoint to run/checkpoint-50\n"
+          "Saving model checkpoint to run/checkpoint-100\n"
+          "{'train_runtime': 400.0, 'train_steps_per_second': 0.25, "
+          "'train_loss': 1.47}\n");
+  r = scan_text(t.s);
+  ASSERT_NEAR(r.step_time_s, 4.0, 1e-6);
+  ASSERT(r.step_time_weak != NULL);
+
+  /* Near misses: a time printed per step, a bar's rate: no weak basis. */
+  t.n = 0;
+  for (int s = 10; s <= 120; s += 10)
+    add(&t, "step %d | loss %.3f | step_time 0.42s\n", s, 3.0 - s * 0.01);
+  r = scan_text(t.s);
+  ASSERT_NEAR(r.step_time_s, 0.42, 1e-9);
+  ASSERT(r.step_time_weak == NULL);
+  r = scan_text(" 40%|####      | 400/1000 [03:20<05:00,  2.00it/s]\n");
+  ASSERT(r.step_time_weak == NULL);
+  free(t.s);
+}
