@@ -339,10 +339,10 @@ typedef struct trk_vrec {
 } trk_vrec;
 
 /* The rows of a record as printed, held back until the record is
- * known to be one (at most TRK_VHOLD rows, 4 KiB). */
-#define TRK_VHOLD 32
+ * known to be one (at most TRK_VHOLD rows, 8 KiB). */
+#define TRK_VHOLD 64
 typedef struct trk_vheld {
-  char text[4096];
+  char text[8192];
   size_t len;
   int n;
   uint16_t off[TRK_VHOLD], olen[TRK_VHOLD];

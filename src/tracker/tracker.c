@@ -619,13 +619,16 @@ static int note_startup(sm_tracker *t, const char *seg, size_t m) {
   return k;
 }
 
+/* Whether the held rows have room for one more of m bytes. */
+static int vroom(const sm_tracker *t, size_t m) {
+  return t->vheld.n < TRK_VHOLD && m <= sizeof(t->vheld.text) - t->vheld.len;
+}
+
 /* Holds a row of the record back as printed (replayed line by line
- * when the record turns out not to be one). */
+ * when the record turns out not to be one); vroom said it fits. */
 static void vhold(sm_tracker *t, const char *seg, size_t m, int cls, int rank) {
   trk_vheld *h = &t->vheld;
 
-  if (h->n == TRK_VHOLD || m > sizeof(h->text) - h->len)
-    return;
   memcpy(h->text + h->len, seg, m);
   h->off[h->n] = (uint16_t)h->len;
   h->olen[h->n] = (uint16_t)m;
@@ -703,13 +706,16 @@ static int record_piece(sm_tracker *t, const char *seg, size_t m, int cls,
     t->in_vrec = 1;
     return 1;
   }
-  if (t->in_vrec && !t->vrec.kv && sm__trk_vrow(seg, m, &k, &v)) {
+  /* A record longer than the rows held is no record read here: it
+   * breaks, and its rows are lines. */
+  if (t->in_vrec && !t->vrec.kv && vroom(t, m) &&
+      sm__trk_vrow(seg, m, &k, &v)) {
     drop_record_prov(t);
     sm__trk_vrec_row(&t->vrec, seg, &k, &v);
     vhold(t, seg, m, cls, rank);
     return 1;
   }
-  if (t->in_vrec && (t->vrec.kv || t->vrec.rows == 0) &&
+  if (t->in_vrec && (t->vrec.kv || t->vrec.rows == 0) && vroom(t, m) &&
       (sm__trk_vkv(seg, m, &k, &v) ||
        (t->vrec.rows == 0 && sm__trk_vheading(seg, m, &k, &v)))) {
     drop_record_prov(t);

@@ -288,3 +288,49 @@ SM_TEST(track_records_weak_step_time_basis_is_named) {
   ASSERT(r.step_time_weak == NULL);
   free(t.s);
 }
+
+SM_TEST(track_records_malformed) {
+  /* Records of more rows than are held, rows longer than the held
+   * space, rules alone, a rule at every line, binary bytes inside a
+   * record, a record left open by an empty file's end: no crash, no read
+   * past a row, and a record longer than the rows held breaks (its rows
+   * are lines). */
+  text t = {0};
+  sm_track_result r;
+  char big[3000];
+
+  for (int k = 1; k <= 3; k++) {
+    add(&t, "==========\n");
+    for (int i = 0; i < 80; i++)
+      add(&t, "metric %d: %d.5\n", i, k);
+    add(&t, "step: %d\nloss: 0.%d\nfree text breaks it\n", k * 10, 9 - k);
+  }
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 30);
+  ASSERT_NEAR(r.loss, 0.6, 1e-9);
+  r = feed(t.s);
+  ASSERT_EQ(r.step, 30);
+
+  memset(big, 'x', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  t.n = 0;
+  for (int k = 1; k <= 4; k++)
+    add(&t, "==========\nnote: %d\n%s: 1\n%s: 2\n==========\n", k, big, big);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 0);
+  r = feed(t.s);
+  ASSERT_EQ(r.ok, 0);
+
+  t.n = 0;
+  for (int k = 0; k < 200; k++)
+    add(&t, k % 2 ? "----------\n" : "==========\n");
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 0);
+  r = feed("==========\n");
+  ASSERT_EQ(r.ok, 0);
+  r = feed("==========\nstep: 5\n\xff\xfe\x01\x02 binary\nloss: 0.5\n");
+  ASSERT(r.ok == 0 || r.step == 5);
+  r = feed("");
+  ASSERT_EQ(r.ok, 0);
+  free(t.s);
+}
