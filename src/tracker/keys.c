@@ -61,12 +61,13 @@ enum {
   WC_CKNAME,
   WC_SAVE,
   WC_RELOAD,
+  WC_EVALQ,
   WC_COUNT
 };
 static const char *const wc_names[] = {
     "eval",   "init",  "phase", "part",   "level", "average", "stats",
     "qual",   "per",   "term",  "gen",    "disc",  "lossq",   "wrap",
-    "smooth", "block", "ckpt",  "ckname", "save",  "reload"};
+    "smooth", "block", "ckpt",  "ckname", "save",  "reload",  "evalq"};
 _Static_assert(sizeof(wc_names) / sizeof(wc_names[0]) == WC_COUNT,
                "a name for every word class");
 _Static_assert(WC_COUNT <= sizeof(((trk_keys_stats *)0)->words) /
@@ -323,6 +324,19 @@ int sm__trk_is_wrap_word(const char *w, size_t n) {
 
 int sm__trk_is_part_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_PART]);
+}
+
+int sm__trk_is_evalq_word(const char *w, size_t n) {
+  const word *list = table()->words[WC_EVALQ];
+
+  for (size_t k = 0; list[k].w != NULL; k++) {
+    size_t l = list[k].n;
+    if (n > l && strncasecmp(w, list[k].w, l) == 0 &&
+        (w[l] == '@' || isdigit((unsigned char)w[l]) ||
+         (w[l] == '_' && l + 1 < n && isdigit((unsigned char)w[l + 1]))))
+      return 1;
+  }
+  return 0;
 }
 
 int sm__trk_ckpt_word_at(const char *t, size_t n, size_t i, int kind) {

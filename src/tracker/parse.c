@@ -620,6 +620,19 @@ static void startup_or_eval(const trk_line *L, pstate *P) {
   for (int i = 0; i < L->nfree && !P->eval; i++)
     if (word_at(L, L->free_tok[i], sm__trk_is_eval_word))
       P->eval = 1;
+  /* A detection metric with its threshold written on ("mAP@.5",
+   * "mAP_50", "AP@0.5"), in any token: a validation table's column, on
+   * a line that prints no loss (an epoch line "mAP@0.5: 0.96, Loss: 0.4"
+   * stays what its loss makes it). */
+  {
+    int loss = 0, q = 0;
+    for (int i = 0; i < L->nf; i++)
+      loss |= L->f[i].ki.role == R_LOSS;
+    for (int i = 0; i < L->ntok && !loss && !q; i++)
+      q = word_at(L, i, sm__trk_is_evalq_word);
+    if (q)
+      P->eval = 1;
+  }
   for (int i = 0; i < L->nf && !P->eval; i++) {
     const trk_field *f = &L->f[i];
     if ((f->ki.role == R_NONE || strcmp(f->unit, "%") == 0 ||

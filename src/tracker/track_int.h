@@ -117,6 +117,10 @@ int sm__trk_is_wrap_word(const char *w, size_t n);
 /* A word that names a loss component when it prefixes "_loss" ("box",
  * "obj", "cls"): a table column of that name is a component. */
 int sm__trk_is_part_word(const char *w, size_t n);
+/* A word that starts with a metric of the table's evalq class and goes
+ * on with a threshold ("mAP@.5", "mAP_50", "AP@0.5": '@', a digit, or
+ * '_' and a digit): a detection validation column, evaluation. */
+int sm__trk_is_evalq_word(const char *w, size_t n);
 /* Checkpoint lines' words, matched at a word start as prefixes of the
  * word there (t[i..n)): kind TRK_CK_WORD names a checkpoint
  * ("checkpoint", "ckpt"), TRK_CK_SAVE a save ("Saving", "saved"),
@@ -156,9 +160,10 @@ double sm__trk_seconds(double v, const char *unit, int *ok);
 /* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
 typedef struct trk_keys_stats {
   int keys;       /* key entries */
-  int words[20];  /* words per class: eval, init, phase, part, level,
+  int words[24];  /* words per class: eval, init, phase, part, level,
                    * average, stats, qual, per, term, gen, disc, lossq,
-                   * wrap, smooth, block, ckpt, ckname, save, reload */
+                   * wrap, smooth, block, ckpt, ckname, save, reload,
+                   * evalq */
   int unsorted;   /* keys out of order in the file */
   int duplicates; /* keys listed twice */
 } trk_keys_stats;
