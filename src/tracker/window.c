@@ -509,10 +509,17 @@ static size_t side_loop(const trk_window *w, const size_t *idx, size_t m, int n,
     int newer_loss = 0, newer_lr = 0, older_loss = 0;
     while (q < m && newest(w, idx[q])->s.total == b->s.total)
       q++;
+    int newer_epochs = 0;
     for (size_t k = 0; k < p; k++) {
       const trk_rec *x = newest(w, idx[k]);
       newer_loss |= strong_rec(x);
       newer_lr |= x->s.lr == x->s.lr;
+      if (k > 0) {
+        const trk_rec *y = newest(w, idx[k - 1]);
+        double ex = rec_epoch(x), ey = rec_epoch(y);
+        newer_epochs |=
+            x->epoch_seq != y->epoch_seq || (ex == ex && ey == ey && ex != ey);
+      }
     }
     for (size_t k = p; k < q; k++)
       older_loss |= strong_rec(newest(w, idx[k]));
@@ -530,7 +537,9 @@ static size_t side_loop(const trk_window *w, const size_t *idx, size_t m, int n,
     for (size_t k = q; k < m && !again; k++)
       again = newest(w, idx[k])->s.has_total &&
               newest(w, idx[k])->s.total == r0->s.total;
-    if (!boundary && (q - p >= 2 || finished) &&
+    /* A loop that itself runs through epochs is the training loop (a
+     * start-up tool's bar before it, AutoAnchor's, is the other). */
+    if (!boundary && !newer_epochs && (q - p >= 2 || finished) &&
         (p < (size_t)n || (!again && ((!newer_loss && older_loss) ||
                                       (finished && !newer_lr))))) {
       B->hi = b->seq;

@@ -334,3 +334,91 @@ SM_TEST(track_records_malformed) {
   ASSERT_EQ(r.ok, 0);
   free(t.s);
 }
+
+/* ==== Detection metrics with a threshold name evaluation ==== */
+
+SM_TEST(track_records_thresholded_detection_metrics_are_evaluation) {
+  text t = {0};
+  sm_track_result r;
+
+  /* A validation bar named by its columns after each epoch's training
+   * bar (an older detection trainer's "mAP@.5 mAP@.5:.95"). */
+  for (int e = 0; e < 3; e++)
+    add(&t,
+        "   %d/2   2.1G   0.08%d   0.01   0.02   40   512: 100%%|####| "
+        "200/200 [01:40<00:00,  2.00it/s]\n"
+        "      Class   Images   Targets   P   R   mAP@.5 mAP@.5:.95: "
+        "100%%|####| 30/30 [00:10<00:00,  3.00it/s]\n"
+        "        all      960      4000  0.5 0.4  0.35  0.2\n",
+        e, e);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 200);
+  ASSERT_NEAR(r.step_time_s, 0.5, 1e-6);
+  /* Another shape: COCO-style "AP@0.5 AP_75" columns of an evaluation
+   * bar after a training bar with a loss. */
+  t.n = 0;
+  for (int e = 1; e <= 3; e++)
+    add(&t,
+        "Epoch %d: 100%%|####| 400/400 [03:20<00:00, 2.00it/s, loss=0.%d]\n"
+        "AP@0.5 AP_75: 100%%|####| 25/25 [00:05<00:00, 5.00it/s]\n",
+        e, 9 - e);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 400);
+  ASSERT_NEAR(r.loss, 0.6, 1e-9);
+  /* Near misses: an epoch line with a loss beside its mAP@0.5 stays a
+   * training line; "mAP" alone (a trainer announcing its next mAP
+   * calculation) names nothing; "Map" is no metric. */
+  ASSERT_EQ(P("Epoch 4/200 | mAP@0.5: 0.9623, Loss: 0.4120").kind,
+            SM_TK_SAMPLE);
+  ASSERT(sm__trk_is_evalq_word("mAP@.5", 6));
+  ASSERT(sm__trk_is_evalq_word("mAP_50", 6));
+  ASSERT(!sm__trk_is_evalq_word("mAP", 3));
+  ASSERT(!sm__trk_is_evalq_word("mAP_x", 5));
+  ASSERT(!sm__trk_is_evalq_word("apple", 5));
+  ASSERT(!sm__trk_is_evalq_word("map_", 4));
+  free(t.s);
+}
+
+/* ==== A loop that runs through epochs is no side loop ==== */
+
+SM_TEST(track_records_loop_through_epochs_is_not_a_side_loop) {
+  text t = {0};
+  sm_track_result r;
+
+  /* A start-up tool's bar with a figure of its own, then one final bar
+   * state per epoch of another total (a trainer captured by a logger
+   * that keeps only each bar's last state). */
+  add(&t, "Anchors: evolving with a genetic search: fitness = 0.77: "
+          "100%%|####| 1000/1000 [01:31<00:00, 10.98it/s]\n"
+          "Starting training for 2 epochs...\n");
+  for (int e = 0; e < 2; e++)
+    add(&t,
+        "     Epoch   gpu_mem   box   obj   cls   labels  img_size\n"
+        "      %d/1   3.1G   0.15   0.007   0.04   11   128: "
+        "100%%|####| 329/329 [03:11<00:00,  1.72it/s]\n",
+        e);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 329);
+  ASSERT_NEAR(r.epoch, 1, 1e-9);
+  /* Another shape: a vocabulary bar with a score, then epoch bars. */
+  t.n = 0;
+  add(&t, "Building vocab: score=0.91: 100%%|####| 200/200 [00:30<00:00, "
+          "6.67it/s]\n");
+  for (int e = 1; e <= 3; e++)
+    add(&t, "Epoch %d: 100%%|####| 50/50 [00:25<00:00, 2.00it/s, loss=0.%d]\n",
+        e, 8 - e);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 50);
+  ASSERT_NEAR(r.loss, 0.5, 1e-9);
+  /* Near miss: an evaluation bar of one epoch after the training bar
+   * that finished is still a side loop. */
+  t.n = 0;
+  for (int b = 100; b <= 500; b += 100)
+    add(&t, "Epoch 3: %d%%|###| %d/500 [00:%02d<00:00, 5.00it/s, loss=0.4]\n",
+        b / 5, b, b / 25);
+  add(&t, " 50%%|###| 40/80 [00:04<00:04, 10.00it/s]\n"
+          " 100%%|###| 80/80 [00:08<00:00, 10.00it/s]\n");
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 500);
+  free(t.s);
+}
