@@ -1329,6 +1329,35 @@ static void checkpoint_save(const trk_line *L, sm_track_sample *o) {
   o->ckpt_step = v;
 }
 
+/* A stepless line whose text starts with a lone '*' before its first
+ * value, after any logger prefix: the summary marker of the ImageNet
+ * example's family (" * Acc@1 76.1 Acc@5 92.8", " * Prec@1 ...", Swin's
+ * and DeiT's " * Train Acc 99.5 Train Loss 0.017"): the figures are the
+ * loop's averages, not a step's.  A rule of stars ("*****") is not one.
+ * Only a line read as a sample is marked (an evaluation summary stays
+ * evaluation, and never announces the line after it). */
+static void star_summary(const trk_line *L, sm_track_sample *o) {
+  int first = L->ntok;
+
+  if (o->kind != SM_TK_SAMPLE || o->has_step || L->nf == 0)
+    return;
+  /* Before the first figure that means something (a logger's clock or
+   * source line is none). */
+  for (int i = 0; i < L->nf && first == L->ntok; i++)
+    if (L->f[i].ki.role != R_NONE)
+      first = L->f[i].tok;
+  for (int k = 0; k < first && k < L->ntok; k++) {
+    const trk_tok *t = &L->tok[k];
+    size_t e = t->off + 1;
+    if (t->kind != TK_PUNCT || t->c != '*')
+      continue;
+    if ((t->off == 0 || L->s[t->off - 1] == ' ' || L->s[t->off - 1] == '\t') &&
+        e + 1 < L->n && L->s[e] == ' ' && isalpha((unsigned char)L->s[e + 1]))
+      o->summary = 1;
+    return;
+  }
+}
+
 /* A line that prints only an integer and a fraction, no key, no word
  * (after its logger prefix): "[Mar 29, 16:34:28] 1016 5.2992", a
  * print(step, loss) of a custom loop.  The step and, tentatively, the
@@ -1377,6 +1406,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   counter_total(L, &P, o);
   line_marks(L, &P, o);
   line_kind(L, &P, o);
+  star_summary(L, o);
   if (head == NULL || head->n < 2)
     bare_pair(L, o);
   checkpoint_save(L, o);

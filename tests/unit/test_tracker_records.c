@@ -422,3 +422,46 @@ SM_TEST(track_records_loop_through_epochs_is_not_a_side_loop) {
   ASSERT_EQ(r.step, 500);
   free(t.s);
 }
+
+/* ==== Summaries marked by a lone star ==== */
+
+SM_TEST(track_records_star_summaries_are_averages) {
+  text t = {0};
+  sm_track_result r;
+
+  /* A colourised logger: the epoch's last batch line, then the loop's
+   * summary " * Train Acc ... Train Loss" (averages) and validation. */
+  for (int e = 0; e < 4; e++)
+    add(&t,
+        "[2024-05-01 10:%02d:00 vit](main.py 180): INFO Train: [%d/4]\t"
+        "lr 0.0001\ttime 0.21%d (0.250)\tloss 0.%d12 (0.%d50)\n"
+        "[2024-05-01 10:%02d:01 vit](main.py 111): INFO  * Train Acc 9%d.0 "
+        "Train Loss 0.%d50\n"
+        "[2024-05-01 10:%02d:02 vit](main.py 116): INFO  * Val Acc 80.0 "
+        "Val Loss 0.9\n",
+        e, e, e, 8 - e, 8 - e, e, e, 8 - e, e);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_NEAR(r.loss, 0.512, 1e-9); /* the batch line's, not the average */
+  /* Another shape: the ImageNet example's meters and its " * Acc@1"
+   * lines (an evaluation summary) do not stop the next epoch's lines. */
+  t.n = 0;
+  for (int e = 0; e < 3; e++)
+    add(&t,
+        "Epoch: [%d][ 90/100]\tTime  0.300 ( 0.310)\tLoss 2.%d00e+00 "
+        "(2.500e+00)\n"
+        " * Acc@1 %d.250 Acc@5 80.100\n",
+        e, 5 - e, 40 + e);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 90);
+  ASSERT_NEAR(r.loss, 2.3, 1e-9);
+  ASSERT_NEAR(r.epoch, 2, 1e-9);
+  /* Near misses: a rule of stars, a star glued to a word, a step line
+   * with a star, and a star after the figures. */
+  ASSERT_EQ(P("***** Train Loss 0.5 *****").summary, 0);
+  ASSERT_EQ(P("*Train Loss 0.5").summary, 0);
+  ASSERT_EQ(P(" * step 40 loss 0.5").summary, 0);
+  ASSERT_EQ(P("Train Loss 0.5 * 2 runs").summary, 0);
+  ASSERT_EQ(P(" * Train Loss 0.5").summary, 1);
+  free(t.s);
+}
