@@ -103,48 +103,80 @@ static const char *tput_unit(const char *u) {
 
 /* A line of column names: three to twelve words and nothing else, half
  * of them metric-like ("box_loss", "GPU_mem") or known keys. */
+/* The columns of a head line: its words, or, where tabs separate the
+ * columns, the words of each cell joined by '_' ("total loss<TAB>score
+ * loss", "Learning Rate<TAB>Train Loss<TAB>Valid Acc.": a progress
+ * logger's metrics file).  Lower case, '-' as '_'.  Returns the count,
+ * or -1 when a token is neither a word nor a separator. */
+static int head_columns(const trk_line *L, char col[][TRK_COL_MAX], int max) {
+  int nw = 0, tabs = memchr(L->s, '\t', L->n) != NULL, cell = -1;
+  size_t l = 0;
+
+  for (int k = 0; k < L->ntok; k++) {
+    const trk_tok *t = &L->tok[k];
+    int c = 0;
+    if (t->kind != TK_WORD) {
+      if (t->kind == TK_PUNCT &&
+          (strchr("|()", t->c) != NULL || (tabs && t->c == '.')))
+        continue;
+      return -1;
+    }
+    if (tabs) /* the cell: tabs before the word */
+      for (size_t i = 0; i < t->off; i++)
+        c += L->s[i] == '\t';
+    if (tabs && c == cell && nw > 0 && l + 1 < TRK_COL_MAX - 1) {
+      col[nw - 1][l++] = '_'; /* another word of the same cell */
+    } else {
+      if (nw == max)
+        return max + 1;
+      nw++;
+      l = 0;
+    }
+    cell = c;
+    for (size_t i = 0; i < t->len && l < TRK_COL_MAX - 1; i++) {
+      char ch = (char)lower((unsigned char)L->s[t->off + i]);
+      col[nw - 1][l++] = ch == '-' ? '_' : ch;
+    }
+    col[nw - 1][l] = '\0';
+  }
+  return nw;
+}
+
 static int table_head(trk_line *L, trk_head *h) {
-  int nw = 0, metric = 0, known = 0, counter = 0, parts = 0, total = -1;
+  int nw, metric = 0, known = 0, counter = 0, parts = 0, total = -1;
+  char cols[TRK_MAX_COLS + 1][TRK_COL_MAX];
 
   if (L->nf > 0)
     return 0;
-  for (int k = 0; k < L->ntok; k++) {
-    const trk_tok *t = &L->tok[k];
-    if (t->kind == TK_WORD) {
-      char col[TRK_COL_MAX];
-      size_t l = t->len < TRK_COL_MAX - 1 ? t->len : TRK_COL_MAX - 1;
-      trk_keyinfo ki;
-      for (size_t i = 0; i < l; i++) {
-        char c = (char)lower((unsigned char)L->s[t->off + i]);
-        col[i] = c == '-' ? '_' : c;
-      }
-      col[l] = '\0';
-      /* YOLOv5/v7 name their loss columns by bare component words and
-       * the whole loss 'total' ("Epoch gpu_mem box obj cls total
-       * labels img_size"). */
-      if (sm__trk_is_part_word(col, l) && l + 5 < TRK_COL_MAX) {
-        memcpy(col + l, "_loss", 6);
-        l += 5;
-        parts++;
-      } else if (strcmp(col, "total") == 0) {
-        total = nw;
-      }
-      sm__trk_key_lookup(col, &ki);
-      if (ki.role == R_EPOCH || ki.role == R_LOSS || ki.role == R_STEP ||
-          ki.role == R_ITER || ki.role == R_LR || ki.role == R_EVAL_LOSS ||
-          ki.role == R_BATCH || ki.role == R_IGNORE)
-        known++;
-      if (ki.role == R_STEP || ki.role == R_ITER || ki.role == R_EPOCH ||
-          ki.role == R_BATCH)
-        counter++;
-      if (ki.role != R_NONE || strchr(col, '_') != NULL)
-        metric++;
-      if (h != NULL && nw < TRK_MAX_COLS)
-        memcpy(h->col[nw], col, l + 1);
-      nw++;
-    } else if (!(t->kind == TK_PUNCT && strchr("|()", t->c) != NULL)) {
-      return 0;
+  nw = head_columns(L, cols, TRK_MAX_COLS);
+  if (nw < 0)
+    return 0;
+  for (int k = 0; k < nw && k < TRK_MAX_COLS; k++) {
+    char *col = cols[k];
+    size_t l = strlen(col);
+    trk_keyinfo ki;
+    /* YOLOv5/v7 name their loss columns by bare component words and
+     * the whole loss 'total' ("Epoch gpu_mem box obj cls total labels
+     * img_size"). */
+    if (sm__trk_is_part_word(col, l) && l + 5 < TRK_COL_MAX) {
+      memcpy(col + l, "_loss", 6);
+      l += 5;
+      parts++;
+    } else if (strcmp(col, "total") == 0) {
+      total = k;
     }
+    sm__trk_key_lookup(col, &ki);
+    if (ki.role == R_EPOCH || ki.role == R_LOSS || ki.role == R_STEP ||
+        ki.role == R_ITER || ki.role == R_LR || ki.role == R_EVAL_LOSS ||
+        ki.role == R_BATCH || ki.role == R_IGNORE)
+      known++;
+    if (ki.role == R_STEP || ki.role == R_ITER || ki.role == R_EPOCH ||
+        ki.role == R_BATCH)
+      counter++;
+    if (ki.role != R_NONE || strchr(col, '_') != NULL)
+      metric++;
+    if (h != NULL)
+      memcpy(h->col[k], col, l + 1);
   }
   /* Two columns only where both are known and one counts: the head of
    * a metrics file ("step<TAB>loss", "iter loss"). */

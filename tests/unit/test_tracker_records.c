@@ -465,3 +465,36 @@ SM_TEST(track_records_star_summaries_are_averages) {
   ASSERT_EQ(P(" * Train Loss 0.5").summary, 1);
   free(t.s);
 }
+
+/* ==== Heads whose columns are separated by tabs ==== */
+
+SM_TEST(track_records_tab_separated_heads_of_several_words) {
+  /* A progress logger's metrics file: a head of multi-word names
+   * separated by tabs, then one row per epoch (a trailing tab each). */
+  text t = {0};
+  sm_track_result r;
+
+  add(&t, "total loss\tscore loss\tborder loss\tctc loss\t\n");
+  for (int e = 0; e < 700; e++)
+    add(&t, "%.6f\t0.2%02d\t0.1%02d\t3.%02d\t\n", 40.0 - e * 0.03, e % 100,
+        e % 100, e % 100);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_NEAR(r.loss, 40.0 - 699 * 0.03, 1e-6);
+  /* Another shape: learning rate and train/valid columns (the valid
+   * loss is evaluation, never the loss). */
+  t.n = 0;
+  add(&t, "Learning Rate\tTrain Loss\tValid Loss\tTrain Acc.\tValid Acc.\n");
+  for (int e = 0; e < 30; e++)
+    add(&t, "0.100000\t%.6f\t%.6f\t%.3f\t%.3f\n", 2.0 - e * 0.05,
+        2.5 - e * 0.04, 40.0 + e, 35.0 + e);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.ok, 1);
+  ASSERT_NEAR(r.loss, 2.0 - 29 * 0.05, 1e-6);
+  ASSERT_NEAR(r.lr, 0.1, 1e-9);
+  /* Near misses: single-spaced words stay one column each; a head of
+   * tab-separated cells that name nothing known is no head. */
+  r = scan_text("alpha beta\tgamma delta\n1.0\t2.0\n1.1\t2.1\n1.2\t2.2\n");
+  ASSERT_EQ(r.ok, 0);
+  free(t.s);
+}
