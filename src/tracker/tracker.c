@@ -676,6 +676,11 @@ static int record_piece(sm_tracker *t, const char *seg, size_t m, int cls,
                         int unfinished, int rank) {
   trk_vcell k, v;
 
+  /* A piece not ended yet (the last bytes of a scan) is read as a line
+   * for now: it comes again, whole, when it ends, and only then joins or
+   * breaks a record. */
+  if (unfinished)
+    return 0;
   if (sm__trk_vrule(seg, m)) {
     drop_record_prov(t);
     if (t->in_vrec && t->vrec.rows > 0) {

@@ -498,3 +498,31 @@ SM_TEST(track_records_tab_separated_heads_of_several_words) {
   ASSERT_EQ(r.ok, 0);
   free(t.s);
 }
+
+SM_TEST(track_records_scan_ends_inside_a_row) {
+  /* The scan's last bytes are a row not ended yet; when the row ends,
+   * it joins its record once (no row counted twice, no stale step). */
+  char path[64];
+  sm_tracker *t = sm_tracker_new(NULL);
+  sm_track_result r;
+  sm_err e = {0};
+  text a = {0};
+
+  for (int k = 1; k <= 5; k++)
+    add(&a,
+        "==============================\n"
+        "updates: %d\nvalue loss: 0.%d1\n",
+        100 * k, 9 - k);
+  add(&a, "==============================\nupdates: 600\nvalue lo");
+  tmpname(path);
+  write_file(path, "w", a.s);
+  ASSERT_OK(sm_tracker_scan(t, path, &r, &e));
+  ASSERT_EQ(r.ok, 1);
+  write_file(path, "a", "ss: 0.31\n==============================\n");
+  sm_tracker_poll(t, &r, &e);
+  ASSERT_EQ(r.step, 600);
+  ASSERT_NEAR(r.loss, 0.31, 1e-9);
+  sm_tracker_free(t);
+  unlink(path);
+  free(a.s);
+}
