@@ -112,6 +112,8 @@ struct sm_tracker {
   int bare_ok;           /* the verdict on the last of them */
   trk_bare bv;           /* the values of their run */
   int bare_head;         /* a head nearby named a metric that is no loss */
+  int head_fresh;        /* an epoch head was replayed and no sample
+                          * since: start-up output now makes it stale */
   int start_kinds;       /* start-up output (TRK_START_*) met since the
                           * newest sample */
   long long resume_step; /* the step the newest resume named, or -1 */
@@ -196,6 +198,7 @@ static void reset_state(sm_tracker *t) {
   t->prov = 0;
   t->start_kinds = 0;
   t->resume_step = -1;
+  t->head_fresh = 0;
 }
 
 void sm_tracker_reset(sm_tracker *t) {
@@ -788,6 +791,16 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
     t->in_block = 1;
     return;
   }
+  /* The run's start-up output after an epoch head and before any
+   * sample: the head was a configuration's ("epoch = 30" in an argument
+   * dump) or another run's, and the epoch is unknown. */
+  if (t->head_fresh) {
+    long long at;
+    if (sm__trk_startup_mark(seg, m, &at) != 0) {
+      t->ctx_epoch = NAN;
+      t->head_fresh = 0;
+    }
+  }
   if (!worth_parsing(t, cls, seg, m)) {
     note_startup(t, seg, m);
     return;
@@ -827,6 +840,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       t->epoch_seq++;
       t->ctx_epoch = smp.epoch;
     }
+    t->head_fresh = 1;
     t->phase = 0;
     t->eval_loop = 0;
     break;
@@ -860,6 +874,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       break;
     }
     loop_remember(t, loop_id(&smp));
+    t->head_fresh = 0;
     if (!smp.bare_pair)
       t->bare_head = 0; /* other output: the head was not the pairs' */
     t->start_kinds = 0;
@@ -1144,6 +1159,9 @@ typedef struct scan_state {
   int epoch_known;   /* a counted sample printed its epoch */
   int heads_only;    /* past the margin: only what is sought is kept */
   int want_epoch;    /* ... an epoch head */
+  int start_met;     /* the run's start-up output was met while an epoch
+                      * head was sought: a head above it is not this
+                      * run's (a configuration dump's "epoch = 20") */
   int want_loss;     /* ... a training loss */
   int loss_met;      /* a sample with a training loss was counted */
   int loss_blocked;  /* the counter went back above: the loss seek ends */
@@ -1279,6 +1297,13 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   sm_track_sample smp;
   int cls, rank, marked = 0, kvrow = 0;
 
+  if (st->heads_only && st->want_epoch && st->bwd_epoch == 0) {
+    long long at;
+    if (sm__trk_startup_mark(s, n, &at) != 0) {
+      st->start_met = 1;
+      return 0;
+    }
+  }
   if (st->heads_only && !st->want_loss && !names_epoch(s, n))
     return 0;
 
@@ -1562,7 +1587,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       }
       /* What is looked for is found, or its budget spent: when nothing
        * else is sought, a line more is enough. */
-      if (seek_epoch && (st.bwd_epoch > epochs_at_done ||
+      if (seek_epoch && (st.bwd_epoch > epochs_at_done || st.start_met ||
                          (st.heads_only && (done_at - off > EPOCH_SEEK_BYTES ||
                                             margin >= EPOCH_SEEK)))) {
         seek_epoch = 0;

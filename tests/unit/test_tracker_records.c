@@ -526,3 +526,52 @@ SM_TEST(track_records_scan_ends_inside_a_row) {
   unlink(path);
   free(a.s);
 }
+
+/* ==== An epoch head above the run's start-up is not the run's ==== */
+
+SM_TEST(track_records_epoch_head_above_startup_is_not_the_runs) {
+  text t = {0};
+  sm_track_result r;
+
+  /* An argument dump printed one "key = value" per line: its "epoch = 30"
+   * reads as an epoch head; the run's start-up follows, then steps that
+   * print no epoch.  The epoch is unknown, not 30. */
+  add(&t, "hidden = 256\nbatch = 128\nepoch = 30\nprint_freq = 50\n"
+          "------- start training -------\n"
+          "=> loading checkpoint './ckpt/last.pt'\n");
+  for (int i = 1; i <= 40; i++)
+    add(&t, "Iteration: %d\tLoss: %.3f\n", 1000 + 50 * i, 2.0 - i * 0.01);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 3000);
+  ASSERT_NAN(r.epoch);
+  r = feed(t.s); /* read forward: the same */
+  ASSERT_EQ(r.step, 3000);
+  ASSERT_NAN(r.epoch);
+  /* Another shape: a YAML-like dump with "epoch: 12", a checkpoint
+   * loaded, bracketed steps. */
+  t.n = 0;
+  add(&t, "config:\n  lr: 0.01\n  epoch: 12\n"
+          "Loading checkpoint from runs/exp/last.ckpt\n");
+  for (int i = 1; i <= 40; i++)
+    add(&t, "[step %d] loss=%.3f\n", 20 * i, 1.5 - i * 0.01);
+  r = scan_text(t.s);
+  ASSERT_EQ(r.step, 800);
+  ASSERT_NAN(r.epoch);
+  /* Near misses: an epoch head between the start-up and the steps is
+   * the run's; so is one with no start-up output below it. */
+  t.n = 0;
+  add(&t, "epoch = 30\n------- start training -------\nEpoch 7/30\n");
+  for (int i = 1; i <= 40; i++)
+    add(&t, "Iteration: %d\tLoss: %.3f\n", 1000 + 50 * i, 2.0 - i * 0.01);
+  r = scan_text(t.s);
+  ASSERT_NEAR(r.epoch, 7, 1e-9);
+  r = feed(t.s);
+  ASSERT_NEAR(r.epoch, 7, 1e-9);
+  t.n = 0;
+  add(&t, "Epoch 5/30\n");
+  for (int i = 1; i <= 40; i++)
+    add(&t, "Iteration: %d\tLoss: %.3f\n", 1000 + 50 * i, 2.0 - i * 0.01);
+  r = scan_text(t.s);
+  ASSERT_NEAR(r.epoch, 5, 1e-9);
+  free(t.s);
+}
