@@ -111,6 +111,8 @@ static int emit_text(const sm_track_result *r) {
            r->step_time_source ? r->step_time_source : "?");
   else
     printf("step time:   -\n");
+  if (r->step_time_basis && r->step_time_weak)
+    printf("             weak basis: %s\n", r->step_time_weak);
   if (r->throughput == r->throughput)
     printf("throughput:  %s %s\n", fmt_num(b, sizeof(b), r->throughput, "%.6g"),
            r->tp_unit);

@@ -156,9 +156,6 @@ typedef struct sm_track_sample {
   long long ckpt_step; /* SM_TK_CKPT: the step the checkpoint holds */
   int run_summary;     /* the line sums the whole run up (a figure of the
                         * run: "train_runtime") */
-  int loss_terms;      /* the line prints loss terms (components, named
-                        * terms) and no loss: its loss is unknown, not
-                        * to be taken from other lines */
   int bare_pair;       /* an unkeyed "STEP VALUE" line ("[ts] 1016 5.29"):
                         * a sample only inside a run of such lines whose
                         * steps advance by one stride */
@@ -210,6 +207,12 @@ typedef struct sm_track_result {
   const char *step_time_source;    /* finer: "printed", "rate", "interval",
                                     * "batch/throughput", "timestamps",
                                     * "elapsed clock", "bar elapsed" */
+  const char *step_time_weak;      /* why the basis is weak, or NULL: the
+                                    * step time rests on something other
+                                    * than the followed counter's own
+                                    * lines (another counter's lines, an
+                                    * unlabelled figure, the run's average,
+                                    * a batch announced at start-up) */
   int loss_nonfinite;              /* the newest training loss printed was
                                     * nan or inf (loss is NAN) */
   const char *step_scope;          /* "global" (never restarts within a

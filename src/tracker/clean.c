@@ -139,10 +139,14 @@ size_t sm__trk_clean(const char *s, size_t n, char *out, size_t cap,
   int rank = -1;
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0, o = 0, cut;
-  int rounds;
+  int rounds, digits = 0;
 
   if (cap == 0)
     return 0;
+  /* A line without digits keeps its tabs: they separate the columns of
+   * a head ("total loss<TAB>score loss"); elsewhere a tab is a blank. */
+  for (size_t k = 0; k < n && !digits; k++)
+    digits = p[k] >= '0' && p[k] <= '9';
   while (i < n && o + 1 < cap) {
     unsigned c = p[i];
     if (c == 0x1b) {
@@ -163,7 +167,7 @@ size_t sm__trk_clean(const char *s, size_t n, char *out, size_t cap,
       continue;
     }
     if (c == '\t') {
-      out[o++] = ' ';
+      out[o++] = digits ? ' ' : '\t';
       i++;
       continue;
     }

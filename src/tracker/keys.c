@@ -12,6 +12,7 @@
  * components of one, "loss/mean" is a statistic.  The table also holds
  * the word lists the guards use (evaluation, start-up, phase
  * announcements, loss-component prefixes, log levels). */
+#include <ctype.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +57,22 @@ enum {
   WC_WRAP,
   WC_SMOOTH,
   WC_BLOCK,
+  WC_CKPT,
+  WC_CKNAME,
+  WC_SAVE,
+  WC_RELOAD,
+  WC_EVALQ,
   WC_COUNT
 };
 static const char *const wc_names[] = {
-    "eval", "init", "phase", "part", "level", "average", "stats",  "qual",
-    "per",  "term", "gen",   "disc", "lossq", "wrap",    "smooth", "block"};
+    "eval",   "init",  "phase", "part",   "level", "average", "stats",
+    "qual",   "per",   "term",  "gen",    "disc",  "lossq",   "wrap",
+    "smooth", "block", "ckpt",  "ckname", "save",  "reload",  "evalq"};
 _Static_assert(sizeof(wc_names) / sizeof(wc_names[0]) == WC_COUNT,
                "a name for every word class");
+_Static_assert(WC_COUNT <= sizeof(((trk_keys_stats *)0)->words) /
+                               sizeof(((trk_keys_stats *)0)->words[0]),
+               "room for every word class in the stats");
 
 typedef struct keytab {
   key_entry keys[MAX_KEYS];
@@ -314,6 +324,38 @@ int sm__trk_is_wrap_word(const char *w, size_t n) {
 
 int sm__trk_is_part_word(const char *w, size_t n) {
   return word_in(w, n, table()->words[WC_PART]);
+}
+
+int sm__trk_is_evalq_word(const char *w, size_t n) {
+  const word *list = table()->words[WC_EVALQ];
+
+  for (size_t k = 0; list[k].w != NULL; k++) {
+    size_t l = list[k].n;
+    if (n > l && strncasecmp(w, list[k].w, l) == 0 &&
+        (w[l] == '@' || isdigit((unsigned char)w[l]) ||
+         (w[l] == '_' && l + 1 < n && isdigit((unsigned char)w[l + 1]))))
+      return 1;
+  }
+  return 0;
+}
+
+int sm__trk_ckpt_word_at(const char *t, size_t n, size_t i, int kind) {
+  static const int cls[] = {WC_CKPT, WC_SAVE, WC_RELOAD};
+  const word *list;
+
+  if (kind < 0 || kind >= (int)SM_ARRAY_LEN(cls) || i >= n ||
+      (i > 0 && isalpha((unsigned char)t[i - 1])))
+    return 0;
+  list = table()->words[cls[kind]];
+  for (size_t k = 0; list[k].w != NULL; k++)
+    if (n - i >= list[k].n && strncasecmp(t + i, list[k].w, list[k].n) == 0)
+      return 1;
+  return 0;
+}
+
+const char *sm__trk_ckpt_name_prefix(int k) {
+  const keytab *T = table();
+  return k >= 0 && k < T->nwords[WC_CKNAME] ? T->words[WC_CKNAME][k].w : NULL;
 }
 
 int sm__trk_block_banner(const char *s, size_t n) {

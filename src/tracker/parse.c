@@ -103,48 +103,80 @@ static const char *tput_unit(const char *u) {
 
 /* A line of column names: three to twelve words and nothing else, half
  * of them metric-like ("box_loss", "GPU_mem") or known keys. */
+/* The columns of a head line: its words, or, where tabs separate the
+ * columns, the words of each cell joined by '_' ("total loss<TAB>score
+ * loss", "Learning Rate<TAB>Train Loss<TAB>Valid Acc.": a progress
+ * logger's metrics file).  Lower case, '-' as '_'.  Returns the count,
+ * or -1 when a token is neither a word nor a separator. */
+static int head_columns(const trk_line *L, char col[][TRK_COL_MAX], int max) {
+  int nw = 0, tabs = memchr(L->s, '\t', L->n) != NULL, cell = -1;
+  size_t l = 0;
+
+  for (int k = 0; k < L->ntok; k++) {
+    const trk_tok *t = &L->tok[k];
+    int c = 0;
+    if (t->kind != TK_WORD) {
+      if (t->kind == TK_PUNCT &&
+          (strchr("|()", t->c) != NULL || (tabs && t->c == '.')))
+        continue;
+      return -1;
+    }
+    if (tabs) /* the cell: tabs before the word */
+      for (size_t i = 0; i < t->off; i++)
+        c += L->s[i] == '\t';
+    if (tabs && c == cell && nw > 0 && l + 1 < TRK_COL_MAX - 1) {
+      col[nw - 1][l++] = '_'; /* another word of the same cell */
+    } else {
+      if (nw == max)
+        return max + 1;
+      nw++;
+      l = 0;
+    }
+    cell = c;
+    for (size_t i = 0; i < t->len && l < TRK_COL_MAX - 1; i++) {
+      char ch = (char)lower((unsigned char)L->s[t->off + i]);
+      col[nw - 1][l++] = ch == '-' ? '_' : ch;
+    }
+    col[nw - 1][l] = '\0';
+  }
+  return nw;
+}
+
 static int table_head(trk_line *L, trk_head *h) {
-  int nw = 0, metric = 0, known = 0, counter = 0, parts = 0, total = -1;
+  int nw, metric = 0, known = 0, counter = 0, parts = 0, total = -1;
+  char cols[TRK_MAX_COLS + 1][TRK_COL_MAX];
 
   if (L->nf > 0)
     return 0;
-  for (int k = 0; k < L->ntok; k++) {
-    const trk_tok *t = &L->tok[k];
-    if (t->kind == TK_WORD) {
-      char col[TRK_COL_MAX];
-      size_t l = t->len < TRK_COL_MAX - 1 ? t->len : TRK_COL_MAX - 1;
-      trk_keyinfo ki;
-      for (size_t i = 0; i < l; i++) {
-        char c = (char)lower((unsigned char)L->s[t->off + i]);
-        col[i] = c == '-' ? '_' : c;
-      }
-      col[l] = '\0';
-      /* YOLOv5/v7 name their loss columns by bare component words and
-       * the whole loss 'total' ("Epoch gpu_mem box obj cls total
-       * labels img_size"). */
-      if (sm__trk_is_part_word(col, l) && l + 5 < TRK_COL_MAX) {
-        memcpy(col + l, "_loss", 6);
-        l += 5;
-        parts++;
-      } else if (strcmp(col, "total") == 0) {
-        total = nw;
-      }
-      sm__trk_key_lookup(col, &ki);
-      if (ki.role == R_EPOCH || ki.role == R_LOSS || ki.role == R_STEP ||
-          ki.role == R_ITER || ki.role == R_LR || ki.role == R_EVAL_LOSS ||
-          ki.role == R_BATCH || ki.role == R_IGNORE)
-        known++;
-      if (ki.role == R_STEP || ki.role == R_ITER || ki.role == R_EPOCH ||
-          ki.role == R_BATCH)
-        counter++;
-      if (ki.role != R_NONE || strchr(col, '_') != NULL)
-        metric++;
-      if (h != NULL && nw < TRK_MAX_COLS)
-        memcpy(h->col[nw], col, l + 1);
-      nw++;
-    } else if (!(t->kind == TK_PUNCT && strchr("|()", t->c) != NULL)) {
-      return 0;
+  nw = head_columns(L, cols, TRK_MAX_COLS);
+  if (nw < 0)
+    return 0;
+  for (int k = 0; k < nw && k < TRK_MAX_COLS; k++) {
+    char *col = cols[k];
+    size_t l = strlen(col);
+    trk_keyinfo ki;
+    /* YOLOv5/v7 name their loss columns by bare component words and
+     * the whole loss 'total' ("Epoch gpu_mem box obj cls total labels
+     * img_size"). */
+    if (sm__trk_is_part_word(col, l) && l + 5 < TRK_COL_MAX) {
+      memcpy(col + l, "_loss", 6);
+      l += 5;
+      parts++;
+    } else if (strcmp(col, "total") == 0) {
+      total = k;
     }
+    sm__trk_key_lookup(col, &ki);
+    if (ki.role == R_EPOCH || ki.role == R_LOSS || ki.role == R_STEP ||
+        ki.role == R_ITER || ki.role == R_LR || ki.role == R_EVAL_LOSS ||
+        ki.role == R_BATCH || ki.role == R_IGNORE)
+      known++;
+    if (ki.role == R_STEP || ki.role == R_ITER || ki.role == R_EPOCH ||
+        ki.role == R_BATCH)
+      counter++;
+    if (ki.role != R_NONE || strchr(col, '_') != NULL)
+      metric++;
+    if (h != NULL)
+      memcpy(h->col[k], col, l + 1);
   }
   /* Two columns only where both are known and one counts: the head of
    * a metrics file ("step<TAB>loss", "iter loss"). */
@@ -526,7 +558,6 @@ typedef struct pstate {
   int best, eval, init, train, has_eval_loss;
   int loss_i, avg_i, part_i, disc_i, epoch_i;
   int tp_low, epoch_bar, tp_global, part_seen;
-  int nterms; /* named loss terms (KF_PART, not a GAN network's) */
   int nonfinite_fact;
   double total_hint;
 } pstate;
@@ -621,6 +652,19 @@ static void startup_or_eval(const trk_line *L, pstate *P) {
   for (int i = 0; i < L->nfree && !P->eval; i++)
     if (word_at(L, L->free_tok[i], sm__trk_is_eval_word))
       P->eval = 1;
+  /* A detection metric with its threshold written on ("mAP@.5",
+   * "mAP_50", "AP@0.5"), in any token: a validation table's column, on
+   * a line that prints no loss (an epoch line "mAP@0.5: 0.96, Loss: 0.4"
+   * stays what its loss makes it). */
+  {
+    int loss = 0, q = 0;
+    for (int i = 0; i < L->nf; i++)
+      loss |= L->f[i].ki.role == R_LOSS;
+    for (int i = 0; i < L->ntok && !loss && !q; i++)
+      q = word_at(L, i, sm__trk_is_evalq_word);
+    if (q)
+      P->eval = 1;
+  }
   for (int i = 0; i < L->nf && !P->eval; i++) {
     const trk_field *f = &L->f[i];
     if ((f->ki.role == R_NONE || strcmp(f->unit, "%") == 0 ||
@@ -706,8 +750,6 @@ static void role_fact(const trk_line *L, const trk_field *f, int i, pstate *P,
       P->loss_i = i;
     else if ((f->ki.flags & KF_PART) && P->part_i < 0)
       P->part_i = i;
-    if ((f->ki.flags & KF_PART) && !(f->ki.flags & KF_NET))
-      P->nterms++;
     break;
   case R_EVAL_LOSS:
     P->has_eval_loss = 1;
@@ -870,7 +912,6 @@ static void settle_facts(const trk_line *L, pstate *P, sm_track_sample *o) {
     P->loss_i = P->part_i;
   if (P->loss_i < 0)
     P->loss_i = P->disc_i;
-  o->loss_terms = P->loss_i < 0 && P->nterms > 0;
   if (P->loss_i >= 0) {
     o->loss = L->f[P->loss_i].v;
     o->loss_nonfinite = o->loss != o->loss;
@@ -1283,20 +1324,14 @@ static long long named_step(const char *t, size_t n, const char *pre) {
   return -1;
 }
 
-/* Does word w start at t[i] (a word start, within the n bytes of t)? */
-static int starts_word(const char *t, size_t n, size_t i, const char *w) {
-  size_t wl = strlen(w);
-  return n - i >= wl && (i == 0 || !isalpha((unsigned char)t[i - 1])) &&
-         strncasecmp(t + i, w, wl) == 0;
-}
-
 /* A checkpoint being saved that names the step it holds, on a line that
  * is no sample (DeepSpeed's "Checkpoint global_step1971 is about to be
  * saved!", HF Trainer's "Saving model checkpoint to out/checkpoint-500",
  * "Saving checkpoint at step 5000"): where training was when it saved.
- * Not a checkpoint loaded (a restart's start-up). */
+ * Not a checkpoint loaded (a restart's start-up).  The words and the
+ * name prefixes are the table's ckpt, save, reload and ckname classes. */
 static void checkpoint_save(const trk_line *L, sm_track_sample *o) {
-  const char *t = L->s;
+  const char *t = L->s, *pre;
   size_t n = L->n;
   long long v = -1;
   int ckpt = 0, save = 0;
@@ -1307,31 +1342,52 @@ static void checkpoint_save(const trk_line *L, sm_track_sample *o) {
   for (size_t i = 0; i < n; i++) {
     if (i > 0 && isalpha((unsigned char)t[i - 1]))
       continue; /* words are matched at their start only */
-    if (!ckpt &&
-        (starts_word(t, n, i, "checkpoint") || starts_word(t, n, i, "ckpt")))
-      ckpt = 1;
-    if (!save && starts_word(t, n, i, "sav"))
-      save = 1;
-    if (starts_word(t, n, i, "load") || starts_word(t, n, i, "resum") ||
-        starts_word(t, n, i, "restor"))
+    ckpt = ckpt || sm__trk_ckpt_word_at(t, n, i, TRK_CK_WORD);
+    save = save || sm__trk_ckpt_word_at(t, n, i, TRK_CK_SAVE);
+    if (sm__trk_ckpt_word_at(t, n, i, TRK_CK_LOAD))
       return;
   }
   if (!ckpt || !save)
     return;
-  if ((v = named_step(t, n, "global_step")) < 0 &&
-      (v = named_step(t, n, "checkpoint-")) < 0 &&
-      (v = named_step(t, n, "checkpoint_")) < 0 &&
-      (v = named_step(t, n, "ckpt-")) < 0 &&
-      (v = named_step(t, n, "step_")) < 0 &&
-      (v = named_step(t, n, "step-")) < 0) {
-    /* "at step 5000", "iteration 12000": the line's own counter. */
-    if (o->has_step && (o->counter == SM_TC_STEP || o->counter == SM_TC_ITER))
-      v = o->step;
-  }
+  for (int k = 0; v < 0 && (pre = sm__trk_ckpt_name_prefix(k)) != NULL; k++)
+    v = named_step(t, n, pre);
+  /* "at step 5000", "iteration 12000": the line's own counter. */
+  if (v < 0 && o->has_step &&
+      (o->counter == SM_TC_STEP || o->counter == SM_TC_ITER))
+    v = o->step;
   if (v < 0)
     return;
   o->kind = SM_TK_CKPT;
   o->ckpt_step = v;
+}
+
+/* A stepless line whose text starts with a lone '*' before its first
+ * value, after any logger prefix: the summary marker of the ImageNet
+ * example's family (" * Acc@1 76.1 Acc@5 92.8", " * Prec@1 ...", Swin's
+ * and DeiT's " * Train Acc 99.5 Train Loss 0.017"): the figures are the
+ * loop's averages, not a step's.  A rule of stars ("*****") is not one.
+ * Only a line read as a sample is marked (an evaluation summary stays
+ * evaluation, and never announces the line after it). */
+static void star_summary(const trk_line *L, sm_track_sample *o) {
+  int first = L->ntok;
+
+  if (o->kind != SM_TK_SAMPLE || o->has_step || L->nf == 0)
+    return;
+  /* Before the first figure that means something (a logger's clock or
+   * source line is none). */
+  for (int i = 0; i < L->nf && first == L->ntok; i++)
+    if (L->f[i].ki.role != R_NONE)
+      first = L->f[i].tok;
+  for (int k = 0; k < first && k < L->ntok; k++) {
+    const trk_tok *t = &L->tok[k];
+    size_t e = t->off + 1;
+    if (t->kind != TK_PUNCT || t->c != '*')
+      continue;
+    if ((t->off == 0 || L->s[t->off - 1] == ' ' || L->s[t->off - 1] == '\t') &&
+        e + 1 < L->n && L->s[e] == ' ' && isalpha((unsigned char)L->s[e + 1]))
+      o->summary = 1;
+    return;
+  }
 }
 
 /* A line that prints only an integer and a fraction, no key, no word
@@ -1382,6 +1438,7 @@ void sm__trk_parse(trk_line *L, const char *seg, size_t n, const trk_head *head,
   counter_total(L, &P, o);
   line_marks(L, &P, o);
   line_kind(L, &P, o);
+  star_summary(L, o);
   if (head == NULL || head->n < 2)
     bare_pair(L, o);
   checkpoint_save(L, o);

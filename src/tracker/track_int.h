@@ -117,6 +117,20 @@ int sm__trk_is_wrap_word(const char *w, size_t n);
 /* A word that names a loss component when it prefixes "_loss" ("box",
  * "obj", "cls"): a table column of that name is a component. */
 int sm__trk_is_part_word(const char *w, size_t n);
+/* A word that starts with a metric of the table's evalq class and goes
+ * on with a threshold ("mAP@.5", "mAP_50", "AP@0.5": '@', a digit, or
+ * '_' and a digit): a detection validation column, evaluation. */
+int sm__trk_is_evalq_word(const char *w, size_t n);
+/* Checkpoint lines' words, matched at a word start as prefixes of the
+ * word there (t[i..n)): kind TRK_CK_WORD names a checkpoint
+ * ("checkpoint", "ckpt"), TRK_CK_SAVE a save ("Saving", "saved"),
+ * TRK_CK_LOAD a load or a resume (a restart's start-up, not a save). */
+enum { TRK_CK_WORD, TRK_CK_SAVE, TRK_CK_LOAD };
+int sm__trk_ckpt_word_at(const char *t, size_t n, size_t i, int kind);
+/* The k-th prefix of a checkpoint's name before the step it holds
+ * ("global_step", "checkpoint-"), in the table's order; NULL past the
+ * last. */
+const char *sm__trk_ckpt_name_prefix(int k);
 /* True when a line without numbers is the banner of a block of
  * figures, one per line ("***** train metrics *****" of HF's
  * log_metrics, "==== Final results ====", "Summary:"): a few words, one
@@ -146,9 +160,10 @@ double sm__trk_seconds(double v, const char *unit, int *ok);
 /* What a parsed knowledge table holds (data/embed/tracker_keys.tsv). */
 typedef struct trk_keys_stats {
   int keys;       /* key entries */
-  int words[16];  /* words per class: eval, init, phase, part, level,
+  int words[24];  /* words per class: eval, init, phase, part, level,
                    * average, stats, qual, per, term, gen, disc, lossq,
-                   * wrap, smooth, block */
+                   * wrap, smooth, block, ckpt, ckname, save, reload,
+                   * evalq */
   int unsorted;   /* keys out of order in the file */
   int duplicates; /* keys listed twice */
 } trk_keys_stats;
@@ -327,6 +342,17 @@ typedef struct trk_vrec {
   uint64_t keys;          /* hash of the keys of a "key: value" record */
   uint64_t pre[TRK_VPRE]; /* the hash after each of its first rows */
 } trk_vrec;
+
+/* The rows of a record as printed, held back until the record is
+ * known to be one (at most TRK_VHOLD rows, 8 KiB). */
+#define TRK_VHOLD 64
+typedef struct trk_vheld {
+  char text[8192];
+  size_t len;
+  int n;
+  uint16_t off[TRK_VHOLD], olen[TRK_VHOLD];
+  int cls[TRK_VHOLD], rank[TRK_VHOLD];
+} trk_vheld;
 
 /* A rule of dashes or of '=' alone on its line (at least ten): the edge
  * of a record of an RL logger's vertical table or a print loop's. */

@@ -61,29 +61,34 @@ struct sm_tracker {
   sm_linecls *cls;  /* the coarse filter */
   int cls_progress; /* class indexes in the prototype set */
   int cls_eval;
-  trk_line *L;                /* parser scratch */
-  trk_window win;             /* kept samples */
-  trk_head head;              /* column names of the last table head */
-  double ctx_epoch;           /* epoch of the last epoch head */
-  int epoch_seq;              /* epoch heads seen */
-  sm_rfile f;                 /* the followed file */
-  int open;                   /* f is open */
-  char *path;                 /* its path */
-  uint64_t off;               /* next byte to read */
-  sm_buf part;                /* bytes of an unfinished segment */
-  int skipping;               /* the unfinished segment was too long */
-  uint64_t lines;             /* lines read */
-  int scan_limited;           /* the last scan ran out of budget */
-  sm_track_result last;       /* the last answer reported */
-  char sig[32];               /* the last bytes read, up to off */
-  size_t sig_len;             /* how many of them */
-  int eval_seq;               /* evaluation lines and phases seen */
-  int eval_loop;              /* an evaluation loop printed its progress and no
-                               * training sample followed yet */
-  int summary_next;           /* the next sample is an epoch summary */
-  int in_block;               /* inside a block of figures under a banner */
-  int in_vrec;                /* inside a record of a vertical metric table */
-  trk_vrec vrec;              /* its rows so far */
+  trk_line *L;          /* parser scratch */
+  trk_window win;       /* kept samples */
+  trk_head head;        /* column names of the last table head */
+  double ctx_epoch;     /* epoch of the last epoch head */
+  int epoch_seq;        /* epoch heads seen */
+  sm_rfile f;           /* the followed file */
+  int open;             /* f is open */
+  char *path;           /* its path */
+  uint64_t off;         /* next byte to read */
+  sm_buf part;          /* bytes of an unfinished segment */
+  int skipping;         /* the unfinished segment was too long */
+  uint64_t lines;       /* lines read */
+  int scan_limited;     /* the last scan ran out of budget */
+  sm_track_result last; /* the last answer reported */
+  char sig[32];         /* the last bytes read, up to off */
+  size_t sig_len;       /* how many of them */
+  int eval_seq;         /* evaluation lines and phases seen */
+  int eval_loop;        /* an evaluation loop printed its progress and no
+                         * training sample followed yet */
+  int summary_next;     /* the next sample is an epoch summary */
+  int in_block;         /* inside a block of figures under a banner */
+  int in_vrec;          /* inside a record of a vertical metric table */
+  trk_vrec vrec;        /* its rows so far */
+  trk_vheld vheld;      /* the record's rows as printed, held back */
+  int vprov;            /* the window's records from vprov_from on
+                         * came from a record not closed yet (the
+                         * end of a scan): replaced when it is */
+  uint64_t vprov_from;
   uint64_t vkv_keys;          /* keys of the last "key: value" record, or 0 */
   uint64_t vkv_pre[TRK_VPRE]; /* its hash after each of its first rows */
   int vkv_rows;               /* its rows */
@@ -107,6 +112,8 @@ struct sm_tracker {
   int bare_ok;           /* the verdict on the last of them */
   trk_bare bv;           /* the values of their run */
   int bare_head;         /* a head nearby named a metric that is no loss */
+  int head_fresh;        /* an epoch head was replayed and no sample
+                          * since: start-up output now makes it stale */
   int start_kinds;       /* start-up output (TRK_START_*) met since the
                           * newest sample */
   long long resume_step; /* the step the newest resume named, or -1 */
@@ -171,6 +178,9 @@ static void reset_state(sm_tracker *t) {
   t->in_block = 0;
   t->in_vrec = 0;
   sm__trk_vrec_reset(&t->vrec);
+  t->vheld.n = 0;
+  t->vheld.len = 0;
+  t->vprov = 0;
   t->vkv_keys = 0;
   t->vkv_rows = 0;
   memset(t->vkv_pre, 0, sizeof(t->vkv_pre));
@@ -188,6 +198,7 @@ static void reset_state(sm_tracker *t) {
   t->prov = 0;
   t->start_kinds = 0;
   t->resume_step = -1;
+  t->head_fresh = 0;
 }
 
 void sm_tracker_reset(sm_tracker *t) {
@@ -611,6 +622,152 @@ static int note_startup(sm_tracker *t, const char *seg, size_t m) {
   return k;
 }
 
+/* Whether the held rows have room for one more of m bytes. */
+static int vroom(const sm_tracker *t, size_t m) {
+  return t->vheld.n < TRK_VHOLD && m <= sizeof(t->vheld.text) - t->vheld.len;
+}
+
+/* Holds a row of the record back as printed (replayed line by line
+ * when the record turns out not to be one); vroom said it fits. */
+static void vhold(sm_tracker *t, const char *seg, size_t m, int cls, int rank) {
+  trk_vheld *h = &t->vheld;
+
+  memcpy(h->text + h->len, seg, m);
+  h->off[h->n] = (uint16_t)h->len;
+  h->olen[h->n] = (uint16_t)m;
+  h->cls[h->n] = cls;
+  h->rank[h->n] = rank;
+  h->len += m;
+  h->n++;
+}
+
+/* Removes the window's records of a record replayed before it was
+ * closed (see vprov). */
+static void drop_record_prov(sm_tracker *t) {
+  trk_window *w = &t->win;
+
+  while (t->vprov && w->count > 0 &&
+         w->rec[(w->head + TRK_RING - 1) % TRK_RING].seq >= t->vprov_from)
+    sm__trk_window_pop(w, w->rec[(w->head + TRK_RING - 1) % TRK_RING].seq);
+  t->vprov = 0;
+}
+
+static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
+                         int unfinished, int rank);
+
+/* The rows held back replayed one by one, as the lines they are (a
+ * record that a line of another shape broke, or one printed once). */
+static void replay_held(sm_tracker *t, int unfinished) {
+  trk_vheld h = t->vheld;
+
+  t->vheld.n = 0;
+  t->vheld.len = 0;
+  for (int i = 0; i < h.n; i++)
+    replay_piece(t, h.text + h.off[i], h.olen[i], h.cls[i], unfinished,
+                 h.rank[i]);
+}
+
+/* A vertical table's record (RL loggers: "| total_timesteps | 2048 |"
+ * rows between rules) or a print loop's ("key: value" rows between
+ * rules): its rows are held and, when the closing rule comes, joined and
+ * read as one line.  A print loop's record is read only where the one
+ * before it had the same keys; a record printed once (a configuration
+ * dump, a heading framed by rules) and a record that a line of another
+ * shape breaks are replayed line by line, as if no rule had been seen.
+ * 1 when the piece was taken here. */
+static int record_piece(sm_tracker *t, const char *seg, size_t m, int cls,
+                        int unfinished, int rank) {
+  trk_vcell k, v;
+
+  /* A piece not ended yet (the last bytes of a scan) is read as a line
+   * for now: it comes again, whole, when it ends, and only then joins or
+   * breaks a record. */
+  if (unfinished)
+    return 0;
+  if (sm__trk_vrule(seg, m)) {
+    drop_record_prov(t);
+    if (t->in_vrec && t->vrec.rows > 0) {
+      char line[sizeof(t->vrec.text)];
+      size_t n = t->vrec.len;
+      /* Its closing rule opens the next record. */
+      int kv = t->vrec.kv, again = kv && t->vrec.keys == t->vkv_keys;
+      if (kv) {
+        t->vkv_keys = t->vrec.keys;
+        t->vkv_rows = t->vrec.rows;
+        memcpy(t->vkv_pre, t->vrec.pre, sizeof(t->vkv_pre));
+      }
+      memcpy(line, t->vrec.text, n + 1);
+      sm__trk_vrec_reset(&t->vrec);
+      t->in_vrec = 0;
+      if (!kv || again) {
+        t->vheld.n = 0;
+        t->vheld.len = 0;
+        replay_piece(t, line, n, t->cls_progress, unfinished, rank);
+      } else {
+        replay_held(t, unfinished);
+      }
+      t->in_vrec = kv;
+      return 1;
+    }
+    replay_held(t, unfinished);
+    sm__trk_vrec_reset(&t->vrec);
+    t->in_vrec = 1;
+    return 1;
+  }
+  /* A record longer than the rows held is no record read here: it
+   * breaks, and its rows are lines. */
+  if (t->in_vrec && !t->vrec.kv && vroom(t, m) &&
+      sm__trk_vrow(seg, m, &k, &v)) {
+    drop_record_prov(t);
+    sm__trk_vrec_row(&t->vrec, seg, &k, &v);
+    vhold(t, seg, m, cls, rank);
+    return 1;
+  }
+  if (t->in_vrec && (t->vrec.kv || t->vrec.rows == 0) && vroom(t, m) &&
+      (sm__trk_vkv(seg, m, &k, &v) ||
+       (t->vrec.rows == 0 && sm__trk_vheading(seg, m, &k, &v)))) {
+    drop_record_prov(t);
+    sm__trk_vrec_kv(&t->vrec, seg, &k, &v);
+    vhold(t, seg, m, cls, rank);
+    return 1;
+  }
+  if (t->in_vrec) {
+    /* Another line inside: no record; its rows are lines. */
+    drop_record_prov(t);
+    if (t->vrec.kv && t->vrec.rows > 0)
+      t->vkv_keys = 0;
+    t->in_vrec = 0;
+    sm__trk_vrec_reset(&t->vrec);
+    replay_held(t, unfinished);
+  }
+  return 0;
+}
+
+/* The log ends inside a record that no rule closed yet: a print loop's
+ * is read where its keys so far begin the keys of the record before,
+ * else its rows are read as lines.  Either is provisional: the next row,
+ * the closing rule or a line that breaks the record replaces it. */
+static void record_tail(sm_tracker *t) {
+  const trk_vrec *r = &t->vrec;
+  trk_vheld rows;
+  char line[sizeof(r->text)];
+
+  if (!t->in_vrec || r->rows == 0 || t->vprov)
+    return;
+  rows = t->vheld;
+  memcpy(line, r->text, r->len + 1);
+  t->vprov_from = t->win.next_seq;
+  t->in_vrec = 0;
+  if (t->vkv_keys != 0 && r->kv && r->rows <= t->vkv_rows &&
+      r->rows <= TRK_VPRE && r->pre[r->rows - 1] == t->vkv_pre[r->rows - 1])
+    replay_piece(t, line, r->len, t->cls_progress, 0, -1);
+  else
+    replay_held(t, 0);
+  t->vheld = rows;
+  t->in_vrec = 1;
+  t->vprov = 1;
+}
+
 /* Replays one cleaned piece of class cls in file order; unfinished says
  * the piece was not ended yet (its record is replaced when it is). */
 static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
@@ -624,49 +781,8 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
 
   if (h != 0)
     t->bare_head = h > 0;
-  /* A vertical table's record (RL loggers: "| total_timesteps | 2048 |"
-   * rows between rules): its rows are joined and read as one line when
-   * the closing rule comes; a line of another shape drops it. */
-  {
-    trk_vcell k, v;
-    if (sm__trk_vrule(seg, m)) {
-      if (t->in_vrec && t->vrec.rows > 0) {
-        char line[sizeof(t->vrec.text)];
-        size_t n = t->vrec.len;
-        /* A print loop's record is read where the one before it had the
-         * same keys; its closing rule opens the next record. */
-        int kv = t->vrec.kv, again = kv && t->vrec.keys == t->vkv_keys;
-        if (kv) {
-          t->vkv_keys = t->vrec.keys;
-          t->vkv_rows = t->vrec.rows;
-          memcpy(t->vkv_pre, t->vrec.pre, sizeof(t->vkv_pre));
-        }
-        memcpy(line, t->vrec.text, n + 1);
-        sm__trk_vrec_reset(&t->vrec);
-        t->in_vrec = kv;
-        if (!kv || again)
-          replay_piece(t, line, n, t->cls_progress, unfinished, rank);
-        t->in_vrec = kv;
-        return;
-      }
-      sm__trk_vrec_reset(&t->vrec);
-      t->in_vrec = 1;
-      return;
-    }
-    if (t->in_vrec && !t->vrec.kv && sm__trk_vrow(seg, m, &k, &v)) {
-      sm__trk_vrec_row(&t->vrec, seg, &k, &v);
-      return;
-    }
-    if (t->in_vrec && (t->vrec.kv || t->vrec.rows == 0) &&
-        (sm__trk_vkv(seg, m, &k, &v) ||
-         (t->vrec.rows == 0 && sm__trk_vheading(seg, m, &k, &v)))) {
-      sm__trk_vrec_kv(&t->vrec, seg, &k, &v);
-      return;
-    }
-    if (t->in_vrec && t->vrec.kv && t->vrec.rows > 0)
-      t->vkv_keys = 0; /* another line inside: no record */
-    t->in_vrec = 0;
-  }
+  if (record_piece(t, seg, m, cls, unfinished, rank))
+    return;
   /* A banner over a block of figures, one per line (HF's "***** train
    * metrics *****" then "  train_loss = 1.42", "  epoch = 3.0"): the
    * figures sum the run or an evaluation up; they are no step, no loss
@@ -674,6 +790,16 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
   if (sm__trk_block_banner(seg, m)) {
     t->in_block = 1;
     return;
+  }
+  /* The run's start-up output after an epoch head and before any
+   * sample: the head was a configuration's ("epoch = 30" in an argument
+   * dump) or another run's, and the epoch is unknown. */
+  if (t->head_fresh) {
+    long long at;
+    if (sm__trk_startup_mark(seg, m, &at) != 0) {
+      t->ctx_epoch = NAN;
+      t->head_fresh = 0;
+    }
   }
   if (!worth_parsing(t, cls, seg, m)) {
     note_startup(t, seg, m);
@@ -714,6 +840,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       t->epoch_seq++;
       t->ctx_epoch = smp.epoch;
     }
+    t->head_fresh = 1;
     t->phase = 0;
     t->eval_loop = 0;
     break;
@@ -747,6 +874,7 @@ static void replay_piece(sm_tracker *t, const char *seg, size_t m, int cls,
       break;
     }
     loop_remember(t, loop_id(&smp));
+    t->head_fresh = 0;
     if (!smp.bare_pair)
       t->bare_head = 0; /* other output: the head was not the pairs' */
     t->start_kinds = 0;
@@ -793,7 +921,7 @@ static void drop_provisional(sm_tracker *t) {
   t->prov = 0;
 }
 
-int sm_tracker_feed(sm_tracker *t, const char *data, size_t n) {
+static int feed_bytes(sm_tracker *t, const char *data, size_t n) {
   size_t i = 0;
 
   while (i < n) {
@@ -830,6 +958,15 @@ int sm_tracker_feed(sm_tracker *t, const char *data, size_t n) {
     i = j + 1;
   }
   return 0;
+}
+
+int sm_tracker_feed(sm_tracker *t, const char *data, size_t n) {
+  int rc = feed_bytes(t, data, n);
+
+  /* A record the bytes end in is read as far as it goes. */
+  if (rc == 0)
+    record_tail(t);
+  return rc;
 }
 
 /* ==== What was read last ==== */
@@ -1022,6 +1159,9 @@ typedef struct scan_state {
   int epoch_known;   /* a counted sample printed its epoch */
   int heads_only;    /* past the margin: only what is sought is kept */
   int want_epoch;    /* ... an epoch head */
+  int start_met;     /* the run's start-up output was met while an epoch
+                      * head was sought: a head above it is not this
+                      * run's (a configuration dump's "epoch = 20") */
   int want_loss;     /* ... a training loss */
   int loss_met;      /* a sample with a training loss was counted */
   int loss_blocked;  /* the counter went back above: the loss seek ends */
@@ -1157,6 +1297,13 @@ static int backward_piece(sm_tracker *t, scan_state *st, const char *s,
   sm_track_sample smp;
   int cls, rank, marked = 0, kvrow = 0;
 
+  if (st->heads_only && st->want_epoch && st->bwd_epoch == 0) {
+    long long at;
+    if (sm__trk_startup_mark(s, n, &at) != 0) {
+      st->start_met = 1;
+      return 0;
+    }
+  }
   if (st->heads_only && !st->want_loss && !names_epoch(s, n))
     return 0;
 
@@ -1317,7 +1464,6 @@ static int backward_line(sm_tracker *t, scan_state *st, const char *s, size_t n,
 /* Replays the kept pieces in file order (oldest first). */
 static void replay_kept(sm_tracker *t, scan_state *st) {
   size_t nk = st->idx.len / sizeof(kept);
-  const trk_vrec *r = &t->vrec;
 
   for (size_t i = nk; i-- > 0;) {
     kept k;
@@ -1325,18 +1471,7 @@ static void replay_kept(sm_tracker *t, scan_state *st) {
     replay_piece(t, st->text.data + k.off, k.len, k.cls == 255 ? -1 : k.cls,
                  (k.flags & KEPT_UNFINISHED) != 0, k.rank);
   }
-  /* The log ends inside a print loop's record that no rule closed yet:
-   * read where its keys so far begin the keys of the record before. */
-  if (t->in_vrec && t->vkv_keys != 0 && r->kv && r->rows > 0 &&
-      r->rows <= t->vkv_rows && r->rows <= TRK_VPRE &&
-      r->pre[r->rows - 1] == t->vkv_pre[r->rows - 1]) {
-    char line[sizeof(r->text)];
-    size_t n = r->len;
-    memcpy(line, r->text, n + 1);
-    t->in_vrec = 0;
-    sm__trk_vrec_reset(&t->vrec);
-    replay_piece(t, line, n, t->cls_progress, 0, -1);
-  }
+  record_tail(t);
 }
 
 /* Lines of context read above the window once it is complete: in-epoch
@@ -1452,7 +1587,7 @@ int sm_tracker_scan(sm_tracker *t, const char *path, sm_track_result *res,
       }
       /* What is looked for is found, or its budget spent: when nothing
        * else is sought, a line more is enough. */
-      if (seek_epoch && (st.bwd_epoch > epochs_at_done ||
+      if (seek_epoch && (st.bwd_epoch > epochs_at_done || st.start_met ||
                          (st.heads_only && (done_at - off > EPOCH_SEEK_BYTES ||
                                             margin >= EPOCH_SEEK)))) {
         seek_epoch = 0;
@@ -1685,6 +1820,7 @@ void sm_tracker_result(sm_tracker *t, sm_track_result *res) {
     res->step_time_s = strtod(v, NULL);
     res->step_time_basis = "throughput";
     res->step_time_source = "announced batch/throughput";
+    res->step_time_weak = "a batch size announced at start-up";
   }
 }
 
@@ -1750,6 +1886,8 @@ int sm_track_result_json(const sm_track_result *r, sm_buf *out) {
   sm_jw_str(&w, r->step_time_basis);
   sm_jw_key(&w, "step_time_source");
   sm_jw_str(&w, r->step_time_source);
+  sm_jw_key(&w, "step_time_weak");
+  sm_jw_str(&w, r->step_time_basis ? r->step_time_weak : NULL);
   sm_jw_key(&w, "step_scope");
   sm_jw_str(&w, r->ok && r->has_step ? r->step_scope : NULL);
   sm_jw_key(&w, "loss_nonfinite");

@@ -509,10 +509,17 @@ static size_t side_loop(const trk_window *w, const size_t *idx, size_t m, int n,
     int newer_loss = 0, newer_lr = 0, older_loss = 0;
     while (q < m && newest(w, idx[q])->s.total == b->s.total)
       q++;
+    int newer_epochs = 0;
     for (size_t k = 0; k < p; k++) {
       const trk_rec *x = newest(w, idx[k]);
       newer_loss |= strong_rec(x);
       newer_lr |= x->s.lr == x->s.lr;
+      if (k > 0) {
+        const trk_rec *y = newest(w, idx[k - 1]);
+        double ex = rec_epoch(x), ey = rec_epoch(y);
+        newer_epochs |=
+            x->epoch_seq != y->epoch_seq || (ex == ex && ey == ey && ex != ey);
+      }
     }
     for (size_t k = p; k < q; k++)
       older_loss |= strong_rec(newest(w, idx[k]));
@@ -530,7 +537,9 @@ static size_t side_loop(const trk_window *w, const size_t *idx, size_t m, int n,
     for (size_t k = q; k < m && !again; k++)
       again = newest(w, idx[k])->s.has_total &&
               newest(w, idx[k])->s.total == r0->s.total;
-    if (!boundary && (q - p >= 2 || finished) &&
+    /* A loop that itself runs through epochs is the training loop (a
+     * start-up tool's bar before it, AutoAnchor's, is the other). */
+    if (!boundary && !newer_epochs && (q - p >= 2 || finished) &&
         (p < (size_t)n || (!again && ((!newer_loss && older_loss) ||
                                       (finished && !newer_lr))))) {
       B->hi = b->seq;
@@ -918,6 +927,7 @@ typedef struct timing {
   const char *basis;  /* "explicit", "throughput", "timestamps", "bar" */
   const char *source; /* finer: "printed", "rate", "interval", ... */
   const char *key;    /* key of a printed time */
+  const char *weak;   /* why the basis is weak, or NULL */
 } timing;
 
 /* Sets T to t with a basis when t is a number; returns whether it did. */
@@ -1306,6 +1316,7 @@ static void answer_stepless(const trk_window *w, int n, sm_track_result *r) {
     r->step_time_s = six_digits(1.0 / run_rate);
     r->step_time_basis = "explicit";
     r->step_time_source = "run average";
+    r->step_time_weak = "the run's average rate, not the newest steps'";
   }
   snprintf(r->format, sizeof(r->format),
            "metrics without a step counter%s; step time %s",
@@ -1426,10 +1437,6 @@ static void window_metrics(const trk_window *w, const view *V, uint64_t lo,
         W[i].s.throughput == W[i].s.throughput)
       set_tp(r, W[i].s.throughput, W[i].s.tp_unit);
   }
-  /* The newest step printed loss terms and no loss: which term is the
-   * loss is unknown, and no other line's loss stands in for it. */
-  if (nw > 0 && W[0].s.loss_terms)
-    loss_done = 1;
   if (!loss_done && (x = fallback(w, lo, V, 0, stale)) != NULL) {
     r->loss = x->s.loss;
     r->loss_nonfinite = x->s.loss_nonfinite;
@@ -1502,16 +1509,21 @@ static const char *step_timing(const trk_window *w, const view *V, uint64_t lo,
     return " (counter-less lines)";
   if (try_set(T, collect_deltas(W, nw, 1, 0), "timestamps", "elapsed clock"))
     return "";
-  if (try_set(T, collect_deltas(W, nw, 2, 1), "timestamps", "elapsed clock"))
+  if (try_set(T, collect_deltas(W, nw, 2, 1), "timestamps", "elapsed clock")) {
+    T->weak = "an unlabelled column read as an elapsed clock";
     return " (unlabelled elapsed time)";
+  }
   if (try_set(T, anon_per_step(W, nw), "explicit", "printed")) {
     T->key = "unlabelled, one line per step";
+    T->weak = "an unlabelled time read as the step's";
     return "";
   }
   if (try_set(T, bar_times(W, nw, 0), "bar", "bar elapsed"))
     return "";
-  if (other_counter_timing(w, S, ns, bi, n, lo, T))
+  if (other_counter_timing(w, S, ns, bi, n, lo, T)) {
+    T->weak = "another counter's lines";
     return " (another counter's lines)";
+  }
   return "";
 }
 
@@ -1524,6 +1536,7 @@ static void describe(const timing *T, const char *via, int stale, int restarted,
     r->step_time_s = six_digits(T->t);
     r->step_time_basis = T->basis;
     r->step_time_source = T->source;
+    r->step_time_weak = T->weak;
   }
   if (r->step_time_basis == NULL)
     snprintf(tb, sizeof(tb), "unknown");
@@ -1538,16 +1551,75 @@ static void describe(const timing *T, const char *via, int stale, int restarted,
            restarted ? " after a restart" : "", tb);
 }
 
+/* A position that counts samples, not steps: PyTorch's quickstart loop
+ * prints "[current/size]" with current = (batch + 1) * batch_size and
+ * size the dataset's, every k batches, so its values are r + j * d with
+ * r the batch size (r >= 2) dividing the stride d = k * r (k >= 2).  The
+ * batch size is then known from the values alone: the positions are
+ * re-counted in batches (step, total, and the deltas that time them).
+ * A count of samples that does not show its batch (values that are
+ * multiples of the stride, MNIST's batch_idx * len(data)) and a bar's
+ * count are left as printed; the pattern must show the epoch's first
+ * batch (current = r) or hold over four strides.  Returns r, or 0 when the view
+ * is no such counter. */
+static long long sample_batch(const went *W, int nw) {
+  long long d = 0, r;
+  int steps = 0, first = 0;
+  const char *c = W[0].s.counter_name;
+
+  /* A progress bar counts what it is given (batches, as a rule). */
+  if (nw < 3 || !W[0].s.has_total ||
+      (W[0].s.counter != SM_TC_BATCH && W[0].s.counter != SM_TC_FRACTION) ||
+      strcmp(c, "tqdm") == 0 || strcmp(c, "keras") == 0 ||
+      strcmp(c, "bar") == 0)
+    return 0;
+  for (int i = 0; i + 1 < nw; i++) {
+    long long a = W[i].s.step - W[i + 1].s.step;
+    if (a <= 0 || !(W[i].ep == W[i + 1].ep ||
+                    (W[i].ep != W[i].ep && W[i + 1].ep != W[i + 1].ep)))
+      continue;
+    while (a != 0) { /* d = gcd(d, a) */
+      long long t = d % a;
+      d = a;
+      a = t;
+    }
+    steps++;
+  }
+  if (steps < 2 || d < 4)
+    return 0;
+  r = W[0].s.step % d;
+  if (r < 2 || d % r != 0 || d / r < 2)
+    return 0;
+  for (int i = 0; i < nw; i++) {
+    if (W[i].s.step % d != r)
+      return 0;
+    first += W[i].s.step == r;
+  }
+  /* The first batch of an epoch logged (current = the batch size), or a
+   * long run of the pattern. */
+  return first > 0 || steps >= 4 ? r : 0;
+}
+
+/* Re-counts a sample counter's positions in batches of r. */
+static void count_batches(went *W, int nw, long long r) {
+  for (int i = 0; i < nw; i++) {
+    W[i].s.step /= r;
+    if (W[i].s.has_total)
+      W[i].s.total = (W[i].s.total + r - 1) / r;
+  }
+}
+
 void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   series S[MAX_SERIES];
   int ns, bi, nw, stale;
   went *W;
-  timing T = {NAN, NULL, NULL, NULL};
+  timing T = {NAN, NULL, NULL, NULL, NULL};
   uint64_t lo;
   const trk_rec *P;
   const char *via = "";
   view V = {0, SM_TK_SAMPLE, 0, 0, -1};
   built B;
+  long long batch;
 
   result_init(r);
   if (n < 1)
@@ -1581,6 +1653,8 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
     return;
   }
   lo = W[nw - 1].seq_old;
+  if ((batch = sample_batch(W, nw)) > 0)
+    count_batches(W, nw, batch);
   r->samples = nw;
   r->restarts = B.restarted;
   set_position(r, &W[0], B.scope);
@@ -1592,5 +1666,11 @@ void sm__trk_window_answer(const trk_window *w, int n, sm_track_result *r) {
   if (!stale)
     via = step_timing(w, &V, lo, n, W, &B, S, ns, bi, &T);
   describe(&T, via, stale, B.restarted, r);
+  if (batch > 0) {
+    size_t fl = strlen(r->format);
+    snprintf(r->format + fl, sizeof(r->format) - fl,
+             "; the position counts samples, re-counted in batches of %lld",
+             batch);
+  }
   sm_free(W);
 }
