@@ -259,15 +259,35 @@ static int entry_point_shim(const char *p, size_t n) {
 static const char *const fetched_roots[] = {"transformers_modules", "torch/hub",
                                             "torch\\hub"};
 
+static int path_sep(char ch) {
+  return ch == '/' || ch == '\\';
+}
+
+/* The index of the fetched-code root that p[0..n) lies under, or -1: the
+ * root only as whole directories with more path after them, so that the
+ * library's own module of the same name (torch's hub.py, a
+ * transformers_modules.py of one's own) is not taken for its cache. */
+static int fetched_root(const char *p, size_t n) {
+  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++) {
+    size_t rl = strlen(fetched_roots[i]);
+    for (const char *q = p;
+         (q = memmem(q, (size_t)(p + n - q), fetched_roots[i], rl)) != NULL;
+         q++) {
+      size_t after = (size_t)(q - p) + rl;
+      if ((q == p || path_sep(q[-1])) && after + 1 < n && path_sep(p[after]))
+        return (int)i;
+    }
+  }
+  return -1;
+}
+
 static int library_path(const char *p, size_t n) {
   static const char *const marks[] = {
       "site-packages", "dist-packages", "/lib/python", "\\lib\\python",
       "\\Lib\\",       "<frozen",       "<string>",    "/usr/lib/"};
 
-  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++)
-    if (memmem(p, n, fetched_roots[i], strlen(fetched_roots[i])) != NULL)
-      return 1;
-
+  if (fetched_root(p, n) >= 0)
+    return 1;
   for (size_t i = 0; i < SM_ARRAY_LEN(marks); i++)
     if (memmem(p, n, marks[i], strlen(marks[i])) != NULL)
       return 1;
@@ -298,12 +318,12 @@ static void frame_package(const char *p, size_t n, char *out, size_t cap) {
   static const char *const roots[] = {"site-packages", "dist-packages"};
   const char *q = NULL;
   size_t k = 0;
+  int r = fetched_root(p, n);
 
-  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++)
-    if (memmem(p, n, fetched_roots[i], strlen(fetched_roots[i])) != NULL) {
-      snprintf(out, cap, "%s", fetched_roots[i]);
-      return;
-    }
+  if (r >= 0) {
+    snprintf(out, cap, "%s", fetched_roots[r]);
+    return;
+  }
   for (size_t i = 0; i < SM_ARRAY_LEN(roots) && q == NULL; i++) {
     size_t off;
     q = memmem(p, n, roots[i], strlen(roots[i]));
@@ -717,12 +737,63 @@ static void words_decide(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
            tname, sm__protoset_failure.class_names[cl], (double)sc);
 }
 
+/* Extensions of the files a training job reads and writes (images,
+ * audio, video, tables, configs, arrays, checkpoints, archives): a name
+ * without a directory counts as a file only with one of them, or with a
+ * stem that is no identifier ("0042.webp", "part-7.dat"); a dotted
+ * identifier of any other tail is a name in code ('torch.int8',
+ * 'np.float32', 'self.proj'). */
+static const char *const data_exts[] = {
+    "jpg",     "jpeg",     "png",       "gif",    "bmp",     "tif",
+    "tiff",    "webp",     "ppm",       "pgm",    "wav",     "mp3",
+    "flac",    "ogg",      "m4a",       "opus",   "mp4",     "avi",
+    "mov",     "mkv",      "webm",      "json",   "jsonl",   "yaml",
+    "yml",     "csv",      "tsv",       "txt",    "xml",     "ini",
+    "cfg",     "toml",     "pt",        "pth",    "ckpt",    "bin",
+    "npy",     "npz",      "pkl",       "pickle", "h5",      "hdf5",
+    "nc",      "mat",      "parquet",   "arrow",  "feather", "safetensors",
+    "tar",     "gz",       "tgz",       "zip",    "zst",     "lmdb",
+    "mdb",     "tfrecord", "tfrecords", "idx",    "onnx",    "gguf",
+    "msgpack", "dat",      "raw"};
+
+static int word_char(char ch) {
+  return isalnum((unsigned char)ch) || ch == '_';
+}
+
+/* 1 if q[0..n) is a chain of identifiers joined by dots. */
+static int dotted_identifier(const char *q, size_t n) {
+  int start = 1;
+
+  for (size_t i = 0; i < n; i++) {
+    if (q[i] == '.') {
+      if (start)
+        return 0;
+      start = 1;
+    } else if (!word_char(q[i]) || (start && isdigit((unsigned char)q[i]))) {
+      return 0;
+    } else {
+      start = 0;
+    }
+  }
+  return !start;
+}
+
+static int ext_in(const char *e, size_t el, const char *const *list,
+                  size_t nl) {
+  for (size_t i = 0; i < nl; i++)
+    if (strlen(list[i]) == el && strncasecmp(e, list[i], el) == 0)
+      return 1;
+  return 0;
+}
+
 /* 1 if the quoted text q[0..n) names a file of the job's: a path or a
- * name with an extension, not a library's own code or binaries. */
+ * name with a file's extension, not a library's own code or binaries,
+ * not a dotted name in code. */
 static int job_file_name(const char *q, size_t n) {
   static const char *const code[] = {"py",  "pyx",   "pyc", "pyd", "so",
                                      "dll", "dylib", "cc",  "cpp", "h"};
   const char *dot = NULL;
+  size_t el;
   int sep = 0;
 
   if (n < 3 || memmem(q, n, "site-packages", 13) != NULL ||
@@ -732,38 +803,58 @@ static int job_file_name(const char *q, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (q[i] == ' ' && !sep)
       return 0; /* words, not a name */
-    if (q[i] == '/' || q[i] == '\\')
+    if (path_sep(q[i]))
       sep = 1;
     else if (q[i] == '.')
       dot = q + i;
   }
-  if (dot != NULL && q + n - dot - 1 >= 2 && q + n - dot - 1 <= 5) {
-    size_t el = (size_t)(q + n - dot - 1);
-    for (size_t i = 0; i < SM_ARRAY_LEN(code); i++)
-      if (strlen(code[i]) == el && strncasecmp(dot + 1, code[i], el) == 0)
-        return 0;
-    for (size_t i = 1; i <= el; i++)
-      if (!isalnum((unsigned char)dot[i]))
-        return sep;
+  el = dot ? (size_t)(q + n - dot - 1) : 0;
+  if (el < 2 || el > 12)
+    return sep;
+  if (ext_in(dot + 1, el, code, SM_ARRAY_LEN(code)))
+    return 0;
+  for (size_t i = 1; i <= el; i++)
+    if (!isalnum((unsigned char)dot[i]))
+      return sep;
+  return sep || ext_in(dot + 1, el, data_exts, SM_ARRAY_LEN(data_exts)) ||
+         !dotted_identifier(q, n);
+}
+
+/* The next quoted text of m[0..n) from *i on, into *q and *qn, moving *i
+ * past it; 0 when there is none.  An apostrophe inside or at the end of a
+ * word ("can't", "doesn't", "the jobs' files") is no quote: a quote opens
+ * where no letter or digit comes before it and closes where none comes
+ * after it, and one without a partner within 512 bytes is passed over. */
+static int next_quoted(const char *m, size_t n, size_t *i, const char **q,
+                       size_t *qn) {
+  for (; *i < n; (*i)++) {
+    char ch = m[*i];
+    size_t j, end = SM_MIN(n, *i + 513);
+    if ((ch != '\'' && ch != '"') || (*i > 0 && word_char(m[*i - 1])))
+      continue;
+    for (j = *i + 1; j < end; j++)
+      if (m[j] == ch && (j + 1 == n || !word_char(m[j + 1])))
+        break;
+    if (j >= end)
+      continue;
+    *q = m + *i + 1;
+    *qn = j - *i - 1;
+    *i = j + 1;
     return 1;
   }
-  return sep;
+  return 0;
 }
 
 /* 1 if the message m[0..n) quotes a file of the job's ("cannot identify
  * image file '/data/train/0042.jpg'", "Error opening 'clips/a.wav'"). */
 static int quotes_job_file(const char *m, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    const char *e;
-    if (m[i] != '\'' && m[i] != '"')
-      continue;
-    e = memchr(m + i + 1, m[i], SM_MIN(n - i - 1, (size_t)512));
-    if (e == NULL)
-      return 0;
-    if (job_file_name(m + i + 1, (size_t)(e - (m + i + 1))))
+  size_t i = 0, qn;
+  const char *q;
+
+  n = SM_MIN(n, (size_t)4096);
+  while (next_quoted(m, n, &i, &q, &qn))
+    if (job_file_name(q, qn))
       return 1;
-    i = (size_t)(e - m);
-  }
   return 0;
 }
 
@@ -1569,9 +1660,32 @@ static void resolve_oom(sm__lctx *c, const sm__window *w, const segs *s, int x,
 
 /* ==== Nodes and devices ==== */
 
+/* 1 if the capture t[so..eo) of line l names code, not a machine: it
+ * lies in the line's exception type ("urllib3.exceptions.MaxRetryError:"
+ * read by a "host: " label pattern), or it is a dotted name whose last
+ * part is a CamelCase class ("boto3.exceptions.S3UploadFailedError"). */
+static int names_code(const sm__line *l, const char *t, regoff_t so,
+                      regoff_t eo) {
+  size_t at = (size_t)(t - l->text) + (size_t)so, last = (size_t)so;
+
+  if (l->exc_len > 0 && at < l->msg + (size_t)l->exc_len &&
+      at + (size_t)(eo - so) > l->msg)
+    return 1;
+  for (regoff_t i = so; i < eo; i++)
+    if (t[i] == '.')
+      last = (size_t)i + 1;
+  if (last == (size_t)so || last + 1 >= (size_t)eo ||
+      !isupper((unsigned char)t[last]))
+    return 0;
+  for (size_t i = last + 1; i < (size_t)eo; i++)
+    if (islower((unsigned char)t[i]))
+      return 1;
+  return 0;
+}
+
 /* Group 1 of the first pattern that matches the line's message (after
- * its prefix) or, failing that, the whole line: its length (0 without a
- * match) and *at, in the matcher's buffer. */
+ * its prefix) or, failing that, the whole line, unless it names code:
+ * its length (0 without a match) and *at, in the matcher's buffer. */
 static size_t group1(sm__lctx *c, sm__pattern *const *pats, int np,
                      const sm__line *l, const char **at) {
   regmatch_t sub[2];
@@ -1583,7 +1697,8 @@ static size_t group1(sm__lctx *c, sm__pattern *const *pats, int np,
       break;
     for (int k = 0; k < np; k++)
       if (sm__pattern_exec(&c->m, pats[k], t, n, sub, 2) && sub[1].rm_so >= 0 &&
-          sub[1].rm_eo > sub[1].rm_so) {
+          sub[1].rm_eo > sub[1].rm_so &&
+          !names_code(l, t, sub[1].rm_so, sub[1].rm_eo)) {
         *at = c->m.buf + sub[1].rm_so;
         return (size_t)(sub[1].rm_eo - sub[1].rm_so);
       }

@@ -1,0 +1,245 @@
+/* test_failure_review9.c - review findings of round 8, each on lines
+ * written for these tests in two or more shapes: a dotted name in code is
+ * not a file of the job's; an apostrophe inside a word does not pair with
+ * a quote; torch's own hub module is not the cache of fetched code; an
+ * exception's dotted type is not a host; clients that retry in the
+ * background (HTTP, experiment tracking, telemetry) are not the failure. */
+#include <string.h>
+
+#include "failure/failure_int.h"
+#include "harness.h"
+#include "sigdb_fixture.h"
+
+#define SP "/opt/venv/lib/python3.12/site-packages"
+
+static void expect_at(int where, const char *log, long line, const char *cat,
+                      const char *comp) {
+  expect_diag_at(where, log, line, cat, comp, NULL);
+}
+#define expect(...) expect_at(__LINE__, __VA_ARGS__)
+
+/* The reason of the diagnosis of log, compared with a part of it. */
+static int reason_has(const char *log, const char *part) {
+  sm_diagnosis d;
+  int r;
+
+  run(log, &d);
+  r = d.reason != NULL && strstr(d.reason, part) != NULL;
+  sm_diagnosis_release(&d);
+  return r;
+}
+
+SM_TEST(failure_review9_dotted_names_in_code_are_not_files) {
+  /* A quantiser library calling the tensor library's op with the wrong
+   * dtype: the quoted dtypes are names in code, not the job's files, so
+   * the handing-over between libraries decides. */
+  static const char dtypes[] =
+      "Traceback (most recent call last):\n"
+      "  File \"quant.py\", line 40, in <module>\n"
+      "    out = qkit.pack(w)\n"
+      "  File \"" SP "/qkit/pack.py\", line 20, in pack\n"
+      "    return torch.ops.q.pack(w)\n"
+      "  File \"" SP "/torch/_ops.py\", line 755, in __call__\n"
+      "    return self._op(*args)\n"
+      "RuntimeError: expected scalar type 'torch.int8' but found "
+      "'torch.float16'\n";
+  /* An array library's casting rule and dtype names, under a wrapper. */
+  static const char casting[] =
+      "Traceback (most recent call last):\n"
+      "  File \"/srv/job/run.py\", line 12, in <module>\n"
+      "    y = wrap.apply(x)\n"
+      "  File \"" SP "/arraywrap/core.py\", line 80, in apply\n"
+      "    return np.asarray(x, dtype=self.dt)\n"
+      "  File \"" SP "/numpy/core/_asarray.py\", line 10, in asarray\n"
+      "    raise TypeError(msg)\n"
+      "TypeError: Cannot cast array data from dtype('float64') to "
+      "dtype('int64') according to the rule 'same_kind.strict'\n";
+
+  expect(dtypes, 8, "framework", "none");
+  expect(casting, 8, "framework", "none");
+  if (reason_has(dtypes, "file the message names"))
+    SM_FAIL_AT("'torch.int8' was read as a file of the job's");
+  /* Names with a file's extension, or a stem that is no identifier, are
+   * files, with or without a directory. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"tok.py\", line 7, in <module>\n"
+         "    t = textkit.load_vocab(args.vocab)\n"
+         "  File \"" SP "/textkit/vocab.py\", line 30, in load_vocab\n"
+         "    return jsonfast.loads(raw)\n"
+         "  File \"" SP "/jsonfast/decode.py\", line 90, in loads\n"
+         "    raise DecodeError(msg)\n"
+         "jsonfast.DecodeError: unexpected end of data in 'vocab.json'\n",
+         8, "user", "none");
+  expect("Traceback (most recent call last):\n"
+         "  File \"tok.py\", line 7, in <module>\n"
+         "    t = blobkit.read(name)\n"
+         "  File \"" SP "/blobkit/io.py\", line 30, in read\n"
+         "    return framing.unpack(raw)\n"
+         "  File \"" SP "/framing/core.py\", line 90, in unpack\n"
+         "    raise ValueError(msg)\n"
+         "ValueError: bad frame header in \"shard-00017.rec\"\n",
+         8, "user", "none");
+}
+
+SM_TEST(failure_review9_an_apostrophe_does_not_pair_with_a_quote) {
+  /* "can't" before the quoted file: the file is still found. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/lab/cls/train.py\", line 118, in <module>\n"
+         "    for step, (x, y) in enumerate(dl):\n"
+         "  File \"" SP "/picset/tree.py\", line 61, in __getitem__\n"
+         "    x = pixread.load(self.items[i])\n"
+         "  File \"" SP "/pixread/api.py\", line 212, in load\n"
+         "    raise DecodeError(why)\n"
+         "pixread.DecodeError: can't decode 'shards/val/n0153/0007.webp': "
+         "truncated\n",
+         8, "user", "none");
+  /* "doesn't", double quotes, a space in the file's name. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"fit.py\", line 51, in <module>\n"
+         "    for x in ds:\n"
+         "  File \"" SP "/audiokit/dataset.py\", line 80, in __getitem__\n"
+         "    w = read(p)\n"
+         "  File \"" SP "/soundio/reader.py\", line 400, in read\n"
+         "    raise ReadError(msg)\n"
+         "soundio.ReadError: Error opening file: the reader doesn't know "
+         "the format of \"clips/take 7.flac\"\n",
+         8, "user", "none");
+  /* A possessive before a quoted name in code: nothing pairs to a file. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"fit.py\", line 5, in <module>\n"
+         "    m = builder.make(cfg)\n"
+         "  File \"" SP "/builder/core.py\", line 10, in make\n"
+         "    return torch.zeros(shape, dtype=dt)\n"
+         "  File \"" SP "/torch/_refs.py\", line 90, in zeros\n"
+         "    raise TypeError(msg)\n"
+         "TypeError: the builder's dtype 'torch.bfloat16' isn't supported "
+         "here\n",
+         8, "framework", "none");
+}
+
+SM_TEST(failure_review9_torch_hub_module_is_not_fetched_code) {
+  /* The job called torch.hub, whose own module called another of
+   * torch's: one library, so the job's call (a bad source name). */
+  expect("Traceback (most recent call last):\n"
+         "  File \"demo.py\", line 5, in <module>\n"
+         "    m = torch.hub.load('lab/net', 'tiny', source='locl')\n"
+         "  File \"" SP "/torch/hub.py\", line 566, in load\n"
+         "    model = _load_local(repo_or_dir, model)\n"
+         "  File \"" SP "/torch/_utils_internal.py\", line 60, in _check\n"
+         "    raise ValueError(f'Unknown source: {source}')\n"
+         "ValueError: Unknown source: locl\n",
+         8, "user", "none");
+  /* The same on Windows, through torch's serialization. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"C:\\work\\app.py\", line 5, in <module>\n"
+         "    sd = torch.hub.load_state_dict_from_url(url)\n"
+         "  File \"C:\\py\\Lib\\site-packages\\torch\\hub.py\", line 760, "
+         "in load_state_dict_from_url\n"
+         "    return torch.load(cached_file, map_location=map_location)\n"
+         "  File \"C:\\py\\Lib\\site-packages\\torch\\serialization.py\", "
+         "line 1000, in load\n"
+         "    raise KeyError(key)\n"
+         "KeyError: 'cuda:7'\n",
+         8, "user", "none");
+  /* The hub's cache directory is still fetched code. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/srv/job/infer.py\", line 12, in <module>\n"
+         "    net = torch.hub.load('lab/segnet', 'small')\n"
+         "  File \"/home/u/.cache/torch/hub/lab_segnet_main/hubconf.py\", "
+         "line 20, in small\n"
+         "    return build(cfg)\n"
+         "  File \"" SP "/timm/models/_builder.py\", line 400, in build\n"
+         "    raise KeyError(name)\n"
+         "KeyError: 'segnet_small_v2'\n",
+         8, "framework", "none");
+}
+
+/* The node the diagnosis of log located, or "" (copied into out). */
+static void node_of(const char *log, char *out, size_t cap) {
+  sm_diagnosis d;
+
+  run(log, &d);
+  snprintf(out, cap, "%s", d.node ? d.node : "");
+  sm_diagnosis_release(&d);
+}
+
+SM_TEST(failure_review9_an_exception_type_is_not_a_host) {
+  static const char *const logs[] = {
+      "step 120/5000 loss=1.93\n"
+      "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='"
+      "metrics.example.org', port=443): Max retries exceeded with url: "
+      "/v1/runs (Caused by ConnectTimeoutError(<urllib3.connection."
+      "HTTPSConnection object at 0x7f00>, 'Connection to metrics.example."
+      "org timed out. (connect timeout=10)'))\n",
+      "epoch 3 iter 900 loss 0.4\n"
+      "boto3.exceptions.S3UploadFailedError: Failed to upload ckpt.pt to "
+      "bucket/ckpt.pt: Connect timeout on endpoint URL: \"https://s3.eu-"
+      "west-1.example.com/bucket\"\n",
+      "epoch 3 iter 900 loss 0.4\n"
+      "h5py._hl.files.H5Error: unable to open file: name = '/mnt/lake/"
+      "f.h5', errno = 5, error message = 'Input/output error'\n"};
+  char node[96];
+
+  for (size_t i = 0; i < SM_ARRAY_LEN(logs); i++) {
+    node_of(logs[i], node, sizeof(node));
+    if (node[0] != '\0')
+      SM_FAIL_AT("log %zu: '%s' located as the node", i, node);
+  }
+  /* A host label in front of the message still names the node, and so
+   * does a fully qualified one. */
+  node_of("gpu-node07: RuntimeError: CUDA error: uncorrectable ECC error "
+          "encountered\n",
+          node, sizeof(node));
+  if (strcmp(node, "gpu-node07") != 0)
+    SM_FAIL_AT("host label: got '%s'", node);
+  node_of("Node failure on dgx12.cluster.local\n", node, sizeof(node));
+  if (strcmp(node, "dgx12.cluster.local") != 0)
+    SM_FAIL_AT("fqdn: got '%s'", node);
+}
+
+SM_TEST(failure_review9_background_client_retries_are_not_the_failure) {
+  /* urllib3's notice (printed by requests-based trackers) before the
+   * job's own error. */
+  expect("epoch 1 step 100 loss 2.31\n"
+         "2026-03-01 10:00:00,001 - tracker.Task - WARNING - Retrying "
+         "(Retry(total=239, connect=240, read=240, redirect=240, "
+         "status=240)) after connection broken by 'ConnectTimeoutError("
+         "<urllib3.connection.HTTPSConnection object at 0x7f>, 'Connection "
+         "to api.tracker.example timed out. (connect timeout=30)')': "
+         "/v2/events.add_batch\n"
+         "epoch 1 step 200 loss 2.10\n"
+         "RuntimeError: CUDA error: an illegal memory access was "
+         "encountered\n",
+         4, "framework", "none");
+  /* A tracking client's own retry loop and a reconnect notice, then the
+   * job's error. */
+  expect("step 10 loss 3.3\n"
+         "wandb: Network error (ReadTimeout), entering retry loop.\n"
+         "[neptune] [warning] Experiencing connection interruptions. Will "
+         "try to reestablish communication with Neptune.\n"
+         "step 20 loss 3.1\n"
+         "Traceback (most recent call last):\n"
+         "  File \"fit.py\", line 9, in main\n"
+         "    x = cfg[\"optimizer\"][\"betas\"]\n"
+         "KeyError: 'betas'\n",
+         8, "user", "none");
+  /* Notices alone: the run did not fail on them. */
+  expect("step 10 loss 3.3\n"
+         "mlflow: retrying request to the tracking server after "
+         "ConnectTimeoutError (attempt 2)\n"
+         "WARNING:urllib3.connectionpool:Retrying (Retry(total=2, "
+         "connect=None, read=None, redirect=None, status=None)) after "
+         "connection broken by 'NewConnectionError(\"Failed to establish a "
+         "new connection: [Errno 110] Connection timed out\")': /api\n"
+         "step 20 loss 3.1\n",
+         0, "", "");
+  /* The client giving up is still the remote service's failure. */
+  expect("step 10 loss 3.3\n"
+         "WARNING:urllib3.connectionpool:Retrying (Retry(total=0, "
+         "connect=None, read=None, redirect=None, status=None)) after "
+         "connection broken by 'ReadTimeoutError(\"Read timed out.\")': /api\n"
+         "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='"
+         "api.tracker.example', port=443): Max retries exceeded with url: "
+         "/api\n",
+         3, "infrastructure", "network");
+}
