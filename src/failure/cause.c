@@ -858,6 +858,85 @@ static int quotes_job_file(const char *m, size_t n) {
   return 0;
 }
 
+/* 1 if t[0..tn) occurs in m[0..n) as a whole token: no letter, digit,
+ * underscore or dot joined to it on either side. */
+static int has_token(const char *m, size_t n, const char *t, size_t tn) {
+  for (const char *q = m;
+       tn > 0 && (q = memmem(q, (size_t)(m + n - q), t, tn)) != NULL; q++) {
+    char b = q > m ? q[-1] : ' ', a = q + tn < m + n ? q[tn] : ' ';
+    if (!word_char(b) && b != '.' && !word_char(a) &&
+        (a != '.' || q + tn + 1 == m + n || q[tn + 1] == ' '))
+      return 1;
+  }
+  return 0;
+}
+
+/* 1 if the job's source line j[0..jn) passes a value that the message
+ * m[0..n) repeats: a quoted literal of two or more characters, or the
+ * literal of a keyword argument ("lr=-1.0", "batch_size=0": a one-digit
+ * value only with its keyword in the message too). */
+static int line_value_echoed(const char *j, size_t jn, const char *m,
+                             size_t n) {
+  size_t i = 0, qn;
+  const char *q;
+
+  while (next_quoted(j, jn, &i, &q, &qn))
+    if (qn >= 2 && has_token(m, n, q, qn))
+      return 1;
+  for (i = 1; i + 1 < jn; i++) {
+    size_t k = i + 1, b = i;
+    if (j[i] != '=' || j[i + 1] == '=' || !word_char(j[i - 1]) ||
+        strchr("=!<>", j[i - 1]) != NULL)
+      continue;
+    while (b > 0 && word_char(j[b - 1]))
+      b--;
+    if (k < jn && (j[k] == '-' || j[k] == '+'))
+      k++;
+    if (k >= jn || !isdigit((unsigned char)j[k]))
+      continue;
+    while (k < jn && (isalnum((unsigned char)j[k]) || j[k] == '.' ||
+                      ((j[k] == '-' || j[k] == '+') &&
+                       (j[k - 1] == 'e' || j[k - 1] == 'E'))))
+      k++;
+    if (has_token(m, n, j + i + 1, k - i - 1) &&
+        (k - i - 1 >= 2 || has_token(m, n, j + b, i - b)))
+      return 1;
+  }
+  return 0;
+}
+
+/* 1 if the message of exception x repeats a value that a source line of
+ * the job's own frames passes on (in x's traceback or the outer ones of
+ * its chain): the value that failed is the job's, which the libraries
+ * handed on unchanged ("lr_scheduler_type='cosine_warm'" and "'cosine_
+ * warm' is not a valid SchedulerType"; "DataLoader(ds, batch_size=0)" and
+ * "got batch_size=0"). */
+static int job_value_echoed(const sm__window *w, const segs *s, int x) {
+  size_t n, jn;
+  const char *m = msg_of(&w->lines[x], &n), *j;
+
+  n = SM_MIN(n, (size_t)4096);
+  for (int k = 0, y = x; k <= MAX_CHAIN && y >= 0;
+       k++, y = chain_next(w, s, y)) {
+    if (s->start[y] < 0)
+      continue;
+    for (int i = s->start[y]; i + 1 < y; i++) {
+      const char *p;
+      size_t pn;
+      if (w->lines[i].kind != SM__K_TB_FRAME ||
+          w->lines[i + 1].kind == SM__K_TB_FRAME)
+        continue;
+      pn = frame_path(&w->lines[i], &p);
+      if (pn == 0 || library_path(p, pn))
+        continue;
+      j = msg_of(&w->lines[i + 1], &jn);
+      if (line_value_echoed(j, SM_MIN(jn, (size_t)1024), m, n))
+        return 1;
+    }
+  }
+  return 0;
+}
+
 #define LIB_PREFIX_MIN 6 /* shortest package name read in a class name */
 
 /* 1 if the message m of an AttributeError says that an object of a class
@@ -902,13 +981,17 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
      * corrupt image, an audio file of another format): the job's data. */
     size_t mn;
     const char *m = msg_of(l, &mn);
-    if (quotes_job_file(m, mn)) {
+    int file = quotes_job_file(m, mn);
+    if (file || job_value_echoed(w, s, x)) {
       const sm__exc *e = sm__sigdb_exc(db, tname);
       v->cat = e ? e->category : SM__CAT_USER;
       v->conf = 0.45;
       snprintf(v->reason, sizeof(v->reason),
-               "exception %s raised where one library called another, on a "
-               "file the message names: the job's data",
+               file ? "exception %s raised where one library called another, "
+                      "on a file the message names: the job's data"
+                    : "exception %s raised where one library called another, "
+                      "on a value the job's own call passes and the message "
+                      "repeats: the job's value, handed on unchanged",
                tname);
     }
   }

@@ -243,3 +243,42 @@ SM_TEST(failure_review9_background_client_retries_are_not_the_failure) {
          "/api\n",
          3, "infrastructure", "network");
 }
+
+SM_TEST(failure_review9_the_jobs_value_handed_on_unchanged) {
+  /* The job's quoted value passes through an adapter library into the
+   * model library, whose message repeats it: the job's value. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/home/r/lora/tune.py\", line 48, in <module>\n"
+         "    model = adapt(base, LoraConfig(target_modules=[\"q_projx\"]))\n"
+         "  File \"" SP "/adapters/mapping.py\", line 90, in adapt\n"
+         "    return inject(base, cfg)\n"
+         "  File \"" SP "/modelhub/inject.py\", line 310, in inject\n"
+         "    raise ValueError(msg)\n"
+         "ValueError: Target modules {'q_projx'} not found in the base "
+         "model.\n",
+         8, "user", "none");
+  /* A keyword's number through a scheduler factory into the scheduler
+   * library, which repeats it. */
+  expect("[rank0] building schedule\n"
+         "Traceback (most recent call last):\n"
+         "  File \"main.py\", line 70, in <module>\n"
+         "    sched = make_sched(opt, warmup_steps=-100, total=9000)\n"
+         "  File \"" SP "/trainbox/sched.py\", line 5, in make_sched\n"
+         "    return warm.Warmup(opt, warmup_steps, total)\n"
+         "  File \"" SP "/schedlib/warm.py\", line 12, in __init__\n"
+         "    raise ValueError(f'warmup_steps must be >= 0, got {w}')\n"
+         "ValueError: warmup_steps must be >= 0, got -100.\n",
+         9, "user", "none");
+  /* A one-digit value without its keyword in the message, and a value
+   * the job does not pass: the libraries' hand-over still decides. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"serve.py\", line 12, in <module>\n"
+         "    app = Server(cfg, workers=1)\n"
+         "  File \"" SP "/servekit/app.py\", line 70, in __init__\n"
+         "    logging.basicConfig(level=self._level)\n"
+         "  File \"/usr/lib/python3.11/logging/__init__.py\", line 200, in "
+         "_checkLevel\n"
+         "    raise ValueError(\"Unknown level: %r\" % level)\n"
+         "ValueError: Unknown level: 'TRACE' (1 handler)\n",
+         8, "framework", "none");
+}
