@@ -2102,6 +2102,28 @@ static void segs_release(segs *s) {
   sm_free(s->exc_of);
 }
 
+/* 1 if the "what():" message m[0..n) restates a cascade of a known class
+ * ("NCCL error: remote process exited or there was a network error", a
+ * watchdog's timeout): a symptom signature of its own with a category,
+ * so the throw above it is the cascade's restatement too, and the cause
+ * is looked for where the cascade began. */
+static int restates_cascade(sm__lctx *c, const char *m, size_t n) {
+  const sm__sig *sig;
+  size_t i = 0;
+  int sx;
+
+  while (i < n && (m[i] == ' ' || m[i] == '\t'))
+    i++;
+  if (n - i < 7 || memcmp(m + i, "what():", 7) != 0)
+    return 0;
+  i += 7;
+  while (i < n && (m[i] == ' ' || m[i] == '\t'))
+    i++;
+  sig = sm__sigdb_match(&c->m, m + i, SM_MIN(n - i, (size_t)8192), &sx);
+  return sig != NULL && sig->role == SM__ROLE_SYMPTOM &&
+         sig->category != SM__CAT_UNKNOWN;
+}
+
 /* The window's traceback segments and its training progress, counted
  * once: which errors the job went on after, and whether a fault came at
  * the job's first use of the fabric.  0 or -1 (out of memory). */
@@ -2125,7 +2147,8 @@ static void promote_cxx_throws(sm__lctx *c, sm__window *w) {
       wl = &w->lines[i + 1];
       m = msg_of(wl, &n);
       if (wl->kind == SM__K_CAUSE ||
-          sm__sigdb_match_cause(&c->m, m, SM_MIN(n, (size_t)8192), &sx))
+          sm__sigdb_match_cause(&c->m, m, SM_MIN(n, (size_t)8192), &sx) ||
+          restates_cascade(c, m, n))
         continue;
     }
     m = msg_of(l, &n);

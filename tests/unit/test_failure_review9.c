@@ -282,3 +282,72 @@ SM_TEST(failure_review9_the_jobs_value_handed_on_unchanged) {
          "ValueError: Unknown level: 'TRACE' (1 handler)\n",
          8, "framework", "none");
 }
+
+SM_TEST(failure_review9_a_cxx_throw_restating_a_cascade_is_not_the_cause) {
+  /* The C++ layer's throw restates NCCL's remote-error cascade; the
+   * transport's own completion error under "Last error:" is the cause. */
+  expect("iter 900 | loss 2.41 | 3.0 it/s\n"
+         "terminate called after throwing an instance of "
+         "'c10::DistBackendError'\n"
+         "  what():  NCCL error: remote process exited or there was a "
+         "network error, NCCL version 2.20.5\n"
+         "ncclRemoteError: A call failed possibly due to a network error "
+         "or a remote process exiting prematurely.\n"
+         "Last error:\n"
+         "NET/IB : Got completion from peer 10.7.3.3<40011> with status=12 "
+         "opcode=0 len=0 vendor err 129 (Send) hca mlx5_1\n",
+         6, "infrastructure", "network");
+  /* A watchdog's timeout restated by the throw, the fabric's report two
+   * lines later from the rank's host. */
+  expect("step 5100 loss 0.61\n"
+         "terminate called after throwing an instance of "
+         "'std::runtime_error'\n"
+         "  what():  [Rank 4] Watchdog caught collective operation "
+         "timeout: WorkNCCL(SeqNum=77100, OpType=ALLGATHER) ran for "
+         "1800021 milliseconds before timing out.\n"
+         "h100-r3n2:551:600 [4] transport/net_ib.cc:1295 NCCL WARN NET/IB "
+         ": Got completion from peer 10.7.3.9<40022> with error 12, opcode "
+         "0, len 0, vendor err 129\n",
+         4, "infrastructure", "network");
+  /* A throw whose message is the program's own stays its own error. */
+  {
+    sm_diagnosis d;
+    run("loading index\n"
+        "terminate called after throwing an instance of "
+        "'std::invalid_argument'\n"
+        "  what():  stoi\n",
+        &d);
+    if (d.first_error_line != 2)
+      SM_FAIL_AT("own throw: line %lld", d.first_error_line);
+    sm_diagnosis_release(&d);
+  }
+}
+
+SM_TEST(failure_review9_rdma_provider_completion_dump) {
+  sm_diagnosis d;
+
+  /* The provider's dump under a Ray worker's prefix, host in the line:
+   * the network, located, yet reported (below the gate). */
+  static const char ray[] =
+      "(Worker pid=881, ip=10.3.3.4) step 40 loss 1.2\n"
+      "(Worker pid=881, ip=10.3.3.4) mlx5: cn-a041: got completion with "
+      "error:\n"
+      "(Worker pid=881, ip=10.3.3.4) 00000000 00000000 00000000 00000000\n"
+      "(Worker pid=881, ip=10.3.3.4) 00000000 00000000 00000000 00000000\n"
+      "(Worker pid=881, ip=10.3.3.4) NCCL error: remote process exited or "
+      "there was a network error\n";
+  expect(ray, 2, "infrastructure", "network");
+  run(ray, &d);
+  if (d.node == NULL || strcmp(d.node, "cn-a041") != 0)
+    SM_FAIL_AT("node: got %s", d.node ? d.node : "-");
+  sm_diagnosis_release(&d);
+  if (plan_acts(ray, "cn-a041"))
+    SM_FAIL_AT("an undecoded completion dump must not act at the default "
+               "gate");
+  /* A benchmark's output with the dump, no prefix. */
+  expect("  8388608    512.1   511.9\n"
+         "mlx5: r7n11: got completion with error:\n"
+         "00000000 00000000 00000000 00000000\n"
+         "00000000 00008813 08000193 0000d2d2\n",
+         2, "infrastructure", "network");
+}
