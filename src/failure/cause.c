@@ -965,6 +965,102 @@ static int library_object_attribute(const sm_sigdb *db, const char *m,
   return 0;
 }
 
+/* The callee a "missing N required positional argument" message names
+ * ("Accuracy.__new__() missing 1 required ...", "accuracy() missing"),
+ * into fn (the function, or the class of a constructor, "" for a bare
+ * constructor) and *ctor; 0 if the message is not of that form. */
+static int missing_argument_callee(const char *m, size_t n, char *fn,
+                                   size_t cap, int *ctor) {
+  const char *p = memmem(m, SM_MIN(n, (size_t)256), "() missing ", 11), *b, *e;
+  size_t k;
+
+  if (p == NULL || (memmem(p, (size_t)(m + n - p),
+                           "required positional argument", 28) == NULL &&
+                    memmem(p, (size_t)(m + n - p),
+                           "required keyword-only argument", 30) == NULL))
+    return 0;
+  b = p;
+  while (b > m && (word_char(b[-1]) || b[-1] == '.'))
+    b--;
+  e = p;
+  *ctor = 0;
+  for (const char *q = p; q > b; q--)
+    if (q[-1] == '.') {
+      size_t tl = (size_t)(p - q);
+      if ((tl == 7 && memcmp(q, "__new__", 7) == 0) ||
+          (tl == 8 && memcmp(q, "__init__", 8) == 0)) {
+        *ctor = 1;
+        e = q - 1;
+      }
+      break;
+    }
+  if (e == p && ((p - b == 7 && memcmp(b, "__new__", 7) == 0) ||
+                 (p - b == 8 && memcmp(b, "__init__", 8) == 0))) {
+    *ctor = 1;
+    e = b;
+  }
+  while (e > b && memchr(b, '.', (size_t)(e - b)) != NULL)
+    b = (const char *)memchr(b, '.', (size_t)(e - b)) + 1;
+  k = SM_MIN((size_t)(e - b), cap - 1);
+  memcpy(fn, b, k);
+  fn[k] = '\0';
+  return 1;
+}
+
+/* 1 if the source line j[0..jn) calls a third-party package's callable
+ * by its dotted path ("torchmetrics.Accuracy(", "tm.classification...":
+ * the first part a known package) whose last part is fn, or for a bare
+ * constructor (fn "") a CamelCase class. */
+static int calls_package_callable(const sm_sigdb *db, const char *j, size_t jn,
+                                  const char *fn, int ctor) {
+  size_t fl = strlen(fn);
+  const char *top;
+
+  for (size_t i = 0; i < jn; i++) {
+    size_t a = i, last = i, parts = 1;
+    if (!(isalpha((unsigned char)j[i]) || j[i] == '_') ||
+        (i > 0 && (word_char(j[i - 1]) || j[i - 1] == '.')))
+      continue;
+    while (i < jn && (word_char(j[i]) || j[i] == '.')) {
+      if (j[i] == '.') {
+        parts++;
+        last = i + 1;
+      }
+      i++;
+    }
+    if (i >= jn || j[i] != '(' || parts < 2 || last >= i)
+      continue;
+    top = (const char *)memchr(j + a, '.', i - a);
+    if (!sm__sigdb_is_package(db, j + a, (size_t)(top - (j + a))))
+      continue;
+    if (fl > 0 ? (i - last == fl && memcmp(j + last, fn, fl) == 0)
+               : (ctor && isupper((unsigned char)j[last])))
+      return 1;
+  }
+  return 0;
+}
+
+/* 1 if exception x, raised in the job's own frame, says that a call
+ * lacks a required argument and that frame's line calls a third-party
+ * package's callable of that name: the code was written for another
+ * version of the library, whose signature has changed (torchmetrics'
+ * Accuracy requiring 'task' since 0.11, a constructor gaining a required
+ * configuration).  A call of the job's own function is its own error. */
+static int library_signature_changed(const sm_sigdb *db, const sm__window *w,
+                                     const segs *s, int x, const frames *f) {
+  size_t mn, jn;
+  const char *m = msg_of(&w->lines[x], &mn), *j;
+  char fn[96];
+  int ctor, k = f->innermost + 1;
+
+  if (f->innermost < 0 || f->innermost != f->inner_user || k >= x ||
+      !s->in_tb[k] || w->lines[k].kind == SM__K_TB_FRAME ||
+      !missing_argument_callee(m, mn, fn, sizeof(fn), &ctor))
+    return 0;
+  j = msg_of(&w->lines[k], &jn);
+  return calls_package_callable(db, j, SM_MIN(jn, (size_t)1024), fn, ctor);
+}
+
 static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
                               const sm__window *w, const segs *s, int x,
                               verdict *v, int have_sig) {
@@ -994,6 +1090,16 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
                       "repeats: the job's value, handed on unchanged",
                tname);
     }
+  }
+  if (!have_sig && v->cat == SM__CAT_USER && strcmp(tname, "TypeError") == 0 &&
+      library_signature_changed(db, w, s, x, &f)) {
+    v->cat = SM__CAT_FRAMEWORK;
+    v->conf = 0.45;
+    snprintf(v->reason, sizeof(v->reason),
+             "exception TypeError in the job's call of a library's callable "
+             "that lacks a required argument: the library's signature "
+             "changed (another version than the code was written for)");
+    return;
   }
   if (!have_sig && (v->cat == SM__CAT_UNKNOWN || v->cat == SM__CAT_INFRA)) {
     int y = chain_explained(w, s, x);

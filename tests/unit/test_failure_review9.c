@@ -351,3 +351,38 @@ SM_TEST(failure_review9_rdma_provider_completion_dump) {
          "00000000 00008813 08000193 0000d2d2\n",
          2, "infrastructure", "network");
 }
+
+SM_TEST(failure_review9_a_librarys_signature_changed_under_the_job) {
+  /* A metrics package's class that gained a required argument, called
+   * by its dotted path from the job's model. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/lab/cls/run.py\", line 20, in <module>\n"
+         "    net = Classifier(cfg)\n"
+         "  File \"/lab/cls/nets.py\", line 41, in __init__\n"
+         "    self.f1 = torchmetrics.classification.F1Score(num_classes=7)\n"
+         "TypeError: F1Score.__new__() missing 1 required positional "
+         "argument: 'task'\n",
+         6, "framework", "none");
+  /* A function of an array package, by module alias path, with a
+   * keyword-only argument made required. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"eval.py\", line 12, in <module>\n"
+         "    s = sklearn.metrics.top_k_accuracy_score(y, p)\n"
+         "TypeError: top_k_accuracy_score() missing 1 required keyword-only "
+         "argument: 'k'\n",
+         4, "framework", "none");
+  /* The job's own function, or a package's callable of another name on
+   * the line: the job's error. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/w/ft.py\", line 40, in <module>\n"
+         "    out = build_head(torch.zeros(3))\n"
+         "TypeError: build_head() missing 1 required positional argument: "
+         "'dim'\n",
+         4, "user", "none");
+  expect("Traceback (most recent call last):\n"
+         "  File \"/w/ft.py\", line 40, in <module>\n"
+         "    h = Head(numpy.ones(4))\n"
+         "TypeError: Head.__init__() missing 1 required positional "
+         "argument: 'dim'\n",
+         4, "user", "none");
+}
