@@ -1061,6 +1061,95 @@ static int library_signature_changed(const sm_sigdb *db, const sm__window *w,
   return calls_package_callable(db, j, SM_MIN(jn, (size_t)1024), fn, ctor);
 }
 
+/* 1 if the source line j[0..jn) looks a name up in a table of known
+ * names (an upper-case constant such as CONFIG_MAPPING, or a name ending
+ * in mapping or registry) with a key read from another structure
+ * ("CONFIG_MAPPING[config_dict[\"model_type\"]]", "REGISTRY[cfg.kind]"):
+ * a name that a loaded file gives. */
+static int table_lookup_of_loaded_name(const char *j, size_t jn) {
+  for (size_t i = 0; i < jn; i++) {
+    size_t a = i, k;
+    int upper = 1, under = 0;
+    if (!(isalpha((unsigned char)j[i]) || j[i] == '_') ||
+        (i > 0 && (word_char(j[i - 1]) || j[i - 1] == '.')))
+      continue;
+    while (i < jn && word_char(j[i])) {
+      upper &= !islower((unsigned char)j[i]);
+      under |= j[i] == '_';
+      i++;
+    }
+    if (i >= jn || j[i] != '[' || i - a < 3)
+      continue;
+    if (!(upper && under) &&
+        !(i - a >= 7 && strncasecmp(j + i - 7, "MAPPING", 7) == 0) &&
+        !(i - a >= 8 && strncasecmp(j + i - 8, "REGISTRY", 8) == 0))
+      continue;
+    for (k = i + 1; k < jn && j[k] != ']'; k++)
+      if (j[k] == '[' || j[k] == '.')
+        return 1;
+  }
+  return 0;
+}
+
+/* 1 if KeyError x was raised in a library whose frames above it look a
+ * loaded name up in a table of known names: the installed library does
+ * not know a name that a model or configuration file gives, written for
+ * a newer version of it (a model type the registry of an older release
+ * lacks).  A key the job's own call passes is the job's (a misspelt
+ * name). */
+static int library_table_lacks_name(const sm__window *w, const segs *s, int x,
+                                    const frames *f) {
+  if (f->n_user == 0 || f->innermost == f->inner_user || s->start[x] < 0 ||
+      job_value_echoed(w, s, x))
+    return 0;
+  for (int i = s->start[x]; i + 1 < x; i++) {
+    const char *p, *j;
+    size_t pn, jn;
+    if (w->lines[i].kind != SM__K_TB_FRAME ||
+        w->lines[i + 1].kind == SM__K_TB_FRAME)
+      continue;
+    pn = frame_path(&w->lines[i], &p);
+    if (pn == 0 || !library_path(p, pn))
+      continue;
+    j = msg_of(&w->lines[i + 1], &jn);
+    if (table_lookup_of_loaded_name(j, SM_MIN(jn, (size_t)1024)))
+      return 1;
+  }
+  return 0;
+}
+
+static void framework_weakly(verdict *v, const char *why) {
+  v->cat = SM__CAT_FRAMEWORK;
+  v->conf = 0.45;
+  snprintf(v->reason, sizeof(v->reason), "%s", why);
+}
+
+/* 1 (and v set to framework, weakly) if exception x of type tname, which
+ * its frames gave to the job, shows a library of another version than
+ * the job's code or files were written for: a KeyError from a table of
+ * known names that lacks a loaded name, a TypeError of a library's
+ * callable that now requires an argument. */
+static int version_mismatch(const sm_sigdb *db, const sm__window *w,
+                            const segs *s, int x, const char *tname,
+                            const frames *f, verdict *v) {
+  if (strcmp(tname, "KeyError") == 0 && library_table_lacks_name(w, s, x, f)) {
+    framework_weakly(v, "exception KeyError where a library looks a name "
+                        "from a loaded file up in its table of known names: "
+                        "the installed version does not know it (a file "
+                        "for a newer release)");
+    return 1;
+  }
+  if (strcmp(tname, "TypeError") == 0 &&
+      library_signature_changed(db, w, s, x, f)) {
+    framework_weakly(v, "exception TypeError in the job's call of a "
+                        "library's callable that lacks a required argument: "
+                        "the library's signature changed (another version "
+                        "than the code was written for)");
+    return 1;
+  }
+  return 0;
+}
+
 static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
                               const sm__window *w, const segs *s, int x,
                               verdict *v, int have_sig) {
@@ -1091,16 +1180,9 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
                tname);
     }
   }
-  if (!have_sig && v->cat == SM__CAT_USER && strcmp(tname, "TypeError") == 0 &&
-      library_signature_changed(db, w, s, x, &f)) {
-    v->cat = SM__CAT_FRAMEWORK;
-    v->conf = 0.45;
-    snprintf(v->reason, sizeof(v->reason),
-             "exception TypeError in the job's call of a library's callable "
-             "that lacks a required argument: the library's signature "
-             "changed (another version than the code was written for)");
+  if (!have_sig && v->cat == SM__CAT_USER &&
+      version_mismatch(db, w, s, x, tname, &f, v))
     return;
-  }
   if (!have_sig && (v->cat == SM__CAT_UNKNOWN || v->cat == SM__CAT_INFRA)) {
     int y = chain_explained(w, s, x);
     if (y >= 0) {
@@ -1120,12 +1202,9 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
     const char *m = msg_of(l, &mn);
     if (strcmp(tname, "AttributeError") == 0 &&
         library_object_attribute(db, m, mn)) {
-      v->cat = SM__CAT_FRAMEWORK;
-      v->conf = 0.45;
-      snprintf(v->reason, sizeof(v->reason),
-               "exception AttributeError without frames: an object of a "
-               "library's class lacks the attribute (versions of libraries "
-               "that do not fit)");
+      framework_weakly(v, "exception AttributeError without frames: an "
+                          "object of a library's class lacks the attribute "
+                          "(versions of libraries that do not fit)");
       return;
     }
     words_decide(c, db, l, tname, v);

@@ -386,3 +386,41 @@ SM_TEST(failure_review9_a_librarys_signature_changed_under_the_job) {
          "argument: 'dim'\n",
          4, "user", "none");
 }
+
+SM_TEST(failure_review9_a_librarys_table_lacks_a_loaded_name) {
+  /* A pipeline library's scheduler table, the name read from the
+   * scheduler's saved config. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/srv/gen/sample.py\", line 14, in <module>\n"
+         "    pipe = pipekit.Pipeline.load(args.ckpt)\n"
+         "  File \"" SP "/pipekit/loading.py\", line 212, in load\n"
+         "    sched_cls = SCHEDULER_CLASSES[sched_cfg[\"_class_name\"]]\n"
+         "  File \"" SP "/pipekit/registry.py\", line 30, in __getitem__\n"
+         "    raise KeyError(name)\n"
+         "KeyError: 'FlowMatchHeunScheduler'\n",
+         8, "framework", "none");
+  /* A model registry looked up by a config attribute. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"train.py\", line 30, in main\n"
+         "    model = zoo.build(cfg)\n"
+         "  File \"" SP "/zoo/builder.py\", line 55, in build\n"
+         "    return model_registry[cfg.arch](cfg)\n"
+         "KeyError: 'vitdet_h14'\n",
+         6, "framework", "none");
+  /* The job passes the name itself: its own misspelling. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"train.py\", line 30, in main\n"
+         "    model = zoo.build(cfg, arch=\"resnet5o\")\n"
+         "  File \"" SP "/zoo/builder.py\", line 55, in build\n"
+         "    return model_registry[cfg.arch](cfg)\n"
+         "KeyError: 'resnet5o'\n",
+         6, "user", "none");
+  /* A plain dictionary of the library indexed by the job's argument. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"train.py\", line 30, in main\n"
+         "    opt = zoo.optimizer(name)\n"
+         "  File \"" SP "/zoo/optim.py\", line 9, in optimizer\n"
+         "    return OPTIMIZERS[name]\n"
+         "KeyError: 'adamw8'\n",
+         6, "user", "none");
+}
