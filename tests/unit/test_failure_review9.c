@@ -424,3 +424,58 @@ SM_TEST(failure_review9_a_librarys_table_lacks_a_loaded_name) {
          "KeyError: 'adamw8'\n",
          6, "user", "none");
 }
+
+SM_TEST(failure_review9_cuda_init_unknown_is_the_nodes_inferred) {
+  /* PyTorch's warning at start-up, then the job's first use of the GPU:
+   * the warning says why, inferred, reported. */
+  static const char torch_init[] =
+      "/srv/env/lib/python3.11/site-packages/torch/cuda/__init__.py:141: "
+      "UserWarning: CUDA initialization: CUDA unknown error - this may be "
+      "due to an incorrectly set up environment, e.g. changing env "
+      "variable CUDA_VISIBLE_DEVICES after program start. Setting the "
+      "available devices to be zero.\n"
+      "Traceback (most recent call last):\n"
+      "  File \"/srv/job/fit.py\", line 8, in <module>\n"
+      "    net = net.to('cuda')\n"
+      "RuntimeError: No CUDA GPUs are available\n";
+  /* TensorFlow's driver wrapper, glog-tagged. */
+  static const char tf_init[] =
+      "2026-03-04 01:02:03.456789: E external/local_xla/xla/stream_executor/"
+      "cuda/cuda_driver.cc:282] failed call to cuInit: CUDA_ERROR_UNKNOWN: "
+      "unknown error\n"
+      "Epoch 1/10\n";
+
+  expect_diag_at(__LINE__, torch_init, 1, "infrastructure", "gpu", "inferred");
+  expect_diag_at(__LINE__, tf_init, 1, "infrastructure", "gpu", "inferred");
+  if (plan_acts(torch_init, "gn-07") || plan_acts(tf_init, "gn-07"))
+    SM_FAIL_AT("an inferred driver state must not act");
+  /* pynvml's exception for a lost GPU. */
+  expect("step 300 loss 0.2\n"
+         "pynvml.NVMLError_GPUIsLost: GPU is lost\n",
+         2, "infrastructure", "gpu");
+}
+
+SM_TEST(failure_review9_c10d_notices_without_their_glog_tag) {
+  /* The IPv6 lookup and a bind to one address family, glog-tagged with
+   * and without a time, before the job's own error. */
+  expect("[W socket.cpp:663] [c10d] The IPv6 network addresses of "
+         "(trainer-0, 29511) cannot be retrieved (gai error: -3 - "
+         "Temporary failure in name resolution).\n"
+         "[W1105 08:00:01.000000 socket.cpp:426] [c10d] The server socket "
+         "cannot be initialized on [::]:29511 (errno: 97 - Address family "
+         "not supported by protocol).\n"
+         "step 1 loss 4.1\n"
+         "Traceback (most recent call last):\n"
+         "  File \"pre.py\", line 3, in <module>\n"
+         "    n = int(os.environ['NUM_SHARDS'])\n"
+         "KeyError: 'NUM_SHARDS'\n",
+         7, "user", "none");
+  /* Every address failing is the taken port, not a notice. */
+  expect("[W socket.cpp:426] [c10d] The server socket has failed to bind to "
+         "[::]:29511 (errno: 98 - Address already in use).\n"
+         "[W socket.cpp:426] [c10d] The server socket has failed to bind to "
+         "0.0.0.0:29511 (errno: 98 - Address already in use).\n"
+         "[E socket.cpp:462] [c10d] The server socket has failed to listen "
+         "on any local network address.\n",
+         3, "user", "none");
+}
