@@ -479,3 +479,23 @@ SM_TEST(failure_review9_c10d_notices_without_their_glog_tag) {
          "on any local network address.\n",
          3, "user", "none");
 }
+
+SM_TEST(failure_review9_tf_loader_notice_without_its_glog_tag) {
+  /* glog's own line format puts the file:line tag before the message;
+   * the optional library's notice stays a notice, before the job's
+   * error. */
+  expect("W0311 09:10:11.000123  4411 dso_loader.cc:64] Could not load "
+         "dynamic library 'libnvinfer_plugin.so.8'; dlerror: "
+         "libnvinfer_plugin.so.8: cannot open shared object file: No such "
+         "file or directory\n"
+         "Epoch 1/3\n"
+         "Traceback (most recent call last):\n"
+         "  File \"fit.py\", line 40, in <module>\n"
+         "    x = data['pixels']\n"
+         "KeyError: 'pixels'\n",
+         6, "user", "none");
+  /* A missing library that the job imports is still the environment's. */
+  expect("ImportError: libcudnn.so.8: cannot open shared object file: No "
+         "such file or directory\n",
+         1, "framework", "none");
+}
