@@ -499,3 +499,40 @@ SM_TEST(failure_review9_tf_loader_notice_without_its_glog_tag) {
          "such file or directory\n",
          1, "framework", "none");
 }
+
+SM_TEST(failure_review9_a_number_out_of_a_checked_range_is_the_jobs) {
+  /* The job's configured rate reaches the optimiser through a trainer:
+   * the call line does not show it, the range check's words do. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"main.py\", line 50, in <module>\n"
+         "    trainer = Trainer(model, cfg.train)\n"
+         "  File \"" SP "/fitloop/trainer.py\", line 80, in __init__\n"
+         "    self.opt = make_opt(model, **opt_cfg)\n"
+         "  File \"" SP "/optlib/adam.py\", line 22, in __init__\n"
+         "    raise ValueError(f\"Invalid learning rate: {lr}\")\n"
+         "ValueError: Invalid learning rate: -0.0002\n",
+         8, "user", "none");
+  /* An estimator library's parameter check under a pipeline library. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"fit_tab.py\", line 12, in <module>\n"
+         "    pipe.fit(X, y)\n"
+         "  File \"" SP "/tabpipe/core.py\", line 300, in fit\n"
+         "    est.fit(Xt, y)\n"
+         "  File \"" SP "/estkit/forest.py\", line 40, in fit\n"
+         "    self._validate_params()\n"
+         "estkit.InvalidParameterError: The 'max_depth' parameter of "
+         "Forest must be an int in the range [1, inf). Got 0 instead.\n",
+         8, "user", "none");
+  /* Range words beside version words are no verdict of the job's
+   * configuration. */
+  {
+    sm_diagnosis d;
+    run("RuntimeError: the checkpoint format must be at least 3, please "
+        "upgrade the library\n",
+        &d);
+    if (d.signature != NULL &&
+        strcmp(d.signature, "config-words-in-exception") == 0)
+      SM_FAIL_AT("a version complaint read as the job's configuration");
+    sm_diagnosis_release(&d);
+  }
+}
