@@ -1511,6 +1511,16 @@ static void corroborate(const sm__window *w, const segs *s, int x, int ctx,
     v->conf = 0.05;
 }
 
+/* Narrows the name *t[0..*n) to its last dotted part. */
+static void last_dotted_part(const char **t, size_t *n) {
+  const char *d;
+
+  while (*n > 0 && (d = memchr(*t, '.', *n)) != NULL) {
+    *n -= (size_t)(d + 1 - *t);
+    *t = d + 1;
+  }
+}
+
 /* A worker's exception re-raised by its parent: the parent's traceback
  * ends in an exception line of the same type that a generic symptom
  * signature marks as a re-raise ("KeyError: Caught KeyError in DataLoader
@@ -1534,22 +1544,23 @@ static int reraised_in_parent(const sm__window *w, const segs *s, int x) {
   if (lj->kind != SM__K_SYMPTOM || lj->sig == NULL || !lj->sig->generic ||
       lj->exc_len == 0)
     return -1;
-  /* The same exception type, by its last dotted part. */
-  tx = lx->text + lx->msg;
+  /* The same exception type, by its last dotted part, as x or a later
+   * exception of x's chain: the worker caught what its chain ended in
+   * ("During handling of the above exception, another exception
+   * occurred:"), while x is the chain's first. */
   tj = lj->text + lj->msg;
-  nx = (size_t)lx->exc_len;
   nj = (size_t)lj->exc_len;
-  while (nx > 0 && memchr(tx, '.', nx) != NULL) {
-    const char *d = memchr(tx, '.', nx);
-    nx -= (size_t)(d + 1 - tx);
-    tx = d + 1;
+  last_dotted_part(&tj, &nj);
+  for (int k = 0, y = x; k <= MAX_CHAIN && y >= 0;
+       k++, y = chain_next(w, s, y)) {
+    lx = &w->lines[y];
+    tx = lx->text + lx->msg;
+    nx = (size_t)lx->exc_len;
+    last_dotted_part(&tx, &nx);
+    if (nx > 0 && nx == nj && memcmp(tx, tj, nx) == 0)
+      return j;
   }
-  while (nj > 0 && memchr(tj, '.', nj) != NULL) {
-    const char *d = memchr(tj, '.', nj);
-    nj -= (size_t)(d + 1 - tj);
-    tj = d + 1;
-  }
-  return nx == nj && memcmp(tx, tj, nx) == 0 ? j : -1;
+  return -1;
 }
 
 /* The job's own setting of the communication stack (an environment
@@ -1690,12 +1701,17 @@ static double oom_others_share(const char *s, size_t n, double *total_out,
     double unal = size_at(s, n, " is reserved by PyTorch but unallocated", 0);
     double res = size_at(s, n, " reserved in total by PyTorch", 0);
     double al2 = size_at(s, n, " already allocated", 0);
+    /* PyTorch 1.0-1.3 ("...; 1.75 GiB free; 3.78 GiB cached)"): the
+     * allocator's cache beyond what is allocated, so held on top of it */
+    double cached = size_at(s, n, " cached)", 0);
     if (alloc >= 0)
       own = alloc + (unal > 0 ? unal : 0);
     if (res > own)
       own = res;
     if (al2 > own)
       own = al2;
+    if (al2 >= 0 && cached > 0 && al2 + cached > own)
+      own = al2 + cached;
   }
   if (total <= 0 || freeb < 0 || own < 0 || freeb > total)
     return -1;

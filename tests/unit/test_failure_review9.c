@@ -536,3 +536,61 @@ SM_TEST(failure_review9_a_number_out_of_a_checked_range_is_the_jobs) {
     sm_diagnosis_release(&d);
   }
 }
+
+SM_TEST(failure_review9_a_workers_chain_reraised_by_its_parent) {
+  /* The worker's chain starts with a decoder's error and ends in the
+   * type the parent names: the first report is the parent's line. */
+  expect("epoch 0 | 3/900\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/job/fit.py\", line 30, in <module>\n"
+         "    for x, y in dl:\n"
+         "  File \"" SP "/torch/_utils.py\", line 700, in reraise\n"
+         "    raise exception\n"
+         "OSError: Caught OSError in DataLoader worker process 2.\n"
+         "Original Traceback (most recent call last):\n"
+         "  File \"" SP "/imgdec/core.py\", line 50, in load\n"
+         "    raise DecodeFailure(p)\n"
+         "imgdec.DecodeFailure: /data/im/0091.png\n"
+         "\n"
+         "During handling of the above exception, another exception "
+         "occurred:\n"
+         "\n"
+         "Traceback (most recent call last):\n"
+         "  File \"" SP "/torch/utils/data/_utils/worker.py\", line 308, in "
+         "_worker_loop\n"
+         "    data = fetcher.fetch(index)\n"
+         "  File \"/job/ds.py\", line 12, in __getitem__\n"
+         "    return fallback_open(p)\n"
+         "OSError: [Errno 5] cannot read /data/im/0091.png\n",
+         7, "user", "none");
+  /* A chain that never reaches the parent's type: the worker's line. */
+  {
+    sm_diagnosis d;
+    run("Traceback (most recent call last):\n"
+        "  File \"" SP "/torch/_utils.py\", line 700, in reraise\n"
+        "    raise exception\n"
+        "KeyError: Caught KeyError in DataLoader worker process 0.\n"
+        "Original Traceback (most recent call last):\n"
+        "  File \"/job/ds.py\", line 12, in __getitem__\n"
+        "    return self.rows[i]['label']\n"
+        "ValueError: bad row\n",
+        &d);
+    if (d.first_error_line != 8)
+      SM_FAIL_AT("unrelated types: line %lld, want 8", d.first_error_line);
+    sm_diagnosis_release(&d);
+  }
+}
+
+SM_TEST(failure_review9_an_old_oom_reports_cache_on_top_of_allocated) {
+  /* PyTorch 1.0-1.3 printed the allocator's cache beyond what was
+   * allocated: both are the job's, so a full GPU is its own. */
+  expect("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 1; 15.75 GiB "
+         "total capacity; 7.90 GiB already allocated; 1.20 GiB free; 5.60 "
+         "GiB cached)\n",
+         1, "user", "gpu_memory");
+  /* Little allocated and little cached on a full card: others' memory. */
+  expect("RuntimeError: CUDA out of memory. Tried to allocate 512.00 MiB "
+         "(GPU 0; 7.93 GiB total capacity; 1.10 GiB already allocated; "
+         "40.00 MiB free; 20.00 MiB cached)\n",
+         1, "infrastructure", "gpu");
+}
