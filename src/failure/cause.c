@@ -1378,6 +1378,43 @@ static void resolve_runtime(sm__lctx *c, const sm_sigdb *db,
   words_decide(c, db, wl, tname, v);
 }
 
+/* 1 (and v set) if exception x has no message on its own line and the
+ * next line, its message's first line (a message that starts with a line
+ * break: PyTorch's driver check, a library's "requires the X library but
+ * it was not found"), matches a specific cause signature: that
+ * signature's class. */
+static int message_on_next_line(sm__lctx *c, const sm_sigdb *db,
+                                const sm__window *w, const segs *s, int x,
+                                verdict *v) {
+  const sm__line *l = &w->lines[x], *ln;
+  const sm__sig *sig;
+  size_t n, i;
+  const char *m = msg_of(l, &n);
+  int sx;
+
+  i = (size_t)l->exc_len;
+  while (i < n && (m[i] == ':' || m[i] == ' ' || m[i] == '\t'))
+    i++;
+  if (i < n || x + 1 >= w->n)
+    return 0;
+  ln = &w->lines[x + 1];
+  if (ln->kind == SM__K_TB_HEADER || ln->kind == SM__K_TB_FRAME ||
+      ln->kind == SM__K_CHAIN || ln->kind == SM__K_BLANK)
+    return 0;
+  m = msg_of(ln, &n);
+  sig = sm__sigdb_match_cause(&c->m, m, SM_MIN(n, (size_t)8192), &sx);
+  if (sig == NULL || sig->generic || sig->category == SM__CAT_UNKNOWN)
+    return 0;
+  from_sig(db, sig, sx, v);
+  if (sig->resolver == SM__RESOLVE_IMPORT)
+    resolve_import(db, w, s, x + 1, v);
+  snprintf(v->reason, sizeof(v->reason),
+           "exception without a message on its line; its message below "
+           "(line %lld) matches signature %s",
+           ln->no, sig->name);
+  return 1;
+}
+
 static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
                      const segs *s, int x, int ctx, verdict *v, int *explain) {
   const sm__line *l = &w->lines[x];
@@ -1447,7 +1484,8 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
     return;
   }
   if (l->exc_len > 0) {
-    resolve_exception(c, db, w, s, x, v, 0);
+    if (!message_on_next_line(c, db, w, s, x, v))
+      resolve_exception(c, db, w, s, x, v, 0);
     return;
   }
   if (l->kind == SM__K_WEAK && l->cls >= 0) {

@@ -594,3 +594,54 @@ SM_TEST(failure_review9_an_old_oom_reports_cache_on_top_of_allocated) {
          "40.00 MiB free; 20.00 MiB cached)\n",
          1, "infrastructure", "gpu");
 }
+
+SM_TEST(failure_review9_a_message_that_starts_on_the_next_line) {
+  /* An assertion whose message begins with a line break (a driver
+   * check): the line below decides. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/w/run.py\", line 8, in <module>\n"
+         "    x = x.cuda()\n"
+         "  File \"" SP "/torch/cuda/__init__.py\", line 60, in _check\n"
+         "    raise AssertionError(msg)\n"
+         "AssertionError: \n"
+         "The NVIDIA driver on your system is too old (found version "
+         "11020).\n"
+         "Please update your GPU driver.\n",
+         6, "framework", "none");
+  /* A ValueError whose message is a version hint on the next line. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/w/load.py\", line 8, in <module>\n"
+         "    cfg = load_config(path)\n"
+         "ValueError:\n"
+         "The checkpoint you are trying to load has model type `orca9` but "
+         "Transformers does not recognize this architecture.\n",
+         4, "framework", "none");
+  /* An empty message followed by ordinary output stays the type's. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/w/run.py\", line 8, in <module>\n"
+         "    assert n > 0\n"
+         "AssertionError\n"
+         "step 3 done\n",
+         4, "user", "none");
+}
+
+SM_TEST(failure_review9_an_api_removed_in_a_release) {
+  /* An array library's removal notice for an alias the code uses. */
+  expect("Traceback (most recent call last):\n"
+         "  File \"/w/train.py\", line 92, in <module>\n"
+         "    best = np.NaN\n"
+         "  File \"" SP "/numpy/__init__.py\", line 400, in __getattr__\n"
+         "    raise AttributeError(msg)\n"
+         "AttributeError: `np.NaN` was removed in the NumPy 2.0 release. "
+         "Use `np.nan` instead.\n",
+         6, "framework", "none");
+  /* A trainer refusing a hook its major release removed, one line. */
+  expect("NotImplementedError: Support for `test_epoch_end` has been removed "
+         "in v2.0.0. `Net` implements this method.\n",
+         1, "framework", "none");
+  /* A removal that is only announced stays a warning. */
+  expect("/srv/env/lib/python3.11/site-packages/kit/api.py:10: "
+         "FutureWarning: `foo` is deprecated and will be removed in v3.0\n"
+         "step 10 loss 1.0\n",
+         0, "", "");
+}
