@@ -645,3 +645,46 @@ SM_TEST(failure_review9_an_api_removed_in_a_release) {
          "step 10 loss 1.0\n",
          0, "", "");
 }
+
+/* Appends s to b at *n (bounded by cap). */
+static void put(char *b, size_t cap, size_t *n, const char *s) {
+  size_t l = strlen(s);
+
+  if (*n + l < cap) {
+    memcpy(b + *n, s, l);
+    *n += l;
+    b[*n] = '\0';
+  }
+}
+
+SM_TEST(failure_review9_new_readers_survive_malformed_lines) {
+  /* The value-echo, table-lookup, callee and quote readers on lines of
+   * unpaired quotes, invalid UTF-8, a run of dots and brackets, and a
+   * call line of 60000 bytes: a verdict, no crash, no read past a line. */
+  static char log[200000];
+  size_t n = 0;
+
+  log[0] = '\0';
+  put(log, sizeof(log), &n,
+      "Traceback (most recent call last):\n"
+      "  File \"job.py\", line 1, in <module>\n    f(x='");
+  for (int i = 0; i < 20000; i++)
+    put(log, sizeof(log), &n, i % 3 ? "'\xff." : "a=1");
+  put(log, sizeof(log), &n,
+      "\n  File \"" SP "/liba/x.py\", line 2, in f\n"
+      "    T_T[[[[..]..]]][.\n"
+      "  File \"" SP "/libb/y.py\", line 3, in g\n"
+      "    raise KeyError(k)\n"
+      "KeyError: \"'\xc3\x28 can't '''' ... missing 1 required positional "
+      "argument\"\n"
+      "TypeError: ...() missing 1 required positional argument: ''\n"
+      "ValueError:\n"
+      "what():\n");
+  {
+    sm_diagnosis d;
+    run(log, &d);
+    if (!d.failure)
+      SM_FAIL_AT("a traceback with an exception line gave no failure");
+    sm_diagnosis_release(&d);
+  }
+}
