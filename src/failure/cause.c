@@ -259,15 +259,35 @@ static int entry_point_shim(const char *p, size_t n) {
 static const char *const fetched_roots[] = {"transformers_modules", "torch/hub",
                                             "torch\\hub"};
 
+static int path_sep(char ch) {
+  return ch == '/' || ch == '\\';
+}
+
+/* The index of the fetched-code root that p[0..n) lies under, or -1: the
+ * root only as whole directories with more path after them, so that the
+ * library's own module of the same name (torch's hub.py, a
+ * transformers_modules.py of one's own) is not taken for its cache. */
+static int fetched_root(const char *p, size_t n) {
+  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++) {
+    size_t rl = strlen(fetched_roots[i]);
+    for (const char *q = p;
+         (q = memmem(q, (size_t)(p + n - q), fetched_roots[i], rl)) != NULL;
+         q++) {
+      size_t after = (size_t)(q - p) + rl;
+      if ((q == p || path_sep(q[-1])) && after + 1 < n && path_sep(p[after]))
+        return (int)i;
+    }
+  }
+  return -1;
+}
+
 static int library_path(const char *p, size_t n) {
   static const char *const marks[] = {
       "site-packages", "dist-packages", "/lib/python", "\\lib\\python",
       "\\Lib\\",       "<frozen",       "<string>",    "/usr/lib/"};
 
-  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++)
-    if (memmem(p, n, fetched_roots[i], strlen(fetched_roots[i])) != NULL)
-      return 1;
-
+  if (fetched_root(p, n) >= 0)
+    return 1;
   for (size_t i = 0; i < SM_ARRAY_LEN(marks); i++)
     if (memmem(p, n, marks[i], strlen(marks[i])) != NULL)
       return 1;
@@ -298,12 +318,12 @@ static void frame_package(const char *p, size_t n, char *out, size_t cap) {
   static const char *const roots[] = {"site-packages", "dist-packages"};
   const char *q = NULL;
   size_t k = 0;
+  int r = fetched_root(p, n);
 
-  for (size_t i = 0; i < SM_ARRAY_LEN(fetched_roots); i++)
-    if (memmem(p, n, fetched_roots[i], strlen(fetched_roots[i])) != NULL) {
-      snprintf(out, cap, "%s", fetched_roots[i]);
-      return;
-    }
+  if (r >= 0) {
+    snprintf(out, cap, "%s", fetched_roots[r]);
+    return;
+  }
   for (size_t i = 0; i < SM_ARRAY_LEN(roots) && q == NULL; i++) {
     size_t off;
     q = memmem(p, n, roots[i], strlen(roots[i]));
@@ -717,12 +737,63 @@ static void words_decide(sm__lctx *c, const sm_sigdb *db, const sm__line *l,
            tname, sm__protoset_failure.class_names[cl], (double)sc);
 }
 
+/* Extensions of the files a training job reads and writes (images,
+ * audio, video, tables, configs, arrays, checkpoints, archives): a name
+ * without a directory counts as a file only with one of them, or with a
+ * stem that is no identifier ("0042.webp", "part-7.dat"); a dotted
+ * identifier of any other tail is a name in code ('torch.int8',
+ * 'np.float32', 'self.proj'). */
+static const char *const data_exts[] = {
+    "jpg",     "jpeg",     "png",       "gif",    "bmp",     "tif",
+    "tiff",    "webp",     "ppm",       "pgm",    "wav",     "mp3",
+    "flac",    "ogg",      "m4a",       "opus",   "mp4",     "avi",
+    "mov",     "mkv",      "webm",      "json",   "jsonl",   "yaml",
+    "yml",     "csv",      "tsv",       "txt",    "xml",     "ini",
+    "cfg",     "toml",     "pt",        "pth",    "ckpt",    "bin",
+    "npy",     "npz",      "pkl",       "pickle", "h5",      "hdf5",
+    "nc",      "mat",      "parquet",   "arrow",  "feather", "safetensors",
+    "tar",     "gz",       "tgz",       "zip",    "zst",     "lmdb",
+    "mdb",     "tfrecord", "tfrecords", "idx",    "onnx",    "gguf",
+    "msgpack", "dat",      "raw"};
+
+static int word_char(char ch) {
+  return isalnum((unsigned char)ch) || ch == '_';
+}
+
+/* 1 if q[0..n) is a chain of identifiers joined by dots. */
+static int dotted_identifier(const char *q, size_t n) {
+  int start = 1;
+
+  for (size_t i = 0; i < n; i++) {
+    if (q[i] == '.') {
+      if (start)
+        return 0;
+      start = 1;
+    } else if (!word_char(q[i]) || (start && isdigit((unsigned char)q[i]))) {
+      return 0;
+    } else {
+      start = 0;
+    }
+  }
+  return !start;
+}
+
+static int ext_in(const char *e, size_t el, const char *const *list,
+                  size_t nl) {
+  for (size_t i = 0; i < nl; i++)
+    if (strlen(list[i]) == el && strncasecmp(e, list[i], el) == 0)
+      return 1;
+  return 0;
+}
+
 /* 1 if the quoted text q[0..n) names a file of the job's: a path or a
- * name with an extension, not a library's own code or binaries. */
+ * name with a file's extension, not a library's own code or binaries,
+ * not a dotted name in code. */
 static int job_file_name(const char *q, size_t n) {
   static const char *const code[] = {"py",  "pyx",   "pyc", "pyd", "so",
                                      "dll", "dylib", "cc",  "cpp", "h"};
   const char *dot = NULL;
+  size_t el;
   int sep = 0;
 
   if (n < 3 || memmem(q, n, "site-packages", 13) != NULL ||
@@ -732,37 +803,136 @@ static int job_file_name(const char *q, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (q[i] == ' ' && !sep)
       return 0; /* words, not a name */
-    if (q[i] == '/' || q[i] == '\\')
+    if (path_sep(q[i]))
       sep = 1;
     else if (q[i] == '.')
       dot = q + i;
   }
-  if (dot != NULL && q + n - dot - 1 >= 2 && q + n - dot - 1 <= 5) {
-    size_t el = (size_t)(q + n - dot - 1);
-    for (size_t i = 0; i < SM_ARRAY_LEN(code); i++)
-      if (strlen(code[i]) == el && strncasecmp(dot + 1, code[i], el) == 0)
-        return 0;
-    for (size_t i = 1; i <= el; i++)
-      if (!isalnum((unsigned char)dot[i]))
-        return sep;
+  el = dot ? (size_t)(q + n - dot - 1) : 0;
+  if (el < 2 || el > 12)
+    return sep;
+  if (ext_in(dot + 1, el, code, SM_ARRAY_LEN(code)))
+    return 0;
+  for (size_t i = 1; i <= el; i++)
+    if (!isalnum((unsigned char)dot[i]))
+      return sep;
+  return sep || ext_in(dot + 1, el, data_exts, SM_ARRAY_LEN(data_exts)) ||
+         !dotted_identifier(q, n);
+}
+
+/* The next quoted text of m[0..n) from *i on, into *q and *qn, moving *i
+ * past it; 0 when there is none.  An apostrophe inside or at the end of a
+ * word ("can't", "doesn't", "the jobs' files") is no quote: a quote opens
+ * where no letter or digit comes before it and closes where none comes
+ * after it, and one without a partner within 512 bytes is passed over. */
+static int next_quoted(const char *m, size_t n, size_t *i, const char **q,
+                       size_t *qn) {
+  for (; *i < n; (*i)++) {
+    char ch = m[*i];
+    size_t j, end = SM_MIN(n, *i + 513);
+    if ((ch != '\'' && ch != '"') || (*i > 0 && word_char(m[*i - 1])))
+      continue;
+    for (j = *i + 1; j < end; j++)
+      if (m[j] == ch && (j + 1 == n || !word_char(m[j + 1])))
+        break;
+    if (j >= end)
+      continue;
+    *q = m + *i + 1;
+    *qn = j - *i - 1;
+    *i = j + 1;
     return 1;
   }
-  return sep;
+  return 0;
 }
 
 /* 1 if the message m[0..n) quotes a file of the job's ("cannot identify
  * image file '/data/train/0042.jpg'", "Error opening 'clips/a.wav'"). */
 static int quotes_job_file(const char *m, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    const char *e;
-    if (m[i] != '\'' && m[i] != '"')
-      continue;
-    e = memchr(m + i + 1, m[i], SM_MIN(n - i - 1, (size_t)512));
-    if (e == NULL)
-      return 0;
-    if (job_file_name(m + i + 1, (size_t)(e - (m + i + 1))))
+  size_t i = 0, qn;
+  const char *q;
+
+  n = SM_MIN(n, (size_t)4096);
+  while (next_quoted(m, n, &i, &q, &qn))
+    if (job_file_name(q, qn))
       return 1;
-    i = (size_t)(e - m);
+  return 0;
+}
+
+/* 1 if t[0..tn) occurs in m[0..n) as a whole token: no letter, digit,
+ * underscore or dot joined to it on either side. */
+static int has_token(const char *m, size_t n, const char *t, size_t tn) {
+  for (const char *q = m;
+       tn > 0 && (q = memmem(q, (size_t)(m + n - q), t, tn)) != NULL; q++) {
+    char b = q > m ? q[-1] : ' ', a = q + tn < m + n ? q[tn] : ' ';
+    if (!word_char(b) && b != '.' && !word_char(a) &&
+        (a != '.' || q + tn + 1 == m + n || q[tn + 1] == ' '))
+      return 1;
+  }
+  return 0;
+}
+
+/* 1 if the job's source line j[0..jn) passes a value that the message
+ * m[0..n) repeats: a quoted literal of two or more characters, or the
+ * literal of a keyword argument ("lr=-1.0", "batch_size=0": a one-digit
+ * value only with its keyword in the message too). */
+static int line_value_echoed(const char *j, size_t jn, const char *m,
+                             size_t n) {
+  size_t i = 0, qn;
+  const char *q;
+
+  while (next_quoted(j, jn, &i, &q, &qn))
+    if (qn >= 2 && has_token(m, n, q, qn))
+      return 1;
+  for (i = 1; i + 1 < jn; i++) {
+    size_t k = i + 1, b = i;
+    if (j[i] != '=' || j[i + 1] == '=' || !word_char(j[i - 1]) ||
+        strchr("=!<>", j[i - 1]) != NULL)
+      continue;
+    while (b > 0 && word_char(j[b - 1]))
+      b--;
+    if (k < jn && (j[k] == '-' || j[k] == '+'))
+      k++;
+    if (k >= jn || !isdigit((unsigned char)j[k]))
+      continue;
+    while (k < jn && (isalnum((unsigned char)j[k]) || j[k] == '.' ||
+                      ((j[k] == '-' || j[k] == '+') &&
+                       (j[k - 1] == 'e' || j[k - 1] == 'E'))))
+      k++;
+    if (has_token(m, n, j + i + 1, k - i - 1) &&
+        (k - i - 1 >= 2 || has_token(m, n, j + b, i - b)))
+      return 1;
+  }
+  return 0;
+}
+
+/* 1 if the message of exception x repeats a value that a source line of
+ * the job's own frames passes on (in x's traceback or the outer ones of
+ * its chain): the value that failed is the job's, which the libraries
+ * handed on unchanged ("lr_scheduler_type='cosine_warm'" and "'cosine_
+ * warm' is not a valid SchedulerType"; "DataLoader(ds, batch_size=0)" and
+ * "got batch_size=0"). */
+static int job_value_echoed(const sm__window *w, const segs *s, int x) {
+  size_t n, jn;
+  const char *m = msg_of(&w->lines[x], &n), *j;
+
+  n = SM_MIN(n, (size_t)4096);
+  for (int k = 0, y = x; k <= MAX_CHAIN && y >= 0;
+       k++, y = chain_next(w, s, y)) {
+    if (s->start[y] < 0)
+      continue;
+    for (int i = s->start[y]; i + 1 < y; i++) {
+      const char *p;
+      size_t pn;
+      if (w->lines[i].kind != SM__K_TB_FRAME ||
+          w->lines[i + 1].kind == SM__K_TB_FRAME)
+        continue;
+      pn = frame_path(&w->lines[i], &p);
+      if (pn == 0 || library_path(p, pn))
+        continue;
+      j = msg_of(&w->lines[i + 1], &jn);
+      if (line_value_echoed(j, SM_MIN(jn, (size_t)1024), m, n))
+        return 1;
+    }
   }
   return 0;
 }
@@ -795,6 +965,191 @@ static int library_object_attribute(const sm_sigdb *db, const char *m,
   return 0;
 }
 
+/* The callee a "missing N required positional argument" message names
+ * ("Accuracy.__new__() missing 1 required ...", "accuracy() missing"),
+ * into fn (the function, or the class of a constructor, "" for a bare
+ * constructor) and *ctor; 0 if the message is not of that form. */
+static int missing_argument_callee(const char *m, size_t n, char *fn,
+                                   size_t cap, int *ctor) {
+  const char *p = memmem(m, SM_MIN(n, (size_t)256), "() missing ", 11), *b, *e;
+  size_t k;
+
+  if (p == NULL || (memmem(p, (size_t)(m + n - p),
+                           "required positional argument", 28) == NULL &&
+                    memmem(p, (size_t)(m + n - p),
+                           "required keyword-only argument", 30) == NULL))
+    return 0;
+  b = p;
+  while (b > m && (word_char(b[-1]) || b[-1] == '.'))
+    b--;
+  e = p;
+  *ctor = 0;
+  for (const char *q = p; q > b; q--)
+    if (q[-1] == '.') {
+      size_t tl = (size_t)(p - q);
+      if ((tl == 7 && memcmp(q, "__new__", 7) == 0) ||
+          (tl == 8 && memcmp(q, "__init__", 8) == 0)) {
+        *ctor = 1;
+        e = q - 1;
+      }
+      break;
+    }
+  if (e == p && ((p - b == 7 && memcmp(b, "__new__", 7) == 0) ||
+                 (p - b == 8 && memcmp(b, "__init__", 8) == 0))) {
+    *ctor = 1;
+    e = b;
+  }
+  while (e > b && memchr(b, '.', (size_t)(e - b)) != NULL)
+    b = (const char *)memchr(b, '.', (size_t)(e - b)) + 1;
+  k = SM_MIN((size_t)(e - b), cap - 1);
+  memcpy(fn, b, k);
+  fn[k] = '\0';
+  return 1;
+}
+
+/* 1 if the source line j[0..jn) calls a third-party package's callable
+ * by its dotted path ("torchmetrics.Accuracy(", "tm.classification...":
+ * the first part a known package) whose last part is fn, or for a bare
+ * constructor (fn "") a CamelCase class. */
+static int calls_package_callable(const sm_sigdb *db, const char *j, size_t jn,
+                                  const char *fn, int ctor) {
+  size_t fl = strlen(fn);
+  const char *top;
+
+  for (size_t i = 0; i < jn; i++) {
+    size_t a = i, last = i, parts = 1;
+    if (!(isalpha((unsigned char)j[i]) || j[i] == '_') ||
+        (i > 0 && (word_char(j[i - 1]) || j[i - 1] == '.')))
+      continue;
+    while (i < jn && (word_char(j[i]) || j[i] == '.')) {
+      if (j[i] == '.') {
+        parts++;
+        last = i + 1;
+      }
+      i++;
+    }
+    if (i >= jn || j[i] != '(' || parts < 2 || last >= i)
+      continue;
+    top = (const char *)memchr(j + a, '.', i - a);
+    if (!sm__sigdb_is_package(db, j + a, (size_t)(top - (j + a))))
+      continue;
+    if (fl > 0 ? (i - last == fl && memcmp(j + last, fn, fl) == 0)
+               : (ctor && isupper((unsigned char)j[last])))
+      return 1;
+  }
+  return 0;
+}
+
+/* 1 if exception x, raised in the job's own frame, says that a call
+ * lacks a required argument and that frame's line calls a third-party
+ * package's callable of that name: the code was written for another
+ * version of the library, whose signature has changed (torchmetrics'
+ * Accuracy requiring 'task' since 0.11, a constructor gaining a required
+ * configuration).  A call of the job's own function is its own error. */
+static int library_signature_changed(const sm_sigdb *db, const sm__window *w,
+                                     const segs *s, int x, const frames *f) {
+  size_t mn, jn;
+  const char *m = msg_of(&w->lines[x], &mn), *j;
+  char fn[96];
+  int ctor, k = f->innermost + 1;
+
+  if (f->innermost < 0 || f->innermost != f->inner_user || k >= x ||
+      !s->in_tb[k] || w->lines[k].kind == SM__K_TB_FRAME ||
+      !missing_argument_callee(m, mn, fn, sizeof(fn), &ctor))
+    return 0;
+  j = msg_of(&w->lines[k], &jn);
+  return calls_package_callable(db, j, SM_MIN(jn, (size_t)1024), fn, ctor);
+}
+
+/* 1 if the source line j[0..jn) looks a name up in a table of known
+ * names (an upper-case constant such as CONFIG_MAPPING, or a name ending
+ * in mapping or registry) with a key read from another structure
+ * ("CONFIG_MAPPING[config_dict[\"model_type\"]]", "REGISTRY[cfg.kind]"):
+ * a name that a loaded file gives. */
+static int table_lookup_of_loaded_name(const char *j, size_t jn) {
+  for (size_t i = 0; i < jn; i++) {
+    size_t a = i, k;
+    int upper = 1, under = 0;
+    if (!(isalpha((unsigned char)j[i]) || j[i] == '_') ||
+        (i > 0 && (word_char(j[i - 1]) || j[i - 1] == '.')))
+      continue;
+    while (i < jn && word_char(j[i])) {
+      upper &= !islower((unsigned char)j[i]);
+      under |= j[i] == '_';
+      i++;
+    }
+    if (i >= jn || j[i] != '[' || i - a < 3)
+      continue;
+    if (!(upper && under) &&
+        !(i - a >= 7 && strncasecmp(j + i - 7, "MAPPING", 7) == 0) &&
+        !(i - a >= 8 && strncasecmp(j + i - 8, "REGISTRY", 8) == 0))
+      continue;
+    for (k = i + 1; k < jn && j[k] != ']'; k++)
+      if (j[k] == '[' || j[k] == '.')
+        return 1;
+  }
+  return 0;
+}
+
+/* 1 if KeyError x was raised in a library whose frames above it look a
+ * loaded name up in a table of known names: the installed library does
+ * not know a name that a model or configuration file gives, written for
+ * a newer version of it (a model type the registry of an older release
+ * lacks).  A key the job's own call passes is the job's (a misspelt
+ * name). */
+static int library_table_lacks_name(const sm__window *w, const segs *s, int x,
+                                    const frames *f) {
+  if (f->n_user == 0 || f->innermost == f->inner_user || s->start[x] < 0 ||
+      job_value_echoed(w, s, x))
+    return 0;
+  for (int i = s->start[x]; i + 1 < x; i++) {
+    const char *p, *j;
+    size_t pn, jn;
+    if (w->lines[i].kind != SM__K_TB_FRAME ||
+        w->lines[i + 1].kind == SM__K_TB_FRAME)
+      continue;
+    pn = frame_path(&w->lines[i], &p);
+    if (pn == 0 || !library_path(p, pn))
+      continue;
+    j = msg_of(&w->lines[i + 1], &jn);
+    if (table_lookup_of_loaded_name(j, SM_MIN(jn, (size_t)1024)))
+      return 1;
+  }
+  return 0;
+}
+
+static void framework_weakly(verdict *v, const char *why) {
+  v->cat = SM__CAT_FRAMEWORK;
+  v->conf = 0.45;
+  snprintf(v->reason, sizeof(v->reason), "%s", why);
+}
+
+/* 1 (and v set to framework, weakly) if exception x of type tname, which
+ * its frames gave to the job, shows a library of another version than
+ * the job's code or files were written for: a KeyError from a table of
+ * known names that lacks a loaded name, a TypeError of a library's
+ * callable that now requires an argument. */
+static int version_mismatch(const sm_sigdb *db, const sm__window *w,
+                            const segs *s, int x, const char *tname,
+                            const frames *f, verdict *v) {
+  if (strcmp(tname, "KeyError") == 0 && library_table_lacks_name(w, s, x, f)) {
+    framework_weakly(v, "exception KeyError where a library looks a name "
+                        "from a loaded file up in its table of known names: "
+                        "the installed version does not know it (a file "
+                        "for a newer release)");
+    return 1;
+  }
+  if (strcmp(tname, "TypeError") == 0 &&
+      library_signature_changed(db, w, s, x, f)) {
+    framework_weakly(v, "exception TypeError in the job's call of a "
+                        "library's callable that lacks a required argument: "
+                        "the library's signature changed (another version "
+                        "than the code was written for)");
+    return 1;
+  }
+  return 0;
+}
+
 static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
                               const sm__window *w, const segs *s, int x,
                               verdict *v, int have_sig) {
@@ -811,16 +1166,23 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
      * corrupt image, an audio file of another format): the job's data. */
     size_t mn;
     const char *m = msg_of(l, &mn);
-    if (quotes_job_file(m, mn)) {
+    int file = quotes_job_file(m, mn);
+    if (file || job_value_echoed(w, s, x)) {
       const sm__exc *e = sm__sigdb_exc(db, tname);
       v->cat = e ? e->category : SM__CAT_USER;
       v->conf = 0.45;
       snprintf(v->reason, sizeof(v->reason),
-               "exception %s raised where one library called another, on a "
-               "file the message names: the job's data",
+               file ? "exception %s raised where one library called another, "
+                      "on a file the message names: the job's data"
+                    : "exception %s raised where one library called another, "
+                      "on a value the job's own call passes and the message "
+                      "repeats: the job's value, handed on unchanged",
                tname);
     }
   }
+  if (!have_sig && v->cat == SM__CAT_USER &&
+      version_mismatch(db, w, s, x, tname, &f, v))
+    return;
   if (!have_sig && (v->cat == SM__CAT_UNKNOWN || v->cat == SM__CAT_INFRA)) {
     int y = chain_explained(w, s, x);
     if (y >= 0) {
@@ -840,12 +1202,9 @@ static void resolve_exception(sm__lctx *c, const sm_sigdb *db,
     const char *m = msg_of(l, &mn);
     if (strcmp(tname, "AttributeError") == 0 &&
         library_object_attribute(db, m, mn)) {
-      v->cat = SM__CAT_FRAMEWORK;
-      v->conf = 0.45;
-      snprintf(v->reason, sizeof(v->reason),
-               "exception AttributeError without frames: an object of a "
-               "library's class lacks the attribute (versions of libraries "
-               "that do not fit)");
+      framework_weakly(v, "exception AttributeError without frames: an "
+                          "object of a library's class lacks the attribute "
+                          "(versions of libraries that do not fit)");
       return;
     }
     words_decide(c, db, l, tname, v);
@@ -1019,6 +1378,43 @@ static void resolve_runtime(sm__lctx *c, const sm_sigdb *db,
   words_decide(c, db, wl, tname, v);
 }
 
+/* 1 (and v set) if exception x has no message on its own line and the
+ * next line, its message's first line (a message that starts with a line
+ * break: PyTorch's driver check, a library's "requires the X library but
+ * it was not found"), matches a specific cause signature: that
+ * signature's class. */
+static int message_on_next_line(sm__lctx *c, const sm_sigdb *db,
+                                const sm__window *w, const segs *s, int x,
+                                verdict *v) {
+  const sm__line *l = &w->lines[x], *ln;
+  const sm__sig *sig;
+  size_t n, i;
+  const char *m = msg_of(l, &n);
+  int sx;
+
+  i = (size_t)l->exc_len;
+  while (i < n && (m[i] == ':' || m[i] == ' ' || m[i] == '\t'))
+    i++;
+  if (i < n || x + 1 >= w->n)
+    return 0;
+  ln = &w->lines[x + 1];
+  if (ln->kind == SM__K_TB_HEADER || ln->kind == SM__K_TB_FRAME ||
+      ln->kind == SM__K_CHAIN || ln->kind == SM__K_BLANK)
+    return 0;
+  m = msg_of(ln, &n);
+  sig = sm__sigdb_match_cause(&c->m, m, SM_MIN(n, (size_t)8192), &sx);
+  if (sig == NULL || sig->generic || sig->category == SM__CAT_UNKNOWN)
+    return 0;
+  from_sig(db, sig, sx, v);
+  if (sig->resolver == SM__RESOLVE_IMPORT)
+    resolve_import(db, w, s, x + 1, v);
+  snprintf(v->reason, sizeof(v->reason),
+           "exception without a message on its line; its message below "
+           "(line %lld) matches signature %s",
+           ln->no, sig->name);
+  return 1;
+}
+
 static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
                      const segs *s, int x, int ctx, verdict *v, int *explain) {
   const sm__line *l = &w->lines[x];
@@ -1088,7 +1484,8 @@ static void classify(sm__lctx *c, const sm_sigdb *db, const sm__window *w,
     return;
   }
   if (l->exc_len > 0) {
-    resolve_exception(c, db, w, s, x, v, 0);
+    if (!message_on_next_line(c, db, w, s, x, v))
+      resolve_exception(c, db, w, s, x, v, 0);
     return;
   }
   if (l->kind == SM__K_WEAK && l->cls >= 0) {
@@ -1152,6 +1549,16 @@ static void corroborate(const sm__window *w, const segs *s, int x, int ctx,
     v->conf = 0.05;
 }
 
+/* Narrows the name *t[0..*n) to its last dotted part. */
+static void last_dotted_part(const char **t, size_t *n) {
+  const char *d;
+
+  while (*n > 0 && (d = memchr(*t, '.', *n)) != NULL) {
+    *n -= (size_t)(d + 1 - *t);
+    *t = d + 1;
+  }
+}
+
 /* A worker's exception re-raised by its parent: the parent's traceback
  * ends in an exception line of the same type that a generic symptom
  * signature marks as a re-raise ("KeyError: Caught KeyError in DataLoader
@@ -1175,22 +1582,23 @@ static int reraised_in_parent(const sm__window *w, const segs *s, int x) {
   if (lj->kind != SM__K_SYMPTOM || lj->sig == NULL || !lj->sig->generic ||
       lj->exc_len == 0)
     return -1;
-  /* The same exception type, by its last dotted part. */
-  tx = lx->text + lx->msg;
+  /* The same exception type, by its last dotted part, as x or a later
+   * exception of x's chain: the worker caught what its chain ended in
+   * ("During handling of the above exception, another exception
+   * occurred:"), while x is the chain's first. */
   tj = lj->text + lj->msg;
-  nx = (size_t)lx->exc_len;
   nj = (size_t)lj->exc_len;
-  while (nx > 0 && memchr(tx, '.', nx) != NULL) {
-    const char *d = memchr(tx, '.', nx);
-    nx -= (size_t)(d + 1 - tx);
-    tx = d + 1;
+  last_dotted_part(&tj, &nj);
+  for (int k = 0, y = x; k <= MAX_CHAIN && y >= 0;
+       k++, y = chain_next(w, s, y)) {
+    lx = &w->lines[y];
+    tx = lx->text + lx->msg;
+    nx = (size_t)lx->exc_len;
+    last_dotted_part(&tx, &nx);
+    if (nx > 0 && nx == nj && memcmp(tx, tj, nx) == 0)
+      return j;
   }
-  while (nj > 0 && memchr(tj, '.', nj) != NULL) {
-    const char *d = memchr(tj, '.', nj);
-    nj -= (size_t)(d + 1 - tj);
-    tj = d + 1;
-  }
-  return nx == nj && memcmp(tx, tj, nx) == 0 ? j : -1;
+  return -1;
 }
 
 /* The job's own setting of the communication stack (an environment
@@ -1331,12 +1739,17 @@ static double oom_others_share(const char *s, size_t n, double *total_out,
     double unal = size_at(s, n, " is reserved by PyTorch but unallocated", 0);
     double res = size_at(s, n, " reserved in total by PyTorch", 0);
     double al2 = size_at(s, n, " already allocated", 0);
+    /* PyTorch 1.0-1.3 ("...; 1.75 GiB free; 3.78 GiB cached)"): the
+     * allocator's cache beyond what is allocated, so held on top of it */
+    double cached = size_at(s, n, " cached)", 0);
     if (alloc >= 0)
       own = alloc + (unal > 0 ? unal : 0);
     if (res > own)
       own = res;
     if (al2 > own)
       own = al2;
+    if (al2 >= 0 && cached > 0 && al2 + cached > own)
+      own = al2 + cached;
   }
   if (total <= 0 || freeb < 0 || own < 0 || freeb > total)
     return -1;
@@ -1569,9 +1982,32 @@ static void resolve_oom(sm__lctx *c, const sm__window *w, const segs *s, int x,
 
 /* ==== Nodes and devices ==== */
 
+/* 1 if the capture t[so..eo) of line l names code, not a machine: it
+ * lies in the line's exception type ("urllib3.exceptions.MaxRetryError:"
+ * read by a "host: " label pattern), or it is a dotted name whose last
+ * part is a CamelCase class ("boto3.exceptions.S3UploadFailedError"). */
+static int names_code(const sm__line *l, const char *t, regoff_t so,
+                      regoff_t eo) {
+  size_t at = (size_t)(t - l->text) + (size_t)so, last = (size_t)so;
+
+  if (l->exc_len > 0 && at < l->msg + (size_t)l->exc_len &&
+      at + (size_t)(eo - so) > l->msg)
+    return 1;
+  for (regoff_t i = so; i < eo; i++)
+    if (t[i] == '.')
+      last = (size_t)i + 1;
+  if (last == (size_t)so || last + 1 >= (size_t)eo ||
+      !isupper((unsigned char)t[last]))
+    return 0;
+  for (size_t i = last + 1; i < (size_t)eo; i++)
+    if (islower((unsigned char)t[i]))
+      return 1;
+  return 0;
+}
+
 /* Group 1 of the first pattern that matches the line's message (after
- * its prefix) or, failing that, the whole line: its length (0 without a
- * match) and *at, in the matcher's buffer. */
+ * its prefix) or, failing that, the whole line, unless it names code:
+ * its length (0 without a match) and *at, in the matcher's buffer. */
 static size_t group1(sm__lctx *c, sm__pattern *const *pats, int np,
                      const sm__line *l, const char **at) {
   regmatch_t sub[2];
@@ -1583,7 +2019,8 @@ static size_t group1(sm__lctx *c, sm__pattern *const *pats, int np,
       break;
     for (int k = 0; k < np; k++)
       if (sm__pattern_exec(&c->m, pats[k], t, n, sub, 2) && sub[1].rm_so >= 0 &&
-          sub[1].rm_eo > sub[1].rm_so) {
+          sub[1].rm_eo > sub[1].rm_so &&
+          !names_code(l, t, sub[1].rm_so, sub[1].rm_eo)) {
         *at = c->m.buf + sub[1].rm_so;
         return (size_t)(sub[1].rm_eo - sub[1].rm_so);
       }
@@ -1904,6 +2341,28 @@ static void segs_release(segs *s) {
   sm_free(s->exc_of);
 }
 
+/* 1 if the "what():" message m[0..n) restates a cascade of a known class
+ * ("NCCL error: remote process exited or there was a network error", a
+ * watchdog's timeout): a symptom signature of its own with a category,
+ * so the throw above it is the cascade's restatement too, and the cause
+ * is looked for where the cascade began. */
+static int restates_cascade(sm__lctx *c, const char *m, size_t n) {
+  const sm__sig *sig;
+  size_t i = 0;
+  int sx;
+
+  while (i < n && (m[i] == ' ' || m[i] == '\t'))
+    i++;
+  if (n - i < 7 || memcmp(m + i, "what():", 7) != 0)
+    return 0;
+  i += 7;
+  while (i < n && (m[i] == ' ' || m[i] == '\t'))
+    i++;
+  sig = sm__sigdb_match(&c->m, m + i, SM_MIN(n - i, (size_t)8192), &sx);
+  return sig != NULL && sig->role == SM__ROLE_SYMPTOM &&
+         sig->category != SM__CAT_UNKNOWN;
+}
+
 /* The window's traceback segments and its training progress, counted
  * once: which errors the job went on after, and whether a fault came at
  * the job's first use of the fabric.  0 or -1 (out of memory). */
@@ -1927,7 +2386,8 @@ static void promote_cxx_throws(sm__lctx *c, sm__window *w) {
       wl = &w->lines[i + 1];
       m = msg_of(wl, &n);
       if (wl->kind == SM__K_CAUSE ||
-          sm__sigdb_match_cause(&c->m, m, SM_MIN(n, (size_t)8192), &sx))
+          sm__sigdb_match_cause(&c->m, m, SM_MIN(n, (size_t)8192), &sx) ||
+          restates_cascade(c, m, n))
         continue;
     }
     m = msg_of(l, &n);
