@@ -104,8 +104,8 @@ void sm__unexp_note_file(sm__ctx *c, const char *rel, const char *data,
 
 /* What a key's class is.  LEAF: the last dotted component equals it;
  * SUFFIX: the last component ends with it; TOKEN: a component or an
- * underscore piece of the key equals it. */
-typedef enum { K_LEAF, K_SUFFIX, K_TOKEN } rule_kind;
+ * underscore piece of the key equals it; KEY: the whole key equals it. */
+typedef enum { K_LEAF, K_SUFFIX, K_TOKEN, K_KEY } rule_kind;
 
 typedef struct rule {
   rule_kind kind;
@@ -195,6 +195,10 @@ static const rule cosmetic[] = {
     {K_LEAF, "resume_from_checkpoint", "resume"},
     {K_LEAF, "auto_resume", "resume"},
     {K_LEAF, "local_rank", "port"},
+    {K_KEY, "hydra.run.dir", "output_path"},
+    {K_KEY, "hydra.sweep.dir", "output_path"},
+    {K_KEY, "hydra.sweep.subdir", "output_path"},
+    {K_KEY, "hydra.job.name", "run_name"},
 };
 
 /* Intervals: a key with a piece that says what is done now and then and
@@ -236,6 +240,8 @@ static int rule_hits(const rule *r, const char *key, size_t n, const char *leaf,
 
   if (r->kind == K_LEAF)
     return ln == tl && memcmp(leaf, r->text, tl) == 0;
+  if (r->kind == K_KEY)
+    return n == tl && memcmp(key, r->text, tl) == 0;
   if (r->kind == K_SUFFIX)
     return ln > tl && memcmp(leaf + ln - tl, r->text, tl) == 0;
   for (size_t i = 0; i < n;) {
@@ -856,14 +862,18 @@ static void command_unit(void *arg, const unit *u) {
     else if (u->key != NULL)
       field = explains(s, NULL, 0, u->key, u->klen);
   }
-  if (field >= 0) {
+  if (fidx >= 0) { /* the file's own residue stands for it */
+    h_add(&r, "@", 1);
+    h_add(&r, &s->files[fidx].residue, sizeof(h128));
+    hl_push(&s->residue, r);
+  } else if (field >= 0) {
     char ph[16];
     int w = snprintf(ph, sizeof(ph), "#%d", field);
     h_add(&r, ph, (size_t)w);
     hl_push(&s->residue, r);
   } else {
     hl_push(&s->residue, h);
-    s->n_unexplained += fidx < 0;
+    s->n_unexplained++;
   }
   list_unit(s, &pos, NULL, field, fidx);
 }
