@@ -181,6 +181,7 @@ static const rule cosmetic[] = {
     {K_LEAF, "report_to", "tracking"},
     {K_LEAF, "log_with", "tracking"},
     {K_LEAF, "log_level", "tracking"},
+    {K_SUFFIX, "_log_level", "tracking"},
     {K_LEAF, "verbose", "tracking"},
     {K_LEAF, "disable_tqdm", "tracking"},
     {K_TOKEN, "wandb", "tracking"},
@@ -214,6 +215,16 @@ static const char *const interval_what[] = {
 static const char *const interval_when[] = {
     "interval", "intervals", "freq",    "frequency", "every",
     "steps",    "period",    "updates", "keep",      "limit"};
+
+/* Output locations: a piece that says what is written and one that says
+ * it is a place (save_folder, log_root, results_path, dist_addr). */
+static const char *const place_what[] = {
+    "output", "out",  "save",    "log",    "logging", "dump",
+    "work",   "exp",  "results", "result", "run",     "runs",
+    "master", "main", "dist",    "rdzv",   "snapshot"};
+static const char *const place_where[] = {
+    "dir",  "folder",  "path", "root",     "directory",
+    "addr", "address", "host", "endpoint", "url"};
 
 static int in_list(const char *s, size_t n, const char *const *l, size_t nl) {
   for (size_t i = 0; i < nl; i++)
@@ -259,7 +270,7 @@ int sm__cosmetic_key(const char *key, size_t n, const char **why) {
   char k[256];
   const char *leaf;
   size_t kn = norm_key(key, n, k, sizeof(k)), ln;
-  int what = 0, when = 0;
+  int what = 0, when = 0, pw = 0, pl = 0;
 
   if (kn == 0 || kn >= sizeof(k) - 1)
     return 0;
@@ -277,11 +288,13 @@ int sm__cosmetic_key(const char *key, size_t n, const char **why) {
       j++;
     what |= in_list(k + i, j - i, interval_what, SM_ARRAY_LEN(interval_what));
     when |= in_list(k + i, j - i, interval_when, SM_ARRAY_LEN(interval_when));
+    pw |= in_list(k + i, j - i, place_what, SM_ARRAY_LEN(place_what));
+    pl |= in_list(k + i, j - i, place_where, SM_ARRAY_LEN(place_where));
     i = j + 1;
   }
-  if (what && when && why != NULL)
-    *why = "interval";
-  return what && when;
+  if (why != NULL)
+    *why = what && when ? "interval" : "output_path";
+  return (what && when) || (pw && pl);
 }
 
 /* ==== Hashing ==== */
@@ -477,6 +490,7 @@ typedef struct tok {
   const char *p;
   size_t n;
   int drop; /* part of a cosmetic unit */
+  int dev;  /* a KEY=devices word (device_norm) */
 } tok;
 
 /* One unit: an option with its value, an override, or a positional. */
@@ -580,6 +594,12 @@ static int file_named(state *s, const char *v, size_t n) {
 
   if (s->u == NULL || n == 0 || n > 1024 || memchr(v, '\x01', n))
     return -1;
+  {
+    /* configs/x.py:arg (ml_collections) names configs/x.py. */
+    const char *colon = memchr(v, ':', n);
+    if (colon != NULL && colon - v > 3 && memcmp(colon - 3, ".py", 3) == 0)
+      n = (size_t)(colon - v);
+  }
   w = sm__strndup(s->c, v, n);
   bases[0] = s->c->cmd_dir ? s->c->cmd_dir : s->c->cwd;
   bases[1] = s->c->cwd;
@@ -589,6 +609,20 @@ static int file_named(state *s, const char *v, size_t n) {
     for (int i = 0; rel != NULL && i < s->u->n; i++)
       if (strcmp(s->u->v[i].rel, rel) == 0)
         return i;
+  }
+  /* A config named without its folder (Hydra's --config-name NAME.yaml):
+   * the one file read by that name. */
+  if (w != NULL && strchr(w, '/') == NULL && strchr(w, '.') != NULL) {
+    int hit = -1;
+    for (int i = 0; i < s->u->n; i++) {
+      const char *b = strrchr(s->u->v[i].rel, '/');
+      if (strcmp(b ? b + 1 : s->u->v[i].rel, w) == 0) {
+        if (hit >= 0)
+          return -1;
+        hit = i;
+      }
+    }
+    return hit;
   }
   return -1;
 }
@@ -694,10 +728,45 @@ static int tokenise(const char *l, size_t n, tok *t) {
       j++;
     t[nt].p = l + i;
     t[nt].n = j - i;
+    t[nt].dev = 0;
     t[nt++].drop = 0;
     i = j;
   }
   return nt;
+}
+
+/* A choice of devices stands for how many: CUDA_VISIBLE_DEVICES=0,1 and
+ * =2,3 are the same job, as are --gpu_ids 0,1 and 2,3 and cuda:0 and
+ * cuda:4.  Writes the normalised value into out and returns its length,
+ * or 0 when the value is not a device choice. */
+static size_t device_norm(const char *key, size_t kn, const char *v, size_t vn,
+                          char *out, size_t cap) {
+  char k[128];
+  size_t n = norm_key(key ? key : "", key ? kn : 0, k, sizeof(k));
+  int commas = 0, ints = vn > 0;
+
+  if (vn > 5 && memcmp(v, "cuda:", 5) == 0)
+    return (size_t)snprintf(out, cap, "cuda:*");
+  for (size_t i = 0; i < vn; i++) {
+    commas += v[i] == ',';
+    ints &= isdigit((unsigned char)v[i]) || v[i] == ',' || v[i] == ' ';
+  }
+  if (n == 20 && strcmp(k, "cuda_visible_devices") == 0)
+    return (size_t)snprintf(out, cap, "n=%d", vn > 0 ? commas + 1 : 0);
+  if (ints && commas > 0 && n > 0 &&
+      (strstr(k, "gpu") != NULL || strstr(k, "device") != NULL))
+    return (size_t)snprintf(out, cap, "n=%d", commas + 1);
+  return 0;
+}
+
+static void mark_devices(void *arg, const unit *u) {
+  (void)arg;
+  if (u->key != NULL && u->val != NULL && u->ntok == 1 &&
+      u->first->p == u->key) {
+    char b[32];
+    if (device_norm(u->key, u->klen, u->val, u->vlen, b, sizeof(b)) > 0)
+      u->first->dev = 1;
+  }
 }
 
 /* Adds one line of a file to its two hashes. */
@@ -724,12 +793,24 @@ static void file_line(state *s, const char *rel, int any_ev, long ln,
   }
   nt = tokenise(l, n, t);
   parse_units(t, nt, mark_cosmetic, NULL);
+  parse_units(t, nt, mark_devices, NULL);
   h_add(&fi->exact, &ind, sizeof(ind));
   h_add(&fi->residue, &ind, sizeof(ind));
   for (int i = 0; i < nt; i++) {
     int f;
     if (t[i].drop)
       continue;
+    if (t[i].dev) {
+      char b[48];
+      const char *eq = memchr(t[i].p, '=', t[i].n);
+      size_t k = (size_t)(eq - t[i].p);
+      size_t m = device_norm(t[i].p, k, eq + 1, t[i].n - k - 1, b, sizeof(b));
+      h_add(&fi->exact, t[i].p, k);
+      h_add(&fi->exact, b, m);
+      h_add(&fi->residue, t[i].p, k);
+      h_add(&fi->residue, b, m);
+      continue;
+    }
     h_add(&fi->exact, t[i].p, t[i].n);
     f = any_ev ? explains(s, rel, ln, t[i].p, t[i].n) : -1;
     if (f >= 0) {
@@ -778,6 +859,13 @@ static int bool_word(const char *v, size_t n) {
   return in_list(b, n, w, SM_ARRAY_LEN(w));
 }
 
+/* The argument a config file is given with (configs/x.py:arg). */
+static void h_add_arg(h128 *h, const char *v, size_t n) {
+  const char *colon = v ? memchr(v, ':', n) : NULL;
+  if (colon != NULL && colon - v > 3 && memcmp(colon - 3, ".py", 3) == 0)
+    h_add(h, colon, n - (size_t)(colon - v));
+}
+
 /* Adds a value to a unit's hash: a file read stands for its content, a
  * number for its canonical form, a device list for its size. */
 static void hash_value(state *s, h128 *h, const char *kb, const unit *u,
@@ -788,19 +876,19 @@ static void hash_value(state *s, h128 *h, const char *kb, const unit *u,
   if (fidx >= 0) {
     h_add(h, "@", 1);
     h_add(h, &s->files[fidx].exact, sizeof(h128));
+    h_add_arg(h, u->val, u->vlen);
     return;
   }
   if (u->val == NULL) {
     h_add(h, "", 0);
     return;
   }
-  if (strcmp(kb, "cuda_visible_devices") == 0) {
-    int k = u->vlen > 0;
-    for (size_t i = 0; i < u->vlen; i++)
-      k += u->val[i] == ',';
-    snprintf(vb, sizeof(vb), "n=%d", k);
-    h_add(h, vb, strlen(vb));
-    return;
+  {
+    size_t m = device_norm(kb, strlen(kb), u->val, u->vlen, vb, sizeof(vb));
+    if (m > 0) {
+      h_add(h, vb, m);
+      return;
+    }
   }
   if (u->vlen < sizeof(vb)) {
     memcpy(vb, u->val, u->vlen);
@@ -828,11 +916,10 @@ static void list_unit(state *s, const unit *u, const char *why, int field,
   o->file = fidx >= 0;
 }
 
-static void command_unit(void *arg, const unit *u) {
-  state *s = arg;
-  const char *why = NULL;
+static void command_unit(state *s, const unit *u, const char *why) {
   char kb[256] = "";
-  int cosm = u->key != NULL && sm__cosmetic_key(u->key, u->klen, &why);
+  char db[48];
+  int cosm = why != NULL;
   int fidx = u->val ? file_named(s, u->val, u->vlen)
                     : (u->key ? -1 : file_named(s, u->first->p, u->first->n));
   int field = -1, pi = -1;
@@ -856,7 +943,11 @@ static void command_unit(void *arg, const unit *u) {
   r = h;
   hash_value(s, &h, kb, &pos, fidx);
   hl_push(&s->all, h);
-  if (fidx < 0) {
+  if (fidx < 0 && pos.val != NULL &&
+      device_norm(kb, strlen(kb), pos.val, pos.vlen, db, sizeof(db)) > 0) {
+    /* A device choice is never explained by a count: both sides are
+     * normalised alike. */
+  } else if (fidx < 0) {
     if (pos.val != NULL && !bool_word(pos.val, pos.vlen))
       field = explains(s, NULL, 0, pos.val, pos.vlen);
     else if (u->key != NULL)
@@ -865,6 +956,7 @@ static void command_unit(void *arg, const unit *u) {
   if (fidx >= 0) { /* the file's own residue stands for it */
     h_add(&r, "@", 1);
     h_add(&r, &s->files[fidx].residue, sizeof(h128));
+    h_add_arg(&r, pos.val, pos.vlen);
     hl_push(&s->residue, r);
   } else if (field >= 0) {
     char ph[16];
@@ -878,8 +970,78 @@ static void command_unit(void *arg, const unit *u) {
   list_unit(s, &pos, NULL, field, fidx);
 }
 
+/* The command's units, collected before they are classed. */
+typedef struct ulist {
+  unit *v;
+  int n, cap;
+  int failed;
+} ulist;
+
+static void collect(void *arg, const unit *u) {
+  ulist *l = arg;
+  if (l->n == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 32;
+    unit *nv = sm_realloc(l->v, (size_t)cap * sizeof(*nv));
+    if (nv == NULL) {
+      l->failed = 1;
+      return;
+    }
+    l->v = nv;
+    l->cap = cap;
+  }
+  l->v[l->n++] = *u;
+}
+
+/* A unit's value, or a positional's word. */
+static const char *unit_value(const unit *u, size_t *n) {
+  if (u->key == NULL) {
+    *n = u->first->n;
+    return u->first->p;
+  }
+  *n = u->vlen;
+  return u->val;
+}
+
+/* Cosmetic by relation to other units: an option without a value that
+ * opens a run of overrides (--cfg-options a=b c=d, --opts KEY VALUE) all
+ * of them cosmetic, and a value that repeats a cosmetic one (--load DIR
+ * beside --save DIR). */
+static void related_cosmetic(const ulist *l, const char **why) {
+  for (int i = 0; i + 1 < l->n; i++) {
+    int j = i + 1, all = 1;
+    if (l->v[i].key == NULL || l->v[i].val != NULL || why[i] != NULL ||
+        !is_option(l->v[i].first))
+      continue;
+    for (; j < l->n && l->v[j].key != NULL && !is_option(l->v[j].first); j++)
+      all &= why[j] != NULL;
+    if (j > i + 1 && all)
+      why[i] = "override_group";
+  }
+  for (int i = 0; i < l->n; i++) {
+    size_t n, m;
+    const char *v = unit_value(&l->v[i], &n);
+    double d;
+    char b[32];
+    if (why[i] != NULL || v == NULL || n < 6)
+      continue;
+    if (n < sizeof(b)) {
+      memcpy(b, v, n);
+      b[n] = '\0';
+      if (sm_parse_double(b, &d) == 0)
+        continue;
+    }
+    for (int j = 0; j < l->n && why[i] == NULL; j++) {
+      const char *w = why[j] && l->v[j].key ? unit_value(&l->v[j], &m) : NULL;
+      if (w != NULL && m == n && memcmp(v, w, n) == 0)
+        why[i] = "repeats_cosmetic";
+    }
+  }
+}
+
 static void process_command(state *s) {
   const sm_extract_req *q = s->c->req;
+  ulist l = {0};
+  const char **why;
   tok *t;
   int n = q->argc > 0 ? q->argc : 0;
 
@@ -894,7 +1056,21 @@ static void process_command(state *s) {
     t[i].p = q->argv[i];
     t[i].n = strlen(q->argv[i]);
   }
-  parse_units(t, n, command_unit, s);
+  parse_units(t, n, collect, &l);
+  why = sm_calloc((size_t)l.n + 1, sizeof(*why));
+  if (why == NULL || l.failed) {
+    s->all.failed = 1;
+  } else {
+    for (int i = 0; i < l.n; i++)
+      if (l.v[i].key != NULL &&
+          !sm__cosmetic_key(l.v[i].key, l.v[i].klen, &why[i]))
+        why[i] = NULL;
+    related_cosmetic(&l, why);
+    for (int i = 0; i < l.n; i++)
+      command_unit(s, &l.v[i], why[i]);
+  }
+  sm_free(why);
+  sm_free(l.v);
   sm_free(t);
 }
 

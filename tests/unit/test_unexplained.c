@@ -288,6 +288,11 @@ SM_TEST(unexplained_script_and_overrides) {
               "bash scripts/go.sh optim.warmup=800");
   ASSERT(!p.same_config);
   ASSERT(!p.match);
+  /* The argument a Python config is given with (ml_collections style). */
+  p = compare(r.dir, "python run.py --config conf/model.py:b16,cifar10", r.dir,
+              "python run.py --config conf/model.py:b16,cifar100");
+  ASSERT(!p.same_config);
+  ASSERT(!p.same_residue);
   /* An edit of the config module's line the extractor does not read. */
   put(&r, "conf/other.py",
       "model = dict(type='vit_base_patch16', depth=12)\n"
