@@ -201,8 +201,14 @@ SM_EXTERN int sm_identity_compare(const sm_meta *a, const sm_fp_extra *ax,
                                   const sm_meta *b, const sm_fp_extra *bx,
                                   sm_identity_cmp *out);
 /* The identity groups a job's own metadata establishes (what it could be
- * matched on).  x may be NULL. */
+ * matched on; never SM_IDENT_CONFIG).  x may be NULL. */
 SM_EXTERN unsigned sm_identity_known(const sm_meta *m, const sm_fp_extra *x);
+/* 1 when the job's exact-configuration digest can identify it: it has
+ * one, and its metadata names the model, the dataset or the task (an
+ * extraction that found none of them did not find the job's
+ * configuration, so its digest covers what was read, not what the job
+ * reads). */
+SM_EXTERN int sm_identity_config_known(const sm_meta *m);
 /* 1 when a set of shared groups is enough to match on (see above). */
 SM_EXTERN int sm_identity_enough(unsigned groups);
 /* Writes the names of the groups ("model", "dataset", "task", "length",
@@ -388,6 +394,8 @@ typedef struct sm_advice {
   int n_unexplained; /* of n_different: vetoed for an unexplained
                       * difference (SM_IDENT_VETO_UNEXPLAINED) */
   int first_veto;    /* veto code of the first vetoed candidate, or -1 */
+  int config_known;  /* the job can be matched on its exact-configuration
+                      * digest (sm_identity_config_known) */
 } sm_advice;
 
 SM_EXTERN void sm_advice_init(sm_advice *a);
@@ -417,10 +425,11 @@ SM_EXTERN int sm_advise_fp(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
                            const sm_advise_opts *o, sm_advice *a, sm_err *err);
 
 /* Writes the advice as the JSON members matches (each with the identity
- * groups it shares with the job), estimate, outcomes, best_score,
- * identity ({"known": [groups], "enough", "rejected_different",
- * "rejected_too_little_known"}), fallback, fallback_reason and
- * fallback_detail (into an open object). */
+ * groups it shares with the job and its identity_basis), estimate,
+ * outcomes, best_score, identity ({"known": [groups], "enough",
+ * "configuration", "rejected_different", "rejected_too_little_known",
+ * "rejected_unexplained_difference", "first_veto"}), fallback,
+ * fallback_reason and fallback_detail (into an open object). */
 SM_EXTERN void sm_advice_write_json(const sm_advice *a, sm_jw *w);
 
 /* Writes the provenance of the estimate's SM utilisation as one JSON

@@ -196,6 +196,14 @@ static const rule cosmetic[] = {
     {K_LEAF, "resume_from_checkpoint", "resume"},
     {K_LEAF, "auto_resume", "resume"},
     {K_LEAF, "local_rank", "port"},
+    {K_LEAF, "node_rank", "port"},
+    {K_LEAF, "machine_rank", "port"},
+    {K_LEAF, "process_id", "port"},
+    {K_LEAF, "nccl_debug", "tracking"},
+    {K_KEY, "name", "run_name"},
+    {K_LEAF, "logs", "log_path"},
+    {K_LEAF, "save_model", "output_path"},
+    {K_TOKEN, "hub", "output_path"},
     {K_KEY, "hydra.run.dir", "output_path"},
     {K_KEY, "hydra.sweep.dir", "output_path"},
     {K_KEY, "hydra.sweep.subdir", "output_path"},
@@ -266,6 +274,21 @@ static int rule_hits(const rule *r, const char *key, size_t n, const char *leaf,
   return 0;
 }
 
+/* The name or id of a run, logger or experiment: trainer.logger.name,
+ * wandb.run.id, experiment.name. */
+static int run_label(const char *k, const char *leaf, size_t ln) {
+  static const char *const owner[] = {"logger", "run",     "exp",
+                                      "job",    "tracker", "experiment"};
+  const char *dot = leaf > k ? leaf - 1 : NULL, *start;
+
+  if (dot == NULL || !((ln == 4 && memcmp(leaf, "name", 4) == 0) ||
+                       (ln == 2 && memcmp(leaf, "id", 2) == 0)))
+    return 0;
+  for (start = dot; start > k && start[-1] != '.'; start--)
+    ;
+  return in_list(start, (size_t)(dot - start), owner, SM_ARRAY_LEN(owner));
+}
+
 int sm__cosmetic_key(const char *key, size_t n, const char **why) {
   char k[256];
   const char *leaf;
@@ -293,8 +316,8 @@ int sm__cosmetic_key(const char *key, size_t n, const char **why) {
     i = j + 1;
   }
   if (why != NULL)
-    *why = what && when ? "interval" : "output_path";
-  return (what && when) || (pw && pl);
+    *why = what && when ? "interval" : pw && pl ? "output_path" : "run_name";
+  return (what && when) || (pw && pl) || run_label(k, leaf, ln);
 }
 
 /* ==== Hashing ==== */

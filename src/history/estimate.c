@@ -423,12 +423,13 @@ int sm_advise_fp(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
     return 0;
   }
   a->identity = sm_identity_known(m, x);
+  a->config_known = sm_identity_config_known(m);
   if (s == NULL) {
     a->fallback = SM_FALLBACK_UNAVAILABLE;
     snprintf(a->detail, sizeof(a->detail), "history store not open");
     return 0;
   }
-  if (!sm_identity_enough(a->identity)) {
+  if (!sm_identity_enough(a->identity) && !sm_identity_config_known(m)) {
     a->fallback = SM_FALLBACK_TOO_LITTLE_KNOWN;
     snprintf(a->detail, sizeof(a->detail),
              "identity known: %s; a match needs the model with its size "
@@ -590,6 +591,7 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
   sm_jw_key(w, "known");
   write_groups(w, a->identity);
   sm_jw_kv_bool(w, "enough", sm_identity_enough(a->identity));
+  sm_jw_kv_bool(w, "configuration", a->config_known);
   sm_jw_kv_int(w, "rejected_different", a->n_different);
   sm_jw_kv_int(w, "rejected_too_little_known", a->n_thin);
   sm_jw_kv_int(w, "rejected_unexplained_difference", a->n_unexplained);

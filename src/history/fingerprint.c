@@ -351,6 +351,15 @@ static int trace_only(const sm_meta *m) {
          !known(m, SM_META_TASK);
 }
 
+/* The extractor found the job's configuration: it names the model, the
+ * dataset or the task.  An exact digest over files that do not say even
+ * that covers what the extractor read, not what the job reads (a preset
+ * file it never opened), so it is no evidence of identity. */
+static int found_job(const sm_meta *m) {
+  return known(m, SM_META_MODEL_NAME) || known(m, SM_META_DATASET) ||
+         known(m, SM_META_TASK);
+}
+
 /* Compares two provenance digests: 1 equal, 0 different, -1 unknown (one
  * is missing, or they are of different versions: the text before ':'). */
 static int digest_cmp(const char *a, const char *b) {
@@ -405,7 +414,8 @@ int sm_identity_compare(const sm_meta *a, const sm_fp_extra *ax,
    * command and configuration, however little the metadata says; a
    * residue (what the metadata does not explain) that differs while the
    * metadata agrees is a difference the extractor cannot read. */
-  if (digest_cmp(a->config_digest, b->config_digest) == 1)
+  if (digest_cmp(a->config_digest, b->config_digest) == 1 && found_job(a) &&
+      found_job(b))
     c.shared |= SM_IDENT_CONFIG;
   if (c.veto < 0 && digest_cmp(a->residue_digest, b->residue_digest) == 0)
     c.veto = SM_IDENT_VETO_UNEXPLAINED;
@@ -428,7 +438,11 @@ unsigned sm_identity_known(const sm_meta *m, const sm_fp_extra *x) {
   sm_identity_cmp c;
 
   sm_identity_compare(m, x, m, x, &c);
-  return c.shared;
+  return c.shared & ~SM_IDENT_CONFIG;
+}
+
+int sm_identity_config_known(const sm_meta *m) {
+  return digest_cmp(m->config_digest, m->config_digest) == 1 && found_job(m);
 }
 
 int sm_identity_enough(unsigned g) {

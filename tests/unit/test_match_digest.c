@@ -53,8 +53,25 @@ SM_TEST(match_digest_identity_rules) {
   thin(&b, "c1:00aa", "r1:0011");
   ASSERT(sm_identity_compare(&a, NULL, &b, NULL, &c));
   ASSERT(c.shared & SM_IDENT_CONFIG);
-  ASSERT(sm_identity_enough(sm_identity_known(&a, NULL)));
+  ASSERT(!sm_identity_enough(sm_identity_known(&a, NULL)));
+  ASSERT(sm_identity_config_known(&a));
   sm_meta_release(&b);
+  /* Metadata that names no model, dataset or task: the extractor did not
+   * find the job's configuration, so its digest is no identity. */
+  {
+    sm_meta x, y;
+    sm_meta_init(&x);
+    sm_meta_init(&y);
+    sm_meta_set_num(&x, SM_META_GPUS, 1, "command");
+    sm_meta_set_num(&y, SM_META_GPUS, 1, "command");
+    ASSERT_OK(sm_meta_set_digests(&x, "c1:00aa", "r1:0011"));
+    ASSERT_OK(sm_meta_set_digests(&y, "c1:00aa", "r1:0011"));
+    ASSERT(!sm_identity_compare(&x, NULL, &y, NULL, &c));
+    ASSERT(!(c.shared & SM_IDENT_CONFIG));
+    ASSERT(!sm_identity_config_known(&x));
+    sm_meta_release(&x);
+    sm_meta_release(&y);
+  }
   /* Another configuration, same residue: thin again, no veto. */
   thin(&b, "c1:00bb", "r1:0011");
   ASSERT(!sm_identity_compare(&a, NULL, &b, NULL, &c));
@@ -135,7 +152,7 @@ SM_TEST(match_digest_advise_basis_and_veto) {
   ASSERT_NEAR(a.est.duration_s, 3600, 1e-9);
   js = advice_json(&a);
   ASSERT(strstr(js, "\"identity_basis\":\"configuration\"") != NULL);
-  ASSERT(strstr(js, "\"configuration\"") != NULL);
+  ASSERT(strstr(js, "\"configuration\":true") != NULL);
   sm_free(js);
   sm_advice_release(&a);
   /* Another configuration with thin metadata: too little known. */
