@@ -414,6 +414,7 @@ typedef struct state {
   fileinfo *files;    /* per note */
   listed opts[MAX_LISTED];
   int n_opts, n_positional, n_unexplained, n_cosmetic;
+  sm_buf lx, lr; /* the line being hashed: normalised, unexplained */
 } state;
 
 static void collect_explained(state *s) {
@@ -570,7 +571,9 @@ static int value_word(const tok *t) {
   return !is_option(t) && assign_at(t) == 0;
 }
 
-static void parse_units(tok *t, int n, unit_fn fn, void *arg) {
+/* pairs: also read trailing KEY VALUE pairs of cosmetic keys (the
+ * command only: in a file every identifier would be asked). */
+static void parse_units(tok *t, int n, int pairs, unit_fn fn, void *arg) {
   for (int i = 0; i < n;) {
     unit u = {&t[i], 1, NULL, 0, NULL, 0};
     size_t eq;
@@ -593,7 +596,7 @@ static void parse_units(tok *t, int n, unit_fn fn, void *arg) {
       u.klen = eq;
       u.val = t[i].p + eq + 1;
       u.vlen = t[i].n - eq - 1;
-    } else if (bare_key(&t[i]) && i + 1 < n && value_word(&t[i + 1]) &&
+    } else if (pairs && bare_key(&t[i]) && i + 1 < n && value_word(&t[i + 1]) &&
                sm__cosmetic_key(t[i].p, t[i].n, NULL)) {
       /* Trailing KEY VALUE pairs (yacs/detectron2 opts). */
       u.key = t[i].p;
@@ -792,6 +795,16 @@ static void mark_devices(void *arg, const unit *u) {
   }
 }
 
+/* Whether a field's evidence is line ln of rel. */
+static int line_has_ev(const state *s, const char *rel, long ln) {
+  size_t rl = strlen(rel);
+  for (int i = 0; i < s->nex; i++)
+    if (s->ex[i].path != NULL && s->ex[i].line == ln && s->ex[i].plen == rl &&
+        memcmp(s->ex[i].path, rel, rl) == 0)
+      return 1;
+  return 0;
+}
+
 /* Adds one line of a file to its two hashes. */
 static void file_line(state *s, const char *rel, int any_ev, long ln,
                       const char *l, size_t n, fileinfo *fi) {
@@ -815,10 +828,13 @@ static void file_line(state *s, const char *rel, int any_ev, long ln,
     return;
   }
   nt = tokenise(l, n, t);
-  parse_units(t, nt, mark_cosmetic, NULL);
-  parse_units(t, nt, mark_devices, NULL);
-  h_add(&fi->exact, &ind, sizeof(ind));
-  h_add(&fi->residue, &ind, sizeof(ind));
+  parse_units(t, nt, 0, mark_cosmetic, NULL);
+  parse_units(t, nt, 0, mark_devices, NULL);
+  any_ev = any_ev && line_has_ev(s, rel, ln);
+  sm_buf_reset(&s->lx);
+  sm_buf_reset(&s->lr);
+  sm_buf_addf(&s->lx, "%u|", (unsigned)ind);
+  sm_buf_addf(&s->lr, "%u|", (unsigned)ind);
   for (int i = 0; i < nt; i++) {
     int f;
     if (t[i].drop)
@@ -828,25 +844,25 @@ static void file_line(state *s, const char *rel, int any_ev, long ln,
       const char *eq = memchr(t[i].p, '=', t[i].n);
       size_t k = (size_t)(eq - t[i].p);
       size_t m = device_norm(t[i].p, k, eq + 1, t[i].n - k - 1, b, sizeof(b));
-      h_add(&fi->exact, t[i].p, k);
-      h_add(&fi->exact, b, m);
-      h_add(&fi->residue, t[i].p, k);
-      h_add(&fi->residue, b, m);
-      continue;
-    }
-    h_add(&fi->exact, t[i].p, t[i].n);
-    f = any_ev ? explains(s, rel, ln, t[i].p, t[i].n) : -1;
-    if (f >= 0) {
-      char ph[16];
-      int w = snprintf(ph, sizeof(ph), "#%d", f);
-      h_add(&fi->residue, ph, (size_t)w);
-      explained = 1;
+      sm_buf_add(&s->lx, t[i].p, k + 1);
+      sm_buf_add(&s->lx, b, m);
+      sm_buf_add(&s->lr, t[i].p, k + 1);
+      sm_buf_add(&s->lr, b, m);
     } else {
-      h_add(&fi->residue, t[i].p, t[i].n);
+      sm_buf_add(&s->lx, t[i].p, t[i].n);
+      f = any_ev ? explains(s, rel, ln, t[i].p, t[i].n) : -1;
+      if (f >= 0) {
+        sm_buf_addf(&s->lr, "#%d", f);
+        explained = 1;
+      } else {
+        sm_buf_add(&s->lr, t[i].p, t[i].n);
+      }
     }
+    sm_buf_addc(&s->lx, ' ');
+    sm_buf_addc(&s->lr, ' ');
   }
-  h_add(&fi->exact, "\n", 1);
-  h_add(&fi->residue, "\n", 1);
+  h_add(&fi->exact, s->lx.data, s->lx.len);
+  h_add(&fi->residue, s->lr.data, s->lr.len);
   fi->explained += explained;
 }
 
@@ -1079,7 +1095,7 @@ static void process_command(state *s) {
     t[i].p = q->argv[i];
     t[i].n = strlen(q->argv[i]);
   }
-  parse_units(t, n, collect, &l);
+  parse_units(t, n, 1, collect, &l);
   why = sm_calloc((size_t)l.n + 1, sizeof(*why));
   if (why == NULL || l.failed) {
     s->all.failed = 1;
@@ -1189,6 +1205,8 @@ static void build(sm__ctx *c, struct sm__unexp *u) {
     sm_free(s);
     return;
   }
+  sm_buf_init(&s->lx, (size_t)8 << 20);
+  sm_buf_init(&s->lr, (size_t)8 << 20);
   collect_explained(s);
   for (int i = 0; i < nf; i++)
     process_text(s, u->v[i].rel, u->v[i].data, u->v[i].len, &s->files[i]);
@@ -1205,6 +1223,8 @@ static void build(sm__ctx *c, struct sm__unexp *u) {
   if (cd != NULL && rd != NULL &&
       sm_meta_set_digests(&c->res->meta, cd, rd) == 0)
     write_provenance(s, cd, rd);
+  sm_buf_release(&s->lx);
+  sm_buf_release(&s->lr);
   sm_free(s->all.v);
   sm_free(s->residue.v);
   sm_free(s->files);
