@@ -46,6 +46,12 @@ typedef struct sm_extract_res {
   char **warnings;   /* owned one-line warnings (bad command, unparsable
                       * file, limit reached) */
   int n_warnings;    /* number of warnings */
+  /* The configuration provenance (src/advisor/unexplained.c): the
+   * command's options, consumed or not, cosmetic or not, and the files
+   * read by content hash, as one JSON object; its two digests are also
+   * in meta.  Owned; NULL when none was made. */
+  char *provenance_json;
+  struct sm__unexp *unexp_; /* internal, during an extraction */
 } sm_extract_res;
 
 /* Extracts metadata.  res is initialised by the call; release it with
@@ -58,7 +64,8 @@ SM_EXTERN void sm_extract_res_release(sm_extract_res *res);
 
 /* Writes the result as the JSON object of docs/design.md section 3:
  * {"metadata": {...}, "evidence": {...}, "files_read": N,
- *  "elapsed_ms": X, "warnings": [...]}. */
+ *  "elapsed_ms": X, "warnings": [...], "provenance": {...}}
+ * (provenance: docs/history.md, "Configuration provenance"). */
 SM_EXTERN void sm_extract_write_json(const sm_extract_res *res, sm_jw *w);
 
 /* Replaces the embedded model/dataset alias table with an operator's own

@@ -161,6 +161,14 @@ SM_EXTERN float sm_fp_cosine(const float *a, const float *b);
  *             A job whose metadata names no model, dataset or task is
  *             identified by its user and job name (digits folded)
  *             instead.
+ *   configuration  the configuration provenance the extractor records
+ *             (sm_meta.h): an equal exact-configuration digest is the same
+ *             command and configuration and identifies the job however
+ *             thin its metadata (group "configuration"); a residue digest
+ *             known on both sides that differs while no metadata field
+ *             vetoes is the veto "unexplained_difference": the jobs differ
+ *             in something the extractor did not read.  Digests of
+ *             different versions, or a record without them, are unknown.
  *
  * Two unknowns are never evidence of anything. */
 
@@ -171,10 +179,13 @@ SM_EXTERN float sm_fp_cosine(const float *a, const float *b);
 #define SM_IDENT_LENGTH 0x08u  /* iterations */
 #define SM_IDENT_TRACE 0x10u   /* user and job name of a trace job */
 #define SM_IDENT_FAMILY 0x20u  /* a model name without a size */
+#define SM_IDENT_CONFIG 0x40u  /* an equal exact-configuration digest */
 
 /* Veto codes beyond the metadata fields (sm_meta_field values). */
 #define SM_IDENT_VETO_USER (SM_META_NFIELDS + 0)
 #define SM_IDENT_VETO_NAME (SM_META_NFIELDS + 1)
+/* Equal metadata, different unexplained residue (sm_meta.h). */
+#define SM_IDENT_VETO_UNEXPLAINED (SM_META_NFIELDS + 2)
 
 /* The outcome of comparing two jobs' identity. */
 typedef struct sm_identity_cmp {
@@ -190,17 +201,24 @@ SM_EXTERN int sm_identity_compare(const sm_meta *a, const sm_fp_extra *ax,
                                   const sm_meta *b, const sm_fp_extra *bx,
                                   sm_identity_cmp *out);
 /* The identity groups a job's own metadata establishes (what it could be
- * matched on).  x may be NULL. */
+ * matched on; never SM_IDENT_CONFIG).  x may be NULL. */
 SM_EXTERN unsigned sm_identity_known(const sm_meta *m, const sm_fp_extra *x);
+/* 1 when the job's exact-configuration digest can identify it: it has
+ * one, and its metadata names the model, the dataset or the task (an
+ * extraction that found none of them did not find the job's
+ * configuration, so its digest covers what was read, not what the job
+ * reads). */
+SM_EXTERN int sm_identity_config_known(const sm_meta *m);
 /* 1 when a set of shared groups is enough to match on (see above). */
 SM_EXTERN int sm_identity_enough(unsigned groups);
 /* Writes the names of the groups ("model", "dataset", "task", "length",
- * "trace", "model_family"; the family is left out beside "model"),
+ * "trace", "model_family", "configuration"; the family is left out
+ * beside "model"),
  * comma-separated, into buf (always terminated; "none" for none).
  * Returns buf. */
 SM_EXTERN char *sm_identity_describe(unsigned groups, char *buf, size_t n);
-/* Name of a veto code: the metadata field's name, "user" or "job_name";
- * NULL for -1. */
+/* Name of a veto code: the metadata field's name, "user", "job_name" or
+ * "unexplained_difference"; NULL for -1. */
 SM_EXTERN const char *sm_identity_veto_name(int veto);
 
 /* ==== Vector index ==== */
@@ -300,7 +318,7 @@ typedef struct sm_store_hit {
 SM_EXTERN int sm_store_search(sm_store *s, const float *fp, int k,
                               float min_score, sm_store_hit *hits, sm_err *err);
 /* The schema version this build writes. */
-#define SM_STORE_SCHEMA 1
+#define SM_STORE_SCHEMA 2
 
 /* ==== Estimates ==== */
 
@@ -373,6 +391,11 @@ typedef struct sm_advice {
                       * different jobs */
   int n_thin;        /* candidates above the threshold sharing too
                       * little known identity */
+  int n_unexplained; /* of n_different: vetoed for an unexplained
+                      * difference (SM_IDENT_VETO_UNEXPLAINED) */
+  int first_veto;    /* veto code of the first vetoed candidate, or -1 */
+  int config_known;  /* the job can be matched on its exact-configuration
+                      * digest (sm_identity_config_known) */
 } sm_advice;
 
 SM_EXTERN void sm_advice_init(sm_advice *a);
@@ -402,10 +425,11 @@ SM_EXTERN int sm_advise_fp(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
                            const sm_advise_opts *o, sm_advice *a, sm_err *err);
 
 /* Writes the advice as the JSON members matches (each with the identity
- * groups it shares with the job), estimate, outcomes, best_score,
- * identity ({"known": [groups], "enough", "rejected_different",
- * "rejected_too_little_known"}), fallback, fallback_reason and
- * fallback_detail (into an open object). */
+ * groups it shares with the job and its identity_basis), estimate,
+ * outcomes, best_score, identity ({"known": [groups], "enough",
+ * "configuration", "rejected_different", "rejected_too_little_known",
+ * "rejected_unexplained_difference", "first_veto"}), fallback,
+ * fallback_reason and fallback_detail (into an open object). */
 SM_EXTERN void sm_advice_write_json(const sm_advice *a, sm_jw *w);
 
 /* Writes the provenance of the estimate's SM utilisation as one JSON

@@ -60,6 +60,17 @@ typedef struct sm_meta_value {
 
 typedef struct sm_meta {
   sm_meta_value f[SM_META_NFIELDS]; /* indexed by sm_meta_field */
+  /* Configuration provenance digests (made by the extractor, see
+   * docs/history.md "Matching"; owned, NULL when not known):
+   *   config_digest   the exact configuration: the command's options
+   *                   without the cosmetic ones, and the content of every
+   *                   file the extractor read (by content, not path);
+   *   residue_digest  what of it the metadata does not explain: options
+   *                   the extractor did not consume, and the lines and
+   *                   values of the files it read that no field came
+   *                   from. */
+  char *config_digest;
+  char *residue_digest;
 } sm_meta;
 
 /* Sets every field unknown. */
@@ -86,6 +97,13 @@ SM_EXTERN int sm_meta_set_num(sm_meta *m, sm_meta_field f, double v,
 /* Makes a field unknown again. */
 SM_EXTERN void sm_meta_unset(sm_meta *m, sm_meta_field f);
 
+/* Sets both digests (copied; NULL clears).  0 or SM_ENOMEM. */
+SM_EXTERN int sm_meta_set_digests(sm_meta *m, const char *config,
+                                  const char *residue);
+/* Writes {"config_digest": ..., "residue_digest": ...} (null when
+ * unknown). */
+SM_EXTERN void sm_meta_write_digests(const sm_meta *m, sm_jw *w);
+
 /* Writes the metadata object {"model_name": ..., ...} (every field, null
  * when unknown) / the evidence object {field: "path:line"} (known fields
  * with evidence only). */
@@ -93,7 +111,8 @@ SM_EXTERN void sm_meta_write_json(const sm_meta *m, sm_jw *w);
 SM_EXTERN void sm_meta_write_evidence(const sm_meta *m, sm_jw *w);
 
 /* Reads metadata from JSON text: either a flat metadata object or an
- * object with "metadata" (and optionally "evidence") members, as
+ * object with "metadata" (and optionally "evidence" and "provenance",
+ * whose config_digest and residue_digest are kept) members, as
  * `schedmate extract --json` prints.  Unknown keys are ignored; a value of
  * the wrong type is an error.  m must be initialised; it is reset first.
  * Returns 0, SM_EPARSE (message in err) or SM_ENOMEM. */

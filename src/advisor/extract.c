@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "advisor/advisor_int.h"
+#include "advisor/unexplained.h"
 
 void sm__ctx_init(sm__ctx *c, const sm_extract_req *req, sm_extract_res *res) {
   c->req = req;
@@ -109,6 +110,7 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
     sm__py_scan_all(c);
     sm__resolve(c);
   }
+  sm__unexp_finish(c, rc == 0);
   res->elapsed_ms = (sm_now() - t0) * 1000.0;
   sm__ctx_release(c);
   sm_free(c);
@@ -126,6 +128,8 @@ void sm_extract_res_release(sm_extract_res *res) {
   for (int i = 0; i < res->n_warnings; i++)
     sm_free(res->warnings[i]);
   sm_free(res->warnings);
+  sm_free(res->provenance_json);
+  res->provenance_json = NULL;
   res->warnings = NULL;
   res->n_warnings = 0;
   res->files_read = 0;
@@ -151,5 +155,9 @@ void sm_extract_write_json(const sm_extract_res *res, sm_jw *w) {
   for (int i = 0; i < res->n_warnings; i++)
     sm_jw_str(w, res->warnings[i]);
   sm_jw_arr_end(w);
+  if (res->provenance_json != NULL) {
+    sm_jw_key(w, "provenance");
+    sm_jw_raw(w, res->provenance_json);
+  }
   sm_jw_obj_end(w);
 }

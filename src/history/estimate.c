@@ -45,6 +45,7 @@ const char *sm_fallback_name(sm_fallback f) {
 void sm_advice_init(sm_advice *a) {
   memset(a, 0, sizeof(*a));
   a->best_score = NAN;
+  a->first_veto = -1;
 }
 
 static void estimate_release(sm_estimate *e) {
@@ -253,6 +254,14 @@ static void explain_veto(const sm_meta *q, const sm_fp_extra *qx,
   const char *f = sm_identity_veto_name(veto);
   char mine[64], theirs[64];
 
+  if (veto == SM_IDENT_VETO_UNEXPLAINED) {
+    snprintf(buf, n,
+             "job %.40s agrees on the metadata but differs in options or "
+             "configuration the extractor does not explain "
+             "(unexplained_difference)",
+             r->id);
+    return;
+  }
   if (veto >= 0 && veto < SM_META_NFIELDS) {
     const sm_meta_value *a = &q->f[veto], *b = &r->meta.f[veto];
     if (sm_meta_type_of((sm_meta_field)veto) == SM_META_STR) {
@@ -275,7 +284,8 @@ static void explain_veto(const sm_meta *q, const sm_fp_extra *qx,
 static void drop_matches(sm_advice *a) {
   for (int i = 0; i < a->n_matches; i++)
     sm_record_release(&a->matches[i]);
-  a->n_matches = a->n_different = a->n_thin = 0;
+  a->n_matches = a->n_different = a->n_thin = a->n_unexplained = 0;
+  a->first_veto = -1;
 }
 
 /* Searches the top `want` candidates with cosine >= min_score and walks
@@ -363,8 +373,11 @@ static int candidates(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
     rx.vc = r->vc;
     if (!sm_identity_compare(m, x, &r->meta, &rx, &c)) {
       if (c.veto >= 0) {
-        if (a->n_different++ == 0)
+        a->n_unexplained += c.veto == SM_IDENT_VETO_UNEXPLAINED;
+        if (a->n_different++ == 0) {
+          a->first_veto = c.veto;
           explain_veto(m, x, r, c.veto, p->first_veto, sizeof(p->first_veto));
+        }
       } else if (a->n_thin++ == 0) {
         char g[64];
         snprintf(p->first_thin, sizeof(p->first_thin),
@@ -410,12 +423,13 @@ int sm_advise_fp(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
     return 0;
   }
   a->identity = sm_identity_known(m, x);
+  a->config_known = sm_identity_config_known(m);
   if (s == NULL) {
     a->fallback = SM_FALLBACK_UNAVAILABLE;
     snprintf(a->detail, sizeof(a->detail), "history store not open");
     return 0;
   }
-  if (!sm_identity_enough(a->identity)) {
+  if (!sm_identity_enough(a->identity) && !sm_identity_config_known(m)) {
     a->fallback = SM_FALLBACK_TOO_LITTLE_KNOWN;
     snprintf(a->detail, sizeof(a->detail),
              "identity known: %s; a match needs the model with its size "
@@ -482,8 +496,9 @@ int sm_advise_fp(sm_store *s, const sm_meta *m, const sm_fp_extra *x,
 
 /* The names of identity groups as a JSON array. */
 static void write_groups(sm_jw *w, unsigned g) {
-  static const char *const names[] = {"model",  "dataset", "task",
-                                      "length", "trace",   "model_family"};
+  static const char *const names[] = {"model",        "dataset", "task",
+                                      "length",       "trace",   "model_family",
+                                      "configuration"};
   if (g & SM_IDENT_MODEL)
     g &= ~SM_IDENT_FAMILY;
   sm_jw_arr_begin(w);
@@ -511,6 +526,12 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
     if (a->shared != NULL) {
       sm_jw_key(w, "identity");
       write_groups(w, a->shared[i]);
+      /* What the match rests on: the metadata's identity, or only the
+       * equal exact-configuration digest. */
+      sm_jw_kv_str(w, "identity_basis",
+                   sm_identity_enough(a->shared[i] & ~SM_IDENT_CONFIG)
+                       ? "metadata"
+                       : "configuration");
     }
     sm_jw_obj_end(w);
   }
@@ -570,8 +591,11 @@ void sm_advice_write_json(const sm_advice *a, sm_jw *w) {
   sm_jw_key(w, "known");
   write_groups(w, a->identity);
   sm_jw_kv_bool(w, "enough", sm_identity_enough(a->identity));
+  sm_jw_kv_bool(w, "configuration", a->config_known);
   sm_jw_kv_int(w, "rejected_different", a->n_different);
   sm_jw_kv_int(w, "rejected_too_little_known", a->n_thin);
+  sm_jw_kv_int(w, "rejected_unexplained_difference", a->n_unexplained);
+  sm_jw_kv_str(w, "first_veto", sm_identity_veto_name(a->first_veto));
   sm_jw_obj_end(w);
   sm_jw_kv_bool(w, "fallback", a->fallback != SM_FALLBACK_NONE);
   sm_jw_kv_str(w, "fallback_reason", sm_fallback_name(a->fallback));

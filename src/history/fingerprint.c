@@ -351,6 +351,30 @@ static int trace_only(const sm_meta *m) {
          !known(m, SM_META_TASK);
 }
 
+/* The extractor found the job's configuration: it names the model, the
+ * dataset or the task.  An exact digest over files that do not say even
+ * that covers what the extractor read, not what the job reads (a preset
+ * file it never opened), so it is no evidence of identity. */
+static int found_job(const sm_meta *m) {
+  return known(m, SM_META_MODEL_NAME) || known(m, SM_META_DATASET) ||
+         known(m, SM_META_TASK);
+}
+
+/* Compares two provenance digests: 1 equal, 0 different, -1 unknown (one
+ * is missing, or they are of different versions: the text before ':'). */
+static int digest_cmp(const char *a, const char *b) {
+  const char *ca, *cb;
+
+  if (a == NULL || b == NULL || a[0] == '\0' || b[0] == '\0')
+    return -1;
+  ca = strchr(a, ':');
+  cb = strchr(b, ':');
+  if (ca == NULL || cb == NULL || ca - a != cb - b ||
+      memcmp(a, b, (size_t)(ca - a)) != 0)
+    return -1;
+  return strcmp(a, b) == 0;
+}
+
 int sm_identity_compare(const sm_meta *a, const sm_fp_extra *ax,
                         const sm_meta *b, const sm_fp_extra *bx,
                         sm_identity_cmp *out) {
@@ -386,6 +410,15 @@ int sm_identity_compare(const sm_meta *a, const sm_fp_extra *ax,
     if (steps || (c.shared & SM_IDENT_DATASET))
       c.shared |= SM_IDENT_LENGTH;
   }
+  /* The configuration provenance: an equal exact digest is the same
+   * command and configuration, however little the metadata says; a
+   * residue (what the metadata does not explain) that differs while the
+   * metadata agrees is a difference the extractor cannot read. */
+  if (digest_cmp(a->config_digest, b->config_digest) == 1 && found_job(a) &&
+      found_job(b))
+    c.shared |= SM_IDENT_CONFIG;
+  if (c.veto < 0 && digest_cmp(a->residue_digest, b->residue_digest) == 0)
+    c.veto = SM_IDENT_VETO_UNEXPLAINED;
   /* A job known only by its trace attributes. */
   if (trace_only(a) && trace_only(b) && ax != NULL && bx != NULL &&
       has(ax->user) && has(bx->user) && has(ax->name) && has(bx->name)) {
@@ -405,7 +438,11 @@ unsigned sm_identity_known(const sm_meta *m, const sm_fp_extra *x) {
   sm_identity_cmp c;
 
   sm_identity_compare(m, x, m, x, &c);
-  return c.shared;
+  return c.shared & ~SM_IDENT_CONFIG;
+}
+
+int sm_identity_config_known(const sm_meta *m) {
+  return digest_cmp(m->config_digest, m->config_digest) == 1 && found_job(m);
 }
 
 int sm_identity_enough(unsigned g) {
@@ -414,7 +451,7 @@ int sm_identity_enough(unsigned g) {
 
   /* The less the model says, the more the rest must: a sized model and
    * two of the three, a model family and all three. */
-  if (g & SM_IDENT_TRACE)
+  if (g & (SM_IDENT_TRACE | SM_IDENT_CONFIG))
     return 1;
   if (g & SM_IDENT_MODEL)
     return rest >= 2;
@@ -422,8 +459,9 @@ int sm_identity_enough(unsigned g) {
 }
 
 char *sm_identity_describe(unsigned g, char *buf, size_t n) {
-  static const char *const names[] = {"model",  "dataset", "task",
-                                      "length", "trace",   "model_family"};
+  static const char *const names[] = {"model",        "dataset", "task",
+                                      "length",       "trace",   "model_family",
+                                      "configuration"};
   size_t o = 0;
 
   if (g & SM_IDENT_MODEL)
@@ -451,5 +489,7 @@ const char *sm_identity_veto_name(int veto) {
     return "user";
   if (veto == SM_IDENT_VETO_NAME)
     return "job_name";
+  if (veto == SM_IDENT_VETO_UNEXPLAINED)
+    return "unexplained_difference";
   return NULL;
 }

@@ -206,6 +206,10 @@ void sm_record_write_json(const sm_record *r, sm_jw *w) {
   sm_meta_write_json(&r->meta, w);
   sm_jw_key(w, "evidence");
   sm_meta_write_evidence(&r->meta, w);
+  if (r->meta.config_digest != NULL || r->meta.residue_digest != NULL) {
+    sm_jw_key(w, "provenance");
+    sm_meta_write_digests(&r->meta, w);
+  }
   sm_jw_key(w, "perf");
   sm_jw_arr_begin(w);
   for (int i = 0; i < r->n_perf; i++) {
@@ -336,6 +340,10 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
       if (cJSON_GetObjectItemCaseSensitive(o, "evidence"))
         cJSON_AddItemReferenceToObject(
             wrap, "evidence", cJSON_GetObjectItemCaseSensitive(o, "evidence"));
+      if (cJSON_GetObjectItemCaseSensitive(o, "provenance"))
+        cJSON_AddItemReferenceToObject(
+            wrap, "provenance",
+            cJSON_GetObjectItemCaseSensitive(o, "provenance"));
       txt = cJSON_PrintUnformatted(wrap);
       cJSON_Delete(wrap);
       if (txt == NULL)

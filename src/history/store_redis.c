@@ -39,6 +39,13 @@
 #include "history/history_int.h"
 #include "util/util_int.h"
 
+/* The Redis layout's own version.  It did not change when the SQLite
+ * schema went to 2 (the configuration digests): here a record is only its
+ * JSON, whose new members are optional, so records written before and
+ * builds reading after need nothing migrated, and a store written by this
+ * build stays readable by the builds before it. */
+#define REDIS_SCHEMA 1
+
 #define BATCH 1000          /* records per HMGET, writes per drain */
 #define PAGE 10000          /* ids per ZRANGE */
 #define MAX_ROWS (1L << 22) /* ids a history may have */
@@ -511,12 +518,11 @@ void *sm__redis_open(const char *uri, int flags, int timeout_ms, sm_err *err) {
     redis_close(s);
     return NULL;
   }
-  if (r->type == REDIS_REPLY_STRING && atoi(r->str) != SM_STORE_SCHEMA) {
+  if (r->type == REDIS_REPLY_STRING && atoi(r->str) != REDIS_SCHEMA) {
     int v = atoi(r->str);
     sm_err_set(err, SM_ESCHEMA,
                "redis %s: schema version %s is %s this build's (%d)", s->where,
-               r->str, v > SM_STORE_SCHEMA ? "newer than" : "not",
-               SM_STORE_SCHEMA);
+               r->str, v > REDIS_SCHEMA ? "newer than" : "not", REDIS_SCHEMA);
     freeReplyObject(r);
     redis_close(s);
     return NULL;
@@ -557,7 +563,7 @@ static int redis_put(void *impl, const sm_record *r, sm_err *err) {
   snprintf(k[2], sizeof(k[2]), "%s:rec", s->prefix);
   snprintf(k[3], sizeof(k[3]), "%s:fp", s->prefix);
   snprintf(k[4], sizeof(k[4]), "%s:order", s->prefix);
-  snprintf(ver, sizeof(ver), "%d", SM_STORE_SCHEMA);
+  snprintf(ver, sizeof(ver), "%d", REDIS_SCHEMA);
   rc = redisAppendCommand(s->c, "EVAL %s 5 %s %s %s %s %s %s %s %b %s",
                           put_script, k[0], k[1], k[2], k[3], k[4], r->id, json,
                           blob, sizeof(blob), ver);

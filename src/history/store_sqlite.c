@@ -36,6 +36,7 @@ typedef struct sql_store {
   sqlite3 *db;          /* connection */
   char *path;           /* for messages */
   int readonly;         /* opened without SM_STORE_CREATE */
+  int version;          /* the file's schema version once open */
   int timeout_ms;       /* bound on every lock wait */
   double busy_since;    /* first busy-handler call of the current wait */
   sqlite3_stmt *insert; /* prepared once */
@@ -106,6 +107,12 @@ static const char *const migrations[SM_STORE_SCHEMA] = {
     "  submit_time REAL,"
     "  added_at REAL"
     ");",
+    /* 1 -> 2: the configuration provenance digests, for queries by hand
+     * (the record JSON stays the source of truth; records written before
+     * have none, which matching treats as unknown). */
+    "ALTER TABLE jobs ADD COLUMN config_digest TEXT;"
+    "ALTER TABLE jobs ADD COLUMN residue_digest TEXT;"
+    "CREATE INDEX jobs_config_digest ON jobs(config_digest);",
 };
 
 static int sql_fail(sql_store *s, int rc, const char *what, sm_err *err) {
@@ -125,18 +132,25 @@ static int sql_fail(sql_store *s, int rc, const char *what, sm_err *err) {
                     s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
 }
 
-/* Runs one statement without results, retrying SQLITE_BUSY. */
+/* Runs statements without results (one after another, as many as sql
+ * holds), retrying SQLITE_BUSY. */
 static int exec(sql_store *s, const char *sql, sm_err *err) {
-  sqlite3_stmt *st;
-  int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+  while (sql != NULL && *sql != '\0') {
+    sqlite3_stmt *st = NULL;
+    const char *tail = NULL;
+    int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, &tail);
 
-  if (rc != SQLITE_OK)
-    return sql_fail(s, rc, "query failed", err);
-  rc = step_retry(s, st);
-  sqlite3_finalize(st);
-  return rc == SQLITE_DONE || rc == SQLITE_ROW
-             ? 0
-             : sql_fail(s, rc, "query failed", err);
+    if (rc != SQLITE_OK)
+      return sql_fail(s, rc, "query failed", err);
+    if (st == NULL) /* only white space or a comment was left */
+      break;
+    rc = step_retry(s, st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+      return sql_fail(s, rc, "query failed", err);
+    sql = tail;
+  }
+  return 0;
 }
 
 static int user_version(sql_store *s, int *v, sm_err *err) {
@@ -239,13 +253,24 @@ void *sm__sqlite_open(const char *path, int flags, int timeout_ms,
   if (rc == 0 && v < SM_STORE_SCHEMA) {
     if (s->readonly && v == 0)
       rc = sm_err_set(err, SM_ECORRUPT, "%s: not a SchedMate history", path);
-    else
+    else {
       rc = migrate(s, err);
+      /* An older file that cannot be written (opened without
+       * SM_STORE_CREATE) is read as it is: every version keeps the record
+       * JSON, and nothing reads the newer columns. */
+      if (rc != 0 && s->readonly && v >= 1) {
+        sm_err_clear(err);
+        rc = 0;
+      } else if (rc == 0) {
+        v = SM_STORE_SCHEMA;
+      }
+    }
   }
   if (rc != 0) {
     sql_close(s);
     return NULL;
   }
+  s->version = v;
   return s;
 }
 
@@ -279,11 +304,18 @@ static int batch_step(sql_store *s, int last, sm_err *err) {
 
 static int sql_put(void *impl, const sm_record *r, sm_err *err) {
   sql_store *s = impl;
-  static const char *sql =
+  static const char *sql_v1 =
       "INSERT INTO jobs(id, record, fp, end_state, duration_s, submit_time,"
       " added_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
       " ON CONFLICT(id) DO UPDATE SET record = ?2, fp = ?3, end_state = ?4,"
       " duration_s = ?5, submit_time = ?6, added_at = ?7";
+  static const char *sql =
+      "INSERT INTO jobs(id, record, fp, end_state, duration_s, submit_time,"
+      " added_at, config_digest, residue_digest)"
+      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+      " ON CONFLICT(id) DO UPDATE SET record = ?2, fp = ?3, end_state = ?4,"
+      " duration_s = ?5, submit_time = ?6, added_at = ?7,"
+      " config_digest = ?8, residue_digest = ?9";
   unsigned char blob[SM__FP_BLOB_LEN];
   sqlite3_stmt *st;
   char *json;
@@ -299,7 +331,8 @@ static int sql_put(void *impl, const sm_record *r, sm_err *err) {
   if (rc != 0)
     return rc;
   if (s->insert == NULL) {
-    rc = sqlite3_prepare_v2(s->db, sql, -1, &s->insert, NULL);
+    rc = sqlite3_prepare_v2(s->db, s->version >= 2 ? sql : sql_v1, -1,
+                            &s->insert, NULL);
     if (rc != SQLITE_OK) {
       sm_free(json);
       return sql_fail(s, rc, "cannot add", err);
@@ -322,6 +355,10 @@ static int sql_put(void *impl, const sm_record *r, sm_err *err) {
     sqlite3_bind_double(st, 7, r->added_at);
   else
     sqlite3_bind_null(st, 7);
+  if (s->version >= 2) { /* NULL pointers bind as SQL NULL */
+    sqlite3_bind_text(st, 8, r->meta.config_digest, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 9, r->meta.residue_digest, -1, SQLITE_TRANSIENT);
+  }
   rc = step_retry(s, st);
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);

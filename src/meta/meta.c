@@ -35,6 +35,32 @@ void sm_meta_unset(sm_meta *m, sm_meta_field f) {
 void sm_meta_release(sm_meta *m) {
   for (int i = 0; i < SM_META_NFIELDS; i++)
     sm_meta_unset(m, (sm_meta_field)i);
+  sm_free(m->config_digest);
+  sm_free(m->residue_digest);
+  m->config_digest = m->residue_digest = NULL;
+}
+
+int sm_meta_set_digests(sm_meta *m, const char *config, const char *residue) {
+  char *a = config ? sm_strdup(config) : NULL;
+  char *b = residue ? sm_strdup(residue) : NULL;
+
+  if ((config && !a) || (residue && !b)) {
+    sm_free(a);
+    sm_free(b);
+    return SM_ENOMEM;
+  }
+  sm_free(m->config_digest);
+  sm_free(m->residue_digest);
+  m->config_digest = a;
+  m->residue_digest = b;
+  return 0;
+}
+
+void sm_meta_write_digests(const sm_meta *m, sm_jw *w) {
+  sm_jw_obj_begin(w);
+  sm_jw_kv_str(w, "config_digest", m->config_digest);
+  sm_jw_kv_str(w, "residue_digest", m->residue_digest);
+  sm_jw_obj_end(w);
 }
 
 int sm_meta_copy(sm_meta *dst, const sm_meta *src) {
@@ -52,6 +78,10 @@ int sm_meta_copy(sm_meta *dst, const sm_meta *src) {
       sm_meta_release(dst);
       return SM_ENOMEM;
     }
+  }
+  if (sm_meta_set_digests(dst, src->config_digest, src->residue_digest) != 0) {
+    sm_meta_release(dst);
+    return SM_ENOMEM;
   }
   return 0;
 }
@@ -143,6 +173,32 @@ void sm_meta_write_evidence(const sm_meta *m, sm_jw *w) {
   sm_jw_obj_end(w);
 }
 
+/* The digests of a "provenance" member: strings of at most 128 bytes, or
+ * absent/null (a record of an older extractor). */
+static int digests_from_json(sm_meta *m, cJSON *root, sm_err *err) {
+  cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "provenance");
+  const char *v[2] = {NULL, NULL};
+  static const char *const keys[2] = {"config_digest", "residue_digest"};
+
+  if (p == NULL || cJSON_IsNull(p))
+    return 0;
+  if (!cJSON_IsObject(p))
+    return sm_err_set(err, SM_EPARSE, "metadata: provenance is not an object");
+  for (int i = 0; i < 2; i++) {
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(p, keys[i]);
+    if (d == NULL || cJSON_IsNull(d))
+      continue;
+    if (!cJSON_IsString(d) || strlen(d->valuestring) > 128)
+      return sm_err_set(err, SM_EPARSE,
+                        "metadata: provenance.%s must be a short string",
+                        keys[i]);
+    v[i] = d->valuestring;
+  }
+  if (sm_meta_set_digests(m, v[0], v[1]) != 0)
+    return sm_err_set(err, SM_ENOMEM, "metadata: out of memory");
+  return 0;
+}
+
 int sm_meta_from_json(sm_meta *m, const char *json, size_t n, sm_err *err) {
   cJSON *root = cJSON_ParseWithLength(json, n), *md, *ev;
   int rc = 0;
@@ -182,6 +238,8 @@ int sm_meta_from_json(sm_meta *m, const char *json, size_t n, sm_err *err) {
         rc = sm_meta_set_num(m, (sm_meta_field)i, v->valuedouble, es);
     }
   }
+  if (rc == 0)
+    rc = digests_from_json(m, root, err);
   cJSON_Delete(root);
   if (rc == SM_ENOMEM)
     sm_err_set(err, rc, "metadata: out of memory");
