@@ -581,12 +581,15 @@ const char *sm__base_name(const char *s);
 int sm__is_assignment(const char *w);
 /* How much words look like a training launch; launcher / wrapper words. */
 int sm__launch_score(const char *const *w, int n);
-int sm__is_launch_word(const char *w);
+int sm__is_launch_word(const char *const *w, int n);
 int sm__is_wrapper(const char *w);
-/* Is w a trainer installed from another package, named TOOL-train,
- * TOOL_finetune or TOOL-pretrain (fairseq-train and its kind)?  Nothing of
- * it is in the repository, but its options are the job's. */
-int sm__is_external_trainer(const char *w);
+/* Is w[0] a trainer installed from another package (fairseq-train and
+ * its kind: TOOL-train, TOOL_finetune, TOOL-pretrain) that is passed a
+ * training option or a configuration file among w[1..n-1]?  Nothing of it
+ * is in the repository, but its options are the job's.
+ * sm__is_trainer_word: the word form only. */
+int sm__is_external_trainer(const char *const *w, int n);
+int sm__is_trainer_word(const char *w);
 /* Environment of the launch (name of kn bytes, or NUL-terminated). */
 void sm__set_envn(sm__ctx *c, const char *k, size_t kn, const char *v);
 void sm__set_env(sm__ctx *c, const char *k, const char *v);

@@ -1725,8 +1725,9 @@ static const char *dataset_class(scan *s, const char *callee, const char *l) {
   return NULL;
 }
 
-/* Are all the words of name[0..n) (split at CamelCase humps, '_' and
- * digits dropped) in the set? */
+/* Are all the words of name[0..n) (split at CamelCase humps, an acronym
+ * one word: PackedJSON is packed + json, HFTextDataset hf + text; '_'
+ * and digits dropped) in the set? */
 static int all_words_generic(const char *name, size_t n,
                              const char *const *set) {
   char w[64];
@@ -1738,9 +1739,18 @@ static int all_words_generic(const char *name, size_t n,
       i++;
     if (i >= n)
       break;
-    do
-      w[k++] = (char)tolower((unsigned char)name[i++]);
-    while (i < n && k < sizeof(w) - 1 && islower((unsigned char)name[i]));
+    if (isupper((unsigned char)name[i]) && i + 1 < n &&
+        isupper((unsigned char)name[i + 1])) {
+      /* An acronym: the capitals up to the one that starts a word. */
+      do
+        w[k++] = (char)tolower((unsigned char)name[i++]);
+      while (i < n && k < sizeof(w) - 1 && isupper((unsigned char)name[i]) &&
+             !(i + 1 < n && islower((unsigned char)name[i + 1])));
+    } else {
+      do
+        w[k++] = (char)tolower((unsigned char)name[i++]);
+      while (i < n && k < sizeof(w) - 1 && islower((unsigned char)name[i]));
+    }
     w[k] = '\0';
     {
       int hit = 0;
@@ -1803,7 +1813,10 @@ static void call_model_data(callsite *k, scan *s, TSNode args,
         "huggingface", "mapped",      "streaming",    "webdataset",
         "lazy",        "memory",      "fake",         "dummy",
         "generic",     "combined",    "mixed",        "interleaved",
-        "weighted",    "merged",      "multi",        NULL};
+        "weighted",    "merged",      "multi",        "sft",
+        "dpo",         "chat",        "preference",   "lmdb",
+        "parquet",     "arrow",       "tfrecord",     "mmap",
+        "indexed",     NULL};
     char stem[128];
     size_t sl = strlen(l) - 7;
     int gen = 0;

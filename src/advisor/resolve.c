@@ -2254,7 +2254,7 @@ static const char *dataset_class_refines(sm__ctx *c, const char *name,
       c, N("dataset_type", "data.train.type", "train_dataloader.dataset.type"));
   char base[128];
   size_t n, nl = strlen(name);
-  const char *norm;
+  const char *norm, *task = NULL, *domain = NULL;
   if (t == NULL || strlen(t->str) >= sizeof(base))
     return name;
   snprintf(base, sizeof(base), "%s", t->str);
@@ -2262,9 +2262,13 @@ static const char *dataset_class_refines(sm__ctx *c, const char *name,
   if (n <= 7 || strcasecmp(base + n - 7, "Dataset") != 0)
     return name;
   base[n - 7] = '\0';
-  norm = sm__norm_dataset(c, base, NULL, NULL);
+  norm = sm__norm_dataset(c, base, &task, &domain);
   if (norm == NULL || strlen(norm) <= nl || strncmp(norm, name, nl) != 0)
     return name;
+  /* The variant's own task and domain, none when it has none: the
+   * folder's hints describe the folder's dataset, not this one. */
+  c->ds_task = task;
+  c->ds_domain = domain;
   *ev = t->ev;
   return norm;
 }

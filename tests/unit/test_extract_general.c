@@ -3305,3 +3305,174 @@ SM_TEST(extract_rollout_sequence_length) {
   expect_unread(&r, "python half.py", SM_META_SEQ_LEN);
   repo_drop(&r);
 }
+
+/* ==== Round 9: review findings ==== */
+
+/* Does any warning of the job mention NEEDLE? */
+static int warned(const sm_extract_res *res, const char *needle) {
+  for (int i = 0; i < res->n_warnings; i++)
+    if (strstr(res->warnings[i], needle) != NULL)
+      return 1;
+  return 0;
+}
+
+/* A TOOL_train word alone is weak: a tokenizer trainer (spm_train,
+ * bpe-train) takes no training option.  It is not the launch of a script
+ * beside the real one, and given alone it is not read; a tool's trainer
+ * passed a training option or a configuration file still is. */
+SM_TEST(extract_external_trainer_needs_training_options) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "lm/__init__.py", "");
+  put(&r, "lm/run.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\n"
+      "p.add_argument('--max_steps', type=int, default=10)\n"
+      "p.parse_args()\n");
+  /* Shape 1: key=value options, the real launch a module run. */
+  put(&r, "prep_and_run.sh",
+      "#!/bin/bash\n"
+      "spm_train --input=corpus.txt --model_prefix=sp32k "
+      "--vocab_size=32000 --character_coverage=1.0\n"
+      "python -m lm.run --lr 0.003 --max_steps 5000\n");
+  expect_num(&r, NULL, "bash prep_and_run.sh", SM_META_ITERATIONS, 5000);
+  /* Shape 2: separate values, a hyphenated tool, an accelerate launch. */
+  put(&r, "all.sh",
+      "#!/bin/sh\nset -e\n"
+      "wordpiece-train --vocab-size 50000 --input data/a.txt "
+      "--output tok/\n"
+      "accelerate launch -m lm.run --max_steps 777\n");
+  expect_num(&r, NULL, "sh all.sh", SM_META_ITERATIONS, 777);
+  /* Given alone: a warning, nothing read. */
+  run(&r, NULL, "spm_train --input=c.txt --model_prefix=m --vocab_size=8000",
+      &res);
+  ASSERT(warned(&res, "no training option"));
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  /* Real trainers of other packages: options, or only a config file. */
+  expect_num(&r, NULL, "seqkit-train data-bin --max-update 1200 --lr 0.1",
+             SM_META_ITERATIONS, 1200);
+  run(&r, NULL, "seqkit-train run.yaml", &res);
+  ASSERT(!warned(&res, "no training option"));
+  sm_extract_res_release(&res);
+  ASSERT(sm__is_external_trainer(
+      (const char *const[]){"vision_finetune", "--cfg", "a"}, 3));
+  ASSERT(!sm__is_external_trainer(
+      (const char *const[]){"spm_train", "--input", "x.json"}, 3));
+  ASSERT(!sm__is_external_trainer((const char *const[]){"bpe-train"}, 1));
+  ASSERT(
+      !sm__is_external_trainer((const char *const[]){"./x-train", "--lr"}, 2));
+  repo_drop(&r);
+}
+
+/* getopts as the shell reads it: bundled letters, a missing value under
+ * a silent spec (OPTARG of the previous letter must not leak), OPTIND
+ * past `--`. */
+SM_TEST(extract_shell_getopts_bundles) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\n"
+      "p.add_argument('--epochs', type=int, default=5)\n"
+      "p.add_argument('--bf16', action='store_true')\n"
+      "p.add_argument('data', nargs='?')\np.parse_args()\n");
+  /* Shape 1: bash, [[ ]]-free case on a quoted name, "$@" after shift. */
+  put(&r, "go.sh",
+      "#!/bin/bash\nEP=5\nPREC=\n"
+      "while getopts \"be:\" flag; do\n  case \"$flag\" in\n"
+      "    b) PREC=--bf16 ;;\n    e) EP=$OPTARG ;;\n  esac\ndone\n"
+      "shift $((OPTIND - 1))\n"
+      "python train.py --epochs $EP $PREC \"$@\"\n");
+  expect_num(&r, NULL, "bash go.sh -be 30", SM_META_ITERATIONS, 30);
+  expect_str(&r, NULL, "bash go.sh -be 30", SM_META_PRECISION, "bf16");
+  expect_num(&r, NULL, "bash go.sh -b -e12 -- --lr 0.02", SM_META_ITERATIONS,
+             12);
+  /* OPTIND past the `--`: $1 is the word after it. */
+  put(&r, "go3.sh",
+      "#!/bin/bash\nwhile getopts \"e:\" f; do\n"
+      "  [ \"$f\" = e ] && EP=$OPTARG\ndone\n"
+      "shift $((OPTIND - 1))\n"
+      "python train.py --epochs ${EP:-5} --lr \"$1\"\n");
+  {
+    sm_extract_res res;
+    run(&r, NULL, "bash go3.sh -e 9 -- 0.02", &res);
+    ASSERT_NEAR(num(&res, SM_META_LR), 0.02, 1e-12);
+    sm_extract_res_release(&res);
+  }
+  /* Shape 2: sh, a silent spec, backquoted expr, torchrun. */
+  put(&r, "s2.sh",
+      "#!/bin/sh\nG=1\nE=3\n"
+      "while getopts \":g:e:\" o; do\n  case $o in\n"
+      "    g) G=$OPTARG ;;\n    e) E=$OPTARG ;;\n"
+      "    :) echo \"-$OPTARG needs a value\" ;;\n  esac\ndone\n"
+      "shift `expr $OPTIND - 1`\n"
+      "torchrun --nproc_per_node $G train.py --epochs $E\n");
+  expect_num(&r, NULL, "sh s2.sh -g 4 -e", SM_META_ITERATIONS, 3);
+  expect_num(&r, NULL, "sh s2.sh -g 4 -e", SM_META_GPUS, 4);
+  expect_num(&r, NULL, "sh s2.sh -eg 8", SM_META_GPUS, 1);
+  expect_num(&r, NULL, "sh s2.sh -g2 -e 6", SM_META_ITERATIONS, 6);
+  repo_drop(&r);
+}
+
+/* A dataset class whose words are all format or method words names no
+ * dataset, an acronym being one word (PackedJSONDataset is packed + json,
+ * not p-a-c-k-e-d j s o n); an acronym that names data still does. */
+SM_TEST(extract_dataset_class_acronyms) {
+  repo r;
+  repo_make(&r);
+  put(&r, "data.py", "class PackedJSONDataset:\n    pass\n");
+  put(&r, "a.py",
+      "import torch\nfrom data import PackedJSONDataset\n"
+      "ds = PackedJSONDataset('/scratch/run7/shards')\n");
+  expect_unread(&r, "python a.py", SM_META_DATASET);
+  put(&r, "b.py",
+      "import torch\nimport loaders\n"
+      "train_set = loaders.HFChatDataset(path=PATH, split='train')\n");
+  expect_unread(&r, "python b.py", SM_META_DATASET);
+  put(&r, "c.py",
+      "import torch\nimport loaders\n"
+      "train_set = loaders.LMDBImageDataset(root)\n");
+  expect_unread(&r, "python c.py", SM_META_DATASET);
+  put(&r, "d.py",
+      "import torch\nimport faces\nds = faces.CelebAHQDataset('/data/x')\n");
+  expect_str(&r, NULL, "python d.py", SM_META_DATASET, "celeba");
+  repo_drop(&r);
+}
+
+/* A dataset class that refines a shared data folder (data/mnist and an
+ * MNISTSuperpixelsDataset, a graph dataset) is its own dataset: the
+ * folder's task and domain hints do not carry over to it. */
+SM_TEST(extract_dataset_refined_drops_folder_hints) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "configs/c.py",
+      "dataset_type = 'MNISTSuperpixelsDataset'\ndata_root = 'data/mnist/'\n"
+      "train_dataloader = dict(batch_size=2, dataset=dict(type=dataset_type, "
+      "data_root=data_root))\n");
+  put(&r, "train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  run(&r, NULL, "python train.py configs/c.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "mnistsuperpixels");
+  ASSERT(!known(&res, SM_META_TASK));
+  ASSERT(!known(&res, SM_META_DOMAIN));
+  sm_extract_res_release(&res);
+  /* YAML, the class under data.train.type beside its folder. */
+  put(&r, "c.yaml",
+      "data:\n  train:\n    type: ImdbGraphsDataset\n"
+      "    data_root: /datasets/imdb\n");
+  put(&r, "t2.py",
+      "import sys\nimport yaml\ncfg = yaml.safe_load(open(sys.argv[1]))\n");
+  run(&r, NULL, "python t2.py c.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "imdbgraphs");
+  ASSERT(!known(&res, SM_META_TASK));
+  sm_extract_res_release(&res);
+  /* The folder alone keeps its hints. */
+  put(&r, "d.yaml", "data:\n  train:\n    data_root: /datasets/imdb\n");
+  expect_str(&r, NULL, "python t2.py d.yaml", SM_META_DOMAIN, "nlp");
+  repo_drop(&r);
+}
