@@ -340,8 +340,11 @@ struct sm__ctx {
   const char *word[SM__NWORD]; /* evidence of each word family */
   int word_n[SM__NWORD];       /* weighted count of each word family */
   int word_strong[SM__NWORD];  /* the same from the command and entry */
-  int word_src[SM__NWORD][4];  /* events by source: 1 imported code,
-                                * 2 entry and command, 3 config files */
+  int word_src[SM__NWORD][4];  /* events by source: 1 code (imported
+                                * modules, the entry's string literals),
+                                * 2 entry and command, 3 config files;
+                                * 0 those of 1 from imported modules */
+  int words_module;            /* words now come from an imported module */
   sm__vec models;              /* sm__cand from code */
   sm__vec datasets;            /* sm__cand from code */
   sm__vec presets;             /* sm__kv */

@@ -547,6 +547,8 @@ void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight) {
   if (weight >= 2)
     c->word_strong[w] += weight;
   c->word_src[w][weight < 1 ? 1 : weight > 3 ? 3 : weight]++;
+  if (c->words_module && weight <= 1)
+    c->word_src[w][0]++;
 }
 
 /* Substrings that hint at a word family.  A leading '=' asks for the

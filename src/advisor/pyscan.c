@@ -1725,6 +1725,15 @@ static const char *dataset_class(scan *s, const char *callee, const char *l) {
   return NULL;
 }
 
+/* Is a string literal prose (words apart, as in a help text or a log
+ * message) rather than a name? */
+static int prose(const char *x, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (x[i] == ' ' || x[i] == '\t' || x[i] == '\n')
+      return 1;
+  return 0;
+}
+
 /* Are all the words of name[0..n) (split at CamelCase humps, an acronym
  * one word: PackedJSON is packed + json, HFTextDataset hf + text; '_'
  * and digits dropped) in the set? */
@@ -2956,9 +2965,10 @@ static void visit(scan *s, TSNode n, int depth) {
     if (strcmp(t, "string") == 0) {
       size_t len;
       const char *x = text(s, n, &len);
-      /* String literals (messages, dictionary keys) say less than the
-       * names the code defines and calls. */
-      if (len < 80 && s->layer >= SM__L_ENTRY)
+      /* String literals (dictionary keys, registry names) say less than
+       * the names the code defines and calls; prose (a help text, a log
+       * message: words apart) says nothing of what the job computes. */
+      if (len < 80 && s->layer >= SM__L_ENTRY && !prose(x, len))
         sm__words_at(s->c, x, len, s->rel, line_of(n), 1);
       return;
     }
@@ -3168,7 +3178,12 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
   s.want = want;
   if (depth >= 1 && !config_only)
     s.reach = reachable_defs(&s, root);
-  visit(&s, root, 0);
+  {
+    int save_module = c->words_module;
+    c->words_module = layer < SM__L_ENTRY;
+    visit(&s, root, 0);
+    c->words_module = save_module;
+  }
   sm_free(s.reach);
   /* Only what the file's needed code uses is on the job's path; a name
    * the importers want that the file only re-exports counts too. */

@@ -148,13 +148,19 @@ static int family_of_domain(const char *d) {
   return -1;
 }
 
-/* Votes of one word family, capped per source. */
-static int word_votes(sm__ctx *c, sm__word w) {
+/* Votes of one word family, capped per source; without the words of
+ * imported modules when firm. */
+static int word_votes_of(sm__ctx *c, sm__word w, int firm) {
   int *s = c->word_src[w];
-  int code = s[1] > 2 ? 2 : s[1];
+  int local = firm ? s[1] - s[0] : s[1];
+  int code = local > 2 ? 2 : local;
   int entry = s[2] > 3 ? 3 : s[2];
   int cfg = s[3] > 3 ? 3 : s[3];
   return code + 2 * entry + 2 * cfg;
+}
+
+static int word_votes(sm__ctx *c, sm__word w) {
+  return word_votes_of(c, w, 0);
 }
 
 static int truthy(sm__ctx *c, const char *const *names, const char **ev) {
@@ -242,7 +248,7 @@ static int method_switched_off(sm__ctx *c, const char *tokens) {
 /* Votes of the words of the job (its paths, code, configs) per family.
  * Classification words say nothing of the modality: they go to text
  * classification when the job's evidence is textual. */
-static void vote_words(sm__ctx *c, int *score, const char **evf) {
+static void vote_words(sm__ctx *c, int *score, const char **evf, int firm) {
   static const struct {
     sm__word w;
     int f;
@@ -278,7 +284,7 @@ static void vote_words(sm__ctx *c, int *score, const char **evf) {
   };
   int f;
   for (size_t i = 0; i < SM_ARRAY_LEN(map); i++) {
-    int v = word_votes(c, map[i].w);
+    int v = word_votes_of(c, map[i].w, firm);
     if (map[i].w == SM__W_CLASSIFICATION)
       continue;
     score[map[i].f] += v;
@@ -286,7 +292,7 @@ static void vote_words(sm__ctx *c, int *score, const char **evf) {
       evf[map[i].f] = c->word[map[i].w];
   }
   {
-    int v = word_votes(c, SM__W_CLASSIFICATION);
+    int v = word_votes_of(c, SM__W_CLASSIFICATION, firm);
     int text = score[F_LM] +
                (c->ds_domain && !strcmp(c->ds_domain, "nlp")) * 4 +
                (c->hint_domain && !strcmp(c->hint_domain, "nlp")) * 4;
@@ -521,7 +527,7 @@ static const char *mm_task(sm__ctx *c, const char *task) {
 }
 
 void sm__task_domain(sm__ctx *c) {
-  int score[NFAM] = {0};
+  int score[NFAM] = {0}, firm[NFAM] = {0};
   const char *evf[NFAM] = {0};
   const char *task, *domain, *ev;
   int best = -1, second = -1, f, top, first;
@@ -535,8 +541,16 @@ void sm__task_domain(sm__ctx *c) {
               word_votes(c, SM__W_INSTRUCT) >= 2 ||
               word_votes(c, SM__W_PREFERENCE) >= 2;
 
-  vote_words(c, score, evf);
+  vote_words(c, score, evf, 0);
   vote_evidence(c, score, evf, lm_method);
+  /* The same without the words of imported modules: a family only they
+   * vote for is a stray keyword (rotation and translation in geometry
+   * code), which does not decide alone. */
+  {
+    const char *unused[NFAM] = {0};
+    vote_words(c, firm, unused, 1);
+    vote_evidence(c, firm, unused, lm_method);
+  }
   for (f = 0; f < NFAM; f++)
     if (best < 0 || score[f] > score[best])
       best = f;
@@ -560,6 +574,8 @@ void sm__task_domain(sm__ctx *c) {
   if (fam[best].group != fam[first].group || score[best] > top)
     top = score[best];
   if (second >= 0 && score[second] * 4 > top * 3)
+    return;
+  if (firm[best] == 0)
     return;
   task = fam[best].task;
   domain = fam[best].domain;

@@ -3476,3 +3476,57 @@ SM_TEST(extract_dataset_refined_drops_folder_hints) {
   expect_str(&r, NULL, "python t2.py d.yaml", SM_META_DOMAIN, "nlp");
   repo_drop(&r);
 }
+
+/* Words alone that say nothing of the task: prose in string literals (a
+ * help text, a log message) and a family only imported modules name (the
+ * translation of rigid-body geometry, a detection rate in a metrics
+ * module).  The task and domain stay null; the same words where the job
+ * itself names its method still decide. */
+SM_TEST(extract_task_stray_words_do_not_decide) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Shape 1: help texts that mention instructions. */
+  put(&r, "fold.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--index', help='Alignment index. See the README for "
+      "instructions.')\n"
+      "p.add_argument('--dist_index', help='Distillation index. See the "
+      "README for instructions.')\n"
+      "p.add_argument('--epochs', type=int, default=3)\na = p.parse_args()\n");
+  run(&r, NULL, "python fold.py", &res);
+  ASSERT(!known(&res, SM_META_TASK));
+  ASSERT(!known(&res, SM_META_DOMAIN));
+  sm_extract_res_release(&res);
+  /* Shape 2: log messages. */
+  put(&r, "log.py",
+      "import torch\nimport logging\nlog = logging.getLogger(__name__)\n"
+      "log.info('object detection metrics are off')\n"
+      "log.info('skipping detection of stale checkpoints')\n"
+      "print('no detection head here')\n");
+  expect_unread(&r, "python log.py", SM_META_TASK);
+  /* Shape 3: the words only in a module the entry imports (rigid-body
+   * translation), not in the entry. */
+  put(&r, "geom/__init__.py", "");
+  put(&r, "geom/rigid.py",
+      "import torch\nTRANSLATION_SCALE = 10.0\n"
+      "def _translation_of(frame):\n"
+      "    return frame[..., :3] * TRANSLATION_SCALE\n"
+      "def compose(a, b):\n    return _translation_of(a) + "
+      "_translation_of(b)\n");
+  put(&r, "run.py",
+      "import torch\nfrom geom import rigid\n"
+      "def main():\n    y = rigid.compose(torch.zeros(4), torch.ones(4))\n"
+      "main()\n");
+  run(&r, NULL, "python run.py", &res);
+  ASSERT(!known(&res, SM_META_TASK));
+  sm_extract_res_release(&res);
+  /* The job's own names decide: a translation model built by the entry. */
+  put(&r, "mt.py",
+      "import torch\nfrom geom.rigid import apply_translation\n"
+      "class TranslationTransformer(torch.nn.Module):\n    pass\n"
+      "def train_translation():\n    m = TranslationTransformer()\n"
+      "train_translation()\n");
+  expect_str(&r, NULL, "python mt.py", SM_META_TASK, "machine_translation");
+  repo_drop(&r);
+}
