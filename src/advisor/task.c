@@ -464,8 +464,10 @@ static const char *lm_task(sm__ctx *c) {
                  c->word_strong[SM__W_FINETUNE] >= 2;
   if (lora)
     return "llm_finetuning_lora";
-  if (word_votes(c, SM__W_INSTRUCT) >= 2 ||
-      word_votes(c, SM__W_PREFERENCE) >= 2 ||
+  /* A method only an imported library names (its SFT data builder
+   * beside the pre-training one) is not the job's. */
+  if (word_votes_of(c, SM__W_INSTRUCT, 1) >= 2 ||
+      word_votes_of(c, SM__W_PREFERENCE, 1) >= 2 ||
       (c->ds_task && strstr(c->ds_task, "sft")))
     return "llm_finetuning_sft";
   if (finetune && !c->sig[SM__SIG_FROM_SCRATCH])
@@ -538,8 +540,8 @@ void sm__task_domain(sm__ctx *c) {
   if (method_switched_off(c, "dpo|orpo|kto|ppo|rlhf|preference|reward"))
     memset(c->word_src[SM__W_PREFERENCE], 0, sizeof(c->word_src[0]));
   lm_method = c->sig[SM__SIG_CAUSAL_LM] != NULL ||
-              word_votes(c, SM__W_INSTRUCT) >= 2 ||
-              word_votes(c, SM__W_PREFERENCE) >= 2;
+              word_votes_of(c, SM__W_INSTRUCT, 1) >= 2 ||
+              word_votes_of(c, SM__W_PREFERENCE, 1) >= 2;
 
   vote_words(c, score, evf, 0);
   vote_evidence(c, score, evf, lm_method);

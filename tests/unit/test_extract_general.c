@@ -3530,3 +3530,44 @@ SM_TEST(extract_task_stray_words_do_not_decide) {
   expect_str(&r, NULL, "python mt.py", SM_META_TASK, "machine_translation");
   repo_drop(&r);
 }
+
+/* A training library that supports several methods names them in its own
+ * modules (an SFT data builder, a DPO loss): those words are not the
+ * job's method.  Only the entry, the command or the configs decide. */
+SM_TEST(extract_lm_method_from_job_not_library) {
+  repo r;
+  repo_make(&r);
+  put(&r, "lib/__init__.py", "");
+  put(&r, "lib/data.py",
+      "def build_pretraining_dataset(path):\n    return open(path)\n"
+      "def build_sft_dataset(path):\n    return open(path)\n"
+      "def sft_collate(batch):\n    return batch\n"
+      "def build_dataset(kind, path):\n"
+      "    if kind == 'sft':\n        return build_sft_dataset(path)\n"
+      "    return build_pretraining_dataset(path)\n");
+  put(&r, "lib/losses.py",
+      "import torch\ndef dpo_loss(a, b):\n    return a - b\n"
+      "def preference_margin(a, b):\n    return dpo_loss(a, b)\n"
+      "def lm_loss(x):\n    return preference_margin(x, x)\n");
+  put(&r, "train_lm.py",
+      "import argparse\nimport torch\nfrom transformers import "
+      "AutoModelForCausalLM, AutoConfig\n"
+      "from lib.data import build_dataset\nfrom lib.losses import lm_loss\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--data', default='/data/openwebtext')\n"
+      "a = p.parse_args()\n"
+      "m = AutoModelForCausalLM.from_config(AutoConfig())\n"
+      "ds = build_dataset('lm', a.data)\nlm_loss(1)\n");
+  expect_str(&r, NULL, "python train_lm.py", SM_META_TASK,
+             "language_model_pretraining");
+  /* The job's own SFT entry still decides. */
+  put(&r, "sft_train.py",
+      "import torch\nfrom transformers import AutoModelForCausalLM\n"
+      "from lib.data import build_sft_dataset, sft_collate\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n"
+      "def run_sft():\n    ds = build_sft_dataset('chat.jsonl')\n"
+      "    sft_collate(ds)\nrun_sft()\n");
+  expect_str(&r, NULL, "python sft_train.py", SM_META_TASK,
+             "llm_finetuning_sft");
+  repo_drop(&r);
+}
