@@ -234,7 +234,8 @@ typedef enum sm__sig {
   XX(LINKLEVEL)                                                                \
   XX(TIMESERIES)                                                               \
   XX(SUPERRES)                                                                 \
-  XX(CODEC)
+  XX(CODEC)                                                                    \
+  XX(TTS)
 /* clang-format on */
 
 typedef enum sm__word {

@@ -785,6 +785,30 @@ static const struct {
     {"residual_vector_quant", SM__W_CODEC},
     {"masked_lm", SM__W_LM},
     {"=mlm", SM__W_LM},
+    /* Speech synthesis: text in, a waveform or a spectrogram out (the
+     * model kinds and their vocoders). */
+    {"=tts", SM__W_TTS},
+    {"text_to_speech", SM__W_TTS},
+    {"texttospeech", SM__W_TTS},
+    {"speech_synthesis", SM__W_TTS},
+    {"vocoder", SM__W_TTS},
+    {"hifigan", SM__W_TTS},
+    {"hifi_gan", SM__W_TTS},
+    {"tacotron", SM__W_TTS},
+    {"fastspeech", SM__W_TTS},
+    {"fastpitch", SM__W_TTS},
+    {"glowtts", SM__W_TTS},
+    {"glow_tts", SM__W_TTS},
+    {"styletts", SM__W_TTS},
+    {"xtts", SM__W_TTS},
+    {"=vits", SM__W_TTS},
+    {"melgan", SM__W_TTS},
+    {"waveglow", SM__W_TTS},
+    {"bigvgan", SM__W_TTS},
+    {"=vocos", SM__W_TTS},
+    {"istftnet", SM__W_TTS},
+    {"=phonemizer", SM__W_TTS},
+    {"=g2p", SM__W_TTS},
 };
 
 static int is_alpha(int ch) {

@@ -54,6 +54,7 @@ enum {
   F_TS,
   F_SR,
   F_CODEC,
+  F_TTS,
   NFAM
 };
 
@@ -87,6 +88,7 @@ static const struct {
     [F_TS] = {"time_series_forecasting", "timeseries", 8},
     [F_SR] = {"image_super_resolution", "cv", 3},
     [F_CODEC] = {"neural_audio_codec", "speech", 4},
+    [F_TTS] = {"text_to_speech", "speech", 4},
 };
 
 /* The family of a task string from the alias table. */
@@ -107,6 +109,8 @@ static int family_of(const char *task) {
     return F_DET;
   if (strstr(task, "classification"))
     return F_CLS;
+  if (strstr(task, "synthesis") || strstr(task, "text_to_speech"))
+    return F_TTS;
   if (strstr(task, "speaker"))
     return F_SPEAKER;
   if (strstr(task, "translation"))
@@ -281,6 +285,7 @@ static void vote_words(sm__ctx *c, int *score, const char **evf, int firm) {
       {SM__W_TIMESERIES, F_TS},
       {SM__W_SUPERRES, F_SR},
       {SM__W_CODEC, F_CODEC},
+      {SM__W_TTS, F_TTS},
   };
   int f;
   for (size_t i = 0; i < SM_ARRAY_LEN(map); i++) {
@@ -383,8 +388,13 @@ static int refine_family(sm__ctx *c, const int *score, int best,
         break;
       }
   }
-  if (fam[best].group == 4 && score[F_SPEAKER] * 2 >= score[F_SPEECH] &&
-      score[F_SPEAKER] >= 4)
+  if (fam[best].group == 4 && best != F_CODEC && score[F_TTS] >= 4 &&
+      score[F_TTS] * 2 >= score[best])
+    /* Synthesis: transcripts, speaker embeddings and spectrograms are its
+     * inputs and features; the method's own names decide. */
+    best = F_TTS;
+  else if (fam[best].group == 4 && score[F_SPEAKER] * 2 >= score[F_SPEECH] &&
+           score[F_SPEAKER] >= 4)
     /* Speaker embeddings are a more specific output than transcripts. */
     best = F_SPEAKER;
   if (fam[best].group == 1) {
@@ -394,7 +404,9 @@ static int refine_family(sm__ctx *c, const int *score, int best,
         nlp += score[f];
     /* Text is also the target of speech and vision-language models: a
      * non-text input modality nearly as strong decides. */
-    if (score[F_SPEECH] * 2 >= nlp && score[F_SPEECH] >= 4)
+    if (score[F_TTS] * 2 >= nlp && score[F_TTS] >= 4)
+      best = F_TTS; /* text in, speech out */
+    else if (score[F_SPEECH] * 2 >= nlp && score[F_SPEECH] >= 4)
       best = score[F_SPEAKER] * 2 >= score[F_SPEECH] ? F_SPEAKER : F_SPEECH;
     else if (score[F_MM] * 2 >= nlp && score[F_MM] >= 4)
       best = F_MM;
@@ -441,6 +453,19 @@ static int refine_family(sm__ctx *c, const int *score, int best,
   return best;
 }
 
+/* Does the job start from trained weights (a fine-tuning switch, a
+ * pre-trained load on the job's path, a base model, the job's own
+ * fine-tuning words)? */
+static int fine_tuning(sm__ctx *c) {
+  const char *e2 = NULL;
+  return truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
+         (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
+          c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
+         sm__param_get(c, N("model_name_or_path", "base_model",
+                            "pretrained_model_name_or_path")) != NULL ||
+         c->word_strong[SM__W_FINETUNE] >= 2;
+}
+
 /* The task of a language model: LoRA, SFT or preference tuning,
  * fine-tuning or pre-training. */
 static const char *lm_task(sm__ctx *c) {
@@ -456,12 +481,7 @@ static const char *lm_task(sm__ctx *c) {
                            &e2)
                   : (c->sig[SM__SIG_LORA] != NULL &&
                      c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
-  int finetune = truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
-                 (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
-                  c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
-                 sm__param_get(c, N("model_name_or_path", "base_model",
-                                    "pretrained_model_name_or_path")) != NULL ||
-                 c->word_strong[SM__W_FINETUNE] >= 2;
+  int finetune = fine_tuning(c);
   if (lora)
     return "llm_finetuning_lora";
   /* A method only an imported library names (its SFT data builder
@@ -567,7 +587,9 @@ void sm__task_domain(sm__ctx *c) {
   second = -1;
   for (f = 0; f < NFAM; f++) {
     int agrees = fam[f].group == fam[best].group ||
-                 ((best == F_SPEECH || best == F_MM) && fam[f].group == 1) ||
+                 ((best == F_SPEECH || best == F_MM || best == F_TTS) &&
+                  fam[f].group == 1) ||
+                 (best == F_TTS && (f == F_GAN || f == F_DIFF)) ||
                  (best == F_CODEC && f == F_GAN);
     if (!agrees && (second < 0 || score[f] > score[second]))
       second = f;
@@ -594,6 +616,8 @@ void sm__task_domain(sm__ctx *c) {
     task = lm_task(c);
   } else if (best == F_MM) {
     task = mm_task(c, task);
+  } else if (best == F_TTS && fine_tuning(c)) {
+    task = "text_to_speech_finetuning";
   } else if (best == F_CLS && (family_of(c->ds_task) == F_ACTION ||
                                word_votes(c, SM__W_VIDEO) >= 2)) {
     /* Classification of clips (labelled clips, frame counts, tubelets)

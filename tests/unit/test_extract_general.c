@@ -3571,3 +3571,51 @@ SM_TEST(extract_lm_method_from_job_not_library) {
              "llm_finetuning_sft");
   repo_drop(&r);
 }
+
+/* Speech synthesis is its own task: text in, speech out.  Transcripts,
+ * speaker embeddings and an ASR aligner are its inputs and features; the
+ * model kinds and vocoders name the method.  Recognition stays
+ * recognition. */
+SM_TEST(extract_task_text_to_speech) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Shape 1: a YAML naming the acoustic model and its vocoder. */
+  put(&r, "recipes/lj/vits.yaml",
+      "model: vits\nvocoder:\n  type: hifigan\n  upsample: [8, 8, 2, 2]\n"
+      "data:\n  train_list: /data/LJSpeech-1.1/train.txt\n"
+      "trainer:\n  epochs: 1000\n  batch_size: 32\n");
+  put(&r, "train.py",
+      "import sys\nimport yaml\nimport torch\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n");
+  run(&r, NULL, "python train.py recipes/lj/vits.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "text_to_speech");
+  ASSERT_STREQ(str(&res, SM_META_DOMAIN), "speech");
+  sm_extract_res_release(&res);
+  /* Shape 2: argparse, a multi-speaker Tacotron with an ASR aligner. */
+  put(&r, "synth/__init__.py", "");
+  put(&r, "synth/aligner.py",
+      "import torch\nclass CTCAligner(torch.nn.Module):\n    pass\n"
+      "def asr_align(x):\n    return CTCAligner()(x)\n");
+  put(&r, "train_multispeaker.py",
+      "import argparse\nimport torch\nfrom synth.aligner import asr_align\n"
+      "class Tacotron2(torch.nn.Module):\n"
+      "    def __init__(self, n_speakers):\n"
+      "        self.speaker_embedding = torch.nn.Embedding(n_speakers, 64)\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--speaker_count', type=int, default=109)\n"
+      "p.add_argument('--finetune', action='store_true')\n"
+      "a = p.parse_args()\nmodel = Tacotron2(a.speaker_count)\n"
+      "vocoder = torch.hub.load('acme/waveglow', 'waveglow')\n");
+  expect_str(&r, NULL, "python train_multispeaker.py", SM_META_TASK,
+             "text_to_speech");
+  expect_str(&r, NULL, "python train_multispeaker.py --finetune", SM_META_TASK,
+             "text_to_speech_finetuning");
+  /* Recognition stays recognition. */
+  put(&r, "asr.yaml",
+      "encoder: conformer\ndecoder: transformer\nctc_weight: 0.3\n"
+      "dataset_conf:\n  fbank_conf:\n    num_mel_bins: 80\n");
+  expect_str(&r, NULL, "python train.py asr.yaml", SM_META_TASK,
+             "speech_recognition");
+  repo_drop(&r);
+}
