@@ -594,6 +594,10 @@ int sm__is_wrapper(const char *w);
  * sm__is_trainer_word: the word form only. */
 int sm__is_external_trainer(const char *const *w, int n);
 int sm__is_trainer_word(const char *w);
+/* Does the stem of a dataset class (stem[0..n), the name before
+ * "Dataset") only name a format or a method (Char, PackedJSON,
+ * BasicImage)? */
+int sm__dataset_class_generic(const char *stem, size_t n);
 /* Environment of the launch (name of kn bytes, or NUL-terminated). */
 void sm__set_envn(sm__ctx *c, const char *k, size_t kn, const char *v);
 void sm__set_env(sm__ctx *c, const char *k, const char *v);

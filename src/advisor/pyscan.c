@@ -1773,6 +1773,36 @@ static int all_words_generic(const char *name, size_t n,
   return words > 0;
 }
 
+/* Does a dataset class name (the stem before "Dataset") only name a
+ * format or a method, every CamelCase word of it generic (CharDataset,
+ * PackedJSONDataset, BasicImageDataset)? */
+int sm__dataset_class_generic(const char *stem, size_t sl) {
+  static const char *const generic[] = {
+      "char",         "text",        "token",       "tokens",     "image",
+      "images",       "json",        "jsonl",       "csv",        "folder",
+      "imagefolder",  "custom",      "my",          "base",       "lm",
+      "seq",          "sequence",    "audio",       "video",      "file",
+      "raw",          "simple",      "train",       "training",   "eval",
+      "test",         "val",         "data",        "supervised", "instruction",
+      "conversation", "pretrain",    "finetune",    "packed",     "concat",
+      "hf",           "huggingface", "mapped",      "streaming",  "webdataset",
+      "lazy",         "memory",      "fake",        "dummy",      "generic",
+      "combined",     "mixed",       "interleaved", "weighted",   "merged",
+      "multi",        "sft",         "dpo",         "chat",       "preference",
+      "lmdb",         "parquet",     "arrow",       "tfrecord",   "mmap",
+      "indexed",      "basic",       "paired",      "standard",   NULL};
+  char low[128];
+  if (sl == 0 || sl >= sizeof(low))
+    return 1; /* nothing, or no name a table would know */
+  for (size_t i = 0; i < sl; i++)
+    low[i] = (char)tolower((unsigned char)stem[i]);
+  low[sl] = '\0';
+  for (int i = 0; generic[i]; i++)
+    if (strcmp(low, generic[i]) == 0)
+      return 1;
+  return all_words_generic(stem, sl, generic);
+}
+
 /* Calls that name the model or the data (from_pretrained, from_config,
  * a *Dataset class, load_dataset, create_model, model factories). */
 static void call_model_data(callsite *k, scan *s, TSNode args,
@@ -1809,43 +1839,13 @@ static void call_model_data(callsite *k, scan *s, TSNode args,
     /* A dataset class the job builds names its data (RandomRecDataset,
      * AdditionDataset), unless it only names a format (CharDataset,
      * TextDataset, ImageFolderDataset). */
-    static const char *const generic[] = {
-        "char",        "text",        "token",        "tokens",
-        "image",       "images",      "json",         "jsonl",
-        "csv",         "folder",      "imagefolder",  "custom",
-        "my",          "base",        "lm",           "seq",
-        "sequence",    "audio",       "video",        "file",
-        "raw",         "simple",      "train",        "training",
-        "eval",        "test",        "val",          "data",
-        "supervised",  "instruction", "conversation", "pretrain",
-        "finetune",    "packed",      "concat",       "hf",
-        "huggingface", "mapped",      "streaming",    "webdataset",
-        "lazy",        "memory",      "fake",         "dummy",
-        "generic",     "combined",    "mixed",        "interleaved",
-        "weighted",    "merged",      "multi",        "sft",
-        "dpo",         "chat",        "preference",   "lmdb",
-        "parquet",     "arrow",       "tfrecord",     "mmap",
-        "indexed",     NULL};
-    char stem[128];
     size_t sl = strlen(l) - 7;
-    int gen = 0;
-    if (sl < sizeof(stem)) {
-      for (size_t i = 0; i < sl; i++)
-        stem[i] = (char)tolower((unsigned char)l[i]);
-      stem[sl] = '\0';
-      for (int i = 0; generic[i] && !gen; i++)
-        gen = strcmp(stem, generic[i]) == 0;
-      if (!gen)
-        /* LazySupervisedDataset, PackedJsonDataset: every CamelCase word
-         * of the name is a generic one. */
-        gen = all_words_generic(l, sl, generic);
-      /* A class built from other datasets (datasets=[...]) mixes them;
-       * it names none. */
-      if (!gen && kwarg(s, args, "datasets").kind != -1)
-        gen = 1;
-      if (!gen && sl > 0)
-        sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
-    }
+    /* A class built from other datasets (datasets=[...]) mixes them;
+     * it names none. */
+    int gen = sm__dataset_class_generic(l, sl) ||
+              kwarg(s, args, "datasets").kind != -1;
+    if (!gen)
+      sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
   } else if (s->layer >= SM__L_ENTRY && strncmp(callee, "tfds.", 5) == 0 &&
              (strcmp(l, "load") == 0 || strcmp(l, "builder") == 0 ||
               strcmp(l, "data_source") == 0)) {

@@ -2273,6 +2273,24 @@ static const char *dataset_class_refines(sm__ctx *c, const char *name,
   return norm;
 }
 
+/* Does a key sit in the data of an evaluation (val_dataloader,
+ * data.test, evaluation.dataset), or is it a component's task label?
+ * Neither names what the job trains on. */
+static int evaluation_data(const sm__param *p) {
+  static const char *const comp[] = {"val",  "valid",   "validation",
+                                     "test", "eval",    "evaluation",
+                                     "dev",  "testing", NULL};
+  /* A task label inside a component (metainfo.task_name: sisr) names
+   * the task, not the data; only a job-level task_name (GLUE's mrpc)
+   * names a dataset. */
+  if (strcmp(p->leaf, "task_name") == 0 && p->leaf != p->key)
+    return 1;
+  return key_component_in(p, comp, "val_") ||
+         key_component_in(p, comp, "test_") ||
+         key_component_in(p, comp, "eval_") ||
+         key_component_in(p, comp, "valid_");
+}
+
 static void dataset(sm__ctx *c) {
   const char *const *keys = sm__keys("dataset");
   const sm__param *p;
@@ -2282,7 +2300,7 @@ static void dataset(sm__ctx *c) {
   if (synthetic_data(c))
     return;
   while (n > 0 && name == NULL) {
-    p = sm__param_get(c, left);
+    p = sm__param_get_unless(c, left, evaluation_data);
     if (p == NULL)
       break;
     if (p->kind == SM__V_STR || p->kind == SM__V_LIST) {
@@ -2299,6 +2317,17 @@ static void dataset(sm__ctx *c) {
           first[o++] = *s++;
         first[o] = '\0';
         s = sm__strdup(c, first);
+      }
+      /* A generic dataset class (type='BasicImageDataset') names no
+       * dataset: the next key may. */
+      if (s != NULL) {
+        const char *cls = strrchr(s, '.');
+        size_t cl;
+        cls = cls ? cls + 1 : s;
+        cl = strlen(cls);
+        if (cl > 7 && strcmp(cls + cl - 7, "Dataset") == 0 &&
+            strchr(cls, '/') == NULL && sm__dataset_class_generic(cls, cl - 7))
+          s = NULL;
       }
       /* A path whose last component is unknown but whose directories
        * name a known dataset (.../olmo-mix/v1_5/tok/part-0.npy). */

@@ -3619,3 +3619,52 @@ SM_TEST(extract_task_text_to_speech) {
              "speech_recognition");
   repo_drop(&r);
 }
+
+/* The data a job trains on: not the data of its evaluation (a
+ * val_dataloader, data.test), not a component's task label
+ * (metainfo.task_name), not a generic dataset class given as a type
+ * (BasicImageDataset), not the name of a list file (train_list.txt,
+ * meta_info.txt) whose folder may still name the data. */
+SM_TEST(extract_dataset_training_data_only) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  /* Shape 1: mmengine-style Python config, the test set written last. */
+  put(&r, "configs/ocr.py",
+      "train_dataloader = dict(batch_size=64, dataset=dict(type='OCRDataset',"
+      " data_root='data/synthtext'))\n"
+      "test_dataloader = dict(batch_size=1, dataset=dict(type='OCRDataset',"
+      " data_root='data/icdar2015'))\n");
+  expect_str(&r, NULL, "python train.py configs/ocr.py", SM_META_DATASET,
+             "synthtext");
+  /* Shape 2: YAML sections, a validation set with its own name. */
+  put(&r, "b.yaml",
+      "data:\n  train:\n    dataset_name: natural-questions\n"
+      "  val:\n    dataset_name: squad\n");
+  put(&r, "t2.py",
+      "import sys\nimport yaml\ncfg = yaml.safe_load(open(sys.argv[1]))\n");
+  expect_str(&r, NULL, "python t2.py b.yaml", SM_META_DATASET,
+             "natural-questions");
+  /* Only an evaluation set: nothing read. */
+  put(&r, "c.yaml", "evaluation:\n  dataset: squad\n");
+  expect_unread(&r, "python t2.py c.yaml", SM_META_DATASET);
+  /* A task label and a generic class type name no dataset. */
+  put(&r, "configs/sr.py",
+      "dataset_type = 'BasicImageDataset'\n"
+      "train_dataloader = dict(dataset=dict(type=dataset_type,"
+      " metainfo=dict(task_name='sisr')))\n");
+  expect_unread(&r, "python train.py configs/sr.py", SM_META_DATASET);
+  put(&r, "d.yaml", "trainer:\n  task_name: denoise\n");
+  expect_unread(&r, "python t2.py d.yaml", SM_META_DATASET);
+  /* List files: their folder names the data, or nothing does. */
+  put(&r, "e.yaml", "train_data: /data/LJSpeech-1.1/metadata.csv\n");
+  expect_str(&r, NULL, "python t2.py e.yaml", SM_META_DATASET, "ljspeech");
+  put(&r, "f.yaml", "train_data: Data/train_list.txt\n");
+  expect_unread(&r, "python t2.py f.yaml", SM_META_DATASET);
+  put(&r, "g.yaml", "data_path: /data/list_kinetics-400/train.csv\n");
+  expect_str(&r, NULL, "python t2.py g.yaml", SM_META_DATASET, "kinetics-400");
+  repo_drop(&r);
+}
