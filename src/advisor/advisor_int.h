@@ -191,7 +191,8 @@ sm__vnode *sm__vt_dotlist(sm__ctx *c, const char *const *words, int n,
   XX(QUANT)           /* 8/4-bit base weights */                               \
   XX(TORCH)           /* imports torch at all */                               \
   XX(SPAWN)           /* the code starts its own worker processes */           \
-  XX(RELAUNCH)        /* the code runs a launcher on itself (torchrun ...) */
+  XX(RELAUNCH)        /* the code runs a launcher on itself (torchrun ...) */  \
+  XX(JAX)             /* imports jax (or flax, haliax, equinox) */
 
 typedef enum sm__sig {
 #define SM__XX(n) SM__SIG_##n,
@@ -378,6 +379,9 @@ struct sm__ctx {
   double nodes;              /* nodes, 0 unknown */
   const char *nodes_ev;      /* its evidence */
   int gpus_unfixed;          /* the launcher takes all visible GPUs */
+  int one_process;           /* one process drives every visible device
+                              * (DataParallel, a JAX program): its batch
+                              * is the batch of all of them */
   int nodes_unfixed;         /* a hostfile or range decides the nodes */
   int launcher;              /* a multi-process launcher was used */
   int multiproc;             /* the program starts a process per GPU */

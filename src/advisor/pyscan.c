@@ -693,6 +693,11 @@ static void import_module(scan *s, const char *module, int level,
     sm__signal(s->c, SM__SIG_LIGHTNING, s->rel, s->layer);
   else if (strcmp(module, "torch") == 0 || strncmp(module, "torch.", 6) == 0)
     sm__signal(s->c, SM__SIG_TORCH, s->rel, s->layer);
+  else if (strcmp(module, "jax") == 0 || strncmp(module, "jax.", 4) == 0 ||
+           strcmp(module, "flax") == 0 || strncmp(module, "flax.", 5) == 0 ||
+           strcmp(module, "haliax") == 0 ||
+           strncmp(module, "haliax.", 7) == 0 || strcmp(module, "equinox") == 0)
+    sm__signal(s->c, SM__SIG_JAX, s->rel, s->layer);
   if (name != NULL) {
     /* `from pkg import mod` may name a module. */
     const char *full =

@@ -488,6 +488,18 @@ static void resources(sm__ctx *c) {
      * rank. */
     if (c->sig[SM__SIG_DEVICE_MAP])
       c->world = 1;
+    else if (c->sig[SM__SIG_DP] && !c->sig[SM__SIG_SPAWN] &&
+             !c->sig[SM__SIG_DS_LAUNCHER])
+      c->one_process = 1;
+  } else if (!c->launcher && c->entry != NULL && c->sig[SM__SIG_JAX] &&
+             c->sig_layer[SM__SIG_JAX] >= SM__L_ENTRY &&
+             (!c->sig[SM__SIG_TORCH] ||
+              c->sig_layer[SM__SIG_TORCH] < SM__L_ENTRY)) {
+    /* A JAX program (the entry imports jax, not torch; a converter
+     * module may): one process over every local accelerator, its batch
+     * split over all of them. */
+    gpus = 0;
+    c->one_process = 1;
   } else if (!c->launcher && c->entry != NULL) {
     gpus = 1;
     gev = "command";
@@ -550,6 +562,16 @@ static void batches(sm__ctx *c) {
     pd = NULL; /* one option, known as the total */
   if (pd != NULL && gb == NULL && help_global(c, pd->leaf)) {
     /* The option's help says it is the batch of all GPUs together. */
+    gb = pd;
+    g = per;
+    pd = NULL;
+  }
+  if (pd != NULL && gb == NULL && c->one_process &&
+      strstr(pd->leaf, "micro") == NULL && strstr(pd->leaf, "device") == NULL &&
+      strstr(pd->leaf, "gpu") == NULL && strstr(pd->leaf, "local") == NULL &&
+      strstr(pd->leaf, "per_") == NULL) {
+    /* One process feeds every device (DataParallel scatters the batch, a
+     * JAX step shards it): an unqualified batch is the total. */
     gb = pd;
     g = per;
     pd = NULL;

@@ -3668,3 +3668,58 @@ SM_TEST(extract_dataset_training_data_only) {
   expect_str(&r, NULL, "python t2.py g.yaml", SM_META_DATASET, "kinetics-400");
   repo_drop(&r);
 }
+
+/* One process that drives every visible device (nn.DataParallel, a JAX
+ * program) takes the batch of all of them: an unqualified batch option
+ * is the global batch, the per-device batch and the GPU count unknown
+ * unless the job fixes them.  A per-device option stays per device. */
+SM_TEST(extract_one_process_batch_is_global) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Shape 1: flax, a YAML config. */
+  put(&r, "conf/small.yaml",
+      "trainer:\n  batch_size: 512\n  num_steps: 1000\n");
+  put(&r, "train_flax.py",
+      "import sys\nimport yaml\nimport jax\nimport flax.linen as nn\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n");
+  run(&r, NULL, "python train_flax.py conf/small.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 512);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  /* Shape 2: haliax and argparse; a checkpoint converter the entry
+   * imports brings torch along; a per-device option stays per device. */
+  put(&r, "pkg/__init__.py", "");
+  put(&r, "pkg/convert.py", "import torch\ndef to_torch(x):\n    return x\n");
+  put(&r, "train_hax.py",
+      "import argparse\nimport haliax as hax\nimport jax.numpy as jnp\n"
+      "from pkg.convert import to_torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--train_batch_size', type=int, default=256)\n"
+      "p.parse_args()\n");
+  run(&r, NULL, "python train_hax.py", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 256);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  sm_extract_res_release(&res);
+  put(&r, "train_pd.py",
+      "import argparse\nimport jax\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--per_device_batch_size', type=int, default=8)\n"
+      "p.parse_args()\n");
+  expect_num(&r, NULL, "python train_pd.py", SM_META_PER_DEVICE_BATCH_SIZE, 8);
+  /* Shape 3: torch.nn.DataParallel over every visible GPU. */
+  put(&r, "dp.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--mini-batch-size', type=int, default=1)\n"
+      "a = p.parse_args()\nnet = torch.nn.Linear(4, 4)\n"
+      "net = torch.nn.DataParallel(net)\n");
+  run(&r, NULL, "python dp.py --mini-batch-size 128", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 128);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  sm_extract_res_release(&res);
+  /* A torch entry is not a JAX program: one GPU, its batch per device. */
+  put(&r, "plain.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--batch_size', type=int, default=64)\np.parse_args()\n");
+  expect_num(&r, NULL, "python plain.py", SM_META_PER_DEVICE_BATCH_SIZE, 64);
+  repo_drop(&r);
+}
