@@ -916,6 +916,34 @@ static int inside_component(const char *key) {
   return 0;
 }
 
+/* Does a key name a stop bound (max_update, max_train_steps: its 'max'
+ * word between '_', '-' or '.')? */
+static int stop_bound(const char *k) {
+  for (const char *q = strstr(k, "max"); q; q = strstr(q + 1, "max"))
+    if ((q == k || q[-1] == '_' || q[-1] == '-' || q[-1] == '.') &&
+        (q[3] == '_' || q[3] == '-'))
+      return 1;
+  return 0;
+}
+
+/* Step keys found by their naming convention, stop bounds first (a
+ * stable reorder): fairseq's --max-update stops the run, its
+ * --total-num-update is the learning-rate schedule's horizon, whichever
+ * the command writes first. */
+static void stop_bounds_first(const char **k, int n) {
+  for (int i = 1; i < n; i++) {
+    const char *x = k[i];
+    int j = i;
+    if (!stop_bound(x))
+      continue;
+    while (j > 0 && !stop_bound(k[j - 1])) {
+      k[j] = k[j - 1];
+      j--;
+    }
+    k[j] = x;
+  }
+}
+
 const char *const *sm__role_keys(sm__ctx *c, const char *role) {
   const char *const *base = sm__keys(role);
   int arch = strcmp(role, "d_model") == 0 || strcmp(role, "n_layers") == 0 ||
@@ -970,6 +998,8 @@ const char *const *sm__role_keys(sm__ctx *c, const char *role) {
       if (!dup && sm__key_role(p->leaf, role))
         out[n++] = p->leaf;
     }
+  if (strcmp(role, "steps") == 0)
+    stop_bounds_first(out + nb, n - nb);
   out[n] = NULL;
   if (slot < 0 && c->n_role < 16)
     slot = c->n_role++;

@@ -3723,3 +3723,33 @@ SM_TEST(extract_one_process_batch_is_global) {
   expect_num(&r, NULL, "python plain.py", SM_META_PER_DEVICE_BATCH_SIZE, 64);
   repo_drop(&r);
 }
+
+/* A stop bound (max_update) is the run's length; a total the learning-
+ * rate schedule decays over (total_num_update) is not, whichever the job
+ * writes first. */
+SM_TEST(extract_steps_stop_bound_first) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--max-update', type=int, default=0)\n"
+      "p.add_argument('--total-num-update', type=int, default=1000000)\n"
+      "p.parse_args()\n");
+  expect_num(&r, NULL,
+             "python train.py --total-num-update 20000 "
+             "--max-update 12000",
+             SM_META_ITERATIONS, 12000);
+  expect_num(&r, NULL,
+             "python train.py --max-update 12000 "
+             "--total-num-update 20000",
+             SM_META_ITERATIONS, 12000);
+  /* YAML, other spellings. */
+  put(&r, "a.yaml", "total_updates: 50000\nmax_updates: 30000\n");
+  put(&r, "b.yaml", "max_updates: 30000\ntotal_updates: 50000\n");
+  put(&r, "t.py",
+      "import sys\nimport yaml\nimport torch\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n");
+  expect_num(&r, NULL, "python t.py a.yaml", SM_META_ITERATIONS, 30000);
+  expect_num(&r, NULL, "python t.py b.yaml", SM_META_ITERATIONS, 30000);
+  repo_drop(&r);
+}
