@@ -2296,17 +2296,12 @@ static const char *dataset_class_refines(sm__ctx *c, const char *name,
 }
 
 /* Does a key sit in the data of an evaluation (val_dataloader,
- * data.test, evaluation.dataset), or is it a component's task label?
- * Neither names what the job trains on. */
+ * data.test, evaluation.dataset)?  That data is not what the job trains
+ * on. */
 static int evaluation_data(const sm__param *p) {
   static const char *const comp[] = {"val",  "valid",   "validation",
                                      "test", "eval",    "evaluation",
                                      "dev",  "testing", NULL};
-  /* A task label inside a component (metainfo.task_name: sisr) names
-   * the task, not the data; only a job-level task_name (GLUE's mrpc)
-   * names a dataset. */
-  if (strcmp(p->leaf, "task_name") == 0 && p->leaf != p->key)
-    return 1;
   return key_component_in(p, comp, "val_") ||
          key_component_in(p, comp, "test_") ||
          key_component_in(p, comp, "eval_") ||
@@ -2340,6 +2335,12 @@ static void dataset(sm__ctx *c) {
         first[o] = '\0';
         s = sm__strdup(c, first);
       }
+      /* A task label inside a component (metainfo.task_name: sisr)
+       * names the task; a nested task_name names data only when it is a
+       * known dataset (data.task_name: mrpc), a job-level one as before. */
+      if (strcmp(p->leaf, "task_name") == 0 && p->leaf != p->key &&
+          sm__known_dataset(c, s, NULL, NULL) == NULL)
+        s = NULL;
       /* A generic dataset class (type='BasicImageDataset') names no
        * dataset: the next key may. */
       if (s != NULL) {

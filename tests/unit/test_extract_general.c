@@ -3659,6 +3659,9 @@ SM_TEST(extract_dataset_training_data_only) {
   expect_unread(&r, "python train.py configs/sr.py", SM_META_DATASET);
   put(&r, "d.yaml", "trainer:\n  task_name: denoise\n");
   expect_unread(&r, "python t2.py d.yaml", SM_META_DATASET);
+  /* A nested task_name that is a known dataset still names it. */
+  put(&r, "h.yaml", "data:\n  task_name: mrpc\n  batch_size: 32\n");
+  expect_str(&r, NULL, "python t2.py h.yaml", SM_META_DATASET, "glue-mrpc");
   /* List files: their folder names the data, or nothing does. */
   put(&r, "e.yaml", "train_data: /data/LJSpeech-1.1/metadata.csv\n");
   expect_str(&r, NULL, "python t2.py e.yaml", SM_META_DATASET, "ljspeech");
