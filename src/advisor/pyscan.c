@@ -2149,6 +2149,18 @@ static void visit_dict(scan *s, TSNode n) {
   }
 }
 
+/* Does a name stand for the data-parallel world (world_size,
+ * num_replicas, dp_size, data_parallel_size, num_processes)? */
+static int world_word(const char *t) {
+  static const char *const words[] = {
+      "world",   "num_replicas",       "num_gpus",      "ngpus", "num_devices",
+      "dp_size", "data_parallel_size", "num_processes", NULL};
+  for (int i = 0; words[i]; i++)
+    if (strstr(t, words[i]) != NULL)
+      return 1;
+  return 0;
+}
+
 /* `per_device = batch_size // world_size`: the batch option is the total
  * over the ranks, and the code divides it (YOLOX, Lightning datamodules
  * that split by trainer.world_size). */
@@ -2164,9 +2176,7 @@ static void batch_division(scan *s, const char *target, const char *rpn,
       break;
     if (k == 0)
       first_batch = strstr(tok, "batch") != NULL;
-    if (strstr(tok, "world") || strstr(tok, "num_replicas") ||
-        strstr(tok, "num_gpus") || strstr(tok, "ngpus") ||
-        strstr(tok, "num_devices"))
+    if (world_word(tok))
       world = 1;
     if (tok[0] == '/' && world)
       div = 1;
@@ -2295,8 +2305,7 @@ static void assign_augmented(scan *s, TSNode n, TSNode left, TSNode right,
   const char *op = text(s, field(n, "operator"), &len);
   if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") && op[0] == '/')
     sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
-  if (lt && rt && strstr(lt, "batch") && op[0] == '/' &&
-      (strstr(rt, "world") || strstr(rt, "num_replicas")))
+  if (lt && rt && strstr(lt, "batch") && op[0] == '/' && world_word(rt))
     sm__signal(s->c, SM__SIG_BATCH_DIV, e, s->layer);
   if (lt && rt && s->lr_var && strcmp(lt, s->lr_var) == 0 && op[0] == '*') {
     const char *r = ref_name(s, right);

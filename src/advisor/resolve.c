@@ -555,6 +555,23 @@ static void batches(sm__ctx *c) {
       return;
   }
   pd = get_num(c, sm__role_keys(c, "per_device"), 1, &per);
+  if (pd != NULL && strstr(pd->leaf, "micro") == NULL) {
+    /* A micro batch beside it is what one device takes per step (verl's
+     * micro_batch_size_per_gpu beside train_batch_size). */
+    const char *const *keys = sm__role_keys(c, "per_device");
+    const char *mk[33];
+    const sm__param *m;
+    double mv;
+    int nm = 0;
+    for (int i = 0; keys[i] && nm < 32; i++)
+      if (strstr(keys[i], "micro") != NULL)
+        mk[nm++] = keys[i];
+    mk[nm] = NULL;
+    if (nm > 0 && (m = get_num(c, mk, 1, &mv)) != NULL) {
+      pd = m;
+      per = mv;
+    }
+  }
   acc = get_num(c, sm__role_keys(c, "accum"), 1, &accum);
   mp = model_parallel(c, &tp, &pp, &mev);
   gb = get_num(c, sm__role_keys(c, "global"), 1, &g);
@@ -603,8 +620,14 @@ static void batches(sm__ctx *c) {
   micro_style = strstr(pd->leaf, "micro") != NULL;
   bs = NULL;
   if (micro_style) {
-    const char *const bn[] = {"batch_size", NULL};
+    /* Beside a micro batch, the train batch is the full one. */
+    const char *const bn[] = {"batch_size", "train_batch_size", NULL};
     bs = get_num(c, bn, 1, &v);
+  }
+  if (bs != NULL && c->sig[SM__SIG_BATCH_DIV]) {
+    /* ... and the code divides it over the ranks: it is the total. */
+    set_num(c, SM_META_GLOBAL_BATCH_SIZE, v, bs->ev);
+    return;
   }
   if (bs != NULL) {
     if (c->sig[SM__SIG_ACCUM_DIV] || acc == NULL) {

@@ -3756,3 +3756,39 @@ SM_TEST(extract_steps_stop_bound_first) {
   expect_num(&r, NULL, "python t.py b.yaml", SM_META_ITERATIONS, 30000);
   repo_drop(&r);
 }
+
+/* A train batch beside a micro batch, divided over the data-parallel
+ * ranks by the code (whatever the world is called: dp_size,
+ * data_parallel_size, num_processes), is the global batch. */
+SM_TEST(extract_divided_train_batch_is_global) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Shape 1: a YAML config, the trainer divides in place by dp_size. */
+  put(&r, "conf/sft.yaml",
+      "data:\n  train_batch_size: 128\n  micro_batch_size_per_gpu: 2\n");
+  put(&r, "trainer.py",
+      "import sys\nimport yaml\nimport torch\nimport torch.distributed as "
+      "dist\n"
+      "class Trainer:\n    def __init__(self, config):\n"
+      "        dp_size = dist.get_world_size()\n"
+      "        config['data']['train_batch_size'] //= dp_size\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\nTrainer(cfg)\n");
+  run(&r, NULL, "torchrun --nproc_per_node 4 trainer.py conf/sft.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 128);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 2);
+  sm_extract_res_release(&res);
+  /* Shape 2: argparse, a derived per-rank batch over num_processes. */
+  put(&r, "run.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--train_batch_size', type=int, default=64)\n"
+      "p.add_argument('--micro_batch_size', type=int, default=4)\n"
+      "p.add_argument('--num_processes', type=int, default=1)\n"
+      "args = p.parse_args()\n"
+      "per_rank_batch = args.train_batch_size // args.num_processes\n");
+  run(&r, NULL, "torchrun --nproc_per_node 2 run.py --train_batch_size 96",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 96);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
