@@ -2331,6 +2331,29 @@ static int evaluation_data(const sm__param *p) {
          key_component_in(p, comp, "valid_");
 }
 
+/* The value s of a dataset key p, or NULL when it names no data: a task
+ * label inside a component (metainfo.task_name: sisr) names the task, so
+ * a nested task_name names data only when it is a known dataset
+ * (data.task_name: mrpc), a job-level one as before; a generic dataset
+ * class (type='BasicImageDataset') names none, and the next key may. */
+static const char *value_names_data(sm__ctx *c, const sm__param *p,
+                                    const char *s) {
+  const char *cls;
+  size_t cl;
+  if (s == NULL)
+    return NULL;
+  if (strcmp(p->leaf, "task_name") == 0 && p->leaf != p->key &&
+      sm__known_dataset(c, s, NULL, NULL) == NULL)
+    return NULL;
+  cls = strrchr(s, '.');
+  cls = cls ? cls + 1 : s;
+  cl = strlen(cls);
+  if (cl > 7 && strcmp(cls + cl - 7, "Dataset") == 0 &&
+      strchr(cls, '/') == NULL && sm__dataset_class_generic(cls, cl - 7))
+    return NULL;
+  return s;
+}
+
 static void dataset(sm__ctx *c) {
   const char *const *keys = sm__keys("dataset");
   const sm__param *p;
@@ -2358,23 +2381,7 @@ static void dataset(sm__ctx *c) {
         first[o] = '\0';
         s = sm__strdup(c, first);
       }
-      /* A task label inside a component (metainfo.task_name: sisr)
-       * names the task; a nested task_name names data only when it is a
-       * known dataset (data.task_name: mrpc), a job-level one as before. */
-      if (strcmp(p->leaf, "task_name") == 0 && p->leaf != p->key &&
-          sm__known_dataset(c, s, NULL, NULL) == NULL)
-        s = NULL;
-      /* A generic dataset class (type='BasicImageDataset') names no
-       * dataset: the next key may. */
-      if (s != NULL) {
-        const char *cls = strrchr(s, '.');
-        size_t cl;
-        cls = cls ? cls + 1 : s;
-        cl = strlen(cls);
-        if (cl > 7 && strcmp(cls + cl - 7, "Dataset") == 0 &&
-            strchr(cls, '/') == NULL && sm__dataset_class_generic(cls, cl - 7))
-          s = NULL;
-      }
+      s = value_names_data(c, p, s);
       /* A path whose last component is unknown but whose directories
        * name a known dataset (.../olmo-mix/v1_5/tok/part-0.npy). */
       if (s != NULL && strchr(s, '/') != NULL &&
