@@ -658,6 +658,8 @@ static const struct {
     {"sharegpt", SM__W_INSTRUCT},
     {"conversation", SM__W_INSTRUCT},
     {"=sft", SM__W_INSTRUCT},
+    {"supervised_finetun", SM__W_INSTRUCT}, /* SFT spelled out */
+    {"supervised_fine_tun", SM__W_INSTRUCT},
     {"vicuna", SM__W_INSTRUCT},
     {"finetun", SM__W_FINETUNE},
     {"fine_tun", SM__W_FINETUNE},

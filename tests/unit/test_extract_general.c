@@ -3569,6 +3569,12 @@ SM_TEST(extract_lm_method_from_job_not_library) {
       "    sft_collate(ds)\nrun_sft()\n");
   expect_str(&r, NULL, "python sft_train.py", SM_META_TASK,
              "llm_finetuning_sft");
+  /* The job's own folder spells the method out. */
+  put(&r, "steps/supervised_finetuning/main.py",
+      "import torch\nfrom transformers import AutoModelForCausalLM\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n");
+  expect_str(&r, NULL, "python steps/supervised_finetuning/main.py",
+             SM_META_TASK, "llm_finetuning_sft");
   repo_drop(&r);
 }
 
