@@ -191,7 +191,8 @@ sm__vnode *sm__vt_dotlist(sm__ctx *c, const char *const *words, int n,
   XX(QUANT)           /* 8/4-bit base weights */                               \
   XX(TORCH)           /* imports torch at all */                               \
   XX(SPAWN)           /* the code starts its own worker processes */           \
-  XX(RELAUNCH)        /* the code runs a launcher on itself (torchrun ...) */
+  XX(RELAUNCH)        /* the code runs a launcher on itself (torchrun ...) */  \
+  XX(JAX)             /* imports jax (or flax, haliax, equinox) */
 
 typedef enum sm__sig {
 #define SM__XX(n) SM__SIG_##n,
@@ -234,7 +235,8 @@ typedef enum sm__sig {
   XX(LINKLEVEL)                                                                \
   XX(TIMESERIES)                                                               \
   XX(SUPERRES)                                                                 \
-  XX(CODEC)
+  XX(CODEC)                                                                    \
+  XX(TTS)
 /* clang-format on */
 
 typedef enum sm__word {
@@ -340,8 +342,11 @@ struct sm__ctx {
   const char *word[SM__NWORD]; /* evidence of each word family */
   int word_n[SM__NWORD];       /* weighted count of each word family */
   int word_strong[SM__NWORD];  /* the same from the command and entry */
-  int word_src[SM__NWORD][4];  /* events by source: 1 imported code,
-                                * 2 entry and command, 3 config files */
+  int word_src[SM__NWORD][4];  /* events by source: 1 code (imported
+                                * modules, the entry's string literals),
+                                * 2 entry and command, 3 config files;
+                                * 0 those of 1 from imported modules */
+  int words_module;            /* words now come from an imported module */
   sm__vec models;              /* sm__cand from code */
   sm__vec datasets;            /* sm__cand from code */
   sm__vec presets;             /* sm__kv */
@@ -374,6 +379,9 @@ struct sm__ctx {
   double nodes;              /* nodes, 0 unknown */
   const char *nodes_ev;      /* its evidence */
   int gpus_unfixed;          /* the launcher takes all visible GPUs */
+  int one_process;           /* one process drives every visible device
+                              * (DataParallel, a JAX program): its batch
+                              * is the batch of all of them */
   int nodes_unfixed;         /* a hostfile or range decides the nodes */
   int launcher;              /* a multi-process launcher was used */
   int multiproc;             /* the program starts a process per GPU */
@@ -581,12 +589,19 @@ const char *sm__base_name(const char *s);
 int sm__is_assignment(const char *w);
 /* How much words look like a training launch; launcher / wrapper words. */
 int sm__launch_score(const char *const *w, int n);
-int sm__is_launch_word(const char *w);
+int sm__is_launch_word(const char *const *w, int n);
 int sm__is_wrapper(const char *w);
-/* Is w a trainer installed from another package, named TOOL-train,
- * TOOL_finetune or TOOL-pretrain (fairseq-train and its kind)?  Nothing of
- * it is in the repository, but its options are the job's. */
-int sm__is_external_trainer(const char *w);
+/* Is w[0] a trainer installed from another package (fairseq-train and
+ * its kind: TOOL-train, TOOL_finetune, TOOL-pretrain) that is passed a
+ * training option or a configuration file among w[1..n-1]?  Nothing of it
+ * is in the repository, but its options are the job's.
+ * sm__is_trainer_word: the word form only. */
+int sm__is_external_trainer(const char *const *w, int n);
+int sm__is_trainer_word(const char *w);
+/* Does the stem of a dataset class (stem[0..n), the name before
+ * "Dataset") only name a format or a method (Char, PackedJSON,
+ * BasicImage)? */
+int sm__dataset_class_generic(const char *stem, size_t n);
 /* Environment of the launch (name of kn bytes, or NUL-terminated). */
 void sm__set_envn(sm__ctx *c, const char *k, size_t kn, const char *v);
 void sm__set_env(sm__ctx *c, const char *k, const char *v);

@@ -159,6 +159,34 @@ static void strip_suffix(char *s, const char *suf) {
 /* A shard of a dataset rather than its name: digits, brace ranges and
  * the words shards are numbered by (part-000-00000.npy, shard-00012.tar,
  * {0000..2175}.tar, train-00001-of-00064). */
+/* Is a path component the name of a list or annotation file
+ * (train_list.txt, meta_info_X_GT.txt, metadata.csv, filelist.scp)
+ * rather than of data?  Its directory may still name the dataset; a
+ * folder (list_kinetics-400/, no extension) is read as before. */
+static int list_file_like(const char *s, size_t n) {
+  static const char *const words[] = {
+      "list",      "lists",      "filelist",    "filelists", "manifest",
+      "manifests", "metadata",   "meta",        "index",     "ann",
+      "anns",      "annotation", "annotations", NULL};
+  size_t i = 0, k = n;
+  /* A file: a name with an extension (list_kinetics-400/ is a folder). */
+  while (k > 0 && s[k - 1] != '.')
+    k--;
+  if (k <= 1 || k == n || !isalpha((unsigned char)s[k]))
+    return 0;
+  n = k - 1;
+  while (i < n) {
+    size_t j = i;
+    while (j < n && isalpha((unsigned char)s[j]))
+      j++;
+    for (int w = 0; words[w] && j > i; w++)
+      if (strlen(words[w]) == j - i && strncmp(s + i, words[w], j - i) == 0)
+        return 1;
+    i = j < n ? j + 1 : j;
+  }
+  return 0;
+}
+
 static int shard_like(const char *s, size_t n) {
   static const char *const words[] = {"part",  "shard", "chunk", "split", "of",
                                       "train", "val",   "valid", "test",  NULL};
@@ -254,7 +282,8 @@ static int clean(const char *raw, int dataset, char *out, size_t cap) {
     while (start > buf && start[-1] != '/')
       start--;
     if (!(dataset && (in(generic_dirs, start, (size_t)(e - start)) ||
-                      shard_like(start, (size_t)(e - start)))) &&
+                      shard_like(start, (size_t)(e - start)) ||
+                      list_file_like(start, (size_t)(e - start)))) &&
         e - start > 0 && !(e - start == 1 && *start == '.'))
       break;
     if (start == buf)

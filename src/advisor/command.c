@@ -762,7 +762,7 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
       if (r != 1)
         return r;
     }
-    if (sm__is_external_trainer(w)) {
+    if (sm__is_external_trainer(cl->w + i, cl->n - i)) {
       c->cmd_dir = cl->dir;
       c->sargs = cl->w + i + 1;
       c->sargs_ev = cl->ev + i + 1;
@@ -773,6 +773,13 @@ static int launch(sm__ctx *c, cmdline *cl, sm__shvars *vars) {
                "its options are read",
                w);
       return 0;
+    }
+    if (sm__is_trainer_word(w)) {
+      sm__warn(c,
+               "command: '%s' is named like a tool's trainer but is "
+               "passed no training option or configuration; not read",
+               w);
+      return -1;
     }
     sm__warn(c,
              "command: '%s' is not a launcher or script the extractor "

@@ -175,7 +175,53 @@ int sm__launch_score(const char *const *w, int n) {
   return score;
 }
 
-int sm__is_external_trainer(const char *w) {
+/* An option a GPU training run takes (--lr, --max-update, --batch_size,
+ * -epochs, --config-name, --bf16): a word part of its name is a training
+ * schedule, optimiser, precision or configuration word.  A tool that
+ * trains something else (a tokenizer: --vocab_size, --model_prefix)
+ * passes none of them. */
+static int training_option(const char *a) {
+  static const char *const parts[] = {
+      "lr",         "learning", "batch",     "bsz",   "epoch",  "epochs",
+      "update",     "updates",  "step",      "steps", "iter",   "iters",
+      "iterations", "warmup",   "optimizer", "optim", "config", "cfg",
+      "fp16",       "bf16",     "amp",       "gpus",  NULL};
+  size_t end;
+  if (a[0] != '-')
+    return 0;
+  while (*a == '-')
+    a++;
+  end = strcspn(a, "=");
+  for (size_t p = 0; p < end;) {
+    size_t n = strcspn(a + p, "-_.=");
+    if (p + n > end)
+      n = end - p;
+    for (int k = 0; parts[k]; k++)
+      if (strlen(parts[k]) == n && strncmp(a + p, parts[k], n) == 0)
+        return 1;
+    p += n + 1;
+  }
+  return 0;
+}
+
+/* A configuration file given as a bare argument (tool-train run.yaml). */
+static int config_argument(const char *const *w, int i) {
+  static const char *const exts[] = {".yaml", ".yml", ".toml",
+                                     ".json", ".gin", NULL};
+  size_t l = strlen(w[i]);
+  if (w[i][0] == '-' ||
+      (i > 1 && w[i - 1][0] == '-' && strchr(w[i - 1], '=') == NULL))
+    return 0;
+  for (int k = 0; exts[k]; k++) {
+    size_t e = strlen(exts[k]);
+    if (l > e && strcmp(w[i] + l - e, exts[k]) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* The word form of a tool's trainer: TOOL-train, TOOL_finetune. */
+static int trainer_word(const char *w) {
   const char *b = sm__base_name(w);
   static const char *const words[] = {"train", "finetune", "pretrain", NULL};
   if (b != w || strchr(b, '.') != NULL || strchr(b, '=') != NULL)
@@ -192,9 +238,24 @@ int sm__is_external_trainer(const char *w) {
   return 0;
 }
 
-int sm__is_launch_word(const char *w) {
-  const char *b = sm__base_name(w);
-  return sm__is_external_trainer(w) || strncmp(b, "python", 6) == 0 ||
+int sm__is_external_trainer(const char *const *w, int n) {
+  if (n < 1 || !trainer_word(w[0]))
+    return 0;
+  /* The word form alone is weak (spm_train trains a tokenizer): the
+   * command must also pass a training option or a configuration file. */
+  for (int i = 1; i < n; i++)
+    if (training_option(w[i]) || config_argument(w, i))
+      return 1;
+  return 0;
+}
+
+int sm__is_trainer_word(const char *w) {
+  return trainer_word(w);
+}
+
+int sm__is_launch_word(const char *const *all, int n) {
+  const char *w = all[0], *b = sm__base_name(w);
+  return sm__is_external_trainer(all, n) || strncmp(b, "python", 6) == 0 ||
          strcmp(b, "torchrun") == 0 || strcmp(b, "deepspeed") == 0 ||
          strcmp(b, "accelerate") == 0 || strcmp(b, "srun") == 0 ||
          strcmp(b, "mpirun") == 0 || strcmp(b, "mpiexec") == 0 ||

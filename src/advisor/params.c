@@ -547,6 +547,8 @@ void sm__word_add(sm__ctx *c, sm__word w, const char *ev, int weight) {
   if (weight >= 2)
     c->word_strong[w] += weight;
   c->word_src[w][weight < 1 ? 1 : weight > 3 ? 3 : weight]++;
+  if (c->words_module && weight <= 1)
+    c->word_src[w][0]++;
 }
 
 /* Substrings that hint at a word family.  A leading '=' asks for the
@@ -656,6 +658,8 @@ static const struct {
     {"sharegpt", SM__W_INSTRUCT},
     {"conversation", SM__W_INSTRUCT},
     {"=sft", SM__W_INSTRUCT},
+    {"supervised_finetun", SM__W_INSTRUCT}, /* SFT spelled out */
+    {"supervised_fine_tun", SM__W_INSTRUCT},
     {"vicuna", SM__W_INSTRUCT},
     {"finetun", SM__W_FINETUNE},
     {"fine_tun", SM__W_FINETUNE},
@@ -783,6 +787,30 @@ static const struct {
     {"residual_vector_quant", SM__W_CODEC},
     {"masked_lm", SM__W_LM},
     {"=mlm", SM__W_LM},
+    /* Speech synthesis: text in, a waveform or a spectrogram out (the
+     * model kinds and their vocoders). */
+    {"=tts", SM__W_TTS},
+    {"text_to_speech", SM__W_TTS},
+    {"texttospeech", SM__W_TTS},
+    {"speech_synthesis", SM__W_TTS},
+    {"vocoder", SM__W_TTS},
+    {"hifigan", SM__W_TTS},
+    {"hifi_gan", SM__W_TTS},
+    {"tacotron", SM__W_TTS},
+    {"fastspeech", SM__W_TTS},
+    {"fastpitch", SM__W_TTS},
+    {"glowtts", SM__W_TTS},
+    {"glow_tts", SM__W_TTS},
+    {"styletts", SM__W_TTS},
+    {"xtts", SM__W_TTS},
+    {"=vits", SM__W_TTS},
+    {"melgan", SM__W_TTS},
+    {"waveglow", SM__W_TTS},
+    {"bigvgan", SM__W_TTS},
+    {"=vocos", SM__W_TTS},
+    {"istftnet", SM__W_TTS},
+    {"=phonemizer", SM__W_TTS},
+    {"=g2p", SM__W_TTS},
 };
 
 static int is_alpha(int ch) {
@@ -890,6 +918,34 @@ static int inside_component(const char *key) {
   return 0;
 }
 
+/* Does a key name a stop bound (max_update, max_train_steps: its 'max'
+ * word between '_', '-' or '.')? */
+static int stop_bound(const char *k) {
+  for (const char *q = strstr(k, "max"); q; q = strstr(q + 1, "max"))
+    if ((q == k || q[-1] == '_' || q[-1] == '-' || q[-1] == '.') &&
+        (q[3] == '_' || q[3] == '-'))
+      return 1;
+  return 0;
+}
+
+/* Step keys found by their naming convention, stop bounds first (a
+ * stable reorder): fairseq's --max-update stops the run, its
+ * --total-num-update is the learning-rate schedule's horizon, whichever
+ * the command writes first. */
+static void stop_bounds_first(const char **k, int n) {
+  for (int i = 1; i < n; i++) {
+    const char *x = k[i];
+    int j = i;
+    if (!stop_bound(x))
+      continue;
+    while (j > 0 && !stop_bound(k[j - 1])) {
+      k[j] = k[j - 1];
+      j--;
+    }
+    k[j] = x;
+  }
+}
+
 const char *const *sm__role_keys(sm__ctx *c, const char *role) {
   const char *const *base = sm__keys(role);
   int arch = strcmp(role, "d_model") == 0 || strcmp(role, "n_layers") == 0 ||
@@ -944,6 +1000,8 @@ const char *const *sm__role_keys(sm__ctx *c, const char *role) {
       if (!dup && sm__key_role(p->leaf, role))
         out[n++] = p->leaf;
     }
+  if (strcmp(role, "steps") == 0)
+    stop_bounds_first(out + nb, n - nb);
   out[n] = NULL;
   if (slot < 0 && c->n_role < 16)
     slot = c->n_role++;

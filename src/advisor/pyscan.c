@@ -693,6 +693,11 @@ static void import_module(scan *s, const char *module, int level,
     sm__signal(s->c, SM__SIG_LIGHTNING, s->rel, s->layer);
   else if (strcmp(module, "torch") == 0 || strncmp(module, "torch.", 6) == 0)
     sm__signal(s->c, SM__SIG_TORCH, s->rel, s->layer);
+  else if (strcmp(module, "jax") == 0 || strncmp(module, "jax.", 4) == 0 ||
+           strcmp(module, "flax") == 0 || strncmp(module, "flax.", 5) == 0 ||
+           strcmp(module, "haliax") == 0 ||
+           strncmp(module, "haliax.", 7) == 0 || strcmp(module, "equinox") == 0)
+    sm__signal(s->c, SM__SIG_JAX, s->rel, s->layer);
   if (name != NULL) {
     /* `from pkg import mod` may name a module. */
     const char *full =
@@ -1725,8 +1730,18 @@ static const char *dataset_class(scan *s, const char *callee, const char *l) {
   return NULL;
 }
 
-/* Are all the words of name[0..n) (split at CamelCase humps, '_' and
- * digits dropped) in the set? */
+/* Is a string literal prose (words apart, as in a help text or a log
+ * message) rather than a name? */
+static int prose(const char *x, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (x[i] == ' ' || x[i] == '\t' || x[i] == '\n')
+      return 1;
+  return 0;
+}
+
+/* Are all the words of name[0..n) (split at CamelCase humps, an acronym
+ * one word: PackedJSON is packed + json, HFTextDataset hf + text; '_'
+ * and digits dropped) in the set? */
 static int all_words_generic(const char *name, size_t n,
                              const char *const *set) {
   char w[64];
@@ -1738,9 +1753,18 @@ static int all_words_generic(const char *name, size_t n,
       i++;
     if (i >= n)
       break;
-    do
-      w[k++] = (char)tolower((unsigned char)name[i++]);
-    while (i < n && k < sizeof(w) - 1 && islower((unsigned char)name[i]));
+    if (isupper((unsigned char)name[i]) && i + 1 < n &&
+        isupper((unsigned char)name[i + 1])) {
+      /* An acronym: the capitals up to the one that starts a word. */
+      do
+        w[k++] = (char)tolower((unsigned char)name[i++]);
+      while (i < n && k < sizeof(w) - 1 && isupper((unsigned char)name[i]) &&
+             !(i + 1 < n && islower((unsigned char)name[i + 1])));
+    } else {
+      do
+        w[k++] = (char)tolower((unsigned char)name[i++]);
+      while (i < n && k < sizeof(w) - 1 && islower((unsigned char)name[i]));
+    }
     w[k] = '\0';
     {
       int hit = 0;
@@ -1752,6 +1776,36 @@ static int all_words_generic(const char *name, size_t n,
     words++;
   }
   return words > 0;
+}
+
+/* Does a dataset class name (the stem before "Dataset") only name a
+ * format or a method, every CamelCase word of it generic (CharDataset,
+ * PackedJSONDataset, BasicImageDataset)? */
+int sm__dataset_class_generic(const char *stem, size_t sl) {
+  static const char *const generic[] = {
+      "char",         "text",        "token",       "tokens",     "image",
+      "images",       "json",        "jsonl",       "csv",        "folder",
+      "imagefolder",  "custom",      "my",          "base",       "lm",
+      "seq",          "sequence",    "audio",       "video",      "file",
+      "raw",          "simple",      "train",       "training",   "eval",
+      "test",         "val",         "data",        "supervised", "instruction",
+      "conversation", "pretrain",    "finetune",    "packed",     "concat",
+      "hf",           "huggingface", "mapped",      "streaming",  "webdataset",
+      "lazy",         "memory",      "fake",        "dummy",      "generic",
+      "combined",     "mixed",       "interleaved", "weighted",   "merged",
+      "multi",        "sft",         "dpo",         "chat",       "preference",
+      "lmdb",         "parquet",     "arrow",       "tfrecord",   "mmap",
+      "indexed",      "basic",       "paired",      "standard",   NULL};
+  char low[128];
+  if (sl == 0 || sl >= sizeof(low))
+    return 1; /* nothing, or no name a table would know */
+  for (size_t i = 0; i < sl; i++)
+    low[i] = (char)tolower((unsigned char)stem[i]);
+  low[sl] = '\0';
+  for (int i = 0; generic[i]; i++)
+    if (strcmp(low, generic[i]) == 0)
+      return 1;
+  return all_words_generic(stem, sl, generic);
 }
 
 /* Calls that name the model or the data (from_pretrained, from_config,
@@ -1790,40 +1844,13 @@ static void call_model_data(callsite *k, scan *s, TSNode args,
     /* A dataset class the job builds names its data (RandomRecDataset,
      * AdditionDataset), unless it only names a format (CharDataset,
      * TextDataset, ImageFolderDataset). */
-    static const char *const generic[] = {
-        "char",        "text",        "token",        "tokens",
-        "image",       "images",      "json",         "jsonl",
-        "csv",         "folder",      "imagefolder",  "custom",
-        "my",          "base",        "lm",           "seq",
-        "sequence",    "audio",       "video",        "file",
-        "raw",         "simple",      "train",        "training",
-        "eval",        "test",        "val",          "data",
-        "supervised",  "instruction", "conversation", "pretrain",
-        "finetune",    "packed",      "concat",       "hf",
-        "huggingface", "mapped",      "streaming",    "webdataset",
-        "lazy",        "memory",      "fake",         "dummy",
-        "generic",     "combined",    "mixed",        "interleaved",
-        "weighted",    "merged",      "multi",        NULL};
-    char stem[128];
     size_t sl = strlen(l) - 7;
-    int gen = 0;
-    if (sl < sizeof(stem)) {
-      for (size_t i = 0; i < sl; i++)
-        stem[i] = (char)tolower((unsigned char)l[i]);
-      stem[sl] = '\0';
-      for (int i = 0; generic[i] && !gen; i++)
-        gen = strcmp(stem, generic[i]) == 0;
-      if (!gen)
-        /* LazySupervisedDataset, PackedJsonDataset: every CamelCase word
-         * of the name is a generic one. */
-        gen = all_words_generic(l, sl, generic);
-      /* A class built from other datasets (datasets=[...]) mixes them;
-       * it names none. */
-      if (!gen && kwarg(s, args, "datasets").kind != -1)
-        gen = 1;
-      if (!gen && sl > 0)
-        sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
-    }
+    /* A class built from other datasets (datasets=[...]) mixes them;
+     * it names none. */
+    int gen = sm__dataset_class_generic(l, sl) ||
+              kwarg(s, args, "datasets").kind != -1;
+    if (!gen)
+      sm__cand_add(s->c, &s->c->datasets, sm__strndup(s->c, l, sl), EV(), 1);
   } else if (s->layer >= SM__L_ENTRY && strncmp(callee, "tfds.", 5) == 0 &&
              (strcmp(l, "load") == 0 || strcmp(l, "builder") == 0 ||
               strcmp(l, "data_source") == 0)) {
@@ -2122,6 +2149,18 @@ static void visit_dict(scan *s, TSNode n) {
   }
 }
 
+/* Does a name stand for the data-parallel world (world_size,
+ * num_replicas, dp_size, data_parallel_size, num_processes)? */
+static int world_word(const char *t) {
+  static const char *const words[] = {
+      "world",   "num_replicas",       "num_gpus",      "ngpus", "num_devices",
+      "dp_size", "data_parallel_size", "num_processes", NULL};
+  for (int i = 0; words[i]; i++)
+    if (strstr(t, words[i]) != NULL)
+      return 1;
+  return 0;
+}
+
 /* `per_device = batch_size // world_size`: the batch option is the total
  * over the ranks, and the code divides it (YOLOX, Lightning datamodules
  * that split by trainer.world_size). */
@@ -2137,9 +2176,7 @@ static void batch_division(scan *s, const char *target, const char *rpn,
       break;
     if (k == 0)
       first_batch = strstr(tok, "batch") != NULL;
-    if (strstr(tok, "world") || strstr(tok, "num_replicas") ||
-        strstr(tok, "num_gpus") || strstr(tok, "ngpus") ||
-        strstr(tok, "num_devices"))
+    if (world_word(tok))
       world = 1;
     if (tok[0] == '/' && world)
       div = 1;
@@ -2268,8 +2305,7 @@ static void assign_augmented(scan *s, TSNode n, TSNode left, TSNode right,
   const char *op = text(s, field(n, "operator"), &len);
   if (lt && rt && strstr(lt, "accum") && strstr(rt, "world") && op[0] == '/')
     sm__signal(s->c, SM__SIG_ACCUM_DIV, e, s->layer);
-  if (lt && rt && strstr(lt, "batch") && op[0] == '/' &&
-      (strstr(rt, "world") || strstr(rt, "num_replicas")))
+  if (lt && rt && strstr(lt, "batch") && op[0] == '/' && world_word(rt))
     sm__signal(s->c, SM__SIG_BATCH_DIV, e, s->layer);
   if (lt && rt && s->lr_var && strcmp(lt, s->lr_var) == 0 && op[0] == '*') {
     const char *r = ref_name(s, right);
@@ -2943,9 +2979,10 @@ static void visit(scan *s, TSNode n, int depth) {
     if (strcmp(t, "string") == 0) {
       size_t len;
       const char *x = text(s, n, &len);
-      /* String literals (messages, dictionary keys) say less than the
-       * names the code defines and calls. */
-      if (len < 80 && s->layer >= SM__L_ENTRY)
+      /* String literals (dictionary keys, registry names) say less than
+       * the names the code defines and calls; prose (a help text, a log
+       * message: words apart) says nothing of what the job computes. */
+      if (len < 80 && s->layer >= SM__L_ENTRY && !prose(x, len))
         sm__words_at(s->c, x, len, s->rel, line_of(n), 1);
       return;
     }
@@ -3155,7 +3192,12 @@ static int scan_file(sm__ctx *c, TSParser *parser, const char *rel, int layer,
   s.want = want;
   if (depth >= 1 && !config_only)
     s.reach = reachable_defs(&s, root);
-  visit(&s, root, 0);
+  {
+    int save_module = c->words_module;
+    c->words_module = layer < SM__L_ENTRY;
+    visit(&s, root, 0);
+    c->words_module = save_module;
+  }
   sm_free(s.reach);
   /* Only what the file's needed code uses is on the job's path; a name
    * the importers want that the file only re-exports counts too. */

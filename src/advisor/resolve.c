@@ -488,6 +488,18 @@ static void resources(sm__ctx *c) {
      * rank. */
     if (c->sig[SM__SIG_DEVICE_MAP])
       c->world = 1;
+    else if (c->sig[SM__SIG_DP] && !c->sig[SM__SIG_SPAWN] &&
+             !c->sig[SM__SIG_DS_LAUNCHER])
+      c->one_process = 1;
+  } else if (!c->launcher && c->entry != NULL && c->sig[SM__SIG_JAX] &&
+             c->sig_layer[SM__SIG_JAX] >= SM__L_ENTRY &&
+             (!c->sig[SM__SIG_TORCH] ||
+              c->sig_layer[SM__SIG_TORCH] < SM__L_ENTRY)) {
+    /* A JAX program (the entry imports jax, not torch; a converter
+     * module may): one process over every local accelerator, its batch
+     * split over all of them. */
+    gpus = 0;
+    c->one_process = 1;
   } else if (!c->launcher && c->entry != NULL) {
     gpus = 1;
     gev = "command";
@@ -543,6 +555,23 @@ static void batches(sm__ctx *c) {
       return;
   }
   pd = get_num(c, sm__role_keys(c, "per_device"), 1, &per);
+  if (pd != NULL && strstr(pd->leaf, "micro") == NULL) {
+    /* A micro batch beside it is what one device takes per step (verl's
+     * micro_batch_size_per_gpu beside train_batch_size). */
+    const char *const *keys = sm__role_keys(c, "per_device");
+    const char *mk[33];
+    const sm__param *m;
+    double mv;
+    int nm = 0;
+    for (int i = 0; keys[i] && nm < 32; i++)
+      if (strstr(keys[i], "micro") != NULL)
+        mk[nm++] = keys[i];
+    mk[nm] = NULL;
+    if (nm > 0 && (m = get_num(c, mk, 1, &mv)) != NULL) {
+      pd = m;
+      per = mv;
+    }
+  }
   acc = get_num(c, sm__role_keys(c, "accum"), 1, &accum);
   mp = model_parallel(c, &tp, &pp, &mev);
   gb = get_num(c, sm__role_keys(c, "global"), 1, &g);
@@ -550,6 +579,16 @@ static void batches(sm__ctx *c) {
     pd = NULL; /* one option, known as the total */
   if (pd != NULL && gb == NULL && help_global(c, pd->leaf)) {
     /* The option's help says it is the batch of all GPUs together. */
+    gb = pd;
+    g = per;
+    pd = NULL;
+  }
+  if (pd != NULL && gb == NULL && c->one_process &&
+      strstr(pd->leaf, "micro") == NULL && strstr(pd->leaf, "device") == NULL &&
+      strstr(pd->leaf, "gpu") == NULL && strstr(pd->leaf, "local") == NULL &&
+      strstr(pd->leaf, "per_") == NULL) {
+    /* One process feeds every device (DataParallel scatters the batch, a
+     * JAX step shards it): an unqualified batch is the total. */
     gb = pd;
     g = per;
     pd = NULL;
@@ -581,8 +620,14 @@ static void batches(sm__ctx *c) {
   micro_style = strstr(pd->leaf, "micro") != NULL;
   bs = NULL;
   if (micro_style) {
-    const char *const bn[] = {"batch_size", NULL};
+    /* Beside a micro batch, the train batch is the full one. */
+    const char *const bn[] = {"batch_size", "train_batch_size", NULL};
     bs = get_num(c, bn, 1, &v);
+  }
+  if (bs != NULL && c->sig[SM__SIG_BATCH_DIV]) {
+    /* ... and the code divides it over the ranks: it is the total. */
+    set_num(c, SM_META_GLOBAL_BATCH_SIZE, v, bs->ev);
+    return;
   }
   if (bs != NULL) {
     if (c->sig[SM__SIG_ACCUM_DIV] || acc == NULL) {
@@ -2254,7 +2299,7 @@ static const char *dataset_class_refines(sm__ctx *c, const char *name,
       c, N("dataset_type", "data.train.type", "train_dataloader.dataset.type"));
   char base[128];
   size_t n, nl = strlen(name);
-  const char *norm;
+  const char *norm, *task = NULL, *domain = NULL;
   if (t == NULL || strlen(t->str) >= sizeof(base))
     return name;
   snprintf(base, sizeof(base), "%s", t->str);
@@ -2262,11 +2307,51 @@ static const char *dataset_class_refines(sm__ctx *c, const char *name,
   if (n <= 7 || strcasecmp(base + n - 7, "Dataset") != 0)
     return name;
   base[n - 7] = '\0';
-  norm = sm__norm_dataset(c, base, NULL, NULL);
+  norm = sm__norm_dataset(c, base, &task, &domain);
   if (norm == NULL || strlen(norm) <= nl || strncmp(norm, name, nl) != 0)
     return name;
+  /* The variant's own task and domain, none when it has none: the
+   * folder's hints describe the folder's dataset, not this one. */
+  c->ds_task = task;
+  c->ds_domain = domain;
   *ev = t->ev;
   return norm;
+}
+
+/* Does a key sit in the data of an evaluation (val_dataloader,
+ * data.test, evaluation.dataset)?  That data is not what the job trains
+ * on. */
+static int evaluation_data(const sm__param *p) {
+  static const char *const comp[] = {"val",  "valid",   "validation",
+                                     "test", "eval",    "evaluation",
+                                     "dev",  "testing", NULL};
+  return key_component_in(p, comp, "val_") ||
+         key_component_in(p, comp, "test_") ||
+         key_component_in(p, comp, "eval_") ||
+         key_component_in(p, comp, "valid_");
+}
+
+/* The value s of a dataset key p, or NULL when it names no data: a task
+ * label inside a component (metainfo.task_name: sisr) names the task, so
+ * a nested task_name names data only when it is a known dataset
+ * (data.task_name: mrpc), a job-level one as before; a generic dataset
+ * class (type='BasicImageDataset') names none, and the next key may. */
+static const char *value_names_data(sm__ctx *c, const sm__param *p,
+                                    const char *s) {
+  const char *cls;
+  size_t cl;
+  if (s == NULL)
+    return NULL;
+  if (strcmp(p->leaf, "task_name") == 0 && p->leaf != p->key &&
+      sm__known_dataset(c, s, NULL, NULL) == NULL)
+    return NULL;
+  cls = strrchr(s, '.');
+  cls = cls ? cls + 1 : s;
+  cl = strlen(cls);
+  if (cl > 7 && strcmp(cls + cl - 7, "Dataset") == 0 &&
+      strchr(cls, '/') == NULL && sm__dataset_class_generic(cls, cl - 7))
+    return NULL;
+  return s;
 }
 
 static void dataset(sm__ctx *c) {
@@ -2278,7 +2363,7 @@ static void dataset(sm__ctx *c) {
   if (synthetic_data(c))
     return;
   while (n > 0 && name == NULL) {
-    p = sm__param_get(c, left);
+    p = sm__param_get_unless(c, left, evaluation_data);
     if (p == NULL)
       break;
     if (p->kind == SM__V_STR || p->kind == SM__V_LIST) {
@@ -2296,6 +2381,7 @@ static void dataset(sm__ctx *c) {
         first[o] = '\0';
         s = sm__strdup(c, first);
       }
+      s = value_names_data(c, p, s);
       /* A path whose last component is unknown but whose directories
        * name a known dataset (.../olmo-mix/v1_5/tok/part-0.npy). */
       if (s != NULL && strchr(s, '/') != NULL &&

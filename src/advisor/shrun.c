@@ -1847,7 +1847,7 @@ static void launch_candidate(sh *h, const char *const *assign_w,
     while (j < k && all[j][0] == '-')
       j++;
   }
-  if (j < k && sm__is_launch_word(all[j]))
+  if (j < k && sm__is_launch_word(all + j, k - j))
     candidate(h, all, all_ev, k);
 }
 
@@ -2202,21 +2202,62 @@ static void run_for(sh *h, TSNode s) {
   h->loops--;
 }
 
-/* while / until CONDITION: the body while the condition is decided true
- * (the option loops of launch scripts: `while [[ "$1" != "" ]]; do case
- * $1 in -m) shift; MODEL=$1;; esac; shift; done`), at most MAX_LOOP
- * times; a condition that cannot be decided runs the body on both paths
- * once, as before. */
-/* while getopts "a:bc:" NAME: the body once per option of the script's
- * arguments, with NAME set to its letter and OPTARG to its value ('?'
- * for a letter the spec lacks), until the first word that is no option;
- * OPTIND is left after the last option read.  1 when the condition was
- * of that shape (a literal spec), else 0. */
+/* Removes a variable (getopts clears OPTARG). */
+static void var_unset(sh *h, const char *name) {
+  for (int i = h->nvars - 1; i >= 0; i--)
+    if (strcmp(h->vars[i].name, name) == 0) {
+      memmove(&h->vars[i], &h->vars[i + 1],
+              (size_t)(h->nvars - i - 1) * sizeof(h->vars[0]));
+      h->nvars--;
+    }
+}
+
+/* One letter of a getopts word: sets NAME and OPTARG.  *i and *k are the
+ * word and the letter within it, moved past what was read. */
+static void getopts_letter(sh *h, const char *spec, const char *name,
+                           const char **argv, int argc, int *i, size_t *k,
+                           int line) {
+  int silent = spec[0] == ':';
+  const char *a = argv[*i];
+  char letter[2] = {a[*k], 0};
+  const char *opt = letter[0] == ':' ? NULL : strchr(spec + silent, a[*k]);
+  (*k)++;
+  var_unset(h, "OPTARG");
+  if (opt == NULL) {
+    var_set_str(h, name, "?", line, 0);
+    if (silent)
+      var_set_str(h, "OPTARG", letter, line, 0);
+  } else if (opt[1] != ':') {
+    var_set_str(h, name, letter, line, 0);
+  } else if (a[*k] != '\0') {
+    var_set_str(h, name, letter, line, 0);
+    var_set_str(h, "OPTARG", a + *k, line, 0);
+    *k = strlen(a);
+  } else if (*i + 1 < argc) {
+    var_set_str(h, name, letter, line, 0);
+    var_set_str(h, "OPTARG", argv[++*i], line, 0);
+    *k = strlen(argv[*i]);
+  } else {
+    var_set_str(h, name, silent ? ":" : "?", line, 0);
+    if (silent)
+      var_set_str(h, "OPTARG", letter, line, 0);
+  }
+}
+
+/* while getopts "a:bc:" NAME: the body once per option letter of the
+ * script's arguments, as the shell's getopts reads them: letters bundled
+ * in one word (-ae 30 is -a then -e 30), a value attached or in the next
+ * word, NAME '?' for a letter the spec lacks (':' for a missing value
+ * under a spec that starts with ':'), OPTARG cleared for a letter
+ * without a value; it stops at the first word that is no option or after
+ * `--`, and OPTIND is left at the first word not read (past the `--`).
+ * 1 when the condition was of that shape (a literal spec), else 0. */
 static int run_getopts(sh *h, TSNode cond, TSNode body) {
   char spec[64], name[64];
-  size_t len;
+  size_t len, k = 1;
   const char *t = span(h, cond, &len);
-  int i = 0;
+  const char **argv;
+  int i = 0, argc = h->argc, line = line_of(cond), rounds = 0;
   if (t == NULL || len >= 160 || len < 9 || strncmp(t, "getopts", 7) != 0 ||
       memchr(t, '$', len) != NULL)
     return 0;
@@ -2230,32 +2271,39 @@ static int run_getopts(sh *h, TSNode cond, TSNode body) {
     if (sscanf(buf + 7, "%63s %63s", spec, name) != 2)
       return 0;
   }
-  for (; i < h->argc && i < MAX_LOOP && !h->exited; i++) {
-    const char *a = h->argv[i], *opt;
-    char letter[2] = {0, 0};
-    if (a[0] != '-' || a[1] == '\0' || strcmp(a, "--") == 0)
+  /* The arguments as the loop starts: a body that shifts does not move
+   * the words getopts reads. */
+  argv = sm_arena_calloc(&h->c->arena, (size_t)argc + 1, sizeof(*argv));
+  if (argv == NULL)
+    return 0;
+  memcpy(argv, h->argv, (size_t)argc * sizeof(*argv));
+  while (i < argc && rounds++ < MAX_LOOP && !h->exited) {
+    const char *a = argv[i];
+    if (k == 1 && (a[0] != '-' || a[1] == '\0'))
       break;
-    letter[0] = a[1];
-    opt = strchr(spec[0] == ':' ? spec + 1 : spec, a[1]);
-    if (opt == NULL || a[1] == ':') {
-      var_set_str(h, name, "?", line_of(cond), 0);
-    } else {
-      var_set_str(h, name, letter, line_of(cond), 0);
-      if (opt[1] == ':') {
-        if (a[2] != '\0')
-          var_set_str(h, "OPTARG", a + 2, line_of(cond), 0);
-        else if (i + 1 < h->argc)
-          var_set_str(h, "OPTARG", h->argv[++i], line_of(cond), 0);
-      }
+    if (k == 1 && strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    getopts_letter(h, spec, name, argv, argc, &i, &k, line);
+    if (argv[i][k] == '\0') {
+      i++;
+      k = 1;
     }
     run_block(h, body);
     if (loop_broke(h))
       break;
   }
-  var_set_str(h, "OPTIND", sm__printf(h->c, "%d", i + 1), line_of(cond), 0);
+  var_set_str(h, name, "?", line, 0);
+  var_set_str(h, "OPTIND", sm__printf(h->c, "%d", i + 1), line, 0);
   return 1;
 }
 
+/* while / until CONDITION: the body while the condition is decided true
+ * (the option loops of launch scripts: `while [[ "$1" != "" ]]; do case
+ * $1 in -m) shift; MODEL=$1;; esac; shift; done`), at most MAX_LOOP
+ * times; a condition that cannot be decided runs the body on both paths
+ * once, as before. */
 static void run_while(sh *h, TSNode s) {
   TSNode cond = field(s, "condition"), body = field(s, "body");
   size_t len;

@@ -54,6 +54,7 @@ enum {
   F_TS,
   F_SR,
   F_CODEC,
+  F_TTS,
   NFAM
 };
 
@@ -87,6 +88,7 @@ static const struct {
     [F_TS] = {"time_series_forecasting", "timeseries", 8},
     [F_SR] = {"image_super_resolution", "cv", 3},
     [F_CODEC] = {"neural_audio_codec", "speech", 4},
+    [F_TTS] = {"text_to_speech", "speech", 4},
 };
 
 /* The family of a task string from the alias table. */
@@ -107,6 +109,8 @@ static int family_of(const char *task) {
     return F_DET;
   if (strstr(task, "classification"))
     return F_CLS;
+  if (strstr(task, "synthesis") || strstr(task, "text_to_speech"))
+    return F_TTS;
   if (strstr(task, "speaker"))
     return F_SPEAKER;
   if (strstr(task, "translation"))
@@ -148,13 +152,19 @@ static int family_of_domain(const char *d) {
   return -1;
 }
 
-/* Votes of one word family, capped per source. */
-static int word_votes(sm__ctx *c, sm__word w) {
+/* Votes of one word family, capped per source; without the words of
+ * imported modules when firm. */
+static int word_votes_of(sm__ctx *c, sm__word w, int firm) {
   int *s = c->word_src[w];
-  int code = s[1] > 2 ? 2 : s[1];
+  int local = firm ? s[1] - s[0] : s[1];
+  int code = local > 2 ? 2 : local;
   int entry = s[2] > 3 ? 3 : s[2];
   int cfg = s[3] > 3 ? 3 : s[3];
   return code + 2 * entry + 2 * cfg;
+}
+
+static int word_votes(sm__ctx *c, sm__word w) {
+  return word_votes_of(c, w, 0);
 }
 
 static int truthy(sm__ctx *c, const char *const *names, const char **ev) {
@@ -242,7 +252,7 @@ static int method_switched_off(sm__ctx *c, const char *tokens) {
 /* Votes of the words of the job (its paths, code, configs) per family.
  * Classification words say nothing of the modality: they go to text
  * classification when the job's evidence is textual. */
-static void vote_words(sm__ctx *c, int *score, const char **evf) {
+static void vote_words(sm__ctx *c, int *score, const char **evf, int firm) {
   static const struct {
     sm__word w;
     int f;
@@ -275,10 +285,11 @@ static void vote_words(sm__ctx *c, int *score, const char **evf) {
       {SM__W_TIMESERIES, F_TS},
       {SM__W_SUPERRES, F_SR},
       {SM__W_CODEC, F_CODEC},
+      {SM__W_TTS, F_TTS},
   };
   int f;
   for (size_t i = 0; i < SM_ARRAY_LEN(map); i++) {
-    int v = word_votes(c, map[i].w);
+    int v = word_votes_of(c, map[i].w, firm);
     if (map[i].w == SM__W_CLASSIFICATION)
       continue;
     score[map[i].f] += v;
@@ -286,7 +297,7 @@ static void vote_words(sm__ctx *c, int *score, const char **evf) {
       evf[map[i].f] = c->word[map[i].w];
   }
   {
-    int v = word_votes(c, SM__W_CLASSIFICATION);
+    int v = word_votes_of(c, SM__W_CLASSIFICATION, firm);
     int text = score[F_LM] +
                (c->ds_domain && !strcmp(c->ds_domain, "nlp")) * 4 +
                (c->hint_domain && !strcmp(c->hint_domain, "nlp")) * 4;
@@ -377,8 +388,13 @@ static int refine_family(sm__ctx *c, const int *score, int best,
         break;
       }
   }
-  if (fam[best].group == 4 && score[F_SPEAKER] * 2 >= score[F_SPEECH] &&
-      score[F_SPEAKER] >= 4)
+  if (fam[best].group == 4 && best != F_CODEC && score[F_TTS] >= 4 &&
+      score[F_TTS] * 2 >= score[best])
+    /* Synthesis: transcripts, speaker embeddings and spectrograms are its
+     * inputs and features; the method's own names decide. */
+    best = F_TTS;
+  else if (fam[best].group == 4 && score[F_SPEAKER] * 2 >= score[F_SPEECH] &&
+           score[F_SPEAKER] >= 4)
     /* Speaker embeddings are a more specific output than transcripts. */
     best = F_SPEAKER;
   if (fam[best].group == 1) {
@@ -388,7 +404,9 @@ static int refine_family(sm__ctx *c, const int *score, int best,
         nlp += score[f];
     /* Text is also the target of speech and vision-language models: a
      * non-text input modality nearly as strong decides. */
-    if (score[F_SPEECH] * 2 >= nlp && score[F_SPEECH] >= 4)
+    if (score[F_TTS] * 2 >= nlp && score[F_TTS] >= 4)
+      best = F_TTS; /* text in, speech out */
+    else if (score[F_SPEECH] * 2 >= nlp && score[F_SPEECH] >= 4)
       best = score[F_SPEAKER] * 2 >= score[F_SPEECH] ? F_SPEAKER : F_SPEECH;
     else if (score[F_MM] * 2 >= nlp && score[F_MM] >= 4)
       best = F_MM;
@@ -435,6 +453,19 @@ static int refine_family(sm__ctx *c, const int *score, int best,
   return best;
 }
 
+/* Does the job start from trained weights (a fine-tuning switch, a
+ * pre-trained load on the job's path, a base model, the job's own
+ * fine-tuning words)? */
+static int fine_tuning(sm__ctx *c) {
+  const char *e2 = NULL;
+  return truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
+         (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
+          c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
+         sm__param_get(c, N("model_name_or_path", "base_model",
+                            "pretrained_model_name_or_path")) != NULL ||
+         c->word_strong[SM__W_FINETUNE] >= 2;
+}
+
 /* The task of a language model: LoRA, SFT or preference tuning,
  * fine-tuning or pre-training. */
 static const char *lm_task(sm__ctx *c) {
@@ -450,16 +481,13 @@ static const char *lm_task(sm__ctx *c) {
                            &e2)
                   : (c->sig[SM__SIG_LORA] != NULL &&
                      c->sig_layer[SM__SIG_LORA] >= SM__L_ENTRY));
-  int finetune = truthy(c, N("finetune", "fine_tune", "finetuning"), &e2) ||
-                 (c->sig[SM__SIG_FROM_PRETRAINED] != NULL &&
-                  c->sig_layer[SM__SIG_FROM_PRETRAINED] >= SM__L_ENTRY) ||
-                 sm__param_get(c, N("model_name_or_path", "base_model",
-                                    "pretrained_model_name_or_path")) != NULL ||
-                 c->word_strong[SM__W_FINETUNE] >= 2;
+  int finetune = fine_tuning(c);
   if (lora)
     return "llm_finetuning_lora";
-  if (word_votes(c, SM__W_INSTRUCT) >= 2 ||
-      word_votes(c, SM__W_PREFERENCE) >= 2 ||
+  /* A method only an imported library names (its SFT data builder
+   * beside the pre-training one) is not the job's. */
+  if (word_votes_of(c, SM__W_INSTRUCT, 1) >= 2 ||
+      word_votes_of(c, SM__W_PREFERENCE, 1) >= 2 ||
       (c->ds_task && strstr(c->ds_task, "sft")))
     return "llm_finetuning_sft";
   if (finetune && !c->sig[SM__SIG_FROM_SCRATCH])
@@ -521,7 +549,7 @@ static const char *mm_task(sm__ctx *c, const char *task) {
 }
 
 void sm__task_domain(sm__ctx *c) {
-  int score[NFAM] = {0};
+  int score[NFAM] = {0}, firm[NFAM] = {0};
   const char *evf[NFAM] = {0};
   const char *task, *domain, *ev;
   int best = -1, second = -1, f, top, first;
@@ -532,11 +560,19 @@ void sm__task_domain(sm__ctx *c) {
   if (method_switched_off(c, "dpo|orpo|kto|ppo|rlhf|preference|reward"))
     memset(c->word_src[SM__W_PREFERENCE], 0, sizeof(c->word_src[0]));
   lm_method = c->sig[SM__SIG_CAUSAL_LM] != NULL ||
-              word_votes(c, SM__W_INSTRUCT) >= 2 ||
-              word_votes(c, SM__W_PREFERENCE) >= 2;
+              word_votes_of(c, SM__W_INSTRUCT, 1) >= 2 ||
+              word_votes_of(c, SM__W_PREFERENCE, 1) >= 2;
 
-  vote_words(c, score, evf);
+  vote_words(c, score, evf, 0);
   vote_evidence(c, score, evf, lm_method);
+  /* The same without the words of imported modules: a family only they
+   * vote for is a stray keyword (rotation and translation in geometry
+   * code), which does not decide alone. */
+  {
+    const char *unused[NFAM] = {0};
+    vote_words(c, firm, unused, 1);
+    vote_evidence(c, firm, unused, lm_method);
+  }
   for (f = 0; f < NFAM; f++)
     if (best < 0 || score[f] > score[best])
       best = f;
@@ -551,7 +587,9 @@ void sm__task_domain(sm__ctx *c) {
   second = -1;
   for (f = 0; f < NFAM; f++) {
     int agrees = fam[f].group == fam[best].group ||
-                 ((best == F_SPEECH || best == F_MM) && fam[f].group == 1) ||
+                 ((best == F_SPEECH || best == F_MM || best == F_TTS) &&
+                  fam[f].group == 1) ||
+                 (best == F_TTS && (f == F_GAN || f == F_DIFF)) ||
                  (best == F_CODEC && f == F_GAN);
     if (!agrees && (second < 0 || score[f] > score[second]))
       second = f;
@@ -560,6 +598,8 @@ void sm__task_domain(sm__ctx *c) {
   if (fam[best].group != fam[first].group || score[best] > top)
     top = score[best];
   if (second >= 0 && score[second] * 4 > top * 3)
+    return;
+  if (firm[best] == 0)
     return;
   task = fam[best].task;
   domain = fam[best].domain;
@@ -576,6 +616,8 @@ void sm__task_domain(sm__ctx *c) {
     task = lm_task(c);
   } else if (best == F_MM) {
     task = mm_task(c, task);
+  } else if (best == F_TTS && fine_tuning(c)) {
+    task = "text_to_speech_finetuning";
   } else if (best == F_CLS && (family_of(c->ds_task) == F_ACTION ||
                                word_votes(c, SM__W_VIDEO) >= 2)) {
     /* Classification of clips (labelled clips, frame counts, tubelets)

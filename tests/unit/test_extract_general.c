@@ -3305,3 +3305,496 @@ SM_TEST(extract_rollout_sequence_length) {
   expect_unread(&r, "python half.py", SM_META_SEQ_LEN);
   repo_drop(&r);
 }
+
+/* ==== Round 9: review findings ==== */
+
+/* Does any warning of the job mention NEEDLE? */
+static int warned(const sm_extract_res *res, const char *needle) {
+  for (int i = 0; i < res->n_warnings; i++)
+    if (strstr(res->warnings[i], needle) != NULL)
+      return 1;
+  return 0;
+}
+
+/* A TOOL_train word alone is weak: a tokenizer trainer (spm_train,
+ * bpe-train) takes no training option.  It is not the launch of a script
+ * beside the real one, and given alone it is not read; a tool's trainer
+ * passed a training option or a configuration file still is. */
+SM_TEST(extract_external_trainer_needs_training_options) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "lm/__init__.py", "");
+  put(&r, "lm/run.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\n"
+      "p.add_argument('--max_steps', type=int, default=10)\n"
+      "p.parse_args()\n");
+  /* Shape 1: key=value options, the real launch a module run. */
+  put(&r, "prep_and_run.sh",
+      "#!/bin/bash\n"
+      "spm_train --input=corpus.txt --model_prefix=sp32k "
+      "--vocab_size=32000 --character_coverage=1.0\n"
+      "python -m lm.run --lr 0.003 --max_steps 5000\n");
+  expect_num(&r, NULL, "bash prep_and_run.sh", SM_META_ITERATIONS, 5000);
+  /* Shape 2: separate values, a hyphenated tool, an accelerate launch. */
+  put(&r, "all.sh",
+      "#!/bin/sh\nset -e\n"
+      "wordpiece-train --vocab-size 50000 --input data/a.txt "
+      "--output tok/\n"
+      "accelerate launch -m lm.run --max_steps 777\n");
+  expect_num(&r, NULL, "sh all.sh", SM_META_ITERATIONS, 777);
+  /* Given alone: a warning, nothing read. */
+  run(&r, NULL, "spm_train --input=c.txt --model_prefix=m --vocab_size=8000",
+      &res);
+  ASSERT(warned(&res, "no training option"));
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  /* Real trainers of other packages: options, or only a config file. */
+  expect_num(&r, NULL, "seqkit-train data-bin --max-update 1200 --lr 0.1",
+             SM_META_ITERATIONS, 1200);
+  run(&r, NULL, "seqkit-train run.yaml", &res);
+  ASSERT(!warned(&res, "no training option"));
+  sm_extract_res_release(&res);
+  ASSERT(sm__is_external_trainer(
+      (const char *const[]){"vision_finetune", "--cfg", "a"}, 3));
+  ASSERT(!sm__is_external_trainer(
+      (const char *const[]){"spm_train", "--input", "x.json"}, 3));
+  ASSERT(!sm__is_external_trainer((const char *const[]){"bpe-train"}, 1));
+  ASSERT(
+      !sm__is_external_trainer((const char *const[]){"./x-train", "--lr"}, 2));
+  repo_drop(&r);
+}
+
+/* getopts as the shell reads it: bundled letters, a missing value under
+ * a silent spec (OPTARG of the previous letter must not leak), OPTIND
+ * past `--`. */
+SM_TEST(extract_shell_getopts_bundles) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--lr', type=float, default=0.1)\n"
+      "p.add_argument('--epochs', type=int, default=5)\n"
+      "p.add_argument('--bf16', action='store_true')\n"
+      "p.add_argument('data', nargs='?')\np.parse_args()\n");
+  /* Shape 1: bash, [[ ]]-free case on a quoted name, "$@" after shift. */
+  put(&r, "go.sh",
+      "#!/bin/bash\nEP=5\nPREC=\n"
+      "while getopts \"be:\" flag; do\n  case \"$flag\" in\n"
+      "    b) PREC=--bf16 ;;\n    e) EP=$OPTARG ;;\n  esac\ndone\n"
+      "shift $((OPTIND - 1))\n"
+      "python train.py --epochs $EP $PREC \"$@\"\n");
+  expect_num(&r, NULL, "bash go.sh -be 30", SM_META_ITERATIONS, 30);
+  expect_str(&r, NULL, "bash go.sh -be 30", SM_META_PRECISION, "bf16");
+  expect_num(&r, NULL, "bash go.sh -b -e12 -- --lr 0.02", SM_META_ITERATIONS,
+             12);
+  /* OPTIND past the `--`: $1 is the word after it. */
+  put(&r, "go3.sh",
+      "#!/bin/bash\nwhile getopts \"e:\" f; do\n"
+      "  [ \"$f\" = e ] && EP=$OPTARG\ndone\n"
+      "shift $((OPTIND - 1))\n"
+      "python train.py --epochs ${EP:-5} --lr \"$1\"\n");
+  {
+    sm_extract_res res;
+    run(&r, NULL, "bash go3.sh -e 9 -- 0.02", &res);
+    ASSERT_NEAR(num(&res, SM_META_LR), 0.02, 1e-12);
+    sm_extract_res_release(&res);
+  }
+  /* Shape 2: sh, a silent spec, backquoted expr, torchrun. */
+  put(&r, "s2.sh",
+      "#!/bin/sh\nG=1\nE=3\n"
+      "while getopts \":g:e:\" o; do\n  case $o in\n"
+      "    g) G=$OPTARG ;;\n    e) E=$OPTARG ;;\n"
+      "    :) echo \"-$OPTARG needs a value\" ;;\n  esac\ndone\n"
+      "shift `expr $OPTIND - 1`\n"
+      "torchrun --nproc_per_node $G train.py --epochs $E\n");
+  expect_num(&r, NULL, "sh s2.sh -g 4 -e", SM_META_ITERATIONS, 3);
+  expect_num(&r, NULL, "sh s2.sh -g 4 -e", SM_META_GPUS, 4);
+  expect_num(&r, NULL, "sh s2.sh -eg 8", SM_META_GPUS, 1);
+  expect_num(&r, NULL, "sh s2.sh -g2 -e 6", SM_META_ITERATIONS, 6);
+  repo_drop(&r);
+}
+
+/* A dataset class whose words are all format or method words names no
+ * dataset, an acronym being one word (PackedJSONDataset is packed + json,
+ * not p-a-c-k-e-d j s o n); an acronym that names data still does. */
+SM_TEST(extract_dataset_class_acronyms) {
+  repo r;
+  repo_make(&r);
+  put(&r, "data.py", "class PackedJSONDataset:\n    pass\n");
+  put(&r, "a.py",
+      "import torch\nfrom data import PackedJSONDataset\n"
+      "ds = PackedJSONDataset('/scratch/run7/shards')\n");
+  expect_unread(&r, "python a.py", SM_META_DATASET);
+  put(&r, "b.py",
+      "import torch\nimport loaders\n"
+      "train_set = loaders.HFChatDataset(path=PATH, split='train')\n");
+  expect_unread(&r, "python b.py", SM_META_DATASET);
+  put(&r, "c.py",
+      "import torch\nimport loaders\n"
+      "train_set = loaders.LMDBImageDataset(root)\n");
+  expect_unread(&r, "python c.py", SM_META_DATASET);
+  put(&r, "d.py",
+      "import torch\nimport faces\nds = faces.CelebAHQDataset('/data/x')\n");
+  expect_str(&r, NULL, "python d.py", SM_META_DATASET, "celeba");
+  repo_drop(&r);
+}
+
+/* A dataset class that refines a shared data folder (data/mnist and an
+ * MNISTSuperpixelsDataset, a graph dataset) is its own dataset: the
+ * folder's task and domain hints do not carry over to it. */
+SM_TEST(extract_dataset_refined_drops_folder_hints) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  put(&r, "configs/c.py",
+      "dataset_type = 'MNISTSuperpixelsDataset'\ndata_root = 'data/mnist/'\n"
+      "train_dataloader = dict(batch_size=2, dataset=dict(type=dataset_type, "
+      "data_root=data_root))\n");
+  put(&r, "train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  run(&r, NULL, "python train.py configs/c.py", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "mnistsuperpixels");
+  ASSERT(!known(&res, SM_META_TASK));
+  ASSERT(!known(&res, SM_META_DOMAIN));
+  sm_extract_res_release(&res);
+  /* YAML, the class under data.train.type beside its folder. */
+  put(&r, "c.yaml",
+      "data:\n  train:\n    type: ImdbGraphsDataset\n"
+      "    data_root: /datasets/imdb\n");
+  put(&r, "t2.py",
+      "import sys\nimport yaml\ncfg = yaml.safe_load(open(sys.argv[1]))\n");
+  run(&r, NULL, "python t2.py c.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_DATASET), "imdbgraphs");
+  ASSERT(!known(&res, SM_META_TASK));
+  sm_extract_res_release(&res);
+  /* The folder alone keeps its hints. */
+  put(&r, "d.yaml", "data:\n  train:\n    data_root: /datasets/imdb\n");
+  expect_str(&r, NULL, "python t2.py d.yaml", SM_META_DOMAIN, "nlp");
+  repo_drop(&r);
+}
+
+/* Words alone that say nothing of the task: prose in string literals (a
+ * help text, a log message) and a family only imported modules name (the
+ * translation of rigid-body geometry, a detection rate in a metrics
+ * module).  The task and domain stay null; the same words where the job
+ * itself names its method still decide. */
+SM_TEST(extract_task_stray_words_do_not_decide) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Shape 1: help texts that mention instructions. */
+  put(&r, "fold.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--index', help='Alignment index. See the README for "
+      "instructions.')\n"
+      "p.add_argument('--dist_index', help='Distillation index. See the "
+      "README for instructions.')\n"
+      "p.add_argument('--epochs', type=int, default=3)\na = p.parse_args()\n");
+  run(&r, NULL, "python fold.py", &res);
+  ASSERT(!known(&res, SM_META_TASK));
+  ASSERT(!known(&res, SM_META_DOMAIN));
+  sm_extract_res_release(&res);
+  /* Shape 2: log messages. */
+  put(&r, "log.py",
+      "import torch\nimport logging\nlog = logging.getLogger(__name__)\n"
+      "log.info('object detection metrics are off')\n"
+      "log.info('skipping detection of stale checkpoints')\n"
+      "print('no detection head here')\n");
+  expect_unread(&r, "python log.py", SM_META_TASK);
+  /* Shape 3: the words only in a module the entry imports (rigid-body
+   * translation), not in the entry. */
+  put(&r, "geom/__init__.py", "");
+  put(&r, "geom/rigid.py",
+      "import torch\nTRANSLATION_SCALE = 10.0\n"
+      "def _translation_of(frame):\n"
+      "    return frame[..., :3] * TRANSLATION_SCALE\n"
+      "def compose(a, b):\n    return _translation_of(a) + "
+      "_translation_of(b)\n");
+  put(&r, "run.py",
+      "import torch\nfrom geom import rigid\n"
+      "def main():\n    y = rigid.compose(torch.zeros(4), torch.ones(4))\n"
+      "main()\n");
+  run(&r, NULL, "python run.py", &res);
+  ASSERT(!known(&res, SM_META_TASK));
+  sm_extract_res_release(&res);
+  /* The job's own names decide: a translation model built by the entry. */
+  put(&r, "mt.py",
+      "import torch\nfrom geom.rigid import apply_translation\n"
+      "class TranslationTransformer(torch.nn.Module):\n    pass\n"
+      "def train_translation():\n    m = TranslationTransformer()\n"
+      "train_translation()\n");
+  expect_str(&r, NULL, "python mt.py", SM_META_TASK, "machine_translation");
+  repo_drop(&r);
+}
+
+/* A training library that supports several methods names them in its own
+ * modules (an SFT data builder, a DPO loss): those words are not the
+ * job's method.  Only the entry, the command or the configs decide. */
+SM_TEST(extract_lm_method_from_job_not_library) {
+  repo r;
+  repo_make(&r);
+  put(&r, "lib/__init__.py", "");
+  put(&r, "lib/data.py",
+      "def build_pretraining_dataset(path):\n    return open(path)\n"
+      "def build_sft_dataset(path):\n    return open(path)\n"
+      "def sft_collate(batch):\n    return batch\n"
+      "def build_dataset(kind, path):\n"
+      "    if kind == 'sft':\n        return build_sft_dataset(path)\n"
+      "    return build_pretraining_dataset(path)\n");
+  put(&r, "lib/losses.py",
+      "import torch\ndef dpo_loss(a, b):\n    return a - b\n"
+      "def preference_margin(a, b):\n    return dpo_loss(a, b)\n"
+      "def lm_loss(x):\n    return preference_margin(x, x)\n");
+  put(&r, "train_lm.py",
+      "import argparse\nimport torch\nfrom transformers import "
+      "AutoModelForCausalLM, AutoConfig\n"
+      "from lib.data import build_dataset\nfrom lib.losses import lm_loss\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--data', default='/data/openwebtext')\n"
+      "a = p.parse_args()\n"
+      "m = AutoModelForCausalLM.from_config(AutoConfig())\n"
+      "ds = build_dataset('lm', a.data)\nlm_loss(1)\n");
+  expect_str(&r, NULL, "python train_lm.py", SM_META_TASK,
+             "language_model_pretraining");
+  /* The job's own SFT entry still decides. */
+  put(&r, "sft_train.py",
+      "import torch\nfrom transformers import AutoModelForCausalLM\n"
+      "from lib.data import build_sft_dataset, sft_collate\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n"
+      "def run_sft():\n    ds = build_sft_dataset('chat.jsonl')\n"
+      "    sft_collate(ds)\nrun_sft()\n");
+  expect_str(&r, NULL, "python sft_train.py", SM_META_TASK,
+             "llm_finetuning_sft");
+  /* The job's own folder spells the method out. */
+  put(&r, "steps/supervised_finetuning/main.py",
+      "import torch\nfrom transformers import AutoModelForCausalLM\n"
+      "m = AutoModelForCausalLM.from_pretrained('acme/tiny-1b')\n");
+  expect_str(&r, NULL, "python steps/supervised_finetuning/main.py",
+             SM_META_TASK, "llm_finetuning_sft");
+  repo_drop(&r);
+}
+
+/* Speech synthesis is its own task: text in, speech out.  Transcripts,
+ * speaker embeddings and an ASR aligner are its inputs and features; the
+ * model kinds and vocoders name the method.  Recognition stays
+ * recognition. */
+SM_TEST(extract_task_text_to_speech) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Shape 1: a YAML naming the acoustic model and its vocoder. */
+  put(&r, "recipes/lj/vits.yaml",
+      "model: vits\nvocoder:\n  type: hifigan\n  upsample: [8, 8, 2, 2]\n"
+      "data:\n  train_list: /data/LJSpeech-1.1/train.txt\n"
+      "trainer:\n  epochs: 1000\n  batch_size: 32\n");
+  put(&r, "train.py",
+      "import sys\nimport yaml\nimport torch\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n");
+  run(&r, NULL, "python train.py recipes/lj/vits.yaml", &res);
+  ASSERT_STREQ(str(&res, SM_META_TASK), "text_to_speech");
+  ASSERT_STREQ(str(&res, SM_META_DOMAIN), "speech");
+  sm_extract_res_release(&res);
+  /* Shape 2: argparse, a multi-speaker Tacotron with an ASR aligner. */
+  put(&r, "synth/__init__.py", "");
+  put(&r, "synth/aligner.py",
+      "import torch\nclass CTCAligner(torch.nn.Module):\n    pass\n"
+      "def asr_align(x):\n    return CTCAligner()(x)\n");
+  put(&r, "train_multispeaker.py",
+      "import argparse\nimport torch\nfrom synth.aligner import asr_align\n"
+      "class Tacotron2(torch.nn.Module):\n"
+      "    def __init__(self, n_speakers):\n"
+      "        self.speaker_embedding = torch.nn.Embedding(n_speakers, 64)\n"
+      "p = argparse.ArgumentParser()\n"
+      "p.add_argument('--speaker_count', type=int, default=109)\n"
+      "p.add_argument('--finetune', action='store_true')\n"
+      "a = p.parse_args()\nmodel = Tacotron2(a.speaker_count)\n"
+      "vocoder = torch.hub.load('acme/waveglow', 'waveglow')\n");
+  expect_str(&r, NULL, "python train_multispeaker.py", SM_META_TASK,
+             "text_to_speech");
+  expect_str(&r, NULL, "python train_multispeaker.py --finetune", SM_META_TASK,
+             "text_to_speech_finetuning");
+  /* Recognition stays recognition. */
+  put(&r, "asr.yaml",
+      "encoder: conformer\ndecoder: transformer\nctc_weight: 0.3\n"
+      "dataset_conf:\n  fbank_conf:\n    num_mel_bins: 80\n");
+  expect_str(&r, NULL, "python train.py asr.yaml", SM_META_TASK,
+             "speech_recognition");
+  repo_drop(&r);
+}
+
+/* The data a job trains on: not the data of its evaluation (a
+ * val_dataloader, data.test), not a component's task label
+ * (metainfo.task_name), not a generic dataset class given as a type
+ * (BasicImageDataset), not the name of a list file (train_list.txt,
+ * meta_info.txt) whose folder may still name the data. */
+SM_TEST(extract_dataset_training_data_only) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nfrom mmengine.config import Config\n"
+      "p = argparse.ArgumentParser()\np.add_argument('config')\n"
+      "a = p.parse_args()\ncfg = Config.fromfile(a.config)\n");
+  /* Shape 1: mmengine-style Python config, the test set written last. */
+  put(&r, "configs/ocr.py",
+      "train_dataloader = dict(batch_size=64, dataset=dict(type='OCRDataset',"
+      " data_root='data/synthtext'))\n"
+      "test_dataloader = dict(batch_size=1, dataset=dict(type='OCRDataset',"
+      " data_root='data/icdar2015'))\n");
+  expect_str(&r, NULL, "python train.py configs/ocr.py", SM_META_DATASET,
+             "synthtext");
+  /* Shape 2: YAML sections, a validation set with its own name. */
+  put(&r, "b.yaml",
+      "data:\n  train:\n    dataset_name: natural-questions\n"
+      "  val:\n    dataset_name: squad\n");
+  put(&r, "t2.py",
+      "import sys\nimport yaml\ncfg = yaml.safe_load(open(sys.argv[1]))\n");
+  expect_str(&r, NULL, "python t2.py b.yaml", SM_META_DATASET,
+             "natural-questions");
+  /* Only an evaluation set: nothing read. */
+  put(&r, "c.yaml", "evaluation:\n  dataset: squad\n");
+  expect_unread(&r, "python t2.py c.yaml", SM_META_DATASET);
+  /* A task label and a generic class type name no dataset. */
+  put(&r, "configs/sr.py",
+      "dataset_type = 'BasicImageDataset'\n"
+      "train_dataloader = dict(dataset=dict(type=dataset_type,"
+      " metainfo=dict(task_name='sisr')))\n");
+  expect_unread(&r, "python train.py configs/sr.py", SM_META_DATASET);
+  put(&r, "d.yaml", "trainer:\n  task_name: denoise\n");
+  expect_unread(&r, "python t2.py d.yaml", SM_META_DATASET);
+  /* A nested task_name that is a known dataset still names it. */
+  put(&r, "h.yaml", "data:\n  task_name: mrpc\n  batch_size: 32\n");
+  expect_str(&r, NULL, "python t2.py h.yaml", SM_META_DATASET, "glue-mrpc");
+  /* List files: their folder names the data, or nothing does. */
+  put(&r, "e.yaml", "train_data: /data/LJSpeech-1.1/metadata.csv\n");
+  expect_str(&r, NULL, "python t2.py e.yaml", SM_META_DATASET, "ljspeech");
+  put(&r, "f.yaml", "train_data: Data/train_list.txt\n");
+  expect_unread(&r, "python t2.py f.yaml", SM_META_DATASET);
+  put(&r, "g.yaml", "data_path: /data/list_kinetics-400/train.csv\n");
+  expect_str(&r, NULL, "python t2.py g.yaml", SM_META_DATASET, "kinetics-400");
+  repo_drop(&r);
+}
+
+/* One process that drives every visible device (nn.DataParallel, a JAX
+ * program) takes the batch of all of them: an unqualified batch option
+ * is the global batch, the per-device batch and the GPU count unknown
+ * unless the job fixes them.  A per-device option stays per device. */
+SM_TEST(extract_one_process_batch_is_global) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Shape 1: flax, a YAML config. */
+  put(&r, "conf/small.yaml",
+      "trainer:\n  batch_size: 512\n  num_steps: 1000\n");
+  put(&r, "train_flax.py",
+      "import sys\nimport yaml\nimport jax\nimport flax.linen as nn\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n");
+  run(&r, NULL, "python train_flax.py conf/small.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 512);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  ASSERT(!known(&res, SM_META_GPUS));
+  sm_extract_res_release(&res);
+  /* Shape 2: haliax and argparse; a checkpoint converter the entry
+   * imports brings torch along; a per-device option stays per device. */
+  put(&r, "pkg/__init__.py", "");
+  put(&r, "pkg/convert.py", "import torch\ndef to_torch(x):\n    return x\n");
+  put(&r, "train_hax.py",
+      "import argparse\nimport haliax as hax\nimport jax.numpy as jnp\n"
+      "from pkg.convert import to_torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--train_batch_size', type=int, default=256)\n"
+      "p.parse_args()\n");
+  run(&r, NULL, "python train_hax.py", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 256);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  sm_extract_res_release(&res);
+  put(&r, "train_pd.py",
+      "import argparse\nimport jax\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--per_device_batch_size', type=int, default=8)\n"
+      "p.parse_args()\n");
+  expect_num(&r, NULL, "python train_pd.py", SM_META_PER_DEVICE_BATCH_SIZE, 8);
+  /* Shape 3: torch.nn.DataParallel over every visible GPU. */
+  put(&r, "dp.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--mini-batch-size', type=int, default=1)\n"
+      "a = p.parse_args()\nnet = torch.nn.Linear(4, 4)\n"
+      "net = torch.nn.DataParallel(net)\n");
+  run(&r, NULL, "python dp.py --mini-batch-size 128", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 128);
+  ASSERT(!known(&res, SM_META_PER_DEVICE_BATCH_SIZE));
+  sm_extract_res_release(&res);
+  /* A torch entry is not a JAX program: one GPU, its batch per device. */
+  put(&r, "plain.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--batch_size', type=int, default=64)\np.parse_args()\n");
+  expect_num(&r, NULL, "python plain.py", SM_META_PER_DEVICE_BATCH_SIZE, 64);
+  repo_drop(&r);
+}
+
+/* A stop bound (max_update) is the run's length; a total the learning-
+ * rate schedule decays over (total_num_update) is not, whichever the job
+ * writes first. */
+SM_TEST(extract_steps_stop_bound_first) {
+  repo r;
+  repo_make(&r);
+  put(&r, "train.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--max-update', type=int, default=0)\n"
+      "p.add_argument('--total-num-update', type=int, default=1000000)\n"
+      "p.parse_args()\n");
+  expect_num(&r, NULL,
+             "python train.py --total-num-update 20000 "
+             "--max-update 12000",
+             SM_META_ITERATIONS, 12000);
+  expect_num(&r, NULL,
+             "python train.py --max-update 12000 "
+             "--total-num-update 20000",
+             SM_META_ITERATIONS, 12000);
+  /* YAML, other spellings. */
+  put(&r, "a.yaml", "total_updates: 50000\nmax_updates: 30000\n");
+  put(&r, "b.yaml", "max_updates: 30000\ntotal_updates: 50000\n");
+  put(&r, "t.py",
+      "import sys\nimport yaml\nimport torch\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\n");
+  expect_num(&r, NULL, "python t.py a.yaml", SM_META_ITERATIONS, 30000);
+  expect_num(&r, NULL, "python t.py b.yaml", SM_META_ITERATIONS, 30000);
+  repo_drop(&r);
+}
+
+/* A train batch beside a micro batch, divided over the data-parallel
+ * ranks by the code (whatever the world is called: dp_size,
+ * data_parallel_size, num_processes), is the global batch. */
+SM_TEST(extract_divided_train_batch_is_global) {
+  repo r;
+  sm_extract_res res;
+  repo_make(&r);
+  /* Shape 1: a YAML config, the trainer divides in place by dp_size. */
+  put(&r, "conf/sft.yaml",
+      "data:\n  train_batch_size: 128\n  micro_batch_size_per_gpu: 2\n");
+  put(&r, "trainer.py",
+      "import sys\nimport yaml\nimport torch\nimport torch.distributed as "
+      "dist\n"
+      "class Trainer:\n    def __init__(self, config):\n"
+      "        dp_size = dist.get_world_size()\n"
+      "        config['data']['train_batch_size'] //= dp_size\n"
+      "cfg = yaml.safe_load(open(sys.argv[1]))\nTrainer(cfg)\n");
+  run(&r, NULL, "torchrun --nproc_per_node 4 trainer.py conf/sft.yaml", &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 128);
+  ASSERT_EQ(num(&res, SM_META_PER_DEVICE_BATCH_SIZE), 2);
+  sm_extract_res_release(&res);
+  /* Shape 2: argparse, a derived per-rank batch over num_processes. */
+  put(&r, "run.py",
+      "import argparse\nimport torch\np = argparse.ArgumentParser()\n"
+      "p.add_argument('--train_batch_size', type=int, default=64)\n"
+      "p.add_argument('--micro_batch_size', type=int, default=4)\n"
+      "p.add_argument('--num_processes', type=int, default=1)\n"
+      "args = p.parse_args()\n"
+      "per_rank_batch = args.train_batch_size // args.num_processes\n");
+  run(&r, NULL, "torchrun --nproc_per_node 2 run.py --train_batch_size 96",
+      &res);
+  ASSERT_EQ(num(&res, SM_META_GLOBAL_BATCH_SIZE), 96);
+  sm_extract_res_release(&res);
+  repo_drop(&r);
+}
