@@ -64,8 +64,8 @@ SM_EXTERN void sm_extract_res_release(sm_extract_res *res);
 
 /* Writes the result as the JSON object of docs/design.md section 3:
  * {"metadata": {...}, "evidence": {...}, "files_read": N,
- *  "elapsed_ms": X, "warnings": [...], "provenance": {...}}
- * (provenance: docs/history.md, "Configuration provenance"). */
+ *  "elapsed_ms": X, "warnings": [...], "configuration": {...}}
+ * (configuration: docs/history.md, "Configuration provenance"). */
 SM_EXTERN void sm_extract_write_json(const sm_extract_res *res, sm_jw *w);
 
 /* Replaces the embedded model/dataset alias table with an operator's own

@@ -111,7 +111,7 @@ SM_EXTERN void sm_meta_write_json(const sm_meta *m, sm_jw *w);
 SM_EXTERN void sm_meta_write_evidence(const sm_meta *m, sm_jw *w);
 
 /* Reads metadata from JSON text: either a flat metadata object or an
- * object with "metadata" (and optionally "evidence" and "provenance",
+ * object with "metadata" (and optionally "evidence" and "configuration",
  * whose config_digest and residue_digest are kept) members, as
  * `schedmate extract --json` prints.  Unknown keys are ignored; a value of
  * the wrong type is an error.  m must be initialised; it is reset first.

@@ -130,6 +130,7 @@ void sm_extract_res_release(sm_extract_res *res) {
   sm_free(res->warnings);
   sm_free(res->provenance_json);
   res->provenance_json = NULL;
+  sm__unexp_drop(res);
   res->warnings = NULL;
   res->n_warnings = 0;
   res->files_read = 0;
@@ -156,7 +157,7 @@ void sm_extract_write_json(const sm_extract_res *res, sm_jw *w) {
     sm_jw_str(w, res->warnings[i]);
   sm_jw_arr_end(w);
   if (res->provenance_json != NULL) {
-    sm_jw_key(w, "provenance");
+    sm_jw_key(w, "configuration");
     sm_jw_raw(w, res->provenance_json);
   }
   sm_jw_obj_end(w);

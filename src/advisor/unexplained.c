@@ -1241,9 +1241,15 @@ void sm__unexp_finish(sm__ctx *c, int ok) {
     incomplete(c, "too many files to record");
   else if (ok)
     build(c, u);
+  sm__unexp_drop(c->res);
+}
+
+void sm__unexp_drop(sm_extract_res *res) {
+  struct sm__unexp *u = res->unexp_;
+
   if (u != NULL) {
     sm_free(u->v);
     sm_free(u);
   }
-  c->res->unexp_ = NULL;
+  res->unexp_ = NULL;
 }

@@ -207,7 +207,7 @@ void sm_record_write_json(const sm_record *r, sm_jw *w) {
   sm_jw_key(w, "evidence");
   sm_meta_write_evidence(&r->meta, w);
   if (r->meta.config_digest != NULL || r->meta.residue_digest != NULL) {
-    sm_jw_key(w, "provenance");
+    sm_jw_key(w, "configuration");
     sm_meta_write_digests(&r->meta, w);
   }
   sm_jw_key(w, "perf");
@@ -340,10 +340,10 @@ int sm_record_from_json(sm_record *r, const char *json, size_t n, sm_err *err) {
       if (cJSON_GetObjectItemCaseSensitive(o, "evidence"))
         cJSON_AddItemReferenceToObject(
             wrap, "evidence", cJSON_GetObjectItemCaseSensitive(o, "evidence"));
-      if (cJSON_GetObjectItemCaseSensitive(o, "provenance"))
+      if (cJSON_GetObjectItemCaseSensitive(o, "configuration"))
         cJSON_AddItemReferenceToObject(
-            wrap, "provenance",
-            cJSON_GetObjectItemCaseSensitive(o, "provenance"));
+            wrap, "configuration",
+            cJSON_GetObjectItemCaseSensitive(o, "configuration"));
       txt = cJSON_PrintUnformatted(wrap);
       cJSON_Delete(wrap);
       if (txt == NULL)

@@ -173,24 +173,25 @@ void sm_meta_write_evidence(const sm_meta *m, sm_jw *w) {
   sm_jw_obj_end(w);
 }
 
-/* The digests of a "provenance" member: strings of at most 128 bytes, or
+/* The digests of a "configuration" member: strings of at most 128 bytes, or
  * absent/null (a record of an older extractor). */
 static int digests_from_json(sm_meta *m, cJSON *root, sm_err *err) {
-  cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "provenance");
+  cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "configuration");
   const char *v[2] = {NULL, NULL};
   static const char *const keys[2] = {"config_digest", "residue_digest"};
 
   if (p == NULL || cJSON_IsNull(p))
     return 0;
   if (!cJSON_IsObject(p))
-    return sm_err_set(err, SM_EPARSE, "metadata: provenance is not an object");
+    return sm_err_set(err, SM_EPARSE,
+                      "metadata: configuration is not an object");
   for (int i = 0; i < 2; i++) {
     cJSON *d = cJSON_GetObjectItemCaseSensitive(p, keys[i]);
     if (d == NULL || cJSON_IsNull(d))
       continue;
     if (!cJSON_IsString(d) || strlen(d->valuestring) > 128)
       return sm_err_set(err, SM_EPARSE,
-                        "metadata: provenance.%s must be a short string",
+                        "metadata: configuration.%s must be a short string",
                         keys[i]);
     v[i] = d->valuestring;
   }

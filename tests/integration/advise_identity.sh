@@ -80,7 +80,7 @@ advise_on match "renamed copy of the repository" -- "$SM_TMP/sft-repo-renamed" \
 cp "$R/train.py" "$SM_TMP/sft-repo-renamed/train_copy.py"
 advise_on match "copied script" -- "$SM_TMP/sft-repo-renamed" \
   torchrun --nproc_per_node=4 train_copy.py $ARGS
-[ "$(jget "$SM_TMP/last.out" '.matches[0].identity|join(",")')" = "model,dataset,task,length" ] || fail "match identity"
+[ "$(jget "$SM_TMP/last.out" '.matches[0].identity|join(",")')" = "model,dataset,task,length,configuration" ] || fail "match identity: a copied script keeps the exact configuration too"
 
 # Different jobs, even with a threshold that lets any cosine through.
 diff_on() {
@@ -97,9 +97,16 @@ diff_on "another sequence length" "--max_seq_length 2048" "--max_seq_length 4096
 diff_on "twice as many steps" "--max_steps 2000" "--max_steps 4000"
 jget "$SM_TMP/last.out" '.fallback_detail' | grep -q "iterations 2000, this job 4000" || fail "veto detail"
 
-# Too little known: a loop with no model, data or task to name.
+# A loop with no model, data or task to name.
 expect_rc 0 $S history add --db "$DB" --id loop --duration 60 --repo "$R" -- python loop.py
-advise_on too_little_known "anonymous loop" -- "$R" python loop.py --workers 8
+# Resubmitted as it was, the loop is its own exact configuration: matched
+# on that basis although its metadata names only a model family.
+advise_on match "anonymous loop resubmitted" -- "$R" python loop.py
+[ "$(jget "$SM_TMP/last.out" '.matches[0].identity_basis')" = configuration ] || fail "loop basis"
+# The same loop with an option the extractor does not explain: kept apart
+# as a different job (the unexplained residue differs), not matched.
+advise_on no_match "anonymous loop with an unexplained option" -- "$R" python loop.py --workers 8
+jget "$SM_TMP/last.out" '.fallback_detail' | grep -q unexplained_difference || fail "unexplained option detail"
 [ "$(jget "$SM_TMP/last.out" '.identity.enough')" = false ] || fail "identity.enough"
-expect_rc 0 $S advise --db "$DB" --repo "$R" -- python loop.py
-grep -q "fallback: too_little_known" "$SM_TMP/last.out" || fail "text output"
+expect_rc 0 $S advise --db "$DB" --repo "$R" -- python loop.py --workers 8
+grep -q "fallback: no_match.*unexplained_difference" "$SM_TMP/last.out" || fail "text output"

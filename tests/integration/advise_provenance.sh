@@ -42,12 +42,12 @@ $S history add --db "$DB" --id first --duration 3600 --repo "$R" -- \
 # extract --json: the provenance with both digests and the options.
 $S extract --json --repo "$R" -- python train.py --config configs/unet.yaml \
   --batch 64 --seed 3 > "$SM_TMP/x.json" || fail "extract"
-jq -e '.provenance.complete == true
-       and (.provenance.config_digest | startswith("c1:"))
-       and (.provenance.residue_digest | startswith("r1:"))
-       and ([.provenance.options[] | select(.key == "--seed") | .cosmetic][0] == "seed")
-       and ([.provenance.options[] | select(.key == "--batch") | .consumed][0] == false)
-       and ([.provenance.files[] | .path] | index("configs/unet.yaml") != null)' \
+jq -e '.configuration.complete == true
+       and (.configuration.config_digest | startswith("c1:"))
+       and (.configuration.residue_digest | startswith("r1:"))
+       and ([.configuration.options[] | select(.key == "--seed") | .cosmetic][0] == "seed")
+       and ([.configuration.options[] | select(.key == "--batch") | .consumed][0] == false)
+       and ([.configuration.files[] | .path] | index("configs/unet.yaml") != null)' \
   "$SM_TMP/x.json" >/dev/null || fail "extract provenance: $(cat "$SM_TMP/x.json")"
 
 adv() { $S advise --json --db "$DB" --repo "$R" -- "$@"; }
@@ -90,7 +90,7 @@ jq -e '.fallback == true' "$SM_TMP/d.json" >/dev/null || fail "unconsumed --batc
 OLD="$SM_TMP/old.db"
 $S history export --db "$DB" > "$SM_TMP/export.jsonl" 2>/dev/null || fail "export"
 sqlite3 "$OLD" "CREATE TABLE jobs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, record TEXT NOT NULL, fp BLOB NOT NULL, end_state TEXT, duration_s REAL, submit_time REAL, added_at REAL); PRAGMA user_version = 1;"
-rec=$(jq -c 'select(.id == "seg") | del(.provenance)' "$SM_TMP/export.jsonl")
+rec=$(jq -c 'select(.id == "seg") | del(.configuration)' "$SM_TMP/export.jsonl")
 sqlite3 "$OLD" "INSERT INTO jobs(id, record, fp, end_state, duration_s) VALUES('seg', '$rec', x'00', 'completed', 7200);"
 $S advise --json --db "$OLD" --repo "$R" -- python train.py --config configs/seg.yaml \
   > "$SM_TMP/e.json" || fail "advise on a schema-1 history"

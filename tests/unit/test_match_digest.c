@@ -350,26 +350,26 @@ SM_TEST(match_digest_bad_provenance_json) {
   sm_err err = {0};
   sm_meta m;
   static const char *const bad[] = {
-      "{\"metadata\":{},\"provenance\":[1]}",
-      "{\"metadata\":{},\"provenance\":{\"config_digest\":5}}",
-      "{\"metadata\":{},\"provenance\":{\"residue_digest\":{}}}",
+      "{\"metadata\":{},\"configuration\":[1]}",
+      "{\"metadata\":{},\"configuration\":{\"config_digest\":5}}",
+      "{\"metadata\":{},\"configuration\":{\"residue_digest\":{}}}",
   };
 
   sm_meta_init(&m);
   for (size_t i = 0; i < SM_ARRAY_LEN(bad); i++) {
     sm_err_clear(&err);
     ASSERT(sm_meta_from_json(&m, bad[i], strlen(bad[i]), &err) == SM_EPARSE);
-    ASSERT(strstr(err.msg, "provenance") != NULL);
+    ASSERT(strstr(err.msg, "configuration") != NULL);
   }
   {
     char big[400];
     memset(big, 'a', sizeof(big));
-    memcpy(big, "{\"provenance\":{\"config_digest\":\"", 33);
+    memcpy(big, "{\"configuration\":{\"config_digest\":\"", 35);
     memcpy(big + sizeof(big) - 4, "\"}}", 4);
     ASSERT(sm_meta_from_json(&m, big, strlen(big), &err) == SM_EPARSE);
   }
   {
-    const char *ok = "{\"metadata\":{\"gpus\":2},\"provenance\":"
+    const char *ok = "{\"metadata\":{\"gpus\":2},\"configuration\":"
                      "{\"config_digest\":\"c1:ab\",\"residue_digest\":null}}";
     ASSERT_OK(sm_meta_from_json(&m, ok, strlen(ok), &err));
     ASSERT_STREQ(m.config_digest, "c1:ab");
