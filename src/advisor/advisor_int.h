@@ -317,6 +317,10 @@ typedef struct sm__ctx_hooks {
    * sm__launch_words). */
   int (*launch_words)(sm__ctx *c, const char **w, const char **ev, int n,
                       const char *dir, int depth);
+  /* Notes a file read for the configuration provenance (unexplained.c:
+   * sm__unexp_note_file); NULL outside an extraction (the LLM stage's
+   * view reads through a context of its own). */
+  void (*note_file)(sm__ctx *c, const char *rel, const char *data, size_t len);
 } sm__ctx_hooks;
 
 /* The extraction context. */

@@ -31,6 +31,7 @@ void sm__ctx_init(sm__ctx *c, const sm_extract_req *req, sm_extract_res *res) {
   c->up.gin_tree = sm__vt_gin;
   c->up.package_dir = sm__py_package_dir;
   c->up.launch_words = sm__launch_words;
+  c->up.note_file = NULL; /* set by sm_extract */
 }
 
 void sm__ctx_release(sm__ctx *c) {
@@ -77,6 +78,7 @@ int sm_extract(const sm_extract_req *req, sm_extract_res *res, sm_err *err) {
   if (c == NULL)
     return sm_err_set(err, SM_ENOMEM, "out of memory");
   sm__ctx_init(c, req, res);
+  c->up.note_file = sm__unexp_note_file;
   rc = sm__repo_open(c, err);
   if (rc == 0 && req->script != NULL)
     rc = sm__command_script(c, req->script, req->script_len,

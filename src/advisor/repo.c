@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "advisor/advisor_int.h"
-#include "advisor/unexplained.h"
 
 #define DEFAULT_MAX_FILE ((size_t)1 << 20)
 #define DEFAULT_MAX_FILES 2000
@@ -330,7 +329,8 @@ static int read_file(sm__ctx *c, const char *rel, const char **data,
   }
   *data = buf;
   *len = got;
-  sm__unexp_note_file(c, rel, buf, got);
+  if (c->up.note_file != NULL)
+    c->up.note_file(c, rel, buf, got);
   return 0;
 }
 

@@ -1077,12 +1077,54 @@ static void related_cosmetic(const ulist *l, const char **why) {
   }
 }
 
+/* Whether a command word names a file the extraction read ("run.sh",
+ * "./run.sh", or a path below the command's directory). */
+static int noted_file(const state *s, const char *w) {
+  size_t n;
+
+  if (s->u == NULL || w[0] == '-')
+    return 0;
+  if (w[0] == '.' && w[1] == '/')
+    w += 2;
+  n = strlen(w);
+  for (int i = 0; i < s->u->n; i++) {
+    const char *rel = s->u->v[i].rel;
+    size_t rn = strlen(rel);
+    if (strcmp(rel, w) == 0 ||
+        (rn > n && rel[rn - n - 1] == '/' && strcmp(rel + rn - n, w) == 0))
+      return 1;
+  }
+  return 0;
+}
+
+/* The words that only run a shell launch script: `bash run.sh ARGS`,
+ * `sh run.sh`, `./run.sh`.  The script's text is among the files read,
+ * so these words add nothing to the configuration, and the job reads the
+ * same as the script given inline (a Slurm batch script is `bash SCRIPT
+ * ARGS` without the first two words). */
+static int script_words(const state *s) {
+  static const char *const shells[] = {"bash", "sh", "zsh", "dash", "ksh"};
+  const sm_extract_req *q = s->c->req;
+  const char *w0, *base;
+  size_t n;
+
+  if (q->script != NULL || q->argc < 1)
+    return 0;
+  w0 = q->argv[0];
+  base = strrchr(w0, '/') ? strrchr(w0, '/') + 1 : w0;
+  if (in_list(base, strlen(base), shells, SM_ARRAY_LEN(shells)))
+    return q->argc >= 2 && noted_file(s, q->argv[1]) ? 2 : 0;
+  n = strlen(w0);
+  return n > 3 && strcmp(w0 + n - 3, ".sh") == 0 && noted_file(s, w0) ? 1 : 0;
+}
+
 static void process_command(state *s) {
   const sm_extract_req *q = s->c->req;
   ulist l = {0};
   const char **why;
   tok *t;
-  int n = q->argc > 0 ? q->argc : 0;
+  int skip = script_words(s);
+  int n = q->argc > skip ? q->argc - skip : 0;
 
   if (n == 0)
     return;
@@ -1092,8 +1134,8 @@ static void process_command(state *s) {
     return;
   }
   for (int i = 0; i < n; i++) {
-    t[i].p = q->argv[i];
-    t[i].n = strlen(q->argv[i]);
+    t[i].p = q->argv[skip + i];
+    t[i].n = strlen(q->argv[skip + i]);
   }
   parse_units(t, n, 1, collect, &l);
   why = sm_calloc((size_t)l.n + 1, sizeof(*why));

@@ -411,3 +411,66 @@ SM_TEST(unexplained_limit_gives_no_digest) {
   sm_extract_res_release(&res);
   repo_drop(&r);
 }
+
+/* Extracts an inline batch script (as the Slurm agent does); the caller
+ * releases res. */
+static void run_inline(const char *dir, const char *script,
+                       sm_extract_res *res) {
+  sm_extract_req q;
+  sm_err err = {0};
+
+  memset(&q, 0, sizeof(q));
+  q.repo = dir;
+  q.script = script;
+  q.script_len = strlen(script);
+  q.script_name = "batch_script";
+  if (sm_extract(&q, res, &err) != 0)
+    SM_FAIL_AT("sm_extract: %s", err.msg);
+}
+
+/* A launch script submitted inline (a Slurm batch script) and the same
+ * script run from the repository as `bash run.sh`, `sh run.sh` or
+ * `./run.sh` are one configuration; a script argument or another script
+ * is not. */
+SM_TEST(unexplained_inline_script_is_the_script_file) {
+  static const char *const script =
+      "#!/bin/bash\n"
+      "#SBATCH --job-name=r50\n"
+      "#SBATCH --gres=gpu:2\n"
+      "#SBATCH --output=%x-%j.out\n"
+      "export OMP_NUM_THREADS=4\n"
+      "python train.py --config configs/base.yaml --batch 64 --preset large\n";
+  static const char *const runs[] = {"bash run.sh", "sh run.sh", "./run.sh",
+                                     "/bin/bash run.sh"};
+  sm_extract_res in, f;
+  repo r;
+
+  argparse_repo(&r);
+  put(&r, "run.sh", script);
+  put(&r, "other.sh",
+      "#!/bin/bash\n"
+      "python train.py --config configs/base.yaml --batch 128 --preset "
+      "large\n");
+  run_inline(r.dir, script, &in);
+  ASSERT(in.meta.config_digest != NULL && in.meta.residue_digest != NULL);
+  for (size_t i = 0; i < SM_ARRAY_LEN(runs); i++) {
+    run(r.dir, runs[i], &f);
+    ASSERT(f.meta.config_digest != NULL);
+    ASSERT_STREQ(f.meta.config_digest, in.meta.config_digest);
+    ASSERT_STREQ(f.meta.residue_digest, in.meta.residue_digest);
+    sm_extract_res_release(&f);
+  }
+  /* An argument to the script, or another script, is another job. */
+  run(r.dir, "bash run.sh --fast", &f);
+  ASSERT(strcmp(f.meta.config_digest, in.meta.config_digest) != 0);
+  sm_extract_res_release(&f);
+  run(r.dir, "bash other.sh", &f);
+  ASSERT(strcmp(f.meta.config_digest, in.meta.config_digest) != 0);
+  sm_extract_res_release(&f);
+  /* A Python entry is not a shell script: its word stays. */
+  run(r.dir, "python train.py --config configs/base.yaml --batch 64", &f);
+  ASSERT(strcmp(f.meta.config_digest, in.meta.config_digest) != 0);
+  sm_extract_res_release(&f);
+  sm_extract_res_release(&in);
+  repo_drop(&r);
+}
