@@ -1097,23 +1097,41 @@ static int noted_file(const state *s, const char *w) {
   return 0;
 }
 
+/* Whether a word is an environment assignment (NAME=VALUE). */
+static int env_word(const char *w) {
+  if (!isalpha((unsigned char)w[0]) && w[0] != '_')
+    return 0;
+  while (isalnum((unsigned char)*w) || *w == '_')
+    w++;
+  return *w == '=';
+}
+
 /* The words that only run a shell launch script: `bash run.sh ARGS`,
- * `sh run.sh`, `./run.sh`.  The script's text is among the files read,
- * so these words add nothing to the configuration, and the job reads the
- * same as the script given inline (a Slurm batch script is `bash SCRIPT
- * ARGS` without the first two words). */
-static int script_words(const state *s) {
+ * `sh run.sh`, `./run.sh`, after any environment assignments
+ * (`PORT=29501 bash run.sh`).  The script's text is among the files
+ * read, so these words add nothing to the configuration, and the job
+ * reads the same as the script given inline (a Slurm batch script is
+ * `bash SCRIPT ARGS` without those words).  Sets *at to the first of
+ * them and returns how many there are. */
+static int script_words(const state *s, int *at) {
   static const char *const shells[] = {"bash", "sh", "zsh", "dash", "ksh"};
   const sm_extract_req *q = s->c->req;
   const char *w0, *base;
+  int k = 0;
   size_t n;
 
-  if (q->script != NULL || q->argc < 1)
+  *at = 0;
+  if (q->script != NULL)
     return 0;
-  w0 = q->argv[0];
+  while (k < q->argc && env_word(q->argv[k]))
+    k++;
+  if (k >= q->argc)
+    return 0;
+  *at = k;
+  w0 = q->argv[k];
   base = strrchr(w0, '/') ? strrchr(w0, '/') + 1 : w0;
   if (in_list(base, strlen(base), shells, SM_ARRAY_LEN(shells)))
-    return q->argc >= 2 && noted_file(s, q->argv[1]) ? 2 : 0;
+    return k + 1 < q->argc && noted_file(s, q->argv[k + 1]) ? 2 : 0;
   n = strlen(w0);
   return n > 3 && strcmp(w0 + n - 3, ".sh") == 0 && noted_file(s, w0) ? 1 : 0;
 }
@@ -1123,7 +1141,7 @@ static void process_command(state *s) {
   ulist l = {0};
   const char **why;
   tok *t;
-  int skip = script_words(s);
+  int at, skip = script_words(s, &at);
   int n = q->argc > skip ? q->argc - skip : 0;
 
   if (n == 0)
@@ -1133,9 +1151,12 @@ static void process_command(state *s) {
     s->all.failed = 1;
     return;
   }
-  for (int i = 0; i < n; i++) {
-    t[i].p = q->argv[skip + i];
-    t[i].n = strlen(q->argv[skip + i]);
+  for (int i = 0, j = 0; i < q->argc; i++) {
+    if (i >= at && i < at + skip)
+      continue;
+    t[j].p = q->argv[i];
+    t[j].n = strlen(q->argv[i]);
+    j++;
   }
   parse_units(t, n, 1, collect, &l);
   why = sm_calloc((size_t)l.n + 1, sizeof(*why));

@@ -442,6 +442,8 @@ SM_TEST(unexplained_inline_script_is_the_script_file) {
       "python train.py --config configs/base.yaml --batch 64 --preset large\n";
   static const char *const runs[] = {"bash run.sh", "sh run.sh", "./run.sh",
                                      "/bin/bash run.sh"};
+  static const char *const with_env[] = {"PORT=29501 bash run.sh",
+                                         "MASTER_PORT=1234 ./run.sh"};
   sm_extract_res in, f;
   repo r;
 
@@ -457,6 +459,12 @@ SM_TEST(unexplained_inline_script_is_the_script_file) {
     run(r.dir, runs[i], &f);
     ASSERT(f.meta.config_digest != NULL);
     ASSERT_STREQ(f.meta.config_digest, in.meta.config_digest);
+    ASSERT_STREQ(f.meta.residue_digest, in.meta.residue_digest);
+    sm_extract_res_release(&f);
+  }
+  /* A cosmetic environment assignment before the launch keeps it. */
+  for (size_t i = 0; i < SM_ARRAY_LEN(with_env); i++) {
+    run(r.dir, with_env[i], &f);
     ASSERT_STREQ(f.meta.residue_digest, in.meta.residue_digest);
     sm_extract_res_release(&f);
   }
