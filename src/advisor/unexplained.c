@@ -808,6 +808,7 @@ static int line_has_ev(const state *s, const char *rel, long ln) {
 /* Adds one line of a file to its two hashes. */
 static void file_line(state *s, const char *rel, int any_ev, long ln,
                       const char *l, size_t n, fileinfo *fi) {
+  int bad = 0;
   tok t[MAX_TOKENS];
   const char *key;
   uint32_t ind = 0;
@@ -833,8 +834,8 @@ static void file_line(state *s, const char *rel, int any_ev, long ln,
   any_ev = any_ev && line_has_ev(s, rel, ln);
   sm_buf_reset(&s->lx);
   sm_buf_reset(&s->lr);
-  sm_buf_addf(&s->lx, "%u|", (unsigned)ind);
-  sm_buf_addf(&s->lr, "%u|", (unsigned)ind);
+  bad |= sm_buf_addf(&s->lx, "%u|", (unsigned)ind);
+  bad |= sm_buf_addf(&s->lr, "%u|", (unsigned)ind);
   for (int i = 0; i < nt; i++) {
     int f;
     if (t[i].drop)
@@ -844,23 +845,27 @@ static void file_line(state *s, const char *rel, int any_ev, long ln,
       const char *eq = memchr(t[i].p, '=', t[i].n);
       size_t k = (size_t)(eq - t[i].p);
       size_t m = device_norm(t[i].p, k, eq + 1, t[i].n - k - 1, b, sizeof(b));
-      sm_buf_add(&s->lx, t[i].p, k + 1);
-      sm_buf_add(&s->lx, b, m);
-      sm_buf_add(&s->lr, t[i].p, k + 1);
-      sm_buf_add(&s->lr, b, m);
+      bad |= sm_buf_add(&s->lx, t[i].p, k + 1);
+      bad |= sm_buf_add(&s->lx, b, m);
+      bad |= sm_buf_add(&s->lr, t[i].p, k + 1);
+      bad |= sm_buf_add(&s->lr, b, m);
     } else {
-      sm_buf_add(&s->lx, t[i].p, t[i].n);
+      bad |= sm_buf_add(&s->lx, t[i].p, t[i].n);
       f = any_ev ? explains(s, rel, ln, t[i].p, t[i].n) : -1;
       if (f >= 0) {
-        sm_buf_addf(&s->lr, "#%d", f);
+        bad |= sm_buf_addf(&s->lr, "#%d", f);
         explained = 1;
       } else {
-        sm_buf_add(&s->lr, t[i].p, t[i].n);
+        bad |= sm_buf_add(&s->lr, t[i].p, t[i].n);
       }
     }
-    sm_buf_addc(&s->lx, ' ');
-    sm_buf_addc(&s->lr, ' ');
+    bad |= sm_buf_addc(&s->lx, ' ');
+    bad |= sm_buf_addc(&s->lr, ' ');
   }
+  /* A line longer than the scratch buffers would be hashed in part, so
+   * two files differing past the cut would share a digest: no digest. */
+  if (bad)
+    s->all.failed = 1;
   h_add(&fi->exact, s->lx.data, s->lx.len);
   h_add(&fi->residue, s->lr.data, s->lr.len);
   fi->explained += explained;
@@ -1097,15 +1102,6 @@ static int noted_file(const state *s, const char *w) {
   return 0;
 }
 
-/* Whether a word is an environment assignment (NAME=VALUE). */
-static int env_word(const char *w) {
-  if (!isalpha((unsigned char)w[0]) && w[0] != '_')
-    return 0;
-  while (isalnum((unsigned char)*w) || *w == '_')
-    w++;
-  return *w == '=';
-}
-
 /* The words that only run a shell launch script: `bash run.sh ARGS`,
  * `sh run.sh`, `./run.sh`, after any environment assignments
  * (`PORT=29501 bash run.sh`).  The script's text is among the files
@@ -1123,13 +1119,13 @@ static int script_words(const state *s, int *at) {
   *at = 0;
   if (q->script != NULL)
     return 0;
-  while (k < q->argc && env_word(q->argv[k]))
+  while (k < q->argc && sm__is_assignment(q->argv[k]))
     k++;
   if (k >= q->argc)
     return 0;
   *at = k;
   w0 = q->argv[k];
-  base = strrchr(w0, '/') ? strrchr(w0, '/') + 1 : w0;
+  base = sm__base_name(w0);
   if (in_list(base, strlen(base), shells, SM_ARRAY_LEN(shells)))
     return k + 1 < q->argc && noted_file(s, q->argv[k + 1]) ? 2 : 0;
   n = strlen(w0);

@@ -21,9 +21,10 @@ void sm__unexp_note_file(sm__ctx *c, const char *rel, const char *data,
  * the extraction short: which files were read is then not the job's);
  * always frees the notes. */
 void sm__unexp_finish(sm__ctx *c, int ok);
-/* Frees the notes of files read outside an extraction (the LLM stage's
- * view reads through the same context after it): without an extraction to
- * finish them, the result's release does. */
+/* Frees the notes a result still holds.  sm__unexp_finish frees them at
+ * the end of every extraction, and no other context notes files (the
+ * note hook is set by sm_extract only), so this is a safety net in the
+ * result's release. */
 void sm__unexp_drop(sm_extract_res *res);
 
 /* 1 when a key (an option without its dashes, a dotted override, a

@@ -1401,6 +1401,12 @@ static int message_on_next_line(sm__lctx *c, const sm_sigdb *db,
   if (ln->kind == SM__K_TB_HEADER || ln->kind == SM__K_TB_FRAME ||
       ln->kind == SM__K_CHAIN || ln->kind == SM__K_BLANK)
     return 0;
+  /* The message below is the same writer's: the same prefix (rank, host,
+   * logger) or an indented continuation; another rank's or the kernel's
+   * line interleaved there is not this exception's message. */
+  if (!indented(ln) &&
+      (ln->msg != l->msg || memcmp(ln->text, l->text, l->msg) != 0))
+    return 0;
   m = msg_of(ln, &n);
   sig = sm__sigdb_match_cause(&c->m, m, SM_MIN(n, (size_t)8192), &sx);
   if (sig == NULL || sig->generic || sig->category == SM__CAT_UNKNOWN)

@@ -253,18 +253,13 @@ void *sm__sqlite_open(const char *path, int flags, int timeout_ms,
   if (rc == 0 && v < SM_STORE_SCHEMA) {
     if (s->readonly && v == 0)
       rc = sm_err_set(err, SM_ECORRUPT, "%s: not a SchedMate history", path);
-    else {
-      rc = migrate(s, err);
-      /* An older file that cannot be written (opened without
-       * SM_STORE_CREATE) is read as it is: every version keeps the record
-       * JSON, and nothing reads the newer columns. */
-      if (rc != 0 && s->readonly && v >= 1) {
-        sm_err_clear(err);
-        rc = 0;
-      } else if (rc == 0) {
-        v = SM_STORE_SCHEMA;
-      }
-    }
+    else if (s->readonly)
+      ; /* An older file opened to read (without SM_STORE_CREATE) is read
+         * as it is and not upgraded, so older builds sharing it keep
+         * opening it: every version keeps the record JSON, and nothing
+         * reads the newer columns. */
+    else if ((rc = migrate(s, err)) == 0)
+      v = SM_STORE_SCHEMA;
   }
   if (rc != 0) {
     sql_close(s);

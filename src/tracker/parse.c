@@ -124,8 +124,11 @@ static int head_columns(const trk_line *L, char col[][TRK_COL_MAX], int max) {
     if (tabs) /* the cell: tabs before the word */
       for (size_t i = 0; i < t->off; i++)
         c += L->s[i] == '\t';
-    if (tabs && c == cell && nw > 0 && l + 1 < TRK_COL_MAX - 1) {
-      col[nw - 1][l++] = '_'; /* another word of the same cell */
+    if (tabs && c == cell && nw > 0) {
+      /* another word of the same cell; a long name is cut, never split
+       * into a column of its own */
+      if (l + 1 < TRK_COL_MAX - 1)
+        col[nw - 1][l++] = '_';
     } else {
       if (nw == max)
         return max + 1;

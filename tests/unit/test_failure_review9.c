@@ -623,6 +623,22 @@ SM_TEST(failure_review9_a_message_that_starts_on_the_next_line) {
          "AssertionError\n"
          "step 3 done\n",
          4, "user", "none");
+  /* Another rank's line interleaved below is not the message; the same
+   * rank's continuation is. */
+  ASSERT(!reason_has("[rank0]: Traceback (most recent call last):\n"
+                     "[rank0]:   File \"/w/run.py\", line 8, in <module>\n"
+                     "[rank0]:     assert n > 0\n"
+                     "[rank0]: AssertionError\n"
+                     "[rank3]: The NVIDIA driver on your system is too old "
+                     "(found version 11020).\n",
+                     "its message below"));
+  ASSERT(reason_has("[rank0]: Traceback (most recent call last):\n"
+                    "[rank0]:   File \"/w/run.py\", line 8, in <module>\n"
+                    "[rank0]:     x = x.cuda()\n"
+                    "[rank0]: AssertionError: \n"
+                    "[rank0]: The NVIDIA driver on your system is too old "
+                    "(found version 11020).\n",
+                    "its message below"));
 }
 
 SM_TEST(failure_review9_an_api_removed_in_a_release) {
